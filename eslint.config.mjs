@@ -1,0 +1,32 @@
+// ESLint flat config: typescript-eslint's type-checked recommended rules for the extension
+// and its unit tests, plus the house rules (strict equality, no console: the extension logs
+// to its LogOutputChannel). Run with --max-warnings=0 by `npm run lint`.
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+
+export default tseslint.config(
+  { ignores: ["dist/**", "out/**", "bundled/**", "node_modules/**", ".venv/**"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      eqeqeq: ["error", "always"],
+      "no-console": "error",
+      "@typescript-eslint/no-floating-promises": "error",
+      "@typescript-eslint/consistent-type-imports": "error",
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_" }],
+    },
+  },
+  {
+    // Build scripts are plain ESM outside the TypeScript project; they may print.
+    files: ["**/*.mjs"],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      globals: { process: "readonly", console: "readonly" },
+    },
+    rules: { ...tseslint.configs.disableTypeChecked.rules, "no-console": "off" },
+  },
+);

@@ -1,0 +1,216 @@
+"""Run the requested stages on one function and return the JSON result.
+
+The CLI calls :func:`run_profile` in-process; the agent's protocol loop calls it for each job.
+The order is fixed: target → warm-up call → timing (never under the profiler) → one profiled
+pass shared by *ops* and *trace*.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kernel_lens.agent.errors import ProfileError, format_exception, user_line_from_traceback
+
+__all__ = ["ALL_STAGES", "DEFAULT_STAGES", "ProfileRequest", "run_profile"]
+
+DEFAULT_STAGES: tuple[str, ...] = ("timing", "ops", "trace")
+ALL_STAGES: tuple[str, ...] = ("timing", "ops", "trace")
+
+ProgressFn = Callable[[str, str], None]
+
+
+@dataclass
+class ProfileRequest:
+    """One profiling job.
+
+    Attributes:
+        path: the file's path.
+        text: the buffer text (``None``: read the file).
+        function: ``func`` or ``Class.method``; or ``None`` with ``line``.
+        line: 1-based line inside the function.
+        stages: stages to run, from :data:`ALL_STAGES`.
+        warmup_ms: timing warm-up in milliseconds.
+        budget_ms: timing budget in milliseconds.
+        reps: fixed timing repetitions (0 = adaptive).
+        profile_runs: calls inside the profiler for *ops*/*trace*.
+        trace_dir: where to write the Chrome trace.
+        keep_samples: include raw timing samples in the JSON.
+    """
+
+    path: str
+    text: str | None = None
+    function: str | None = None
+    line: int | None = None
+    stages: tuple[str, ...] = DEFAULT_STAGES
+    warmup_ms: float = 25.0
+    budget_ms: float = 500.0
+    reps: int = 0
+    profile_runs: int = 3
+    trace_dir: str | None = None
+    keep_samples: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> ProfileRequest:
+        """Build from the agent protocol's ``params`` object (unknown keys are ignored)."""
+        known = {k: v for k, v in obj.items() if k in cls.__dataclass_fields__}
+        if "stages" in known and known["stages"] is not None:
+            known["stages"] = tuple(known["stages"])
+        else:
+            known.pop("stages", None)
+        return cls(**known)
+
+
+def _check_stages(stages: tuple[str, ...]) -> None:
+    unknown = [s for s in stages if s not in ALL_STAGES]
+    if unknown:
+        raise ProfileError(
+            "internal",
+            f"unknown stage(s) {', '.join(unknown)}; known: {', '.join(ALL_STAGES)}",
+        )
+
+
+def _device_of_run() -> tuple[str, str]:
+    import torch
+
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        return "cuda", torch.cuda.get_device_name()
+    return "cpu", "CPU"
+
+
+def _call_user(target_call: Callable[[], Any], path: str, what: str) -> Any:
+    try:
+        return target_call()
+    except ProfileError:
+        raise
+    except Exception as exc:
+        kind = "unsupported" if isinstance(exc, NotImplementedError) else "runtime"
+        raise ProfileError(
+            kind,
+            f"{what} raised {type(exc).__name__}: {exc}",
+            user_line_from_traceback(exc.__traceback__, path),
+            format_exception(exc),
+        ) from None
+
+
+def _kernel_totals(lines_json: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    totals: dict[str, dict[str, Any]] = {}
+    for line in lines_json:
+        for op in line["ops"]:
+            for k in op["kernels"]:
+                row = totals.setdefault(
+                    k["name"],
+                    {
+                        "name": k["name"],
+                        "short_name": k["short_name"],
+                        "kind": k["kind"],
+                        "device_us": 0.0,
+                        "calls": 0.0,
+                        "lines": [],
+                    },
+                )
+                row["device_us"] += k["device_us"]
+                row["calls"] += k["calls"]
+                if line["line"] not in row["lines"]:
+                    row["lines"].append(line["line"])
+    out = sorted(totals.values(), key=lambda r: -r["device_us"])
+    for row in out:
+        row["device_us"] = round(row["device_us"], 3)
+        calls = row["calls"]
+        row["calls"] = int(calls) if float(calls).is_integer() else round(calls, 3)
+    return out
+
+
+def run_profile(request: ProfileRequest, progress: ProgressFn | None = None) -> dict[str, Any]:
+    """Run ``request`` and return the result object of the CLI's ``--json``.
+
+    Raises:
+        ProfileError: with the kind and the user's line.
+    """
+    from kernel_lens.agent.stages.target import load_target
+
+    report = progress or (lambda stage, message: None)
+    _check_stages(request.stages)
+    report("target", "loading the file")
+    target = load_target(request.path, request.text, name=request.function, line=request.line)
+
+    import torch
+
+    report("target", f"first call of {target.info.qualname}")
+    _call_user(target.call, target.path, target.info.qualname)
+    device, device_name = _device_of_run()
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+    result: dict[str, Any] = {
+        "function": target.info.qualname,
+        "path": target.path,
+        "def_line": target.info.def_line,
+        "first_line": target.info.first_line,
+        "last_line": target.info.last_line,
+        "device": device_name,
+        "device_kind": device,
+        "inputs": target.inputs_source,
+        "versions": {
+            "torch": torch.__version__,
+            "python": platform.python_version(),
+        },
+        "stages": list(request.stages),
+    }
+
+    if "timing" in request.stages:
+        from kernel_lens.agent.stages.timing import TimingConfig, time_function
+
+        report("timing", "timing (warm-up, then repetitions)")
+        config = TimingConfig(
+            warmup_ms=request.warmup_ms, budget_ms=request.budget_ms, reps=request.reps
+        )
+        timing = _call_user(
+            lambda: time_function(target.call, device=device, config=config),
+            target.path,
+            target.info.qualname,
+        )
+        result["timing"] = timing.to_json(with_samples=request.keep_samples)
+
+    if "ops" in request.stages or "trace" in request.stages:
+        from kernel_lens.agent.stages.ops import profile_pass
+        from kernel_lens.analysis.line_attribution import attribute_lines
+
+        report("ops", "profiling each line")
+        stem = os.path.splitext(os.path.basename(target.path))[0]
+        label = f"{stem}-{target.info.qualname}".replace(".", "_")
+        passed = _call_user(
+            lambda: profile_pass(
+                target.call,
+                target.code,
+                device=device,
+                runs=request.profile_runs,
+                trace_dir=request.trace_dir,
+                label=label,
+            ),
+            target.path,
+            target.info.qualname,
+        )
+        result["trace_path"] = passed.trace_path
+        result["profiled_runs"] = passed.runs
+        if "ops" in request.stages:
+            lines, unattributed = attribute_lines(passed.trace, runs=passed.runs)
+            lines_json = [
+                stat.to_json(target.source_line(no))
+                for no, stat in lines.items()
+                if target.info.first_line <= no <= target.info.last_line
+            ]
+            result["lines"] = lines_json
+            result["kernels"] = _kernel_totals(lines_json)
+            result["unattributed"] = [k.to_json() for k in unattributed]
+        if "trace" in request.stages:
+            from kernel_lens.analysis.trace_summary import summarize_trace
+
+            report("trace", "summarising the trace")
+            result["trace"] = summarize_trace(passed.trace).to_json()
+    report("done", "done")
+    return result

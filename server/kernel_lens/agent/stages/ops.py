@@ -1,0 +1,145 @@
+"""Stages *ops* and *trace*: one profiled pass with every line of the function tagged.
+
+A ``sys.settrace`` hook, active only on the profiled function's own frame, opens a
+``record_function("src:<line>")`` range when a line starts and closes it when the next one starts
+or the function returns. So every op, runtime call and kernel launched while a line runs —
+operator syntax (``x * x``), calls into helper functions, Triton launches, extension calls — is
+attributed to that line of the profiled function, by its exact line number. The trace is
+exported as a Chrome trace and analysed by the pure :mod:`kernel_lens.analysis.line_attribution`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kernel_lens.analysis.line_attribution import line_range_name
+
+__all__ = ["ProfiledPass", "LineTagger", "profile_pass", "default_trace_dir"]
+
+
+def default_trace_dir() -> str:
+    """Where traces are written: ``$KERNEL_LENS_CACHE/traces`` or ``~/.cache/kernel-lens/traces``."""
+    base = os.environ.get("KERNEL_LENS_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "kernel-lens"
+    )
+    return os.path.join(base, "traces")
+
+
+class LineTagger:
+    """Tags each line of one code object's frame with a ``record_function`` range.
+
+    Use as a context manager around calls of the function. Only the first (outermost) frame of
+    ``code`` is traced, so recursion and helper functions stay on the calling line.
+    """
+
+    def __init__(self, code: types.CodeType) -> None:
+        from torch.autograd.profiler import record_function
+
+        self._code = code
+        self._record_function = record_function
+        self._frame: types.FrameType | None = None
+        self._open: Any = None
+        self._previous: Any = None
+
+    def _close(self) -> None:
+        if self._open is not None:
+            self._open.__exit__(None, None, None)
+            self._open = None
+
+    def _local(self, frame: types.FrameType, event: str, arg: Any) -> Any:
+        if frame is not self._frame:
+            return None
+        if event == "line":
+            self._close()
+            rf = self._record_function(line_range_name(frame.f_lineno))
+            rf.__enter__()
+            self._open = rf
+        elif event == "return":
+            self._close()
+            self._frame = None
+        return self._local
+
+    def _global(self, frame: types.FrameType, event: str, arg: Any) -> Any:
+        if event == "call" and frame.f_code is self._code and self._frame is None:
+            self._frame = frame
+            return self._local
+        return None
+
+    def __enter__(self) -> LineTagger:
+        self._previous = sys.gettrace()
+        sys.settrace(self._global)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        sys.settrace(self._previous)
+        self._close()
+        self._frame = None
+
+
+@dataclass(frozen=True)
+class ProfiledPass:
+    """The result of one profiled pass.
+
+    Attributes:
+        trace: the Chrome trace, loaded.
+        trace_path: where it was written.
+        runs: calls of the function inside the profiler.
+        wall_ms: wall time of the profiled calls, in milliseconds (profiler overhead included:
+            never shown as the function's time).
+    """
+
+    trace: dict[str, Any]
+    trace_path: str
+    runs: int
+    wall_ms: float
+
+
+def profile_pass(
+    fn: Callable[[], Any],
+    code: types.CodeType,
+    *,
+    device: str,
+    runs: int = 3,
+    trace_dir: str | None = None,
+    label: str = "profile",
+) -> ProfiledPass:
+    """Call ``fn`` ``runs`` times under torch.profiler with line tags; export the trace.
+
+    Args:
+        fn: the call (inputs bound); it was already called at least once (warm-up, compilation).
+        code: the code object whose lines are tagged.
+        device: ``cuda`` adds the CUDA activity and synchronises after each call.
+        runs: profiled calls; numbers derived from the trace are divided by it.
+        trace_dir: folder for the trace file (default :func:`default_trace_dir`).
+        label: file name stem.
+    """
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU]
+    if device == "cuda":
+        activities.append(ProfilerActivity.CUDA)
+        torch.cuda.synchronize()
+    with profile(activities=activities, record_shapes=True) as prof:
+        t0 = time.perf_counter()
+        for _ in range(runs):
+            with LineTagger(code):
+                fn()
+            if device == "cuda":
+                torch.cuda.synchronize()
+        wall_ms = (time.perf_counter() - t0) * 1e3
+    folder = trace_dir or default_trace_dir()
+    os.makedirs(folder, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    path = os.path.join(folder, f"{label}-{stamp}-{os.getpid()}.json")
+    prof.export_chrome_trace(path)
+    with open(path, encoding="utf-8") as fh:
+        trace = json.load(fh)
+    return ProfiledPass(trace=trace, trace_path=path, runs=runs, wall_ms=wall_ms)

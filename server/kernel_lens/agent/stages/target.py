@@ -1,0 +1,245 @@
+"""Stage *target*: load the user's module from buffer text and build the function's inputs.
+
+The text is compiled under the file's real path, so line numbers in tracebacks, in
+``inspect.getsource`` (which Triton's ``@jit`` uses) and in the profiler match the editor, even
+for unsaved edits.
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+import sys
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kernel_lens.agent.errors import ProfileError, format_exception, user_line_from_traceback
+from kernel_lens.analysis.functions import FunctionInfo, SourceSyntaxError, find_function
+
+__all__ = ["Target", "load_target"]
+
+
+@dataclass
+class Target:
+    """A loaded function ready to call.
+
+    Attributes:
+        path: absolute path of the file (the name the text was compiled under).
+        info: where the function is in the text.
+        fn: the callable to profile (a bound method for instance methods).
+        code: the code object whose lines are attributed (the undecorated function's).
+        args: positional inputs.
+        kwargs: keyword inputs.
+        inputs_source: where the inputs came from: ``directive``, ``<name>_inputs()`` or ``none``.
+        module: the module namespace the text was executed in.
+    """
+
+    path: str
+    info: FunctionInfo
+    fn: Callable[..., Any]
+    code: types.CodeType
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    inputs_source: str
+    module: types.ModuleType
+    source_lines: list[str] = field(default_factory=list)
+
+    def call(self) -> Any:
+        """Call the function once on its inputs."""
+        return self.fn(*self.args, **self.kwargs)
+
+    def source_line(self, line: int) -> str:
+        """The stripped text of 1-based ``line``."""
+        if 1 <= line <= len(self.source_lines):
+            return self.source_lines[line - 1].strip()
+        return ""
+
+
+def _exec_module(path: str, text: str) -> types.ModuleType:
+    try:
+        code = compile(text, path, "exec")
+    except SyntaxError as exc:
+        raise ProfileError("syntax", f"{exc.msg}", exc.lineno) from None
+    # inspect.getsource (Triton's @jit) must see this text, not what is saved on disk: a cache
+    # entry with mtime None is never invalidated by linecache.checkcache.
+    linecache.cache[path] = (len(text), None, text.splitlines(True), path)
+    stem = os.path.splitext(os.path.basename(path))[0]
+    module = types.ModuleType(f"_kernel_lens_target_{stem}")
+    module.__file__ = path
+    module.__dict__["__builtins__"] = __builtins__
+    sys.modules[module.__name__] = module
+    folder = os.path.dirname(path)
+    if folder not in sys.path:
+        # Sibling imports work as they do when the user runs the file.
+        sys.path.insert(0, folder)
+    try:
+        exec(code, module.__dict__)
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        raise ProfileError(
+            "import",
+            f"loading the file raised {type(exc).__name__}: {exc}",
+            user_line_from_traceback(exc.__traceback__, path),
+            format_exception(exc),
+        ) from None
+    return module
+
+
+def _unwrap_code(obj: Any) -> types.CodeType | None:
+    """The code object of the user's own function under decorators (functools.wraps chains)."""
+    seen = 0
+    while obj is not None and seen < 20:
+        func = getattr(obj, "__func__", obj)
+        code = getattr(func, "__code__", None)
+        wrapped = getattr(func, "__wrapped__", None)
+        if wrapped is None:
+            return code if isinstance(code, types.CodeType) else None
+        obj = wrapped
+        seen += 1
+    return None
+
+
+def _resolve_callable(module: types.ModuleType, info: FunctionInfo, path: str) -> Any:
+    parts = info.qualname.split(".")
+    obj: Any = module
+    owner: Any = None
+    for part in parts:
+        owner = obj
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise ProfileError(
+                "not-found",
+                f"'{info.qualname}' is defined in the text but not bound after loading the "
+                "module (defined conditionally, or deleted?)",
+                info.def_line,
+            ) from None
+    if info.is_method and isinstance(owner, type):
+        raw = owner.__dict__.get(parts[-1])
+        if not isinstance(raw, staticmethod | classmethod):
+            try:
+                instance = owner()
+            except Exception as exc:
+                raise ProfileError(
+                    "inputs",
+                    f"to profile the method '{info.qualname}', Kernel Lens creates "
+                    f"{owner.__name__}() with no arguments, which raised "
+                    f"{type(exc).__name__}: {exc}",
+                    user_line_from_traceback(exc.__traceback__, path) or info.def_line,
+                    format_exception(exc),
+                ) from None
+            obj = getattr(instance, parts[-1])
+    return obj
+
+
+def _normalize_inputs(value: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    if (
+        isinstance(value, tuple)
+        and len(value) == 2
+        and isinstance(value[0], tuple | list)
+        and isinstance(value[1], dict)
+    ):
+        return tuple(value[0]), dict(value[1])
+    if isinstance(value, tuple | list):
+        return tuple(value), {}
+    return (value,), {}
+
+
+def _build_inputs(
+    module: types.ModuleType, info: FunctionInfo, path: str
+) -> tuple[tuple[Any, ...], dict[str, Any], str]:
+    if info.inputs_expr is not None:
+        line = info.inputs_line
+        try:
+            code = compile(info.inputs_expr, path, "eval")
+        except SyntaxError as exc:
+            raise ProfileError(
+                "inputs", f"the inputs directive does not parse: {exc.msg}", line
+            ) from None
+        try:
+            value = eval(code, module.__dict__)
+        except Exception as exc:
+            raise ProfileError(
+                "inputs",
+                f"the inputs directive raised {type(exc).__name__}: {exc}",
+                line,
+                format_exception(exc),
+            ) from None
+        args, kwargs = _normalize_inputs(value)
+        return args, kwargs, "directive"
+    factory_name = info.qualname.replace(".", "_") + "_inputs"
+    factory = module.__dict__.get(factory_name)
+    if callable(factory):
+        try:
+            value = factory()
+        except Exception as exc:
+            raise ProfileError(
+                "inputs",
+                f"{factory_name}() raised {type(exc).__name__}: {exc}",
+                user_line_from_traceback(exc.__traceback__, path),
+                format_exception(exc),
+            ) from None
+        args, kwargs = _normalize_inputs(value)
+        return args, kwargs, f"{factory_name}()"
+    return (), {}, "none"
+
+
+def load_target(
+    path: str,
+    text: str | None = None,
+    *,
+    name: str | None = None,
+    line: int | None = None,
+) -> Target:
+    """Load ``path`` (or its unsaved ``text``) and return the function to profile.
+
+    Args:
+        path: the file's path; made absolute.
+        text: the buffer text; read from ``path`` when ``None``.
+        name: ``func`` or ``Class.method``.
+        line: a 1-based line inside the function (used when ``name`` is None).
+
+    Raises:
+        ProfileError: ``syntax``, ``not-found``, ``import`` or ``inputs``, with the user's line.
+    """
+    path = os.path.abspath(path)
+    if text is None:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+        except OSError as exc:
+            raise ProfileError("not-found", f"cannot read {path}: {exc.strerror}") from None
+    try:
+        info = find_function(text, name=name, line=line, filename=path)
+    except SourceSyntaxError as exc:
+        raise ProfileError("syntax", str(exc), exc.line) from None
+    if info is None:
+        what = f"no function '{name}'" if name is not None else f"no function at line {line}"
+        raise ProfileError("not-found", f"{what} in {os.path.basename(path)}", line)
+    module = _exec_module(path, text)
+    fn = _resolve_callable(module, info, path)
+    if not callable(fn):
+        raise ProfileError("not-found", f"'{info.qualname}' is not callable", info.def_line)
+    code = _unwrap_code(fn)
+    if code is None or code.co_filename != path:
+        raise ProfileError(
+            "unsupported",
+            f"'{info.qualname}' is not a plain Python function of this file "
+            "(a compiled or wrapped object Kernel Lens cannot see into)",
+            info.def_line,
+        )
+    args, kwargs, inputs_source = _build_inputs(module, info, path)
+    return Target(
+        path=path,
+        info=info,
+        fn=fn,
+        code=code,
+        args=args,
+        kwargs=kwargs,
+        inputs_source=inputs_source,
+        module=module,
+        source_lines=text.splitlines(),
+    )

@@ -1,0 +1,172 @@
+"""Find functions in Python source text: names, line ranges and input directives.
+
+Pure (``ast`` only): used by the agent to pick the function to profile and by the language server
+to place code lenses, so both agree on what a "function" is and where it starts.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+__all__ = [
+    "INPUTS_DIRECTIVE_RE",
+    "FunctionInfo",
+    "SourceSyntaxError",
+    "find_function",
+    "find_functions",
+]
+
+INPUTS_DIRECTIVE_RE = re.compile(r"^\s*#\s*kernel-lens:\s*inputs\s*=\s*(?P<expr>.+?)\s*$")
+
+
+class SourceSyntaxError(ValueError):
+    """The source text does not parse; ``line`` is 1-based (or ``None``)."""
+
+    def __init__(self, message: str, line: int | None, column: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+        self.column = column
+
+
+@dataclass(frozen=True)
+class FunctionInfo:
+    """A function or method found in source text.
+
+    Attributes:
+        qualname: ``name`` for a module-level function, ``Class.name`` for a method
+            (nested classes give ``Outer.Inner.name``); functions nested in functions are not listed.
+        def_line: 1-based line of the ``def`` keyword.
+        first_line: 1-based first line of the definition (the first decorator, if any).
+        last_line: 1-based last line of the body.
+        body_first_line: 1-based line of the first statement of the body.
+        params: parameter names in order (``self``/``cls`` included for methods).
+        is_method: defined directly in a class body.
+        inputs_expr: the expression of a ``# kernel-lens: inputs = …`` directive directly above
+            the definition, if any.
+        inputs_line: 1-based line of that directive.
+        name_column: 0-based column of the function's name on ``def_line``.
+    """
+
+    qualname: str
+    def_line: int
+    first_line: int
+    last_line: int
+    body_first_line: int
+    params: tuple[str, ...]
+    is_method: bool
+    inputs_expr: str | None
+    inputs_line: int | None
+    name_column: int
+
+    @property
+    def name(self) -> str:
+        """The bare function name (last component of ``qualname``)."""
+        return self.qualname.rsplit(".", 1)[-1]
+
+    def contains_line(self, line: int) -> bool:
+        """Whether the 1-based ``line`` lies within the definition (decorators included)."""
+        return self.first_line <= line <= self.last_line
+
+
+def _parse(source: str, filename: str) -> ast.Module:
+    try:
+        return ast.parse(source, filename=filename)
+    except SyntaxError as exc:
+        raise SourceSyntaxError(
+            f"{exc.msg} (line {exc.lineno})" if exc.lineno else str(exc.msg),
+            exc.lineno,
+            (exc.offset - 1) if exc.offset else None,
+        ) from None
+
+
+def _directive_above(lines: list[str], first_line: int) -> tuple[str | None, int | None]:
+    """The inputs directive in the comment block directly above ``first_line`` (1-based)."""
+    idx = first_line - 2
+    while idx >= 0 and lines[idx].lstrip().startswith("#"):
+        match = INPUTS_DIRECTIVE_RE.match(lines[idx])
+        if match:
+            return match.group("expr"), idx + 1
+        idx -= 1
+    return None, None
+
+
+def find_functions(source: str, filename: str = "<source>") -> list[FunctionInfo]:
+    """List the module-level functions and class methods of ``source``, in source order.
+
+    Raises:
+        SourceSyntaxError: the text does not parse.
+    """
+    tree = _parse(source, filename)
+    lines = source.splitlines()
+    found: list[FunctionInfo] = []
+
+    def visit(body: list[ast.stmt], prefix: str, in_class: bool) -> None:
+        for node in body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                first = min([d.lineno for d in node.decorator_list] + [node.lineno])
+                expr, expr_line = _directive_above(lines, first)
+                def_text = lines[node.lineno - 1] if node.lineno - 1 < len(lines) else ""
+                col = def_text.find(node.name, def_text.find("def"))
+                args = node.args
+                params = tuple(
+                    a.arg
+                    for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]
+                    + ([args.vararg] if args.vararg else [])
+                    + ([args.kwarg] if args.kwarg else [])
+                )
+                found.append(
+                    FunctionInfo(
+                        qualname=prefix + node.name,
+                        def_line=node.lineno,
+                        first_line=first,
+                        last_line=node.end_lineno or node.lineno,
+                        body_first_line=node.body[0].lineno,
+                        params=params,
+                        is_method=in_class,
+                        inputs_expr=expr,
+                        inputs_line=expr_line,
+                        name_column=max(col, 0),
+                    )
+                )
+            elif isinstance(node, ast.ClassDef):
+                visit(node.body, f"{prefix}{node.name}.", True)
+
+    visit(tree.body, "", False)
+    return found
+
+
+def find_function(
+    source: str,
+    *,
+    name: str | None = None,
+    line: int | None = None,
+    filename: str = "<source>",
+) -> FunctionInfo | None:
+    """The function called ``name`` (``f`` or ``Class.f``), or the innermost listed one at ``line``.
+
+    Args:
+        source: the module's text.
+        name: qualified name to look for.
+        line: 1-based line inside the definition (used when ``name`` is None).
+        filename: used in syntax error messages.
+
+    Returns:
+        The function, or ``None`` when nothing matches.
+
+    Raises:
+        SourceSyntaxError: the text does not parse.
+    """
+    functions = find_functions(source, filename)
+    if name is not None:
+        for info in functions:
+            if info.qualname == name:
+                return info
+        return None
+    if line is not None:
+        containing = [f for f in functions if f.contains_line(line)]
+        if containing:
+            # Methods come after their class's earlier siblings; the narrowest range wins.
+            return min(containing, key=lambda f: f.last_line - f.first_line)
+    return None

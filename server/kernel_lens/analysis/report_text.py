@@ -1,0 +1,95 @@
+"""Plain-text rendering of a profile result (the CLI's default output). Pure."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["format_profile", "format_time_ms", "format_us"]
+
+
+def format_us(us: float) -> str:
+    """``188 µs``, ``2.02 µs``, ``1.23 ms`` — three significant digits."""
+    if us >= 1000:
+        return f"{us / 1000:.3g} ms" if us < 100_000 else f"{us / 1000:.0f} ms"
+    if us >= 100:
+        return f"{us:.0f} µs"
+    return f"{us:.3g} µs"
+
+
+def format_time_ms(ms: float) -> str:
+    """A median in milliseconds with 3 decimals, or µs below 0.01 ms."""
+    if ms < 0.01:
+        return f"{ms * 1000:.2f} µs"
+    return f"{ms:.3f} ms"
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def format_profile(result: dict[str, Any], *, width: int = 110) -> str:
+    """The readable report of one ``run_profile`` result."""
+    out: list[str] = []
+    where = f"{result.get('path', '')}:{result.get('def_line', '')}"
+    out.append(f"{result['function']}  ·  {where}  ·  {result['device']}")
+    timing = result.get("timing")
+    if timing:
+        how = "CUDA events, L2 flushed" if timing["method"] == "cuda-events" else "perf_counter"
+        out.append(
+            f"time   {format_time_ms(timing['median_ms'])} median  ±{timing['spread_pct']:.1f}%  "
+            f"(min {format_time_ms(timing['min_ms'])}, {timing['reps']} reps, {how})"
+        )
+        for warning in timing.get("warnings", []):
+            out.append(f"       ! {warning}")
+    lines = result.get("lines")
+    if lines is not None:
+        cuda = result.get("device_kind") == "cuda"
+        out.append("")
+        out.append(
+            f"per line (per call, from {result.get('profiled_runs', '?')} profiled calls; "
+            "times under the profiler are for attribution, not the function's time)"
+        )
+        header = f"{'line':>5}  {'source':<34} {'op / kernel':<44} {'calls':>5} "
+        header += f"{'device':>9}" if cuda else f"{'cpu':>9}"
+        out.append(header)
+        for line in lines:
+            first = True
+            for op in line["ops"]:
+                label = op["name"] + "".join(f" → {d}" for d in op["dispatch"])
+                value = op["device_us"] if cuda else op["cpu_us"]
+                out.append(
+                    f"{line['line'] if first else '':>5}  "
+                    f"{_clip(line['source'] if first else '', 34):<34} "
+                    f"{_clip(label, 44):<44} {op['calls']:>5} {format_us(value):>9}"
+                )
+                first = False
+                for k in op["kernels"]:
+                    out.append(
+                        f"{'':>5}  {'':<34} {_clip('  ↳ ' + k['short_name'], 44):<44} "
+                        f"{k['calls']:>5} {format_us(k['device_us']):>9}"
+                    )
+            if first:
+                out.append(f"{line['line']:>5}  {_clip(line['source'], 34):<34} (no ops)")
+        kernels = result.get("kernels") or []
+        if kernels:
+            out.append("")
+            out.append("kernels (per call)")
+            for k in kernels:
+                lines_txt = ",".join(str(n) for n in k["lines"])
+                out.append(
+                    f"  {format_us(k['device_us']):>9}  ×{k['calls']:<4} line {lines_txt:<8} "
+                    f"{_clip(k['name'], width - 36)}"
+                )
+        elif cuda:
+            out.append("no GPU kernels were launched by this function")
+    summary = result.get("trace")
+    if summary:
+        busy = summary.get("gpu_busy_pct")
+        if busy is not None:
+            out.append(
+                f"GPU busy {summary['gpu_busy_us']:.1f} µs of {summary['wall_us']:.1f} µs "
+                f"profiled wall ({busy:.1f}%), {summary['launches']['count']} launches"
+            )
+    if result.get("trace_path"):
+        out.append(f"trace  {result['trace_path']}")
+    return "\n".join(out)

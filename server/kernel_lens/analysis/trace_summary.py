@@ -1,0 +1,664 @@
+"""Summaries of torch.profiler Chrome traces: top kernels, CPU ops, launches, copies, GPU busy.
+
+A trace is the JSON that `torch.profiler.profile(...).export_chrome_trace(path)` writes. Only
+complete events (`"ph": "X"`) carry durations, so only they are read; every time in a trace and
+in the summary is in microseconds (µs), the unit of the Chrome trace format.
+
+`load_trace` reads a file, `summarize_trace` turns the parsed JSON into a frozen `TraceSummary`
+(plain JSON through `TraceSummary.to_json`), and `format_trace_summary` renders it as text for
+the output channel and the CLI.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import json
+import math
+import os
+import re
+import textwrap
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from kernel_lens.analysis.names import short_kernel_name
+
+__all__ = [
+    "GapStats",
+    "KernelRow",
+    "LaunchStats",
+    "MemcpyRow",
+    "MemsetStats",
+    "OpRow",
+    "StreamRow",
+    "TraceError",
+    "TraceSummary",
+    "format_trace_summary",
+    "load_trace",
+    "summarize_trace",
+]
+
+_KERNEL = "kernel"
+_CPU_OP = "cpu_op"
+_MEMCPY = "gpu_memcpy"
+_MEMSET = "gpu_memset"
+_RUNTIME_CATS = frozenset({"cuda_runtime", "cuda_driver"})
+_DEVICE_CATS = frozenset({_KERNEL, _MEMCPY, _MEMSET})
+# What "wall" spans: the host work being profiled and the device work it caused. Python stack
+# events, profiler overhead and the profiler's own "Trace" span are left out because they
+# stretch beyond the profiled code.
+_WALL_CATS = frozenset({_CPU_OP, "user_annotation"}) | _RUNTIME_CATS | _DEVICE_CATS
+_DIRECTION = re.compile(r"\b(HtoD|DtoH|DtoD|HtoH|PtoP|HtoA|AtoH|AtoD|DtoA|AtoA)\b")
+_COLUMNS = ["cat", "name", "ts", "dur", "pid", "tid", "ext_id", "stream", "device", "bytes"]
+
+
+class TraceError(ValueError):
+    """A trace file that is missing, is not JSON, or is not a Chrome trace."""
+
+
+@dataclass(frozen=True)
+class KernelRow:
+    """One CUDA kernel (by full name) in the top-kernels table; times in µs."""
+
+    name: str
+    short_name: str
+    calls: int
+    total_us: float
+    mean_us: float
+    min_us: float
+    max_us: float
+    pct: float
+    """Share of the total kernel time of the whole trace, in percent."""
+
+
+@dataclass(frozen=True)
+class OpRow:
+    """One CPU op name (`aten::mm`, …) in the op table; times in µs, summed over its calls.
+
+    `cpu_total_us` is inclusive: an op nested in another op of the same name (`aten::sum`
+    inside `aten::sum`) is counted in both, as `torch.profiler`'s `key_averages` does.
+    `cpu_self_us` leaves out the time of directly nested CPU ops. `device_us` is the time of
+    the kernels launched by the op itself (matched by `External id`), not by nested ops.
+    """
+
+    name: str
+    calls: int
+    cpu_total_us: float
+    cpu_self_us: float
+    device_us: float
+
+
+@dataclass(frozen=True)
+class LaunchStats:
+    """Kernel launch calls on the host (`cudaLaunchKernel`, `cuLaunchKernelEx`, …)."""
+
+    count: int
+    total_us: float
+    """CPU time spent in the launch calls, in µs."""
+
+
+@dataclass(frozen=True)
+class MemcpyRow:
+    """Device copies of one kind (`Memcpy HtoD (Pageable -> Device)`, …); time in µs."""
+
+    kind: str
+    direction: str
+    """`HtoD`, `DtoH`, `DtoD`, `HtoH`, `PtoP` (or `unknown` when the trace does not say)."""
+    calls: int
+    bytes: int
+    total_us: float
+    gb_per_s: float | None
+    """Achieved bandwidth in GB/s (10^9 bytes per second); None when the copies took no time."""
+
+
+@dataclass(frozen=True)
+class MemsetStats:
+    """Device memsets, all kinds together; time in µs."""
+
+    calls: int
+    bytes: int
+    total_us: float
+
+
+@dataclass(frozen=True)
+class GapStats:
+    """Idle time between device activity (after overlapping intervals are merged), in µs."""
+
+    count: int
+    total_us: float
+    max_us: float
+
+
+@dataclass(frozen=True)
+class StreamRow:
+    """One GPU stream: kernels run on it and the time it was busy (µs, copies included)."""
+
+    stream: int | str
+    device: int | str
+    kernels: int
+    busy_us: float
+
+
+@dataclass(frozen=True)
+class TraceSummary:
+    """What a profiler trace says about the GPU and CPU work; every time is in µs.
+
+    Tables are sorted by time, largest first, and cut to the `top` rows asked for;
+    `kernel_calls` and `kernel_total_us` count every kernel, shown or not.
+    """
+
+    device: str | None
+    """GPU name from the trace's `deviceProperties`; None for a CPU-only trace."""
+    event_count: int
+    """Complete (`ph == "X"`) events with a usable `ts` and `dur`."""
+    kernels: tuple[KernelRow, ...]
+    kernel_calls: int
+    kernel_total_us: float
+    ops: tuple[OpRow, ...]
+    launches: LaunchStats
+    memcpy: tuple[MemcpyRow, ...]
+    memset: MemsetStats
+    gpu_busy_us: float
+    """Length of the union of kernel, memcpy and memset intervals on all devices and streams."""
+    gpu_span_us: float
+    """From the first device start to the last device end."""
+    wall_us: float
+    """From the first to the last CPU op, annotation, runtime call or device event."""
+    gpu_busy_pct: float | None
+    """`gpu_busy_us / wall_us` in percent; None when the trace has no device activity."""
+    gaps: GapStats
+    streams: tuple[StreamRow, ...]
+
+    @property
+    def has_gpu_activity(self) -> bool:
+        """Whether any kernel, memcpy or memset ran on a device."""
+        return self.gpu_busy_pct is not None
+
+    def to_json(self) -> dict[str, Any]:
+        """This summary as plain JSON: floats rounded to 3 decimals, NaN and infinities as None."""
+        data: dict[str, Any] = _jsonable(dataclasses.asdict(self))
+        return data
+
+
+def load_trace(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read a torch.profiler Chrome trace (`.json`, or gzip-compressed `.json.gz`).
+
+    Args:
+        path: the trace file. Gzip is recognised by its magic bytes, not by the file name.
+
+    Returns:
+        The parsed JSON object; it has a `traceEvents` list.
+
+    Raises:
+        TraceError: the file is missing or unreadable, is not valid JSON, or is a JSON
+            document without a `traceEvents` list.
+    """
+    shown = os.fspath(path)
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        raise TraceError(f"trace file not found: {shown}") from None
+    except OSError as exc:
+        raise TraceError(f"cannot read trace file {shown}: {exc.strerror or exc}") from None
+    try:
+        if raw[:2] == b"\x1f\x8b":
+            raw = gzip.decompress(raw)
+        data = json.loads(raw)
+    except (OSError, EOFError) as exc:
+        raise TraceError(f"trace file {shown} is not valid gzip: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise TraceError(f"trace file {shown} is not UTF-8 JSON: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise TraceError(
+            f"trace file {shown} is not valid JSON (line {exc.lineno}, column {exc.colno}: "
+            f"{exc.msg})"
+        ) from None
+    if not isinstance(data, dict) or not isinstance(data.get("traceEvents"), list):
+        raise TraceError(
+            f"trace file {shown} has no 'traceEvents' list: not a torch.profiler Chrome trace"
+        )
+    return data
+
+
+def summarize_trace(trace: Mapping[str, Any], *, top: int = 20) -> TraceSummary:
+    """Summarise a parsed Chrome trace (see `load_trace`).
+
+    Only complete events (`ph == "X"`) with a numeric `ts` and a non-negative `dur` are read;
+    anything else in `traceEvents` (metadata, flow arrows, malformed events) is ignored.
+
+    Args:
+        trace: the trace's JSON object, with a `traceEvents` list.
+        top: the most rows to keep in the kernel and CPU-op tables.
+
+    Returns:
+        The summary; every time in it is in µs.
+
+    Raises:
+        TraceError: `trace` has no `traceEvents` list.
+    """
+    raw_events = trace.get("traceEvents")
+    if not isinstance(raw_events, list):
+        raise TraceError("trace has no 'traceEvents' list: not a torch.profiler Chrome trace")
+    events = _events_frame(raw_events)
+    kernels = events[events["cat"] == _KERNEL]
+    device_events = events[events["cat"].isin(_DEVICE_CATS)]
+
+    kernel_total_us = float(kernels["dur"].sum())
+    merged = _union(_intervals(device_events))
+    gpu_busy_us = sum(end - start for start, end in merged)
+    gap_lengths = [nxt[0] - cur[1] for cur, nxt in zip(merged, merged[1:], strict=False)]
+    gap_lengths = [g for g in gap_lengths if g > 0]
+    wall_us = _span(events[events["cat"].isin(_WALL_CATS)])
+    has_device = not device_events.empty
+
+    return TraceSummary(
+        device=_device_name(trace),
+        event_count=len(events),
+        kernels=_kernel_rows(kernels, kernel_total_us, top),
+        kernel_calls=len(kernels),
+        kernel_total_us=kernel_total_us,
+        ops=_op_rows(events[events["cat"] == _CPU_OP], kernels, top),
+        launches=_launch_stats(events),
+        memcpy=_memcpy_rows(events[events["cat"] == _MEMCPY]),
+        memset=_memset_stats(events[events["cat"] == _MEMSET]),
+        gpu_busy_us=gpu_busy_us,
+        gpu_span_us=_span(device_events),
+        wall_us=wall_us,
+        gpu_busy_pct=gpu_busy_us / wall_us * 100 if has_device and wall_us > 0 else None,
+        gaps=GapStats(
+            count=len(gap_lengths),
+            total_us=sum(gap_lengths),
+            max_us=max(gap_lengths, default=0.0),
+        ),
+        streams=_stream_rows(device_events),
+    )
+
+
+def format_trace_summary(summary: TraceSummary, *, width: int = 100) -> str:
+    """Render a summary as a plain-text report (times in µs).
+
+    Sections: device and GPU busy time against wall time, the top kernels, the CPU ops, kernel
+    launches, memcpy and memset. A CPU-only trace says "no GPU activity in this trace".
+
+    Args:
+        summary: what `summarize_trace` returned.
+        width: the widest a line may be, in characters: prose is wrapped and long names in
+            tables are cut with "…" (names keep at least 12 characters).
+
+    Returns:
+        The report, lines joined with newlines, without a trailing newline.
+    """
+    lines = [
+        f"Trace: {summary.device or 'no GPU device recorded'} · {summary.event_count} events · "
+        f"wall {_us(summary.wall_us)} µs"
+    ]
+    if summary.gpu_busy_pct is None:
+        lines.append("no GPU activity in this trace")
+    else:
+        lines.append(
+            f"GPU busy {_us(summary.gpu_busy_us)} µs of {_us(summary.wall_us)} µs wall "
+            f"({summary.gpu_busy_pct:.1f}%)"
+        )
+        lines.append(
+            f"GPU span {_us(summary.gpu_span_us)} µs (first to last device activity); "
+            f"{_n(summary.gaps.count, 'idle gap')}, {_us(summary.gaps.total_us)} µs in all, "
+            f"longest {_us(summary.gaps.max_us)} µs"
+        )
+        for s in summary.streams:
+            lines.append(
+                f"  device {s.device} stream {s.stream}: {_n(s.kernels, 'kernel')}, "
+                f"busy {_us(s.busy_us)} µs"
+            )
+
+    if summary.kernels:
+        lines += [
+            "",
+            f"Top kernels ({_n(summary.kernel_calls, 'kernel call')}, "
+            f"{_us(summary.kernel_total_us)} µs of kernel time)",
+        ]
+        lines += _table(
+            ["kernel", "calls", "total µs", "mean µs", "%"],
+            [
+                [k.short_name, str(k.calls), _us(k.total_us), _us(k.mean_us), f"{k.pct:.1f}"]
+                for k in summary.kernels
+            ],
+            width,
+        )
+
+    if summary.ops:
+        # A device column of zeros on a CPU-only trace would read as "ran in no time".
+        with_device = summary.has_gpu_activity
+        header = ["op", "calls", "CPU total µs", "CPU self µs"] + (["device µs"] * with_device)
+        lines += [
+            "",
+            "CPU ops (total includes nested ops"
+            + ("; device = kernels the op launched itself)" if with_device else ")"),
+        ]
+        lines += _table(
+            header,
+            [
+                [o.name, str(o.calls), _us(o.cpu_total_us), _us(o.cpu_self_us)]
+                + ([_us(o.device_us)] * with_device)
+                for o in summary.ops
+            ],
+            width,
+        )
+    else:
+        lines += ["", "CPU ops: none"]
+
+    lines.append("")
+    if summary.launches.count:
+        lines.append(
+            f"Kernel launches: {_n(summary.launches.count, 'call')}, "
+            f"{_us(summary.launches.total_us)} µs of CPU time"
+        )
+    else:
+        lines.append("Kernel launches: none")
+
+    if summary.memcpy:
+        lines.append("Memcpy:")
+        lines += _table(
+            ["kind", "calls", "bytes", "total µs", "GB/s"],
+            [
+                [
+                    m.kind,
+                    str(m.calls),
+                    str(m.bytes),
+                    _us(m.total_us),
+                    "-" if m.gb_per_s is None else f"{m.gb_per_s:.1f}",
+                ]
+                for m in summary.memcpy
+            ],
+            width,
+        )
+    else:
+        lines.append("Memcpy: none")
+    if summary.memset.calls:
+        lines.append(
+            f"Memset: {_n(summary.memset.calls, 'call')}, {summary.memset.bytes} bytes, "
+            f"{_us(summary.memset.total_us)} µs"
+        )
+    else:
+        lines.append("Memset: none")
+    return "\n".join(_wrap(line, width) for line in lines)
+
+
+def _wrap(line: str, width: int) -> str:
+    """Wrap a prose line to `width`; table rows (indented) are already sized by `_table`."""
+    if len(line) <= width or line.startswith("  "):
+        return line
+    return textwrap.fill(line, width=max(width, 20), subsequent_indent="    ")
+
+
+def _events_frame(raw_events: Iterable[Any]) -> pd.DataFrame:
+    """One row per usable complete event; `ts` is rebased so that the earliest event is 0.
+
+    Rebasing matters for precision: absolute timestamps are ~5e12 µs, where a float64 keeps
+    only about 1 ns, and ends computed as `ts + dur` there would lose the durations' digits.
+    """
+    rows: list[dict[str, Any]] = []
+    for ev in raw_events:
+        if not isinstance(ev, Mapping) or ev.get("ph") != "X":
+            continue
+        ts, dur = _number(ev.get("ts")), _number(ev.get("dur"))
+        if ts is None or dur is None or dur < 0:
+            continue
+        args = ev.get("args")
+        if not isinstance(args, Mapping):
+            args = {}
+        rows.append(
+            {
+                "cat": str(ev.get("cat", "")),
+                "name": str(ev.get("name", "")),
+                "ts": ts,
+                "dur": dur,
+                "pid": _key(ev.get("pid")),
+                "tid": _key(ev.get("tid")),
+                "ext_id": _number(args.get("External id")),
+                "stream": _key(args.get("stream", ev.get("tid"))),
+                "device": _key(args.get("device", ev.get("pid"))),
+                "bytes": int(_number(args.get("bytes")) or 0),
+            }
+        )
+    frame = pd.DataFrame(rows, columns=_COLUMNS)
+    frame["ts"] = frame["ts"].astype("float64")
+    frame["dur"] = frame["dur"].astype("float64")
+    frame["ext_id"] = frame["ext_id"].astype("float64")
+    frame["bytes"] = frame["bytes"].astype("int64")
+    if not frame.empty:
+        frame["ts"] = frame["ts"] - frame["ts"].min()
+    frame["end"] = frame["ts"] + frame["dur"]
+    return frame
+
+
+def _number(value: Any) -> float | None:
+    """`value` as a finite float, or None (bools and strings are not numbers here)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
+def _key(value: Any) -> int | str:
+    """A pid, tid or stream id as a grouping key: ints stay ints, anything else a string."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return "" if value is None else str(value)
+
+
+def _device_name(trace: Mapping[str, Any]) -> str | None:
+    props = trace.get("deviceProperties")
+    if isinstance(props, list) and props and isinstance(props[0], Mapping):
+        name = props[0].get("name")
+        if isinstance(name, str) and name:
+            return name
+    return None
+
+
+def _kernel_rows(kernels: pd.DataFrame, total_us: float, top: int) -> tuple[KernelRow, ...]:
+    table = (
+        kernels.groupby("name", sort=False)
+        .agg(
+            calls=("dur", "size"),
+            total_us=("dur", "sum"),
+            mean_us=("dur", "mean"),
+            min_us=("dur", "min"),
+            max_us=("dur", "max"),
+        )
+        .reset_index()
+        .sort_values(["total_us", "name"], ascending=[False, True])
+        .head(max(top, 0))
+    )
+    return tuple(
+        KernelRow(
+            name=str(r["name"]),
+            short_name=short_kernel_name(str(r["name"])),
+            calls=int(r["calls"]),
+            total_us=float(r["total_us"]),
+            mean_us=float(r["mean_us"]),
+            min_us=float(r["min_us"]),
+            max_us=float(r["max_us"]),
+            pct=float(r["total_us"]) / total_us * 100 if total_us > 0 else 0.0,
+        )
+        for r in table.to_dict("records")
+    )
+
+
+def _op_rows(ops: pd.DataFrame, kernels: pd.DataFrame, top: int) -> tuple[OpRow, ...]:
+    ops = ops.assign(child_us=_direct_child_time(ops))
+    ops = ops.assign(
+        # Clock jitter can make children add up to a hair more than their parent.
+        self_us=(ops["dur"] - ops["child_us"]).clip(lower=0.0),
+        device_us=ops["ext_id"].map(kernels.groupby("ext_id")["dur"].sum()).fillna(0.0),
+    )
+    table = (
+        ops.groupby("name", sort=False)
+        .agg(
+            calls=("dur", "size"),
+            cpu_total_us=("dur", "sum"),
+            cpu_self_us=("self_us", "sum"),
+            device_us=("device_us", "sum"),
+        )
+        .reset_index()
+        .sort_values(["cpu_total_us", "name"], ascending=[False, True])
+        .head(max(top, 0))
+    )
+    return tuple(
+        OpRow(
+            name=str(r["name"]),
+            calls=int(r["calls"]),
+            cpu_total_us=float(r["cpu_total_us"]),
+            cpu_self_us=float(r["cpu_self_us"]),
+            device_us=float(r["device_us"]),
+        )
+        for r in table.to_dict("records")
+    )
+
+
+def _direct_child_time(ops: pd.DataFrame) -> pd.Series[float]:
+    """For each op, the summed duration of the ops directly nested in it on its thread.
+
+    Nesting is time containment per (pid, tid): ops sorted by start (longer first on ties) are
+    pushed on a stack, and an op's parent is the innermost still open when it starts.
+    """
+    spans = sorted(
+        zip(
+            ops.index,
+            ops["pid"].map(str),
+            ops["tid"].map(str),
+            ops["ts"],
+            ops["end"],
+            ops["dur"],
+            strict=True,
+        ),
+        # Thread ids are compared as strings: traces mix int and str ids.
+        key=lambda op: (op[1], op[2], op[3], -op[4]),
+    )
+    child: dict[Any, float] = {}
+    stack: list[tuple[Any, float]] = []
+    thread: tuple[str, str] | None = None
+    for idx, pid, tid, ts, end, dur in spans:
+        if (pid, tid) != thread:
+            thread, stack = (pid, tid), []
+        while stack and stack[-1][1] <= ts:
+            stack.pop()
+        if stack:
+            child[stack[-1][0]] = child.get(stack[-1][0], 0.0) + dur
+        stack.append((idx, end))
+    return pd.Series([child.get(i, 0.0) for i in ops.index], index=ops.index, dtype="float64")
+
+
+def _launch_stats(events: pd.DataFrame) -> LaunchStats:
+    launches = events[
+        events["cat"].isin(_RUNTIME_CATS) & events["name"].str.contains("Launch", regex=False)
+    ]
+    return LaunchStats(count=len(launches), total_us=float(launches["dur"].sum()))
+
+
+def _direction(kind: str) -> str:
+    match = _DIRECTION.search(kind)
+    return match.group(1) if match else "unknown"
+
+
+def _memcpy_rows(copies: pd.DataFrame) -> tuple[MemcpyRow, ...]:
+    table = (
+        copies.groupby("name", sort=False)
+        .agg(calls=("dur", "size"), bytes=("bytes", "sum"), total_us=("dur", "sum"))
+        .reset_index()
+        .sort_values(["total_us", "name"], ascending=[False, True])
+    )
+    rows = []
+    for r in table.to_dict("records"):
+        total_us, nbytes = float(r["total_us"]), int(r["bytes"])
+        rows.append(
+            MemcpyRow(
+                kind=str(r["name"]),
+                direction=_direction(str(r["name"])),
+                calls=int(r["calls"]),
+                bytes=nbytes,
+                total_us=total_us,
+                # bytes per µs is 1e6 bytes/s, so divide by 1e3 for 1e9 bytes/s.
+                gb_per_s=nbytes / total_us / 1e3 if total_us > 0 else None,
+            )
+        )
+    return tuple(rows)
+
+
+def _memset_stats(memsets: pd.DataFrame) -> MemsetStats:
+    return MemsetStats(
+        calls=len(memsets),
+        bytes=int(memsets["bytes"].sum()),
+        total_us=float(memsets["dur"].sum()),
+    )
+
+
+def _stream_rows(device_events: pd.DataFrame) -> tuple[StreamRow, ...]:
+    rows = []
+    for (device, stream), group in device_events.groupby(["device", "stream"], sort=False):
+        rows.append(
+            StreamRow(
+                stream=_key(stream),
+                device=_key(device),
+                kernels=int((group["cat"] == _KERNEL).sum()),
+                busy_us=sum(end - start for start, end in _union(_intervals(group))),
+            )
+        )
+    return tuple(sorted(rows, key=lambda s: (-s.busy_us, str(s.device), str(s.stream))))
+
+
+def _intervals(events: pd.DataFrame) -> list[tuple[float, float]]:
+    return list(zip(events["ts"].tolist(), events["end"].tolist(), strict=True))
+
+
+def _union(intervals: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Merge overlapping or touching intervals; the result is sorted and disjoint."""
+    merged: list[tuple[float, float]] = []
+    for start, end in sorted(intervals):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _span(events: pd.DataFrame) -> float:
+    if events.empty:
+        return 0.0
+    return float(events["end"].max() - events["ts"].min())
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, float):
+        return round(value, 3) if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def _us(value: float) -> str:
+    return f"{value:.1f}"
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def _table(header: list[str], rows: list[list[str]], width: int) -> list[str]:
+    """A left-aligned first column that takes the room the right-aligned numbers leave."""
+    widths = [max(len(header[i]), *(len(r[i]) for r in rows)) for i in range(1, len(header))]
+    numbers_width = sum(w + 2 for w in widths)
+    name_room = max(width - 2 - numbers_width, 12)
+    name_width = min(max(len(header[0]), *(len(r[0]) for r in rows)), name_room)
+
+    def line(cells: list[str]) -> str:
+        name = cells[0] if len(cells[0]) <= name_width else cells[0][: name_width - 1] + "…"
+        numbers = "".join(f"  {c:>{w}}" for c, w in zip(cells[1:], widths, strict=True))
+        return f"  {name:<{name_width}}{numbers}"
+
+    return [line(header)] + [line(r) for r in rows]

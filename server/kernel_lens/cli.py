@@ -1,0 +1,150 @@
+"""``kernel-lens``: the profiling engine from a terminal.
+
+    kernel-lens profile PATH::FUNC [--json] [--stages timing,ops,trace] [--reps N]
+    kernel-lens profile PATH --line N
+    kernel-lens trace summarize FILE.json [--json]
+
+Exit status: 0 on success, 1 when the profiled code failed (syntax error, exception, missing
+function: the error names the user's line), 2 for bad command-line usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+__all__ = ["main"]
+
+
+def _split_target(spec: str) -> tuple[str, str | None]:
+    if "::" in spec:
+        path, func = spec.split("::", 1)
+        return path, func or None
+    return spec, None
+
+
+def _emit_error(err: dict[str, Any], as_json: bool, path: str | None) -> None:
+    if as_json:
+        print(json.dumps({"error": err}))
+        return
+    where = f" at {path}:{err['line']}" if err.get("line") and path else ""
+    print(f"error ({err['kind']}){where}: {err['message']}", file=sys.stderr)
+    if err.get("traceback"):
+        print(err["traceback"], file=sys.stderr)
+
+
+def _cmd_profile(args: argparse.Namespace) -> int:
+    from kernel_lens.agent.errors import ProfileError
+
+    path, func = _split_target(args.target)
+    if func is None and args.line is None:
+        print("give PATH::FUNC or PATH --line N", file=sys.stderr)
+        return 2
+    stages = tuple(s.strip() for s in args.stages.split(",") if s.strip())
+    try:
+        from kernel_lens.agent.runner import ProfileRequest, run_profile
+
+        request = ProfileRequest(
+            path=path,
+            function=func,
+            line=args.line,
+            stages=stages,
+            reps=args.reps,
+            warmup_ms=args.warmup_ms,
+            budget_ms=args.budget_ms,
+            profile_runs=args.runs,
+            trace_dir=args.trace_dir,
+            keep_samples=args.samples,
+        )
+
+        def progress(stage: str, message: str) -> None:
+            if not args.json and not args.quiet:
+                print(f"[{stage}] {message}", file=sys.stderr)
+
+        from kernel_lens.agent.stdio import stdout_to_stderr
+
+        # User prints (Python and C level) must not corrupt the --json output on stdout.
+        with stdout_to_stderr():
+            result = run_profile(request, progress)
+    except ProfileError as exc:
+        _emit_error(exc.to_json(), args.json, os.path.abspath(path))
+        return 1
+    except ImportError as exc:
+        _emit_error(
+            {"kind": "unsupported", "message": f"{exc} (is torch installed?)", "line": None},
+            args.json,
+            None,
+        )
+        return 1
+    if args.json:
+        print(json.dumps(result))
+    else:
+        from kernel_lens.analysis.report_text import format_profile
+
+        print(format_profile(result))
+    return 0
+
+
+def _cmd_trace_summarize(args: argparse.Namespace) -> int:
+    from kernel_lens.analysis.trace_summary import (
+        TraceError,
+        format_trace_summary,
+        load_trace,
+        summarize_trace,
+    )
+
+    try:
+        summary = summarize_trace(load_trace(args.file), top=args.top)
+    except TraceError as exc:
+        _emit_error({"kind": "trace", "message": str(exc), "line": None}, args.json, None)
+        return 1
+    if args.json:
+        print(json.dumps(summary.to_json()))
+    else:
+        print(format_trace_summary(summary))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for tests and docs)."""
+    parser = argparse.ArgumentParser(
+        prog="kernel-lens", description="Profile PyTorch functions: time, ops and kernels per line."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("profile", help="profile one function")
+    p.add_argument("target", help="PATH::FUNC (FUNC may be Class.method) or PATH with --line")
+    p.add_argument("--line", type=int, help="1-based line inside the function to profile")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--stages", default="timing,ops,trace", help="comma list: timing,ops,trace")
+    p.add_argument("--reps", type=int, default=0, help="timed repetitions (0 = adaptive)")
+    p.add_argument("--warmup-ms", type=float, default=25.0, help="timing warm-up, ms")
+    p.add_argument("--budget-ms", type=float, default=500.0, help="timing budget, ms")
+    p.add_argument("--runs", type=int, default=3, help="calls under the profiler (ops/trace)")
+    p.add_argument("--trace-dir", help="folder for the Chrome trace")
+    p.add_argument("--no-samples", dest="samples", action="store_false", help="omit raw samples")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    p.set_defaults(func=_cmd_profile)
+
+    t = sub.add_parser("trace", help="work with torch.profiler Chrome traces")
+    tsub = t.add_subparsers(dest="trace_command", required=True)
+    ts = tsub.add_parser("summarize", help="summarise a Chrome trace file")
+    ts.add_argument("file")
+    ts.add_argument("--json", action="store_true")
+    ts.add_argument("--top", type=int, default=20)
+    ts.set_defaults(func=_cmd_trace_summarize)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``kernel-lens`` console script."""
+    args = build_parser().parse_args(argv)
+    code: int = args.func(args)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

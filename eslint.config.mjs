@@ -2,12 +2,13 @@
 // and its unit tests, plus the house rules (strict equality, no console: the extension logs
 // to its LogOutputChannel). Run with --max-warnings=0 by `npm run lint`.
 import js from "@eslint/js";
+import { defineConfig } from "eslint/config";
 import tseslint from "typescript-eslint";
 
-export default tseslint.config(
+export default defineConfig(
   { ignores: ["dist/**", "out/**", "bundled/**", "node_modules/**", ".venv/**"] },
   js.configs.recommended,
-  ...tseslint.configs.recommendedTypeChecked,
+  tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },

@@ -106,9 +106,13 @@ def find_functions(source: str, filename: str = "<source>") -> list[FunctionInfo
         for node in body:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 first = min([d.lineno for d in node.decorator_list] + [node.lineno])
+                # Above the decorators, or between the last decorator and the def.
                 expr, expr_line = _directive_above(lines, first)
+                if expr is None and first != node.lineno:
+                    expr, expr_line = _directive_above(lines, node.lineno)
                 def_text = lines[node.lineno - 1] if node.lineno - 1 < len(lines) else ""
-                col = def_text.find(node.name, def_text.find("def"))
+                name_match = re.search(rf"\bdef\s+({re.escape(node.name)})\b", def_text)
+                col = name_match.start(1) if name_match else 0
                 args = node.args
                 params = tuple(
                     a.arg

@@ -18,6 +18,7 @@ import math
 import os
 import re
 import textwrap
+import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -168,14 +169,15 @@ class TraceSummary:
     wall_us: float
     """From the first to the last CPU op, annotation, runtime call or device event."""
     gpu_busy_pct: float | None
-    """`gpu_busy_us / wall_us` in percent; None when the trace has no device activity."""
+    """`gpu_busy_us / wall_us` in percent; None when the trace has no device activity (or a
+    wall time of 0)."""
     gaps: GapStats
     streams: tuple[StreamRow, ...]
 
     @property
     def has_gpu_activity(self) -> bool:
         """Whether any kernel, memcpy or memset ran on a device."""
-        return self.gpu_busy_pct is not None
+        return self.kernel_calls > 0 or bool(self.memcpy) or self.memset.calls > 0
 
     def to_json(self) -> dict[str, Any]:
         """This summary as plain JSON: floats rounded to 3 decimals, NaN and infinities as None."""
@@ -208,7 +210,7 @@ def load_trace(path: str | os.PathLike[str]) -> dict[str, Any]:
         if raw[:2] == b"\x1f\x8b":
             raw = gzip.decompress(raw)
         data = json.loads(raw)
-    except (OSError, EOFError) as exc:
+    except (OSError, EOFError, zlib.error) as exc:
         raise TraceError(f"trace file {shown} is not valid gzip: {exc}") from None
     except UnicodeDecodeError as exc:
         raise TraceError(f"trace file {shown} is not UTF-8 JSON: {exc}") from None
@@ -250,8 +252,8 @@ def summarize_trace(trace: Mapping[str, Any], *, top: int = 20) -> TraceSummary:
     kernel_total_us = float(kernels["dur"].sum())
     merged = _union(_intervals(device_events))
     gpu_busy_us = sum(end - start for start, end in merged)
+    # Merged intervals are disjoint, so every gap between neighbours is positive.
     gap_lengths = [nxt[0] - cur[1] for cur, nxt in zip(merged, merged[1:], strict=False)]
-    gap_lengths = [g for g in gap_lengths if g > 0]
     wall_us = _span(events[events["cat"].isin(_WALL_CATS)])
     has_device = not device_events.empty
 
@@ -296,12 +298,12 @@ def format_trace_summary(summary: TraceSummary, *, width: int = 100) -> str:
         f"Trace: {summary.device or 'no GPU device recorded'} · {summary.event_count} events · "
         f"wall {_us(summary.wall_us)} µs"
     ]
-    if summary.gpu_busy_pct is None:
+    if not summary.has_gpu_activity:
         lines.append("no GPU activity in this trace")
     else:
+        pct = "-" if summary.gpu_busy_pct is None else f"{summary.gpu_busy_pct:.1f}%"
         lines.append(
-            f"GPU busy {_us(summary.gpu_busy_us)} µs of {_us(summary.wall_us)} µs wall "
-            f"({summary.gpu_busy_pct:.1f}%)"
+            f"GPU busy {_us(summary.gpu_busy_us)} µs of {_us(summary.wall_us)} µs wall ({pct})"
         )
         lines.append(
             f"GPU span {_us(summary.gpu_span_us)} µs (first to last device activity); "

@@ -2,12 +2,13 @@
 
 Run from the repository root with the project's venv: `.venv/bin/python
 tests/data/cpu/make_cpu_trace.py`. The function below mirrors a tiny user function: a
-`record_function("src:LINE")` range around each statement (what the ops stage does), and a dtype
-conversion (`.to()`) so the trace holds an `aten::to` / `aten::copy_` pair.
+`record_function("src:LINE")` range around each statement (what the ops stage does; the labels
+are fixed line numbers of a pretend user file, not of this script), and a dtype conversion
+(`.to()`) so that the trace holds an `aten::to` > `aten::_to_copy` > `aten::copy_` chain.
+Re-recording changes every time in the trace: update tests/unit/test_trace_summary.py after.
 """
 
 import os
-import sys
 
 import torch
 from torch.profiler import ProfilerActivity, profile, record_function
@@ -32,7 +33,7 @@ def main() -> None:
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         square(x)
     prof.export_chrome_trace(OUT)
-    print("torch", torch.__version__, "python", sys.version.split()[0], "->", OUT, os.path.getsize(OUT), "bytes")
+    print(f"torch {torch.__version__}: wrote {OUT} ({os.path.getsize(OUT)} bytes)")
 
 
 if __name__ == "__main__":

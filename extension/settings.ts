@@ -1,0 +1,136 @@
+/**
+ * Typed `kernelLens.*` settings.
+ *
+ * Pure (no `vscode` import): `readSettings` takes anything with a `get(key)` method, which a
+ * `vscode.WorkspaceConfiguration` is, so it is unit-tested with a plain object. The defaults
+ * here must match `contributes.configuration` in package.json (tests/ts/manifest.test.ts).
+ */
+import type { InitializationOptions, TimingOptions } from "./protocol";
+
+/** The configuration section; every key below lives under it. */
+export const SECTION = "kernelLens";
+
+/** Every setting key, relative to {@link SECTION}. */
+export type SettingKey =
+  | "python"
+  | "agentCommand"
+  | "timeoutSeconds"
+  | "timing.warmupMs"
+  | "timing.budgetMs"
+  | "timing.reps";
+
+/**
+ * Keys read once at server start (interpreter, `initializationOptions.agentCommand`): a change
+ * restarts the server. Everything else the server pulls with `workspace/configuration`. These
+ * are also the `restrictedConfigurations` of Restricted Mode, since they name programs to run.
+ */
+export const RESTART_KEYS = ["python", "agentCommand"] as const satisfies readonly SettingKey[];
+
+export interface Settings {
+  /** Interpreter for the server; "" = the Python extension's, else `python3`. */
+  python: string;
+  /** argv prefix for the agent; empty = the server's own interpreter. */
+  agentCommand: readonly string[];
+  /** Time limit for one profiling job, in seconds (>= 1). */
+  timeoutSeconds: number;
+  timing: Readonly<TimingOptions>;
+}
+
+export const DEFAULTS: Readonly<Settings> = {
+  python: "",
+  agentCommand: [],
+  timeoutSeconds: 120,
+  timing: { warmupMs: 25, budgetMs: 500, reps: 0 },
+};
+
+/** The part of `vscode.WorkspaceConfiguration` that {@link readSettings} needs. */
+export interface ConfigGetter {
+  get(key: string): unknown;
+}
+
+/** Settings plus one message per value that was invalid and replaced by its default. */
+export interface ReadResult {
+  settings: Settings;
+  problems: string[];
+}
+
+/**
+ * Reads and validates the settings from a `kernelLens` configuration section.
+ *
+ * Args:
+ *   config: `vscode.workspace.getConfiguration("kernelLens")` or any getter of relative keys.
+ *
+ * Returns: the settings, with each invalid value replaced by its default and named in
+ *   `problems` (for the output channel), so a typo never stops the server from starting.
+ */
+export function readSettings(config: ConfigGetter): ReadResult {
+  const problems: string[] = [];
+  const invalid = (key: SettingKey, value: unknown, expected: string): void => {
+    problems.push(`${SECTION}.${key}: expected ${expected}, got ${JSON.stringify(value)}`);
+  };
+
+  const number = (key: SettingKey, fallback: number, min: number, integer: boolean): number => {
+    const value = config.get(key);
+    if (value === undefined || value === null) {
+      return fallback;
+    }
+    if (
+      typeof value !== "number" ||
+      !Number.isFinite(value) ||
+      value < min ||
+      (integer && !Number.isInteger(value))
+    ) {
+      invalid(key, value, `${integer ? "an integer" : "a number"} >= ${min}`);
+      return fallback;
+    }
+    return value;
+  };
+
+  let python = config.get("python") ?? DEFAULTS.python;
+  if (typeof python !== "string") {
+    invalid("python", python, "a string");
+    python = DEFAULTS.python;
+  }
+
+  let agentCommand = config.get("agentCommand") ?? DEFAULTS.agentCommand;
+  if (!Array.isArray(agentCommand) || !agentCommand.every((a) => typeof a === "string")) {
+    invalid("agentCommand", agentCommand, "an array of strings");
+    agentCommand = DEFAULTS.agentCommand;
+  }
+
+  return {
+    settings: {
+      python: (python as string).trim(),
+      agentCommand: [...(agentCommand as string[])],
+      timeoutSeconds: number("timeoutSeconds", DEFAULTS.timeoutSeconds, 1, false),
+      timing: {
+        warmupMs: number("timing.warmupMs", DEFAULTS.timing.warmupMs, 0, false),
+        budgetMs: number("timing.budgetMs", DEFAULTS.timing.budgetMs, 1, false),
+        reps: number("timing.reps", DEFAULTS.timing.reps, 0, true),
+      },
+    },
+    problems,
+  };
+}
+
+/** True when going from `before` to `after` needs a server restart (see {@link RESTART_KEYS}). */
+export function needsRestart(before: Settings, after: Settings): boolean {
+  return (
+    before.python !== after.python ||
+    before.agentCommand.length !== after.agentCommand.length ||
+    before.agentCommand.some((arg, i) => arg !== after.agentCommand[i])
+  );
+}
+
+/** The `initializationOptions` sent to the server for these settings. */
+export function initializationOptions(
+  settings: Settings,
+  workspaceTrusted: boolean,
+): InitializationOptions {
+  return {
+    agentCommand: settings.agentCommand.length > 0 ? [...settings.agentCommand] : null,
+    timeoutSeconds: settings.timeoutSeconds,
+    workspaceTrusted,
+    timing: { ...settings.timing },
+  };
+}

@@ -1,0 +1,73 @@
+/**
+ * The Kernel Lens status bar item: applies `status.ts`'s presentation; a click shows the output.
+ *
+ * Shown while a Python editor is active, and always while profiling or in trouble, so a
+ * failure is seen wherever the user is.
+ */
+import * as vscode from "vscode";
+import { Commands, DISPLAY_NAME, LANGUAGE } from "./constants";
+import { present, type Severity, type StatusInput, type ViewState } from "./status";
+
+const BACKGROUND: Record<Severity, vscode.ThemeColor | undefined> = {
+  none: undefined,
+  warning: new vscode.ThemeColor("statusBarItem.warningBackground"),
+  error: new vscode.ThemeColor("statusBarItem.errorBackground"),
+};
+
+export class StatusItem implements vscode.Disposable {
+  private readonly item: vscode.StatusBarItem;
+  private readonly subscriptions: vscode.Disposable[] = [];
+  private input: StatusInput;
+
+  constructor(trusted: boolean) {
+    this.item = vscode.window.createStatusBarItem(
+      "kernelLens.status",
+      vscode.StatusBarAlignment.Left,
+      0,
+    );
+    this.item.name = DISPLAY_NAME;
+    this.item.command = Commands.showOutput;
+    this.input = { state: "starting", message: "", trusted };
+    this.subscriptions.push(
+      vscode.window.onDidChangeActiveTextEditor(() => this.render()),
+      this.item,
+    );
+    this.render();
+  }
+
+  /** The state shown now. */
+  get state(): ViewState {
+    return this.input.state;
+  }
+
+  /** Shows a new state. */
+  set(state: ViewState, message = "", uri?: string): void {
+    this.input = { state, message, uri, trusted: this.input.trusted };
+    this.render();
+  }
+
+  setTrusted(trusted: boolean): void {
+    this.input = { ...this.input, trusted };
+    this.render();
+  }
+
+  dispose(): void {
+    for (const subscription of this.subscriptions) {
+      subscription.dispose();
+    }
+  }
+
+  private render(): void {
+    const presentation = present(this.input);
+    this.item.text = presentation.text;
+    this.item.tooltip = presentation.tooltip;
+    this.item.backgroundColor = BACKGROUND[presentation.severity];
+    const pythonEditor = vscode.window.activeTextEditor?.document.languageId === LANGUAGE;
+    const notable = this.input.state !== "idle";
+    if (pythonEditor || notable) {
+      this.item.show();
+    } else {
+      this.item.hide();
+    }
+  }
+}

@@ -1,0 +1,58 @@
+"""Shared test helpers: run the CLI as a user does, and skip GPU tests without CUDA."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+KERNELS = ROOT / "kernels"
+EXAMPLES = ROOT / "tests" / "data" / "examples"
+
+
+def _has_cuda() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+HAS_CUDA = _has_cuda()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if HAS_CUDA:
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+def run_cli(*args: str, timeout: float = 300, env: dict[str, str] | None = None) -> tuple[int, Any, str]:
+    """Run ``python -m kernel_lens ARGS``; return (exit code, parsed stdout JSON or text, stderr)."""
+    full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
+    proc = subprocess.run(
+        [sys.executable, "-m", "kernel_lens", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=full_env,
+        cwd=ROOT,
+    )
+    out: Any = proc.stdout
+    if "--json" in args:
+        out = json.loads(proc.stdout)
+    return proc.returncode, out, proc.stderr
+
+
+@pytest.fixture
+def trace_dir(tmp_path: Path) -> str:
+    return str(tmp_path / "traces")

@@ -50,8 +50,12 @@ export function createClient(config: ClientConfig): LanguageClient {
     diagnosticCollectionName: "kernel-lens",
     // Evaluated at `initialize`, so trust granted while the client starts is not missed.
     initializationOptions: () => initializationOptions(config.settings, vscode.workspace.isTrusted),
-    // The server pulls `kernelLens.timing.*` and `kernelLens.timeoutSeconds` with
-    // workspace/configuration after each workspace/didChangeConfiguration.
+    // Sends workspace/didChangeConfiguration once after `initialized` and on every change
+    // under `kernelLens`; the server then pulls `kernelLens.timing.*` and
+    // `kernelLens.timeoutSeconds` with workspace/configuration (section "kernelLens", which
+    // answers `{python, agentCommand, timeoutSeconds, timing: {warmupMs, budgetMs, reps}}`).
+    // The pushed `settings` payload is deprecated by vscode-languageclient in favour of that
+    // pull; the server should not rely on it. Interpreter and agent changes restart instead.
     synchronize: { configurationSection: SECTION },
     connectionOptions: { maxRestartCount: 4 },
   };

@@ -9,7 +9,7 @@ import * as os from "node:os";
 import * as vscode from "vscode";
 import { withTimeout } from "./async";
 import { PYTHON_EXTENSION_ID } from "./constants";
-import { DEFAULT_PYTHON, expandVariables } from "./python";
+import { DEFAULT_PYTHON, expandVariables, resolveRelative } from "./python";
 import type { Settings } from "./settings";
 
 export type InterpreterSource = "setting" | "python-extension" | "default";
@@ -81,12 +81,13 @@ export async function resolveInterpreter(
   log: vscode.LogOutputChannel,
 ): Promise<Interpreter> {
   if (settings.python !== "") {
+    const workspaceFolder = firstFolder()?.uri.fsPath;
     const python = expandVariables(settings.python, {
-      workspaceFolder: firstFolder()?.uri.fsPath,
+      workspaceFolder,
       userHome: os.homedir(),
       env: process.env,
     });
-    return { python, source: "setting" };
+    return { python: resolveRelative(python, workspaceFolder), source: "setting" };
   }
   try {
     const api = await pythonEnvironments();
@@ -101,7 +102,9 @@ export async function resolveInterpreter(
       if (executable !== undefined && executable !== "") {
         return { python: executable, source: "python-extension" };
       }
-      log.warn(`The Python extension has no interpreter for ${envPath.path}; using ${DEFAULT_PYTHON}`);
+      log.warn(
+        `The Python extension has no interpreter for ${envPath.path}; using ${DEFAULT_PYTHON}`,
+      );
     }
   } catch (error) {
     log.warn(`Could not ask the Python extension for its interpreter: ${String(error)}`);

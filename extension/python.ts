@@ -52,19 +52,33 @@ export interface Variables {
  * so the error that follows names them.
  */
 export function expandVariables(value: string, vars: Variables): string {
-  let result = value.replace(/\$\{(workspaceFolder|userHome|env:([^}]+))\}/g, (match, name, env) => {
-    if (name === "workspaceFolder") {
-      return vars.workspaceFolder ?? match;
-    }
-    if (name === "userHome") {
-      return vars.userHome;
-    }
-    return vars.env[env as string] ?? "";
-  });
+  let result = value.replace(
+    /\$\{(workspaceFolder|userHome|env:([^}]+))\}/g,
+    (match, name, env) => {
+      if (name === "workspaceFolder") {
+        return vars.workspaceFolder ?? match;
+      }
+      if (name === "userHome") {
+        return vars.userHome;
+      }
+      return vars.env[env as string] ?? "";
+    },
+  );
   if (result === "~" || result.startsWith("~/") || result.startsWith("~\\")) {
     result = vars.userHome + result.slice(1);
   }
   return result;
+}
+
+/**
+ * Resolves a relative interpreter path (`.venv/bin/python`) against the workspace folder, as
+ * the server runs outside it. Bare command names (`python3`) are left to the PATH lookup.
+ */
+export function resolveRelative(python: string, workspaceFolder: string | undefined): string {
+  if (workspaceFolder === undefined || path.isAbsolute(python) || !/[\\/]/.test(python)) {
+    return python;
+  }
+  return path.resolve(workspaceFolder, python);
 }
 
 /** Why an interpreter cannot run the server. */

@@ -44,7 +44,11 @@ export function truncate(text: string, max: number): string {
 
 /** The file name at the end of a URI string, decoded ("file:///a/b%20c.py" -> "b c.py"). */
 export function fileName(uri: string): string {
-  const last = uri.replace(/[?#].*$/, "").split("/").at(-1) ?? uri;
+  const last =
+    uri
+      .replace(/[?#].*$/, "")
+      .split("/")
+      .at(-1) ?? uri;
   try {
     return decodeURIComponent(last);
   } catch {

@@ -36,8 +36,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
-def run_cli(*args: str, timeout: float = 300, env: dict[str, str] | None = None) -> tuple[int, Any, str]:
-    """Run ``python -m kernel_lens ARGS``; return (exit code, parsed stdout JSON or text, stderr)."""
+def run_cli(
+    *args: str, timeout: float = 300, env: dict[str, str] | None = None
+) -> tuple[int, Any, str]:
+    """Run ``python -m kernel_lens ARGS``: (exit code, stdout as JSON or text, stderr)."""
     full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
     proc = subprocess.run(
         [sys.executable, "-m", "kernel_lens", *args],

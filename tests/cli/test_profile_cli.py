@@ -63,8 +63,10 @@ def test_three_ways_names_the_op_of_each_line(trace_dir: str) -> None:
     json.loads(Path(result["trace_path"]).read_text())
 
 
-@pytest.mark.parametrize("func, op", [("square_torch", "aten::square"), ("square_mul", "aten::mul"),
-                                      ("square_pow", "aten::pow")])
+@pytest.mark.parametrize(
+    "func, op",
+    [("square_torch", "aten::square"), ("square_mul", "aten::mul"), ("square_pow", "aten::pow")],
+)
 def test_each_variant(func: str, op: str, trace_dir: str) -> None:
     result = _profile(f"{KERNELS}/square.py::{func}", trace_dir)
     ops = [o["name"] for line in result["lines"] for o in line["ops"]]
@@ -76,7 +78,10 @@ def test_helper_calls_count_on_the_calling_line(trace_dir: str) -> None:
     assert result["inputs"] == "square_all_inputs()"
     line = _line(result, "return torch.square(x) + x * x + _pow2(x)")
     assert sorted(op["name"] for op in line["ops"]) == [
-        "aten::add", "aten::mul", "aten::pow", "aten::square"
+        "aten::add",
+        "aten::mul",
+        "aten::pow",
+        "aten::square",
     ]
     assert {op["name"]: op["calls"] for op in line["ops"]}["aten::add"] == 2
     # _pow2's own line (in the helper) never appears.
@@ -107,12 +112,15 @@ def test_triton_square_runs_under_the_interpreter_on_cpu(trace_dir: str) -> None
 
 @pytest.mark.skipif(HAS_CUDA, reason="the CPU message; the GPU test builds the extension")
 def test_inline_square_says_it_needs_cuda_and_nvcc(trace_dir: str) -> None:
-    code, out, _ = run_cli("profile", f"{KERNELS}/inline_square.py::square", "--json",
-                           "--trace-dir", trace_dir)
+    code, out, _ = run_cli(
+        "profile", f"{KERNELS}/inline_square.py::square", "--json", "--trace-dir", trace_dir
+    )
     assert code == 1
     assert out["error"]["kind"] == "unsupported"
     assert "needs CUDA and nvcc" in out["error"]["message"]
-    assert out["error"]["line"] == _lineno(KERNELS / "inline_square.py", "raise NotImplementedError")
+    assert out["error"]["line"] == _lineno(
+        KERNELS / "inline_square.py", "raise NotImplementedError"
+    )
 
 
 def test_profile_by_line_and_method(trace_dir: str) -> None:
@@ -125,15 +133,17 @@ def test_profile_by_line_and_method(trace_dir: str) -> None:
 
 
 def test_timing_only_stage_skips_the_profiler(trace_dir: str) -> None:
-    result = _profile(f"{KERNELS}/square.py::square_mul", trace_dir, "--stages", "timing",
-                      "--reps", "7")
+    result = _profile(
+        f"{KERNELS}/square.py::square_mul", trace_dir, "--stages", "timing", "--reps", "7"
+    )
     assert result["timing"]["reps"] == 7
     assert "lines" not in result and "trace_path" not in result
 
 
 def test_user_prints_do_not_corrupt_json(trace_dir: str) -> None:
-    code, out, err = run_cli("profile", f"{EXAMPLES}/errors.py::prints_a_lot", "--json",
-                             "--trace-dir", trace_dir, *FAST)
+    code, out, err = run_cli(
+        "profile", f"{EXAMPLES}/errors.py::prints_a_lot", "--json", "--trace-dir", trace_dir, *FAST
+    )
     assert code == 0
     assert out["function"] == "prints_a_lot"
     assert "user output that must not reach stdout" in err
@@ -145,21 +155,39 @@ E = EXAMPLES / "errors.py"
 @pytest.mark.parametrize(
     "spec, kind, where, message",
     [
-        (f"{EXAMPLES}/syntax_error.py::fine", "syntax", (EXAMPLES / "syntax_error.py", "def broken"),
-         "expected ':'"),
+        (
+            f"{EXAMPLES}/syntax_error.py::fine",
+            "syntax",
+            (EXAMPLES / "syntax_error.py", "def broken"),
+            "expected ':'",
+        ),
         (f"{E}::nope", "not-found", None, "no function 'nope'"),
-        (f"{E}::raises_in_body", "runtime", (E, "raise ValueError"), "ValueError: boom from the body"),
+        (
+            f"{E}::raises_in_body",
+            "runtime",
+            (E, "raise ValueError"),
+            "ValueError: boom from the body",
+        ),
         (f"{E}::bad_inputs_directive", "inputs", (E, "inputs = (undefined_name,)"), "NameError"),
         (f"{E}::bad_factory", "inputs", (E, "return (1 / 0,)"), "ZeroDivisionError"),
-        (f"{EXAMPLES}/import_error.py::f", "import", (EXAMPLES / "import_error.py", "raise Runtime"),
-         "RuntimeError: module-level failure"),
-        (f"{E}::not_implemented_here", "unsupported", (E, "raise NotImplementedError"),
-         "needs CUDA and nvcc"),
+        (
+            f"{EXAMPLES}/import_error.py::f",
+            "import",
+            (EXAMPLES / "import_error.py", "raise Runtime"),
+            "RuntimeError: module-level failure",
+        ),
+        (
+            f"{E}::not_implemented_here",
+            "unsupported",
+            (E, "raise NotImplementedError"),
+            "needs CUDA and nvcc",
+        ),
         ("/nonexistent/file.py::f", "not-found", None, "cannot read"),
     ],
 )
-def test_errors_name_the_users_line(spec: str, kind: str, where: tuple[Path, str] | None,
-                                    message: str, trace_dir: str) -> None:
+def test_errors_name_the_users_line(
+    spec: str, kind: str, where: tuple[Path, str] | None, message: str, trace_dir: str
+) -> None:
     code, out, _ = run_cli("profile", spec, "--json", "--trace-dir", trace_dir)
     assert code == 1
     err = out["error"]
@@ -169,8 +197,9 @@ def test_errors_name_the_users_line(spec: str, kind: str, where: tuple[Path, str
 
 
 def test_text_output_and_error_text(trace_dir: str) -> None:
-    code, out, _ = run_cli("profile", f"{KERNELS}/square.py::square_three_ways", "-q",
-                           "--trace-dir", trace_dir, *FAST)
+    code, out, _ = run_cli(
+        "profile", f"{KERNELS}/square.py::square_three_ways", "-q", "--trace-dir", trace_dir, *FAST
+    )
     assert code == 0
     assert "median" in out and "aten::mul" in out and "x**2" in out
     code, out, err = run_cli("profile", f"{EXAMPLES}/errors.py::raises_in_body")

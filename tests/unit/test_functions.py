@@ -4,7 +4,7 @@ import pytest
 
 from kernel_lens.analysis.functions import SourceSyntaxError, find_function, find_functions
 
-SRC = '''import torch
+SRC = """import torch
 
 # a comment
 # kernel-lens: inputs = (torch.ones(3),)
@@ -27,7 +27,7 @@ class C:
 
 def no_inputs():
     pass
-'''
+"""
 
 
 def test_lists_functions_and_methods_in_order() -> None:

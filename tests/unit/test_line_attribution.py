@@ -62,8 +62,16 @@ def test_runs_divide_every_number(h200_trace: dict) -> None:
 
 
 def _x(cat: str, name: str, ts: float, dur: float, tid: int = 1, **args: object) -> dict:
-    return {"ph": "X", "cat": cat, "name": name, "pid": 1, "tid": tid, "ts": ts, "dur": dur,
-            "args": args}
+    return {
+        "ph": "X",
+        "cat": cat,
+        "name": name,
+        "pid": 1,
+        "tid": tid,
+        "ts": ts,
+        "dur": dur,
+        "args": args,
+    }
 
 
 def test_direct_launch_without_an_aten_op_is_listed_under_the_runtime_call() -> None:
@@ -100,6 +108,11 @@ def test_memcpy_is_attributed_with_its_kind() -> None:
     op = lines[7].to_json()["ops"][0]
     assert op["name"] == "aten::to" and op["dispatch"] == ["aten::copy_"]
     assert op["kernels"] == [
-        {"name": "Memcpy HtoD (Pageable -> Device)", "short_name": "Memcpy HtoD (Pageable -> Device)",
-         "device_us": 12.5, "calls": 1, "kind": "memcpy"}
+        {
+            "name": "Memcpy HtoD (Pageable -> Device)",
+            "short_name": "Memcpy HtoD (Pageable -> Device)",
+            "device_us": 12.5,
+            "calls": 1,
+            "kind": "memcpy",
+        }
     ]

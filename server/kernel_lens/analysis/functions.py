@@ -36,7 +36,7 @@ class FunctionInfo:
 
     Attributes:
         qualname: ``name`` for a module-level function, ``Class.name`` for a method
-            (nested classes give ``Outer.Inner.name``); functions nested in functions are not listed.
+            (nested classes give ``Outer.Inner.name``); nested functions are not listed.
         def_line: 1-based line of the ``def`` keyword.
         first_line: 1-based first line of the definition (the first decorator, if any).
         last_line: 1-based last line of the body.

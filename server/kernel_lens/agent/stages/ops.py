@@ -15,6 +15,7 @@ import os
 import sys
 import time
 import types
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +26,7 @@ __all__ = ["ProfiledPass", "LineTagger", "profile_pass", "default_trace_dir"]
 
 
 def default_trace_dir() -> str:
-    """Where traces are written: ``$KERNEL_LENS_CACHE/traces`` or ``~/.cache/kernel-lens/traces``."""
+    """The trace folder: ``$KERNEL_LENS_CACHE/traces``, else ``~/.cache/kernel-lens/traces``."""
     base = os.environ.get("KERNEL_LENS_CACHE") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "kernel-lens"
     )
@@ -127,14 +128,17 @@ def profile_pass(
     if device == "cuda":
         activities.append(ProfilerActivity.CUDA)
         torch.cuda.synchronize()
-    with profile(activities=activities, record_shapes=True) as prof:
-        t0 = time.perf_counter()
-        for _ in range(runs):
-            with LineTagger(code):
-                fn()
-            if device == "cuda":
-                torch.cuda.synchronize()
-        wall_ms = (time.perf_counter() - t0) * 1e3
+    with warnings.catch_warnings():
+        # torch 2.11 warns that a profiler without a schedule "clears events": not our case.
+        warnings.filterwarnings("ignore", message=".*Profiler clears events.*")
+        with profile(activities=activities, record_shapes=True) as prof:
+            t0 = time.perf_counter()
+            for _ in range(runs):
+                with LineTagger(code):
+                    fn()
+                if device == "cuda":
+                    torch.cuda.synchronize()
+            wall_ms = (time.perf_counter() - t0) * 1e3
     folder = trace_dir or default_trace_dir()
     os.makedirs(folder, exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")

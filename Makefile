@@ -1,0 +1,61 @@
+# Kernel Lens — the two commands of the README:
+#   make run    set up, profile the bundled examples, build dist/kernel-lens.vsix
+#   make test   set up, run every check and test (what .ci/run does)
+SHELL := /bin/bash
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+KL := $(VENV)/bin/kernel-lens
+EXAMPLES := kernels/square.py::square_three_ways kernels/square.py::square_torch \
+	kernels/square.py::square_mul kernels/square.py::square_pow kernels/square.py::square_all \
+	kernels/fusion.py::square_twice kernels/fusion.py::matmul_relu \
+	kernels/triton_square.py::square kernels/inline_square.py::square
+
+.PHONY: run test setup setup-py setup-node profile-examples vsix lint typecheck test-py test-ts clean
+
+run: setup profile-examples vsix
+
+test: setup lint typecheck test-py test-ts
+
+setup: setup-py setup-node
+
+setup-py: $(VENV)/.installed
+
+$(VENV)/.installed: requirements-dev.txt pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements-dev.txt
+	$(PY) -m pip install -q --no-deps -e .
+	touch $@
+
+setup-node: node_modules/.installed
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $@
+
+profile-examples: setup-py
+	@set -e; for spec in $(EXAMPLES); do \
+		echo; echo "═══ kernel-lens profile $$spec"; \
+		$(KL) profile $$spec -q || echo "(exit $$? — reported above)"; \
+	done
+
+vsix: setup
+	npm run package
+	@ls -l dist/kernel-lens.vsix
+
+lint: setup-py
+	$(VENV)/bin/ruff check server tests kernels benchmarks
+	$(VENV)/bin/ruff format --check server tests kernels benchmarks
+
+typecheck: setup-py
+	$(VENV)/bin/mypy
+
+test-py: setup-py
+	$(VENV)/bin/pytest -q --timeout=900
+
+test-ts: setup-node
+	npm run check
+
+clean:
+	rm -rf $(VENV) node_modules dist bundled

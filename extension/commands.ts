@@ -1,0 +1,101 @@
+/**
+ * The extension's own commands. Profiling goes to the server as `workspace/executeCommand`
+ * with the server's command ids (`protocol.ts`); the server reports progress and results.
+ */
+import * as vscode from "vscode";
+import { ExecuteCommandRequest, LSPErrorCodes, ResponseError } from "vscode-languageclient/node";
+import { Commands, DISPLAY_NAME, LANGUAGE } from "./constants";
+import type { Ctx } from "./ctx";
+import { ServerCommands, type ProfileAllArgs, type ProfileArgs } from "./protocol";
+
+/** Registers every command of {@link Commands} as an extension-scoped disposable. */
+export function registerCommands(ctx: Ctx): void {
+  ctx.pushExtCleanup(
+    vscode.commands.registerCommand(Commands.profileAtCursor, () => profileAtCursor(ctx)),
+    vscode.commands.registerCommand(Commands.profileFile, () => profileFile(ctx)),
+    vscode.commands.registerCommand(Commands.showOutput, () => ctx.log.show()),
+    vscode.commands.registerCommand(Commands.restartServer, () =>
+      ctx.restart("Restart Server command"),
+    ),
+  );
+}
+
+/** The active editor if it shows a Python file, else undefined after telling the user. */
+function pythonEditor(): vscode.TextEditor | undefined {
+  const editor = vscode.window.activeTextEditor;
+  if (editor?.document.languageId !== LANGUAGE || editor.document.uri.scheme !== "file") {
+    void vscode.window.showInformationMessage(
+      `${DISPLAY_NAME}: open a Python file and put the cursor in the function to profile.`,
+    );
+    return undefined;
+  }
+  return editor;
+}
+
+async function profileAtCursor(ctx: Ctx): Promise<void> {
+  const editor = pythonEditor();
+  if (editor !== undefined) {
+    const line = editor.selection.active.line;
+    await execute(ctx, editor.document.uri, (uri) => ({
+      command: ServerCommands.profile,
+      args: { uri, line },
+    }));
+  }
+}
+
+async function profileFile(ctx: Ctx): Promise<void> {
+  const editor = pythonEditor();
+  if (editor !== undefined) {
+    await execute(ctx, editor.document.uri, (uri) => ({
+      command: ServerCommands.profileAll,
+      args: { uri },
+    }));
+  }
+}
+
+/** A server command with its argument. */
+type Invocation =
+  | { command: typeof ServerCommands.profile; args: ProfileArgs }
+  | { command: typeof ServerCommands.profileAll; args: ProfileAllArgs };
+
+/**
+ * Sends `workspace/executeCommand` for `document` (its URI converted as the client converts
+ * it in every other message); the server shows progress (cancellable) and results itself.
+ */
+async function execute(
+  ctx: Ctx,
+  document: vscode.Uri,
+  invocation: (uri: string) => Invocation,
+): Promise<void> {
+  const client = ctx.client;
+  if (client === undefined) {
+    const choice = await vscode.window.showWarningMessage(
+      `${DISPLAY_NAME}: the server is not running.`,
+      "Show Output",
+      "Restart Server",
+    );
+    if (choice === "Show Output") {
+      ctx.log.show();
+    } else if (choice === "Restart Server") {
+      await ctx.restart("Restart Server from a profiling command");
+    }
+    return;
+  }
+  const { command, args } = invocation(client.code2ProtocolConverter.asUri(document));
+  try {
+    await client.sendRequest(ExecuteCommandRequest.type, {
+      command,
+      arguments: [args],
+    });
+  } catch (error) {
+    // A cancelled request (the user cancelled the progress notification) is not an error.
+    if (error instanceof ResponseError && error.code === LSPErrorCodes.RequestCancelled) {
+      return;
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    ctx.log.error(`${command} failed: ${message}`);
+    void vscode.window
+      .showErrorMessage(`${DISPLAY_NAME}: ${message}`, "Show Output")
+      .then((choice) => choice !== undefined && ctx.log.show());
+  }
+}

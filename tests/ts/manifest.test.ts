@@ -1,0 +1,98 @@
+/**
+ * package.json's contributions against the code: settings and their defaults, commands,
+ * activation events and Restricted Mode's restricted settings.
+ */
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import * as path from "node:path";
+import { describe, it } from "node:test";
+import { Commands } from "../../extension/constants";
+import { DEFAULTS, RESTART_KEYS, SECTION, type SettingKey } from "../../extension/settings";
+import { ServerCommands } from "../../extension/protocol";
+
+interface Manifest {
+  main: string;
+  engines: { vscode: string };
+  activationEvents: string[];
+  extensionDependencies?: string[];
+  capabilities: { untrustedWorkspaces: { supported: string; restrictedConfigurations: string[] } };
+  contributes: {
+    commands: { command: string; title: string; category: string; icon?: string }[];
+    menus: Record<string, { command: string; when?: string }[]>;
+    configuration: {
+      properties: Record<string, { default: unknown; markdownDescription?: string }>;
+    };
+  };
+}
+
+const ROOT = path.resolve(__dirname, "..", "..");
+const manifest = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as Manifest;
+
+const EXPECTED_DEFAULTS: Record<SettingKey, unknown> = {
+  python: DEFAULTS.python,
+  agentCommand: DEFAULTS.agentCommand,
+  timeoutSeconds: DEFAULTS.timeoutSeconds,
+  "timing.warmupMs": DEFAULTS.timing.warmupMs,
+  "timing.budgetMs": DEFAULTS.timing.budgetMs,
+  "timing.reps": DEFAULTS.timing.reps,
+};
+
+describe("package.json", () => {
+  it("contributes every setting, with settings.ts's default and a description", () => {
+    const properties = manifest.contributes.configuration.properties;
+    assert.deepEqual(
+      Object.keys(properties).sort(),
+      Object.keys(EXPECTED_DEFAULTS)
+        .map((key) => `${SECTION}.${key}`)
+        .sort(),
+    );
+    for (const [key, value] of Object.entries(EXPECTED_DEFAULTS)) {
+      const property = properties[`${SECTION}.${key}`];
+      assert.deepEqual(property?.default, value, key);
+      assert.ok((property?.markdownDescription ?? "").length > 20, `${key} has no description`);
+    }
+  });
+
+  it("restricts exactly the settings that restart the server (they name programs to run)", () => {
+    assert.equal(manifest.capabilities.untrustedWorkspaces.supported, "limited");
+    assert.deepEqual(
+      manifest.capabilities.untrustedWorkspaces.restrictedConfigurations,
+      RESTART_KEYS.map((key) => `${SECTION}.${key}`),
+    );
+  });
+
+  it("contributes the extension's commands, in the Kernel Lens category, with icons", () => {
+    const commands = manifest.contributes.commands;
+    assert.deepEqual(commands.map((c) => c.command).sort(), Object.values(Commands).sort());
+    for (const command of commands) {
+      assert.equal(command.category, "Kernel Lens");
+      assert.match(command.icon ?? "", /^\$\([a-z-]+\)$/);
+    }
+  });
+
+  it("does not contribute the server's commands (vscode-languageclient registers them)", () => {
+    const contributed = manifest.contributes.commands.map((c) => c.command);
+    for (const id of Object.values(ServerCommands)) {
+      assert.ok(!contributed.includes(id), id);
+    }
+  });
+
+  it("activates on Python and on each command", () => {
+    assert.deepEqual(manifest.activationEvents, [
+      "onLanguage:python",
+      ...Object.values(Commands).map((id) => `onCommand:${id}`),
+    ]);
+  });
+
+  it("puts Profile Function at Cursor in the editor context menu for Python", () => {
+    const entries = manifest.contributes.menus["editor/context"] ?? [];
+    const entry = entries.find((e) => e.command === Commands.profileAtCursor);
+    assert.match(entry?.when ?? "", /editorLangId == python/);
+  });
+
+  it("runs the bundle, on VS Code 1.90 or later, without requiring the Python extension", () => {
+    assert.equal(manifest.main, "./dist/extension.js");
+    assert.equal(manifest.engines.vscode, "^1.90.0");
+    assert.equal(manifest.extensionDependencies, undefined);
+  });
+});

@@ -122,7 +122,7 @@ def profile_pass(
         label: file name stem.
     """
     import torch
-    from torch.profiler import ProfilerActivity, profile
+    from torch.profiler import ProfilerActivity, profile, schedule
 
     activities = [ProfilerActivity.CPU]
     if device == "cuda":
@@ -131,14 +131,23 @@ def profile_pass(
     with warnings.catch_warnings():
         # torch 2.11 warns that a profiler without a schedule "clears events": not our case.
         warnings.filterwarnings("ignore", message=".*Profiler clears events.*")
-        with profile(activities=activities, record_shapes=True) as prof:
-            t0 = time.perf_counter()
-            for _ in range(runs):
+        # One unrecorded warm-up step first: the profiler's own start-up cost lands on it, not on
+        # the first recorded call.
+        with profile(
+            activities=activities,
+            record_shapes=True,
+            schedule=schedule(wait=0, warmup=1, active=runs, repeat=1),
+        ) as prof:
+            wall_ms = 0.0
+            for step in range(runs + 1):
+                t0 = time.perf_counter()
                 with LineTagger(code):
                     fn()
                 if device == "cuda":
                     torch.cuda.synchronize()
-            wall_ms = (time.perf_counter() - t0) * 1e3
+                if step > 0:
+                    wall_ms += (time.perf_counter() - t0) * 1e3
+                prof.step()
     folder = trace_dir or default_trace_dir()
     os.makedirs(folder, exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")

@@ -1,0 +1,133 @@
+"""Text of code lenses and hovers, from a profile result. Pure: unit-tested without a server.
+
+Lenses are one short line (short kernel names); hovers are Markdown with the full kernel names in
+code spans (kernel names are full of ``<``, ``>``, ``&`` and ``*``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from kernel_lens.analysis.report_text import format_time_ms, format_us
+
+__all__ = [
+    "code_span",
+    "error_lens_title",
+    "hover_markdown",
+    "line_lens_title",
+    "summary_lens_title",
+]
+
+MAX_LENS_OPS = 3
+
+
+def code_span(text: str) -> str:
+    """``text`` as a Markdown code span, with a fence longer than any backtick run inside."""
+    runs = [len(m) for m in re.findall(r"`+", text)]
+    fence = "`" * (max(runs, default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _calls(calls: float) -> str:
+    return "" if calls == 1 else f" ×{calls:g}"
+
+
+def summary_lens_title(result: dict[str, Any]) -> str:
+    """``⏱ 0.577 ms ±0.1% · 3 kernels · NVIDIA H200`` (or ``… · 3 ops · CPU``)."""
+    parts: list[str] = []
+    timing = result.get("timing")
+    if timing:
+        parts.append(f"$(watch) {format_time_ms(timing['median_ms'])} ±{timing['spread_pct']:.1f}%")
+    lines = result.get("lines") or []
+    if result.get("device_kind") == "cuda":
+        launches = sum(k["calls"] for k in result.get("kernels") or [])
+        parts.append(f"{launches:g} kernel{'s' if launches != 1 else ''}")
+    elif lines:
+        ops = sum(op["calls"] for line in lines for op in line["ops"])
+        parts.append(f"{ops:g} op{'s' if ops != 1 else ''}")
+    parts.append(str(result.get("device", "")))
+    return " · ".join(parts)
+
+
+def _op_text(op: dict[str, Any], cuda: bool) -> str:
+    chain = [op["name"], *op["dispatch"]]
+    if cuda and op["kernels"]:
+        names = [k["short_name"] for k in op["kernels"]]
+        shown = names[0] if len(names) == 1 else f"{names[0]} +{len(names) - 1}"
+        return f"{' → '.join(chain)} → {shown}{_calls(op['calls'])} {format_us(op['device_us'])}"
+    if cuda:
+        return f"{' → '.join(chain)}{_calls(op['calls'])} (no kernel)"
+    return f"{' → '.join(chain)}{_calls(op['calls'])} {format_us(op['cpu_us'])} CPU"
+
+
+def line_lens_title(line: dict[str, Any], *, cuda: bool) -> str | None:
+    """The lens above one profiled line, or ``None`` when the line ran no ops."""
+    ops = line.get("ops") or []
+    if not ops:
+        return None
+    if cuda:
+        # Kernels first: they are what the line costs on the GPU.
+        ops = sorted(ops, key=lambda op: -op["device_us"])
+    texts = [_op_text(op, cuda) for op in ops[:MAX_LENS_OPS]]
+    more = len(ops) - MAX_LENS_OPS
+    title = "  |  ".join(texts) + (f"  |  +{more} more" if more > 0 else "")
+    if cuda and len(ops) > 1 and line.get("device_us"):
+        title = f"{format_us(line['device_us'])} · " + title
+    return title
+
+
+def error_lens_title(error: dict[str, Any]) -> str:
+    """``⚠ Profile failed: runtime — ValueError: boom`` (one line, clipped)."""
+    message = str(error.get("message", "")).splitlines()[0] if error.get("message") else ""
+    if len(message) > 90:
+        message = message[:89] + "…"
+    return f"$(warning) Profile failed: {error.get('kind', 'error')} — {message}"
+
+
+def hover_markdown(result: dict[str, Any], line_no: int, *, word: str | None = None) -> str | None:
+    """Markdown for a hover on 1-based ``line_no`` of a profiled function, or ``None``."""
+    line = next((x for x in result.get("lines") or [] if x["line"] == line_no), None)
+    if line is None or not line["ops"]:
+        return None
+    cuda = result.get("device_kind") == "cuda"
+    ops = list(line["ops"])
+    if word:
+        # The op the hovered word names comes first (``square`` → aten::square).
+        ops.sort(key=lambda op: 0 if op["name"].split("::")[-1] == word else 1)
+    out: list[str] = [f"**Kernel Lens** · line {line_no} · {code_span(line['source'])}", ""]
+    for op in ops:
+        chain = " → ".join(code_span(n) for n in [op["name"], *op["dispatch"]])
+        if cuda:
+            out.append(
+                f"- {chain} · **{format_us(op['device_us'])}** device · "
+                f"{op['calls']:g} call{'s' if op['calls'] != 1 else ''}"
+            )
+            for k in op["kernels"]:
+                out.append(
+                    f"  - {code_span(k['name'])} · {format_us(k['device_us'])} · ×{k['calls']:g}"
+                )
+            if not op["kernels"]:
+                out.append("  - no kernel launched")
+        else:
+            out.append(
+                f"- {chain} · {format_us(op['cpu_us'])} CPU · "
+                f"{op['calls']:g} call{'s' if op['calls'] != 1 else ''}"
+            )
+    out.append("")
+    runs = result.get("profiled_runs", "?")
+    note = (
+        f"Per call, from {runs} profiled calls on {result.get('device', '?')}"
+        + ("" if cuda else " (CPU times under the profiler: for attribution only)")
+        + "."
+    )
+    timing = result.get("timing")
+    if timing:
+        how = "CUDA events" if timing.get("method") == "cuda-events" else "perf_counter"
+        note += (
+            f" Function: {format_time_ms(timing['median_ms'])} median "
+            f"±{timing['spread_pct']:.1f}% of {timing['reps']} reps ({how})."
+        )
+    out.append(f"_{note}_")
+    return "\n".join(out)

@@ -1,0 +1,98 @@
+"""Code lenses: ``Profile`` above every function; after a run, the summary and per-line lenses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lsprotocol import types
+
+from kernel_lens.analysis.functions import FunctionInfo, SourceSyntaxError, find_functions
+from kernel_lens.analysis.lens_text import error_lens_title, line_lens_title, summary_lens_title
+from kernel_lens.lsp.protocol import CMD_PROFILE
+from kernel_lens.lsp.results import place
+from kernel_lens.lsp.server import KernelLensServer
+
+__all__ = ["document_lenses", "setup"]
+
+TRUST_COMMAND = "workbench.trust.manage"
+
+
+def _range(line0: int) -> types.Range:
+    return types.Range(types.Position(line0, 0), types.Position(line0, 0))
+
+
+def _lens(
+    line0: int, title: str, command: str = "", args: list[Any] | None = None
+) -> types.CodeLens:
+    return types.CodeLens(
+        range=_range(line0), command=types.Command(title=title, command=command, arguments=args)
+    )
+
+
+def _profile_lens(uri: str, info: FunctionInfo, title: str) -> types.CodeLens:
+    return _lens(info.first_line - 1, title, CMD_PROFILE, [{"uri": uri, "function": info.qualname}])
+
+
+def document_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.CodeLens]:
+    """All lenses of one document, from its current text and the stored results."""
+    try:
+        functions = find_functions(source)
+    except SourceSyntaxError as exc:
+        line0 = max((exc.line or 1) - 1, 0)
+        failed = ls.syntax_errors.get(uri)
+        title = (
+            error_lens_title({"kind": "syntax", "message": str(exc)})
+            if failed is not None
+            else f"$(warning) Kernel Lens: syntax error — {exc} — fix it to profile"
+        )
+        return [_lens(line0, title)]
+    records = {r.qualname: r for r in ls.results.records(uri)}
+    lenses: list[types.CodeLens] = []
+    for info in functions:
+        first0 = info.first_line - 1
+        if not ls.settings.workspace_trusted:
+            lenses.append(
+                _lens(
+                    first0, "$(shield) Kernel Lens: trust this workspace to profile", TRUST_COMMAND
+                )
+            )
+            continue
+        record = records.get(info.qualname)
+        if record is None:
+            lenses.append(_profile_lens(uri, info, "$(play) Profile"))
+            continue
+        placed = place(record, source)
+        if record.state == "running":
+            lenses.append(_lens(first0, "$(sync~spin) Profiling…"))
+            continue
+        if record.state in ("error", "cancelled") and record.error is not None:
+            title = (
+                "$(circle-slash) Profile cancelled"
+                if record.state == "cancelled"
+                else error_lens_title(record.error)
+            )
+            lenses.append(_lens(first0, title))
+            lenses.append(_profile_lens(uri, info, "$(play) Profile"))
+            continue
+        result = record.result or {}
+        if placed is None or placed.outdated:
+            lenses.append(_lens(first0, f"$(history) outdated: {summary_lens_title(result)}"))
+            lenses.append(_profile_lens(uri, info, "$(refresh) Re-profile"))
+            continue
+        lenses.append(_lens(first0, summary_lens_title(result)))
+        lenses.append(_profile_lens(uri, info, "$(refresh) Re-profile"))
+        cuda = result.get("device_kind") == "cuda"
+        for line in result.get("lines") or []:
+            line_title = line_lens_title(line, cuda=cuda)
+            if line_title is not None:
+                lenses.append(_lens(placed.current_line(line["line"]) - 1, line_title))
+    return lenses
+
+
+def setup(ls: KernelLensServer) -> None:
+    """Register the code lens handler."""
+
+    @ls.feature(types.TEXT_DOCUMENT_CODE_LENS)
+    def code_lens(ls: KernelLensServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+        doc = ls.workspace.get_text_document(params.text_document.uri)
+        return document_lenses(ls, doc.uri, doc.source)

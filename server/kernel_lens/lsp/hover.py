@@ -1,0 +1,62 @@
+"""Hover: expression → ATen op(s) → kernel(s) on a profiled line; an offer to profile before."""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+
+from lsprotocol import types
+
+from kernel_lens.analysis.functions import SourceSyntaxError, find_function
+from kernel_lens.analysis.lens_text import code_span, hover_markdown
+from kernel_lens.lsp.protocol import CMD_PROFILE
+from kernel_lens.lsp.results import place
+from kernel_lens.lsp.server import KernelLensServer
+
+__all__ = ["document_hover", "setup"]
+
+
+def _command_link(title: str, command: str, args: object) -> str:
+    encoded = urllib.parse.quote(json.dumps([args]))
+    return f"[{title}](command:{command}?{encoded})"
+
+
+def document_hover(
+    ls: KernelLensServer, uri: str, source: str, line0: int, word: str | None
+) -> str | None:
+    """The hover Markdown at 0-based ``line0``, or ``None``."""
+    try:
+        info = find_function(source, line=line0 + 1)
+    except SourceSyntaxError:
+        return None
+    if info is None or line0 + 1 < info.body_first_line:
+        return None
+    record = ls.results.get(uri, info.qualname)
+    if record is None or record.state != "ok" or record.result is None:
+        if not ls.settings.workspace_trusted:
+            return "**Kernel Lens**: trust this workspace to profile it."
+        link = _command_link(
+            f"Profile {info.qualname}", CMD_PROFILE, {"uri": uri, "function": info.qualname}
+        )
+        return f"**Kernel Lens** · not profiled yet · {link} {code_span(info.qualname)}"
+    placed = place(record, source)
+    if placed is None or placed.outdated:
+        return (
+            f"**Kernel Lens** · {code_span(info.qualname)} changed since it was profiled; "
+            + _command_link("re-profile", CMD_PROFILE, {"uri": uri, "function": info.qualname})
+        )
+    measured = line0 + 1 - placed.offset
+    return hover_markdown(record.result, measured, word=word)
+
+
+def setup(ls: KernelLensServer) -> None:
+    """Register the hover handler."""
+
+    @ls.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(ls: KernelLensServer, params: types.HoverParams) -> types.Hover | None:
+        doc = ls.workspace.get_text_document(params.text_document.uri)
+        word = doc.word_at_position(params.position) or None
+        text = document_hover(ls, doc.uri, doc.source, params.position.line, word)
+        if text is None:
+            return None
+        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))

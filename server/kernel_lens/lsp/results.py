@@ -1,0 +1,93 @@
+"""Per-document profile results, and where they belong in the text as it is now.
+
+A result belongs to the text it was measured on. When the function's text is unchanged but has
+moved (lines added above it), its results move with it; when the function's own text changed, the
+result is *outdated*: its per-line lenses and hovers are withdrawn, never shifted onto lines they
+were not measured on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kernel_lens.analysis.functions import FunctionInfo, SourceSyntaxError, find_functions
+
+__all__ = ["Placed", "Record", "ResultStore", "place"]
+
+
+@dataclass
+class Record:
+    """The last job of one function.
+
+    Attributes:
+        qualname: the function.
+        state: ``running``, ``ok``, ``error`` or ``cancelled``.
+        text: the function's lines (first..last) when the job started.
+        first_line: its 1-based first line then.
+        result: the profile result (state ``ok``).
+        error: the error object (states ``error``/``cancelled``).
+    """
+
+    qualname: str
+    state: str
+    text: list[str]
+    first_line: int
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A record placed on the current text: ``offset`` to add to its lines, or outdated."""
+
+    record: Record
+    info: FunctionInfo
+    outdated: bool
+    offset: int
+
+    def current_line(self, measured_line: int) -> int:
+        """Where a measured 1-based line is now."""
+        return measured_line + self.offset
+
+
+def function_text(lines: list[str], info: FunctionInfo) -> list[str]:
+    """The definition's lines (decorators included)."""
+    return lines[info.first_line - 1 : info.last_line]
+
+
+def place(record: Record, source: str) -> Placed | None:
+    """Locate ``record``'s function in ``source``; ``None`` when it no longer exists."""
+    try:
+        functions = find_functions(source)
+    except SourceSyntaxError:
+        return None
+    info = next((f for f in functions if f.qualname == record.qualname), None)
+    if info is None:
+        return None
+    lines = source.splitlines()
+    same = function_text(lines, info) == record.text
+    return Placed(record, info, outdated=not same, offset=info.first_line - record.first_line)
+
+
+@dataclass
+class ResultStore:
+    """Records by document URI and function."""
+
+    by_uri: dict[str, dict[str, Record]] = field(default_factory=dict)
+
+    def put(self, uri: str, record: Record) -> None:
+        """Store (replace) the record of one function."""
+        self.by_uri.setdefault(uri, {})[record.qualname] = record
+
+    def get(self, uri: str, qualname: str) -> Record | None:
+        """The record of one function, if any."""
+        return self.by_uri.get(uri, {}).get(qualname)
+
+    def records(self, uri: str) -> list[Record]:
+        """All records of a document."""
+        return list(self.by_uri.get(uri, {}).values())
+
+    def forget(self, uri: str) -> None:
+        """Drop a closed document's records."""
+        self.by_uri.pop(uri, None)

@@ -1,0 +1,63 @@
+"""Server settings: start-up values from ``initializationOptions``, runtime values pulled with
+``workspace/configuration`` (section ``kernelLens``)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import attrs
+
+__all__ = ["Settings"]
+
+
+def _positive(default: float) -> Any:
+    def convert(value: Any) -> float:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            return default
+        return number if number > 0 else default
+
+    return convert
+
+
+@attrs.define
+class Settings:
+    """Everything the server needs to run jobs."""
+
+    agent_command: list[str] = attrs.field(factory=lambda: [sys.executable])
+    """argv prefix that starts a Python able to ``import kernel_lens`` (ssh/srun/container)."""
+    timeout_seconds: float = 120.0
+    """A job that runs longer is stopped and its agent restarted."""
+    workspace_trusted: bool = True
+    """Nothing runs in an untrusted workspace."""
+    warmup_ms: float = 25.0
+    """Timing warm-up, milliseconds."""
+    budget_ms: float = 500.0
+    """Timing budget for the repetitions, milliseconds."""
+    reps: int = 0
+    """Fixed timing repetitions; 0 = adaptive."""
+
+    def update(self, options: dict[str, Any] | None) -> None:
+        """Apply ``initializationOptions`` or the ``kernelLens`` configuration section."""
+        if not options:
+            return
+        command = options.get("agentCommand")
+        if isinstance(command, list) and command and all(isinstance(c, str) for c in command):
+            self.agent_command = list(command)
+        if "timeoutSeconds" in options:
+            self.timeout_seconds = _positive(self.timeout_seconds)(options["timeoutSeconds"])
+        if "workspaceTrusted" in options:
+            self.workspace_trusted = bool(options["workspaceTrusted"])
+        timing = options.get("timing")
+        if isinstance(timing, dict):
+            if "warmupMs" in timing:
+                self.warmup_ms = _positive(self.warmup_ms)(timing["warmupMs"])
+            if "budgetMs" in timing:
+                self.budget_ms = _positive(self.budget_ms)(timing["budgetMs"])
+            if "reps" in timing:
+                try:
+                    self.reps = max(0, int(timing["reps"]))
+                except (TypeError, ValueError):
+                    pass

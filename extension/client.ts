@@ -3,14 +3,19 @@
  */
 import * as vscode from "vscode";
 import {
+  CloseAction,
+  ErrorAction,
   LanguageClient,
   RevealOutputChannelOn,
+  State,
   Trace,
   TransportKind,
+  type ErrorHandler,
   type Executable,
   type LanguageClientOptions,
 } from "vscode-languageclient/node";
 import { CLIENT_ID, DISPLAY_NAME, LANGUAGE } from "./constants";
+import { CrashPolicy } from "./crashPolicy";
 import { SERVER_MODULE, bundledLibs, serverEnv } from "./python";
 import { SECTION, initializationOptions, type Settings } from "./settings";
 
@@ -37,10 +42,30 @@ export function serverExecutable(python: string, extensionPath: string): Executa
   };
 }
 
+/** Connection errors tolerated in a row before the client shuts the server down. */
+const MAX_CONNECTION_ERRORS = 3;
+
 /** A new (not yet started) language client for the given interpreter and settings. */
 export function createClient(config: ClientConfig): LanguageClient {
   const executable = serverExecutable(config.python, config.extensionPath);
+  const policy = new CrashPolicy();
+  let everRunning = false;
+  const errorHandler: ErrorHandler = {
+    error: (_error, _message, count) => ({
+      action: (count ?? 0) <= MAX_CONNECTION_ERRORS ? ErrorAction.Continue : ErrorAction.Shutdown,
+    }),
+    closed: () => {
+      const decision = policy.closed(Date.now(), everRunning);
+      if (decision.restart) {
+        return { action: CloseAction.Restart };
+      }
+      config.log.error(decision.message);
+      // At start-up the client itself shows "couldn't create connection to server".
+      return { action: CloseAction.DoNotRestart, message: decision.message, handled: !everRunning };
+    },
+  };
   const clientOptions: LanguageClientOptions = {
+    errorHandler,
     documentSelector: [{ scheme: "file", language: LANGUAGE }],
     outputChannel: config.log,
     traceOutputChannel: config.log,
@@ -57,14 +82,18 @@ export function createClient(config: ClientConfig): LanguageClient {
     // The pushed `settings` payload is deprecated by vscode-languageclient in favour of that
     // pull; the server should not rely on it. Interpreter and agent changes restart instead.
     synchronize: { configurationSection: SECTION },
-    connectionOptions: { maxRestartCount: 4 },
   };
-  return new LanguageClient(
+  const client = new LanguageClient(
     CLIENT_ID,
     DISPLAY_NAME,
     { run: executable, debug: executable },
     clientOptions,
   );
+  // Lives as long as the client, whose emitter it subscribes to.
+  client.onDidChangeState((event) => {
+    everRunning ||= event.newState === State.Running;
+  });
+  return client;
 }
 
 /** The LSP trace level that goes with the output channel's log level. */

@@ -9,7 +9,7 @@
  */
 import * as vscode from "vscode";
 import { State, type LanguageClient } from "vscode-languageclient/node";
-import { Coalescer } from "./async";
+import { Coalescer, withTimeout } from "./async";
 import { createClient, traceFor } from "./client";
 import { DISPLAY_NAME } from "./constants";
 import { offerFix } from "./install";
@@ -206,6 +206,10 @@ export class Ctx implements vscode.Disposable {
       return;
     }
     try {
+      // A client restarting itself after a crash cannot be stopped until that start settles.
+      if (client.state === State.Starting) {
+        await withTimeout(settled(client), timeoutMs, "server start");
+      }
       if (client.needsStop()) {
         await client.stop(timeoutMs);
       }
@@ -246,4 +250,16 @@ export class Ctx implements vscode.Disposable {
         );
     }
   }
+}
+
+/** Resolves when `client` leaves the Starting state. */
+function settled(client: LanguageClient): Promise<void> {
+  return new Promise((resolve) => {
+    const subscription = client.onDidChangeState((event) => {
+      if (event.newState !== State.Starting) {
+        subscription.dispose();
+        resolve();
+      }
+    });
+  });
 }

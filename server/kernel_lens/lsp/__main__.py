@@ -8,7 +8,7 @@ from kernel_lens.lsp.server import create_server
 
 def main() -> int:
     """Serve over stdin/stdout until the client exits."""
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr)
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     create_server().start_io()
     return 0
 

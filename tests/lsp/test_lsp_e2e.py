@@ -1,0 +1,323 @@
+"""The language server end to end (pytest-lsp over stdio) with the real agent on CPU.
+
+Lenses are requested and their own command objects executed, as VS Code does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+SQUARE = ROOT / "kernels" / "square.py"
+CASES = ROOT / "tests" / "data" / "examples" / "lsp_cases.py"
+ERRORS = ROOT / "tests" / "data" / "examples" / "errors.py"
+FAKE_AGENT = Path(__file__).with_name("fake_agent.py")
+
+OPTIONS = {"timeoutSeconds": 60, "timing": {"warmupMs": 5, "budgetMs": 50, "reps": 0}}
+
+
+def server_config() -> ClientServerConfig:
+    return ClientServerConfig(server_command=[sys.executable, "-m", "kernel_lens.lsp"])
+
+
+async def _init(client: LanguageClient, options: dict[str, Any]) -> None:
+    client.lens_refreshes = 0  # type: ignore[attr-defined]
+
+    @client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
+    def refresh(ls: LanguageClient, params: None) -> None:
+        ls.lens_refreshes += 1  # type: ignore[attr-defined]
+
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=pytest_lsp.client_capabilities("visual-studio-code"),
+            root_uri=ROOT.as_uri(),
+            initialization_options=options,
+        )
+    )
+
+
+@pytest_lsp.fixture(config=server_config())
+async def client(lsp_client: LanguageClient) -> Any:
+    await _init(lsp_client, OPTIONS)
+    yield
+    await lsp_client.shutdown_session()
+
+
+def open_doc(client: LanguageClient, path: Path, text: str | None = None) -> str:
+    uri = path.as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id="python", version=1, text=text or path.read_text()
+            )
+        )
+    )
+    return uri
+
+
+async def lenses(client: LanguageClient, uri: str) -> list[types.CodeLens]:
+    result = await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    return list(result or [])
+
+
+def titles(items: list[types.CodeLens], line0: int | None = None) -> list[str]:
+    return [
+        lens.command.title
+        for lens in items
+        if lens.command and (line0 is None or lens.range.start.line == line0)
+    ]
+
+
+def line0_of(path: Path, text: str) -> int:
+    return next(i for i, line in enumerate(path.read_text().splitlines()) if text in line)
+
+
+async def click(client: LanguageClient, lens: types.CodeLens) -> Any:
+    assert lens.command is not None
+    return await asyncio.wait_for(
+        client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command=lens.command.command, arguments=lens.command.arguments
+            )
+        ),
+        timeout=120,
+    )
+
+
+async def click_profile(client: LanguageClient, uri: str, def_text: str, path: Path) -> Any:
+    line0 = line0_of(path, def_text)
+    found = [
+        lens
+        for lens in await lenses(client, uri)
+        if lens.range.start.line == line0
+        and lens.command
+        and lens.command.command == "kernelLens.profile"
+    ]
+    assert found, titles(await lenses(client, uri))
+    return await click(client, found[0])
+
+
+async def hover_text(client: LanguageClient, uri: str, line0: int, col: int) -> str | None:
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(line=line0, character=col),
+        )
+    )
+    if hover is None:
+        return None
+    assert isinstance(hover.contents, types.MarkupContent)
+    return hover.contents.value
+
+
+async def test_profile_lens_then_results_on_the_lines(client: LanguageClient) -> None:
+    uri = open_doc(client, SQUARE)
+    def0 = line0_of(SQUARE, "def square_three_ways")
+    before = await lenses(client, uri)
+    assert titles(before, def0) == ["$(play) Profile"]
+    assert "$(play) Profile" in titles(before, line0_of(SQUARE, "def square_mul"))
+    # Before a run, the hover offers to profile.
+    offer = await hover_text(client, uri, def0 + 3, 8)
+    assert (
+        offer is not None and "not profiled yet" in offer and "command:kernelLens.profile" in offer
+    )
+
+    outcome = await click_profile(client, uri, "def square_three_ways", SQUARE)
+    assert outcome["ok"] is True, outcome
+
+    after = await lenses(client, uri)
+    summary = titles(after, def0)
+    assert summary[0].startswith("$(watch) ") and summary[0].endswith("· CPU"), summary
+    assert "ms ±" in summary[0] and "3 ops" in summary[0]
+    assert summary[1] == "$(refresh) Re-profile"
+    assert titles(after, def0 + 1)[0].startswith("aten::square ")
+    assert titles(after, def0 + 2)[0].startswith("aten::mul ")
+    assert titles(after, def0 + 3)[0].startswith("aten::pow ")
+    assert titles(after, def0 + 4) == []  # `return a, b, c` ran no op
+
+    text = await hover_text(client, uri, def0 + 3, 9)  # on `x**2`
+    assert text is not None and "`aten::pow`" in text and "CPU" in text
+
+    # Progress was reported: begin (cancellable), reports, end.
+    reports = [r for rs in client.progress_reports.values() for r in rs]
+    assert isinstance(reports[0], types.WorkDoneProgressBegin) and reports[0].cancellable
+    assert any(isinstance(r, types.WorkDoneProgressReport) for r in reports)
+    assert isinstance(reports[-1], types.WorkDoneProgressEnd)
+    assert any("square_three_ways" in m.message for m in client.log_messages)
+
+
+async def test_edits_move_or_outdate_results(client: LanguageClient) -> None:
+    source = SQUARE.read_text()
+    uri = open_doc(client, SQUARE, source)
+    assert (await click_profile(client, uri, "def square_mul", SQUARE))["ok"]
+    def0 = line0_of(SQUARE, "def square_mul")
+    assert titles(await lenses(client, uri), def0 + 1)[0].startswith("aten::mul")
+
+    # Two lines added at the top: the results move with the unchanged function.
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text="#\n#\n" + source)],
+        )
+    )
+    moved = await lenses(client, uri)
+    assert titles(moved, def0 + 3)[0].startswith("aten::mul")
+    assert titles(moved, def0 + 1) == []
+
+    # The function itself changed: outdated, and no per-line lens left on a wrong line.
+    edited = ("#\n#\n" + source).replace("    return x * x", "    return x * x + 1")
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=3),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=edited)],
+        )
+    )
+    stale = await lenses(client, uri)
+    assert titles(stale, def0 + 2)[0].startswith("$(history) outdated")
+    assert titles(stale, def0 + 3) == []
+    hover = await hover_text(client, uri, def0 + 3, 12)
+    assert hover is not None and "changed since it was profiled" in hover
+
+
+async def test_crashes_and_hangs_cost_one_job(client: LanguageClient) -> None:
+    uri = open_doc(client, CASES)
+    client.set_configuration({"timeoutSeconds": 8}, section="kernelLens")
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    for def_text, kind, detail in [
+        ("def exits_hard", "crash", "exit code 3"),
+        ("def segfaults", "crash", "SIGSEGV"),
+        ("def hangs", "timeout", "no result after 8 s"),
+    ]:
+        outcome = await click_profile(client, uri, def_text, CASES)
+        assert outcome["ok"] is False
+        assert outcome["error"]["kind"] == kind, outcome
+        assert detail in outcome["error"]["message"]
+        def0 = line0_of(CASES, def_text)
+        assert titles(await lenses(client, uri), def0)[0].startswith(
+            f"$(warning) Profile failed: {kind}"
+        )
+        # The server keeps answering and the next profile works on a fresh agent.
+        good = await click_profile(client, uri, "def good", CASES)
+        assert good["ok"] is True, good
+        good0 = line0_of(CASES, "def good")
+        assert titles(await lenses(client, uri), good0 + 1)[0].startswith("aten::mul")
+
+
+async def test_cancel_from_progress(client: LanguageClient) -> None:
+    uri = open_doc(client, CASES)
+    task = asyncio.ensure_future(click_profile(client, uri, "def runs_long", CASES))
+    for _ in range(200):
+        if client.progress_reports:
+            break
+        await asyncio.sleep(0.05)
+    token = next(iter(client.progress_reports))
+    await asyncio.sleep(1.0)  # let the job reach the agent
+    client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
+    outcome = await asyncio.wait_for(task, 30)
+    assert outcome["error"]["kind"] == "cancelled"
+    def0 = line0_of(CASES, "def runs_long")
+    assert titles(await lenses(client, uri), def0)[0] == "$(circle-slash) Profile cancelled"
+    assert (await click_profile(client, uri, "def good", CASES))["ok"] is True
+
+
+async def test_errors_become_diagnostics_on_the_users_line(client: LanguageClient) -> None:
+    uri = open_doc(client, ERRORS)
+    outcome = await click_profile(client, uri, "def raises_in_body", ERRORS)
+    assert outcome["error"]["kind"] == "runtime"
+    diag = client.diagnostics[uri][0]
+    assert diag.range.start.line == line0_of(ERRORS, 'raise ValueError("boom')
+    assert "ValueError: boom from the body" in diag.message and diag.source == "Kernel Lens"
+    assert any("Traceback" in m.message for m in client.log_messages)
+
+    outcome = await click_profile(client, uri, "def bad_inputs_directive", ERRORS)
+    assert outcome["error"]["kind"] == "inputs"
+    lines = {d.range.start.line for d in client.diagnostics[uri]}
+    assert line0_of(ERRORS, "inputs = (undefined_name,)") in lines
+
+
+async def test_syntax_error_reaches_lens_and_problems(client: LanguageClient) -> None:
+    good_text = SQUARE.read_text()
+    broken = good_text.replace("def square_mul(x):", "def square_mul(x)")
+    uri = open_doc(client, SQUARE, broken)
+    outcome = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command="kernelLens.profile", arguments=[{"uri": uri, "function": "square_mul"}]
+        )
+    )
+    assert outcome["error"]["kind"] == "syntax"
+    bad0 = line0_of(SQUARE, "def square_mul(x):")
+    assert client.diagnostics[uri][0].range.start.line == bad0
+    assert titles(await lenses(client, uri), bad0)[0].startswith(
+        "$(warning) Profile failed: syntax"
+    )
+    # Fixed: profiling works again and the problem goes away.
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=good_text)],
+        )
+    )
+    assert (await click_profile(client, uri, "def square_mul", SQUARE))["ok"] is True
+    assert list(client.diagnostics[uri]) == []
+
+
+@pytest_lsp.fixture(config=server_config())
+async def untrusted(lsp_client: LanguageClient) -> Any:
+    await _init(lsp_client, {**OPTIONS, "workspaceTrusted": False})
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_untrusted_workspace_runs_nothing(untrusted: LanguageClient) -> None:
+    client = untrusted
+    uri = open_doc(client, SQUARE)
+    def0 = line0_of(SQUARE, "def square_mul")
+    assert titles(await lenses(client, uri), def0) == [
+        "$(shield) Kernel Lens: trust this workspace to profile"
+    ]
+    outcome = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command="kernelLens.profile", arguments=[{"uri": uri, "function": "square_mul"}]
+        )
+    )
+    assert outcome["error"]["kind"] == "untrusted"
+    assert client.progress_reports == {}
+    client.protocol.notify("kernelLens/setTrusted", {"trusted": True})
+    await asyncio.sleep(0.2)
+    assert titles(await lenses(client, uri), def0) == ["$(play) Profile"]
+
+
+@pytest_lsp.fixture(config=server_config())
+async def recorded(lsp_client: LanguageClient) -> Any:
+    await _init(lsp_client, {**OPTIONS, "agentCommand": [sys.executable, str(FAKE_AGENT)]})
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_cuda_lenses_and_hover_from_a_recorded_h200_result(recorded: LanguageClient) -> None:
+    client = recorded
+    uri = open_doc(client, SQUARE)
+    assert (await click_profile(client, uri, "def square_three_ways", SQUARE))["ok"]
+    def0 = line0_of(SQUARE, "def square_three_ways")
+    items = await lenses(client, uri)
+    assert titles(items, def0)[0] == "$(watch) 0.577 ms ±0.1% · 3 kernels · NVIDIA H200"
+    assert titles(items, def0 + 1) == [
+        "aten::square → aten::pow → vectorized_elementwise_kernel 189 µs"
+    ]
+    assert titles(items, def0 + 2) == ["aten::mul → vectorized_elementwise_kernel 190 µs"]
+    assert titles(items, def0 + 3) == ["aten::pow → vectorized_elementwise_kernel 190 µs"]
+    text = await hover_text(client, uri, def0 + 3, 9)
+    assert text is not None
+    assert "`aten::pow`" in text and "**190 µs** device" in text
+    assert "`void at::native::vectorized_elementwise_kernel<4, at::native::" in text
+    assert "NVIDIA H200" in text and "CUDA events" in text

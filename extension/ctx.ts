@@ -161,7 +161,7 @@ export class Ctx implements vscode.Disposable {
     this.pushClientCleanup(
       client.onNotification(StatusNotification, (params: unknown) => {
         if (isStatusParams(params)) {
-          this.status.set(params.state, params.message, params.uri);
+          this.status.set(params.state, params.message, params.uri ?? undefined);
         } else {
           this.log.warn(`Ignoring malformed kernelLens/status: ${JSON.stringify(params)}`);
         }

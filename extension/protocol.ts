@@ -46,8 +46,8 @@ export const SERVER_STATES: readonly ServerState[] = ["idle", "profiling", "erro
 export interface StatusParams {
   state: ServerState;
   message: string;
-  /** The document the status is about, if any. */
-  uri?: string;
+  /** The document the status is about, if any (the server may send null for none). */
+  uri?: string | null;
 }
 
 /** Server -> client: the server's state changed. */
@@ -101,6 +101,6 @@ export function isStatusParams(value: unknown): value is StatusParams {
     typeof v["state"] === "string" &&
     (SERVER_STATES as readonly string[]).includes(v["state"]) &&
     typeof v["message"] === "string" &&
-    (v["uri"] === undefined || typeof v["uri"] === "string")
+    (v["uri"] === undefined || v["uri"] === null || typeof v["uri"] === "string")
   );
 }

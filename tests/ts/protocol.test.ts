@@ -46,6 +46,7 @@ describe("protocol", () => {
       isStatusParams({ state: "profiling", message: "square", uri: "file:///a.py" }),
       true,
     );
+    assert.equal(isStatusParams({ state: "idle", message: "", uri: null }), true);
     assert.equal(isStatusParams({ state: "busy", message: "" }), false);
     assert.equal(isStatusParams({ state: "error" }), false);
     assert.equal(isStatusParams({ state: "error", message: "x", uri: 3 }), false);

@@ -138,7 +138,7 @@ async def profile_function(
             progress_ok = True
         except Exception as exc:
             ls.log(f"no progress notification: {exc}")
-    _status(ls, "profiling", f"profiling {qualname}", uri)
+    _status(ls, "profiling", qualname, uri)
     ls.log(f"profile {qualname} ({uri_to_path(uri)}:{info.def_line})", types.MessageType.Info)
 
     def on_progress(stage: str, message: str) -> None:

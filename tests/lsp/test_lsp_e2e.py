@@ -320,3 +320,31 @@ async def test_cuda_lenses_and_hover_from_a_recorded_h200_result(recorded: Langu
     assert "`aten::pow`" in text and "**190 µs** device" in text
     assert "`void at::native::vectorized_elementwise_kernel<4, at::native::" in text
     assert "NVIDIA H200" in text and "CUDA events" in text
+
+
+@pytest.mark.gpu
+async def test_cuda_kernels_in_lenses_and_hovers_with_the_real_agent(
+    client: LanguageClient,
+) -> None:
+    import torch
+
+    uri = open_doc(client, SQUARE)
+    assert (await click_profile(client, uri, "def square_three_ways", SQUARE))["ok"]
+    def0 = line0_of(SQUARE, "def square_three_ways")
+    items = await lenses(client, uri)
+    summary = titles(items, def0)[0]
+    assert "3 kernels" in summary and summary.endswith(torch.cuda.get_device_name()), summary
+    for offset, op in [(1, "aten::square → aten::pow"), (2, "aten::mul"), (3, "aten::pow")]:
+        title = titles(items, def0 + offset)[0]
+        assert title.startswith(f"{op} → vectorized_elementwise_kernel "), title
+        assert title.endswith(" µs")
+    text = await hover_text(client, uri, def0 + 3, 9)
+    assert text is not None
+    assert "`void at::native::vectorized_elementwise_kernel<4, at::native::" in text
+    assert "CUDA events" in text
+
+    triton_path = ROOT / "kernels" / "triton_square.py"
+    turi = open_doc(client, triton_path)
+    assert (await click_profile(client, turi, "def square(x", triton_path))["ok"]
+    launch0 = line0_of(triton_path, "square_kernel[grid]")
+    assert "square_kernel" in titles(await lenses(client, turi), launch0)[0]

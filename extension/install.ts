@@ -49,10 +49,14 @@ export async function offerFix(
   }
 }
 
+/** How often the install terminal is checked for its exit, and for how long, in ms. */
+const POLL_MS = 500;
+const INSTALL_TIMEOUT_MS = 15 * 60_000;
+
 /**
- * Runs `<python> -m pip install <wheel>` as the process of a new terminal, shown to the user.
- * When that terminal closes after a successful install (VS Code closes it by itself when the
- * process exits with 0; on failure it stays open with pip's error), the server is restarted.
+ * Runs `<python> -m pip install <wheel>` as the process of a new terminal, shown to the user,
+ * with a progress notification until it exits. Success restarts the server; failure says so
+ * (the terminal stays open with pip's error).
  */
 function installInTerminal(python: string, wheel: string, actions: FixActions): void {
   const args = pipInstallArgs(wheel);
@@ -65,25 +69,49 @@ function installInTerminal(python: string, wheel: string, actions: FixActions): 
     shellArgs: args,
   });
   terminal.show();
-  const subscription = vscode.window.onDidCloseTerminal((closed) => {
-    if (closed !== terminal) {
-      return;
-    }
-    subscription.dispose();
-    const code = closed.exitStatus?.code;
-    actions.log.info(`pip install finished with exit code ${String(code)}`);
-    if (code === 0) {
-      actions.restart();
-    }
-  });
   void vscode.window
-    .showInformationMessage(
-      `Installing Kernel Lens into ${python} in the terminal; the server restarts once the install has succeeded and its terminal has closed.`,
-      "Restart Now",
+    .withProgress(
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: `Installing Kernel Lens into ${python} (see the terminal)…`,
+      },
+      () => exitCode(terminal),
     )
-    .then((choice) => {
-      if (choice === "Restart Now") {
+    .then((code) => {
+      actions.log.info(`pip install finished with exit code ${String(code)}`);
+      if (code === 0) {
         actions.restart();
+      } else {
+        void vscode.window.showErrorMessage(
+          `Installing Kernel Lens into ${python} failed (exit code ${String(code)}); pip's error is in the terminal.`,
+        );
       }
     });
+}
+
+/**
+ * The exit code of a terminal's process: from `exitStatus` (set when the process exits, before
+ * or without the terminal closing), or undefined if it was closed or ran too long.
+ */
+function exitCode(terminal: vscode.Terminal): Promise<number | undefined> {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const finish = (code: number | undefined): void => {
+      clearInterval(timer);
+      subscription.dispose();
+      resolve(code);
+    };
+    const timer = setInterval(() => {
+      if (terminal.exitStatus !== undefined) {
+        finish(terminal.exitStatus.code);
+      } else if (Date.now() - started > INSTALL_TIMEOUT_MS) {
+        finish(undefined);
+      }
+    }, POLL_MS);
+    const subscription = vscode.window.onDidCloseTerminal((closed) => {
+      if (closed === terminal) {
+        finish(closed.exitStatus?.code);
+      }
+    });
+  });
 }

@@ -3,10 +3,11 @@
  * wheel into it, in a visible terminal (nothing is installed silently), or pick another
  * interpreter in the settings.
  */
+import { spawn, type ChildProcess } from "node:child_process";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { DISPLAY_NAME } from "./constants";
-import { type ProbeResult, findWheel, pipInstallArgs } from "./python";
+import { type ProbeResult, findWheel, pipInstallArgs, terminalText } from "./python";
 import { SECTION } from "./settings";
 
 const INSTALL = "Install Kernel Lens into this interpreter";
@@ -49,33 +50,58 @@ export async function offerFix(
   }
 }
 
-/** How often the install terminal is checked for its exit, and for how long, in ms. */
-const POLL_MS = 500;
-const INSTALL_TIMEOUT_MS = 15 * 60_000;
-
 /**
- * Runs `<python> -m pip install <wheel>` as the process of a new terminal, shown to the user,
- * with a progress notification until it exits. Success restarts the server; failure says so
- * (the terminal stays open with pip's error).
+ * Runs `<python> -m pip install <wheel>` in a terminal of its own (a pseudoterminal that shows
+ * pip's output and stays open after it exits), with a progress notification until pip exits.
+ * Success restarts the server; failure says so and leaves pip's error on screen.
  */
 function installInTerminal(python: string, wheel: string, actions: FixActions): void {
   const args = pipInstallArgs(wheel);
-  actions.log.info(`Installing into ${python}: ${python} ${args.join(" ")}`);
-  // Run pip itself as the terminal's process: no shell quoting, and the inherited environment
-  // has no bundled PYTHONPATH, so pip installs every dependency the interpreter lacks.
-  const terminal = vscode.window.createTerminal({
-    name: `${DISPLAY_NAME}: install`,
-    shellPath: python,
-    shellArgs: args,
+  const commandLine = [python, ...args].join(" ");
+  actions.log.info(`Installing into ${python}: ${commandLine}`);
+  const output = new vscode.EventEmitter<string>();
+  const write = (text: string): void => output.fire(terminalText(text));
+  let child: ChildProcess | undefined;
+
+  const exited = new Promise<number | undefined>((resolve) => {
+    const pty: vscode.Pseudoterminal = {
+      onDidWrite: output.event,
+      open: () => {
+        write(`$ ${commandLine}\n`);
+        // pip is the process itself: no shell quoting, and this environment has no bundled
+        // PYTHONPATH, so pip installs every dependency the interpreter lacks.
+        child = spawn(python, args, { env: process.env, windowsHide: true });
+        child.stdout?.on("data", (data: Buffer) => write(data.toString()));
+        child.stderr?.on("data", (data: Buffer) => write(data.toString()));
+        child.on("error", (error) => {
+          write(`\n${error.message}\n`);
+          resolve(undefined);
+        });
+        child.on("close", (code) => {
+          write(`\npip exited with code ${String(code)}; this terminal can be closed.\n`);
+          resolve(code ?? undefined);
+        });
+      },
+      close: () => {
+        child?.kill();
+        output.dispose();
+      },
+      handleInput: (data) => {
+        if (data === "\x03") {
+          child?.kill("SIGINT");
+        }
+      },
+    };
+    vscode.window.createTerminal({ name: `${DISPLAY_NAME}: install`, pty }).show();
   });
-  terminal.show();
+
   void vscode.window
     .withProgress(
       {
         location: vscode.ProgressLocation.Notification,
         title: `Installing Kernel Lens into ${python} (see the terminal)…`,
       },
-      () => exitCode(terminal),
+      () => exited,
     )
     .then((code) => {
       actions.log.info(`pip install finished with exit code ${String(code)}`);
@@ -83,35 +109,8 @@ function installInTerminal(python: string, wheel: string, actions: FixActions): 
         actions.restart();
       } else {
         void vscode.window.showErrorMessage(
-          `Installing Kernel Lens into ${python} failed (exit code ${String(code)}); pip's error is in the terminal.`,
+          `Installing Kernel Lens into ${python} failed; pip's error is in the terminal.`,
         );
       }
     });
-}
-
-/**
- * The exit code of a terminal's process: from `exitStatus` (set when the process exits, before
- * or without the terminal closing), or undefined if it was closed or ran too long.
- */
-function exitCode(terminal: vscode.Terminal): Promise<number | undefined> {
-  return new Promise((resolve) => {
-    const started = Date.now();
-    const finish = (code: number | undefined): void => {
-      clearInterval(timer);
-      subscription.dispose();
-      resolve(code);
-    };
-    const timer = setInterval(() => {
-      if (terminal.exitStatus !== undefined) {
-        finish(terminal.exitStatus.code);
-      } else if (Date.now() - started > INSTALL_TIMEOUT_MS) {
-        finish(undefined);
-      }
-    }, POLL_MS);
-    const subscription = vscode.window.onDidCloseTerminal((closed) => {
-      if (closed === terminal) {
-        finish(closed.exitStatus?.code);
-      }
-    });
-  });
 }

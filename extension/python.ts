@@ -195,3 +195,8 @@ export function findWheel(folder: string): string | undefined {
 export function pipInstallArgs(wheel: string): string[] {
   return ["-m", "pip", "install", wheel];
 }
+
+/** Process output made fit for a terminal, which needs CR LF to start a new line. */
+export function terminalText(text: string): string {
+  return text.replace(/\r?\n/g, "\r\n");
+}

@@ -12,6 +12,7 @@ import {
   probeServer,
   resolveRelative,
   serverEnv,
+  terminalText,
 } from "../../extension/python";
 
 /** The interpreter the probe tests run; any Python >= 3.10 without kernel_lens installed. */
@@ -178,5 +179,11 @@ describe("findWheel", () => {
       "install",
       "/ext/bundled/k.whl",
     ]);
+  });
+});
+
+describe("terminalText", () => {
+  it("ends lines with CR LF, keeping progress-bar carriage returns", () => {
+    assert.equal(terminalText("a\nb\r\nc\rd"), "a\r\nb\r\nc\rd");
   });
 });

@@ -22,6 +22,8 @@ __all__ = ["AgentClient"]
 
 #: Starting the agent imports torch (and creates a CUDA context): seconds, more over ssh.
 START_TIMEOUT_S = 180.0
+#: Lines of agent output forwarded per job: a print in a timed function runs thousands of times.
+MAX_LOG_LINES_PER_JOB = 300
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -55,6 +57,8 @@ class AgentClient:
         self._lock = asyncio.Lock()
         self._ids = itertools.count(1)
         self.info: dict[str, Any] = {}
+        self._logged = 0
+        self._suppressed = 0
 
     @property
     def running(self) -> bool:
@@ -76,7 +80,17 @@ class AgentClient:
                 return
             text = raw.decode("utf-8", "replace").rstrip("\n")
             self._stderr_tail.append(text)
-            self._log(text)
+            if self._logged < MAX_LOG_LINES_PER_JOB:
+                self._logged += 1
+                self._log(text)
+            else:
+                self._suppressed += 1
+
+    def _flush_suppressed(self) -> None:
+        if self._suppressed:
+            self._log(f"… {self._suppressed} more lines of output not shown")
+        self._logged = 0
+        self._suppressed = 0
 
     async def start(self) -> None:
         """Start the agent and wait for its ``ready`` line."""
@@ -161,6 +175,7 @@ class AgentClient:
             proc = self._proc
             assert proc is not None and proc.stdin is not None and proc.stdout is not None
             job_id = next(self._ids)
+            self._flush_suppressed()
             try:
                 proc.stdin.write(encode({"id": job_id, "method": "profile", "params": params}))
                 await proc.stdin.drain()
@@ -222,3 +237,4 @@ class AgentClient:
                         )
             finally:
                 cancel_wait.cancel()
+                self._flush_suppressed()

@@ -3,6 +3,7 @@
     kernel-lens profile PATH::FUNC [--json] [--stages timing,ops,trace] [--reps N]
     kernel-lens profile PATH --line N
     kernel-lens trace summarize FILE.json [--json]
+    kernel-lens asm PATH::KERNEL [--stage ptx|sass|ttir|ttgir|llir] [--arch 90] [--json]
 
 Exit status: 0 on success, 1 when the profiled code failed (syntax error, exception, missing
 function: the error names the user's line), 2 for bad command-line usage.
@@ -108,6 +109,40 @@ def _cmd_trace_summarize(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_asm(args: argparse.Namespace) -> int:
+    from kernel_lens.agent.errors import ProfileError
+
+    path, kernel = _split_target(args.target)
+    try:
+        from kernel_lens.agent.stages.triton_ir import compile_file_kernels
+        from kernel_lens.agent.stdio import stdout_to_stderr
+
+        with stdout_to_stderr():
+            results = compile_file_kernels(path, kernel=kernel, arch=args.arch)
+    except ProfileError as exc:
+        _emit_error(exc.to_json(), args.json, os.path.abspath(path))
+        return 1
+    except ImportError as exc:
+        _emit_error(
+            {"kind": "unsupported", "message": f"{exc} (is triton installed?)", "line": None},
+            args.json,
+            None,
+        )
+        return 1
+    if args.json:
+        payload = [r.to_json(args.stage) for r in results]
+        print(json.dumps(payload[0] if kernel else payload))
+        return 0
+    for r in results:
+        j = r.to_json(args.stage)
+        print(
+            f"// {j['kernel']} · {args.stage.upper()} · {j['arch']} · {j['registers']} registers · "
+            f"{j['spills']} bytes spilled · launched by {j['launcher']} with {j['constexprs']}"
+        )
+        print(j["asm"])
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for tests and docs)."""
     parser = argparse.ArgumentParser(
@@ -128,6 +163,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-samples", dest="samples", action="store_false", help="omit raw samples")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=_cmd_profile)
+
+    a = sub.add_parser("asm", help="Triton kernels compiled to TTIR/TTGIR/LLIR/PTX/SASS")
+    a.add_argument("target", help="PATH::KERNEL, or PATH for every @triton.jit kernel")
+    a.add_argument("--stage", default="ptx", choices=["ttir", "ttgir", "llir", "ptx", "sass"])
+    a.add_argument("--arch", type=int, default=None, help="compute capability, e.g. 90 (sm_90)")
+    a.add_argument("--json", action="store_true")
+    a.set_defaults(func=_cmd_asm)
 
     t = sub.add_parser("trace", help="work with torch.profiler Chrome traces")
     tsub = t.add_subparsers(dest="trace_command", required=True)

@@ -1,0 +1,401 @@
+"""Stage *triton_ir*: every ``@triton.jit`` kernel of a file, compiled to TTIR, TTGIR, LLIR, PTX
+and SASS for a GPU architecture — ahead of time, so it works without a GPU — with registers,
+spills, shared memory and the source ↔ assembly line maps.
+
+Argument types come from a real launch: the function that launches the kernel (found in the file's
+text by ``kernel[grid](…)``, with its inputs as for profiling) is called once while Triton's
+``run`` is intercepted (on a CPU machine under ``TRITON_INTERPRET=1``), so the kernel is compiled
+for the dtypes and ``constexpr`` values it really runs with. Uses triton internals
+(``ASTSource``, ``triton.compile``, ``knobs``): kept in this one module.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import os
+import subprocess
+import tempfile
+import types
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from kernel_lens.agent.errors import ProfileError
+from kernel_lens.analysis.asm_map import line_map, parse_ptxas_info
+
+__all__ = ["AsmResult", "LaunchSpec", "STAGES", "compile_file_kernels", "find_kernels"]
+
+STAGES = ("ttir", "ttgir", "llir", "ptx", "sass")
+_DTYPES = {
+    "float32": "fp32",
+    "float16": "fp16",
+    "bfloat16": "bf16",
+    "float64": "fp64",
+    "int8": "i8",
+    "int16": "i16",
+    "int32": "i32",
+    "int64": "i64",
+    "uint8": "u8",
+    "bool": "i1",
+    "float8_e4m3fn": "fp8e4nv",
+    "float8_e5m2": "fp8e5",
+}
+
+
+@dataclass
+class LaunchSpec:
+    """How a kernel was launched: Triton signature types, constexpr values, options."""
+
+    signature: dict[str, str]
+    constexprs: dict[str, Any]
+    options: dict[str, Any] = field(default_factory=dict)
+    launcher: str | None = None
+
+
+@dataclass
+class AsmResult:
+    """One kernel compiled for one architecture.
+
+    Attributes:
+        kernel: the kernel's name.
+        def_line: 1-based line of its ``def``.
+        arch: compute capability (``90`` = sm_90).
+        asm: stage name → text (``ttir``, ``ttgir``, ``llir``, ``ptx``, ``sass``).
+        line_maps: stage name → ``[{"source_line", "asm_lines"}]``.
+        resources: registers, spill stores/loads, shared memory bytes (from ``ptxas -v``).
+        launch: the launch it was compiled for.
+    """
+
+    kernel: str
+    def_line: int
+    arch: int
+    asm: dict[str, str]
+    line_maps: dict[str, list[dict[str, Any]]]
+    resources: dict[str, Any]
+    launch: LaunchSpec
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self, stage: str | None = None) -> dict[str, Any]:
+        """JSON; with ``stage``, ``asm`` and ``line_map`` hold that stage only."""
+        out: dict[str, Any] = {
+            "kernel": self.kernel,
+            "def_line": self.def_line,
+            "arch": f"sm_{self.arch}",
+            "registers": self.resources.get("registers"),
+            "spills": (self.resources.get("spill_stores") or 0)
+            + (self.resources.get("spill_loads") or 0),
+            "resources": self.resources,
+            "signature": self.launch.signature,
+            "constexprs": {k: _jsonable(v) for k, v in self.launch.constexprs.items()},
+            "options": self.launch.options,
+            "launcher": self.launch.launcher,
+            "warnings": self.warnings,
+        }
+        if stage is not None:
+            out["stage"] = stage
+            out["asm"] = self.asm.get(stage, "")
+            out["line_map"] = self.line_maps.get(stage, [])
+        else:
+            out["asm"] = self.asm
+            out["line_maps"] = self.line_maps
+        return out
+
+
+def _jsonable(value: Any) -> Any:
+    return value if isinstance(value, int | float | str | bool) or value is None else repr(value)
+
+
+def _is_kernel(obj: Any) -> bool:
+    cls = type(obj).__name__
+    return cls in ("JITFunction", "InterpretedFunction") and callable(getattr(obj, "fn", None))
+
+
+def find_kernels(module: types.ModuleType) -> dict[str, Any]:
+    """The ``@triton.jit`` kernels defined in ``module`` (not imported ones), by name."""
+    path = getattr(module, "__file__", None)
+    out: dict[str, Any] = {}
+    for name, obj in vars(module).items():
+        if _is_kernel(obj) and getattr(obj.fn, "__code__", None) is not None:
+            if obj.fn.__code__.co_filename == path:
+                out[name] = obj
+    return out
+
+
+def launchers_in_text(text: str, kernel: str) -> list[str]:
+    """Qualified names of the functions whose body contains ``kernel[...](...)``."""
+    found: list[str] = []
+
+    def visit(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                for sub in ast.walk(node):
+                    if (
+                        isinstance(sub, ast.Call)
+                        and isinstance(sub.func, ast.Subscript)
+                        and isinstance(sub.func.value, ast.Name)
+                        and sub.func.value.id == kernel
+                    ):
+                        found.append(prefix + node.name)
+                        break
+            elif isinstance(node, ast.ClassDef):
+                visit(node.body, f"{prefix}{node.name}.")
+
+    visit(ast.parse(text).body, "")
+    return found
+
+
+def _type_of(value: Any) -> str:
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None and hasattr(value, "data_ptr"):
+        name = str(dtype).replace("torch.", "")
+        return "*" + _DTYPES.get(name, "fp32")
+    if isinstance(value, bool):
+        return "i1"
+    if isinstance(value, int):
+        return "i32" if -(2**31) <= value < 2**31 else "i64"
+    if isinstance(value, float):
+        return "fp32"
+    return "constexpr"
+
+
+def _param_names(kernel: Any) -> tuple[list[str], set[str]]:
+    sig = inspect.signature(kernel.fn)
+    names = list(sig.parameters)
+    constexpr = {
+        n for n, p in sig.parameters.items() if "constexpr" in str(getattr(p, "annotation", ""))
+    }
+    return names, constexpr
+
+
+def spec_from_call(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> LaunchSpec:
+    """The Triton signature of one ``run(*args, **kwargs)`` call of ``kernel``."""
+    names, constexpr = _param_names(kernel)
+    options = {k: kwargs[k] for k in ("num_warps", "num_stages", "num_ctas") if k in kwargs}
+    bound: dict[str, Any] = dict(zip(names, args, strict=False))
+    bound.update({k: v for k, v in kwargs.items() if k in names})
+    sig_params = inspect.signature(kernel.fn).parameters
+    for n in names:
+        if n not in bound and sig_params[n].default is not inspect.Parameter.empty:
+            bound[n] = sig_params[n].default
+    signature: dict[str, str] = {}
+    constexprs: dict[str, Any] = {}
+    for n in names:
+        value = bound.get(n)
+        if n in constexpr or value is None:
+            signature[n] = "constexpr"
+            constexprs[n] = value
+        else:
+            signature[n] = _type_of(value)
+    return LaunchSpec(signature=signature, constexprs=constexprs, options=options)
+
+
+@contextmanager
+def _intercept_runs(captured: dict[str, LaunchSpec]) -> Iterator[None]:
+    """Record the first launch of each kernel, then let it run as usual."""
+    from triton.runtime import jit as jit_mod
+
+    classes: list[Any] = [jit_mod.JITFunction]
+    try:
+        from triton.runtime.interpreter import InterpretedFunction
+
+        classes.append(InterpretedFunction)
+    except ImportError:  # pragma: no cover - older triton
+        pass
+    originals = {cls: cls.run for cls in classes}
+
+    def make(original: Any) -> Any:
+        def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+            name = getattr(self.fn, "__name__", "")
+            if name not in captured:
+                try:
+                    captured[name] = spec_from_call(self, args, kwargs)
+                except Exception:  # never break the user's launch for our bookkeeping
+                    pass
+            return original(self, *args, **kwargs)
+
+        return run
+
+    try:
+        for cls, original in originals.items():
+            cls.run = make(original)
+        yield
+    finally:
+        for cls, original in originals.items():
+            cls.run = original
+
+
+def _tool(name: str) -> str | None:
+    try:
+        from triton import knobs
+
+        tool = getattr(knobs.nvidia, name)
+        return str(tool.path)
+    except Exception:
+        return None
+
+
+def _ptxas_resources(ptx: str, arch: int) -> tuple[dict[str, Any], str | None]:
+    ptxas = _tool("ptxas")
+    if ptxas is None:
+        return {}, "ptxas not found: registers and spills unknown"
+    suffix = "a" if arch >= 90 else ""
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "k.ptx")
+        with open(src, "w", encoding="utf-8") as fh:
+            fh.write(ptx)
+        proc = subprocess.run(
+            [ptxas, f"-arch=sm_{arch}{suffix}", "-v", src, "-o", os.path.join(tmp, "k.cubin")],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    if proc.returncode != 0:
+        return {}, f"ptxas failed: {proc.stderr.strip()[:300]}"
+    return parse_ptxas_info(proc.stdout + proc.stderr), None
+
+
+def _sass_with_lines(cubin: bytes) -> str | None:
+    nvdisasm = _tool("nvdisasm")
+    if nvdisasm is None:
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "k.cubin")
+        with open(path, "wb") as fh:
+            fh.write(cubin)
+        proc = subprocess.run(
+            [nvdisasm, "-g", "-c", path], capture_output=True, text=True, timeout=120
+        )
+    return proc.stdout if proc.returncode == 0 and proc.stdout.strip() else None
+
+
+def compile_kernel(kernel: Any, spec: LaunchSpec, *, arch: int, path: str) -> AsmResult:
+    """Compile ``kernel`` ahead of time for ``sm_<arch>`` with ``spec``'s types."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    from triton.runtime.jit import JITFunction
+
+    fn = kernel.fn
+    jit = kernel if type(kernel).__name__ == "JITFunction" else JITFunction(fn)
+    source = ASTSource(fn=jit, signature=dict(spec.signature), constexprs=dict(spec.constexprs))
+    options = {k: v for k, v in spec.options.items() if k in ("num_warps", "num_stages")}
+    compiled = triton.compile(source, target=GPUTarget("cuda", arch, 32), options=options)
+    asm: dict[str, str] = {}
+    for stage in ("ttir", "ttgir", "llir", "ptx"):
+        text = compiled.asm.get(stage)
+        if isinstance(text, str):
+            asm[stage] = text
+    warnings: list[str] = []
+    cubin = compiled.asm.get("cubin")
+    if isinstance(cubin, bytes | bytearray):
+        sass = _sass_with_lines(bytes(cubin))
+        if sass is None:
+            warnings.append("nvdisasm not available: no SASS")
+        else:
+            asm["sass"] = sass
+    resources, warning = _ptxas_resources(asm.get("ptx", ""), arch)
+    if warning:
+        warnings.append(warning)
+    if resources.get("shared_bytes") is None:
+        resources["shared_bytes"] = getattr(compiled.metadata, "shared", None)
+    resources["num_warps"] = getattr(compiled.metadata, "num_warps", None)
+    resources["num_stages"] = getattr(compiled.metadata, "num_stages", None)
+    maps = {stage: line_map(stage, text, path).to_json() for stage, text in asm.items()}
+    return AsmResult(
+        kernel=fn.__name__,
+        def_line=fn.__code__.co_firstlineno,
+        arch=arch,
+        asm=asm,
+        line_maps=maps,
+        resources=resources,
+        launch=spec,
+        warnings=warnings,
+    )
+
+
+def default_arch() -> int:
+    """The current GPU's compute capability (``90``), else 90 (Hopper)."""
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            major, minor = torch.cuda.get_device_capability()
+            return major * 10 + minor
+    except Exception:
+        pass
+    return 90
+
+
+def compile_file_kernels(
+    path: str, text: str | None = None, *, kernel: str | None = None, arch: int | None = None
+) -> list[AsmResult]:
+    """Compile the kernels of a file (or the one named ``kernel``) for ``sm_<arch>``.
+
+    Raises:
+        ProfileError: no kernels, no launcher with inputs, or a compile error (with its line).
+    """
+    from kernel_lens.agent.stages.target import load_target
+
+    path = os.path.abspath(path)
+    if text is None:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    arch = arch or default_arch()
+    # Loading the file through a launcher gives the module; without one, load it on its own.
+    module_target = None
+    kernels: dict[str, Any] = {}
+    wanted = [kernel] if kernel else None
+    results: list[AsmResult] = []
+    names_in_text = [
+        n.name
+        for n in ast.walk(ast.parse(text))
+        if isinstance(n, ast.FunctionDef) and any("jit" in ast.unparse(d) for d in n.decorator_list)
+    ]
+    targets = wanted or names_in_text
+    if not targets:
+        raise ProfileError("not-found", f"no @triton.jit kernel in {os.path.basename(path)}")
+    for name in targets:
+        launchers = launchers_in_text(text, name)
+        if not launchers:
+            raise ProfileError(
+                "not-found",
+                f"no function in {os.path.basename(path)} launches {name}[grid](…); Kernel Lens "
+                "compiles a kernel for the argument types of a real launch",
+            )
+        captured: dict[str, LaunchSpec] = {}
+        last_error: ProfileError | None = None
+        for launcher in launchers:
+            try:
+                module_target = load_target(path, text, name=launcher)
+            except ProfileError as exc:
+                last_error = exc
+                continue
+            kernels = find_kernels(module_target.module)
+            with _intercept_runs(captured):
+                try:
+                    module_target.call()
+                except Exception as exc:
+                    if name not in captured:
+                        last_error = ProfileError(
+                            "runtime", f"{launcher} raised {type(exc).__name__}: {exc}"
+                        )
+                        continue
+            if name in captured:
+                captured[name].launcher = launcher
+                break
+        if name not in captured or name not in kernels:
+            raise last_error or ProfileError(
+                "not-found", f"{name} was not launched by {', '.join(launchers)}"
+            )
+        try:
+            results.append(compile_kernel(kernels[name], captured[name], arch=arch, path=path))
+        except Exception as exc:
+            line = getattr(exc, "lineno", None) or getattr(kernels[name].fn, "__code__", None)
+            raise ProfileError(
+                "runtime",
+                f"Triton could not compile {name} for sm_{arch}: {type(exc).__name__}: {exc}",
+                line if isinstance(line, int) else None,
+            ) from None
+    return results

@@ -1,0 +1,206 @@
+/**
+ * A private code-server for the editor end-to-end tests and scripts/try.sh: a copy of kernels/
+ * as the workspace, preset user settings, the packaged .vsix installed, loopback only, no auth.
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { createWriteStream } from "node:fs";
+import { cp, mkdir, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The repository root. */
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+
+/** The cache that `scripts/e2e.sh setup` fills (code-server, playwright-core). */
+export const CACHE = process.env.E2E_CACHE ?? path.join(ROOT, ".e2e-cache");
+
+const CODE_SERVER = path.join(CACHE, "node_modules", ".bin", "code-server");
+
+/** The interpreter that runs the Kernel Lens server and agent. */
+export const PYTHON = process.env.KERNEL_LENS_E2E_PYTHON ?? path.join(ROOT, ".venv", "bin", "python");
+
+/** The packaged extension under test. */
+export const VSIX = path.join(ROOT, "dist", "kernel-lens.vsix");
+
+/**
+ * User settings: quiet start (no welcome page, tips, telemetry or update prompts) and the
+ * extension's settings, with a short timing budget so a CPU profile takes seconds.
+ */
+export function userSettings({ trusted }) {
+  return {
+    "workbench.startupEditor": "none",
+    "workbench.welcomePage.walkthroughs.openOnInstall": false,
+    "workbench.tips.enabled": false,
+    "workbench.enableExperiments": false,
+    "workbench.editor.enablePreview": false,
+    "telemetry.telemetryLevel": "off",
+    "update.mode": "none",
+    "extensions.ignoreRecommendations": true,
+    "extensions.autoCheckUpdates": false,
+    "extensions.autoUpdate": false,
+    "chat.commandCenter.enabled": false,
+    "git.enabled": false,
+    "editor.minimap.enabled": false,
+    "editor.hover.delay": 300,
+    "files.autoSave": "off",
+    "security.workspace.trust.startupPrompt": "always",
+    "security.workspace.trust.enabled": !trusted,
+    "kernelLens.python": PYTHON,
+    "kernelLens.timing.budgetMs": 100,
+    "kernelLens.timeoutSeconds": 90,
+  };
+}
+
+/** Free TCP port on 127.0.0.1 (closed again before code-server takes it). */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Lays out `base`: `kernels/` (a copy of the repo's kernels/ plus tests/e2e/fixtures/*.py),
+ * `data/User/settings.json`, `data/ext` and `config.yaml` (so ~/.config/code-server is untouched).
+ *
+ * @returns {Promise<{workspace: string, dataDir: string, extDir: string, config: string}>}
+ */
+export async function prepare(base, { trusted }) {
+  const workspace = path.join(base, "kernels");
+  const dataDir = path.join(base, "data");
+  const extDir = path.join(dataDir, "ext");
+  const config = path.join(base, "config.yaml");
+  await cp(path.join(ROOT, "kernels"), workspace, {
+    recursive: true,
+    filter: (src) => !src.includes("__pycache__"),
+  });
+  await cp(path.join(ROOT, "tests", "e2e", "fixtures"), workspace, { recursive: true });
+  await mkdir(path.join(dataDir, "User"), { recursive: true });
+  await mkdir(extDir, { recursive: true });
+  await writeFile(
+    path.join(dataDir, "User", "settings.json"),
+    JSON.stringify(userSettings({ trusted }), null, 2),
+  );
+  await writeFile(config, "auth: none\ncert: false\n");
+  return { workspace, dataDir, extDir, config };
+}
+
+function baseArgs(dirs) {
+  return [
+    "--config",
+    dirs.config,
+    "--user-data-dir",
+    dirs.dataDir,
+    "--extensions-dir",
+    dirs.extDir,
+  ];
+}
+
+/** Installs the .vsix into the private extensions folder (throws with the CLI's output). */
+export function installExtension(dirs, vsix = VSIX) {
+  const run = spawnSync(CODE_SERVER, [...baseArgs(dirs), "--install-extension", vsix, "--force"], {
+    encoding: "utf8",
+    timeout: 120_000,
+  });
+  if (run.status !== 0) {
+    throw new Error(
+      `code-server --install-extension ${vsix} exited ${run.status}:\n${run.stdout}${run.stderr}`,
+    );
+  }
+  return run.stdout.trim();
+}
+
+/**
+ * Starts code-server in its own process group on 127.0.0.1 and waits for /healthz.
+ *
+ * @returns {Promise<{url: string, port: number, pid: number, stop: () => Promise<void>}>}
+ */
+export async function start(dirs, { logFile, port, extraArgs = [], timeoutMs = 60_000 } = {}) {
+  const bindPort = port ?? (await freePort());
+  const args = [
+    ...baseArgs(dirs),
+    "--auth",
+    "none",
+    "--bind-addr",
+    `127.0.0.1:${bindPort}`,
+    "--disable-telemetry",
+    "--disable-update-check",
+    "--disable-getting-started-override",
+    "--ignore-last-opened",
+    ...extraArgs,
+    dirs.workspace,
+  ];
+  const child = spawn(CODE_SERVER, args, {
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, PASSWORD: "" },
+  });
+  if (logFile) {
+    const out = createWriteStream(logFile);
+    child.stdout.pipe(out);
+    child.stderr.pipe(out);
+  } else {
+    child.stdout.pipe(process.stdout);
+    child.stderr.pipe(process.stderr);
+  }
+  let exited = null;
+  const exitedPromise = new Promise((resolve) =>
+    child.on("exit", (code, signal) => {
+      exited = { code, signal };
+      resolve(exited);
+    }),
+  );
+  const pid = child.pid;
+  /** Stops code-server and everything it started (its process group), by its PID. */
+  const stop = async () => {
+    if (exited !== null) return;
+    for (const [signal, waitMs] of [
+      ["SIGTERM", 5_000],
+      ["SIGKILL", 5_000],
+    ]) {
+      try {
+        process.kill(-pid, signal);
+      } catch {
+        return;
+      }
+      const done = await Promise.race([
+        exitedPromise,
+        new Promise((resolve) => setTimeout(() => resolve(null), waitMs)),
+      ]);
+      if (done !== null) {
+        // The extension host, language server and agent are in the same group.
+        try {
+          process.kill(-pid, "SIGKILL");
+        } catch {
+          /* already gone */
+        }
+        return;
+      }
+    }
+  };
+  const url = `http://127.0.0.1:${bindPort}/?folder=${encodeURIComponent(dirs.workspace)}`;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (exited !== null) {
+      throw new Error(`code-server exited at start-up (${JSON.stringify(exited)}); see ${logFile}`);
+    }
+    try {
+      const res = await fetch(`http://127.0.0.1:${bindPort}/healthz`);
+      if (res.ok) break;
+    } catch {
+      /* not listening yet */
+    }
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`code-server did not answer /healthz within ${timeoutMs} ms`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return { url, port: bindPort, pid, stop };
+}

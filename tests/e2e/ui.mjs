@@ -1,0 +1,311 @@
+/**
+ * Helpers that drive VS Code (code-server) in Chromium through playwright-core: steps with
+ * timeouts, numbered screenshots, Quick Open, the command palette, code lenses by text and by
+ * line, hovers, panels.
+ */
+import { readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { CACHE } from "./codeserver.mjs";
+
+/** playwright-core from .e2e-cache/ (not a dependency of the project). */
+export function playwright() {
+  const require = createRequire(path.join(CACHE, "package.json"));
+  return require("playwright-core");
+}
+
+/** Chromium flags for a headless run on a machine without GPU or network (notes/vscode-e2e.md). */
+export const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+  "--disable-quic",
+];
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Thrown by {@link Run.step} when a step passes its time limit. */
+export class StepTimeout extends Error {}
+
+/**
+ * One run of scenarios: the page, the screenshot folder and where we are (for failure reports).
+ */
+export class Run {
+  /** @param {import('playwright-core').Page} page */
+  constructor(page, outDir, workspace) {
+    this.page = page;
+    this.workspace = workspace;
+    this.outDir = outDir;
+    this.shots = 0;
+    this.scenario = "";
+    this.stepName = "";
+    this.startedAt = Date.now();
+  }
+
+  log(message) {
+    const s = ((Date.now() - this.startedAt) / 1000).toFixed(1).padStart(6);
+    console.log(`${s}s  ${message}`);
+  }
+
+  /** Runs `fn` as the named step; fails with {@link StepTimeout} after `timeoutMs`. */
+  async step(name, timeoutMs, fn) {
+    this.stepName = name;
+    this.log(`  · ${name}`);
+    let timer;
+    const limit = new Promise((_, reject) => {
+      timer = setTimeout(
+        () => reject(new StepTimeout(`step timed out after ${timeoutMs / 1000} s`)),
+        timeoutMs,
+      );
+    });
+    try {
+      return await Promise.race([fn(), limit]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Saves the page as `NN-name.png` in the output folder; returns the file's path. */
+  async shot(name) {
+    this.shots += 1;
+    const file = path.join(this.outDir, `${String(this.shots).padStart(2, "0")}-${name}.png`);
+    await this.page.screenshot({ path: file });
+    this.log(`    screenshot ${path.basename(file)}`);
+    return file;
+  }
+
+  /** Polls `probe` until it returns a truthy value; throws `what` after `timeoutMs`. */
+  async until(what, probe, timeoutMs = 30_000, everyMs = 200) {
+    const deadline = Date.now() + timeoutMs;
+    let last;
+    for (;;) {
+      try {
+        last = await probe();
+        if (last) return last;
+      } catch (error) {
+        last = error;
+      }
+      if (Date.now() > deadline) {
+        const detail = last instanceof Error ? `: ${last.message}` : "";
+        throw new Error(`${what} (waited ${timeoutMs / 1000} s)${detail}`);
+      }
+      await sleep(everyMs);
+    }
+  }
+
+  // ---- workbench ------------------------------------------------------------------------
+
+  /** Opens the workbench and waits until it has rendered. */
+  async open(url) {
+    await this.page.goto(url);
+    await this.page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
+  }
+
+  /** The modal dialog (e.g. workspace trust) if one is shown, else null. */
+  async dialogText() {
+    const dialog = this.page.locator(".monaco-dialog-box");
+    if ((await dialog.count()) === 0 || !(await dialog.first().isVisible())) return null;
+    return (await dialog.first().innerText()).replace(/\s+/g, " ");
+  }
+
+  /** Clicks a button of the modal dialog by its exact label. */
+  async dialogButton(label) {
+    await this.page
+      .locator(".monaco-dialog-box")
+      .getByRole("button", { name: label, exact: true })
+      .click();
+  }
+
+  /** Opens the quick input with F1 and replaces its text (`>` prefix = commands). */
+  async quickInput(text) {
+    const input = this.page.locator(".quick-input-widget .quick-input-box input");
+    await this.page.keyboard.press("Escape");
+    await this.page.keyboard.press("F1");
+    await input.waitFor({ state: "visible", timeout: 10_000 });
+    await input.fill(text);
+    return input;
+  }
+
+  /** Runs a command palette command by its full title, e.g. "Kernel Lens: Show Output". */
+  async command(title) {
+    await this.quickInput(`>${title}`);
+    const row = this.page
+      .locator(".quick-input-list .monaco-list-row")
+      .filter({ has: this.page.locator(".label-name", { hasText: title }) })
+      .first();
+    await this.until(`the command palette to list "${title}"`, () => row.isVisible(), 15_000);
+    await row.click();
+  }
+
+  /** Opens a workspace file by name with Quick Open and waits for its editor tab. */
+  async openFile(name) {
+    await this.quickInput(name);
+    const row = this.page
+      .locator(".quick-input-list .monaco-list-row")
+      .filter({ has: this.page.locator(".label-name", { hasText: name }) })
+      .first();
+    await this.until(`Quick Open to list ${name}`, () => row.isVisible(), 15_000);
+    await row.click();
+    await this.page
+      .locator(".tabs-container .tab.active", { hasText: name })
+      .waitFor({ timeout: 15_000 });
+    await this.editor().locator(".view-lines").waitFor({ timeout: 15_000 });
+  }
+
+  /** The active text editor (not the output panel's). */
+  editor() {
+    return this.page.locator(".editor-group-container.active .monaco-editor").first();
+  }
+
+  /** Moves the cursor to a 1-based line (Go to Line), revealing it, and focuses the editor. */
+  async gotoLine(line, column = 1) {
+    const input = await this.quickInput(`:${line}:${column}`);
+    await input.press("Enter");
+    await this.page
+      .locator(".quick-input-widget")
+      .waitFor({ state: "hidden", timeout: 10_000 })
+      .catch(() => {});
+  }
+
+  /** 1-based number of the first line of workspace file `name` (as on disk) containing `text`. */
+  async lineIn(name, text) {
+    const lines = (await readFile(path.join(this.workspace, name), "utf8")).split("\n");
+    const index = lines.findIndex((l) => l.includes(text));
+    if (index < 0) throw new Error(`${name} has no line containing ${JSON.stringify(text)}`);
+    return index + 1;
+  }
+
+  /** The active editor's visible lines' text (spaces normalised). */
+  async visibleLines() {
+    return this.editor()
+      .locator(".view-line")
+      .evaluateAll((nodes) => nodes.map((n) => n.textContent.replace(/\u00a0/g, " ")));
+  }
+
+  // ---- code lenses ----------------------------------------------------------------------
+
+  /** Texts of the code lenses currently rendered in the active editor. */
+  async lensTexts() {
+    return this.editor()
+      .locator(".codelens-decoration a")
+      .evaluateAll((nodes) => nodes.map((n) => n.textContent.replace(/\u00a0/g, " ").trim()));
+  }
+
+  /**
+   * The lenses rendered directly above the visible line that contains `lineText`:
+   * `[{text, index}]`, `index` being the lens's position among `.codelens-decoration a`.
+   */
+  async lensesAbove(lineText) {
+    return this.editor().evaluate((editor, needle) => {
+      const norm = (s) => s.replace(/\u00a0/g, " ");
+      const line = [...editor.querySelectorAll(".view-line")].find((n) =>
+        norm(n.textContent).includes(needle),
+      );
+      if (!line) return null;
+      const top = line.getBoundingClientRect().top;
+      const decorations = [...editor.querySelectorAll(".codelens-decoration")];
+      const above = decorations
+        .map((d) => ({ d, r: d.getBoundingClientRect() }))
+        .filter(({ r }) => r.bottom <= top + 2 && r.bottom > top - r.height * 1.5 - 2);
+      if (above.length === 0) return [];
+      const anchors = [...editor.querySelectorAll(".codelens-decoration a")];
+      return [...above[0].d.querySelectorAll("a")].map((a) => ({
+        text: norm(a.textContent).trim(),
+        index: anchors.indexOf(a),
+      }));
+    }, lineText);
+  }
+
+  /** Waits for a lens above the line containing `lineText` whose text matches `pattern`. */
+  async waitLensAbove(lineText, pattern, timeoutMs = 30_000) {
+    return this.until(
+      `a lens matching ${pattern} above "${lineText}"`,
+      async () => {
+        const lenses = (await this.lensesAbove(lineText)) ?? [];
+        return lenses.find((l) => pattern.test(l.text));
+      },
+      timeoutMs,
+    );
+  }
+
+  /** Clicks the lens above the line containing `lineText` whose text matches `pattern`. */
+  async clickLensAbove(lineText, pattern, timeoutMs = 30_000) {
+    const lens = await this.waitLensAbove(lineText, pattern, timeoutMs);
+    await this.editor().locator(".codelens-decoration a").nth(lens.index).click();
+    return lens;
+  }
+
+  /** Waits until some lens of the active editor matches `pattern`; returns its text. */
+  async waitLens(pattern, timeoutMs = 30_000) {
+    return this.until(
+      `a lens matching ${pattern}`,
+      async () => (await this.lensTexts()).find((t) => pattern.test(t)),
+      timeoutMs,
+    );
+  }
+
+  // ---- hovers, panels, notifications ----------------------------------------------------
+
+  /** Moves the mouse over `needle` on the visible line containing `lineText`. */
+  async hoverOn(lineText, needle) {
+    const point = await this.editor().evaluate(
+      (editor, [lineNeedle, what]) => {
+        const norm = (s) => s.replace(/\u00a0/g, " ");
+        const line = [...editor.querySelectorAll(".view-line")].find((n) =>
+          norm(n.textContent).includes(lineNeedle),
+        );
+        if (!line) return null;
+        const offset = norm(line.textContent).indexOf(what);
+        if (offset < 0) return null;
+        // Walk the text nodes to the character in the middle of `what`.
+        let remaining = offset + Math.floor(what.length / 2);
+        const walker = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+          if (remaining < node.length) {
+            const range = document.createRange();
+            range.setStart(node, remaining);
+            range.setEnd(node, remaining + 1);
+            const r = range.getBoundingClientRect();
+            return { x: r.left + r.width / 2, y: r.top + r.height / 2 };
+          }
+          remaining -= node.length;
+        }
+        return null;
+      },
+      [lineText, needle],
+    );
+    if (!point) throw new Error(`"${needle}" is not on a visible line with "${lineText}"`);
+    await this.page.mouse.move(point.x, point.y - 40);
+    await this.page.mouse.move(point.x, point.y, { steps: 4 });
+    return point;
+  }
+
+  /** The text of the visible hover widget, or null. */
+  async hoverText() {
+    const hover = this.page.locator(".monaco-hover:visible");
+    if ((await hover.count()) === 0) return null;
+    return (await hover.first().innerText()).replace(/\u00a0/g, " ");
+  }
+
+  /** Texts of the visible notification toasts. */
+  async toastTexts() {
+    return this.page
+      .locator(".notifications-toasts .notification-toast:visible")
+      .evaluateAll((nodes) => nodes.map((n) => n.innerText.replace(/\s+/g, " ").trim()));
+  }
+
+  /** The text of the visible panel (Problems, Output, …). */
+  async panelText() {
+    const panel = this.page.locator(".part.panel");
+    if (!(await panel.isVisible())) return "";
+    return (await panel.innerText()).replace(/\u00a0/g, " ");
+  }
+
+  /** The status bar's text. */
+  async statusBarText() {
+    return (await this.page.locator(".part.statusbar").innerText()).replace(/\s+/g, " ");
+  }
+}

@@ -48,8 +48,17 @@ class AgentClient:
         log: called with each line the agent writes to stderr (user prints, warnings).
     """
 
-    def __init__(self, argv_prefix: list[str], log: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        argv_prefix: list[str],
+        log: Callable[[str], None],
+        *,
+        local: bool = True,
+        cwd: str | None = None,
+    ) -> None:
         self.argv_prefix = list(argv_prefix)
+        self.local = local
+        self.cwd = cwd
         self._log = log
         self._proc: asyncio.subprocess.Process | None = None
         self._stderr_task: asyncio.Task[None] | None = None
@@ -67,11 +76,33 @@ class AgentClient:
 
     def _env(self) -> dict[str, str]:
         env = dict(os.environ)
-        # The agent imports kernel_lens from where this server found it (a bundled copy too).
-        parts = [_PACKAGE_ROOT] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-        env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(parts))
+        # The server's folder (in the .vsix: bundled/libs with pygls, attrs, typing_extensions)
+        # must not shadow the user's packages in the agent: it goes last, via the boot line.
+        parts = [
+            p
+            for p in env.get("PYTHONPATH", "").split(os.pathsep)
+            if p and os.path.abspath(p) != _PACKAGE_ROOT
+        ]
+        if self.local:
+            if parts:
+                env["PYTHONPATH"] = os.pathsep.join(parts)
+            else:
+                env.pop("PYTHONPATH", None)
+        else:
+            env["PYTHONPATH"] = os.pathsep.join([*parts, _PACKAGE_ROOT])
         env["PYTHONUNBUFFERED"] = "1"
         return env
+
+    def _argv(self) -> list[str]:
+        if self.local:
+            # Appending (not prepending) the package's folder keeps the user's own site-packages
+            # first; no shell sits in between, so the one-line boot script is safe.
+            boot = (
+                "import sys; sys.path.append(sys.argv.pop(1)); "
+                "from kernel_lens.agent.__main__ import main; sys.exit(main())"
+            )
+            return [*self.argv_prefix, "-c", boot, _PACKAGE_ROOT]
+        return [*self.argv_prefix, "-m", "kernel_lens.agent"]
 
     async def _pump_stderr(self, stream: asyncio.StreamReader) -> None:
         while True:
@@ -94,7 +125,7 @@ class AgentClient:
 
     async def start(self) -> None:
         """Start the agent and wait for its ``ready`` line."""
-        argv = [*self.argv_prefix, "-m", "kernel_lens.agent"]
+        argv = self._argv()
         self._stderr_tail.clear()
         try:
             self._proc = await asyncio.create_subprocess_exec(
@@ -103,6 +134,7 @@ class AgentClient:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 env=self._env(),
+                cwd=self.cwd if self.cwd and os.path.isdir(self.cwd) else None,
                 limit=64 * 1024 * 1024,
                 start_new_session=True,
             )

@@ -44,6 +44,12 @@ def setup(ls: KernelLensServer) -> None:
         options = params.initialization_options
         if isinstance(options, dict):
             ls.settings.update(options)
+        folders = params.workspace_folders or []
+        root = folders[0].uri if folders else params.root_uri
+        if root and root.startswith("file:"):
+            from urllib.parse import unquote, urlparse
+
+            ls.settings.workspace_root = unquote(urlparse(root).path)
 
     @ls.feature(types.INITIALIZED)
     async def initialized(ls: KernelLensServer, params: types.InitializedParams) -> None:

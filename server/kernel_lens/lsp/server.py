@@ -47,7 +47,12 @@ class KernelLensServer(LanguageServer):
         """The agent client for the current ``agent_command`` (recreated when it changes)."""
         if self._agent is None or self._agent.argv_prefix != self.settings.agent_command:
             old = self._agent
-            self._agent = AgentClient(self.settings.agent_command, self.log_agent_line)
+            self._agent = AgentClient(
+                self.settings.agent_command,
+                self.log_agent_line,
+                local=self.settings.agent_command_is_default,
+                cwd=self.settings.workspace_root,
+            )
             if old is not None and old.running:
                 asyncio.ensure_future(old.kill())
         return self._agent

@@ -11,13 +11,13 @@ import attrs
 __all__ = ["Settings"]
 
 
-def _positive(default: float) -> Any:
+def _positive(default: float, *, allow_zero: bool = False) -> Any:
     def convert(value: Any) -> float:
         try:
             number = float(value)
         except (TypeError, ValueError):
             return default
-        return number if number > 0 else default
+        return number if number > 0 or (allow_zero and number == 0) else default
 
     return convert
 
@@ -28,6 +28,10 @@ class Settings:
 
     agent_command: list[str] = attrs.field(factory=lambda: [sys.executable])
     """argv prefix that starts a Python able to ``import kernel_lens`` (ssh/srun/container)."""
+    agent_command_is_default: bool = True
+    """No ``agentCommand`` was given: the agent runs on this server's own interpreter."""
+    workspace_root: str | None = None
+    """The first workspace folder: the agent's working directory."""
     timeout_seconds: float = 120.0
     """A job that runs longer is stopped and its agent restarted."""
     workspace_trusted: bool = True
@@ -46,6 +50,7 @@ class Settings:
         command = options.get("agentCommand")
         if isinstance(command, list) and command and all(isinstance(c, str) for c in command):
             self.agent_command = list(command)
+            self.agent_command_is_default = False
         if "timeoutSeconds" in options:
             self.timeout_seconds = _positive(self.timeout_seconds)(options["timeoutSeconds"])
         if "workspaceTrusted" in options:
@@ -53,7 +58,7 @@ class Settings:
         timing = options.get("timing")
         if isinstance(timing, dict):
             if "warmupMs" in timing:
-                self.warmup_ms = _positive(self.warmup_ms)(timing["warmupMs"])
+                self.warmup_ms = _positive(self.warmup_ms, allow_zero=True)(timing["warmupMs"])
             if "budgetMs" in timing:
                 self.budget_ms = _positive(self.budget_ms)(timing["budgetMs"])
             if "reps" in timing:

@@ -172,7 +172,9 @@ def _param_names(kernel: Any) -> tuple[list[str], set[str]]:
 def spec_from_call(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> LaunchSpec:
     """The Triton signature of one ``run(*args, **kwargs)`` call of ``kernel``."""
     names, constexpr = _param_names(kernel)
-    options = {k: kwargs[k] for k in ("num_warps", "num_stages", "num_ctas") if k in kwargs}
+    options: dict[str, Any] = {
+        k: kwargs[k] for k in ("num_warps", "num_stages", "num_ctas") if k in kwargs
+    }
     bound: dict[str, Any] = dict(zip(names, args, strict=False))
     bound.update({k: v for k, v in kwargs.items() if k in names})
     sig_params = inspect.signature(kernel.fn).parameters
@@ -322,7 +324,7 @@ def default_arch() -> int:
 
         if torch.cuda.is_available():
             major, minor = torch.cuda.get_device_capability()
-            return major * 10 + minor
+            return int(major) * 10 + int(minor)
     except Exception:
         pass
     return 90

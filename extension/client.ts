@@ -73,6 +73,8 @@ export function createClient(config: ClientConfig): LanguageClient {
     // own "request failed" pop-ups would only repeat them.
     revealOutputChannelOn: RevealOutputChannelOn.Never,
     diagnosticCollectionName: "kernel-lens",
+    // Hovers offer "Profile <function>" as a command link; only that command may run from them.
+    markdown: { isTrusted: { enabledCommands: ["kernelLens.profile"] }, supportHtml: false },
     // Evaluated at `initialize`, so trust granted while the client starts is not missed.
     initializationOptions: () => initializationOptions(config.settings, vscode.workspace.isTrusted),
     // Sends workspace/didChangeConfiguration once after `initialized` and on every change

@@ -154,7 +154,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("target", help="PATH::FUNC (FUNC may be Class.method) or PATH with --line")
     p.add_argument("--line", type=int, help="1-based line inside the function to profile")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--stages", default="timing,ops,trace", help="comma list: timing,ops,trace")
+    p.add_argument(
+        "--stages", default="timing,ops,trace", help="comma list: timing,ops,trace,compiled"
+    )
     p.add_argument("--reps", type=int, default=0, help="timed repetitions (0 = adaptive)")
     p.add_argument("--warmup-ms", type=float, default=25.0, help="timing warm-up, ms")
     p.add_argument("--budget-ms", type=float, default=500.0, help="timing budget, ms")

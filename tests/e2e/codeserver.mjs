@@ -25,9 +25,14 @@ export const VSIX = path.join(ROOT, "dist", "kernel-lens.vsix");
 
 /**
  * User settings: quiet start (no welcome page, tips, telemetry or update prompts) and the
- * extension's settings, with a short timing budget so a CPU profile takes seconds.
+ * extension's settings; `forTest`: a short timing budget (a CPU profile takes seconds) and a
+ * job time limit (45 s) below the 60 s sleep of fixtures/slow.py, so a cancel that did not
+ * work shows as a timeout, not as a result.
  */
-export function userSettings({ trusted }) {
+export function userSettings({ trusted, forTest }) {
+  const test = forTest
+    ? { "kernelLens.timing.budgetMs": 100, "kernelLens.timeoutSeconds": 45 }
+    : {};
   return {
     "workbench.startupEditor": "none",
     "workbench.welcomePage.walkthroughs.openOnInstall": false,
@@ -42,13 +47,14 @@ export function userSettings({ trusted }) {
     "chat.commandCenter.enabled": false,
     "git.enabled": false,
     "editor.minimap.enabled": false,
+    "editor.unicodeHighlight.ambiguousCharacters": false,
+    "editor.occurrencesHighlight": "off",
     "editor.hover.delay": 300,
     "files.autoSave": "off",
     "security.workspace.trust.startupPrompt": "always",
     "security.workspace.trust.enabled": !trusted,
     "kernelLens.python": PYTHON,
-    "kernelLens.timing.budgetMs": 100,
-    "kernelLens.timeoutSeconds": 90,
+    ...test,
   };
 }
 
@@ -66,12 +72,13 @@ export function freePort() {
 }
 
 /**
- * Lays out `base`: `kernels/` (a copy of the repo's kernels/ plus tests/e2e/fixtures/*.py),
+ * Lays out `base`: `kernels/` (a copy of the repo's kernels/, plus tests/e2e/fixtures/*.py
+ * and settings for a test unless `forTest` is false), `trusted`: workspace trust off or on,
  * `data/User/settings.json`, `data/ext` and `config.yaml` (so ~/.config/code-server is untouched).
  *
  * @returns {Promise<{workspace: string, dataDir: string, extDir: string, config: string}>}
  */
-export async function prepare(base, { trusted }) {
+export async function prepare(base, { trusted, forTest = true }) {
   const workspace = path.join(base, "kernels");
   const dataDir = path.join(base, "data");
   const extDir = path.join(dataDir, "ext");
@@ -80,12 +87,14 @@ export async function prepare(base, { trusted }) {
     recursive: true,
     filter: (src) => !src.includes("__pycache__"),
   });
-  await cp(path.join(ROOT, "tests", "e2e", "fixtures"), workspace, { recursive: true });
+  if (forTest) {
+    await cp(path.join(ROOT, "tests", "e2e", "fixtures"), workspace, { recursive: true });
+  }
   await mkdir(path.join(dataDir, "User"), { recursive: true });
   await mkdir(extDir, { recursive: true });
   await writeFile(
     path.join(dataDir, "User", "settings.json"),
-    JSON.stringify(userSettings({ trusted }), null, 2),
+    JSON.stringify(userSettings({ trusted, forTest }), null, 2),
   );
   await writeFile(config, "auth: none\ncert: false\n");
   return { workspace, dataDir, extDir, config };

@@ -187,58 +187,78 @@ export class Run {
 
   // ---- code lenses ----------------------------------------------------------------------
 
-  /** Texts of the code lenses currently rendered in the active editor. */
+  /**
+   * Texts of the code lens rows currently rendered in the active editor: one string per line
+   * that has lenses, e.g. `"0.129 ms ±2.3% · 3 ops · CPU | Re-profile"` (icons are not text).
+   */
   async lensTexts() {
-    return this.editor()
-      .locator(".codelens-decoration a")
-      .evaluateAll((nodes) => nodes.map((n) => n.textContent.replace(/\u00a0/g, " ").trim()));
+    // Only rows inside the editor's viewport: monaco keeps off-screen rows it has not
+    // re-rendered yet, which the user cannot see.
+    return this.editor().evaluate((editor) => {
+      const view = editor.querySelector(".lines-content")?.parentElement ?? editor;
+      const box = view.getBoundingClientRect();
+      return [...editor.querySelectorAll(".codelens-decoration")]
+        .filter((n) => {
+          const r = n.getBoundingClientRect();
+          return r.height > 0 && r.bottom > box.top && r.top < box.bottom;
+        })
+        .map((n) => n.textContent.replace(/\u00a0/g, " ").trim());
+    });
   }
 
   /**
-   * The lenses rendered directly above the visible line that contains `lineText`:
-   * `[{text, index}]`, `index` being the lens's position among `.codelens-decoration a`.
+   * The lens row rendered directly above the visible line that contains `lineText`:
+   * `{text, links: [{text, index}]}` (`index`: the link's position among all lens links), or
+   * null when the line is not visible or has no lenses.
    */
   async lensesAbove(lineText) {
     return this.editor().evaluate((editor, needle) => {
-      const norm = (s) => s.replace(/\u00a0/g, " ");
+      const norm = (s) => s.replace(/\u00a0/g, " ").trim();
       const line = [...editor.querySelectorAll(".view-line")].find((n) =>
         norm(n.textContent).includes(needle),
       );
       if (!line) return null;
       const top = line.getBoundingClientRect().top;
-      const decorations = [...editor.querySelectorAll(".codelens-decoration")];
-      const above = decorations
+      const row = [...editor.querySelectorAll(".codelens-decoration")]
         .map((d) => ({ d, r: d.getBoundingClientRect() }))
-        .filter(({ r }) => r.bottom <= top + 2 && r.bottom > top - r.height * 1.5 - 2);
-      if (above.length === 0) return [];
+        .filter(({ r }) => r.bottom <= top + 2 && r.bottom > top - r.height * 1.5 - 2)
+        .sort((a, b) => b.r.bottom - a.r.bottom)[0];
+      if (!row) return null;
       const anchors = [...editor.querySelectorAll(".codelens-decoration a")];
-      return [...above[0].d.querySelectorAll("a")].map((a) => ({
-        text: norm(a.textContent).trim(),
-        index: anchors.indexOf(a),
-      }));
+      return {
+        text: norm(row.d.textContent),
+        links: [...row.d.querySelectorAll("a")].map((a) => ({
+          text: norm(a.textContent),
+          index: anchors.indexOf(a),
+        })),
+      };
     }, lineText);
   }
 
-  /** Waits for a lens above the line containing `lineText` whose text matches `pattern`. */
+  /** Waits for the lens row above the line containing `lineText` to match `pattern`. */
   async waitLensAbove(lineText, pattern, timeoutMs = 30_000) {
     return this.until(
       `a lens matching ${pattern} above "${lineText}"`,
       async () => {
-        const lenses = (await this.lensesAbove(lineText)) ?? [];
-        return lenses.find((l) => pattern.test(l.text));
+        const row = await this.lensesAbove(lineText);
+        return row !== null && pattern.test(row.text) ? row : null;
       },
       timeoutMs,
     );
   }
 
-  /** Clicks the lens above the line containing `lineText` whose text matches `pattern`. */
+  /** Clicks the lens link above the line containing `lineText` whose text matches `pattern`. */
   async clickLensAbove(lineText, pattern, timeoutMs = 30_000) {
-    const lens = await this.waitLensAbove(lineText, pattern, timeoutMs);
-    await this.editor().locator(".codelens-decoration a").nth(lens.index).click();
-    return lens;
+    const link = await this.until(
+      `a lens link matching ${pattern} above "${lineText}"`,
+      async () => (await this.lensesAbove(lineText))?.links.find((l) => pattern.test(l.text)),
+      timeoutMs,
+    );
+    await this.editor().locator(".codelens-decoration a").nth(link.index).click();
+    return link;
   }
 
-  /** Waits until some lens of the active editor matches `pattern`; returns its text. */
+  /** Waits until some lens row of the active editor matches `pattern`; returns its text. */
   async waitLens(pattern, timeoutMs = 30_000) {
     return this.until(
       `a lens matching ${pattern}`,

@@ -18,7 +18,7 @@ from kernel_lens.agent.errors import ProfileError, format_exception, user_line_f
 __all__ = ["ALL_STAGES", "DEFAULT_STAGES", "ProfileRequest", "run_profile"]
 
 DEFAULT_STAGES: tuple[str, ...] = ("timing", "ops", "trace")
-ALL_STAGES: tuple[str, ...] = ("timing", "ops", "trace")
+ALL_STAGES: tuple[str, ...] = ("timing", "ops", "trace", "compiled")
 
 ProgressFn = Callable[[str, str], None]
 
@@ -212,5 +212,24 @@ def run_profile(request: ProfileRequest, progress: ProgressFn | None = None) -> 
 
             report("trace", "summarising the trace")
             result["trace"] = summarize_trace(passed.trace).to_json()
+    if "compiled" in request.stages:
+        from kernel_lens.agent.stages.compiled import compile_and_compare
+        from kernel_lens.agent.stages.ops import default_trace_dir
+        from kernel_lens.agent.stages.timing import TimingConfig
+
+        report("compiled", "torch.compile: capturing generated code, eager vs compiled")
+        cache = os.path.join(os.path.dirname(request.trace_dir or default_trace_dir()), "compiled")
+        result["compiled"] = _call_user(
+            lambda: compile_and_compare(
+                target,
+                device=device,
+                timing_config=TimingConfig(
+                    warmup_ms=request.warmup_ms, budget_ms=request.budget_ms, reps=request.reps
+                ),
+                cache_dir=cache,
+            ),
+            target.path,
+            target.info.qualname,
+        )
     report("done", "done")
     return result

@@ -1,0 +1,229 @@
+"""Stage *compiled*: torch.compile the function, capture inductor's generated code, list its
+kernels with the user's source lines each one fused, and measure eager vs compiled.
+
+Kernel → source lines come from the graph, not from kernel names: inductor reports, for every
+kernel it generates, the stack traces of the FX nodes it fused
+(``torch._inductor.debug.set_kernel_post_grad_provenance_tracing``, active with
+``config.trace.provenance_tracking_level = 1``); this stage wraps that one hook and keeps the
+user's file's lines. The generated module is captured with ``run_and_get_code``. Private torch
+API lives here only, behind guards: a torch without the hook still gives code and numbers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import warnings
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from kernel_lens.agent.errors import ProfileError, format_exception, user_line_from_traceback
+
+__all__ = ["compile_and_compare", "kernel_lines_from_traces"]
+
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+_KERNEL_DEF = re.compile(
+    r"^(?P<name>(?:triton|cpp)_\w+)\s*=\s*async_compile\.(?P<kind>triton|cpp_pybinding|cpp)\("
+)
+_EXTERN_CALL = re.compile(r"^\s*(?:\w+\s*=\s*)?extern_kernels\.(?P<name>\w+)\(")
+_KERNEL_CALL = re.compile(r"^\s*(?P<name>(?:triton|cpp)_\w+)(?:\.run)?\(")
+
+
+def kernel_lines_from_traces(traces: list[str], path: str) -> list[int]:
+    """The lines of ``path`` named in FX stack traces (the innermost frame of that file each)."""
+    lines: list[int] = []
+    for trace in traces:
+        found = [int(m.group("line")) for m in _FRAME.finditer(trace) if m.group("file") == path]
+        if found and found[-1] not in lines:
+            lines.append(found[-1])
+    return sorted(lines)
+
+
+@contextlib.contextmanager
+def _capture_kernel_traces(store: dict[str, list[str]]) -> Iterator[bool]:
+    """Wrap inductor's per-kernel provenance hook; yield whether it could be installed."""
+    try:
+        import torch._inductor.config as inductor_config
+        from torch._inductor import debug
+    except ImportError:
+        yield False
+        return
+    original = getattr(debug, "set_kernel_post_grad_provenance_tracing", None)
+    if original is None:
+        yield False
+        return
+
+    def wrapper(node_schedule: Any, kernel_name: str, *args: Any, **kwargs: Any) -> Any:
+        handle = original(node_schedule, kernel_name, *args, **kwargs)
+        # Keyed "<kernel>:<debug handle>" (torch 2.11–2.13); plain "<kernel>" tolerated.
+        table = getattr(debug, "_inductor_kernel_stack_trace", {})
+        traces = table.get(f"{kernel_name}:{handle}") or table.get(kernel_name)
+        if traces:
+            store.setdefault(kernel_name, [])
+            store[kernel_name].extend(t for t in traces if t not in store[kernel_name])
+        return handle
+
+    modules: list[Any] = [debug]
+    for name in ("torch._inductor.codegen.triton", "torch._inductor.codegen.cpp"):
+        with contextlib.suppress(ImportError):
+            modules.append(__import__(name, fromlist=["_"]))
+    patched = [m for m in modules if getattr(m, "set_kernel_post_grad_provenance_tracing", None)]
+    try:
+        for m in patched:
+            m.set_kernel_post_grad_provenance_tracing = wrapper
+        # A cache hit skips code generation, and with it the hook: compile afresh.
+        with inductor_config.patch(
+            {"trace.provenance_tracking_level": 1, "force_disable_caches": True}
+        ):
+            yield True
+    finally:
+        for m in patched:
+            m.set_kernel_post_grad_provenance_tracing = original
+
+
+def _kernels_in_code(code: str) -> list[dict[str, Any]]:
+    """Kernels defined and called in an inductor output module, in call order."""
+    defined: dict[str, dict[str, Any]] = {}
+    lines = code.splitlines()
+    for no, line in enumerate(lines, 1):
+        m = _KERNEL_DEF.match(line)
+        if m:
+            kind = "triton" if m.group("kind") == "triton" else "cpp"
+            defined[m.group("name")] = {"name": m.group("name"), "kind": kind, "def_line": no}
+    calls: list[dict[str, Any]] = []
+    in_call = False
+    for no, line in enumerate(lines, 1):
+        if re.match(r"^\s+def call\(self, args\)|^def call\(args\)", line):
+            in_call = True
+            continue
+        if in_call and re.match(r"^\S", line):
+            in_call = False
+        if not in_call:
+            continue
+        m = _KERNEL_CALL.match(line)
+        if m and m.group("name") in defined:
+            entry = dict(defined[m.group("name")])
+            entry["call_line"] = no
+            calls.append(entry)
+            continue
+        m = _EXTERN_CALL.match(line)
+        if m:
+            calls.append(
+                {"name": f"extern_kernels.{m.group('name')}", "kind": "extern", "call_line": no}
+            )
+    return calls
+
+
+def _count_device_work(fn: Callable[[], Any], device: str, runs: int = 3) -> float:
+    """Kernels launched per call (CUDA), or top-level ATen ops per call (CPU)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU]
+    if device == "cuda":
+        activities.append(ProfilerActivity.CUDA)
+        torch.cuda.synchronize()
+    with profile(activities=activities) as prof:
+        for _ in range(runs):
+            fn()
+        if device == "cuda":
+            torch.cuda.synchronize()
+    events = prof.events()
+    if device == "cuda":
+        total = sum(len(e.kernels) for e in events)
+    else:
+        total = sum(
+            1
+            for e in events
+            if e.name.startswith("aten::")
+            and (e.cpu_parent is None or not e.cpu_parent.name.startswith("aten::"))
+        )
+    return total / runs
+
+
+def compile_and_compare(
+    target: Any, *, device: str, timing_config: Any, cache_dir: str
+) -> dict[str, Any]:
+    """torch.compile ``target``'s function, capture its code and compare it with eager.
+
+    Args:
+        target: the loaded :class:`~kernel_lens.agent.stages.target.Target`.
+        device: ``cuda`` or ``cpu``.
+        timing_config: the timing stage's config (same method for both sides).
+        cache_dir: where to write the generated module (for the editor).
+    """
+    import torch
+    from torch._inductor.utils import run_and_get_code
+
+    from kernel_lens.agent.stages.timing import time_function
+
+    compiled_fn = torch.compile(target.fn)
+    traces: dict[str, list[str]] = {}
+    try:
+        with warnings.catch_warnings(), _capture_kernel_traces(traces) as hooked:
+            warnings.filterwarnings("ignore", message=".*force disabled by.*")
+            _, codes = run_and_get_code(compiled_fn, *target.args, **target.kwargs)
+    except Exception as exc:
+        raise ProfileError(
+            "runtime",
+            f"torch.compile failed: {type(exc).__name__}: {str(exc).splitlines()[0][:400]}",
+            user_line_from_traceback(exc.__traceback__, target.path),
+            format_exception(exc),
+        ) from None
+    code = codes[0] if codes else ""
+    os.makedirs(cache_dir, exist_ok=True)
+    digest = hashlib.sha1(code.encode()).hexdigest()[:10]
+    code_path = os.path.join(cache_dir, f"{target.info.qualname}-{digest}.py")
+    with open(code_path, "w", encoding="utf-8") as fh:
+        fh.write(code)
+
+    kernels = _kernels_in_code(code)
+    for k in kernels:
+        k["lines"] = kernel_lines_from_traces(traces.get(k["name"], []), target.path)
+
+    eager_timing = time_function(target.call, device=device, config=timing_config)
+
+    def call_compiled() -> Any:
+        return compiled_fn(*target.args, **target.kwargs)
+
+    call_compiled()
+    compiled_timing = time_function(call_compiled, device=device, config=timing_config)
+    # CUDA: kernel launches seen by the profiler. CPU: top-level ATen ops eagerly (each is one
+    # loop over memory) against the kernel calls of the generated module.
+    eager_work = _count_device_work(target.call, device)
+    compiled_work = (
+        _count_device_work(call_compiled, device) if device == "cuda" else float(len(kernels))
+    )
+    unit = "kernels"
+    fused = [k for k in kernels if k["kind"] != "extern" and len(k["lines"]) > 1]
+    summary_parts = [
+        f"lines {k['lines'][0]}–{k['lines'][-1]} → 1 kernel ({k['name']})" for k in fused
+    ]
+    summary_parts.append(
+        f"{eager_work:g} → {compiled_work:g} {unit} per call, "
+        f"{eager_timing.median_ms:.3f} → {compiled_timing.median_ms:.3f} ms"
+    )
+    return {
+        "backend": "inductor",
+        "language": "triton" if device == "cuda" else "cpp",
+        "code_path": code_path,
+        "code": code,
+        "provenance": bool(hooked),
+        "kernels": kernels,
+        "eager": {
+            "median_ms": eager_timing.median_ms,
+            "spread_pct": round(eager_timing.spread_pct, 3),
+            unit: eager_work,
+        },
+        "compiled": {
+            "median_ms": compiled_timing.median_ms,
+            "spread_pct": round(compiled_timing.spread_pct, 3),
+            unit: compiled_work,
+        },
+        "speedup": eager_timing.median_ms / compiled_timing.median_ms
+        if compiled_timing.median_ms > 0
+        else None,
+        "summary": "; ".join(summary_parts),
+    }

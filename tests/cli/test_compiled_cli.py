@@ -1,0 +1,53 @@
+"""``--stages compiled`` on CPU: inductor's C++ captured, kernels mapped to the user's lines."""
+
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import HAS_CUDA, KERNELS, run_cli
+
+FUSION = KERNELS / "fusion.py"
+
+
+def _lineno(text: str) -> int:
+    return next(i for i, x in enumerate(FUSION.read_text().splitlines(), 1) if text in x)
+
+
+def _compiled(func: str, tmp_path: Path) -> dict[str, Any]:
+    code, out, err = run_cli(
+        "profile",
+        f"{FUSION}::{func}",
+        "--stages",
+        "compiled",
+        "--json",
+        "--budget-ms",
+        "100",
+        "--trace-dir",
+        str(tmp_path / "traces"),
+        timeout=600,
+    )
+    assert code == 0, err
+    return out["compiled"]  # type: ignore[no-any-return]
+
+
+def test_square_twice_becomes_one_fused_kernel(tmp_path: Path) -> None:
+    c = _compiled("square_twice", tmp_path)
+    assert c["language"] == ("triton" if HAS_CUDA else "cpp")
+    assert c["provenance"] is True
+    fused = [k for k in c["kernels"] if k["kind"] != "extern"]
+    assert len(fused) == 1, c["kernels"]
+    assert fused[0]["lines"] == [_lineno("return torch.square(torch.square(x))")]
+    assert c["eager"]["kernels"] == 2 and c["compiled"]["kernels"] == 1
+    code = Path(c["code_path"]).read_text()
+    assert code == c["code"] and fused[0]["name"] in code
+    assert "2 → 1 kernels per call" in c["summary"]
+
+
+def test_matmul_relu_lines_per_kernel(tmp_path: Path) -> None:
+    c = _compiled("matmul_relu", tmp_path)
+    by_kind = {k["kind"]: k for k in c["kernels"]}
+    assert by_kind["extern"]["name"] == "extern_kernels.mm"
+    assert by_kind["extern"]["lines"] == [_lineno("z = x @ y")]
+    fused = next(k for k in c["kernels"] if k["kind"] != "extern")
+    assert fused["lines"] == [_lineno("z = torch.relu(z)"), _lineno("return z + 1.0")]
+    assert "→ 1 kernel (" in c["summary"]
+    assert c["eager"]["median_ms"] > 0 and c["compiled"]["median_ms"] > 0

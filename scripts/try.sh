@@ -10,7 +10,7 @@
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-[[ -x .venv/bin/python ]] || { echo "try: no .venv (run make setup first)" >&2; exit 1; }
+make -s setup
 scripts/e2e.sh setup
 if [[ "${KERNEL_LENS_E2E_NO_BUILD:-0}" != 1 ]]; then
   npm run --silent package

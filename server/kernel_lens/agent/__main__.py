@@ -68,6 +68,33 @@ def main() -> int:
         if method == "shutdown":
             send({"id": job_id, "result": {}})
             break
+        if method == "asm":
+            try:
+                from kernel_lens.agent.stages.triton_ir import compile_file_kernels
+
+                params = message.get("params") or {}
+                compiled = compile_file_kernels(
+                    params["path"],
+                    params.get("text"),
+                    kernel=params["kernel"],
+                    arch=params.get("arch"),
+                )
+                send({"id": job_id, "result": compiled[0].to_json()})
+            except ProfileError as exc:
+                send({"id": job_id, "error": exc.to_json()})
+            except Exception as exc:
+                send(
+                    {
+                        "id": job_id,
+                        "error": {
+                            "kind": "internal",
+                            "message": f"{type(exc).__name__}: {exc}",
+                            "line": None,
+                            "traceback": format_exception(exc),
+                        },
+                    }
+                )
+            continue
         if method != "profile":
             send({"id": job_id, "error": {"kind": "internal", "message": f"unknown {method!r}"}})
             continue

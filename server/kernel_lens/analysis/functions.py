@@ -18,6 +18,7 @@ __all__ = [
     "find_functions",
 ]
 
+_JIT_RE = re.compile(r"(^|\.)jit\b")
 INPUTS_DIRECTIVE_RE = re.compile(r"^\s*#\s*kernel-lens:\s*inputs\s*=\s*(?P<expr>.+?)\s*$")
 
 
@@ -47,6 +48,7 @@ class FunctionInfo:
             the definition, if any.
         inputs_line: 1-based line of that directive.
         name_column: 0-based column of the function's name on ``def_line``.
+        decorators: the decorators' source text (``triton.jit``, ``torch.compile(mode=…)``).
     """
 
     qualname: str
@@ -59,6 +61,12 @@ class FunctionInfo:
     inputs_expr: str | None
     inputs_line: int | None
     name_column: int
+    decorators: tuple[str, ...] = ()
+
+    @property
+    def is_triton_kernel(self) -> bool:
+        """Decorated with ``@triton.jit`` (or ``@jit``), possibly under ``@triton.autotune``."""
+        return any(_JIT_RE.search(d) for d in self.decorators)
 
     @property
     def name(self) -> str:
@@ -132,6 +140,7 @@ def find_functions(source: str, filename: str = "<source>") -> list[FunctionInfo
                         inputs_expr=expr,
                         inputs_line=expr_line,
                         name_column=max(col, 0),
+                        decorators=tuple(ast.unparse(d) for d in node.decorator_list),
                     )
                 )
             elif isinstance(node, ast.ClassDef):

@@ -193,6 +193,7 @@ class AgentClient:
         timeout: float,
         on_progress: Callable[[str, str], None] | None = None,
         cancelled: asyncio.Event | None = None,
+        method: str = "profile",
     ) -> dict[str, Any]:
         """Run one profile job and return its result object.
 
@@ -209,7 +210,7 @@ class AgentClient:
             job_id = next(self._ids)
             self._flush_suppressed()
             try:
-                proc.stdin.write(encode({"id": job_id, "method": "profile", "params": params}))
+                proc.stdin.write(encode({"id": job_id, "method": method, "params": params}))
                 await proc.stdin.drain()
             except (BrokenPipeError, ConnectionResetError):
                 await self.kill()
@@ -267,6 +268,10 @@ class AgentClient:
                             err.get("line"),
                             err.get("traceback"),
                         )
+            except asyncio.CancelledError:
+                # The request was cancelled ($/cancelRequest): the agent is busy with it.
+                await self.kill()
+                raise
             finally:
                 cancel_wait.cancel()
                 self._flush_suppressed()

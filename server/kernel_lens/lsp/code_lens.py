@@ -8,8 +8,8 @@ from lsprotocol import types
 
 from kernel_lens.analysis.functions import FunctionInfo, SourceSyntaxError, find_functions
 from kernel_lens.analysis.lens_text import error_lens_title, line_lens_title, summary_lens_title
-from kernel_lens.lsp.protocol import CMD_PROFILE
-from kernel_lens.lsp.results import place
+from kernel_lens.lsp.protocol import CMD_PROFILE, CMD_SHOW_ASSEMBLY, CMD_SHOW_GENERATED_CODE
+from kernel_lens.lsp.results import Record, place
 from kernel_lens.lsp.server import KernelLensServer
 
 __all__ = ["document_lenses", "setup"]
@@ -31,6 +31,41 @@ def _lens(
 
 def _profile_lens(uri: str, info: FunctionInfo, title: str) -> types.CodeLens:
     return _lens(info.first_line - 1, title, CMD_PROFILE, [{"uri": uri, "function": info.qualname}])
+
+
+def _function_lenses(
+    uri: str, info: FunctionInfo, record: Record | None, source: str
+) -> list[types.CodeLens]:
+    """A function's status lenses and, after a run, its per-line lenses."""
+    first0 = info.first_line - 1
+    if record is None:
+        return [_profile_lens(uri, info, "$(play) Profile")]
+    if record.state == "running":
+        return [_lens(first0, "$(sync~spin) Profiling…")]
+    if record.state in ("error", "cancelled") and record.error is not None:
+        title = (
+            "$(circle-slash) Profile cancelled"
+            if record.state == "cancelled"
+            else error_lens_title(record.error)
+        )
+        return [_lens(first0, title), _profile_lens(uri, info, "$(play) Profile")]
+    result = record.result or {}
+    placed = place(record, source)
+    if placed is None or placed.outdated:
+        return [
+            _lens(first0, f"$(history) outdated: {summary_lens_title(result)}"),
+            _profile_lens(uri, info, "$(refresh) Re-profile"),
+        ]
+    lenses = [
+        _lens(first0, summary_lens_title(result)),
+        _profile_lens(uri, info, "$(refresh) Re-profile"),
+    ]
+    cuda = result.get("device_kind") == "cuda"
+    for line in result.get("lines") or []:
+        line_title = line_lens_title(line, cuda=cuda)
+        if line_title is not None:
+            lenses.append(_lens(placed.current_line(line["line"]) - 1, line_title))
+    return lenses
 
 
 def document_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.CodeLens]:
@@ -57,35 +92,31 @@ def document_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.C
                 )
             )
             continue
-        record = records.get(info.qualname)
-        if record is None:
-            lenses.append(_profile_lens(uri, info, "$(play) Profile"))
-            continue
-        placed = place(record, source)
-        if record.state == "running":
-            lenses.append(_lens(first0, "$(sync~spin) Profiling…"))
-            continue
-        if record.state in ("error", "cancelled") and record.error is not None:
+        if info.is_triton_kernel:
+            latest = ls.asm_latest.get((uri, info.qualname))
             title = (
-                "$(circle-slash) Profile cancelled"
-                if record.state == "cancelled"
-                else error_lens_title(record.error)
+                f"$(file-binary) PTX · {latest['registers']} regs · {latest['spills']} spills · "
+                f"{latest['arch']}"
+                if latest
+                else "$(file-binary) Show Assembly"
             )
-            lenses.append(_lens(first0, title))
-            lenses.append(_profile_lens(uri, info, "$(play) Profile"))
+            lenses.append(
+                _lens(first0, title, CMD_SHOW_ASSEMBLY, [{"uri": uri, "kernel": info.qualname}])
+            )
             continue
-        result = record.result or {}
-        if placed is None or placed.outdated:
-            lenses.append(_lens(first0, f"$(history) outdated: {summary_lens_title(result)}"))
-            lenses.append(_profile_lens(uri, info, "$(refresh) Re-profile"))
-            continue
-        lenses.append(_lens(first0, summary_lens_title(result)))
-        lenses.append(_profile_lens(uri, info, "$(refresh) Re-profile"))
-        cuda = result.get("device_kind") == "cuda"
-        for line in result.get("lines") or []:
-            line_title = line_lens_title(line, cuda=cuda)
-            if line_title is not None:
-                lenses.append(_lens(placed.current_line(line["line"]) - 1, line_title))
+        own = _function_lenses(uri, info, records.get(info.qualname), source)
+        # "Generated Code" goes right after the function's own lenses on its first line.
+        at = sum(1 for lens in own if lens.range.start.line == first0)
+        own.insert(
+            at,
+            _lens(
+                first0,
+                "$(symbol-namespace) Generated Code",
+                CMD_SHOW_GENERATED_CODE,
+                [{"uri": uri, "function": info.qualname}],
+            ),
+        )
+        lenses.extend(own)
     return lenses
 
 

@@ -5,15 +5,35 @@ Mirrored by ``extension/protocol.ts``: change both together.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 import attrs
 
+T = TypeVar("T")
+
+
+def structure(cls: type[T], raw: Any) -> T:
+    """Custom-request params as ``cls``: pygls hands them over as a namedtuple without the
+    optional fields the client left out."""
+    if isinstance(raw, cls):
+        return raw
+    values = raw._asdict() if hasattr(raw, "_asdict") else dict(raw or {})
+    names = {f.name for f in attrs.fields(cls)}  # type: ignore[arg-type]
+    return cls(**{k: v for k, v in values.items() if k in names})
+
+
 __all__ = [
+    "structure",
     "CMD_PROFILE",
     "CMD_PROFILE_ALL",
     "NOTIFY_SET_TRUSTED",
     "NOTIFY_STATUS",
+    "AssemblyParams",
+    "CMD_SHOW_ASSEMBLY",
+    "CMD_SHOW_GENERATED_CODE",
+    "GeneratedCodeParams",
+    "REQ_ASSEMBLY",
+    "REQ_GENERATED_CODE",
     "ProfileAllArgs",
     "ProfileArgs",
     "SetTrustedParams",
@@ -28,6 +48,13 @@ CMD_PROFILE_ALL = "kernelLens.profileAll"
 NOTIFY_STATUS = "kernelLens/status"
 #: client → server notification: :class:`SetTrustedParams`.
 NOTIFY_SET_TRUSTED = "kernelLens/setTrusted"
+#: client → server request: :class:`AssemblyParams` → the ``asm`` CLI's JSON for one stage.
+REQ_ASSEMBLY = "kernelLens/assembly"
+#: client → server request: :class:`GeneratedCodeParams` → the *compiled* stage's JSON.
+REQ_GENERATED_CODE = "kernelLens/generatedCode"
+#: client-side commands the server's lenses invoke (registered by the extension).
+CMD_SHOW_ASSEMBLY = "kernelLens.showAssembly"
+CMD_SHOW_GENERATED_CODE = "kernelLens.showGeneratedCode"
 
 StatusState = Literal["idle", "profiling", "error"]
 
@@ -62,3 +89,24 @@ class SetTrustedParams:
     """The workspace's trust changed (VS Code only ever grants trust while running)."""
 
     trusted: bool
+
+
+AsmStage = Literal["ttir", "ttgir", "llir", "ptx", "sass"]
+
+
+@attrs.define
+class AssemblyParams:
+    """One ``@triton.jit`` kernel of a document, compiled for ``arch`` (default: the device's)."""
+
+    uri: str
+    kernel: str
+    stage: AsmStage = "ptx"
+    arch: int | None = None
+
+
+@attrs.define
+class GeneratedCodeParams:
+    """torch.compile one function of a document."""
+
+    uri: str
+    function: str

@@ -6,6 +6,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -40,6 +41,10 @@ class KernelLensServer(LanguageServer):
         self.jobs: dict[str, Job] = {}
         #: URI → the syntax error a profile attempt hit (shown as a lens until a good profile).
         self.syntax_errors: dict[str, dict[str, object]] = {}
+        #: (uri, kernel, arch, text digest) → the agent's ``asm`` result (all stages).
+        self.asm_cache: dict[tuple[str, str, int | None, str], dict[str, Any]] = {}
+        #: (uri, kernel) → the last ``asm`` result, for the kernel's lens.
+        self.asm_latest: dict[tuple[str, str], dict[str, Any]] = {}
         self._agent: AgentClient | None = None
 
     @property
@@ -68,7 +73,7 @@ class KernelLensServer(LanguageServer):
 
 def create_server() -> KernelLensServer:
     """Build the server and register every feature module (one module per feature)."""
-    from kernel_lens.lsp import code_lens, commands, documents, hover
+    from kernel_lens.lsp import code_lens, commands, documents, generated, hover
 
     server = KernelLensServer()
     features: list[Callable[[KernelLensServer], None]] = [
@@ -76,6 +81,7 @@ def create_server() -> KernelLensServer:
         code_lens.setup,
         hover.setup,
         commands.setup,
+        generated.setup,
     ]
     for setup in features:
         try:

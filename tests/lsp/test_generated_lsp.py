@@ -1,0 +1,128 @@
+"""``kernelLens/assembly`` and ``kernelLens/generatedCode`` through the real server and agent."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest_lsp
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pytest_lsp import LanguageClient
+
+from tests.conftest import HAS_CUDA
+from tests.lsp.test_lsp_e2e import (
+    OPTIONS,
+    ROOT,
+    _init,
+    lenses,
+    line0_of,
+    open_doc,
+    server_config,
+    titles,
+)
+
+TRITON = ROOT / "kernels" / "triton_square.py"
+FUSION = ROOT / "kernels" / "fusion.py"
+
+
+@pytest_lsp.fixture(config=server_config())
+async def client(lsp_client: LanguageClient) -> Any:
+    await _init(lsp_client, {**OPTIONS, "timeoutSeconds": 300})
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def request(client: LanguageClient, method: str, params: dict[str, Any]) -> Any:
+    return await asyncio.wait_for(client.protocol.send_request_async(method, params), 300)
+
+
+async def test_assembly_of_a_triton_kernel_and_its_lens(client: LanguageClient) -> None:
+    uri = open_doc(client, TRITON)
+    kernel0 = line0_of(TRITON, "@triton.jit")
+    lens = [x for x in await lenses(client, uri) if x.range.start.line == kernel0]
+    assert [x.command.title for x in lens if x.command] == ["$(file-binary) Show Assembly"]
+    assert lens[0].command is not None
+    assert lens[0].command.command == "kernelLens.showAssembly"
+    assert list(lens[0].command.arguments or []) == [{"uri": uri, "kernel": "square_kernel"}]
+
+    result = await request(
+        client,
+        "kernelLens/assembly",
+        {"uri": uri, "kernel": "square_kernel", "stage": "ptx", "arch": 90},
+    )
+    assert result.kernel == "square_kernel" and result.arch == "sm_90"
+    assert ".target sm_90a" in result.asm
+    load_line = line0_of(TRITON, "tl.load(") + 1
+    entry = next(m for m in result.line_map if m.source_line == load_line)
+    ptx = result.asm.splitlines()
+    assert any("ld.global" in ptx[i - 1] for i in entry.asm_lines)
+    assert isinstance(result.registers, int) and result.spills == 0
+
+    # The kernel's lens now carries the numbers, for the arch it was compiled for.
+    after = titles(await lenses(client, uri), kernel0)
+    assert after == [f"$(file-binary) PTX · {result.registers} regs · 0 spills · sm_90"]
+
+    sass = await request(
+        client,
+        "kernelLens/assembly",
+        {"uri": uri, "kernel": "square_kernel", "stage": "sass", "arch": 90},
+    )
+    assert "LDG" in sass.asm and sass.line_map
+
+
+async def test_assembly_error_is_a_clear_request_failure(client: LanguageClient) -> None:
+    src = "import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef k(p):\n    pass\n"
+    path = Path("/tmp/kernel_lens_lonely_kernel.py")
+    path.write_text(src)
+    uri = open_doc(client, path, src)
+    try:
+        await request(client, "kernelLens/assembly", {"uri": uri, "kernel": "k", "stage": "ptx"})
+    except JsonRpcException as exc:
+        assert "launches k[grid]" in str(exc)
+    else:
+        raise AssertionError("expected a RequestFailed error")
+
+
+async def test_generated_code_of_the_fusion_example(client: LanguageClient) -> None:
+    uri = open_doc(client, FUSION)
+    def0 = line0_of(FUSION, "def matmul_relu")
+    assert "$(symbol-namespace) Generated Code" in titles(await lenses(client, uri), def0)
+    result = await request(
+        client, "kernelLens/generatedCode", {"uri": uri, "function": "matmul_relu"}
+    )
+    assert result.function == "matmul_relu"
+    assert result.language == ("triton" if HAS_CUDA else "cpp")
+    fused = [k for k in result.kernels if k.kind != "extern"]
+    assert len(fused) == 1
+    assert fused[0].lines == [def0 + 3, def0 + 4]
+    code = result.code.splitlines()
+    assert fused[0].name in code[fused[0].call_line - 1]
+    assert result.eager.kernels == 3 and result.compiled.kernels == 2
+    assert "→ 1 kernel" in result.summary
+
+
+@pytest_lsp.fixture(config=server_config())
+async def untrusted(lsp_client: LanguageClient) -> Any:
+    await _init(lsp_client, {**OPTIONS, "workspaceTrusted": False})
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_nothing_compiles_untrusted(untrusted: LanguageClient) -> None:
+    uri = open_doc(untrusted, TRITON)
+    try:
+        await request(
+            untrusted,
+            "kernelLens/assembly",
+            {"uri": uri, "kernel": "square_kernel", "stage": "ptx"},
+        )
+    except JsonRpcException as exc:
+        assert "trust this workspace" in str(exc)
+    else:
+        raise AssertionError("expected a RequestFailed error")
+    assert not any("assembly of" in m.message for m in untrusted.log_messages), (
+        "nothing may run untrusted"
+    )
+    assert types  # lsprotocol imported for fixtures' type hints

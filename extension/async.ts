@@ -1,7 +1,7 @@
 /**
  * Async helpers of the client lifecycle: coalescing of server restarts (a settings edit fires
- * several change events; the Python extension may report a new interpreter at the same moment)
- * and time limits. Pure: timers only, no `vscode`.
+ * several change events; the Python extension may report a new interpreter at the same moment),
+ * time limits and cancellation. Pure: timers only, no `vscode`.
  */
 
 /** Rejection of {@link withTimeout} when the time runs out. */
@@ -114,4 +114,45 @@ export class Coalescer {
       resolve();
     }
   }
+}
+
+/** Rejection of {@link untilCancelled} when its token is cancelled. */
+export class CancelledError extends Error {
+  constructor() {
+    super("cancelled");
+    this.name = "CancelledError";
+  }
+}
+
+/** The part of a cancellation token (VS Code's or vscode-jsonrpc's) that {@link untilCancelled} needs. */
+export interface CancellationLike {
+  readonly isCancellationRequested: boolean;
+  onCancellationRequested(listener: () => void): { dispose(): void };
+}
+
+/**
+ * Settles like `promise`, or rejects with a {@link CancelledError} as soon as `token` is
+ * cancelled, so a cancelled request's progress closes at once instead of waiting for the server
+ * to acknowledge the cancellation. The promise's late result is ignored.
+ */
+export function untilCancelled<T>(promise: PromiseLike<T>, token: CancellationLike): Promise<T> {
+  if (token.isCancellationRequested) {
+    return Promise.reject(new CancelledError());
+  }
+  return new Promise<T>((resolve, reject) => {
+    const subscription = token.onCancellationRequested(() => {
+      subscription.dispose();
+      reject(new CancelledError());
+    });
+    Promise.resolve(promise).then(
+      (value) => {
+        subscription.dispose();
+        resolve(value);
+      },
+      (error: unknown) => {
+        subscription.dispose();
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
 }

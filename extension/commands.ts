@@ -3,10 +3,11 @@
  * with the server's command ids (`protocol.ts`); the server reports progress and results.
  */
 import * as vscode from "vscode";
-import { ExecuteCommandRequest, LSPErrorCodes, ResponseError } from "vscode-languageclient/node";
+import { ExecuteCommandRequest } from "vscode-languageclient/node";
 import { Commands, DISPLAY_NAME, LANGUAGE } from "./constants";
 import type { Ctx } from "./ctx";
 import { ServerCommands, type ProfileAllArgs, type ProfileArgs } from "./protocol";
+import { reportFailure, runningClient } from "./requests";
 
 /** Registers every command of {@link Commands} as an extension-scoped disposable. */
 export function registerCommands(ctx: Ctx): void {
@@ -67,18 +68,8 @@ async function execute(
   document: vscode.Uri,
   invocation: (uri: string) => Invocation,
 ): Promise<void> {
-  const client = ctx.client;
+  const client = await runningClient(ctx);
   if (client === undefined) {
-    const choice = await vscode.window.showWarningMessage(
-      `${DISPLAY_NAME}: the server is not running.`,
-      "Show Output",
-      "Restart Server",
-    );
-    if (choice === "Show Output") {
-      ctx.log.show();
-    } else if (choice === "Restart Server") {
-      await ctx.restart("Restart Server from a profiling command");
-    }
     return;
   }
   const { command, args } = invocation(client.code2ProtocolConverter.asUri(document));
@@ -89,13 +80,6 @@ async function execute(
     });
   } catch (error) {
     // A cancelled request (the user cancelled the progress notification) is not an error.
-    if (error instanceof ResponseError && error.code === LSPErrorCodes.RequestCancelled) {
-      return;
-    }
-    const message = error instanceof Error ? error.message : String(error);
-    ctx.log.error(`${command} failed: ${message}`);
-    void vscode.window
-      .showErrorMessage(`${DISPLAY_NAME}: ${message}`, "Show Output")
-      .then((choice) => choice !== undefined && ctx.log.show());
+    reportFailure(ctx, command, error);
   }
 }

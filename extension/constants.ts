@@ -2,6 +2,7 @@
  * Names the extension registers with VS Code. Pure, so the manifest test can check them
  * against package.json.
  */
+import { ClientCommands } from "./protocol";
 
 /** Commands the extension itself registers (the server's own `kernelLens.profile` and
  * `kernelLens.profileAll` are registered by vscode-languageclient; see `protocol.ts`). */
@@ -10,6 +11,10 @@ export const Commands = {
   profileFile: "kernelLens.profileFile",
   showOutput: "kernelLens.showOutput",
   restartServer: "kernelLens.restartServer",
+  /** Also the command of the server's lens above each function (`protocol.ts`). */
+  showGeneratedCode: ClientCommands.showGeneratedCode,
+  /** Also the command of the server's lens above each `@triton.jit` kernel. */
+  showAssembly: ClientCommands.showAssembly,
 } as const;
 
 export type Command = (typeof Commands)[keyof typeof Commands];
@@ -25,3 +30,12 @@ export const LANGUAGE = "python";
 
 /** The Python extension, used for the interpreter when installed (never required). */
 export const PYTHON_EXTENSION_ID = "ms-python.python";
+
+/** Context key: the cursor of the active Python editor is inside a `@triton.jit` kernel. */
+export const IN_KERNEL_CONTEXT = "kernelLens.cursorInKernel";
+
+/** Theme colour of the lines linked to the selection in the other editor (package.json). */
+export const LINKED_LINE_COLOR = "kernelLens.linkedLineBackground";
+
+/** Global state key of the stage last picked in Show Assembly. */
+export const LAST_STAGE_KEY = "kernelLens.lastAssemblyStage";

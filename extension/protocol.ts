@@ -165,8 +165,8 @@ export interface GeneratedKernel {
   kind: "triton" | "cpp" | "extern";
   /** 1-based lines of the user's source fused into this kernel. */
   lines: number[];
-  /** 1-based line of the kernel's definition in the code (none for extern kernels). */
-  def_line?: number;
+  /** 1-based line of the kernel's definition in the code (absent or null for extern kernels). */
+  def_line?: number | null;
   /** 1-based line of the call in the code. */
   call_line: number;
 }

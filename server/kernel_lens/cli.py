@@ -4,6 +4,7 @@
     kernel-lens profile PATH --line N
     kernel-lens trace summarize FILE.json [--json]
     kernel-lens asm PATH::KERNEL [--stage ptx|sass|ttir|ttgir|llir] [--arch 90] [--json]
+    kernel-lens inline PATH [--arch 90] [--build] [--json]
 
 Exit status: 0 on success, 1 when the profiled code failed (syntax error, exception, missing
 function: the error names the user's line), 2 for bad command-line usage.
@@ -143,6 +144,31 @@ def _cmd_asm(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_inline(args: argparse.Namespace) -> int:
+    from kernel_lens.agent.errors import ProfileError
+
+    path, _ = _split_target(args.target)
+    try:
+        from kernel_lens.agent.stages.inline_ext import analyze_inline
+        from kernel_lens.agent.stdio import stdout_to_stderr
+
+        with stdout_to_stderr():
+            result = analyze_inline(path, arch=args.arch, build=args.build)
+    except ProfileError as exc:
+        _emit_error(exc.to_json(), args.json, os.path.abspath(path))
+        return 1
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    for m in result["modules"]:
+        print(f"// load_inline {m['name']} (line {m['call_line']}) · {m['arch']} · {m['nvcc']}")
+        for err in m["errors"]:
+            print(f"{path}:{err['line']}: {err['severity']}: {err['message']}")
+        if m["ptx"]:
+            print(m["ptx"])
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for tests and docs)."""
     parser = argparse.ArgumentParser(
@@ -172,6 +198,13 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--arch", type=int, default=None, help="compute capability, e.g. 90 (sm_90)")
     a.add_argument("--json", action="store_true")
     a.set_defaults(func=_cmd_asm)
+
+    i = sub.add_parser("inline", help="load_inline modules: generated sources, PTX, nvcc errors")
+    i.add_argument("target", help="PATH of a file that calls load_inline")
+    i.add_argument("--arch", type=int, default=90, help="compute capability for the PTX")
+    i.add_argument("--build", action="store_true", help="also build it with load_inline (log)")
+    i.add_argument("--json", action="store_true")
+    i.set_defaults(func=_cmd_inline)
 
     t = sub.add_parser("trace", help="work with torch.profiler Chrome traces")
     tsub = t.add_subparsers(dest="trace_command", required=True)

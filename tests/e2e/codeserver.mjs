@@ -18,7 +18,8 @@ export const CACHE = process.env.E2E_CACHE ?? path.join(ROOT, ".e2e-cache");
 const CODE_SERVER = path.join(CACHE, "node_modules", ".bin", "code-server");
 
 /** The interpreter that runs the Kernel Lens server and agent. */
-export const PYTHON = process.env.KERNEL_LENS_E2E_PYTHON ?? path.join(ROOT, ".venv", "bin", "python");
+export const PYTHON =
+  process.env.KERNEL_LENS_E2E_PYTHON ?? path.join(ROOT, ".venv", "bin", "python");
 
 /** The packaged extension under test. */
 export const VSIX = path.join(ROOT, "dist", "kernel-lens.vsix");

@@ -29,6 +29,9 @@ let run = null;
 let passed = 0;
 let failed = 0;
 let current = "start-up";
+// KERNEL_LENS_E2E_SCENARIOS=1,2,5 runs a subset (by number), e.g. while one is being fixed.
+const only = (process.env.KERNEL_LENS_E2E_SCENARIOS ?? "").split(",").filter(Boolean);
+const selected = SCENARIOS.filter((s) => only.length === 0 || only.includes(s.name.split(".")[0]));
 
 async function cleanUp() {
   await browser?.close().catch(() => {});
@@ -53,7 +56,7 @@ async function finish(error) {
   await cleanUp();
   if (!error) await rm(work, { recursive: true, force: true });
   else console.error(`[e2e] workspace and code-server data kept in ${work}`);
-  const notRun = SCENARIOS.length - passed - failed;
+  const notRun = selected.length - passed - failed;
   console.log(`[e2e] screenshots and logs: ${outDir}`);
   console.log(`${passed} passed, ${failed} failed${notRun ? `, ${notRun} skipped` : ""}`);
   process.exit(error ? 1 : 0);
@@ -81,7 +84,7 @@ try {
   run = new Run(page, outDir, dirs.workspace);
   run.url = server.url;
   run.dataDir = dirs.dataDir;
-  for (const scenario of SCENARIOS) {
+  for (const scenario of selected) {
     current = scenario.name;
     run.scenario = scenario.name;
     run.log(`scenario ${scenario.name}`);

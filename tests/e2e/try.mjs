@@ -12,7 +12,9 @@ import * as codeServer from "./codeserver.mjs";
 const base = await mkdtemp(path.join(os.tmpdir(), "kernel-lens-try-"));
 const dirs = await codeServer.prepare(base, { trusted: true, forTest: false });
 console.log(codeServer.installExtension(dirs).split("\n").pop());
-const port = process.env.KERNEL_LENS_TRY_PORT ? Number(process.env.KERNEL_LENS_TRY_PORT) : undefined;
+const port = process.env.KERNEL_LENS_TRY_PORT
+  ? Number(process.env.KERNEL_LENS_TRY_PORT)
+  : undefined;
 const server = await codeServer.start(dirs, { port, logFile: path.join(base, "code-server.log") });
 
 let stopping = false;

@@ -1,0 +1,257 @@
+"""Stage *inline_ext*: what ``torch.utils.cpp_extension.load_inline`` builds from a file.
+
+For each ``load_inline(...)`` call in the text: the generated ``main.cpp`` and ``cuda.cu`` (as
+torch writes them), the PTX of the CUDA source from ``nvcc -ptx -lineinfo`` with its line map
+back to the Python file's lines, nvcc's errors mapped the same way, and — with ``build=True`` —
+the real build through load_inline (its log, and ``build.ninja`` from the build folder).
+nvcc needs no GPU for PTX; without nvcc the result says so.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import shutil
+import subprocess
+import sysconfig
+import tempfile
+import time
+from typing import Any
+
+from kernel_lens.agent.errors import ProfileError
+from kernel_lens.analysis.asm_map import ptx_line_map
+from kernel_lens.analysis.nvcc import SourcePiece, cuda_file_text, parse_nvcc_diagnostics
+
+__all__ = ["analyze_inline", "find_nvcc"]
+
+
+def find_nvcc() -> str | None:
+    """nvcc from ``$CUDA_HOME`` (when set, as torch does, only there), PATH, or /usr/local/cuda."""
+    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
+    if home:
+        candidate = os.path.join(home, "bin", "nvcc")
+        return candidate if os.path.isfile(candidate) else None
+    found = shutil.which("nvcc")
+    if found:
+        return found
+    default = "/usr/local/cuda/bin/nvcc"
+    return default if os.path.isfile(default) else None
+
+
+def _is_load_inline(node: ast.Call) -> bool:
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    return name == "load_inline"
+
+
+def _string_line(expr: ast.expr, assignments: dict[str, ast.expr]) -> int | None:
+    """The line of the string literal ``expr`` stands for (through one name)."""
+    if isinstance(expr, ast.Name) and expr.id in assignments:
+        expr = assignments[expr.id]
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+        return expr.lineno
+    return None
+
+
+def _pieces(
+    expr: ast.expr | None, value: Any, assignments: dict[str, ast.expr]
+) -> list[SourcePiece]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [SourcePiece(value, _string_line(expr, assignments) if expr is not None else None)]
+    elts: list[ast.expr | None] = []
+    if isinstance(expr, ast.List | ast.Tuple):
+        elts = list(expr.elts)
+    elif isinstance(expr, ast.Name) and isinstance(assignments.get(expr.id), ast.List | ast.Tuple):
+        elts = list(assignments[expr.id].elts)  # type: ignore[attr-defined]
+    out = []
+    for i, text in enumerate(value):
+        e = elts[i] if i < len(elts) else None
+        out.append(SourcePiece(str(text), _string_line(e, assignments) if e is not None else None))
+    return out
+
+
+def _main_cpp(cpp_sources: list[str], functions: Any) -> str:
+    parts = ["#include <torch/extension.h>", *cpp_sources]
+    if functions is not None:
+        if isinstance(functions, str):
+            functions = [functions]
+        if isinstance(functions, list):
+            functions = {f: f for f in functions}
+        parts.append("PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {")
+        for fname, doc in functions.items():
+            parts.append(f'm.def("{fname}", torch::wrap_pybind_function({fname}), "{doc}");')
+        parts.append("}")
+    return "\n".join(parts)
+
+
+def _ptx(
+    nvcc: str, cuda_text: str, name: str, arch: int, flags: list[str]
+) -> tuple[str | None, str]:
+    from torch.utils.cpp_extension import include_paths
+
+    includes = [*include_paths(), sysconfig.get_paths()["include"]]
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "cuda.cu")
+        out = os.path.join(tmp, "cuda.ptx")
+        with open(src, "w", encoding="utf-8") as fh:
+            fh.write(cuda_text)
+        cmd = [
+            nvcc, "-ptx", "-lineinfo", f"-arch=sm_{arch}", "-std=c++17",
+            f"-DTORCH_EXTENSION_NAME={name}", "-diag-suppress=3306",
+            *[f for f in flags if f.startswith(("-O", "--use_fast_math", "-D", "-U"))],
+            *[arg for p in includes for arg in ("-I", p)],
+            "-o", out, src,
+        ]  # fmt: skip
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp)
+        log = proc.stdout + proc.stderr
+        if proc.returncode != 0 or not os.path.exists(out):
+            return None, log
+        with open(out, encoding="utf-8") as fh:
+            return fh.read(), log
+
+
+def _build(module: Any, call_kwargs: dict[str, Any]) -> tuple[str, str | None, str | None]:
+    """Build with load_inline (verbose); return (log, build folder, build.ninja text)."""
+    from torch.utils.cpp_extension import _get_build_directory, load_inline
+
+    from kernel_lens.agent.stdio import stdout_to_stderr
+
+    del module
+    name = call_kwargs["name"]
+    with tempfile.TemporaryFile("w+") as log_file:
+        saved_err = os.dup(2)
+        os.dup2(log_file.fileno(), 2)
+        try:
+            with stdout_to_stderr():
+                load_inline(**{**call_kwargs, "verbose": True})
+        finally:
+            os.dup2(saved_err, 2)
+            os.close(saved_err)
+        log_file.seek(0)
+        log = log_file.read()
+    folder = call_kwargs.get("build_directory") or _get_build_directory(name, verbose=False)
+    ninja = os.path.join(folder, "build.ninja")
+    text = open(ninja, encoding="utf-8").read() if os.path.exists(ninja) else None
+    return log, folder, text
+
+
+def analyze_inline(
+    path: str, text: str | None = None, *, arch: int = 90, build: bool = False
+) -> dict[str, Any]:
+    """Every ``load_inline`` call of the file: generated sources, PTX with a line map, errors.
+
+    Raises:
+        ProfileError: ``not-found`` (no load_inline call), ``unsupported`` (no nvcc), or the
+            errors of loading the file.
+    """
+    from kernel_lens.agent.stages.target import _exec_module
+
+    path = os.path.abspath(path)
+    if text is None:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    tree = ast.parse(text)
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _is_load_inline(n)]
+    if not calls:
+        raise ProfileError("not-found", f"no load_inline(...) call in {os.path.basename(path)}")
+    nvcc = find_nvcc()
+    if nvcc is None:
+        raise ProfileError(
+            "unsupported",
+            "needs CUDA and nvcc: nvcc was not found "
+            + (
+                f"in CUDA_HOME={os.environ.get('CUDA_HOME') or os.environ.get('CUDA_PATH')}"
+                if os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
+                else "(set CUDA_HOME or put the CUDA toolkit's bin folder on PATH)"
+            ),
+            calls[0].lineno,
+        )
+    assignments: dict[str, ast.expr] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name):
+                assignments[target.id] = node.value
+    module = _exec_module(path, text)
+    namespace = module.__dict__
+    modules: list[dict[str, Any]] = []
+    for call in calls:
+        exprs: dict[str, ast.expr] = {kw.arg: kw.value for kw in call.keywords if kw.arg}
+        for i, key in enumerate(("name", "cpp_sources", "cuda_sources")):
+            if i < len(call.args):
+                exprs.setdefault(key, call.args[i])
+        values: dict[str, Any] = {}
+        for key, expr in exprs.items():
+            try:
+                values[key] = eval(compile(ast.Expression(expr), path, "eval"), namespace)
+            except Exception as exc:
+                raise ProfileError(
+                    "inputs",
+                    f"cannot evaluate load_inline's {key}= without running the function: "
+                    f"{type(exc).__name__}: {exc}",
+                    expr.lineno,
+                ) from None
+        name = str(values.get("name", "inline_ext"))
+        cpp = _pieces(exprs.get("cpp_sources"), values.get("cpp_sources"), assignments)
+        cuda = _pieces(exprs.get("cuda_sources"), values.get("cuda_sources"), assignments)
+        cuda_text, starts = cuda_file_text(cuda)
+        entry: dict[str, Any] = {
+            "name": name,
+            "call_line": call.lineno,
+            "arch": f"sm_{arch}",
+            "nvcc": nvcc,
+            "files": {
+                "main.cpp": _main_cpp([p.text for p in cpp], values.get("functions")),
+                "cuda.cu": cuda_text if cuda else None,
+            },
+            "ptx": None,
+            "line_map": [],
+            "errors": [],
+            "build_log": None,
+            "build_directory": None,
+        }
+        if cuda:
+            t0 = time.perf_counter()
+            flags = [str(f) for f in values.get("extra_cuda_cflags") or []]
+            ptx, log = _ptx(nvcc, cuda_text, name, arch, flags)
+            entry["ptx_seconds"] = round(time.perf_counter() - t0, 2)
+            entry["errors"] = parse_nvcc_diagnostics(log, "cuda.cu", starts)
+            if ptx is not None:
+                entry["ptx"] = ptx
+                cuda_map = ptx_line_map(ptx, "cuda.cu")
+                by_py: dict[int, list[int]] = {}
+                for asm_line, cuda_line in sorted(cuda_map.asm_to_source.items()):
+                    py = _py_line(cuda_line, starts)
+                    if py is not None:
+                        by_py.setdefault(py, []).append(asm_line)
+                entry["line_map"] = [
+                    {"source_line": k, "asm_lines": v} for k, v in sorted(by_py.items())
+                ]
+            elif not entry["errors"]:
+                entry["errors"] = [
+                    {
+                        "severity": "error",
+                        "message": log.strip()[-500:],
+                        "cuda_line": None,
+                        "line": call.lineno,
+                    }
+                ]
+        if build:
+            kwargs = {k: v for k, v in values.items()}
+            for key in ("functions", "extra_cuda_cflags", "extra_cflags", "extra_ldflags"):
+                if key in values:
+                    kwargs[key] = values[key]
+            log, folder, ninja = _build(module, kwargs)
+            entry["build_log"] = log
+            entry["build_directory"] = folder
+            entry["files"]["build.ninja"] = ninja
+        modules.append(entry)
+    return {"path": path, "modules": modules}
+
+
+def _py_line(cuda_line: int, starts: list[tuple[int, SourcePiece]]) -> int | None:
+    from kernel_lens.analysis.nvcc import map_cuda_line
+
+    return map_cuda_line(cuda_line, starts)

@@ -73,6 +73,11 @@ export class Ctx implements vscode.Disposable {
     return this.extCtx.extensionPath;
   }
 
+  /** State kept across sessions and workspaces (e.g. the last stage picked). */
+  get globalState(): vscode.Memento {
+    return this.extCtx.globalState;
+  }
+
   /** Registers disposables that live as long as the extension. */
   pushExtCleanup(...disposables: vscode.Disposable[]): void {
     if (this.disposed) {

@@ -1,15 +1,18 @@
 /**
- * Entry point: creates the {@link Ctx}, registers the commands and starts the server.
+ * Entry point: creates the {@link Ctx}, registers the commands and the views beside the source,
+ * and starts the server.
  */
 import type * as vscode from "vscode";
 import { registerCommands } from "./commands";
 import { Ctx } from "./ctx";
+import { registerViewCommands } from "./viewCommands";
 
 let ctx: Ctx | undefined;
 
 export function activate(context: vscode.ExtensionContext): void {
   ctx = new Ctx(context);
   registerCommands(ctx);
+  registerViewCommands(ctx);
   void ctx.restart("activation");
 }
 

@@ -266,7 +266,9 @@ export function isAssemblyResult(value: unknown): value is AssemblyResult {
 
 function isRunSummary(value: unknown): value is RunSummary {
   return (
-    isRecord(value) && typeof value["median_ms"] === "number" && typeof value["kernels"] === "number"
+    isRecord(value) &&
+    typeof value["median_ms"] === "number" &&
+    typeof value["kernels"] === "number"
   );
 }
 

@@ -6,11 +6,13 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
 import pytest_lsp
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
+from kernel_lens.agent.stages.inline_ext import find_nvcc
 from tests.conftest import HAS_CUDA
 from tests.lsp.test_lsp_e2e import (
     OPTIONS,
@@ -126,3 +128,17 @@ async def test_nothing_compiles_untrusted(untrusted: LanguageClient) -> None:
         "nothing may run untrusted"
     )
     assert types  # lsprotocol imported for fixtures' type hints
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(find_nvcc() is None, reason="nvcc not installed")
+async def test_inline_extension_nvcc_error_becomes_a_diagnostic(client: LanguageClient) -> None:
+    path = ROOT / "tests" / "data" / "examples" / "inline_typo.py"
+    uri = open_doc(client, path)
+    call0 = line0_of(path, "return load_inline(")
+    assert "$(tools) load_inline: PTX, sources, nvcc" in titles(await lenses(client, uri), call0)
+    result = await request(client, "kernelLens/inlineExtension", {"uri": uri})
+    assert result.modules[0].ptx is None
+    diags = [d for d in client.diagnostics[uri] if d.source == "Kernel Lens (nvcc)"]
+    assert diags and diags[0].range.start.line == line0_of(path, "undefined_name;")
+    assert 'identifier "undefined_name" is undefined' in diags[0].message

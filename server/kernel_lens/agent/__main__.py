@@ -68,6 +68,33 @@ def main() -> int:
         if method == "shutdown":
             send({"id": job_id, "result": {}})
             break
+        if method == "inline":
+            try:
+                from kernel_lens.agent.stages.inline_ext import analyze_inline
+
+                params = message.get("params") or {}
+                result = analyze_inline(
+                    params["path"],
+                    params.get("text"),
+                    arch=int(params.get("arch") or 90),
+                    build=bool(params.get("build")),
+                )
+                send({"id": job_id, "result": result})
+            except ProfileError as exc:
+                send({"id": job_id, "error": exc.to_json()})
+            except Exception as exc:
+                send(
+                    {
+                        "id": job_id,
+                        "error": {
+                            "kind": "internal",
+                            "message": f"{type(exc).__name__}: {exc}",
+                            "line": None,
+                            "traceback": format_exception(exc),
+                        },
+                    }
+                )
+            continue
         if method == "asm":
             try:
                 from kernel_lens.agent.stages.triton_ir import compile_file_kernels

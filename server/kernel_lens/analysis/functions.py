@@ -16,6 +16,7 @@ __all__ = [
     "SourceSyntaxError",
     "find_function",
     "find_functions",
+    "load_inline_lines",
 ]
 
 _JIT_RE = re.compile(r"(^|\.)jit\b")
@@ -183,3 +184,19 @@ def find_function(
             # Methods come after their class's earlier siblings; the narrowest range wins.
             return min(containing, key=lambda f: f.last_line - f.first_line)
     return None
+
+
+def load_inline_lines(source: str) -> list[int]:
+    """1-based lines of the ``load_inline(...)`` calls in ``source`` (``[]`` if it won't parse)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            if name == "load_inline":
+                lines.append(node.lineno)
+    return sorted(lines)

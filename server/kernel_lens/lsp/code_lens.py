@@ -6,9 +6,19 @@ from typing import Any
 
 from lsprotocol import types
 
-from kernel_lens.analysis.functions import FunctionInfo, SourceSyntaxError, find_functions
+from kernel_lens.analysis.functions import (
+    FunctionInfo,
+    SourceSyntaxError,
+    find_functions,
+    load_inline_lines,
+)
 from kernel_lens.analysis.lens_text import error_lens_title, line_lens_title, summary_lens_title
-from kernel_lens.lsp.protocol import CMD_PROFILE, CMD_SHOW_ASSEMBLY, CMD_SHOW_GENERATED_CODE
+from kernel_lens.lsp.protocol import (
+    CMD_PROFILE,
+    CMD_SHOW_ASSEMBLY,
+    CMD_SHOW_GENERATED_CODE,
+    CMD_SHOW_INLINE,
+)
 from kernel_lens.lsp.results import Record, place
 from kernel_lens.lsp.server import KernelLensServer
 
@@ -117,6 +127,16 @@ def document_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.C
             ),
         )
         lenses.extend(own)
+    if ls.settings.workspace_trusted:
+        for line in load_inline_lines(source):
+            lenses.append(
+                _lens(
+                    line - 1,
+                    "$(tools) load_inline: PTX, sources, nvcc",
+                    CMD_SHOW_INLINE,
+                    [{"uri": uri}],
+                )
+            )
     return lenses
 
 

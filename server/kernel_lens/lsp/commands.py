@@ -59,6 +59,15 @@ class Diagnostics:
             types.PublishDiagnosticsParams(uri=uri, diagnostics=list(entries.values()))
         )
 
+    def clear(self, ls: KernelLensServer, uri: str, prefix: str = "<nvcc>") -> None:
+        """Drop the diagnostics whose key starts with ``prefix`` and republish."""
+        entries = self.by_uri.setdefault(uri, {})
+        for key in [k for k in entries if k.startswith(prefix)]:
+            del entries[key]
+        ls.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=list(entries.values()))
+        )
+
 
 DIAGNOSTICS = Diagnostics()
 

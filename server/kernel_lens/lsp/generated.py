@@ -14,13 +14,16 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from kernel_lens.agent.errors import ProfileError
+from kernel_lens.lsp.commands import DIAGNOSTICS as NVCC_DIAGNOSTICS
 from kernel_lens.lsp.commands import uri_to_path
 from kernel_lens.lsp.documents import refresh_lenses
 from kernel_lens.lsp.protocol import (
     REQ_ASSEMBLY,
     REQ_GENERATED_CODE,
+    REQ_INLINE,
     AssemblyParams,
     GeneratedCodeParams,
+    InlineParams,
     structure,
 )
 from kernel_lens.lsp.server import KernelLensServer
@@ -121,7 +124,55 @@ async def generated_code(ls: KernelLensServer, raw: Any) -> dict[str, Any]:
     return compiled
 
 
+async def inline_extension(ls: KernelLensServer, raw: Any) -> dict[str, Any]:
+    """Build products of the document's ``load_inline`` modules; nvcc errors as diagnostics."""
+    params = structure(InlineParams, raw)
+    _trusted(ls)
+    doc = ls.workspace.get_text_document(params.uri)
+    ls.log("load_inline: compiling the CUDA source with nvcc", types.MessageType.Info)
+    try:
+        result = await ls.agent.run(
+            {
+                "path": uri_to_path(params.uri),
+                "text": doc.source,
+                "arch": params.arch,
+                "build": params.build,
+            },
+            timeout=ls.settings.timeout_seconds,
+            method="inline",
+        )
+    except ProfileError as err:
+        ls.log(f"load_inline: {err}", types.MessageType.Error)
+        raise _fail(err) from None
+    lines = doc.source.splitlines()
+    diagnostics: list[types.Diagnostic] = []
+    for module in result["modules"]:
+        for problem in module["errors"]:
+            line0 = max((problem.get("line") or module["call_line"]) - 1, 0)
+            text = lines[line0] if line0 < len(lines) else ""
+            diagnostics.append(
+                types.Diagnostic(
+                    range=types.Range(
+                        types.Position(line0, len(text) - len(text.lstrip())),
+                        types.Position(line0, len(text)),
+                    ),
+                    message=f"nvcc: {problem['message']}",
+                    severity=types.DiagnosticSeverity.Error
+                    if problem["severity"] == "error"
+                    else types.DiagnosticSeverity.Warning,
+                    source="Kernel Lens (nvcc)",
+                )
+            )
+        if module.get("build_log"):
+            ls.log(module["build_log"].rstrip())
+    NVCC_DIAGNOSTICS.clear(ls, params.uri)
+    for i, diag in enumerate(diagnostics):
+        NVCC_DIAGNOSTICS.set(ls, params.uri, f"<nvcc>{i}", diag)
+    return result
+
+
 def setup(ls: KernelLensServer) -> None:
-    """Register the two requests."""
+    """Register the requests."""
     ls.feature(REQ_ASSEMBLY)(assembly)
     ls.feature(REQ_GENERATED_CODE)(generated_code)
+    ls.feature(REQ_INLINE)(inline_extension)

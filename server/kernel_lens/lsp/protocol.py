@@ -33,6 +33,9 @@ __all__ = [
     "CMD_SHOW_GENERATED_CODE",
     "GeneratedCodeParams",
     "REQ_ASSEMBLY",
+    "REQ_INLINE",
+    "CMD_SHOW_INLINE",
+    "InlineParams",
     "REQ_GENERATED_CODE",
     "ProfileAllArgs",
     "ProfileArgs",
@@ -52,7 +55,11 @@ NOTIFY_SET_TRUSTED = "kernelLens/setTrusted"
 REQ_ASSEMBLY = "kernelLens/assembly"
 #: client → server request: :class:`GeneratedCodeParams` → the *compiled* stage's JSON.
 REQ_GENERATED_CODE = "kernelLens/generatedCode"
+#: client → server request: :class:`InlineParams` → the ``inline`` CLI's JSON; nvcc errors
+#: are also published as diagnostics on the Python lines.
+REQ_INLINE = "kernelLens/inlineExtension"
 #: client-side commands the server's lenses invoke (registered by the extension).
+CMD_SHOW_INLINE = "kernelLens.showInlineExtension"
 CMD_SHOW_ASSEMBLY = "kernelLens.showAssembly"
 CMD_SHOW_GENERATED_CODE = "kernelLens.showGeneratedCode"
 
@@ -110,3 +117,12 @@ class GeneratedCodeParams:
 
     uri: str
     function: str
+
+
+@attrs.define
+class InlineParams:
+    """The ``load_inline`` modules of a document: PTX for ``arch``; ``build`` also builds."""
+
+    uri: str
+    arch: int = 90
+    build: bool = False

@@ -1,0 +1,282 @@
+/**
+ * "Show Generated Code" and "Show Assembly": ask the server (`kernelLens/generatedCode`,
+ * `kernelLens/assembly`) for a function's torch.compile output or a `@triton.jit` kernel's
+ * compiled stage, and open it beside the source, its lines linked with the source's.
+ *
+ * Both run from the server's code lenses (with `{ uri, function }` / `{ uri, kernel }`), from
+ * the command palette and the editor's context menu (the function or kernel at the cursor), and
+ * from the title bar of a view (the same function or kernel again: refresh, or another stage).
+ */
+import * as vscode from "vscode";
+import { untilCancelled } from "./async";
+import { Commands, DISPLAY_NAME, IN_KERNEL_CONTEXT, LANGUAGE, LAST_STAGE_KEY } from "./constants";
+import type { Ctx } from "./ctx";
+import { assemblyLink, generatedCodeLink } from "./lineMap";
+import {
+  ASM_STAGES,
+  AssemblyRequest,
+  GeneratedCodeRequest,
+  isAssemblyResult,
+  isGeneratedCodeResult,
+  isShowAssemblyArgs,
+  isShowGeneratedCodeArgs,
+  type AsmStage,
+} from "./protocol";
+import { functionAt, kernelAt, scanPython, type LogicalLine } from "./pyscan";
+import { reportFailure, runningClient } from "./requests";
+import { Views } from "./views";
+import {
+  DEFAULT_STAGE,
+  STAGE_DESCRIPTIONS,
+  STAGE_LABELS,
+  assemblyInfo,
+  generatedCodeInfo,
+} from "./virtualDocs";
+
+/** Creates the views and registers the two commands, all extension-scoped. */
+export function registerViewCommands(ctx: Ctx): void {
+  const views = new Views();
+  const scans = new ScanCache();
+  const context = new KernelContext(scans);
+  ctx.pushExtCleanup(
+    views,
+    vscode.commands.registerCommand(Commands.showGeneratedCode, (arg: unknown) =>
+      showGeneratedCode(ctx, views, scans, arg),
+    ),
+    vscode.commands.registerCommand(Commands.showAssembly, (arg: unknown) =>
+      showAssembly(ctx, views, scans, arg),
+    ),
+    // Keeps the context menu's "Show Assembly" to the inside of kernels.
+    vscode.window.onDidChangeTextEditorSelection((e) => context.update(e.textEditor)),
+    vscode.window.onDidChangeActiveTextEditor((editor) => context.update(editor)),
+  );
+  context.update(vscode.window.activeTextEditor);
+}
+
+/** The last scan of each open document's last version, so cursor moves don't rescan. */
+class ScanCache {
+  private last: { uri: string; version: number; scan: LogicalLine[]; lines: string[] } | undefined;
+
+  get(document: vscode.TextDocument): { scan: LogicalLine[]; lines: string[] } {
+    const uri = document.uri.toString();
+    if (this.last?.uri !== uri || this.last.version !== document.version) {
+      const lines = document.getText().split(/\r?\n/);
+      this.last = { uri, version: document.version, scan: scanPython(lines), lines };
+    }
+    return this.last;
+  }
+}
+
+/** Keeps the {@link IN_KERNEL_CONTEXT} context key up to date with the cursor. */
+class KernelContext {
+  private value: boolean | undefined;
+
+  constructor(private readonly scans: ScanCache) {}
+
+  update(editor: vscode.TextEditor | undefined): void {
+    let value = false;
+    if (editor?.document.languageId === LANGUAGE) {
+      const { scan, lines } = this.scans.get(editor.document);
+      value = kernelAt(scan, lines, editor.selection.active.line) !== undefined;
+    }
+    if (value !== this.value) {
+      this.value = value;
+      void vscode.commands.executeCommand("setContext", IN_KERNEL_CONTEXT, value);
+    }
+  }
+}
+
+/** A source document and the name of a function or kernel in it. */
+interface Target {
+  source: vscode.Uri;
+  name: string;
+  /** The document's URI as a code lens gave it (sent back unchanged). */
+  lensUri?: string;
+  /** The stage of the view the command was run from. */
+  stage?: AsmStage;
+}
+
+/**
+ * The target of a command: the lens's argument; else the view in the active editor, if it is
+ * one of `kind`; else the function (or kernel) at the cursor of the active Python file.
+ * Undefined after telling the user what to do.
+ */
+function targetOf(
+  views: Views,
+  scans: ScanCache,
+  arg: unknown,
+  kind: "generatedCode" | "assembly",
+): Target | undefined {
+  if (kind === "assembly" && isShowAssemblyArgs(arg)) {
+    return { source: vscode.Uri.parse(arg.uri), name: arg.kernel, lensUri: arg.uri };
+  }
+  if (kind === "generatedCode" && isShowGeneratedCodeArgs(arg)) {
+    return { source: vscode.Uri.parse(arg.uri), name: arg.function, lensUri: arg.uri };
+  }
+  const what = kind === "assembly" ? "a @triton.jit kernel" : "a function";
+  const editor = vscode.window.activeTextEditor;
+  const view = editor === undefined ? undefined : views.viewOf(editor.document.uri);
+  if (view?.kind === "assembly" && kind === "assembly") {
+    return { source: vscode.Uri.parse(view.source), name: view.kernel, stage: view.stage };
+  }
+  if (view?.kind === "generatedCode" && kind === "generatedCode") {
+    return { source: vscode.Uri.parse(view.source), name: view.function };
+  }
+  const document = editor?.document;
+  if (editor === undefined || document?.languageId !== LANGUAGE || document.uri.scheme !== "file") {
+    void vscode.window.showInformationMessage(
+      `${DISPLAY_NAME}: open a Python file and put the cursor in ${what}.`,
+    );
+    return undefined;
+  }
+  const { scan, lines } = scans.get(document);
+  const line = editor.selection.active.line;
+  const found = kind === "assembly" ? kernelAt(scan, lines, line) : functionAt(scan, lines, line);
+  if (found === undefined) {
+    void vscode.window.showInformationMessage(
+      `${DISPLAY_NAME}: put the cursor in ${what} (line ${line + 1} is not in one).`,
+    );
+    return undefined;
+  }
+  return { source: document.uri, name: found.qualname };
+}
+
+/** The version of the source document the server will read, if it is open. */
+function versionOf(source: vscode.Uri): number | undefined {
+  return vscode.workspace.textDocuments.find((d) => d.uri.toString() === source.toString())
+    ?.version;
+}
+
+/**
+ * Runs `request` under a cancellable progress notification; cancelling it cancels the request
+ * (the server stops the work) and closes the notification at once.
+ */
+function withProgress<T>(
+  title: string,
+  request: (token: vscode.CancellationToken) => Promise<T>,
+): Thenable<T> {
+  return vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title, cancellable: true },
+    (_progress, token) => untilCancelled(request(token), token),
+  );
+}
+
+async function showGeneratedCode(
+  ctx: Ctx,
+  views: Views,
+  scans: ScanCache,
+  arg: unknown,
+): Promise<void> {
+  const target = targetOf(views, scans, arg, "generatedCode");
+  const client = target === undefined ? undefined : await runningClient(ctx);
+  if (target === undefined || client === undefined) {
+    return;
+  }
+  const method = GeneratedCodeRequest.method;
+  const uri = target.lensUri ?? client.code2ProtocolConverter.asUri(target.source);
+  const sourceVersion = versionOf(target.source);
+  try {
+    const result: unknown = await withProgress(
+      `${DISPLAY_NAME}: torch.compile ${target.name}…`,
+      (token) => client.sendRequest(GeneratedCodeRequest, { uri, function: target.name }, token),
+    );
+    if (!isGeneratedCodeResult(result)) {
+      throw new Error(`the server's answer to ${method} is malformed; see the output`);
+    }
+    ctx.log.info(`${method} ${target.name}: ${result.summary}`);
+    await views.show(
+      target.source,
+      { kind: "generatedCode", source: target.source.toString(), function: target.name },
+      {
+        text: result.code,
+        link: generatedCodeLink(result.code, result.kernels),
+        info: generatedCodeInfo(result),
+        sourceVersion,
+      },
+    );
+  } catch (error) {
+    reportFailure(ctx, method, error);
+  }
+}
+
+async function showAssembly(ctx: Ctx, views: Views, scans: ScanCache, arg: unknown): Promise<void> {
+  const target = targetOf(views, scans, arg, "assembly");
+  if (target === undefined) {
+    return;
+  }
+  const stage = await pickStage(ctx, target.name, target.stage);
+  const client = stage === undefined ? undefined : await runningClient(ctx);
+  if (stage === undefined || client === undefined) {
+    return;
+  }
+  const method = AssemblyRequest.method;
+  const uri = target.lensUri ?? client.code2ProtocolConverter.asUri(target.source);
+  const sourceVersion = versionOf(target.source);
+  try {
+    const result: unknown = await withProgress(
+      `${DISPLAY_NAME}: compiling ${target.name} to ${STAGE_LABELS[stage]}…`,
+      (token) => client.sendRequest(AssemblyRequest, { uri, kernel: target.name, stage }, token),
+    );
+    if (!isAssemblyResult(result)) {
+      throw new Error(`the server's answer to ${method} is malformed; see the output`);
+    }
+    ctx.log.info(
+      `${method} ${target.name} ${stage} ${result.arch}: ${result.registers ?? "?"} registers, ` +
+        `${result.spills} B spilled, ${result.line_map.length} source lines mapped`,
+    );
+    result.warnings.forEach((w) => ctx.log.warn(`${method} ${target.name}: ${w}`));
+    await views.show(
+      target.source,
+      { kind: "assembly", source: target.source.toString(), kernel: target.name, stage },
+      {
+        text: result.asm,
+        link: assemblyLink(result.line_map),
+        info: assemblyInfo(result, stage),
+        sourceVersion,
+      },
+    );
+  } catch (error) {
+    reportFailure(ctx, method, error);
+  }
+}
+
+interface StageItem extends vscode.QuickPickItem {
+  stage: AsmStage;
+}
+
+/**
+ * Asks which stage to show, with the current view's stage, else the last one picked, else PTX
+ * preselected; remembers the pick. Undefined when the user dismisses the picker.
+ */
+async function pickStage(
+  ctx: Ctx,
+  kernel: string,
+  current: AsmStage | undefined,
+): Promise<AsmStage | undefined> {
+  const last = ctx.globalState.get<string>(LAST_STAGE_KEY);
+  const preselected = current ?? ASM_STAGES.find((s) => s === last) ?? DEFAULT_STAGE;
+  const picker = vscode.window.createQuickPick<StageItem>();
+  picker.title = `${DISPLAY_NAME}: Show Assembly of ${kernel}`;
+  picker.placeholder = "Stage to show beside the source";
+  picker.items = ASM_STAGES.map((stage) => ({
+    stage,
+    label: STAGE_LABELS[stage],
+    description: STAGE_DESCRIPTIONS[stage],
+  }));
+  picker.activeItems = picker.items.filter((item) => item.stage === preselected);
+  const picked = await new Promise<AsmStage | undefined>((resolve) => {
+    picker.onDidAccept(() => {
+      resolve(picker.selectedItems[0]?.stage ?? picker.activeItems[0]?.stage);
+      picker.hide();
+    });
+    picker.onDidHide(() => {
+      resolve(undefined);
+      picker.dispose();
+    });
+    picker.show();
+  });
+  if (picked !== undefined) {
+    await ctx.globalState.update(LAST_STAGE_KEY, picked);
+  }
+  return picked;
+}

@@ -116,6 +116,53 @@ def _kernels_in_code(code: str) -> list[dict[str, Any]]:
     return calls
 
 
+def _inductor_triton_asm(names: list[str]) -> dict[str, dict[str, Any]]:
+    """PTX of inductor's Triton kernels from the Triton cache (CUDA only; guarded internals).
+
+    The kernels are ``CachingAutotuner`` globals of the compiled modules; a launcher's
+    ``cache_hash`` names the cache folder that holds ``<kernel>.ptx`` (and .ttir, .ttgir, .llir).
+    """
+    from kernel_lens.analysis.asm_map import ptx_line_map
+
+    found: dict[str, dict[str, Any]] = {}
+    try:
+        from torch._inductor.codecache import PyCodeCache
+        from torch._inductor.runtime.cache_dir_utils import triton_cache_dir
+    except ImportError:
+        return found
+    modules = list(getattr(PyCodeCache, "modules", []))
+    modules += list(getattr(PyCodeCache, "modules_no_attr", {}).values())
+    for module in modules:
+        for name, obj in list(vars(module).items()):
+            if name not in names or name in found or not hasattr(obj, "launchers"):
+                continue
+            launchers = getattr(obj, "launchers", None) or []
+            if not launchers:
+                continue
+            launcher = launchers[0]
+            cache_hash = getattr(launcher, "cache_hash", None)
+            if cache_hash is None:
+                continue
+            folder = os.path.join(triton_cache_dir(0), cache_hash)
+            entry: dict[str, Any] = {
+                "cache_dir": folder,
+                "registers": getattr(launcher, "n_regs", None),
+                "spills": getattr(launcher, "n_spills", None),
+                "config": str(getattr(launcher, "config", "")),
+            }
+            source_file = getattr(getattr(getattr(obj, "fn", None), "fn", None), "__code__", None)
+            entry["source_path"] = source_file.co_filename if source_file else None
+            for stage in ("ttir", "ttgir", "llir", "ptx"):
+                path = os.path.join(folder, f"{name}.{stage}")
+                if os.path.exists(path):
+                    with open(path, encoding="utf-8") as fh:
+                        entry[stage] = fh.read()
+            if "ptx" in entry and entry["source_path"]:
+                entry["ptx_line_map"] = ptx_line_map(entry["ptx"], entry["source_path"]).to_json()
+            found[name] = entry
+    return found
+
+
 def _count_device_work(fn: Callable[[], Any], device: str, runs: int = 3) -> float:
     """Kernels launched per call (CUDA), or top-level ATen ops per call (CPU)."""
     import torch
@@ -182,6 +229,12 @@ def compile_and_compare(
     kernels = _kernels_in_code(code)
     for k in kernels:
         k["lines"] = kernel_lines_from_traces(traces.get(k["name"], []), target.path)
+
+    if device == "cuda":
+        asm = _inductor_triton_asm([k["name"] for k in kernels if k["kind"] == "triton"])
+        for k in kernels:
+            if k["name"] in asm:
+                k["asm"] = asm[k["name"]]
 
     eager_timing = time_function(target.call, device=device, config=timing_config)
 

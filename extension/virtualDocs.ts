@@ -166,12 +166,15 @@ export interface ViewInfo {
 const LINKING =
   "Select a source line to highlight what it became here; select a line here to highlight its source.";
 
-/** A duration in milliseconds, as `12.3 µs` below 0.1 ms and `1.23 ms` above. */
+/** A duration in milliseconds: `12.3 µs` below 0.1 ms, `1.23 ms` to 100 ms, `1234 ms` above. */
 export function formatMs(ms: number): string {
   if (!Number.isFinite(ms)) {
     return "–";
   }
-  return ms < 0.1 ? `${Number((ms * 1000).toPrecision(3))} µs` : `${Number(ms.toPrecision(3))} ms`;
+  if (ms < 0.1) {
+    return `${Number((ms * 1000).toPrecision(3))} µs`;
+  }
+  return ms < 100 ? `${Number(ms.toPrecision(3))} ms` : `${ms.toFixed(0)} ms`;
 }
 
 function plural(n: number, one: string, many: string): string {
@@ -206,7 +209,7 @@ export function assemblyInfo(result: AssemblyResult, stage: AsmStage): ViewInfo 
 export function generatedCodeInfo(result: GeneratedCodeResult): ViewInfo {
   const where = result.language === "cpp" ? " (CPU)" : "";
   // On the CPU the server counts top-level ATen ops per call, not kernel launches.
-  const unit = result.language === "cpp" ? "ops" : "kernels";
+  const [one, many] = result.language === "cpp" ? ["op", "ops"] : ["kernel", "kernels"];
   const speedup =
     result.speedup === null || !Number.isFinite(result.speedup)
       ? ""
@@ -221,8 +224,8 @@ export function generatedCodeInfo(result: GeneratedCodeResult): ViewInfo {
       `${formatMs(result.compiled.median_ms)} compiled${speedup}${where}`,
     tooltip: [
       result.summary,
-      `Eager: ${formatMs(result.eager.median_ms)} median, ${result.eager.kernels} ${unit} per call`,
-      `Compiled: ${formatMs(result.compiled.median_ms)} median, ${result.compiled.kernels} ${unit} per call`,
+      `Eager: ${formatMs(result.eager.median_ms)} median, ${plural(result.eager.kernels, one, many)} per call`,
+      `Compiled: ${formatMs(result.compiled.median_ms)} median, ${plural(result.compiled.kernels, one, many)} per call`,
       ...(kernels.length > 0 ? ["Kernels:", ...kernels] : []),
       `Saved as ${result.code_path}`,
       LINKING,

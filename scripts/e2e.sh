@@ -130,15 +130,23 @@ setup() {
 }
 
 run_tests() {
+  local out="${KERNEL_LENS_E2E_OUT:-}"
+  [[ -n "$out" ]] || out="$(mktemp -d "${TMPDIR:-/tmp}/kernel-lens-e2e-XXXXXX")"
+  mkdir -p "$out"
+  log "screenshots and logs: $out"
   setup
   if [[ "${KERNEL_LENS_E2E_NO_BUILD:-0}" != 1 ]]; then
-    log "building dist/kernel-lens.vsix (npm run package)"
-    npm run --silent package
+    log "building dist/kernel-lens.vsix (npm run package > $out/build.log)"
+    if ! npm run --silent package >"$out/build.log" 2>&1; then
+      tail -n 40 "$out/build.log" >&2
+      die "npm run package failed (full log: $out/build.log)"
+    fi
   fi
   [[ -f dist/kernel-lens.vsix ]] || die "dist/kernel-lens.vsix is missing"
   local code=0
-  E2E_CACHE="$CACHE" timeout --kill-after=30 "$RUN_LIMIT_S" node tests/e2e/run.mjs || code=$?
-  ((code == 124)) && log "the run passed its limit of $RUN_LIMIT_S s"
+  E2E_CACHE="$CACHE" KERNEL_LENS_E2E_OUT="$out" \
+    timeout --kill-after=30 "$RUN_LIMIT_S" node tests/e2e/run.mjs || code=$?
+  ((code == 124)) && log "the run passed its limit of $RUN_LIMIT_S s (output: $out)"
   return "$code"
 }
 

@@ -5,6 +5,7 @@
     kernel-lens trace summarize FILE.json [--json]
     kernel-lens asm PATH::KERNEL [--stage ptx|sass|ttir|ttgir|llir] [--arch 90] [--json]
     kernel-lens inline PATH [--arch 90] [--build] [--json]
+    kernel-lens sweep PATH::FUNC --param NAME [--values 64,128,…] [--json]
 
 Exit status: 0 on success, 1 when the profiled code failed (syntax error, exception, missing
 function: the error names the user's line), 2 for bad command-line usage.
@@ -169,6 +170,50 @@ def _cmd_inline(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from kernel_lens.agent.errors import ProfileError
+
+    path, func = _split_target(args.target)
+    if func is None:
+        print("give PATH::FUNC", file=sys.stderr)
+        return 2
+    values = [int(v) for v in args.values.split(",")] if args.values else []
+    try:
+        from kernel_lens.agent.runner import ProfileRequest, run_profile
+        from kernel_lens.agent.stdio import stdout_to_stderr
+
+        request = ProfileRequest(
+            path=path,
+            function=func,
+            stages=("sweep",),
+            budget_ms=args.budget_ms,
+            warmup_ms=args.warmup_ms,
+            extra={"sweep_param": args.param, "sweep_values": values},
+        )
+        with stdout_to_stderr():
+            result = run_profile(request)
+    except ProfileError as exc:
+        _emit_error(exc.to_json(), args.json, os.path.abspath(path))
+        return 1
+    sweep = result["sweep"]
+    if args.json:
+        print(json.dumps({"function": result["function"], "device": result["device"], **sweep}))
+        return 0
+    print(f"{result['function']} · sweep {sweep['param']} · {result['device']}")
+    print(f"{sweep['param']:>10}  {'median':>10}  {'±':>6}  {'GB/s':>8}")
+    for row in sweep["rows"]:
+        if row.get("error"):
+            print(f"{row['value']:>10}  failed: {row['error']}")
+            continue
+        mark = "  ← best" if row["value"] == sweep["best"]["value"] else ""
+        gbps = f"{row['gb_per_s']:.3g}" if row.get("gb_per_s") else "-"
+        print(
+            f"{row['value']:>10}  {row['median_ms']:>8.4f}ms  {row['spread_pct']:>5.1f}%  "
+            f"{gbps:>8}{mark}"
+        )
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for tests and docs)."""
     parser = argparse.ArgumentParser(
@@ -198,6 +243,15 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--arch", type=int, default=None, help="compute capability, e.g. 90 (sm_90)")
     a.add_argument("--json", action="store_true")
     a.set_defaults(func=_cmd_asm)
+
+    w = sub.add_parser("sweep", help="time a function across values of an int parameter")
+    w.add_argument("target", help="PATH::FUNC")
+    w.add_argument("--param", required=True, help="the integer parameter, e.g. BLOCK_SIZE")
+    w.add_argument("--values", help="comma list (default: powers of two around the current)")
+    w.add_argument("--budget-ms", type=float, default=200.0, help="timing budget per value, ms")
+    w.add_argument("--warmup-ms", type=float, default=25.0)
+    w.add_argument("--json", action="store_true")
+    w.set_defaults(func=_cmd_sweep)
 
     i = sub.add_parser("inline", help="load_inline modules: generated sources, PTX, nvcc errors")
     i.add_argument("target", help="PATH of a file that calls load_inline")

@@ -1,7 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { Coalescer, TimeoutError, withTimeout } from "../../extension/async";
+import {
+  CancelledError,
+  Coalescer,
+  TimeoutError,
+  untilCancelled,
+  withTimeout,
+} from "../../extension/async";
 
 /** onError for coalescers whose task never fails. */
 function fail(error: unknown): never {
@@ -91,5 +97,50 @@ describe("withTimeout", () => {
         return true;
       },
     );
+  });
+});
+
+/** A cancellation token under the test's control. */
+function tokenSource() {
+  const listeners = new Set<() => void>();
+  const token = {
+    isCancellationRequested: false,
+    onCancellationRequested(listener: () => void) {
+      listeners.add(listener);
+      return { dispose: () => listeners.delete(listener) };
+    },
+  };
+  return {
+    token,
+    listeners,
+    cancel: () => {
+      token.isCancellationRequested = true;
+      [...listeners].forEach((listener) => listener());
+    },
+  };
+}
+
+describe("untilCancelled", () => {
+  it("settles like the promise, and stops listening", async () => {
+    const { token, listeners } = tokenSource();
+    assert.equal(await untilCancelled(Promise.resolve(3), token), 3);
+    assert.equal(listeners.size, 0);
+    await assert.rejects(untilCancelled(Promise.reject(new Error("boom")), token), /boom/);
+    assert.equal(listeners.size, 0);
+  });
+
+  it("rejects with CancelledError as soon as the token is cancelled", async () => {
+    const { token, cancel, listeners } = tokenSource();
+    const never = new Promise<number>(() => undefined);
+    const result = untilCancelled(never, token);
+    cancel();
+    await assert.rejects(result, CancelledError);
+    assert.equal(listeners.size, 0);
+  });
+
+  it("rejects at once for a token cancelled already", async () => {
+    const { token, cancel } = tokenSource();
+    cancel();
+    await assert.rejects(untilCancelled(Promise.resolve(1), token), CancelledError);
   });
 });

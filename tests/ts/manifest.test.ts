@@ -6,9 +6,9 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, it } from "node:test";
-import { Commands } from "../../extension/constants";
+import { Commands, IN_KERNEL_CONTEXT, LINKED_LINE_COLOR } from "../../extension/constants";
 import { DEFAULTS, RESTART_KEYS, SECTION, type SettingKey } from "../../extension/settings";
-import { ServerCommands } from "../../extension/protocol";
+import { ClientCommands, ServerCommands } from "../../extension/protocol";
 
 interface Manifest {
   main: string;
@@ -18,10 +18,11 @@ interface Manifest {
   capabilities: { untrustedWorkspaces: { supported: string; restrictedConfigurations: string[] } };
   contributes: {
     commands: { command: string; title: string; category: string; icon?: string }[];
-    menus: Record<string, { command: string; when?: string }[]>;
+    menus: Record<string, { command: string; when?: string; group?: string }[]>;
     configuration: {
       properties: Record<string, { default: unknown; markdownDescription?: string }>;
     };
+    colors?: { id: string; description: string; defaults: Record<string, string> }[];
   };
 }
 
@@ -88,6 +89,38 @@ describe("package.json", () => {
     const entries = manifest.contributes.menus["editor/context"] ?? [];
     const entry = entries.find((e) => e.command === Commands.profileAtCursor);
     assert.match(entry?.when ?? "", /editorLangId == python/);
+  });
+
+  it("contributes the lens commands the extension registers itself", () => {
+    for (const id of Object.values(ClientCommands)) {
+      assert.ok(Object.values<string>(Commands).includes(id), id);
+    }
+  });
+
+  it("offers Show Generated Code and Show Assembly in Python editors and in the views", () => {
+    const context = manifest.contributes.menus["editor/context"] ?? [];
+    const generated = context.find((e) => e.command === Commands.showGeneratedCode);
+    assert.match(generated?.when ?? "", /editorLangId == python/);
+    const assembly = context.find((e) => e.command === Commands.showAssembly);
+    assert.match(assembly?.when ?? "", new RegExp(`editorLangId == python.*${IN_KERNEL_CONTEXT}`));
+    const title = manifest.contributes.menus["editor/title"] ?? [];
+    for (const id of [Commands.showGeneratedCode, Commands.showAssembly]) {
+      const entry = title.find((e) => e.command === id);
+      assert.match(entry?.when ?? "", /resourceScheme == kernel-lens/, id);
+      assert.equal(entry?.group, "navigation", id);
+    }
+  });
+
+  it("contributes the linked-line colour for every kind of theme", () => {
+    const color = manifest.contributes.colors?.find((c) => c.id === LINKED_LINE_COLOR);
+    assert.ok(color !== undefined, LINKED_LINE_COLOR);
+    assert.deepEqual(Object.keys(color.defaults).sort(), [
+      "dark",
+      "highContrast",
+      "highContrastLight",
+      "light",
+    ]);
+    assert.ok(color.description.length > 20);
   });
 
   it("runs the bundle, on VS Code 1.90 or later, without requiring the Python extension", () => {

@@ -18,7 +18,7 @@ from kernel_lens.agent.errors import ProfileError, format_exception, user_line_f
 __all__ = ["ALL_STAGES", "DEFAULT_STAGES", "ProfileRequest", "run_profile"]
 
 DEFAULT_STAGES: tuple[str, ...] = ("timing", "ops", "trace")
-ALL_STAGES: tuple[str, ...] = ("timing", "ops", "trace", "compiled")
+ALL_STAGES: tuple[str, ...] = ("timing", "ops", "trace", "compiled", "sweep")
 
 ProgressFn = Callable[[str, str], None]
 
@@ -227,6 +227,27 @@ def run_profile(request: ProfileRequest, progress: ProgressFn | None = None) -> 
                     warmup_ms=request.warmup_ms, budget_ms=request.budget_ms, reps=request.reps
                 ),
                 cache_dir=cache,
+            ),
+            target.path,
+            target.info.qualname,
+        )
+    if "sweep" in request.stages:
+        from kernel_lens.agent.stages.sweep import run_sweep
+        from kernel_lens.agent.stages.timing import TimingConfig
+
+        param = request.extra.get("sweep_param")
+        if not param:
+            raise ProfileError("inputs", "a sweep needs a parameter name (--param NAME)")
+        report("sweep", f"sweeping {param}")
+        result["sweep"] = _call_user(
+            lambda: run_sweep(
+                target,
+                param=str(param),
+                values=[int(v) for v in request.extra.get("sweep_values") or []] or None,
+                device=device,
+                timing_config=TimingConfig(
+                    warmup_ms=request.warmup_ms, budget_ms=request.budget_ms, reps=request.reps
+                ),
             ),
             target.path,
             target.info.qualname,

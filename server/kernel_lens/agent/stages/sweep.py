@@ -1,0 +1,116 @@
+"""Stage *sweep*: time the function across values of one integer parameter (``BLOCK_SIZE``).
+
+Each value gets its own warm-up (a Triton kernel compiles per ``constexpr`` value) and a full
+timing (the timing stage's method), and an effective bandwidth: bytes of the tensor inputs read
+once plus the tensor outputs written once, over the median time. A value that fails (too many
+resources, a shape assertion) is recorded with its error and the sweep goes on.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from kernel_lens.agent.errors import ProfileError
+
+__all__ = ["default_values", "run_sweep", "tensor_bytes"]
+
+
+def tensor_bytes(value: Any) -> int:
+    """Bytes of the tensors in ``value`` (nested tuples, lists and dicts)."""
+    if hasattr(value, "element_size") and hasattr(value, "numel"):
+        return int(value.element_size() * value.numel())
+    if isinstance(value, tuple | list):
+        return sum(tensor_bytes(v) for v in value)
+    if isinstance(value, dict):
+        return sum(tensor_bytes(v) for v in value.values())
+    return 0
+
+
+def default_values(current: int | None) -> list[int]:
+    """Powers of two around ``current`` (16× below to 8× above), else 32…8192."""
+    if current and current > 0 and current & (current - 1) == 0:
+        low, high = max(1, current // 16), min(1 << 16, current * 8)
+    else:
+        low, high = 32, 8192
+    out, v = [], low
+    while v <= high:
+        out.append(v)
+        v *= 2
+    return out
+
+
+def run_sweep(
+    target: Any,
+    *,
+    param: str,
+    values: list[int] | None,
+    device: str,
+    timing_config: Any,
+) -> dict[str, Any]:
+    """Time ``target`` for each value of ``param``; see the module docstring."""
+    from kernel_lens.agent.stages.timing import time_function
+
+    signature = inspect.signature(target.fn)
+    if param not in signature.parameters:
+        raise ProfileError(
+            "inputs",
+            f"{target.info.qualname} has no parameter {param!r} "
+            f"(parameters: {', '.join(signature.parameters)})",
+            target.info.def_line,
+        )
+    names = list(signature.parameters)
+    index = names.index(param)
+    current = target.kwargs.get(param)
+    if current is None and index < len(target.args):
+        current = target.args[index]
+    if current is None:
+        default = signature.parameters[param].default
+        current = default if isinstance(default, int) else None
+    values = list(values) if values else default_values(current)
+
+    rows: list[dict[str, Any]] = []
+    for value in values:
+        args = list(target.args)
+        kwargs = dict(target.kwargs)
+        if index < len(args):
+            args[index] = value
+        else:
+            kwargs[param] = value
+
+        def call(args: list[Any] = args, kwargs: dict[str, Any] = kwargs) -> Any:
+            return target.fn(*args, **kwargs)
+
+        try:
+            out = call()
+            moved = tensor_bytes(args) + tensor_bytes(kwargs) + tensor_bytes(out)
+            timing = time_function(call, device=device, config=timing_config)
+        except Exception as exc:
+            rows.append({"value": value, "error": f"{type(exc).__name__}: {str(exc)[:300]}"})
+            continue
+        median = timing.median_ms
+        rows.append(
+            {
+                "value": value,
+                "median_ms": median,
+                "spread_pct": round(timing.spread_pct, 3),
+                "reps": timing.reps,
+                "bytes": moved,
+                "gb_per_s": moved / (median * 1e-3) / 1e9 if median > 0 else None,
+                "error": None,
+            }
+        )
+    ok = [r for r in rows if r.get("error") is None]
+    if not ok:
+        raise ProfileError(
+            "runtime", f"every value of {param} failed; first error: {rows[0]['error']}",
+            target.info.def_line,
+        )  # fmt: skip
+    best = min(ok, key=lambda r: r["median_ms"])
+    return {
+        "param": param,
+        "current": current,
+        "rows": rows,
+        "best": {"value": best["value"], "median_ms": best["median_ms"]},
+        "method": "cuda-events" if device == "cuda" else "perf-counter",
+    }

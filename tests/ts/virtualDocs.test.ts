@@ -1,0 +1,188 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { AssemblyResult, GeneratedCodeResult } from "../../extension/protocol";
+import {
+  SCHEME,
+  assemblyInfo,
+  formatMs,
+  generatedCodeInfo,
+  languageFor,
+  parseViewQuery,
+  placeholderText,
+  viewUri,
+  type View,
+} from "../../extension/virtualDocs";
+
+const SOURCE = "file:///work/kernels/triton%20square.py";
+
+const ASSEMBLY: AssemblyResult = {
+  kernel: "square_kernel",
+  stage: "ptx",
+  arch: "sm_90",
+  asm: ".version 8.4\n",
+  line_map: [{ source_line: 23, asm_lines: [1] }],
+  registers: 16,
+  spills: 0,
+  launcher: "square",
+  warnings: [],
+};
+
+const GENERATED: GeneratedCodeResult = {
+  function: "square_twice",
+  language: "triton",
+  code: "",
+  code_path: "/tmp/kernel-lens/square_twice-ab12.py",
+  kernels: [
+    { name: "triton_poi_fused_pow_0", kind: "triton", lines: [17], def_line: 5, call_line: 22 },
+  ],
+  summary: "2 → 1 kernels per call, 1.234 → 0.617 ms",
+  eager: { median_ms: 1.234, kernels: 2 },
+  compiled: { median_ms: 0.617, kernels: 1 },
+  speedup: 2,
+};
+
+describe("viewUri", () => {
+  it("names an assembly view by source file, kernel and stage", () => {
+    const view: View = { kind: "assembly", source: SOURCE, kernel: "square_kernel", stage: "ptx" };
+    const uri = viewUri(view);
+    assert.equal(uri.scheme, SCHEME);
+    assert.equal(uri.path, "/triton square.py/square_kernel.ptx");
+    assert.deepEqual(parseViewQuery(uri.query), view);
+  });
+
+  it("names generated code <function>.compiled.py, so it opens as Python", () => {
+    const view: View = { kind: "generatedCode", source: SOURCE, function: "Model.forward" };
+    const uri = viewUri(view);
+    assert.equal(uri.path, "/triton square.py/Model.forward.compiled.py");
+    assert.deepEqual(parseViewQuery(uri.query), view);
+  });
+
+  it("gives each (source, view) pair its own URI", () => {
+    const a = viewUri({ kind: "assembly", source: SOURCE, kernel: "k", stage: "ptx" });
+    const b = viewUri({ kind: "assembly", source: "file:///other/triton%20square.py", kernel: "k", stage: "ptx" });
+    const c = viewUri({ kind: "assembly", source: SOURCE, kernel: "k", stage: "sass" });
+    assert.equal(a.path, b.path);
+    assert.notEqual(a.query, b.query);
+    assert.notEqual(a.path, c.path);
+  });
+
+  it("keeps names with odd characters out of the path's structure, but exact in the query", () => {
+    const view: View = { kind: "assembly", source: "file:///a/b.py?x#y", kernel: "a/b?c#d&e=f", stage: "ttgir" };
+    const uri = viewUri(view);
+    assert.equal(uri.path, "/b.py/a_b_c_d&e=f.ttgir");
+    assert.deepEqual(parseViewQuery(uri.query), view);
+  });
+});
+
+describe("parseViewQuery", () => {
+  it("rejects queries that name no view", () => {
+    assert.equal(parseViewQuery(""), undefined);
+    assert.equal(parseViewQuery("view=assembly&kernel=k&stage=ptx"), undefined);
+    assert.equal(parseViewQuery(`view=assembly&source=${SOURCE}&kernel=k&stage=cubin`), undefined);
+    assert.equal(parseViewQuery(`view=assembly&source=${SOURCE}&stage=ptx`), undefined);
+    assert.equal(parseViewQuery(`view=generatedCode&source=${SOURCE}`), undefined);
+    assert.equal(parseViewQuery(`view=other&source=${SOURCE}&function=f`), undefined);
+  });
+});
+
+describe("languageFor", () => {
+  const ptx: View = { kind: "assembly", source: SOURCE, kernel: "k", stage: "ptx" };
+  const sass: View = { kind: "assembly", source: SOURCE, kernel: "k", stage: "sass" };
+  const code: View = { kind: "generatedCode", source: SOURCE, function: "f" };
+
+  it("makes generated code Python", () => {
+    assert.equal(languageFor(code, "python"), undefined);
+    assert.equal(languageFor(code, "plaintext"), "python");
+  });
+
+  it("keeps the language VS Code detected for IR, except Sass stylesheets for SASS", () => {
+    assert.equal(languageFor(ptx, "plaintext"), undefined);
+    assert.equal(languageFor(ptx, "ptx"), undefined);
+    assert.equal(languageFor(sass, "plaintext"), undefined);
+    assert.equal(languageFor(sass, "sass"), "plaintext");
+    assert.equal(languageFor(sass, "scss"), "plaintext");
+  });
+});
+
+describe("placeholderText", () => {
+  it("says which command brings a lost view back", () => {
+    assert.match(
+      placeholderText({ kind: "assembly", source: SOURCE, kernel: "k", stage: "sass" }),
+      /the SASS of k: run "Kernel Lens: Show Assembly" again/,
+    );
+    assert.match(
+      placeholderText({ kind: "generatedCode", source: SOURCE, function: "f" }),
+      /the generated code of f: run "Kernel Lens: Show Generated Code" again/,
+    );
+    assert.match(placeholderText(undefined), /this view/);
+  });
+});
+
+describe("assemblyInfo", () => {
+  it("shows stage, arch, registers and spills", () => {
+    const info = assemblyInfo(ASSEMBLY, "ptx");
+    assert.equal(info.text, "$(chip) PTX · sm_90 · 16 registers · no spills");
+    assert.equal(info.warning, false);
+    assert.match(info.tooltip, /^square_kernel compiled to PTX for sm_90, as square launches it\n/);
+    assert.match(info.tooltip, /Registers per thread: 16/);
+    assert.match(info.tooltip, /Select a source line/);
+  });
+
+  it("warns about spills and the server's warnings, and says when registers are unknown", () => {
+    const info = assemblyInfo(
+      {
+        ...ASSEMBLY,
+        registers: null,
+        spills: 48,
+        launcher: null,
+        warnings: ["compiled for sm_90 without a GPU"],
+        line_map: [],
+      },
+      "ttir",
+    );
+    assert.equal(info.text, "$(chip) TTIR · sm_90 · 48 B spilled");
+    assert.equal(info.warning, true);
+    assert.match(info.tooltip, /^square_kernel compiled to TTIR for sm_90\n/);
+    assert.match(info.tooltip, /Registers per thread: unknown/);
+    assert.match(info.tooltip, /Warning: compiled for sm_90 without a GPU/);
+    assert.match(info.tooltip, /No line information in this stage\./);
+  });
+
+  it("says 1 register, not 1 registers", () => {
+    assert.match(assemblyInfo({ ...ASSEMBLY, registers: 1 }, "sass").text, /· 1 register ·/);
+  });
+});
+
+describe("generatedCodeInfo", () => {
+  it("shows eager against compiled time and the speed-up", () => {
+    const info = generatedCodeInfo(GENERATED);
+    assert.equal(info.text, "$(zap) square_twice: 1.23 ms eager → 0.617 ms compiled (2×)");
+    assert.match(info.tooltip, /^2 → 1 kernels per call, 1\.234 → 0\.617 ms\n/);
+    assert.match(info.tooltip, /Eager: 1\.23 ms median, 2 kernels per call/);
+    assert.match(info.tooltip, /triton_poi_fused_pow_0 \(triton\): lines 17/);
+    assert.match(info.tooltip, /Saved as \/tmp\/kernel-lens\/square_twice-ab12\.py/);
+  });
+
+  it("says CPU and counts ops for C++ code, and leaves out an unknown speed-up", () => {
+    const info = generatedCodeInfo({
+      ...GENERATED,
+      language: "cpp",
+      speedup: null,
+      eager: { median_ms: 0.05, kernels: 3 },
+      compiled: { median_ms: 0.0123, kernels: 1 },
+    });
+    assert.equal(info.text, "$(zap) square_twice: 50 µs eager → 12.3 µs compiled (CPU)");
+    assert.match(info.tooltip, /Compiled: 12\.3 µs median, 1 op per call/);
+  });
+});
+
+describe("formatMs", () => {
+  it("uses µs below 0.1 ms and three significant digits", () => {
+    assert.equal(formatMs(0.0001234), "0.123 µs");
+    assert.equal(formatMs(0.1), "0.1 ms");
+    assert.equal(formatMs(12.345), "12.3 ms");
+    assert.equal(formatMs(99.94), "99.9 ms");
+    assert.equal(formatMs(1234.4), "1234 ms");
+    assert.equal(formatMs(Number.NaN), "–");
+  });
+});

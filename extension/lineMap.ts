@@ -89,7 +89,8 @@ export function assemblyLink(lineMap: readonly LineMapEntry[]): LineLink {
  */
 export function definitionBlocks(code: string, defLines: Iterable<number>): Map<number, number> {
   const lines = code.split(/\r?\n/);
-  const starts = new Set(defLines);
+  const valid = [...defLines].filter((l) => Number.isInteger(l) && l >= 1 && l <= lines.length);
+  const starts = new Set(valid);
   // Kernels that are defined but never called end a block too.
   lines.forEach((text, i) => {
     if (KERNEL_DEF.test(text)) {
@@ -104,10 +105,7 @@ export function definitionBlocks(code: string, defLines: Iterable<number>): Map<
   });
   boundaries.sort((a, b) => a - b);
   const blocks = new Map<number, number>();
-  for (const start of new Set(defLines)) {
-    if (!Number.isInteger(start) || start < 1 || start > lines.length) {
-      continue;
-    }
+  for (const start of new Set(valid)) {
     const next = boundaries.find((b) => b > start);
     blocks.set(start, next === undefined ? lines.length : next - 1);
   }

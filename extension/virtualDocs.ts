@@ -208,8 +208,8 @@ export function assemblyInfo(result: AssemblyResult, stage: AsmStage): ViewInfo 
 /** Status bar content for generated code: eager vs compiled time and kernel counts. */
 export function generatedCodeInfo(result: GeneratedCodeResult): ViewInfo {
   const where = result.language === "cpp" ? " (CPU)" : "";
-  // On the CPU the server counts top-level ATen ops per call, not kernel launches.
-  const [one, many] = result.language === "cpp" ? ["op", "ops"] : ["kernel", "kernels"];
+  // On the CPU the server counts top-level ATen ops (eager) and generated kernels (compiled):
+  // each one loop over memory, so both are "kernels", as in its summary.
   const speedup =
     result.speedup === null || !Number.isFinite(result.speedup)
       ? ""
@@ -224,8 +224,8 @@ export function generatedCodeInfo(result: GeneratedCodeResult): ViewInfo {
       `${formatMs(result.compiled.median_ms)} compiled${speedup}${where}`,
     tooltip: [
       result.summary,
-      `Eager: ${formatMs(result.eager.median_ms)} median, ${plural(result.eager.kernels, one, many)} per call`,
-      `Compiled: ${formatMs(result.compiled.median_ms)} median, ${plural(result.compiled.kernels, one, many)} per call`,
+      `Eager: ${formatMs(result.eager.median_ms)} median, ${plural(result.eager.kernels, "kernel", "kernels")} per call`,
+      `Compiled: ${formatMs(result.compiled.median_ms)} median, ${plural(result.compiled.kernels, "kernel", "kernels")} per call`,
       ...(kernels.length > 0 ? ["Kernels:", ...kernels] : []),
       `Saved as ${result.code_path}`,
       LINKING,

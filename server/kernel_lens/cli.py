@@ -6,6 +6,8 @@
     kernel-lens asm PATH::KERNEL [--stage ptx|sass|ttir|ttgir|llir] [--arch 90] [--json]
     kernel-lens inline PATH [--arch 90] [--build] [--json]
     kernel-lens sweep PATH::FUNC --param NAME [--values 64,128,…] [--json]
+    kernel-lens ncu run PATH::FUNC [--set basic|full] [--json]
+    kernel-lens ncu show FILE.ncu-rep [--json]
 
 Exit status: 0 on success, 1 when the profiled code failed (syntax error, exception, missing
 function: the error names the user's line), 2 for bad command-line usage.
@@ -214,6 +216,81 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_ncu(kernels: list[dict[str, Any]]) -> None:
+    from kernel_lens.analysis.names import short_kernel_name
+
+    def pct(value: float | None) -> str:
+        return "-" if value is None else f"{value:.1f}%"
+
+    def num(value: float | None) -> str:
+        return "-" if value is None else f"{value:.3g}"
+
+    for k in kernels:
+        where = f" · line {k['line']}" if k.get("line") else ""
+        duration = "-" if k["duration_us"] is None else f"{k['duration_us']:.2f} µs"
+        print(f"{short_kernel_name(k['demangled'])}{where} · {duration}")
+        print(
+            f"  compute {pct(k['compute_throughput_pct'])} · memory "
+            f"{pct(k['memory_throughput_pct'])} · DRAM {pct(k['dram_throughput_pct'])} · "
+            f"occupancy {pct(k['achieved_occupancy_pct'])} of "
+            f"{pct(k['theoretical_occupancy_pct'])} · {num(k['registers'])} regs · grid "
+            f"{num(k['grid_size'])} × block {num(k['block_size'])} · {num(k['waves'])} waves"
+        )
+        for h in k["hints"]:
+            gain = (
+                f" (est. {h['speedup_type']} speedup {h['speedup_pct']:.0f}%)"
+                if h["speedup_pct"]
+                else ""
+            )
+            print(f"  [{h['kind']}] {h['title']}{gain}: {h['message'][:160]}")
+
+
+def _cmd_ncu(args: argparse.Namespace) -> int:
+    from kernel_lens.agent.errors import ProfileError
+    from kernel_lens.analysis.ncu import NcuError, read_ncu_file
+
+    if args.ncu_command == "show":
+        try:
+            kernels, reader = read_ncu_file(args.file)
+        except NcuError as exc:
+            _emit_error({"kind": "ncu", "message": str(exc), "line": None}, args.json, None)
+            return 1
+        rows = [k.to_json() for k in kernels]
+        if args.json:
+            print(json.dumps({"report_path": args.file, "reader": reader, "kernels": rows}))
+        else:
+            _print_ncu(rows)
+        return 0
+    path, func = _split_target(args.target)
+    if func is None:
+        print("give PATH::FUNC", file=sys.stderr)
+        return 2
+    try:
+        from kernel_lens.agent.stages.ncu import run_ncu
+        from kernel_lens.agent.stages.ops import default_trace_dir
+
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+        result = run_ncu(
+            path, text, func, section_set=args.set,
+            report_dir=os.path.join(os.path.dirname(default_trace_dir()), "ncu"),
+        )  # fmt: skip
+    except (ProfileError, OSError) as exc:
+        err = (
+            exc.to_json()
+            if isinstance(exc, ProfileError)
+            else {"kind": "not-found", "message": str(exc), "line": None}
+        )
+        _emit_error(err, args.json, os.path.abspath(path))
+        return 1
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(f"report {result['report_path']} ({result['set']} set)")
+        _print_ncu(result["kernels"])
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for tests and docs)."""
     parser = argparse.ArgumentParser(
@@ -243,6 +320,18 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--arch", type=int, default=None, help="compute capability, e.g. 90 (sm_90)")
     a.add_argument("--json", action="store_true")
     a.set_defaults(func=_cmd_asm)
+
+    n = sub.add_parser("ncu", help="Nsight Compute: run on a function, or read a report")
+    nsub = n.add_subparsers(dest="ncu_command", required=True)
+    nr = nsub.add_parser("run", help="profile PATH::FUNC's kernels under ncu")
+    nr.add_argument("target")
+    nr.add_argument("--set", default="basic", choices=["basic", "detailed", "full"])
+    nr.add_argument("--json", action="store_true")
+    nr.set_defaults(func=_cmd_ncu)
+    ns = nsub.add_parser("show", help="kernels, metrics and hints of a .ncu-rep or CSV file")
+    ns.add_argument("file")
+    ns.add_argument("--json", action="store_true")
+    ns.set_defaults(func=_cmd_ncu)
 
     w = sub.add_parser("sweep", help="time a function across values of an int parameter")
     w.add_argument("target", help="PATH::FUNC")

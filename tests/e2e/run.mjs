@@ -15,6 +15,21 @@ import { CHROMIUM_ARGS, playwright, Run } from "./ui.mjs";
 
 /** The whole run, start-up included (scripts/e2e.sh adds a hard limit above this). */
 const RUN_LIMIT_MS = 10 * 60_000;
+/**
+ * Screenshots that docs/tour.md shows: with KERNEL_LENS_E2E_TOUR=1 those a run took are copied
+ * to docs/img/ under these names (taken after their step's assertions passed).
+ */
+const TOUR = {
+  "untrusted-lenses": "tour-1-restricted-mode.png",
+  profiling: "tour-2-profiling.png",
+  "profiled-square-three-ways": "tour-3-results.png",
+  "hover-aten-pow": "tour-4-hover.png",
+  "hover-profile-link": "tour-5-hover-profile-link.png",
+  "syntax-error-problems": "tour-6-syntax-error.png",
+  "cancellable-progress": "tour-7-cancel.png",
+  "profile-cancelled": "tour-8-cancelled.png",
+  "output-channel": "tour-9-output.png",
+};
 const VIEWPORT = { width: 1400, height: 900 };
 
 const outDir =
@@ -54,6 +69,16 @@ async function finish(error) {
     await copyFile(file, path.join(outDir, `kernel-lens-output-${i + 1}.log`)).catch(() => {});
   }
   await cleanUp();
+  if (process.env.KERNEL_LENS_E2E_TOUR === "1" && run) {
+    const img = path.join(codeServer.ROOT, "docs", "img");
+    await mkdir(img, { recursive: true });
+    for (const [shot, name] of Object.entries(TOUR)) {
+      if (run.files[shot]) {
+        await copyFile(run.files[shot], path.join(img, name));
+        console.log(`[e2e] docs/img/${name} ← ${path.basename(run.files[shot])}`);
+      }
+    }
+  }
   if (!error) await rm(work, { recursive: true, force: true });
   else console.error(`[e2e] workspace and code-server data kept in ${work}`);
   const notRun = selected.length - passed - failed;

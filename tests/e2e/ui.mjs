@@ -40,6 +40,8 @@ export class Run {
     this.workspace = workspace;
     this.outDir = outDir;
     this.shots = 0;
+    /** The latest screenshot of each name. */
+    this.files = {};
     this.scenario = "";
     this.stepName = "";
     this.startedAt = Date.now();
@@ -73,6 +75,7 @@ export class Run {
     this.shots += 1;
     const file = path.join(this.outDir, `${String(this.shots).padStart(2, "0")}-${name}.png`);
     await this.page.screenshot({ path: file });
+    this.files[name] = file;
     this.log(`    screenshot ${path.basename(file)}`);
     return file;
   }
@@ -119,6 +122,11 @@ export class Run {
       .click();
   }
 
+  /** Moves the mouse to the explorer's empty space, where it shows no tooltip or hover. */
+  async parkMouse() {
+    await this.page.mouse.move(150, 600);
+  }
+
   /** Opens the quick input with F1 and replaces its text (`>` prefix = commands). */
   async quickInput(text) {
     const input = this.page.locator(".quick-input-widget .quick-input-box input");
@@ -138,6 +146,7 @@ export class Run {
       .first();
     await this.until(`the command palette to list "${title}"`, () => row.isVisible(), 15_000);
     await row.click();
+    await this.parkMouse();
   }
 
   /** Opens a workspace file by name with Quick Open and waits for its editor tab. */
@@ -149,6 +158,7 @@ export class Run {
       .first();
     await this.until(`Quick Open to list ${name}`, () => row.isVisible(), 15_000);
     await row.click();
+    await this.parkMouse();
     await this.page
       .locator(".tabs-container .tab.active", { hasText: name })
       .waitFor({ timeout: 15_000 });

@@ -150,7 +150,13 @@ describe("generatedCodeLink", () => {
   });
 
   it("accepts a null def_line (extern kernels, from the JSON)", () => {
-    const extern: GeneratedKernel = { name: "mm", kind: "extern", lines: [3], def_line: null, call_line: 7 };
+    const extern: GeneratedKernel = {
+      name: "mm",
+      kind: "extern",
+      lines: [3],
+      def_line: null,
+      call_line: 7,
+    };
     const only = generatedCodeLink("x\n".repeat(10), [extern]);
     assert.deepEqual(only.viewLines([3]), [7]);
     assert.deepEqual(only.sourceLines([7]), [3]);

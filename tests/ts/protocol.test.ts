@@ -37,10 +37,17 @@ const NAMES: [constant: string, name: string][] = [
   ["CMD_PROFILE_ALL", ServerCommands.profileAll],
   ["REQ_ASSEMBLY", AssemblyRequest.method],
   ["REQ_GENERATED_CODE", GeneratedCodeRequest.method],
+  ["CMD_SHOW_ASSEMBLY", ClientCommands.showAssembly],
+  ["CMD_SHOW_GENERATED_CODE", ClientCommands.showGeneratedCode],
 ];
 
 /** Constants the server is gaining now: checked once protocol.py defines them. */
-const ARRIVING = new Set(["REQ_ASSEMBLY", "REQ_GENERATED_CODE"]);
+const ARRIVING = new Set([
+  "REQ_ASSEMBLY",
+  "REQ_GENERATED_CODE",
+  "CMD_SHOW_ASSEMBLY",
+  "CMD_SHOW_GENERATED_CODE",
+]);
 
 const ASSEMBLY: AssemblyResult = {
   kernel: "square_kernel",
@@ -80,12 +87,10 @@ describe("protocol", () => {
         "kernelLens.profileAll",
         "kernelLens/assembly",
         "kernelLens/generatedCode",
+        "kernelLens.showAssembly",
+        "kernelLens.showGeneratedCode",
       ],
     );
-    assert.deepEqual(ClientCommands, {
-      showAssembly: "kernelLens.showAssembly",
-      showGeneratedCode: "kernelLens.showGeneratedCode",
-    });
   });
 
   for (const [constant, name] of NAMES) {
@@ -99,19 +104,6 @@ describe("protocol", () => {
       assert.equal(pythonConstants.get(constant), name, `${constant} in protocol.py`);
     });
   }
-
-  it(
-    "names the lens commands that protocol.py names like ours",
-    { skip: python === undefined ? "protocol.py does not exist yet" : false },
-    () => {
-      // Where the server names these (for its lenses), the ids must be ours exactly.
-      for (const [constant, value] of pythonConstants) {
-        if (/SHOW_ASSEMBLY|SHOW_GENERATED_CODE/.test(constant)) {
-          assert.ok(Object.values<string>(ClientCommands).includes(value), `${constant}=${value}`);
-        }
-      }
-    },
-  );
 
   it("accepts well-formed status params only", () => {
     assert.equal(isStatusParams({ state: "idle", message: "" }), true);
@@ -146,7 +138,10 @@ describe("protocol", () => {
       isAssemblyResult({ ...ASSEMBLY, line_map: [{ source_line: 1, asm_lines: ["2"] }] }),
       false,
     );
-    assert.equal(isAssemblyResult({ ...ASSEMBLY, line_map: [{ source_line: 1.5, asm_lines: [] }] }), false);
+    assert.equal(
+      isAssemblyResult({ ...ASSEMBLY, line_map: [{ source_line: 1.5, asm_lines: [] }] }),
+      false,
+    );
     assert.equal(isAssemblyResult({ ...ASSEMBLY, warnings: [1] }), false);
     assert.equal(isAssemblyResult([]), false);
   });

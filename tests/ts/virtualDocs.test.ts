@@ -59,7 +59,12 @@ describe("viewUri", () => {
 
   it("gives each (source, view) pair its own URI", () => {
     const a = viewUri({ kind: "assembly", source: SOURCE, kernel: "k", stage: "ptx" });
-    const b = viewUri({ kind: "assembly", source: "file:///other/triton%20square.py", kernel: "k", stage: "ptx" });
+    const b = viewUri({
+      kind: "assembly",
+      source: "file:///other/triton%20square.py",
+      kernel: "k",
+      stage: "ptx",
+    });
     const c = viewUri({ kind: "assembly", source: SOURCE, kernel: "k", stage: "sass" });
     assert.equal(a.path, b.path);
     assert.notEqual(a.query, b.query);
@@ -67,7 +72,12 @@ describe("viewUri", () => {
   });
 
   it("keeps names with odd characters out of the path's structure, but exact in the query", () => {
-    const view: View = { kind: "assembly", source: "file:///a/b.py?x#y", kernel: "a/b?c#d&e=f", stage: "ttgir" };
+    const view: View = {
+      kind: "assembly",
+      source: "file:///a/b.py?x#y",
+      kernel: "a/b?c#d&e=f",
+      stage: "ttgir",
+    };
     const uri = viewUri(view);
     assert.equal(uri.path, "/b.py/a_b_c_d&e=f.ttgir");
     assert.deepEqual(parseViewQuery(uri.query), view);
@@ -163,7 +173,7 @@ describe("generatedCodeInfo", () => {
     assert.match(info.tooltip, /Saved as \/tmp\/kernel-lens\/square_twice-ab12\.py/);
   });
 
-  it("says CPU and counts ops for C++ code, and leaves out an unknown speed-up", () => {
+  it("says CPU for C++ code, and leaves out an unknown speed-up", () => {
     const info = generatedCodeInfo({
       ...GENERATED,
       language: "cpp",
@@ -172,7 +182,7 @@ describe("generatedCodeInfo", () => {
       compiled: { median_ms: 0.0123, kernels: 1 },
     });
     assert.equal(info.text, "$(zap) square_twice: 50 µs eager → 12.3 µs compiled (CPU)");
-    assert.match(info.tooltip, /Compiled: 12\.3 µs median, 1 op per call/);
+    assert.match(info.tooltip, /Compiled: 12\.3 µs median, 1 kernel per call/);
   });
 });
 

@@ -22,7 +22,25 @@ from typing import Any
 
 from kernel_lens.analysis.line_attribution import line_range_name
 
-__all__ = ["ProfiledPass", "LineTagger", "profile_pass", "default_trace_dir"]
+__all__ = ["LineTagger", "NvtxRange", "ProfiledPass", "default_trace_dir", "profile_pass"]
+
+
+class NvtxRange:
+    """An NVTX push/pop range with ``record_function``'s context-manager shape (for ncu)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __enter__(self) -> NvtxRange:
+        import torch
+
+        torch.cuda.nvtx.range_push(self.name)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import torch
+
+        torch.cuda.nvtx.range_pop()
 
 
 def default_trace_dir() -> str:
@@ -40,11 +58,13 @@ class LineTagger:
     ``code`` is traced, so recursion and helper functions stay on the calling line.
     """
 
-    def __init__(self, code: types.CodeType) -> None:
-        from torch.autograd.profiler import record_function
+    def __init__(self, code: types.CodeType, range_factory: Any = None) -> None:
+        if range_factory is None:
+            from torch.autograd.profiler import record_function
 
+            range_factory = record_function
         self._code = code
-        self._record_function = record_function
+        self._record_function = range_factory
         self._frame: types.FrameType | None = None
         self._open: Any = None
         self._previous: Any = None

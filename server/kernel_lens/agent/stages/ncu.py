@@ -1,0 +1,131 @@
+"""Stage *ncu*: Nsight Compute on the function's own kernels, in a child process under ``ncu``.
+
+The child (``kernel_lens.agent.ncu_child``) profiles one call, after warm-up, between
+``cudaProfilerStart/Stop``, with each line of the function in an NVTX range, so every kernel's
+report carries the line that launched it. Clocks are left alone (``--clock-control none``).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+from kernel_lens.agent.errors import ProfileError
+from kernel_lens.analysis.line_attribution import LINE_RANGE_RE
+
+__all__ = ["kernel_lines_from_report", "run_ncu"]
+
+PERMISSION_HELP = (
+    "the GPU's performance counters are restricted to administrators (ERR_NVGPUCTRPERM). "
+    "Run as root, or allow all users: add `options nvidia NVreg_RestrictProfilingToAdminUsers=0` "
+    "to /etc/modprobe.d/nvidia-profiler.conf and reload the driver "
+    "(https://developer.nvidia.com/ERR_NVGPUCTRPERM)"
+)
+
+
+def kernel_lines_from_report(path: str) -> list[int | None]:
+    """For each profiled kernel in order, the ``src:<line>`` NVTX range it ran in."""
+    from kernel_lens.analysis.ncu import load_ncu_report_module
+
+    module = load_ncu_report_module()
+    if module is None:
+        return []
+    ctx = module.load_report(path)
+    out: list[int | None] = []
+    for r in range(ctx.num_ranges()):
+        rng = ctx.range_by_idx(r)
+        for a in range(rng.num_actions()):
+            line: int | None = None
+            state = rng.action_by_idx(a).nvtx_state()
+            if state is not None:
+                for domain_id in state.domains():
+                    for name in state.domain_by_id(domain_id).push_pop_ranges():
+                        m = LINE_RANGE_RE.match(str(name))
+                        if m:
+                            line = int(m.group("line"))
+            out.append(line)
+    return out
+
+
+def run_ncu(
+    path: str,
+    text: str,
+    function: str,
+    *,
+    section_set: str = "basic",
+    report_dir: str,
+    timeout: float = 600,
+) -> dict[str, Any]:
+    """Profile ``function`` under ncu; return kernels with metrics, hints and lines.
+
+    Raises:
+        ProfileError: ``unsupported`` (no ncu, no GPU, counters not permitted), ``not-found``
+            (no kernel in the profiled call), ``runtime`` (the child failed).
+    """
+    from kernel_lens.analysis.ncu import NcuError, find_ncu, read_ncu_file
+
+    ncu = find_ncu()
+    if ncu is None:
+        raise ProfileError(
+            "unsupported", "Nsight Compute (ncu) was not found: install it or put it on PATH"
+        )
+    os.makedirs(report_dir, exist_ok=True)
+    stem = f"{os.path.splitext(os.path.basename(path))[0]}-{function}".replace(".", "_")
+    report = os.path.join(report_dir, f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}.ncu-rep")
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False, encoding="utf-8") as fh:
+        fh.write(text)
+        text_file = fh.name
+    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in [env.get("PYTHONPATH", ""), os.path.dirname(package_root)] if p
+    )
+    env["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
+    cmd = [
+        ncu, "--set", section_set, "--clock-control", "none", "--profile-from-start", "off",
+        "--nvtx", "--import-source", "yes", "--export", report, "--force-overwrite",
+        sys.executable, "-m", "kernel_lens.agent.ncu_child", os.path.abspath(path), function,
+        text_file,
+    ]  # fmt: skip
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        raise ProfileError("timeout", f"ncu did not finish within {timeout:.0f} s") from None
+    finally:
+        os.unlink(text_file)
+    output = proc.stdout + proc.stderr
+    if "ERR_NVGPUCTRPERM" in output:
+        raise ProfileError("unsupported", PERMISSION_HELP)
+    if proc.returncode == 3 and "no CUDA device" in output:
+        raise ProfileError("unsupported", "Nsight Compute needs an NVIDIA GPU: none is available")
+    if not os.path.exists(report):
+        if "No kernels were profiled" in output or proc.returncode == 0:
+            raise ProfileError(
+                "not-found",
+                f"{function} launched no CUDA kernel inside the profiled call, so ncu had "
+                "nothing to measure",
+            )
+        raise ProfileError("runtime", f"ncu failed (exit {proc.returncode}): {output[-600:]}")
+    try:
+        kernels, reader = read_ncu_file(report)
+    except NcuError as exc:
+        raise ProfileError("runtime", str(exc)) from None
+    lines = kernel_lines_from_report(report) if reader == "ncu_report" else []
+    out = []
+    for i, k in enumerate(kernels):
+        row = k.to_json()
+        row["line"] = lines[i] if i < len(lines) else None
+        out.append(row)
+    return {
+        "report_path": report,
+        "set": section_set,
+        "reader": reader,
+        "kernels": out,
+        "ncu_log": "\n".join(
+            line for line in output.splitlines() if line.startswith(("==PROF==", "==WARNING=="))
+        ),
+    }

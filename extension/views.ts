@@ -130,15 +130,34 @@ export class Views implements vscode.TextDocumentContentProvider, vscode.Disposa
     if (language !== undefined) {
       document = await vscode.languages.setTextDocumentLanguage(document, language);
     }
-    const column = editorsOf(uri)[0]?.viewColumn ?? vscode.ViewColumn.Beside;
     await vscode.window.showTextDocument(document, {
-      viewColumn: column,
+      viewColumn: this.columnFor(uri, source),
       preserveFocus: true,
       preview: false,
     });
     this.render();
     // After a refresh the document's new text arrives later; onDidChangeDocument links again.
     this.linkFromSource(entry);
+  }
+
+  /**
+   * Where to show the view at `uri`: where it is already; else with the other views in sight
+   * (the active one first, e.g. when its title bar ran the command), unless that is the
+   * source's own column; else beside the active editor. Views gather in one column instead of
+   * each opening a new one further right.
+   */
+  private columnFor(uri: vscode.Uri, source: vscode.Uri): vscode.ViewColumn {
+    const open = editorsOf(uri)[0]?.viewColumn;
+    if (open !== undefined) {
+      return open;
+    }
+    const sourceColumns = new Set(editorsOf(source).map((e) => e.viewColumn));
+    const active = vscode.window.activeTextEditor;
+    const views = [
+      ...(active === undefined ? [] : [active]),
+      ...vscode.window.visibleTextEditors,
+    ].filter((e) => e.document.uri.scheme === SCHEME && !sourceColumns.has(e.viewColumn));
+    return views[0]?.viewColumn ?? vscode.ViewColumn.Beside;
   }
 
   dispose(): void {

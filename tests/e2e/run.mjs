@@ -54,7 +54,11 @@ async function cleanUp() {
   server = null;
 }
 
+let finishing = false;
+
 async function finish(error) {
+  if (finishing) return;
+  finishing = true;
   if (error) {
     failed += 1;
     console.error("");

@@ -68,6 +68,36 @@ def main() -> int:
         if method == "shutdown":
             send({"id": job_id, "result": {}})
             break
+        if method == "ncu":
+            try:
+                from kernel_lens.agent.stages.ncu import run_ncu
+                from kernel_lens.agent.stages.ops import default_trace_dir
+
+                params = message.get("params") or {}
+                result = run_ncu(
+                    params["path"],
+                    params["text"],
+                    params["function"],
+                    section_set=str(params.get("set") or "basic"),
+                    report_dir=os.path.join(os.path.dirname(default_trace_dir()), "ncu"),
+                    timeout=float(params.get("timeout") or 600),
+                )
+                send({"id": job_id, "result": result})
+            except ProfileError as exc:
+                send({"id": job_id, "error": exc.to_json()})
+            except Exception as exc:
+                send(
+                    {
+                        "id": job_id,
+                        "error": {
+                            "kind": "internal",
+                            "message": f"{type(exc).__name__}: {exc}",
+                            "line": None,
+                            "traceback": format_exception(exc),
+                        },
+                    }
+                )
+            continue
         if method == "inline":
             try:
                 from kernel_lens.agent.stages.inline_ext import analyze_inline

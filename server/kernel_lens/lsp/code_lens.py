@@ -13,11 +13,15 @@ from kernel_lens.analysis.functions import (
     load_inline_lines,
 )
 from kernel_lens.analysis.lens_text import error_lens_title, line_lens_title, summary_lens_title
+from kernel_lens.analysis.param_edit import int_parameters
 from kernel_lens.lsp.protocol import (
     CMD_PROFILE,
+    CMD_RUN_NCU,
     CMD_SHOW_ASSEMBLY,
     CMD_SHOW_GENERATED_CODE,
     CMD_SHOW_INLINE,
+    CMD_SHOW_REPORT,
+    CMD_SWEEP,
 )
 from kernel_lens.lsp.results import Record, place
 from kernel_lens.lsp.server import KernelLensServer
@@ -126,6 +130,23 @@ def document_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.C
                 [{"uri": uri, "function": info.qualname}],
             ),
         )
+        extra: list[types.CodeLens] = []
+        record = records.get(info.qualname)
+        if record is not None and record.state == "ok":
+            args = [{"uri": uri, "function": info.qualname}]
+            extra.append(_lens(first0, "$(graph) Report", CMD_SHOW_REPORT, args))
+            extra.append(_lens(first0, "$(pulse) Nsight Compute", CMD_RUN_NCU, args))
+        for param in int_parameters(source, info.qualname):
+            extra.append(
+                _lens(
+                    first0,
+                    f"$(settings) Sweep {param}",
+                    CMD_SWEEP,
+                    [{"uri": uri, "function": info.qualname, "param": param}],
+                )
+            )
+        at += 1
+        own[at:at] = extra
         lenses.extend(own)
     if ls.settings.workspace_trusted:
         for line in load_inline_lines(source):

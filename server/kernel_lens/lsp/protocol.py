@@ -23,6 +23,20 @@ def structure(cls: type[T], raw: Any) -> T:
 
 
 __all__ = [
+    "ApplyParameterArgs",
+    "CMD_APPLY_PARAMETER",
+    "CMD_RUN_NCU",
+    "CMD_SHOW_REPORT",
+    "CMD_SWEEP",
+    "NOTIFY_REVEAL",
+    "NcuArgs",
+    "REQ_NCU_FILE",
+    "REQ_REPORT",
+    "REQ_TRACE_FILE",
+    "ReportParams",
+    "RevealParams",
+    "SweepArgs",
+    "TraceFileParams",
     "structure",
     "CMD_PROFILE",
     "CMD_PROFILE_ALL",
@@ -58,6 +72,22 @@ REQ_GENERATED_CODE = "kernelLens/generatedCode"
 #: client → server request: :class:`InlineParams` → the ``inline`` CLI's JSON; nvcc errors
 #: are also published as diagnostics on the Python lines.
 REQ_INLINE = "kernelLens/inlineExtension"
+#: client → server request: :class:`ReportParams` → everything the report panel shows.
+REQ_REPORT = "kernelLens/report"
+#: client → server request: :class:`TraceFileParams` → a trace file's timeline and summary.
+REQ_TRACE_FILE = "kernelLens/traceFile"
+#: client → server request: :class:`TraceFileParams` → a ``.ncu-rep`` file's kernels.
+REQ_NCU_FILE = "kernelLens/ncuFile"
+#: server → client notification: :class:`RevealParams` (open the report panel on a tab).
+NOTIFY_REVEAL = "kernelLens/revealReport"
+#: ``workspace/executeCommand``: Nsight Compute on a function (:class:`NcuArgs`).
+CMD_RUN_NCU = "kernelLens.runNcu"
+#: ``workspace/executeCommand``: sweep an int parameter (:class:`SweepArgs`).
+CMD_SWEEP = "kernelLens.sweep"
+#: ``workspace/executeCommand``: write a parameter's new default (:class:`ApplyParameterArgs`).
+CMD_APPLY_PARAMETER = "kernelLens.applyParameter"
+#: client-side command: open the report panel (``[{uri, function}]``).
+CMD_SHOW_REPORT = "kernelLens.showReport"
 #: client-side commands the server's lenses invoke (registered by the extension).
 CMD_SHOW_INLINE = "kernelLens.showInlineExtension"
 CMD_SHOW_ASSEMBLY = "kernelLens.showAssembly"
@@ -126,3 +156,56 @@ class InlineParams:
     uri: str
     arch: int = 90
     build: bool = False
+
+
+@attrs.define
+class ReportParams:
+    """The report of one function of a document."""
+
+    uri: str
+    function: str
+
+
+@attrs.define
+class TraceFileParams:
+    """A file on disk: a Chrome trace (``.json``/``.json.gz``) or a ``.ncu-rep``."""
+
+    path: str
+
+
+@attrs.define
+class RevealParams:
+    """Open the report panel for a function, on ``tab`` (timeline, ncu, sweep)."""
+
+    uri: str
+    function: str
+    tab: str
+
+
+@attrs.define
+class NcuArgs:
+    """Run Nsight Compute on a function; ``set`` is ncu's section set."""
+
+    uri: str
+    function: str
+    set: str = "basic"
+
+
+@attrs.define
+class SweepArgs:
+    """Sweep ``param`` of a function over ``values`` (default: powers of two)."""
+
+    uri: str
+    function: str
+    param: str
+    values: list[int] | None = None
+
+
+@attrs.define
+class ApplyParameterArgs:
+    """Make ``value`` the default of ``param`` (and its entry in the inputs directive)."""
+
+    uri: str
+    function: str
+    param: str
+    value: int

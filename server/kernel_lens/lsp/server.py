@@ -43,6 +43,9 @@ class KernelLensServer(LanguageServer):
         self.syntax_errors: dict[str, dict[str, object]] = {}
         #: (uri, kernel, arch, text digest) → the agent's ``asm`` result (all stages).
         self.asm_cache: dict[tuple[str, str, int | None, str], dict[str, Any]] = {}
+        #: (uri, function) → the last Nsight Compute result / sweep result.
+        self.ncu_results: dict[tuple[str, str], dict[str, Any]] = {}
+        self.sweep_results: dict[tuple[str, str], dict[str, Any]] = {}
         #: (uri, kernel) → the last ``asm`` result, for the kernel's lens.
         self.asm_latest: dict[tuple[str, str], dict[str, Any]] = {}
         self._agent: AgentClient | None = None
@@ -73,7 +76,7 @@ class KernelLensServer(LanguageServer):
 
 def create_server() -> KernelLensServer:
     """Build the server and register every feature module (one module per feature)."""
-    from kernel_lens.lsp import code_lens, commands, documents, generated, hover
+    from kernel_lens.lsp import code_lens, commands, documents, generated, hover, report
 
     server = KernelLensServer()
     features: list[Callable[[KernelLensServer], None]] = [
@@ -82,6 +85,7 @@ def create_server() -> KernelLensServer:
         hover.setup,
         commands.setup,
         generated.setup,
+        report.setup,
     ]
     for setup in features:
         try:

@@ -1,0 +1,298 @@
+"""The report panel's data, Nsight Compute and sweeps on a function, and applying a sweep's best.
+
+``kernelLens/report`` joins what is known of a function: its last profile (timing, lines,
+kernels), the timeline of its trace (reduced in this process: the panel stays smooth), the last
+Nsight Compute run and the last sweep. ``kernelLens.runNcu`` and ``kernelLens.sweep`` run on the
+agent with progress and cancellation; each OPT hint of ncu becomes an information diagnostic on
+the Python line that launched the kernel.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from typing import Any
+
+from lsprotocol import types
+
+from kernel_lens.agent.errors import ProfileError
+from kernel_lens.analysis.names import short_kernel_name
+from kernel_lens.analysis.param_edit import parameter_edits
+from kernel_lens.lsp.commands import DIAGNOSTICS, uri_to_path
+from kernel_lens.lsp.generated import RequestFailed, _trusted
+from kernel_lens.lsp.protocol import (
+    CMD_APPLY_PARAMETER,
+    CMD_RUN_NCU,
+    CMD_SWEEP,
+    NOTIFY_REVEAL,
+    NOTIFY_STATUS,
+    REQ_NCU_FILE,
+    REQ_REPORT,
+    REQ_TRACE_FILE,
+    ApplyParameterArgs,
+    NcuArgs,
+    ReportParams,
+    RevealParams,
+    StatusParams,
+    SweepArgs,
+    TraceFileParams,
+    structure,
+)
+from kernel_lens.lsp.server import Job, KernelLensServer
+
+__all__ = ["ncu_line_for_kernel", "setup"]
+
+
+def ncu_line_for_kernel(kernel: dict[str, Any], profile: dict[str, Any] | None) -> int | None:
+    """The line of an ncu kernel: its NVTX line, else the profiled line whose kernel has the
+    same short name (when exactly one line has it)."""
+    if kernel.get("line"):
+        return int(kernel["line"])
+    if not profile:
+        return None
+    short = short_kernel_name(kernel.get("demangled") or kernel.get("name") or "")
+    lines = {
+        line["line"]
+        for line in profile.get("lines") or []
+        for op in line["ops"]
+        for k in op["kernels"]
+        if k["short_name"] == short
+    }
+    return lines.pop() if len(lines) == 1 else None
+
+
+async def _job(
+    ls: KernelLensServer, uri: str, qualname: str, title: str, method: str, params: dict[str, Any]
+) -> dict[str, Any]:
+    """Run one agent job with a cancellable progress notification and the status item."""
+    token = f"kernel-lens-{uuid.uuid4()}"
+    job = Job(uri=uri, qualname=qualname, token=token)
+    ls.jobs[token] = job
+    progress = False
+    caps = ls.client_capabilities.window
+    if caps and caps.work_done_progress:
+        try:
+            await ls.work_done_progress.create_async(token)
+            ls.work_done_progress.begin(
+                token, types.WorkDoneProgressBegin(title=title, cancellable=True)
+            )
+            progress = True
+        except Exception as exc:
+            ls.log(f"no progress notification: {exc}")
+    ls.protocol.notify(NOTIFY_STATUS, StatusParams(state="profiling", message=qualname, uri=uri))
+
+    def on_progress(stage: str, message: str) -> None:
+        ls.log(f"  [{stage}] {message}")
+        if progress:
+            ls.work_done_progress.report(token, types.WorkDoneProgressReport(message=message))
+
+    try:
+        result = await ls.agent.run(
+            params,
+            timeout=ls.settings.timeout_seconds,
+            on_progress=on_progress,
+            cancelled=job.cancelled,
+            method=method,
+        )
+        ls.protocol.notify(NOTIFY_STATUS, StatusParams(state="idle", message=title, uri=uri))
+        return result
+    except ProfileError as err:
+        ls.protocol.notify(
+            NOTIFY_STATUS,
+            StatusParams(
+                state="idle" if err.kind == "cancelled" else "error", message=str(err), uri=uri
+            ),
+        )
+        raise
+    finally:
+        ls.jobs.pop(token, None)
+        if progress:
+            ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
+
+
+def _publish_hints(ls: KernelLensServer, uri: str, qualname: str, ncu: dict[str, Any]) -> int:
+    doc = ls.workspace.get_text_document(uri)
+    lines = doc.source.splitlines()
+    record = ls.results.get(uri, qualname)
+    profile = record.result if record and record.state == "ok" else None
+    DIAGNOSTICS.clear(ls, uri, prefix=f"<ncu:{qualname}>")
+    count = 0
+    for k in ncu["kernels"]:
+        line = ncu_line_for_kernel(k, profile)
+        if line is None or not 1 <= line <= len(lines):
+            continue
+        text = lines[line - 1]
+        for i, hint in enumerate(h for h in k["hints"] if h["kind"] == "OPT"):
+            gain = (
+                f" (est. {hint['speedup_type']} speedup {hint['speedup_pct']:.0f}%)"
+                if hint.get("speedup_pct")
+                else ""
+            )
+            DIAGNOSTICS.set(
+                ls,
+                uri,
+                f"<ncu:{qualname}>{k['id']}:{i}",
+                types.Diagnostic(
+                    range=types.Range(
+                        types.Position(line - 1, len(text) - len(text.lstrip())),
+                        types.Position(line - 1, len(text)),
+                    ),
+                    message=f"{short_kernel_name(k['demangled'])}: {hint['title']}{gain} — "
+                    f"{hint['message']}",
+                    severity=types.DiagnosticSeverity.Information,
+                    source="Nsight Compute",
+                    code=hint["rule"],
+                ),
+            )
+            count += 1
+    return count
+
+
+def _timeline_of(path: str | None) -> dict[str, Any] | None:
+    if not path or not os.path.isfile(path):
+        return None
+    from kernel_lens.analysis.timeline import build_timeline
+    from kernel_lens.analysis.trace_summary import load_trace
+
+    return build_timeline(load_trace(path))
+
+
+def setup(ls: KernelLensServer) -> None:
+    """Register the report request, the trace/ncu file requests and the three commands."""
+
+    @ls.feature(REQ_REPORT)
+    def report(ls: KernelLensServer, raw: Any) -> dict[str, Any]:
+        params = structure(ReportParams, raw)
+        record = ls.results.get(params.uri, params.function)
+        profile = record.result if record and record.state == "ok" else None
+        key = (params.uri, params.function)
+        return {
+            "function": params.function,
+            "uri": params.uri,
+            "profile": profile,
+            "timeline": _timeline_of(profile.get("trace_path")) if profile else None,
+            "ncu": ls.ncu_results.get(key),
+            "sweep": ls.sweep_results.get(key),
+        }
+
+    @ls.feature(REQ_TRACE_FILE)
+    def trace_file(ls: KernelLensServer, raw: Any) -> dict[str, Any]:
+        from kernel_lens.analysis.trace_summary import TraceError, load_trace, summarize_trace
+
+        params = structure(TraceFileParams, raw)
+        try:
+            trace = load_trace(params.path)
+        except TraceError as exc:
+            raise RequestFailed(message=str(exc)) from None
+        from kernel_lens.analysis.timeline import build_timeline
+
+        return {
+            "path": params.path,
+            "timeline": build_timeline(trace),
+            "summary": summarize_trace(trace).to_json(),
+        }
+
+    @ls.feature(REQ_NCU_FILE)
+    def ncu_file(ls: KernelLensServer, raw: Any) -> dict[str, Any]:
+        from kernel_lens.analysis.ncu import NcuError, read_ncu_file
+
+        params = structure(TraceFileParams, raw)
+        try:
+            kernels, reader = read_ncu_file(params.path)
+        except NcuError as exc:
+            raise RequestFailed(message=str(exc)) from None
+        return {
+            "report_path": params.path,
+            "reader": reader,
+            "kernels": [k.to_json() for k in kernels],
+        }
+
+    @ls.command(CMD_RUN_NCU)
+    async def run_ncu(ls: KernelLensServer, args: NcuArgs) -> dict[str, Any]:
+        _trusted(ls)
+        doc = ls.workspace.get_text_document(args.uri)
+        ls.log(f"Nsight Compute ({args.set}) on {args.function}", types.MessageType.Info)
+        try:
+            result = await _job(
+                ls, args.uri, args.function, f"Nsight Compute: {args.function}", "ncu",
+                {"path": uri_to_path(args.uri), "text": doc.source, "function": args.function,
+                 "set": args.set, "timeout": ls.settings.timeout_seconds},
+            )  # fmt: skip
+        except ProfileError as err:
+            ls.log(f"Nsight Compute on {args.function}: {err}", types.MessageType.Error)
+            ls.window_show_message(
+                types.ShowMessageParams(
+                    type=types.MessageType.Error, message=f"Nsight Compute: {err.message}"
+                )
+            )
+            return {"ok": False, "error": err.to_json()}
+        ls.ncu_results[(args.uri, args.function)] = result
+        hints = _publish_hints(ls, args.uri, args.function, result)
+        ls.log(
+            f"Nsight Compute: {len(result['kernels'])} kernels, {hints} hints on lines; "
+            f"report {result['report_path']}",
+            types.MessageType.Info,
+        )
+        ls.protocol.notify(NOTIFY_REVEAL, RevealParams(args.uri, args.function, "ncu"))
+        return {
+            "ok": True,
+            "kernels": len(result["kernels"]),
+            "hints": hints,
+            "report_path": result["report_path"],
+        }
+
+    @ls.command(CMD_SWEEP)
+    async def sweep(ls: KernelLensServer, args: SweepArgs) -> dict[str, Any]:
+        _trusted(ls)
+        doc = ls.workspace.get_text_document(args.uri)
+        try:
+            result = await _job(
+                ls, args.uri, args.function, f"Sweep {args.param} of {args.function}", "profile",
+                {"path": uri_to_path(args.uri), "text": doc.source, "function": args.function,
+                 "stages": ["sweep"], "warmup_ms": ls.settings.warmup_ms,
+                 "budget_ms": min(ls.settings.budget_ms, 200.0), "reps": ls.settings.reps,
+                 "extra": {"sweep_param": args.param, "sweep_values": args.values or []}},
+            )  # fmt: skip
+        except ProfileError as err:
+            ls.log(f"sweep {args.param}: {err}", types.MessageType.Error)
+            ls.window_show_message(
+                types.ShowMessageParams(
+                    type=types.MessageType.Error, message=f"Sweep {args.param}: {err.message}"
+                )
+            )
+            return {"ok": False, "error": err.to_json()}
+        data = {**result["sweep"], "device": result["device"]}
+        ls.sweep_results[(args.uri, args.function)] = data
+        best = data["best"]
+        ls.log(
+            f"sweep {args.param} of {args.function}: best {best['value']} "
+            f"({best['median_ms']:.4f} ms)",
+            types.MessageType.Info,
+        )
+        ls.protocol.notify(NOTIFY_REVEAL, RevealParams(args.uri, args.function, "sweep"))
+        return {"ok": True, **data}
+
+    @ls.command(CMD_APPLY_PARAMETER)
+    async def apply_parameter(ls: KernelLensServer, args: ApplyParameterArgs) -> dict[str, Any]:
+        doc = ls.workspace.get_text_document(args.uri)
+        edits = parameter_edits(doc.source, args.function, args.param, args.value)
+        if not edits:
+            message = f"{args.param} of {args.function} has no integer literal default to change"
+            ls.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Warning, message=message)
+            )
+            return {"ok": False, "message": message}
+        text_edits = [
+            types.TextEdit(
+                range=types.Range(types.Position(e.line, e.start), types.Position(e.line, e.end)),
+                new_text=e.text,
+            )
+            for e in edits
+        ]
+        response = await ls.workspace_apply_edit_async(
+            types.ApplyWorkspaceEditParams(
+                label=f"Kernel Lens: {args.param} = {args.value}",
+                edit=types.WorkspaceEdit(changes={args.uri: text_edits}),
+            )
+        )
+        return {"ok": bool(response.applied), "edits": len(text_edits)}

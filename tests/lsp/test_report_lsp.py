@@ -1,0 +1,149 @@
+"""Report panel data, sweeps with the best applied as an edit, Nsight Compute without a GPU."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from typing import Any
+
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from tests.lsp.test_lsp_e2e import (
+    OPTIONS,
+    ROOT,
+    _init,
+    click_profile,
+    lenses,
+    line0_of,
+    open_doc,
+    server_config,
+)
+
+SQUARE = ROOT / "kernels" / "square.py"
+TRITON = ROOT / "kernels" / "triton_square.py"
+DATA = ROOT / "tests" / "data" / "h200"
+
+
+@pytest_lsp.fixture(config=server_config())
+async def client(lsp_client: LanguageClient) -> Any:
+    await _init(lsp_client, {**OPTIONS, "timeoutSeconds": 300})
+    lsp_client.applied_edits = []  # type: ignore[attr-defined]
+
+    @lsp_client.feature(types.WORKSPACE_APPLY_EDIT)
+    def apply_edit(
+        ls: LanguageClient, params: types.ApplyWorkspaceEditParams
+    ) -> types.ApplyWorkspaceEditResult:
+        ls.applied_edits.append(params)  # type: ignore[attr-defined]
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def request(client: LanguageClient, method: str, params: dict[str, Any]) -> Any:
+    return await asyncio.wait_for(client.protocol.send_request_async(method, params), 300)
+
+
+async def test_report_after_a_profile_has_timeline_lanes(client: LanguageClient) -> None:
+    uri = open_doc(client, SQUARE)
+    assert (await click_profile(client, uri, "def square_three_ways", SQUARE))["ok"]
+    def0 = line0_of(SQUARE, "def square_three_ways")
+    titles = [
+        x.command.title
+        for x in await lenses(client, uri)
+        if x.range.start.line == def0 and x.command
+    ]
+    assert titles[2:5] == [
+        "$(symbol-namespace) Generated Code",
+        "$(graph) Report",
+        "$(pulse) Nsight Compute",
+    ]
+    report = await request(
+        client, "kernelLens/report", {"uri": uri, "function": "square_three_ways"}
+    )
+    assert report.profile.function == "square_three_ways"
+    lanes = report.timeline.lanes
+    cpu = next(
+        lane
+        for lane in lanes
+        if lane.kind == "cpu" and any(e.name.startswith("src:") for e in lane.events)
+    )
+    lines = {e.line for e in cpu.events if e.name.startswith("aten::")}
+    assert lines == {def0 + 2, def0 + 3, def0 + 4}
+    assert report.ncu is None and report.sweep is None
+
+
+async def test_sweep_lens_then_apply_the_best_as_an_edit(client: LanguageClient) -> None:
+    uri = open_doc(client, TRITON)
+    def0 = line0_of(TRITON, "def square(x")
+    wanted = "$(settings) Sweep BLOCK_SIZE"
+    sweep_lens = next(
+        x for x in await lenses(client, uri)
+        if x.range.start.line == def0 and x.command and x.command.title == wanted
+    )  # fmt: skip
+    assert sweep_lens.command is not None
+    args = dict(sweep_lens.command.arguments[0])  # type: ignore[index]
+    args["values"] = [256, 1024, 4096]
+    reveal = client.protocol.wait_for_notification_async("kernelLens/revealReport")
+    outcome = await asyncio.wait_for(
+        client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="kernelLens.sweep", arguments=[args])
+        ),
+        300,
+    )
+    assert outcome["ok"] and [r["value"] for r in outcome["rows"]] == [256, 1024, 4096]
+    note = await asyncio.wait_for(reveal, 10)
+    assert (note.function, note.tab) == ("square", "sweep")
+    report = await request(client, "kernelLens/report", {"uri": uri, "function": "square"})
+    assert report.sweep.best.value == outcome["best"]["value"]
+
+    applied = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command="kernelLens.applyParameter",
+            arguments=[{"uri": uri, "function": "square", "param": "BLOCK_SIZE", "value": 512}],
+        )
+    )
+    assert applied == {"ok": True, "edits": 2}
+    (edit,) = client.applied_edits  # type: ignore[attr-defined]
+    changes = edit.edit.changes[uri]
+    src = TRITON.read_text().splitlines()
+    for change in changes:
+        line = src[change.range.start.line]
+        old = line[change.range.start.character : change.range.end.character]
+        assert old == "1024" and change.new_text == "512"
+    assert {c.range.start.line for c in changes} == {def0, def0 - 1}
+
+
+async def test_ncu_without_a_gpu_says_so(client: LanguageClient) -> None:
+    uri = open_doc(client, SQUARE)
+    outcome = await asyncio.wait_for(
+        client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command="kernelLens.runNcu", arguments=[{"uri": uri, "function": "square_mul"}]
+            )
+        ),
+        300,
+    )
+    if shutil.which("ncu") is None:
+        assert outcome["ok"] is False and outcome["error"]["kind"] == "unsupported"
+        assert "Nsight Compute (ncu) was not found" in outcome["error"]["message"]
+
+
+async def test_trace_and_ncu_files_open_as_views(client: LanguageClient) -> None:
+    trace = await request(
+        client, "kernelLens/traceFile", {"path": str(DATA / "matmul_relu_trace.json")}
+    )
+    assert trace.summary.device == "NVIDIA H200"
+    assert [lane.kind for lane in trace.timeline.lanes][-1] == "gpu"
+    ncu = await request(
+        client, "kernelLens/ncuFile", {"path": str(DATA / "triton_fused_details.csv")}
+    )
+    assert ncu.kernels[0].name == "triton_poi_fused_add_mul_relu_0"
+    try:
+        await request(client, "kernelLens/traceFile", {"path": "/nonexistent.json"})
+    except Exception as exc:
+        assert "nonexistent.json" in str(exc)
+    else:
+        raise AssertionError("expected an error")

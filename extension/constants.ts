@@ -15,6 +15,8 @@ export const Commands = {
   showGeneratedCode: ClientCommands.showGeneratedCode,
   /** Also the command of the server's lens above each `@triton.jit` kernel. */
   showAssembly: ClientCommands.showAssembly,
+  /** Also the command of the server's "Report" lens above each profiled function. */
+  showReport: ClientCommands.showReport,
 } as const;
 
 export type Command = (typeof Commands)[keyof typeof Commands];
@@ -30,9 +32,6 @@ export const LANGUAGE = "python";
 
 /** The Python extension, used for the interpreter when installed (never required). */
 export const PYTHON_EXTENSION_ID = "ms-python.python";
-
-/** Context key: the cursor of the active Python editor is inside a `@triton.jit` kernel. */
-export const IN_KERNEL_CONTEXT = "kernelLens.cursorInKernel";
 
 /** Theme colour of the lines linked to the selection in the other editor (package.json). */
 export const LINKED_LINE_COLOR = "kernelLens.linkedLineBackground";

@@ -37,6 +37,8 @@ export class Ctx implements vscode.Disposable {
   private clientSubscriptions: vscode.Disposable[] = [];
   private readonly extSubscriptions: vscode.Disposable[] = [];
   private readonly lifecycle: Coalescer;
+  /** Called with each new client before it starts (see {@link onClientCreated}). */
+  private readonly clientListeners = new Set<(client: LanguageClient) => vscode.Disposable[]>();
   /** Settings and interpreter of the last start attempt (successful or not). */
   private lastSettings: Settings | undefined;
   private lastInterpreter: Interpreter | undefined;
@@ -90,6 +92,16 @@ export class Ctx implements vscode.Disposable {
   /** Registers disposables that live as long as the current client. */
   pushClientCleanup(...disposables: vscode.Disposable[]): void {
     this.clientSubscriptions.push(...disposables);
+  }
+
+  /**
+   * Calls `listener` with every client created from now on, before it starts (so that its
+   * notification handlers miss nothing); what it returns is disposed with that client.
+   * Returns the disposable that removes the listener.
+   */
+  onClientCreated(listener: (client: LanguageClient) => vscode.Disposable[]): vscode.Disposable {
+    this.clientListeners.add(listener);
+    return { dispose: () => this.clientListeners.delete(listener) };
   }
 
   /**
@@ -183,6 +195,7 @@ export class Ctx implements vscode.Disposable {
           this.status.set("idle");
         }
       }),
+      ...[...this.clientListeners].flatMap((listener) => listener(client)),
     );
     try {
       await client.start();

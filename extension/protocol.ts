@@ -209,6 +209,8 @@ export const ClientCommands = {
   showAssembly: "kernelLens.showAssembly",
   /** Above each function. Argument: one {@link ShowGeneratedCodeArgs}. */
   showGeneratedCode: "kernelLens.showGeneratedCode",
+  /** Above each profiled function. Argument: one {@link ShowReportArgs}. */
+  showReport: "kernelLens.showReport",
 } as const;
 
 /** Argument of `kernelLens.showAssembly` from a code lens. */
@@ -300,4 +302,290 @@ export function isGeneratedCodeResult(value: unknown): value is GeneratedCodeRes
     isRunSummary(value["compiled"]) &&
     (value["speedup"] === null || typeof value["speedup"] === "number")
   );
+}
+
+/** Params of `kernelLens/report`: one function of a document. */
+export interface ReportParams {
+  uri: string;
+  /** The function's qualified name. */
+  function: string;
+}
+
+/** One kernel launched by an op of a profiled line. */
+export interface ProfileKernel {
+  /** The demangled name (full of `<`, `>`, `&`). */
+  name: string;
+  short_name: string;
+  /** Device time, in microseconds, per call of the function. */
+  device_us: number;
+  calls: number;
+}
+
+/** One ATen op dispatched by a profiled line. */
+export interface ProfileOp {
+  name: string;
+  /** The ops it dispatched to (e.g. `aten::square` -> `aten::pow`). */
+  dispatch?: string[];
+  device_us: number;
+  cpu_us: number;
+  calls: number;
+  kernels: ProfileKernel[];
+}
+
+/** One source line of a profiled function. */
+export interface ProfileLine {
+  /** 1-based line of the document. */
+  line: number;
+  source: string;
+  ops: ProfileOp[];
+}
+
+/** A kernel's totals over the whole function. */
+export interface ProfileKernelTotal extends ProfileKernel {
+  /** 1-based lines that launched it. */
+  lines?: number[];
+}
+
+/** The timing stage's result. */
+export interface ProfileTiming {
+  median_ms: number;
+  /** Spread of the repetitions around the median, in percent of it. */
+  spread_pct: number;
+  reps: number;
+  /** `cuda-events` or `perf-counter`. */
+  method?: string;
+}
+
+/**
+ * The profile of one function, as `kernel-lens profile --json` prints it (only the fields the
+ * report shows; the rest passes through unread).
+ */
+export interface Profile {
+  function: string;
+  /** The device's name (`NVIDIA H200`, `CPU`). */
+  device: string;
+  /** `cuda` or `cpu`. */
+  device_kind?: string;
+  timing: ProfileTiming | null;
+  lines: ProfileLine[];
+  kernels: ProfileKernelTotal[];
+  trace_path?: string | null;
+}
+
+/** Where a timeline lane's events ran. */
+export type LaneKind = "cpu" | "runtime" | "gpu";
+
+/** One event (or a block of merged short events) of a timeline lane. */
+export interface TimelineEvent {
+  /** Start, in microseconds from the trace's first event. */
+  start: number;
+  /** Duration, in microseconds. */
+  dur: number;
+  /** Nesting depth within the lane (0 = outermost). */
+  depth: number;
+  name: string;
+  /** A short display name (kernels: without template arguments). */
+  short: string;
+  /** The trace category (`cpu_op`, `kernel`, `memcpy`, `cuda_runtime`, …). */
+  cat: string;
+  /** 1-based source line it comes from, when known. */
+  line: number | null;
+  /** For a merged block: how many events it stands for. */
+  count?: number;
+  merged?: boolean;
+}
+
+/** A CPU thread, the CUDA runtime, or a GPU stream. */
+export interface TimelineLane {
+  id: string;
+  title: string;
+  kind: LaneKind;
+  /** Sorted by depth, then start. */
+  events: TimelineEvent[];
+}
+
+/** A trace reduced to lanes (`server/kernel_lens/analysis/timeline.py`). */
+export interface Timeline {
+  /** Time from the first event's start to the last event's end, in microseconds. */
+  span_us: number;
+  /** Complete events in the trace. */
+  event_count: number;
+  /** Items left after merging short neighbours. */
+  kept: number;
+  lanes: TimelineLane[];
+}
+
+/** Severity of an Nsight Compute rule result. */
+export type NcuHintKind = "OPT" | "WRN" | "ERR";
+
+/** One rule result of Nsight Compute. */
+export interface NcuHint {
+  rule: string;
+  section: string;
+  kind: NcuHintKind;
+  title: string;
+  message: string;
+  /** Estimated speedup in percent, if the rule gives one. */
+  speedup_pct: number | null;
+  /** `local` or `global`. */
+  speedup_type: string | null;
+}
+
+/** One profiled kernel launch of an Nsight Compute report; metrics are null when not collected. */
+export interface NcuKernel {
+  id: number;
+  name: string;
+  demangled: string;
+  device: string | null;
+  duration_us: number | null;
+  compute_throughput_pct: number | null;
+  memory_throughput_pct: number | null;
+  dram_throughput_pct: number | null;
+  dram_bandwidth_gbs: number | null;
+  achieved_occupancy_pct: number | null;
+  theoretical_occupancy_pct: number | null;
+  registers: number | null;
+  grid_size: number | null;
+  block_size: number | null;
+  waves: number | null;
+  /** `(x, y, z)` as text, when known. */
+  grid: string | null;
+  block: string | null;
+  /** 1-based source line that launched it (absent in a report opened from a file). */
+  line?: number | null;
+  /** Ranked by the server: errors, then optimisations by estimated speedup, then warnings. */
+  hints: NcuHint[];
+}
+
+/** An Nsight Compute run on a function. */
+export interface NcuResult {
+  report_path: string;
+  /** ncu's section set (`basic`, `full`). */
+  set?: string;
+  /** `ncu_report` or `csv`. */
+  reader: string;
+  kernels: NcuKernel[];
+}
+
+/** One value of a sweep: timed, or failed with `error`. */
+export interface SweepRow {
+  value: number;
+  median_ms?: number | null;
+  spread_pct?: number | null;
+  reps?: number | null;
+  /** Bytes read and written per call (tensor arguments and results). */
+  bytes?: number | null;
+  gb_per_s?: number | null;
+  error: string | null;
+}
+
+/** The sweep of an int parameter of a function. */
+export interface SweepResult {
+  param: string;
+  /** The value the function is called with now, if known. */
+  current: number | null;
+  rows: SweepRow[];
+  best: { value: number; median_ms: number };
+  method: string;
+  device: string;
+}
+
+/** Result of `kernelLens/report`: everything known of one function (null = not run yet). */
+export interface ReportResult {
+  function: string;
+  uri: string;
+  profile: Profile | null;
+  timeline: Timeline | null;
+  ncu: NcuResult | null;
+  sweep: SweepResult | null;
+}
+
+/** Client -> server: the report panel's data for one function. */
+export const ReportRequest = new RequestType<ReportParams, ReportResult, void>("kernelLens/report");
+
+/** Params of `kernelLens/traceFile` and `kernelLens/ncuFile`: a file on disk. */
+export interface FileParams {
+  /** A file system path (not a URI). */
+  path: string;
+}
+
+/** Result of `kernelLens/traceFile`. */
+export interface TraceFileResult {
+  path: string;
+  timeline: Timeline;
+  /** The trace summary (top kernels, ops, GPU busy time); shown in part. */
+  summary: Record<string, unknown>;
+}
+
+/** Client -> server: a Chrome trace file (`.json`, `.json.gz`) reduced to a timeline. */
+export const TraceFileRequest = new RequestType<FileParams, TraceFileResult, void>(
+  "kernelLens/traceFile",
+);
+
+/** Result of `kernelLens/ncuFile`. */
+export interface NcuFileResult {
+  report_path: string;
+  reader: string;
+  kernels: NcuKernel[];
+}
+
+/** Client -> server: the kernels of a `.ncu-rep` file. */
+export const NcuFileRequest = new RequestType<FileParams, NcuFileResult, void>(
+  "kernelLens/ncuFile",
+);
+
+/** The report panel's tabs a server notification may ask for. */
+export type RevealTab = "timeline" | "ncu" | "sweep";
+
+/** Params of `kernelLens/revealReport` (server -> client). */
+export interface RevealReportParams {
+  uri: string;
+  function: string;
+  tab: RevealTab;
+}
+
+/** Server -> client: open (or reveal) the report panel of a function on a tab. */
+export const RevealReportNotification = new NotificationType<RevealReportParams>(
+  "kernelLens/revealReport",
+);
+
+/** Server commands of the report (registered as VS Code commands by vscode-languageclient). */
+export const ReportServerCommands = {
+  /** Nsight Compute on a function. Argument: one {@link RunNcuArgs}. */
+  runNcu: "kernelLens.runNcu",
+  /** Time a function over values of an int parameter. Argument: one {@link SweepArgs}. */
+  sweep: "kernelLens.sweep",
+  /** Write a parameter's new default as an edit. Argument: one {@link ApplyParameterArgs}. */
+  applyParameter: "kernelLens.applyParameter",
+} as const;
+
+/** Argument of `kernelLens.runNcu`. */
+export interface RunNcuArgs {
+  uri: string;
+  function: string;
+  /** ncu's section set; the server's default is `basic`. */
+  set?: "basic" | "full";
+}
+
+/** Argument of `kernelLens.sweep`. */
+export interface SweepArgs {
+  uri: string;
+  function: string;
+  param: string;
+  /** The values to time; absent = powers of two around the current value. */
+  values?: number[];
+}
+
+/** Argument of `kernelLens.applyParameter`. */
+export interface ApplyParameterArgs {
+  uri: string;
+  function: string;
+  param: string;
+  value: number;
+}
+
+/** Argument of `kernelLens.showReport` from a code lens. */
+export interface ShowReportArgs {
+  uri: string;
+  function: string;
 }

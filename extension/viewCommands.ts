@@ -9,7 +9,7 @@
  */
 import * as vscode from "vscode";
 import { untilCancelled } from "./async";
-import { Commands, DISPLAY_NAME, IN_KERNEL_CONTEXT, LANGUAGE, LAST_STAGE_KEY } from "./constants";
+import { Commands, DISPLAY_NAME, LANGUAGE, LAST_STAGE_KEY } from "./constants";
 import type { Ctx } from "./ctx";
 import { assemblyLink, generatedCodeLink } from "./lineMap";
 import {
@@ -22,7 +22,7 @@ import {
   isShowGeneratedCodeArgs,
   type AsmStage,
 } from "./protocol";
-import { functionAt, kernelAt, scanPython, type LogicalLine } from "./pyscan";
+import { functionAt, kernelAt, scanPython } from "./pyscan";
 import { reportFailure, runningClient } from "./requests";
 import { Views } from "./views";
 import {
@@ -36,54 +36,15 @@ import {
 /** Creates the views and registers the two commands, all extension-scoped. */
 export function registerViewCommands(ctx: Ctx): void {
   const views = new Views();
-  const scans = new ScanCache();
-  const context = new KernelContext(scans);
   ctx.pushExtCleanup(
     views,
     vscode.commands.registerCommand(Commands.showGeneratedCode, (arg: unknown) =>
-      showGeneratedCode(ctx, views, scans, arg),
+      showGeneratedCode(ctx, views, arg),
     ),
     vscode.commands.registerCommand(Commands.showAssembly, (arg: unknown) =>
-      showAssembly(ctx, views, scans, arg),
+      showAssembly(ctx, views, arg),
     ),
-    // Keeps the context menu's "Show Assembly" to the inside of kernels.
-    vscode.window.onDidChangeTextEditorSelection((e) => context.update(e.textEditor)),
-    vscode.window.onDidChangeActiveTextEditor((editor) => context.update(editor)),
   );
-  context.update(vscode.window.activeTextEditor);
-}
-
-/** The last scan of each open document's last version, so cursor moves don't rescan. */
-class ScanCache {
-  private last: { uri: string; version: number; scan: LogicalLine[]; lines: string[] } | undefined;
-
-  get(document: vscode.TextDocument): { scan: LogicalLine[]; lines: string[] } {
-    const uri = document.uri.toString();
-    if (this.last?.uri !== uri || this.last.version !== document.version) {
-      const lines = document.getText().split(/\r?\n/);
-      this.last = { uri, version: document.version, scan: scanPython(lines), lines };
-    }
-    return this.last;
-  }
-}
-
-/** Keeps the {@link IN_KERNEL_CONTEXT} context key up to date with the cursor. */
-class KernelContext {
-  private value: boolean | undefined;
-
-  constructor(private readonly scans: ScanCache) {}
-
-  update(editor: vscode.TextEditor | undefined): void {
-    let value = false;
-    if (editor?.document.languageId === LANGUAGE) {
-      const { scan, lines } = this.scans.get(editor.document);
-      value = kernelAt(scan, lines, editor.selection.active.line) !== undefined;
-    }
-    if (value !== this.value) {
-      this.value = value;
-      void vscode.commands.executeCommand("setContext", IN_KERNEL_CONTEXT, value);
-    }
-  }
 }
 
 /** A source document and the name of a function or kernel in it. */
@@ -103,7 +64,6 @@ interface Target {
  */
 function targetOf(
   views: Views,
-  scans: ScanCache,
   arg: unknown,
   kind: "generatedCode" | "assembly",
 ): Target | undefined {
@@ -129,7 +89,8 @@ function targetOf(
     );
     return undefined;
   }
-  const { scan, lines } = scans.get(document);
+  const lines = document.getText().split(/\r?\n/);
+  const scan = scanPython(lines);
   const line = editor.selection.active.line;
   const found = kind === "assembly" ? kernelAt(scan, lines, line) : functionAt(scan, lines, line);
   if (found === undefined) {
@@ -139,6 +100,12 @@ function targetOf(
     return undefined;
   }
   return { source: document.uri, name: found.qualname };
+}
+
+/** Logs a result that does not have the shape of the protocol's, and the error to throw. */
+function malformed(ctx: Ctx, method: string, result: unknown): Error {
+  ctx.log.error(`${method}: unexpected result ${JSON.stringify(result)?.slice(0, 2_000)}`);
+  return new Error(`the server's answer to ${method} is malformed; see the output`);
 }
 
 /** The version of the source document the server will read, if it is open. */
@@ -161,13 +128,8 @@ function withProgress<T>(
   );
 }
 
-async function showGeneratedCode(
-  ctx: Ctx,
-  views: Views,
-  scans: ScanCache,
-  arg: unknown,
-): Promise<void> {
-  const target = targetOf(views, scans, arg, "generatedCode");
+async function showGeneratedCode(ctx: Ctx, views: Views, arg: unknown): Promise<void> {
+  const target = targetOf(views, arg, "generatedCode");
   const client = target === undefined ? undefined : await runningClient(ctx);
   if (target === undefined || client === undefined) {
     return;
@@ -181,7 +143,7 @@ async function showGeneratedCode(
       (token) => client.sendRequest(GeneratedCodeRequest, { uri, function: target.name }, token),
     );
     if (!isGeneratedCodeResult(result)) {
-      throw new Error(`the server's answer to ${method} is malformed; see the output`);
+      throw malformed(ctx, method, result);
     }
     ctx.log.info(`${method} ${target.name}: ${result.summary}`);
     await views.show(
@@ -199,8 +161,8 @@ async function showGeneratedCode(
   }
 }
 
-async function showAssembly(ctx: Ctx, views: Views, scans: ScanCache, arg: unknown): Promise<void> {
-  const target = targetOf(views, scans, arg, "assembly");
+async function showAssembly(ctx: Ctx, views: Views, arg: unknown): Promise<void> {
+  const target = targetOf(views, arg, "assembly");
   if (target === undefined) {
     return;
   }
@@ -218,7 +180,7 @@ async function showAssembly(ctx: Ctx, views: Views, scans: ScanCache, arg: unkno
       (token) => client.sendRequest(AssemblyRequest, { uri, kernel: target.name, stage }, token),
     );
     if (!isAssemblyResult(result)) {
-      throw new Error(`the server's answer to ${method} is malformed; see the output`);
+      throw malformed(ctx, method, result);
     }
     ctx.log.info(
       `${method} ${target.name} ${stage} ${result.arch}: ${result.registers ?? "?"} registers, ` +

@@ -74,8 +74,13 @@ def _capture_kernel_traces(store: dict[str, list[str]]) -> Iterator[bool]:
         for m in patched:
             m.set_kernel_post_grad_provenance_tracing = wrapper
         # A cache hit skips code generation, and with it the hook: compile afresh.
+        # store_cubin keeps each Triton kernel's compiled artifacts (PTX…) on its launcher.
         with inductor_config.patch(
-            {"trace.provenance_tracking_level": 1, "force_disable_caches": True}
+            {
+                "trace.provenance_tracking_level": 1,
+                "force_disable_caches": True,
+                "triton.store_cubin": True,
+            }
         ):
             yield True
     finally:
@@ -116,7 +121,32 @@ def _kernels_in_code(code: str) -> list[dict[str, Any]]:
     return calls
 
 
-def _inductor_triton_asm(names: list[str]) -> dict[str, dict[str, Any]]:
+@contextlib.contextmanager
+def _capture_loaded_modules(store: list[Any]) -> Iterator[None]:
+    """Record the modules inductor loads (its output code) while compiling."""
+    try:
+        from torch._inductor.codecache import PyCodeCache
+    except ImportError:
+        yield
+        return
+    original = PyCodeCache.__dict__.get("load_by_key_path")
+    if not isinstance(original, classmethod):
+        yield
+        return
+
+    def load_by_key_path(cls: Any, *args: Any, **kwargs: Any) -> Any:
+        module = original.__func__(cls, *args, **kwargs)
+        store.append(module)
+        return module
+
+    PyCodeCache.load_by_key_path = classmethod(load_by_key_path)  # type: ignore[method-assign,assignment]
+    try:
+        yield
+    finally:
+        PyCodeCache.load_by_key_path = original  # type: ignore[method-assign]
+
+
+def _inductor_triton_asm(names: list[str], loaded: list[Any]) -> dict[str, dict[str, Any]]:
     """PTX of inductor's Triton kernels from the Triton cache (CUDA only; guarded internals).
 
     The kernels are ``CachingAutotuner`` globals of the compiled modules; a launcher's
@@ -130,7 +160,7 @@ def _inductor_triton_asm(names: list[str]) -> dict[str, dict[str, Any]]:
         from torch._inductor.runtime.cache_dir_utils import triton_cache_dir
     except ImportError:
         return found
-    modules = list(getattr(PyCodeCache, "modules", []))
+    modules = list(loaded) + list(getattr(PyCodeCache, "modules", []))
     modules += list(getattr(PyCodeCache, "modules_no_attr", {}).values())
     for module in modules:
         for name, obj in list(vars(module).items()):
@@ -141,9 +171,7 @@ def _inductor_triton_asm(names: list[str]) -> dict[str, dict[str, Any]]:
                 continue
             launcher = launchers[0]
             cache_hash = getattr(launcher, "cache_hash", None)
-            if cache_hash is None:
-                continue
-            folder = os.path.join(triton_cache_dir(0), cache_hash)
+            folder = os.path.join(triton_cache_dir(0), cache_hash) if cache_hash else None
             entry: dict[str, Any] = {
                 "cache_dir": folder,
                 "registers": getattr(launcher, "n_regs", None),
@@ -152,9 +180,13 @@ def _inductor_triton_asm(names: list[str]) -> dict[str, dict[str, Any]]:
             }
             source_file = getattr(getattr(getattr(obj, "fn", None), "fn", None), "__code__", None)
             entry["source_path"] = source_file.co_filename if source_file else None
+            binary_asm = getattr(getattr(launcher, "bin", None), "asm", None) or {}
             for stage in ("ttir", "ttgir", "llir", "ptx"):
-                path = os.path.join(folder, f"{name}.{stage}")
-                if os.path.exists(path):
+                text = binary_asm.get(stage) if hasattr(binary_asm, "get") else None
+                path = os.path.join(folder, f"{name}.{stage}") if folder else ""
+                if isinstance(text, str):
+                    entry[stage] = text
+                elif path and os.path.exists(path):
                     with open(path, encoding="utf-8") as fh:
                         entry[stage] = fh.read()
             if "ptx" in entry and entry["source_path"]:
@@ -164,7 +196,11 @@ def _inductor_triton_asm(names: list[str]) -> dict[str, dict[str, Any]]:
 
 
 def _count_device_work(fn: Callable[[], Any], device: str, runs: int = 3) -> float:
-    """Kernels launched per call (CUDA), or top-level ATen ops per call (CPU)."""
+    """Kernels launched per call (CUDA: kernel events of the trace), or top-level ATen ops per
+    call (CPU)."""
+    import json
+    import tempfile
+
     import torch
     from torch.profiler import ProfilerActivity, profile
 
@@ -177,16 +213,21 @@ def _count_device_work(fn: Callable[[], Any], device: str, runs: int = 3) -> flo
             fn()
         if device == "cuda":
             torch.cuda.synchronize()
-    events = prof.events()
     if device == "cuda":
-        total = sum(len(e.kernels) for e in events)
-    else:
-        total = sum(
-            1
-            for e in events
-            if e.name.startswith("aten::")
-            and (e.cpu_parent is None or not e.cpu_parent.name.startswith("aten::"))
-        )
+        # Count the device's kernel events themselves: compiled code launches Triton kernels
+        # outside any ATen op, where FunctionEvent.kernels may not see them.
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "t.json")
+            prof.export_chrome_trace(path)
+            with open(path, encoding="utf-8") as fh:
+                events = json.load(fh).get("traceEvents", [])
+        return sum(1 for e in events if e.get("cat") == "kernel") / runs
+    total = sum(
+        1
+        for e in prof.events()
+        if e.name.startswith("aten::")
+        and (e.cpu_parent is None or not e.cpu_parent.name.startswith("aten::"))
+    )
     return total / runs
 
 
@@ -208,8 +249,13 @@ def compile_and_compare(
 
     compiled_fn = torch.compile(target.fn)
     traces: dict[str, list[str]] = {}
+    loaded: list[Any] = []
     try:
-        with warnings.catch_warnings(), _capture_kernel_traces(traces) as hooked:
+        with (
+            warnings.catch_warnings(),
+            _capture_kernel_traces(traces) as hooked,
+            _capture_loaded_modules(loaded),
+        ):
             warnings.filterwarnings("ignore", message=".*force disabled by.*")
             _, codes = run_and_get_code(compiled_fn, *target.args, **target.kwargs)
     except Exception as exc:
@@ -231,7 +277,7 @@ def compile_and_compare(
         k["lines"] = kernel_lines_from_traces(traces.get(k["name"], []), target.path)
 
     if device == "cuda":
-        asm = _inductor_triton_asm([k["name"] for k in kernels if k["kind"] == "triton"])
+        asm = _inductor_triton_asm([k["name"] for k in kernels if k["kind"] == "triton"], loaded)
         for k in kernels:
             if k["name"] in asm:
                 k["asm"] = asm[k["name"]]

@@ -1,0 +1,77 @@
+/**
+ * Number formatting for the report views. Pure (no DOM), unit-tested under node.
+ */
+
+/** A duration given in microseconds, in the unit that suits it: `812 ns`, `189 µs`, `1.23 ms`. */
+export function formatUs(us: number): string {
+  const abs = Math.abs(us);
+  if (abs === 0) {
+    return "0 µs";
+  }
+  if (abs < 1) {
+    return `${significant(us * 1e3)} ns`;
+  }
+  if (abs < 1e3) {
+    return `${significant(us)} µs`;
+  }
+  if (abs < 1e6) {
+    return `${significant(us / 1e3)} ms`;
+  }
+  return `${significant(us / 1e6)} s`;
+}
+
+/** A duration given in milliseconds (`0.577 ms`, `12.4 ms`, `189 µs` below 0.1 ms). */
+export function formatMs(ms: number): string {
+  return Math.abs(ms) < 0.1 ? formatUs(ms * 1e3) : `${significant(ms)} ms`;
+}
+
+/**
+ * `value` with three significant digits, at most: 189.44 -> `189`, 1.2345 -> `1.23`,
+ * 0.5766 -> `0.577`; integers of four digits or more stay whole (`1234`).
+ */
+export function significant(value: number): string {
+  const abs = Math.abs(value);
+  if (abs >= 100 || abs === 0) {
+    return Math.round(value).toString();
+  }
+  const decimals = abs >= 10 ? 1 : abs >= 1 ? 2 : Math.min(6, 2 - Math.floor(Math.log10(abs)));
+  return trimZeros(value.toFixed(decimals));
+}
+
+function trimZeros(text: string): string {
+  return text.includes(".") ? text.replace(/\.?0+$/, "") : text;
+}
+
+/** A percentage: `66.9 %`; null as an en dash. */
+export function formatPct(pct: number | null | undefined): string {
+  return pct === null || pct === undefined ? "–" : `${pct.toFixed(1)} %`;
+}
+
+/** A count with thin thousands separators: `2048`, `1 048 576`; null as an en dash. */
+export function formatCount(n: number | null | undefined): string {
+  if (n === null || n === undefined) {
+    return "–";
+  }
+  const whole = Math.round(n).toString();
+  return whole.length <= 4 ? whole : whole.replace(/\B(?=(\d{3})+(?!\d))/g, "\u2009");
+}
+
+/** A bandwidth in GB/s: `4160 GB/s`, `12.3 GB/s`, `0.5 GB/s`; null as an en dash. */
+export function formatGbs(gbs: number | null | undefined): string {
+  if (gbs === null || gbs === undefined) {
+    return "–";
+  }
+  return `${gbs >= 100 ? Math.round(gbs).toString() : significant(gbs)} GB/s`;
+}
+
+/** A byte count in binary units: `4 MiB`, `1.5 KiB`, `512 B`. */
+export function formatBytes(bytes: number): string {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let value = bytes;
+  let unit = 0;
+  while (Math.abs(value) >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${unit === 0 ? Math.round(value).toString() : significant(value)} ${units[unit] ?? "B"}`;
+}

@@ -1,0 +1,155 @@
+/**
+ * The Summary tab: the function's timing (median ± spread, repetitions, device) and, per
+ * source line, the ops it dispatched and the kernels they launched with their device time.
+ * Clicking a line's row reveals it in the editor.
+ */
+import type { Profile, ProfileLine } from "../../protocol";
+import { button, el } from "./dom";
+import { formatCount, formatMs, formatUs, significant } from "./format";
+
+export interface SummaryActions {
+  onRevealLine: (line: number) => void;
+  onProfile: () => void;
+}
+
+/** The tab when there is no profile yet. */
+export function noProfile(fn: string, actions: SummaryActions): HTMLElement {
+  return el("section", { className: "empty" }, [
+    el("p", { text: `${fn} has not been profiled yet (or its last profile failed).` }),
+    el("p", {
+      className: "muted",
+      text: "Profiling runs the function: a warm-up, then timed repetitions, then one run under torch.profiler for the ops, kernels and the timeline.",
+    }),
+    button(`Profile ${fn}`, actions.onProfile, { primary: true, action: "profile" }),
+  ]);
+}
+
+function stat(label: string, value: string, detail: string): HTMLElement {
+  return el("div", { className: "stat" }, [
+    el("div", { className: "stat-label", text: label }),
+    el("div", { className: "stat-value", text: value }),
+    el("div", { className: "stat-detail muted", text: detail }),
+  ]);
+}
+
+/** One table row per kernel (or per op without kernels) of each line. */
+interface LineRow {
+  line: ProfileLine;
+  first: boolean;
+  op: string;
+  kernel: string;
+  kernelFull: string;
+  deviceUs: number;
+  cpuUs: number | null;
+  calls: number;
+}
+
+function lineRows(lines: readonly ProfileLine[]): LineRow[] {
+  const rows: LineRow[] = [];
+  for (const line of lines) {
+    let first = true;
+    const push = (row: Omit<LineRow, "line" | "first">): void => {
+      rows.push({ line, first, ...row });
+      first = false;
+    };
+    for (const op of line.ops) {
+      const name = op.dispatch !== undefined && op.dispatch.length > 0
+        ? `${op.name} → ${op.dispatch.join(", ")}`
+        : op.name;
+      if (op.kernels.length === 0) {
+        push({ op: name, kernel: "", kernelFull: "", deviceUs: op.device_us, cpuUs: op.cpu_us, calls: op.calls });
+      }
+      for (const k of op.kernels) {
+        push({ op: name, kernel: k.short_name, kernelFull: k.name, deviceUs: k.device_us, cpuUs: null, calls: k.calls });
+      }
+    }
+    if (line.ops.length === 0) {
+      push({ op: "", kernel: "", kernelFull: "", deviceUs: 0, cpuUs: null, calls: 0 });
+    }
+  }
+  return rows;
+}
+
+/** The Summary tab. */
+export function summaryView(profile: Profile, actions: SummaryActions): HTMLElement {
+  const timing = profile.timing;
+  const gpu = profile.device_kind !== "cpu" && profile.kernels.length > 0;
+  const kernelUs = profile.kernels.reduce((sum, k) => sum + k.device_us, 0);
+  const launches = profile.kernels.reduce((sum, k) => sum + k.calls, 0);
+  const stats = el("div", { className: "stats" }, [
+    timing === null
+      ? stat("Median", "–", "not timed")
+      : stat(
+          "Median",
+          formatMs(timing.median_ms),
+          `± ${significant(timing.spread_pct)} % spread · ${formatCount(timing.reps)} reps` +
+            (timing.method === undefined ? "" : ` · ${timing.method}`),
+        ),
+    stat("Device", profile.device, profile.device_kind === "cpu" ? "no GPU: CPU timings and ops" : ""),
+    gpu
+      ? stat("Kernels", `${launches} launches`, `${formatUs(kernelUs)} on the GPU per call`)
+      : stat("Ops", `${profile.lines.reduce((n, l) => n + l.ops.length, 0)}`, "ATen ops on the profiled lines"),
+  ]);
+
+  const rows = lineRows(profile.lines);
+  const maxUs = Math.max(1e-9, ...rows.map((r) => (gpu ? r.deviceUs : (r.cpuUs ?? 0))));
+  const body = el("tbody");
+  for (const row of rows) {
+    const time = gpu ? row.deviceUs : (row.cpuUs ?? 0);
+    const fill = el("div", { className: "fill" });
+    fill.style.width = `${(100 * time) / maxUs}%`;
+    const tr = el(
+      "tr",
+      {
+        className: `clickable ${row.first ? "line-first" : "line-cont"}`,
+        title: `Go to line ${row.line.line}`,
+        attrs: { tabindex: "0" },
+        onClick: () => actions.onRevealLine(row.line.line),
+      },
+      [
+        el("td", { className: "num", text: row.first ? String(row.line.line) : "" }),
+        el("td", {}, [row.first ? el("code", { text: row.line.source }) : null]),
+        el("td", {}, [
+          el("span", { text: row.op }),
+          row.kernel === "" ? null : el("span", { className: "arrow", text: " → " }),
+          row.kernel === "" ? null : el("code", { text: row.kernel, title: row.kernelFull }),
+        ]),
+        el("td", { className: "num timecell" }, [
+          el("div", { className: "minibar" }, [fill]),
+          el("span", { text: time > 0 ? formatUs(time) : "–" }),
+        ]),
+        el("td", { className: "num", text: row.calls > 0 ? String(row.calls) : "" }),
+      ],
+    );
+    tr.addEventListener("keydown", (e) => {
+      if (e.key === "Enter" || e.key === " ") {
+        e.preventDefault();
+        actions.onRevealLine(row.line.line);
+      }
+    });
+    body.append(tr);
+  }
+  const table = el("table", { className: "lines" }, [
+    el("thead", {}, [
+      el("tr", {}, [
+        el("th", { className: "num", text: "Line" }),
+        el("th", { text: "Source" }),
+        el("th", { text: gpu ? "Op → kernel" : "Op" }),
+        el("th", { className: "num", text: gpu ? "Device" : "CPU" }),
+        el("th", { className: "num", text: "Calls" }),
+      ]),
+    ]),
+    body,
+  ]);
+  return el("section", { className: "summary" }, [
+    stats,
+    el("div", { className: "toolbar" }, [
+      el("h2", { text: "Per line" }),
+      el("span", { className: "spacer" }),
+      button("Profile again", actions.onProfile, { action: "profile" }),
+    ]),
+    rows.length === 0
+      ? el("p", { className: "muted", text: "No line of the function ran a torch op." })
+      : table,
+  ]);
+}

@@ -1,0 +1,425 @@
+/**
+ * The timeline tab: a hand-written canvas of the server's reduced trace. One band per lane (CPU
+ * thread, CUDA runtime, GPU stream) with one row per nesting depth, a time axis, wheel zoom
+ * around the cursor, drag to pan (both ways), a tooltip on hover, and a click on an event with
+ * a source line revealing that line in the editor. Only the visible events are drawn
+ * (`timelineModel.ts` does the maths); colours are read from the theme at every draw.
+ */
+import type { Timeline, TimelineEvent } from "../../protocol";
+import { cssVar, el } from "./dom";
+import { formatUs } from "./format";
+import {
+  DEFAULT_METRICS,
+  LEGEND,
+  categoryColor,
+  describeEvent,
+  fitText,
+  fullView,
+  hitTest,
+  layoutLanes,
+  panBy,
+  ticks,
+  visibleBoxes,
+  wheelZoomFactor,
+  xToTime,
+  zoomAround,
+  type LaneBlock,
+  type Row,
+  type TimeView,
+} from "./timelineModel";
+
+const AXIS_HEIGHT = 24;
+/** Pixels the pointer must move before a press becomes a drag rather than a click. */
+const DRAG_THRESHOLD = 4;
+
+/** The zoom of each timeline seen, so a redraw after new data keeps it (same trace). */
+const savedViews = new Map<string, TimeView>();
+
+function timelineKey(timeline: Timeline): string {
+  return `${timeline.span_us}:${timeline.event_count}:${timeline.kept}`;
+}
+
+export interface TimelineOptions {
+  /** Called with the 1-based line of a clicked event; absent: no source linking. */
+  onRevealLine?: (line: number) => void;
+}
+
+/** The timeline view; `element` goes into the page, `dispose` before it leaves. */
+export class TimelineView {
+  readonly element: HTMLElement;
+  private readonly axis: HTMLCanvasElement;
+  private readonly body: HTMLCanvasElement;
+  private readonly scroller: HTMLElement;
+  private readonly tooltip: HTMLElement;
+  private readonly lanes: LaneBlock[];
+  private readonly rows: Row[];
+  private readonly height: number;
+  private readonly bounds: TimeView;
+  private readonly key: string;
+  private view: TimeView;
+  private hovered: TimelineEvent | undefined;
+  private selected: TimelineEvent | undefined;
+  private drag:
+    | { x: number; y: number; view: TimeView; scrollTop: number; moved: boolean; pointer: number }
+    | undefined;
+  private frame = 0;
+  private readonly resize: ResizeObserver;
+  private hatch: { color: string; pattern: CanvasPattern | null } | undefined;
+
+  constructor(
+    private readonly timeline: Timeline,
+    private readonly options: TimelineOptions = {},
+  ) {
+    const layout = layoutLanes(timeline);
+    this.lanes = layout.lanes;
+    this.rows = layout.rows;
+    this.height = layout.height;
+    this.bounds = fullView(timeline.span_us);
+    this.key = timelineKey(timeline);
+    this.view = savedViews.get(this.key) ?? this.bounds;
+
+    this.axis = el("canvas", { className: "timeline-axis" });
+    this.body = el("canvas", {
+      className: "timeline-body",
+      attrs: {
+        tabindex: "0",
+        role: "img",
+        "aria-label":
+          "Timeline. Wheel or + and - to zoom, drag or arrow keys to pan, 0 to show everything.",
+      },
+    });
+    this.tooltip = el("div", { className: "tooltip hidden", attrs: { role: "tooltip" } });
+    this.scroller = el("div", { className: "timeline-scroller" }, [this.body]);
+    const reset = el("button", {
+      className: "secondary",
+      text: "Show all",
+      attrs: { type: "button" },
+      onClick: () => this.setView(this.bounds),
+    });
+    const facts = el("span", {
+      className: "muted",
+      text:
+        `${timeline.kept} of ${timeline.event_count} events shown · span ${formatUs(timeline.span_us)}` +
+        (timeline.kept < timeline.event_count ? " · short neighbours merged (hatched)" : ""),
+    });
+    const legend = el(
+      "div",
+      { className: "legend" },
+      LEGEND.map(({ cat, label }) => {
+        const swatch = el("span", { className: "swatch" });
+        swatch.style.backgroundColor = `var(${categoryColor(cat)})`;
+        return el("span", { className: "legend-item" }, [swatch, label]);
+      }),
+    );
+    this.element = el("section", { className: "timeline" }, [
+      el("div", { className: "toolbar" }, [legend, el("span", { className: "spacer" }), facts, reset]),
+      el("div", { className: "timeline-frame" }, [this.axis, this.scroller, this.tooltip]),
+      el("p", {
+        className: "hint muted",
+        text:
+          "Wheel: zoom around the pointer · Shift+wheel or drag: pan · double-click: show all" +
+          (options.onRevealLine === undefined ? "" : " · click an event: go to its source line"),
+      }),
+    ]);
+
+    this.body.addEventListener("wheel", (e) => this.onWheel(e), { passive: false });
+    this.body.addEventListener("pointerdown", (e) => this.onPointerDown(e));
+    this.body.addEventListener("pointermove", (e) => this.onPointerMove(e));
+    this.body.addEventListener("pointerup", (e) => this.onPointerUp(e));
+    this.body.addEventListener("pointerleave", () => this.setHovered(undefined, 0, 0));
+    this.body.addEventListener("dblclick", () => this.setView(this.bounds));
+    this.body.addEventListener("keydown", (e) => this.onKey(e));
+    this.scroller.addEventListener("scroll", () => this.hideTooltip());
+    this.resize = new ResizeObserver(() => this.redraw());
+    this.resize.observe(this.scroller);
+  }
+
+  dispose(): void {
+    this.resize.disconnect();
+    cancelAnimationFrame(this.frame);
+  }
+
+  /** Draws again on the next frame (new size, new theme). */
+  redraw(): void {
+    cancelAnimationFrame(this.frame);
+    this.frame = requestAnimationFrame(() => this.draw());
+  }
+
+  private get width(): number {
+    return Math.max(1, this.scroller.clientWidth);
+  }
+
+  private setView(view: TimeView): void {
+    this.view = view;
+    savedViews.set(this.key, view);
+    this.hideTooltip();
+    this.redraw();
+  }
+
+  private onWheel(e: WheelEvent): void {
+    e.preventDefault();
+    const width = this.width;
+    if (e.shiftKey || Math.abs(e.deltaX) > Math.abs(e.deltaY)) {
+      const delta = Math.abs(e.deltaX) > Math.abs(e.deltaY) ? e.deltaX : e.deltaY;
+      this.setView(panBy(this.view, -delta, width, this.bounds));
+      return;
+    }
+    const anchor = xToTime(e.offsetX, this.view, width);
+    this.setView(zoomAround(this.view, anchor, wheelZoomFactor(e.deltaY, e.deltaMode), this.bounds));
+  }
+
+  private onKey(e: KeyboardEvent): void {
+    const width = this.width;
+    const centre = (this.view.start + this.view.end) / 2;
+    const moves: Record<string, () => TimeView> = {
+      "+": () => zoomAround(this.view, centre, 0.5, this.bounds),
+      "=": () => zoomAround(this.view, centre, 0.5, this.bounds),
+      "-": () => zoomAround(this.view, centre, 2, this.bounds),
+      ArrowLeft: () => panBy(this.view, width / 4, width, this.bounds),
+      ArrowRight: () => panBy(this.view, -width / 4, width, this.bounds),
+      "0": () => this.bounds,
+    };
+    const move = moves[e.key];
+    if (move !== undefined) {
+      e.preventDefault();
+      this.setView(move());
+    }
+  }
+
+  private onPointerDown(e: PointerEvent): void {
+    if (e.button !== 0) {
+      return;
+    }
+    this.body.setPointerCapture(e.pointerId);
+    this.drag = {
+      x: e.clientX,
+      y: e.clientY,
+      view: this.view,
+      scrollTop: this.scroller.scrollTop,
+      moved: false,
+      pointer: e.pointerId,
+    };
+  }
+
+  private onPointerMove(e: PointerEvent): void {
+    const drag = this.drag;
+    if (drag !== undefined && drag.pointer === e.pointerId) {
+      const dx = e.clientX - drag.x;
+      const dy = e.clientY - drag.y;
+      if (!drag.moved && Math.hypot(dx, dy) < DRAG_THRESHOLD) {
+        return;
+      }
+      drag.moved = true;
+      this.body.classList.add("dragging");
+      this.scroller.scrollTop = drag.scrollTop - dy;
+      this.setView(panBy(drag.view, dx, this.width, this.bounds));
+      return;
+    }
+    const event = hitTest(this.rows, DEFAULT_METRICS, this.view, this.width, e.offsetX, e.offsetY);
+    this.setHovered(event, e.offsetX, e.offsetY);
+  }
+
+  private onPointerUp(e: PointerEvent): void {
+    const drag = this.drag;
+    this.drag = undefined;
+    this.body.classList.remove("dragging");
+    if (drag === undefined || drag.moved || drag.pointer !== e.pointerId) {
+      return;
+    }
+    const event = hitTest(this.rows, DEFAULT_METRICS, this.view, this.width, e.offsetX, e.offsetY);
+    this.selected = event;
+    this.redraw();
+    if (event?.line !== null && event?.line !== undefined && this.options.onRevealLine) {
+      this.options.onRevealLine(event.line);
+    }
+  }
+
+  private setHovered(event: TimelineEvent | undefined, x: number, y: number): void {
+    if (event !== this.hovered) {
+      this.hovered = event;
+      this.redraw();
+    }
+    if (event === undefined) {
+      this.hideTooltip();
+      return;
+    }
+    const lines = describeEvent(event, formatUs);
+    if (event.line !== null && this.options.onRevealLine !== undefined) {
+      lines.push("click: go to the source line");
+    }
+    this.tooltip.replaceChildren(
+      ...lines.map((text, i) => el("div", { className: i === 0 ? "tooltip-name" : "", text })),
+    );
+    this.tooltip.classList.remove("hidden");
+    // Placed beside the pointer, flipped to stay inside the frame.
+    const frame = this.scroller.getBoundingClientRect();
+    const top = AXIS_HEIGHT + y - this.scroller.scrollTop + 16;
+    const tipWidth = this.tooltip.offsetWidth;
+    const left = x + 12 + tipWidth > frame.width ? Math.max(0, x - 12 - tipWidth) : x + 12;
+    this.tooltip.style.left = `${left}px`;
+    this.tooltip.style.top = `${top}px`;
+  }
+
+  private hideTooltip(): void {
+    this.tooltip.classList.add("hidden");
+  }
+
+  /** A canvas sized for the device's pixel ratio, its context scaled to CSS pixels. */
+  private prepare(canvas: HTMLCanvasElement, width: number, height: number): CanvasRenderingContext2D | null {
+    const ratio = window.devicePixelRatio || 1;
+    const w = Math.round(width * ratio);
+    const h = Math.round(height * ratio);
+    if (canvas.width !== w || canvas.height !== h) {
+      canvas.width = w;
+      canvas.height = h;
+      canvas.style.width = `${width}px`;
+      canvas.style.height = `${height}px`;
+    }
+    const context = canvas.getContext("2d");
+    context?.setTransform(ratio, 0, 0, ratio, 0, 0);
+    context?.clearRect(0, 0, width, height);
+    return context;
+  }
+
+  private draw(): void {
+    const width = this.width;
+    const font = `${cssVar("--vscode-editor-font-size", "12px").replace(/^(\d+)$/, "$1px")} ${cssVar("--vscode-font-family", "sans-serif")}`;
+    const style = getComputedStyle(document.body);
+    const palette = new Map<string, string>();
+    const colorOf = (cat: string): string => {
+      let color = palette.get(cat);
+      if (color === undefined) {
+        color = style.getPropertyValue(categoryColor(cat)).trim() || "#888";
+        palette.set(cat, color);
+      }
+      return color;
+    };
+    const colors = {
+      colorOf,
+      fg: cssVar("--vscode-foreground", "#ccc"),
+      muted: cssVar("--vscode-descriptionForeground", "#999"),
+      grid: cssVar("--vscode-panel-border", "rgba(128,128,128,0.35)"),
+      header: cssVar("--vscode-sideBarSectionHeader-background", "rgba(128,128,128,0.12)"),
+      boxText: cssVar("--vscode-editor-background", "#1e1e1e"),
+      focus: cssVar("--vscode-focusBorder", "#007fd4"),
+    };
+    const grid = ticks(this.view, width);
+
+    const axis = this.prepare(this.axis, width, AXIS_HEIGHT);
+    if (axis !== null) {
+      axis.font = `11px ${cssVar("--vscode-font-family", "sans-serif")}`;
+      axis.fillStyle = colors.muted;
+      axis.strokeStyle = colors.grid;
+      axis.textBaseline = "middle";
+      for (const tick of grid) {
+        axis.beginPath();
+        axis.moveTo(Math.round(tick.x) + 0.5, AXIS_HEIGHT - 6);
+        axis.lineTo(Math.round(tick.x) + 0.5, AXIS_HEIGHT);
+        axis.stroke();
+        axis.fillText(tick.label, tick.x + 3, AXIS_HEIGHT / 2 - 2);
+      }
+      axis.beginPath();
+      axis.moveTo(0, AXIS_HEIGHT - 0.5);
+      axis.lineTo(width, AXIS_HEIGHT - 0.5);
+      axis.stroke();
+    }
+
+    const c = this.prepare(this.body, width, Math.max(this.height, 1));
+    if (c === null) {
+      return;
+    }
+    c.font = font;
+    c.textBaseline = "middle";
+    const { header, row: rowHeight } = DEFAULT_METRICS;
+    const top = this.scroller.scrollTop;
+    const bottom = top + this.scroller.clientHeight;
+
+    c.strokeStyle = colors.grid;
+    c.lineWidth = 1;
+    for (const tick of grid) {
+      c.beginPath();
+      c.moveTo(Math.round(tick.x) + 0.5, 0);
+      c.lineTo(Math.round(tick.x) + 0.5, this.height);
+      c.stroke();
+    }
+    for (const lane of this.lanes) {
+      c.fillStyle = colors.header;
+      c.fillRect(0, lane.y, width, header);
+      c.fillStyle = colors.fg;
+      c.fillText(lane.title, 6, lane.y + header / 2);
+    }
+    for (const row of this.rows) {
+      if (row.y + rowHeight < top || row.y > bottom) {
+        continue;
+      }
+      for (const box of visibleBoxes(row, this.view, width)) {
+        this.drawBox(c, box.event, box.x, row.y, box.w, rowHeight, box.hidden, colors);
+      }
+    }
+  }
+
+  private drawBox(
+    c: CanvasRenderingContext2D,
+    event: TimelineEvent,
+    x: number,
+    y: number,
+    w: number,
+    h: number,
+    hidden: number,
+    colors: { colorOf: (cat: string) => string; boxText: string; focus: string; fg: string },
+  ): void {
+    const color = colors.colorOf(event.cat);
+    const left = Math.max(x, -2);
+    const right = Math.min(x + w, this.width + 2);
+    const top = y + 1;
+    const height = h - 2;
+    if (event.merged === true) {
+      c.globalAlpha = 0.45;
+      c.fillStyle = color;
+      c.fillRect(left, top, right - left, height);
+      c.globalAlpha = 1;
+      c.fillStyle = this.hatchPattern(c, colors.fg) ?? color;
+      c.fillRect(left, top, right - left, height);
+    } else {
+      c.fillStyle = color;
+      c.globalAlpha = hidden > 0 ? 0.7 : 0.9;
+      c.fillRect(left, top, right - left, height);
+      c.globalAlpha = 1;
+    }
+    if (event === this.hovered || event === this.selected) {
+      c.strokeStyle = colors.focus;
+      c.lineWidth = event === this.selected ? 2 : 1;
+      c.strokeRect(left + 0.5, top + 0.5, Math.max(1, right - left - 1), height - 1);
+    }
+    const label =
+      event.merged === true ? `${event.count ?? 0} events` : event.short !== "" ? event.short : event.name;
+    const room = right - Math.max(left, 0) - 6;
+    if (room > 14) {
+      const text = fitText(label, room, (s) => c.measureText(s).width);
+      if (text !== "") {
+        c.fillStyle = event.merged === true ? colors.fg : colors.boxText;
+        c.fillText(text, Math.max(left, 0) + 3, y + h / 2);
+      }
+    }
+  }
+
+  /** Diagonal stripes in `color`, for merged blocks (made once per colour). */
+  private hatchPattern(c: CanvasRenderingContext2D, color: string): CanvasPattern | null {
+    if (this.hatch?.color !== color) {
+      const tile = document.createElement("canvas");
+      tile.width = 6;
+      tile.height = 6;
+      const t = tile.getContext("2d");
+      if (t !== null) {
+        t.strokeStyle = color;
+        t.globalAlpha = 0.5;
+        t.beginPath();
+        t.moveTo(0, 6);
+        t.lineTo(6, 0);
+        t.stroke();
+      }
+      this.hatch = { color, pattern: c.createPattern(tile, "repeat") };
+    }
+    return this.hatch.pattern;
+  }
+}

@@ -1,0 +1,362 @@
+/**
+ * The timeline view's maths, kept apart from the canvas so that node:test checks it: the
+ * mapping between time and pixels, zooming around a point and panning inside the trace, the
+ * tick steps of the time axis, the layout of lanes and depth rows, culling to the visible time
+ * range (with sub-pixel events coalesced), hit testing, and the colour of each category.
+ *
+ * Times are microseconds from the trace's first event, as the server sends them; x is in CSS
+ * pixels from the left edge of the time area. Pure (no DOM).
+ */
+import type { LaneKind, Timeline, TimelineEvent } from "../../protocol";
+
+/** The visible time range, in microseconds. */
+export interface TimeView {
+  start: number;
+  end: number;
+}
+
+/** Narrowest time range one can zoom into, in microseconds (50 ns). */
+export const MIN_SPAN_US = 0.05;
+
+/** Pixel x of time `t`, for a time area `width` pixels wide. */
+export function timeToX(t: number, view: TimeView, width: number): number {
+  return ((t - view.start) / (view.end - view.start)) * width;
+}
+
+/** Time at pixel x (the inverse of {@link timeToX}). */
+export function xToTime(x: number, view: TimeView, width: number): number {
+  return view.start + (x / width) * (view.end - view.start);
+}
+
+/** The whole trace, with a small margin on both sides so the edges' events are not cut. */
+export function fullView(spanUs: number): TimeView {
+  const span = Math.max(spanUs, MIN_SPAN_US);
+  const margin = span * 0.01;
+  return { start: -margin, end: span + margin };
+}
+
+/**
+ * `view` made valid inside `bounds`: no narrower than {@link MIN_SPAN_US} (or the bounds, if
+ * narrower), no wider than the bounds, and shifted (not resized) back inside them.
+ */
+export function clampView(view: TimeView, bounds: TimeView): TimeView {
+  const maxSpan = bounds.end - bounds.start;
+  const span = Math.min(Math.max(view.end - view.start, Math.min(MIN_SPAN_US, maxSpan)), maxSpan);
+  let start = (view.start + view.end) / 2 - span / 2;
+  if (view.end - view.start === span) {
+    start = view.start;
+  }
+  start = Math.min(Math.max(start, bounds.start), bounds.end - span);
+  return { start, end: start + span };
+}
+
+/**
+ * Zooms by `factor` (< 1 zooms in, > 1 out) keeping time `anchor` at the same pixel, then
+ * clamps to `bounds`. At the zoom limits the anchor stays as close to its pixel as the bounds let.
+ */
+export function zoomAround(
+  view: TimeView,
+  anchor: number,
+  factor: number,
+  bounds: TimeView,
+): TimeView {
+  const span = view.end - view.start;
+  const maxSpan = bounds.end - bounds.start;
+  const newSpan = Math.min(Math.max(span * factor, Math.min(MIN_SPAN_US, maxSpan)), maxSpan);
+  const ratio = span > 0 ? (anchor - view.start) / span : 0.5;
+  const start = anchor - ratio * newSpan;
+  return clampView({ start, end: start + newSpan }, bounds);
+}
+
+/** Pans by `dx` pixels (positive: drag to the right, so earlier times come into view). */
+export function panBy(view: TimeView, dx: number, width: number, bounds: TimeView): TimeView {
+  const dt = (dx / width) * (view.end - view.start);
+  return clampView({ start: view.start - dt, end: view.end - dt }, bounds);
+}
+
+/**
+ * Zoom factor of one wheel event: `exp(deltaY · k)`, so a notch in and a notch out cancel.
+ *
+ * Args:
+ *   deltaY: `WheelEvent.deltaY` (positive: scroll down = zoom out).
+ *   deltaMode: `WheelEvent.deltaMode` (0 pixels, 1 lines, 2 pages).
+ */
+export function wheelZoomFactor(deltaY: number, deltaMode: number): number {
+  const pixels = deltaMode === 1 ? deltaY * 16 : deltaMode === 2 ? deltaY * 400 : deltaY;
+  return Math.exp(Math.max(-400, Math.min(400, pixels)) * 0.002);
+}
+
+/** The smallest 1, 2 or 5 × 10^k that is at least `raw` (raw > 0). */
+export function niceStep(raw: number): number {
+  const power = 10 ** Math.floor(Math.log10(raw));
+  const scaled = raw / power;
+  // A little tolerance: 2.0000000001 is a 2, not a 5.
+  const mantissa = scaled <= 1 + 1e-9 ? 1 : scaled <= 2 + 1e-9 ? 2 : scaled <= 5 + 1e-9 ? 5 : 10;
+  return mantissa * power;
+}
+
+/** One tick of the time axis. */
+export interface Tick {
+  /** Time, in microseconds. */
+  t: number;
+  x: number;
+  label: string;
+}
+
+/** The unit a tick step is labelled in, and its size in microseconds. */
+export function tickUnit(stepUs: number): { unit: string; us: number } {
+  if (stepUs >= 1e5) {
+    return { unit: "s", us: 1e6 };
+  }
+  if (stepUs >= 100) {
+    return { unit: "ms", us: 1e3 };
+  }
+  if (stepUs >= 0.1) {
+    return { unit: "µs", us: 1 };
+  }
+  return { unit: "ns", us: 1e-3 };
+}
+
+/** Label of time `t` on an axis with ticks every `stepUs`: as many decimals as the step needs. */
+export function tickLabel(t: number, stepUs: number): string {
+  const { unit, us } = tickUnit(stepUs);
+  const step = stepUs / us;
+  const decimals = Math.max(0, Math.ceil(-Math.log10(step) - 1e-9));
+  const value = t / us;
+  // -0.0 prints as "-0".
+  const text = (Math.abs(value) < step / 2 ? 0 : value).toFixed(decimals);
+  return `${text} ${unit}`;
+}
+
+/** Ticks for the visible range, at least `minPx` pixels apart, at round times. */
+export function ticks(view: TimeView, width: number, minPx = 90): Tick[] {
+  if (width <= 0 || view.end <= view.start) {
+    return [];
+  }
+  const step = niceStep(((view.end - view.start) * minPx) / width);
+  const out: Tick[] = [];
+  for (let i = Math.ceil(view.start / step); i * step <= view.end; i += 1) {
+    const t = i * step;
+    out.push({ t, x: timeToX(t, view, width), label: tickLabel(t, step) });
+  }
+  return out;
+}
+
+/** One row of the timeline: a lane's events at one depth, sorted by start. */
+export interface Row {
+  lane: number;
+  depth: number;
+  /** Top of the row, in pixels from the top of the rows area. */
+  y: number;
+  events: TimelineEvent[];
+  /** `maxEnd[i]`: the latest end among `events[0..i]` (for culling). */
+  maxEnd: number[];
+}
+
+/** A lane's header band and its rows. */
+export interface LaneBlock {
+  title: string;
+  kind: LaneKind;
+  /** Top of the header band. */
+  y: number;
+  rows: Row[];
+}
+
+/** Heights used by {@link layoutLanes}, in pixels. */
+export interface RowMetrics {
+  header: number;
+  row: number;
+}
+
+export const DEFAULT_METRICS: RowMetrics = { header: 20, row: 18 };
+
+/** The timeline's lanes, one header band each, then one row per depth. */
+export function layoutLanes(
+  timeline: Timeline,
+  metrics: RowMetrics = DEFAULT_METRICS,
+): { lanes: LaneBlock[]; rows: Row[]; height: number } {
+  const lanes: LaneBlock[] = [];
+  const rows: Row[] = [];
+  let y = 0;
+  timeline.lanes.forEach((lane, index) => {
+    const byDepth = new Map<number, TimelineEvent[]>();
+    for (const event of lane.events) {
+      const list = byDepth.get(event.depth);
+      if (list === undefined) {
+        byDepth.set(event.depth, [event]);
+      } else {
+        list.push(event);
+      }
+    }
+    const block: LaneBlock = { title: lane.title, kind: lane.kind, y, rows: [] };
+    y += metrics.header;
+    const depths = [...byDepth.keys()].sort((a, b) => a - b);
+    for (const depth of depths) {
+      const events = [...(byDepth.get(depth) ?? [])].sort((a, b) => a.start - b.start);
+      let latest = -Infinity;
+      const maxEnd = events.map((e) => (latest = Math.max(latest, e.start + e.dur)));
+      const row: Row = { lane: index, depth, y, events, maxEnd };
+      block.rows.push(row);
+      rows.push(row);
+      y += metrics.row;
+    }
+    lanes.push(block);
+  });
+  return { lanes, rows, height: y };
+}
+
+/** First index in [0, n) for which `pred` holds, given that it holds from some index on. */
+function firstWhere(n: number, pred: (i: number) => boolean): number {
+  let lo = 0;
+  let hi = n;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (pred(mid)) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return lo;
+}
+
+/** The index range [from, to) of `row`'s events that may overlap `view` (binary searches). */
+export function visibleRange(row: Row, view: TimeView): { from: number; to: number } {
+  const n = row.events.length;
+  const from = firstWhere(n, (i) => (row.maxEnd[i] ?? Infinity) >= view.start);
+  const to = firstWhere(n, (i) => (row.events[i]?.start ?? Infinity) > view.end);
+  return { from, to: Math.max(from, to) };
+}
+
+/** An event's box on screen. */
+export interface Box {
+  x: number;
+  w: number;
+  event: TimelineEvent;
+  /** Further events drawn into this box because they were under a pixel wide. */
+  hidden: number;
+}
+
+/**
+ * The boxes to draw for `row` in `view`: only events in the visible range, at least `minWidth`
+ * pixels wide, and runs of events narrower than a pixel that touch the same pixels folded into
+ * one box, so a dense row costs at most about one box per pixel.
+ */
+export function visibleBoxes(row: Row, view: TimeView, width: number, minWidth = 1): Box[] {
+  const { from, to } = visibleRange(row, view);
+  const boxes: Box[] = [];
+  let last: Box | undefined;
+  for (let i = from; i < to; i += 1) {
+    const event = row.events[i];
+    if (event === undefined || event.start + event.dur < view.start) {
+      continue;
+    }
+    const x0 = timeToX(event.start, view, width);
+    const x1 = timeToX(event.start + event.dur, view, width);
+    const tiny = x1 - x0 < 1;
+    if (tiny && last !== undefined && last.w <= minWidth + 1 && x0 < last.x + last.w) {
+      last.w = Math.max(last.w, x1 - last.x, minWidth);
+      last.hidden += 1;
+      continue;
+    }
+    last = { x: x0, w: Math.max(x1 - x0, minWidth), event, hidden: 0 };
+    boxes.push(last);
+  }
+  return boxes;
+}
+
+/**
+ * The event under (x, y): in the row at y, the event whose span contains x's time, else the
+ * nearest one within `slopPx` pixels (so a 1-pixel kernel can be hovered).
+ */
+export function hitTest(
+  rows: readonly Row[],
+  metrics: RowMetrics,
+  view: TimeView,
+  width: number,
+  x: number,
+  y: number,
+  slopPx = 3,
+): TimelineEvent | undefined {
+  const row = rows.find((r) => y >= r.y && y < r.y + metrics.row);
+  if (row === undefined) {
+    return undefined;
+  }
+  const slop = (slopPx / width) * (view.end - view.start);
+  const t = xToTime(x, view, width);
+  const { from, to } = visibleRange(row, { start: t - slop, end: t + slop });
+  let best: TimelineEvent | undefined;
+  let bestDistance = Infinity;
+  for (let i = from; i < to; i += 1) {
+    const event = row.events[i];
+    if (event === undefined) {
+      continue;
+    }
+    const distance = Math.max(0, event.start - t, t - (event.start + event.dur));
+    // Ties go to the later (drawn on top, and the shorter when nested equal starts).
+    if (distance <= slop && distance <= bestDistance) {
+      best = event;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+/** The theme colour (a VS Code CSS variable) of an event category. */
+export function categoryColor(cat: string): string {
+  switch (cat) {
+    case "kernel":
+      return "--vscode-charts-blue";
+    case "memcpy":
+      return "--vscode-charts-yellow";
+    case "memset":
+      return "--vscode-charts-orange";
+    case "cpu_op":
+      return "--vscode-charts-green";
+    case "user_annotation":
+      return "--vscode-charts-purple";
+    case "cuda_runtime":
+    case "cuda_driver":
+      return "--vscode-charts-red";
+    default:
+      return "--vscode-charts-lines";
+  }
+}
+
+/** The categories of {@link categoryColor}, with the legend's words for them. */
+export const LEGEND: readonly { cat: string; label: string }[] = [
+  { cat: "user_annotation", label: "source line" },
+  { cat: "cpu_op", label: "ATen op" },
+  { cat: "python_function", label: "Python" },
+  { cat: "cuda_runtime", label: "CUDA runtime" },
+  { cat: "kernel", label: "kernel" },
+  { cat: "memcpy", label: "memcpy" },
+  { cat: "memset", label: "memset" },
+];
+
+/**
+ * The longest prefix of `text` (with an ellipsis when cut) that `measure` says fits in
+ * `maxWidth`; empty when not even one character and the ellipsis fit.
+ */
+export function fitText(text: string, maxWidth: number, measure: (s: string) => number): string {
+  if (measure(text) <= maxWidth) {
+    return text;
+  }
+  const n = firstWhere(text.length + 1, (i) => measure(`${text.slice(0, i)}…`) > maxWidth) - 1;
+  return n < 1 ? "" : `${text.slice(0, n)}…`;
+}
+
+/** What a tooltip says about an event: its name, its duration and where it comes from. */
+export function describeEvent(
+  event: TimelineEvent,
+  formatDuration: (us: number) => string,
+): string[] {
+  const lines = [event.merged === true ? `${event.count ?? 0} events (merged)` : event.name];
+  lines.push(`${formatDuration(event.dur)} · starts at ${formatDuration(event.start)}`);
+  const parts = [event.cat];
+  if (event.line !== null) {
+    parts.push(`line ${event.line}`);
+  }
+  lines.push(parts.join(" · "));
+  return lines;
+}

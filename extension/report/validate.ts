@@ -13,6 +13,8 @@ import type {
   Profile,
   ProfileLine,
   ReportResult,
+  RevealReportParams,
+  ShowReportArgs,
   SweepResult,
   SweepRow,
   Timeline,
@@ -191,3 +193,29 @@ export const isNcuFileResult: Guard<NcuFileResult> = shape({
   reader: isString,
   kernels: listOf(isNcuKernel),
 });
+
+/** Checks a code lens's (or a caller's) argument to `kernelLens.showReport`. */
+export const isShowReportArgs: Guard<ShowReportArgs> = shape({ uri: isString, function: isString });
+
+/** Checks the params of `kernelLens/revealReport`. */
+export const isRevealReportParams: Guard<RevealReportParams> = shape({
+  uri: isString,
+  function: isString,
+  tab: (v: unknown) => v === "timeline" || v === "ncu" || v === "sweep",
+});
+
+/**
+ * The message of a server command's failure result (`{ok: false, error: {message}}` or
+ * `{ok: false, message}`), or undefined when the result is not a failure. The server has shown
+ * the failure as a notification already; the panel shows it too, where the user looks.
+ */
+export function commandFailure(result: unknown): string | undefined {
+  if (!isRecord(result) || result["ok"] !== false) {
+    return undefined;
+  }
+  const error = result["error"];
+  if (isRecord(error) && isString(error["message"])) {
+    return error["message"];
+  }
+  return isString(result["message"]) ? result["message"] : "the command failed; see the output";
+}

@@ -59,3 +59,16 @@ def test_errors_and_markup() -> None:
     assert strip_markup("Look at @section:SchedulerStats:Scheduler Statistics@ now") == (
         "Look at Scheduler Statistics now"
     )
+
+
+def test_recorded_ncu_run_keeps_the_launching_line_from_nvtx() -> None:
+    pytest.importorskip("ncu_report")
+    from kernel_lens.agent.stages.ncu import kernel_lines_from_report
+
+    path = str(DATA / "triton_square_small.ncu-rep")
+    assert kernel_lines_from_report(path) == [42]
+    (k,), _ = read_ncu_file(path)
+    assert (k.name, k.grid_size, k.block_size) == ("square_kernel", 32, 128)
+    small = next(h for h in k.hints if h.rule == "LaunchConfiguration")
+    assert small.title == "Small Grid" and small.speedup_pct == pytest.approx(75.758, abs=1e-3)
+    assert "only 32 blocks" in small.message

@@ -1,0 +1,259 @@
+/**
+ * The report panel: one webview beside the source for one function at a time (showing another
+ * function reuses it), fed by `kernelLens/report`. Its buttons run the server's commands
+ * (profile, Nsight Compute, sweep, apply a parameter) and its rows and events reveal source
+ * lines. It keeps no state while hidden: the webview reloads when shown and asks again.
+ */
+import * as vscode from "vscode";
+import { ExecuteCommandRequest } from "vscode-languageclient/node";
+import { DISPLAY_NAME } from "../constants";
+import type { Ctx } from "../ctx";
+import {
+  ReportRequest,
+  ReportServerCommands,
+  ServerCommands,
+  type ShowReportArgs,
+} from "../protocol";
+import { isCancellation, runningClient } from "../requests";
+import { actionOf, isFromWebview, type Action, type FromWebview, type ReportTab } from "./messages";
+import { commandFailure, isReportResult } from "./validate";
+import { REPORT_PANEL_TYPE } from "./viewTypes";
+import {
+  ClientWaiter,
+  ThemeBroadcast,
+  messageOf,
+  postTo,
+  setShell,
+  webviewRoot,
+} from "./webviews";
+
+/** How long a report waits for the server to start, in milliseconds. */
+const CLIENT_WAIT_MS = 30_000;
+
+export class ReportPanel implements vscode.Disposable {
+  private panel: vscode.WebviewPanel | undefined;
+  private target: ShowReportArgs | undefined;
+  /** The tab to switch to with the next report sent. */
+  private tab: ReportTab | undefined;
+  /** The action running, if any (one at a time; the webview disables its buttons meanwhile). */
+  private busy: Action | null = null;
+  /** Numbers the report requests, so that an old answer never replaces a newer one. */
+  private requests = 0;
+  private panelSubscriptions: vscode.Disposable[] = [];
+
+  constructor(
+    private readonly ctx: Ctx,
+    private readonly extensionUri: vscode.Uri,
+    private readonly clients: ClientWaiter,
+    private readonly theme: ThemeBroadcast,
+  ) {}
+
+  /** Opens the panel on `target` (or shows it there), on `tab` if given. */
+  show(target: ShowReportArgs, tab?: ReportTab): void {
+    this.target = target;
+    this.tab = tab;
+    const title = `${DISPLAY_NAME}: ${target.function}`;
+    const panel = this.panel;
+    if (panel === undefined) {
+      this.create(title);
+      return;
+    }
+    panel.title = title;
+    if (panel.visible) {
+      void this.load();
+    }
+    // A hidden panel's webview reloads when revealed and asks for its data ("ready").
+    panel.reveal(panel.viewColumn, true);
+  }
+
+  dispose(): void {
+    this.panel?.dispose();
+  }
+
+  private create(title: string): void {
+    const panel = vscode.window.createWebviewPanel(
+      REPORT_PANEL_TYPE,
+      title,
+      { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
+      {
+        enableScripts: true,
+        enableCommandUris: false,
+        localResourceRoots: [webviewRoot(this.extensionUri)],
+        retainContextWhenHidden: false,
+      },
+    );
+    panel.iconPath = new vscode.ThemeIcon("graph");
+    this.panel = panel;
+    setShell(panel.webview, this.extensionUri, title, "report");
+    this.panelSubscriptions = [
+      panel.webview.onDidReceiveMessage((message: unknown) => this.onMessage(message)),
+      this.theme.add(panel.webview),
+      panel.onDidDispose(() => {
+        this.panelSubscriptions.forEach((d) => void d.dispose());
+        this.panelSubscriptions = [];
+        this.panel = undefined;
+        this.target = undefined;
+      }),
+    ];
+  }
+
+  private post(message: Parameters<typeof postTo>[1]): void {
+    if (this.panel !== undefined) {
+      postTo(this.panel.webview, message);
+    }
+  }
+
+  private onMessage(message: unknown): void {
+    if (!isFromWebview(message)) {
+      this.ctx.log.warn(`Report panel: ignoring a malformed message ${JSON.stringify(message)}`);
+      return;
+    }
+    const target = this.target;
+    if (target === undefined) {
+      return;
+    }
+    switch (message.type) {
+      case "ready":
+      case "refresh":
+        void this.load();
+        return;
+      case "revealLine":
+        void revealLine(target.uri, message.line).catch((error: unknown) =>
+          this.post({ type: "error", message: `Cannot show line ${message.line}: ${messageOf(error)}` }),
+        );
+        return;
+      default:
+        void this.run(target, message);
+    }
+  }
+
+  /** Asks the server for the target's report and sends it to the webview. */
+  private async load(): Promise<void> {
+    const target = this.target;
+    if (target === undefined || this.panel === undefined) {
+      return;
+    }
+    const request = ++this.requests;
+    this.post({ type: "loading", message: `Loading the report of ${target.function}…` });
+    const client = await this.clients.running(CLIENT_WAIT_MS);
+    if (request !== this.requests) {
+      return;
+    }
+    if (client === undefined) {
+      this.post({
+        type: "error",
+        message: "The Kernel Lens server is not running: see the output (Kernel Lens: Show Output), or restart it.",
+      });
+      return;
+    }
+    try {
+      const result: unknown = await client.sendRequest(ReportRequest, {
+        uri: target.uri,
+        function: target.function,
+      });
+      if (request !== this.requests) {
+        return;
+      }
+      if (!isReportResult(result)) {
+        this.ctx.log.error(`${ReportRequest.method}: malformed answer ${JSON.stringify(result).slice(0, 2000)}`);
+        throw new Error(`the server's answer to ${ReportRequest.method} is malformed; see the output`);
+      }
+      const tab = this.tab;
+      this.tab = undefined;
+      this.post({ type: "report", report: result, ...(tab === undefined ? {} : { tab }) });
+      this.post({ type: "busy", action: this.busy });
+    } catch (error) {
+      if (request === this.requests && !isCancellation(error)) {
+        this.ctx.log.error(`${ReportRequest.method} ${target.function} failed: ${messageOf(error)}`);
+        this.post({ type: "error", message: messageOf(error) });
+      }
+    }
+  }
+
+  /** Runs the server command behind a button, then reloads the report. */
+  private async run(target: ShowReportArgs, message: FromWebview): Promise<void> {
+    const action = actionOf(message);
+    if (action === undefined || this.busy !== null) {
+      return;
+    }
+    const invocation = commandFor(target, message);
+    if (invocation === undefined) {
+      return;
+    }
+    const client = await runningClient(this.ctx);
+    if (client === undefined) {
+      return;
+    }
+    this.setBusy(action);
+    try {
+      const result: unknown = await client.sendRequest(ExecuteCommandRequest.type, invocation);
+      const failure = commandFailure(result);
+      if (failure !== undefined) {
+        this.post({ type: "error", message: failure });
+      }
+    } catch (error) {
+      if (!isCancellation(error)) {
+        this.ctx.log.error(`${invocation.command} failed: ${messageOf(error)}`);
+        this.post({ type: "error", message: messageOf(error) });
+      }
+    } finally {
+      this.setBusy(null);
+    }
+    // The panel may show another function by now; reload whatever it shows.
+    if (action !== "applyParameter") {
+      await this.load();
+    }
+  }
+
+  private setBusy(action: Action | null): void {
+    this.busy = action;
+    this.post({ type: "busy", action });
+  }
+}
+
+/** The `workspace/executeCommand` params for a webview's action on `target`. */
+export function commandFor(
+  target: ShowReportArgs,
+  message: FromWebview,
+): { command: string; arguments: [object] } | undefined {
+  const base = { uri: target.uri, function: target.function };
+  switch (message.type) {
+    case "profile":
+      return { command: ServerCommands.profile, arguments: [base] };
+    case "runNcu":
+      return { command: ReportServerCommands.runNcu, arguments: [{ ...base, set: message.set }] };
+    case "sweep":
+      return {
+        command: ReportServerCommands.sweep,
+        arguments: [
+          { ...base, param: message.param, ...(message.values === null ? {} : { values: message.values }) },
+        ],
+      };
+    case "applyParameter":
+      return {
+        command: ReportServerCommands.applyParameter,
+        arguments: [{ ...base, param: message.param, value: message.value }],
+      };
+    default:
+      return undefined;
+  }
+}
+
+/** Shows 1-based `line` of the document at `uri`, selected, in the editor that shows it (or the first column). */
+async function revealLine(uri: string, line: number): Promise<void> {
+  const document = await vscode.workspace.openTextDocument(vscode.Uri.parse(uri));
+  if (line > document.lineCount) {
+    throw new Error(`the document has ${document.lineCount} lines now`);
+  }
+  const text = document.lineAt(line - 1);
+  const range = new vscode.Range(line - 1, text.firstNonWhitespaceCharacterIndex, line - 1, text.text.length);
+  const shown = vscode.window.visibleTextEditors.find(
+    (e) => e.document.uri.toString() === document.uri.toString(),
+  );
+  const editor = await vscode.window.showTextDocument(document, {
+    viewColumn: shown?.viewColumn ?? vscode.ViewColumn.One,
+    selection: range,
+    preserveFocus: false,
+  });
+  editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+}

@@ -1,5 +1,7 @@
-// Bundles the extension into dist/extension.js (CommonJS, `vscode` external), or, with
-// --tests, each tests/ts/*.test.ts into out/tests/ for `node --test`.
+// Bundles the extension into dist/extension.js (CommonJS, `vscode` external) and the report
+// webview into dist/webview/report.js + report.css (a browser script with Chart.js inside: the
+// webview loads nothing from anywhere else), or, with --tests, each tests/ts/*.test.ts into
+// out/tests/ for `node --test`.
 //
 // The test bundles deliberately do NOT mark `vscode` external: a unit-tested module that
 // imports vscode fails the build here instead of failing at run time.
@@ -38,17 +40,36 @@ const options = tests
       external: ["vscode"],
     };
 
+/** @type {import("esbuild").BuildOptions} */
+const webview = {
+  bundle: true,
+  platform: "browser",
+  target: "es2022",
+  format: "iife",
+  logLevel: "warning",
+  minify: true,
+  sourcemap: args.has("--sourcemap") ? "linked" : false,
+  entryPoints: [
+    { in: "extension/report/webview/main.ts", out: "report" },
+    { in: "extension/report/webview/report.css", out: "report" },
+  ],
+  outdir: "dist/webview",
+};
+
 if (tests) {
   rmSync("out/tests", { recursive: true, force: true });
 }
 
+const builds = tests ? [options] : [options, webview];
 if (watch) {
-  const context = await esbuild.context(options);
-  await context.watch();
+  for (const build of builds) {
+    const context = await esbuild.context(build);
+    await context.watch();
+  }
   console.log("esbuild: watching for changes");
 } else {
-  const result = await esbuild.build(options);
-  if (result.errors.length > 0) {
+  const results = await Promise.all(builds.map((build) => esbuild.build(build)));
+  if (results.some((result) => result.errors.length > 0)) {
     process.exit(1);
   }
 }

@@ -5,6 +5,7 @@
 import type * as vscode from "vscode";
 import { registerCommands } from "./commands";
 import { Ctx } from "./ctx";
+import { registerReport } from "./report";
 import { registerViewCommands } from "./viewCommands";
 
 let ctx: Ctx | undefined;
@@ -13,6 +14,7 @@ export function activate(context: vscode.ExtensionContext): void {
   ctx = new Ctx(context);
   registerCommands(ctx);
   registerViewCommands(ctx);
+  registerReport(ctx);
   void ctx.restart("activation");
 }
 

@@ -8,13 +8,9 @@ import * as vscode from "vscode";
 import { ExecuteCommandRequest } from "vscode-languageclient/node";
 import { DISPLAY_NAME } from "../constants";
 import type { Ctx } from "../ctx";
-import {
-  ReportRequest,
-  ReportServerCommands,
-  ServerCommands,
-  type ShowReportArgs,
-} from "../protocol";
+import { ReportRequest, type ShowReportArgs } from "../protocol";
 import { isCancellation, runningClient } from "../requests";
+import { commandFor } from "./actions";
 import { actionOf, isFromWebview, type Action, type FromWebview, type ReportTab } from "./messages";
 import { commandFailure, isReportResult } from "./validate";
 import { REPORT_PANEL_TYPE } from "./viewTypes";
@@ -82,7 +78,6 @@ export class ReportPanel implements vscode.Disposable {
         retainContextWhenHidden: false,
       },
     );
-    panel.iconPath = new vscode.ThemeIcon("graph");
     this.panel = panel;
     setShell(panel.webview, this.extensionUri, title, "report");
     this.panelSubscriptions = [
@@ -208,34 +203,6 @@ export class ReportPanel implements vscode.Disposable {
   private setBusy(action: Action | null): void {
     this.busy = action;
     this.post({ type: "busy", action });
-  }
-}
-
-/** The `workspace/executeCommand` params for a webview's action on `target`. */
-export function commandFor(
-  target: ShowReportArgs,
-  message: FromWebview,
-): { command: string; arguments: [object] } | undefined {
-  const base = { uri: target.uri, function: target.function };
-  switch (message.type) {
-    case "profile":
-      return { command: ServerCommands.profile, arguments: [base] };
-    case "runNcu":
-      return { command: ReportServerCommands.runNcu, arguments: [{ ...base, set: message.set }] };
-    case "sweep":
-      return {
-        command: ReportServerCommands.sweep,
-        arguments: [
-          { ...base, param: message.param, ...(message.values === null ? {} : { values: message.values }) },
-        ],
-      };
-    case "applyParameter":
-      return {
-        command: ReportServerCommands.applyParameter,
-        arguments: [{ ...base, param: message.param, value: message.value }],
-      };
-    default:
-      return undefined;
   }
 }
 

@@ -6,6 +6,7 @@ import asyncio
 import shutil
 from typing import Any
 
+import pytest
 import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
@@ -147,3 +148,24 @@ async def test_trace_and_ncu_files_open_as_views(client: LanguageClient) -> None
         assert "nonexistent.json" in str(exc)
     else:
         raise AssertionError("expected an error")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(shutil.which("ncu") is None, reason="Nsight Compute not installed")
+async def test_ncu_hints_land_on_the_launching_line(client: LanguageClient) -> None:
+    uri = open_doc(client, TRITON)
+    outcome = await asyncio.wait_for(
+        client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command="kernelLens.runNcu", arguments=[{"uri": uri, "function": "square_small"}]
+            )
+        ),
+        600,
+    )
+    assert outcome["ok"], outcome
+    line0 = line0_of(TRITON, "return square(x, BLOCK_SIZE=1024)")
+    hints = [d for d in client.diagnostics[uri] if d.source == "Nsight Compute"]
+    assert hints and {d.range.start.line for d in hints} == {line0}
+    assert any("Small Grid" in d.message for d in hints)
+    report = await request(client, "kernelLens/report", {"uri": uri, "function": "square_small"})
+    assert report.ncu.kernels[0].name == "square_kernel"

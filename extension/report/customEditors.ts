@@ -1,0 +1,123 @@
+/**
+ * Read-only custom editors for profiler output on disk: a Chrome trace (`*.pt.trace.json`, and
+ * any `*.json` on request) in the timeline, and an Nsight Compute report (`*.ncu-rep`) in the
+ * kernels view. The server reads the file (`kernelLens/traceFile`, `kernelLens/ncuFile`); the
+ * webview is the report panel's, in a mode without source links or commands.
+ */
+import * as vscode from "vscode";
+import type { Ctx } from "../ctx";
+import {
+  NcuFileRequest,
+  TraceFileRequest,
+  type NcuFileResult,
+  type TraceFileResult,
+} from "../protocol";
+import { isCancellation } from "../requests";
+import { isFromWebview, type ToWebview } from "./messages";
+import { isNcuFileResult, isTraceFileResult } from "./validate";
+import { ClientWaiter, ThemeBroadcast, messageOf, postTo, setShell } from "./webviews";
+
+/** How long a file view waits for the server to start, in milliseconds. */
+const CLIENT_WAIT_MS = 60_000;
+
+/** A file opened in a viewer; keeps the server's answer while any of its editors is open. */
+class FileDocument implements vscode.CustomDocument {
+  /** The last answer, so that showing a hidden editor again does not re-read a large trace. */
+  answer: ToWebview | undefined;
+
+  constructor(readonly uri: vscode.Uri) {}
+
+  dispose(): void {
+    this.answer = undefined;
+  }
+}
+
+/** Which view a file opens in. */
+export type FileKind = "trace" | "ncu";
+
+export class FileViewer implements vscode.CustomReadonlyEditorProvider<FileDocument> {
+  constructor(
+    private readonly ctx: Ctx,
+    private readonly extensionUri: vscode.Uri,
+    private readonly kind: FileKind,
+    private readonly clients: ClientWaiter,
+    private readonly theme: ThemeBroadcast,
+  ) {}
+
+  openCustomDocument(uri: vscode.Uri): FileDocument {
+    return new FileDocument(uri);
+  }
+
+  resolveCustomEditor(document: FileDocument, panel: vscode.WebviewPanel): void {
+    const name = document.uri.path.split("/").pop() ?? document.uri.path;
+    setShell(panel.webview, this.extensionUri, name, this.kind);
+    const subscriptions = [
+      this.theme.add(panel.webview),
+      panel.webview.onDidReceiveMessage((message: unknown) => {
+        if (!isFromWebview(message)) {
+          return;
+        }
+        if (message.type === "refresh") {
+          document.answer = undefined;
+        }
+        if (message.type === "ready" || message.type === "refresh") {
+          void this.load(document, panel.webview);
+        }
+      }),
+    ];
+    panel.onDidDispose(() => subscriptions.forEach((d) => void d.dispose()));
+  }
+
+  private async load(document: FileDocument, webview: vscode.Webview): Promise<void> {
+    if (document.answer !== undefined) {
+      postTo(webview, document.answer);
+      return;
+    }
+    const uri = document.uri;
+    if (uri.scheme !== "file") {
+      postTo(webview, {
+        type: "error",
+        message: `Kernel Lens reads profiler files from the local disk only; this one is on ${uri.scheme}:.`,
+      });
+      return;
+    }
+    postTo(webview, { type: "loading", message: `Reading ${uri.fsPath}…` });
+    const client = await this.clients.running(CLIENT_WAIT_MS);
+    if (client === undefined) {
+      postTo(webview, {
+        type: "error",
+        message: "The Kernel Lens server is not running: see the output (Kernel Lens: Show Output), or restart it, then Refresh.",
+      });
+      return;
+    }
+    try {
+      const params = { path: uri.fsPath };
+      let answer: ToWebview;
+      if (this.kind === "trace") {
+        const result: unknown = await client.sendRequest(TraceFileRequest, params);
+        answer = { type: "traceFile", result: checked(result, isTraceFileResult, TraceFileRequest.method) };
+      } else {
+        const result: unknown = await client.sendRequest(NcuFileRequest, params);
+        answer = { type: "ncuFile", result: checked(result, isNcuFileResult, NcuFileRequest.method) };
+      }
+      document.answer = answer;
+      postTo(webview, answer);
+    } catch (error) {
+      if (!isCancellation(error)) {
+        this.ctx.log.error(`Reading ${uri.fsPath}: ${messageOf(error)}`);
+        postTo(webview, { type: "error", message: messageOf(error) });
+      }
+    }
+  }
+}
+
+function checked<T extends TraceFileResult | NcuFileResult>(
+  value: unknown,
+  guard: (v: unknown) => v is T,
+  method: string,
+): T {
+  if (!guard(value)) {
+    throw new Error(`the server's answer to ${method} is malformed; see the output`);
+  }
+  return value;
+}

@@ -1,0 +1,77 @@
+/**
+ * Registers the report: the `kernelLens.showReport` command (from the server's "Report" lens,
+ * or the palette for the function at the cursor), the server's `kernelLens/revealReport`
+ * notification, and the custom editors for trace and Nsight Compute files.
+ */
+import * as vscode from "vscode";
+import { Commands, DISPLAY_NAME, LANGUAGE } from "../constants";
+import type { Ctx } from "../ctx";
+import { RevealReportNotification } from "../protocol";
+import { functionAt, scanPython } from "../pyscan";
+import { FileViewer } from "./customEditors";
+import { ReportPanel } from "./panel";
+import { isRevealReportParams, isShowReportArgs } from "./validate";
+import { VIEW_TYPES } from "./viewTypes";
+import { ClientWaiter, ThemeBroadcast } from "./webviews";
+
+/** Registers everything of the report; call before the first client starts. */
+export function registerReport(ctx: Ctx): void {
+  const extensionUri = vscode.Uri.file(ctx.extensionPath);
+  const clients = new ClientWaiter(ctx);
+  const theme = new ThemeBroadcast();
+  const panel = new ReportPanel(ctx, extensionUri, clients, theme);
+  const trace = new FileViewer(ctx, extensionUri, "trace", clients, theme);
+  const ncu = new FileViewer(ctx, extensionUri, "ncu", clients, theme);
+  const options = {
+    webviewOptions: { retainContextWhenHidden: false },
+    supportsMultipleEditorsPerDocument: true,
+  };
+  ctx.pushExtCleanup(
+    clients,
+    theme,
+    panel,
+    vscode.commands.registerCommand(Commands.showReport, (arg: unknown) =>
+      showReport(ctx, panel, arg),
+    ),
+    ctx.onClientCreated((client) => [
+      client.onNotification(RevealReportNotification, (params: unknown) => {
+        if (isRevealReportParams(params)) {
+          panel.show({ uri: params.uri, function: params.function }, params.tab);
+        } else {
+          ctx.log.warn(`Ignoring malformed ${RevealReportNotification.method}: ${JSON.stringify(params)}`);
+        }
+      }),
+    ]),
+    vscode.window.registerCustomEditorProvider(VIEW_TYPES.traceTimeline, trace, options),
+    vscode.window.registerCustomEditorProvider(VIEW_TYPES.jsonTimeline, trace, options),
+    vscode.window.registerCustomEditorProvider(VIEW_TYPES.ncuReport, ncu, options),
+  );
+}
+
+/** The lens's function, else the function at the cursor of the active Python editor. */
+function showReport(ctx: Ctx, panel: ReportPanel, arg: unknown): void {
+  if (isShowReportArgs(arg)) {
+    panel.show(arg);
+    return;
+  }
+  const editor = vscode.window.activeTextEditor;
+  const document = editor?.document;
+  if (editor === undefined || document?.languageId !== LANGUAGE || document.uri.scheme !== "file") {
+    void vscode.window.showInformationMessage(
+      `${DISPLAY_NAME}: open a Python file and put the cursor in the function to report on.`,
+    );
+    return;
+  }
+  const lines = document.getText().split(/\r?\n/);
+  const line = editor.selection.active.line;
+  const found = functionAt(scanPython(lines), lines, line);
+  if (found === undefined) {
+    void vscode.window.showInformationMessage(
+      `${DISPLAY_NAME}: put the cursor in a function (line ${line + 1} is not in one).`,
+    );
+    return;
+  }
+  // The URI as the client sends it in every other message: the server's results are keyed by it.
+  const uri = ctx.client?.code2ProtocolConverter.asUri(document.uri) ?? document.uri.toString();
+  panel.show({ uri, function: found.qualname });
+}

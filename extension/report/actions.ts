@@ -11,10 +11,7 @@ export interface Invocation {
 }
 
 /** The `workspace/executeCommand` params for a webview's action on `target`. */
-export function commandFor(
-  target: ShowReportArgs,
-  message: FromWebview,
-): Invocation | undefined {
+export function commandFor(target: ShowReportArgs, message: FromWebview): Invocation | undefined {
   const base = { uri: target.uri, function: target.function };
   switch (message.type) {
     case "profile":
@@ -25,7 +22,11 @@ export function commandFor(
       return {
         command: ReportServerCommands.sweep,
         arguments: [
-          { ...base, param: message.param, ...(message.values === null ? {} : { values: message.values }) },
+          {
+            ...base,
+            param: message.param,
+            ...(message.values === null ? {} : { values: message.values }),
+          },
         ],
       };
     case "applyParameter":
@@ -37,4 +38,3 @@ export function commandFor(
       return undefined;
   }
 }
-

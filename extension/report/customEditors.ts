@@ -4,7 +4,7 @@
  * kernels view. The server reads the file (`kernelLens/traceFile`, `kernelLens/ncuFile`); the
  * webview is the report panel's, in a mode without source links or commands.
  */
-import * as vscode from "vscode";
+import type * as vscode from "vscode";
 import type { Ctx } from "../ctx";
 import {
   NcuFileRequest,
@@ -15,7 +15,8 @@ import {
 import { isCancellation } from "../requests";
 import { isFromWebview, type ToWebview } from "./messages";
 import { isNcuFileResult, isTraceFileResult } from "./validate";
-import { ClientWaiter, ThemeBroadcast, messageOf, postTo, setShell } from "./webviews";
+import type { ClientWaiter, ThemeBroadcast } from "./webviews";
+import { messageOf, postTo, setShell } from "./webviews";
 
 /** How long a file view waits for the server to start, in milliseconds. */
 const CLIENT_WAIT_MS = 60_000;
@@ -86,7 +87,8 @@ export class FileViewer implements vscode.CustomReadonlyEditorProvider<FileDocum
     if (client === undefined) {
       postTo(webview, {
         type: "error",
-        message: "The Kernel Lens server is not running: see the output (Kernel Lens: Show Output), or restart it, then Refresh.",
+        message:
+          "The Kernel Lens server is not running: see the output (Kernel Lens: Show Output), or restart it, then Refresh.",
       });
       return;
     }
@@ -95,10 +97,16 @@ export class FileViewer implements vscode.CustomReadonlyEditorProvider<FileDocum
       let answer: ToWebview;
       if (this.kind === "trace") {
         const result: unknown = await client.sendRequest(TraceFileRequest, params);
-        answer = { type: "traceFile", result: checked(result, isTraceFileResult, TraceFileRequest.method) };
+        answer = {
+          type: "traceFile",
+          result: checked(result, isTraceFileResult, TraceFileRequest.method),
+        };
       } else {
         const result: unknown = await client.sendRequest(NcuFileRequest, params);
-        answer = { type: "ncuFile", result: checked(result, isNcuFileResult, NcuFileRequest.method) };
+        answer = {
+          type: "ncuFile",
+          result: checked(result, isNcuFileResult, NcuFileRequest.method),
+        };
       }
       document.answer = answer;
       postTo(webview, answer);

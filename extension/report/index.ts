@@ -38,7 +38,9 @@ export function registerReport(ctx: Ctx): void {
         if (isRevealReportParams(params)) {
           panel.show({ uri: params.uri, function: params.function }, params.tab);
         } else {
-          ctx.log.warn(`Ignoring malformed ${RevealReportNotification.method}: ${JSON.stringify(params)}`);
+          ctx.log.warn(
+            `Ignoring malformed ${RevealReportNotification.method}: ${JSON.stringify(params)}`,
+          );
         }
       }),
     ]),

@@ -14,14 +14,8 @@ import { commandFor } from "./actions";
 import { actionOf, isFromWebview, type Action, type FromWebview, type ReportTab } from "./messages";
 import { commandFailure, isReportResult } from "./validate";
 import { REPORT_PANEL_TYPE } from "./viewTypes";
-import {
-  ClientWaiter,
-  ThemeBroadcast,
-  messageOf,
-  postTo,
-  setShell,
-  webviewRoot,
-} from "./webviews";
+import type { ClientWaiter, ThemeBroadcast } from "./webviews";
+import { messageOf, postTo, setShell, webviewRoot } from "./webviews";
 
 /** How long a report waits for the server to start, in milliseconds. */
 const CLIENT_WAIT_MS = 30_000;
@@ -114,7 +108,10 @@ export class ReportPanel implements vscode.Disposable {
         return;
       case "revealLine":
         void revealLine(target.uri, message.line).catch((error: unknown) =>
-          this.post({ type: "error", message: `Cannot show line ${message.line}: ${messageOf(error)}` }),
+          this.post({
+            type: "error",
+            message: `Cannot show line ${message.line}: ${messageOf(error)}`,
+          }),
         );
         return;
       default:
@@ -137,7 +134,8 @@ export class ReportPanel implements vscode.Disposable {
     if (client === undefined) {
       this.post({
         type: "error",
-        message: "The Kernel Lens server is not running: see the output (Kernel Lens: Show Output), or restart it.",
+        message:
+          "The Kernel Lens server is not running: see the output (Kernel Lens: Show Output), or restart it.",
       });
       return;
     }
@@ -150,8 +148,12 @@ export class ReportPanel implements vscode.Disposable {
         return;
       }
       if (!isReportResult(result)) {
-        this.ctx.log.error(`${ReportRequest.method}: malformed answer ${JSON.stringify(result).slice(0, 2000)}`);
-        throw new Error(`the server's answer to ${ReportRequest.method} is malformed; see the output`);
+        this.ctx.log.error(
+          `${ReportRequest.method}: malformed answer ${JSON.stringify(result).slice(0, 2000)}`,
+        );
+        throw new Error(
+          `the server's answer to ${ReportRequest.method} is malformed; see the output`,
+        );
       }
       const tab = this.tab;
       this.tab = undefined;
@@ -159,7 +161,9 @@ export class ReportPanel implements vscode.Disposable {
       this.post({ type: "busy", action: this.busy });
     } catch (error) {
       if (request === this.requests && !isCancellation(error)) {
-        this.ctx.log.error(`${ReportRequest.method} ${target.function} failed: ${messageOf(error)}`);
+        this.ctx.log.error(
+          `${ReportRequest.method} ${target.function} failed: ${messageOf(error)}`,
+        );
         this.post({ type: "error", message: messageOf(error) });
       }
     }
@@ -213,7 +217,12 @@ async function revealLine(uri: string, line: number): Promise<void> {
     throw new Error(`the document has ${document.lineCount} lines now`);
   }
   const text = document.lineAt(line - 1);
-  const range = new vscode.Range(line - 1, text.firstNonWhitespaceCharacterIndex, line - 1, text.text.length);
+  const range = new vscode.Range(
+    line - 1,
+    text.firstNonWhitespaceCharacterIndex,
+    line - 1,
+    text.text.length,
+  );
   const shown = vscode.window.visibleTextEditors.find(
     (e) => e.document.uri.toString() === document.uri.toString(),
   );

@@ -15,7 +15,11 @@ export function webviewRoot(extensionUri: vscode.Uri): vscode.Uri {
 
 /** Scripts on, resources from {@link webviewRoot} only, no command URIs. */
 export function webviewOptions(extensionUri: vscode.Uri): vscode.WebviewOptions {
-  return { enableScripts: true, enableCommandUris: false, localResourceRoots: [webviewRoot(extensionUri)] };
+  return {
+    enableScripts: true,
+    enableCommandUris: false,
+    localResourceRoots: [webviewRoot(extensionUri)],
+  };
 }
 
 /** Sets the webview's options and its HTML shell (a fresh nonce each time). */

@@ -169,3 +169,16 @@ async def test_ncu_hints_land_on_the_launching_line(client: LanguageClient) -> N
     assert any("Small Grid" in d.message for d in hints)
     report = await request(client, "kernelLens/report", {"uri": uri, "function": "square_small"})
     assert report.ncu.kernels[0].name == "square_kernel"
+
+
+async def test_timeline_window_gives_detail_when_zoomed(client: LanguageClient) -> None:
+    path = str(DATA / "matmul_relu_trace.json")
+    overview = await request(client, "kernelLens/traceFile", {"path": path})
+    span = overview.timeline.span_us
+    gpu = await request(
+        client, "kernelLens/timelineWindow",
+        {"path": path, "start_us": span * 0.8, "end_us": span * 0.95},
+    )  # fmt: skip
+    assert list(gpu.window) == [span * 0.8, span * 0.95]
+    kernels = [e for lane in gpu.lanes if lane.kind == "gpu" for e in lane.events]
+    assert [e.line for e in kernels] == [10, 11, 11]

@@ -38,8 +38,9 @@ export function el<K extends keyof HTMLElementTagNameMap>(
     }
     node.setAttribute(name, value);
   }
-  if (options.onClick !== undefined) {
-    node.addEventListener("click", options.onClick);
+  const onClick = options.onClick;
+  if (onClick !== undefined) {
+    (node as HTMLElement).addEventListener("click", onClick);
   }
   for (const child of children) {
     if (child instanceof Node) {
@@ -95,11 +96,23 @@ export function table(
   className = "",
 ): HTMLTableElement {
   return el("table", { className }, [
-    el("thead", {}, [el("tr", {}, headers.map((h) => el("th", { text: h })))]),
+    el("thead", {}, [
+      el(
+        "tr",
+        {},
+        headers.map((h) => el("th", { text: h })),
+      ),
+    ]),
     el(
       "tbody",
       {},
-      rows.map((cells) => el("tr", {}, cells.map((c) => el("td", {}, [c])))),
+      rows.map((cells) =>
+        el(
+          "tr",
+          {},
+          cells.map((c) => el("td", {}, [c])),
+        ),
+      ),
     ),
   ]);
 }

@@ -51,8 +51,8 @@ const state: {
   report?: ReportResult;
   trace?: TraceFileResult;
   ncuFile?: NcuFileResult;
-  loading?: string;
-  error?: string;
+  loading?: string | undefined;
+  error?: string | undefined;
   busy: Action | null;
 } = {
   tab: MODE_TABS[mode].find((t) => t === loadState().tab) ?? MODE_TABS[mode][0] ?? "summary",
@@ -60,6 +60,11 @@ const state: {
 };
 
 let live: LiveView | undefined;
+
+/** {@link live} as set by the last render (read through a call: renders set it as they go). */
+function liveView(): LiveView | undefined {
+  return live;
+}
 
 function revealLine(line: number): void {
   post({ type: "revealLine", line });
@@ -105,8 +110,8 @@ function tabBar(): HTMLElement {
 }
 
 function header(): HTMLElement {
-  let title = "";
-  let subtitle = "";
+  let title: string;
+  let subtitle: string;
   if (mode === "report") {
     title = state.report?.function ?? "Kernel Lens report";
     subtitle = state.report === undefined ? "" : baseName(state.report.uri);
@@ -114,7 +119,8 @@ function header(): HTMLElement {
     title = state.trace === undefined ? "Trace" : baseName(state.trace.path);
     subtitle = "Chrome trace";
   } else {
-    title = state.ncuFile === undefined ? "Nsight Compute report" : baseName(state.ncuFile.report_path);
+    title =
+      state.ncuFile === undefined ? "Nsight Compute report" : baseName(state.ncuFile.report_path);
     subtitle = "Nsight Compute report";
   }
   const busyText: Readonly<Record<Action, string>> = {
@@ -128,7 +134,9 @@ function header(): HTMLElement {
     el("h1", { text: title }),
     el("span", { className: "muted", text: subtitle }),
     el("span", { className: "spacer" }),
-    status === "" ? null : el("span", { className: "status", text: status, attrs: { role: "status" } }),
+    status === ""
+      ? null
+      : el("span", { className: "status", text: status, attrs: { role: "status" } }),
     button("Refresh", () => post({ type: "refresh" }), { title: "Ask the server again" }),
   ]);
 }
@@ -181,7 +189,9 @@ function tabContent(): HTMLElement {
         return report.profile === null
           ? noProfile(report.function, { onProfile: profile, onRevealLine: revealLine })
           : el("section", { className: "empty" }, [
-              el("p", { text: "The last profile has no trace to show (its trace file is gone, or the trace stage did not run)." }),
+              el("p", {
+                text: "The last profile has no trace to show (its trace file is gone, or the trace stage did not run).",
+              }),
               button("Profile again", profile, { primary: true, action: "profile" }),
             ]);
       }
@@ -208,7 +218,10 @@ function tabContent(): HTMLElement {
   }
 }
 
-function timelineContent(timeline: NonNullable<ReportResult["timeline"]>, links: boolean): HTMLElement {
+function timelineContent(
+  timeline: NonNullable<ReportResult["timeline"]>,
+  links: boolean,
+): HTMLElement {
   if (timeline.lanes.length === 0) {
     return el("p", { className: "muted", text: "The trace has no complete events to show." });
   }
@@ -225,9 +238,16 @@ function render(): void {
     header(),
     ...(errorBanner() === null ? [] : [errorBanner() as HTMLElement]),
     tabBar(),
-    el("div", { className: "panel", attrs: { id: "panel", role: "tabpanel", "aria-labelledby": `tab-${state.tab}` } }, [content]),
+    el(
+      "div",
+      {
+        className: "panel",
+        attrs: { id: "panel", role: "tabpanel", "aria-labelledby": `tab-${state.tab}` },
+      },
+      [content],
+    ),
   );
-  live?.redraw();
+  liveView()?.redraw();
   updateBusy();
 }
 

@@ -24,7 +24,8 @@ function runButtons(actions: NcuActions): HTMLElement[] {
     button("Run Nsight Compute", () => run("basic"), {
       primary: true,
       action: "runNcu",
-      title: "ncu --set basic on one call of the function: Speed of Light, launch statistics, occupancy",
+      title:
+        "ncu --set basic on one call of the function: Speed of Light, launch statistics, occupancy",
     }),
     button("Full set", () => run("full"), {
       action: "runNcu",
@@ -105,11 +106,21 @@ function kernelView(k: NcuKernel, actions: NcuActions): HTMLElement {
   ]);
   const metrics = el("div", { className: "metrics" }, [
     metric("Duration", k.duration_us === null ? "–" : formatUs(k.duration_us)),
-    metric("Compute (SM) throughput", bar(k.compute_throughput_pct, formatPct(k.compute_throughput_pct), "compute")),
-    metric("Memory throughput", bar(k.memory_throughput_pct, formatPct(k.memory_throughput_pct), "memory")),
+    metric(
+      "Compute (SM) throughput",
+      bar(k.compute_throughput_pct, formatPct(k.compute_throughput_pct), "compute"),
+    ),
+    metric(
+      "Memory throughput",
+      bar(k.memory_throughput_pct, formatPct(k.memory_throughput_pct), "memory"),
+    ),
     metric(
       "DRAM throughput",
-      bar(k.dram_throughput_pct, `${formatPct(k.dram_throughput_pct)} · ${formatGbs(k.dram_bandwidth_gbs)}`, "dram"),
+      bar(
+        k.dram_throughput_pct,
+        `${formatPct(k.dram_throughput_pct)} · ${formatGbs(k.dram_bandwidth_gbs)}`,
+        "dram",
+      ),
     ),
     metric("Occupancy", occupancy(k)),
     metric("Registers / thread", formatCount(k.registers)),
@@ -120,7 +131,12 @@ function kernelView(k: NcuKernel, actions: NcuActions): HTMLElement {
     k.hints.length === 0
       ? el("p", { className: "muted", text: "No rule hints for this kernel." })
       : el("ol", { className: "hints" }, k.hints.map(hintView));
-  return el("article", { className: "kernel" }, [head, metrics, el("h3", { text: "Hints" }), hints]);
+  return el("article", { className: "kernel" }, [
+    head,
+    metrics,
+    el("h3", { text: "Hints" }),
+    hints,
+  ]);
 }
 
 /** The tab with an ncu result: its facts line, the run buttons, one card per kernel. */
@@ -142,6 +158,10 @@ export function ncuView(
     ]),
     result.kernels.length === 0
       ? el("p", { className: "muted", text: "The report holds no kernel." })
-      : el("div", { className: "kernels" }, result.kernels.map((k) => kernelView(k, actions))),
+      : el(
+          "div",
+          { className: "kernels" },
+          result.kernels.map((k) => kernelView(k, actions)),
+        ),
   ]);
 }

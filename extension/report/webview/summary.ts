@@ -53,14 +53,29 @@ function lineRows(lines: readonly ProfileLine[]): LineRow[] {
       first = false;
     };
     for (const op of line.ops) {
-      const name = op.dispatch !== undefined && op.dispatch.length > 0
-        ? `${op.name} → ${op.dispatch.join(", ")}`
-        : op.name;
+      const name =
+        op.dispatch !== undefined && op.dispatch.length > 0
+          ? `${op.name} → ${op.dispatch.join(", ")}`
+          : op.name;
       if (op.kernels.length === 0) {
-        push({ op: name, kernel: "", kernelFull: "", deviceUs: op.device_us, cpuUs: op.cpu_us, calls: op.calls });
+        push({
+          op: name,
+          kernel: "",
+          kernelFull: "",
+          deviceUs: op.device_us,
+          cpuUs: op.cpu_us,
+          calls: op.calls,
+        });
       }
       for (const k of op.kernels) {
-        push({ op: name, kernel: k.short_name, kernelFull: k.name, deviceUs: k.device_us, cpuUs: null, calls: k.calls });
+        push({
+          op: name,
+          kernel: k.short_name,
+          kernelFull: k.name,
+          deviceUs: k.device_us,
+          cpuUs: null,
+          calls: k.calls,
+        });
       }
     }
     if (line.ops.length === 0) {
@@ -85,10 +100,18 @@ export function summaryView(profile: Profile, actions: SummaryActions): HTMLElem
           `± ${significant(timing.spread_pct)} % spread · ${formatCount(timing.reps)} reps` +
             (timing.method === undefined ? "" : ` · ${timing.method}`),
         ),
-    stat("Device", profile.device, profile.device_kind === "cpu" ? "no GPU: CPU timings and ops" : ""),
+    stat(
+      "Device",
+      profile.device,
+      profile.device_kind === "cpu" ? "no GPU: CPU timings and ops" : "",
+    ),
     gpu
       ? stat("Kernels", `${launches} launches`, `${formatUs(kernelUs)} on the GPU per call`)
-      : stat("Ops", `${profile.lines.reduce((n, l) => n + l.ops.length, 0)}`, "ATen ops on the profiled lines"),
+      : stat(
+          "Ops",
+          `${profile.lines.reduce((n, l) => n + l.ops.length, 0)}`,
+          "ATen ops on the profiled lines",
+        ),
   ]);
 
   const rows = lineRows(profile.lines);

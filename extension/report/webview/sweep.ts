@@ -21,7 +21,15 @@ import { button, cssVar, el } from "./dom";
 import { formatGbs, formatMs, significant } from "./format";
 import { parseValues, sweepSeries } from "./sweepData";
 
-Chart.register(LineController, LineElement, PointElement, LinearScale, LogarithmicScale, Tooltip, Legend);
+Chart.register(
+  LineController,
+  LineElement,
+  PointElement,
+  LinearScale,
+  LogarithmicScale,
+  Tooltip,
+  Legend,
+);
 
 /** The parameter the form proposes when there is no sweep yet. */
 export const DEFAULT_PARAM = "BLOCK_SIZE";
@@ -117,22 +125,43 @@ export class SweepView {
               className: "muted",
               text: `${sweep.param} = ${best.value} is already the value the function uses.`,
             })
-          : button(`Apply ${sweep.param} = ${best.value}`, () => actions.onApply(sweep.param, best.value), {
-              primary: true,
-              action: "applyParameter",
-              title: `Write ${best.value} as the default of ${sweep.param} in the source (an edit you can undo)`,
-            });
+          : button(
+              `Apply ${sweep.param} = ${best.value}`,
+              () => actions.onApply(sweep.param, best.value),
+              {
+                primary: true,
+                action: "applyParameter",
+                title: `Write ${best.value} as the default of ${sweep.param} in the source (an edit you can undo)`,
+              },
+            );
     const rows = sweep.rows.map((row) => {
       const isBest = best !== undefined && row.value === best.value && row.error === null;
-      const note = row.error ?? [isBest ? "best" : "", row.value === sweep.current ? "current" : ""].filter((s) => s !== "").join(", ");
-      return el("tr", { className: `${isBest ? "best" : ""} ${row.error === null ? "" : "failed"}` }, [
-        el("td", { className: "num", text: String(row.value) }),
-        el("td", { className: "num", text: typeof row.median_ms === "number" ? formatMs(row.median_ms) : "–" }),
-        el("td", { className: "num", text: typeof row.spread_pct === "number" ? `± ${significant(row.spread_pct)} %` : "" }),
-        el("td", { className: "num", text: typeof row.reps === "number" ? String(row.reps) : "" }),
-        el("td", { className: "num", text: formatGbs(row.gb_per_s) }),
-        el("td", { className: row.error === null ? "" : "error-text", text: note }),
-      ]);
+      const note =
+        row.error ??
+        [isBest ? "best" : "", row.value === sweep.current ? "current" : ""]
+          .filter((s) => s !== "")
+          .join(", ");
+      return el(
+        "tr",
+        { className: `${isBest ? "best" : ""} ${row.error === null ? "" : "failed"}` },
+        [
+          el("td", { className: "num", text: String(row.value) }),
+          el("td", {
+            className: "num",
+            text: typeof row.median_ms === "number" ? formatMs(row.median_ms) : "–",
+          }),
+          el("td", {
+            className: "num",
+            text: typeof row.spread_pct === "number" ? `± ${significant(row.spread_pct)} %` : "",
+          }),
+          el("td", {
+            className: "num",
+            text: typeof row.reps === "number" ? String(row.reps) : "",
+          }),
+          el("td", { className: "num", text: formatGbs(row.gb_per_s) }),
+          el("td", { className: row.error === null ? "" : "error-text", text: note }),
+        ],
+      );
     });
     this.element = el("section", { className: "sweep" }, [
       el("div", { className: "toolbar" }, [
@@ -150,9 +179,13 @@ export class SweepView {
       el("div", { className: "chart-box" }, [this.canvas]),
       el("table", { className: "sweep-table" }, [
         el("thead", {}, [
-          el("tr", {}, ["Value", "Median", "Spread", "Reps", "Effective", ""].map((h, i) =>
-            el("th", { className: i < 5 ? "num" : "", text: h }),
-          )),
+          el(
+            "tr",
+            {},
+            ["Value", "Median", "Spread", "Reps", "Effective", ""].map((h, i) =>
+              el("th", { className: i < 5 ? "num" : "", text: h }),
+            ),
+          ),
         ]),
         el("tbody", {}, rows),
       ]),
@@ -188,7 +221,9 @@ export class SweepView {
           },
           {
             label: "effective bandwidth (GB/s)",
-            data: series.points.filter((p) => p.gbs !== null).map((p) => ({ x: p.value, y: p.gbs ?? 0 })),
+            data: series.points
+              .filter((p) => p.gbs !== null)
+              .map((p) => ({ x: p.value, y: p.gbs ?? 0 })),
             yAxisID: "y1",
             borderColor: orange,
             backgroundColor: orange,

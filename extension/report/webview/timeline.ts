@@ -67,7 +67,7 @@ export class TimelineView {
   private hatch: { color: string; pattern: CanvasPattern | null } | undefined;
 
   constructor(
-    private readonly timeline: Timeline,
+    timeline: Timeline,
     private readonly options: TimelineOptions = {},
   ) {
     const layout = layoutLanes(timeline);
@@ -112,7 +112,12 @@ export class TimelineView {
       }),
     );
     this.element = el("section", { className: "timeline" }, [
-      el("div", { className: "toolbar" }, [legend, el("span", { className: "spacer" }), facts, reset]),
+      el("div", { className: "toolbar" }, [
+        legend,
+        el("span", { className: "spacer" }),
+        facts,
+        reset,
+      ]),
       el("div", { className: "timeline-frame" }, [this.axis, this.scroller, this.tooltip]),
       el("p", {
         className: "hint muted",
@@ -165,7 +170,9 @@ export class TimelineView {
       return;
     }
     const anchor = xToTime(e.offsetX, this.view, width);
-    this.setView(zoomAround(this.view, anchor, wheelZoomFactor(e.deltaY, e.deltaMode), this.bounds));
+    this.setView(
+      zoomAround(this.view, anchor, wheelZoomFactor(e.deltaY, e.deltaMode), this.bounds),
+    );
   }
 
   private onKey(e: KeyboardEvent): void {
@@ -265,7 +272,11 @@ export class TimelineView {
   }
 
   /** A canvas sized for the device's pixel ratio, its context scaled to CSS pixels. */
-  private prepare(canvas: HTMLCanvasElement, width: number, height: number): CanvasRenderingContext2D | null {
+  private prepare(
+    canvas: HTMLCanvasElement,
+    width: number,
+    height: number,
+  ): CanvasRenderingContext2D | null {
     const ratio = window.devicePixelRatio || 1;
     const w = Math.round(width * ratio);
     const h = Math.round(height * ratio);
@@ -392,7 +403,11 @@ export class TimelineView {
       c.strokeRect(left + 0.5, top + 0.5, Math.max(1, right - left - 1), height - 1);
     }
     const label =
-      event.merged === true ? `${event.count ?? 0} events` : event.short !== "" ? event.short : event.name;
+      event.merged === true
+        ? `${event.count ?? 0} events`
+        : event.short !== ""
+          ? event.short
+          : event.name;
     const room = right - Math.max(left, 0) - 6;
     if (room > 14) {
       const text = fitText(label, room, (s) => c.measureText(s).width);

@@ -41,7 +41,10 @@ export function traceSummaryView(path: string, summary: Json): HTMLElement {
   const kernels = records(summary["kernels"]).slice(0, TOP);
   const ops = records(summary["ops"]).slice(0, TOP);
   return el("section", { className: "summary" }, [
-    el("p", {}, [el("code", { className: "path", text: path }), facts.length > 0 ? ` · ${facts.join(" · ")}` : ""]),
+    el("p", {}, [
+      el("code", { className: "path", text: path }),
+      facts.length > 0 ? ` · ${facts.join(" · ")}` : "",
+    ]),
     el("h2", { text: "Kernels" }),
     kernels.length === 0
       ? el("p", { className: "muted", text: "No GPU kernel in this trace." })

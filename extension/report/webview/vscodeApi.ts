@@ -26,7 +26,7 @@ export function post(message: FromWebview): void {
 
 export function loadState(): SavedState {
   const state = api.getState();
-  return typeof state === "object" && state !== null ? (state as SavedState) : {};
+  return typeof state === "object" && state !== null ? state : {};
 }
 
 export function saveState(state: SavedState): void {

@@ -75,13 +75,20 @@ def _reduce(items: list[dict[str, Any]], min_dur: float) -> list[dict[str, Any]]
     return out
 
 
-def build_timeline(trace: Mapping[str, Any], *, resolution: int = 4000) -> dict[str, Any]:
+def build_timeline(
+    trace: Mapping[str, Any],
+    *,
+    resolution: int = 4000,
+    window: tuple[float, float] | None = None,
+) -> dict[str, Any]:
     """Lanes of a Chrome trace for the timeline view.
 
     Args:
         trace: the loaded trace.
-        resolution: roughly the number of distinguishable positions across the span; events
-            shorter than span/resolution are merged with their short neighbours.
+        resolution: roughly the number of distinguishable positions across the span (or the
+            window); events shorter than that / resolution are merged with short neighbours.
+        window: ``(start_us, end_us)`` relative to the trace's start: only events overlapping it,
+            reduced at the window's scale (the panel asks for this when zoomed in).
 
     Returns:
         ``{"span_us", "event_count", "kept", "lanes": [{"id", "title", "kind", "events":
@@ -100,7 +107,8 @@ def build_timeline(trace: Mapping[str, Any], *, resolution: int = 4000) -> dict[
     t0 = min(float(e["ts"]) for e in events)
     t1 = max(float(e["ts"]) + float(e["dur"]) for e in events)
     span = max(t1 - t0, 1e-9)
-    min_dur = span / max(resolution, 1)
+    scale = span if window is None else max(window[1] - window[0], 1e-9)
+    min_dur = scale / max(resolution, 1)
 
     lanes: dict[str, dict[str, Any]] = {}
     lane_events: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -189,7 +197,18 @@ def build_timeline(trace: Mapping[str, Any], *, resolution: int = 4000) -> dict[
     out_lanes = []
     kept = 0
     for lane_id, lane in sorted(lanes.items(), key=lambda kv: (order[kv[1]["kind"]], kv[0])):
-        reduced = _reduce(lane_events[lane_id], min_dur)
+        items = lane_events[lane_id]
+        if window is not None:
+            items = [
+                e for e in items if e["start"] + e["dur"] >= window[0] and e["start"] <= window[1]
+            ]
+        reduced = _reduce(items, min_dur)
         kept += len(reduced)
         out_lanes.append({**lane, "events": reduced})
-    return {"span_us": span, "event_count": len(events), "kept": kept, "lanes": out_lanes}
+    return {
+        "span_us": span,
+        "window": list(window) if window is not None else None,
+        "event_count": len(events),
+        "kept": kept,
+        "lanes": out_lanes,
+    }

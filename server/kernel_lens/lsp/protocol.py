@@ -33,6 +33,8 @@ __all__ = [
     "REQ_NCU_FILE",
     "REQ_REPORT",
     "REQ_TRACE_FILE",
+    "REQ_TIMELINE_WINDOW",
+    "TimelineWindowParams",
     "ReportParams",
     "RevealParams",
     "SweepArgs",
@@ -78,6 +80,8 @@ REQ_REPORT = "kernelLens/report"
 REQ_TRACE_FILE = "kernelLens/traceFile"
 #: client → server request: :class:`TraceFileParams` → a ``.ncu-rep`` file's kernels.
 REQ_NCU_FILE = "kernelLens/ncuFile"
+#: client → server request: :class:`TimelineWindowParams` → the timeline of a window, in detail.
+REQ_TIMELINE_WINDOW = "kernelLens/timelineWindow"
 #: server → client notification: :class:`RevealParams` (open the report panel on a tab).
 NOTIFY_REVEAL = "kernelLens/revealReport"
 #: ``workspace/executeCommand``: Nsight Compute on a function (:class:`NcuArgs`).
@@ -209,3 +213,12 @@ class ApplyParameterArgs:
     function: str
     param: str
     value: int
+
+
+@attrs.define
+class TimelineWindowParams:
+    """A trace file's events between ``start_us`` and ``end_us`` (from the trace's start)."""
+
+    path: str
+    start_us: float
+    end_us: float

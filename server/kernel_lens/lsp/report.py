@@ -28,6 +28,7 @@ from kernel_lens.lsp.protocol import (
     NOTIFY_STATUS,
     REQ_NCU_FILE,
     REQ_REPORT,
+    REQ_TIMELINE_WINDOW,
     REQ_TRACE_FILE,
     ApplyParameterArgs,
     NcuArgs,
@@ -35,6 +36,7 @@ from kernel_lens.lsp.protocol import (
     RevealParams,
     StatusParams,
     SweepArgs,
+    TimelineWindowParams,
     TraceFileParams,
     structure,
 )
@@ -148,13 +150,30 @@ def _publish_hints(ls: KernelLensServer, uri: str, qualname: str, ncu: dict[str,
     return count
 
 
+_TRACES: dict[str, tuple[float, dict[str, Any]]] = {}
+
+
+def _load_cached(path: str) -> dict[str, Any]:
+    """A loaded trace, kept for the few most recent files (zooming re-reads the same one)."""
+    from kernel_lens.analysis.trace_summary import load_trace
+
+    mtime = os.path.getmtime(path)
+    cached = _TRACES.get(path)
+    if cached is None or cached[0] != mtime:
+        if len(_TRACES) >= 4:
+            _TRACES.pop(next(iter(_TRACES)))
+        _TRACES[path] = (mtime, load_trace(path))
+    return _TRACES[path][1]
+
+
 def _timeline_of(path: str | None) -> dict[str, Any] | None:
     if not path or not os.path.isfile(path):
         return None
     from kernel_lens.analysis.timeline import build_timeline
-    from kernel_lens.analysis.trace_summary import load_trace
 
-    return build_timeline(load_trace(path))
+    timeline = build_timeline(_load_cached(path))
+    timeline["path"] = path
+    return timeline
 
 
 def setup(ls: KernelLensServer) -> None:
@@ -186,11 +205,27 @@ def setup(ls: KernelLensServer) -> None:
             raise RequestFailed(message=str(exc)) from None
         from kernel_lens.analysis.timeline import build_timeline
 
+        timeline = build_timeline(trace)
+        timeline["path"] = params.path
         return {
             "path": params.path,
-            "timeline": build_timeline(trace),
+            "timeline": timeline,
             "summary": summarize_trace(trace).to_json(),
         }
+
+    @ls.feature(REQ_TIMELINE_WINDOW)
+    def timeline_window(ls: KernelLensServer, raw: Any) -> dict[str, Any]:
+        from kernel_lens.analysis.timeline import build_timeline
+        from kernel_lens.analysis.trace_summary import TraceError
+
+        params = structure(TimelineWindowParams, raw)
+        try:
+            trace = _load_cached(params.path)
+        except (TraceError, OSError) as exc:
+            raise RequestFailed(message=str(exc)) from None
+        timeline = build_timeline(trace, window=(params.start_us, params.end_us))
+        timeline["path"] = params.path
+        return timeline
 
     @ls.feature(REQ_NCU_FILE)
     def ncu_file(ls: KernelLensServer, raw: Any) -> dict[str, Any]:

@@ -11,11 +11,11 @@ EXAMPLES := kernels/square.py::square_three_ways kernels/square.py::square_torch
 	kernels/fusion.py::square_twice kernels/fusion.py::matmul_relu \
 	kernels/triton_square.py::square kernels/inline_square.py::square
 
-.PHONY: run test setup setup-py setup-node profile-examples vsix lint typecheck test-py test-ts clean
+.PHONY: run test setup setup-py setup-node profile-examples vsix lint typecheck test-py test-ts test-e2e try clean
 
 run: setup profile-examples vsix
 
-test: setup lint typecheck test-py test-ts
+test: setup lint typecheck test-py test-ts test-e2e
 
 setup: setup-py setup-node
 
@@ -56,6 +56,14 @@ test-py: setup-py
 
 test-ts: setup-node
 	npm run check
+
+# The editor end to end: the .vsix in a real VS Code (code-server) driven by Chromium.
+test-e2e: setup
+	scripts/e2e.sh test
+
+# For people: the same code-server with the extension on kernels/, URL printed.
+try:
+	scripts/try.sh
 
 clean:
 	rm -rf $(VENV) node_modules dist bundled

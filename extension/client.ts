@@ -10,6 +10,7 @@ import {
   State,
   Trace,
   TransportKind,
+  WorkDoneProgressCancelNotification,
   type ErrorHandler,
   type Executable,
   type LanguageClientOptions,
@@ -17,6 +18,7 @@ import {
 import { CLIENT_ID, DISPLAY_NAME, LANGUAGE } from "./constants";
 import { CrashPolicy } from "./crashPolicy";
 import { SERVER_MODULE, bundledLibs, serverEnv } from "./python";
+import { NotificationProgress } from "./progress";
 import { SECTION, initializationOptions, type Settings } from "./settings";
 
 export interface ClientConfig {
@@ -64,8 +66,18 @@ export function createClient(config: ClientConfig): LanguageClient {
       return { action: CloseAction.DoNotRestart, message: decision.message, handled: !everRunning };
     },
   };
+  // Assigned below; the progress UI only sends once the client runs.
+  const ref: { client?: LanguageClient } = {};
+  const progressUi = new NotificationProgress((token) => {
+    void ref.client?.sendNotification(WorkDoneProgressCancelNotification.type, { token });
+  });
   const clientOptions: LanguageClientOptions = {
     errorHandler,
+    middleware: {
+      handleWorkDoneProgress: (token, params, next) => {
+        progressUi.handle(token, params, next);
+      },
+    },
     documentSelector: [{ scheme: "file", language: LANGUAGE }],
     outputChannel: config.log,
     traceOutputChannel: config.log,
@@ -94,6 +106,12 @@ export function createClient(config: ClientConfig): LanguageClient {
   // Lives as long as the client, whose emitter it subscribes to.
   client.onDidChangeState((event) => {
     everRunning ||= event.newState === State.Running;
+  });
+  ref.client = client;
+  client.onDidChangeState((event) => {
+    if (event.newState === State.Stopped) {
+      progressUi.dispose();
+    }
   });
   return client;
 }

@@ -17,6 +17,10 @@ export const Commands = {
   showAssembly: ClientCommands.showAssembly,
   /** Also the command of the server's "Report" lens above each profiled function. */
   showReport: ClientCommands.showReport,
+  /** Also the command of the server's lens above each `load_inline(...)` call. */
+  showInlineExtension: ClientCommands.showInlineExtension,
+  /** A load_inline module's files and build, from its views' title bar and status bar item. */
+  openInlineFile: "kernelLens.openInlineFile",
 } as const;
 
 export type Command = (typeof Commands)[keyof typeof Commands];

@@ -200,6 +200,76 @@ export const GeneratedCodeRequest = new RequestType<GeneratedCodeParams, Generat
   "kernelLens/generatedCode",
 );
 
+/** Params of `kernelLens/inlineExtension`: the `load_inline(...)` calls of a document. */
+export interface InlineParams {
+  uri: string;
+  /** Compute capability to compile the PTX for (`90` = sm_90); the server's default is 90. */
+  arch?: number;
+  /** Also build the module with load_inline (ninja, nvcc, c++) and return its log. */
+  build?: boolean;
+}
+
+/** The files load_inline writes into its build folder, as the server rebuilt them. */
+export interface InlineFiles {
+  /** `#include <torch/extension.h>`, the cpp_sources, and the pybind11 bindings of functions=. */
+  "main.cpp": string;
+  /** torch's includes, then the cuda_sources; null when the call has no cuda_sources. */
+  "cuda.cu": string | null;
+  /** The build file torch wrote; present only after a build (null if it wrote none). */
+  "build.ninja"?: string | null;
+}
+
+/** One nvcc error or warning located in cuda.cu. */
+export interface NvccProblem {
+  /** `error` or `warning`. */
+  severity: string;
+  message: string;
+  /** 1-based line of cuda.cu, when nvcc gave one. */
+  cuda_line: number | null;
+  /** 1-based line of the .py file it maps to, when known. */
+  line: number | null;
+}
+
+/** One `load_inline(...)` call of the document and what nvcc made of it. */
+export interface InlineModule {
+  /** The extension's `name=`. */
+  name: string;
+  /** 1-based line of the `load_inline(` call. */
+  call_line: number;
+  /** Target architecture, e.g. `sm_90`. */
+  arch: string;
+  /** The nvcc that compiled it. */
+  nvcc: string;
+  files: InlineFiles;
+  /** `nvcc -ptx -lineinfo` of cuda.cu; null when it failed or there are no cuda_sources. */
+  ptx: string | null;
+  /** Lines of the .py file -> lines of {@link ptx}. */
+  line_map: LineMapEntry[];
+  errors: NvccProblem[];
+  /** load_inline's verbose build output; null unless built. */
+  build_log: string | null;
+  /** Where load_inline built the module; null unless built. */
+  build_directory: string | null;
+  /** Time nvcc took for the PTX, in seconds (absent without cuda_sources). */
+  ptx_seconds?: number;
+}
+
+/** Result of `kernelLens/inlineExtension`. */
+export interface InlineResult {
+  /** The document's file system path. */
+  path: string;
+  /** In the order of the calls in the document's syntax tree. */
+  modules: InlineModule[];
+}
+
+/**
+ * Client -> server: the generated sources, PTX (with a line map) and nvcc errors of every
+ * `load_inline(...)` call of a document; nvcc's errors are also published as diagnostics.
+ */
+export const InlineExtensionRequest = new RequestType<InlineParams, InlineResult, void>(
+  "kernelLens/inlineExtension",
+);
+
 /**
  * Commands the server's code lenses carry that the extension registers itself (the server must
  * not advertise them in `executeCommandProvider`): they open views on the client side.
@@ -211,6 +281,8 @@ export const ClientCommands = {
   showGeneratedCode: "kernelLens.showGeneratedCode",
   /** Above each profiled function. Argument: one {@link ShowReportArgs}. */
   showReport: "kernelLens.showReport",
+  /** Above each `load_inline(...)` call. Argument: one {@link ShowInlineExtensionArgs}. */
+  showInlineExtension: "kernelLens.showInlineExtension",
 } as const;
 
 /** Argument of `kernelLens.showAssembly` from a code lens. */
@@ -223,6 +295,13 @@ export interface ShowAssemblyArgs {
 export interface ShowGeneratedCodeArgs {
   uri: string;
   function: string;
+}
+
+/** Argument of `kernelLens.showInlineExtension` from a code lens. */
+export interface ShowInlineExtensionArgs {
+  uri: string;
+  /** 1-based line of the lens's `load_inline(` call; absent = ask when there are several. */
+  line?: number;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -301,6 +380,80 @@ export function isGeneratedCodeResult(value: unknown): value is GeneratedCodeRes
     isRunSummary(value["eager"]) &&
     isRunSummary(value["compiled"]) &&
     (value["speedup"] === null || typeof value["speedup"] === "number")
+  );
+}
+
+/** Checks a code lens's argument to `kernelLens.showInlineExtension`. */
+export function isShowInlineExtensionArgs(value: unknown): value is ShowInlineExtensionArgs {
+  return (
+    isRecord(value) &&
+    typeof value["uri"] === "string" &&
+    (value["line"] === undefined || Number.isInteger(value["line"]))
+  );
+}
+
+function isLineMap(value: unknown): value is LineMapEntry[] {
+  return (
+    Array.isArray(value) &&
+    value.every(
+      (e: unknown) =>
+        isRecord(e) && Number.isInteger(e["source_line"]) && isLineList(e["asm_lines"]),
+    )
+  );
+}
+
+function isStringOrNull(value: unknown): value is string | null {
+  return value === null || typeof value === "string";
+}
+
+function isLineOrNull(value: unknown): value is number | null {
+  return value === null || Number.isInteger(value);
+}
+
+function isNvccProblem(value: unknown): value is NvccProblem {
+  return (
+    isRecord(value) &&
+    typeof value["severity"] === "string" &&
+    typeof value["message"] === "string" &&
+    isLineOrNull(value["cuda_line"]) &&
+    isLineOrNull(value["line"])
+  );
+}
+
+function isInlineFiles(value: unknown): value is InlineFiles {
+  return (
+    isRecord(value) &&
+    typeof value["main.cpp"] === "string" &&
+    isStringOrNull(value["cuda.cu"]) &&
+    (value["build.ninja"] === undefined || isStringOrNull(value["build.ninja"]))
+  );
+}
+
+function isInlineModule(value: unknown): value is InlineModule {
+  return (
+    isRecord(value) &&
+    typeof value["name"] === "string" &&
+    Number.isInteger(value["call_line"]) &&
+    typeof value["arch"] === "string" &&
+    typeof value["nvcc"] === "string" &&
+    isInlineFiles(value["files"]) &&
+    isStringOrNull(value["ptx"]) &&
+    isLineMap(value["line_map"]) &&
+    Array.isArray(value["errors"]) &&
+    value["errors"].every(isNvccProblem) &&
+    isStringOrNull(value["build_log"]) &&
+    isStringOrNull(value["build_directory"]) &&
+    (value["ptx_seconds"] === undefined || typeof value["ptx_seconds"] === "number")
+  );
+}
+
+/** Checks a `kernelLens/inlineExtension` result before it drives the UI. */
+export function isInlineResult(value: unknown): value is InlineResult {
+  return (
+    isRecord(value) &&
+    typeof value["path"] === "string" &&
+    Array.isArray(value["modules"]) &&
+    value["modules"].every(isInlineModule)
   );
 }
 
@@ -408,6 +561,13 @@ export interface TimelineLane {
 export interface Timeline {
   /** Time from the first event's start to the last event's end, in microseconds. */
   span_us: number;
+  /**
+   * `[start_us, end_us]` for the detail of a window (`kernelLens/timelineWindow`): only events
+   * overlapping it, merged at its scale; null or absent for the whole trace.
+   */
+  window?: [number, number] | null;
+  /** The trace file it was read from (for `kernelLens/timelineWindow`). */
+  path?: string;
   /** Complete events in the trace. */
   event_count: number;
   /** Items left after merging short neighbours. */
@@ -532,6 +692,18 @@ export interface NcuFileResult {
 /** Client -> server: the kernels of a `.ncu-rep` file. */
 export const NcuFileRequest = new RequestType<FileParams, NcuFileResult, void>(
   "kernelLens/ncuFile",
+);
+
+/** Params of `kernelLens/timelineWindow`: a window of a trace file, in microseconds from its start. */
+export interface TimelineWindowParams {
+  path: string;
+  start_us: number;
+  end_us: number;
+}
+
+/** Client -> server: a trace's events in a window, merged at the window's scale (zoomed in). */
+export const TimelineWindowRequest = new RequestType<TimelineWindowParams, Timeline, void>(
+  "kernelLens/timelineWindow",
 );
 
 /** The report panel's tabs a server notification may ask for. */

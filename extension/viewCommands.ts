@@ -8,7 +8,6 @@
  * from the title bar of a view (the same function or kernel again: refresh, or another stage).
  */
 import * as vscode from "vscode";
-import { untilCancelled } from "./async";
 import { Commands, DISPLAY_NAME, LANGUAGE, LAST_STAGE_KEY } from "./constants";
 import type { Ctx } from "./ctx";
 import { assemblyLink, generatedCodeLink } from "./lineMap";
@@ -23,7 +22,8 @@ import {
   type AsmStage,
 } from "./protocol";
 import { functionAt, kernelAt, scanPython } from "./pyscan";
-import { reportFailure, runningClient } from "./requests";
+import { registerInlineCommands } from "./inlineCommands";
+import { malformed, reportFailure, runningClient, versionOf, withProgress } from "./requests";
 import { Views } from "./views";
 import {
   DEFAULT_STAGE,
@@ -33,9 +33,13 @@ import {
   generatedCodeInfo,
 } from "./virtualDocs";
 
-/** Creates the views and registers the two commands, all extension-scoped. */
+/**
+ * Creates the views and registers their commands (these two, and load_inline's in
+ * `inlineCommands.ts`), all extension-scoped.
+ */
 export function registerViewCommands(ctx: Ctx): void {
   const views = new Views();
+  registerInlineCommands(ctx, views);
   ctx.pushExtCleanup(
     views,
     vscode.commands.registerCommand(Commands.showGeneratedCode, (arg: unknown) =>
@@ -100,32 +104,6 @@ function targetOf(
     return undefined;
   }
   return { source: document.uri, name: found.qualname };
-}
-
-/** Logs a result that does not have the shape of the protocol's, and the error to throw. */
-function malformed(ctx: Ctx, method: string, result: unknown): Error {
-  ctx.log.error(`${method}: unexpected result ${JSON.stringify(result)?.slice(0, 2_000)}`);
-  return new Error(`the server's answer to ${method} is malformed; see the output`);
-}
-
-/** The version of the source document the server will read, if it is open. */
-function versionOf(source: vscode.Uri): number | undefined {
-  return vscode.workspace.textDocuments.find((d) => d.uri.toString() === source.toString())
-    ?.version;
-}
-
-/**
- * Runs `request` under a cancellable progress notification; cancelling it cancels the request
- * (the server stops the work) and closes the notification at once.
- */
-function withProgress<T>(
-  title: string,
-  request: (token: vscode.CancellationToken) => Promise<T>,
-): Thenable<T> {
-  return vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Notification, title, cancellable: true },
-    (_progress, token) => untilCancelled(request(token), token),
-  );
 }
 
 async function showGeneratedCode(ctx: Ctx, views: Views, arg: unknown): Promise<void> {

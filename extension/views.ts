@@ -126,7 +126,7 @@ export class Views implements vscode.TextDocumentContentProvider, vscode.Disposa
       this.changed.fire(uri);
     }
     let document = await vscode.workspace.openTextDocument(uri);
-    const language = languageFor(view, document.languageId);
+    const language = languageFor(view, document.languageId, await vscode.languages.getLanguages());
     if (language !== undefined) {
       document = await vscode.languages.setTextDocumentLanguage(document, language);
     }
@@ -280,6 +280,10 @@ export class Views implements vscode.TextDocumentContentProvider, vscode.Disposa
       : "\nThe source has changed since: show the view again to link its lines.";
     this.item.text = entry.info.text;
     this.item.tooltip = entry.info.tooltip + stale;
+    this.item.command =
+      entry.info.command === undefined
+        ? undefined
+        : { title: entry.info.text, command: entry.info.command, arguments: [entry.uri] };
     this.item.backgroundColor =
       entry.info.warning || stale !== ""
         ? new vscode.ThemeColor("statusBarItem.warningBackground")

@@ -8,10 +8,18 @@
  * exactly the query built here.
  */
 import {
+  INLINE_FILES,
+  INLINE_FILE_DESCRIPTIONS,
+  inlineFileTitle,
+  problemCounts,
+  type InlineFile,
+} from "./inline";
+import {
   ASM_STAGES,
   type AsmStage,
   type AssemblyResult,
   type GeneratedCodeResult,
+  type InlineModule,
 } from "./protocol";
 import { fileName } from "./status";
 
@@ -34,7 +42,16 @@ export interface GeneratedCodeView {
   function: string;
 }
 
-export type View = AssemblyView | GeneratedCodeView;
+/** A file of a `load_inline(...)` module of `source`: its PTX, generated sources, build log. */
+export interface InlineView {
+  kind: "inline";
+  source: string;
+  /** The module's `name=`. */
+  module: string;
+  file: InlineFile;
+}
+
+export type View = AssemblyView | GeneratedCodeView | InlineView;
 
 /** Display names of the stages, in pipeline order. */
 export const STAGE_LABELS: Readonly<Record<AsmStage, string>> = {
@@ -63,11 +80,31 @@ export const DEFAULT_STAGE: AsmStage = "ptx";
  *
  * Generated code is Python. IR and assembly keep what VS Code picked (plain text, or the
  * language of a PTX or LLVM extension the user installed), except that `.sass` is also the
- * extension of Sass stylesheets, which would colour SASS as CSS.
+ * extension of Sass stylesheets, which would colour SASS as CSS. A load_inline module's
+ * `main.cpp` is C++ and its `cuda.cu` CUDA C++ (`cuda-cpp`, where VS Code knows it, else C++);
+ * its PTX, build.ninja and build log keep VS Code's pick (plain text, or `log` for the log).
+ *
+ * Args:
+ *   available: the language ids VS Code knows (`vscode.languages.getLanguages()`).
  */
-export function languageFor(view: View, detected: string): string | undefined {
+export function languageFor(
+  view: View,
+  detected: string,
+  available: readonly string[] = [],
+): string | undefined {
   if (view.kind === "generatedCode") {
     return detected === "python" ? undefined : "python";
+  }
+  if (view.kind === "inline") {
+    const wanted =
+      view.file === "main.cpp"
+        ? "cpp"
+        : view.file === "cuda.cu"
+          ? available.includes("cuda-cpp")
+            ? "cuda-cpp"
+            : "cpp"
+          : undefined;
+    return wanted === detected ? undefined : wanted;
   }
   return detected === "sass" || detected === "scss" ? "plaintext" : undefined;
 }
@@ -83,7 +120,11 @@ export interface UriParts {
   scheme: typeof SCHEME;
   /**
    * `/<source file>/<kernel>.<stage>` or `/<source file>/<function>.compiled.py`: the last
-   * segment is the editor tab's title and its extension the stage (and the language).
+   * segment is the editor tab's title and its extension the stage (and the language). A
+   * load_inline module's files are one level deeper, under `load_inline/` (package.json's menus
+   * tell them apart by that): `/<source file>/load_inline/<module>.ptx` and
+   * `/<source file>/load_inline/<module>/<file>` (`main.cpp`, `cuda.cu`, `build.ninja`,
+   * `build.log`).
    */
   path: string;
   /** What the view is, in full (the path is for people and may be ambiguous). */
@@ -102,6 +143,22 @@ export function viewUri(view: View): UriParts {
         source: view.source,
         kernel: view.kernel,
         stage: view.stage,
+      }).toString(),
+    };
+  }
+  if (view.kind === "inline") {
+    const module = segment(view.module);
+    return {
+      scheme: SCHEME,
+      path:
+        view.file === "ptx"
+          ? `/${dir}/load_inline/${module}.ptx`
+          : `/${dir}/load_inline/${module}/${view.file}`,
+      query: new URLSearchParams({
+        view: view.kind,
+        source: view.source,
+        module: view.module,
+        file: view.file,
       }).toString(),
     };
   }
@@ -136,6 +193,13 @@ export function parseViewQuery(query: string): View | undefined {
       const fn = params.get("function");
       return fn === null || fn === "" ? undefined : { kind: "generatedCode", source, function: fn };
     }
+    case "inline": {
+      const module = params.get("module");
+      const file = INLINE_FILES.find((f) => f === params.get("file"));
+      return module === null || module === "" || file === undefined
+        ? undefined
+        : { kind: "inline", source, module, file };
+    }
     default:
       return undefined;
   }
@@ -148,8 +212,15 @@ export function placeholderText(view: View | undefined): string {
       ? "this view"
       : view.kind === "assembly"
         ? `the ${STAGE_LABELS[view.stage]} of ${view.kernel}`
-        : `the generated code of ${view.function}`;
-  const command = view?.kind === "generatedCode" ? "Show Generated Code" : "Show Assembly";
+        : view.kind === "inline"
+          ? `the ${inlineFileTitle(view.module, view.file)} of load_inline module ${view.module}`
+          : `the generated code of ${view.function}`;
+  const command =
+    view?.kind === "generatedCode"
+      ? "Show Generated Code"
+      : view?.kind === "inline"
+        ? "Show load_inline Build"
+        : "Show Assembly";
   return `Kernel Lens no longer has ${what}: run "Kernel Lens: ${command}" again.\n`;
 }
 
@@ -161,6 +232,8 @@ export interface ViewInfo {
   tooltip: string;
   /** True when something deserves attention (spilled registers, warnings). */
   warning: boolean;
+  /** A command the item runs on a click, with the view's `vscode.Uri` as its argument. */
+  command?: string;
 }
 
 const LINKING =
@@ -231,5 +304,54 @@ export function generatedCodeInfo(result: GeneratedCodeResult): ViewInfo {
       LINKING,
     ].join("\n"),
     warning: false,
+  };
+}
+
+/**
+ * Status bar content for a file of a load_inline module: what it is, the arch and nvcc's
+ * problems; a click runs `command` (the module's file picker).
+ */
+export function inlineInfo(module: InlineModule, file: InlineFile, command: string): ViewInfo {
+  const { errors, warnings } = problemCounts(module);
+  const parts = [`$(tools) ${inlineFileTitle(module.name, file)}`];
+  if (file === "ptx") {
+    parts.push(module.arch);
+  } else {
+    parts.push(module.name);
+  }
+  if (errors > 0) {
+    parts.push(plural(errors, "nvcc error", "nvcc errors"));
+  }
+  if (warnings > 0) {
+    parts.push(plural(warnings, "warning", "warnings"));
+  }
+  const seconds =
+    module.ptx_seconds === undefined ? "" : ` in ${Number(module.ptx_seconds.toPrecision(3))} s`;
+  const about =
+    file === "ptx"
+      ? `cuda.cu of load_inline module ${module.name} (line ${module.call_line}) compiled to PTX ` +
+        `for ${module.arch} by ${module.nvcc}${seconds}`
+      : `${inlineFileTitle(module.name, file)} of load_inline module ${module.name} ` +
+        `(line ${module.call_line}): ${INLINE_FILE_DESCRIPTIONS[file]}`;
+  const linking =
+    file !== "ptx"
+      ? "Not linked to the source's lines."
+      : module.line_map.length === 0
+        ? "No line information in this PTX."
+        : LINKING;
+  const tooltip = [
+    about,
+    ...(module.build_directory === null ? [] : [`Built in ${module.build_directory}`]),
+    ...module.errors.map(
+      (e) => `nvcc ${e.severity}${e.line === null ? "" : ` (line ${e.line})`}: ${e.message}`,
+    ),
+    linking,
+    "Click for the module's other files, or to build it with load_inline.",
+  ];
+  return {
+    text: parts.join(" · "),
+    tooltip: tooltip.join("\n"),
+    warning: module.errors.length > 0,
+    command,
   };
 }

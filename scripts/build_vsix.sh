@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds dist/kernel-lens.vsix (`npm run package`) and checks what went into it.
 #
-#   1. esbuild bundle -> dist/extension.js
+#   1. esbuild bundles -> dist/extension.js, dist/webview/report.js + report.css
 #   2. bundled/libs: the server's pure-Python dependencies from requirements-bundle.txt
 #      (hash-checked py3-none-any wheels only) plus a copy of server/kernel_lens
 #   3. bundled/kernel_lens-*.whl: the package with its dependencies declared, which the
@@ -38,7 +38,7 @@ shutil.copytree(sys.argv[1], sys.argv[2],
 PY
 }
 
-step "bundle dist/extension.js"
+step "bundle dist/extension.js and dist/webview/"
 node esbuild.mjs
 
 step "bundled/libs from requirements-bundle.txt"
@@ -74,6 +74,8 @@ for required in \
   extension/readme.md \
   extension/LICENSE.txt \
   extension/dist/extension.js \
+  extension/dist/webview/report.js \
+  extension/dist/webview/report.css \
   extension/bundled/libs/kernel_lens/__init__.py \
   extension/bundled/libs/pygls/__init__.py \
   extension/bundled/libs/lsprotocol/__init__.py \

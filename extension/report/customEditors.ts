@@ -16,7 +16,7 @@ import { isCancellation } from "../requests";
 import { isFromWebview, type ToWebview } from "./messages";
 import { isNcuFileResult, isTraceFileResult } from "./validate";
 import type { ClientWaiter, ThemeBroadcast } from "./webviews";
-import { messageOf, postTo, setShell } from "./webviews";
+import { answerTimelineWindow, messageOf, postTo, setShell } from "./webviews";
 
 /** How long a file view waits for the server to start, in milliseconds. */
 const CLIENT_WAIT_MS = 60_000;
@@ -63,6 +63,10 @@ export class FileViewer implements vscode.CustomReadonlyEditorProvider<FileDocum
         }
         if (message.type === "ready" || message.type === "refresh") {
           void this.load(document, panel.webview);
+        } else if (message.type === "timelineWindow" && this.kind === "trace") {
+          const answer = document.answer;
+          const path = answer?.type === "traceFile" ? answer.result.timeline.path : undefined;
+          void answerTimelineWindow(this.ctx, panel.webview, path ?? document.uri.fsPath, message);
         }
       }),
     ];

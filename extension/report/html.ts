@@ -49,14 +49,17 @@ export function contentSecurityPolicy(cspSource: string, nonce: string): string 
   if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(nonce)) {
     throw new Error(`not a valid CSP nonce: ${JSON.stringify(nonce)}`);
   }
-  if (/[;,'"\s]/.test(cspSource) || cspSource === "") {
+  // One or more sources (VS Code in a browser gives `'self' https://*.vscode-cdn.net`), none of
+  // which may end the directive or open another.
+  const sources = cspSource.trim().split(/\s+/);
+  if (cspSource.trim() === "" || !sources.every((t) => t === "'self'" || /^[^\s;,'"]+$/.test(t))) {
     throw new Error(`not a valid CSP source: ${JSON.stringify(cspSource)}`);
   }
   return [
     "default-src 'none'",
-    `img-src ${cspSource} data:`,
-    `style-src ${cspSource}`,
-    `font-src ${cspSource}`,
+    `img-src ${sources.join(" ")} data:`,
+    `style-src ${sources.join(" ")}`,
+    `font-src ${sources.join(" ")}`,
     `script-src 'nonce-${nonce}'`,
   ].join("; ");
 }

@@ -8,7 +8,7 @@
  *
  * Pure (no `vscode`, no DOM), so both sides import it and node:test checks it.
  */
-import type { NcuFileResult, ReportResult, TraceFileResult } from "../protocol";
+import type { NcuFileResult, ReportResult, Timeline, TraceFileResult } from "../protocol";
 
 /** What a webview shows: a function's report, or a file opened in a custom editor. */
 export type ViewMode = "report" | "trace" | "ncu";
@@ -36,7 +36,9 @@ export type ToWebview =
   /** The action now running (its buttons are disabled), or null when none runs. */
   | { type: "busy"; action: Action | null }
   /** The colour theme changed: redraw the canvases with the new colours. */
-  | { type: "theme" };
+  | { type: "theme" }
+  /** The answer to the webview's `timelineWindow` number `id` (null: no detail to be had). */
+  | { type: "timelineWindow"; id: number; timeline: Timeline | null };
 
 /** Webview -> extension. */
 export type FromWebview =
@@ -51,7 +53,13 @@ export type FromWebview =
   | { type: "runNcu"; set: "basic" | "full" }
   /** Sweep `param` over `values` (null: the server's default powers of two). */
   | { type: "sweep"; param: string; values: number[] | null }
-  | { type: "applyParameter"; param: string; value: number };
+  | { type: "applyParameter"; param: string; value: number }
+  /**
+   * The timeline shown in detail between `start` and `end` (microseconds from the trace's
+   * start): the view is zoomed in past the resolution of what it has. Numbered by the webview,
+   * which keeps only the answer to its latest.
+   */
+  | { type: "timelineWindow"; id: number; start: number; end: number };
 
 /** Most values one sweep may ask for from the webview. */
 export const MAX_SWEEP_VALUES = 64;
@@ -99,6 +107,17 @@ export function isFromWebview(value: unknown): value is FromWebview {
     }
     case "applyParameter":
       return isIdentifier(value["param"]) && isParameterValue(value["value"]);
+    case "timelineWindow": {
+      const { id, start, end } = value;
+      return (
+        Number.isSafeInteger(id) &&
+        typeof start === "number" &&
+        typeof end === "number" &&
+        Number.isFinite(start) &&
+        Number.isFinite(end) &&
+        start < end
+      );
+    }
     default:
       return false;
   }
@@ -141,6 +160,11 @@ export function isToWebview(value: unknown): value is ToWebview {
       );
     case "theme":
       return true;
+    case "timelineWindow":
+      return (
+        Number.isSafeInteger(value["id"]) &&
+        (value["timeline"] === null || isRecord(value["timeline"]))
+      );
     default:
       return false;
   }

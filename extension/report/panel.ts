@@ -15,7 +15,7 @@ import { actionOf, isFromWebview, type Action, type FromWebview, type ReportTab 
 import { commandFailure, isReportResult } from "./validate";
 import { REPORT_PANEL_TYPE } from "./viewTypes";
 import type { ClientWaiter, ThemeBroadcast } from "./webviews";
-import { messageOf, postTo, setShell, webviewRoot } from "./webviews";
+import { answerTimelineWindow, messageOf, postTo, setShell, webviewRoot } from "./webviews";
 
 /** How long a report waits for the server to start, in milliseconds. */
 const CLIENT_WAIT_MS = 30_000;
@@ -30,6 +30,8 @@ export class ReportPanel implements vscode.Disposable {
   /** Numbers the report requests, so that an old answer never replaces a newer one. */
   private requests = 0;
   private panelSubscriptions: vscode.Disposable[] = [];
+  /** The trace file of the timeline shown, for its detail windows. */
+  private timelinePath: string | undefined;
 
   constructor(
     private readonly ctx: Ctx,
@@ -106,6 +108,11 @@ export class ReportPanel implements vscode.Disposable {
       case "refresh":
         void this.load();
         return;
+      case "timelineWindow":
+        if (this.panel !== undefined) {
+          void answerTimelineWindow(this.ctx, this.panel.webview, this.timelinePath, message);
+        }
+        return;
       case "revealLine":
         void revealLine(target.uri, message.line).catch((error: unknown) =>
           this.post({
@@ -157,6 +164,7 @@ export class ReportPanel implements vscode.Disposable {
       }
       const tab = this.tab;
       this.tab = undefined;
+      this.timelinePath = result.timeline?.path;
       this.post({ type: "report", report: result, ...(tab === undefined ? {} : { tab }) });
       this.post({ type: "busy", action: this.busy });
     } catch (error) {

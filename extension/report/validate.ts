@@ -102,6 +102,10 @@ const isLane: Guard<TimelineLane> = shape({
 /** Checks a timeline (`server/kernel_lens/analysis/timeline.py`). */
 export const isTimeline: Guard<Timeline> = shape({
   span_us: isNumber,
+  window: optional(
+    (v: unknown): v is [number, number] => Array.isArray(v) && v.length === 2 && v.every(isNumber),
+  ),
+  path: optional(isString),
   event_count: isInt,
   kept: isInt,
   lanes: listOf(isLane),

@@ -6,7 +6,10 @@ import * as vscode from "vscode";
 import { State, type LanguageClient } from "vscode-languageclient/node";
 import type { Ctx } from "../ctx";
 import { makeNonce, shellHtml } from "./html";
+import { TimelineWindowRequest, type Timeline } from "../protocol";
+import { isCancellation } from "../requests";
 import type { ToWebview, ViewMode } from "./messages";
+import { isTimeline } from "./validate";
 
 /** The only folder a report webview may load from: the bundled script, stylesheet and nothing else. */
 export function webviewRoot(extensionUri: vscode.Uri): vscode.Uri {
@@ -44,6 +47,41 @@ export function setShell(
 /** Posts a typed message; a webview that has gone away just drops it. */
 export function postTo(webview: vscode.Webview, message: ToWebview): void {
   void webview.postMessage(message).then(undefined, () => undefined);
+}
+
+/**
+ * Answers the webview's `timelineWindow` request number `id`: the server's detail of the
+ * window of the trace at `path`, or null when there is none to be had (no server, no path, an
+ * error, which is logged: the overview stays on screen).
+ */
+export async function answerTimelineWindow(
+  ctx: Ctx,
+  webview: vscode.Webview,
+  path: string | undefined,
+  request: { id: number; start: number; end: number },
+): Promise<void> {
+  let timeline: Timeline | null = null;
+  const client = ctx.client;
+  if (client !== undefined && path !== undefined) {
+    const method = TimelineWindowRequest.method;
+    try {
+      const result: unknown = await client.sendRequest(TimelineWindowRequest, {
+        path,
+        start_us: request.start,
+        end_us: request.end,
+      });
+      if (isTimeline(result)) {
+        timeline = result;
+      } else {
+        ctx.log.warn(`${method}: malformed answer, keeping the overview`);
+      }
+    } catch (error) {
+      if (!isCancellation(error)) {
+        ctx.log.warn(`${method} ${path}: ${messageOf(error)}`);
+      }
+    }
+  }
+  postTo(webview, { type: "timelineWindow", id: request.id, timeline });
 }
 
 /** The message of an error (a ResponseError's is the server's, worded for the user). */

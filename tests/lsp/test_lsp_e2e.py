@@ -266,13 +266,18 @@ async def test_syntax_error_reaches_lens_and_problems(client: LanguageClient) ->
     assert titles(await lenses(client, uri), bad0)[0].startswith(
         "$(warning) Profile failed: syntax"
     )
-    # Fixed: profiling works again and the problem goes away.
+    # Fixed: the problem goes away with the edit, and profiling works again.
     client.text_document_did_change(
         types.DidChangeTextDocumentParams(
             text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
             content_changes=[types.TextDocumentContentChangeWholeDocument(text=good_text)],
         )
     )
+    for _ in range(50):
+        if not list(client.diagnostics[uri]):
+            break
+        await asyncio.sleep(0.05)
+    assert list(client.diagnostics[uri]) == []
     assert (await click_profile(client, uri, "def square_mul", SQUARE))["ok"] is True
     assert list(client.diagnostics[uri]) == []
 

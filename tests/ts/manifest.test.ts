@@ -111,6 +111,22 @@ describe("package.json", () => {
     }
   });
 
+  it("offers load_inline's file picker in its views only, and Show Assembly in the others", () => {
+    const title = manifest.contributes.menus["editor/title"] ?? [];
+    const inline = title.find((e) => e.command === Commands.openInlineFile);
+    // viewUri puts a load_inline module's files under /<source file>/load_inline/.
+    const inViews =
+      "resourceScheme == kernel-lens && resourcePath =~ /^\\/[^\\/]+\\/load_inline\\//";
+    assert.equal(inline?.when, inViews);
+    assert.equal(inline?.group, "navigation");
+    const assembly = title.find((e) => e.command === Commands.showAssembly);
+    assert.ok(assembly?.when?.endsWith(" && !(resourcePath =~ /^\\/[^\\/]+\\/load_inline\\//)"));
+    const palette = manifest.contributes.menus["commandPalette"] ?? [];
+    const show = palette.find((e) => e.command === Commands.showInlineExtension);
+    assert.equal(show?.when, "editorLangId == python");
+    assert.equal(palette.find((e) => e.command === Commands.openInlineFile)?.when, inViews);
+  });
+
   it("contributes the linked-line colour for every kind of theme", () => {
     const color = manifest.contributes.colors?.find((c) => c.id === LINKED_LINE_COLOR);
     assert.ok(color !== undefined, LINKED_LINE_COLOR);

@@ -60,6 +60,8 @@ const state: {
 };
 
 let live: LiveView | undefined;
+/** The timeline on screen, which detail answers go to. */
+let timelineView: TimelineView | undefined;
 
 /** {@link live} as set by the last render (read through a call: renders set it as they go). */
 function liveView(): LiveView | undefined {
@@ -225,14 +227,27 @@ function timelineContent(
   if (timeline.lanes.length === 0) {
     return el("p", { className: "muted", text: "The trace has no complete events to show." });
   }
-  const view = new TimelineView(timeline, links ? { onRevealLine: revealLine } : {});
+  const requestDetail = (id: number, start: number, end: number): void =>
+    post({ type: "timelineWindow", id, start, end });
+  const view = new TimelineView(
+    timeline,
+    timeline.path === undefined
+      ? links
+        ? { onRevealLine: revealLine }
+        : {}
+      : links
+        ? { onRevealLine: revealLine, requestDetail }
+        : { requestDetail },
+  );
   live = view;
+  timelineView = view;
   return view.element;
 }
 
 function render(): void {
   live?.dispose();
   live = undefined;
+  timelineView = undefined;
   const content = tabContent();
   app.replaceChildren(
     header(),
@@ -294,6 +309,9 @@ function onMessage(message: ToWebview): void {
       return;
     case "theme":
       live?.redraw();
+      return;
+    case "timelineWindow":
+      timelineView?.receiveDetail(message.id, message.timeline);
       return;
   }
   render();

@@ -73,13 +73,16 @@ function launchShape(k: NcuKernel): string {
   return `${formatCount(k.grid_size)} × ${formatCount(k.block_size)}`;
 }
 
-function hintView(hint: NcuHint): HTMLElement {
+/** Hints shown open; the rest show their title line until clicked. */
+const OPEN_HINTS = 3;
+
+function hintView(hint: NcuHint, index: number): HTMLElement {
   const speedup =
     hint.speedup_pct === null
       ? ""
       : `est. speedup ${significant(hint.speedup_pct)} %${hint.speedup_type === null ? "" : ` (${hint.speedup_type})`}`;
-  return el("li", { className: `hint-item kind-${hint.kind.toLowerCase()}` }, [
-    el("div", { className: "hint-head" }, [
+  const details = el("details", {}, [
+    el("summary", { className: "hint-head" }, [
       el("span", { className: `badge kind-${hint.kind.toLowerCase()}`, text: hint.kind }),
       el("strong", { text: hint.title }),
       speedup === "" ? null : el("span", { className: "speedup", text: speedup }),
@@ -88,6 +91,8 @@ function hintView(hint: NcuHint): HTMLElement {
     ]),
     el("p", { className: "hint-message", text: hint.message }),
   ]);
+  details.open = index < OPEN_HINTS;
+  return el("li", { className: `hint-item kind-${hint.kind.toLowerCase()}` }, [details]);
 }
 
 function kernelView(k: NcuKernel, actions: NcuActions): HTMLElement {

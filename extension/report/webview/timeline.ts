@@ -12,15 +12,21 @@ import {
   DEFAULT_METRICS,
   LEGEND,
   categoryColor,
+  covers,
   describeEvent,
+  detailWindow,
   fitText,
   fullView,
   hitTest,
+  initiallyCollapsed,
+  laneHeaderAt,
   layoutLanes,
+  needsDetail,
   panBy,
   ticks,
   visibleBoxes,
   wheelZoomFactor,
+  withDetail,
   xToTime,
   zoomAround,
   type LaneBlock,
@@ -34,6 +40,8 @@ const DRAG_THRESHOLD = 4;
 
 /** The zoom of each timeline seen, so a redraw after new data keeps it (same trace). */
 const savedViews = new Map<string, TimeView>();
+/** The folded lanes of each timeline seen. */
+const savedCollapsed = new Map<string, Set<string>>();
 
 function timelineKey(timeline: Timeline): string {
   return `${timeline.span_us}:${timeline.event_count}:${timeline.kept}`;
@@ -42,7 +50,17 @@ function timelineKey(timeline: Timeline): string {
 export interface TimelineOptions {
   /** Called with the 1-based line of a clicked event; absent: no source linking. */
   onRevealLine?: (line: number) => void;
+  /**
+   * Asks for the events between `start` and `end` in detail; the answer comes back through
+   * {@link TimelineView.receiveDetail} with the same `id`. Absent: the overview only.
+   */
+  requestDetail?: (id: number, start: number, end: number) => void;
 }
+
+/** Quiet time after a zoom or pan before asking for detail, in milliseconds. */
+const DETAIL_DELAY_MS = 150;
+
+let detailRequests = 0;
 
 /** The timeline view; `element` goes into the page, `dispose` before it leaves. */
 export class TimelineView {
@@ -51,9 +69,15 @@ export class TimelineView {
   private readonly body: HTMLCanvasElement;
   private readonly scroller: HTMLElement;
   private readonly tooltip: HTMLElement;
-  private readonly lanes: LaneBlock[];
-  private readonly rows: Row[];
-  private readonly height: number;
+  private lanes: LaneBlock[] = [];
+  private rows: Row[] = [];
+  private readonly laneIds: string[];
+  private height = 0;
+  private readonly collapsed: Set<string>;
+  /** The server's detail of a window, drawn while it covers the view. */
+  private detail: { window: [number, number]; timeline: Timeline; rows: Row[] } | undefined;
+  private pending: { id: number; window: [number, number] } | undefined;
+  private detailTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly bounds: TimeView;
   private readonly key: string;
   private view: TimeView;
@@ -67,13 +91,12 @@ export class TimelineView {
   private hatch: { color: string; pattern: CanvasPattern | null } | undefined;
 
   constructor(
-    timeline: Timeline,
+    private readonly timeline: Timeline,
     private readonly options: TimelineOptions = {},
   ) {
-    const layout = layoutLanes(timeline);
-    this.lanes = layout.lanes;
-    this.rows = layout.rows;
-    this.height = layout.height;
+    this.collapsed = savedCollapsed.get(timelineKey(timeline)) ?? initiallyCollapsed(timeline);
+    this.relayout();
+    this.laneIds = timeline.lanes.map((lane) => lane.id);
     this.bounds = fullView(timeline.span_us);
     this.key = timelineKey(timeline);
     this.view = savedViews.get(this.key) ?? this.bounds;
@@ -122,7 +145,8 @@ export class TimelineView {
       el("p", {
         className: "hint muted",
         text:
-          "Wheel: zoom around the pointer · Shift+wheel or drag: pan · double-click: show all" +
+          "Wheel: zoom around the pointer · Shift+wheel or drag: pan · double-click: show all · " +
+          "click a lane's title: fold it" +
           (options.onRevealLine === undefined ? "" : " · click an event: go to its source line"),
       }),
     ]);
@@ -137,11 +161,89 @@ export class TimelineView {
     this.scroller.addEventListener("scroll", () => this.hideTooltip());
     this.resize = new ResizeObserver(() => this.redraw());
     this.resize.observe(this.scroller);
+    // A zoom kept from before (same trace) may need its detail again.
+    this.scheduleDetail();
   }
 
   dispose(): void {
     this.resize.disconnect();
     cancelAnimationFrame(this.frame);
+    clearTimeout(this.detailTimer);
+  }
+
+  /** Lays the lanes out again (a lane folded or unfolded), keeping the detail. */
+  private relayout(): void {
+    const layout = layoutLanes(this.timeline, DEFAULT_METRICS, this.collapsed);
+    this.lanes = layout.lanes;
+    this.rows = layout.rows;
+    this.height = layout.height;
+    if (this.detail !== undefined) {
+      this.detail.rows = withDetail(this.rows, this.laneIds, this.detail.timeline);
+    }
+  }
+
+  /** Folds or unfolds a lane. */
+  private toggleLane(id: string): void {
+    if (!this.collapsed.delete(id)) {
+      this.collapsed.add(id);
+    }
+    savedCollapsed.set(this.key, new Set(this.collapsed));
+    this.relayout();
+    this.redraw();
+  }
+
+  /** Takes the server's answer to a detail request (only the latest request's is used). */
+  receiveDetail(id: number, detail: Timeline | null): void {
+    if (this.pending?.id !== id) {
+      return;
+    }
+    const window = this.pending.window;
+    this.pending = undefined;
+    if (detail !== null) {
+      this.detail = {
+        window: detail.window ?? window,
+        timeline: detail,
+        rows: withDetail(this.rows, this.laneIds, detail),
+      };
+      this.redraw();
+      // Zoomed in further while the answer was on its way?
+      this.scheduleDetail();
+    }
+  }
+
+  /** The rows to draw and hit: the detail's while it covers the view, else the overview's. */
+  private currentRows(): Row[] {
+    const detail = this.detail;
+    return detail !== undefined && covers(detail.window, this.view, this.timeline.span_us)
+      ? detail.rows
+      : this.rows;
+  }
+
+  /** After the view settles, asks for detail if the view is zoomed past what it has. */
+  private scheduleDetail(): void {
+    const request = this.options.requestDetail;
+    if (request === undefined) {
+      return;
+    }
+    clearTimeout(this.detailTimer);
+    this.detailTimer = setTimeout(() => {
+      const span = this.timeline.span_us;
+      const detail = this.detail;
+      const data =
+        detail !== undefined && covers(detail.window, this.view, span)
+          ? detail.timeline
+          : this.timeline;
+      if (!needsDetail(data, this.view, this.width)) {
+        return;
+      }
+      if (this.pending !== undefined && covers(this.pending.window, this.view, span)) {
+        return;
+      }
+      const window = detailWindow(this.view, span);
+      detailRequests += 1;
+      this.pending = { id: detailRequests, window };
+      request(detailRequests, window[0], window[1]);
+    }, DETAIL_DELAY_MS);
   }
 
   /** Draws again on the next frame (new size, new theme). */
@@ -159,6 +261,7 @@ export class TimelineView {
     savedViews.set(this.key, view);
     this.hideTooltip();
     this.redraw();
+    this.scheduleDetail();
   }
 
   private onWheel(e: WheelEvent): void {
@@ -222,7 +325,16 @@ export class TimelineView {
       this.setView(panBy(drag.view, dx, this.width, this.bounds));
       return;
     }
-    const event = hitTest(this.rows, DEFAULT_METRICS, this.view, this.width, e.offsetX, e.offsetY);
+    const onHeader = laneHeaderAt(this.lanes, DEFAULT_METRICS, e.offsetY) !== undefined;
+    this.body.classList.toggle("on-header", onHeader);
+    const event = hitTest(
+      this.currentRows(),
+      DEFAULT_METRICS,
+      this.view,
+      this.width,
+      e.offsetX,
+      e.offsetY,
+    );
     this.setHovered(event, e.offsetX, e.offsetY);
   }
 
@@ -233,7 +345,19 @@ export class TimelineView {
     if (drag === undefined || drag.moved || drag.pointer !== e.pointerId) {
       return;
     }
-    const event = hitTest(this.rows, DEFAULT_METRICS, this.view, this.width, e.offsetX, e.offsetY);
+    const header = laneHeaderAt(this.lanes, DEFAULT_METRICS, e.offsetY);
+    if (header !== undefined) {
+      this.toggleLane(header.id);
+      return;
+    }
+    const event = hitTest(
+      this.currentRows(),
+      DEFAULT_METRICS,
+      this.view,
+      this.width,
+      e.offsetX,
+      e.offsetY,
+    );
     this.selected = event;
     this.redraw();
     if (event?.line !== null && event?.line !== undefined && this.options.onRevealLine) {
@@ -357,9 +481,11 @@ export class TimelineView {
       c.fillStyle = colors.header;
       c.fillRect(0, lane.y, width, header);
       c.fillStyle = colors.fg;
-      c.fillText(lane.title, 6, lane.y + header / 2);
+      const mark = lane.collapsed ? "▸" : "▾";
+      const folded = lane.collapsed ? `  (${lane.depths} rows folded: click to show)` : "";
+      c.fillText(`${mark} ${lane.title}${folded}`, 6, lane.y + header / 2);
     }
-    for (const row of this.rows) {
+    for (const row of this.currentRows()) {
       if (row.y + rowHeight < top || row.y > bottom) {
         continue;
       }

@@ -155,11 +155,16 @@ export interface Row {
 
 /** A lane's header band and its rows. */
 export interface LaneBlock {
+  id: string;
   title: string;
   kind: LaneKind;
   /** Top of the header band. */
   y: number;
+  /** The lane's rows; none while it is collapsed. */
   rows: Row[];
+  collapsed: boolean;
+  /** Its depth levels (rows when expanded). */
+  depths: number;
 }
 
 /** Heights used by {@link layoutLanes}, in pixels. */
@@ -174,6 +179,7 @@ export const DEFAULT_METRICS: RowMetrics = { header: 20, row: 18 };
 export function layoutLanes(
   timeline: Timeline,
   metrics: RowMetrics = DEFAULT_METRICS,
+  collapsed: ReadonlySet<string> = new Set(),
 ): { lanes: LaneBlock[]; rows: Row[]; height: number } {
   const lanes: LaneBlock[] = [];
   const rows: Row[] = [];
@@ -188,10 +194,19 @@ export function layoutLanes(
         list.push(event);
       }
     }
-    const block: LaneBlock = { title: lane.title, kind: lane.kind, y, rows: [] };
-    y += metrics.header;
     const depths = [...byDepth.keys()].sort((a, b) => a - b);
-    for (const depth of depths) {
+    const folded = collapsed.has(lane.id);
+    const block: LaneBlock = {
+      id: lane.id,
+      title: lane.title,
+      kind: lane.kind,
+      y,
+      rows: [],
+      collapsed: folded,
+      depths: depths.length,
+    };
+    y += metrics.header;
+    for (const depth of folded ? [] : depths) {
       const events = [...(byDepth.get(depth) ?? [])].sort((a, b) => a.start - b.start);
       let latest = -Infinity;
       const maxEnd = events.map((e) => (latest = Math.max(latest, e.start + e.dur)));
@@ -203,6 +218,32 @@ export function layoutLanes(
     lanes.push(block);
   });
   return { lanes, rows, height: y };
+}
+
+/**
+ * The lanes folded when a timeline is first shown: CPU threads that ran only Python frames
+ * (the profiler's and tqdm's helper threads), which would push the ops and kernels out of sight.
+ */
+export function initiallyCollapsed(timeline: Timeline): Set<string> {
+  return new Set(
+    timeline.lanes
+      .filter(
+        (lane) =>
+          lane.kind === "cpu" &&
+          lane.events.length > 0 &&
+          lane.events.every((e) => e.cat === "python_function"),
+      )
+      .map((lane) => lane.id),
+  );
+}
+
+/** The lane whose header band is at y, if any. */
+export function laneHeaderAt(
+  lanes: readonly LaneBlock[],
+  metrics: RowMetrics,
+  y: number,
+): LaneBlock | undefined {
+  return lanes.find((lane) => y >= lane.y && y < lane.y + metrics.header);
 }
 
 /** First index in [0, n) for which `pred` holds, given that it holds from some index on. */
@@ -300,6 +341,74 @@ export function hitTest(
     }
   }
   return best;
+}
+
+/**
+ * Positions across its span (or window) at which the server merges short neighbours
+ * (`build_timeline`'s `resolution`).
+ */
+export const SERVER_RESOLUTION = 4000;
+
+/** The time scale a timeline was reduced at: its window's span, else the whole trace's. */
+export function reducedScale(timeline: Timeline): number {
+  const window = timeline.window;
+  return window === null || window === undefined ? timeline.span_us : window[1] - window[0];
+}
+
+/**
+ * True when the view is zoomed in past what `timeline` resolves: it has merged blocks, and the
+ * events merged into them could be told apart at this zoom (the merge threshold is wider than
+ * a pixel). The panel then asks the server for the window in detail.
+ */
+export function needsDetail(timeline: Timeline, view: TimeView, width: number): boolean {
+  const merged = timeline.lanes.some((lane) => lane.events.some((e) => e.merged === true));
+  const mergeUs = reducedScale(timeline) / SERVER_RESOLUTION;
+  return merged && mergeUs > (view.end - view.start) / width;
+}
+
+/** True when a detail window covers the view (the parts of it inside the trace). */
+export function covers(window: readonly [number, number], view: TimeView, spanUs: number): boolean {
+  return window[0] <= Math.max(view.start, 0) && Math.min(view.end, spanUs) <= window[1];
+}
+
+/** The window to ask for: the view and half its width on each side (pans stay covered). */
+export function detailWindow(view: TimeView, spanUs: number): [number, number] {
+  const pad = (view.end - view.start) / 2;
+  return [Math.max(0, view.start - pad), Math.min(spanUs, view.end + pad)];
+}
+
+/**
+ * `rows` (the overview's layout) with their events taken from `detail` instead, matched by lane
+ * id and depth: the rows keep their places, so the view does not jump when the detail arrives.
+ */
+export function withDetail(
+  rows: readonly Row[],
+  laneIds: readonly string[],
+  detail: Timeline,
+): Row[] {
+  const byKey = new Map<string, TimelineEvent[]>();
+  for (const lane of detail.lanes) {
+    for (const event of lane.events) {
+      const key = `${lane.id}\u0000${event.depth}`;
+      const list = byKey.get(key);
+      if (list === undefined) {
+        byKey.set(key, [event]);
+      } else {
+        list.push(event);
+      }
+    }
+  }
+  return rows.map((row) => {
+    const events = [...(byKey.get(`${laneIds[row.lane] ?? ""}\u0000${row.depth}`) ?? [])].sort(
+      (a, b) => a.start - b.start,
+    );
+    let latest = -Infinity;
+    return {
+      ...row,
+      events,
+      maxEnd: events.map((e) => (latest = Math.max(latest, e.start + e.dur))),
+    };
+  });
 }
 
 /** The theme colour (a VS Code CSS variable) of an event category. */

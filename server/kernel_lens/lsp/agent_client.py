@@ -11,6 +11,7 @@ import collections
 import contextlib
 import itertools
 import os
+import re
 import signal
 from collections.abc import Callable
 from typing import Any
@@ -24,6 +25,8 @@ __all__ = ["AgentClient"]
 START_TIMEOUT_S = 180.0
 #: Lines of agent output forwarded per job: a print in a timed function runs thousands of times.
 MAX_LOG_LINES_PER_JOB = 300
+#: Kineto's start/stop trace lines (printed by some torch builds at every profile).
+_NOISE = re.compile(r"^USDT:.*SyncActivityProfilerHandler\.cpp:\d+\] profiler_(start|stop)$")
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -110,6 +113,8 @@ class AgentClient:
             if not raw:
                 return
             text = raw.decode("utf-8", "replace").rstrip("\n")
+            if _NOISE.match(text):
+                continue
             self._stderr_tail.append(text)
             if self._logged < MAX_LOG_LINES_PER_JOB:
                 self._logged += 1

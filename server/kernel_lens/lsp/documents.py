@@ -77,6 +77,24 @@ def setup(ls: KernelLensServer) -> None:
         ls.log(f"workspace trusted: {ls.settings.workspace_trusted}", types.MessageType.Info)
         refresh_lenses(ls)
 
+    @ls.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: KernelLensServer, params: types.DidChangeTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        if uri not in ls.syntax_errors:
+            return
+        # A syntax error found by a profile goes away as soon as the text parses again.
+        import ast
+
+        try:
+            ast.parse(ls.workspace.get_text_document(uri).source)
+        except SyntaxError:
+            return
+        from kernel_lens.lsp.commands import DIAGNOSTICS, SYNTAX_KEY
+
+        ls.syntax_errors.pop(uri, None)
+        DIAGNOSTICS.set(ls, uri, SYNTAX_KEY, None)
+        refresh_lenses(ls)
+
     @ls.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: KernelLensServer, params: types.DidCloseTextDocumentParams) -> None:
         ls.results.forget(params.text_document.uri)

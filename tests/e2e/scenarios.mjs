@@ -6,10 +6,10 @@
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 
-/** What the summary lens of a CPU run looks like: `0.131 ms ±0.6% · 3 ops · CPU`. */
-const SUMMARY = /\d ms ±[\d.]+%.*CPU/;
+/** What the summary lens of a CPU run looks like: `0.131 ms ±0.6% · 3 ops · CPU` (or `4.80 µs ±…`). */
+const SUMMARY = /\d (ms|µs) ±[\d.]+%.*CPU/;
 /** A result of any kind (summary, per-line op, failure) rather than a Profile/trust link. */
-const ANY_RESULT = /ms ±|aten::|Profile failed|Profile cancelled/;
+const ANY_RESULT = /(ms|µs) ±|aten::|Profile failed|Profile cancelled/;
 /** A row of lenses (links joined by " | ") with a plain `Profile` link among them. */
 const PROFILE_LINK = /(?:^|\|\s*)Profile(?:\s*\||$)/;
 /** The first profile starts the server's agent and imports torch. */
@@ -94,7 +94,7 @@ export const SCENARIOS = [
             "the Profiling… lens (or already the result)",
             async () => {
               const row = await r.lensesAbove(THREE_WAYS);
-              return /Profiling…|ms ±/.test(row?.text ?? "") ? row.text : null;
+              return /Profiling…|(ms|µs) ±/.test(row?.text ?? "") ? row.text : null;
             },
             30_000,
             50,

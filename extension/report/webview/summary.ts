@@ -32,6 +32,11 @@ function stat(label: string, value: string, detail: string): HTMLElement {
   ]);
 }
 
+/** Why CPU times per line are not the function's time (as the lenses and hovers say). */
+const CPU_NOTE =
+  "CPU time of each op under the profiler, which inflates it: for comparing lines, not the " +
+  "function's time (that is the median above, timed without the profiler).";
+
 /** One table row per kernel (or per op without kernels) of each line. */
 interface LineRow {
   line: ProfileLine;
@@ -158,7 +163,11 @@ export function summaryView(profile: Profile, actions: SummaryActions): HTMLElem
         el("th", { className: "num", text: "Line" }),
         el("th", { text: "Source" }),
         el("th", { text: gpu ? "Op → kernel" : "Op" }),
-        el("th", { className: "num", text: gpu ? "Device" : "CPU" }),
+        el("th", {
+          className: "num",
+          text: gpu ? "Device" : "CPU*",
+          ...(gpu ? {} : { title: CPU_NOTE }),
+        }),
         el("th", { className: "num", text: "Calls" }),
       ]),
     ]),
@@ -174,5 +183,6 @@ export function summaryView(profile: Profile, actions: SummaryActions): HTMLElem
     rows.length === 0
       ? el("p", { className: "muted", text: "No line of the function ran a torch op." })
       : table,
+    gpu || rows.length === 0 ? null : el("p", { className: "muted note", text: `* ${CPU_NOTE}` }),
   ]);
 }

@@ -272,7 +272,7 @@ export class SweepView {
           },
         },
         plugins: {
-          legend: { position: "bottom" },
+          legend: { position: "bottom", labels: { usePointStyle: true } },
           tooltip: {
             callbacks: {
               title: (items) => `${param} = ${items[0]?.parsed.x ?? ""}`,

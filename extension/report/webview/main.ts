@@ -249,9 +249,10 @@ function render(): void {
   live = undefined;
   timelineView = undefined;
   const content = tabContent();
+  const banner = errorBanner();
   app.replaceChildren(
     header(),
-    ...(errorBanner() === null ? [] : [errorBanner() as HTMLElement]),
+    ...(banner === null ? [] : [banner]),
     tabBar(),
     el(
       "div",

@@ -721,6 +721,17 @@ export const RevealReportNotification = new NotificationType<RevealReportParams>
   "kernelLens/revealReport",
 );
 
+/** Params of `kernelLens/resultsChanged` (server -> client). */
+export interface ResultsChangedParams {
+  uri: string;
+  function: string;
+}
+
+/** Server -> client: a function's results changed (profile, ncu, sweep, applied edit). */
+export const ResultsChangedNotification = new NotificationType<ResultsChangedParams>(
+  "kernelLens/resultsChanged",
+);
+
 /** Server commands of the report (registered as VS Code commands by vscode-languageclient). */
 export const ReportServerCommands = {
   /** Nsight Compute on a function. Argument: one {@link RunNcuArgs}. */

@@ -6,7 +6,7 @@
 import * as vscode from "vscode";
 import { Commands, DISPLAY_NAME, LANGUAGE } from "../constants";
 import type { Ctx } from "../ctx";
-import { RevealReportNotification } from "../protocol";
+import { ResultsChangedNotification, RevealReportNotification } from "../protocol";
 import { functionAt, scanPython } from "../pyscan";
 import { FileViewer } from "./customEditors";
 import { ReportPanel } from "./panel";
@@ -34,6 +34,12 @@ export function registerReport(ctx: Ctx): void {
       showReport(ctx, panel, arg),
     ),
     ctx.onClientCreated((client) => [
+      client.onNotification(ResultsChangedNotification, (params: unknown) => {
+        const p = params as Partial<{ uri: unknown; function: unknown }> | null;
+        if (typeof p?.uri === "string" && typeof p.function === "string") {
+          panel.refreshIf(p.uri, p.function);
+        }
+      }),
       client.onNotification(RevealReportNotification, (params: unknown) => {
         if (isRevealReportParams(params)) {
           panel.show({ uri: params.uri, function: params.function }, params.tab);

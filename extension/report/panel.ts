@@ -58,6 +58,14 @@ export class ReportPanel implements vscode.Disposable {
     panel.reveal(panel.viewColumn, true);
   }
 
+  /** Reloads the panel if it shows `uri`'s `fn` (its results changed on the server). */
+  refreshIf(uri: string, fn: string): void {
+    const target = this.target;
+    if (this.panel?.visible === true && target?.uri === uri && target.function === fn) {
+      void this.load();
+    }
+  }
+
   dispose(): void {
     this.panel?.dispose();
   }

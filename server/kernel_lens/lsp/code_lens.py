@@ -155,7 +155,7 @@ def document_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.C
                     line - 1,
                     "$(tools) load_inline: PTX, sources, nvcc",
                     CMD_SHOW_INLINE,
-                    [{"uri": uri}],
+                    [{"uri": uri, "line": line}],
                 )
             )
     return lenses

@@ -15,9 +15,11 @@ from kernel_lens.lsp.documents import refresh_lenses
 from kernel_lens.lsp.protocol import (
     CMD_PROFILE,
     CMD_PROFILE_ALL,
+    NOTIFY_RESULTS_CHANGED,
     NOTIFY_STATUS,
     ProfileAllArgs,
     ProfileArgs,
+    ResultsChangedParams,
     StatusParams,
 )
 from kernel_lens.lsp.results import Record, function_text
@@ -202,6 +204,7 @@ async def profile_function(
         if progress_ok:
             ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
     refresh_lenses(ls)
+    ls.protocol.notify(NOTIFY_RESULTS_CHANGED, ResultsChangedParams(uri=uri, function=qualname))
     return outcome
 
 

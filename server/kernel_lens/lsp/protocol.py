@@ -29,6 +29,8 @@ __all__ = [
     "CMD_SHOW_REPORT",
     "CMD_SWEEP",
     "NOTIFY_REVEAL",
+    "NOTIFY_RESULTS_CHANGED",
+    "ResultsChangedParams",
     "NcuArgs",
     "REQ_NCU_FILE",
     "REQ_REPORT",
@@ -84,6 +86,9 @@ REQ_NCU_FILE = "kernelLens/ncuFile"
 REQ_TIMELINE_WINDOW = "kernelLens/timelineWindow"
 #: server → client notification: :class:`RevealParams` (open the report panel on a tab).
 NOTIFY_REVEAL = "kernelLens/revealReport"
+#: server → client notification: :class:`ResultsChangedParams` (a function's results changed:
+#: an open report panel on it reloads).
+NOTIFY_RESULTS_CHANGED = "kernelLens/resultsChanged"
 #: ``workspace/executeCommand``: Nsight Compute on a function (:class:`NcuArgs`).
 CMD_RUN_NCU = "kernelLens.runNcu"
 #: ``workspace/executeCommand``: sweep an int parameter (:class:`SweepArgs`).
@@ -222,3 +227,11 @@ class TimelineWindowParams:
     path: str
     start_us: float
     end_us: float
+
+
+@attrs.define
+class ResultsChangedParams:
+    """A function's stored results (profile, ncu, sweep, source) changed."""
+
+    uri: str
+    function: str

@@ -17,13 +17,14 @@ from lsprotocol import types
 
 from kernel_lens.agent.errors import ProfileError
 from kernel_lens.analysis.names import short_kernel_name
-from kernel_lens.analysis.param_edit import parameter_edits
+from kernel_lens.analysis.param_edit import int_parameters, parameter_edits
 from kernel_lens.lsp.commands import DIAGNOSTICS, uri_to_path
 from kernel_lens.lsp.generated import RequestFailed, _trusted
 from kernel_lens.lsp.protocol import (
     CMD_APPLY_PARAMETER,
     CMD_RUN_NCU,
     CMD_SWEEP,
+    NOTIFY_RESULTS_CHANGED,
     NOTIFY_REVEAL,
     NOTIFY_STATUS,
     REQ_NCU_FILE,
@@ -33,6 +34,7 @@ from kernel_lens.lsp.protocol import (
     ApplyParameterArgs,
     NcuArgs,
     ReportParams,
+    ResultsChangedParams,
     RevealParams,
     StatusParams,
     SweepArgs,
@@ -166,13 +168,24 @@ def _load_cached(path: str) -> dict[str, Any]:
     return _TRACES[path][1]
 
 
+_OVERVIEWS: dict[str, tuple[float, dict[str, Any]]] = {}
+
+
 def _timeline_of(path: str | None) -> dict[str, Any] | None:
+    """The overview timeline of a trace file, cached per file and modification time."""
     if not path or not os.path.isfile(path):
         return None
     from kernel_lens.analysis.timeline import build_timeline
 
+    mtime = os.path.getmtime(path)
+    cached = _OVERVIEWS.get(path)
+    if cached is not None and cached[0] == mtime:
+        return cached[1]
     timeline = build_timeline(_load_cached(path))
     timeline["path"] = path
+    if len(_OVERVIEWS) >= 8:
+        _OVERVIEWS.pop(next(iter(_OVERVIEWS)))
+    _OVERVIEWS[path] = (mtime, timeline)
     return timeline
 
 
@@ -185,9 +198,15 @@ def setup(ls: KernelLensServer) -> None:
         record = ls.results.get(params.uri, params.function)
         profile = record.result if record and record.state == "ok" else None
         key = (params.uri, params.function)
+        doc = ls.workspace.get_text_document(params.uri)
+        try:
+            int_params = int_parameters(doc.source, params.function)
+        except SyntaxError:
+            int_params = {}
         return {
             "function": params.function,
             "uri": params.uri,
+            "int_parameters": int_params,
             "profile": profile,
             "timeline": _timeline_of(profile.get("trace_path")) if profile else None,
             "ncu": ls.ncu_results.get(key),
@@ -269,6 +288,7 @@ def setup(ls: KernelLensServer) -> None:
             types.MessageType.Info,
         )
         ls.protocol.notify(NOTIFY_REVEAL, RevealParams(args.uri, args.function, "ncu"))
+        ls.protocol.notify(NOTIFY_RESULTS_CHANGED, ResultsChangedParams(args.uri, args.function))
         return {
             "ok": True,
             "kernels": len(result["kernels"]),
@@ -330,4 +350,8 @@ def setup(ls: KernelLensServer) -> None:
                 edit=types.WorkspaceEdit(changes={args.uri: text_edits}),
             )
         )
+        sweep = ls.sweep_results.get((args.uri, args.function))
+        if response.applied and sweep is not None and sweep.get("param") == args.param:
+            sweep["current"] = args.value
+        ls.protocol.notify(NOTIFY_RESULTS_CHANGED, ResultsChangedParams(args.uri, args.function))
         return {"ok": bool(response.applied), "edits": len(text_edits)}

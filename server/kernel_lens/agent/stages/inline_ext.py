@@ -112,20 +112,33 @@ def _ptx(
             return fh.read(), log
 
 
+class _BuildFailedError(Exception):
+    def __init__(self, reason: str, log: str, folder: str | None, ninja: str | None) -> None:
+        super().__init__(reason)
+        self.reason, self.log, self.folder, self.ninja = reason, log, folder, ninja
+
+
 def _build(module: Any, call_kwargs: dict[str, Any]) -> tuple[str, str | None, str | None]:
-    """Build with load_inline (verbose); return (log, build folder, build.ninja text)."""
+    """Build with load_inline (verbose); return (log, build folder, build.ninja text).
+
+    Raises:
+        _BuildFailedError: with the log captured so far (the compiler's errors are in it).
+    """
     from torch.utils.cpp_extension import _get_build_directory, load_inline
 
     from kernel_lens.agent.stdio import stdout_to_stderr
 
     del module
     name = call_kwargs["name"]
+    error: Exception | None = None
     with tempfile.TemporaryFile("w+") as log_file:
         saved_err = os.dup(2)
         os.dup2(log_file.fileno(), 2)
         try:
             with stdout_to_stderr():
                 load_inline(**{**call_kwargs, "verbose": True})
+        except Exception as exc:
+            error = exc
         finally:
             os.dup2(saved_err, 2)
             os.close(saved_err)
@@ -134,6 +147,9 @@ def _build(module: Any, call_kwargs: dict[str, Any]) -> tuple[str, str | None, s
     folder = call_kwargs.get("build_directory") or _get_build_directory(name, verbose=False)
     ninja = os.path.join(folder, "build.ninja")
     text = open(ninja, encoding="utf-8").read() if os.path.exists(ninja) else None
+    if error is not None:
+        reason = f"{type(error).__name__}: {str(error).splitlines()[0][:300] if str(error) else ''}"
+        raise _BuildFailedError(reason, log, folder, text)
     return log, folder, text
 
 
@@ -239,11 +255,33 @@ def analyze_inline(
                     }
                 ]
         if build:
-            kwargs = {k: v for k, v in values.items()}
-            for key in ("functions", "extra_cuda_cflags", "extra_cflags", "extra_ldflags"):
-                if key in values:
-                    kwargs[key] = values[key]
-            log, folder, ninja = _build(module, kwargs)
+            import torch
+
+            if cuda and torch.version.cuda is None:
+                # The PTX above needs only nvcc; a build needs torch's CUDA libraries.
+                entry["errors"].append(
+                    {
+                        "severity": "error",
+                        "cuda_line": None,
+                        "line": call.lineno,
+                        "message": f"building {name} needs a CUDA build of torch; this one "
+                        f"({torch.__version__}) is CPU-only",
+                    }
+                )
+                modules.append(entry)
+                continue
+            try:
+                log, folder, ninja = _build(module, dict(values))
+            except _BuildFailedError as failed:
+                log, folder, ninja = failed.log, failed.folder, failed.ninja
+                entry["errors"].append(
+                    {
+                        "severity": "error",
+                        "message": f"load_inline failed: {failed.reason}",
+                        "cuda_line": None,
+                        "line": call.lineno,
+                    }
+                )
             entry["build_log"] = log
             entry["build_directory"] = folder
             entry["files"]["build.ninja"] = ninja

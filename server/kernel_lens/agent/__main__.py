@@ -11,7 +11,10 @@ import os
 import platform
 import sys
 import traceback
+from collections.abc import Callable
 from typing import Any, BinaryIO
+
+Progress = Callable[[str, str], None]
 
 
 def _take_protocol_channel() -> BinaryIO:
@@ -19,6 +22,58 @@ def _take_protocol_channel() -> BinaryIO:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     return os.fdopen(proto_fd, "wb", buffering=0)
+
+
+def _profile(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    from kernel_lens.agent.runner import ProfileRequest, run_profile
+
+    return run_profile(ProfileRequest.from_json(params), progress)
+
+
+def _asm(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    from kernel_lens.agent.stages.triton_ir import compile_file_kernels
+
+    progress("asm", f"compiling {params['kernel']}")
+    compiled = compile_file_kernels(
+        params["path"], params.get("text"), kernel=params["kernel"], arch=params.get("arch")
+    )
+    return compiled[0].to_json()
+
+
+def _inline(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    from kernel_lens.agent.stages.inline_ext import analyze_inline
+
+    progress("inline", "nvcc: compiling the CUDA source to PTX")
+    return analyze_inline(
+        params["path"],
+        params.get("text"),
+        arch=int(params.get("arch") or 90),
+        build=bool(params.get("build")),
+    )
+
+
+def _ncu(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    from kernel_lens.agent.stages.ncu import run_ncu
+    from kernel_lens.agent.stages.ops import default_trace_dir
+
+    progress("ncu", f"Nsight Compute ({params.get('set') or 'basic'} set)")
+    return run_ncu(
+        params["path"],
+        params["text"],
+        params["function"],
+        section_set=str(params.get("set") or "basic"),
+        report_dir=os.path.join(os.path.dirname(default_trace_dir()), "ncu"),
+        timeout=float(params.get("timeout") or 600),
+    )
+
+
+#: The agent's methods: each takes the request's params and a progress callback.
+METHODS: dict[str, Callable[[dict[str, Any], Progress], dict[str, Any]]] = {
+    "profile": _profile,
+    "asm": _asm,
+    "inline": _inline,
+    "ncu": _ncu,
+}
 
 
 def main() -> int:
@@ -50,8 +105,6 @@ def main() -> int:
         ready["torch_error"] = f"{type(exc).__name__}: {exc}"
     send(ready)
 
-    from kernel_lens.agent.runner import ProfileRequest, run_profile
-
     for raw in sys.stdin.buffer:
         if not raw.strip():
             continue
@@ -61,98 +114,15 @@ def main() -> int:
             send({"id": None, "error": {"kind": "internal", "message": f"bad request: {exc}"}})
             continue
         job_id = message.get("id")
-        method = message.get("method")
+        method = str(message.get("method"))
         if method == "ping":
             send({"id": job_id, "result": {"pong": True}})
             continue
         if method == "shutdown":
             send({"id": job_id, "result": {}})
             break
-        if method == "ncu":
-            try:
-                from kernel_lens.agent.stages.ncu import run_ncu
-                from kernel_lens.agent.stages.ops import default_trace_dir
-
-                params = message.get("params") or {}
-                result = run_ncu(
-                    params["path"],
-                    params["text"],
-                    params["function"],
-                    section_set=str(params.get("set") or "basic"),
-                    report_dir=os.path.join(os.path.dirname(default_trace_dir()), "ncu"),
-                    timeout=float(params.get("timeout") or 600),
-                )
-                send({"id": job_id, "result": result})
-            except ProfileError as exc:
-                send({"id": job_id, "error": exc.to_json()})
-            except Exception as exc:
-                send(
-                    {
-                        "id": job_id,
-                        "error": {
-                            "kind": "internal",
-                            "message": f"{type(exc).__name__}: {exc}",
-                            "line": None,
-                            "traceback": format_exception(exc),
-                        },
-                    }
-                )
-            continue
-        if method == "inline":
-            try:
-                from kernel_lens.agent.stages.inline_ext import analyze_inline
-
-                params = message.get("params") or {}
-                result = analyze_inline(
-                    params["path"],
-                    params.get("text"),
-                    arch=int(params.get("arch") or 90),
-                    build=bool(params.get("build")),
-                )
-                send({"id": job_id, "result": result})
-            except ProfileError as exc:
-                send({"id": job_id, "error": exc.to_json()})
-            except Exception as exc:
-                send(
-                    {
-                        "id": job_id,
-                        "error": {
-                            "kind": "internal",
-                            "message": f"{type(exc).__name__}: {exc}",
-                            "line": None,
-                            "traceback": format_exception(exc),
-                        },
-                    }
-                )
-            continue
-        if method == "asm":
-            try:
-                from kernel_lens.agent.stages.triton_ir import compile_file_kernels
-
-                params = message.get("params") or {}
-                compiled = compile_file_kernels(
-                    params["path"],
-                    params.get("text"),
-                    kernel=params["kernel"],
-                    arch=params.get("arch"),
-                )
-                send({"id": job_id, "result": compiled[0].to_json()})
-            except ProfileError as exc:
-                send({"id": job_id, "error": exc.to_json()})
-            except Exception as exc:
-                send(
-                    {
-                        "id": job_id,
-                        "error": {
-                            "kind": "internal",
-                            "message": f"{type(exc).__name__}: {exc}",
-                            "line": None,
-                            "traceback": format_exception(exc),
-                        },
-                    }
-                )
-            continue
-        if method != "profile":
+        handler = METHODS.get(method)
+        if handler is None:
             send({"id": job_id, "error": {"kind": "internal", "message": f"unknown {method!r}"}})
             continue
 
@@ -160,36 +130,26 @@ def main() -> int:
             send({"id": job_id, "progress": {"stage": stage, "message": text}})
 
         try:
-            request = ProfileRequest.from_json(message.get("params") or {})
-            result = run_profile(request, progress)
-            send({"id": job_id, "result": result})
+            send({"id": job_id, "result": handler(message.get("params") or {}, progress)})
         except ProfileError as exc:
             send({"id": job_id, "error": exc.to_json()})
         except ImportError as exc:
-            send(
-                {
-                    "id": job_id,
-                    "error": {
-                        "kind": "unsupported",
-                        "message": f"{exc} — is torch installed in {sys.executable}?",
-                        "line": None,
-                        "traceback": format_exception(exc),
-                    },
-                }
-            )
+            error = {
+                "kind": "unsupported",
+                "message": f"{exc} — is torch installed in {sys.executable}?",
+                "line": None,
+                "traceback": format_exception(exc),
+            }
+            send({"id": job_id, "error": error})
         except Exception as exc:
             traceback.print_exc()
-            send(
-                {
-                    "id": job_id,
-                    "error": {
-                        "kind": "internal",
-                        "message": f"{type(exc).__name__}: {exc}",
-                        "line": None,
-                        "traceback": format_exception(exc),
-                    },
-                }
-            )
+            error = {
+                "kind": "internal",
+                "message": f"{type(exc).__name__}: {exc}",
+                "line": None,
+                "traceback": format_exception(exc),
+            }
+            send({"id": job_id, "error": error})
         sys.stderr.flush()
     return 0
 

@@ -3,7 +3,6 @@ cancellation, a timeout, diagnostics for failures and lenses for results."""
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 from urllib.parse import unquote, urlparse
 
@@ -12,18 +11,17 @@ from lsprotocol import types
 from kernel_lens.agent.errors import ProfileError
 from kernel_lens.analysis.functions import SourceSyntaxError, find_function, find_functions
 from kernel_lens.lsp.documents import refresh_lenses
+from kernel_lens.lsp.jobs import run_job, status
 from kernel_lens.lsp.protocol import (
     CMD_PROFILE,
     CMD_PROFILE_ALL,
     NOTIFY_RESULTS_CHANGED,
-    NOTIFY_STATUS,
     ProfileAllArgs,
     ProfileArgs,
     ResultsChangedParams,
-    StatusParams,
 )
 from kernel_lens.lsp.results import Record, function_text
-from kernel_lens.lsp.server import Job, KernelLensServer
+from kernel_lens.lsp.server import KernelLensServer
 
 __all__ = ["profile_function", "setup"]
 
@@ -37,10 +35,6 @@ def uri_to_path(uri: str) -> str:
     if parsed.scheme not in ("file", ""):
         raise ProfileError("not-found", f"only files on disk can be profiled, not {uri}")
     return unquote(parsed.path)
-
-
-def _status(ls: KernelLensServer, state: str, message: str, uri: str | None = None) -> None:
-    ls.protocol.notify(NOTIFY_STATUS, StatusParams(state=state, message=message, uri=uri))  # type: ignore[arg-type]
 
 
 class Diagnostics:
@@ -114,7 +108,7 @@ async def profile_function(
         DIAGNOSTICS.set(ls, uri, SYNTAX_KEY, _error_diagnostic(err, lines, 1))
         ls.syntax_errors[uri] = err.to_json()
         ls.log(f"profile: syntax error in {uri_to_path(uri)}: {exc}", types.MessageType.Error)
-        _status(ls, "error", f"syntax error (line {exc.line})", uri)
+        status(ls, "error", f"syntax error (line {exc.line})", uri)
         refresh_lenses(ls)
         return {"ok": False, "error": err.to_json()}
     if ls.syntax_errors.pop(uri, None) is not None:
@@ -132,31 +126,7 @@ async def profile_function(
     snapshot = function_text(lines, info)
     ls.results.put(uri, Record(qualname, "running", snapshot, info.first_line))
     refresh_lenses(ls)
-    token = f"kernel-lens-{uuid.uuid4()}"
-    job = Job(uri=uri, qualname=qualname, token=token)
-    ls.jobs[token] = job
-    progress_ok = False
-    caps = ls.client_capabilities.window
-    if caps and caps.work_done_progress:
-        try:
-            await ls.work_done_progress.create_async(token)
-            ls.work_done_progress.begin(
-                token,
-                types.WorkDoneProgressBegin(
-                    title=f"Profiling {qualname}", message="starting", cancellable=True
-                ),
-            )
-            progress_ok = True
-        except Exception as exc:
-            ls.log(f"no progress notification: {exc}")
-    _status(ls, "profiling", qualname, uri)
     ls.log(f"profile {qualname} ({uri_to_path(uri)}:{info.def_line})", types.MessageType.Info)
-
-    def on_progress(stage: str, message: str) -> None:
-        ls.log(f"  [{stage}] {message}")
-        if progress_ok:
-            ls.work_done_progress.report(token, types.WorkDoneProgressReport(message=message))
-
     params = {
         "path": uri_to_path(uri),
         "text": source,
@@ -168,11 +138,8 @@ async def profile_function(
     }
     outcome: dict[str, Any]
     try:
-        result = await ls.agent.run(
-            params,
-            timeout=ls.settings.timeout_seconds,
-            on_progress=on_progress,
-            cancelled=job.cancelled,
+        result = await run_job(
+            ls, uri=uri, qualname=qualname, title=f"Profiling {qualname}", params=params
         )
         ls.results.put(uri, Record(qualname, "ok", snapshot, info.first_line, result=result))
         DIAGNOSTICS.set(ls, uri, qualname, None)
@@ -183,7 +150,7 @@ async def profile_function(
             f" on {result.get('device')}; trace {result.get('trace_path')}"
         )
         ls.log(summary, types.MessageType.Info)
-        _status(ls, "idle", summary, uri)
+        status(ls, "idle", summary, uri)
         outcome = {"ok": True, "function": qualname, "timing": timing}
     except ProfileError as err:
         state = "cancelled" if err.kind == "cancelled" else "error"
@@ -193,16 +160,10 @@ async def profile_function(
             ls.log(f"{qualname}: {err}", types.MessageType.Error)
             if err.traceback:
                 ls.log(err.traceback.rstrip())
-            _status(ls, "error", f"{qualname}: {err.kind}", uri)
         else:
             DIAGNOSTICS.set(ls, uri, qualname, None)
             ls.log(f"{qualname}: cancelled", types.MessageType.Info)
-            _status(ls, "idle", f"{qualname}: cancelled", uri)
         outcome = {"ok": False, "error": err.to_json()}
-    finally:
-        ls.jobs.pop(token, None)
-        if progress_ok:
-            ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
     refresh_lenses(ls)
     ls.protocol.notify(NOTIFY_RESULTS_CHANGED, ResultsChangedParams(uri=uri, function=qualname))
     return outcome

@@ -10,7 +10,6 @@ the Python line that launched the kernel.
 from __future__ import annotations
 
 import os
-import uuid
 from typing import Any
 
 from lsprotocol import types
@@ -20,13 +19,13 @@ from kernel_lens.analysis.names import short_kernel_name
 from kernel_lens.analysis.param_edit import int_parameters, parameter_edits
 from kernel_lens.lsp.commands import DIAGNOSTICS, uri_to_path
 from kernel_lens.lsp.generated import RequestFailed, _trusted
+from kernel_lens.lsp.jobs import run_job, status
 from kernel_lens.lsp.protocol import (
     CMD_APPLY_PARAMETER,
     CMD_RUN_NCU,
     CMD_SWEEP,
     NOTIFY_RESULTS_CHANGED,
     NOTIFY_REVEAL,
-    NOTIFY_STATUS,
     REQ_NCU_FILE,
     REQ_REPORT,
     REQ_TIMELINE_WINDOW,
@@ -36,13 +35,12 @@ from kernel_lens.lsp.protocol import (
     ReportParams,
     ResultsChangedParams,
     RevealParams,
-    StatusParams,
     SweepArgs,
     TimelineWindowParams,
     TraceFileParams,
     structure,
 )
-from kernel_lens.lsp.server import Job, KernelLensServer
+from kernel_lens.lsp.server import KernelLensServer
 
 __all__ = ["ncu_line_for_kernel", "setup"]
 
@@ -68,50 +66,11 @@ def ncu_line_for_kernel(kernel: dict[str, Any], profile: dict[str, Any] | None) 
 async def _job(
     ls: KernelLensServer, uri: str, qualname: str, title: str, method: str, params: dict[str, Any]
 ) -> dict[str, Any]:
-    """Run one agent job with a cancellable progress notification and the status item."""
-    token = f"kernel-lens-{uuid.uuid4()}"
-    job = Job(uri=uri, qualname=qualname, token=token)
-    ls.jobs[token] = job
-    progress = False
-    caps = ls.client_capabilities.window
-    if caps and caps.work_done_progress:
-        try:
-            await ls.work_done_progress.create_async(token)
-            ls.work_done_progress.begin(
-                token, types.WorkDoneProgressBegin(title=title, cancellable=True)
-            )
-            progress = True
-        except Exception as exc:
-            ls.log(f"no progress notification: {exc}")
-    ls.protocol.notify(NOTIFY_STATUS, StatusParams(state="profiling", message=qualname, uri=uri))
-
-    def on_progress(stage: str, message: str) -> None:
-        ls.log(f"  [{stage}] {message}")
-        if progress:
-            ls.work_done_progress.report(token, types.WorkDoneProgressReport(message=message))
-
-    try:
-        result = await ls.agent.run(
-            params,
-            timeout=ls.settings.timeout_seconds,
-            on_progress=on_progress,
-            cancelled=job.cancelled,
-            method=method,
-        )
-        ls.protocol.notify(NOTIFY_STATUS, StatusParams(state="idle", message=title, uri=uri))
-        return result
-    except ProfileError as err:
-        ls.protocol.notify(
-            NOTIFY_STATUS,
-            StatusParams(
-                state="idle" if err.kind == "cancelled" else "error", message=str(err), uri=uri
-            ),
-        )
-        raise
-    finally:
-        ls.jobs.pop(token, None)
-        if progress:
-            ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
+    result = await run_job(
+        ls, uri=uri, qualname=qualname, title=title, params=params, method=method
+    )
+    status(ls, "idle", title, uri)
+    return result
 
 
 def _publish_hints(ls: KernelLensServer, uri: str, qualname: str, ncu: dict[str, Any]) -> int:

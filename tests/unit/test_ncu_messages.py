@@ -1,0 +1,62 @@
+"""ncu's failure modes reach the user as clear messages (ncu itself ran on the H200 in
+tests/gpu; here stand-in ``ncu`` executables print what the real one prints in each case)."""
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from kernel_lens.agent.errors import ProfileError
+from kernel_lens.agent.stages.ncu import run_ncu
+
+KERNELS = Path(__file__).resolve().parent.parent.parent / "kernels"
+
+
+def _fake_ncu(tmp_path: Path, output: str, code: int) -> None:
+    script = tmp_path / "bin" / "ncu"
+    script.parent.mkdir()
+    script.write_text(f"#!/bin/sh\ncat <<'EOF'\n{output}\nEOF\nexit {code}\n")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+
+
+def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ProfileError:
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    path = KERNELS / "square.py"
+    with pytest.raises(ProfileError) as info:
+        run_ncu(str(path), path.read_text(), "square_mul", report_dir=str(tmp_path / "r"))
+    return info.value
+
+
+def test_counters_not_permitted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fake_ncu(
+        tmp_path,
+        "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU "
+        "Performance Counters on the target device 0.",
+        1,
+    )
+    err = _run(tmp_path, monkeypatch)
+    assert err.kind == "unsupported"
+    assert "ERR_NVGPUCTRPERM" in err.message and "NVreg_RestrictProfilingToAdminUsers=0" in (
+        err.message
+    )
+
+
+def test_nothing_profiled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fake_ncu(
+        tmp_path, "==PROF== Disconnected from process 1\n==WARNING== No kernels were profiled.", 0
+    )
+    err = _run(tmp_path, monkeypatch)
+    assert err.kind == "not-found"
+    assert "launched no CUDA kernel" in err.message
+
+
+def test_no_ncu_at_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path))
+    path = KERNELS / "square.py"
+    if any(Path("/opt/nvidia/nsight-compute").glob("*/ncu")):
+        pytest.skip("Nsight Compute is installed under /opt")
+    with pytest.raises(ProfileError) as info:
+        run_ncu(str(path), path.read_text(), "square_mul", report_dir=str(tmp_path / "r"))
+    assert info.value.kind == "unsupported" and "ncu) was not found" in info.value.message

@@ -25,7 +25,7 @@ APT_PACKAGES=(chromium ripgrep libkrb5-dev libx11-dev libxkbfile-dev libsecret-1
 RG_VERSION="v13.0.0-10"
 RG_CACHE="${TMPDIR:-/tmp}/vscode-ripgrep-cache-1.15.11"
 # The whole test run, code-server start-up included (the scenarios bound each step themselves).
-RUN_LIMIT_S=720
+RUN_LIMIT_S=900
 
 log() { printf '[e2e] %s\n' "$*"; }
 die() { printf '[e2e] error: %s\n' "$*" >&2; exit 1; }

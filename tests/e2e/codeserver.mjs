@@ -4,7 +4,7 @@
  */
 import { spawn, spawnSync } from "node:child_process";
 import { createWriteStream } from "node:fs";
-import { cp, mkdir, writeFile } from "node:fs/promises";
+import { chmod, copyFile, cp, mkdir, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -59,6 +59,15 @@ export function userSettings({ trusted, forTest }) {
   };
 }
 
+/**
+ * Profiler output recorded on an H200 (tests/data/h200/, see its README), copied into the
+ * workspace under these names so that the custom editors can be opened from the explorer.
+ */
+export const RECORDED_FILES = {
+  "triton_fused_full.ncu-rep": "tests/data/h200/triton_fused_full.ncu-rep",
+  "matmul_relu.pt.trace.json": "tests/data/h200/matmul_relu_trace.json",
+};
+
 /** Free TCP port on 127.0.0.1 (closed again before code-server takes it). */
 export function freePort() {
   return new Promise((resolve, reject) => {
@@ -73,8 +82,8 @@ export function freePort() {
 }
 
 /**
- * Lays out `base`: `kernels/` (a copy of the repo's kernels/, plus tests/e2e/fixtures/*.py
- * and settings for a test unless `forTest` is false), `trusted`: workspace trust off or on,
+ * Lays out `base`: `kernels/` (a copy of the repo's kernels/ and of {@link RECORDED_FILES}, plus
+ * tests/e2e/fixtures/*.py and settings for a test unless `forTest` is false), `trusted`: workspace trust off or on,
  * `data/User/settings.json`, `data/ext` and `config.yaml` (so ~/.config/code-server is untouched).
  *
  * @returns {Promise<{workspace: string, dataDir: string, extDir: string, config: string}>}
@@ -90,6 +99,10 @@ export async function prepare(base, { trusted, forTest = true }) {
   });
   if (forTest) {
     await cp(path.join(ROOT, "tests", "e2e", "fixtures"), workspace, { recursive: true });
+  }
+  for (const [name, from] of Object.entries(RECORDED_FILES)) {
+    await copyFile(path.join(ROOT, from), path.join(workspace, name));
+    await chmod(path.join(workspace, name), 0o644);
   }
   await mkdir(path.join(dataDir, "User"), { recursive: true });
   await mkdir(extDir, { recursive: true });

@@ -3,10 +3,13 @@
  * Chromium driven by playwright-core through tests/e2e/scenarios.mjs. Started by
  * `scripts/e2e.sh test` (which sets up .e2e-cache/ and builds the .vsix first).
  *
- * Prints the screenshot folder at start and end, and `N passed, N failed` last. On a failure:
- * the scenario, the step, the error and the folder; code-server is stopped; exit code 1.
+ * Prints the screenshot folder at start and end, a pass/FAIL line per scenario and
+ * `N passed, N failed in S s` last. A failed scenario prints its step and error, saves
+ * `NN-FAILED.png`, closes every editor and the run goes on with the next scenario; at the end
+ * code-server is stopped, and the exit code is 1 if any scenario failed (the temporary
+ * workspace is then kept). Scenarios marked `last` run after the others.
  */
-import { copyFile, mkdir, mkdtemp, rm } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import * as codeServer from "./codeserver.mjs";
@@ -14,10 +17,11 @@ import { findFiles, SCENARIOS } from "./scenarios.mjs";
 import { CHROMIUM_ARGS, playwright, Run } from "./ui.mjs";
 
 /** The whole run, start-up included (scripts/e2e.sh adds a hard limit above this). */
-const RUN_LIMIT_MS = 10 * 60_000;
+const RUN_LIMIT_MS = 14 * 60_000;
 /**
  * Screenshots that docs/tour.md shows: with KERNEL_LENS_E2E_TOUR=1 those a run took are copied
- * to docs/img/ under these names (taken after their step's assertions passed).
+ * to docs/img/ under these names (taken after their step's assertions passed; `ncu-file` before
+ * the last one, the GPU's name).
  */
 const TOUR = {
   "untrusted-lenses": "tour-1-restricted-mode.png",
@@ -29,6 +33,15 @@ const TOUR = {
   "cancellable-progress": "tour-7-cancel.png",
   "profile-cancelled": "tour-8-cancelled.png",
   "output-channel": "tour-9-output.png",
+  "assembly-linked-source-to-ptx": "tour-10-assembly.png",
+  "assembly-linked-ptx-to-source": "tour-11-assembly-back.png",
+  "generated-code": "tour-12-generated-code.png",
+  "report-summary": "tour-13-report-summary.png",
+  "report-timeline": "tour-14-report-timeline.png",
+  "report-sweep": "tour-15-report-sweep.png",
+  "ncu-file": "tour-16-ncu-file.png",
+  "trace-file": "tour-17-trace-file.png",
+  "load-inline-ptx": "tour-18-load-inline.png",
 };
 const VIEWPORT = { width: 1400, height: 900 };
 
@@ -41,12 +54,15 @@ const work = await mkdtemp(path.join(os.tmpdir(), "kernel-lens-e2e-work-"));
 let server = null;
 let browser = null;
 let run = null;
-let passed = 0;
-let failed = 0;
 let current = "start-up";
+/** `{name, ok, step, error, seconds}` per scenario run, in order. */
+const results = [];
 // KERNEL_LENS_E2E_SCENARIOS=1,2,5 runs a subset (by number), e.g. while one is being fixed.
 const only = (process.env.KERNEL_LENS_E2E_SCENARIOS ?? "").split(",").filter(Boolean);
-const selected = SCENARIOS.filter((s) => only.length === 0 || only.includes(s.name.split(".")[0]));
+// Scenarios marked `last` (checks over the whole run) go after the others.
+const selected = SCENARIOS.filter(
+  (s) => only.length === 0 || only.includes(s.name.split(".")[0]),
+).sort((a, b) => Number(a.last === true) - Number(b.last === true));
 
 async function cleanUp() {
   await browser?.close().catch(() => {});
@@ -56,21 +72,40 @@ async function cleanUp() {
 
 let finishing = false;
 
-async function finish(error) {
+/** Prints a failure and keeps a screenshot of it. */
+async function reportFailure(scenario, error) {
+  console.error("");
+  console.error(`[e2e] FAILED  scenario: ${scenario}`);
+  console.error(`[e2e]         step:     ${run?.stepName || "-"}`);
+  console.error(`[e2e]         error:    ${error?.message ?? error}`);
+  if (run) await run.shot("FAILED").catch(() => {});
+}
+
+/** Ends the run; `fatal`: an error outside the scenarios (start-up, the run's limit, a signal). */
+async function finish(fatal) {
   if (finishing) return;
   finishing = true;
-  if (error) {
-    failed += 1;
-    console.error("");
-    console.error(`[e2e] FAILED  scenario: ${current}`);
-    console.error(`[e2e]         step:     ${run?.stepName || "-"}`);
-    console.error(`[e2e]         error:    ${error?.message ?? error}`);
-    if (run) await run.shot("FAILED").catch(() => {});
+  if (fatal) {
+    results.push({
+      name: current,
+      ok: false,
+      step: run?.stepName ?? "",
+      error: String(fatal?.message ?? fatal),
+    });
+    await reportFailure(current, fatal);
   }
   // Keep the extension's log with the screenshots.
   const logs = await findFiles(path.join(work, "data", "logs"), (f) => /Kernel Lens/.test(f));
   for (const [i, file] of logs.entries()) {
     await copyFile(file, path.join(outDir, `kernel-lens-output-${i + 1}.log`)).catch(() => {});
+  }
+  if (run) {
+    const lines = run.console.map(
+      (m) => `[${m.scenario.split(".")[0] || "-"}] ${m.kind}/${m.type} ${m.url} ${m.text}`,
+    );
+    await writeFile(path.join(outDir, "browser-console.log"), lines.join("\n") + "\n").catch(
+      () => {},
+    );
   }
   await cleanUp();
   if (process.env.KERNEL_LENS_E2E_TOUR === "1" && run) {
@@ -83,14 +118,27 @@ async function finish(error) {
       }
     }
   }
-  if (!error) await rm(work, { recursive: true, force: true });
+  const passed = results.filter((r) => r.ok).length;
+  const failed = results.length - passed;
+  if (failed === 0) await rm(work, { recursive: true, force: true });
   else console.error(`[e2e] workspace and code-server data kept in ${work}`);
-  const notRun = selected.length - passed - failed;
+  console.log("");
+  for (const r of results) {
+    const time = r.seconds === undefined ? "" : ` (${r.seconds.toFixed(0)} s)`;
+    console.log(`[e2e] ${r.ok ? "pass" : "FAIL"}  ${r.name}${time}`);
+    if (!r.ok) console.log(`[e2e]         at "${r.step}": ${r.error}`);
+  }
+  const notRun =
+    selected.length - results.filter((r) => selected.some((s) => s.name === r.name)).length;
   console.log(`[e2e] screenshots and logs: ${outDir}`);
-  console.log(`${passed} passed, ${failed} failed${notRun ? `, ${notRun} skipped` : ""}`);
-  process.exit(error ? 1 : 0);
+  console.log(
+    `${passed} passed, ${failed} failed${notRun > 0 ? `, ${notRun} not run` : ""} ` +
+      `in ${((Date.now() - startedAt) / 1000).toFixed(0)} s`,
+  );
+  process.exit(failed > 0 || fatal ? 1 : 0);
 }
 
+const startedAt = Date.now();
 for (const signal of ["SIGINT", "SIGTERM"]) {
   process.on(signal, () => void finish(new Error(`interrupted by ${signal}`)));
 }
@@ -113,14 +161,37 @@ try {
   run = new Run(page, outDir, dirs.workspace);
   run.url = server.url;
   run.dataDir = dirs.dataDir;
+  run.results = results;
   for (const scenario of selected) {
     current = scenario.name;
     run.scenario = scenario.name;
+    run.stepName = "";
     run.log(`scenario ${scenario.name}`);
-    await scenario.run(run);
-    passed += 1;
-    run.log(`  ✓ ${scenario.name}`);
+    const began = Date.now();
+    try {
+      await scenario.run(run);
+      results.push({ name: scenario.name, ok: true, seconds: (Date.now() - began) / 1000 });
+      run.log(`  ✓ ${scenario.name}`);
+    } catch (error) {
+      results.push({
+        name: scenario.name,
+        ok: false,
+        step: run.stepName,
+        error: String(error?.message ?? error),
+        seconds: (Date.now() - began) / 1000,
+      });
+      await reportFailure(scenario.name, error);
+      // The next scenarios still run (each says what it needs); a failed one may leave a
+      // picker or a dialog open.
+      run.epoch += 1;
+      run.stepName = "clean-up after the failure";
+      await Promise.race([
+        run.closeEverything(),
+        new Promise((resolve) => setTimeout(resolve, 20_000)),
+      ]).catch((e) => run.log(`  clean-up after the failure: ${e?.message ?? e}`));
+    }
   }
+  current = "end";
   clearTimeout(deadline);
   await finish(null);
 } catch (error) {

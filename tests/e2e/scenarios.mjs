@@ -1,7 +1,9 @@
 /**
  * The editor end-to-end scenarios, in the order they run (each builds on the state the one before
- * left: trust granted, square.py profiled). Every step has a time limit and asserts on what the
- * editor shows; screenshots are numbered across the run.
+ * left: trust granted, square.py profiled; scenario 10, marked `last`, runs after all others).
+ * Every step has a time limit and asserts on what the editor shows; screenshots are numbered
+ * across the run. Webviews are read inside their frames (`Run.webviews`), and what their
+ * canvases draw through the recorder `ui.mjs` installs in every frame (`Run.canvasText`).
  */
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
@@ -281,6 +283,634 @@ export const SCENARIOS = [
           );
         }
         r.logFiles = files;
+      });
+    },
+  },
+  {
+    name: "6. Show Assembly: square_kernel's PTX beside the source, lines linked both ways",
+    async run(r) {
+      const JIT = "@triton.jit";
+      const LOAD = "x = tl.load(";
+      const STORE = "tl.store(out_ptr";
+      const ptx = r.editorIn(/\.ptx$/);
+      const source = r.editorIn("triton_square.py");
+      await r.step(
+        "Show Assembly above square_kernel: a stage picker, PTX preselected",
+        60_000,
+        async () => {
+          await r.hidePanel();
+          await r.openFile("triton_square.py");
+          await r.gotoLine(await r.lineIn("triton_square.py", "def square(x, BLOCK_SIZE"));
+          await r.clickLensAbove(JIT, /^Show Assembly$/, 30_000);
+          const picker = r.page.locator(".quick-input-widget");
+          const seen = await r.until(
+            "the stage picker of square_kernel",
+            async () => {
+              if (!(await picker.isVisible())) return null;
+              const title = await picker.locator(".quick-input-title").innerText();
+              const labels = await picker
+                .locator(".quick-input-list .monaco-list-row .label-name")
+                .allInnerTexts();
+              const active = await picker
+                .locator(".quick-input-list .monaco-list-row.focused .label-name")
+                .allInnerTexts();
+              return /Show Assembly of square_kernel/.test(title) && labels.length > 0
+                ? { title, labels, active }
+                : null;
+            },
+            15_000,
+          );
+          r.log(`    picker: ${seen.title}: ${seen.labels.join(", ")}; active: ${seen.active}`);
+          for (const stage of ["TTIR", "TTGIR", "LLIR", "PTX", "SASS"]) {
+            assert(seen.labels.includes(stage), `the stage picker lacks ${stage}: ${seen.labels}`);
+          }
+          assert(
+            seen.active.length === 1 && seen.active[0] === "PTX",
+            `PTX is not the preselected stage: ${JSON.stringify(seen.active)}`,
+          );
+          await r.shot("assembly-stage-picker");
+          await r.page.keyboard.press("Enter");
+        },
+      );
+      await r.step(
+        "the PTX opens in a second editor group; the lens counts registers",
+        120_000,
+        async () => {
+          const titles = await r.until(
+            "an editor group showing square_kernel.ptx beside triton_square.py",
+            async () => {
+              const t = await r.groupTitles();
+              return t.length >= 2 &&
+                t.includes("triton_square.py") &&
+                t.includes("square_kernel.ptx")
+                ? t
+                : null;
+            },
+            110_000,
+          );
+          r.log(`    editor groups: ${titles.join(" | ")}`);
+          const top = await r.until(
+            "the PTX text",
+            async () => {
+              const lines = await r.visibleLines(ptx);
+              return lines.some((l) => /^\.target sm_\d+/.test(l.trim())) ? lines : null;
+            },
+            15_000,
+          );
+          r.log(`    ${top.find((l) => /\.target/.test(l)).trim()}`);
+          const lens = await r.waitLensAbove(JIT, /PTX · \d+ regs · 0 spills · sm_\d+/, 15_000);
+          r.log(`    lens: ${lens.text}`);
+          await r.shot("assembly-ptx");
+        },
+      );
+      await r.step(
+        "cursor on the tl.load line: the PTX's ld.global lines light up",
+        30_000,
+        async () => {
+          const before = await r.linkedLines(ptx);
+          assert(
+            !before.some((l) => /ld\.global/.test(l)),
+            `an ld.global line was highlighted before the cursor moved: ${JSON.stringify(before)}`,
+          );
+          await r.clickInLine(LOAD, "tl.load", source);
+          const lit = await r.until(
+            "highlighted ld.global lines in the PTX",
+            async () => {
+              const lines = await r.linkedLines(ptx);
+              return lines.some((l) => /ld\.global/.test(l)) ? lines : null;
+            },
+            10_000,
+          );
+          r.log(
+            `    ${lit.length} highlighted PTX lines in sight, e.g. ${lit.find((l) => /ld\.global/.test(l)).trim()}`,
+          );
+          assert(
+            !lit.some((l) => /st\.global/.test(l)),
+            `the tl.load line highlights a store: ${JSON.stringify(lit)}`,
+          );
+          await r.shot("assembly-linked-source-to-ptx");
+        },
+      );
+      await r.step(
+        "cursor on an st.global line of the PTX: the tl.store line lights up",
+        30_000,
+        async () => {
+          // Selecting the store line highlights its lines in the PTX and reveals the first; the
+          // st.global lines further down may need a scroll.
+          await r.clickInLine(STORE, "tl.store", source);
+          await r.until(
+            "highlighted st.global lines in the PTX",
+            async () => {
+              if ((await r.linkedLines(ptx)).some((l) => /st\.global/.test(l))) return true;
+              if ((await r.visibleLines(ptx)).some((l) => /st\.global/.test(l))) return false;
+              await r.scroll(ptx, 120);
+              return false;
+            },
+            10_000,
+            300,
+          );
+          assert(
+            (await r.linkedLines(source)).length === 0,
+            "the source has highlighted lines before a PTX line was selected",
+          );
+          await r.clickInLine("st.global", "st.global", ptx);
+          const lit = await r.until(
+            "the tl.store line highlighted in the source",
+            async () => {
+              const lines = await r.linkedLines(source);
+              return lines.length > 0 ? lines : null;
+            },
+            10_000,
+          );
+          r.log(`    source lines highlighted: ${lit.map((l) => l.trim()).join(" | ")}`);
+          assert(
+            lit.length === 1 && lit[0].includes(STORE),
+            `an st.global line should highlight the tl.store line only: ${JSON.stringify(lit)}`,
+          );
+          const status = await r.statusBarText();
+          assert(/PTX · sm_\d+/.test(status), `no PTX facts in the status bar: ${status}`);
+          r.log(`    status bar: ${status.match(/PTX · [^]*?spill\w*/)?.[0] ?? status}`);
+          await r.shot("assembly-linked-ptx-to-source");
+        },
+      );
+      await r.step("close the PTX editor", 15_000, async () => {
+        await r.command("View: Close All Editor Groups");
+      });
+    },
+  },
+  {
+    name: "7. Generated Code: torch.compile's output of matmul_relu beside the source",
+    async run(r) {
+      const FN = "def matmul_relu(x, y):";
+      const generated = r.editorIn("matmul_relu.compiled.py");
+      await r.step(
+        "Generated Code above matmul_relu: a progress notification",
+        60_000,
+        async () => {
+          await r.openFile("fusion.py");
+          await r.gotoLine(await r.lineIn("fusion.py", FN));
+          await r.clickLensAbove(FN, /^Generated Code$/, 30_000);
+          const toast = await r.until(
+            "a 'torch.compile matmul_relu' notification (or already the code)",
+            async () => {
+              const toasts = await r.toastTexts();
+              const shown = toasts.find((t) => /torch\.compile matmul_relu/.test(t));
+              if (shown) return shown;
+              return (await r.groupTitles()).includes("matmul_relu.compiled.py") ? "(done)" : null;
+            },
+            30_000,
+            100,
+          );
+          r.log(`    notification: ${toast}`);
+          if (toast !== "(done)") await r.shot("generated-code-progress");
+        },
+      );
+      await r.step("the generated Python opens beside the source", 240_000, async () => {
+        await r.until(
+          "an editor group showing matmul_relu.compiled.py",
+          async () => (await r.groupTitles()).includes("matmul_relu.compiled.py"),
+          230_000,
+          500,
+        );
+        await generated.click({ position: { x: 200, y: 100 } });
+        const status = await r.statusBarText();
+        r.log(`    status bar: ${status}`);
+        assert(/Python/.test(status), `the generated code is not Python: ${status}`);
+        assert(
+          /matmul_relu: .* eager → .* compiled/.test(status),
+          `no eager → compiled facts in the status bar: ${status}`,
+        );
+        for (const needle of ["extern_kernels.mm", "cpp_fused_"]) {
+          const count = await r.find(needle);
+          r.log(`    find ${needle}: ${count}`);
+          assert(/^\d+ of \d+$/.test(count), `the generated code has no "${needle}": ${count}`);
+        }
+        await r.closeFind();
+      });
+      await r.step("cursor on the relu line: the fused C++ kernel lights up", 30_000, async () => {
+        const source = r.editorIn("fusion.py");
+        await r.clickInLine("z = torch.relu(z)", "relu", source);
+        const lit = await r.until(
+          "a highlighted cpp_fused_ line in the generated code",
+          async () => {
+            const lines = await r.linkedLines(generated);
+            return lines.some((l) => /cpp_fused_/.test(l)) ? lines : null;
+          },
+          10_000,
+        );
+        r.log(`    highlighted: ${lit.map((l) => l.trim()).join(" | ")}`);
+        await r.shot("generated-code");
+      });
+      await r.step("close the generated code", 15_000, async () => {
+        await r.command("View: Close All Editor Groups");
+      });
+    },
+  },
+  {
+    name: "8. Report panel: summary, timeline; a BLOCK_SIZE sweep, applied and undone",
+    async run(r) {
+      const PANEL = "Kernel Lens: square_three_ways";
+      const reportOf = (fn) => (v) => v.mode === "report" && v.title === fn;
+      await r.step(
+        "the Report lens above square_three_ways opens the panel",
+        PROFILE_MS,
+        async () => {
+          await r.openFile("square.py");
+          await r.gotoLine(await r.lineIn("square.py", THREE_WAYS));
+          const row = await r.waitLensAbove(THREE_WAYS, /Re-profile|Profile/, 20_000);
+          if (!row.links.some((l) => l.text === "Report")) {
+            r.log(`    not profiled yet (${row.text}): Profile first`);
+            await r.clickLensAbove(THREE_WAYS, /^Profile$/);
+            await r.waitLensAbove(THREE_WAYS, SUMMARY, PROFILE_MS - 20_000);
+          }
+          await r.clickLensAbove(THREE_WAYS, /^Report$/);
+          await r.until(
+            `a "${PANEL}" editor beside square.py`,
+            async () => {
+              const t = await r.groupTitles();
+              return t.length >= 2 && t.includes("square.py") && t.includes(PANEL) ? t : null;
+            },
+            15_000,
+          );
+        },
+      );
+      await r.step("Summary tab: the per-line table names aten::mul", 30_000, async () => {
+        const view = await r.waitWebview(
+          "the report of square_three_ways with its per-line table",
+          (v) => reportOf("square_three_ways")(v) && /aten::mul/.test(v.text),
+          25_000,
+        );
+        assert(view.tab === "Summary", `the report opened on "${view.tab}", not Summary`);
+        const rows = await view.frame.locator("table.lines tbody tr").allInnerTexts();
+        const norm = rows.map((t) => t.replace(/\s+/g, " ").trim());
+        r.log(`    ${norm.length} rows: ${norm.join(" | ")}`);
+        for (const [line, op] of [
+          ["torch.square(x)", "aten::square"],
+          ["x * x", "aten::mul"],
+          ["x**2", "aten::pow"],
+        ]) {
+          assert(
+            norm.some((t) => t.includes(line) && t.includes(op)),
+            `no row with ${line} → ${op}: ${JSON.stringify(norm)}`,
+          );
+        }
+        await r.parkMouse();
+        await r.shot("report-summary");
+      });
+      await r.step("Timeline tab: lanes drawn, legend shown", 30_000, async () => {
+        const view = await r.waitWebview("the report", reportOf("square_three_ways"));
+        await view.frame.getByRole("tab", { name: "Timeline" }).click();
+        await r.parkMouse();
+        const facts = await r.until(
+          "the timeline's events line",
+          async () => {
+            const text = await view.frame.locator("section.timeline .toolbar").innerText();
+            return /\d+ of \d+ events shown/.test(text) ? text.replace(/\s+/g, " ") : null;
+          },
+          15_000,
+        );
+        r.log(`    toolbar: ${facts}`);
+        for (const label of ["source line", "ATen op"]) {
+          assert(facts.includes(label), `the legend lacks "${label}": ${facts}`);
+        }
+        const box = await view.frame.locator("canvas.timeline-body").boundingBox();
+        assert(
+          box && box.width > 100 && box.height > 40,
+          `the timeline canvas is ${JSON.stringify(box)}`,
+        );
+        // The lane titles are drawn on the canvas, not in the DOM.
+        const drawn = await r.until(
+          "a CPU thread lane title drawn on the timeline",
+          async () => {
+            const texts = await r.canvasText(view.frame);
+            return texts.some((t) => /CPU thread \d+/.test(t)) ? texts : null;
+          },
+          10_000,
+        );
+        r.log(
+          `    lane titles drawn: ${[...new Set(drawn.filter((t) => /^[▾▸] /.test(t)))].join(" | ")}`,
+        );
+        await r.shot("report-timeline");
+      });
+      const SQUARE = "def square(x, BLOCK_SIZE=";
+      let best;
+      await r.step(
+        "Sweep BLOCK_SIZE above square in triton_square.py: the Sweep tab",
+        180_000,
+        async () => {
+          // The panel has the focus since its tab was clicked: open the file in the first group.
+          await r.command("View: Focus First Editor Group");
+          await r.openFile("triton_square.py");
+          await r.gotoLine(await r.lineIn("triton_square.py", SQUARE));
+          await r.clickLensAbove(SQUARE, /^Sweep BLOCK_SIZE$/);
+          const view = await r.waitWebview(
+            "the report of square on its Sweep tab with a result",
+            (v) =>
+              reportOf("square")(v) && v.tab === "Sweep" && /Best BLOCK_SIZE = \d+/.test(v.text),
+            170_000,
+          );
+          const titles = await r.groupTitles();
+          assert(
+            titles.includes("Kernel Lens: square"),
+            `the panel's title: ${titles.join(" | ")}`,
+          );
+          const table = await view.frame.locator("table.sweep-table tbody tr").allInnerTexts();
+          const rows = table.map((t) => t.replace(/\s+/g, " ").trim());
+          r.log(`    ${rows.join(" | ")}`);
+          const bestRows = await view.frame
+            .locator("table.sweep-table tbody tr.best")
+            .allInnerTexts();
+          assert(bestRows.length === 1, `${bestRows.length} rows marked best`);
+          best = Number(bestRows[0].trim().split(/\s+/)[0]);
+          assert(/\bbest\b/.test(bestRows[0]), `the best row does not say best: ${bestRows[0]}`);
+          const canvas = await view.frame.locator("section.sweep canvas").boundingBox();
+          assert(
+            canvas && canvas.width > 100 && canvas.height > 100,
+            `the chart is ${JSON.stringify(canvas)}`,
+          );
+          const drawn = await r.canvasText(view.frame);
+          assert(
+            drawn.some((t) => /BLOCK_SIZE \(log2 scale\)/.test(t)),
+            `the chart's axis title was not drawn: ${JSON.stringify(drawn.slice(0, 40))}`,
+          );
+          const apply = view.frame.getByRole("button", { name: `Apply BLOCK_SIZE = ${best}` });
+          await apply.waitFor({ state: "visible", timeout: 5_000 });
+          r.log(`    best BLOCK_SIZE = ${best}`);
+          await r.parkMouse();
+          await r.shot("report-sweep");
+        },
+      );
+      await r.step(
+        "Apply BLOCK_SIZE: the default in the source changes; undo restores it",
+        30_000,
+        async () => {
+          const source = r.editorIn("triton_square.py");
+          const view = await r.waitWebview(
+            "the Sweep tab",
+            (v) => reportOf("square")(v) && v.tab === "Sweep",
+          );
+          await view.frame.getByRole("button", { name: `Apply BLOCK_SIZE = ${best}` }).click();
+          const edited = await r.until(
+            `def square(x, BLOCK_SIZE=${best}) in the editor`,
+            async () =>
+              (await r.visibleLines(source)).find((l) =>
+                l.includes(`def square(x, BLOCK_SIZE=${best}):`),
+              ),
+            15_000,
+          );
+          r.log(`    after Apply: ${edited.trim()}`);
+          await r.shot("sweep-applied");
+          await r.clickInLine(SQUARE, "def", source);
+          await r.page.keyboard.press("Control+Z");
+          const restored = await r.until(
+            "def square(x, BLOCK_SIZE=1024) again",
+            async () =>
+              (await r.visibleLines(source)).find((l) =>
+                l.includes("def square(x, BLOCK_SIZE=1024):"),
+              ),
+            10_000,
+          );
+          r.log(`    after undo: ${restored.trim()}`);
+          const dirty = await r.page
+            .locator(".tabs-container .tab.dirty .label-name", { hasText: "triton_square.py" })
+            .count();
+          assert(dirty === 0, "triton_square.py is still modified after the undo");
+        },
+      );
+      await r.step("close the editors", 15_000, async () => {
+        await r.command("View: Close All Editor Groups");
+      });
+    },
+  },
+  {
+    name: "9. recorded profiler files open in Kernel Lens's viewers (Chrome trace, Nsight Compute)",
+    async run(r) {
+      await r.step(
+        "matmul_relu.pt.trace.json from the explorer: the timeline with a GPU lane",
+        60_000,
+        async () => {
+          await r.openFromExplorer("matmul_relu.pt.trace.json");
+          const view = await r.waitWebview(
+            "the trace viewer with its timeline",
+            (v) =>
+              v.mode === "trace" &&
+              v.title === "matmul_relu.pt.trace.json" &&
+              /events shown/.test(v.text),
+            45_000,
+          );
+          assert(view.tab === "Timeline", `the trace opened on "${view.tab}", not Timeline`);
+          const drawn = await r.until(
+            "a GPU stream lane title drawn on the timeline",
+            async () => {
+              const texts = await r.canvasText(view.frame);
+              return texts.some((t) => /GPU \d+ · stream \d+/.test(t)) ? texts : null;
+            },
+            10_000,
+          );
+          const lanes = [...new Set(drawn.filter((t) => /^[▾▸] /.test(t)))];
+          r.log(`    lane titles drawn: ${lanes.join(" | ")}`);
+          assert(
+            lanes.some((t) => /CPU thread \d+/.test(t)),
+            `no CPU thread lane: ${lanes.join(" | ")}`,
+          );
+          r.log(`    ${view.text.split("\n").find((l) => /events shown/.test(l))}`);
+          await r.shot("trace-file");
+          await view.frame.getByRole("tab", { name: "Summary" }).click();
+          const summary = await r.waitWebview(
+            "the trace's Summary tab naming the GEMM kernel",
+            (v) => v.mode === "trace" && v.tab === "Summary" && /sm80_xmma_gemm/.test(v.text),
+            10_000,
+          );
+          r.log(`    summary: ${summary.text.replace(/\s+/g, " ").slice(0, 240)}`);
+          await r.shot("trace-file-summary");
+        },
+      );
+      await r.step(
+        "triton_fused_full.ncu-rep from the explorer: kernel, GPU and hints",
+        60_000,
+        async () => {
+          await r.openFromExplorer("triton_fused_full.ncu-rep");
+          const view = await r.waitWebview(
+            "the Nsight Compute viewer showing triton_poi_fused_add_mul_relu_0",
+            (v) =>
+              v.mode === "ncu" &&
+              v.title === "triton_fused_full.ncu-rep" &&
+              /triton_poi_fused_add_mul_relu_0/.test(v.text),
+            45_000,
+          );
+          const hints = await view.frame.locator("ol.hints > li .hint-head strong").allInnerTexts();
+          r.log(`    hints: ${hints.join(" | ")}`);
+          assert(
+            hints[0] === "Low Utilization",
+            `the first hint is "${hints[0]}", not Low Utilization`,
+          );
+          const metrics = await view.frame.locator(".metrics").first().innerText();
+          r.log(`    metrics: ${metrics.replace(/\s+/g, " ")}`);
+          await r.shot("ncu-file");
+          // The report says which GPU ran the kernel (the server sends it as `device`).
+          assert(
+            /NVIDIA H200/.test(view.text),
+            "the Nsight Compute viewer does not show the GPU (NVIDIA H200) the report was recorded on",
+          );
+        },
+      );
+      await r.step("close the viewers", 15_000, async () => {
+        await r.command("View: Close All Editor Groups");
+      });
+    },
+  },
+  {
+    name: "11. load_inline: the PTX of the inline CUDA source beside the source",
+    async run(r) {
+      const CALL = "return load_inline(";
+      await r.step(
+        "the load_inline lens: nvcc compiles, with a progress notification",
+        60_000,
+        async () => {
+          await r.openFile("inline_square.py");
+          await r.gotoLine(await r.lineIn("inline_square.py", CALL));
+          await r.clickLensAbove(CALL, /^load_inline: PTX, sources, nvcc$/, 30_000);
+          const toast = await r.until(
+            "an 'nvcc: compiling' notification (or already the PTX)",
+            async () => {
+              const shown = (await r.toastTexts()).find((t) => /nvcc: compiling/.test(t));
+              if (shown) return shown;
+              return (await r.groupTitles()).some((t) => t.endsWith(".ptx")) ? "(done)" : null;
+            },
+            30_000,
+            100,
+          );
+          r.log(`    notification: ${toast}`);
+          if (toast !== "(done)") await r.shot("load-inline-progress");
+        },
+      );
+      await r.step("the PTX opens beside the source", 180_000, async () => {
+        const titles = await r.until(
+          "an editor group showing kernel_lens_inline_square.ptx",
+          async () => {
+            const t = await r.groupTitles();
+            return t.includes("kernel_lens_inline_square.ptx") && t.includes("inline_square.py")
+              ? t
+              : null;
+          },
+          170_000,
+          500,
+        );
+        r.log(`    editor groups: ${titles.join(" | ")}`);
+        const ptx = r.editorIn("kernel_lens_inline_square.ptx");
+        const top = await r.until(
+          "the PTX's .target line",
+          async () => {
+            const lines = await r.visibleLines(ptx);
+            return lines.find((l) => /^\.target sm_\d+/.test(l.trim()));
+          },
+          15_000,
+        );
+        r.log(`    ${top.trim()}`);
+        await ptx.click({ position: { x: 300, y: 60 } });
+        const status = await r.statusBarText();
+        r.log(`    status bar: ${status}`);
+        assert(
+          /kernel_lens_inline_square\.ptx · sm_\d+/.test(status),
+          `no PTX facts in the status bar: ${status}`,
+        );
+        const entry = await r.find("square_kernel");
+        assert(/^\d+ of \d+$/.test(entry), `the PTX has no square_kernel: ${entry}`);
+        const load = await r.find("ld.global");
+        assert(/^\d+ of \d+$/.test(load), `the PTX has no ld.global: ${load}`);
+        await r.closeFind();
+      });
+      await r.step(
+        "cursor on the PTX's ld.global line: the CUDA line in the Python string lights up",
+        30_000,
+        async () => {
+          const ptx = r.editorIn("kernel_lens_inline_square.ptx");
+          const source = r.editorIn("inline_square.py");
+          await r.clickInLine("ld.global", "ld.global", ptx);
+          const lit = await r.until(
+            "the load's line of CUDA_SOURCE highlighted",
+            async () => {
+              const lines = await r.linkedLines(source);
+              return lines.length > 0 ? lines : null;
+            },
+            10_000,
+          );
+          r.log(`    source lines highlighted: ${lit.map((l) => l.trim()).join(" | ")}`);
+          assert(
+            lit.some((l) => l.includes("float v = in[i];")),
+            `ld.global should highlight "float v = in[i];": ${JSON.stringify(lit)}`,
+          );
+          await r.shot("load-inline-ptx");
+        },
+      );
+      await r.step("close the editors", 15_000, async () => {
+        await r.command("View: Close All Editor Groups");
+      });
+    },
+  },
+  {
+    name: "10. no Content Security Policy violations in Kernel Lens's webviews (whole run)",
+    last: true,
+    async run(r) {
+      const isCsp = (m) => /Content Security Policy|Refused to/i.test(m.text);
+      await r.step(
+        "the console listener sees a webview's CSP reports (a deliberate one)",
+        60_000,
+        async () => {
+          if ((await r.webviews()).length === 0) {
+            await r.openFromExplorer("matmul_relu.pt.trace.json");
+          }
+          const view = await r.waitWebview("a Kernel Lens webview", (v) => v.mode !== "", 45_000);
+          const from = r.console.length;
+          // An inline script: the webview's policy allows only its nonce'd script.
+          await view.frame.evaluate(() => {
+            const script = document.createElement("script");
+            script.textContent = "window.__kernelLensE2eCanary = 1;";
+            document.body.append(script);
+          });
+          const canary = await r.until(
+            "the blocked inline script reported on the console",
+            async () => r.console.slice(from).filter(isCsp),
+            10_000,
+          );
+          for (const m of canary) m.canary = true;
+          r.log(
+            `    canary: ${canary.map((m) => `${m.url} ${m.text.slice(0, 160)}`).join(" || ")}`,
+          );
+          const ran = await view.frame.evaluate(() => window.__kernelLensE2eCanary === 1);
+          assert(
+            !ran,
+            "the inline script ran: the webview has no effective Content Security Policy",
+          );
+        },
+      );
+      await r.step("no other CSP report came from a Kernel Lens webview", 10_000, async () => {
+        const reports = r.console.filter((m) => isCsp(m) && !m.canary);
+        // The workbench's own pages (code-server's UI, its extension host frame) are not
+        // Kernel Lens's; everything else is: the webview frames (the only webviews in this
+        // run are Kernel Lens's), and reports without a source URL, which is how Chromium
+        // reports a webview's blocked inline script or style.
+        const workbenchOnly = (m) =>
+          m.url !== "" &&
+          !m.url.includes("/webview/") &&
+          !/vscode-webview|webview|report\.(js|css)|kernel-lens/i.test(m.text);
+        const ignored = reports.filter(workbenchOnly);
+        const ours = reports.filter((m) => !workbenchOnly(m));
+        for (const m of ignored) {
+          r.log(`    ignored (workbench): [${m.scenario}] ${m.url} ${m.text.slice(0, 200)}`);
+        }
+        const errors = r.console.filter((m) => m.kind === "pageerror");
+        for (const m of errors)
+          r.log(`    uncaught error [${m.scenario}]: ${m.text.slice(0, 200)}`);
+        r.log(
+          `    ${r.console.length} console messages in the run (browser-console.log), ` +
+            `${reports.length} CSP reports besides the deliberate one, ${ignored.length} ignored`,
+        );
+        assert(
+          ours.length === 0,
+          `${ours.length} CSP reports from Kernel Lens webviews:\n` +
+            ours.map((m) => `  [${m.scenario} / ${m.step}] ${m.url} ${m.text}`).join("\n"),
+        );
       });
     },
   },

@@ -38,6 +38,7 @@ workspace  ${dirs.workspace}   (a copy of kernels/, trusted; edit freely)
 python     ${codeServer.PYTHON}
 log        ${path.join(base, "code-server.log")}
 
-Open square.py and click "Profile" above a function. Ctrl-C stops it.
+Open square.py and click "Profile" above a function; matmul_relu.pt.trace.json and
+triton_fused_full.ncu-rep (recorded on an H200) open in Kernel Lens's viewers. Ctrl-C stops it.
 From another machine: ssh -L ${server.port}:127.0.0.1:${server.port} <this host>, then open the URL.`);
 await new Promise(() => {});

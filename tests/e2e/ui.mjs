@@ -45,6 +45,34 @@ export class Run {
     this.scenario = "";
     this.stepName = "";
     this.startedAt = Date.now();
+    /** Bumped when a step times out, so that its polls stop instead of acting in the next step. */
+    this.epoch = 0;
+    /**
+     * Every console message and uncaught error of the page and its frames (webviews included),
+     * in order: `{kind, type, text, url, scenario, step}`.
+     */
+    this.console = [];
+    page.on("console", (message) => {
+      const location = message.location();
+      this.console.push({
+        kind: "console",
+        type: message.type(),
+        text: message.text(),
+        url: location?.url ?? "",
+        scenario: this.scenario,
+        step: this.stepName,
+      });
+    });
+    page.on("pageerror", (error) => {
+      this.console.push({
+        kind: "pageerror",
+        type: "error",
+        text: `${error?.name ?? "Error"}: ${error?.message ?? error}`,
+        url: "",
+        scenario: this.scenario,
+        step: this.stepName,
+      });
+    });
   }
 
   log(message) {
@@ -65,6 +93,9 @@ export class Run {
     });
     try {
       return await Promise.race([fn(), limit]);
+    } catch (error) {
+      if (error instanceof StepTimeout) this.epoch += 1;
+      throw error;
     } finally {
       clearTimeout(timer);
     }
@@ -83,8 +114,10 @@ export class Run {
   /** Polls `probe` until it returns a truthy value; throws `what` after `timeoutMs`. */
   async until(what, probe, timeoutMs = 30_000, everyMs = 200) {
     const deadline = Date.now() + timeoutMs;
+    const epoch = this.epoch;
     let last;
     for (;;) {
+      if (this.epoch !== epoch) throw new StepTimeout(`abandoned: ${what}`);
       try {
         last = await probe();
         if (last) return last;
@@ -103,6 +136,12 @@ export class Run {
 
   /** Opens the workbench and waits until it has rendered. */
   async open(url) {
+    if (!this.recording) {
+      // Webview frames get it too: their canvases' text (timeline lane titles, chart labels)
+      // can then be read back.
+      await this.page.addInitScript(recordCanvasText);
+      this.recording = true;
+    }
     await this.page.goto(url);
     await this.page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
   }
@@ -120,6 +159,22 @@ export class Run {
       .locator(".monaco-dialog-box")
       .getByRole("button", { name: label, exact: true })
       .click();
+  }
+
+  /**
+   * After a failed scenario: closes pickers and every editor, discarding unsaved edits (the
+   * workspace is a copy), so that the next scenario starts from an empty editor area.
+   */
+  async closeEverything() {
+    await this.page.keyboard.press("Escape");
+    await this.page.keyboard.press("Escape");
+    await this.command("View: Close All Editor Groups");
+    for (let i = 0; i < 5; i += 1) {
+      await sleep(500);
+      const text = await this.dialogText();
+      if (text === null || !/save/i.test(text)) break;
+      await this.dialogButton("Don't Save");
+    }
   }
 
   /** Moves the mouse to the explorer's empty space, where it shows no tooltip or hover. */
@@ -170,6 +225,41 @@ export class Run {
     return this.page.locator(".editor-group-container.active .monaco-editor").first();
   }
 
+  /** The editor group whose active tab's title matches `title` (a RegExp). */
+  group(title) {
+    return this.page.locator(".editor-group-container").filter({
+      has: this.page.locator(".tabs-container .tab.active .label-name", { hasText: title }),
+    });
+  }
+
+  /** The text editor of the group whose active tab's title matches `title`. */
+  editorIn(title) {
+    return this.group(title).locator(".monaco-editor").first();
+  }
+
+  /** Titles of the active tabs of the editor groups, left to right. */
+  async groupTitles() {
+    return this.page
+      .locator(".editor-group-container")
+      .evaluateAll((groups) =>
+        groups.map(
+          (g) => g.querySelector(".tabs-container .tab.active .label-name")?.textContent ?? "",
+        ),
+      );
+  }
+
+  /** Opens a file by clicking its entry in the explorer (which must list it). */
+  async openFromExplorer(name) {
+    await this.command("View: Show Explorer");
+    const item = this.page.getByRole("treeitem", { name, exact: true });
+    await item.waitFor({ state: "visible", timeout: 15_000 });
+    await item.click();
+    await this.page
+      .locator(".tabs-container .tab.active", { hasText: name })
+      .waitFor({ timeout: 15_000 });
+    await this.parkMouse();
+  }
+
   /** Moves the cursor to a 1-based line (Go to Line), revealing it, and focuses the editor. */
   async gotoLine(line, column = 1) {
     const input = await this.quickInput(`:${line}:${column}`);
@@ -188,11 +278,65 @@ export class Run {
     return index + 1;
   }
 
-  /** The active editor's visible lines' text (spaces normalised). */
-  async visibleLines() {
-    return this.editor()
-      .locator(".view-line")
-      .evaluateAll((nodes) => nodes.map((n) => n.textContent.replace(/\u00a0/g, " ")));
+  /** The visible lines' text of `editor` (default: the active editor), top to bottom. */
+  async visibleLines(editor = this.editor()) {
+    return editor.evaluate((node) => {
+      const box = node.getBoundingClientRect();
+      return [...node.querySelectorAll(".view-line")]
+        .map((n) => ({ n, r: n.getBoundingClientRect() }))
+        .filter(({ r }) => r.bottom > box.top && r.top < box.bottom)
+        .sort((a, b) => a.r.top - b.r.top)
+        .map(({ n }) => n.textContent.replace(/\u00a0/g, " "));
+    });
+  }
+
+  /**
+   * Searches the focused editor with its Find widget (Ctrl+F) and returns the widget's count,
+   * e.g. `"1 of 3"` or `"No results"`; the match is revealed and selected. Escape closes it.
+   */
+  async find(text) {
+    await this.page.keyboard.press("Control+F");
+    const widget = this.page.locator(".editor-group-container.active .find-widget.visible");
+    await widget.waitFor({ state: "visible", timeout: 10_000 });
+    const input = widget.locator(".find-part textarea, .find-part input").first();
+    await input.fill(text);
+    const count = await this.until(
+      `the Find widget's count for "${text}"`,
+      async () => {
+        const t = (await widget.locator(".matchesCount").innerText()).trim();
+        return t !== "" && !/^\?/.test(t) ? t : null;
+      },
+      10_000,
+    );
+    await this.page.keyboard.press("Enter");
+    return count;
+  }
+
+  /** Hides the panel (Problems, Output) if it is shown, for a taller editor area. */
+  async hidePanel() {
+    if (await this.page.locator(".part.panel").isVisible()) {
+      await this.command("View: Hide Panel");
+      await this.page.locator(".part.panel").waitFor({ state: "hidden", timeout: 5_000 });
+    }
+  }
+
+  /** Scrolls `editor` (a locator) by `dy` pixels with the mouse wheel over it. */
+  async scroll(editor, dy) {
+    const box = await editor.boundingBox();
+    if (!box) throw new Error("the editor to scroll is not shown");
+    await this.page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await this.page.mouse.wheel(0, dy);
+    await this.parkMouse();
+  }
+
+  /** Closes the Find widget opened by {@link find} and waits until it is gone. */
+  async closeFind() {
+    await this.page.keyboard.press("Escape");
+    await this.page
+      .locator(".editor-group-container.active .find-widget.visible")
+      .waitFor({ state: "hidden", timeout: 5_000 });
+    // Its closing animation.
+    await sleep(300);
   }
 
   // ---- code lenses ----------------------------------------------------------------------
@@ -279,38 +423,113 @@ export class Run {
 
   // ---- hovers, panels, notifications ----------------------------------------------------
 
+  /**
+   * Texts of the visible lines of `editor` (a locator; default: the active editor) that carry
+   * Kernel Lens's linked-line highlight: the contributed colour `kernelLens.linkedLineBackground`
+   * painted by a decoration. VS Code turns a decoration type into a generated class (`ced-…`)
+   * whose rule holds the colour resolved for the theme, drawn as an element of the line's row
+   * in `.view-overlays`; a line counts when such an element's background is that colour.
+   */
+  async linkedLines(editor = this.editor()) {
+    return editor.evaluate((node) => {
+      const workbench = document.querySelector(".monaco-workbench") ?? document.body;
+      const wanted = getComputedStyle(workbench)
+        .getPropertyValue("--vscode-kernelLens-linkedLineBackground")
+        .trim();
+      if (wanted === "")
+        throw new Error("the theme defines no --vscode-kernelLens-linkedLineBackground");
+      // The colour as computed styles spell it (rgba(…)), whatever the theme's notation.
+      const probe = document.createElement("div");
+      probe.style.backgroundColor = wanted;
+      document.body.append(probe);
+      const colour = getComputedStyle(probe).backgroundColor;
+      probe.remove();
+      const tops = new Set();
+      for (const row of node.querySelectorAll(".view-overlays > div")) {
+        const lit = [...row.children].some(
+          (c) =>
+            [...c.classList].some((k) => k.startsWith("ced-")) &&
+            getComputedStyle(c).backgroundColor === colour,
+        );
+        if (lit) tops.add(Math.round(row.getBoundingClientRect().top));
+      }
+      const box = node.getBoundingClientRect();
+      return [...node.querySelectorAll(".view-line")]
+        .map((n) => ({ n, r: n.getBoundingClientRect() }))
+        .filter(({ r }) => tops.has(Math.round(r.top)) && r.bottom > box.top && r.top < box.bottom)
+        .sort((a, b) => a.r.top - b.r.top)
+        .map(({ n }) => n.textContent.replace(/\u00a0/g, " "));
+    });
+  }
+
+  /** Clicks on `needle` in the visible line of `editor` that contains `lineText` (the cursor goes there). */
+  async clickInLine(lineText, needle = lineText, editor = this.editor()) {
+    const point = await pointOf(editor, lineText, needle);
+    if (!point) throw new Error(`"${needle}" is not on a visible line with "${lineText}"`);
+    await this.page.mouse.click(point.x, point.y);
+    await this.parkMouse();
+    return point;
+  }
+
   /** Moves the mouse over `needle` on the visible line containing `lineText`. */
   async hoverOn(lineText, needle) {
-    const point = await this.editor().evaluate(
-      (editor, [lineNeedle, what]) => {
-        const norm = (s) => s.replace(/\u00a0/g, " ");
-        const line = [...editor.querySelectorAll(".view-line")].find((n) =>
-          norm(n.textContent).includes(lineNeedle),
-        );
-        if (!line) return null;
-        const offset = norm(line.textContent).indexOf(what);
-        if (offset < 0) return null;
-        // Walk the text nodes to the character in the middle of `what`.
-        let remaining = offset + Math.floor(what.length / 2);
-        const walker = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
-        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-          if (remaining < node.length) {
-            const range = document.createRange();
-            range.setStart(node, remaining);
-            range.setEnd(node, remaining + 1);
-            const r = range.getBoundingClientRect();
-            return { x: r.left + r.width / 2, y: r.top + r.height / 2 };
-          }
-          remaining -= node.length;
-        }
-        return null;
-      },
-      [lineText, needle],
-    );
+    const point = await pointOf(this.editor(), lineText, needle);
     if (!point) throw new Error(`"${needle}" is not on a visible line with "${lineText}"`);
     await this.page.mouse.move(point.x, point.y - 40);
     await this.page.mouse.move(point.x, point.y, { steps: 4 });
     return point;
+  }
+
+  // ---- webviews ------------------------------------------------------------------------
+
+  /**
+   * The content frames of Kernel Lens's webviews (report panel, custom editors): the inner
+   * frame of each webview whose host frame's URL names the extension.
+   */
+  kernelLensFrames() {
+    return this.page
+      .frames()
+      .filter((f) => /[?&]extensionId=kernel-lens\.kernel-lens(&|$)/.test(f.url()))
+      .flatMap((host) => host.childFrames());
+  }
+
+  /**
+   * What each Kernel Lens webview shows: `{frame, mode, title, tab, text}` (`mode`: report,
+   * trace or ncu; `title`: its header; `tab`: the selected tab's label; `text`: all its text).
+   */
+  async webviews() {
+    const found = [];
+    for (const frame of this.kernelLensFrames()) {
+      const info = await frame
+        .evaluate(() => {
+          const app = document.getElementById("app");
+          if (!app) return null;
+          return {
+            mode: document.body.dataset.mode ?? "",
+            title: app.querySelector("header h1")?.textContent ?? "",
+            tab: app.querySelector('[role="tab"][aria-selected="true"]')?.textContent ?? "",
+            text: app.innerText.replace(/\u00a0/g, " "),
+          };
+        })
+        .catch(() => null);
+      if (info) found.push({ frame, ...info });
+    }
+    return found;
+  }
+
+  /** Waits for a Kernel Lens webview for which `test(view)` holds; returns it. */
+  async waitWebview(what, test, timeoutMs = 30_000) {
+    return this.until(
+      what,
+      async () => (await this.webviews()).find((view) => test(view)),
+      timeoutMs,
+      250,
+    );
+  }
+
+  /** Texts drawn on the canvases of `frame` since it loaded (see {@link recordCanvasText}). */
+  async canvasText(frame) {
+    return frame.evaluate(() => [...(window.__kernelLensE2eCanvasText ?? [])]);
   }
 
   /** The text of the visible hover widget, or null. */
@@ -338,4 +557,59 @@ export class Run {
   async statusBarText() {
     return (await this.page.locator(".part.statusbar").innerText()).replace(/\s+/g, " ");
   }
+}
+
+/**
+ * Page coordinates of the middle of `needle` in the first visible line of `editor` (a locator)
+ * that contains `lineText`, or null.
+ */
+async function pointOf(editor, lineText, needle) {
+  return editor.evaluate(
+    (node, [lineNeedle, what]) => {
+      const norm = (s) => s.replace(/\u00a0/g, " ");
+      const box = node.getBoundingClientRect();
+      const line = [...node.querySelectorAll(".view-line")].find((n) => {
+        const r = n.getBoundingClientRect();
+        return (
+          norm(n.textContent).includes(lineNeedle) && r.top >= box.top && r.bottom <= box.bottom
+        );
+      });
+      if (!line) return null;
+      const offset = norm(line.textContent).indexOf(what);
+      if (offset < 0) return null;
+      // Walk the text nodes to the character in the middle of `what`.
+      let remaining = offset + Math.floor(what.length / 2);
+      const walker = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
+      for (let text = walker.nextNode(); text; text = walker.nextNode()) {
+        if (remaining < text.length) {
+          const range = document.createRange();
+          range.setStart(text, remaining);
+          range.setEnd(text, remaining + 1);
+          const r = range.getBoundingClientRect();
+          return { x: r.left + r.width / 2, y: r.top + r.height / 2 };
+        }
+        remaining -= text.length;
+      }
+      return null;
+    },
+    [lineText, needle],
+  );
+}
+
+/**
+ * Init script for every frame other than the workbench: records the text that canvases draw
+ * (`fillText`) in `window.__kernelLensE2eCanvasText`, so that a test can check what a canvas
+ * shows (the timeline's lane titles, a chart's axis titles). Drawing itself is unchanged.
+ */
+function recordCanvasText() {
+  if (window === window.top) return;
+  const proto = window.CanvasRenderingContext2D?.prototype;
+  if (!proto || Object.prototype.hasOwnProperty.call(window, "__kernelLensE2eCanvasText")) return;
+  const texts = new Set();
+  Object.defineProperty(window, "__kernelLensE2eCanvasText", { value: texts });
+  const fillText = proto.fillText;
+  proto.fillText = function (text, ...rest) {
+    if (texts.size < 20_000) texts.add(String(text));
+    return fillText.call(this, text, ...rest);
+  };
 }

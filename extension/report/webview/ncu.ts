@@ -102,6 +102,9 @@ function kernelView(k: NcuKernel, actions: NcuActions): HTMLElement {
   const head = el("div", { className: "kernel-head" }, [
     el("span", { className: "muted", text: `#${k.id}` }),
     name,
+    k.device === null || k.device === undefined
+      ? null
+      : el("span", { className: "muted", text: k.device }),
     el("span", { className: "spacer" }),
     line !== null && reveal !== undefined
       ? button(`line ${line}`, () => reveal(line), { title: `Go to line ${line}` })
@@ -149,8 +152,14 @@ export function ncuView(
   result: { report_path: string; reader: string; set?: string; kernels: readonly NcuKernel[] },
   actions: NcuActions,
 ): HTMLElement {
+  const devices = [
+    ...new Set(
+      result.kernels.map((k) => k.device).filter((d): d is string => typeof d === "string"),
+    ),
+  ];
   const facts = [
     `${result.kernels.length} kernel${result.kernels.length === 1 ? "" : "s"}`,
+    devices.join(", "),
     result.set === undefined ? "" : `set ${result.set}`,
     `read with ${result.reader}`,
   ].filter((s) => s !== "");

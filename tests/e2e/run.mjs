@@ -59,10 +59,18 @@ let current = "start-up";
 const results = [];
 // KERNEL_LENS_E2E_SCENARIOS=1,2,5 runs a subset (by number), e.g. while one is being fixed.
 const only = (process.env.KERNEL_LENS_E2E_SCENARIOS ?? "").split(",").filter(Boolean);
+// A scenario may say what the machine must have (`needs: () => reason | null`); without it the
+// scenario is skipped with that reason, printed (load_inline needs nvcc, which CI may lack).
+const skipped = [];
 // Scenarios marked `last` (checks over the whole run) go after the others.
-const selected = SCENARIOS.filter(
-  (s) => only.length === 0 || only.includes(s.name.split(".")[0]),
-).sort((a, b) => Number(a.last === true) - Number(b.last === true));
+const selected = SCENARIOS.filter((s) => only.length === 0 || only.includes(s.name.split(".")[0]))
+  .filter((s) => {
+    const missing = s.needs?.() ?? null;
+    if (missing !== null) skipped.push(`${s.name}: skipped, ${missing}`);
+    return missing === null;
+  })
+  .sort((a, b) => Number(a.last === true) - Number(b.last === true));
+for (const line of skipped) console.log(`[e2e] ${line}`);
 
 async function cleanUp() {
   await browser?.close().catch(() => {});

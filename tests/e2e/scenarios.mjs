@@ -5,8 +5,17 @@
  * across the run. Webviews are read inside their frames (`Run.webviews`), and what their
  * canvases draw through the recorder `ui.mjs` installs in every frame (`Run.canvasText`).
  */
+import { existsSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
+
+/** Whether nvcc can be found the way the server looks for it. */
+function hasNvcc() {
+  const home = process.env.CUDA_HOME ?? process.env.CUDA_PATH;
+  if (home) return existsSync(`${home}/bin/nvcc`);
+  const dirs = (process.env.PATH ?? "").split(":");
+  return dirs.some((d) => d && existsSync(`${d}/nvcc`)) || existsSync("/usr/local/cuda/bin/nvcc");
+}
 
 /** What the summary lens of a CPU run looks like: `0.131 ms ±0.6% · 3 ops · CPU` (or `4.80 µs ±…`). */
 const SUMMARY = /\d (ms|µs) ±[\d.]+%.*CPU/;
@@ -761,6 +770,7 @@ export const SCENARIOS = [
   },
   {
     name: "11. load_inline: the PTX of the inline CUDA source beside the source",
+    needs: () => (hasNvcc() ? null : "nvcc is not installed (CUDA_HOME, PATH, /usr/local/cuda)"),
     async run(r) {
       const CALL = "return load_inline(";
       await r.step(

@@ -37,7 +37,8 @@ def _emit_error(err: dict[str, Any], as_json: bool, path: str | None) -> None:
         return
     where = f" at {path}:{err['line']}" if err.get("line") and path else ""
     print(f"error ({err['kind']}){where}: {err['message']}", file=sys.stderr)
-    if err.get("traceback"):
+    # An "unsupported" result is a fact about the machine, not a bug to debug: no traceback.
+    if err.get("traceback") and err.get("kind") != "unsupported":
         print(err["traceback"], file=sys.stderr)
 
 

@@ -225,7 +225,10 @@ export class Views implements vscode.TextDocumentContentProvider, vscode.Disposa
     }
   }
 
-  /** Decorates the 1-based `lines` of `editor` and scrolls the first into sight; [] clears. */
+  /**
+   * Decorates the 1-based `lines` of `editor` and scrolls them into sight — all of them when they
+   * fit in the editor's height, else the first; [] clears.
+   */
   private highlight(editor: vscode.TextEditor, lines: readonly number[]): void {
     const count = editor.document.lineCount;
     const ranges = lines
@@ -233,8 +236,15 @@ export class Views implements vscode.TextDocumentContentProvider, vscode.Disposa
       .map((line) => new vscode.Range(line - 1, 0, line - 1, 0));
     editor.setDecorations(this.decoration, ranges);
     const first = ranges[0];
-    if (first !== undefined) {
-      editor.revealRange(first, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+    const last = ranges[ranges.length - 1];
+    if (first !== undefined && last !== undefined) {
+      const visible = editor.visibleRanges[0];
+      const height = visible === undefined ? 0 : visible.end.line - visible.start.line;
+      const fits = last.start.line - first.start.line < height;
+      editor.revealRange(
+        fits ? new vscode.Range(first.start, last.end) : first,
+        vscode.TextEditorRevealType.InCenterIfOutsideViewport,
+      );
     }
   }
 

@@ -6,7 +6,14 @@ import * as vscode from "vscode";
 import { ExecuteCommandRequest } from "vscode-languageclient/node";
 import { Commands, DISPLAY_NAME, LANGUAGE } from "./constants";
 import type { Ctx } from "./ctx";
-import { ServerCommands, type ProfileAllArgs, type ProfileArgs } from "./protocol";
+import {
+  ReportServerCommands,
+  ServerCommands,
+  type ProfileAllArgs,
+  type ProfileArgs,
+  type RunNcuArgs,
+} from "./protocol";
+import { functionAt, scanPython } from "./pyscan";
 import { reportFailure, runningClient } from "./requests";
 
 /** Registers every command of {@link Commands} as an extension-scoped disposable. */
@@ -14,6 +21,7 @@ export function registerCommands(ctx: Ctx): void {
   ctx.pushExtCleanup(
     vscode.commands.registerCommand(Commands.profileAtCursor, () => profileAtCursor(ctx)),
     vscode.commands.registerCommand(Commands.profileFile, () => profileFile(ctx)),
+    vscode.commands.registerCommand(Commands.runNcuAtCursor, () => runNcuAtCursor(ctx)),
     vscode.commands.registerCommand(Commands.showOutput, () => ctx.log.show()),
     vscode.commands.registerCommand(Commands.restartServer, () =>
       ctx.restart("Restart Server command"),
@@ -54,10 +62,31 @@ async function profileFile(ctx: Ctx): Promise<void> {
   }
 }
 
+/** Nsight Compute on the function at the cursor (the server says why when it cannot run). */
+async function runNcuAtCursor(ctx: Ctx): Promise<void> {
+  const editor = pythonEditor();
+  if (editor === undefined) {
+    return;
+  }
+  const lines = editor.document.getText().split(/\r?\n/);
+  const found = functionAt(scanPython(lines), lines, editor.selection.active.line);
+  if (found === undefined || found.isTritonKernel) {
+    void vscode.window.showInformationMessage(
+      `${DISPLAY_NAME}: put the cursor in a function that launches kernels (not a @triton.jit kernel itself).`,
+    );
+    return;
+  }
+  await execute(ctx, editor.document.uri, (uri) => ({
+    command: ReportServerCommands.runNcu,
+    args: { uri, function: found.qualname },
+  }));
+}
+
 /** A server command with its argument. */
 type Invocation =
   | { command: typeof ServerCommands.profile; args: ProfileArgs }
-  | { command: typeof ServerCommands.profileAll; args: ProfileAllArgs };
+  | { command: typeof ServerCommands.profileAll; args: ProfileAllArgs }
+  | { command: typeof ReportServerCommands.runNcu; args: RunNcuArgs };
 
 /**
  * Sends `workspace/executeCommand` for `document` (its URI converted as the client converts

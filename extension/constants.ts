@@ -11,6 +11,7 @@ export const Commands = {
   profileFile: "kernelLens.profileFile",
   showOutput: "kernelLens.showOutput",
   restartServer: "kernelLens.restartServer",
+  runNcuAtCursor: "kernelLens.runNcuAtCursor",
   /** Also the command of the server's lens above each function (`protocol.ts`). */
   showGeneratedCode: ClientCommands.showGeneratedCode,
   /** Also the command of the server's lens above each `@triton.jit` kernel. */

@@ -54,6 +54,25 @@ def _trusted(ls: KernelLensServer) -> None:
         )
 
 
+async def _agent_request(
+    ls: KernelLensServer, label: str, uri: str, params: dict[str, Any], method: str
+) -> dict[str, Any]:
+    """Run one agent job for a request; its failure becomes a RequestFailed the user reads."""
+    try:
+        return await ls.agent.run(
+            {
+                "path": uri_to_path(uri),
+                "text": ls.workspace.get_text_document(uri).source,
+                **params,
+            },
+            timeout=ls.settings.timeout_seconds,
+            method=method,
+        )
+    except ProfileError as err:
+        ls.log(f"{label}: {err}", types.MessageType.Error)
+        raise _fail(err) from None
+
+
 async def assembly(ls: KernelLensServer, raw: Any) -> dict[str, Any]:
     """Compile one kernel (cached per document text and arch) and return one stage."""
     params = structure(AssemblyParams, raw)
@@ -65,20 +84,13 @@ async def assembly(ls: KernelLensServer, raw: Any) -> dict[str, Any]:
         ls.log(
             f"assembly of {params.kernel} (sm_{params.arch or 'device'})", types.MessageType.Info
         )
-        try:
-            result = await ls.agent.run(
-                {
-                    "path": uri_to_path(params.uri),
-                    "text": doc.source,
-                    "kernel": params.kernel,
-                    "arch": params.arch,
-                },
-                timeout=ls.settings.timeout_seconds,
-                method="asm",
-            )
-        except ProfileError as err:
-            ls.log(f"assembly of {params.kernel}: {err}", types.MessageType.Error)
-            raise _fail(err) from None
+        result = await _agent_request(
+            ls,
+            f"assembly of {params.kernel}",
+            params.uri,
+            {"kernel": params.kernel, "arch": params.arch},
+            "asm",
+        )
         ls.asm_cache[key] = result
         ls.asm_latest[(params.uri, params.kernel)] = result
         refresh_lenses(ls)
@@ -100,24 +112,20 @@ async def generated_code(ls: KernelLensServer, raw: Any) -> dict[str, Any]:
     """torch.compile the function and return the *compiled* stage's result."""
     params = structure(GeneratedCodeParams, raw)
     _trusted(ls)
-    doc = ls.workspace.get_text_document(params.uri)
     ls.log(f"torch.compile {params.function}", types.MessageType.Info)
-    try:
-        result = await ls.agent.run(
-            {
-                "path": uri_to_path(params.uri),
-                "text": doc.source,
-                "function": params.function,
-                "stages": ["compiled"],
-                "warmup_ms": ls.settings.warmup_ms,
-                "budget_ms": ls.settings.budget_ms,
-                "reps": ls.settings.reps,
-            },
-            timeout=ls.settings.timeout_seconds,
-        )
-    except ProfileError as err:
-        ls.log(f"torch.compile {params.function}: {err}", types.MessageType.Error)
-        raise _fail(err) from None
+    result = await _agent_request(
+        ls,
+        f"torch.compile {params.function}",
+        params.uri,
+        {
+            "function": params.function,
+            "stages": ["compiled"],
+            "warmup_ms": ls.settings.warmup_ms,
+            "budget_ms": ls.settings.budget_ms,
+            "reps": ls.settings.reps,
+        },
+        "profile",
+    )
     compiled: dict[str, Any] = dict(result["compiled"])
     compiled["function"] = result["function"]
     ls.log(f"{result['function']}: {compiled.get('summary')}", types.MessageType.Info)
@@ -130,20 +138,9 @@ async def inline_extension(ls: KernelLensServer, raw: Any) -> dict[str, Any]:
     _trusted(ls)
     doc = ls.workspace.get_text_document(params.uri)
     ls.log("load_inline: compiling the CUDA source with nvcc", types.MessageType.Info)
-    try:
-        result = await ls.agent.run(
-            {
-                "path": uri_to_path(params.uri),
-                "text": doc.source,
-                "arch": params.arch,
-                "build": params.build,
-            },
-            timeout=ls.settings.timeout_seconds,
-            method="inline",
-        )
-    except ProfileError as err:
-        ls.log(f"load_inline: {err}", types.MessageType.Error)
-        raise _fail(err) from None
+    result = await _agent_request(
+        ls, "load_inline", params.uri, {"arch": params.arch, "build": params.build}, "inline"
+    )
     lines = doc.source.splitlines()
     diagnostics: list[types.Diagnostic] = []
     for module in result["modules"]:

@@ -12,7 +12,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from kernel_lens import __version__
-from kernel_lens.lsp.agent_client import AgentClient
+from kernel_lens.agent.client import AgentClient
 from kernel_lens.lsp.results import ResultStore
 from kernel_lens.lsp.settings import Settings
 

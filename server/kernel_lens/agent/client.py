@@ -1,4 +1,4 @@
-"""The server's side of the agent: start it, send one job at a time, survive its failures.
+"""The parent side of the agent boundary, for the server and the CLI: one job at a time.
 
 A crash (``os._exit``, a segfault, a CUDA fault), a hang past the timeout, or a cancel costs one
 job: the process is killed if needed and the next job starts a fresh one.

@@ -175,6 +175,9 @@ class AgentClient:
             with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
                 await asyncio.wait_for(asyncio.shield(self._stderr_task), 2.0)
 
+    def prewarm(self) -> None:
+        """Make sure a warm agent is starting or ready (non-blocking). A no-op for now."""
+
     async def kill(self) -> None:
         """Stop the agent (its whole process group: compilers and workers too)."""
         proc, self._proc = self._proc, None

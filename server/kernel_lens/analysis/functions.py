@@ -9,13 +9,17 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 __all__ = [
     "INPUTS_DIRECTIVE_RE",
     "FunctionInfo",
+    "NotInFunctionError",
     "SourceSyntaxError",
+    "TargetKind",
     "find_function",
     "find_functions",
+    "function_at",
     "load_inline_lines",
 ]
 
@@ -184,6 +188,79 @@ def find_function(
             # Methods come after their class's earlier siblings; the narrowest range wins.
             return min(containing, key=lambda f: f.last_line - f.first_line)
     return None
+
+
+#: What a position is resolved to: a function that launches kernels, or a ``@triton.jit`` kernel.
+TargetKind = Literal["function", "kernel"]
+
+
+class NotInFunctionError(ValueError):
+    """The position is in no function (or kernel) of the wanted kind; ``str()`` is user-ready.
+
+    Attributes:
+        line: the 1-based line of the position.
+    """
+
+    def __init__(self, message: str, line: int) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+def function_at(
+    source: str,
+    line: int,
+    character: int = 0,
+    *,
+    kind: TargetKind = "function",
+    filename: str = "<source>",
+) -> FunctionInfo:
+    """The function (or ``@triton.jit`` kernel) that contains a 0-based editor position.
+
+    ``kind="function"`` gives the innermost listed function or method around the position (a
+    nested ``def`` belongs to the function it is in: only listed functions can be profiled),
+    never a kernel: a kernel is not profiled by itself, the function that launches it is.
+    ``kind="kernel"`` gives the ``@triton.jit`` kernel around the position. Decorator lines
+    belong to their function. Resolution is per line, so ``character`` (0-based, LSP) does not
+    change the answer; it is taken so that callers pass the whole position.
+
+    Args:
+        source: the module's text.
+        line: 0-based line (LSP ``Position.line``).
+        character: 0-based column (LSP ``Position.character``).
+        kind: what to look for.
+        filename: used in syntax error messages.
+
+    Returns:
+        The function or kernel.
+
+    Raises:
+        SourceSyntaxError: the text does not parse.
+        NotInFunctionError: nothing of ``kind`` at the position; the message says what to do.
+    """
+    del character  # line-granular on purpose (see above)
+    line1 = line + 1
+    info = find_function(source, line=line1, filename=filename)
+    if kind == "kernel":
+        if info is None or not info.is_triton_kernel:
+            raise NotInFunctionError(
+                "Kernel Lens: put the cursor in a @triton.jit kernel "
+                f"(line {line1} is not in one).",
+                line1,
+            )
+        return info
+    if info is None:
+        raise NotInFunctionError(
+            "Kernel Lens: put the cursor in a function that launches kernels "
+            f"(line {line1} is not in one).",
+            line1,
+        )
+    if info.is_triton_kernel:
+        raise NotInFunctionError(
+            f"Kernel Lens: {info.qualname} is a @triton.jit kernel, which is not profiled by "
+            "itself: put the cursor in the function that launches it.",
+            line1,
+        )
+    return info
 
 
 def load_inline_lines(source: str) -> list[int]:

@@ -17,8 +17,8 @@ import {
   nearestModule,
   problemCounts,
   problemsMessage,
-} from "../../extension/inline";
-import { assemblyLink } from "../../extension/lineMap";
+} from "../../extension/views/inline";
+import { assemblyLink } from "../../extension/views/lineMap";
 import {
   isInlineResult,
   isShowInlineExtensionArgs,
@@ -33,7 +33,7 @@ import {
   placeholderText,
   viewUri,
   type InlineView,
-} from "../../extension/virtualDocs";
+} from "../../extension/views/virtualDocs";
 
 const ROOT = path.resolve(__dirname, "..", "..");
 

@@ -6,7 +6,7 @@ import {
   definitionBlocks,
   generatedCodeLink,
   selectedLines,
-} from "../../extension/lineMap";
+} from "../../extension/views/lineMap";
 import type { GeneratedKernel } from "../../extension/protocol";
 
 /** Inductor's output for `square_twice` and a matmul, shortened (line numbers on the right). */

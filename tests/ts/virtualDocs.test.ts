@@ -11,7 +11,7 @@ import {
   placeholderText,
   viewUri,
   type View,
-} from "../../extension/virtualDocs";
+} from "../../extension/views/virtualDocs";
 
 const SOURCE = "file:///work/kernels/triton%20square.py";
 

@@ -3,7 +3,7 @@
  * torch.compile's generated code. What each one is, its `kernel-lens:` URI, and the text of the
  * status bar item shown while it is the active editor.
  *
- * Pure (no `vscode` import), so it is unit-tested under plain node; `views.ts` turns the URI
+ * Pure (no `vscode` import), so it is unit-tested under plain node; `documents.ts` turns the URI
  * parts into a `vscode.Uri` (`Uri.from({ scheme, path, query })`), whose `query` gives back
  * exactly the query built here.
  */
@@ -20,8 +20,8 @@ import {
   type AssemblyResult,
   type GeneratedCodeResult,
   type InlineModule,
-} from "./protocol";
-import { fileName } from "./status";
+} from "../protocol";
+import { fileName } from "../status";
 
 /** URI scheme of the documents. */
 export const SCHEME = "kernel-lens";

@@ -4,9 +4,9 @@
  * the lines each kernel fused).
  *
  * Pure (no `vscode` import), so it is unit-tested under plain node. Lines are 1-based here, as the
- * server sends them; `views.ts` converts to and from the editor's 0-based lines.
+ * server sends them; `documents.ts` converts to and from the editor's 0-based lines.
  */
-import type { GeneratedKernel, LineMapEntry } from "./protocol";
+import type { GeneratedKernel, LineMapEntry } from "../protocol";
 
 /** A kernel definition in inductor's output: `name = async_compile.triton(...)` (or `.cpp…`). */
 const KERNEL_DEF = /^[A-Za-z_]\w*\s*=\s*async_compile\.\w+\(/;

@@ -8,7 +8,7 @@
  * The documents' text is exactly the server's, so the server's line numbers apply to it.
  */
 import * as vscode from "vscode";
-import { LINKED_LINE_COLOR } from "./constants";
+import { LINKED_LINE_COLOR } from "../constants";
 import { selectedLines, type LineLink } from "./lineMap";
 import {
   SCHEME,

@@ -8,8 +8,8 @@
  * from the title bar of a view (the same function or kernel again: refresh, or another stage).
  */
 import * as vscode from "vscode";
-import { Commands, DISPLAY_NAME, LANGUAGE, LAST_STAGE_KEY } from "./constants";
-import type { Ctx } from "./ctx";
+import { Commands, DISPLAY_NAME, LANGUAGE, LAST_STAGE_KEY } from "../constants";
+import type { Ctx } from "../ctx";
 import { assemblyLink, generatedCodeLink } from "./lineMap";
 import {
   ASM_STAGES,
@@ -20,11 +20,10 @@ import {
   isShowAssemblyArgs,
   isShowGeneratedCodeArgs,
   type AsmStage,
-} from "./protocol";
-import { functionAt, kernelAt, scanPython } from "./pyscan";
-import { registerInlineCommands } from "./inlineCommands";
-import { malformed, reportFailure, runningClient, versionOf, withProgress } from "./requests";
-import { Views } from "./views";
+} from "../protocol";
+import { functionAt, kernelAt, scanPython } from "../pyscan";
+import { malformed, reportFailure, runningClient, versionOf, withProgress } from "../requests";
+import type { Views } from "./documents";
 import {
   DEFAULT_STAGE,
   STAGE_DESCRIPTIONS,
@@ -33,15 +32,9 @@ import {
   generatedCodeInfo,
 } from "./virtualDocs";
 
-/**
- * Creates the views and registers their commands (these two, and load_inline's in
- * `inlineCommands.ts`), all extension-scoped.
- */
-export function registerViewCommands(ctx: Ctx): void {
-  const views = new Views();
-  registerInlineCommands(ctx, views);
+/** Registers the two commands, extension-scoped, over the views of `documents.ts`. */
+export function registerCompiledCommands(ctx: Ctx, views: Views): void {
   ctx.pushExtCleanup(
-    views,
     vscode.commands.registerCommand(Commands.showGeneratedCode, (arg: unknown) =>
       showGeneratedCode(ctx, views, arg),
     ),

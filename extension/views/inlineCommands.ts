@@ -11,8 +11,8 @@
  * opens the build log.
  */
 import * as vscode from "vscode";
-import { Commands, DISPLAY_NAME, LANGUAGE } from "./constants";
-import type { Ctx } from "./ctx";
+import { Commands, DISPLAY_NAME, LANGUAGE } from "../constants";
+import type { Ctx } from "../ctx";
 import {
   INLINE_FILE_DESCRIPTIONS,
   findModule,
@@ -32,10 +32,10 @@ import {
   isInlineResult,
   isShowInlineExtensionArgs,
   type InlineModule,
-} from "./protocol";
-import { malformed, reportFailure, runningClient, versionOf, withProgress } from "./requests";
-import { fileName } from "./status";
-import type { Views } from "./views";
+} from "../protocol";
+import { malformed, reportFailure, runningClient, versionOf, withProgress } from "../requests";
+import { fileName } from "../status";
+import type { Views } from "./documents";
 import { inlineInfo } from "./virtualDocs";
 
 /** Source documents whose last result is kept for the file picker; more forget the oldest. */
@@ -53,7 +53,7 @@ const FILE_ICONS: Readonly<Record<InlineFile, string>> = {
   "build.log": "$(output)",
 };
 
-/** Registers the two commands, extension-scoped, over the views of `viewCommands.ts`. */
+/** Registers the two commands, extension-scoped, over the views of `documents.ts`. */
 export function registerInlineCommands(ctx: Ctx, views: Views): void {
   const commands = new InlineCommands(ctx, views);
   ctx.pushExtCleanup(

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from kernel_lens.analysis.ncu import NcuError, read_ncu_csv, read_ncu_file, strip_markup
+from kernel_lens.analysis.ncu import NcuError, read_ncu_csv, strip_markup
+from kernel_lens.ncu_files import read_ncu_file
 
 DATA = Path(__file__).parent.parent / "data" / "h200"
 

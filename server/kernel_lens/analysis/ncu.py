@@ -1,21 +1,15 @@
-"""Nsight Compute results per kernel: metrics and rule hints, from a ``.ncu-rep`` file (through
-NVIDIA's ``ncu_report`` module) or from ncu's CSV details page (through pandas).
+"""Nsight Compute results per kernel: metrics and rule hints, from a report loaded by NVIDIA's
+``ncu_report`` module or from ncu's CSV details page (through pandas). Pure: finding ``ncu`` and
+``ncu_report`` and reading files is :mod:`kernel_lens.ncu_files`.
 
 Both readers return the same :class:`NcuKernel` rows, so the rest of Kernel Lens does not care
-which one was available. ``ncu_report`` is found as an installed module (PyPI ``ncu-report``),
-else in Nsight Compute's own ``extras/python`` folder.
+which one was available.
 """
 
 from __future__ import annotations
 
-import glob
-import importlib
 import io
-import os
 import re
-import shutil
-import subprocess
-import sys
 from dataclasses import asdict, dataclass, field
 from types import ModuleType
 from typing import Any
@@ -24,10 +18,8 @@ __all__ = [
     "NcuError",
     "NcuHint",
     "NcuKernel",
-    "find_ncu",
-    "load_ncu_report_module",
+    "kernels_from_report",
     "read_ncu_csv",
-    "read_ncu_file",
     "strip_markup",
 ]
 
@@ -178,54 +170,18 @@ def read_ncu_csv(text: str) -> list[NcuKernel]:
     return kernels
 
 
-def load_ncu_report_module() -> ModuleType | None:
-    """``ncu_report``: installed, or from Nsight Compute's ``extras/python`` next to ``ncu``."""
-    try:
-        return importlib.import_module("ncu_report")
-    except ImportError:
-        pass
-    candidates: list[str] = []
-    ncu = find_ncu()
-    if ncu:
-        root = os.path.dirname(os.path.realpath(ncu))
-        candidates += [
-            os.path.join(root, "extras", "python"),
-            os.path.join(root, "..", "extras", "python"),
-        ]
-    candidates += sorted(glob.glob("/opt/nvidia/nsight-compute/*/extras/python"), reverse=True)
-    candidates += sorted(glob.glob("/usr/local/cuda*/nsight-compute*/extras/python"), reverse=True)
-    for folder in candidates:
-        if os.path.isfile(os.path.join(folder, "ncu_report.py")):
-            sys.path.insert(0, folder)
-            try:
-                return importlib.import_module("ncu_report")
-            except ImportError:
-                sys.path.remove(folder)
-    return None
-
-
-def find_ncu() -> str | None:
-    """The ``ncu`` executable: PATH, ``$CUDA_HOME/bin``, or /opt/nvidia/nsight-compute."""
-    found = shutil.which("ncu")
-    if found:
-        return found
-    home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
-    for candidate in [
-        os.path.join(home, "bin", "ncu"),
-        *sorted(glob.glob("/opt/nvidia/nsight-compute/*/ncu"), reverse=True),
-    ]:
-        if os.path.isfile(candidate):
-            return candidate
-    return None
-
-
 def _value(action: Any, metric: str) -> Any:
     m = action.metric_by_name(metric)
     return None if m is None else m.value()
 
 
-def _read_with_module(module: ModuleType, path: str) -> list[NcuKernel]:
-    ctx = module.load_report(path)
+def kernels_from_report(module: ModuleType, ctx: Any) -> list[NcuKernel]:
+    """Kernels of a report loaded by NVIDIA's ``ncu_report`` (``module.load_report(path)``).
+
+    Args:
+        module: the ``ncu_report`` module (its constants name the rule and speedup types).
+        ctx: the loaded report context.
+    """
     kernels: list[NcuKernel] = []
     demangled_base = getattr(module.IAction, "NameBase_DEMANGLED", None)
     global_type = getattr(module, "SpeedupType_GLOBAL", 2)
@@ -280,36 +236,11 @@ def _read_with_module(module: ModuleType, path: str) -> list[NcuKernel]:
     return kernels
 
 
-def read_ncu_file(path: str) -> tuple[list[NcuKernel], str]:
-    """Kernels of a ``.ncu-rep`` (``ncu_report``, else ``ncu --import --csv``) or a ``.csv``.
+def __getattr__(name: str) -> Any:
+    """Transitional: the file and tool discovery moved to :mod:`kernel_lens.ncu_files` (analysis
+    stays pure); old imports keep working until every caller imports from there."""
+    if name in ("find_ncu", "load_ncu_report_module", "read_ncu_file"):
+        from kernel_lens import ncu_files
 
-    Returns:
-        ``(kernels, reader)`` where reader is ``ncu_report``, ``csv`` or ``ncu --import``.
-
-    Raises:
-        NcuError: missing or unreadable file, or no reader available.
-    """
-    if not os.path.isfile(path):
-        raise NcuError(f"no such file: {path}")
-    if path.endswith(".csv"):
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return read_ncu_csv(fh.read()), "csv"
-    module = load_ncu_report_module()
-    if module is not None:
-        kernels = _read_with_module(module, path)
-        if not kernels:
-            raise NcuError(f"{os.path.basename(path)} holds no profiled kernel (not a report?)")
-        return kernels, "ncu_report"
-    ncu = find_ncu()
-    if ncu is None:
-        raise NcuError(
-            "reading .ncu-rep files needs NVIDIA's ncu_report module (pip install ncu-report) "
-            "or Nsight Compute (ncu) on PATH"
-        )
-    proc = subprocess.run(
-        [ncu, "--import", path, "--csv", "--page", "details"],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    if proc.returncode != 0:
-        raise NcuError(f"ncu --import failed: {proc.stderr.strip()[:300]}")
-    return read_ncu_csv(proc.stdout), "ncu --import"
+        return getattr(ncu_files, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

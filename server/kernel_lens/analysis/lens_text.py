@@ -17,6 +17,7 @@ __all__ = [
     "hover_markdown",
     "line_lens_title",
     "summary_lens_title",
+    "timing_warning_short",
 ]
 
 MAX_LENS_OPS = 3
@@ -34,12 +35,28 @@ def _calls(calls: float) -> str:
     return "" if calls == 1 else f" ×{calls:g}"
 
 
+def timing_warning_short(timing: dict[str, Any] | None) -> str | None:
+    """``busy machine`` / ``interference?``: the timing's interference warning, for a lens."""
+    warning = (timing or {}).get("warning")
+    if not warning:
+        return None
+    return "busy machine" if str(warning).startswith("busy machine") else "interference?"
+
+
 def summary_lens_title(result: dict[str, Any]) -> str:
-    """``⏱ 0.577 ms ±0.1% · 3 kernels · NVIDIA H200`` (or ``… · 3 ops · CPU``)."""
+    """``⏱ 0.577 ms ±0.1% · 3 kernels · NVIDIA H200`` (or ``… · 3 ops · CPU``).
+
+    A timing taken on a busy machine says so after the number:
+    ``⏱ 24.1 ms ±2.0% $(warning) busy machine · 3 ops · CPU``.
+    """
     parts: list[str] = []
     timing = result.get("timing")
     if timing:
-        parts.append(f"$(watch) {format_time_ms(timing['median_ms'])} ±{timing['spread_pct']:.1f}%")
+        text = f"$(watch) {format_time_ms(timing['median_ms'])} ±{timing['spread_pct']:.1f}%"
+        short = timing_warning_short(timing)
+        if short:
+            text += f" $(warning) {short}"
+        parts.append(text)
     lines = result.get("lines") or []
     if result.get("device_kind") == "cuda":
         launches = sum(k["calls"] for k in result.get("kernels") or [])
@@ -132,4 +149,7 @@ def hover_markdown(result: dict[str, Any], line_no: int, *, word: str | None = N
             f"±{timing['spread_pct']:.1f}% of {timing['reps']} reps ({how})."
         )
     out.append(f"_{note}_")
+    if timing and timing.get("warning"):
+        out.append("")
+        out.append(f"⚠ Timing: {timing['warning']}")
     return "\n".join(out)

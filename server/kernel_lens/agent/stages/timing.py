@@ -3,25 +3,42 @@
 On CUDA: warm-up, then one CUDA event pair per repetition around the call, the L2 cache flushed
 (a 256 MiB buffer zeroed) before each repetition, one synchronisation at the end — the method of
 ``triton.testing.do_bench``. On CPU: ``time.perf_counter`` around each call. The number of
-repetitions adapts to the function's cost within a time budget, and grows (within a hard cap)
-while the median is not yet stable. Never run under the profiler.
+repetitions adapts to the function's cost and stops at the time budget: on a noisy machine the
+spread is reported, not chased with more repetitions. A busy machine is said: when other processes
+took CPU time during the measurement (``/proc/stat``), the load average is over the core count, or
+the samples are bimodal or drift, the result carries a ``warning``. Never run under the profiler.
 """
 
 from __future__ import annotations
 
+import math
+import os
 import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["TimingConfig", "TimingResult", "time_function"]
+__all__ = [
+    "CpuUsage",
+    "TimingConfig",
+    "TimingResult",
+    "interference_warning",
+    "sample_shape",
+    "time_function",
+]
 
 #: IQR/median above this ratio earns a warning (torch.utils.benchmark uses the same idea).
 IQR_WARN_RATIO = 0.1
-#: Two halves of the samples whose medians differ by more than this ratio are "not stable yet".
-STABLE_RATIO = 0.01
 L2_FLUSH_BYTES = 256 * 1024 * 1024
+#: Other processes using this share of the cores (at least half a core) while timing: busy.
+BUSY_SHARE = 0.25
+#: Two neighbouring sorted samples this far apart (ratio), each side holding ≥ 10% of them: bimodal.
+BIMODAL_GAP = 1.3
+#: First and last third of the samples whose medians differ by this ratio: drifting.
+DRIFT_RATIO = 0.2
+#: /proc/stat's measurement window must span this many clock ticks per core to be read.
+MIN_TICKS = 10
 
 
 @dataclass(frozen=True)
@@ -34,7 +51,8 @@ class TimingConfig:
         reps: a fixed number of repetitions; 0 = adaptive within the budget.
         min_reps: lower bound of adaptive repetitions.
         max_reps: upper bound of adaptive repetitions.
-        max_total_ms: hard cap on the whole measurement (warm-up excluded), in milliseconds.
+        max_total_ms: hard cap on the whole measurement (warm-up excluded), in milliseconds: a
+            slow function still gets ``min_reps`` repetitions up to this cap.
         flush_l2: zero a 256 MiB buffer before each CUDA repetition.
     """
 
@@ -57,6 +75,8 @@ class TimingResult:
         samples_ms: every timed repetition, in order.
         warmup_calls: calls made before timing.
         l2_flushed: whether L2 was flushed before each repetition.
+        warnings: notes on the number's quality (noisy, few repetitions, under 10 µs, busy).
+        warning: the interference warning (``busy machine: …``), also in ``warnings``.
     """
 
     method: str
@@ -65,6 +85,7 @@ class TimingResult:
     warmup_calls: int
     l2_flushed: bool
     warnings: tuple[str, ...] = field(default=())
+    warning: str | None = None
 
     @property
     def reps(self) -> int:
@@ -113,18 +134,124 @@ class TimingResult:
             "warmup_calls": self.warmup_calls,
             "l2_flushed": self.l2_flushed,
             "warnings": list(self.warnings),
+            "warning": self.warning,
         }
         if with_samples:
             out["samples_ms"] = list(self.samples_ms)
         return out
 
 
-def _stable(samples: list[float]) -> bool:
-    half = len(samples) // 2
-    if half < 3:
-        return False
-    a, b = statistics.median(samples[:half]), statistics.median(samples[half:])
-    return abs(a - b) <= STABLE_RATIO * max(a, b, 1e-12)
+@dataclass(frozen=True)
+class CpuUsage:
+    """What the machine did while timing: who used the cores.
+
+    Attributes:
+        cpus: cores of the machine.
+        load1: the 1-minute load average at the end (this process included).
+        others_cores: cores' worth of CPU time that *other* processes (and a hypervisor's steal)
+            used during the measurement; ``None`` where ``/proc/stat`` cannot say.
+    """
+
+    cpus: int
+    load1: float
+    others_cores: float | None
+
+
+def _ticks() -> tuple[int, int, int] | None:
+    """(busy ticks of all cores, all ticks of all cores, this process's ticks), Linux only."""
+    try:
+        with open("/proc/stat") as f:
+            values = [int(v) for v in f.readline().split()[1:]]
+        with open("/proc/self/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (OSError, ValueError, IndexError):
+        return None
+    idle = values[3] + (values[4] if len(values) > 4 else 0)
+    total = sum(values[:8])
+    mine = int(fields[11]) + int(fields[12])  # utime + stime, all threads
+    return total - idle, total, mine
+
+
+class _Usage:
+    """Reads the cores' use around a measurement."""
+
+    def __init__(self) -> None:
+        self.cpus = os.cpu_count() or 1
+        self.start = _ticks()
+
+    def stop(self) -> CpuUsage:
+        end = _ticks()
+        try:
+            load1 = os.getloadavg()[0]
+        except OSError:
+            load1 = 0.0
+        others: float | None = None
+        if self.start is not None and end is not None:
+            busy = end[0] - self.start[0]
+            total = end[1] - self.start[1]
+            mine = end[2] - self.start[2]
+            per_core = total / self.cpus
+            if per_core >= MIN_TICKS:
+                others = max(0.0, (busy - mine) / per_core)
+        return CpuUsage(self.cpus, load1, others)
+
+
+def sample_shape(samples_ms: tuple[float, ...] | list[float]) -> list[str]:
+    """What the samples' shape says of interference: ``bimodal …`` and/or ``drifting …``.
+
+    Pure: a bimodal set has two sorted neighbours :data:`BIMODAL_GAP` apart with at least a tenth
+    of the samples on each side (20 samples at least); a drifting set has first- and last-third
+    medians :data:`DRIFT_RATIO` apart (15 samples at least).
+    """
+    out: list[str] = []
+    n = len(samples_ms)
+    if n >= 20:
+        ordered = sorted(samples_ms)
+        edge = max(2, n // 10)
+        best, at = 1.0, 0
+        for i in range(edge, n - edge + 1):
+            low = ordered[i - 1]
+            ratio = ordered[i] / low if low > 0 else math.inf
+            if ratio > best:
+                best, at = ratio, i
+        if best >= BIMODAL_GAP:
+            lo, hi = statistics.median(ordered[:at]), statistics.median(ordered[at:])
+            out.append(f"samples bimodal ({_ms(lo)} and {_ms(hi)}, {n - at} of {n} slow)")
+    if n >= 15:
+        third = n // 3
+        first, last = statistics.median(samples_ms[:third]), statistics.median(samples_ms[-third:])
+        if min(first, last) > 0 and abs(last - first) / min(first, last) >= DRIFT_RATIO:
+            out.append(f"samples drifting ({_ms(first)} → {_ms(last)})")
+    return out
+
+
+def _ms(value: float) -> str:
+    return f"{value:.3g} ms"
+
+
+def interference_warning(
+    samples_ms: tuple[float, ...] | list[float], usage: CpuUsage
+) -> str | None:
+    """``busy machine: load 2.1 on 2 cores, …; samples bimodal (…)``, or ``None``. Pure.
+
+    The machine is busy when other processes used :data:`BUSY_SHARE` of the cores (half a core
+    at least) during the measurement, or, where that is unknown, when the load average is over
+    the core count. The samples' shape (:func:`sample_shape`) is added; alone it gives an
+    ``interference?`` warning.
+    """
+    shape = sample_shape(samples_ms)
+    if usage.others_cores is not None:
+        busy = usage.others_cores >= max(0.5, BUSY_SHARE * usage.cpus)
+    else:
+        busy = usage.load1 > usage.cpus
+    if busy:
+        what = f"busy machine: load {usage.load1:.1f} on {usage.cpus} cores"
+        if usage.others_cores is not None:
+            what += f", other processes used {usage.others_cores:.1f} cores while timing"
+        return "; ".join([what, *shape])
+    if shape:
+        return "interference? " + "; ".join(shape)
+    return None
 
 
 def _plan_reps(config: TimingConfig, estimate_ms: float) -> int:
@@ -132,6 +259,14 @@ def _plan_reps(config: TimingConfig, estimate_ms: float) -> int:
         return config.reps
     wanted = int(config.budget_ms / max(estimate_ms, 1e-6))
     return max(config.min_reps, min(config.max_reps, wanted))
+
+
+def _finish(result: TimingResult, usage: CpuUsage) -> TimingResult:
+    warnings = list(_warnings(result))
+    warning = interference_warning(result.samples_ms, usage)
+    if warning:
+        warnings.append(warning)
+    return TimingResult(**{**result.__dict__, "warnings": tuple(warnings), "warning": warning})
 
 
 def _warnings(result: TimingResult) -> tuple[str, ...]:
@@ -159,22 +294,22 @@ def _time_cpu(fn: Callable[[], Any], config: TimingConfig) -> TimingResult:
     estimate = (time.perf_counter() - start) * 1e3 / warm
     samples: list[float] = []
     target = _plan_reps(config, estimate)
+    usage = _Usage()
     began = time.perf_counter()
-    while True:
-        while len(samples) < target:
-            t0 = time.perf_counter()
-            fn()
-            samples.append((time.perf_counter() - t0) * 1e3)
-            if config.reps == 0 and (time.perf_counter() - began) * 1e3 > config.max_total_ms:
+    while len(samples) < target:
+        t0 = time.perf_counter()
+        fn()
+        t1 = time.perf_counter()
+        samples.append((t1 - t0) * 1e3)
+        if config.reps == 0:
+            spent = (t1 - began) * 1e3
+            # The budget ends it (once min_reps are in); the hard cap ends even those.
+            if (spent > config.budget_ms and len(samples) >= config.min_reps) or (
+                spent > config.max_total_ms
+            ):
                 break
-        spent = (time.perf_counter() - began) * 1e3
-        if config.reps > 0 or _stable(samples) or spent * 2 > config.max_total_ms:
-            break
-        if len(samples) < target or target >= config.max_reps:
-            break
-        target = min(config.max_reps, target * 2)
     result = TimingResult("perf-counter", "cpu", tuple(samples), warm, False)
-    return TimingResult(**{**result.__dict__, "warnings": _warnings(result)})
+    return _finish(result, usage.stop())
 
 
 def _time_cuda(fn: Callable[[], Any], config: TimingConfig) -> TimingResult:
@@ -203,30 +338,24 @@ def _time_cuda(fn: Callable[[], Any], config: TimingConfig) -> TimingResult:
         fn()
     torch.cuda.synchronize()
 
-    samples: list[float] = []
-    target = _plan_reps(config, estimate)
-    began = time.perf_counter()
-    while True:
-        n = target - len(samples)
-        starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
-        ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
-        for i in range(n):
-            if cache is not None:
-                cache.zero_()
-            starts[i].record()
-            fn()
-            ends[i].record()
-        torch.cuda.synchronize()
-        samples.extend(s.elapsed_time(e) for s, e in zip(starts, ends, strict=True))
-        spent = (time.perf_counter() - began) * 1e3
-        if config.reps > 0 or _stable(samples) or target >= config.max_reps:
-            break
-        if spent * 3 > config.max_total_ms:
-            break
-        target = min(config.max_reps, target * 2)
+    # One batch sized to the budget: events are read after a single synchronisation.
+    n = _plan_reps(config, estimate)
+    if config.reps == 0:
+        n = min(n, max(config.min_reps, int(config.max_total_ms / estimate)))
+    usage = _Usage()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+    for i in range(n):
+        if cache is not None:
+            cache.zero_()
+        starts[i].record()
+        fn()
+        ends[i].record()
+    torch.cuda.synchronize()
+    samples = [s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)]
     del cache
     result = TimingResult("cuda-events", "cuda", tuple(samples), warm, config.flush_l2)
-    return TimingResult(**{**result.__dict__, "warnings": _warnings(result)})
+    return _finish(result, usage.stop())
 
 
 def time_function(

@@ -1,6 +1,6 @@
 """``kernel-lens``: the profiling engine from a terminal.
 
-    kernel-lens profile PATH::FUNC [--json] [--stages timing,ops,trace] [--reps N]
+    kernel-lens profile PATH::FUNC [--json] [--stages timing,ops,trace] [--reps N] [--timeout S]
     kernel-lens profile PATH --line N
     kernel-lens trace summarize FILE.json [--json]
     kernel-lens asm PATH::KERNEL [--stage ptx|sass|ttir|ttgir|llir] [--arch 90] [--json]
@@ -9,19 +9,41 @@
     kernel-lens ncu run PATH::FUNC [--set basic|full] [--json]
     kernel-lens ncu show FILE.ncu-rep [--json]
 
-Exit status: 0 on success, 1 when the profiled code failed (syntax error, exception, missing
-function: the error names the user's line), 2 for bad command-line usage.
+The commands that run user code (profile, asm, inline, sweep, ncu run) run it the way the editor
+does: in a fresh agent process (``python -m kernel_lens.agent``) through the same client and
+engine, so however the code ends — an exception, ``sys.exit``, ``os._exit``, a segfault, Ctrl-C
+raised by the code, a hang past ``--timeout``, threads left running — the command ends with the
+same error contract. ``trace summarize`` and ``ncu show`` read files and run in-process.
+
+Exit status: 0 on success, 1 when the job failed (``{"error": {"kind", "message", "line"}}``
+with ``--json``, one line on stderr without; the kinds are
+:data:`kernel_lens.agent.types.ERROR_KINDS`), 2 for bad command-line usage, 130 when the CLI
+itself is interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import sys
 from typing import Any
 
+from kernel_lens.agent.types import (
+    AsmRequest,
+    InlineRequest,
+    JobRequest,
+    NcuRequest,
+    ProfileError,
+    ProfileRequest,
+    SweepRequest,
+)
+
 __all__ = ["main"]
+
+#: Seconds a job may run before its agent is stopped (``--timeout``).
+DEFAULT_TIMEOUT_S = 600.0
 
 
 def _split_target(spec: str) -> tuple[str, str | None]:
@@ -33,7 +55,7 @@ def _split_target(spec: str) -> tuple[str, str | None]:
 
 def _emit_error(err: dict[str, Any], as_json: bool, path: str | None) -> None:
     if as_json:
-        print(json.dumps({"error": err}))
+        print(json.dumps({"error": err}), flush=True)
         return
     where = f" at {path}:{err['line']}" if err.get("line") and path else ""
     print(f"error ({err['kind']}){where}: {err['message']}", file=sys.stderr)
@@ -42,49 +64,81 @@ def _emit_error(err: dict[str, Any], as_json: bool, path: str | None) -> None:
         print(err["traceback"], file=sys.stderr)
 
 
-def _cmd_profile(args: argparse.Namespace) -> int:
-    from kernel_lens.agent.errors import ProfileError
+def _stderr_line(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
 
+
+def _for_the_cli(err: ProfileError) -> ProfileError:
+    """The client's words for the editor (a setting, a restart) put in the CLI's terms."""
+    message = err.message.replace("(kernelLens.timeoutSeconds)", "(--timeout)")
+    for tail in (
+        "; the agent was stopped and will restart for the next job",
+        "; the agent was stopped and will restart",
+    ):
+        message = message.replace(tail, "")
+    err.message = message
+    return err
+
+
+async def _run_in_agent(request: JobRequest, *, timeout: float, progress: bool) -> dict[str, Any]:
+    from kernel_lens.agent.client import AgentClient
+
+    def on_progress(stage: str, message: str) -> None:
+        if progress:
+            _stderr_line(f"[{stage}] {message}")
+
+    # One job, one agent (no spare): it is stopped, with its process group, when the job ends,
+    # whatever threads the user's code left running.
+    client = AgentClient([sys.executable], _stderr_line, local=True, spare=False)
+    try:
+        return await client.run(
+            request.to_json(), timeout=timeout, on_progress=on_progress, method=request.method
+        )
+    finally:
+        await client.kill()
+
+
+def _job(request: JobRequest, args: argparse.Namespace) -> dict[str, Any] | int:
+    """Run ``request`` in a fresh agent: its result, or the exit status after printing the error.
+
+    The user's output (the agent's stderr) goes to stderr, so ``--json`` stays one object.
+    """
+    path = os.path.abspath(request.path)
+    if not os.path.isfile(path):
+        reason = "Is a directory" if os.path.isdir(path) else "No such file or directory"
+        err = ProfileError("not-found", f"cannot read {path}: {reason}")
+        _emit_error(err.to_json(), args.json, None)
+        return 1
+    progress = not args.json and not getattr(args, "quiet", False)
+    try:
+        return asyncio.run(_run_in_agent(request, timeout=args.timeout, progress=progress))
+    except ProfileError as exc:
+        _emit_error(_for_the_cli(exc).to_json(), args.json, path)
+        return 1
+
+
+def _cmd_profile(args: argparse.Namespace) -> int:
     path, func = _split_target(args.target)
     if func is None and args.line is None:
         print("give PATH::FUNC or PATH --line N", file=sys.stderr)
         return 2
     stages = tuple(s.strip() for s in args.stages.split(",") if s.strip())
-    try:
-        from kernel_lens.agent.runner import ProfileRequest, run_profile
-
-        request = ProfileRequest(
-            path=path,
-            function=func,
-            line=args.line,
-            stages=stages,
-            reps=args.reps,
-            warmup_ms=args.warmup_ms,
-            budget_ms=args.budget_ms,
-            profile_runs=args.runs,
-            trace_dir=args.trace_dir,
-            keep_samples=args.samples,
-        )
-
-        def progress(stage: str, message: str) -> None:
-            if not args.json and not args.quiet:
-                print(f"[{stage}] {message}", file=sys.stderr)
-
-        from kernel_lens.agent.stdio import stdout_to_stderr
-
-        # User prints (Python and C level) must not corrupt the --json output on stdout.
-        with stdout_to_stderr():
-            result = run_profile(request, progress)
-    except ProfileError as exc:
-        _emit_error(exc.to_json(), args.json, os.path.abspath(path))
-        return 1
-    except ImportError as exc:
-        _emit_error(
-            {"kind": "unsupported", "message": f"{exc} (is torch installed?)", "line": None},
-            args.json,
-            None,
-        )
-        return 1
+    request = ProfileRequest(
+        path=os.path.abspath(path),
+        function=func,
+        line=args.line,
+        stages=stages,
+        reps=args.reps,
+        warmup_ms=args.warmup_ms,
+        budget_ms=args.budget_ms,
+        profile_runs=args.runs,
+        # Resolved here, against the CLI's folder: user code may os.chdir before the trace.
+        trace_dir=os.path.abspath(args.trace_dir) if args.trace_dir else None,
+        keep_samples=args.samples,
+    )
+    result = _job(request, args)
+    if isinstance(result, int):
+        return result
     if args.json:
         print(json.dumps(result))
     else:
@@ -115,31 +169,18 @@ def _cmd_trace_summarize(args: argparse.Namespace) -> int:
 
 
 def _cmd_asm(args: argparse.Namespace) -> int:
-    from kernel_lens.agent.errors import ProfileError
-
     path, kernel = _split_target(args.target)
-    try:
-        from kernel_lens.agent.stages.triton_ir import compile_file_kernels
-        from kernel_lens.agent.stdio import stdout_to_stderr
-
-        with stdout_to_stderr():
-            results = compile_file_kernels(path, kernel=kernel, arch=args.arch)
-    except ProfileError as exc:
-        _emit_error(exc.to_json(), args.json, os.path.abspath(path))
-        return 1
-    except ImportError as exc:
-        _emit_error(
-            {"kind": "unsupported", "message": f"{exc} (is triton installed?)", "line": None},
-            args.json,
-            None,
-        )
-        return 1
+    request = AsmRequest(
+        path=os.path.abspath(path), kernel=kernel, arch=args.arch, stage=args.stage
+    )
+    result = _job(request, args)
+    if isinstance(result, int):
+        return result
+    rows: list[dict[str, Any]] = [result] if kernel else list(result["kernels"])
     if args.json:
-        payload = [r.to_json(args.stage) for r in results]
-        print(json.dumps(payload[0] if kernel else payload))
+        print(json.dumps(rows[0] if kernel else rows))
         return 0
-    for r in results:
-        j = r.to_json(args.stage)
+    for j in rows:
         print(
             f"// {j['kernel']} · {args.stage.upper()} · {j['arch']} · {j['registers']} registers · "
             f"{j['spills']} bytes spilled · launched by {j['launcher']} with {j['constexprs']}"
@@ -149,18 +190,11 @@ def _cmd_asm(args: argparse.Namespace) -> int:
 
 
 def _cmd_inline(args: argparse.Namespace) -> int:
-    from kernel_lens.agent.errors import ProfileError
-
     path, _ = _split_target(args.target)
-    try:
-        from kernel_lens.agent.stages.inline_ext import analyze_inline
-        from kernel_lens.agent.stdio import stdout_to_stderr
-
-        with stdout_to_stderr():
-            result = analyze_inline(path, arch=args.arch, build=args.build)
-    except ProfileError as exc:
-        _emit_error(exc.to_json(), args.json, os.path.abspath(path))
-        return 1
+    request = InlineRequest(path=os.path.abspath(path), arch=args.arch, build=args.build)
+    result = _job(request, args)
+    if isinstance(result, int):
+        return result
     if args.json:
         print(json.dumps(result))
         return 0
@@ -174,30 +208,26 @@ def _cmd_inline(args: argparse.Namespace) -> int:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from kernel_lens.agent.errors import ProfileError
-
     path, func = _split_target(args.target)
     if func is None:
         print("give PATH::FUNC", file=sys.stderr)
         return 2
-    values = [int(v) for v in args.values.split(",")] if args.values else []
     try:
-        from kernel_lens.agent.runner import ProfileRequest, run_profile
-        from kernel_lens.agent.stdio import stdout_to_stderr
-
-        request = ProfileRequest(
-            path=path,
-            function=func,
-            stages=("sweep",),
-            budget_ms=args.budget_ms,
-            warmup_ms=args.warmup_ms,
-            extra={"sweep_param": args.param, "sweep_values": values},
-        )
-        with stdout_to_stderr():
-            result = run_profile(request)
-    except ProfileError as exc:
-        _emit_error(exc.to_json(), args.json, os.path.abspath(path))
-        return 1
+        values = [int(v) for v in args.values.split(",")] if args.values else []
+    except ValueError:
+        print(f"--values takes integers, e.g. 64,128,256 (got {args.values!r})", file=sys.stderr)
+        return 2
+    request = SweepRequest(
+        path=os.path.abspath(path),
+        function=func,
+        param=args.param,
+        values=values,
+        budget_ms=args.budget_ms,
+        warmup_ms=args.warmup_ms,
+    )
+    result = _job(request, args)
+    if isinstance(result, int):
+        return result
     sweep = result["sweep"]
     if args.json:
         print(json.dumps({"function": result["function"], "device": result["device"], **sweep}))
@@ -247,7 +277,6 @@ def _print_ncu(kernels: list[dict[str, Any]]) -> None:
 
 
 def _cmd_ncu(args: argparse.Namespace) -> int:
-    from kernel_lens.agent.errors import ProfileError
     from kernel_lens.analysis.ncu import NcuError, read_ncu_file
 
     if args.ncu_command == "show":
@@ -266,30 +295,39 @@ def _cmd_ncu(args: argparse.Namespace) -> int:
     if func is None:
         print("give PATH::FUNC", file=sys.stderr)
         return 2
-    try:
-        from kernel_lens.agent.stages.ncu import run_ncu
-        from kernel_lens.agent.stages.ops import default_trace_dir
-
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-        result = run_ncu(
-            path, text, func, section_set=args.set,
-            report_dir=os.path.join(os.path.dirname(default_trace_dir()), "ncu"),
-        )  # fmt: skip
-    except (ProfileError, OSError) as exc:
-        err = (
-            exc.to_json()
-            if isinstance(exc, ProfileError)
-            else {"kind": "not-found", "message": str(exc), "line": None}
-        )
-        _emit_error(err, args.json, os.path.abspath(path))
-        return 1
+    request = NcuRequest(
+        path=os.path.abspath(path),
+        function=func,
+        set=args.set,
+        # ncu itself stops a little before the job's own deadline, so its error is the one seen.
+        timeout=args.timeout * 0.95,
+    )
+    result = _job(request, args)
+    if isinstance(result, int):
+        return result
     if args.json:
         print(json.dumps(result))
     else:
         print(f"report {result['report_path']} ({result['set']} set)")
         _print_ncu(result["kernels"])
     return 0
+
+
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
+    return value
+
+
+def _timeout_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=DEFAULT_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"stop the job (and its agent) after this long (default {DEFAULT_TIMEOUT_S:g})",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -313,6 +351,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trace-dir", help="folder for the Chrome trace")
     p.add_argument("--no-samples", dest="samples", action="store_false", help="omit raw samples")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    _timeout_option(p)
     p.set_defaults(func=_cmd_profile)
 
     a = sub.add_parser("asm", help="Triton kernels compiled to TTIR/TTGIR/LLIR/PTX/SASS")
@@ -320,6 +359,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--stage", default="ptx", choices=["ttir", "ttgir", "llir", "ptx", "sass"])
     a.add_argument("--arch", type=int, default=None, help="compute capability, e.g. 90 (sm_90)")
     a.add_argument("--json", action="store_true")
+    _timeout_option(a)
     a.set_defaults(func=_cmd_asm)
 
     n = sub.add_parser("ncu", help="Nsight Compute: run on a function, or read a report")
@@ -328,6 +368,7 @@ def build_parser() -> argparse.ArgumentParser:
     nr.add_argument("target")
     nr.add_argument("--set", default="basic", choices=["basic", "detailed", "full"])
     nr.add_argument("--json", action="store_true")
+    _timeout_option(nr)
     nr.set_defaults(func=_cmd_ncu)
     ns = nsub.add_parser("show", help="kernels, metrics and hints of a .ncu-rep or CSV file")
     ns.add_argument("file")
@@ -341,6 +382,7 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--budget-ms", type=float, default=200.0, help="timing budget per value, ms")
     w.add_argument("--warmup-ms", type=float, default=25.0)
     w.add_argument("--json", action="store_true")
+    _timeout_option(w)
     w.set_defaults(func=_cmd_sweep)
 
     i = sub.add_parser("inline", help="load_inline modules: generated sources, PTX, nvcc errors")
@@ -348,6 +390,7 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--arch", type=int, default=90, help="compute capability for the PTX")
     i.add_argument("--build", action="store_true", help="also build it with load_inline (log)")
     i.add_argument("--json", action="store_true")
+    _timeout_option(i)
     i.set_defaults(func=_cmd_inline)
 
     t = sub.add_parser("trace", help="work with torch.profiler Chrome traces")
@@ -363,7 +406,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``kernel-lens`` console script."""
     args = build_parser().parse_args(argv)
-    code: int = args.func(args)
+    try:
+        code: int = args.func(args)
+    except KeyboardInterrupt:
+        # Ctrl-C on the CLI itself: the agent was stopped on the way out (asyncio.run cancels
+        # the job, and the client kills the agent's process group).
+        err = {"kind": "interrupted", "message": "interrupted (Ctrl-C)", "line": None}
+        _emit_error(err, bool(getattr(args, "json", False)), None)
+        return 130
     return code
 
 

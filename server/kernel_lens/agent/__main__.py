@@ -11,10 +11,9 @@ import os
 import platform
 import sys
 import traceback
-from collections.abc import Callable
 from typing import Any, BinaryIO
 
-Progress = Callable[[str, str], None]
+from kernel_lens.agent.engine import METHODS
 
 
 def _take_protocol_channel() -> BinaryIO:
@@ -22,58 +21,6 @@ def _take_protocol_channel() -> BinaryIO:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     return os.fdopen(proto_fd, "wb", buffering=0)
-
-
-def _profile(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
-    from kernel_lens.agent.runner import ProfileRequest, run_profile
-
-    return run_profile(ProfileRequest.from_json(params), progress)
-
-
-def _asm(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
-    from kernel_lens.agent.stages.triton_ir import compile_file_kernels
-
-    progress("asm", f"compiling {params['kernel']}")
-    compiled = compile_file_kernels(
-        params["path"], params.get("text"), kernel=params["kernel"], arch=params.get("arch")
-    )
-    return compiled[0].to_json()
-
-
-def _inline(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
-    from kernel_lens.agent.stages.inline_ext import analyze_inline
-
-    progress("inline", "nvcc: compiling the CUDA source to PTX")
-    return analyze_inline(
-        params["path"],
-        params.get("text"),
-        arch=int(params.get("arch") or 90),
-        build=bool(params.get("build")),
-    )
-
-
-def _ncu(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
-    from kernel_lens.agent.stages.ncu import run_ncu
-    from kernel_lens.agent.stages.ops import default_trace_dir
-
-    progress("ncu", f"Nsight Compute ({params.get('set') or 'basic'} set)")
-    return run_ncu(
-        params["path"],
-        params["text"],
-        params["function"],
-        section_set=str(params.get("set") or "basic"),
-        report_dir=os.path.join(os.path.dirname(default_trace_dir()), "ncu"),
-        timeout=float(params.get("timeout") or 600),
-    )
-
-
-#: The agent's methods: each takes the request's params and a progress callback.
-METHODS: dict[str, Callable[[dict[str, Any], Progress], dict[str, Any]]] = {
-    "profile": _profile,
-    "asm": _asm,
-    "inline": _inline,
-    "ncu": _ncu,
-}
 
 
 def main() -> int:

@@ -1,8 +1,8 @@
 """Run the requested stages on one function and return the JSON result.
 
-The CLI calls :func:`run_profile` in-process; the agent's protocol loop calls it for each job.
-The order is fixed: target → warm-up call → timing (never under the profiler) → one profiled
-pass shared by *ops* and *trace*.
+The engine (:mod:`kernel_lens.agent.engine`) calls :func:`run_profile` for the ``profile`` and
+``sweep`` methods, in the agent (for the editor and the CLI alike). The order is fixed: target →
+warm-up call → timing (never under the profiler) → one profiled pass shared by *ops* and *trace*.
 """
 
 from __future__ import annotations
@@ -10,59 +10,21 @@ from __future__ import annotations
 import os
 import platform
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from kernel_lens.agent.errors import ProfileError, format_exception, user_line_from_traceback
+from kernel_lens.agent.types import (
+    ALL_STAGES,
+    DEFAULT_STAGES,
+    CompiledResult,
+    ErrorKind,
+    ProfileRequest,
+    SweepResult,
+)
 
-__all__ = ["ALL_STAGES", "DEFAULT_STAGES", "ProfileRequest", "run_profile"]
-
-DEFAULT_STAGES: tuple[str, ...] = ("timing", "ops", "trace")
-ALL_STAGES: tuple[str, ...] = ("timing", "ops", "trace", "compiled", "sweep")
+__all__ = ["ALL_STAGES", "DEFAULT_STAGES", "ProfileRequest", "call_user", "run_profile"]
 
 ProgressFn = Callable[[str, str], None]
-
-
-@dataclass
-class ProfileRequest:
-    """One profiling job.
-
-    Attributes:
-        path: the file's path.
-        text: the buffer text (``None``: read the file).
-        function: ``func`` or ``Class.method``; or ``None`` with ``line``.
-        line: 1-based line inside the function.
-        stages: stages to run, from :data:`ALL_STAGES`.
-        warmup_ms: timing warm-up in milliseconds.
-        budget_ms: timing budget in milliseconds.
-        reps: fixed timing repetitions (0 = adaptive).
-        profile_runs: calls inside the profiler for *ops*/*trace*.
-        trace_dir: where to write the Chrome trace.
-        keep_samples: include raw timing samples in the JSON.
-    """
-
-    path: str
-    text: str | None = None
-    function: str | None = None
-    line: int | None = None
-    stages: tuple[str, ...] = DEFAULT_STAGES
-    warmup_ms: float = 25.0
-    budget_ms: float = 500.0
-    reps: int = 0
-    profile_runs: int = 3
-    trace_dir: str | None = None
-    keep_samples: bool = True
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def from_json(cls, obj: dict[str, Any]) -> ProfileRequest:
-        """Build from the agent protocol's ``params`` object (unknown keys are ignored)."""
-        known = {k: v for k, v in obj.items() if k in cls.__dataclass_fields__}
-        if "stages" in known and known["stages"] is not None:
-            known["stages"] = tuple(known["stages"])
-        else:
-            known.pop("stages", None)
-        return cls(**known)
 
 
 def _check_stages(stages: tuple[str, ...]) -> None:
@@ -82,16 +44,30 @@ def _device_of_run() -> tuple[str, str]:
     return "cpu", "CPU"
 
 
-def _call_user(target_call: Callable[[], Any], path: str, what: str) -> Any:
+def call_user(target_call: Callable[[], Any], path: str, what: str) -> Any:
+    """Call user code; whatever way it ends badly becomes a :class:`ProfileError` with its line.
+
+    An exception is ``runtime`` (``unsupported`` for ``NotImplementedError``), ``sys.exit()``
+    is ``exit`` and ``KeyboardInterrupt`` is ``interrupted``: none of them ends the agent.
+    """
     try:
         return target_call()
     except ProfileError:
         raise
-    except Exception as exc:
-        kind = "unsupported" if isinstance(exc, NotImplementedError) else "runtime"
+    except (Exception, SystemExit, KeyboardInterrupt) as exc:
+        kind: ErrorKind = "runtime"
+        message = f"{what} raised {type(exc).__name__}: {exc}"
+        if isinstance(exc, NotImplementedError):
+            kind = "unsupported"
+        elif isinstance(exc, SystemExit):
+            kind = "exit"
+            message = f"{what} called sys.exit({'' if exc.code is None else repr(exc.code)})"
+        elif isinstance(exc, KeyboardInterrupt):
+            kind = "interrupted"
+            message = f"{what} raised KeyboardInterrupt"
         raise ProfileError(
             kind,
-            f"{what} raised {type(exc).__name__}: {exc}",
+            message,
             user_line_from_traceback(exc.__traceback__, path),
             format_exception(exc),
         ) from None
@@ -125,8 +101,19 @@ def _kernel_totals(lines_json: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def run_profile(request: ProfileRequest, progress: ProgressFn | None = None) -> dict[str, Any]:
+def run_profile(
+    request: ProfileRequest,
+    progress: ProgressFn | None = None,
+    *,
+    compiled_dir: str | None = None,
+) -> dict[str, Any]:
     """Run ``request`` and return the result object of the CLI's ``--json``.
+
+    Args:
+        request: the job; its ``trace_dir`` should be set (the engine sets it).
+        progress: called with ``(stage, message)`` as stages start.
+        compiled_dir: where the *compiled* stage writes inductor's code (default: beside the
+            trace folder).
 
     Raises:
         ProfileError: with the kind and the user's line.
@@ -135,13 +122,18 @@ def run_profile(request: ProfileRequest, progress: ProgressFn | None = None) -> 
 
     report = progress or (lambda stage, message: None)
     _check_stages(request.stages)
+    trace_dir = request.trace_dir
+    if trace_dir is None:
+        from kernel_lens.agent.engine import CacheDirs
+
+        trace_dir = CacheDirs.from_env().traces
     report("target", "loading the file")
     target = load_target(request.path, request.text, name=request.function, line=request.line)
 
     import torch
 
     report("target", f"first call of {target.info.qualname}")
-    _call_user(target.call, target.path, target.info.qualname)
+    call_user(target.call, target.path, target.info.qualname)
     device, device_name = _device_of_run()
     if device == "cuda":
         torch.cuda.synchronize()
@@ -169,7 +161,7 @@ def run_profile(request: ProfileRequest, progress: ProgressFn | None = None) -> 
         config = TimingConfig(
             warmup_ms=request.warmup_ms, budget_ms=request.budget_ms, reps=request.reps
         )
-        timing = _call_user(
+        timing = call_user(
             lambda: time_function(target.call, device=device, config=config),
             target.path,
             target.info.qualname,
@@ -183,13 +175,13 @@ def run_profile(request: ProfileRequest, progress: ProgressFn | None = None) -> 
         report("ops", "profiling each line")
         stem = os.path.splitext(os.path.basename(target.path))[0]
         label = f"{stem}-{target.info.qualname}".replace(".", "_")
-        passed = _call_user(
+        passed = call_user(
             lambda: profile_pass(
                 target.call,
                 target.code,
                 device=device,
                 runs=request.profile_runs,
-                trace_dir=request.trace_dir,
+                trace_dir=trace_dir,
                 label=label,
             ),
             target.path,
@@ -214,12 +206,11 @@ def run_profile(request: ProfileRequest, progress: ProgressFn | None = None) -> 
             result["trace"] = summarize_trace(passed.trace).to_json()
     if "compiled" in request.stages:
         from kernel_lens.agent.stages.compiled import compile_and_compare
-        from kernel_lens.agent.stages.ops import default_trace_dir
         from kernel_lens.agent.stages.timing import TimingConfig
 
         report("compiled", "torch.compile: capturing generated code, eager vs compiled")
-        cache = os.path.join(os.path.dirname(request.trace_dir or default_trace_dir()), "compiled")
-        result["compiled"] = _call_user(
+        cache = compiled_dir or os.path.join(os.path.dirname(trace_dir), "compiled")
+        compiled: CompiledResult = call_user(
             lambda: compile_and_compare(
                 target,
                 device=device,
@@ -231,6 +222,7 @@ def run_profile(request: ProfileRequest, progress: ProgressFn | None = None) -> 
             target.path,
             target.info.qualname,
         )
+        result["compiled"] = compiled.to_json()
     if "sweep" in request.stages:
         from kernel_lens.agent.stages.sweep import run_sweep
         from kernel_lens.agent.stages.timing import TimingConfig
@@ -239,7 +231,7 @@ def run_profile(request: ProfileRequest, progress: ProgressFn | None = None) -> 
         if not param:
             raise ProfileError("inputs", "a sweep needs a parameter name (--param NAME)")
         report("sweep", f"sweeping {param}")
-        result["sweep"] = _call_user(
+        swept: SweepResult = call_user(
             lambda: run_sweep(
                 target,
                 param=str(param),
@@ -252,5 +244,6 @@ def run_profile(request: ProfileRequest, progress: ProgressFn | None = None) -> 
             target.path,
             target.info.qualname,
         )
+        result["sweep"] = swept.to_json()
     report("done", "done")
     return result

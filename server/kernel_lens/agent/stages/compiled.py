@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from kernel_lens.agent.errors import ProfileError, format_exception, user_line_from_traceback
+from kernel_lens.agent.types import CompiledKernel, CompiledResult, CompiledSide
 
 __all__ = ["compile_and_compare", "kernel_lines_from_traces"]
 
@@ -233,7 +234,7 @@ def _count_device_work(fn: Callable[[], Any], device: str, runs: int = 3) -> flo
 
 def compile_and_compare(
     target: Any, *, device: str, timing_config: Any, cache_dir: str
-) -> dict[str, Any]:
+) -> CompiledResult:
     """torch.compile ``target``'s function, capture its code and compare it with eager.
 
     Args:
@@ -301,34 +302,37 @@ def compile_and_compare(
     compiled_work = (
         _count_device_work(call_compiled, device) if device == "cuda" else float(len(kernels))
     )
-    unit = "kernels"
     fused = [k for k in kernels if k["kind"] != "extern" and len(k["lines"]) > 1]
     summary_parts = [
         f"lines {k['lines'][0]}–{k['lines'][-1]} → 1 kernel ({k['name']})" for k in fused
     ]
     summary_parts.append(
-        f"{eager_work:g} → {compiled_work:g} {unit} per call, "
+        f"{eager_work:g} → {compiled_work:g} kernels per call, "
         f"{eager_timing.median_ms:.3f} → {compiled_timing.median_ms:.3f} ms"
     )
-    return {
-        "backend": "inductor",
-        "language": "triton" if device == "cuda" else "cpp",
-        "code_path": code_path,
-        "code": code,
-        "provenance": bool(hooked),
-        "kernels": kernels,
-        "eager": {
-            "median_ms": eager_timing.median_ms,
-            "spread_pct": round(eager_timing.spread_pct, 3),
-            unit: eager_work,
-        },
-        "compiled": {
-            "median_ms": compiled_timing.median_ms,
-            "spread_pct": round(compiled_timing.spread_pct, 3),
-            unit: compiled_work,
-        },
-        "speedup": eager_timing.median_ms / compiled_timing.median_ms
+    return CompiledResult(
+        backend="inductor",
+        language="triton" if device == "cuda" else "cpp",
+        code_path=code_path,
+        code=code,
+        provenance=bool(hooked),
+        kernels=[
+            CompiledKernel(
+                name=k["name"],
+                kind=k["kind"],
+                call_line=k["call_line"],
+                def_line=k.get("def_line"),
+                lines=k["lines"],
+                asm=k.get("asm"),
+            )
+            for k in kernels
+        ],
+        eager=CompiledSide(eager_timing.median_ms, round(eager_timing.spread_pct, 3), eager_work),
+        compiled=CompiledSide(
+            compiled_timing.median_ms, round(compiled_timing.spread_pct, 3), compiled_work
+        ),
+        speedup=eager_timing.median_ms / compiled_timing.median_ms
         if compiled_timing.median_ms > 0
         else None,
-        "summary": "; ".join(summary_parts),
-    }
+        summary="; ".join(summary_parts),
+    )

@@ -19,6 +19,7 @@ import time
 from typing import Any
 
 from kernel_lens.agent.errors import ProfileError
+from kernel_lens.agent.types import InlineModule, InlineResult
 from kernel_lens.analysis.asm_map import ptx_line_map
 from kernel_lens.analysis.nvcc import SourcePiece, cuda_file_text, parse_nvcc_diagnostics
 
@@ -155,20 +156,19 @@ def _build(module: Any, call_kwargs: dict[str, Any]) -> tuple[str, str | None, s
 
 def analyze_inline(
     path: str, text: str | None = None, *, arch: int = 90, build: bool = False
-) -> dict[str, Any]:
+) -> InlineResult:
     """Every ``load_inline`` call of the file: generated sources, PTX with a line map, errors.
 
     Raises:
         ProfileError: ``not-found`` (no load_inline call), ``unsupported`` (no nvcc), or the
             errors of loading the file.
     """
-    from kernel_lens.agent.stages.target import _exec_module
+    from kernel_lens.agent.stages.target import _exec_module, parse_source, read_source
 
     path = os.path.abspath(path)
     if text is None:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    tree = ast.parse(text)
+        text = read_source(path)
+    tree = parse_source(text, path)
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _is_load_inline(n)]
     if not calls:
         raise ProfileError("not-found", f"no load_inline(...) call in {os.path.basename(path)}")
@@ -192,7 +192,7 @@ def analyze_inline(
                 assignments[target.id] = node.value
     module = _exec_module(path, text)
     namespace = module.__dict__
-    modules: list[dict[str, Any]] = []
+    modules: list[InlineModule] = []
     for call in calls:
         exprs: dict[str, ast.expr] = {kw.arg: kw.value for kw in call.keywords if kw.arg}
         for i, key in enumerate(("name", "cpp_sources", "cuda_sources")):
@@ -213,40 +213,35 @@ def analyze_inline(
         cpp = _pieces(exprs.get("cpp_sources"), values.get("cpp_sources"), assignments)
         cuda = _pieces(exprs.get("cuda_sources"), values.get("cuda_sources"), assignments)
         cuda_text, starts = cuda_file_text(cuda)
-        entry: dict[str, Any] = {
-            "name": name,
-            "call_line": call.lineno,
-            "arch": f"sm_{arch}",
-            "nvcc": nvcc,
-            "files": {
+        entry = InlineModule(
+            name=name,
+            call_line=call.lineno,
+            arch=f"sm_{arch}",
+            nvcc=nvcc,
+            files={
                 "main.cpp": _main_cpp([p.text for p in cpp], values.get("functions")),
                 "cuda.cu": cuda_text if cuda else None,
             },
-            "ptx": None,
-            "line_map": [],
-            "errors": [],
-            "build_log": None,
-            "build_directory": None,
-        }
+        )
         if cuda:
             t0 = time.perf_counter()
             flags = [str(f) for f in values.get("extra_cuda_cflags") or []]
             ptx, log = _ptx(nvcc, cuda_text, name, arch, flags)
-            entry["ptx_seconds"] = round(time.perf_counter() - t0, 2)
-            entry["errors"] = parse_nvcc_diagnostics(log, "cuda.cu", starts)
+            entry.ptx_seconds = round(time.perf_counter() - t0, 2)
+            entry.errors = parse_nvcc_diagnostics(log, "cuda.cu", starts)
             if ptx is not None:
-                entry["ptx"] = ptx
+                entry.ptx = ptx
                 cuda_map = ptx_line_map(ptx, "cuda.cu")
                 by_py: dict[int, list[int]] = {}
                 for asm_line, cuda_line in sorted(cuda_map.asm_to_source.items()):
                     py = _py_line(cuda_line, starts)
                     if py is not None:
                         by_py.setdefault(py, []).append(asm_line)
-                entry["line_map"] = [
+                entry.line_map = [
                     {"source_line": k, "asm_lines": v} for k, v in sorted(by_py.items())
                 ]
-            elif not entry["errors"]:
-                entry["errors"] = [
+            elif not entry.errors:
+                entry.errors = [
                     {
                         "severity": "error",
                         "message": log.strip()[-500:],
@@ -259,7 +254,7 @@ def analyze_inline(
 
             if cuda and torch.version.cuda is None:
                 # The PTX above needs only nvcc; a build needs torch's CUDA libraries.
-                entry["errors"].append(
+                entry.errors.append(
                     {
                         "severity": "error",
                         "cuda_line": None,
@@ -274,7 +269,7 @@ def analyze_inline(
                 log, folder, ninja = _build(module, dict(values))
             except _BuildFailedError as failed:
                 log, folder, ninja = failed.log, failed.folder, failed.ninja
-                entry["errors"].append(
+                entry.errors.append(
                     {
                         "severity": "error",
                         "message": f"load_inline failed: {failed.reason}",
@@ -282,11 +277,11 @@ def analyze_inline(
                         "line": call.lineno,
                     }
                 )
-            entry["build_log"] = log
-            entry["build_directory"] = folder
-            entry["files"]["build.ninja"] = ninja
+            entry.build_log = log
+            entry.build_directory = folder
+            entry.files["build.ninja"] = ninja
         modules.append(entry)
-    return {"path": path, "modules": modules}
+    return InlineResult(path=path, modules=modules)
 
 
 def _py_line(cuda_line: int, starts: list[tuple[int, SourcePiece]]) -> int | None:

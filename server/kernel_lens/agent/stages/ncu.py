@@ -12,9 +12,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Any
 
 from kernel_lens.agent.errors import ProfileError
+from kernel_lens.agent.types import NcuResult
 from kernel_lens.analysis.line_attribution import LINE_RANGE_RE
 
 __all__ = ["kernel_lines_from_report", "run_ncu"]
@@ -59,7 +59,7 @@ def run_ncu(
     section_set: str = "basic",
     report_dir: str,
     timeout: float = 600,
-) -> dict[str, Any]:
+) -> NcuResult:
     """Profile ``function`` under ncu; return kernels with metrics, hints and lines.
 
     Raises:
@@ -120,12 +120,12 @@ def run_ncu(
         row = k.to_json()
         row["line"] = lines[i] if i < len(lines) else None
         out.append(row)
-    return {
-        "report_path": report,
-        "set": section_set,
-        "reader": reader,
-        "kernels": out,
-        "ncu_log": "\n".join(
+    return NcuResult(
+        report_path=report,
+        set=section_set,
+        reader=reader,
+        kernels=out,
+        ncu_log="\n".join(
             line for line in output.splitlines() if line.startswith(("==PROF==", "==WARNING=="))
         ),
-    }
+    )

@@ -22,7 +22,7 @@ from typing import Any
 
 from kernel_lens.analysis.line_attribution import line_range_name
 
-__all__ = ["LineTagger", "NvtxRange", "ProfiledPass", "default_trace_dir", "profile_pass"]
+__all__ = ["LineTagger", "NvtxRange", "ProfiledPass", "profile_pass"]
 
 
 class NvtxRange:
@@ -41,14 +41,6 @@ class NvtxRange:
         import torch
 
         torch.cuda.nvtx.range_pop()
-
-
-def default_trace_dir() -> str:
-    """The trace folder: ``$KERNEL_LENS_CACHE/traces``, else ``~/.cache/kernel-lens/traces``."""
-    base = os.environ.get("KERNEL_LENS_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "kernel-lens"
-    )
-    return os.path.join(base, "traces")
 
 
 class LineTagger:
@@ -128,7 +120,7 @@ def profile_pass(
     *,
     device: str,
     runs: int = 3,
-    trace_dir: str | None = None,
+    trace_dir: str,
     label: str = "profile",
 ) -> ProfiledPass:
     """Call ``fn`` ``runs`` times under torch.profiler with line tags; export the trace.
@@ -138,7 +130,7 @@ def profile_pass(
         code: the code object whose lines are tagged.
         device: ``cuda`` adds the CUDA activity and synchronises after each call.
         runs: profiled calls; numbers derived from the trace are divided by it.
-        trace_dir: folder for the trace file (default :func:`default_trace_dir`).
+        trace_dir: folder for the trace file (the engine's :attr:`CacheDirs.traces`).
         label: file name stem.
     """
     import torch
@@ -168,7 +160,7 @@ def profile_pass(
                 if step > 0:
                     wall_ms += (time.perf_counter() - t0) * 1e3
                 prof.step()
-    folder = trace_dir or default_trace_dir()
+    folder = trace_dir
     os.makedirs(folder, exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     path = os.path.join(folder, f"{label}-{stamp}-{os.getpid()}.json")

@@ -12,6 +12,7 @@ import inspect
 from typing import Any
 
 from kernel_lens.agent.errors import ProfileError
+from kernel_lens.agent.types import SweepResult, SweepRow
 
 __all__ = ["default_values", "run_sweep", "tensor_bytes"]
 
@@ -47,7 +48,7 @@ def run_sweep(
     values: list[int] | None,
     device: str,
     timing_config: Any,
-) -> dict[str, Any]:
+) -> SweepResult:
     """Time ``target`` for each value of ``param``; see the module docstring."""
     from kernel_lens.agent.stages.timing import time_function
 
@@ -69,7 +70,7 @@ def run_sweep(
         current = default if isinstance(default, int) else None
     values = list(values) if values else default_values(current)
 
-    rows: list[dict[str, Any]] = []
+    rows: list[SweepRow] = []
     for value in values:
         args = list(target.args)
         kwargs = dict(target.kwargs)
@@ -86,31 +87,32 @@ def run_sweep(
             moved = tensor_bytes(args) + tensor_bytes(kwargs) + tensor_bytes(out)
             timing = time_function(call, device=device, config=timing_config)
         except Exception as exc:
-            rows.append({"value": value, "error": f"{type(exc).__name__}: {str(exc)[:300]}"})
+            rows.append(SweepRow(value, error=f"{type(exc).__name__}: {str(exc)[:300]}"))
             continue
         median = timing.median_ms
         rows.append(
-            {
-                "value": value,
-                "median_ms": median,
-                "spread_pct": round(timing.spread_pct, 3),
-                "reps": timing.reps,
-                "bytes": moved,
-                "gb_per_s": moved / (median * 1e-3) / 1e9 if median > 0 else None,
-                "error": None,
-            }
+            SweepRow(
+                value,
+                median_ms=median,
+                spread_pct=round(timing.spread_pct, 3),
+                reps=timing.reps,
+                bytes=moved,
+                gb_per_s=moved / (median * 1e-3) / 1e9 if median > 0 else None,
+            )
         )
-    ok = [r for r in rows if r.get("error") is None]
+    ok = [r for r in rows if r.error is None and r.median_ms is not None]
     if not ok:
         raise ProfileError(
-            "runtime", f"every value of {param} failed; first error: {rows[0]['error']}",
+            "runtime", f"every value of {param} failed; first error: {rows[0].error}",
             target.info.def_line,
         )  # fmt: skip
-    best = min(ok, key=lambda r: r["median_ms"])
-    return {
-        "param": param,
-        "current": current,
-        "rows": rows,
-        "best": {"value": best["value"], "median_ms": best["median_ms"]},
-        "method": "cuda-events" if device == "cuda" else "perf-counter",
-    }
+    best = min(ok, key=lambda r: r.median_ms or 0.0)
+    assert best.median_ms is not None
+    return SweepResult(
+        param=param,
+        current=current,
+        rows=rows,
+        best_value=best.value,
+        best_median_ms=best.median_ms,
+        method="cuda-events" if device == "cuda" else "perf-counter",
+    )

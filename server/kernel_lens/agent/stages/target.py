@@ -7,6 +7,9 @@ for unsaved edits.
 
 from __future__ import annotations
 
+import ast
+import importlib.util
+import inspect
 import linecache
 import os
 import sys
@@ -15,10 +18,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernel_lens.agent.errors import ProfileError, format_exception, user_line_from_traceback
+from kernel_lens.agent.errors import (
+    ErrorKind,
+    ProfileError,
+    format_exception,
+    user_line_from_traceback,
+)
 from kernel_lens.analysis.functions import FunctionInfo, SourceSyntaxError, find_function
 
-__all__ = ["Target", "load_target"]
+__all__ = ["Target", "load_target", "parse_source", "read_source"]
 
 
 @dataclass
@@ -57,6 +65,34 @@ class Target:
         return ""
 
 
+def read_source(path: str) -> str:
+    """The text of a Python file, decoded as Python decodes it: a PEP 263 coding line or a
+    UTF-8 BOM, else UTF-8; newlines universal.
+
+    Raises:
+        ProfileError: ``not-found`` (cannot read), ``syntax`` (undecodable, bad coding line).
+    """
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise ProfileError("not-found", f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        return importlib.util.decode_source(data)
+    except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
+        raise ProfileError(
+            "syntax", f"cannot decode {os.path.basename(path)}: {exc}", getattr(exc, "lineno", None)
+        ) from None
+
+
+def parse_source(text: str, path: str) -> ast.Module:
+    """``ast.parse`` of the file's text; a ``syntax`` error on its line when it does not parse."""
+    try:
+        return ast.parse(text, path)
+    except SyntaxError as exc:
+        raise ProfileError("syntax", f"{exc.msg}", exc.lineno) from None
+
+
 def _exec_module(path: str, text: str) -> types.ModuleType:
     try:
         code = compile(text, path, "exec")
@@ -77,10 +113,11 @@ def _exec_module(path: str, text: str) -> types.ModuleType:
     try:
         exec(code, module.__dict__)
     except BaseException as exc:
-        if isinstance(exc, KeyboardInterrupt):
-            raise
+        # sys.exit() at import is an ``import`` error (the file is not meant to be imported);
+        # Ctrl-C raised by the file's own code is ``interrupted``. Neither ends the agent.
+        kind: ErrorKind = "interrupted" if isinstance(exc, KeyboardInterrupt) else "import"
         raise ProfileError(
-            "import",
+            kind,
             f"loading the file raised {type(exc).__name__}: {exc}",
             user_line_from_traceback(exc.__traceback__, path),
             format_exception(exc),
@@ -148,20 +185,73 @@ def _normalize_inputs(value: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
     return (value,), {}
 
 
+def _compile_directive(expr: str, path: str, line: int) -> types.CodeType:
+    """The directive's expression compiled at its own line of ``path`` (for tracebacks)."""
+    tree = ast.parse(expr, path, "eval")
+    ast.increment_lineno(tree, line - 1)
+    return compile(tree, path, "eval")
+
+
+def _check_signature(
+    fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], info: FunctionInfo, source: str
+) -> str | None:
+    """Why ``fn(*args, **kwargs)`` cannot be called (``None`` when the inputs fit)."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None  # a callable without a signature: the call itself will tell
+    try:
+        signature.bind(*args, **kwargs)
+    except TypeError as exc:
+        given = ", ".join([type(a).__name__ for a in args] + [f"{k}=…" for k in kwargs])
+        return f"{source} gives ({given}) but {info.qualname}{signature} cannot take it: {exc}"
+    return None
+
+
+def _check_inputs(
+    module: types.ModuleType,
+    fn: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    info: FunctionInfo,
+    inputs_source: str,
+    path: str,
+) -> None:
+    """An ``inputs`` error, on the line that gave the inputs, when they do not fit ``fn``."""
+    if inputs_source == "directive":
+        where, line = "the inputs directive", info.inputs_line
+    elif inputs_source == "none":
+        where, line = "no inputs directive", info.def_line
+    else:
+        factory = module.__dict__.get(inputs_source.removesuffix("()"))
+        code = getattr(factory, "__code__", None)
+        where = inputs_source
+        line = code.co_firstlineno if code and code.co_filename == path else info.def_line
+    problem = _check_signature(fn, args, kwargs, info, where)
+    if problem is None:
+        return
+    if inputs_source == "none":
+        problem += (
+            f" (add a `# kernel-lens: inputs = (…)` comment above the def, or a "
+            f"{info.qualname.replace('.', '_')}_inputs() function returning them)"
+        )
+    raise ProfileError("inputs", problem, line)
+
+
 def _build_inputs(
     module: types.ModuleType, info: FunctionInfo, path: str
 ) -> tuple[tuple[Any, ...], dict[str, Any], str]:
     if info.inputs_expr is not None:
         line = info.inputs_line
         try:
-            code = compile(info.inputs_expr, path, "eval")
+            code = _compile_directive(info.inputs_expr, path, line or 1)
         except SyntaxError as exc:
             raise ProfileError(
                 "inputs", f"the inputs directive does not parse: {exc.msg}", line
             ) from None
         try:
             value = eval(code, module.__dict__)
-        except Exception as exc:
+        except (Exception, SystemExit, KeyboardInterrupt) as exc:
             raise ProfileError(
                 "inputs",
                 f"the inputs directive raised {type(exc).__name__}: {exc}",
@@ -175,7 +265,7 @@ def _build_inputs(
     if callable(factory):
         try:
             value = factory()
-        except Exception as exc:
+        except (Exception, SystemExit, KeyboardInterrupt) as exc:
             raise ProfileError(
                 "inputs",
                 f"{factory_name}() raised {type(exc).__name__}: {exc}",
@@ -207,11 +297,7 @@ def load_target(
     """
     path = os.path.abspath(path)
     if text is None:
-        try:
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
-        except OSError as exc:
-            raise ProfileError("not-found", f"cannot read {path}: {exc.strerror}") from None
+        text = read_source(path)
     try:
         info = find_function(text, name=name, line=line, filename=path)
     except SourceSyntaxError as exc:
@@ -232,6 +318,7 @@ def load_target(
             info.def_line,
         )
     args, kwargs, inputs_source = _build_inputs(module, info, path)
+    _check_inputs(module, fn, args, kwargs, info, inputs_source, path)
     return Target(
         path=path,
         info=info,

@@ -338,12 +338,11 @@ def compile_file_kernels(
     Raises:
         ProfileError: no kernels, no launcher with inputs, or a compile error (with its line).
     """
-    from kernel_lens.agent.stages.target import load_target
+    from kernel_lens.agent.stages.target import load_target, parse_source, read_source
 
     path = os.path.abspath(path)
     if text is None:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
+        text = read_source(path)
     arch = arch or default_arch()
     # Loading the file through a launcher gives the module; without one, load it on its own.
     module_target = None
@@ -352,7 +351,7 @@ def compile_file_kernels(
     results: list[AsmResult] = []
     names_in_text = [
         n.name
-        for n in ast.walk(ast.parse(text))
+        for n in ast.walk(parse_source(text, path))
         if isinstance(n, ast.FunctionDef) and any("jit" in ast.unparse(d) for d in n.decorator_list)
     ]
     targets = wanted or names_in_text

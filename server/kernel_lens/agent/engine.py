@@ -1,0 +1,205 @@
+"""The engine: one entry point per agent method, shared by the agent's loop and (through the
+agent) the CLI, and the one owner of Kernel Lens's cache folders.
+
+Each method takes its typed request (:mod:`kernel_lens.agent.types`) and a progress callback and
+returns the JSON object of its result. :data:`METHODS` / :func:`dispatch` map the protocol's
+method names onto them; the agent's protocol loop calls :func:`dispatch` for each job. Runs in the
+user's interpreter (it runs user code): the language server never imports it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from kernel_lens.agent.types import (
+    AsmRequest,
+    InlineRequest,
+    JobRequest,
+    NcuRequest,
+    ProfileError,
+    ProfileRequest,
+    SweepRequest,
+)
+
+__all__ = ["METHODS", "CacheDirs", "Engine", "Progress", "dispatch"]
+
+#: ``progress(stage, message)``: one line of progress for the user.
+Progress = Callable[[str, str], None]
+
+
+def _no_progress(stage: str, message: str) -> None:
+    del stage, message
+
+
+@dataclass(frozen=True)
+class CacheDirs:
+    """Where Kernel Lens writes what the editor opens later: traces, ncu reports, inductor code.
+
+    Attributes:
+        root: ``$KERNEL_LENS_CACHE``, else ``$XDG_CACHE_HOME/kernel-lens`` (``~/.cache/…``).
+    """
+
+    root: str
+
+    @classmethod
+    def from_env(cls) -> CacheDirs:
+        """The folders named by the environment (see :attr:`root`)."""
+        base = os.environ.get("KERNEL_LENS_CACHE") or os.path.join(
+            os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "kernel-lens"
+        )
+        return cls(os.path.abspath(base))
+
+    @property
+    def traces(self) -> str:
+        """Chrome traces of the *trace* stage."""
+        return os.path.join(self.root, "traces")
+
+    @property
+    def ncu(self) -> str:
+        """``.ncu-rep`` reports of the *ncu* stage."""
+        return os.path.join(self.root, "ncu")
+
+    @property
+    def compiled(self) -> str:
+        """inductor's generated modules of the *compiled* stage."""
+        return os.path.join(self.root, "compiled")
+
+
+class Engine:
+    """The methods of the agent, each on its typed request.
+
+    Args:
+        cache: the cache folders (default: :meth:`CacheDirs.from_env`, read per job so a change
+            of ``KERNEL_LENS_CACHE`` in tests is seen).
+    """
+
+    def __init__(self, cache: CacheDirs | None = None) -> None:
+        self._cache = cache
+
+    @property
+    def cache(self) -> CacheDirs:
+        """The cache folders in use."""
+        return self._cache or CacheDirs.from_env()
+
+    def profile(self, request: ProfileRequest, progress: Progress = _no_progress) -> dict[str, Any]:
+        """Timing, ops per line, trace (and *compiled* / *sweep* when asked): the profile JSON.
+
+        A relative ``trace_dir`` is taken from the current folder *now*, before user code can
+        ``os.chdir``; the *compiled* stage's code goes beside the trace folder.
+        """
+        from kernel_lens.agent.runner import run_profile
+
+        trace_dir = os.path.abspath(request.trace_dir or self.cache.traces)
+        request = dataclasses.replace(request, trace_dir=trace_dir)
+        compiled_dir = os.path.join(os.path.dirname(trace_dir), "compiled")
+        return run_profile(request, progress, compiled_dir=compiled_dir)
+
+    def sweep(self, request: SweepRequest, progress: Progress = _no_progress) -> dict[str, Any]:
+        """The profile JSON with a ``sweep`` key (the rows, the best value, the method)."""
+        profile = ProfileRequest(
+            path=request.path,
+            text=request.text,
+            function=request.function,
+            stages=("sweep",),
+            warmup_ms=request.warmup_ms,
+            budget_ms=request.budget_ms,
+            reps=request.reps,
+            extra={"sweep_param": request.param, "sweep_values": list(request.values)},
+        )
+        return self.profile(profile, progress)
+
+    def asm(self, request: AsmRequest, progress: Progress = _no_progress) -> dict[str, Any]:
+        """One kernel's compiled assembly; every kernel's (``{"kernels": […]}``) without a name."""
+        from kernel_lens.agent.stages.triton_ir import compile_file_kernels
+
+        progress("asm", f"compiling {request.kernel or 'every @triton.jit kernel'}")
+        compiled = compile_file_kernels(
+            request.path, request.text, kernel=request.kernel, arch=request.arch
+        )
+        if request.kernel is not None:
+            return compiled[0].to_json(request.stage)
+        return {"kernels": [c.to_json(request.stage) for c in compiled]}
+
+    def inline(self, request: InlineRequest, progress: Progress = _no_progress) -> dict[str, Any]:
+        """Every ``load_inline`` call of the file: sources, PTX and line map, nvcc errors."""
+        from kernel_lens.agent.stages.inline_ext import analyze_inline
+
+        progress("inline", "nvcc: compiling the CUDA source to PTX")
+        result = analyze_inline(request.path, request.text, arch=request.arch, build=request.build)
+        return result.to_json()
+
+    def ncu(self, request: NcuRequest, progress: Progress = _no_progress) -> dict[str, Any]:
+        """Nsight Compute on the function's kernels: metrics, hints, source lines, report file."""
+        from kernel_lens.agent.stages.ncu import run_ncu
+        from kernel_lens.agent.stages.target import read_source
+
+        progress("ncu", f"Nsight Compute ({request.set} set)")
+        text = request.text if request.text is not None else read_source(request.path)
+        result = run_ncu(
+            os.path.abspath(request.path),
+            text,
+            request.function,
+            section_set=request.set,
+            report_dir=self.cache.ncu,
+            timeout=request.timeout,
+        )
+        return result.to_json()
+
+
+_ENGINE = Engine()
+_R = TypeVar("_R", bound=JobRequest)
+
+
+def _parse(cls: type[_R], params: dict[str, Any]) -> _R:
+    try:
+        return cls.from_json(params)
+    except (TypeError, ValueError) as exc:
+        raise ProfileError("internal", f"bad params for {cls.method!r}: {exc}") from None
+
+
+def _profile(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    return _ENGINE.profile(_parse(ProfileRequest, params), progress)
+
+
+def _sweep(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    return _ENGINE.sweep(_parse(SweepRequest, params), progress)
+
+
+def _asm(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    return _ENGINE.asm(_parse(AsmRequest, params), progress)
+
+
+def _inline(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    return _ENGINE.inline(_parse(InlineRequest, params), progress)
+
+
+def _ncu(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    return _ENGINE.ncu(_parse(NcuRequest, params), progress)
+
+
+#: The agent's job methods: each takes the request's ``params`` and a progress callback.
+METHODS: dict[str, Callable[[dict[str, Any], Progress], dict[str, Any]]] = {
+    ProfileRequest.method: _profile,
+    SweepRequest.method: _sweep,
+    AsmRequest.method: _asm,
+    InlineRequest.method: _inline,
+    NcuRequest.method: _ncu,
+}
+
+
+def dispatch(
+    method: str, params: dict[str, Any], progress: Progress = _no_progress
+) -> dict[str, Any]:
+    """Run one job of ``method`` on its JSON ``params``; return the result's JSON.
+
+    Raises:
+        ProfileError: the job's failure (``internal`` for an unknown method or bad params).
+    """
+    handler = METHODS.get(method)
+    if handler is None:
+        raise ProfileError("internal", f"unknown method {method!r}; known: {', '.join(METHODS)}")
+    return handler(params, progress)

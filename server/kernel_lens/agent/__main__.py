@@ -1,44 +1,93 @@
-"""``python -m kernel_lens.agent``: the long-lived profiling process (one job at a time).
+"""``python -m kernel_lens.agent``: the profiling process, warm before its job comes.
 
-It imports torch once (and initialises CUDA when present) so each job starts warm. The protocol
-uses the process's original stdout; fd 1 and ``sys.stdout`` are pointed at stderr first, so user
-prints, C extensions and compilers can never corrupt it — the server shows stderr in its log.
+It imports torch, starts and stops the profiler once (its first start imports ``torch._inductor``,
+about a second) and initialises CUDA when present, *then* says ``ready``: the parent keeps it as a
+spare and sends it one job (docs/robustness.md). The protocol uses the process's original stdin
+and stdout; fd 0 becomes ``/dev/null`` and fd 1 and ``sys.stdout`` point at stderr, so user code
+can neither read the protocol nor corrupt it — the server shows stderr in its log.
+
+Stopping a job stops the user's code wherever it runs: a thread reads the protocol input, and
+when it closes (the server killed the local ``ssh`` that carried it, or the server died) the
+agent kills its process group at once, busy or not. ``faulthandler`` prints the stack on a crash,
+and just before a job's deadline, so the parent can name the user's line that was running.
 """
 
 from __future__ import annotations
 
+import contextlib
+import faulthandler
+import importlib
 import os
 import platform
+import queue
+import signal
 import sys
+import threading
+import time
 import traceback
+import warnings
 from typing import Any, BinaryIO
 
 from kernel_lens.agent.engine import METHODS
 
+#: Our modules a profile job imports (pandas included), imported while the agent is a spare.
+_WARM_MODULES = (
+    "kernel_lens.agent.engine",
+    "kernel_lens.agent.runner",
+    "kernel_lens.agent.stages.target",
+    "kernel_lens.agent.stages.timing",
+    "kernel_lens.agent.stages.ops",
+    "kernel_lens.analysis.line_attribution",
+    "kernel_lens.analysis.trace_summary",
+)
+#: Characters of an error message / traceback sent (a 70 MB exception message helps no one).
+MAX_MESSAGE_CHARS = 20_000
+MAX_TRACEBACK_CHARS = 200_000
 
-def _take_protocol_channel() -> BinaryIO:
-    proto_fd = os.dup(1)
+
+def _take_protocol_channels() -> tuple[BinaryIO, BinaryIO]:
+    """The protocol's (input, output) streams; user code gets /dev/null and stderr instead."""
+    proto_in = os.dup(0)
+    proto_out = os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
     os.dup2(2, 1)
+    sys.stdin = open(os.devnull)  # noqa: SIM115 - lives as long as the process
     sys.stdout = sys.stderr
-    return os.fdopen(proto_fd, "wb", buffering=0)
+    return os.fdopen(proto_in, "rb", buffering=0), os.fdopen(proto_out, "wb", buffering=0)
 
 
-def main() -> int:
-    """Serve jobs from stdin until it closes."""
-    channel = _take_protocol_channel()
+def _end_now() -> None:
+    """Stop this agent and everything it started, at once (the parent is gone)."""
+    with contextlib.suppress(Exception):
+        sys.stderr.flush()
+    if os.getpgrp() == os.getpid():
+        with contextlib.suppress(OSError):
+            os.killpg(0, signal.SIGKILL)
+    os._exit(0)
 
-    from kernel_lens.agent.errors import ProfileError, format_exception
-    from kernel_lens.agent.protocol import decode, encode
 
-    def send(message: dict[str, Any]) -> None:
-        channel.write(encode(message))
+def _read_requests(stream: BinaryIO, inbox: queue.Queue[bytes]) -> None:
+    """The watchdog: forward request lines; when the input closes, end the agent."""
+    pending = b""
+    while True:
+        try:
+            chunk = stream.read(1 << 16)
+        except OSError:
+            chunk = b""
+        if not chunk:
+            _end_now()
+            return
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        for line in lines:
+            inbox.put(line)
 
-    ready: dict[str, Any] = {
-        "event": "ready",
-        "pid": os.getpid(),
-        "python": platform.python_version(),
-        "executable": sys.executable,
-    }
+
+def _warm_up(ready: dict[str, Any]) -> None:
+    """Import torch and our stages, initialise CUDA and start the profiler once."""
+    began = time.perf_counter()
     try:
         import torch
 
@@ -50,15 +99,86 @@ def main() -> int:
     except Exception as exc:  # a missing torch is reported per job, not fatal here
         ready["torch"] = None
         ready["torch_error"] = f"{type(exc).__name__}: {exc}"
+        return
+    try:
+        from torch.profiler import ProfilerActivity, profile
+
+        activities = [ProfilerActivity.CPU]
+        if ready["cuda"]:
+            activities.append(ProfilerActivity.CUDA)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with profile(activities=activities, record_shapes=True):
+                torch.ones(2).add_(1)
+    except Exception as exc:  # the job will meet (and report) the same problem
+        ready["profiler_error"] = f"{type(exc).__name__}: {exc}"
+    for name in _WARM_MODULES:
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)
+    ready["warm_s"] = round(time.perf_counter() - began, 3)
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text) - limit} more characters)"
+
+
+def _error(kind: str, message: str, line: int | None, tb: str | None) -> dict[str, Any]:
+    return {
+        "kind": kind,
+        "message": _clip(message, MAX_MESSAGE_CHARS),
+        "line": line,
+        "traceback": _clip(tb, MAX_TRACEBACK_CHARS) if tb else tb,
+    }
+
+
+def _user_line(exc: BaseException, path: object) -> int | None:
+    line = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename == path:
+            line = frame.lineno
+    return line
+
+
+def main() -> int:
+    """Serve jobs until the protocol input closes (in practice: one job, then killed)."""
+    proto_in, channel = _take_protocol_channels()
+    # Our own process group (when the parent did not make one, e.g. under ssh), so that ending
+    # the agent ends the compilers and subprocesses it started too.
+    with contextlib.suppress(OSError):
+        os.setsid()
+    faulthandler.enable(file=sys.stderr, all_threads=True)
+
+    from kernel_lens.agent.errors import format_exception
+    from kernel_lens.agent.protocol import decode, encode
+    from kernel_lens.agent.types import ProfileError
+
+    def send(message: dict[str, Any]) -> None:
+        channel.write(encode(message))
+
+    inbox: queue.Queue[bytes] = queue.Queue()
+    threading.Thread(
+        target=_read_requests, args=(proto_in, inbox), name="kernel-lens-watchdog", daemon=True
+    ).start()
+
+    ready: dict[str, Any] = {
+        "event": "ready",
+        "pid": os.getpid(),
+        "python": platform.python_version(),
+        "executable": sys.executable,
+        "main_thread": threading.get_ident(),
+    }
+    _warm_up(ready)
+    sys.stderr.flush()
     send(ready)
 
-    for raw in sys.stdin.buffer:
+    while True:
+        raw = inbox.get()
         if not raw.strip():
             continue
         try:
             message = decode(raw)
         except ValueError as exc:
-            send({"id": None, "error": {"kind": "internal", "message": f"bad request: {exc}"}})
+            send({"id": None, "error": _error("internal", f"bad request: {exc}", None, None)})
             continue
         job_id = message.get("id")
         method = str(message.get("method"))
@@ -70,35 +190,55 @@ def main() -> int:
             break
         handler = METHODS.get(method)
         if handler is None:
-            send({"id": job_id, "error": {"kind": "internal", "message": f"unknown {method!r}"}})
+            send({"id": job_id, "error": _error("internal", f"unknown {method!r}", None, None)})
             continue
+        params = message.get("params") or {}
 
         def progress(stage: str, text: str, job_id: Any = job_id) -> None:
             send({"id": job_id, "progress": {"stage": stage, "message": text}})
 
+        timeout = message.get("timeout")
+        if isinstance(timeout, int | float) and timeout > 0:
+            # The stack just before the parent's deadline: the line that hangs.
+            faulthandler.dump_traceback_later(
+                max(timeout - min(1.0, 0.2 * timeout), 0.05), file=sys.stderr
+            )
         try:
-            send({"id": job_id, "result": handler(message.get("params") or {}, progress)})
+            send({"id": job_id, "result": handler(params, progress)})
         except ProfileError as exc:
-            send({"id": job_id, "error": exc.to_json()})
+            err = exc.to_json()
+            send(
+                {
+                    "id": job_id,
+                    "error": _error(err["kind"], err["message"], err["line"], err["traceback"]),
+                }
+            )
         except ImportError as exc:
-            error = {
-                "kind": "unsupported",
-                "message": f"{exc} — is torch installed in {sys.executable}?",
-                "line": None,
-                "traceback": format_exception(exc),
-            }
-            send({"id": job_id, "error": error})
+            message_text = f"{exc} — is torch installed in {sys.executable}?"
+            send(
+                {
+                    "id": job_id,
+                    "error": _error("unsupported", message_text, None, format_exception(exc)),
+                }
+            )
+        except SystemExit as exc:
+            text = f"the code called sys.exit({exc.code!r})"
+            line = _user_line(exc, params.get("path"))
+            send({"id": job_id, "error": _error("exit", text, line, format_exception(exc))})
+        except KeyboardInterrupt as exc:
+            line = _user_line(exc, params.get("path"))
+            text = "the code raised KeyboardInterrupt"
+            send({"id": job_id, "error": _error("interrupted", text, line, format_exception(exc))})
         except Exception as exc:
             traceback.print_exc()
-            error = {
-                "kind": "internal",
-                "message": f"{type(exc).__name__}: {exc}",
-                "line": None,
-                "traceback": format_exception(exc),
-            }
-            send({"id": job_id, "error": error})
+            text = f"{type(exc).__name__}: {exc}"
+            send({"id": job_id, "error": _error("internal", text, None, format_exception(exc))})
+        finally:
+            faulthandler.cancel_dump_traceback_later()
         sys.stderr.flush()
-    return 0
+    sys.stderr.flush()
+    # User threads (non-daemon ones too) must not keep the process alive.
+    os._exit(0)
 
 
 if __name__ == "__main__":

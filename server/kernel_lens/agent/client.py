@@ -1,7 +1,12 @@
-"""The parent side of the agent boundary, for the server and the CLI: one job at a time.
+"""The parent side of the agent boundary, for the server and the CLI: a fresh agent per job.
 
-A crash (``os._exit``, a segfault, a CUDA fault), a hang past the timeout, or a cancel costs one
-job: the process is killed if needed and the next job starts a fresh one.
+Every job runs on its own agent process, so nothing of the user's (modules, cwd, ``sys.path``,
+environment, monkeypatches, threads, GPU memory) survives into the next job. It stays warm: a
+*spare* agent (torch imported, the profiler started once, CUDA initialised) is started ahead of
+the click by :meth:`AgentClient.prewarm` and again after each job; a job takes the spare and the
+used agent is killed with its process group. A crash (``os._exit``, a segfault, a CUDA fault), a
+hang past the timeout or a cancel costs that one job, and its error names the user's line that
+was running (from the agent's ``faulthandler`` output). Design and costs: docs/robustness.md.
 """
 
 from __future__ import annotations
@@ -13,21 +18,39 @@ import itertools
 import os
 import re
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
-from kernel_lens.agent.errors import ProfileError
 from kernel_lens.agent.protocol import decode, encode
+from kernel_lens.agent.types import ProfileError, error_kind
 
-__all__ = ["AgentClient"]
+__all__ = ["AgentClient", "StackFrame", "describe_exit", "fault_frames", "failing_frame"]
 
 #: Starting the agent imports torch (and creates a CUDA context): seconds, more over ssh.
 START_TIMEOUT_S = 180.0
 #: Lines of agent output forwarded per job: a print in a timed function runs thousands of times.
 MAX_LOG_LINES_PER_JOB = 300
+#: Characters of one output line kept (``print(list(range(10**7)))`` is one 70 MB line).
+MAX_LINE_CHARS = 2_000
+#: Characters of an error message kept (a 70 MB exception message would swamp the editor).
+MAX_MESSAGE_CHARS = 20_000
+MAX_TRACEBACK_CHARS = 200_000
+#: The largest protocol message accepted, in bytes (results are far smaller; lines have no limit
+#: below this: a 70 MB line is read whole).
+MAX_MESSAGE_BYTES = 1 << 30
+#: Lines of stderr kept for crash and timeout diagnostics (faulthandler prints up to 100 frames
+#: per thread).
+_RECENT_LINES = 1_000
 #: Kineto's start/stop trace lines (printed by some torch builds at every profile).
 _NOISE = re.compile(r"^USDT:.*SyncActivityProfilerHandler\.cpp:\d+\] profiler_(start|stop)$")
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_FAULT_HEADER = re.compile(
+    r"^(Current thread|Thread) (0x[0-9a-fA-F]+).*\(most recent call first\):"
+)
+#: The first line of a dump: a timeout's (``dump_traceback_later``) or a fatal error's.
+_FAULT_START = re.compile(r"^(Timeout \(\d+:\d\d:\d\d(\.\d+)?\)!|Fatal Python error)")
+_FAULT_FRAME = re.compile(r'^\s+File "(?P<file>.*)", line (?P<line>\d+) in (?P<name>.*)$')
 
 
 def describe_exit(code: int | None) -> str:
@@ -42,13 +65,265 @@ def describe_exit(code: int | None) -> str:
     return f"exit code {code}"
 
 
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit} more characters)"
+
+
+@dataclass(frozen=True)
+class StackFrame:
+    """One frame of a ``faulthandler`` dump: file, 1-based line, function."""
+
+    file: str
+    line: int
+    name: str
+
+
+def fault_frames(lines: Iterable[str], *, main_thread: int | None = None) -> list[StackFrame]:
+    """The frames of the last ``faulthandler`` dump in ``lines``, innermost first.
+
+    A dump (a crash's ``Fatal Python error`` or a timeout's ``Timeout (0:00:05)!``) lists each
+    thread as a header and ``File "…", line N in f`` lines, most recent call first. Of the last
+    dump, the main thread's block is taken (``main_thread``: its ident, as the agent's ready
+    line reports it), else the ``Current thread`` block, else the first block.
+
+    Args:
+        lines: stderr lines of the agent, in order.
+        main_thread: the agent's main thread ident (``threading.get_ident()``), if known.
+    """
+    dumps: list[list[tuple[str, int, list[StackFrame]]]] = []
+    block: list[StackFrame] | None = None
+    for text in lines:
+        if _FAULT_START.match(text):
+            dumps.append([])
+            block = None
+            continue
+        header = _FAULT_HEADER.match(text)
+        if header:
+            if not dumps:
+                dumps.append([])
+            block = []
+            dumps[-1].append((header.group(1), int(header.group(2), 16), block))
+            continue
+        frame = _FAULT_FRAME.match(text)
+        if frame and block is not None:
+            block.append(StackFrame(frame["file"], int(frame["line"]), frame["name"]))
+        elif text.strip() and not text.startswith("  "):
+            block = None
+    if not dumps or not dumps[-1]:
+        return []
+    last = dumps[-1]
+    for _label, ident, frames in last:
+        if main_thread is not None and ident == main_thread:
+            return frames
+    for label, _ident, frames in last:
+        if label == "Current thread":
+            return frames
+    return last[0][2]
+
+
+def failing_frame(frames: list[StackFrame], path: str | None) -> StackFrame | None:
+    """The innermost frame in the user's file ``path`` (module-level code included)."""
+    if not path:
+        return None
+    want = os.path.normpath(path)
+    return next((f for f in frames if os.path.normpath(f.file) == want), None)
+
+
+def where_text(frames: list[StackFrame], path: str | None = None, n: int = 3) -> str:
+    """``in f (x.py:12) ← main (x.py:30)``: the innermost frames (of ``path`` when it has some)."""
+    want = os.path.normpath(path) if path else None
+    mine = [f for f in frames if want and os.path.normpath(f.file) == want] or frames
+    return "in " + " ← ".join(f"{f.name} ({os.path.basename(f.file)}:{f.line})" for f in mine[:n])
+
+
+async def read_message_line(stream: asyncio.StreamReader) -> bytes:
+    """One protocol line of any length (up to :data:`MAX_MESSAGE_BYTES`); ``b""`` at EOF.
+
+    ``StreamReader.readline`` fails on a line over the reader's limit (the 64 MiB of old); this
+    reads such a line in pieces.
+
+    Raises:
+        ProfileError: the line is over :data:`MAX_MESSAGE_BYTES`.
+    """
+    parts: list[bytes] = []
+    size = 0
+    while True:
+        try:
+            parts.append(await stream.readuntil(b"\n"))
+            return b"".join(parts)
+        except asyncio.IncompleteReadError as exc:
+            parts.append(exc.partial)
+            return b"".join(parts)
+        except asyncio.LimitOverrunError as exc:
+            piece = await stream.readexactly(max(exc.consumed, 1))
+            parts.append(piece)
+            size += len(piece)
+            if size > MAX_MESSAGE_BYTES:
+                raise ProfileError(
+                    "internal",
+                    f"the agent sent a message of over {MAX_MESSAGE_BYTES >> 20} MiB",
+                ) from None
+
+
+class _Agent:
+    """One agent process: started, warming, ready, then used for one job and killed."""
+
+    def __init__(self, log: Callable[[str], None]) -> None:
+        self._log = log
+        self.proc: asyncio.subprocess.Process | None = None
+        self.info: dict[str, Any] = {}
+        self.recent: collections.deque[str] = collections.deque(maxlen=_RECENT_LINES)
+        self._stderr_task: asyncio.Task[None] | None = None
+        self._logged = 0
+        self._suppressed = 0
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.returncode is None
+
+    async def start(self, argv: list[str], env: dict[str, str], cwd: str | None) -> None:
+        """Start the process and wait for its ``ready`` line (it comes once the agent is warm)."""
+        try:
+            self.proc = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=env,
+                cwd=cwd,
+                limit=1 << 20,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise ProfileError(
+                "crash", f"cannot start the agent {argv[0]!r}: {exc.strerror or exc}"
+            ) from None
+        assert self.proc.stderr is not None and self.proc.stdout is not None
+        self._stderr_task = asyncio.ensure_future(self._pump_stderr(self.proc.stderr))
+        try:
+            raw = await asyncio.wait_for(read_message_line(self.proc.stdout), START_TIMEOUT_S)
+        except asyncio.TimeoutError:
+            await self.kill()
+            raise ProfileError(
+                "timeout", f"the agent did not start within {START_TIMEOUT_S:.0f} s"
+            ) from None
+        except BaseException:
+            await self.kill()
+            raise
+        if not raw:
+            code = await self.proc.wait()
+            await self.drain_stderr()
+            await self.kill()
+            raise ProfileError(
+                "crash",
+                f"the agent ({' '.join(argv)}) exited at start ({describe_exit(code)}): "
+                + self.tail_text(),
+            )
+        try:
+            self.info = decode(raw)
+        except ValueError:
+            await self.kill()
+            raise ProfileError(
+                "crash", f"the agent ({' '.join(argv)}) did not start: {clip(raw.decode(), 300)}"
+            ) from None
+
+    def _line(self, raw: bytes, dropped: int) -> None:
+        text = raw.decode("utf-8", "replace").rstrip("\r")
+        if dropped:
+            text += f"… ({dropped} more bytes on this line)"
+        if _NOISE.match(text):
+            return
+        self.recent.append(text)
+        if self._logged < MAX_LOG_LINES_PER_JOB:
+            self._logged += 1
+            with contextlib.suppress(Exception):  # the log must never stop the reader
+                self._log(text)
+        else:
+            self._suppressed += 1
+
+    async def _pump_stderr(self, stream: asyncio.StreamReader) -> None:
+        # Chunks, not readline: one output line may be larger than any reader's limit, and a
+        # reader that stops lets the pipe fill until the agent blocks.
+        pending = bytearray()
+        dropped = 0
+        while True:
+            try:
+                chunk = await stream.read(1 << 16)
+            except (ConnectionError, OSError):
+                chunk = b""
+            if not chunk:
+                if pending or dropped:
+                    self._line(bytes(pending), dropped)
+                return
+            start = 0
+            while start <= len(chunk):
+                end = chunk.find(b"\n", start)
+                piece = chunk[start:] if end < 0 else chunk[start:end]
+                room = MAX_LINE_CHARS - len(pending)
+                if room > 0:
+                    pending += piece[:room]
+                dropped += max(0, len(piece) - max(room, 0))
+                if end < 0:
+                    break
+                self._line(bytes(pending), dropped)
+                pending.clear()
+                dropped = 0
+                start = end + 1
+
+    def flush_suppressed(self) -> None:
+        if self._suppressed:
+            with contextlib.suppress(Exception):
+                self._log(f"… {self._suppressed} more lines of output not shown")
+        self._logged = 0
+        self._suppressed = 0
+
+    def tail_text(self, n: int = 6) -> str:
+        lines = [line for line in self.recent if line.strip()]
+        return " | ".join(lines[-n:]) or "no output"
+
+    async def drain_stderr(self, seconds: float = 2.0) -> None:
+        """Wait (a little) for the rest of the agent's stderr once it has exited."""
+        if self._stderr_task is not None:
+            with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(self._stderr_task), seconds)
+
+    async def kill(self) -> None:
+        """Stop the process and its whole group (compilers, workers, user subprocesses)."""
+        proc = self.proc
+        if proc is None:
+            return
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(proc.wait(), 5.0)
+        await self.drain_stderr(0.5)
+        if self._stderr_task is not None:
+            self._stderr_task.cancel()
+        self.flush_suppressed()
+        # Close our ends of the pipes now rather than at garbage collection.
+        with contextlib.suppress(Exception):
+            transport = getattr(proc, "_transport", None)
+            if transport is not None:
+                transport.close()
+
+
 class AgentClient:
-    """One agent process at a time, started on demand.
+    """Runs each job on a fresh agent process, with a warm spare ready ahead of the click.
 
     Args:
         argv_prefix: the command that starts Python (``[sys.executable]``, ``["ssh", "gpu",
             "python3"]``); ``-m kernel_lens.agent`` is appended.
         log: called with each line the agent writes to stderr (user prints, warnings).
+        local: the agent runs on this machine with this package's folder importable.
+        cwd: the agent's working directory (the workspace folder).
+        spare: keep a warm agent ready for the next job (started by :meth:`prewarm` and after
+            each job). ``False`` for a one-job client such as the CLI: nothing outlives it.
     """
 
     def __init__(
@@ -58,24 +333,31 @@ class AgentClient:
         *,
         local: bool = True,
         cwd: str | None = None,
+        spare: bool = True,
     ) -> None:
         self.argv_prefix = list(argv_prefix)
         self.local = local
         self.cwd = cwd
+        self.spare = spare
         self._log = log
-        self._proc: asyncio.subprocess.Process | None = None
-        self._stderr_task: asyncio.Task[None] | None = None
-        self._stderr_tail: collections.deque[str] = collections.deque(maxlen=40)
+        self._spare_task: asyncio.Task[_Agent] | None = None
+        self._busy: _Agent | None = None
         self._lock = asyncio.Lock()
         self._ids = itertools.count(1)
+        #: The ready line of the agent that ran the last job (python, torch, cuda, device).
         self.info: dict[str, Any] = {}
-        self._logged = 0
-        self._suppressed = 0
 
     @property
     def running(self) -> bool:
-        """Whether an agent process is alive."""
-        return self._proc is not None and self._proc.returncode is None
+        """Whether an agent process (busy, spare or starting) is alive."""
+        if self._busy is not None and self._busy.alive:
+            return True
+        task = self._spare_task
+        if task is None:
+            return False
+        if not task.done():
+            return True
+        return not task.cancelled() and task.exception() is None and task.result().alive
 
     def _env(self) -> dict[str, str]:
         env = dict(os.environ)
@@ -107,92 +389,69 @@ class AgentClient:
             return [*self.argv_prefix, "-c", boot, _PACKAGE_ROOT]
         return [*self.argv_prefix, "-m", "kernel_lens.agent"]
 
-    async def _pump_stderr(self, stream: asyncio.StreamReader) -> None:
-        while True:
-            raw = await stream.readline()
-            if not raw:
+    async def _start_agent(self) -> _Agent:
+        agent = _Agent(self._log)
+        cwd = self.cwd if self.cwd and os.path.isdir(self.cwd) else None
+        await agent.start(self._argv(), self._env(), cwd)
+        return agent
+
+    def _start_spare(self) -> None:
+        """Start a spare agent in the background unless one is starting or alive."""
+        task = self._spare_task
+        if task is not None:
+            if not task.done():
                 return
-            text = raw.decode("utf-8", "replace").rstrip("\n")
-            if _NOISE.match(text):
-                continue
-            self._stderr_tail.append(text)
-            if self._logged < MAX_LOG_LINES_PER_JOB:
-                self._logged += 1
-                self._log(text)
-            else:
-                self._suppressed += 1
-
-    def _flush_suppressed(self) -> None:
-        if self._suppressed:
-            self._log(f"… {self._suppressed} more lines of output not shown")
-        self._logged = 0
-        self._suppressed = 0
-
-    async def start(self) -> None:
-        """Start the agent and wait for its ``ready`` line."""
-        argv = self._argv()
-        self._stderr_tail.clear()
-        try:
-            self._proc = await asyncio.create_subprocess_exec(
-                *argv,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                env=self._env(),
-                cwd=self.cwd if self.cwd and os.path.isdir(self.cwd) else None,
-                limit=64 * 1024 * 1024,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            raise ProfileError(
-                "crash", f"cannot start the agent {argv[0]!r}: {exc.strerror or exc}"
-            ) from None
-        assert self._proc.stderr is not None and self._proc.stdout is not None
-        self._stderr_task = asyncio.ensure_future(self._pump_stderr(self._proc.stderr))
-        try:
-            raw = await asyncio.wait_for(self._proc.stdout.readline(), START_TIMEOUT_S)
-        except asyncio.TimeoutError:
-            await self.kill()
-            raise ProfileError(
-                "timeout", f"the agent did not start within {START_TIMEOUT_S:.0f} s"
-            ) from None
-        if not raw:
-            code = await self._proc.wait()
-            await self._drain_stderr()
-            raise ProfileError(
-                "crash",
-                f"the agent ({' '.join(argv)}) exited at start ({describe_exit(code)}): "
-                + self._tail_text(),
-            )
-        self.info = decode(raw)
-
-    def _tail_text(self, n: int = 6) -> str:
-        lines = [line for line in self._stderr_tail if line.strip()]
-        return " | ".join(lines[-n:]) or "no output"
-
-    async def _drain_stderr(self) -> None:
-        if self._stderr_task is not None:
-            with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
-                await asyncio.wait_for(asyncio.shield(self._stderr_task), 2.0)
+            if not task.cancelled() and task.exception() is None and task.result().alive:
+                return
+        self._spare_task = asyncio.ensure_future(self._start_agent())
+        # A spare that fails to start is retried by the next job, which reports the error.
+        self._spare_task.add_done_callback(lambda t: None if t.cancelled() else t.exception())
 
     def prewarm(self) -> None:
-        """Make sure a warm agent is starting or ready (non-blocking). A no-op for now."""
+        """Make sure a warm agent is starting or ready (non-blocking; needs a running loop)."""
+        if not self.spare:
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._start_spare()
+
+    async def _take_agent(self) -> _Agent:
+        """The ready spare, else a new agent (waited for)."""
+        task, self._spare_task = self._spare_task, None
+        if task is not None:
+            try:
+                agent = await asyncio.shield(task)
+            except asyncio.CancelledError:
+                if not task.done():
+                    # Our caller was cancelled: the spare stays for the next job.
+                    self._spare_task = task
+                    raise
+            except ProfileError:
+                pass  # started badly (e.g. a bad agent command): try once more, below
+            else:
+                if agent.alive:
+                    return agent
+        return await self._start_agent()
 
     async def kill(self) -> None:
-        """Stop the agent (its whole process group: compilers and workers too)."""
-        proc, self._proc = self._proc, None
-        if proc is None:
-            return
-        if proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(proc.wait(), 5.0)
-        if self._stderr_task is not None:
-            self._stderr_task.cancel()
-            self._stderr_task = None
+        """Stop every agent of this client (the busy one and the spare), with their groups."""
+        task, self._spare_task = self._spare_task, None
+        busy, self._busy = self._busy, None
+        if busy is not None:
+            await busy.kill()
+        if task is not None:
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+            elif not task.cancelled() and task.exception() is None:
+                await task.result().kill()
+
+    async def close(self) -> None:
+        """Stop everything, as at shutdown (the same as :meth:`kill`)."""
+        await self.kill()
 
     async def run(
         self,
@@ -203,83 +462,159 @@ class AgentClient:
         cancelled: asyncio.Event | None = None,
         method: str = "profile",
     ) -> dict[str, Any]:
-        """Run one profile job and return its result object.
+        """Run one job on a fresh agent and return its result object.
 
         Raises:
-            ProfileError: the job's own error, or ``timeout``/``crash``/``cancelled``.
+            ProfileError: the job's own error, or ``timeout``/``crash``/``cancelled``/``exit``/
+                ``interrupted``/``internal``; never another exception (but ``CancelledError``).
         """
         async with self._lock:
             if cancelled is not None and cancelled.is_set():
                 raise ProfileError("cancelled", "cancelled before it started")
-            if not self.running:
-                await self.start()
-            proc = self._proc
-            assert proc is not None and proc.stdin is not None and proc.stdout is not None
-            job_id = next(self._ids)
-            self._flush_suppressed()
+            agent = await self._wait_cancellable(self._take_agent(), cancelled)
+            self._busy = agent
+            self.info = agent.info
             try:
-                proc.stdin.write(encode({"id": job_id, "method": method, "params": params}))
-                await proc.stdin.drain()
-            except (BrokenPipeError, ConnectionResetError):
-                await self.kill()
-                raise ProfileError("crash", "the agent closed its input") from None
-            loop = asyncio.get_running_loop()
-            deadline = loop.time() + timeout
-            cancel_wait = asyncio.ensure_future(
-                cancelled.wait() if cancelled is not None else asyncio.Event().wait()
-            )
-            try:
-                while True:
-                    read = asyncio.ensure_future(proc.stdout.readline())
-                    remaining = deadline - loop.time()
-                    done, _ = await asyncio.wait(
-                        {read, cancel_wait},
-                        timeout=max(remaining, 0),
-                        return_when=asyncio.FIRST_COMPLETED,
-                    )
-                    if read not in done:
-                        read.cancel()
-                        await self.kill()
-                        if cancel_wait in done:
-                            raise ProfileError(
-                                "cancelled", "cancelled; the agent was stopped and will restart"
-                            )
-                        raise ProfileError(
-                            "timeout",
-                            f"no result after {timeout:.0f} s (kernelLens.timeoutSeconds); "
-                            "the agent was stopped and will restart for the next job",
-                        )
-                    raw = read.result()
-                    if not raw:
-                        code = await proc.wait()
-                        await self._drain_stderr()
-                        self._proc = None
-                        raise ProfileError(
-                            "crash",
-                            f"the agent process died during the job ({describe_exit(code)}); "
-                            f"last output: {self._tail_text()}",
-                        )
-                    message = decode(raw)
-                    if message.get("id") != job_id:
-                        continue
-                    if "progress" in message and on_progress is not None:
-                        progress = message["progress"]
-                        on_progress(str(progress.get("stage")), str(progress.get("message")))
-                    elif "result" in message:
-                        result: dict[str, Any] = message["result"]
-                        return result
-                    elif "error" in message:
-                        err = message["error"]
-                        raise ProfileError(
-                            str(err.get("kind", "internal")),
-                            str(err.get("message", "")),
-                            err.get("line"),
-                            err.get("traceback"),
-                        )
-            except asyncio.CancelledError:
-                # The request was cancelled ($/cancelRequest): the agent is busy with it.
-                await self.kill()
+                return await self._job(agent, params, timeout, on_progress, cancelled, method)
+            except ProfileError:
                 raise
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # any other failure is still one failed job
+                raise ProfileError(
+                    "internal", f"agent protocol error: {type(exc).__name__}: {exc}"
+                ) from None
             finally:
-                cancel_wait.cancel()
-                self._flush_suppressed()
+                self._busy = None
+                await agent.kill()
+                if self.spare:
+                    self._start_spare()
+
+    async def _wait_cancellable(self, coro: Any, cancelled: asyncio.Event | None) -> _Agent:
+        """Await an agent start, giving up when ``cancelled`` is set."""
+        start: asyncio.Future[_Agent] = asyncio.ensure_future(coro)
+        if cancelled is None:
+            return await start
+        cancel_wait = asyncio.ensure_future(cancelled.wait())
+        both: set[asyncio.Future[Any]] = {start, cancel_wait}
+        try:
+            done, _ = await asyncio.wait(both, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            cancel_wait.cancel()
+        if start in done:
+            return start.result()
+        start.cancel()
+        with contextlib.suppress(BaseException):
+            agent = await start
+            await agent.kill()
+        raise ProfileError("cancelled", "cancelled while the agent was starting")
+
+    async def _job(
+        self,
+        agent: _Agent,
+        params: dict[str, Any],
+        timeout: float,
+        on_progress: Callable[[str, str], None] | None,
+        cancelled: asyncio.Event | None,
+        method: str,
+    ) -> dict[str, Any]:
+        proc = agent.proc
+        assert proc is not None and proc.stdin is not None and proc.stdout is not None
+        job_id = next(self._ids)
+        path = params.get("path") if isinstance(params.get("path"), str) else None
+        agent.flush_suppressed()
+        try:
+            # ``timeout`` lets the agent dump its stack just before the deadline.
+            proc.stdin.write(
+                encode({"id": job_id, "method": method, "params": params, "timeout": timeout})
+            )
+            await proc.stdin.drain()
+        except (BrokenPipeError, ConnectionResetError):
+            raise ProfileError("crash", "the agent closed its input") from None
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        cancel_wait = asyncio.ensure_future(
+            cancelled.wait() if cancelled is not None else asyncio.Event().wait()
+        )
+        try:
+            while True:
+                read = asyncio.ensure_future(read_message_line(proc.stdout))
+                remaining = deadline - loop.time()
+                done, _ = await asyncio.wait(
+                    {read, cancel_wait},
+                    timeout=max(remaining, 0),
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+                if read not in done:
+                    read.cancel()
+                    if cancel_wait in done:
+                        raise ProfileError(
+                            "cancelled", "cancelled; the agent was stopped and will restart"
+                        )
+                    raise self._timeout_error(agent, timeout, path)
+                raw = read.result()
+                if not raw:
+                    code = await proc.wait()
+                    await agent.drain_stderr()
+                    raise self._crash_error(agent, code, path)
+                try:
+                    message = decode(raw)
+                except ValueError as exc:
+                    raise ProfileError(
+                        "internal", f"the agent sent a malformed message: {clip(str(exc), 200)}"
+                    ) from None
+                if message.get("id") != job_id:
+                    continue
+                if "progress" in message and on_progress is not None:
+                    progress = message["progress"]
+                    on_progress(str(progress.get("stage")), str(progress.get("message")))
+                elif "result" in message:
+                    result: dict[str, Any] = message["result"]
+                    return result
+                elif "error" in message:
+                    err = message["error"]
+                    line = err.get("line")
+                    tb = err.get("traceback")
+                    raise ProfileError(
+                        error_kind(err.get("kind", "internal")),
+                        clip(str(err.get("message", "")), MAX_MESSAGE_CHARS),
+                        line if isinstance(line, int) else None,
+                        clip(tb, MAX_TRACEBACK_CHARS) if isinstance(tb, str) else None,
+                    )
+        finally:
+            cancel_wait.cancel()
+
+    def _main_thread(self, agent: _Agent) -> int | None:
+        ident = agent.info.get("main_thread")
+        return ident if isinstance(ident, int) else None
+
+    def _timeout_error(self, agent: _Agent, timeout: float, path: str | None) -> ProfileError:
+        frames = fault_frames(agent.recent, main_thread=self._main_thread(agent))
+        frame = failing_frame(frames, path)
+        where = f", at line {frame.line} {where_text(frames, path)}" if frame else ""
+        if not frame and frames:
+            where = f", {where_text(frames)}"
+        return ProfileError(
+            "timeout",
+            f"no result after {timeout:g} s (kernelLens.timeoutSeconds){where}; "
+            "the agent was stopped and will restart for the next job",
+            frame.line if frame else None,
+        )
+
+    def _crash_error(self, agent: _Agent, code: int | None, path: str | None) -> ProfileError:
+        frames = fault_frames(agent.recent, main_thread=self._main_thread(agent))
+        frame = failing_frame(frames, path)
+        if frames:
+            fatal = next(
+                (x for x in reversed(agent.recent) if x.startswith("Fatal Python error")), ""
+            )
+            detail = f"{fatal + '; ' if fatal else ''}last frames {where_text(frames, path)}"
+        else:
+            detail = f"last output: {agent.tail_text()}"
+        return ProfileError(
+            "crash",
+            f"the agent process died during the job ({describe_exit(code)})"
+            + (f" at line {frame.line}" if frame else "")
+            + f"; {detail}",
+            frame.line if frame else None,
+        )

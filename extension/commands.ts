@@ -1,11 +1,13 @@
 /**
  * The extension's own commands. Profiling goes to the server as `workspace/executeCommand`
- * with the server's command ids (`protocol.ts`); the server reports progress and results.
+ * with the server's command ids (`protocol.ts`); the server reports progress and results. The
+ * at-cursor commands send the cursor (`cursor.ts`) and the server finds the function there.
  */
 import * as vscode from "vscode";
 import { ExecuteCommandRequest } from "vscode-languageclient/node";
 import { Commands, DISPLAY_NAME, LANGUAGE } from "./constants";
 import type { Ctx } from "./ctx";
+import { cursorParams } from "./cursor";
 import {
   ReportServerCommands,
   ServerCommands,
@@ -13,7 +15,6 @@ import {
   type ProfileArgs,
   type RunNcuArgs,
 } from "./protocol";
-import { functionAt, scanPython } from "./pyscan";
 import { reportFailure, runningClient } from "./requests";
 
 /** Registers every command of {@link Commands} as an extension-scoped disposable. */
@@ -44,10 +45,10 @@ function pythonEditor(): vscode.TextEditor | undefined {
 async function profileAtCursor(ctx: Ctx): Promise<void> {
   const editor = pythonEditor();
   if (editor !== undefined) {
-    const line = editor.selection.active.line;
+    const position = editor.selection.active;
     await execute(ctx, editor.document.uri, (uri) => ({
       command: ServerCommands.profile,
-      args: { uri, line },
+      args: cursorParams(uri, position),
     }));
   }
 }
@@ -62,24 +63,19 @@ async function profileFile(ctx: Ctx): Promise<void> {
   }
 }
 
-/** Nsight Compute on the function at the cursor (the server says why when it cannot run). */
+/**
+ * Nsight Compute on the function at the cursor (the server says why when it cannot run, or
+ * when the cursor is in no function that launches kernels).
+ */
 async function runNcuAtCursor(ctx: Ctx): Promise<void> {
   const editor = pythonEditor();
-  if (editor === undefined) {
-    return;
+  if (editor !== undefined) {
+    const position = editor.selection.active;
+    await execute(ctx, editor.document.uri, (uri) => ({
+      command: ReportServerCommands.runNcu,
+      args: cursorParams(uri, position),
+    }));
   }
-  const lines = editor.document.getText().split(/\r?\n/);
-  const found = functionAt(scanPython(lines), lines, editor.selection.active.line);
-  if (found === undefined || found.isTritonKernel) {
-    void vscode.window.showInformationMessage(
-      `${DISPLAY_NAME}: put the cursor in a function that launches kernels (not a @triton.jit kernel itself).`,
-    );
-    return;
-  }
-  await execute(ctx, editor.document.uri, (uri) => ({
-    command: ReportServerCommands.runNcu,
-    args: { uri, function: found.qualname },
-  }));
 }
 
 /** A server command with its argument. */
@@ -108,7 +104,8 @@ async function execute(
       arguments: [args],
     });
   } catch (error) {
-    // A cancelled request (the user cancelled the progress notification) is not an error.
+    // A cancelled request (the user cancelled the progress notification) is not an error; a
+    // cursor in no function is the server's message to the user, shown as is.
     reportFailure(ctx, command, error);
   }
 }

@@ -1,13 +1,35 @@
 /**
  * The Kernel Lens language-server protocol, client side.
  *
- * This file mirrors `server/kernel_lens/lsp/protocol.py`: every method name, command id and
- * param shape here has a twin there, and a change to one is a change to both
- * (tests/ts/protocol.test.ts checks the names against the Python file when it exists).
+ * This file mirrors `server/kernel_lens/lsp/protocol.py`: every method name, command id,
+ * param and result shape here has a twin there, and a change to one is a change to both
+ * (tests/ts/protocol.test.ts checks the names against the Python file).
+ *
+ * It holds types and method objects only. What arrives from the server is checked at run time
+ * by `guards.ts` (one check per result, params and argument type below), and the checks are
+ * run on the server's recorded answers in `tests/data/protocol/` by tests/ts/guards.test.ts.
  *
  * It imports no `vscode`, so it can be unit-tested under plain node.
  */
-import { NotificationType, RequestType } from "vscode-languageserver-protocol";
+import {
+  NotificationType,
+  RequestType,
+  type Position as LspPosition,
+} from "vscode-languageserver-protocol";
+
+/** A 0-based line and UTF-16 character offset, as in every LSP message. */
+export type Position = LspPosition;
+
+/**
+ * How an at-cursor request names its function or kernel: by name (a code lens, a view), or by
+ * the cursor's `position`, which the server resolves (the name wins when both are given). A
+ * request resolved by position fails with a user-ready message when the cursor is in no
+ * function (or kernel), and its result carries the name the server resolved.
+ */
+export interface AtCursor {
+  /** The cursor in the document; used when the name is absent. */
+  position?: Position;
+}
 
 /** Timing configuration, also pulled at run time from the `kernelLens.timing` settings. */
 export interface TimingOptions {
@@ -78,8 +100,11 @@ export const ServerCommands = {
 
 export type ServerCommand = (typeof ServerCommands)[keyof typeof ServerCommands];
 
-/** Argument of `kernelLens.profile`: the function by name, or the one enclosing `line`. */
-export interface ProfileArgs {
+/**
+ * Argument of `kernelLens.profile`: the function by name, else the one enclosing `position`
+ * (or the older 0-based `line`).
+ */
+export interface ProfileArgs extends AtCursor {
   uri: string;
   function?: string;
   /** 0-based line. */
@@ -91,31 +116,20 @@ export interface ProfileAllArgs {
   uri: string;
 }
 
-/** Checks untrusted JSON from the wire before it drives the UI. */
-export function isStatusParams(value: unknown): value is StatusParams {
-  if (typeof value !== "object" || value === null) {
-    return false;
-  }
-  const v = value as Record<string, unknown>;
-  return (
-    typeof v["state"] === "string" &&
-    (SERVER_STATES as readonly string[]).includes(v["state"]) &&
-    typeof v["message"] === "string" &&
-    (v["uri"] === undefined || v["uri"] === null || typeof v["uri"] === "string")
-  );
-}
-
 /** Compilation stages of a `@triton.jit` kernel, in pipeline order. */
 export type AsmStage = "ttir" | "ttgir" | "llir" | "ptx" | "sass";
 
 /** The stages, in pipeline order, for pickers and validation. */
 export const ASM_STAGES: readonly AsmStage[] = ["ttir", "ttgir", "llir", "ptx", "sass"];
 
-/** Params of `kernelLens/assembly`: one kernel of a document, compiled to one stage. */
-export interface AssemblyParams {
+/**
+ * Params of `kernelLens/assembly`: one kernel of a document (by name, else the `@triton.jit`
+ * kernel enclosing `position`), compiled to one stage.
+ */
+export interface AssemblyParams extends AtCursor {
   uri: string;
   /** The kernel's qualified name (`square_kernel`; a method would be `Class.name`). */
-  kernel: string;
+  kernel?: string;
   stage: AsmStage;
   /** Compute capability to compile for (`90` = sm_90); absent = the server's choice. */
   arch?: number;
@@ -152,11 +166,14 @@ export const AssemblyRequest = new RequestType<AssemblyParams, AssemblyResult, v
   "kernelLens/assembly",
 );
 
-/** Params of `kernelLens/generatedCode`: torch.compile one function of a document. */
-export interface GeneratedCodeParams {
+/**
+ * Params of `kernelLens/generatedCode`: torch.compile one function of a document (by name, else
+ * the function enclosing `position`).
+ */
+export interface GeneratedCodeParams extends AtCursor {
   uri: string;
   /** The function's qualified name (`square`, `Class.method`). */
-  function: string;
+  function?: string;
 }
 
 /** One kernel call in inductor's output. */
@@ -304,164 +321,11 @@ export interface ShowInlineExtensionArgs {
   line?: number;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function isLineList(value: unknown): value is number[] {
-  return Array.isArray(value) && value.every((n) => Number.isInteger(n));
-}
-
-/** Checks a code lens's argument to `kernelLens.showAssembly`. */
-export function isShowAssemblyArgs(value: unknown): value is ShowAssemblyArgs {
-  return isRecord(value) && typeof value["uri"] === "string" && typeof value["kernel"] === "string";
-}
-
-/** Checks a code lens's argument to `kernelLens.showGeneratedCode`. */
-export function isShowGeneratedCodeArgs(value: unknown): value is ShowGeneratedCodeArgs {
-  return (
-    isRecord(value) && typeof value["uri"] === "string" && typeof value["function"] === "string"
-  );
-}
-
-/** Checks a `kernelLens/assembly` result before it drives the UI. */
-export function isAssemblyResult(value: unknown): value is AssemblyResult {
-  return (
-    isRecord(value) &&
-    typeof value["kernel"] === "string" &&
-    typeof value["stage"] === "string" &&
-    typeof value["arch"] === "string" &&
-    typeof value["asm"] === "string" &&
-    Array.isArray(value["line_map"]) &&
-    value["line_map"].every(
-      (e: unknown) =>
-        isRecord(e) && Number.isInteger(e["source_line"]) && isLineList(e["asm_lines"]),
-    ) &&
-    (value["registers"] === null || typeof value["registers"] === "number") &&
-    typeof value["spills"] === "number" &&
-    (value["launcher"] === null || typeof value["launcher"] === "string") &&
-    Array.isArray(value["warnings"]) &&
-    value["warnings"].every((w) => typeof w === "string")
-  );
-}
-
-function isRunSummary(value: unknown): value is RunSummary {
-  return (
-    isRecord(value) &&
-    typeof value["median_ms"] === "number" &&
-    typeof value["kernels"] === "number"
-  );
-}
-
-function isGeneratedKernel(value: unknown): value is GeneratedKernel {
-  return (
-    isRecord(value) &&
-    typeof value["name"] === "string" &&
-    (value["kind"] === "triton" || value["kind"] === "cpp" || value["kind"] === "extern") &&
-    isLineList(value["lines"]) &&
-    (value["def_line"] === undefined ||
-      value["def_line"] === null ||
-      Number.isInteger(value["def_line"])) &&
-    Number.isInteger(value["call_line"])
-  );
-}
-
-/** Checks a `kernelLens/generatedCode` result before it drives the UI. */
-export function isGeneratedCodeResult(value: unknown): value is GeneratedCodeResult {
-  return (
-    isRecord(value) &&
-    typeof value["function"] === "string" &&
-    (value["language"] === "triton" || value["language"] === "cpp") &&
-    typeof value["code"] === "string" &&
-    typeof value["code_path"] === "string" &&
-    Array.isArray(value["kernels"]) &&
-    value["kernels"].every(isGeneratedKernel) &&
-    typeof value["summary"] === "string" &&
-    isRunSummary(value["eager"]) &&
-    isRunSummary(value["compiled"]) &&
-    (value["speedup"] === null || typeof value["speedup"] === "number")
-  );
-}
-
-/** Checks a code lens's argument to `kernelLens.showInlineExtension`. */
-export function isShowInlineExtensionArgs(value: unknown): value is ShowInlineExtensionArgs {
-  return (
-    isRecord(value) &&
-    typeof value["uri"] === "string" &&
-    (value["line"] === undefined || Number.isInteger(value["line"]))
-  );
-}
-
-function isLineMap(value: unknown): value is LineMapEntry[] {
-  return (
-    Array.isArray(value) &&
-    value.every(
-      (e: unknown) =>
-        isRecord(e) && Number.isInteger(e["source_line"]) && isLineList(e["asm_lines"]),
-    )
-  );
-}
-
-function isStringOrNull(value: unknown): value is string | null {
-  return value === null || typeof value === "string";
-}
-
-function isLineOrNull(value: unknown): value is number | null {
-  return value === null || Number.isInteger(value);
-}
-
-function isNvccProblem(value: unknown): value is NvccProblem {
-  return (
-    isRecord(value) &&
-    typeof value["severity"] === "string" &&
-    typeof value["message"] === "string" &&
-    isLineOrNull(value["cuda_line"]) &&
-    isLineOrNull(value["line"])
-  );
-}
-
-function isInlineFiles(value: unknown): value is InlineFiles {
-  return (
-    isRecord(value) &&
-    typeof value["main.cpp"] === "string" &&
-    isStringOrNull(value["cuda.cu"]) &&
-    (value["build.ninja"] === undefined || isStringOrNull(value["build.ninja"]))
-  );
-}
-
-function isInlineModule(value: unknown): value is InlineModule {
-  return (
-    isRecord(value) &&
-    typeof value["name"] === "string" &&
-    Number.isInteger(value["call_line"]) &&
-    typeof value["arch"] === "string" &&
-    typeof value["nvcc"] === "string" &&
-    isInlineFiles(value["files"]) &&
-    isStringOrNull(value["ptx"]) &&
-    isLineMap(value["line_map"]) &&
-    Array.isArray(value["errors"]) &&
-    value["errors"].every(isNvccProblem) &&
-    isStringOrNull(value["build_log"]) &&
-    isStringOrNull(value["build_directory"]) &&
-    (value["ptx_seconds"] === undefined || typeof value["ptx_seconds"] === "number")
-  );
-}
-
-/** Checks a `kernelLens/inlineExtension` result before it drives the UI. */
-export function isInlineResult(value: unknown): value is InlineResult {
-  return (
-    isRecord(value) &&
-    typeof value["path"] === "string" &&
-    Array.isArray(value["modules"]) &&
-    value["modules"].every(isInlineModule)
-  );
-}
-
-/** Params of `kernelLens/report`: one function of a document. */
-export interface ReportParams {
+/** Params of `kernelLens/report`: one function of a document (by name, else at `position`). */
+export interface ReportParams extends AtCursor {
   uri: string;
   /** The function's qualified name. */
-  function: string;
+  function?: string;
 }
 
 /** One kernel launched by an op of a profiled line. */
@@ -478,7 +342,7 @@ export interface ProfileKernel {
 export interface ProfileOp {
   name: string;
   /** The ops it dispatched to (e.g. `aten::square` -> `aten::pow`). */
-  dispatch?: string[];
+  dispatch?: string[] | null;
   device_us: number;
   cpu_us: number;
   calls: number;
@@ -544,7 +408,7 @@ export interface TimelineEvent {
   /** 1-based source line it comes from, when known. */
   line: number | null;
   /** For a merged block: how many events it stands for. */
-  count?: number;
+  count?: number | null;
   merged?: boolean;
 }
 
@@ -567,7 +431,7 @@ export interface Timeline {
    */
   window?: [number, number] | null;
   /** The trace file it was read from (for `kernelLens/timelineWindow`). */
-  path?: string;
+  path?: string | null;
   /** Complete events in the trace. */
   event_count: number;
   /** Items left after merging short neighbours. */
@@ -636,7 +500,8 @@ export interface SweepRow {
   /** Bytes read and written per call (tensor arguments and results). */
   bytes?: number | null;
   gb_per_s?: number | null;
-  error: string | null;
+  /** Why this value failed; null (or absent) when it was timed. */
+  error?: string | null;
 }
 
 /** The sweep of an int parameter of a function. */
@@ -652,8 +517,11 @@ export interface SweepResult {
 
 /** Result of `kernelLens/report`: everything known of one function (null = not run yet). */
 export interface ReportResult {
+  /** The function's qualified name (resolved by the server from a position). */
   function: string;
   uri: string;
+  /** The function's parameters whose default is an int literal, with that default. */
+  int_parameters?: Record<string, number>;
   profile: Profile | null;
   timeline: Timeline | null;
   ncu: NcuResult | null;
@@ -742,18 +610,18 @@ export const ReportServerCommands = {
   applyParameter: "kernelLens.applyParameter",
 } as const;
 
-/** Argument of `kernelLens.runNcu`. */
-export interface RunNcuArgs {
+/** Argument of `kernelLens.runNcu`: the function by name, else the one enclosing `position`. */
+export interface RunNcuArgs extends AtCursor {
   uri: string;
-  function: string;
+  function?: string;
   /** ncu's section set; the server's default is `basic`. */
   set?: "basic" | "full";
 }
 
-/** Argument of `kernelLens.sweep`. */
-export interface SweepArgs {
+/** Argument of `kernelLens.sweep`: the function by name, else the one enclosing `position`. */
+export interface SweepArgs extends AtCursor {
   uri: string;
-  function: string;
+  function?: string;
   param: string;
   /** The values to time; absent = powers of two around the current value. */
   values?: number[];
@@ -772,3 +640,46 @@ export interface ShowReportArgs {
   uri: string;
   function: string;
 }
+
+/**
+ * What the server commands (`kernelLens.profile`, `runNcu`, `sweep`, `applyParameter`) return:
+ * `ok`, with the function they ran on (resolved from `position` when the argument had no name),
+ * or the failure the server has already shown. Other fields depend on the command.
+ */
+export interface CommandResult {
+  ok: boolean;
+  /** The function's qualified name (the profile, Nsight Compute and sweep commands). */
+  function?: string;
+  /** Why it failed (`ok: false`), as the agent's error object. */
+  error?: { kind?: string; message: string };
+  /** Why it failed, for commands that give only a message. */
+  message?: string;
+}
+
+/** Params of `kernelLens/functions`: the functions of a document. */
+export interface FunctionsParams {
+  uri: string;
+}
+
+/** What a function of the document is. */
+export type FunctionKind = "function" | "method" | "triton_kernel";
+
+/** One function of a document, as the server's lenses name it. */
+export interface FunctionEntry {
+  /** The qualified name (`square`, `Class.method`). */
+  name: string;
+  /** 1-based line of its `def`. */
+  line: number;
+  kind: FunctionKind;
+}
+
+/** Result of `kernelLens/functions`. */
+export interface FunctionsResult {
+  /** In source order. */
+  functions: FunctionEntry[];
+}
+
+/** Client -> server: the functions and `@triton.jit` kernels of a document (for pickers). */
+export const FunctionsRequest = new RequestType<FunctionsParams, FunctionsResult, void>(
+  "kernelLens/functions",
+);

@@ -1,13 +1,19 @@
 /**
  * What every request to the server from a command needs: a running client (or the user told
  * why there is none), a cancellable progress notification, a check of the document's version,
- * and one way of reporting a failure.
+ * one way of checking a result (`guards.ts`) and one way of reporting a failure.
  */
 import * as vscode from "vscode";
-import { LSPErrorCodes, ResponseError, type LanguageClient } from "vscode-languageclient/node";
+import {
+  LSPErrorCodes,
+  ResponseError,
+  type LanguageClient,
+  type RequestType,
+} from "vscode-languageclient/node";
 import { CancelledError, untilCancelled } from "./async";
 import { DISPLAY_NAME } from "./constants";
 import type { Ctx } from "./ctx";
+import { Invalid, type Check } from "./guards";
 
 /**
  * The running client, or undefined after offering to show the output or restart the server.
@@ -39,9 +45,20 @@ export function isCancellation(error: unknown): boolean {
 }
 
 /**
+ * A server message that is a complete sentence for the user, about what the user asked rather
+ * than about something that broke: it starts with "Kernel Lens: " (e.g. "Kernel Lens: put the
+ * cursor in a @triton.jit kernel (line 12 is not in one)." when an at-cursor request's position
+ * is in no function). Undefined for any other error.
+ */
+export function userMessage(error: unknown): string | undefined {
+  const message = error instanceof ResponseError ? error.message : undefined;
+  return message?.startsWith(`${DISPLAY_NAME}: `) === true ? message : undefined;
+}
+
+/**
  * Logs a failed request and shows its message, which the server words for the user (e.g. "no
- * function in triton_square.py launches k[grid](…)"), with a "Show Output" action. Cancellations
- * are ignored.
+ * function in triton_square.py launches k[grid](…)"), with a "Show Output" action. A
+ * {@link userMessage} is shown as is, as information. Cancellations are ignored.
  *
  * Args:
  *   what: the request's method or command id, for the log.
@@ -51,16 +68,44 @@ export function reportFailure(ctx: Ctx, what: string, error: unknown): void {
     return;
   }
   const message = error instanceof Error ? error.message : String(error);
+  const forUser = userMessage(error);
+  if (forUser !== undefined) {
+    ctx.log.info(`${what}: ${forUser}`);
+    void vscode.window.showInformationMessage(forUser);
+    return;
+  }
   ctx.log.error(`${what} failed: ${message}`);
   void vscode.window
     .showErrorMessage(`${DISPLAY_NAME}: ${message}`, "Show Output")
     .then((choice) => choice !== undefined && ctx.log.show());
 }
 
-/** Logs a result that does not have the shape of the protocol's, and the error to throw. */
-export function malformed(ctx: Ctx, method: string, result: unknown): Error {
-  ctx.log.error(`${method}: unexpected result ${JSON.stringify(result)?.slice(0, 2_000)}`);
+/** Logs a result that does not have the shape of the protocol's, and returns the error to throw. */
+export function malformed(ctx: Ctx, method: string, result: unknown, reason: string): Error {
+  ctx.log.error(
+    `${method}: unexpected result (${reason}): ${JSON.stringify(result)?.slice(0, 2_000)}`,
+  );
   return new Error(`the server's answer to ${method} is malformed; see the output`);
+}
+
+/**
+ * Sends a `kernelLens/*` request and checks its result with the protocol's check of it
+ * (`guards.ts`); throws the server's error, or a malformed-answer error after logging why.
+ */
+export async function sendChecked<P, R>(
+  ctx: Ctx,
+  client: LanguageClient,
+  type: RequestType<P, R, void>,
+  check: Check<R>,
+  params: P,
+  token?: vscode.CancellationToken,
+): Promise<R> {
+  const result: unknown = await client.sendRequest(type, params, token);
+  const checked = check(result, "result");
+  if (checked instanceof Invalid) {
+    throw malformed(ctx, type.method, result, checked.reason);
+  }
+  return checked;
 }
 
 /** The version of the source document the server will read, if it is open. */

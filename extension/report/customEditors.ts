@@ -6,15 +6,10 @@
  */
 import type * as vscode from "vscode";
 import type { Ctx } from "../ctx";
-import {
-  NcuFileRequest,
-  TraceFileRequest,
-  type NcuFileResult,
-  type TraceFileResult,
-} from "../protocol";
-import { isCancellation } from "../requests";
+import { checkNcuFileResult, checkTraceFileResult } from "../guards";
+import { NcuFileRequest, TraceFileRequest } from "../protocol";
+import { isCancellation, sendChecked } from "../requests";
 import { isFromWebview, type ToWebview } from "./messages";
-import { isNcuFileResult, isTraceFileResult } from "./validate";
 import type { ClientWaiter, ThemeBroadcast } from "./webviews";
 import { answerTimelineWindow, messageOf, postTo, setShell } from "./webviews";
 
@@ -100,16 +95,20 @@ export class FileViewer implements vscode.CustomReadonlyEditorProvider<FileDocum
       const params = { path: uri.fsPath };
       let answer: ToWebview;
       if (this.kind === "trace") {
-        const result: unknown = await client.sendRequest(TraceFileRequest, params);
         answer = {
           type: "traceFile",
-          result: checked(result, isTraceFileResult, TraceFileRequest.method),
+          result: await sendChecked(
+            this.ctx,
+            client,
+            TraceFileRequest,
+            checkTraceFileResult,
+            params,
+          ),
         };
       } else {
-        const result: unknown = await client.sendRequest(NcuFileRequest, params);
         answer = {
           type: "ncuFile",
-          result: checked(result, isNcuFileResult, NcuFileRequest.method),
+          result: await sendChecked(this.ctx, client, NcuFileRequest, checkNcuFileResult, params),
         };
       }
       document.answer = answer;
@@ -121,15 +120,4 @@ export class FileViewer implements vscode.CustomReadonlyEditorProvider<FileDocum
       }
     }
   }
-}
-
-function checked<T extends TraceFileResult | NcuFileResult>(
-  value: unknown,
-  guard: (v: unknown) => v is T,
-  method: string,
-): T {
-  if (!guard(value)) {
-    throw new Error(`the server's answer to ${method} is malformed; see the output`);
-  }
-  return value;
 }

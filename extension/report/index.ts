@@ -6,11 +6,17 @@
 import * as vscode from "vscode";
 import { Commands, DISPLAY_NAME, LANGUAGE } from "../constants";
 import type { Ctx } from "../ctx";
-import { ResultsChangedNotification, RevealReportNotification } from "../protocol";
-import { functionAt, scanPython } from "../pyscan";
+import { cursorParams } from "../cursor";
+import {
+  checkReportResult,
+  isResultsChangedParams,
+  isRevealReportParams,
+  isShowReportArgs,
+} from "../guards";
+import { ReportRequest, ResultsChangedNotification, RevealReportNotification } from "../protocol";
+import { reportFailure, runningClient, sendChecked } from "../requests";
 import { FileViewer } from "./customEditors";
 import { ReportPanel } from "./panel";
-import { isRevealReportParams, isShowReportArgs } from "./validate";
 import { VIEW_TYPES } from "./viewTypes";
 import { ClientWaiter, ThemeBroadcast } from "./webviews";
 
@@ -35,9 +41,8 @@ export function registerReport(ctx: Ctx): void {
     ),
     ctx.onClientCreated((client) => [
       client.onNotification(ResultsChangedNotification, (params: unknown) => {
-        const p = params as Partial<{ uri: unknown; function: unknown }> | null;
-        if (typeof p?.uri === "string" && typeof p.function === "string") {
-          panel.refreshIf(p.uri, p.function);
+        if (isResultsChangedParams(params)) {
+          panel.refreshIf(params.uri, params.function);
         }
       }),
       client.onNotification(RevealReportNotification, (params: unknown) => {
@@ -56,8 +61,11 @@ export function registerReport(ctx: Ctx): void {
   );
 }
 
-/** The lens's function, else the function at the cursor of the active Python editor. */
-function showReport(ctx: Ctx, panel: ReportPanel, arg: unknown): void {
+/**
+ * The lens's function, else the function at the cursor of the active Python editor: the server
+ * finds it (`kernelLens/report` with the cursor), or says why there is none.
+ */
+async function showReport(ctx: Ctx, panel: ReportPanel, arg: unknown): Promise<void> {
   if (isShowReportArgs(arg)) {
     panel.show(arg);
     return;
@@ -70,16 +78,23 @@ function showReport(ctx: Ctx, panel: ReportPanel, arg: unknown): void {
     );
     return;
   }
-  const lines = document.getText().split(/\r?\n/);
-  const line = editor.selection.active.line;
-  const found = functionAt(scanPython(lines), lines, line);
-  if (found === undefined) {
-    void vscode.window.showInformationMessage(
-      `${DISPLAY_NAME}: put the cursor in a function (line ${line + 1} is not in one).`,
-    );
+  const position = editor.selection.active;
+  const client = await runningClient(ctx);
+  if (client === undefined) {
     return;
   }
   // The URI as the client sends it in every other message: the server's results are keyed by it.
-  const uri = ctx.client?.code2ProtocolConverter.asUri(document.uri) ?? document.uri.toString();
-  panel.show({ uri, function: found.qualname });
+  const uri = client.code2ProtocolConverter.asUri(document.uri);
+  try {
+    const result = await sendChecked(
+      ctx,
+      client,
+      ReportRequest,
+      checkReportResult,
+      cursorParams(uri, position),
+    );
+    panel.show({ uri, function: result.function });
+  } catch (error) {
+    reportFailure(ctx, ReportRequest.method, error);
+  }
 }

@@ -8,11 +8,11 @@ import * as vscode from "vscode";
 import { ExecuteCommandRequest } from "vscode-languageclient/node";
 import { DISPLAY_NAME } from "../constants";
 import type { Ctx } from "../ctx";
+import { checkReportResult, commandFailure } from "../guards";
 import { ReportRequest, type ShowReportArgs } from "../protocol";
-import { isCancellation, runningClient } from "../requests";
+import { isCancellation, runningClient, sendChecked } from "../requests";
 import { commandFor } from "./actions";
 import { actionOf, isFromWebview, type Action, type FromWebview, type ReportTab } from "./messages";
-import { commandFailure, isReportResult } from "./validate";
 import { REPORT_PANEL_TYPE } from "./viewTypes";
 import type { ClientWaiter, ThemeBroadcast } from "./webviews";
 import { answerTimelineWindow, messageOf, postTo, setShell, webviewRoot } from "./webviews";
@@ -155,24 +155,16 @@ export class ReportPanel implements vscode.Disposable {
       return;
     }
     try {
-      const result: unknown = await client.sendRequest(ReportRequest, {
+      const result = await sendChecked(this.ctx, client, ReportRequest, checkReportResult, {
         uri: target.uri,
         function: target.function,
       });
       if (request !== this.requests) {
         return;
       }
-      if (!isReportResult(result)) {
-        this.ctx.log.error(
-          `${ReportRequest.method}: malformed answer ${JSON.stringify(result).slice(0, 2000)}`,
-        );
-        throw new Error(
-          `the server's answer to ${ReportRequest.method} is malformed; see the output`,
-        );
-      }
       const tab = this.tab;
       this.tab = undefined;
-      this.timelinePath = result.timeline?.path;
+      this.timelinePath = result.timeline?.path ?? undefined;
       this.post({ type: "report", report: result, ...(tab === undefined ? {} : { tab }) });
       this.post({ type: "busy", action: this.busy });
     } catch (error) {

@@ -7,9 +7,9 @@ import { State, type LanguageClient } from "vscode-languageclient/node";
 import type { Ctx } from "../ctx";
 import { makeNonce, shellHtml } from "./html";
 import { TimelineWindowRequest, type Timeline } from "../protocol";
-import { isCancellation } from "../requests";
+import { checkTimeline } from "../guards";
+import { isCancellation, sendChecked } from "../requests";
 import type { ToWebview, ViewMode } from "./messages";
-import { isTimeline } from "./validate";
 
 /** The only folder a report webview may load from: the bundled script, stylesheet and nothing else. */
 export function webviewRoot(extensionUri: vscode.Uri): vscode.Uri {
@@ -65,19 +65,14 @@ export async function answerTimelineWindow(
   if (client !== undefined && path !== undefined) {
     const method = TimelineWindowRequest.method;
     try {
-      const result: unknown = await client.sendRequest(TimelineWindowRequest, {
+      timeline = await sendChecked(ctx, client, TimelineWindowRequest, checkTimeline, {
         path,
         start_us: request.start,
         end_us: request.end,
       });
-      if (isTimeline(result)) {
-        timeline = result;
-      } else {
-        ctx.log.warn(`${method}: malformed answer, keeping the overview`);
-      }
     } catch (error) {
       if (!isCancellation(error)) {
-        ctx.log.warn(`${method} ${path}: ${messageOf(error)}`);
+        ctx.log.warn(`${method} ${path}: ${messageOf(error)}; keeping the overview`);
       }
     }
   }

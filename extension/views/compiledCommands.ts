@@ -4,26 +4,30 @@
  * compiled stage, and open it beside the source, its lines linked with the source's.
  *
  * Both run from the server's code lenses (with `{ uri, function }` / `{ uri, kernel }`), from
- * the command palette and the editor's context menu (the function or kernel at the cursor), and
- * from the title bar of a view (the same function or kernel again: refresh, or another stage).
+ * the command palette and the editor's context menu (`{ uri, position }`: the server finds the
+ * function or kernel at the cursor), and from the title bar of a view (the same function or
+ * kernel again: refresh, or another stage).
  */
 import * as vscode from "vscode";
 import { Commands, DISPLAY_NAME, LANGUAGE, LAST_STAGE_KEY } from "../constants";
 import type { Ctx } from "../ctx";
-import { assemblyLink, generatedCodeLink } from "./lineMap";
 import {
-  ASM_STAGES,
-  AssemblyRequest,
-  GeneratedCodeRequest,
-  isAssemblyResult,
-  isGeneratedCodeResult,
+  assemblyParams,
+  cursorPosition,
+  functionParams,
+  pointerLabel,
+  type Pointer,
+} from "../cursor";
+import {
+  checkAssemblyResult,
+  checkGeneratedCodeResult,
   isShowAssemblyArgs,
   isShowGeneratedCodeArgs,
-  type AsmStage,
-} from "../protocol";
-import { functionAt, kernelAt, scanPython } from "../pyscan";
-import { malformed, reportFailure, runningClient, versionOf, withProgress } from "../requests";
+} from "../guards";
+import { ASM_STAGES, AssemblyRequest, GeneratedCodeRequest, type AsmStage } from "../protocol";
+import { reportFailure, runningClient, sendChecked, versionOf, withProgress } from "../requests";
 import type { Views } from "./documents";
+import { assemblyLink, generatedCodeLink } from "./lineMap";
 import {
   DEFAULT_STAGE,
   STAGE_DESCRIPTIONS,
@@ -44,10 +48,10 @@ export function registerCompiledCommands(ctx: Ctx, views: Views): void {
   );
 }
 
-/** A source document and the name of a function or kernel in it. */
+/** A source document and the function or kernel in it: by name, or at the cursor. */
 interface Target {
   source: vscode.Uri;
-  name: string;
+  at: Pointer;
   /** The document's URI as a code lens gave it (sent back unchanged). */
   lensUri?: string;
   /** The stage of the view the command was run from. */
@@ -56,8 +60,8 @@ interface Target {
 
 /**
  * The target of a command: the lens's argument; else the view in the active editor, if it is
- * one of `kind`; else the function (or kernel) at the cursor of the active Python file.
- * Undefined after telling the user what to do.
+ * one of `kind`; else the cursor of the active Python file (the server finds the function or
+ * kernel there). Undefined after telling the user what to do.
  */
 function targetOf(
   views: Views,
@@ -65,38 +69,28 @@ function targetOf(
   kind: "generatedCode" | "assembly",
 ): Target | undefined {
   if (kind === "assembly" && isShowAssemblyArgs(arg)) {
-    return { source: vscode.Uri.parse(arg.uri), name: arg.kernel, lensUri: arg.uri };
+    return { source: vscode.Uri.parse(arg.uri), at: { name: arg.kernel }, lensUri: arg.uri };
   }
   if (kind === "generatedCode" && isShowGeneratedCodeArgs(arg)) {
-    return { source: vscode.Uri.parse(arg.uri), name: arg.function, lensUri: arg.uri };
+    return { source: vscode.Uri.parse(arg.uri), at: { name: arg.function }, lensUri: arg.uri };
   }
-  const what = kind === "assembly" ? "a @triton.jit kernel" : "a function";
   const editor = vscode.window.activeTextEditor;
   const view = editor === undefined ? undefined : views.viewOf(editor.document.uri);
   if (view?.kind === "assembly" && kind === "assembly") {
-    return { source: vscode.Uri.parse(view.source), name: view.kernel, stage: view.stage };
+    return { source: vscode.Uri.parse(view.source), at: { name: view.kernel }, stage: view.stage };
   }
   if (view?.kind === "generatedCode" && kind === "generatedCode") {
-    return { source: vscode.Uri.parse(view.source), name: view.function };
+    return { source: vscode.Uri.parse(view.source), at: { name: view.function } };
   }
   const document = editor?.document;
   if (editor === undefined || document?.languageId !== LANGUAGE || document.uri.scheme !== "file") {
+    const what = kind === "assembly" ? "a @triton.jit kernel" : "a function";
     void vscode.window.showInformationMessage(
       `${DISPLAY_NAME}: open a Python file and put the cursor in ${what}.`,
     );
     return undefined;
   }
-  const lines = document.getText().split(/\r?\n/);
-  const scan = scanPython(lines);
-  const line = editor.selection.active.line;
-  const found = kind === "assembly" ? kernelAt(scan, lines, line) : functionAt(scan, lines, line);
-  if (found === undefined) {
-    void vscode.window.showInformationMessage(
-      `${DISPLAY_NAME}: put the cursor in ${what} (line ${line + 1} is not in one).`,
-    );
-    return undefined;
-  }
-  return { source: document.uri, name: found.qualname };
+  return { source: document.uri, at: { position: cursorPosition(editor.selection.active) } };
 }
 
 async function showGeneratedCode(ctx: Ctx, views: Views, arg: unknown): Promise<void> {
@@ -109,17 +103,24 @@ async function showGeneratedCode(ctx: Ctx, views: Views, arg: unknown): Promise<
   const uri = target.lensUri ?? client.code2ProtocolConverter.asUri(target.source);
   const sourceVersion = versionOf(target.source);
   try {
-    const result: unknown = await withProgress(
-      `${DISPLAY_NAME}: torch.compile ${target.name}…`,
-      (token) => client.sendRequest(GeneratedCodeRequest, { uri, function: target.name }, token),
+    const result = await withProgress(
+      `${DISPLAY_NAME}: torch.compile ${pointerLabel(target.at, "function")}…`,
+      (token) =>
+        sendChecked(
+          ctx,
+          client,
+          GeneratedCodeRequest,
+          checkGeneratedCodeResult,
+          functionParams(uri, target.at),
+          token,
+        ),
     );
-    if (!isGeneratedCodeResult(result)) {
-      throw malformed(ctx, method, result);
-    }
-    ctx.log.info(`${method} ${target.name}: ${result.summary}`);
+    // The function's name as the server resolved it (from the cursor) names the view.
+    const name = result.function;
+    ctx.log.info(`${method} ${name}: ${result.summary}`);
     await views.show(
       target.source,
-      { kind: "generatedCode", source: target.source.toString(), function: target.name },
+      { kind: "generatedCode", source: target.source.toString(), function: name },
       {
         text: result.code,
         link: generatedCodeLink(result.code, result.kernels),
@@ -137,7 +138,8 @@ async function showAssembly(ctx: Ctx, views: Views, arg: unknown): Promise<void>
   if (target === undefined) {
     return;
   }
-  const stage = await pickStage(ctx, target.name, target.stage);
+  const label = pointerLabel(target.at, "kernel");
+  const stage = await pickStage(ctx, label, target.stage);
   const client = stage === undefined ? undefined : await runningClient(ctx);
   if (stage === undefined || client === undefined) {
     return;
@@ -146,21 +148,28 @@ async function showAssembly(ctx: Ctx, views: Views, arg: unknown): Promise<void>
   const uri = target.lensUri ?? client.code2ProtocolConverter.asUri(target.source);
   const sourceVersion = versionOf(target.source);
   try {
-    const result: unknown = await withProgress(
-      `${DISPLAY_NAME}: compiling ${target.name} to ${STAGE_LABELS[stage]}…`,
-      (token) => client.sendRequest(AssemblyRequest, { uri, kernel: target.name, stage }, token),
+    const result = await withProgress(
+      `${DISPLAY_NAME}: compiling ${label} to ${STAGE_LABELS[stage]}…`,
+      (token) =>
+        sendChecked(
+          ctx,
+          client,
+          AssemblyRequest,
+          checkAssemblyResult,
+          assemblyParams(uri, target.at, stage),
+          token,
+        ),
     );
-    if (!isAssemblyResult(result)) {
-      throw malformed(ctx, method, result);
-    }
+    // The kernel's name as the server resolved it (from the cursor) names the view.
+    const name = result.kernel;
     ctx.log.info(
-      `${method} ${target.name} ${stage} ${result.arch}: ${result.registers ?? "?"} registers, ` +
+      `${method} ${name} ${stage} ${result.arch}: ${result.registers ?? "?"} registers, ` +
         `${result.spills} B spilled, ${result.line_map.length} source lines mapped`,
     );
-    result.warnings.forEach((w) => ctx.log.warn(`${method} ${target.name}: ${w}`));
+    result.warnings.forEach((w) => ctx.log.warn(`${method} ${name}: ${w}`));
     await views.show(
       target.source,
-      { kind: "assembly", source: target.source.toString(), kernel: target.name, stage },
+      { kind: "assembly", source: target.source.toString(), kernel: name, stage },
       {
         text: result.asm,
         link: assemblyLink(result.line_map),

@@ -27,13 +27,9 @@ import {
   type InlineFile,
 } from "./inline";
 import { LineLink, assemblyLink } from "./lineMap";
-import {
-  InlineExtensionRequest,
-  isInlineResult,
-  isShowInlineExtensionArgs,
-  type InlineModule,
-} from "../protocol";
-import { malformed, reportFailure, runningClient, versionOf, withProgress } from "../requests";
+import { checkInlineResult, isShowInlineExtensionArgs } from "../guards";
+import { InlineExtensionRequest, type InlineModule } from "../protocol";
+import { reportFailure, runningClient, sendChecked, versionOf, withProgress } from "../requests";
 import { fileName } from "../status";
 import type { Views } from "./documents";
 import { inlineInfo } from "./virtualDocs";
@@ -256,12 +252,16 @@ class InlineCommands {
       ? `${DISPLAY_NAME}: building the load_inline modules of ${file} (ninja, nvcc, c++)…`
       : `${DISPLAY_NAME}: nvcc: compiling the load_inline CUDA sources of ${file}…`;
     try {
-      const result: unknown = await withProgress(title, (token) =>
-        client.sendRequest(InlineExtensionRequest, build ? { uri, build } : { uri }, token),
+      const result = await withProgress(title, (token) =>
+        sendChecked(
+          this.ctx,
+          client,
+          InlineExtensionRequest,
+          checkInlineResult,
+          build ? { uri, build } : { uri },
+          token,
+        ),
       );
-      if (!isInlineResult(result)) {
-        throw malformed(this.ctx, method, result);
-      }
       for (const m of result.modules) {
         const { errors, warnings } = problemCounts(m);
         this.ctx.log.info(

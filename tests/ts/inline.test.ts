@@ -19,12 +19,8 @@ import {
   problemsMessage,
 } from "../../extension/views/inline";
 import { assemblyLink } from "../../extension/views/lineMap";
-import {
-  isInlineResult,
-  isShowInlineExtensionArgs,
-  type InlineModule,
-  type InlineResult,
-} from "../../extension/protocol";
+import { isInlineResult, isShowInlineExtensionArgs } from "../../extension/guards";
+import type { InlineModule, InlineResult } from "../../extension/protocol";
 import {
   SCHEME,
   inlineInfo,

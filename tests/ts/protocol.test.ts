@@ -10,11 +10,6 @@ import {
   SetTrustedNotification,
   ServerCommands,
   StatusNotification,
-  isAssemblyResult,
-  isGeneratedCodeResult,
-  isShowAssemblyArgs,
-  isShowGeneratedCodeArgs,
-  isStatusParams,
   NcuFileRequest,
   ReportRequest,
   ReportServerCommands,
@@ -25,6 +20,13 @@ import {
   type AssemblyResult,
   type GeneratedCodeResult,
 } from "../../extension/protocol";
+import {
+  isAssemblyResult,
+  isGeneratedCodeResult,
+  isShowAssemblyArgs,
+  isShowGeneratedCodeArgs,
+  isStatusParams,
+} from "../../extension/guards";
 
 const ROOT = path.resolve(__dirname, "..", "..");
 const PYTHON_PROTOCOL = path.join(ROOT, "server", "kernel_lens", "lsp", "protocol.py");

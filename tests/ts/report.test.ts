@@ -31,7 +31,7 @@ import {
   isSweepResult,
   isTimeline,
   isTraceFileResult,
-} from "../../extension/report/validate";
+} from "../../extension/guards";
 import { REPORT_PANEL_TYPE, VIEW_TYPES } from "../../extension/report/viewTypes";
 import type { SweepResult } from "../../extension/protocol";
 

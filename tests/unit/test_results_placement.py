@@ -1,7 +1,8 @@
 """Results follow their function when it moves, and are withdrawn when it changes."""
 
-from kernel_lens.lsp.results import Record, ResultStore, place
+from kernel_lens.lsp.results import Record, place
 from kernel_lens.lsp.settings import Settings
+from kernel_lens.lsp.state import DocumentStore
 
 SRC = "import torch\n\n\ndef f(x):\n    y = x * 2\n    return y\n\n\ndef g():\n    pass\n"
 
@@ -30,7 +31,7 @@ def test_an_edit_inside_outdates_and_a_removal_drops() -> None:
 
 
 def test_store_replaces_per_function() -> None:
-    store = ResultStore()
+    store = DocumentStore()
     store.put("file:///a.py", _record())
     store.put("file:///a.py", Record("f", "running", [], 4))
     assert [r.state for r in store.records("file:///a.py")] == ["running"]

@@ -14,6 +14,7 @@ from kernel_lens.analysis.functions import (
 )
 from kernel_lens.analysis.lens_text import error_lens_title, line_lens_title, summary_lens_title
 from kernel_lens.analysis.param_edit import int_parameters
+from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.protocol import (
     CMD_PROFILE,
     CMD_RUN_NCU,
@@ -24,7 +25,6 @@ from kernel_lens.lsp.protocol import (
     CMD_SWEEP,
 )
 from kernel_lens.lsp.results import Record, place
-from kernel_lens.lsp.server import KernelLensServer
 
 __all__ = ["document_lenses", "setup"]
 
@@ -88,14 +88,16 @@ def document_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.C
         functions = find_functions(source)
     except SourceSyntaxError as exc:
         line0 = max((exc.line or 1) - 1, 0)
-        failed = ls.syntax_errors.get(uri)
+        state = ls.documents.peek(uri)
+        failed = state.syntax_error if state is not None else None
         title = (
             error_lens_title({"kind": "syntax", "message": str(exc)})
             if failed is not None
             else f"$(warning) Kernel Lens: syntax error — {exc} — fix it to profile"
         )
         return [_lens(line0, title)]
-    records = {r.qualname: r for r in ls.results.records(uri)}
+    records = {r.qualname: r for r in ls.documents.records(uri)}
+    state = ls.documents.peek(uri)
     lenses: list[types.CodeLens] = []
     for info in functions:
         first0 = info.first_line - 1
@@ -107,7 +109,7 @@ def document_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.C
             )
             continue
         if info.is_triton_kernel:
-            latest = ls.asm_latest.get((uri, info.qualname))
+            latest = state.asm_latest.get(info.qualname) if state is not None else None
             title = (
                 f"$(file-binary) PTX · {latest['registers']} regs · {latest['spills']} spills · "
                 f"{latest['arch']}"

@@ -7,51 +7,41 @@ only in a trusted workspace, with the job timeout; a cancelled request stops the
 
 from __future__ import annotations
 
-import hashlib
-from typing import Any
+from typing import Any, cast
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException
 
 from kernel_lens.agent.errors import ProfileError
-from kernel_lens.lsp.commands import DIAGNOSTICS as NVCC_DIAGNOSTICS
-from kernel_lens.lsp.commands import uri_to_path
-from kernel_lens.lsp.documents import refresh_lenses
+from kernel_lens.lsp.common import (
+    clear_diagnostics,
+    document_source,
+    refresh_lenses,
+    request_failed,
+    require_trusted,
+    resolve_target,
+    set_diagnostic,
+    text_key,
+    uri_to_path,
+)
+from kernel_lens.lsp.jobs import agent_call
+from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.protocol import (
     REQ_ASSEMBLY,
     REQ_GENERATED_CODE,
     REQ_INLINE,
     AssemblyParams,
+    AssemblyResult,
     GeneratedCodeParams,
+    GeneratedCodeResult,
     InlineParams,
+    InlineResult,
     structure,
 )
-from kernel_lens.lsp.server import KernelLensServer
 
-__all__ = ["RequestFailed", "setup"]
+__all__ = ["setup"]
 
-
-class RequestFailed(JsonRpcException):
-    """LSP ``RequestFailed`` (-32803): the message is shown to the user as is."""
-
-    CODE = -32803
-
-
-def _fail(err: ProfileError) -> RequestFailed:
-    where = f" (line {err.line})" if err.line else ""
-    return RequestFailed(message=f"{err.kind}: {err.message}{where}")
-
-
-def text_key(text: str) -> str:
-    """A short digest of a document's text: results are cached per text."""
-    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
-
-
-def _trusted(ls: KernelLensServer) -> None:
-    if not ls.settings.workspace_trusted:
-        raise RequestFailed(
-            message="Kernel Lens runs your code to compile it: trust this workspace first."
-        )
+#: Diagnostic keys of nvcc's errors start with this.
+NVCC_KEY = "<nvcc>"
 
 
 async def _agent_request(
@@ -59,40 +49,38 @@ async def _agent_request(
 ) -> dict[str, Any]:
     """Run one agent job for a request; its failure becomes a RequestFailed the user reads."""
     try:
-        return await ls.agent.run(
-            {
-                "path": uri_to_path(uri),
-                "text": ls.workspace.get_text_document(uri).source,
-                **params,
-            },
-            timeout=ls.settings.timeout_seconds,
-            method=method,
-        )
+        job = {"path": uri_to_path(uri), "text": document_source(ls, uri), **params}
+        return await agent_call(ls, job, method=method)
     except ProfileError as err:
         ls.log(f"{label}: {err}", types.MessageType.Error)
-        raise _fail(err) from None
+        raise request_failed(err) from None
 
 
-async def assembly(ls: KernelLensServer, raw: Any) -> dict[str, Any]:
+def _source(ls: KernelLensServer, uri: str) -> str:
+    try:
+        return document_source(ls, uri)
+    except ProfileError as err:
+        raise request_failed(err) from None
+
+
+async def assembly(ls: KernelLensServer, raw: Any) -> AssemblyResult:
     """Compile one kernel (cached per document text and arch) and return one stage."""
     params = structure(AssemblyParams, raw)
-    _trusted(ls)
-    doc = ls.workspace.get_text_document(params.uri)
-    key = (params.uri, params.kernel, params.arch, text_key(doc.source))
-    result = ls.asm_cache.get(key)
+    require_trusted(ls)
+    source = _source(ls, params.uri)
+    kernel = resolve_target(source, name=params.kernel, position=params.position, kind="kernel")
+    state = ls.documents(params.uri)
+    key = (kernel, params.arch, text_key(source))
+    result = state.asm.get(key)
     if result is None:
-        ls.log(
-            f"assembly of {params.kernel} (sm_{params.arch or 'device'})", types.MessageType.Info
-        )
+        ls.log(f"assembly of {kernel} (sm_{params.arch or 'device'})", types.MessageType.Info)
         result = await _agent_request(
-            ls,
-            f"assembly of {params.kernel}",
-            params.uri,
-            {"kernel": params.kernel, "arch": params.arch},
-            "asm",
+            ls, f"assembly of {kernel}", params.uri, {"kernel": kernel, "arch": params.arch}, "asm"
         )
-        ls.asm_cache[key] = result
-        ls.asm_latest[(params.uri, params.kernel)] = result
+        # The document may have been closed meanwhile: keep nothing for it then.
+        if params.uri in ls.documents:
+            state.asm.put(key, result)
+            state.asm_latest[kernel] = result
         refresh_lenses(ls)
     stage = params.stage
     return {
@@ -108,17 +96,20 @@ async def assembly(ls: KernelLensServer, raw: Any) -> dict[str, Any]:
     }
 
 
-async def generated_code(ls: KernelLensServer, raw: Any) -> dict[str, Any]:
+async def generated_code(ls: KernelLensServer, raw: Any) -> GeneratedCodeResult:
     """torch.compile the function and return the *compiled* stage's result."""
     params = structure(GeneratedCodeParams, raw)
-    _trusted(ls)
-    ls.log(f"torch.compile {params.function}", types.MessageType.Info)
+    require_trusted(ls)
+    function = resolve_target(
+        _source(ls, params.uri), name=params.function, position=params.position
+    )
+    ls.log(f"torch.compile {function}", types.MessageType.Info)
     result = await _agent_request(
         ls,
-        f"torch.compile {params.function}",
+        f"torch.compile {function}",
         params.uri,
         {
-            "function": params.function,
+            "function": function,
             "stages": ["compiled"],
             "warmup_ms": ls.settings.warmup_ms,
             "budget_ms": ls.settings.budget_ms,
@@ -129,19 +120,19 @@ async def generated_code(ls: KernelLensServer, raw: Any) -> dict[str, Any]:
     compiled: dict[str, Any] = dict(result["compiled"])
     compiled["function"] = result["function"]
     ls.log(f"{result['function']}: {compiled.get('summary')}", types.MessageType.Info)
-    return compiled
+    return cast(GeneratedCodeResult, compiled)
 
 
-async def inline_extension(ls: KernelLensServer, raw: Any) -> dict[str, Any]:
+async def inline_extension(ls: KernelLensServer, raw: Any) -> InlineResult:
     """Build products of the document's ``load_inline`` modules; nvcc errors as diagnostics."""
     params = structure(InlineParams, raw)
-    _trusted(ls)
-    doc = ls.workspace.get_text_document(params.uri)
+    require_trusted(ls)
+    source = _source(ls, params.uri)
     ls.log("load_inline: compiling the CUDA source with nvcc", types.MessageType.Info)
     result = await _agent_request(
         ls, "load_inline", params.uri, {"arch": params.arch, "build": params.build}, "inline"
     )
-    lines = doc.source.splitlines()
+    lines = source.splitlines()
     diagnostics: list[types.Diagnostic] = []
     for module in result["modules"]:
         for problem in module["errors"]:
@@ -162,10 +153,10 @@ async def inline_extension(ls: KernelLensServer, raw: Any) -> dict[str, Any]:
             )
         if module.get("build_log"):
             ls.log(module["build_log"].rstrip())
-    NVCC_DIAGNOSTICS.clear(ls, params.uri)
+    clear_diagnostics(ls, params.uri, prefix=NVCC_KEY)
     for i, diag in enumerate(diagnostics):
-        NVCC_DIAGNOSTICS.set(ls, params.uri, f"<nvcc>{i}", diag)
-    return result
+        set_diagnostic(ls, params.uri, f"{NVCC_KEY}{i}", diag)
+    return cast(InlineResult, result)
 
 
 def setup(ls: KernelLensServer) -> None:

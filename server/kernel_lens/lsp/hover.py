@@ -9,9 +9,9 @@ from lsprotocol import types
 
 from kernel_lens.analysis.functions import SourceSyntaxError, find_function
 from kernel_lens.analysis.lens_text import code_span, hover_markdown
+from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.protocol import CMD_PROFILE
 from kernel_lens.lsp.results import place
-from kernel_lens.lsp.server import KernelLensServer
 
 __all__ = ["document_hover", "setup"]
 
@@ -31,7 +31,7 @@ def document_hover(
         return None
     if info is None or line0 + 1 < info.body_first_line:
         return None
-    record = ls.results.get(uri, info.qualname)
+    record = ls.documents.get(uri, info.qualname)
     if record is None or record.state != "ok" or record.result is None:
         if not ls.settings.workspace_trusted:
             return "**Kernel Lens**: trust this workspace to profile it."

@@ -1,23 +1,66 @@
 """One agent job as the user sees it: a cancellable progress notification, the status item, the
-stages in the log, and cancellation from the notification (``window/workDoneProgress/cancel``)."""
+stages in the log, and cancellation from the notification (``window/workDoneProgress/cancel``).
+
+Whatever goes wrong in a job (the job's own error, a crash, a timeout, a reply the client
+cannot read, a bug) ends it with a :class:`ProfileError`, so every caller has one error path
+and no lens stays on "Profiling…".
+"""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from typing import Any
 
 from lsprotocol import types
 
 from kernel_lens.agent.errors import ProfileError
-from kernel_lens.lsp.protocol import NOTIFY_STATUS, StatusParams
-from kernel_lens.lsp.server import Job, KernelLensServer
+from kernel_lens.lsp.common import failure_message, status
+from kernel_lens.lsp.language_server import KernelLensServer
+from kernel_lens.lsp.state import Job
 
-__all__ = ["run_job", "status"]
+__all__ = ["agent_call", "run_job"]
 
 
-def status(ls: KernelLensServer, state: str, message: str, uri: str | None = None) -> None:
-    """Send ``kernelLens/status`` (``idle``, ``profiling`` or ``error``)."""
-    ls.protocol.notify(NOTIFY_STATUS, StatusParams(state=state, message=message, uri=uri))  # type: ignore[arg-type]
+async def agent_call(
+    ls: KernelLensServer,
+    params: dict[str, Any],
+    *,
+    method: str,
+    job: Job | None = None,
+    on_progress: Any = None,
+) -> dict[str, Any]:
+    """Run ``method`` on the agent; any failure becomes a :class:`ProfileError`.
+
+    A failure that is not the job's own (an unreadable or oversized reply, a bug in the client)
+    also stops the agent: its output stream is in an unknown state, the next job starts afresh.
+
+    Raises:
+        ProfileError: the job's error, ``timeout``, ``crash``, ``cancelled`` or ``internal``.
+    """
+    try:
+        return await ls.agent.run(
+            params,
+            timeout=ls.settings.timeout_seconds,
+            on_progress=on_progress,
+            cancelled=job.cancelled if job is not None else None,
+            method=method,
+        )
+    except ProfileError:
+        raise
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        ls.log(f"the agent job failed: {failure_message(exc)}", types.MessageType.Error)
+        try:
+            await ls.agent.kill()
+        except Exception as kill_exc:  # nothing more can be done about it here
+            ls.log(f"could not stop the agent: {kill_exc}", types.MessageType.Error)
+        raise ProfileError(
+            "internal",
+            f"the job failed ({failure_message(exc)}); the agent was stopped and will restart "
+            "for the next job",
+        ) from None
 
 
 async def run_job(
@@ -34,7 +77,7 @@ async def run_job(
     On failure the status item shows the error (or idle after a cancel) and the error is raised.
 
     Raises:
-        ProfileError: the job's error, ``timeout``, ``crash`` or ``cancelled``.
+        ProfileError: the job's error, ``timeout``, ``crash``, ``cancelled`` or ``internal``.
     """
     token = f"kernel-lens-{uuid.uuid4()}"
     job = Job(uri=uri, qualname=qualname, token=token)
@@ -59,13 +102,7 @@ async def run_job(
             ls.work_done_progress.report(token, types.WorkDoneProgressReport(message=message))
 
     try:
-        return await ls.agent.run(
-            params,
-            timeout=ls.settings.timeout_seconds,
-            on_progress=on_progress,
-            cancelled=job.cancelled,
-            method=method,
-        )
+        return await agent_call(ls, params, method=method, job=job, on_progress=on_progress)
     except ProfileError as err:
         if err.kind == "cancelled":
             status(ls, "idle", f"{qualname}: cancelled", uri)

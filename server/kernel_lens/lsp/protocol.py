@@ -8,21 +8,54 @@ from __future__ import annotations
 from typing import Any, Literal, TypeVar
 
 import attrs
+import cattrs
+from lsprotocol.types import Position
+from typing_extensions import NotRequired, TypedDict
 
 T = TypeVar("T")
+
+#: Plain names (``start_us``): lsprotocol's converter would look for camelCase keys.
+_CONVERTER = cattrs.Converter()
+
+
+def _plain(value: Any) -> Any:
+    """JSON-like data from pygls' namedtuples (how it hands over custom-request params)."""
+    if hasattr(value, "_asdict"):
+        return {k: _plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
 
 
 def structure(cls: type[T], raw: Any) -> T:
     """Custom-request params as ``cls``: pygls hands them over as a namedtuple without the
-    optional fields the client left out."""
+    optional fields the client left out (``position`` becomes an LSP ``Position``)."""
     if isinstance(raw, cls):
         return raw
-    values = raw._asdict() if hasattr(raw, "_asdict") else dict(raw or {})
     names = {f.name for f in attrs.fields(cls)}  # type: ignore[arg-type]
-    return cls(**{k: v for k, v in values.items() if k in names})
+    values = {k: v for k, v in (_plain(raw) or {}).items() if k in names}
+    return _CONVERTER.structure(values, cls)
 
 
 __all__ = [
+    "RESULT_TYPES",
+    "REQ_FUNCTIONS",
+    "FunctionsParams",
+    "FunctionsResult",
+    "FunctionEntry",
+    "AssemblyResult",
+    "GeneratedCodeResult",
+    "InlineResult",
+    "ReportResult",
+    "TraceFileResult",
+    "NcuFileResult",
+    "Timeline",
+    "Profile",
+    "NcuResult",
+    "SweepResult",
+    "StatusState",
     "ApplyParameterArgs",
     "CMD_APPLY_PARAMETER",
     "CMD_RUN_NCU",
@@ -84,6 +117,8 @@ REQ_TRACE_FILE = "kernelLens/traceFile"
 REQ_NCU_FILE = "kernelLens/ncuFile"
 #: client → server request: :class:`TimelineWindowParams` → the timeline of a window, in detail.
 REQ_TIMELINE_WINDOW = "kernelLens/timelineWindow"
+#: client -> server request: :class:`FunctionsParams` -> :class:`FunctionsResult` (for pickers).
+REQ_FUNCTIONS = "kernelLens/functions"
 #: server → client notification: :class:`RevealParams` (open the report panel on a tab).
 NOTIFY_REVEAL = "kernelLens/revealReport"
 #: server → client notification: :class:`ResultsChangedParams` (a function's results changed:
@@ -107,11 +142,13 @@ StatusState = Literal["idle", "profiling", "error"]
 
 @attrs.define
 class ProfileArgs:
-    """Which function to profile: by qualified name, or by 0-based line."""
+    """Which function to profile: by qualified name, by ``position`` (the function around the
+    cursor, never a kernel), or by 0-based line. The name wins over the position."""
 
     uri: str
     function: str | None = None
     line: int | None = None
+    position: Position | None = None
 
 
 @attrs.define
@@ -145,17 +182,20 @@ class AssemblyParams:
     """One ``@triton.jit`` kernel of a document, compiled for ``arch`` (default: the device's)."""
 
     uri: str
-    kernel: str
+    kernel: str | None = None
     stage: AsmStage = "ptx"
     arch: int | None = None
+    position: Position | None = None
+    """The cursor, when ``kernel`` is not given: the ``@triton.jit`` kernel around it."""
 
 
 @attrs.define
 class GeneratedCodeParams:
-    """torch.compile one function of a document."""
+    """torch.compile one function of a document (by name, or the one around ``position``)."""
 
     uri: str
-    function: str
+    function: str | None = None
+    position: Position | None = None
 
 
 @attrs.define
@@ -169,10 +209,11 @@ class InlineParams:
 
 @attrs.define
 class ReportParams:
-    """The report of one function of a document."""
+    """The report of one function of a document (by name, or the one around ``position``)."""
 
     uri: str
-    function: str
+    function: str | None = None
+    position: Position | None = None
 
 
 @attrs.define
@@ -193,21 +234,25 @@ class RevealParams:
 
 @attrs.define
 class NcuArgs:
-    """Run Nsight Compute on a function; ``set`` is ncu's section set."""
+    """Run Nsight Compute on a function (by name, or the one around ``position``); ``set`` is
+    ncu's section set."""
 
     uri: str
-    function: str
+    function: str | None = None
     set: str = "basic"
+    position: Position | None = None
 
 
-@attrs.define
+@attrs.define(kw_only=True)
 class SweepArgs:
-    """Sweep ``param`` of a function over ``values`` (default: powers of two)."""
+    """Sweep ``param`` of a function (by name, or the one around ``position``) over ``values``
+    (default: powers of two)."""
 
     uri: str
-    function: str
+    function: str | None = None
     param: str
     values: list[int] | None = None
+    position: Position | None = None
 
 
 @attrs.define
@@ -235,3 +280,335 @@ class ResultsChangedParams:
 
     uri: str
     function: str
+
+
+@attrs.define
+class FunctionsParams:
+    """The functions and kernels of one document."""
+
+    uri: str
+
+
+# Results of the custom requests (``kernelLens/*``), mirrored by the result interfaces of
+# ``extension/protocol.ts``; tests/data/protocol/ holds one recorded answer of each, checked
+# against these types here (tests/lsp/test_protocol_answers.py) and in the TS unit tests.
+# Keys a type does not list may pass through (the TS side reads only what it declares).
+
+
+class LineMapEntry(TypedDict):
+    """Source line -> the lines of the assembly generated from it (both 1-based)."""
+
+    source_line: int
+    asm_lines: list[int]
+
+
+class AssemblyResult(TypedDict):
+    """Result of ``kernelLens/assembly``: one stage of one compiled ``@triton.jit`` kernel."""
+
+    kernel: str
+    stage: str
+    arch: str
+    """Target architecture, e.g. ``sm_90``."""
+    asm: str
+    line_map: list[LineMapEntry]
+    registers: int | None
+    """Registers per thread (``ptxas -v``), when known."""
+    spills: int
+    """Spill stores + spill loads, in bytes."""
+    launcher: str | None
+    warnings: list[str]
+
+
+class GeneratedKernel(TypedDict):
+    """One kernel call in inductor's output."""
+
+    name: str
+    kind: Literal["triton", "cpp", "extern"]
+    lines: list[int]
+    """1-based lines of the user's source fused into this kernel."""
+    def_line: NotRequired[int | None]
+    call_line: int
+
+
+class RunSummary(TypedDict):
+    """Time (ms) and kernel launches (CUDA) or top-level ops (CPU) per call."""
+
+    median_ms: float
+    kernels: int
+
+
+class GeneratedCodeResult(TypedDict):
+    """Result of ``kernelLens/generatedCode``: torch.compile's output for a function."""
+
+    function: str
+    """The function's qualified name (resolved from the position when none was given)."""
+    language: Literal["triton", "cpp"]
+    code: str
+    code_path: str
+    kernels: list[GeneratedKernel]
+    summary: str
+    eager: RunSummary
+    compiled: RunSummary
+    speedup: float | None
+
+
+class NvccProblem(TypedDict):
+    """One nvcc error or warning, located in cuda.cu and in the .py file (1-based lines)."""
+
+    severity: str
+    message: str
+    cuda_line: int | None
+    line: int | None
+
+
+InlineFiles = TypedDict(
+    "InlineFiles",
+    {"main.cpp": str, "cuda.cu": str | None, "build.ninja": NotRequired[str | None]},
+)
+"""The files load_inline writes into its build folder, as the server rebuilt them."""
+
+
+class InlineModule(TypedDict):
+    """One ``load_inline(...)`` call of the document and what nvcc made of it."""
+
+    name: str
+    call_line: int
+    arch: str
+    nvcc: str
+    files: InlineFiles
+    ptx: str | None
+    line_map: list[LineMapEntry]
+    errors: list[NvccProblem]
+    build_log: str | None
+    build_directory: str | None
+    ptx_seconds: NotRequired[float]
+
+
+class InlineResult(TypedDict):
+    """Result of ``kernelLens/inlineExtension``."""
+
+    path: str
+    modules: list[InlineModule]
+
+
+class ProfileKernel(TypedDict):
+    """One kernel launched by an op of a profiled line; device time in µs per call."""
+
+    name: str
+    short_name: str
+    device_us: float
+    calls: int
+
+
+class ProfileOp(TypedDict):
+    """One ATen op dispatched by a profiled line; times in µs per call."""
+
+    name: str
+    dispatch: NotRequired[list[str]]
+    device_us: float
+    cpu_us: float
+    calls: int
+    kernels: list[ProfileKernel]
+
+
+class ProfileLine(TypedDict):
+    """One source line (1-based) of a profiled function."""
+
+    line: int
+    source: str
+    ops: list[ProfileOp]
+
+
+class ProfileKernelTotal(ProfileKernel):
+    """A kernel's totals over the whole function, with the 1-based lines that launched it."""
+
+    lines: NotRequired[list[int]]
+
+
+class ProfileTiming(TypedDict):
+    """The timing stage: median in ms, spread in % of the median."""
+
+    median_ms: float
+    spread_pct: float
+    reps: int
+    method: NotRequired[str]
+
+
+class Profile(TypedDict):
+    """The profile of one function (the agent's ``profile`` result; more keys pass through)."""
+
+    function: str
+    device: str
+    device_kind: NotRequired[str]
+    timing: ProfileTiming | None
+    lines: list[ProfileLine]
+    kernels: list[ProfileKernelTotal]
+    trace_path: NotRequired[str | None]
+
+
+class TimelineEvent(TypedDict):
+    """One event (or merged block) of a lane; times in µs from the trace's first event."""
+
+    start: float
+    dur: float
+    depth: int
+    name: str
+    short: str
+    cat: str
+    line: int | None
+    count: NotRequired[int]
+    merged: NotRequired[bool]
+
+
+class TimelineLane(TypedDict):
+    """A CPU thread, the CUDA runtime, or a GPU stream."""
+
+    id: str
+    title: str
+    kind: Literal["cpu", "runtime", "gpu"]
+    events: list[TimelineEvent]
+
+
+class Timeline(TypedDict):
+    """A trace reduced to lanes; also the result of ``kernelLens/timelineWindow``."""
+
+    span_us: float
+    window: NotRequired[list[float] | None]
+    """``[start_us, end_us]`` of a zoomed window; null for the whole trace."""
+    path: NotRequired[str]
+    event_count: int
+    kept: int
+    lanes: list[TimelineLane]
+
+
+class NcuHint(TypedDict):
+    """One Nsight Compute rule result; speedup in percent."""
+
+    rule: str
+    section: str
+    kind: Literal["OPT", "WRN", "ERR"]
+    title: str
+    message: str
+    speedup_pct: float | None
+    speedup_type: str | None
+
+
+class NcuKernel(TypedDict):
+    """One profiled kernel launch: µs, % of peak, GB/s; null when not collected."""
+
+    id: int
+    name: str
+    demangled: str
+    device: str | None
+    duration_us: float | None
+    compute_throughput_pct: float | None
+    memory_throughput_pct: float | None
+    dram_throughput_pct: float | None
+    dram_bandwidth_gbs: float | None
+    achieved_occupancy_pct: float | None
+    theoretical_occupancy_pct: float | None
+    registers: float | None
+    grid_size: float | None
+    block_size: float | None
+    waves: float | None
+    grid: str | None
+    block: str | None
+    line: NotRequired[int | None]
+    hints: list[NcuHint]
+
+
+class NcuResult(TypedDict):
+    """An Nsight Compute run on a function."""
+
+    report_path: str
+    set: NotRequired[str]
+    reader: str
+    kernels: list[NcuKernel]
+
+
+class SweepRow(TypedDict):
+    """One value of a sweep: timed (ms, %, bytes, GB/s), or failed with ``error``."""
+
+    value: int
+    median_ms: NotRequired[float | None]
+    spread_pct: NotRequired[float | None]
+    reps: NotRequired[int | None]
+    bytes: NotRequired[int | None]
+    gb_per_s: NotRequired[float | None]
+    error: str | None
+
+
+class SweepBest(TypedDict):
+    """The fastest value of a sweep."""
+
+    value: int
+    median_ms: float
+
+
+class SweepResult(TypedDict):
+    """The sweep of an int parameter of a function."""
+
+    param: str
+    current: int | None
+    rows: list[SweepRow]
+    best: SweepBest
+    method: str
+    device: str
+
+
+class ReportResult(TypedDict):
+    """Result of ``kernelLens/report``: everything known of one function (null: not run)."""
+
+    function: str
+    """The function's qualified name (resolved from the position when none was given)."""
+    uri: str
+    int_parameters: dict[str, int]
+    profile: Profile | None
+    timeline: Timeline | None
+    ncu: NcuResult | None
+    sweep: SweepResult | None
+
+
+class TraceFileResult(TypedDict):
+    """Result of ``kernelLens/traceFile``: a trace file's timeline and summary."""
+
+    path: str
+    timeline: Timeline
+    summary: dict[str, Any]
+
+
+class NcuFileResult(TypedDict):
+    """Result of ``kernelLens/ncuFile``: the kernels of a ``.ncu-rep`` (or CSV) file."""
+
+    report_path: str
+    reader: str
+    kernels: list[NcuKernel]
+
+
+class FunctionEntry(TypedDict):
+    """One function, method or ``@triton.jit`` kernel of a document."""
+
+    name: str
+    """The qualified name (``Class.method`` for a method)."""
+    line: int
+    """0-based line of the ``def`` keyword."""
+    kind: Literal["function", "method", "triton_kernel"]
+
+
+class FunctionsResult(TypedDict):
+    """Result of ``kernelLens/functions``, in source order."""
+
+    functions: list[FunctionEntry]
+
+
+#: Each custom request -> the declared type of its result.
+RESULT_TYPES: dict[str, Any] = {
+    REQ_ASSEMBLY: AssemblyResult,
+    REQ_GENERATED_CODE: GeneratedCodeResult,
+    REQ_INLINE: InlineResult,
+    REQ_REPORT: ReportResult,
+    REQ_TRACE_FILE: TraceFileResult,
+    REQ_NCU_FILE: NcuFileResult,
+    REQ_TIMELINE_WINDOW: Timeline,
+    REQ_FUNCTIONS: FunctionsResult,
+}

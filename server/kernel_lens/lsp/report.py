@@ -9,38 +9,45 @@ the Python line that launched the kernel.
 
 from __future__ import annotations
 
-import os
-from typing import Any
+from typing import Any, cast
 
 from lsprotocol import types
 
 from kernel_lens.agent.errors import ProfileError
 from kernel_lens.analysis.names import short_kernel_name
 from kernel_lens.analysis.param_edit import int_parameters, parameter_edits
-from kernel_lens.lsp.commands import DIAGNOSTICS, uri_to_path
-from kernel_lens.lsp.generated import RequestFailed, _trusted
-from kernel_lens.lsp.jobs import run_job, status
+from kernel_lens.lsp.common import (
+    clear_diagnostics,
+    document_source,
+    request_failed,
+    require_trusted,
+    resolve_target,
+    set_diagnostic,
+    status,
+    uri_to_path,
+)
+from kernel_lens.lsp.jobs import run_job
+from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.protocol import (
     CMD_APPLY_PARAMETER,
     CMD_RUN_NCU,
     CMD_SWEEP,
     NOTIFY_RESULTS_CHANGED,
     NOTIFY_REVEAL,
-    REQ_NCU_FILE,
     REQ_REPORT,
-    REQ_TIMELINE_WINDOW,
-    REQ_TRACE_FILE,
     ApplyParameterArgs,
     NcuArgs,
+    NcuResult,
+    Profile,
     ReportParams,
+    ReportResult,
     ResultsChangedParams,
     RevealParams,
     SweepArgs,
-    TimelineWindowParams,
-    TraceFileParams,
+    SweepResult,
     structure,
 )
-from kernel_lens.lsp.server import KernelLensServer
+from kernel_lens.lsp.traces import overview_timeline
 
 __all__ = ["ncu_line_for_kernel", "setup"]
 
@@ -73,12 +80,13 @@ async def _job(
     return result
 
 
-def _publish_hints(ls: KernelLensServer, uri: str, qualname: str, ncu: dict[str, Any]) -> int:
-    doc = ls.workspace.get_text_document(uri)
-    lines = doc.source.splitlines()
-    record = ls.results.get(uri, qualname)
+def _publish_hints(
+    ls: KernelLensServer, uri: str, source: str, qualname: str, ncu: dict[str, Any]
+) -> int:
+    lines = source.splitlines()
+    record = ls.documents.get(uri, qualname)
     profile = record.result if record and record.state == "ok" else None
-    DIAGNOSTICS.clear(ls, uri, prefix=f"<ncu:{qualname}>")
+    clear_diagnostics(ls, uri, prefix=f"<ncu:{qualname}>")
     count = 0
     for k in ncu["kernels"]:
         line = ncu_line_for_kernel(k, profile)
@@ -91,7 +99,7 @@ def _publish_hints(ls: KernelLensServer, uri: str, qualname: str, ncu: dict[str,
                 if hint.get("speedup_pct")
                 else ""
             )
-            DIAGNOSTICS.set(
+            set_diagnostic(
                 ls,
                 uri,
                 f"<ncu:{qualname}>{k['id']}:{i}",
@@ -111,145 +119,74 @@ def _publish_hints(ls: KernelLensServer, uri: str, qualname: str, ncu: dict[str,
     return count
 
 
-_TRACES: dict[str, tuple[float, dict[str, Any]]] = {}
+def _function_of(ls: KernelLensServer, uri: str, name: str | None, position: Any) -> str:
+    """The function a command or request is about (by name, or at the position)."""
+    if name:
+        return name
+    try:
+        source = document_source(ls, uri)
+    except ProfileError as err:
+        raise request_failed(err) from None
+    return resolve_target(source, name=None, position=position)
 
 
-def _load_cached(path: str) -> dict[str, Any]:
-    """A loaded trace, kept for the few most recent files (zooming re-reads the same one)."""
-    from kernel_lens.analysis.trace_summary import load_trace
-
-    mtime = os.path.getmtime(path)
-    cached = _TRACES.get(path)
-    if cached is None or cached[0] != mtime:
-        if len(_TRACES) >= 4:
-            _TRACES.pop(next(iter(_TRACES)))
-        _TRACES[path] = (mtime, load_trace(path))
-    return _TRACES[path][1]
-
-
-_OVERVIEWS: dict[str, tuple[float, dict[str, Any]]] = {}
-
-
-def _timeline_of(path: str | None) -> dict[str, Any] | None:
-    """The overview timeline of a trace file, cached per file and modification time."""
-    if not path or not os.path.isfile(path):
-        return None
-    from kernel_lens.analysis.timeline import build_timeline
-
-    mtime = os.path.getmtime(path)
-    cached = _OVERVIEWS.get(path)
-    if cached is not None and cached[0] == mtime:
-        return cached[1]
-    timeline = build_timeline(_load_cached(path))
-    timeline["path"] = path
-    if len(_OVERVIEWS) >= 8:
-        _OVERVIEWS.pop(next(iter(_OVERVIEWS)))
-    _OVERVIEWS[path] = (mtime, timeline)
-    return timeline
+def _show_error(ls: KernelLensServer, message: str) -> None:
+    ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=message))
 
 
 def setup(ls: KernelLensServer) -> None:
-    """Register the report request, the trace/ncu file requests and the three commands."""
+    """Register the report request and the Nsight Compute, sweep and apply commands."""
 
     @ls.feature(REQ_REPORT)
-    def report(ls: KernelLensServer, raw: Any) -> dict[str, Any]:
+    async def report(ls: KernelLensServer, raw: Any) -> ReportResult:
         params = structure(ReportParams, raw)
-        record = ls.results.get(params.uri, params.function)
+        function = _function_of(ls, params.uri, params.function, params.position)
+        record = ls.documents.get(params.uri, function)
         profile = record.result if record and record.state == "ok" else None
-        key = (params.uri, params.function)
-        doc = ls.workspace.get_text_document(params.uri)
+        state = ls.documents.peek(params.uri)
         try:
-            int_params = int_parameters(doc.source, params.function)
-        except SyntaxError:
+            int_params = int_parameters(document_source(ls, params.uri), function)
+        except (SyntaxError, ProfileError):
             int_params = {}
+        timeline = await overview_timeline(ls, profile.get("trace_path")) if profile else None
         return {
-            "function": params.function,
+            "function": function,
             "uri": params.uri,
             "int_parameters": int_params,
-            "profile": profile,
-            "timeline": _timeline_of(profile.get("trace_path")) if profile else None,
-            "ncu": ls.ncu_results.get(key),
-            "sweep": ls.sweep_results.get(key),
-        }
-
-    @ls.feature(REQ_TRACE_FILE)
-    def trace_file(ls: KernelLensServer, raw: Any) -> dict[str, Any]:
-        from kernel_lens.analysis.trace_summary import TraceError, load_trace, summarize_trace
-
-        params = structure(TraceFileParams, raw)
-        try:
-            trace = load_trace(params.path)
-        except TraceError as exc:
-            raise RequestFailed(message=str(exc)) from None
-        from kernel_lens.analysis.timeline import build_timeline
-
-        timeline = build_timeline(trace)
-        timeline["path"] = params.path
-        return {
-            "path": params.path,
+            "profile": cast(Profile, profile),
             "timeline": timeline,
-            "summary": summarize_trace(trace).to_json(),
-        }
-
-    @ls.feature(REQ_TIMELINE_WINDOW)
-    def timeline_window(ls: KernelLensServer, raw: Any) -> dict[str, Any]:
-        from kernel_lens.analysis.timeline import build_timeline
-        from kernel_lens.analysis.trace_summary import TraceError
-
-        params = structure(TimelineWindowParams, raw)
-        try:
-            trace = _load_cached(params.path)
-        except (TraceError, OSError) as exc:
-            raise RequestFailed(message=str(exc)) from None
-        timeline = build_timeline(trace, window=(params.start_us, params.end_us))
-        timeline["path"] = params.path
-        return timeline
-
-    @ls.feature(REQ_NCU_FILE)
-    def ncu_file(ls: KernelLensServer, raw: Any) -> dict[str, Any]:
-        from kernel_lens.analysis.ncu import NcuError, read_ncu_file
-
-        params = structure(TraceFileParams, raw)
-        try:
-            kernels, reader = read_ncu_file(params.path)
-        except NcuError as exc:
-            raise RequestFailed(message=str(exc)) from None
-        return {
-            "report_path": params.path,
-            "reader": reader,
-            "kernels": [k.to_json() for k in kernels],
+            "ncu": cast(NcuResult, state.ncu.get(function)) if state else None,
+            "sweep": cast(SweepResult, state.sweeps.get(function)) if state else None,
         }
 
     @ls.command(CMD_RUN_NCU)
     async def run_ncu(ls: KernelLensServer, args: NcuArgs) -> dict[str, Any]:
-        _trusted(ls)
-        doc = ls.workspace.get_text_document(args.uri)
-        ls.log(f"Nsight Compute ({args.set}) on {args.function}", types.MessageType.Info)
+        require_trusted(ls)
+        function = _function_of(ls, args.uri, args.function, args.position)
+        ls.log(f"Nsight Compute ({args.set}) on {function}", types.MessageType.Info)
         try:
+            source = document_source(ls, args.uri)
             result = await _job(
-                ls, args.uri, args.function, f"Nsight Compute: {args.function}", "ncu",
-                {"path": uri_to_path(args.uri), "text": doc.source, "function": args.function,
+                ls, args.uri, function, f"Nsight Compute: {function}", "ncu",
+                {"path": uri_to_path(args.uri), "text": source, "function": function,
                  "set": args.set, "timeout": ls.settings.timeout_seconds},
             )  # fmt: skip
         except ProfileError as err:
-            ls.log(f"Nsight Compute on {args.function}: {err}", types.MessageType.Error)
-            ls.window_show_message(
-                types.ShowMessageParams(
-                    type=types.MessageType.Error, message=f"Nsight Compute: {err.message}"
-                )
-            )
-            return {"ok": False, "error": err.to_json()}
-        ls.ncu_results[(args.uri, args.function)] = result
-        hints = _publish_hints(ls, args.uri, args.function, result)
+            ls.log(f"Nsight Compute on {function}: {err}", types.MessageType.Error)
+            _show_error(ls, f"Nsight Compute: {err.message}")
+            return {"ok": False, "function": function, "error": err.to_json()}
+        ls.documents(args.uri).ncu[function] = result
+        hints = _publish_hints(ls, args.uri, source, function, result)
         ls.log(
             f"Nsight Compute: {len(result['kernels'])} kernels, {hints} hints on lines; "
             f"report {result['report_path']}",
             types.MessageType.Info,
         )
-        ls.protocol.notify(NOTIFY_REVEAL, RevealParams(args.uri, args.function, "ncu"))
-        ls.protocol.notify(NOTIFY_RESULTS_CHANGED, ResultsChangedParams(args.uri, args.function))
+        ls.protocol.notify(NOTIFY_REVEAL, RevealParams(args.uri, function, "ncu"))
+        ls.protocol.notify(NOTIFY_RESULTS_CHANGED, ResultsChangedParams(args.uri, function))
         return {
             "ok": True,
+            "function": function,
             "kernels": len(result["kernels"]),
             "hints": hints,
             "report_path": result["report_path"],
@@ -257,34 +194,30 @@ def setup(ls: KernelLensServer) -> None:
 
     @ls.command(CMD_SWEEP)
     async def sweep(ls: KernelLensServer, args: SweepArgs) -> dict[str, Any]:
-        _trusted(ls)
-        doc = ls.workspace.get_text_document(args.uri)
+        require_trusted(ls)
+        function = _function_of(ls, args.uri, args.function, args.position)
         try:
+            source = document_source(ls, args.uri)
             result = await _job(
-                ls, args.uri, args.function, f"Sweep {args.param} of {args.function}", "profile",
-                {"path": uri_to_path(args.uri), "text": doc.source, "function": args.function,
+                ls, args.uri, function, f"Sweep {args.param} of {function}", "profile",
+                {"path": uri_to_path(args.uri), "text": source, "function": function,
                  "stages": ["sweep"], "warmup_ms": ls.settings.warmup_ms,
                  "budget_ms": min(ls.settings.budget_ms, 200.0), "reps": ls.settings.reps,
                  "extra": {"sweep_param": args.param, "sweep_values": args.values or []}},
             )  # fmt: skip
         except ProfileError as err:
             ls.log(f"sweep {args.param}: {err}", types.MessageType.Error)
-            ls.window_show_message(
-                types.ShowMessageParams(
-                    type=types.MessageType.Error, message=f"Sweep {args.param}: {err.message}"
-                )
-            )
-            return {"ok": False, "error": err.to_json()}
+            _show_error(ls, f"Sweep {args.param}: {err.message}")
+            return {"ok": False, "function": function, "error": err.to_json()}
         data = {**result["sweep"], "device": result["device"]}
-        ls.sweep_results[(args.uri, args.function)] = data
+        ls.documents(args.uri).sweeps[function] = data
         best = data["best"]
         ls.log(
-            f"sweep {args.param} of {args.function}: best {best['value']} "
-            f"({best['median_ms']:.4f} ms)",
+            f"sweep {args.param} of {function}: best {best['value']} ({best['median_ms']:.4f} ms)",
             types.MessageType.Info,
         )
-        ls.protocol.notify(NOTIFY_REVEAL, RevealParams(args.uri, args.function, "sweep"))
-        return {"ok": True, **data}
+        ls.protocol.notify(NOTIFY_REVEAL, RevealParams(args.uri, function, "sweep"))
+        return {"ok": True, "function": function, **data}
 
     @ls.command(CMD_APPLY_PARAMETER)
     async def apply_parameter(ls: KernelLensServer, args: ApplyParameterArgs) -> dict[str, Any]:
@@ -309,7 +242,8 @@ def setup(ls: KernelLensServer) -> None:
                 edit=types.WorkspaceEdit(changes={args.uri: text_edits}),
             )
         )
-        sweep = ls.sweep_results.get((args.uri, args.function))
+        state = ls.documents.peek(args.uri)
+        sweep = state.sweeps.get(args.function) if state is not None else None
         if response.applied and sweep is not None and sweep.get("param") == args.param:
             sweep["current"] = args.value
         ls.protocol.notify(NOTIFY_RESULTS_CHANGED, ResultsChangedParams(args.uri, args.function))

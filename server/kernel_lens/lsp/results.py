@@ -8,12 +8,12 @@ were not measured on.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from kernel_lens.analysis.functions import FunctionInfo, SourceSyntaxError, find_functions
 
-__all__ = ["Placed", "Record", "ResultStore", "place"]
+__all__ = ["Placed", "Record", "function_text", "place"]
 
 
 @dataclass
@@ -68,26 +68,3 @@ def place(record: Record, source: str) -> Placed | None:
     lines = source.splitlines()
     same = function_text(lines, info) == record.text
     return Placed(record, info, outdated=not same, offset=info.first_line - record.first_line)
-
-
-@dataclass
-class ResultStore:
-    """Records by document URI and function."""
-
-    by_uri: dict[str, dict[str, Record]] = field(default_factory=dict)
-
-    def put(self, uri: str, record: Record) -> None:
-        """Store (replace) the record of one function."""
-        self.by_uri.setdefault(uri, {})[record.qualname] = record
-
-    def get(self, uri: str, qualname: str) -> Record | None:
-        """The record of one function, if any."""
-        return self.by_uri.get(uri, {}).get(qualname)
-
-    def records(self, uri: str) -> list[Record]:
-        """All records of a document."""
-        return list(self.by_uri.get(uri, {}).values())
-
-    def forget(self, uri: str) -> None:
-        """Drop a closed document's records."""
-        self.by_uri.pop(uri, None)

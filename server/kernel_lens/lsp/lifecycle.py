@@ -1,22 +1,26 @@
-"""Lifecycle and settings: initialize options, configuration pulls, trust, closed documents."""
+"""The server's life and the documents': start-up options, configuration pulls, workspace trust,
+opened/changed/closed documents (warming the agent, dropping a closed document's state),
+cancel from the progress notification, and shutdown."""
 
 from __future__ import annotations
 
+import ast
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
 
+from kernel_lens.lsp.common import (
+    SYNTAX_KEY,
+    clear_diagnostics,
+    is_trusted,
+    refresh_lenses,
+    set_diagnostic,
+)
+from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.protocol import NOTIFY_SET_TRUSTED
-from kernel_lens.lsp.server import KernelLensServer
 
-__all__ = ["refresh_lenses", "setup"]
-
-
-def refresh_lenses(ls: KernelLensServer) -> None:
-    """Ask the client to re-request code lenses (when it supports it)."""
-    caps = ls.client_capabilities.workspace
-    if caps and caps.code_lens and caps.code_lens.refresh_support:
-        ls.workspace_code_lens_refresh(None)
+__all__ = ["pull_configuration", "setup"]
 
 
 async def pull_configuration(ls: KernelLensServer) -> None:
@@ -36,6 +40,16 @@ async def pull_configuration(ls: KernelLensServer) -> None:
         ls.settings.update(section)
 
 
+def prewarm(ls: KernelLensServer) -> None:
+    """Have a warm agent ready for the first click (only where code may run)."""
+    if not is_trusted(ls):
+        return
+    try:
+        ls.agent.prewarm()
+    except Exception as exc:  # warming is a head start, never a reason to fail
+        ls.log(f"could not warm the agent: {exc}", types.MessageType.Warning)
+
+
 def setup(ls: KernelLensServer) -> None:
     """Register the lifecycle handlers."""
 
@@ -47,8 +61,6 @@ def setup(ls: KernelLensServer) -> None:
         folders = params.workspace_folders or []
         root = folders[0].uri if folders else params.root_uri
         if root and root.startswith("file:"):
-            from urllib.parse import unquote, urlparse
-
             ls.settings.workspace_root = unquote(urlparse(root).path)
 
     @ls.feature(types.INITIALIZED)
@@ -76,25 +88,42 @@ def setup(ls: KernelLensServer) -> None:
         ls.settings.workspace_trusted = bool(getattr(params, "trusted", False))
         ls.log(f"workspace trusted: {ls.settings.workspace_trusted}", types.MessageType.Info)
         refresh_lenses(ls)
+        prewarm(ls)
+
+    @ls.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: KernelLensServer, params: types.DidOpenTextDocumentParams) -> None:
+        if params.text_document.language_id == "python":
+            prewarm(ls)
 
     @ls.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: KernelLensServer, params: types.DidChangeTextDocumentParams) -> None:
         uri = params.text_document.uri
-        if uri not in ls.syntax_errors:
+        state = ls.documents.peek(uri)
+        if state is None or state.syntax_error is None:
             return
         # A syntax error found by a profile goes away as soon as the text parses again.
-        import ast
-
         try:
             ast.parse(ls.workspace.get_text_document(uri).source)
         except SyntaxError:
             return
-        from kernel_lens.lsp.commands import DIAGNOSTICS, SYNTAX_KEY
-
-        ls.syntax_errors.pop(uri, None)
-        DIAGNOSTICS.set(ls, uri, SYNTAX_KEY, None)
+        state.syntax_error = None
+        set_diagnostic(ls, uri, SYNTAX_KEY, None)
         refresh_lenses(ls)
 
     @ls.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: KernelLensServer, params: types.DidCloseTextDocumentParams) -> None:
-        ls.results.forget(params.text_document.uri)
+        uri = params.text_document.uri
+        state = ls.documents.release(uri)
+        if state is not None and state.diagnostics:
+            clear_diagnostics(ls, uri)
+
+    @ls.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
+    def cancel(ls: KernelLensServer, params: types.WorkDoneProgressCancelParams) -> None:
+        job = ls.jobs.get(str(params.token))
+        if job is not None:
+            ls.log(f"cancel requested for {job.qualname}", types.MessageType.Info)
+            job.cancelled.set()
+
+    @ls.feature(types.SHUTDOWN)
+    async def shutdown(ls: KernelLensServer, params: None) -> None:
+        await ls.agent.kill()

@@ -1,0 +1,188 @@
+"""Helpers every feature module shares: paths of URIs, documents' text, trust, errors the user
+reads, diagnostics, lens refreshes, the status item, and which function a request is about.
+
+A leaf of the feature layer: feature modules import it, it imports no feature module.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from kernel_lens.agent.errors import ProfileError
+from kernel_lens.analysis.functions import (
+    NotInFunctionError,
+    SourceSyntaxError,
+    TargetKind,
+    function_at,
+)
+from kernel_lens.lsp.language_server import KernelLensServer
+from kernel_lens.lsp.protocol import NOTIFY_STATUS, StatusParams, StatusState
+
+__all__ = [
+    "SYNTAX_KEY",
+    "RequestFailed",
+    "clear_diagnostics",
+    "document_source",
+    "failure_message",
+    "is_trusted",
+    "refresh_lenses",
+    "request_failed",
+    "require_trusted",
+    "resolve_target",
+    "set_diagnostic",
+    "status",
+    "text_key",
+    "uri_to_path",
+]
+
+#: The diagnostic key of a syntax error found by a profile attempt.
+SYNTAX_KEY = "<syntax>"
+#: Longest error text put in a message or a result (an exception message can be megabytes).
+MAX_MESSAGE_CHARS = 2000
+
+
+class RequestFailed(JsonRpcException):
+    """LSP ``RequestFailed`` (-32803): the message is shown to the user as is."""
+
+    CODE = -32803
+
+
+def uri_to_path(uri: str) -> str:
+    """The file system path of a ``file:`` URI.
+
+    Raises:
+        ProfileError: ``not-found`` for a URI that is not a file on disk.
+    """
+    parsed = urlparse(uri)
+    if parsed.scheme not in ("file", ""):
+        raise ProfileError("not-found", f"only files on disk can be profiled, not {uri}")
+    return unquote(parsed.path)
+
+
+def document_source(ls: KernelLensServer, uri: str) -> str:
+    """The text of ``uri``: the open document's (unsaved edits included), else the file's.
+
+    Raises:
+        ProfileError: ``not-found`` when the document is not open and the file does not exist.
+    """
+    doc = ls.workspace.get_text_document(uri)
+    try:
+        return doc.source
+    except OSError as exc:
+        path = uri_to_path(uri)
+        raise ProfileError(
+            "not-found", f"{path} is not open and cannot be read ({exc.strerror or exc})"
+        ) from None
+
+
+def failure_message(exc: BaseException) -> str:
+    """One line saying what went wrong, short enough for a message (any exception)."""
+    text = str(exc) if isinstance(exc, ProfileError) else f"{type(exc).__name__}: {exc}"
+    if len(text) > MAX_MESSAGE_CHARS:
+        text = f"{text[:MAX_MESSAGE_CHARS]}… ({len(text)} characters)"
+    return text
+
+
+def request_failed(err: ProfileError) -> RequestFailed:
+    """A job's error as the request error the user reads."""
+    where = f" (line {err.line})" if err.line else ""
+    return RequestFailed(message=f"{err.kind}: {err.message[:MAX_MESSAGE_CHARS]}{where}")
+
+
+def is_trusted(ls: KernelLensServer) -> bool:
+    """Whether the workspace is trusted (nothing runs otherwise)."""
+    return ls.settings.workspace_trusted
+
+
+def require_trusted(ls: KernelLensServer) -> None:
+    """Refuse a request that runs user code in an untrusted workspace.
+
+    Raises:
+        RequestFailed: the workspace is not trusted.
+    """
+    if not is_trusted(ls):
+        raise RequestFailed(
+            message="Kernel Lens runs your code to compile it: trust this workspace first."
+        )
+
+
+def text_key(text: str) -> str:
+    """A short digest of a document's text: results are cached per text."""
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
+
+
+def refresh_lenses(ls: KernelLensServer) -> None:
+    """Ask the client to re-request code lenses (when it supports it)."""
+    caps = ls.client_capabilities.workspace
+    if caps and caps.code_lens and caps.code_lens.refresh_support:
+        ls.workspace_code_lens_refresh(None)
+
+
+def status(ls: KernelLensServer, state: StatusState, message: str, uri: str | None = None) -> None:
+    """Send ``kernelLens/status`` (``idle``, ``profiling`` or ``error``)."""
+    ls.protocol.notify(NOTIFY_STATUS, StatusParams(state=state, message=message, uri=uri))  # type: ignore[arg-type]
+
+
+def _publish(ls: KernelLensServer, uri: str, entries: dict[str, types.Diagnostic]) -> None:
+    ls.text_document_publish_diagnostics(
+        types.PublishDiagnosticsParams(uri=uri, diagnostics=list(entries.values()))
+    )
+
+
+def set_diagnostic(ls: KernelLensServer, uri: str, key: str, diag: types.Diagnostic | None) -> None:
+    """Set (or with ``None`` remove) the document's diagnostic ``key`` and republish."""
+    entries = ls.documents(uri).diagnostics
+    if diag is None:
+        entries.pop(key, None)
+    else:
+        entries[key] = diag
+    _publish(ls, uri, entries)
+
+
+def clear_diagnostics(ls: KernelLensServer, uri: str, prefix: str = "") -> None:
+    """Drop the document's diagnostics whose key starts with ``prefix`` and republish."""
+    state = ls.documents.peek(uri)
+    entries = state.diagnostics if state is not None else {}
+    for key in [k for k in entries if k.startswith(prefix)]:
+        del entries[key]
+    _publish(ls, uri, entries)
+
+
+def resolve_target(
+    source: str,
+    *,
+    name: str | None,
+    position: types.Position | dict[str, Any] | Any | None,
+    kind: TargetKind = "function",
+) -> str:
+    """The qualified name a request is about: ``name`` when given, else the function (or
+    kernel) at ``position``.
+
+    Raises:
+        RequestFailed: neither is given, the text does not parse, or the position is in no
+            function (kernel); the message is user-ready.
+    """
+    if name:
+        return name
+    if position is None:
+        what = "kernel" if kind == "kernel" else "function"
+        raise RequestFailed(message=f"Kernel Lens: say which {what} (a name or a position).")
+    line, character = _line_character(position)
+    try:
+        return function_at(source, line, character, kind=kind).qualname
+    except NotInFunctionError as exc:
+        raise RequestFailed(message=str(exc)) from None
+    except SourceSyntaxError as exc:
+        raise RequestFailed(message=f"Kernel Lens: fix the syntax error first ({exc}).") from None
+
+
+def _line_character(position: Any) -> tuple[int, int]:
+    """``(line, character)`` of an LSP position given as an object, a namedtuple or a dict."""
+    if isinstance(position, dict):
+        return int(position.get("line", 0)), int(position.get("character", 0))
+    return int(position.line), int(getattr(position, "character", 0))

@@ -1,0 +1,68 @@
+"""Files opened as views: ``kernelLens/traceFile`` (a Chrome trace's timeline and summary),
+``kernelLens/timelineWindow`` (a zoomed window of it) and ``kernelLens/ncuFile`` (a ``.ncu-rep``'s
+kernels). The reading runs off the event loop: lenses, hovers and cancel keep answering."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, cast
+
+from kernel_lens.analysis.ncu import NcuError
+from kernel_lens.analysis.trace_summary import TraceError
+from kernel_lens.lsp.common import RequestFailed
+from kernel_lens.lsp.language_server import KernelLensServer
+from kernel_lens.lsp.protocol import (
+    REQ_NCU_FILE,
+    REQ_TIMELINE_WINDOW,
+    REQ_TRACE_FILE,
+    NcuFileResult,
+    NcuKernel,
+    Timeline,
+    TimelineWindowParams,
+    TraceFileParams,
+    TraceFileResult,
+    structure,
+)
+from kernel_lens.lsp.traces import read_trace_file, window_timeline
+from kernel_lens.ncu_files import read_ncu_file
+
+__all__ = ["setup"]
+
+
+async def trace_file(ls: KernelLensServer, raw: Any) -> TraceFileResult:
+    """A trace file's timeline and summary."""
+    params = structure(TraceFileParams, raw)
+    try:
+        return await read_trace_file(params.path)
+    except TraceError as exc:
+        raise RequestFailed(message=str(exc)) from None
+
+
+async def timeline_window(ls: KernelLensServer, raw: Any) -> Timeline:
+    """The events of a window of a trace file, in detail."""
+    params = structure(TimelineWindowParams, raw)
+    try:
+        return await window_timeline(ls, params.path, params.start_us, params.end_us)
+    except (TraceError, OSError) as exc:
+        raise RequestFailed(message=str(exc)) from None
+
+
+async def ncu_file(ls: KernelLensServer, raw: Any) -> NcuFileResult:
+    """The kernels of a ``.ncu-rep`` (or ncu CSV) file."""
+    params = structure(TraceFileParams, raw)
+    try:
+        kernels, reader = await asyncio.to_thread(read_ncu_file, params.path)
+    except NcuError as exc:
+        raise RequestFailed(message=str(exc)) from None
+    return {
+        "report_path": params.path,
+        "reader": reader,
+        "kernels": [cast(NcuKernel, k.to_json()) for k in kernels],
+    }
+
+
+def setup(ls: KernelLensServer) -> None:
+    """Register the file requests."""
+    ls.feature(REQ_TRACE_FILE)(trace_file)
+    ls.feature(REQ_TIMELINE_WINDOW)(timeline_window)
+    ls.feature(REQ_NCU_FILE)(ncu_file)

@@ -1,0 +1,55 @@
+"""The server object: pygls ``LanguageServer`` plus what Kernel Lens holds (settings, the
+document store, caches, the agent and the running jobs). Feature modules receive it; the
+assembly is :func:`kernel_lens.lsp.server.create_server`."""
+
+from __future__ import annotations
+
+import asyncio
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from kernel_lens import __version__
+from kernel_lens.agent.client import AgentClient
+from kernel_lens.lsp.settings import Settings
+from kernel_lens.lsp.state import DocumentStore, Job, TraceCaches
+
+__all__ = ["KernelLensServer"]
+
+
+class KernelLensServer(LanguageServer):
+    """The language server with its settings, documents, caches, agent and running jobs."""
+
+    def __init__(self) -> None:
+        super().__init__("kernel-lens", __version__)
+        self.settings = Settings()
+        #: One state object per document; ``didClose`` releases it.
+        self.documents = DocumentStore()
+        #: Trace files read for the report and the trace viewer (bounded).
+        self.traces = TraceCaches()
+        #: Progress token → running job (for cancel from the progress notification).
+        self.jobs: dict[str, Job] = {}
+        self._agent: AgentClient | None = None
+
+    @property
+    def agent(self) -> AgentClient:
+        """The agent client for the current ``agent_command`` (recreated when it changes)."""
+        if self._agent is None or self._agent.argv_prefix != self.settings.agent_command:
+            old = self._agent
+            self._agent = AgentClient(
+                self.settings.agent_command,
+                self.log_agent_line,
+                local=self.settings.agent_command_is_default,
+                cwd=self.settings.workspace_root,
+            )
+            if old is not None and old.running:
+                asyncio.ensure_future(old.kill())
+        return self._agent
+
+    def log(self, message: str, kind: types.MessageType = types.MessageType.Log) -> None:
+        """A line in the client's Kernel Lens output channel."""
+        self.window_log_message(types.LogMessageParams(type=kind, message=message))
+
+    def log_agent_line(self, line: str) -> None:
+        """A line the agent (user code included) wrote to stderr."""
+        self.log(f"[agent] {line}")

@@ -1,0 +1,188 @@
+"""``kernelLens.profile`` / ``kernelLens.profileAll``: run a profile job on the agent with
+progress, cancellation, a timeout, diagnostics for failures and lenses for results."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lsprotocol import types
+
+from kernel_lens.agent.errors import ProfileError
+from kernel_lens.analysis.functions import SourceSyntaxError, find_function, find_functions
+from kernel_lens.lsp.common import (
+    SYNTAX_KEY,
+    document_source,
+    refresh_lenses,
+    resolve_target,
+    set_diagnostic,
+    status,
+    uri_to_path,
+)
+from kernel_lens.lsp.jobs import run_job
+from kernel_lens.lsp.language_server import KernelLensServer
+from kernel_lens.lsp.protocol import (
+    CMD_PROFILE,
+    CMD_PROFILE_ALL,
+    NOTIFY_RESULTS_CHANGED,
+    ProfileAllArgs,
+    ProfileArgs,
+    ResultsChangedParams,
+)
+from kernel_lens.lsp.results import Record, function_text
+
+__all__ = ["profile_function", "setup"]
+
+DIAGNOSTIC_SOURCE = "Kernel Lens"
+
+
+def _error_diagnostic(err: ProfileError, lines: list[str], fallback_line: int) -> types.Diagnostic:
+    line1 = err.line or fallback_line
+    line0 = max(0, min(line1 - 1, max(len(lines) - 1, 0)))
+    text = lines[line0] if line0 < len(lines) else ""
+    start = len(text) - len(text.lstrip())
+    return types.Diagnostic(
+        range=types.Range(
+            types.Position(line0, start), types.Position(line0, max(len(text), start))
+        ),
+        message=f"Profile failed ({err.kind}): {err.message}",
+        severity=types.DiagnosticSeverity.Error,
+        source=DIAGNOSTIC_SOURCE,
+        code=err.kind,
+    )
+
+
+def _warn(ls: KernelLensServer, message: str) -> None:
+    ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=message))
+
+
+async def profile_function(
+    ls: KernelLensServer, uri: str, *, function: str | None, line0: int | None
+) -> dict[str, Any]:
+    """Profile one function of the document ``uri`` and store the outcome.
+
+    Returns a small JSON summary (``{"ok": true, "function": …}`` or ``{"ok": false, "error":
+    …}``); a failure of any kind ends with an error outcome and a Profile lens to click again.
+    """
+    if not ls.settings.workspace_trusted:
+        message = "Kernel Lens runs your code: trust this workspace first (nothing was run)."
+        _warn(ls, message)
+        return {"ok": False, "error": {"kind": "untrusted", "message": message}}
+    try:
+        source = document_source(ls, uri)
+        path = uri_to_path(uri)
+    except ProfileError as missing:
+        _warn(ls, f"Kernel Lens: {missing.message}")
+        return {"ok": False, "error": missing.to_json()}
+    lines = source.splitlines()
+    state = ls.documents(uri)
+    try:
+        info = find_function(source, name=function, line=None if line0 is None else line0 + 1)
+    except SourceSyntaxError as exc:
+        # The buffer does not parse, so no function can be found (the agent would say the same).
+        syntax = ProfileError("syntax", str(exc), exc.line)
+        set_diagnostic(ls, uri, SYNTAX_KEY, _error_diagnostic(syntax, lines, 1))
+        state.syntax_error = syntax.to_json()
+        ls.log(f"profile: syntax error in {path}: {exc}", types.MessageType.Error)
+        status(ls, "error", f"syntax error (line {exc.line})", uri)
+        refresh_lenses(ls)
+        return {"ok": False, "error": syntax.to_json()}
+    if state.syntax_error is not None:
+        state.syntax_error = None
+        set_diagnostic(ls, uri, SYNTAX_KEY, None)
+    if info is None:
+        what = (
+            f"no function {function!r}" if function else f"no function at line {(line0 or 0) + 1}"
+        )
+        _warn(ls, f"Kernel Lens: {what}")
+        return {"ok": False, "error": {"kind": "not-found", "message": what}}
+
+    qualname = info.qualname
+    snapshot = function_text(lines, info)
+    ls.documents.put(uri, Record(qualname, "running", snapshot, info.first_line))
+    refresh_lenses(ls)
+    ls.log(f"profile {qualname} ({path}:{info.def_line})", types.MessageType.Info)
+    params = {
+        "path": path,
+        "text": source,
+        "function": qualname,
+        "warmup_ms": ls.settings.warmup_ms,
+        "budget_ms": ls.settings.budget_ms,
+        "reps": ls.settings.reps,
+        "keep_samples": False,
+    }
+    outcome: dict[str, Any]
+    try:
+        result = await run_job(
+            ls, uri=uri, qualname=qualname, title=f"Profiling {qualname}", params=params
+        )
+    except ProfileError as err:
+        state_name = "cancelled" if err.kind == "cancelled" else "error"
+        ls.documents.put(
+            uri, Record(qualname, state_name, snapshot, info.first_line, error=err.to_json())
+        )
+        if state_name == "error":
+            set_diagnostic(ls, uri, qualname, _error_diagnostic(err, lines, info.def_line))
+            ls.log(f"{qualname}: {err}", types.MessageType.Error)
+            if err.traceback:
+                ls.log(err.traceback.rstrip())
+            if err.kind == "internal":
+                ls.window_show_message(
+                    types.ShowMessageParams(
+                        type=types.MessageType.Error,
+                        message=f"Kernel Lens: profiling {qualname} failed: {err.message}",
+                    )
+                )
+        else:
+            set_diagnostic(ls, uri, qualname, None)
+            ls.log(f"{qualname}: cancelled", types.MessageType.Info)
+        outcome = {"ok": False, "function": qualname, "error": err.to_json()}
+    else:
+        ls.documents.put(uri, Record(qualname, "ok", snapshot, info.first_line, result=result))
+        set_diagnostic(ls, uri, qualname, None)
+        timing = result.get("timing") or {}
+        summary = (
+            f"{qualname}: {timing.get('median_ms', 0):.4f} ms median "
+            f"±{timing.get('spread_pct', 0):.1f}%"
+            f" on {result.get('device')}; trace {result.get('trace_path')}"
+        )
+        ls.log(summary, types.MessageType.Info)
+        status(ls, "idle", summary, uri)
+        outcome = {"ok": True, "function": qualname, "timing": timing}
+    refresh_lenses(ls)
+    ls.protocol.notify(NOTIFY_RESULTS_CHANGED, ResultsChangedParams(uri=uri, function=qualname))
+    return outcome
+
+
+def setup(ls: KernelLensServer) -> None:
+    """Register the profile commands."""
+
+    @ls.command(CMD_PROFILE)
+    async def profile(ls: KernelLensServer, args: ProfileArgs) -> dict[str, Any]:
+        function = args.function
+        if function is None and args.position is not None:
+            try:
+                source = document_source(ls, args.uri)
+            except ProfileError as err:
+                _warn(ls, f"Kernel Lens: {err.message}")
+                return {"ok": False, "error": err.to_json()}
+            function = resolve_target(source, name=None, position=args.position)
+        return await profile_function(ls, args.uri, function=function, line0=args.line)
+
+    @ls.command(CMD_PROFILE_ALL)
+    async def profile_all(ls: KernelLensServer, args: ProfileAllArgs) -> list[dict[str, Any]]:
+        try:
+            source = document_source(ls, args.uri)
+        except ProfileError as err:
+            _warn(ls, f"Kernel Lens: {err.message}")
+            return [{"ok": False, "error": err.to_json()}]
+        try:
+            names = [f.qualname for f in find_functions(source)]
+        except SourceSyntaxError as exc:
+            return [await profile_function(ls, args.uri, function=None, line0=(exc.line or 1) - 1)]
+        outcomes = []
+        for name in names:
+            outcome = await profile_function(ls, args.uri, function=name, line0=None)
+            outcomes.append(outcome)
+            if (outcome.get("error") or {}).get("kind") in ("cancelled", "untrusted"):
+                break
+        return outcomes

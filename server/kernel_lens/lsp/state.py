@@ -1,0 +1,176 @@
+"""What the server knows, owned in one place: one :class:`DocumentState` per document in a
+:class:`DocumentStore`, bounded caches, and the running jobs.
+
+``textDocument/didClose`` releases a document's state as a whole (profile, Nsight Compute and
+sweep results, diagnostics, compiled kernels). Every cache here has a size bound, so a long session
+does not grow without end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from lsprotocol import types
+
+from kernel_lens.lsp.results import Record
+
+__all__ = [
+    "ASM_CACHE_SIZE",
+    "TRACE_CACHE_SIZE",
+    "TIMELINE_CACHE_SIZE",
+    "DocumentState",
+    "DocumentStore",
+    "Job",
+    "LRU",
+    "TraceCaches",
+]
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+#: Compiled kernels kept per document (one entry per kernel, arch and text version).
+ASM_CACHE_SIZE = 16
+#: Loaded trace files kept (zooming re-reads the same file).
+TRACE_CACHE_SIZE = 4
+#: Overview timelines kept (one per trace file).
+TIMELINE_CACHE_SIZE = 8
+
+
+class LRU(Generic[K, V]):
+    """A mapping that keeps the ``size`` most recently used entries."""
+
+    def __init__(self, size: int) -> None:
+        if size < 1:
+            raise ValueError("an LRU needs room for at least one entry")
+        self.size = size
+        self._items: OrderedDict[K, V] = OrderedDict()
+
+    def get(self, key: K) -> V | None:
+        """The value of ``key`` (now the most recent), or ``None``."""
+        if key not in self._items:
+            return None
+        self._items.move_to_end(key)
+        return self._items[key]
+
+    def put(self, key: K, value: V) -> None:
+        """Store ``value``; the least recently used entry goes when the cache is full."""
+        self._items[key] = value
+        self._items.move_to_end(key)
+        while len(self._items) > self.size:
+            self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        """Drop every entry."""
+        self._items.clear()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Iterator[K]:
+        return iter(list(self._items))
+
+
+@dataclass
+class Job:
+    """A running agent job: cancelling sets ``cancelled``."""
+
+    uri: str
+    qualname: str
+    token: str
+    cancelled: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+@dataclass
+class DocumentState:
+    """Everything the server holds for one document (by URI).
+
+    Attributes:
+        records: the last profile job per function (qualified name).
+        syntax_error: the syntax error a profile attempt hit (a lens until a good profile).
+        diagnostics: the published diagnostics by key (function, ``<syntax>``, ``<nvcc>…``,
+            ``<ncu:function>…``).
+        ncu: the last Nsight Compute result per function.
+        sweeps: the last sweep result per function.
+        asm: the agent's ``asm`` results by (kernel, arch, text digest), bounded.
+        asm_latest: the last ``asm`` result per kernel, for the kernel's lens.
+    """
+
+    records: dict[str, Record] = field(default_factory=dict)
+    syntax_error: dict[str, Any] | None = None
+    diagnostics: dict[str, types.Diagnostic] = field(default_factory=dict)
+    ncu: dict[str, dict[str, Any]] = field(default_factory=dict)
+    sweeps: dict[str, dict[str, Any]] = field(default_factory=dict)
+    asm: LRU[tuple[str, int | None, str], dict[str, Any]] = field(
+        default_factory=lambda: LRU(ASM_CACHE_SIZE)
+    )
+    asm_latest: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+class DocumentStore:
+    """The one owner of per-document state: documents are added on first use and released on
+    close."""
+
+    def __init__(self) -> None:
+        self._docs: dict[str, DocumentState] = {}
+
+    def __call__(self, uri: str) -> DocumentState:
+        """The state of ``uri``, created on first use."""
+        state = self._docs.get(uri)
+        if state is None:
+            state = self._docs[uri] = DocumentState()
+        return state
+
+    def peek(self, uri: str) -> DocumentState | None:
+        """The state of ``uri`` if it has any (reading never creates state)."""
+        return self._docs.get(uri)
+
+    def release(self, uri: str) -> DocumentState | None:
+        """Forget everything about ``uri``; returns what was held."""
+        return self._docs.pop(uri, None)
+
+    def __contains__(self, uri: object) -> bool:
+        return uri in self._docs
+
+    def __len__(self) -> int:
+        return len(self._docs)
+
+    # Profile records, the most used part of a document's state.
+
+    def put(self, uri: str, record: Record) -> None:
+        """Store (replace) the record of one function."""
+        self(uri).records[record.qualname] = record
+
+    def get(self, uri: str, qualname: str) -> Record | None:
+        """The record of one function, if any."""
+        state = self._docs.get(uri)
+        return None if state is None else state.records.get(qualname)
+
+    def records(self, uri: str) -> list[Record]:
+        """All records of a document."""
+        state = self._docs.get(uri)
+        return [] if state is None else list(state.records.values())
+
+    def forget(self, uri: str) -> None:
+        """Drop a closed document's state (same as :meth:`release`)."""
+        self.release(uri)
+
+
+@dataclass
+class TraceCaches:
+    """Trace files read for the report and the trace viewer, by path and modification time.
+
+    Attributes:
+        traces: path → (mtime, the loaded trace).
+        timelines: path → (mtime, the overview timeline).
+    """
+
+    traces: LRU[str, tuple[float, dict[str, Any]]] = field(
+        default_factory=lambda: LRU(TRACE_CACHE_SIZE)
+    )
+    timelines: LRU[str, tuple[float, dict[str, Any]]] = field(
+        default_factory=lambda: LRU(TIMELINE_CACHE_SIZE)
+    )

@@ -204,7 +204,8 @@ def _check_signature(
         signature.bind(*args, **kwargs)
     except TypeError as exc:
         given = ", ".join([type(a).__name__ for a in args] + [f"{k}=…" for k in kwargs])
-        return f"{source} gives ({given}) but {info.qualname}{signature} cannot take it: {exc}"
+        name = info.qualname
+        return f"{source} gives {name}({given}), which does not fit {name}{signature}: {exc}"
     return None
 
 

@@ -1,0 +1,180 @@
+"""The shared job types: requests round-trip through JSON, the error kinds are a closed set that
+holds every kind the code produces, and the result dataclasses give the JSON the tools read."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kernel_lens.agent.engine import METHODS, CacheDirs, dispatch
+from kernel_lens.agent.types import (
+    ERROR_KINDS,
+    METHOD_NAMES,
+    AsmRequest,
+    CompiledKernel,
+    InlineModule,
+    InlineRequest,
+    JobRequest,
+    NcuRequest,
+    ProfileError,
+    ProfileRequest,
+    SweepRequest,
+    SweepResult,
+    SweepRow,
+)
+from tests.conftest import ROOT
+
+SERVER = ROOT / "server" / "kernel_lens"
+
+
+def _kinds_in_code() -> set[str]:
+    """Kinds named in the server's code: ``ProfileError("kind", …)`` and ``{"kind": "…",
+    "message": …}`` error objects."""
+    kinds: set[str] = set()
+    for path in SERVER.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "id", getattr(node.func, "attr", None)) == "ProfileError"
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+            ):
+                kinds.add(str(node.args[0].value))
+            if isinstance(node, ast.Dict):
+                keys = [k.value for k in node.keys if isinstance(k, ast.Constant)]
+                if "kind" in keys and "message" in keys:
+                    value = node.values[keys.index("kind")]
+                    if isinstance(value, ast.Constant):
+                        kinds.add(str(value.value))
+    return kinds
+
+
+def test_every_kind_in_the_code_is_in_the_closed_set() -> None:
+    used = _kinds_in_code()
+    assert used, "the scan found nothing: it is broken"
+    assert used <= set(ERROR_KINDS), used - set(ERROR_KINDS)
+    assert {"exit", "interrupted", "timeout", "crash", "inputs"} <= set(ERROR_KINDS)
+
+
+def test_profile_error_rejects_an_unknown_kind_and_reads_one_as_internal() -> None:
+    with pytest.raises(ValueError, match="unknown error kind"):
+        ProfileError("oops", "x")  # type: ignore[arg-type]
+    err = ProfileError.from_json({"kind": "oops", "message": "m", "line": "3"})
+    assert (err.kind, err.message, err.line, err.traceback) == ("internal", "m", None, None)
+    err = ProfileError("exit", "called sys.exit(3)", 7, "tb")
+    assert ProfileError.from_json(err.to_json()) == err
+    assert err.to_json() == {
+        "kind": "exit",
+        "message": "called sys.exit(3)",
+        "line": 7,
+        "traceback": "tb",
+    }
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        ProfileRequest(path="/a.py", function="f", stages=("timing", "compiled"), reps=7),
+        ProfileRequest(path="/a.py", line=12, extra={"sweep_param": "B", "sweep_values": [1]}),
+        SweepRequest(path="/a.py", function="f", param="BLOCK", values=[64, 128]),
+        AsmRequest(path="/k.py", kernel="k", arch=80, stage="ptx"),
+        InlineRequest(path="/i.py", text="x = 1\n", build=True),
+        NcuRequest(path="/a.py", function="f", set="full", timeout=30.0),
+    ],
+)
+def test_requests_round_trip_through_json(request_: JobRequest) -> None:
+    wire = request_.to_json()
+    assert isinstance(wire["path"], str)
+    assert type(request_).from_json(wire) == request_
+    # Unknown keys are ignored; null means the default.
+    assert type(request_).from_json({**wire, "future_field": 1}) == request_
+
+
+def test_profile_request_reads_the_servers_params() -> None:
+    params: dict[str, Any] = {
+        "path": "/w/a.py",
+        "text": "def f(): pass\n",
+        "function": "f",
+        "stages": ["sweep"],
+        "warmup_ms": 10,
+        "budget_ms": 200.0,
+        "reps": None,
+        "keep_samples": False,
+    }
+    request = ProfileRequest.from_json(params)
+    assert request.stages == ("sweep",) and request.reps == 0 and request.keep_samples is False
+
+
+def test_every_method_has_a_request_and_an_engine_entry() -> None:
+    assert set(METHODS) == set(METHOD_NAMES)
+    requests = (ProfileRequest, SweepRequest, AsmRequest, InlineRequest, NcuRequest)
+    assert {r.method for r in requests} == set(METHOD_NAMES)
+
+
+def test_dispatch_errors_are_internal() -> None:
+    with pytest.raises(ProfileError) as unknown:
+        dispatch("nope", {})
+    assert unknown.value.kind == "internal" and "unknown method 'nope'" in unknown.value.message
+    with pytest.raises(ProfileError) as bad:
+        dispatch("ncu", {"path": "/a.py"})  # no function
+    assert bad.value.kind == "internal" and "bad params for 'ncu'" in bad.value.message
+
+
+def test_cache_folders_follow_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KERNEL_LENS_CACHE", str(tmp_path / "c"))
+    cache = CacheDirs.from_env()
+    assert (cache.traces, cache.ncu, cache.compiled) == (
+        str(tmp_path / "c" / "traces"),
+        str(tmp_path / "c" / "ncu"),
+        str(tmp_path / "c" / "compiled"),
+    )
+    monkeypatch.delenv("KERNEL_LENS_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert CacheDirs.from_env().traces == str(tmp_path / "xdg" / "kernel-lens" / "traces")
+
+
+def test_result_json_keeps_the_shape_the_tools_read() -> None:
+    extern = CompiledKernel(name="extern_kernels.mm", kind="extern", call_line=9, lines=[4])
+    assert extern.to_json() == {
+        "name": "extern_kernels.mm",
+        "kind": "extern",
+        "call_line": 9,
+        "lines": [4],
+    }
+    fused = CompiledKernel("triton_poi_0", "triton", 30, def_line=12, lines=[4, 5], asm={"a": 1})
+    assert list(fused.to_json()) == ["name", "kind", "def_line", "call_line", "lines", "asm"]
+    sweep = SweepResult(
+        param="B",
+        current=128,
+        rows=[SweepRow(0, error="ValueError: no"), SweepRow(64, 0.5, 1.0, 10, 800, 1.6e-3)],
+        best_value=64,
+        best_median_ms=0.5,
+        method="perf-counter",
+    )
+    assert sweep.to_json() == {
+        "param": "B",
+        "current": 128,
+        "rows": [
+            {"value": 0, "error": "ValueError: no"},
+            {
+                "value": 64,
+                "median_ms": 0.5,
+                "spread_pct": 1.0,
+                "reps": 10,
+                "bytes": 800,
+                "gb_per_s": 1.6e-3,
+                "error": None,
+            },
+        ],
+        "best": {"value": 64, "median_ms": 0.5},
+        "method": "perf-counter",
+    }
+    module = InlineModule("m", 3, "sm_90", "/usr/bin/nvcc", {"main.cpp": "x", "cuda.cu": None})
+    assert "ptx_seconds" not in module.to_json()
+    module.ptx_seconds = 1.5
+    assert list(module.to_json())[-1] == "ptx_seconds"

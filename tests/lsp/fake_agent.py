@@ -1,28 +1,92 @@
-"""A stand-in agent that replays a result recorded on an H200 (for CUDA lens/hover text on CPU).
+"""A stand-in agent that replays results recorded on an H200 (CUDA lens/hover/report data on CPU),
+and can misbehave on purpose.
 
-Started by the server as ``[python, fake_agent.py] + ["-m", "kernel_lens.agent"]``; speaks the
-real agent protocol (kernel_lens.agent.protocol) and answers every profile job with
-tests/data/h200/square_three_ways_profile.json, its path replaced by the job's.
+Started by the server as ``[python, fake_agent.py, *options] + ["-m", "kernel_lens.agent"]``;
+speaks the real agent protocol (kernel_lens.agent.protocol):
+
+- ``profile`` (and ``sweep``) jobs get tests/data/h200/square_three_ways_profile.json, its path
+  replaced by the job's;
+- ``ncu`` jobs get the kernels of tests/data/h200/triton_fused_details.csv (a recorded H200 ncu
+  run), read by the server's own reader.
+
+``--bad FUNCTION=MODE`` makes the jobs on FUNCTION fail in one way a broken agent or a broken
+reply can: ``garbage`` (a line that is not JSON), ``not-an-object`` (a result that is a string),
+``bad-shape`` (a result object of the wrong shape), ``huge-error`` (a 70 MB error message, one
+protocol line), ``odd-kind`` (an error of a kind that does not exist), ``exit`` (the process
+exits without a reply).
 """
 
 import json
 import sys
 from pathlib import Path
 
-RECORDED = (
-    Path(__file__).resolve().parent.parent / "data" / "h200" / "square_three_ways_profile.json"
-)
+DATA = Path(__file__).resolve().parent.parent / "data" / "h200"
+RECORDED = DATA / "square_three_ways_profile.json"
+NCU_CSV = DATA / "triton_fused_details.csv"
+
+
+def _bad_modes(argv: list[str]) -> dict[str, str]:
+    modes = {}
+    for i, arg in enumerate(argv):
+        if arg == "--bad" and i + 1 < len(argv):
+            function, _, mode = argv[i + 1].partition("=")
+            modes[function] = mode
+    return modes
+
+
+def _reply(message: dict, out) -> None:
+    params = message["params"]
+    if message["method"] == "ncu":
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "server"))
+        from kernel_lens.analysis.ncu import read_ncu_csv
+
+        kernels = [k.to_json() for k in read_ncu_csv(NCU_CSV.read_text())]
+        for k in kernels:
+            k["line"] = None
+        result = {
+            "report_path": str(DATA / "triton_fused_full.ncu-rep"),
+            "set": params.get("set", "basic"),
+            "reader": "csv",
+            "kernels": kernels,
+            "ncu_log": "",
+        }
+    else:
+        result = json.loads(RECORDED.read_text())
+        result["path"] = params["path"]
+    out.write(json.dumps({"id": message["id"], "result": result}) + "\n")
+
+
+def _misbehave(message: dict, mode: str, out) -> None:
+    job = message["id"]
+    if mode == "garbage":
+        out.write("this is not JSON {\n")
+    elif mode == "not-an-object":
+        out.write(json.dumps({"id": job, "result": "not an object"}) + "\n")
+    elif mode == "bad-shape":
+        out.write(json.dumps({"id": job, "result": {"timing": "fast", "lines": 3}}) + "\n")
+    elif mode == "huge-error":
+        error = {"kind": "runtime", "message": "x" * (70 * 1024 * 1024), "line": None}
+        out.write(json.dumps({"id": job, "error": error}) + "\n")
+    elif mode == "odd-kind":
+        out.write(json.dumps({"id": job, "error": {"kind": "no-such-kind", "message": "?"}}) + "\n")
+    elif mode == "exit":
+        out.flush()
+        sys.exit(7)
+    out.flush()
 
 
 def main() -> None:
+    bad = _bad_modes(sys.argv)
     out = sys.stdout
     out.write(json.dumps({"event": "ready", "pid": 0, "torch": "recorded", "cuda": True}) + "\n")
     out.flush()
     for raw in sys.stdin:
         message = json.loads(raw)
-        result = json.loads(RECORDED.read_text())
-        result["path"] = message["params"]["path"]
-        out.write(json.dumps({"id": message["id"], "result": result}) + "\n")
+        mode = bad.get(str(message.get("params", {}).get("function")))
+        if mode:
+            _misbehave(message, mode, out)
+            continue
+        _reply(message, out)
         out.flush()
 
 

@@ -360,3 +360,64 @@ async def test_cuda_kernels_in_lenses_and_hovers_with_the_real_agent(
     assert (await click_profile(client, turi, "def square(x", triton_path))["ok"]
     launch0 = line0_of(triton_path, "square_kernel[grid]")
     assert "square_kernel" in titles(await lenses(client, turi), launch0)[0]
+
+
+BAD_REPLIES = {
+    "square_mul": "garbage",
+    "square_pow": "not-an-object",
+    "square_torch": "bad-shape",
+    "square_all": "huge-error",
+    "make_input": "odd-kind",
+    "square_all_inputs": "exit",
+}
+
+
+@pytest_lsp.fixture(config=server_config())
+async def misbehaving(lsp_client: LanguageClient) -> Any:
+    bad = [arg for name, mode in BAD_REPLIES.items() for arg in ("--bad", f"{name}={mode}")]
+    await _init(lsp_client, {**OPTIONS, "agentCommand": [sys.executable, str(FAKE_AGENT), *bad]})
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_any_job_failure_gives_the_profile_lens_back(misbehaving: LanguageClient) -> None:
+    """Issue 14: whatever fails in a job (an unreadable reply, a result of the wrong shape, a
+    70 MB message, an unknown error kind, an agent that exits), the job ends with an error, the
+    function has a Profile lens to click again, the user is told, and the next job works."""
+    client = misbehaving
+    uri = open_doc(client, SQUARE)
+    for name, mode in BAD_REPLIES.items():
+        outcome = await click_profile(client, uri, f"def {name}(", SQUARE)
+        assert outcome["ok"] is False and outcome["function"] == name, (mode, outcome)
+        kind = outcome["error"]["kind"]
+        assert kind in ("internal", "crash", "runtime"), (mode, outcome)
+        if mode == "huge-error":
+            assert len(outcome["error"]["message"]) < 100_000
+        def0 = line0_of(SQUARE, f"def {name}(")
+        items = [x for x in await lenses(client, uri) if x.range.start.line == def0]
+        assert items[0].command is not None
+        assert items[0].command.title.startswith(f"$(warning) Profile failed: {kind}"), mode
+        assert not any("Profiling…" in t for t in titles(items)), mode
+        again = [x for x in items if x.command and x.command.command == "kernelLens.profile"]
+        assert again and again[0].command is not None
+        assert again[0].command.title == "$(play) Profile", mode
+        diag = next(d for d in client.diagnostics[uri] if d.code == kind)
+        assert diag.message.startswith(f"Profile failed ({kind}): ")
+    # Replies the client cannot use are said in a message, not only in the log.
+    assert any("failed" in m.message for m in client.messages), client.messages
+    # The server still works: the next job gets a good agent and its lenses.
+    assert (await click_profile(client, uri, "def square_three_ways", SQUARE))["ok"] is True
+    def0 = line0_of(SQUARE, "def square_three_ways")
+    assert titles(await lenses(client, uri), def0)[0].startswith("$(watch) 0.577 ms")
+
+
+async def test_profile_of_a_missing_file_is_not_found(client: LanguageClient) -> None:
+    uri = (ROOT / "tests" / "data" / "no_such_file.py").as_uri()
+    outcome = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command="kernelLens.profile", arguments=[{"uri": uri, "function": "f"}]
+        )
+    )
+    assert outcome["ok"] is False and outcome["error"]["kind"] == "not-found", outcome
+    assert "no_such_file.py" in outcome["error"]["message"]
+    assert any("no_such_file.py" in m.message for m in client.messages)

@@ -13,7 +13,7 @@ from urllib.parse import unquote, urlparse
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from kernel_lens.agent.errors import ProfileError
+from kernel_lens.agent.types import ProfileError
 from kernel_lens.analysis.functions import (
     NotInFunctionError,
     SourceSyntaxError,

@@ -11,7 +11,13 @@ from typing import Any, cast
 
 from lsprotocol import types
 
-from kernel_lens.agent.errors import ProfileError
+from kernel_lens.agent.types import (
+    AsmRequest,
+    InlineRequest,
+    JobRequest,
+    ProfileError,
+    ProfileRequest,
+)
 from kernel_lens.lsp.common import (
     clear_diagnostics,
     document_source,
@@ -44,22 +50,20 @@ __all__ = ["setup"]
 NVCC_KEY = "<nvcc>"
 
 
-async def _agent_request(
-    ls: KernelLensServer, label: str, uri: str, params: dict[str, Any], method: str
-) -> dict[str, Any]:
-    """Run one agent job for a request; its failure becomes a RequestFailed the user reads."""
+def _file(ls: KernelLensServer, uri: str) -> tuple[str, str]:
+    """``(path, text)`` of a request's document."""
     try:
-        job = {"path": uri_to_path(uri), "text": document_source(ls, uri), **params}
-        return await agent_call(ls, job, method=method)
+        return uri_to_path(uri), document_source(ls, uri)
     except ProfileError as err:
-        ls.log(f"{label}: {err}", types.MessageType.Error)
         raise request_failed(err) from None
 
 
-def _source(ls: KernelLensServer, uri: str) -> str:
+async def _agent_request(ls: KernelLensServer, label: str, request: JobRequest) -> dict[str, Any]:
+    """Run one agent job for a request; its failure becomes a RequestFailed the user reads."""
     try:
-        return document_source(ls, uri)
+        return await agent_call(ls, request)
     except ProfileError as err:
+        ls.log(f"{label}: {err}", types.MessageType.Error)
         raise request_failed(err) from None
 
 
@@ -67,7 +71,7 @@ async def assembly(ls: KernelLensServer, raw: Any) -> AssemblyResult:
     """Compile one kernel (cached per document text and arch) and return one stage."""
     params = structure(AssemblyParams, raw)
     require_trusted(ls)
-    source = _source(ls, params.uri)
+    path, source = _file(ls, params.uri)
     kernel = resolve_target(source, name=params.kernel, position=params.position, kind="kernel")
     state = ls.documents(params.uri)
     key = (kernel, params.arch, text_key(source))
@@ -75,12 +79,13 @@ async def assembly(ls: KernelLensServer, raw: Any) -> AssemblyResult:
     if result is None:
         ls.log(f"assembly of {kernel} (sm_{params.arch or 'device'})", types.MessageType.Info)
         result = await _agent_request(
-            ls, f"assembly of {kernel}", params.uri, {"kernel": kernel, "arch": params.arch}, "asm"
+            ls,
+            f"assembly of {kernel}",
+            AsmRequest(path=path, text=source, kernel=kernel, arch=params.arch),
         )
-        # The document may have been closed meanwhile: keep nothing for it then.
-        if params.uri in ls.documents:
-            state.asm.put(key, result)
-            state.asm_latest[kernel] = result
+        # A document closed meanwhile has released ``state``: nothing is kept for it then.
+        state.asm.put(key, result)
+        state.asm_latest[kernel] = result
         refresh_lenses(ls)
     stage = params.stage
     return {
@@ -100,22 +105,21 @@ async def generated_code(ls: KernelLensServer, raw: Any) -> GeneratedCodeResult:
     """torch.compile the function and return the *compiled* stage's result."""
     params = structure(GeneratedCodeParams, raw)
     require_trusted(ls)
-    function = resolve_target(
-        _source(ls, params.uri), name=params.function, position=params.position
-    )
+    path, source = _file(ls, params.uri)
+    function = resolve_target(source, name=params.function, position=params.position)
     ls.log(f"torch.compile {function}", types.MessageType.Info)
     result = await _agent_request(
         ls,
         f"torch.compile {function}",
-        params.uri,
-        {
-            "function": function,
-            "stages": ["compiled"],
-            "warmup_ms": ls.settings.warmup_ms,
-            "budget_ms": ls.settings.budget_ms,
-            "reps": ls.settings.reps,
-        },
-        "profile",
+        ProfileRequest(
+            path=path,
+            text=source,
+            function=function,
+            stages=("compiled",),
+            warmup_ms=ls.settings.warmup_ms,
+            budget_ms=ls.settings.budget_ms,
+            reps=ls.settings.reps,
+        ),
     )
     compiled: dict[str, Any] = dict(result["compiled"])
     compiled["function"] = result["function"]
@@ -127,10 +131,12 @@ async def inline_extension(ls: KernelLensServer, raw: Any) -> InlineResult:
     """Build products of the document's ``load_inline`` modules; nvcc errors as diagnostics."""
     params = structure(InlineParams, raw)
     require_trusted(ls)
-    source = _source(ls, params.uri)
+    path, source = _file(ls, params.uri)
     ls.log("load_inline: compiling the CUDA source with nvcc", types.MessageType.Info)
     result = await _agent_request(
-        ls, "load_inline", params.uri, {"arch": params.arch, "build": params.build}, "inline"
+        ls,
+        "load_inline",
+        InlineRequest(path=path, text=source, arch=params.arch, build=params.build),
     )
     lines = source.splitlines()
     diagnostics: list[types.Diagnostic] = []

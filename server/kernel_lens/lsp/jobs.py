@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from lsprotocol import types
 
-from kernel_lens.agent.errors import ProfileError
+from kernel_lens.agent.types import JobRequest, ProfileError
 from kernel_lens.lsp.common import failure_message, status
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.state import Job
@@ -24,13 +25,12 @@ __all__ = ["agent_call", "run_job"]
 
 async def agent_call(
     ls: KernelLensServer,
-    params: dict[str, Any],
+    request: JobRequest,
     *,
-    method: str,
     job: Job | None = None,
-    on_progress: Any = None,
+    on_progress: Callable[[str, str], None] | None = None,
 ) -> dict[str, Any]:
-    """Run ``method`` on the agent; any failure becomes a :class:`ProfileError`.
+    """Run ``request`` on the agent; any failure becomes a :class:`ProfileError`.
 
     A failure that is not the job's own (an unreadable or oversized reply, a bug in the client)
     also stops the agent: its output stream is in an unknown state, the next job starts afresh.
@@ -40,11 +40,11 @@ async def agent_call(
     """
     try:
         return await ls.agent.run(
-            params,
+            request.to_json(),
             timeout=ls.settings.timeout_seconds,
             on_progress=on_progress,
             cancelled=job.cancelled if job is not None else None,
-            method=method,
+            method=request.method,
         )
     except ProfileError:
         raise
@@ -69,10 +69,9 @@ async def run_job(
     uri: str,
     qualname: str,
     title: str,
-    params: dict[str, Any],
-    method: str = "profile",
+    request: JobRequest,
 ) -> dict[str, Any]:
-    """Run ``method`` on the agent with progress; the caller reports success.
+    """Run ``request`` on the agent with progress; the caller reports success.
 
     On failure the status item shows the error (or idle after a cancel) and the error is raised.
 
@@ -102,7 +101,7 @@ async def run_job(
             ls.work_done_progress.report(token, types.WorkDoneProgressReport(message=message))
 
     try:
-        return await agent_call(ls, params, method=method, job=job, on_progress=on_progress)
+        return await agent_call(ls, request, job=job, on_progress=on_progress)
     except ProfileError as err:
         if err.kind == "cancelled":
             status(ls, "idle", f"{qualname}: cancelled", uri)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel_lens.agent.errors import ProfileError
+from kernel_lens.agent.types import ProfileError
 from kernel_lens.analysis.functions import FunctionInfo, SourceSyntaxError, find_functions
 from kernel_lens.lsp.common import RequestFailed, document_source, request_failed
 from kernel_lens.lsp.language_server import KernelLensServer

@@ -7,11 +7,18 @@ from typing import Any
 
 from lsprotocol import types
 
-from kernel_lens.agent.errors import ProfileError
-from kernel_lens.analysis.functions import SourceSyntaxError, find_function, find_functions
+from kernel_lens.agent.types import ProfileError, ProfileRequest
+from kernel_lens.analysis.functions import (
+    FunctionInfo,
+    SourceSyntaxError,
+    find_function,
+    find_functions,
+)
+from kernel_lens.analysis.lens_text import line_lens_title, summary_lens_title
 from kernel_lens.lsp.common import (
     SYNTAX_KEY,
     document_source,
+    failure_message,
     refresh_lenses,
     resolve_target,
     set_diagnostic,
@@ -53,6 +60,55 @@ def _error_diagnostic(err: ProfileError, lines: list[str], fallback_line: int) -
 
 def _warn(ls: KernelLensServer, message: str) -> None:
     ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=message))
+
+
+def _check_result(result: Any) -> None:
+    """Raise if a profile result cannot be shown (its lenses are built once here to be sure).
+
+    Raises:
+        TypeError: not a JSON object.
+        Exception: whatever building its lens titles raises.
+    """
+    if not isinstance(result, dict):
+        raise TypeError(f"a profile result is a JSON object, not {type(result).__name__}")
+    summary_lens_title(result)
+    cuda = result.get("device_kind") == "cuda"
+    for line in result.get("lines") or []:
+        line_lens_title(line, cuda=cuda)
+        int(line["line"])
+
+
+def _failed(
+    ls: KernelLensServer,
+    uri: str,
+    info: FunctionInfo,
+    snapshot: list[str],
+    lines: list[str],
+    err: ProfileError,
+) -> dict[str, Any]:
+    """Store and show a failed (or cancelled) job; the function gets its Profile lens back."""
+    qualname = info.qualname
+    state_name = "cancelled" if err.kind == "cancelled" else "error"
+    ls.documents.put(
+        uri, Record(qualname, state_name, snapshot, info.first_line, error=err.to_json())
+    )
+    if state_name == "error":
+        set_diagnostic(ls, uri, qualname, _error_diagnostic(err, lines, info.def_line))
+        ls.log(f"{qualname}: {err}", types.MessageType.Error)
+        if err.traceback:
+            ls.log(err.traceback.rstrip())
+        if err.kind == "internal":
+            status(ls, "error", f"{qualname}: {err.kind}", uri)
+            ls.window_show_message(
+                types.ShowMessageParams(
+                    type=types.MessageType.Error,
+                    message=f"Kernel Lens: profiling {qualname} failed: {err.message}",
+                )
+            )
+    else:
+        set_diagnostic(ls, uri, qualname, None)
+        ls.log(f"{qualname}: cancelled", types.MessageType.Info)
+    return {"ok": False, "function": qualname, "error": err.to_json()}
 
 
 async def profile_function(
@@ -101,41 +157,28 @@ async def profile_function(
     ls.documents.put(uri, Record(qualname, "running", snapshot, info.first_line))
     refresh_lenses(ls)
     ls.log(f"profile {qualname} ({path}:{info.def_line})", types.MessageType.Info)
-    params = {
-        "path": path,
-        "text": source,
-        "function": qualname,
-        "warmup_ms": ls.settings.warmup_ms,
-        "budget_ms": ls.settings.budget_ms,
-        "reps": ls.settings.reps,
-        "keep_samples": False,
-    }
+    request = ProfileRequest(
+        path=path,
+        text=source,
+        function=qualname,
+        warmup_ms=ls.settings.warmup_ms,
+        budget_ms=ls.settings.budget_ms,
+        reps=ls.settings.reps,
+        keep_samples=False,
+    )
     outcome: dict[str, Any]
     try:
         result = await run_job(
-            ls, uri=uri, qualname=qualname, title=f"Profiling {qualname}", params=params
+            ls, uri=uri, qualname=qualname, title=f"Profiling {qualname}", request=request
         )
+        _check_result(result)
     except ProfileError as err:
-        state_name = "cancelled" if err.kind == "cancelled" else "error"
-        ls.documents.put(
-            uri, Record(qualname, state_name, snapshot, info.first_line, error=err.to_json())
+        outcome = _failed(ls, uri, info, snapshot, lines, err)
+    except Exception as exc:  # a result the server cannot use: the job failed all the same
+        unusable = ProfileError(
+            "internal", f"unusable result from the agent: {failure_message(exc)}"
         )
-        if state_name == "error":
-            set_diagnostic(ls, uri, qualname, _error_diagnostic(err, lines, info.def_line))
-            ls.log(f"{qualname}: {err}", types.MessageType.Error)
-            if err.traceback:
-                ls.log(err.traceback.rstrip())
-            if err.kind == "internal":
-                ls.window_show_message(
-                    types.ShowMessageParams(
-                        type=types.MessageType.Error,
-                        message=f"Kernel Lens: profiling {qualname} failed: {err.message}",
-                    )
-                )
-        else:
-            set_diagnostic(ls, uri, qualname, None)
-            ls.log(f"{qualname}: cancelled", types.MessageType.Info)
-        outcome = {"ok": False, "function": qualname, "error": err.to_json()}
+        outcome = _failed(ls, uri, info, snapshot, lines, unusable)
     else:
         ls.documents.put(uri, Record(qualname, "ok", snapshot, info.first_line, result=result))
         set_diagnostic(ls, uri, qualname, None)

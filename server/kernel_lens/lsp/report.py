@@ -9,16 +9,18 @@ the Python line that launched the kernel.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, cast
 
 from lsprotocol import types
 
-from kernel_lens.agent.errors import ProfileError
+from kernel_lens.agent.types import JobRequest, NcuRequest, ProfileError, SweepRequest
 from kernel_lens.analysis.names import short_kernel_name
 from kernel_lens.analysis.param_edit import int_parameters, parameter_edits
 from kernel_lens.lsp.common import (
     clear_diagnostics,
     document_source,
+    failure_message,
     request_failed,
     require_trusted,
     resolve_target,
@@ -71,13 +73,39 @@ def ncu_line_for_kernel(kernel: dict[str, Any], profile: dict[str, Any] | None) 
 
 
 async def _job(
-    ls: KernelLensServer, uri: str, qualname: str, title: str, method: str, params: dict[str, Any]
+    ls: KernelLensServer,
+    uri: str,
+    qualname: str,
+    title: str,
+    request: JobRequest,
+    check: Callable[[dict[str, Any]], object],
 ) -> dict[str, Any]:
-    result = await run_job(
-        ls, uri=uri, qualname=qualname, title=title, params=params, method=method
-    )
+    """Run a job; ``check`` raises when its result cannot be used.
+
+    Raises:
+        ProfileError: the job failed, or its result is unusable (``internal``).
+    """
+    result = await run_job(ls, uri=uri, qualname=qualname, title=title, request=request)
+    try:
+        check(result)
+    except Exception as exc:  # a result the server cannot use: the job failed all the same
+        status(ls, "error", f"{qualname}: internal", uri)
+        raise ProfileError(
+            "internal", f"unusable result from the agent: {failure_message(exc)}"
+        ) from None
     status(ls, "idle", title, uri)
     return result
+
+
+def _check_ncu(result: dict[str, Any]) -> None:
+    for kernel in result["kernels"]:
+        [hint["kind"] for hint in kernel["hints"]]
+    str(result["report_path"])
+
+
+def _check_sweep(result: dict[str, Any]) -> None:
+    best = result["sweep"]["best"]
+    float(best["median_ms"]), int(best["value"]), str(result["device"])
 
 
 def _publish_hints(
@@ -166,11 +194,16 @@ def setup(ls: KernelLensServer) -> None:
         ls.log(f"Nsight Compute ({args.set}) on {function}", types.MessageType.Info)
         try:
             source = document_source(ls, args.uri)
+            request = NcuRequest(
+                path=uri_to_path(args.uri),
+                text=source,
+                function=function,
+                set=args.set,
+                timeout=ls.settings.timeout_seconds,
+            )
             result = await _job(
-                ls, args.uri, function, f"Nsight Compute: {function}", "ncu",
-                {"path": uri_to_path(args.uri), "text": source, "function": function,
-                 "set": args.set, "timeout": ls.settings.timeout_seconds},
-            )  # fmt: skip
+                ls, args.uri, function, f"Nsight Compute: {function}", request, _check_ncu
+            )
         except ProfileError as err:
             ls.log(f"Nsight Compute on {function}: {err}", types.MessageType.Error)
             _show_error(ls, f"Nsight Compute: {err.message}")
@@ -198,13 +231,19 @@ def setup(ls: KernelLensServer) -> None:
         function = _function_of(ls, args.uri, args.function, args.position)
         try:
             source = document_source(ls, args.uri)
+            request = SweepRequest(
+                path=uri_to_path(args.uri),
+                text=source,
+                function=function,
+                param=args.param,
+                values=list(args.values or []),
+                warmup_ms=ls.settings.warmup_ms,
+                budget_ms=min(ls.settings.budget_ms, 200.0),
+                reps=ls.settings.reps,
+            )
             result = await _job(
-                ls, args.uri, function, f"Sweep {args.param} of {function}", "profile",
-                {"path": uri_to_path(args.uri), "text": source, "function": function,
-                 "stages": ["sweep"], "warmup_ms": ls.settings.warmup_ms,
-                 "budget_ms": min(ls.settings.budget_ms, 200.0), "reps": ls.settings.reps,
-                 "extra": {"sweep_param": args.param, "sweep_values": args.values or []}},
-            )  # fmt: skip
+                ls, args.uri, function, f"Sweep {args.param} of {function}", request, _check_sweep
+            )
         except ProfileError as err:
             ls.log(f"sweep {args.param}: {err}", types.MessageType.Error)
             _show_error(ls, f"Sweep {args.param}: {err.message}")

@@ -1,0 +1,140 @@
+"""The event loop stays free (issue 9 item 5): while a heavy request is in flight, lenses and
+hovers answer first; and a closed document's state is released (issue 9 item 1)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from tests.lsp.test_lsp_e2e import (
+    FAKE_AGENT,
+    OPTIONS,
+    SQUARE,
+    _init,
+    click_profile,
+    hover_text,
+    lenses,
+    line0_of,
+    open_doc,
+    server_config,
+    titles,
+)
+
+#: Pairs of events (a CPU op and its kernel) in the synthetic trace: a few seconds to reduce.
+EVENTS = 60_000
+
+
+def write_big_trace(path: Path, pairs: int = EVENTS) -> None:
+    """A Chrome trace with ``pairs`` CPU ops and as many kernels, each 1-2 µs apart."""
+    events: list[dict[str, Any]] = []
+    for i in range(pairs):
+        events.append(
+            {"ph": "X", "cat": "cpu_op", "name": f"aten::op{i % 50}", "pid": 1, "tid": 1,
+             "ts": i * 2.0, "dur": 1.5, "args": {}}
+        )  # fmt: skip
+        events.append(
+            {"ph": "X", "cat": "kernel", "name": f"kernel_{i % 30}", "pid": 0, "tid": 7,
+             "ts": i * 2.0 + 0.5, "dur": 1.0, "args": {"stream": 7}}
+        )  # fmt: skip
+    path.write_text(json.dumps({"traceEvents": events}))
+
+
+@pytest_lsp.fixture(config=server_config())
+async def recorded(lsp_client: LanguageClient) -> Any:
+    await _init(lsp_client, {**OPTIONS, "agentCommand": [sys.executable, str(FAKE_AGENT)]})
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_lenses_and_hovers_answer_while_a_big_trace_is_reduced(
+    recorded: LanguageClient, tmp_path: Path
+) -> None:
+    client = recorded
+    trace = tmp_path / "big_trace.json"
+    write_big_trace(trace)
+    uri = open_doc(client, SQUARE)
+    def0 = line0_of(SQUARE, "def square_three_ways")
+
+    # The heavy request goes out first; the server reads it before the lens request.
+    slow = asyncio.ensure_future(
+        client.protocol.send_request_async("kernelLens/traceFile", {"path": str(trace)})
+    )
+    await asyncio.sleep(0.2)  # the request is written before the lens request
+    items = await asyncio.wait_for(lenses(client, uri), 60)
+    lens_first = not slow.done()
+    hover = await asyncio.wait_for(hover_text(client, uri, def0 + 3, 9), 60)
+    hover_first = not slow.done()
+    result = await asyncio.wait_for(slow, 300)
+
+    assert titles(items, def0)[0] == "$(play) Profile"
+    assert hover is not None and "not profiled yet" in hover
+    assert result.timeline.event_count == 2 * EVENTS
+    assert lens_first, "the code lens waited for the trace: the event loop was blocked"
+    assert hover_first, "the hover waited for the trace: the event loop was blocked"
+
+
+async def test_timeline_window_does_not_block_the_lenses(
+    recorded: LanguageClient, tmp_path: Path
+) -> None:
+    client = recorded
+    trace = tmp_path / "big_trace.json"
+    write_big_trace(trace)
+    uri = open_doc(client, SQUARE)
+    slow = asyncio.ensure_future(
+        client.protocol.send_request_async(
+            "kernelLens/timelineWindow", {"path": str(trace), "start_us": 0, "end_us": 1000}
+        )
+    )
+    await asyncio.sleep(0.2)  # the request is written before the lens request
+    items = await asyncio.wait_for(lenses(client, uri), 60)
+    lens_first = not slow.done()
+    window = await asyncio.wait_for(slow, 300)
+    assert items and list(window.window) == [0, 1000]
+    assert lens_first, "the code lens waited for the window: the event loop was blocked"
+
+
+async def test_closing_a_document_releases_its_results_and_diagnostics(
+    recorded: LanguageClient,
+) -> None:
+    client = recorded
+    uri = open_doc(client, SQUARE)
+    broken = SQUARE.read_text().replace("def square_mul(x):", "def square_mul(x)")
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=broken)],
+        )
+    )
+    outcome = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command="kernelLens.profile", arguments=[{"uri": uri, "function": "square_mul"}]
+        )
+    )
+    assert outcome["error"]["kind"] == "syntax" and list(client.diagnostics[uri])
+
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    for _ in range(100):
+        if not list(client.diagnostics[uri]):
+            break
+        await asyncio.sleep(0.05)
+    assert list(client.diagnostics[uri]) == []
+
+    # Reopened: no result survives (a fresh Profile lens), then a profile works again.
+    uri = open_doc(client, SQUARE)
+    def0 = line0_of(SQUARE, "def square_three_ways")
+    assert titles(await lenses(client, uri), def0)[0] == "$(play) Profile"
+    assert (await click_profile(client, uri, "def square_three_ways", SQUARE))["ok"] is True
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    uri = open_doc(client, SQUARE)
+    assert titles(await lenses(client, uri), def0)[0] == "$(play) Profile"

@@ -301,7 +301,7 @@ const checkProfileKernelTotal: Check<ProfileKernelTotal> = shape<ProfileKernelTo
 
 const checkProfileOp: Check<ProfileOp> = shape<ProfileOp>({
   name: string,
-  dispatch: optional(nullable(listOf(string))),
+  dispatch: optional(listOf(string)),
   device_us: number,
   cpu_us: number,
   calls: number,
@@ -340,7 +340,7 @@ const checkTimelineEvent: Check<TimelineEvent> = shape<TimelineEvent>({
   short: string,
   cat: string,
   line: nullable(int),
-  count: optional(nullable(int)),
+  count: optional(int),
   merged: optional(boolean),
 });
 
@@ -355,7 +355,7 @@ const checkTimelineLane: Check<TimelineLane> = shape<TimelineLane>({
 export const checkTimeline: Check<Timeline> = shape<Timeline>({
   span_us: number,
   window: optional(nullable(numberPair)),
-  path: optional(nullable(string)),
+  path: optional(string),
   event_count: int,
   kept: int,
   lanes: listOf(checkTimelineLane),
@@ -410,7 +410,7 @@ const checkSweepRow: Check<SweepRow> = shape<SweepRow>({
   reps: optional(nullable(number)),
   bytes: optional(nullable(number)),
   gb_per_s: optional(nullable(number)),
-  error: optional(nullable(string)),
+  error: nullable(string),
 });
 
 /** A sweep of an int parameter. */

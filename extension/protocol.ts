@@ -342,7 +342,7 @@ export interface ProfileKernel {
 export interface ProfileOp {
   name: string;
   /** The ops it dispatched to (e.g. `aten::square` -> `aten::pow`). */
-  dispatch?: string[] | null;
+  dispatch?: string[];
   device_us: number;
   cpu_us: number;
   calls: number;
@@ -408,7 +408,7 @@ export interface TimelineEvent {
   /** 1-based source line it comes from, when known. */
   line: number | null;
   /** For a merged block: how many events it stands for. */
-  count?: number | null;
+  count?: number;
   merged?: boolean;
 }
 
@@ -431,7 +431,7 @@ export interface Timeline {
    */
   window?: [number, number] | null;
   /** The trace file it was read from (for `kernelLens/timelineWindow`). */
-  path?: string | null;
+  path?: string;
   /** Complete events in the trace. */
   event_count: number;
   /** Items left after merging short neighbours. */
@@ -500,8 +500,8 @@ export interface SweepRow {
   /** Bytes read and written per call (tensor arguments and results). */
   bytes?: number | null;
   gb_per_s?: number | null;
-  /** Why this value failed; null (or absent) when it was timed. */
-  error?: string | null;
+  /** Why this value failed; null when it was timed. */
+  error: string | null;
 }
 
 /** The sweep of an int parameter of a function. */
@@ -668,7 +668,7 @@ export type FunctionKind = "function" | "method" | "triton_kernel";
 export interface FunctionEntry {
   /** The qualified name (`square`, `Class.method`). */
   name: string;
-  /** 1-based line of its `def`. */
+  /** 0-based line of its `def` keyword. */
   line: number;
   kind: FunctionKind;
 }

@@ -164,7 +164,7 @@ export class ReportPanel implements vscode.Disposable {
       }
       const tab = this.tab;
       this.tab = undefined;
-      this.timelinePath = result.timeline?.path ?? undefined;
+      this.timelinePath = result.timeline?.path;
       this.post({ type: "report", report: result, ...(tab === undefined ? {} : { tab }) });
       this.post({ type: "busy", action: this.busy });
     } catch (error) {

@@ -17,6 +17,7 @@ import {
   RevealReportNotification,
   TimelineWindowRequest,
   TraceFileRequest,
+  FunctionsRequest,
   type AssemblyResult,
   type GeneratedCodeResult,
 } from "../../extension/protocol";
@@ -138,6 +139,15 @@ describe("protocol", () => {
       assert.equal(pythonConstants.get(constant), name, `${constant} in protocol.py`);
     });
   }
+
+  it(
+    "is mirrored by server/kernel_lens/lsp/protocol.py: REQ_FUNCTIONS",
+    { skip: pythonConstants.has("REQ_FUNCTIONS") ? false : "protocol.py has no REQ_FUNCTIONS yet" },
+    () => {
+      assert.equal(FunctionsRequest.method, "kernelLens/functions");
+      assert.equal(pythonConstants.get("REQ_FUNCTIONS"), FunctionsRequest.method);
+    },
+  );
 
   it("accepts well-formed status params only", () => {
     assert.equal(isStatusParams({ state: "idle", message: "" }), true);

@@ -59,7 +59,7 @@ function lineRows(lines: readonly ProfileLine[]): LineRow[] {
     };
     for (const op of line.ops) {
       const name =
-        op.dispatch !== undefined && op.dispatch !== null && op.dispatch.length > 0
+        op.dispatch !== undefined && op.dispatch.length > 0
           ? `${op.name} → ${op.dispatch.join(", ")}`
           : op.name;
       if (op.kernels.length === 0) {

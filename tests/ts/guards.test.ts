@@ -1,0 +1,271 @@
+/**
+ * The run-time checks of the protocol (`guards.ts`): what the combinators accept and the reasons
+ * they give, that every `kernelLens/*` request has the check of its result, and those checks run
+ * on the server's recorded answers: tests/data/protocol/ (one per custom request, recorded from
+ * a real server run by the Python tests) and the older recordings in tests/data/report, cpu, h200.
+ */
+import assert from "node:assert/strict";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
+import * as path from "node:path";
+import { describe, it } from "node:test";
+import {
+  Invalid,
+  RESULT_CHECKS,
+  check,
+  checkAssemblyResult,
+  checkCommandResult,
+  checkFunctionsResult,
+  checkInlineResult,
+  checkNcuFileResult,
+  checkProfile,
+  checkReportResult,
+  checkTimeline,
+  commandFailure,
+  int,
+  is,
+  listOf,
+  nullable,
+  oneOf,
+  optional,
+  recordOf,
+  shape,
+  string,
+  type Check,
+} from "../../extension/guards";
+import type { AssemblyResult } from "../../extension/protocol";
+
+const ROOT = path.resolve(__dirname, "..", "..");
+const PROTOCOL_DATA = path.join(ROOT, "tests", "data", "protocol");
+const readJson = (...parts: string[]): unknown =>
+  JSON.parse(readFileSync(path.join(ROOT, ...parts), "utf8"));
+const source = (...parts: string[]): string =>
+  existsSync(path.join(ROOT, ...parts)) ? readFileSync(path.join(ROOT, ...parts), "utf8") : "";
+
+/** The value, or fails the test with the check's reason. */
+function valid<T>(c: Check<T>, value: unknown, what: string): T {
+  const checked = check(c, value, what);
+  assert.ok(!(checked instanceof Invalid), checked instanceof Invalid ? checked.reason : "");
+  return checked;
+}
+
+/** The reason a check gives for `value`, or fails the test if it accepts it. */
+function reason<T>(c: Check<T>, value: unknown): string {
+  const checked = check(c, value, "result");
+  assert.ok(checked instanceof Invalid, `accepted ${JSON.stringify(value)}`);
+  return checked.reason;
+}
+
+const ASSEMBLY: AssemblyResult = {
+  kernel: "square_kernel",
+  stage: "ptx",
+  arch: "sm_90",
+  asm: ".version 8.4\n",
+  line_map: [{ source_line: 23, asm_lines: [1, 2] }],
+  registers: 16,
+  spills: 0,
+  launcher: "square",
+  warnings: [],
+};
+
+describe("checks", () => {
+  it("return the value itself, with the fields they do not name passing through", () => {
+    const answer = { ...ASSEMBLY, extra: { kept: true } };
+    assert.equal(check(checkAssemblyResult, answer), answer);
+  });
+
+  it("say where and why a value is not of the type", () => {
+    assert.equal(
+      reason(checkAssemblyResult, {
+        ...ASSEMBLY,
+        line_map: [
+          { source_line: 1, asm_lines: [2] },
+          { source_line: 2, asm_lines: [3, "4"] },
+        ],
+      }),
+      'result.line_map[1].asm_lines[1]: expected an integer, got "4"',
+    );
+    assert.equal(
+      reason(checkAssemblyResult, { ...ASSEMBLY, asm: undefined }),
+      "result.asm: expected a string, got nothing",
+    );
+    assert.equal(reason(checkAssemblyResult, []), "result: expected an object, got []");
+    assert.equal(
+      reason(checkAssemblyResult, { ...ASSEMBLY, registers: "16" }),
+      'result.registers: expected a number, got "16"',
+    );
+    assert.match(
+      reason(string, "x".repeat(100).split("")),
+      /^result: expected a string, got .{40}…$/,
+    );
+  });
+
+  it("compose: optional is absent or the type, nullable is null or the type", () => {
+    const c = shape<{ a?: number; b: string | null; k: "x" | "y"; m: Record<string, number> }>({
+      a: optional(int),
+      b: nullable(string),
+      k: oneOf("x", "y"),
+      m: recordOf(int),
+    });
+    assert.equal(is(c)({ b: null, k: "x", m: {} }), true);
+    assert.equal(is(c)({ a: 1, b: "s", k: "y", m: { BLOCK: 1024 } }), true);
+    assert.equal(
+      reason(c, { a: null, b: null, k: "x", m: {} }),
+      "result.a: expected an integer, got null",
+    );
+    assert.equal(reason(c, { b: 1, k: "x", m: {} }), "result.b: expected a string, got 1");
+    assert.equal(reason(c, { b: null, k: "z", m: {} }), 'result.k: expected "x" or "y", got "z"');
+    assert.equal(
+      reason(c, { b: null, k: "x", m: { BLOCK: 1.5 } }),
+      "result.m.BLOCK: expected an integer, got 1.5",
+    );
+    assert.equal(reason(listOf(int), [1, 2.5]), "result[1]: expected an integer, got 2.5");
+  });
+
+  it("read server command results and their failures", () => {
+    assert.deepEqual(valid(checkCommandResult, { ok: true, function: "square", timing: {} }, "r"), {
+      ok: true,
+      function: "square",
+      timing: {},
+    });
+    assert.equal(commandFailure({ ok: true, function: "square" }), undefined);
+    assert.equal(
+      commandFailure({ ok: false, error: { kind: "oom", message: "CUDA OOM" } }),
+      "CUDA OOM",
+    );
+    assert.equal(commandFailure({ ok: false, message: "no such parameter" }), "no such parameter");
+    assert.equal(commandFailure({ ok: false }), "the command failed; see the output");
+  });
+});
+
+/** The methods of protocol.ts's `new RequestType<…>("kernelLens/…")`. */
+function tsRequests(): string[] {
+  const text = source("extension", "protocol.ts");
+  return [...text.matchAll(/new RequestType<[^>]*>\(\s*"([^"]+)"/g)].map((m) => m[1] ?? "");
+}
+
+/** The methods protocol.py's RESULT_TYPES lists (its REQ_* constants resolved). */
+function pythonRequests(): string[] | undefined {
+  const text = source("server", "kernel_lens", "lsp", "protocol.py");
+  const table = /^RESULT_TYPES[^{]*\{([^}]*)\}/m.exec(text)?.[1];
+  if (table === undefined) {
+    return undefined;
+  }
+  const constants = new Map(
+    [...text.matchAll(/^([A-Z][A-Z0-9_]*)\s*(?::[^=]*)?=\s*"([^"]*)"/gm)].map(
+      (m) => [m[1] ?? "", m[2] ?? ""] as const,
+    ),
+  );
+  return [...table.matchAll(/([A-Z][A-Z0-9_]*)\s*:/g)].map((m) => constants.get(m[1] ?? "") ?? "?");
+}
+
+describe("RESULT_CHECKS", () => {
+  it("has the check of every kernelLens/* request of protocol.ts, and nothing else", () => {
+    const requests = tsRequests();
+    assert.ok(requests.length >= 8, `found ${requests.length} requests in protocol.ts`);
+    assert.deepEqual(Object.keys(RESULT_CHECKS).sort(), [...requests].sort());
+  });
+
+  const python = pythonRequests();
+  it(
+    "covers the requests whose result protocol.py declares (RESULT_TYPES)",
+    { skip: python === undefined ? "protocol.py has no RESULT_TYPES" : false },
+    () => {
+      assert.deepEqual(Object.keys(RESULT_CHECKS).sort(), [...(python ?? [])].sort());
+    },
+  );
+});
+
+/**
+ * The recorded answers of tests/data/protocol/: `kernelLens_report.json` is the answer to
+ * `kernelLens/report` (a file may also hold `{method?, params?, result}`: its `result` is checked).
+ */
+function recordedAnswers(): { file: string; method: string; result: unknown }[] {
+  if (!existsSync(PROTOCOL_DATA)) {
+    return [];
+  }
+  return readdirSync(PROTOCOL_DATA)
+    .filter((name) => name.endsWith(".json"))
+    .sort()
+    .map((file) => {
+      const data = readJson("tests", "data", "protocol", file);
+      const wrapped =
+        typeof data === "object" &&
+        data !== null &&
+        "result" in data &&
+        ("params" in data || "method" in data);
+      return {
+        file,
+        method: file.replace(/\.json$/, "").replace("_", "/"),
+        result: wrapped ? (data as { result: unknown }).result : data,
+      };
+    });
+}
+
+describe("recorded answers (tests/data/protocol)", () => {
+  const answers = recordedAnswers();
+  it(
+    "has one answer per kernelLens/* request",
+    { skip: answers.length === 0 ? "tests/data/protocol/ holds no answers yet" : false },
+    () => {
+      assert.deepEqual(
+        answers.map((a) => a.method),
+        Object.keys(RESULT_CHECKS).sort(),
+      );
+    },
+  );
+  for (const answer of answers) {
+    it(`${answer.file} is a ${answer.method} result`, () => {
+      const c = RESULT_CHECKS[answer.method];
+      assert.ok(c !== undefined, `no check for ${answer.method}`);
+      valid(c, answer.result, answer.method);
+    });
+  }
+});
+
+describe("recorded answers (tests/data/report, cpu, h200)", () => {
+  it("report/matmul_relu_timeline.json is a timeline", () => {
+    valid(checkTimeline, readJson("tests", "data", "report", "matmul_relu_timeline.json"), "t");
+  });
+
+  it("report/triton_fused_ncu.json is a kernelLens/ncuFile result", () => {
+    valid(checkNcuFileResult, readJson("tests", "data", "report", "triton_fused_ncu.json"), "n");
+  });
+
+  for (const name of ["square_three_ways_profile.json", "triton_square_profile.json"]) {
+    it(`h200/${name} is a profile, and the profile of a report`, () => {
+      const profile = valid(checkProfile, readJson("tests", "data", "h200", name), name);
+      valid(
+        checkReportResult,
+        {
+          function: profile.function,
+          uri: "file:///k.py",
+          int_parameters: {},
+          profile,
+          timeline: null,
+          ncu: null,
+          sweep: null,
+        },
+        name,
+      );
+    });
+  }
+
+  for (const name of ["inline_square_inline.json", "inline_broken_inline.json"]) {
+    it(`cpu/${name} is a kernelLens/inlineExtension result`, () => {
+      valid(checkInlineResult, readJson("tests", "data", "cpu", name), name);
+    });
+  }
+
+  it("a kernelLens/functions result names kinds from a closed set", () => {
+    const functions = [
+      { name: "square_kernel", line: 4, kind: "triton_kernel" },
+      { name: "Model.forward", line: 20, kind: "method" },
+      { name: "square", line: 30, kind: "function" },
+    ];
+    valid(checkFunctionsResult, { functions }, "f");
+    assert.equal(
+      reason(checkFunctionsResult, { functions: [{ name: "k", line: 1, kind: "kernel" }] }),
+      'result.functions[0].kind: expected "function" or "method" or "triton_kernel", got "kernel"',
+    );
+  });
+});

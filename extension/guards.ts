@@ -6,52 +6,52 @@
  * A {@link Check} takes untrusted JSON and returns it typed, or an {@link Invalid} that says
  * where and why it is not of the type (`result.kernels[2].call_line: expected an integer, got
  * null`). Checks are built from small ones ({@link shape}, {@link listOf}, {@link nullable},
- * {@link optional}, …), and {@link shape} takes one check per field of the declared interface,
- * so the compiler keeps each check in step with its type. Fields a check does not list are not
- * in the type and pass through unread. {@link is} turns a check into a type guard where a yes
+ * {@link optional}, …), and {@link shape} takes one check per field of the declared interface:
+ * the compiler rejects a missing field and a check that lets through more than its field's type
+ * (a check stricter than the type is caught by the tests on recorded answers). Fields not in the
+ * type pass through unread. {@link is} turns a check into a type guard where a yes
  * or no is enough; {@link RESULT_CHECKS} is the check of every `kernelLens/*` request's result.
  *
  * Pure (no `vscode`), so it is unit-tested under node, against the server's recorded answers.
  */
-import type {
-  AsmStage,
-  AssemblyResult,
-  CommandResult,
-  FunctionEntry,
-  FunctionsResult,
-  GeneratedCodeResult,
-  GeneratedKernel,
-  InlineFiles,
-  InlineModule,
-  InlineResult,
-  LineMapEntry,
-  NcuFileResult,
-  NcuHint,
-  NcuKernel,
-  NcuResult,
-  NvccProblem,
-  Profile,
-  ProfileKernel,
-  ProfileKernelTotal,
-  ProfileLine,
-  ProfileOp,
-  ProfileTiming,
-  ReportResult,
-  ResultsChangedParams,
-  RevealReportParams,
-  RunSummary,
-  ServerState,
-  ShowAssemblyArgs,
-  ShowGeneratedCodeArgs,
-  ShowInlineExtensionArgs,
-  ShowReportArgs,
-  StatusParams,
-  SweepResult,
-  SweepRow,
-  Timeline,
-  TimelineEvent,
-  TimelineLane,
-  TraceFileResult,
+import {
+  SERVER_STATES,
+  type AssemblyResult,
+  type CommandResult,
+  type FunctionEntry,
+  type FunctionsResult,
+  type GeneratedCodeResult,
+  type GeneratedKernel,
+  type InlineFiles,
+  type InlineModule,
+  type InlineResult,
+  type LineMapEntry,
+  type NcuFileResult,
+  type NcuHint,
+  type NcuKernel,
+  type NcuResult,
+  type NvccProblem,
+  type Profile,
+  type ProfileKernel,
+  type ProfileKernelTotal,
+  type ProfileLine,
+  type ProfileOp,
+  type ProfileTiming,
+  type ReportResult,
+  type ResultsChangedParams,
+  type RevealReportParams,
+  type RunSummary,
+  type ShowAssemblyArgs,
+  type ShowGeneratedCodeArgs,
+  type ShowInlineExtensionArgs,
+  type ShowReportArgs,
+  type StatusParams,
+  type SweepResult,
+  type SweepRow,
+  type Timeline,
+  type TimelineEvent,
+  type TimelineLane,
+  type TraceFileResult,
 } from "./protocol";
 
 /** Why a value is not of the type a {@link Check} expects. */
@@ -164,7 +164,10 @@ export function recordOf<T>(c: Check<T>): Check<Record<string, T>> {
   };
 }
 
-/** One check per field of T (an optional field's check must accept absence). */
+/**
+ * One check per field of T, each accepting no more than the field's type (an optional field's
+ * check is `optional(…)`, so that absence passes).
+ */
 export type Fields<T> = { readonly [K in keyof T]-?: Check<T[K]> };
 
 /**
@@ -199,7 +202,7 @@ const lineList = listOf(int);
 // Status bar and trust.
 
 export const checkStatusParams: Check<StatusParams> = shape<StatusParams>({
-  state: oneOf<ServerState>("idle", "profiling", "error"),
+  state: oneOf(...SERVER_STATES),
   message: string,
   uri: optional(nullable(string)),
 });
@@ -532,7 +535,6 @@ export const isGeneratedCodeResult = is(checkGeneratedCodeResult);
 export const isInlineResult = is(checkInlineResult);
 export const isProfile = is(checkProfile);
 export const isTimeline = is(checkTimeline);
-export const isNcuResult = is(checkNcuResult);
 export const isSweepResult = is(checkSweepResult);
 export const isReportResult = is(checkReportResult);
 export const isTraceFileResult = is(checkTraceFileResult);
@@ -543,6 +545,3 @@ export const isShowAssemblyArgs = is(checkShowAssemblyArgs);
 export const isShowGeneratedCodeArgs = is(checkShowGeneratedCodeArgs);
 export const isShowInlineExtensionArgs = is(checkShowInlineExtensionArgs);
 export const isShowReportArgs = is(checkShowReportArgs);
-
-/** The compilation stages, for checking a stage read back from a view or state. */
-export const isAsmStage = is(oneOf<AsmStage>("ttir", "ttgir", "llir", "ptx", "sass"));

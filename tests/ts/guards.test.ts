@@ -203,14 +203,17 @@ function recordedAnswers(): { file: string; method: string; result: unknown }[] 
 
 describe("recorded answers (tests/data/protocol)", () => {
   const answers = recordedAnswers();
+  const missing = Object.keys(RESULT_CHECKS).filter((m) => !answers.some((a) => a.method === m));
+  it("are answers to kernelLens/* requests", () => {
+    for (const answer of answers) {
+      assert.ok(answer.method in RESULT_CHECKS, `${answer.file}: no request ${answer.method}`);
+    }
+  });
   it(
-    "has one answer per kernelLens/* request",
-    { skip: answers.length === 0 ? "tests/data/protocol/ holds no answers yet" : false },
+    "hold one answer per kernelLens/* request",
+    { skip: missing.length > 0 ? `no recorded answer yet for ${missing.join(", ")}` : false },
     () => {
-      assert.deepEqual(
-        answers.map((a) => a.method),
-        Object.keys(RESULT_CHECKS).sort(),
-      );
+      assert.deepEqual(answers.map((a) => a.method).sort(), Object.keys(RESULT_CHECKS).sort());
     },
   );
   for (const answer of answers) {

@@ -6,8 +6,9 @@
  * (tests/ts/protocol.test.ts checks the names against the Python file).
  *
  * It holds types and method objects only. What arrives from the server is checked at run time
- * by `guards.ts` (one check per result, params and argument type below), and the checks are
- * run on the server's recorded answers in `tests/data/protocol/` by tests/ts/guards.test.ts.
+ * by `guards.ts` (a check for each request's result, each server notification's params and each
+ * code lens's argument below), and tests/ts/guards.test.ts runs those checks on the server's
+ * recorded answers in `tests/data/protocol/`.
  *
  * It imports no `vscode`, so it can be unit-tested under plain node.
  */

@@ -6,8 +6,9 @@ speaks the real agent protocol (kernel_lens.agent.protocol):
 
 - ``profile`` (and ``sweep``) jobs get tests/data/h200/square_three_ways_profile.json, its path
   replaced by the job's;
-- ``ncu`` jobs get the kernels of tests/data/h200/triton_fused_details.csv (a recorded H200 ncu
-  run), read by the server's own reader.
+- ``ncu`` jobs get the kernels of tests/data/h200/triton_square_small.ncu-rep (a recorded H200
+  ncu run of ``square_kernel``) read with ``ncu_report``, or without it those of
+  tests/data/h200/triton_fused_details.csv, read by Kernel Lens' own readers.
 
 ``--bad FUNCTION=MODE`` makes the jobs on FUNCTION fail in one way a broken agent or a broken
 reply can: ``garbage`` (a line that is not JSON), ``not-an-object`` (a result that is a string),
@@ -22,6 +23,7 @@ from pathlib import Path
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "h200"
 RECORDED = DATA / "square_three_ways_profile.json"
+NCU_REPORT = DATA / "triton_square_small.ncu-rep"
 NCU_CSV = DATA / "triton_fused_details.csv"
 
 
@@ -38,15 +40,21 @@ def _reply(message: dict, out) -> None:
     params = message["params"]
     if message["method"] == "ncu":
         sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "server"))
-        from kernel_lens.analysis.ncu import read_ncu_csv
+        from kernel_lens.ncu_files import read_ncu_file
 
-        kernels = [k.to_json() for k in read_ncu_csv(NCU_CSV.read_text())]
+        try:
+            found, reader = read_ncu_file(str(NCU_REPORT))
+            report = NCU_REPORT
+        except Exception:  # no ncu_report module here: the CSV of another recorded run
+            found, reader = read_ncu_file(str(NCU_CSV))
+            report = NCU_CSV
+        kernels = [k.to_json() for k in found]
         for k in kernels:
-            k["line"] = None
+            k["line"] = None  # recorded on another version of the file: its lines do not apply
         result = {
-            "report_path": str(DATA / "triton_fused_full.ncu-rep"),
+            "report_path": str(report),
             "set": params.get("set", "basic"),
-            "reader": "csv",
+            "reader": reader,
             "kernels": kernels,
             "ncu_log": "",
         }

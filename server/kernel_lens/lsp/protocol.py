@@ -3,8 +3,8 @@
 Mirrored by ``extension/protocol.ts``: change both together.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations`` here: the result types' ``NotRequired`` keys must be
+# known at run time (``__optional_keys__``), where tests check recorded answers against them.
 from typing import Any, Literal, TypeVar
 
 import attrs
@@ -331,10 +331,10 @@ class GeneratedKernel(TypedDict):
 
 
 class RunSummary(TypedDict):
-    """Time (ms) and kernel launches (CUDA) or top-level ops (CPU) per call."""
+    """Time (ms) and kernel launches (CUDA) or top-level ops (CPU) per call (an average)."""
 
     median_ms: float
-    kernels: int
+    kernels: float
 
 
 class GeneratedCodeResult(TypedDict):

@@ -1,0 +1,353 @@
+"""One recorded answer per custom request (issue 9 item 3), checked against the declared result
+types of ``kernel_lens.lsp.protocol`` (``RESULT_TYPES``).
+
+Each test runs the real server (pytest-lsp over stdio), asks one ``kernelLens/*`` request (by
+``position`` where the request takes one, so the server's resolution is exercised) and checks the
+raw JSON answer against its declared type. The answer is written to
+``tests/data/protocol/<method with / replaced by _>.json`` when the file is missing or when
+``KERNEL_LENS_RECORD_PROTOCOL=1``; otherwise the recorded file is checked against the same type
+and must have the live answer's keys. The extension's TypeScript tests check the same files with
+their guards.
+
+Where an answer needs a GPU (Nsight Compute), the agent is the recorded-H200 stand-in
+(``fake_agent.py``) for that step only; everything else comes from the real agent on this machine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import os
+import sys
+import types as pytypes
+import typing
+from pathlib import Path
+from typing import Any, Literal, Union
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pytest_lsp import LanguageClient
+from typing_extensions import NotRequired, is_typeddict
+
+from kernel_lens.lsp.protocol import RESULT_TYPES
+from tests.lsp.test_lsp_e2e import (
+    FAKE_AGENT,
+    OPTIONS,
+    ROOT,
+    _init,
+    click_profile,
+    line0_of,
+    open_doc,
+    server_config,
+)
+
+PROTOCOL = ROOT / "tests" / "data" / "protocol"
+H200 = ROOT / "tests" / "data" / "h200"
+TRITON = ROOT / "kernels" / "triton_square.py"
+FUSION = ROOT / "kernels" / "fusion.py"
+INLINE = ROOT / "kernels" / "inline_square.py"
+#: Recorded files name the repository by this root, so that they do not depend on the checkout.
+FAKE_ROOT = "/home/user/kernel-lens"
+RECORD = os.environ.get("KERNEL_LENS_RECORD_PROTOCOL") == "1"
+
+
+class TypeMismatchError(AssertionError):
+    """A JSON value that does not match its declared type (``where`` is a JSON path)."""
+
+
+def check_type(value: Any, tp: Any, where: str = "$") -> None:
+    """Check JSON ``value`` against a Python type: TypedDict, ``list[…]``, ``dict[str, …]``,
+    unions, ``Literal``, ``None``, ``str``/``int``/``float``/``bool``, ``Any``.
+
+    TypedDicts need their required keys, may lack their ``NotRequired`` ones, and may hold keys
+    they do not declare (the TypeScript side reads only what it declares). JSON numbers: ``float``
+    accepts integers; neither number type accepts booleans.
+
+    Raises:
+        TypeMismatchError: where and how the value differs.
+    """
+    origin = typing.get_origin(tp)
+    if tp is Any:
+        return
+    if tp is None or tp is type(None):
+        if value is not None:
+            raise TypeMismatchError(f"{where}: expected null, got {value!r:.80}")
+        return
+    if origin is NotRequired:
+        check_type(value, typing.get_args(tp)[0], where)
+        return
+    if origin in (Union, pytypes.UnionType):
+        errors = []
+        for option in typing.get_args(tp):
+            try:
+                check_type(value, option, where)
+                return
+            except TypeMismatchError as exc:
+                errors.append(str(exc))
+        raise TypeMismatchError(" / ".join(errors))
+    if origin is Literal:
+        if value not in typing.get_args(tp):
+            raise TypeMismatchError(f"{where}: {value!r:.80} is not one of {typing.get_args(tp)}")
+        return
+    if is_typeddict(tp):
+        if not isinstance(value, dict):
+            raise TypeMismatchError(
+                f"{where}: expected an object ({tp.__name__}), got {value!r:.80}"
+            )
+        hints = typing.get_type_hints(tp, include_extras=True)
+        for key in tp.__required_keys__:
+            if key not in value:
+                raise TypeMismatchError(f"{where}: {tp.__name__} lacks {key!r}")
+        for key, hint in hints.items():
+            if key in value:
+                check_type(value[key], hint, f"{where}.{key}")
+        return
+    if origin is list:
+        if not isinstance(value, list):
+            raise TypeMismatchError(f"{where}: expected a list, got {value!r:.80}")
+        (item,) = typing.get_args(tp)
+        for i, v in enumerate(value):
+            check_type(v, item, f"{where}[{i}]")
+        return
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise TypeMismatchError(f"{where}: expected an object, got {value!r:.80}")
+        key_type, item = typing.get_args(tp)
+        for k, v in value.items():
+            check_type(k, key_type, f"{where} key")
+            check_type(v, item, f"{where}.{k}")
+        return
+    if tp is float:
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+    elif tp is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif tp in (str, bool):
+        ok = isinstance(value, tp)
+    else:
+        raise TypeError(f"{where}: cannot check against {tp!r}")
+    if not ok:
+        raise TypeMismatchError(f"{where}: expected {tp.__name__}, got {value!r:.80}")
+
+
+def normalized(value: Any) -> Any:
+    """The answer with this checkout's root replaced by :data:`FAKE_ROOT` (paths and URIs)."""
+    text = json.dumps(value)
+    text = text.replace(ROOT.as_uri(), "file://" + FAKE_ROOT).replace(str(ROOT), FAKE_ROOT)
+    return json.loads(text)
+
+
+def record_or_compare(method: str, answer: Any) -> Path:
+    """Check the live answer, write it when recording, and check the recorded file."""
+    result_type = RESULT_TYPES[method]
+    check_type(answer, result_type)
+    path = PROTOCOL / f"{method.replace('/', '_')}.json"
+    if RECORD or not path.exists():
+        PROTOCOL.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(normalized(answer), indent=1, sort_keys=True) + "\n")
+    recorded = json.loads(path.read_text())
+    check_type(recorded, result_type)
+    assert sorted(recorded) == sorted(answer), f"{path.name} lacks or has extra keys: re-record"
+    return path
+
+
+def capture_answers(client: LanguageClient) -> dict[Any, Any]:
+    """Keep each response's raw ``result`` (pygls turns custom results into namedtuples)."""
+    raw: dict[Any, Any] = {}
+    structure = client.protocol.structure_message
+
+    def keep(data: dict[str, Any]) -> Any:
+        if "jsonrpc" in data and "id" in data and "result" in data and "method" not in data:
+            raw[data["id"]] = copy.deepcopy(data["result"])
+        return structure(data)
+
+    client.protocol.structure_message = keep  # type: ignore[method-assign]
+    return raw
+
+
+async def ask(client: LanguageClient, raw: dict[Any, Any], method: str, params: Any) -> Any:
+    """Send a request and return its raw JSON answer."""
+    before = set(raw)
+    await asyncio.wait_for(client.protocol.send_request_async(method, params), 300)
+    (new,) = set(raw) - before
+    return raw.pop(new)
+
+
+@pytest_lsp.fixture(config=server_config())
+async def client(lsp_client: LanguageClient) -> Any:
+    await _init(lsp_client, {**OPTIONS, "timeoutSeconds": 300})
+    lsp_client.raw = capture_answers(lsp_client)  # type: ignore[attr-defined]
+    yield
+    await lsp_client.shutdown_session()
+
+
+def position(path: Path, text: str, column: int = 4) -> dict[str, int]:
+    return {"line": line0_of(path, text), "character": column}
+
+
+def test_the_checker_rejects_what_does_not_match() -> None:
+    """The checker is the test's teeth: a wrong answer must fail it."""
+    timeline = json.loads(
+        (ROOT / "tests" / "data" / "report" / "matmul_relu_timeline.json").read_text()
+    )
+    check_type(timeline, RESULT_TYPES["kernelLens/timelineWindow"])
+    for broken in (
+        {k: v for k, v in timeline.items() if k != "lanes"},
+        {**timeline, "span_us": "long"},
+        {**timeline, "lanes": [{**timeline["lanes"][0], "kind": "tpu"}]},
+        {**timeline, "kept": True},
+    ):
+        with pytest.raises(TypeMismatchError):
+            check_type(broken, RESULT_TYPES["kernelLens/timelineWindow"])
+
+
+async def test_functions(client: LanguageClient) -> None:
+    uri = open_doc(client, TRITON)
+    answer = await ask(client, client.raw, "kernelLens/functions", {"uri": uri})  # type: ignore[attr-defined]
+    assert answer["functions"] == [
+        {
+            "name": "square_kernel",
+            "line": line0_of(TRITON, "def square_kernel"),
+            "kind": "triton_kernel",
+        },
+        {"name": "square", "line": line0_of(TRITON, "def square(x"), "kind": "function"},
+        {"name": "square_small", "line": line0_of(TRITON, "def square_small"), "kind": "function"},
+    ]
+    record_or_compare("kernelLens/functions", answer)
+
+
+async def test_assembly_by_position(client: LanguageClient) -> None:
+    uri = open_doc(client, TRITON)
+    params = {"uri": uri, "position": position(TRITON, "tl.load("), "stage": "ptx", "arch": 90}
+    answer = await ask(client, client.raw, "kernelLens/assembly", params)  # type: ignore[attr-defined]
+    assert answer["kernel"] == "square_kernel" and answer["arch"] == "sm_90"
+    assert ".target sm_90a" in answer["asm"]
+    record_or_compare("kernelLens/assembly", answer)
+
+
+async def test_positions_outside_say_where_to_put_the_cursor(client: LanguageClient) -> None:
+    uri = open_doc(client, TRITON)
+    outside = position(TRITON, "DEVICE = ", 0)
+    with pytest.raises(JsonRpcException) as exc:
+        await ask(client, client.raw, "kernelLens/assembly", {"uri": uri, "position": outside})  # type: ignore[attr-defined]
+    assert (
+        f"put the cursor in a @triton.jit kernel (line {outside['line'] + 1} is not in one)"
+        in str(exc.value)
+    )
+    with pytest.raises(JsonRpcException) as exc:
+        await ask(
+            client,
+            client.raw,
+            "kernelLens/report",
+            {"uri": uri, "position": position(TRITON, "tl.load(")},
+        )  # type: ignore[attr-defined]
+    assert "square_kernel is a @triton.jit kernel" in str(exc.value)
+    with pytest.raises(JsonRpcException) as exc:
+        await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command="kernelLens.profile", arguments=[{"uri": uri, "position": outside}]
+            )
+        )
+    assert "put the cursor in a function that launches kernels" in str(exc.value)
+
+
+async def test_generated_code_by_position(client: LanguageClient) -> None:
+    uri = open_doc(client, FUSION)
+    params = {"uri": uri, "position": position(FUSION, "def matmul_relu", 8)}
+    answer = await ask(client, client.raw, "kernelLens/generatedCode", params)  # type: ignore[attr-defined]
+    assert answer["function"] == "matmul_relu"
+    record_or_compare("kernelLens/generatedCode", answer)
+
+
+async def test_inline_extension(client: LanguageClient) -> None:
+    from kernel_lens.agent.stages.inline_ext import find_nvcc
+
+    if find_nvcc() is None:
+        path = PROTOCOL / "kernelLens_inlineExtension.json"
+        if not path.exists():
+            pytest.skip("nvcc not installed and no recorded answer")
+        check_type(json.loads(path.read_text()), RESULT_TYPES["kernelLens/inlineExtension"])
+        return
+    uri = open_doc(client, INLINE)
+    answer = await ask(client, client.raw, "kernelLens/inlineExtension", {"uri": uri})  # type: ignore[attr-defined]
+    assert answer["modules"] and answer["modules"][0]["ptx"]
+    record_or_compare("kernelLens/inlineExtension", answer)
+
+
+async def test_trace_file_and_window(client: LanguageClient) -> None:
+    path = str(H200 / "matmul_relu_trace.json")
+    trace = await ask(client, client.raw, "kernelLens/traceFile", {"path": path})  # type: ignore[attr-defined]
+    assert trace["summary"]["device"] == "NVIDIA H200"
+    record_or_compare("kernelLens/traceFile", trace)
+    span = trace["timeline"]["span_us"]
+    window = await ask(
+        client, client.raw, "kernelLens/timelineWindow",  # type: ignore[attr-defined]
+        {"path": path, "start_us": span * 0.8, "end_us": span * 0.95},
+    )  # fmt: skip
+    assert window["window"] == [span * 0.8, span * 0.95]
+    record_or_compare("kernelLens/timelineWindow", window)
+
+
+async def test_ncu_file(client: LanguageClient) -> None:
+    pytest.importorskip("ncu_report")
+    path = str(H200 / "triton_square_small.ncu-rep")
+    answer = await ask(client, client.raw, "kernelLens/ncuFile", {"path": path})  # type: ignore[attr-defined]
+    assert answer["reader"] == "ncu_report" and answer["kernels"][0]["name"] == "square_kernel"
+    record_or_compare("kernelLens/ncuFile", answer)
+
+
+async def test_report_with_profile_sweep_and_recorded_ncu(client: LanguageClient) -> None:
+    """The report of ``square``: profile and sweep by the real agent, then Nsight Compute by the
+    recorded-H200 stand-in (the agent command changes at run time, as a user's setting can)."""
+    uri = open_doc(client, TRITON)
+    assert (await click_profile(client, uri, "def square(x", TRITON))["ok"]
+    sweep = await asyncio.wait_for(
+        client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command="kernelLens.sweep",
+                arguments=[
+                    {
+                        "uri": uri,
+                        "position": position(TRITON, "grid = "),
+                        "param": "BLOCK_SIZE",
+                        "values": [256, 1024],
+                    }
+                ],
+            )
+        ),
+        300,
+    )
+    assert sweep["ok"] and sweep["function"] == "square", sweep
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(
+            settings={"kernelLens": {"agentCommand": [sys.executable, str(FAKE_AGENT)]}}
+        )
+    )
+    ncu = await asyncio.wait_for(
+        client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command="kernelLens.runNcu",
+                arguments=[{"uri": uri, "position": position(TRITON, "grid = ")}],
+            )
+        ),
+        300,
+    )
+    assert ncu["ok"] and ncu["function"] == "square", ncu
+    params = {"uri": uri, "position": position(TRITON, "return out")}
+    answer = await ask(client, client.raw, "kernelLens/report", params)  # type: ignore[attr-defined]
+    assert answer["function"] == "square"
+    assert answer["profile"] and answer["timeline"] and answer["sweep"] and answer["ncu"]
+    assert [r["value"] for r in answer["sweep"]["rows"]] == [256, 1024]
+    assert answer["int_parameters"] == {"BLOCK_SIZE": 1024}
+    record_or_compare("kernelLens/report", answer)
+
+
+def test_every_custom_request_has_a_recorded_answer() -> None:
+    missing = [m for m in RESULT_TYPES if not (PROTOCOL / f"{m.replace('/', '_')}.json").exists()]
+    assert missing == []
+    for method, result_type in RESULT_TYPES.items():
+        check_type(
+            json.loads((PROTOCOL / f"{method.replace('/', '_')}.json").read_text()), result_type
+        )

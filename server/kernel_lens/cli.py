@@ -277,7 +277,8 @@ def _print_ncu(kernels: list[dict[str, Any]]) -> None:
 
 
 def _cmd_ncu(args: argparse.Namespace) -> int:
-    from kernel_lens.analysis.ncu import NcuError, read_ncu_file
+    from kernel_lens.analysis.ncu import NcuError
+    from kernel_lens.ncu_files import read_ncu_file
 
     if args.ncu_command == "show":
         try:

@@ -127,11 +127,6 @@ def test_the_shared_agent_modules_import_only_the_standard_library() -> None:
     assert violations(PACKAGE, "stdlib-only") == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="lsp/ still imports ProfileError from kernel_lens.agent.errors: the lsp helper switches "
-    "it to kernel_lens.agent.types (issue 9); remove this mark then",
-)
 def test_lsp_takes_only_the_shared_types_and_the_client_from_the_agent() -> None:
     assert violations(PACKAGE, "lsp") == []
 

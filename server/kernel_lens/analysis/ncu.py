@@ -234,13 +234,3 @@ def kernels_from_report(module: ModuleType, ctx: Any) -> list[NcuKernel]:
             k.hints = _rank(hints)
             kernels.append(k)
     return kernels
-
-
-def __getattr__(name: str) -> Any:
-    """Transitional: the file and tool discovery moved to :mod:`kernel_lens.ncu_files` (analysis
-    stays pure); old imports keep working until every caller imports from there."""
-    if name in ("find_ncu", "load_ncu_report_module", "read_ncu_file"):
-        from kernel_lens import ncu_files
-
-        return getattr(ncu_files, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

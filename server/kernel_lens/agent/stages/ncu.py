@@ -29,7 +29,7 @@ PERMISSION_HELP = (
 
 def kernel_lines_from_report(path: str) -> list[int | None]:
     """For each profiled kernel in order, the ``src:<line>`` NVTX range it ran in."""
-    from kernel_lens.analysis.ncu import load_ncu_report_module
+    from kernel_lens.ncu_files import load_ncu_report_module
 
     module = load_ncu_report_module()
     if module is None:
@@ -66,7 +66,8 @@ def run_ncu(
         ProfileError: ``unsupported`` (no ncu, no GPU, counters not permitted), ``not-found``
             (no kernel in the profiled call), ``runtime`` (the child failed).
     """
-    from kernel_lens.analysis.ncu import NcuError, find_ncu, read_ncu_file
+    from kernel_lens.analysis.ncu import NcuError
+    from kernel_lens.ncu_files import find_ncu, read_ncu_file
 
     ncu = find_ncu()
     if ncu is None:

@@ -68,10 +68,34 @@ def huge_print(x):
 
 
 # kernel-lens: inputs = (torch.ones(8),)
+def segfaults(x):
+    import ctypes
+
+    return ctypes.string_at(0)
+
+
+# kernel-lens: inputs = (torch.ones(8),)
+def exits(x):
+    sys.exit(3)
+
+
+# kernel-lens: inputs = (torch.ones(8),)
 def hangs(x):
     y = x + 1
     while True:
         y = y * 1
+"""
+
+
+HANGS_AT_IMPORT = """\
+import time
+
+while True:
+    time.sleep(0.01)
+
+
+def f():
+    return 1
 """
 
 
@@ -151,6 +175,15 @@ async def test_big_messages_and_hangs_cost_one_job(
     printed = await profile(client, uri, "def huge_print")
     assert printed["ok"] is True, str(printed)[:300]
 
+    # Defect 8: a crash names its line and last frames; sys.exit() is an exit error.
+    crash = await profile(client, uri, "def segfaults")
+    assert crash["ok"] is False and crash["error"]["kind"] == "crash", crash
+    assert crash["error"]["line"] == line0("return ctypes.string_at(0)") + 1, crash
+    assert "last frames in segfaults (clean_main.py:" in crash["error"]["message"], crash
+    exited = await profile(client, uri, "def exits")
+    assert exited["ok"] is False and exited["error"]["kind"] == "exit", exited
+    assert exited["error"]["line"] == line0("sys.exit(3)") + 1, exited
+
     # Defect 8: a hang is reported on the line that hangs, not on the def.
     client.workspace_did_change_configuration(
         types.DidChangeConfigurationParams(
@@ -160,6 +193,19 @@ async def test_big_messages_and_hangs_cost_one_job(
     hung = await profile(client, uri, "def hangs")
     assert hung["ok"] is False and hung["error"]["kind"] == "timeout", hung
     assert hung["error"]["line"] in (line0("while True") + 1, line0("y = y * 1") + 1), hung
+
+    # ... and a hang at import on the module-level line that hangs.
+    module = user_files.parent / "clean_import_hang.py"
+    module.write_text(HANGS_AT_IMPORT)
+    hung_uri = open_doc(client, module)
+    lens = next(
+        item
+        for item in await lenses(client, hung_uri)
+        if item.command and item.command.command == "kernelLens.profile"
+    )
+    hung = await click(client, lens)
+    assert hung["ok"] is False and hung["error"]["kind"] == "timeout", hung
+    assert hung["error"]["line"] in (3, 4), hung
 
     after = await profile(client, uri, "def uses_helper")
     assert after["ok"] is True, after

@@ -10,11 +10,12 @@ speaks the real agent protocol (kernel_lens.agent.protocol):
   ncu run of ``square_kernel``) read with ``ncu_report``, or without it those of
   tests/data/h200/triton_fused_details.csv, read by Kernel Lens' own readers.
 
-``--bad FUNCTION=MODE`` makes the jobs on FUNCTION fail in one way a broken agent or a broken
-reply can: ``garbage`` (a line that is not JSON), ``not-an-object`` (a result that is a string),
-``bad-shape`` (a result object of the wrong shape), ``huge-error`` (a 70 MB error message, one
-protocol line), ``odd-kind`` (an error of a kind that does not exist), ``exit`` (the process
-exits without a reply).
+``--started FILE`` appends a line to FILE when the agent starts (to see agents warmed ahead of a
+click). ``--bad FUNCTION=MODE`` makes the jobs on FUNCTION fail in one way a broken agent or a
+broken reply can: ``garbage`` (a line that is not JSON), ``not-an-object`` (a result that is a
+string), ``bad-shape`` (a result object of the wrong shape), ``huge-error`` (a 70 MB error
+message, one protocol line), ``odd-kind`` (an error of a kind that does not exist), ``exit`` (the
+process exits without a reply).
 """
 
 import json
@@ -85,6 +86,9 @@ def _misbehave(message: dict, mode: str, out) -> None:
 
 def main() -> None:
     bad = _bad_modes(sys.argv)
+    if "--started" in sys.argv:
+        with open(sys.argv[sys.argv.index("--started") + 1], "a") as fh:
+            fh.write("started\n")
     out = sys.stdout
     out.write(json.dumps({"event": "ready", "pid": 0, "torch": "recorded", "cuda": True}) + "\n")
     out.flush()

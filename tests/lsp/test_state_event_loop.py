@@ -138,3 +138,58 @@ async def test_closing_a_document_releases_its_results_and_diagnostics(
     )
     uri = open_doc(client, SQUARE)
     assert titles(await lenses(client, uri), def0)[0] == "$(play) Profile"
+
+
+async def _agents_started(marker: Path, at_least: int, seconds: float = 30.0) -> int:
+    for _ in range(int(seconds / 0.1)):
+        count = len(marker.read_text().splitlines()) if marker.exists() else 0
+        if count >= at_least:
+            return count
+        await asyncio.sleep(0.1)
+    return len(marker.read_text().splitlines()) if marker.exists() else 0
+
+
+async def _start_watched(client: LanguageClient, tmp: Path, *, trusted: bool) -> Path:
+    marker = tmp / "started"
+    command = [sys.executable, str(FAKE_AGENT), "--started", str(marker)]
+    await _init(client, {**OPTIONS, "workspaceTrusted": trusted, "agentCommand": command})
+    return marker
+
+
+@pytest_lsp.fixture(config=server_config())
+async def watched_untrusted(lsp_client: LanguageClient, tmp_path_factory: Any) -> Any:
+    lsp_client.marker = await _start_watched(  # type: ignore[attr-defined]
+        lsp_client, tmp_path_factory.mktemp("agents"), trusted=False
+    )
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(config=server_config())
+async def watched_trusted(lsp_client: LanguageClient, tmp_path_factory: Any) -> Any:
+    lsp_client.marker = await _start_watched(  # type: ignore[attr-defined]
+        lsp_client, tmp_path_factory.mktemp("agents"), trusted=True
+    )
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_opening_a_python_file_warms_an_agent(watched_trusted: LanguageClient) -> None:
+    client = watched_trusted
+    marker: Path = client.marker  # type: ignore[attr-defined]
+    await asyncio.sleep(0.5)
+    assert not marker.exists(), "an agent started before any Python file was opened"
+    open_doc(client, SQUARE)
+    assert await _agents_started(marker, 1) >= 1, "no agent was warmed ahead of the click"
+
+
+async def test_trust_granted_warms_an_agent_and_untrusted_runs_none(
+    watched_untrusted: LanguageClient,
+) -> None:
+    client = watched_untrusted
+    marker: Path = client.marker  # type: ignore[attr-defined]
+    open_doc(client, SQUARE)
+    await asyncio.sleep(1.0)
+    assert not marker.exists(), "an agent started in an untrusted workspace"
+    client.protocol.notify("kernelLens/setTrusted", {"trusted": True})
+    assert await _agents_started(marker, 1) >= 1, "trust granted: no agent was warmed"

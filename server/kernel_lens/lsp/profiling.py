@@ -208,6 +208,11 @@ def setup(ls: KernelLensServer) -> None:
             except ProfileError as err:
                 _warn(ls, f"Kernel Lens: {err.message}")
                 return {"ok": False, "error": err.to_json()}
+            try:
+                find_functions(source)
+            except SourceSyntaxError:
+                # Shown as a profile's syntax error is: a diagnostic and a lens.
+                return await profile_function(ls, args.uri, function=None, line0=args.position.line)
             function = resolve_target(source, name=None, position=args.position)
         return await profile_function(ls, args.uri, function=function, line0=args.line)
 

@@ -108,6 +108,33 @@ export async function sendChecked<P, R>(
   return checked;
 }
 
+/**
+ * {@link sendChecked} under a cancellable progress notification titled `title` (see
+ * {@link withProgress}).
+ */
+export function sendWithProgress<P, R>(
+  ctx: Ctx,
+  client: LanguageClient,
+  type: RequestType<P, R, void>,
+  check: Check<R>,
+  params: P,
+  title: string,
+): Thenable<R> {
+  return withProgress(title, (token) => sendChecked(ctx, client, type, check, params, token));
+}
+
+/**
+ * The URI of `source` as the server knows it: as a code lens gave it (sent back unchanged),
+ * else as the client converts it in every other message.
+ */
+export function protocolUri(
+  client: LanguageClient,
+  source: vscode.Uri,
+  lensUri: string | undefined,
+): string {
+  return lensUri ?? client.code2ProtocolConverter.asUri(source);
+}
+
 /** The version of the source document the server will read, if it is open. */
 export function versionOf(source: vscode.Uri): number | undefined {
   return vscode.workspace.textDocuments.find((d) => d.uri.toString() === source.toString())

@@ -25,7 +25,13 @@ import {
   isShowGeneratedCodeArgs,
 } from "../guards";
 import { ASM_STAGES, AssemblyRequest, GeneratedCodeRequest, type AsmStage } from "../protocol";
-import { reportFailure, runningClient, sendChecked, versionOf, withProgress } from "../requests";
+import {
+  protocolUri,
+  reportFailure,
+  runningClient,
+  sendWithProgress,
+  versionOf,
+} from "../requests";
 import type { Views } from "./documents";
 import { assemblyLink, generatedCodeLink } from "./lineMap";
 import {
@@ -100,20 +106,15 @@ async function showGeneratedCode(ctx: Ctx, views: Views, arg: unknown): Promise<
     return;
   }
   const method = GeneratedCodeRequest.method;
-  const uri = target.lensUri ?? client.code2ProtocolConverter.asUri(target.source);
   const sourceVersion = versionOf(target.source);
   try {
-    const result = await withProgress(
+    const result = await sendWithProgress(
+      ctx,
+      client,
+      GeneratedCodeRequest,
+      checkGeneratedCodeResult,
+      functionParams(protocolUri(client, target.source, target.lensUri), target.at),
       `${DISPLAY_NAME}: torch.compile ${pointerLabel(target.at, "function")}…`,
-      (token) =>
-        sendChecked(
-          ctx,
-          client,
-          GeneratedCodeRequest,
-          checkGeneratedCodeResult,
-          functionParams(uri, target.at),
-          token,
-        ),
     );
     // The function's name as the server resolved it (from the cursor) names the view.
     const name = result.function;
@@ -145,20 +146,15 @@ async function showAssembly(ctx: Ctx, views: Views, arg: unknown): Promise<void>
     return;
   }
   const method = AssemblyRequest.method;
-  const uri = target.lensUri ?? client.code2ProtocolConverter.asUri(target.source);
   const sourceVersion = versionOf(target.source);
   try {
-    const result = await withProgress(
+    const result = await sendWithProgress(
+      ctx,
+      client,
+      AssemblyRequest,
+      checkAssemblyResult,
+      assemblyParams(protocolUri(client, target.source, target.lensUri), target.at, stage),
       `${DISPLAY_NAME}: compiling ${label} to ${STAGE_LABELS[stage]}…`,
-      (token) =>
-        sendChecked(
-          ctx,
-          client,
-          AssemblyRequest,
-          checkAssemblyResult,
-          assemblyParams(uri, target.at, stage),
-          token,
-        ),
     );
     // The kernel's name as the server resolved it (from the cursor) names the view.
     const name = result.kernel;

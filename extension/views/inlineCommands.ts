@@ -29,7 +29,13 @@ import {
 import { LineLink, assemblyLink } from "./lineMap";
 import { checkInlineResult, isShowInlineExtensionArgs } from "../guards";
 import { InlineExtensionRequest, type InlineModule } from "../protocol";
-import { reportFailure, runningClient, sendChecked, versionOf, withProgress } from "../requests";
+import {
+  protocolUri,
+  reportFailure,
+  runningClient,
+  sendWithProgress,
+  versionOf,
+} from "../requests";
 import { fileName } from "../status";
 import type { Views } from "./documents";
 import { inlineInfo } from "./virtualDocs";
@@ -245,22 +251,20 @@ class InlineCommands {
       return undefined;
     }
     const method = InlineExtensionRequest.method;
-    const uri = target.lensUri ?? client.code2ProtocolConverter.asUri(target.source);
+    const uri = protocolUri(client, target.source, target.lensUri);
     const sourceVersion = versionOf(target.source);
     const file = fileName(target.source.toString());
     const title = build
       ? `${DISPLAY_NAME}: building the load_inline modules of ${file} (ninja, nvcc, c++)…`
       : `${DISPLAY_NAME}: nvcc: compiling the load_inline CUDA sources of ${file}…`;
     try {
-      const result = await withProgress(title, (token) =>
-        sendChecked(
-          this.ctx,
-          client,
-          InlineExtensionRequest,
-          checkInlineResult,
-          build ? { uri, build } : { uri },
-          token,
-        ),
+      const result = await sendWithProgress(
+        this.ctx,
+        client,
+        InlineExtensionRequest,
+        checkInlineResult,
+        build ? { uri, build } : { uri },
+        title,
       );
       for (const m of result.modules) {
         const { errors, warnings } = problemCounts(m);

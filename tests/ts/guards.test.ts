@@ -12,7 +12,6 @@ import {
   Invalid,
   RESULT_CHECKS,
   check,
-  checkAssemblyResult,
   checkCommandResult,
   checkFunctionsResult,
   checkInlineResult,
@@ -32,7 +31,7 @@ import {
   string,
   type Check,
 } from "../../extension/guards";
-import type { AssemblyResult } from "../../extension/protocol";
+import type { InlineResult } from "../../extension/protocol";
 
 const ROOT = path.resolve(__dirname, "..", "..");
 const PROTOCOL_DATA = path.join(ROOT, "tests", "data", "protocol");
@@ -55,44 +54,50 @@ function reason<T>(c: Check<T>, value: unknown): string {
   return checked.reason;
 }
 
-const ASSEMBLY: AssemblyResult = {
-  kernel: "square_kernel",
-  stage: "ptx",
-  arch: "sm_90",
-  asm: ".version 8.4\n",
-  line_map: [{ source_line: 23, asm_lines: [1, 2] }],
-  registers: 16,
-  spills: 0,
-  launcher: "square",
-  warnings: [],
-};
+/** A recorded kernelLens/inlineExtension answer (`kernels/inline_square.py`), fresh each call. */
+const inlineAnswer = (): InlineResult =>
+  readJson("tests", "data", "cpu", "inline_square_inline.json") as InlineResult;
+
+/** The answer with its first module changed by `change`. */
+function withModule(change: (module: Record<string, unknown>) => void): unknown {
+  const answer = inlineAnswer();
+  const module = answer.modules[0];
+  assert.ok(module !== undefined);
+  change(module as unknown as Record<string, unknown>);
+  return answer;
+}
 
 describe("checks", () => {
   it("return the value itself, with the fields they do not name passing through", () => {
-    const answer = { ...ASSEMBLY, extra: { kept: true } };
-    assert.equal(check(checkAssemblyResult, answer), answer);
+    const answer = { ...inlineAnswer(), extra: { kept: true } };
+    assert.equal(check(checkInlineResult, answer), answer);
   });
 
   it("say where and why a value is not of the type", () => {
     assert.equal(
-      reason(checkAssemblyResult, {
-        ...ASSEMBLY,
-        line_map: [
-          { source_line: 1, asm_lines: [2] },
-          { source_line: 2, asm_lines: [3, "4"] },
-        ],
-      }),
-      'result.line_map[1].asm_lines[1]: expected an integer, got "4"',
+      reason(
+        checkInlineResult,
+        withModule((m) => {
+          (m["line_map"] as { asm_lines: unknown[] }[])[1]?.asm_lines.splice(1, 1, "61");
+        }),
+      ),
+      'result.modules[0].line_map[1].asm_lines[1]: expected an integer, got "61"',
     );
     assert.equal(
-      reason(checkAssemblyResult, { ...ASSEMBLY, asm: undefined }),
-      "result.asm: expected a string, got nothing",
+      reason(
+        checkInlineResult,
+        withModule((m) => delete m["arch"]),
+      ),
+      "result.modules[0].arch: expected a string, got nothing",
     );
-    assert.equal(reason(checkAssemblyResult, []), "result: expected an object, got []");
     assert.equal(
-      reason(checkAssemblyResult, { ...ASSEMBLY, registers: "16" }),
-      'result.registers: expected a number, got "16"',
+      reason(
+        checkInlineResult,
+        withModule((m) => (m["ptx_seconds"] = "1.5")),
+      ),
+      'result.modules[0].ptx_seconds: expected a number, got "1.5"',
     );
+    assert.equal(reason(checkInlineResult, []), "result: expected an object, got []");
     assert.match(
       reason(string, "x".repeat(100).split("")),
       /^result: expected a string, got .{40}…$/,

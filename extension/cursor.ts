@@ -2,10 +2,11 @@
  * What a command sends to name its function or kernel: the name a code lens or a view gave, or
  * else the cursor, which the server resolves (`server/kernel_lens/analysis/functions.py`); the
  * extension does not read Python itself. The server's answer carries the name it resolved, and
- * when the cursor is in no function it fails with a message for the user.
+ * when the cursor is in no function it fails with a message for the user ({@link isUserReady}).
  *
  * Pure (no `vscode` import), so it is unit-tested under plain node.
  */
+import { DISPLAY_NAME } from "./constants";
 import type { AssemblyParams, AsmStage, Position } from "./protocol";
 
 /** A function or kernel by name, or the cursor in its document. */
@@ -48,4 +49,13 @@ export function assemblyParams(uri: string, at: Pointer, stage: AsmStage): Assem
  */
 export function pointerLabel(at: Pointer, what: "function" | "kernel"): string {
   return "name" in at ? at.name : `the ${what} at line ${at.position.line + 1}`;
+}
+
+/**
+ * Whether a server error message is a complete sentence for the user about what was asked,
+ * shown as is: it starts with "Kernel Lens: " (e.g. "Kernel Lens: put the cursor in a
+ * @triton.jit kernel (line 12 is not in one)."). Other errors say what broke.
+ */
+export function isUserReady(message: string): boolean {
+  return message.startsWith(`${DISPLAY_NAME}: `);
 }

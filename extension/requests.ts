@@ -13,6 +13,7 @@ import {
 import { CancelledError, untilCancelled } from "./async";
 import { DISPLAY_NAME } from "./constants";
 import type { Ctx } from "./ctx";
+import { isUserReady } from "./cursor";
 import { Invalid, type Check } from "./guards";
 
 /**
@@ -45,14 +46,11 @@ export function isCancellation(error: unknown): boolean {
 }
 
 /**
- * A server message that is a complete sentence for the user, about what the user asked rather
- * than about something that broke: it starts with "Kernel Lens: " (e.g. "Kernel Lens: put the
- * cursor in a @triton.jit kernel (line 12 is not in one)." when an at-cursor request's position
- * is in no function). Undefined for any other error.
+ * The server's error message when it is a complete sentence for the user ({@link isUserReady}),
+ * e.g. when an at-cursor request's position is in no function; undefined for any other error.
  */
 export function userMessage(error: unknown): string | undefined {
-  const message = error instanceof ResponseError ? error.message : undefined;
-  return message?.startsWith(`${DISPLAY_NAME}: `) === true ? message : undefined;
+  return error instanceof ResponseError && isUserReady(error.message) ? error.message : undefined;
 }
 
 /**

@@ -9,6 +9,7 @@ import {
   cursorParams,
   cursorPosition,
   functionParams,
+  isUserReady,
   pointerLabel,
 } from "../../extension/cursor";
 
@@ -75,6 +76,24 @@ describe("pointerLabel", () => {
     assert.equal(
       pointerLabel({ position: { line: 22, character: 1 } }, "kernel"),
       "the kernel at line 23",
+    );
+  });
+});
+
+describe("isUserReady", () => {
+  it("takes the server's sentences for the user, as the server words them", () => {
+    assert.equal(
+      isUserReady("Kernel Lens: put the cursor in a @triton.jit kernel (line 12 is not in one)."),
+      true,
+    );
+    assert.equal(isUserReady("Kernel Lens: fix the syntax error first (line 3)."), true);
+  });
+
+  it("leaves other failures to the error path (with Show Output)", () => {
+    assert.equal(isUserReady("compile: CompilationError at 4:8 (line 12)"), false);
+    assert.equal(
+      isUserReady("Kernel Lens runs your code to compile it: trust this workspace first."),
+      false,
     );
   });
 });

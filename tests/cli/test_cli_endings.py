@@ -79,6 +79,7 @@ def test_a_segfault_is_a_crash(tmp_path: Path) -> None:
     err = error_of(path, "f")
     assert err["kind"] == "crash"
     assert "SIGSEGV" in err["message"]
+    assert err["line"] == lineno(path, "ctypes.string_at(0)")
 
 
 def test_keyboard_interrupt_raised_by_the_code_is_interrupted(tmp_path: Path) -> None:
@@ -109,6 +110,8 @@ def test_an_infinite_loop_ends_at_the_timeout(tmp_path: Path, body: str) -> None
     assert code == 1, err
     assert out["error"]["kind"] == "timeout"
     assert "3 s" in out["error"]["message"] and "--timeout" in out["error"]["message"]
+    # The line that was running when the time ran out (the agent's stack dump).
+    assert out["error"]["line"] in (lineno(path, "while True"), lineno(path, "pass"))
     # The agent's start is not part of the job's time; the job itself stopped at 3 s.
     assert seconds < 120
 

@@ -84,11 +84,11 @@ def _function_lenses(
 
 def document_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.CodeLens]:
     """All lenses of one document, from its current text and the stored results."""
+    state = ls.documents.peek(uri)
     try:
         functions = find_functions(source)
     except SourceSyntaxError as exc:
         line0 = max((exc.line or 1) - 1, 0)
-        state = ls.documents.peek(uri)
         failed = state.syntax_error if state is not None else None
         title = (
             error_lens_title({"kind": "syntax", "message": str(exc)})
@@ -97,7 +97,6 @@ def document_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.C
         )
         return [_lens(line0, title)]
     records = {r.qualname: r for r in ls.documents.records(uri)}
-    state = ls.documents.peek(uri)
     lenses: list[types.CodeLens] = []
     for info in functions:
         first0 = info.first_line - 1

@@ -1,6 +1,6 @@
 """Cold and warm click-to-lenses time of the language server, and the agents' host memory.
 
-    python benchmarks/bench_agent_warm.py [--warm 5] [--delay 8] [--function square_three_ways]
+    python benchmarks/bench_agent_warm.py [--warm 5] [--think 3] [--delay 8] [--function …]
 
 Three server sessions over stdio with a real pygls client, each opening kernels/square.py (the
 workspace is trusted by default) and executing the Profile lens's command as VS Code does:
@@ -9,22 +9,28 @@ workspace is trusted by default) and executing the Profile lens's command as VS 
   → lenses is reported, and click → lenses);
 - *cold, after the prewarm delay*: the click comes ``--delay`` seconds after the open, the time a
   user takes to read the file (the server may warm an agent meanwhile);
-- *warm*: ``--warm`` further clicks in that second session.
+- *warm*: ``--warm`` further clicks in that second session, each ``--think`` seconds after the
+  last result (the time to read it), then ``--warm`` clicks back to back.
 
 After the clicks the script waits for the agents to settle and reads the resident memory (RSS,
-``/proc/PID/status`` VmRSS) of every agent process the server started: with a spare agent this is
-the spare's cost while the user reads results. The timing budget of the extension (500 ms) is part
-of every click, as it is part of what a user waits.
+``/proc/PID/status`` VmRSS) of every agent process the server started, and their GPU memory
+(``nvidia-smi``) where there is a GPU: with a spare agent this is the spare's cost while the user
+reads results. The timing budget of the extension (500 ms) is part of every click, as it is part
+of what a user waits. ``--agent-command`` passes ``kernelLens.agentCommand`` (a JSON list), e.g.
+to measure an older checkout put first on ``PYTHONPATH``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import os
 import platform
+import shutil
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -62,10 +68,38 @@ def _rss_mib(pid: int) -> float:
     return 0.0
 
 
+def _gpu_mib(pids: list[int]) -> list[float]:
+    """GPU memory of ``pids`` in MiB (empty without nvidia-smi)."""
+    if not shutil.which("nvidia-smi"):
+        return []
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-compute-apps=pid,used_memory", "--format=csv,noheader,nounits"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    rows = [line.split(",") for line in out.splitlines() if line.strip()]
+    return [float(mem) for pid, mem in rows if int(pid) in pids]
+
+
 async def session(
-    function: str, delay_s: float, clicks: int, budget_ms: float, settle_s: float
-) -> tuple[float, list[float], list[float]]:
-    """One server: (start→first lenses s, click→lenses s per click, agents' RSS MiB)."""
+    function: str,
+    delay_s: float,
+    clicks: int,
+    budget_ms: float,
+    settle_s: float,
+    *,
+    think_s: float = 0.0,
+    think_clicks: int = 0,
+    agent_command: list[str] | None = None,
+) -> tuple[float, list[float], list[float], list[float]]:
+    """One server: (start→first lenses s, click→lenses s per click, agents' RSS and GPU MiB).
+
+    Clicks 1..``think_clicks`` come ``think_s`` after the previous result; the rest at once.
+    """
     client = LanguageClient("kernel-lens-bench", "v1")
 
     @client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
@@ -78,7 +112,11 @@ async def session(
         types.InitializeParams(
             capabilities=types.ClientCapabilities(),
             root_uri=ROOT.as_uri(),
-            initialization_options={"timeoutSeconds": 300, "timing": {"budgetMs": budget_ms}},
+            initialization_options={
+                "timeoutSeconds": 300,
+                "timing": {"budgetMs": budget_ms},
+                **({"agentCommand": agent_command} if agent_command else {}),
+            },
         )
     )
     client.initialized(types.InitializedParams())
@@ -94,6 +132,8 @@ async def session(
     first_total = 0.0
     times: list[float] = []
     for i in range(clicks):
+        if 1 <= i <= think_clicks:
+            await asyncio.sleep(think_s)
         t0 = time.perf_counter()
         outcome = await client.workspace_execute_command_async(
             types.ExecuteCommandParams(
@@ -113,19 +153,32 @@ async def session(
             first_total = t1 - t_start
     await asyncio.sleep(settle_s)
     server_pid = client._server.pid if client._server else 0  # noqa: SLF001
-    rss = [_rss_mib(pid) for pid in _children(server_pid)]
+    agents = _children(server_pid)
+    rss = [_rss_mib(pid) for pid in agents]
+    gpu = _gpu_mib(agents)
     await client.shutdown_async(None)
     client.exit(None)
     await client.stop()
-    return first_total, times, rss
+    return first_total, times, rss, gpu
 
 
 async def run(args: argparse.Namespace) -> None:
-    cold_total, cold, _ = await session(args.function, 0.0, 1, args.budget_ms, 0.0)
-    pre_total, clicks, rss = await session(
-        args.function, args.delay, 1 + args.warm, args.budget_ms, args.settle
+    command = json.loads(args.agent_command) if args.agent_command else None
+    cold_total, cold, _, _ = await session(
+        args.function, 0.0, 1, args.budget_ms, 0.0, agent_command=command
     )
-    warm = clicks[1:]
+    pre_total, clicks, rss, gpu = await session(
+        args.function,
+        args.delay,
+        1 + 2 * args.warm,
+        args.budget_ms,
+        args.settle,
+        think_s=args.think,
+        think_clicks=args.warm,
+        agent_command=command,
+    )
+    read = clicks[1 : 1 + args.warm]
+    rapid = clicks[1 + args.warm :]
     print(
         f"# agent warm-up · kernels/square.py::{args.function} · timing budget "
         f"{args.budget_ms:g} ms · {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} · "
@@ -137,23 +190,29 @@ async def run(args: argparse.Namespace) -> None:
     print(f"| cold click, no delay: server start → lenses | {cold_total:.2f} |")
     print(f"| first click {args.delay:g} s after open: click → lenses | {clicks[0]:.2f} |")
     print(f"| first click {args.delay:g} s after open: server start → lenses | {pre_total:.2f} |")
-    if warm:
-        print(
-            f"| warm click (median of {len(warm)}; min {min(warm):.2f}, max {max(warm):.2f}) "
-            f"| {statistics.median(warm):.2f} |"
-        )
-    total = sum(rss)
+    for label, values in (
+        (f"{args.think:g} s after the last result", read),
+        ("back to back", rapid),
+    ):
+        if values:
+            print(
+                f"| warm click, {label} (median of {len(values)}; min {min(values):.2f}, "
+                f"max {max(values):.2f}) | {statistics.median(values):.2f} |"
+            )
     each = ", ".join(f"{r:.0f}" for r in rss) or "none"
+    gpu_text = f"; GPU MiB: {', '.join(f'{g:.0f}' for g in gpu)}" if gpu else ""
     print(
         f"\nagent processes {args.settle:g} s after the last click: {len(rss)} "
-        f"(RSS MiB: {each}; total {total:.0f} MiB)"
+        f"(RSS MiB: {each}; total {sum(rss):.0f} MiB{gpu_text})"
     )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--function", default="square_three_ways")
-    parser.add_argument("--warm", type=int, default=5)
+    parser.add_argument("--warm", type=int, default=5, help="warm clicks of each kind")
+    parser.add_argument("--think", type=float, default=3.0, help="seconds from result to click")
+    parser.add_argument("--agent-command", default=None, help="kernelLens.agentCommand (JSON)")
     parser.add_argument("--delay", type=float, default=8.0, help="seconds from open to click")
     parser.add_argument("--settle", type=float, default=8.0, help="seconds before reading RSS")
     parser.add_argument("--budget-ms", type=float, default=500.0)

@@ -43,6 +43,8 @@ _WARM_MODULES = (
 #: Characters of an error message / traceback sent (a 70 MB exception message helps no one).
 MAX_MESSAGE_CHARS = 20_000
 MAX_TRACEBACK_CHARS = 200_000
+#: The parent waits for this spare: warm up at normal priority.
+HURRY = b'{"method":"hurry"}'
 
 
 def _take_protocol_channels() -> tuple[BinaryIO, BinaryIO]:
@@ -68,9 +70,29 @@ def _end_now() -> None:
     os._exit(0)
 
 
+def _scheduling(policy_name: str, *, all_threads: bool = True) -> None:
+    """Put every thread of this process under ``SCHED_IDLE`` or back to ``SCHED_OTHER`` (Linux).
+
+    A spare warms up under ``SCHED_IDLE``: it only takes CPU time nobody else wants, so it does
+    not disturb the job that is running meanwhile. A job (or a ``hurry`` from a parent waiting
+    for this spare) puts every thread back to the normal policy, which an unprivileged process may
+    do (its nice value is unchanged).
+    """
+    policy = getattr(os, policy_name, None)
+    if policy is None or not hasattr(os, "sched_setscheduler"):
+        return
+    try:
+        tids = [int(t) for t in os.listdir("/proc/self/task")] if all_threads else [0]
+    except OSError:
+        tids = [0]
+    for tid in tids:
+        with contextlib.suppress(OSError):
+            os.sched_setscheduler(tid, policy, os.sched_param(0))
+
+
 def _read_requests(stream: BinaryIO, inbox: queue.Queue[bytes]) -> None:
     """The watchdog: forward request lines; when the input closes, end the agent."""
-    pending = b""
+    parts: list[bytes] = []
     while True:
         try:
             chunk = stream.read(1 << 16)
@@ -79,10 +101,17 @@ def _read_requests(stream: BinaryIO, inbox: queue.Queue[bytes]) -> None:
         if not chunk:
             _end_now()
             return
-        pending += chunk
-        *lines, pending = pending.split(b"\n")
+        *lines, rest = chunk.split(b"\n")
         for line in lines:
-            inbox.put(line)
+            parts.append(line)
+            request = b"".join(parts)
+            parts.clear()
+            if request.strip() == HURRY:
+                _scheduling("SCHED_OTHER")
+            else:
+                inbox.put(request)
+        if rest:
+            parts.append(rest)
 
 
 def _warm_up(ready: dict[str, Any]) -> None:
@@ -160,6 +189,8 @@ def main() -> int:
         target=_read_requests, args=(proto_in, inbox), name="kernel-lens-watchdog", daemon=True
     ).start()
 
+    # This thread only (and the threads it starts): the watchdog stays responsive.
+    _scheduling("SCHED_IDLE", all_threads=False)
     ready: dict[str, Any] = {
         "event": "ready",
         "pid": os.getpid(),
@@ -193,6 +224,7 @@ def main() -> int:
             send({"id": job_id, "error": _error("internal", f"unknown {method!r}", None, None)})
             continue
         params = message.get("params") or {}
+        _scheduling("SCHED_OTHER")
 
         def progress(stage: str, text: str, job_id: Any = job_id) -> None:
             send({"id": job_id, "progress": {"stage": stage, "message": text}})

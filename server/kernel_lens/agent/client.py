@@ -3,10 +3,11 @@
 Every job runs on its own agent process, so nothing of the user's (modules, cwd, ``sys.path``,
 environment, monkeypatches, threads, GPU memory) survives into the next job. It stays warm: a
 *spare* agent (torch imported, the profiler started once, CUDA initialised) is started ahead of
-the click by :meth:`AgentClient.prewarm` and again after each job; a job takes the spare and the
-used agent is killed with its process group. A crash (``os._exit``, a segfault, a CUDA fault), a
-hang past the timeout or a cancel costs that one job, and its error names the user's line that
-was running (from the agent's ``faulthandler`` output). Design and costs: docs/robustness.md.
+the click by :meth:`AgentClient.prewarm`, and again by each job once it has finished timing (the
+spare warms under ``SCHED_IDLE`` while a job runs); a job takes the spare and the used agent is
+killed with its process group. A crash (``os._exit``, a segfault, a CUDA fault), a hang past the
+timeout or a cancel costs that one job, and its error names the user's line that was running
+(from the agent's ``faulthandler`` output). Design and costs: docs/robustness.md.
 """
 
 from __future__ import annotations
@@ -42,6 +43,12 @@ MAX_MESSAGE_BYTES = 1 << 30
 #: Lines of stderr kept for crash and timeout diagnostics (faulthandler prints up to 100 frames
 #: per thread).
 _RECENT_LINES = 1_000
+#: Tells a warming spare that a job waits for it (it warms under ``SCHED_IDLE`` until then).
+HURRY = b'{"method":"hurry"}'
+#: Progress stages after a profile's timing: the next spare may start warming meanwhile.
+_AFTER_TIMING = frozenset({"ops", "trace", "done"})
+#: Stages that time the function again later in the job (the spare waits for the end).
+_TIMED_LATE = frozenset({"compiled", "sweep"})
 #: Kineto's start/stop trace lines (printed by some torch builds at every profile).
 _NOISE = re.compile(r"^USDT:.*SyncActivityProfilerHandler\.cpp:\d+\] profiler_(start|stop)$")
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -230,6 +237,12 @@ class _Agent:
                 "crash", f"the agent ({' '.join(argv)}) did not start: {clip(raw.decode(), 300)}"
             ) from None
 
+    def hurry(self) -> None:
+        """Ask a spare that is still warming (under ``SCHED_IDLE``) to finish at normal priority."""
+        if self.proc is not None and self.proc.stdin is not None:
+            with contextlib.suppress(Exception):
+                self.proc.stdin.write(HURRY + b"\n")
+
     def _line(self, raw: bytes, dropped: int) -> None:
         text = raw.decode("utf-8", "replace").rstrip("\r")
         if dropped:
@@ -341,9 +354,12 @@ class AgentClient:
         self.spare = spare
         self._log = log
         self._spare_task: asyncio.Task[_Agent] | None = None
+        self._spare_agent: _Agent | None = None
         self._busy: _Agent | None = None
         self._lock = asyncio.Lock()
         self._ids = itertools.count(1)
+        #: Bumped by :meth:`kill`: a job that was running then starts no spare after it.
+        self._generation = 0
         #: The ready line of the agent that ran the last job (python, torch, cuda, device).
         self.info: dict[str, Any] = {}
 
@@ -389,8 +405,8 @@ class AgentClient:
             return [*self.argv_prefix, "-c", boot, _PACKAGE_ROOT]
         return [*self.argv_prefix, "-m", "kernel_lens.agent"]
 
-    async def _start_agent(self) -> _Agent:
-        agent = _Agent(self._log)
+    async def _start_agent(self, agent: _Agent | None = None) -> _Agent:
+        agent = agent or _Agent(self._log)
         cwd = self.cwd if self.cwd and os.path.isdir(self.cwd) else None
         await agent.start(self._argv(), self._env(), cwd)
         return agent
@@ -403,7 +419,8 @@ class AgentClient:
                 return
             if not task.cancelled() and task.exception() is None and task.result().alive:
                 return
-        self._spare_task = asyncio.ensure_future(self._start_agent())
+        self._spare_agent = _Agent(self._log)
+        self._spare_task = asyncio.ensure_future(self._start_agent(self._spare_agent))
         # A spare that fails to start is retried by the next job, which reports the error.
         self._spare_task.add_done_callback(lambda t: None if t.cancelled() else t.exception())
 
@@ -420,13 +437,16 @@ class AgentClient:
     async def _take_agent(self) -> _Agent:
         """The ready spare, else a new agent (waited for)."""
         task, self._spare_task = self._spare_task, None
+        spare, self._spare_agent = self._spare_agent, None
         if task is not None:
+            if not task.done() and spare is not None:
+                spare.hurry()
             try:
                 agent = await asyncio.shield(task)
             except asyncio.CancelledError:
                 if not task.done():
                     # Our caller was cancelled: the spare stays for the next job.
-                    self._spare_task = task
+                    self._spare_task, self._spare_agent = task, spare
                     raise
             except ProfileError:
                 pass  # started badly (e.g. a bad agent command): try once more, below
@@ -437,7 +457,9 @@ class AgentClient:
 
     async def kill(self) -> None:
         """Stop every agent of this client (the busy one and the spare), with their groups."""
+        self._generation += 1
         task, self._spare_task = self._spare_task, None
+        self._spare_agent = None
         busy, self._busy = self._busy, None
         if busy is not None:
             await busy.kill()
@@ -472,6 +494,7 @@ class AgentClient:
             if cancelled is not None and cancelled.is_set():
                 raise ProfileError("cancelled", "cancelled before it started")
             agent = await self._wait_cancellable(self._take_agent(), cancelled)
+            generation = self._generation
             self._busy = agent
             self.info = agent.info
             try:
@@ -487,8 +510,11 @@ class AgentClient:
             finally:
                 self._busy = None
                 await agent.kill()
-                if self.spare:
+                if self.spare and generation == self._generation:
                     self._start_spare()
+                    # Nothing is being measured now: the spare may warm at normal priority.
+                    if self._spare_agent is not None:
+                        self._spare_agent.hurry()
 
     async def _wait_cancellable(self, coro: Any, cancelled: asyncio.Event | None) -> _Agent:
         """Await an agent start, giving up when ``cancelled`` is set."""
@@ -531,6 +557,13 @@ class AgentClient:
             await proc.stdin.drain()
         except (BrokenPipeError, ConnectionResetError):
             raise ProfileError("crash", "the agent closed its input") from None
+        # The next spare warms while this job finishes, but never while it times the function.
+        stages = params.get("stages")
+        timed_late = method == "sweep" or bool(_TIMED_LATE & set(stages or ()))
+        generation = self._generation
+        early_spare = self.spare and not timed_late
+        if early_spare and method not in ("profile", "sweep"):
+            self._start_spare()  # nothing timed in this job
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         cancel_wait = asyncio.ensure_future(
@@ -565,9 +598,13 @@ class AgentClient:
                     ) from None
                 if message.get("id") != job_id:
                     continue
-                if "progress" in message and on_progress is not None:
+                if "progress" in message:
                     progress = message["progress"]
-                    on_progress(str(progress.get("stage")), str(progress.get("message")))
+                    stage = str(progress.get("stage"))
+                    if early_spare and stage in _AFTER_TIMING and generation == self._generation:
+                        self._start_spare()
+                    if on_progress is not None:
+                        on_progress(stage, str(progress.get("message")))
                 elif "result" in message:
                     result: dict[str, Any] = message["result"]
                     return result

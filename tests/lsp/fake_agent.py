@@ -94,6 +94,8 @@ def main() -> None:
     out.flush()
     for raw in sys.stdin:
         message = json.loads(raw)
+        if "id" not in message or "params" not in message:
+            continue  # a control message (e.g. ``hurry``): nothing to warm here
         mode = bad.get(str(message.get("params", {}).get("function")))
         if mode:
             _misbehave(message, mode, out)

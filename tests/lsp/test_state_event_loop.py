@@ -29,6 +29,8 @@ from tests.lsp.test_lsp_e2e import (
 
 #: Pairs of events (a CPU op and its kernel) in the synthetic trace: a few seconds to reduce.
 EVENTS = 60_000
+#: Kernels in the synthetic Nsight Compute table (6 metric rows each): a few seconds to read.
+NCU_KERNELS = 5_000
 
 
 def write_big_trace(path: Path, pairs: int = EVENTS) -> None:
@@ -53,51 +55,81 @@ async def recorded(lsp_client: LanguageClient) -> Any:
     await lsp_client.shutdown_session()
 
 
+def write_big_ncu_csv(path: Path, kernels: int = NCU_KERNELS) -> None:
+    """An ncu ``--csv --page details`` table of ``kernels`` kernels, 6 metric rows each."""
+    header = (
+        '"ID","Kernel Name","Grid Size","Block Size","Section Name","Metric Name",'
+        '"Metric Unit","Metric Value","Rule Name","Rule Type","Rule Description"'
+    )
+    rows = [header]
+    for k in range(kernels):
+        for metric, unit, value in [
+            ("Duration", "usecond", "4.16"),
+            ("Memory Throughput", "%", "24.86"),
+            ("DRAM Throughput", "%", "20.1"),
+            ("Compute (SM) Throughput", "%", "4.09"),
+            ("Registers Per Thread", "register/thread", "16"),
+            ("Waves Per SM", "", "1.94"),
+        ]:
+            rows.append(
+                f'"{k}","kernel_{k % 7}","(1024, 1, 1)","(128, 1, 1)","SpeedOfLight",'
+                f'"{metric}","{unit}","{value}","","",""'
+            )
+    path.write_text("\n".join(rows) + "\n")
+
+
+async def _slow_then_fast(
+    client: LanguageClient, method: str, params: dict[str, Any]
+) -> tuple[list[types.CodeLens], str | None, bool, Any]:
+    """Send a heavy request, then ask for lenses and a hover while it runs.
+
+    Returns the lenses, the hover, whether both answered before the heavy request, and its
+    answer.
+    """
+    uri = open_doc(client, SQUARE)
+    def0 = line0_of(SQUARE, "def square_three_ways")
+    slow = asyncio.ensure_future(client.protocol.send_request_async(method, params))
+    await asyncio.sleep(0.2)  # the heavy request is written before the lens request
+    items = await asyncio.wait_for(lenses(client, uri), 60)
+    hover = await asyncio.wait_for(hover_text(client, uri, def0 + 3, 9), 60)
+    first = not slow.done()
+    answer = await asyncio.wait_for(slow, 300)
+    assert titles(items, def0)[0] == "$(play) Profile"
+    assert hover is not None and "not profiled yet" in hover
+    return items, hover, first, answer
+
+
 async def test_lenses_and_hovers_answer_while_a_big_trace_is_reduced(
     recorded: LanguageClient, tmp_path: Path
 ) -> None:
-    client = recorded
     trace = tmp_path / "big_trace.json"
     write_big_trace(trace)
-    uri = open_doc(client, SQUARE)
-    def0 = line0_of(SQUARE, "def square_three_ways")
-
-    # The heavy request goes out first; the server reads it before the lens request.
-    slow = asyncio.ensure_future(
-        client.protocol.send_request_async("kernelLens/traceFile", {"path": str(trace)})
+    *_, first, answer = await _slow_then_fast(
+        recorded, "kernelLens/traceFile", {"path": str(trace)}
     )
-    await asyncio.sleep(0.2)  # the request is written before the lens request
-    items = await asyncio.wait_for(lenses(client, uri), 60)
-    lens_first = not slow.done()
-    hover = await asyncio.wait_for(hover_text(client, uri, def0 + 3, 9), 60)
-    hover_first = not slow.done()
-    result = await asyncio.wait_for(slow, 300)
-
-    assert titles(items, def0)[0] == "$(play) Profile"
-    assert hover is not None and "not profiled yet" in hover
-    assert result.timeline.event_count == 2 * EVENTS
-    assert lens_first, "the code lens waited for the trace: the event loop was blocked"
-    assert hover_first, "the hover waited for the trace: the event loop was blocked"
+    assert answer.timeline.event_count == 2 * EVENTS
+    assert first, "the lens and the hover waited for the trace: the event loop was blocked"
 
 
-async def test_timeline_window_does_not_block_the_lenses(
+async def test_a_zoomed_window_does_not_block_the_lenses(
     recorded: LanguageClient, tmp_path: Path
 ) -> None:
-    client = recorded
     trace = tmp_path / "big_trace.json"
     write_big_trace(trace)
-    uri = open_doc(client, SQUARE)
-    slow = asyncio.ensure_future(
-        client.protocol.send_request_async(
-            "kernelLens/timelineWindow", {"path": str(trace), "start_us": 0, "end_us": 1000}
-        )
-    )
-    await asyncio.sleep(0.2)  # the request is written before the lens request
-    items = await asyncio.wait_for(lenses(client, uri), 60)
-    lens_first = not slow.done()
-    window = await asyncio.wait_for(slow, 300)
-    assert items and list(window.window) == [0, 1000]
-    assert lens_first, "the code lens waited for the window: the event loop was blocked"
+    window = {"path": str(trace), "start_us": 0, "end_us": 1000}
+    *_, first, answer = await _slow_then_fast(recorded, "kernelLens/timelineWindow", window)
+    assert list(answer.window) == [0, 1000]
+    assert first, "the lens and the hover waited for the window: the event loop was blocked"
+
+
+async def test_a_big_ncu_file_does_not_block_the_lenses(
+    recorded: LanguageClient, tmp_path: Path
+) -> None:
+    table = tmp_path / "big_details.csv"
+    write_big_ncu_csv(table)
+    *_, first, answer = await _slow_then_fast(recorded, "kernelLens/ncuFile", {"path": str(table)})
+    assert len(answer.kernels) == NCU_KERNELS and answer.kernels[0].duration_us == 4.16
+    assert first, "the lens and the hover waited for the ncu file: the event loop was blocked"
 
 
 async def test_closing_a_document_releases_its_results_and_diagnostics(

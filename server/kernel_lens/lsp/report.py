@@ -72,29 +72,40 @@ def ncu_line_for_kernel(kernel: dict[str, Any], profile: dict[str, Any] | None) 
     return lines.pop() if len(lines) == 1 else None
 
 
-async def _job(
+async def _run(
     ls: KernelLensServer,
     uri: str,
-    qualname: str,
+    function: str,
     title: str,
-    request: JobRequest,
+    label: str,
+    make_request: Callable[[str, str], JobRequest],
     check: Callable[[dict[str, Any]], object],
-) -> dict[str, Any]:
-    """Run a job; ``check`` raises when its result cannot be used.
+) -> tuple[str, dict[str, Any]] | dict[str, Any]:
+    """Run a job on ``function`` of ``uri``: ``(source, result)``, or the failed outcome, shown
+    as ``label: message`` (``title`` names the job in the progress and the status item).
 
-    Raises:
-        ProfileError: the job failed, or its result is unusable (``internal``).
+    ``make_request(path, source)`` builds the request; ``check`` raises when the result cannot be
+    used (the job then failed all the same, as ``internal``).
     """
-    result = await run_job(ls, uri=uri, qualname=qualname, title=title, request=request)
     try:
-        check(result)
-    except Exception as exc:  # a result the server cannot use: the job failed all the same
-        status(ls, "error", f"{qualname}: internal", uri)
-        raise ProfileError(
-            "internal", f"unusable result from the agent: {failure_message(exc)}"
-        ) from None
+        source = document_source(ls, uri)
+        request = make_request(uri_to_path(uri), source)
+        result = await run_job(ls, uri=uri, qualname=function, title=title, request=request)
+        try:
+            check(result)
+        except Exception as exc:
+            status(ls, "error", f"{function}: internal", uri)
+            raise ProfileError(
+                "internal", f"unusable result from the agent: {failure_message(exc)}"
+            ) from None
+    except ProfileError as err:
+        ls.log(f"{title}: {err}", types.MessageType.Error)
+        ls.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Error, message=f"{label}: {err.message}")
+        )
+        return {"ok": False, "function": function, "error": err.to_json()}
     status(ls, "idle", title, uri)
-    return result
+    return source, result
 
 
 def _check_ncu(result: dict[str, Any]) -> None:
@@ -158,10 +169,6 @@ def _function_of(ls: KernelLensServer, uri: str, name: str | None, position: Any
     return resolve_target(source, name=None, position=position)
 
 
-def _show_error(ls: KernelLensServer, message: str) -> None:
-    ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=message))
-
-
 def setup(ls: KernelLensServer) -> None:
     """Register the report request and the Nsight Compute, sweep and apply commands."""
 
@@ -192,22 +199,17 @@ def setup(ls: KernelLensServer) -> None:
         require_trusted(ls)
         function = _function_of(ls, args.uri, args.function, args.position)
         ls.log(f"Nsight Compute ({args.set}) on {function}", types.MessageType.Info)
-        try:
-            source = document_source(ls, args.uri)
-            request = NcuRequest(
-                path=uri_to_path(args.uri),
-                text=source,
-                function=function,
-                set=args.set,
-                timeout=ls.settings.timeout_seconds,
-            )
-            result = await _job(
-                ls, args.uri, function, f"Nsight Compute: {function}", request, _check_ncu
-            )
-        except ProfileError as err:
-            ls.log(f"Nsight Compute on {function}: {err}", types.MessageType.Error)
-            _show_error(ls, f"Nsight Compute: {err.message}")
-            return {"ok": False, "function": function, "error": err.to_json()}
+        timeout = ls.settings.timeout_seconds
+        ran = await _run(
+            ls, args.uri, function, f"Nsight Compute: {function}", "Nsight Compute",
+            lambda path, text: NcuRequest(
+                path=path, text=text, function=function, set=args.set, timeout=timeout
+            ),
+            _check_ncu,
+        )  # fmt: skip
+        if isinstance(ran, dict):
+            return ran
+        source, result = ran
         ls.documents(args.uri).ncu[function] = result
         hints = _publish_hints(ls, args.uri, source, function, result)
         ls.log(
@@ -229,25 +231,19 @@ def setup(ls: KernelLensServer) -> None:
     async def sweep(ls: KernelLensServer, args: SweepArgs) -> dict[str, Any]:
         require_trusted(ls)
         function = _function_of(ls, args.uri, args.function, args.position)
-        try:
-            source = document_source(ls, args.uri)
-            request = SweepRequest(
-                path=uri_to_path(args.uri),
-                text=source,
-                function=function,
-                param=args.param,
-                values=list(args.values or []),
-                warmup_ms=ls.settings.warmup_ms,
-                budget_ms=min(ls.settings.budget_ms, 200.0),
-                reps=ls.settings.reps,
-            )
-            result = await _job(
-                ls, args.uri, function, f"Sweep {args.param} of {function}", request, _check_sweep
-            )
-        except ProfileError as err:
-            ls.log(f"sweep {args.param}: {err}", types.MessageType.Error)
-            _show_error(ls, f"Sweep {args.param}: {err.message}")
-            return {"ok": False, "function": function, "error": err.to_json()}
+        settings = ls.settings
+        ran = await _run(
+            ls, args.uri, function, f"Sweep {args.param} of {function}", f"Sweep {args.param}",
+            lambda path, text: SweepRequest(
+                path=path, text=text, function=function, param=args.param,
+                values=list(args.values or []), warmup_ms=settings.warmup_ms,
+                budget_ms=min(settings.budget_ms, 200.0), reps=settings.reps,
+            ),
+            _check_sweep,
+        )  # fmt: skip
+        if isinstance(ran, dict):
+            return ran
+        result = ran[1]
         data = {**result["sweep"], "device": result["device"]}
         ls.documents(args.uri).sweeps[function] = data
         best = data["best"]

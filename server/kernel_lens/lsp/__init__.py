@@ -1,4 +1,19 @@
-"""The Kernel Lens language server (pygls 2). It never runs user code: jobs go to the agent."""
+"""The Kernel Lens language server (pygls 2). It never runs user code: jobs go to the agent.
+
+Modules, from the leaves up (each imports only modules above it in this list):
+
+- ``protocol`` (method names, params, result types; mirrored by ``extension/protocol.ts``),
+  ``settings``, ``results`` (a profile result placed on the current text);
+- ``state``: one :class:`~kernel_lens.lsp.state.DocumentState` per document in a store, bounded
+  caches, running jobs;
+- ``language_server``: the server object that owns the settings, the state and the agent client;
+- ``common`` (URIs, documents' text, trust, errors the user reads, diagnostics, which function a
+  request is about), ``jobs`` (an agent job with progress and cancel), ``traces`` (trace files
+  read off the event loop);
+- feature modules, each with a ``setup(server)``: ``lifecycle``, ``code_lens``, ``hover``,
+  ``outline``, ``profiling``, ``generated``, ``report``, ``file_views``;
+- ``server``: :func:`~kernel_lens.lsp.server.create_server`, the list of feature modules.
+"""
 
 # The agent's analysis needs pandas in the same interpreter. Importing it here makes the
 # extension's start-up check (`import kernel_lens.lsp`) fail where it is missing, so the user is

@@ -421,3 +421,22 @@ async def test_profile_of_a_missing_file_is_not_found(client: LanguageClient) ->
     assert outcome["ok"] is False and outcome["error"]["kind"] == "not-found", outcome
     assert "no_such_file.py" in outcome["error"]["message"]
     assert any("no_such_file.py" in m.message for m in client.messages)
+
+
+async def test_a_file_not_open_is_read_as_python_reads_it(
+    recorded: LanguageClient, tmp_path: Path
+) -> None:
+    """Issue 14: a latin-1 file with its coding line, profiled without being open."""
+    path = tmp_path / "latin.py"
+    path.write_bytes(
+        "# -*- coding: latin-1 -*-\n# café\ndef square_three_ways(x):\n    return x * x\n".encode(
+            "latin-1"
+        )
+    )
+    outcome = await recorded.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command="kernelLens.profile",
+            arguments=[{"uri": path.as_uri(), "position": {"line": 3, "character": 4}}],
+        )
+    )
+    assert outcome["ok"] is True and outcome["function"] == "square_three_ways", outcome

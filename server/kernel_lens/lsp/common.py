@@ -7,6 +7,8 @@ A leaf of the feature layer: feature modules import it, it imports no feature mo
 from __future__ import annotations
 
 import hashlib
+import importlib.util
+import os
 from typing import Any
 from urllib.parse import unquote, urlparse
 
@@ -65,19 +67,27 @@ def uri_to_path(uri: str) -> str:
 
 
 def document_source(ls: KernelLensServer, uri: str) -> str:
-    """The text of ``uri``: the open document's (unsaved edits included), else the file's.
+    """The text of ``uri``: the open document's (unsaved edits included), else the file's,
+    decoded as Python decodes it (a PEP 263 coding line or a BOM, else UTF-8).
 
     Raises:
-        ProfileError: ``not-found`` when the document is not open and the file does not exist.
+        ProfileError: ``not-found`` when the document is not open and the file cannot be read;
+            ``syntax`` when it cannot be decoded.
     """
-    doc = ls.workspace.get_text_document(uri)
+    if uri in ls.workspace.text_documents:
+        return ls.workspace.get_text_document(uri).source
+    path = uri_to_path(uri)
     try:
-        return doc.source
+        with open(path, "rb") as fh:
+            data = fh.read()
     except OSError as exc:
-        path = uri_to_path(uri)
         raise ProfileError(
             "not-found", f"{path} is not open and cannot be read ({exc.strerror or exc})"
         ) from None
+    try:
+        return importlib.util.decode_source(data)
+    except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
+        raise ProfileError("syntax", f"cannot decode {os.path.basename(path)}: {exc}") from None
 
 
 def failure_message(exc: BaseException) -> str:

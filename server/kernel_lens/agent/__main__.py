@@ -21,6 +21,7 @@ import os
 import platform
 import queue
 import signal
+import socket
 import sys
 import threading
 import time
@@ -114,14 +115,15 @@ def _read_requests(stream: BinaryIO, inbox: queue.Queue[bytes]) -> None:
             parts.append(rest)
 
 
-def _warm_up(ready: dict[str, Any]) -> None:
-    """Import torch and our stages, initialise CUDA and start the profiler once."""
+def _warm_up(ready: dict[str, Any], *, cuda: bool = True) -> None:
+    """Import torch and our stages, initialise CUDA (unless ``cuda`` is false: a fork template
+    must not touch CUDA) and start the profiler once."""
     began = time.perf_counter()
     try:
         import torch
 
         ready["torch"] = torch.__version__
-        ready["cuda"] = bool(torch.cuda.is_available())
+        ready["cuda"] = bool(cuda and torch.cuda.is_available())
         if ready["cuda"]:
             ready["device"] = torch.cuda.get_device_name()
             torch.cuda.init()
@@ -168,8 +170,90 @@ def _user_line(exc: BaseException, path: object) -> int | None:
     return line
 
 
+#: Set (to the fd of a socket) for a fork template; removed at once, so spares do not see it.
+TEMPLATE_ENV = "KERNEL_LENS_AGENT_TEMPLATE_FD"
+
+
+def _reap(send: Any) -> None:
+    """The template's reaper: report each spare's exit status (``{"event": "exit", …}``)."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, 0)
+        except ChildProcessError:
+            time.sleep(0.05)
+            continue
+        send({"event": "exit", "pid": pid, "code": os.waitstatus_to_exitcode(status)})
+
+
+def _template(sock_fd: int) -> int:
+    """A warm template on a CPU-only machine: forks a ready-to-warm spare per request.
+
+    The template imports torch and our stages and starts the profiler once, runs no user code
+    and never touches CUDA, so a child forked from it is as clean as a fresh process, and warm
+    in milliseconds. A request is one message on the socket ``sock_fd`` carrying three file
+    descriptors (the spare's stdin, stdout, stderr); the template answers ``{"event":
+    "spawned", "pid"}`` on stdout and later ``{"event": "exit", "pid", "code"}``. It ends when
+    its stdin or the socket closes; its spares, in their own sessions, end when theirs close.
+    """
+    from kernel_lens.agent.protocol import encode
+
+    proto_in, channel = _take_protocol_channels()
+    with contextlib.suppress(OSError):
+        os.setsid()
+    lock = threading.Lock()
+
+    def send(message: dict[str, Any]) -> None:
+        with lock:
+            channel.write(encode(message))
+
+    threading.Thread(
+        target=_read_requests,
+        args=(proto_in, queue.Queue()),
+        name="kernel-lens-watchdog",
+        daemon=True,
+    ).start()
+    _scheduling("SCHED_IDLE", all_threads=False)
+    ready: dict[str, Any] = {"event": "ready", "template": True, "pid": os.getpid()}
+    _warm_up(ready, cuda=False)
+    sys.stderr.flush()
+    send(ready)
+    threading.Thread(target=_reap, args=(send,), name="kernel-lens-reaper", daemon=True).start()
+    sock = socket.socket(fileno=sock_fd)
+    while True:
+        try:
+            message, fds, _flags, _addr = socket.recv_fds(sock, 64, 3)
+        except OSError:
+            message, fds = b"", []
+        if not message:
+            _end_now()
+        if len(fds) != 3:
+            for fd in fds:
+                os.close(fd)
+            continue
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                for target, fd in enumerate(fds):
+                    os.dup2(fd, target)
+                for fd in (*fds, sock.fileno(), channel.fileno(), proto_in.fileno()):
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+                faulthandler.disable()
+                code = main()
+            finally:
+                os._exit(code)
+        for fd in fds:
+            os.close(fd)
+        send({"event": "spawned", "pid": pid})
+
+
 def main() -> int:
     """Serve jobs until the protocol input closes (in practice: one job, then killed)."""
+    template_fd = os.environ.pop(TEMPLATE_ENV, None)
+    if template_fd is not None:
+        return _template(int(template_fd))
     proto_in, channel = _take_protocol_channels()
     # Our own process group (when the parent did not make one, e.g. under ssh), so that ending
     # the agent ends the compilers and subprocesses it started too.

@@ -19,6 +19,7 @@ import itertools
 import os
 import re
 import signal
+import socket
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -175,13 +176,81 @@ async def read_message_line(stream: asyncio.StreamReader) -> bytes:
                 ) from None
 
 
+class _PipeTransports:
+    """Closes the pipe transports of a forked agent (as ``Process._transport.close`` does)."""
+
+    def __init__(self, transports: list[asyncio.BaseTransport]) -> None:
+        self.transports = transports
+
+    def close(self) -> None:
+        for transport in self.transports:
+            with contextlib.suppress(Exception):
+                transport.close()
+
+
+class _ForkedProc:
+    """An agent forked by the template: the subset of ``asyncio.subprocess.Process`` we use."""
+
+    def __init__(
+        self,
+        pid: int,
+        stdin: asyncio.StreamWriter,
+        stdout: asyncio.StreamReader,
+        stderr: asyncio.StreamReader,
+        exited: asyncio.Future[int],
+        transports: list[asyncio.BaseTransport],
+    ) -> None:
+        self.pid = pid
+        self.stdin = stdin
+        self.stdout = stdout
+        self.stderr = stderr
+        self._exited = exited
+        self._transport = _PipeTransports(transports)
+
+    @property
+    def returncode(self) -> int | None:
+        done = self._exited.done() and not self._exited.cancelled()
+        return self._exited.result() if done else None
+
+    async def wait(self) -> int:
+        return await asyncio.shield(self._exited)
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, signal.SIGKILL)
+
+
+async def _read_pipe(fd: int) -> tuple[asyncio.StreamReader, asyncio.BaseTransport]:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=1 << 20)
+    transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fd, "rb", buffering=0)
+    )
+    return reader, transport
+
+
+async def _write_pipe(fd: int) -> tuple[asyncio.StreamWriter, asyncio.BaseTransport]:
+    loop = asyncio.get_running_loop()
+    transport, protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, os.fdopen(fd, "wb", buffering=0)
+    )
+    writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    return writer, transport
+
+
 class _Agent:
     """One agent process: started, warming, ready, then used for one job and killed."""
 
     def __init__(self, log: Callable[[str], None]) -> None:
         self._log = log
-        self.proc: asyncio.subprocess.Process | None = None
+        self.proc: asyncio.subprocess.Process | _ForkedProc | None = None
         self.info: dict[str, Any] = {}
+        #: A template's own state: its socket, spawn lock, spawned pids and exit futures.
+        self.sock: socket.socket | None = None
+        self._spawn_lock = asyncio.Lock()
+        self._spawned: asyncio.Queue[int] = asyncio.Queue()
+        self.exits: dict[int, asyncio.Future[int]] = {}
+        self._events_task: asyncio.Task[None] | None = None
         self.recent: collections.deque[str] = collections.deque(maxlen=_RECENT_LINES)
         self._stderr_task: asyncio.Task[None] | None = None
         self._logged = 0
@@ -191,8 +260,19 @@ class _Agent:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.returncode is None
 
-    async def start(self, argv: list[str], env: dict[str, str], cwd: str | None) -> None:
-        """Start the process and wait for its ``ready`` line (it comes once the agent is warm)."""
+    async def start(
+        self, argv: list[str], env: dict[str, str], cwd: str | None, *, template: bool = False
+    ) -> None:
+        """Start the process and wait for its ``ready`` line (it comes once the agent is warm).
+
+        With ``template``, the process is a fork template (see :meth:`spawn`).
+        """
+        pass_fds: tuple[int, ...] = ()
+        child: socket.socket | None = None
+        if template:
+            self.sock, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            env = {**env, "KERNEL_LENS_AGENT_TEMPLATE_FD": str(child.fileno())}
+            pass_fds = (child.fileno(),)
         try:
             self.proc = await asyncio.create_subprocess_exec(
                 *argv,
@@ -203,11 +283,95 @@ class _Agent:
                 cwd=cwd,
                 limit=1 << 20,
                 start_new_session=True,
+                pass_fds=pass_fds,
             )
         except OSError as exc:
             raise ProfileError(
                 "crash", f"cannot start the agent {argv[0]!r}: {exc.strerror or exc}"
             ) from None
+        finally:
+            if child is not None:
+                child.close()
+        await self._until_ready(" ".join(argv))
+        if template:
+            self._events_task = asyncio.ensure_future(self._template_events())
+
+    async def start_forked(self, template: _Agent) -> None:
+        """Start as a fork of ``template`` and wait for the ``ready`` line."""
+        self.proc = await template.spawn()
+        await self._until_ready("a fork of the agent template")
+
+    async def spawn(self) -> _ForkedProc:
+        """(On a template) fork a new agent; its pipes are ours.
+
+        Raises:
+            ProfileError: the template is gone.
+        """
+        async with self._spawn_lock:
+            if self.sock is None or not self.alive:
+                raise ProfileError("crash", "the agent template is not running")
+            fds = [os.pipe() for _ in range(3)]  # (read, write) for stdin, stdout, stderr
+            theirs = [fds[0][0], fds[1][1], fds[2][1]]
+            try:
+                socket.send_fds(self.sock, [b"spawn"], theirs)
+            except OSError as exc:
+                for r, w in fds:
+                    os.close(r)
+                    os.close(w)
+                raise ProfileError("crash", f"the agent template is gone: {exc}") from None
+            for fd in theirs:
+                os.close(fd)
+            ours = [fds[0][1], fds[1][0], fds[2][0]]
+            transports: list[asyncio.BaseTransport] = []
+            try:
+                stdin, t_in = await _write_pipe(ours[0])
+                transports.append(t_in)
+                stdout, t_out = await _read_pipe(ours[1])
+                transports.append(t_out)
+                stderr, t_err = await _read_pipe(ours[2])
+                transports.append(t_err)
+                pid = await asyncio.wait_for(self._spawned.get(), 30)
+            except BaseException as exc:
+                # Closing our ends ends a child forked meanwhile (its input closes).
+                for transport in transports:
+                    transport.close()
+                for fd in ours[len(transports) :]:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+                if isinstance(exc, asyncio.TimeoutError):
+                    raise ProfileError("crash", "the agent template did not fork") from None
+                raise
+            exited = self.exits.setdefault(pid, asyncio.get_running_loop().create_future())
+            return _ForkedProc(pid, stdin, stdout, stderr, exited, [t_in, t_out, t_err])
+
+    async def _template_events(self) -> None:
+        assert self.proc is not None and self.proc.stdout is not None
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                raw = await read_message_line(self.proc.stdout)
+            except Exception:
+                raw = b""
+            if not raw:
+                for future in self.exits.values():
+                    if not future.done():
+                        future.set_result(-signal.SIGKILL)
+                return
+            with contextlib.suppress(ValueError):
+                event = decode(raw)
+                pid = event.get("pid")
+                if not isinstance(pid, int):
+                    continue
+                if event.get("event") == "spawned":
+                    self._spawned.put_nowait(pid)
+                elif event.get("event") == "exit":
+                    future = self.exits.setdefault(pid, loop.create_future())
+                    code = event.get("code")
+                    if not future.done():
+                        future.set_result(code if isinstance(code, int) else -1)
+
+    async def _until_ready(self, what: str) -> None:
+        assert self.proc is not None
         assert self.proc.stderr is not None and self.proc.stdout is not None
         self._stderr_task = asyncio.ensure_future(self._pump_stderr(self.proc.stderr))
         try:
@@ -221,20 +385,21 @@ class _Agent:
             await self.kill()
             raise
         if not raw:
-            code = await self.proc.wait()
+            code: int | None = None
+            with contextlib.suppress(asyncio.TimeoutError):
+                code = await asyncio.wait_for(self.proc.wait(), 5.0)
             await self.drain_stderr()
             await self.kill()
             raise ProfileError(
                 "crash",
-                f"the agent ({' '.join(argv)}) exited at start ({describe_exit(code)}): "
-                + self.tail_text(),
+                f"the agent ({what}) exited at start ({describe_exit(code)}): " + self.tail_text(),
             )
         try:
             self.info = decode(raw)
         except ValueError:
             await self.kill()
             raise ProfileError(
-                "crash", f"the agent ({' '.join(argv)}) did not start: {clip(raw.decode(), 300)}"
+                "crash", f"the agent ({what}) did not start: {clip(raw.decode(), 300)}"
             ) from None
 
     def hurry(self) -> None:
@@ -318,12 +483,25 @@ class _Agent:
         await self.drain_stderr(0.5)
         if self._stderr_task is not None:
             self._stderr_task.cancel()
+        if self._events_task is not None:
+            self._events_task.cancel()
+        if self.sock is not None:
+            self.sock.close()
         self.flush_suppressed()
         # Close our ends of the pipes now rather than at garbage collection.
         with contextlib.suppress(Exception):
             transport = getattr(proc, "_transport", None)
             if transport is not None:
                 transport.close()
+
+
+def _task_alive(task: asyncio.Task[_Agent] | None) -> bool:
+    """The task is starting an agent, or has started one that is alive."""
+    if task is None:
+        return False
+    if not task.done():
+        return True
+    return not task.cancelled() and task.exception() is None and task.result().alive
 
 
 class AgentClient:
@@ -355,6 +533,9 @@ class AgentClient:
         self._log = log
         self._spare_task: asyncio.Task[_Agent] | None = None
         self._spare_agent: _Agent | None = None
+        #: On a CPU-only local machine: a warm template that forks spares in milliseconds.
+        self._template: asyncio.Task[_Agent] | None = None
+        self._template_failures = 0
         self._busy: _Agent | None = None
         self._lock = asyncio.Lock()
         self._ids = itertools.count(1)
@@ -365,15 +546,10 @@ class AgentClient:
 
     @property
     def running(self) -> bool:
-        """Whether an agent process (busy, spare or starting) is alive."""
+        """Whether an agent process (busy, spare, template or starting) is alive."""
         if self._busy is not None and self._busy.alive:
             return True
-        task = self._spare_task
-        if task is None:
-            return False
-        if not task.done():
-            return True
-        return not task.cancelled() and task.exception() is None and task.result().alive
+        return _task_alive(self._spare_task) or _task_alive(self._template)
 
     def _env(self) -> dict[str, str]:
         env = dict(os.environ)
@@ -405,11 +581,45 @@ class AgentClient:
             return [*self.argv_prefix, "-c", boot, _PACKAGE_ROOT]
         return [*self.argv_prefix, "-m", "kernel_lens.agent"]
 
+    def _cwd(self) -> str | None:
+        return self.cwd if self.cwd and os.path.isdir(self.cwd) else None
+
     async def _start_agent(self, agent: _Agent | None = None) -> _Agent:
         agent = agent or _Agent(self._log)
-        cwd = self.cwd if self.cwd and os.path.isdir(self.cwd) else None
-        await agent.start(self._argv(), self._env(), cwd)
+        template = self._template
+        if _task_alive(template) and template is not None and template.done():
+            try:
+                await agent.start_forked(template.result())
+                return agent
+            except ProfileError as err:
+                self._log(f"agent template: {err.message}; starting a fresh agent")
+                agent.proc = None
+        await agent.start(self._argv(), self._env(), self._cwd())
+        self._maybe_start_template(agent.info)
         return agent
+
+    def _maybe_start_template(self, info: dict[str, Any]) -> None:
+        """Start the fork template once an agent has shown a local machine without CUDA.
+
+        Forking is how a warm, clean spare costs milliseconds instead of seconds; it is only
+        safe where CUDA is never initialised before the fork, so GPU machines keep fresh spares.
+        """
+        if not (self.local and self.spare and hasattr(socket, "send_fds")):
+            return
+        if info.get("cuda") is not False or not info.get("torch"):
+            return
+        if _task_alive(self._template) or self._template_failures >= 2:
+            return
+        if self._template is not None:
+            self._template_failures += 1
+
+        async def start() -> _Agent:
+            template = _Agent(self._log)
+            await template.start(self._argv(), self._env(), self._cwd(), template=True)
+            return template
+
+        self._template = asyncio.ensure_future(start())
+        self._template.add_done_callback(lambda t: None if t.cancelled() else t.exception())
 
     def _start_spare(self) -> None:
         """Start a spare agent in the background unless one is starting or alive."""
@@ -456,8 +666,16 @@ class AgentClient:
         return await self._start_agent()
 
     async def kill(self) -> None:
-        """Stop every agent of this client (the busy one and the spare), with their groups."""
+        """Stop every agent of this client (busy, spare, template), with their groups."""
         self._generation += 1
+        template, self._template = self._template, None
+        if template is not None:
+            if not template.done():
+                template.cancel()
+                with contextlib.suppress(BaseException):
+                    await template
+            elif not template.cancelled() and template.exception() is None:
+                await template.result().kill()
         task, self._spare_task = self._spare_task, None
         self._spare_agent = None
         busy, self._busy = self._busy, None

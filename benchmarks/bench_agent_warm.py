@@ -57,6 +57,18 @@ def _children(pid: int) -> list[int]:
     return out
 
 
+def _pss_mib(pid: int) -> float:
+    """Proportional set size: pages shared with other processes (a fork) count in part."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
 def _rss_mib(pid: int) -> float:
     try:
         with open(f"/proc/{pid}/status") as f:
@@ -95,8 +107,8 @@ async def session(
     think_s: float = 0.0,
     think_clicks: int = 0,
     agent_command: list[str] | None = None,
-) -> tuple[float, list[float], list[float], list[float]]:
-    """One server: (start→first lenses s, click→lenses s per click, agents' RSS and GPU MiB).
+) -> tuple[float, list[float], list[float], list[float], list[float]]:
+    """One server: (start→first lenses s, click→lenses s per click, agents' RSS, PSS, GPU MiB).
 
     Clicks 1..``think_clicks`` come ``think_s`` after the previous result; the rest at once.
     """
@@ -155,19 +167,20 @@ async def session(
     server_pid = client._server.pid if client._server else 0  # noqa: SLF001
     agents = _children(server_pid)
     rss = [_rss_mib(pid) for pid in agents]
+    pss = [_pss_mib(pid) for pid in agents]
     gpu = _gpu_mib(agents)
     await client.shutdown_async(None)
     client.exit(None)
     await client.stop()
-    return first_total, times, rss, gpu
+    return first_total, times, rss, pss, gpu
 
 
 async def run(args: argparse.Namespace) -> None:
     command = json.loads(args.agent_command) if args.agent_command else None
-    cold_total, cold, _, _ = await session(
+    cold_total, cold, _, _, _ = await session(
         args.function, 0.0, 1, args.budget_ms, 0.0, agent_command=command
     )
-    pre_total, clicks, rss, gpu = await session(
+    pre_total, clicks, rss, pss, gpu = await session(
         args.function,
         args.delay,
         1 + 2 * args.warm,
@@ -203,7 +216,7 @@ async def run(args: argparse.Namespace) -> None:
     gpu_text = f"; GPU MiB: {', '.join(f'{g:.0f}' for g in gpu)}" if gpu else ""
     print(
         f"\nagent processes {args.settle:g} s after the last click: {len(rss)} "
-        f"(RSS MiB: {each}; total {sum(rss):.0f} MiB{gpu_text})"
+        f"(RSS MiB: {each}; total {sum(rss):.0f} MiB; PSS total {sum(pss):.0f} MiB{gpu_text})"
     )
 
 

@@ -41,9 +41,9 @@ from pygls.lsp.client import LanguageClient
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _children(pid: int) -> list[int]:
-    """Processes whose parent is ``pid`` (the agents the server started)."""
-    out = []
+def _descendants(pid: int) -> list[int]:
+    """Processes below ``pid``: the agents the server started, and the spares a template forked."""
+    parents: dict[int, int] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -52,8 +52,15 @@ def _children(pid: int) -> list[int]:
                 fields = f.read().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if int(fields[1]) == pid:
-            out.append(int(entry))
+        if fields[0] != "Z":
+            parents[int(entry)] = int(fields[1])
+    out: list[int] = []
+    frontier = [pid]
+    while frontier:
+        here = frontier.pop()
+        kids = [child for child, parent in parents.items() if parent == here]
+        out.extend(kids)
+        frontier.extend(kids)
     return out
 
 
@@ -165,7 +172,7 @@ async def session(
             first_total = t1 - t_start
     await asyncio.sleep(settle_s)
     server_pid = client._server.pid if client._server else 0  # noqa: SLF001
-    agents = _children(server_pid)
+    agents = _descendants(server_pid)
     rss = [_rss_mib(pid) for pid in agents]
     pss = [_pss_mib(pid) for pid in agents]
     gpu = _gpu_mib(agents)

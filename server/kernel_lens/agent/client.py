@@ -251,6 +251,8 @@ class _Agent:
         self._spawned: asyncio.Queue[int] = asyncio.Queue()
         self.exits: dict[int, asyncio.Future[int]] = {}
         self._events_task: asyncio.Task[None] | None = None
+        #: Seconds to wait for ``ready`` (a template may be paused while jobs time: longer).
+        self.ready_timeout = START_TIMEOUT_S
         self.recent: collections.deque[str] = collections.deque(maxlen=_RECENT_LINES)
         self._stderr_task: asyncio.Task[None] | None = None
         self._logged = 0
@@ -375,11 +377,11 @@ class _Agent:
         assert self.proc.stderr is not None and self.proc.stdout is not None
         self._stderr_task = asyncio.ensure_future(self._pump_stderr(self.proc.stderr))
         try:
-            raw = await asyncio.wait_for(read_message_line(self.proc.stdout), START_TIMEOUT_S)
+            raw = await asyncio.wait_for(read_message_line(self.proc.stdout), self.ready_timeout)
         except asyncio.TimeoutError:
             await self.kill()
             raise ProfileError(
-                "timeout", f"the agent did not start within {START_TIMEOUT_S:.0f} s"
+                "timeout", f"the agent did not start within {self.ready_timeout:.0f} s"
             ) from None
         except BaseException:
             await self.kill()
@@ -535,6 +537,7 @@ class AgentClient:
         self._spare_agent: _Agent | None = None
         #: On a CPU-only local machine: a warm template that forks spares in milliseconds.
         self._template: asyncio.Task[_Agent] | None = None
+        self._template_agent: _Agent | None = None
         self._template_failures = 0
         self._busy: _Agent | None = None
         self._lock = asyncio.Lock()
@@ -613,8 +616,10 @@ class AgentClient:
         if self._template is not None:
             self._template_failures += 1
 
+        template = self._template_agent = _Agent(self._log)
+        template.ready_timeout = 3600.0
+
         async def start() -> _Agent:
-            template = _Agent(self._log)
             await template.start(self._argv(), self._env(), self._cwd(), template=True)
             return template
 
@@ -665,9 +670,28 @@ class AgentClient:
                     return agent
         return await self._start_agent()
 
+    def _pause_template(self, pause: bool) -> bool:
+        """Stop (``SIGSTOP``) or continue a template that is still warming up.
+
+        A template warms up under ``SCHED_IDLE``, but on a small machine it would still take the
+        free core while a job times its function (and the job would say "busy machine").
+        """
+        template = self._template_agent
+        task = self._template
+        if template is None or template.proc is None or task is None:
+            return False
+        if pause and task.done():
+            return False
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(template.proc.pid, signal.SIGSTOP if pause else signal.SIGCONT)
+            return True
+        return False
+
     async def kill(self) -> None:
         """Stop every agent of this client (busy, spare, template), with their groups."""
         self._generation += 1
+        self._pause_template(False)
+        self._template_agent = None
         template, self._template = self._template, None
         if template is not None:
             if not template.done():
@@ -782,6 +806,7 @@ class AgentClient:
         early_spare = self.spare and not timed_late
         if early_spare and method not in ("profile", "sweep"):
             self._start_spare()  # nothing timed in this job
+        paused = method in ("profile", "sweep") and self._pause_template(True)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         cancel_wait = asyncio.ensure_future(
@@ -819,6 +844,8 @@ class AgentClient:
                 if "progress" in message:
                     progress = message["progress"]
                     stage = str(progress.get("stage"))
+                    if stage in _AFTER_TIMING and not timed_late and paused:
+                        paused = not self._pause_template(False)
                     if early_spare and stage in _AFTER_TIMING and generation == self._generation:
                         self._start_spare()
                     if on_progress is not None:
@@ -838,6 +865,8 @@ class AgentClient:
                     )
         finally:
             cancel_wait.cancel()
+            if paused:
+                self._pause_template(False)
 
     def _main_thread(self, agent: _Agent) -> int | None:
         ident = agent.info.get("main_thread")

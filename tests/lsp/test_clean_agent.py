@@ -9,7 +9,10 @@ hung (defect 8).
 
 from __future__ import annotations
 
+import asyncio
+import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -211,3 +214,53 @@ async def test_big_messages_and_hangs_cost_one_job(
 
     after = await profile(client, uri, "def uses_helper")
     assert after["ok"] is True, after
+
+
+@pytest_lsp.fixture(config=server_config())
+async def bare(lsp_client: LanguageClient) -> Any:
+    yield lsp_client
+
+
+def _descendants(pid: int) -> set[int]:
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if stat[0] != "Z":
+                parents[int(entry)] = int(stat[1])
+    out: set[int] = set()
+    frontier = [pid]
+    while frontier:
+        here = frontier.pop()
+        kids = {child for child, parent in parents.items() if parent == here}
+        out |= kids
+        frontier.extend(kids)
+    return out
+
+
+async def test_shutdown_leaves_no_agent(bare: LanguageClient, user_files: Path) -> None:
+    await _init(bare, OPTIONS)
+    uri = open_doc(bare, user_files)
+    assert (await profile(bare, uri, "def uses_helper"))["ok"] is True
+    server = bare._server  # noqa: SLF001 - the server process, to find its agents
+    assert server is not None
+    # After a job: a spare (and, on a CPU-only machine, the template it was forked from).
+    deadline = time.monotonic() + 60
+    while len(agents := _descendants(server.pid)) < 1 and time.monotonic() < deadline:
+        await asyncio.sleep(0.2)
+    assert agents, "no spare agent after the job"
+    await bare.shutdown_session()
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in agents) and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+    assert not [pid for pid in agents if _alive(pid)], f"agents left of {agents}"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

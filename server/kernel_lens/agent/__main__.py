@@ -6,6 +6,10 @@ spare and sends it one job (docs/robustness.md). The protocol uses the process's
 and stdout; fd 0 becomes ``/dev/null`` and fd 1 and ``sys.stdout`` point at stderr, so user code
 can neither read the protocol nor corrupt it — the server shows stderr in its log.
 
+With ``KERNEL_LENS_AGENT_TEMPLATE_FD`` set (a local CPU-only machine), the process is a fork
+*template* instead: warm, never running user code nor touching CUDA, it forks one such agent per
+request, on pipes the parent passes over a socket.
+
 Stopping a job stops the user's code wherever it runs: a thread reads the protocol input, and
 when it closes (the server killed the local ``ssh`` that carried it, or the server died) the
 agent kills its process group at once, busy or not. ``faulthandler`` prints the stack on a crash,

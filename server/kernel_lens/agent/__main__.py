@@ -6,9 +6,10 @@ spare and sends it one job (docs/robustness.md). The protocol uses the process's
 and stdout; fd 0 becomes ``/dev/null`` and fd 1 and ``sys.stdout`` point at stderr, so user code
 can neither read the protocol nor corrupt it — the server shows stderr in its log.
 
-With ``KERNEL_LENS_AGENT_TEMPLATE_FD`` set (a local CPU-only machine), the process is a fork
-*template* instead: warm, never running user code nor touching CUDA, it forks one such agent per
-request, on pipes the parent passes over a socket.
+With ``KERNEL_LENS_AGENT_TEMPLATE_FD`` set (a local machine), the process is a fork *template*
+instead: warm (torch, the profiler, triton imported), never running user code nor touching CUDA,
+it forks one such agent per request, on pipes the parent passes over a socket; the forked agent
+initialises CUDA itself (0.3 s on the H200).
 
 Stopping a job stops the user's code wherever it runs: a thread reads the protocol input, and
 when it closes (the server killed the local ``ssh`` that carried it, or the server died) the
@@ -190,7 +191,7 @@ def _reap(send: Any) -> None:
 
 
 def _template(sock_fd: int) -> int:
-    """A warm template on a CPU-only machine: forks a ready-to-warm spare per request.
+    """A warm template on a local machine: forks a ready-to-warm spare per request.
 
     The template imports torch and our stages and starts the profiler once, runs no user code
     and never touches CUDA, so a child forked from it is as clean as a fresh process, and warm
@@ -219,6 +220,10 @@ def _template(sock_fd: int) -> int:
     _scheduling("SCHED_IDLE", all_threads=False)
     ready: dict[str, Any] = {"event": "ready", "template": True, "pid": os.getpid()}
     _warm_up(ready, cuda=False)
+    # Triton's import is seconds on a GPU machine, and it touches no driver: every forked agent
+    # gets it for free (a fresh agent does not pay for it before its first job).
+    with contextlib.suppress(Exception):
+        importlib.import_module("triton")
     sys.stderr.flush()
     send(ready)
     threading.Thread(target=_reap, args=(send,), name="kernel-lens-reaper", daemon=True).start()

@@ -602,14 +602,17 @@ class AgentClient:
         return agent
 
     def _maybe_start_template(self, info: dict[str, Any]) -> None:
-        """Start the fork template once an agent has shown a local machine without CUDA.
+        """Start the fork template once a local agent has shown a working torch.
 
-        Forking is how a warm, clean spare costs milliseconds instead of seconds; it is only
-        safe where CUDA is never initialised before the fork, so GPU machines keep fresh spares.
+        Forking is how a warm, clean spare costs milliseconds instead of seconds. The template
+        never touches CUDA (a CUDA context does not survive a fork), so each forked spare creates
+        its own: on the H200 that is 0.3 s where a fresh process spends 9.6 s importing torch,
+        the profiler and triton (docs/robustness.md). ``KERNEL_LENS_FORK_TEMPLATE=0`` turns it
+        off; agents over ssh or srun (not local) always start fresh.
         """
         if not (self.local and self.spare and hasattr(socket, "send_fds")):
             return
-        if info.get("cuda") is not False or not info.get("torch"):
+        if os.environ.get("KERNEL_LENS_FORK_TEMPLATE", "1") == "0" or not info.get("torch"):
             return
         if _task_alive(self._template) or self._template_failures >= 2:
             return

@@ -136,6 +136,18 @@ def _warm_up(ready: dict[str, Any], *, cuda: bool = True) -> None:
         ready["torch"] = None
         ready["torch_error"] = f"{type(exc).__name__}: {exc}"
         return
+    if not cuda:
+        # A fork template: even a CPU-only profiler start initialises CUPTI and with it the CUDA
+        # driver, which a forked child cannot use ("CUDA error: initialization error", seen on
+        # the H200). Import what the profiler's first start imports; each fork starts it once.
+        for name in ("torch.profiler", "torch._inductor.config", "torch._inductor.codecache"):
+            with contextlib.suppress(Exception):
+                importlib.import_module(name)
+        for name in _WARM_MODULES:
+            with contextlib.suppress(Exception):
+                importlib.import_module(name)
+        ready["warm_s"] = round(time.perf_counter() - began, 3)
+        return
     try:
         from torch.profiler import ProfilerActivity, profile
 

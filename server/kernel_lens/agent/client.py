@@ -506,6 +506,19 @@ def _task_alive(task: asyncio.Task[_Agent] | None) -> bool:
     return not task.cancelled() and task.exception() is None and task.result().alive
 
 
+def _machine_text(info: dict[str, Any]) -> str:
+    return f"torch {info.get('torch')}, cuda {info.get('cuda')}"
+
+
+def _same_machine(fresh: dict[str, Any], forked: dict[str, Any]) -> bool:
+    """Whether a forked agent has what the fresh agent had (torch, and CUDA where it was)."""
+    if not fresh:
+        return True
+    return bool(forked.get("torch")) == bool(fresh.get("torch")) and bool(
+        forked.get("cuda")
+    ) == bool(fresh.get("cuda"))
+
+
 class AgentClient:
     """Runs each job on a fresh agent process, with a warm spare ready ahead of the click.
 
@@ -539,6 +552,8 @@ class AgentClient:
         self._template: asyncio.Task[_Agent] | None = None
         self._template_agent: _Agent | None = None
         self._template_failures = 0
+        #: The ready line of the last fresh (not forked) agent: what a fork must match.
+        self._fresh_info: dict[str, Any] = {}
         self._busy: _Agent | None = None
         self._lock = asyncio.Lock()
         self._ids = itertools.count(1)
@@ -593,11 +608,22 @@ class AgentClient:
         if _task_alive(template) and template is not None and template.done():
             try:
                 await agent.start_forked(template.result())
-                return agent
+                if _same_machine(self._fresh_info, agent.info):
+                    return agent
+                # A fork that lost what a fresh agent has (torch, CUDA): never fork again.
+                self._log(
+                    "agent template: a forked agent reported "
+                    f"{_machine_text(agent.info)} where a fresh one reported "
+                    f"{_machine_text(self._fresh_info)}; starting fresh agents from now on"
+                )
+                self._template_failures = 2
+                await agent.kill()
+                await self._stop_template()
             except ProfileError as err:
                 self._log(f"agent template: {err.message}; starting a fresh agent")
-                agent.proc = None
+            agent.proc = None
         await agent.start(self._argv(), self._env(), self._cwd())
+        self._fresh_info = dict(agent.info)
         self._maybe_start_template(agent.info)
         return agent
 
@@ -690,9 +716,7 @@ class AgentClient:
             return True
         return False
 
-    async def kill(self) -> None:
-        """Stop every agent of this client (busy, spare, template), with their groups."""
-        self._generation += 1
+    async def _stop_template(self) -> None:
         self._pause_template(False)
         self._template_agent = None
         template, self._template = self._template, None
@@ -703,6 +727,11 @@ class AgentClient:
                     await template
             elif not template.cancelled() and template.exception() is None:
                 await template.result().kill()
+
+    async def kill(self) -> None:
+        """Stop every agent of this client (busy, spare, template), with their groups."""
+        self._generation += 1
+        await self._stop_template()
         task, self._spare_task = self._spare_task, None
         self._spare_agent = None
         busy, self._busy = self._busy, None

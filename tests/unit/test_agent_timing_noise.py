@@ -126,3 +126,36 @@ def test_the_warning_reaches_json_lens_and_hover() -> None:
     assert title.endswith("· 1 op · CPU")
     hover = hover_markdown(result, 3)
     assert hover is not None and hover.endswith("⚠ Timing: busy machine: load 2.1 on 2 cores")
+
+
+def test_an_unstable_spread_is_said_even_without_interference() -> None:
+    """A ±195% spread (seen in the editor e2e on a loaded CI machine) must not read as a number
+    to trust: the lens says `unstable`, the hover says why; ±25% or less says nothing."""
+    result: dict[str, object] = {
+        "timing": {"median_ms": 2.488, "spread_pct": 194.9, "reps": 40, "warning": None},
+        "device": "CPU",
+        "device_kind": "cpu",
+        "profiled_runs": 3,
+        "lines": [
+            {
+                "line": 3,
+                "source": "return torch.relu(x)",
+                "ops": [{"name": "aten::relu", "dispatch": [], "calls": 1, "cpu_us": 5.0}],
+            }
+        ],
+    }
+    title = summary_lens_title(result)
+    assert "±194.9% $(warning) unstable ·" in title
+    hover = hover_markdown(result, 3)
+    assert hover is not None and hover.endswith(
+        "⚠ Timing: unstable: the samples spread ±195% around the median; "
+        "re-profile on a quieter machine before comparing"
+    )
+    calm = {**result, "timing": {"median_ms": 2.0, "spread_pct": 25.0, "reps": 40}}
+    assert "$(warning)" not in summary_lens_title(calm)
+    # An interference warning wins over the spread's.
+    busy = {
+        **result,
+        "timing": {**result["timing"], "warning": "busy machine: load 3.0 on 2 cores"},
+    }  # type: ignore[dict-item]
+    assert "$(warning) busy machine ·" in summary_lens_title(busy)

@@ -18,6 +18,7 @@ __all__ = [
     "line_lens_title",
     "summary_lens_title",
     "timing_warning_short",
+    "timing_warning_text",
 ]
 
 MAX_LENS_OPS = 3
@@ -35,12 +36,34 @@ def _calls(calls: float) -> str:
     return "" if calls == 1 else f" ×{calls:g}"
 
 
+#: A spread (half the interquartile range, % of the median) above this is called unstable on
+#: the lens even when no interference was seen: ±25% means the middle half of the samples spans
+#: half the median.
+UNSTABLE_SPREAD_PCT = 25.0
+
+
+def timing_warning_text(timing: dict[str, Any] | None) -> str | None:
+    """The whole warning a hover shows: the interference warning, else an unstable spread."""
+    timing = timing or {}
+    if timing.get("warning"):
+        return str(timing["warning"])
+    spread = timing.get("spread_pct")
+    if isinstance(spread, (int, float)) and spread > UNSTABLE_SPREAD_PCT:
+        return (
+            f"unstable: the samples spread ±{spread:.0f}% around the median; "
+            "re-profile on a quieter machine before comparing"
+        )
+    return None
+
+
 def timing_warning_short(timing: dict[str, Any] | None) -> str | None:
-    """``busy machine`` / ``interference?``: the timing's interference warning, for a lens."""
-    warning = (timing or {}).get("warning")
+    """``busy machine`` / ``interference?`` / ``unstable``: the timing's warning, for a lens."""
+    warning = timing_warning_text(timing)
     if not warning:
         return None
-    return "busy machine" if str(warning).startswith("busy machine") else "interference?"
+    if warning.startswith("busy machine"):
+        return "busy machine"
+    return "unstable" if warning.startswith("unstable") else "interference?"
 
 
 def summary_lens_title(result: dict[str, Any]) -> str:
@@ -149,7 +172,8 @@ def hover_markdown(result: dict[str, Any], line_no: int, *, word: str | None = N
             f"±{timing['spread_pct']:.1f}% of {timing['reps']} reps ({how})."
         )
     out.append(f"_{note}_")
-    if timing and timing.get("warning"):
+    warning = timing_warning_text(timing)
+    if warning:
         out.append("")
-        out.append(f"⚠ Timing: {timing['warning']}")
+        out.append(f"⚠ Timing: {warning}")
     return "\n".join(out)

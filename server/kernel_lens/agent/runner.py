@@ -7,10 +7,14 @@ warm-up call → timing (never under the profiler) → one profiled pass shared 
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import inspect
 import os
 import platform
+import types
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from kernel_lens.agent.errors import ProfileError, format_exception, user_line_from_traceback
 from kernel_lens.agent.types import (
@@ -22,9 +26,115 @@ from kernel_lens.agent.types import (
     SweepResult,
 )
 
-__all__ = ["ALL_STAGES", "DEFAULT_STAGES", "ProfileRequest", "call_user", "run_profile"]
+__all__ = [
+    "ALL_STAGES",
+    "DEFAULT_STAGES",
+    "NEEDS_GPU_MESSAGE",
+    "ProfileRequest",
+    "call_style",
+    "call_user",
+    "needs_gpu",
+    "run_profile",
+    "use_triton_interpreter",
+    "with_call_style",
+]
 
 ProgressFn = Callable[[str, str], None]
+CallStyle = Literal["called", "awaited", "consumed"]
+
+#: The message of an ``unsupported`` error for code that asks for CUDA on a machine without it.
+NEEDS_GPU_MESSAGE = "this code needs an NVIDIA GPU — run the agent on one (kernelLens.agentCommand)"
+#: What torch (and the CUDA runtime) say when code asks for CUDA that is not there.
+_NO_CUDA_MARKERS = (
+    "Torch not compiled with CUDA enabled",
+    "no CUDA GPUs are available",
+    "Found no NVIDIA driver",
+    "CUDA driver initialization failed",
+    "0 active drivers",
+)
+#: The device label of a run whose Triton kernels ran under Triton's interpreter.
+INTERPRETER_DEVICE = "CPU · Triton interpreter"
+#: What the sweep says of its times under the interpreter.
+INTERPRETER_SWEEP_NOTE = (
+    "Triton interpreter on the CPU: these times are the interpreter's, not a GPU's; "
+    "they say nothing about which value is fastest on a GPU"
+)
+
+
+def use_triton_interpreter() -> bool:
+    """Without CUDA, make ``@triton.jit`` kernels run under Triton's interpreter.
+
+    Triton reads ``TRITON_INTERPRET`` when ``@triton.jit`` decorates a kernel (its ``knobs``
+    read the environment on each access), so setting it before the user's module runs is
+    enough even though the agent imported triton while warming up. A value the user set is
+    kept. Returns whether the interpreter is on.
+    """
+    import torch
+
+    if not torch.cuda.is_available():
+        os.environ.setdefault("TRITON_INTERPRET", "1")
+    return os.environ.get("TRITON_INTERPRET", "0").lower() in ("1", "true", "on", "yes")
+
+
+def _uses_interpreted_kernels(module: types.ModuleType) -> bool:
+    """Whether the user's module holds a kernel made under Triton's interpreter."""
+    for value in list(vars(module).values()):
+        cls = type(value)
+        if cls.__name__ == "InterpretedFunction" and cls.__module__.startswith("triton"):
+            return True
+    return False
+
+
+def needs_gpu(message: str) -> bool:
+    """Whether an error message says the code asked for CUDA on a machine without it."""
+    return any(marker in message for marker in _NO_CUDA_MARKERS)
+
+
+def _as_needs_gpu(err: ProfileError) -> ProfileError:
+    """``err`` as an ``unsupported`` error when it says that CUDA is missing."""
+    if err.kind in ("import", "inputs", "runtime") and needs_gpu(err.message):
+        return ProfileError(
+            "unsupported", f"{NEEDS_GPU_MESSAGE} ({err.message})", err.line, err.traceback
+        )
+    return err
+
+
+def call_style(code: types.CodeType) -> CallStyle:
+    """How a function's body runs: ``awaited`` (``async def``), ``consumed`` (a generator,
+    sync or async) or ``called``."""
+    if code.co_flags & inspect.CO_COROUTINE:
+        return "awaited"
+    if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR):
+        return "consumed"
+    return "called"
+
+
+async def _drain(agen: Any) -> list[Any]:
+    return [item async for item in agen]
+
+
+def _run_body(value: Any) -> Any:
+    """Run what a call returned when it is a body not run yet: a coroutine is awaited on a
+    fresh event loop, a generator (sync or async) is consumed to the end (its items returned
+    as a list)."""
+    if inspect.iscoroutine(value):
+        return asyncio.run(value)
+    if inspect.isasyncgen(value):
+        return asyncio.run(_drain(value))
+    if inspect.isgenerator(value):
+        return list(value)
+    return value
+
+
+def with_call_style(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` wrapped so that each call runs its body to the end (see :func:`_run_body`); the
+    signature is ``fn``'s (``inspect.signature`` follows ``__wrapped__``)."""
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        return _run_body(fn(*args, **kwargs))
+
+    return run
 
 
 def _check_stages(stages: tuple[str, ...]) -> None:
@@ -59,6 +169,9 @@ def call_user(target_call: Callable[[], Any], path: str, what: str) -> Any:
         message = f"{what} raised {type(exc).__name__}: {exc}"
         if isinstance(exc, NotImplementedError):
             kind = "unsupported"
+        if isinstance(exc, Exception) and needs_gpu(str(exc)):
+            kind = "unsupported"
+            message = f"{NEEDS_GPU_MESSAGE} ({what} raised {type(exc).__name__}: {exc})"
         elif isinstance(exc, SystemExit):
             kind = "exit"
             message = f"{what} called sys.exit({'' if exc.code is None else repr(exc.code)})"
@@ -128,13 +241,24 @@ def run_profile(
 
         trace_dir = CacheDirs.from_env().traces
     report("target", "loading the file")
-    target = load_target(request.path, request.text, name=request.function, line=request.line)
+    interpreter = use_triton_interpreter()
+    try:
+        target = load_target(request.path, request.text, name=request.function, line=request.line)
+    except ProfileError as err:
+        raise _as_needs_gpu(err) from None
+    style = call_style(target.code)
+    # A coroutine is awaited and a generator consumed on every call (warm-up, timing,
+    # profiling, sweep): a time is never one of a body that did not run.
+    target.fn = with_call_style(target.fn)
 
     import torch
 
     report("target", f"first call of {target.info.qualname}")
     call_user(target.call, target.path, target.info.qualname)
     device, device_name = _device_of_run()
+    interpreted = interpreter and device == "cpu" and _uses_interpreted_kernels(target.module)
+    if interpreted:
+        device_name = INTERPRETER_DEVICE
     if device == "cuda":
         torch.cuda.synchronize()
 
@@ -146,12 +270,14 @@ def run_profile(
         "last_line": target.info.last_line,
         "device": device_name,
         "device_kind": device,
-        "inputs": target.inputs_source,
+        "inputs": target.inputs.to_json() if target.inputs else {"source": "none"},
         "versions": {
             "torch": torch.__version__,
             "python": platform.python_version(),
         },
         "stages": list(request.stages),
+        "call_style": style,
+        "triton_interpreter": interpreted,
     }
 
     if "timing" in request.stages:
@@ -245,5 +371,7 @@ def run_profile(
             target.info.qualname,
         )
         result["sweep"] = swept.to_json()
+        if interpreted:
+            result["sweep"]["note"] = INTERPRETER_SWEEP_NOTE
     report("done", "done")
     return result

@@ -27,6 +27,22 @@ PERMISSION_HELP = (
 )
 
 
+NO_GPU_HELP = (
+    "Nsight Compute needs an NVIDIA GPU and this machine has none (torch sees no CUDA): "
+    "run the agent on one (kernelLens.agentCommand)"
+)
+
+
+def _has_gpu() -> bool:
+    """Whether torch sees a CUDA device (without initialising it)."""
+    try:
+        import torch
+
+        return bool(torch.cuda.is_available())
+    except Exception:  # no torch: the child would fail anyway
+        return False
+
+
 def kernel_lines_from_report(path: str) -> list[int | None]:
     """For each profiled kernel in order, the ``src:<line>`` NVTX range it ran in."""
     from kernel_lens.ncu_files import load_ncu_report_module
@@ -70,9 +86,12 @@ def run_ncu(
     from kernel_lens.ncu_files import find_ncu, read_ncu_file
 
     ncu = find_ncu()
+    gpu = _has_gpu()
     if ncu is None:
         raise ProfileError(
-            "unsupported", "Nsight Compute (ncu) was not found: install it or put it on PATH"
+            "unsupported",
+            "Nsight Compute (ncu) was not found: install it or put it on PATH"
+            + ("" if gpu else f"; {NO_GPU_HELP}"),
         )
     os.makedirs(report_dir, exist_ok=True)
     stem = f"{os.path.splitext(os.path.basename(path))[0]}-{function}".replace(".", "_")
@@ -102,7 +121,7 @@ def run_ncu(
     if "ERR_NVGPUCTRPERM" in output:
         raise ProfileError("unsupported", PERMISSION_HELP)
     if proc.returncode == 3 and "no CUDA device" in output:
-        raise ProfileError("unsupported", "Nsight Compute needs an NVIDIA GPU: none is available")
+        raise ProfileError("unsupported", NO_GPU_HELP)
     if not os.path.exists(report):
         if "No kernels were profiled" in output or proc.returncode == 0:
             raise ProfileError(
@@ -110,7 +129,8 @@ def run_ncu(
                 f"{function} launched no CUDA kernel inside the profiled call, so ncu had "
                 "nothing to measure",
             )
-        raise ProfileError("runtime", f"ncu failed (exit {proc.returncode}): {output[-600:]}")
+        tail = "" if gpu else f" ({NO_GPU_HELP})"
+        raise ProfileError("runtime", f"ncu failed (exit {proc.returncode}): {output[-600:]}{tail}")
     try:
         kernels, reader = read_ncu_file(report)
     except NcuError as exc:

@@ -1,0 +1,94 @@
+"""No GPU: Triton kernels run under Triton's interpreter (labelled so), code that asks for CUDA
+gets an ``unsupported`` error on its line, Sweep says its times are not a GPU's."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import EXAMPLES, HAS_CUDA, KERNELS, run_cli
+
+pytestmark = pytest.mark.skipif(HAS_CUDA, reason="checks the machine without a GPU")
+
+NOSETUP = EXAMPLES / "nosetup"
+FAST = ["--budget-ms", "60", "--warmup-ms", "5"]
+
+
+def _lineno(path: object, text: str) -> int:
+    from pathlib import Path
+
+    for no, line in enumerate(Path(str(path)).read_text().splitlines(), 1):
+        if text in line:
+            return no
+    raise AssertionError(text)
+
+
+def test_triton_launch_without_triton_interpret_runs_under_the_interpreter(
+    trace_dir: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    path = NOSETUP / "triton_plain.py"
+    code, out, err = run_cli(
+        "profile", f"{path}::add_one", "--json", "--trace-dir", trace_dir, *FAST
+    )
+    assert code == 0, (out, err)
+    assert out["triton_interpreter"] is True
+    assert out["device"] == "CPU · Triton interpreter" and out["device_kind"] == "cpu"
+    assert out["timing"]["median_ms"] > 0
+    launch = _lineno(path, "add_one_kernel[(")
+    assert launch in [line["line"] for line in out["lines"]]
+
+
+def test_triton_square_with_its_own_directive_and_no_env(
+    trace_dir: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    code, out, err = run_cli(
+        "profile", f"{KERNELS}/triton_square.py::square", "--json", "--trace-dir", trace_dir, *FAST
+    )
+    assert code == 0, (out, err)
+    assert out["triton_interpreter"] is True and out["device"] == "CPU · Triton interpreter"
+
+
+def test_plain_torch_is_not_labelled_interpreter(trace_dir: str) -> None:
+    code, out, err = run_cli(
+        "profile",
+        f"{NOSETUP}/needs_cuda.py::plain",
+        "--json",
+        "--trace-dir",
+        trace_dir,
+        *FAST,
+    )
+    assert code == 0, (out, err)
+    assert out["triton_interpreter"] is False and out["device"] == "CPU"
+
+
+def test_code_that_asks_for_cuda_is_unsupported_on_its_line(trace_dir: str) -> None:
+    path = NOSETUP / "needs_cuda.py"
+    code, out, _err = run_cli("profile", f"{path}::on_gpu", "--json", "--trace-dir", trace_dir)
+    assert code != 0
+    error = out["error"]
+    assert error["kind"] == "unsupported"
+    assert error["message"].startswith(
+        "this code needs an NVIDIA GPU — run the agent on one (kernelLens.agentCommand)"
+    )
+    assert error["line"] == _lineno(path, 'device="cuda"')
+
+
+def test_sweep_under_the_interpreter_says_its_times_are_not_a_gpus(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    code, out, err = run_cli(
+        "sweep",
+        f"{NOSETUP}/triton_plain.py::add_one",
+        "--param",
+        "BLOCK",
+        "--values",
+        "128,256",
+        "--json",
+        *FAST,
+    )
+    assert code == 0, (out, err)
+    assert out["device"] == "CPU · Triton interpreter"
+    assert "not a GPU's" in out["note"]
+    assert [row["value"] for row in out["rows"]] == [128, 256]

@@ -142,9 +142,14 @@ def _cmd_profile(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result))
     else:
+        from kernel_lens.analysis.lens_text import inputs_args_text, inputs_text
         from kernel_lens.analysis.report_text import format_profile
 
         print(format_profile(result))
+        source = inputs_text(result.get("inputs"), result.get("path"))
+        if source is not None:
+            args_text = "; ".join(inputs_args_text(result.get("inputs")))
+            print(f"inputs: {source}" + (f" · {args_text}" if args_text else ""))
     return 0
 
 

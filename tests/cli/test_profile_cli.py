@@ -75,7 +75,7 @@ def test_each_variant(func: str, op: str, trace_dir: str) -> None:
 
 def test_helper_calls_count_on_the_calling_line(trace_dir: str) -> None:
     result = _profile(f"{KERNELS}/square.py::square_all", trace_dir)
-    assert result["inputs"] == "square_all_inputs()"
+    assert result["inputs"]["label"] == "square_all_inputs()"
     line = _line(result, "return torch.square(x) + x * x + _pow2(x)")
     assert sorted(op["name"] for op in line["ops"]) == [
         "aten::add",
@@ -101,7 +101,7 @@ def test_fusion_examples(trace_dir: str) -> None:
 
 def test_triton_square_runs_under_the_interpreter_on_cpu(trace_dir: str) -> None:
     result = _profile(f"{KERNELS}/triton_square.py::square", trace_dir)
-    assert result["inputs"] == "directive"
+    assert result["inputs"]["label"] == "directive"
     assert _line(result, "out = torch.empty_like(x)")["ops"][0]["name"] == "aten::empty_like"
     launch = _line(result, "square_kernel[grid]")
     assert launch["cpu_us"] > 0

@@ -9,6 +9,7 @@ imports this module and must not pull in torch (like esbonio's ``sphinx_agent/ty
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, TypeVar, get_args
 
@@ -23,6 +24,8 @@ __all__ = [
     "CompiledSide",
     "ErrorKind",
     "InlineModule",
+    "InputArg",
+    "InputsInfo",
     "JobRequest",
     "InlineResult",
     "NcuRequest",
@@ -71,6 +74,9 @@ def error_kind(value: object) -> ErrorKind:
     return "internal"
 
 
+_SUGGESTED_RE = re.compile(r"this directive above the def: (# kernel-lens: inputs = .+)$")
+
+
 @dataclass
 class ProfileError(Exception):
     """A failed job: ``kind``, a message, and the 1-based user line it belongs to."""
@@ -79,34 +85,48 @@ class ProfileError(Exception):
     message: str
     line: int | None = None
     traceback: str | None = None
+    #: For an ``inputs`` error: a ``# kernel-lens: inputs = …`` line to put above the def.
+    suggested_directive: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in ERROR_KINDS:
             raise ValueError(f"unknown error kind {self.kind!r}")
+        if self.suggested_directive is None and self.kind == "inputs":
+            # The agent's and the client's error objects carry kind, message, line and
+            # traceback only: the directive travels at the end of the message.
+            m = _SUGGESTED_RE.search(self.message)
+            if m:
+                self.suggested_directive = m.group(1)
 
     def __str__(self) -> str:
         where = f" (line {self.line})" if self.line else ""
         return f"{self.kind}: {self.message}{where}"
 
     def to_json(self) -> dict[str, Any]:
-        """The ``{"kind", "message", "line", "traceback"}`` object of the CLI and the agent."""
-        return {
+        """The ``{"kind", "message", "line", "traceback"}`` object of the CLI and the agent
+        (plus ``suggested_directive`` when there is one)."""
+        out: dict[str, Any] = {
             "kind": self.kind,
             "message": self.message,
             "line": self.line,
             "traceback": self.traceback,
         }
+        if self.suggested_directive is not None:
+            out["suggested_directive"] = self.suggested_directive
+        return out
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> ProfileError:
         """From the agent's ``error`` object; an unknown kind becomes ``internal``."""
         line = obj.get("line")
         tb = obj.get("traceback")
+        suggested = obj.get("suggested_directive")
         return cls(
             error_kind(obj.get("kind", "internal")),
             str(obj.get("message", "")),
             line if isinstance(line, int) else None,
             tb if isinstance(tb, str) else None,
+            suggested if isinstance(suggested, str) else None,
         )
 
 
@@ -463,3 +483,64 @@ class NcuResult:
             "kernels": self.kernels,
             "ncu_log": self.ncu_log,
         }
+
+
+@dataclass
+class InputArg:
+    """One input of the profiled call, described (never the value itself)."""
+
+    name: str
+    type: str
+    shape: list[int] | None = None
+    dtype: str | None = None
+    device: str | None = None
+    repr: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"name", "type", "shape", "dtype", "device", "repr"}``."""
+        return dataclasses.asdict(self)
+
+    def label(self) -> str:
+        """``Tensor float32[10000, 10000] cuda:0``, else the short repr."""
+        if self.shape is not None:
+            dims = ", ".join(str(d) for d in self.shape)
+            return f"{self.type} {self.dtype}[{dims}] {self.device}".rstrip()
+        return f"{self.type} {self.repr}".rstrip()
+
+
+@dataclass
+class InputsInfo:
+    """Where the profiled call's inputs came from (the result's ``inputs`` object).
+
+    Attributes:
+        source: ``captured`` (the script's own first call), ``directive``, ``factory``
+            (``<name>_inputs()``) or ``none`` (no parameters).
+        line: the captured call's line, the directive's line or the factory's def line.
+        label: ``directive``, ``square_inputs()``, ``captured``, ``none`` (the old string).
+        call: for ``captured``: the caller chain inside the file (``time_fn → square_2``).
+        setup_s: for ``captured``: how long the script ran before the call.
+        args: each input.
+        self_: for methods: ``{"class", "how", "made_at"}``.
+    """
+
+    source: Literal["captured", "directive", "factory", "none"]
+    label: str
+    line: int | None = None
+    call: str | None = None
+    setup_s: float | None = None
+    args: list[InputArg] = field(default_factory=list)
+    self_: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The result's ``inputs`` object."""
+        out: dict[str, Any] = {
+            "source": self.source,
+            "label": self.label,
+            "line": self.line,
+            "call": self.call,
+            "setup_s": self.setup_s,
+            "args": [a.to_json() for a in self.args],
+        }
+        if self.self_ is not None:
+            out["self"] = self.self_
+        return out

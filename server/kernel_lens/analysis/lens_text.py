@@ -15,6 +15,8 @@ __all__ = [
     "code_span",
     "error_lens_title",
     "hover_markdown",
+    "inputs_args_text",
+    "inputs_text",
     "line_lens_title",
     "summary_lens_title",
     "timing_warning_short",
@@ -22,6 +24,63 @@ __all__ = [
 ]
 
 MAX_LENS_OPS = 3
+
+
+def _arg_label(arg: dict[str, Any]) -> str:
+    shape = arg.get("shape")
+    if isinstance(shape, list):
+        dims = ", ".join(str(d) for d in shape)
+        return f"{arg.get('type', '?')} {arg.get('dtype', '?')}[{dims}] {arg.get('device') or ''}"
+    return f"{arg.get('type', '?')} {arg.get('repr', '')}".rstrip()
+
+
+def inputs_text(inputs: Any, path: str | None = None) -> str | None:
+    """Where a result's inputs came from, in one line: ``captured at square.py:31 (time_fn →
+    square_2) after 0.42 s``, ``directive, line 11``, ``square_inputs()``; ``None`` for a
+    result without an ``inputs`` object (or with no inputs)."""
+    if not isinstance(inputs, dict):
+        return None
+    source = inputs.get("source")
+    line = inputs.get("line")
+    text: str
+    if source == "captured":
+        name = (path or "").replace("\\", "/").rsplit("/", 1)[-1]
+        where = f"{name}:{line}" if name and line else (f"line {line}" if line else "the script")
+        text = f"captured at {where}"
+        if inputs.get("call"):
+            text += f" ({inputs['call']})"
+        if isinstance(inputs.get("setup_s"), int | float):
+            text += f" after {inputs['setup_s']:.2f} s of the script"
+    elif source == "directive":
+        text = f"directive, line {line}" if line else "directive"
+    elif source == "factory":
+        text = str(inputs.get("label") or "factory")
+    else:
+        text = "none (no parameters)"
+    own = inputs.get("self")
+    if isinstance(own, dict):
+        how = own.get("how", "")
+        made = f", line {own['made_at']}" if own.get("made_at") else ""
+        name = f"{own['name']}{made}" if own.get("name") else ""
+        if how == "captured":
+            text += f"; self = the script's {own.get('class', '?')}"
+            text += f" {name}" if name else ""
+        elif name:
+            text += f"; self = {name}"
+        else:
+            text += f"; self = {how}"
+    return text
+
+
+def inputs_args_text(inputs: Any) -> list[str]:
+    """``a: Tensor float32[10000, 10000] cuda:0`` for each input of a result."""
+    if not isinstance(inputs, dict):
+        return []
+    return [
+        f"{a.get('name', '?')}: {_arg_label(a)}".rstrip()
+        for a in inputs.get("args") or []
+        if isinstance(a, dict)
+    ]
 
 
 def code_span(text: str) -> str:
@@ -172,6 +231,11 @@ def hover_markdown(result: dict[str, Any], line_no: int, *, word: str | None = N
             f"±{timing['spread_pct']:.1f}% of {timing['reps']} reps ({how})."
         )
     out.append(f"_{note}_")
+    source = inputs_text(result.get("inputs"), result.get("path"))
+    if source is not None:
+        out.append("")
+        out.append(f"Inputs: {source}")
+        out.extend(f"- {code_span(arg)}" for arg in inputs_args_text(result.get("inputs")))
     warning = timing_warning_text(timing)
     if warning:
         out.append("")

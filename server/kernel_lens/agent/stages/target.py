@@ -24,6 +24,8 @@ from kernel_lens.agent.errors import (
     format_exception,
     user_line_from_traceback,
 )
+from kernel_lens.agent.stages import capture
+from kernel_lens.agent.types import InputsInfo
 from kernel_lens.analysis.functions import FunctionInfo, SourceSyntaxError, find_function
 
 __all__ = ["Target", "load_target", "parse_source", "read_source"]
@@ -40,8 +42,11 @@ class Target:
         code: the code object whose lines are attributed (the undecorated function's).
         args: positional inputs.
         kwargs: keyword inputs.
-        inputs_source: where the inputs came from: ``directive``, ``<name>_inputs()`` or ``none``.
-        module: the module namespace the text was executed in.
+        inputs_source: where the inputs came from: ``directive``, ``<name>_inputs()``,
+            ``captured`` or ``none``.
+        module: the module namespace the text was executed in (run as ``__main__`` when the
+            inputs were captured from the script's run).
+        inputs: the description of the inputs (the result's ``inputs`` object).
     """
 
     path: str
@@ -53,6 +58,7 @@ class Target:
     inputs_source: str
     module: types.ModuleType
     source_lines: list[str] = field(default_factory=list)
+    inputs: InputsInfo | None = None
 
     def call(self) -> Any:
         """Call the function once on its inputs."""
@@ -93,7 +99,7 @@ def parse_source(text: str, path: str) -> ast.Module:
         raise ProfileError("syntax", f"{exc.msg}", exc.lineno) from None
 
 
-def _exec_module(path: str, text: str) -> types.ModuleType:
+def _compile_text(path: str, text: str) -> types.CodeType:
     try:
         code = compile(text, path, "exec")
     except SyntaxError as exc:
@@ -101,6 +107,11 @@ def _exec_module(path: str, text: str) -> types.ModuleType:
     # inspect.getsource (Triton's @jit) must see this text, not what is saved on disk: a cache
     # entry with mtime None is never invalidated by linecache.checkcache.
     linecache.cache[path] = (len(text), None, text.splitlines(True), path)
+    return code
+
+
+def _exec_module(path: str, text: str) -> types.ModuleType:
+    code = _compile_text(path, text)
     stem = os.path.splitext(os.path.basename(path))[0]
     module = types.ModuleType(f"_kernel_lens_target_{stem}")
     module.__file__ = path
@@ -139,7 +150,41 @@ def _unwrap_code(obj: Any) -> types.CodeType | None:
     return None
 
 
-def _resolve_callable(module: types.ModuleType, info: FunctionInfo, path: str) -> Any:
+def _instance_line(text: str, name: str) -> int | None:
+    """The line of the module-level assignment to ``name`` (the last one)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    line: int | None = None
+    for node in tree.body:
+        if isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+                line = node.lineno
+    return line
+
+
+def _module_instance(module: types.ModuleType, owner: type) -> tuple[str, Any] | None:
+    """The module's single instance of ``owner`` (``None`` when none or several)."""
+    found = [(k, v) for k, v in module.__dict__.items() if type(v) is owner]
+    if len({id(v) for _, v in found}) == 1:
+        return found[0]
+    return None
+
+
+def _resolve_callable(
+    module: types.ModuleType,
+    info: FunctionInfo,
+    path: str,
+    *,
+    text: str = "",
+    instance: Any = None,
+    self_info: dict[str, Any] | None = None,
+) -> Any:
+    """The object to call; for a method, bound to ``instance`` (the captured ``self``), else
+    to the module's single instance of the class, else to a no-argument instance. What was
+    chosen is written into ``self_info``."""
     parts = info.qualname.split(".")
     obj: Any = module
     owner: Any = None
@@ -157,13 +202,32 @@ def _resolve_callable(module: types.ModuleType, info: FunctionInfo, path: str) -
     if info.is_method and isinstance(owner, type):
         raw = owner.__dict__.get(parts[-1])
         if not isinstance(raw, staticmethod | classmethod):
+            info_out = self_info if self_info is not None else {}
+            info_out["class"] = owner.__name__
+            single = _module_instance(module, owner) if instance is None else None
+            if instance is not None:
+                info_out["how"] = "captured"
+                named = [k for k, v in module.__dict__.items() if v is instance]
+                if named:
+                    info_out["name"] = named[0]
+                    info_out["made_at"] = _instance_line(text, named[0])
+            elif single is not None:
+                instance = single[1]
+                info_out["how"] = f"module instance {single[0]}"
+                info_out["name"] = single[0]
+                info_out["made_at"] = _instance_line(text, single[0])
+            else:
+                info_out["how"] = f"{owner.__name__}() with no arguments"
+            if instance is not None:
+                return getattr(instance, parts[-1])
             try:
                 instance = owner()
             except Exception as exc:
                 raise ProfileError(
                     "inputs",
-                    f"to profile the method '{info.qualname}', Kernel Lens creates "
-                    f"{owner.__name__}() with no arguments, which raised "
+                    f"to profile the method '{info.qualname}', Kernel Lens needs an instance "
+                    f"of {owner.__name__}: the script made none at module level and did not "
+                    f"call the method, and {owner.__name__}() with no arguments raised "
                     f"{type(exc).__name__}: {exc}",
                     user_line_from_traceback(exc.__traceback__, path) or info.def_line,
                     format_exception(exc),
@@ -306,8 +370,24 @@ def load_target(
     if info is None:
         what = f"no function '{name}'" if name is not None else f"no function at line {line}"
         raise ProfileError("not-found", f"{what} in {os.path.basename(path)}", line)
-    module = _exec_module(path, text)
-    fn = _resolve_callable(module, info, path)
+    module_code = _compile_text(path, text)
+    captured: capture.Capture | None = None
+    self_info: dict[str, Any] = {}
+    instance: Any = None
+    if _wants_capture(text, path, info):
+        target_code = capture.find_code(module_code, info.qualname, info.def_line)
+        if target_code is not None:
+            captured = capture.run_until_call(path, text, module_code, target_code, info)
+    if captured is not None:
+        module = captured.module
+        if info.is_method and _is_instance_method(module, info) and captured.args:
+            instance = captured.args[0]
+            captured.args = captured.args[1:]
+        elif info.is_method and _is_classmethod(module, info) and captured.args:
+            captured.args = captured.args[1:]
+    else:
+        module = _exec_module(path, text)
+    fn = _resolve_callable(module, info, path, text=text, instance=instance, self_info=self_info)
     if not callable(fn):
         raise ProfileError("not-found", f"'{info.qualname}' is not callable", info.def_line)
     code = _unwrap_code(fn)
@@ -318,8 +398,14 @@ def load_target(
             "(a compiled or wrapped object Kernel Lens cannot see into)",
             info.def_line,
         )
-    args, kwargs, inputs_source = _build_inputs(module, info, path)
-    _check_inputs(module, fn, args, kwargs, info, inputs_source, path)
+    if captured is not None:
+        args, kwargs, inputs_source = captured.args, captured.kwargs, "captured"
+    else:
+        args, kwargs, inputs_source = _build_inputs(module, info, path)
+        _check_inputs(module, fn, args, kwargs, info, inputs_source, path)
+    inputs = _describe_inputs(module, info, path, fn, args, kwargs, inputs_source, captured)
+    if self_info:
+        inputs.self_ = self_info
     return Target(
         path=path,
         info=info,
@@ -330,4 +416,112 @@ def load_target(
         inputs_source=inputs_source,
         module=module,
         source_lines=text.splitlines(),
+        inputs=inputs,
     )
+
+
+def _owner_attr(module: types.ModuleType, info: FunctionInfo) -> Any:
+    parts = info.qualname.split(".")
+    owner: Any = module
+    for part in parts[:-1]:
+        owner = getattr(owner, part, None)
+    return owner.__dict__.get(parts[-1]) if isinstance(owner, type) else None
+
+
+def _is_instance_method(module: types.ModuleType, info: FunctionInfo) -> bool:
+    raw = _owner_attr(module, info)
+    return raw is not None and not isinstance(raw, staticmethod | classmethod)
+
+
+def _is_classmethod(module: types.ModuleType, info: FunctionInfo) -> bool:
+    return isinstance(_owner_attr(module, info), classmethod)
+
+
+def _factory_defined(tree: ast.Module, name: str) -> bool:
+    """Whether the module binds ``name`` at top level (a def, an assignment or an import)."""
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            if node.name == name:
+                return True
+        elif isinstance(node, ast.Assign):
+            if any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+                return True
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            if any((a.asname or a.name) == name for a in node.names):
+                return True
+    return False
+
+
+def _required_params(tree: ast.Module, info: FunctionInfo) -> list[str]:
+    """The parameters of the def at ``info.def_line`` that have no default (``self``/``cls``
+    of a method left out)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.lineno == (
+            info.def_line
+        ):
+            a = node.args
+            positional = [*a.posonlyargs, *a.args]
+            if (
+                info.is_method
+                and positional
+                and not any(
+                    isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list
+                )
+            ):
+                positional = positional[1:]
+            required = positional[: len(positional) - len(a.defaults)] if a.defaults else positional
+            required += [k for k, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is None]
+            return [p.arg for p in required]
+    return []
+
+
+def _wants_capture(text: str, path: str, info: FunctionInfo) -> bool:
+    """Neither a directive nor ``<name>_inputs()``, and parameters without defaults."""
+    if info.inputs_expr is not None:
+        return False
+    tree = parse_source(text, path)
+    if _factory_defined(tree, info.qualname.replace(".", "_") + "_inputs"):
+        return False
+    return bool(_required_params(tree, info))
+
+
+def _describe_inputs(
+    module: types.ModuleType,
+    info: FunctionInfo,
+    path: str,
+    fn: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    inputs_source: str,
+    captured: capture.Capture | None,
+) -> InputsInfo:
+    """The result's ``inputs`` object: where the inputs came from and each argument."""
+    try:
+        names = [
+            p.name
+            for p in inspect.signature(fn).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
+        ]
+    except (TypeError, ValueError):
+        names = []
+    described = [
+        capture.describe_value(names[i] if i < len(names) else f"arg{i}", a)
+        for i, a in enumerate(args)
+    ] + [capture.describe_value(k, v) for k, v in kwargs.items()]
+    if captured is not None:
+        return InputsInfo(
+            source="captured",
+            label="captured",
+            line=captured.line,
+            call=captured.call,
+            setup_s=captured.setup_s,
+            args=described,
+        )
+    if inputs_source == "directive":
+        return InputsInfo("directive", "directive", info.inputs_line, args=described)
+    if inputs_source == "none":
+        return InputsInfo("none", "none", None, args=described)
+    factory = module.__dict__.get(inputs_source.removesuffix("()"))
+    code = getattr(factory, "__code__", None)
+    line = code.co_firstlineno if code and code.co_filename == path else None
+    return InputsInfo("factory", inputs_source, line, args=described)

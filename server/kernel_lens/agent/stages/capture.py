@@ -1,0 +1,255 @@
+"""Inputs taken from the script's own run.
+
+For a function with parameters and neither a directive nor ``<name>_inputs()``, the file runs
+as ``python FILE`` would (``__name__ == "__main__"``, ``sys.argv == [FILE]``, the file's folder
+as the current folder and first on ``sys.path``) under a profile hook that watches the target's
+code object. At the target's first call — from module level, from the ``__main__`` block,
+through a helper (``time_fn(square_2, b)``) or through ``nn.Module.__call__`` — the hook takes
+the call's arguments and raises :class:`_Captured`, which stops the script there: the rest of
+it never runs. The module the script ran in is the one the stages profile.
+
+``sys.setprofile`` is used on every Python version (3.11 and 3.12 alike): an exception raised by
+the hook on the ``call`` event propagates out of the target's frame on both. Only the main
+thread is watched.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import traceback
+import types
+from dataclasses import dataclass
+from typing import Any
+
+from kernel_lens.agent.errors import format_exception, user_line_from_traceback
+from kernel_lens.agent.types import InputArg, ProfileError
+from kernel_lens.analysis.functions import FunctionInfo
+
+__all__ = [
+    "Capture",
+    "describe_value",
+    "find_code",
+    "run_until_call",
+    "suggested_directive",
+]
+
+_CO_VARARGS = 0x04
+_CO_VARKEYWORDS = 0x08
+
+
+class _Captured(BaseException):
+    """Raised by the hook once the target's arguments are taken (never seen by the user)."""
+
+
+@dataclass
+class Capture:
+    """The script's first call of the target.
+
+    Attributes:
+        module: the namespace the script ran in (``__name__ == "__main__"``).
+        args: positional arguments as the code object received them (``self`` first for a
+            method).
+        kwargs: keyword-only arguments and ``**kwargs``.
+        line: the line of the file the call came from (the outermost line of the file on the
+            stack: the module-level statement that led to it).
+        call: the callers inside the file, outermost first, ending with the target.
+        setup_s: seconds the script ran before the call.
+    """
+
+    module: types.ModuleType
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    line: int | None
+    call: str
+    setup_s: float
+
+
+def find_code(code: types.CodeType, qualname: str, def_line: int) -> types.CodeType | None:
+    """The code object of ``qualname`` compiled in ``code`` (the one closest above
+    ``def_line`` when the name is defined more than once)."""
+    best: types.CodeType | None = None
+    stack = [code]
+    while stack:
+        current = stack.pop()
+        for const in current.co_consts:
+            if isinstance(const, types.CodeType):
+                if const.co_qualname == qualname and const.co_firstlineno <= def_line:
+                    if best is None or const.co_firstlineno > best.co_firstlineno:
+                        best = const
+                stack.append(const)
+    return best
+
+
+def _frame_args(frame: types.FrameType) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    code = frame.f_code
+    local = frame.f_locals
+    names = code.co_varnames
+    n_pos = code.co_argcount
+    n_kw = code.co_kwonlyargcount
+    args: list[Any] = [local[n] for n in names[:n_pos] if n in local]
+    kwargs: dict[str, Any] = {n: local[n] for n in names[n_pos : n_pos + n_kw] if n in local}
+    index = n_pos + n_kw
+    if code.co_flags & _CO_VARARGS:
+        args.extend(local.get(names[index], ()))
+        index += 1
+    if code.co_flags & _CO_VARKEYWORDS:
+        kwargs.update(local.get(names[index], {}))
+    return tuple(args), kwargs
+
+
+def _call_site(frame: types.FrameType, path: str) -> tuple[int | None, str]:
+    chain: list[str] = []
+    line: int | None = None
+    current: types.FrameType | None = frame
+    while current is not None:
+        if current.f_code.co_filename == path:
+            if current.f_code.co_name == "<module>":
+                line = current.f_lineno
+            else:
+                chain.append(current.f_code.co_qualname)
+                if current is not frame:
+                    line = current.f_lineno
+        current = current.f_back
+    return line, " → ".join(reversed(chain))
+
+
+def _argv_problem(exc: BaseException) -> bool:
+    """Whether a ``SystemExit`` came out of argparse (the script wants arguments)."""
+    return any(
+        os.path.basename(f.filename) == "argparse.py"
+        for f in traceback.extract_tb(exc.__traceback__)
+    )
+
+
+def suggested_directive(info: FunctionInfo) -> str:
+    """A ``# kernel-lens: inputs = …`` line built from the parameter names (one placeholder
+    tensor each, as keywords so the names stay readable)."""
+    params = [p.lstrip("*") for p in info.params]
+    if info.is_method and params and not any(d.endswith("staticmethod") for d in info.decorators):
+        params = params[1:]
+    if not params:
+        return "# kernel-lens: inputs = ()"
+    if len(params) == 1:
+        return f"# kernel-lens: inputs = (torch.randn(1024),)  # {params[0]}"
+    kw = ", ".join(f"{p}=torch.randn(1024)" for p in params)
+    return f"# kernel-lens: inputs = ((), dict({kw}))"
+
+
+def run_until_call(
+    path: str, text: str, code: types.CodeType, target_code: types.CodeType, info: FunctionInfo
+) -> Capture:
+    """Run the compiled file ``code`` as ``__main__`` until ``target_code``'s first call.
+
+    Raises:
+        ProfileError: ``inputs`` on the def line (with ``suggested_directive``) when the script
+            ends, exits or raises before calling the target; ``interrupted`` on Ctrl-C.
+    """
+    name = info.qualname
+    module = types.ModuleType("__main__")
+    module.__file__ = path
+    module.__dict__["__builtins__"] = __builtins__
+    module.__dict__["__name__"] = "__main__"
+    stem = os.path.splitext(os.path.basename(path))[0]
+    folder = os.path.dirname(path)
+    sys.modules[f"_kernel_lens_target_{stem}"] = module
+    if folder in sys.path:
+        sys.path.remove(folder)
+    sys.path.insert(0, folder)
+    sys.argv = [path]
+    os.chdir(folder)
+    seen: list[types.FrameType] = []
+
+    def hook(frame: types.FrameType, event: str, arg: object) -> None:
+        if event == "call" and frame.f_code is target_code:
+            seen.append(frame)
+            sys.setprofile(None)
+            raise _Captured
+
+    previous_main = sys.modules.get("__main__")
+    sys.modules["__main__"] = module
+    previous = sys.getprofile()
+    start = time.perf_counter()
+    failure: BaseException | None = None
+    sys.setprofile(hook)
+    try:
+        exec(code, module.__dict__)
+    except _Captured:
+        pass
+    except BaseException as exc:  # the script's own ending, whatever it is
+        failure = exc
+    finally:
+        sys.setprofile(previous)
+        elapsed = time.perf_counter() - start
+        if previous_main is not None:
+            sys.modules["__main__"] = previous_main
+    if seen:
+        frame = seen[0]
+        args, kwargs = _frame_args(frame)
+        line, chain = _call_site(frame, path)
+        del seen[:]
+        return Capture(module, args, kwargs, line, chain, round(elapsed, 3))
+    fix = suggested_directive(info)
+    factory = info.qualname.replace(".", "_") + "_inputs()"
+    hint = f"; add a {factory} function returning them, or this directive above the def: {fix}"
+    if failure is None:
+        why = f"the script ran to its end ({elapsed:.1f} s) without calling {name}"
+        raise ProfileError("inputs", why + hint, info.def_line, suggested_directive=fix)
+    if isinstance(failure, KeyboardInterrupt):
+        raise ProfileError(
+            "interrupted",
+            f"the script raised KeyboardInterrupt before calling {name}",
+            user_line_from_traceback(failure.__traceback__, path),
+            format_exception(failure),
+        )
+    at = user_line_from_traceback(failure.__traceback__, path)
+    where = f" at line {at}" if at else ""
+    if isinstance(failure, SystemExit):
+        status = "" if failure.code is None else repr(failure.code)
+        if _argv_problem(failure):
+            why = (
+                f"the script needs command-line arguments: argparse exited (sys.exit({status})) "
+                f"{where.strip()} after {elapsed:.1f} s, before calling {name} "
+                "(Kernel Lens runs it as `python FILE`, with no arguments)"
+            )
+        else:
+            why = f"the script exited (sys.exit({status})){where} before calling {name}"
+    else:
+        why = (
+            f"the script raised {type(failure).__name__}: {failure}{where} after "
+            f"{elapsed:.1f} s, before calling {name}"
+        )
+    raise ProfileError(
+        "inputs", why + hint, info.def_line, format_exception(failure), suggested_directive=fix
+    )
+
+
+def describe_value(name: str, value: Any) -> InputArg:
+    """What the inputs description shows of one argument (type, shape, dtype, device)."""
+    kind = type(value).__name__
+    shape = getattr(value, "shape", None)
+    dtype = getattr(value, "dtype", None)
+    device = getattr(value, "device", None)
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"<{kind}>"
+    text = " ".join(text.split())
+    if len(text) > 60:
+        text = text[:57] + "…"
+    if shape is not None and dtype is not None:
+        try:
+            dims = [int(d) for d in shape]
+        except (TypeError, ValueError):
+            dims = None
+        if dims is not None:
+            return InputArg(
+                name=name,
+                type="Tensor" if kind in ("Tensor", "Parameter") else kind,
+                shape=dims,
+                dtype=str(dtype).removeprefix("torch."),
+                device=str(device) if device is not None else None,
+                repr=text,
+            )
+    return InputArg(name=name, type=kind, repr=text)

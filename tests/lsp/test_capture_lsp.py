@@ -1,0 +1,74 @@
+"""Inputs taken from the script's own run, through the language server with the real agent
+(issue 10 items 1–3): the Profile lens works on a function the script calls itself, the hover
+says where the inputs came from, and a script that never calls the function gets a diagnostic
+on the def line."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest_lsp
+from pytest_lsp import LanguageClient
+
+from tests.conftest import ROOT
+from tests.lsp.test_lsp_e2e import _init, click_profile, hover_text, line0_of, open_doc
+from tests.lsp.test_lsp_e2e import server_config as _server_config
+
+OPTIONS = {"timeoutSeconds": 60, "timing": {"warmupMs": 2, "budgetMs": 20, "reps": 0}}
+EXAMPLES = ROOT / "tests" / "data" / "examples" / "capture"
+
+
+@pytest_lsp.fixture(config=_server_config())
+async def client(lsp_client: LanguageClient) -> Any:
+    await _init(lsp_client, OPTIONS)
+    yield
+    await lsp_client.shutdown_session()
+
+
+def copy(tmp_path: Path, name: str) -> Path:
+    path = tmp_path / name
+    shutil.copy(EXAMPLES / name, path)
+    return path
+
+
+async def test_captured_inputs_profile_and_show_in_the_hover(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    path = copy(tmp_path, "timed_square.py")
+    uri = open_doc(client, path)
+    outcome = await click_profile(client, uri, "def square_2", path)
+    assert outcome["ok"] is True, outcome
+    assert not (tmp_path / "reached_the_end.txt").exists()
+    text = await hover_text(client, uri, line0_of(path, "return a * a"), 12)
+    assert text is not None and "`aten::mul`" in text, text
+    call_line = line0_of(path, "time_fn(square_2, b)") + 1
+    assert f"Inputs: captured at timed_square.py:{call_line} (time_fn → square_2)" in text
+    assert "`a: Tensor float32[64, 32] cpu`" in text
+
+
+async def test_the_captured_module_instance_is_self(client: LanguageClient, tmp_path: Path) -> None:
+    path = copy(tmp_path, "module_dtype.py")
+    uri = open_doc(client, path)
+    outcome = await click_profile(client, uri, "def forward", path)
+    assert outcome["ok"] is True, outcome
+    text = await hover_text(client, uri, line0_of(path, "h = torch.relu"), 20)
+    assert text is not None, text
+    made = line0_of(path, "model = Block(16, 64)") + 1
+    assert f"self = the script's Block model, line {made}" in text
+    assert "`x: Tensor float64[8, 16] cpu`" in text
+
+
+async def test_a_script_that_never_calls_the_function_gets_a_diagnostic_on_the_def(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    path = copy(tmp_path, "never_called.py")
+    uri = open_doc(client, path)
+    outcome = await click_profile(client, uri, "def scale", path)
+    assert outcome["ok"] is False and outcome["error"]["kind"] == "inputs", outcome
+    [diag] = [
+        d for d in client.diagnostics[uri] if d.range.start.line == line0_of(path, "def scale")
+    ]
+    assert "the script ran to its end" in diag.message
+    assert "# kernel-lens: inputs = " in diag.message

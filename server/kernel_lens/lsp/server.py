@@ -15,6 +15,7 @@ from kernel_lens.lsp import (
     outline,
     profiling,
     report,
+    timing_lint,
 )
 from kernel_lens.lsp.language_server import KernelLensServer
 
@@ -32,6 +33,7 @@ FEATURES: list[Callable[[KernelLensServer], None]] = [
     generated.setup,
     report.setup,
     file_views.setup,
+    timing_lint.setup,  # last: it follows lifecycle's didOpen/didChange handlers
 ]
 
 

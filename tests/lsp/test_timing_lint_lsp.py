@@ -8,10 +8,12 @@ import ast
 import asyncio
 from typing import Any
 
+import pytest
 import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
+from tests.conftest import HAS_CUDA
 from tests.lsp.test_lsp_e2e import OPTIONS, ROOT, _init, open_doc, server_config
 
 NAIVE = ROOT / "tests" / "data" / "examples" / "nosetup" / "naive_timing.py"
@@ -105,3 +107,30 @@ async def test_fixing_the_timing_clears_the_diagnostic(client: LanguageClient) -
             break
         await asyncio.sleep(0.05)
     assert [d for d in client.diagnostics.get(uri, []) if d.source == "Kernel Lens"] == []
+
+
+@pytest.mark.skipif(HAS_CUDA, reason="the message of a machine without a GPU")
+async def test_a_profile_error_and_the_lint_are_published_together(client: LanguageClient) -> None:
+    # On a machine without a GPU, profiling `measure` (it asks for "cuda") fails with the
+    # "needs an NVIDIA GPU" error on its line: that diagnostic and the lint's stay side by side.
+    text = NAIVE.read_text()
+    uri = open_doc(client, NAIVE)
+    assert await _lint_diagnostics(client, uri)
+    outcome = await asyncio.wait_for(
+        client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command="kernelLens.profile", arguments=[{"uri": uri, "function": "measure"}]
+            )
+        ),
+        timeout=120,
+    )
+    assert outcome["error"]["kind"] == "unsupported"
+    assert outcome["error"]["message"].startswith("this code needs an NVIDIA GPU")
+    for _ in range(100):
+        if len(client.diagnostics.get(uri, [])) >= 2:
+            break
+        await asyncio.sleep(0.05)
+    by_line = {d.range.start.line: d for d in client.diagnostics.get(uri, [])}
+    gpu_line = _line0(text, 'x = torch.randn(1 << 20, device="cuda")')
+    assert "needs an NVIDIA GPU" in by_line[gpu_line].message
+    assert by_line[_line0(text, "end = time.time()")].source == "Kernel Lens"

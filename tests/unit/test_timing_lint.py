@@ -251,3 +251,20 @@ def test_cuda_event_repetitions_are_checked_too() -> None:
 def test_no_timing_code_and_syntax_errors_give_nothing() -> None:
     assert lint_timing(HEAD + "y = square(torch.ones(3))\n") == []
     assert lint_timing("def broken(:\n") == []
+
+
+# the summary lens of an awaited / consumed function (issue 10 item 7) ----------------------
+
+
+def test_summary_lens_says_awaited_or_consumed() -> None:
+    from kernel_lens.analysis.lens_text import summary_lens_title
+
+    base = {
+        "timing": {"median_ms": 1.0, "spread_pct": 1.0, "warnings": []},
+        "device": "CPU",
+        "device_kind": "cpu",
+        "lines": [],
+    }
+    assert summary_lens_title({**base, "call_style": "awaited"}).endswith("· CPU · awaited")
+    assert summary_lens_title({**base, "call_style": "consumed"}).endswith("· CPU · consumed")
+    assert summary_lens_title({**base, "call_style": "called"}).endswith("· CPU")

@@ -129,7 +129,8 @@ def summary_lens_title(result: dict[str, Any]) -> str:
     """``⏱ 0.577 ms ±0.1% · 3 kernels · NVIDIA H200`` (or ``… · 3 ops · CPU``).
 
     A timing taken on a busy machine says so after the number:
-    ``⏱ 24.1 ms ±2.0% $(warning) busy machine · 3 ops · CPU``.
+    ``⏱ 24.1 ms ±2.0% $(warning) busy machine · 3 ops · CPU``. A coroutine function ends with
+    ``· awaited``, a generator function with ``· consumed``.
     """
     parts: list[str] = []
     timing = result.get("timing")
@@ -147,6 +148,9 @@ def summary_lens_title(result: dict[str, Any]) -> str:
         ops = sum(op["calls"] for line in lines for op in line["ops"])
         parts.append(f"{ops:g} op{'s' if ops != 1 else ''}")
     parts.append(str(result.get("device", "")))
+    if result.get("call_style") in ("awaited", "consumed"):
+        # An ``async def`` is awaited, a generator consumed, on each call (issue 10 item 7).
+        parts.append(str(result["call_style"]))
     return " · ".join(parts)
 
 

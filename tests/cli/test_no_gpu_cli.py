@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from kernel_lens.agent.runner import needs_gpu
 from tests.conftest import EXAMPLES, HAS_CUDA, KERNELS, run_cli
 
-pytestmark = pytest.mark.skipif(HAS_CUDA, reason="checks the machine without a GPU")
+cpu_only = pytest.mark.skipif(HAS_CUDA, reason="checks the machine without a GPU")
 
 NOSETUP = EXAMPLES / "nosetup"
 FAST = ["--budget-ms", "60", "--warmup-ms", "5"]
@@ -22,6 +23,7 @@ def _lineno(path: object, text: str) -> int:
     raise AssertionError(text)
 
 
+@cpu_only
 def test_triton_launch_without_triton_interpret_runs_under_the_interpreter(
     trace_dir: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -38,6 +40,7 @@ def test_triton_launch_without_triton_interpret_runs_under_the_interpreter(
     assert launch in [line["line"] for line in out["lines"]]
 
 
+@cpu_only
 def test_triton_square_with_its_own_directive_and_no_env(
     trace_dir: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -49,6 +52,7 @@ def test_triton_square_with_its_own_directive_and_no_env(
     assert out["triton_interpreter"] is True and out["device"] == "CPU · Triton interpreter"
 
 
+@cpu_only
 def test_plain_torch_is_not_labelled_interpreter(trace_dir: str) -> None:
     code, out, err = run_cli(
         "profile",
@@ -62,6 +66,7 @@ def test_plain_torch_is_not_labelled_interpreter(trace_dir: str) -> None:
     assert out["triton_interpreter"] is False and out["device"] == "CPU"
 
 
+@cpu_only
 def test_code_that_asks_for_cuda_is_unsupported_on_its_line(trace_dir: str) -> None:
     path = NOSETUP / "needs_cuda.py"
     code, out, _err = run_cli("profile", f"{path}::on_gpu", "--json", "--trace-dir", trace_dir)
@@ -74,6 +79,7 @@ def test_code_that_asks_for_cuda_is_unsupported_on_its_line(trace_dir: str) -> N
     assert error["line"] == _lineno(path, 'device="cuda"')
 
 
+@cpu_only
 def test_sweep_under_the_interpreter_says_its_times_are_not_a_gpus(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -92,3 +98,12 @@ def test_sweep_under_the_interpreter_says_its_times_are_not_a_gpus(
     assert out["device"] == "CPU · Triton interpreter"
     assert "not a GPU's" in out["note"]
     assert [row["value"] for row in out["rows"]] == [128, 256]
+
+
+def test_the_messages_that_mean_no_gpu() -> None:
+    # A CPU build of torch, a CUDA build without a GPU, a driverless Triton launch.
+    assert needs_gpu("Torch not compiled with CUDA enabled")
+    assert needs_gpu("RuntimeError: No CUDA GPUs are available")
+    assert needs_gpu("Found no NVIDIA driver on your system.")
+    assert needs_gpu("0 active drivers ([]). There should only be one.")
+    assert not needs_gpu("CUDA out of memory. Tried to allocate 2.00 GiB")

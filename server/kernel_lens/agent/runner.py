@@ -87,7 +87,8 @@ def _uses_interpreted_kernels(module: types.ModuleType) -> bool:
 
 def needs_gpu(message: str) -> bool:
     """Whether an error message says the code asked for CUDA on a machine without it."""
-    return any(marker in message for marker in _NO_CUDA_MARKERS)
+    lowered = message.lower()
+    return any(marker.lower() in lowered for marker in _NO_CUDA_MARKERS)
 
 
 def _as_needs_gpu(err: ProfileError) -> ProfileError:

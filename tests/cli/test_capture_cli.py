@@ -195,3 +195,28 @@ def test_a_module_moved_to_cuda_at_module_level_profiles_on_its_weights(tmp_path
     assert result["inputs"]["self"]["how"] == "captured"
     assert [a["device"] for a in result["inputs"]["args"]] == ["cuda:0"]
     assert any(line["ops"] for line in result["lines"])
+
+
+def test_a_torch_compile_function_is_captured_at_its_wrapper(tmp_path: Path) -> None:
+    # Dynamo runs the frame as transformed code: the capture is taken at torch's wrapper.
+    marker = tmp_path / "main_ran_on.txt"
+    path = write(
+        tmp_path,
+        f"""\
+        @torch.compile
+        def fused(x, y):
+            return torch.relu(x) * y
+
+
+        if __name__ == "__main__":
+            a = torch.randn(32)
+            fused(a, y=a)
+            open({str(marker)!r}, "w").close()
+        """,
+    )
+    result = profile_json(f"{path}::fused", "--stages", "timing")
+    inputs = result["inputs"]
+    assert inputs["source"] == "captured" and inputs["call"] == "fused"
+    assert inputs["line"] == lineno(path, "fused(a, y=a)")
+    assert [(a["name"], a["shape"]) for a in inputs["args"]] == [("x", [32]), ("y", [32])]
+    assert not marker.exists()

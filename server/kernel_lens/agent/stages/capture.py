@@ -37,6 +37,10 @@ __all__ = [
 
 _CO_VARARGS = 0x04
 _CO_VARKEYWORDS = 0x08
+# torch.compile's wrapper: Dynamo runs the function's frame as transformed code, so the
+# target's own code object never starts; the wrapper (``_fn`` or ``compile_wrapper``, by torch
+# version: a closure over ``fn``, called with ``*args, **kwargs``) holds the call instead.
+_DYNAMO_FILE = os.path.join("_dynamo", "eval_frame.py")
 
 
 class _Captured(BaseException):
@@ -99,6 +103,17 @@ def _frame_args(frame: types.FrameType) -> tuple[tuple[Any, ...], dict[str, Any]
     return tuple(args), kwargs
 
 
+def _unwrap(obj: Any) -> types.CodeType | None:
+    """The code object under ``functools.wraps`` layers (``None`` for anything else)."""
+    for _ in range(20):
+        wrapped = getattr(obj, "__wrapped__", None)
+        if wrapped is None:
+            break
+        obj = wrapped
+    code = getattr(getattr(obj, "__func__", obj), "__code__", None)
+    return code if isinstance(code, types.CodeType) else None
+
+
 def _call_site(frame: types.FrameType, path: str) -> tuple[int | None, str]:
     chain: list[str] = []
     line: int | None = None
@@ -159,13 +174,24 @@ def run_until_call(
     sys.path.insert(0, folder)
     sys.argv = [path]
     os.chdir(folder)
-    seen: list[types.FrameType] = []
+    seen: list[tuple[types.FrameType, tuple[Any, ...], dict[str, Any]]] = []
 
     def hook(frame: types.FrameType, event: str, arg: object) -> None:
-        if event == "call" and frame.f_code is target_code:
-            seen.append(frame)
-            sys.setprofile(None)
-            raise _Captured
+        if event != "call":
+            return
+        code = frame.f_code
+        if code is target_code:
+            args, kwargs = _frame_args(frame)
+        elif "fn" in code.co_freevars and code.co_filename.endswith(_DYNAMO_FILE):
+            local = frame.f_locals
+            if _unwrap(local.get("fn")) is not target_code:
+                return
+            args, kwargs = tuple(local.get("args", ())), dict(local.get("kwargs", {}))
+        else:
+            return
+        seen.append((frame, args, kwargs))
+        sys.setprofile(None)
+        raise _Captured
 
     previous_main = sys.modules.get("__main__")
     sys.modules["__main__"] = module
@@ -185,9 +211,10 @@ def run_until_call(
         if previous_main is not None:
             sys.modules["__main__"] = previous_main
     if seen:
-        frame = seen[0]
-        args, kwargs = _frame_args(frame)
+        frame, args, kwargs = seen[0]
         line, chain = _call_site(frame, path)
+        if frame.f_code is not target_code:
+            chain = f"{chain} → {target_code.co_qualname}" if chain else target_code.co_qualname
         del seen[:]
         return Capture(module, args, kwargs, line, chain, round(elapsed, 3))
     fix = suggested_directive(info)

@@ -107,3 +107,16 @@ def test_the_messages_that_mean_no_gpu() -> None:
     assert needs_gpu("Found no NVIDIA driver on your system.")
     assert needs_gpu("0 active drivers ([]). There should only be one.")
     assert not needs_gpu("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_the_same_file_runs_compiled_kernels(
+    trace_dir: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    code, out, err = run_cli(
+        "profile", f"{NOSETUP}/triton_plain.py::add_one", "--json", "--trace-dir", trace_dir, *FAST
+    )
+    assert code == 0, (out, err)
+    assert out["triton_interpreter"] is False and out["device_kind"] == "cuda"
+    assert "add_one_kernel" in [k["name"] for k in out["kernels"]]

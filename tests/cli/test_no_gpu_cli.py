@@ -120,3 +120,15 @@ def test_on_a_gpu_the_same_file_runs_compiled_kernels(
     assert code == 0, (out, err)
     assert out["triton_interpreter"] is False and out["device_kind"] == "cuda"
     assert "add_one_kernel" in [k["name"] for k in out["kernels"]]
+
+
+@cpu_only
+def test_a_kernel_of_a_sibling_module_is_labelled_too(
+    trace_dir: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    code, out, err = run_cli(
+        "profile", f"{NOSETUP}/uses_sibling.py::twice", "--json", "--trace-dir", trace_dir, *FAST
+    )
+    assert code == 0, (out, err)
+    assert out["triton_interpreter"] is True and out["device"] == "CPU · Triton interpreter"

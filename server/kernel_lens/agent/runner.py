@@ -76,12 +76,23 @@ def use_triton_interpreter() -> bool:
     return os.environ.get("TRITON_INTERPRET", "0").lower() in ("1", "true", "on", "yes")
 
 
+def _is_interpreted(value: Any) -> bool:
+    cls = type(value)
+    return cls.__name__ == "InterpretedFunction" and cls.__module__.startswith("triton")
+
+
 def _uses_interpreted_kernels(module: types.ModuleType) -> bool:
-    """Whether the user's module holds a kernel made under Triton's interpreter."""
+    """Whether the user's module holds a kernel made under Triton's interpreter (its own, or
+    one of a module it imported: ``from kernels import k`` or ``import kernels``)."""
     for value in list(vars(module).values()):
-        cls = type(value)
-        if cls.__name__ == "InterpretedFunction" and cls.__module__.startswith("triton"):
+        if _is_interpreted(value):
             return True
+        if isinstance(value, types.ModuleType) and value.__name__.split(".")[0] not in (
+            "triton",
+            "torch",
+        ):
+            if any(_is_interpreted(v) for v in list(vars(value).values())):
+                return True
     return False
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest_lsp
+from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.conftest import ROOT
@@ -72,3 +73,41 @@ async def test_a_script_that_never_calls_the_function_gets_a_diagnostic_on_the_d
     ]
     assert "the script ran to its end" in diag.message
     assert "# kernel-lens: inputs = " in diag.message
+
+
+async def test_the_quick_fix_inserts_the_suggested_directive_above_the_def(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    path = copy(tmp_path, "never_called.py")
+    uri = open_doc(client, path)
+    outcome = await click_profile(client, uri, "def scale", path)
+    assert outcome["ok"] is False, outcome
+    def0 = line0_of(path, "def scale")
+    diags = [d for d in client.diagnostics[uri] if d.range.start.line == def0]
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=diags[0].range,
+            context=types.CodeActionContext(diagnostics=diags),
+        )
+    )
+    fixes = [
+        a
+        for a in actions or []
+        if isinstance(a, types.CodeAction) and a.title == "Add an inputs directive above the def"
+    ]
+    assert len(fixes) == 1, actions
+    assert fixes[0].edit is not None and fixes[0].edit.changes is not None
+    [edit] = fixes[0].edit.changes[uri]
+    assert edit.range.start == types.Position(line=def0, character=0)
+    assert edit.new_text == (
+        "# kernel-lens: inputs = ((), dict(x=torch.randn(1024), factor=torch.randn(1024)))\n"
+    )
+    # The edited file profiles: the directive fits the signature.
+    lines = path.read_text().splitlines(True)
+    lines.insert(def0, edit.new_text)
+    fixed = tmp_path / "fixed.py"
+    fixed.write_text("".join(lines))
+    uri2 = open_doc(client, fixed)
+    again = await click_profile(client, uri2, "def scale", fixed)
+    assert again["ok"] is True, again

@@ -36,6 +36,7 @@ __all__ = [
     "SweepRequest",
     "SweepResult",
     "SweepRow",
+    "suggested_directive_in",
 ]
 
 #: Kinds of failure, as they appear in JSON (``error.kind``) and in lens titles.
@@ -77,6 +78,12 @@ def error_kind(value: object) -> ErrorKind:
 _SUGGESTED_RE = re.compile(r"this directive above the def: (# kernel-lens: inputs = .+)$")
 
 
+def suggested_directive_in(message: str) -> str | None:
+    """The ``# kernel-lens: inputs = …`` line an ``inputs`` error's message ends with."""
+    m = _SUGGESTED_RE.search(message)
+    return m.group(1) if m else None
+
+
 @dataclass
 class ProfileError(Exception):
     """A failed job: ``kind``, a message, and the 1-based user line it belongs to."""
@@ -94,9 +101,7 @@ class ProfileError(Exception):
         if self.suggested_directive is None and self.kind == "inputs":
             # The agent's and the client's error objects carry kind, message, line and
             # traceback only: the directive travels at the end of the message.
-            m = _SUGGESTED_RE.search(self.message)
-            if m:
-                self.suggested_directive = m.group(1)
+            self.suggested_directive = suggested_directive_in(self.message)
 
     def __str__(self) -> str:
         where = f" (line {self.line})" if self.line else ""

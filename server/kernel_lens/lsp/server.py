@@ -14,6 +14,7 @@ from kernel_lens.lsp import (
     lifecycle,
     outline,
     profiling,
+    quick_fix,
     report,
     timing_lint,
 )
@@ -33,6 +34,7 @@ FEATURES: list[Callable[[KernelLensServer], None]] = [
     generated.setup,
     report.setup,
     file_views.setup,
+    quick_fix.setup,  # before timing_lint, which merges into its codeAction handler
     timing_lint.setup,  # last: it follows lifecycle's didOpen/didChange handlers
 ]
 

@@ -1,0 +1,69 @@
+"""Quick fix for an ``inputs`` error whose message carries a suggested directive (the script
+never called the function, or exited or raised first): insert the directive above the
+function, as the first line of the comment block the directive is read from."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from kernel_lens.agent.types import suggested_directive_in
+from kernel_lens.analysis.functions import NotInFunctionError, SourceSyntaxError, function_at
+from kernel_lens.lsp.language_server import KernelLensServer
+
+__all__ = ["inputs_quick_fixes", "setup"]
+
+TITLE = "Add an inputs directive above the def"
+
+
+def inputs_quick_fixes(
+    uri: str, source: str, diagnostics: list[types.Diagnostic]
+) -> list[types.CodeAction]:
+    """One action per Kernel Lens ``inputs`` diagnostic that suggests a directive."""
+    actions: list[types.CodeAction] = []
+    lines = source.splitlines()
+    for diag in diagnostics:
+        if diag.source != "Kernel Lens":
+            continue
+        directive = suggested_directive_in(diag.message)
+        if directive is None:
+            continue
+        try:
+            info = function_at(source, diag.range.start.line)
+        except (SourceSyntaxError, NotInFunctionError):
+            continue
+        if info.inputs_expr is not None:
+            continue  # a directive is there already (the diagnostic is stale)
+        def_text = lines[info.def_line - 1] if info.def_line <= len(lines) else ""
+        indent = def_text[: len(def_text) - len(def_text.lstrip())]
+        at = types.Position(line=info.first_line - 1, character=0)
+        edit = types.TextEdit(
+            range=types.Range(start=at, end=at), new_text=f"{indent}{directive}\n"
+        )
+        actions.append(
+            types.CodeAction(
+                title=TITLE,
+                kind=types.CodeActionKind.QuickFix,
+                diagnostics=[diag],
+                is_preferred=True,
+                edit=types.WorkspaceEdit(changes={uri: [edit]}),
+            )
+        )
+    return actions
+
+
+def setup(ls: KernelLensServer) -> None:
+    """Register ``textDocument/codeAction`` (the timing lint, registered after, merges its
+    own actions into this handler)."""
+
+    @ls.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+    )
+    async def code_action(
+        params: types.CodeActionParams,
+    ) -> list[types.Command | types.CodeAction]:
+        uri = params.text_document.uri
+        if uri not in ls.workspace.text_documents:
+            return []
+        source = ls.workspace.get_text_document(uri).source
+        return list(inputs_quick_fixes(uri, source, list(params.context.diagnostics)))

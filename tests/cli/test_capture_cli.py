@@ -220,3 +220,30 @@ def test_a_torch_compile_function_is_captured_at_its_wrapper(tmp_path: Path) -> 
     assert inputs["line"] == lineno(path, "fused(a, y=a)")
     assert [(a["name"], a["shape"]) for a in inputs["args"]] == [("x", [32]), ("y", [32])]
     assert not marker.exists()
+
+
+def test_a_triton_launcher_called_at_module_level_stops_before_the_benchmark(
+    tmp_path: Path,
+) -> None:
+    # On the GPU machine it runs on CUDA; here under Triton's interpreter.
+    path = copy(tmp_path, "triton_launch.py")
+    result = profile_json(f"{path}::square", "--stages", "timing,ops")
+    inputs = result["inputs"]
+    assert inputs["source"] == "captured" and inputs["line"] == lineno(path, "y = square(x)")
+    assert [(a["name"], a["shape"], a["repr"]) for a in inputs["args"]][1] == (
+        "BLOCK",
+        None,
+        "128",
+    )
+    assert inputs["args"][0]["shape"] == [1000]
+    assert not (tmp_path / "benchmark_ran.txt").exists()
+
+
+@pytest.mark.gpu
+def test_a_triton_launcher_on_cuda_is_captured_with_cuda_inputs(tmp_path: Path) -> None:
+    path = copy(tmp_path, "triton_launch.py")
+    result = profile_json(f"{path}::square", "--stages", "timing,ops")
+    assert result["device_kind"] == "cuda"
+    assert result["inputs"]["args"][0]["device"] == "cuda:0"
+    assert any("square_kernel" in k["name"] for k in result["kernels"]), result["kernels"]
+    assert not (tmp_path / "benchmark_ran.txt").exists()

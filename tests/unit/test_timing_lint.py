@@ -268,3 +268,21 @@ def test_summary_lens_says_awaited_or_consumed() -> None:
     assert summary_lens_title({**base, "call_style": "awaited"}).endswith("· CPU · awaited")
     assert summary_lens_title({**base, "call_style": "consumed"}).endswith("· CPU · consumed")
     assert summary_lens_title({**base, "call_style": "called"}).endswith("· CPU")
+
+
+def test_a_plain_python_script_is_left_alone() -> None:
+    source = textwrap.dedent(
+        """
+        import time
+
+
+        def work():
+            return sum(range(10))
+
+
+        t0 = time.time()
+        work()
+        print(time.time() - t0)
+        """
+    )
+    assert lint_timing(source) == []

@@ -12,7 +12,8 @@ each kept conservative (a finding must be a real mistake in the code as written)
 - ``elapsed-before-sync``: ``start.elapsed_time(end)`` read after ``end.record()`` with no
   ``end.synchronize()`` / ``torch.cuda.synchronize()`` in between.
 - ``no-warmup``: a timed region, not in a loop, that times calls none of which ran before it:
-  the first call pays for compilation, autotuning, allocation and library handles.
+  the first call pays for compilation, autotuning, allocation and library handles. Only in
+  files that import torch or triton.
 - ``no-l2-flush``: a ``for … in range(…)`` loop of timed repetitions on the same tensors with
   nothing written in between (``cache.zero_()``, a ``flush`` helper): from the second
   repetition on, the inputs are served from L2.
@@ -104,19 +105,23 @@ class _Imports:
         self.modules: set[str] = set()
         self.clocks: set[str] = set()
         self.gpu = False
+        self.kernels = False  # the file imports torch or triton
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.name in ("time", "timeit"):
                         self.modules.add(alias.asname or alias.name)
-                    if alias.name.split(".")[0] == "triton":
-                        self.gpu = True
+                    top = alias.name.split(".")[0]
+                    self.gpu = self.gpu or top == "triton"
+                    self.kernels = self.kernels or top in ("torch", "triton")
             elif isinstance(node, ast.ImportFrom) and node.module in ("time", "timeit"):
                 for alias in node.names:
                     if alias.name in _CLOCKS or alias.name == "default_timer":
                         self.clocks.add(alias.asname or alias.name)
-            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("triton"):
-                self.gpu = True
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                top = node.module.split(".")[0]
+                self.gpu = self.gpu or top == "triton"
+                self.kernels = self.kernels or top in ("torch", "triton")
 
     def is_clock(self, func: ast.expr) -> bool:
         if isinstance(func, ast.Name):
@@ -413,8 +418,9 @@ def lint_timing(source: str) -> list[TimingIssue]:
                     f"`{end_name}.synchronize()` (or `torch.cuda.synchronize()`) first.",
                     None,
                 )
-        # no-warmup
-        for region in regions:
+        # no-warmup (only in files that use torch or triton: a plain script's first call is
+        # not compiled)
+        for region in regions if imports.kernels else []:
             start_loops = events[region.start].loops
             if start_loops:
                 continue  # repetitions

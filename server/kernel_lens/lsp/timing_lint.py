@@ -127,12 +127,25 @@ def _after(ls: KernelLensServer, method: str, handler: Callable[[Any], None]) ->
         ls.feature(method)(handler)
         return
 
-    def both(params: Any) -> Any:
-        result = first(params)
+    def then(params: Any) -> None:
         try:
             handler(params)
         except Exception:  # the lint must never break the notification it follows
             logger.exception("timing lint failed")
+
+    if inspect.iscoroutinefunction(first):
+
+        async def both_async(params: Any) -> Any:
+            result = await first(params)
+            then(params)
+            return result
+
+        features[method] = both_async
+        return
+
+    def both(params: Any) -> Any:
+        result = first(params)
+        then(params)
         return result
 
     features[method] = both

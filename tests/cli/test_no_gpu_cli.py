@@ -132,3 +132,13 @@ def test_a_kernel_of_a_sibling_module_is_labelled_too(
     )
     assert code == 0, (out, err)
     assert out["triton_interpreter"] is True and out["device"] == "CPU · Triton interpreter"
+
+
+@cpu_only
+def test_module_level_cuda_is_unsupported_on_its_line(trace_dir: str) -> None:
+    path = NOSETUP / "cuda_at_import.py"
+    code, out, _err = run_cli("profile", f"{path}::apply", "--json", "--trace-dir", trace_dir)
+    assert code != 0
+    assert out["error"]["kind"] == "unsupported"
+    assert out["error"]["message"].startswith("this code needs an NVIDIA GPU")
+    assert out["error"]["line"] == _lineno(path, ".cuda()")

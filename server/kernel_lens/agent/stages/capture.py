@@ -219,7 +219,7 @@ def run_until_call(
         return Capture(module, args, kwargs, line, chain, round(elapsed, 3))
     fix = suggested_directive(info)
     factory = info.qualname.replace(".", "_") + "_inputs()"
-    hint = f"; add a {factory} function returning them, or this directive above the def: {fix}"
+    hint = f"; define {factory} returning the inputs, or add this directive above the def: {fix}"
     if failure is None:
         why = f"the script ran to its end ({elapsed:.1f} s) without calling {name}"
         raise ProfileError("inputs", why + hint, info.def_line, suggested_directive=fix)

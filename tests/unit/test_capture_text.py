@@ -3,9 +3,20 @@ the suggested directive, argument descriptions, and finding the target's code ob
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
+
+import pytest
 import torch
 
-from kernel_lens.agent.stages.capture import describe_value, find_code, suggested_directive
+from kernel_lens.agent.stages.capture import (
+    Capture,
+    describe_value,
+    find_code,
+    run_until_call,
+    suggested_directive,
+)
 from kernel_lens.agent.types import ProfileError
 from kernel_lens.analysis.functions import find_function
 from kernel_lens.analysis.lens_text import hover_markdown, inputs_args_text, inputs_text
@@ -117,3 +128,69 @@ def test_find_code_takes_the_definition_at_the_line() -> None:
     assert second is not None and second.co_firstlineno == 5
     assert method is not None and method.co_qualname == "A.f"
     assert find_code(code, "g", 10) is None
+
+
+def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, name: str) -> Capture:
+    # run_until_call changes cwd, sys.path and sys.argv (the agent's job process is fresh).
+    monkeypatch.chdir(os.getcwd())
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setattr(sys, "argv", list(sys.argv))
+    path = str(tmp_path / "script.py")
+    info = find_function(text, name=name, filename=path)
+    assert info is not None
+    code = compile(text, path, "exec")
+    target = find_code(code, info.qualname, info.def_line)
+    assert target is not None
+    return run_until_call(path, text, code, target, info)
+
+
+SCRIPT = """\
+import sys
+import torch
+
+
+class M:
+    def __call__(self, x):
+        return self.forward(x)
+
+    def forward(self, x):
+        return x * 2
+
+
+def f(x, *rest, k=1):
+    raise RuntimeError("the body ran")
+
+
+if __name__ == "__main__":
+    with torch.profiler.profile(with_stack=True):
+        torch.ones(2) + 1
+    assert sys.argv == [__file__]
+    m = M()
+    m(torch.ones(2))
+    f(1, 2, 3, k=4)
+    raise RuntimeError("the rest ran")
+"""
+
+
+def test_run_until_call_takes_the_first_call_and_removes_its_watch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = sys.getprofile()
+    if sys.version_info < (3, 12):
+        # torch.profiler replaces sys.setprofile's hook: the call is missed, and said so.
+        with pytest.raises(ProfileError, match="replaced the profile hook"):
+            _run(tmp_path, monkeypatch, SCRIPT, "f")
+        script = SCRIPT.replace("torch.profiler.profile(with_stack=True)", "torch.no_grad()")
+    else:
+        script = SCRIPT
+    cap = _run(tmp_path, monkeypatch, script, "f")
+    assert (cap.args, cap.kwargs, cap.call) == ((1, 2, 3), {"k": 4}, "f")
+    assert cap.line == script.splitlines().index("    f(1, 2, 3, k=4)") + 1
+    assert cap.module.__name__ == "__main__" and isinstance(cap.module.__dict__["m"], object)
+    method = _run(tmp_path, monkeypatch, script, "M.forward")
+    assert method.call == "M.__call__ → M.forward"
+    assert type(method.args[0]).__name__ == "M" and method.args[1].shape == (2,)
+    assert sys.getprofile() is before
+    monitoring = getattr(sys, "monitoring", None)
+    if monitoring is not None:
+        assert all(monitoring.get_tool(t) is None for t in (monitoring.PROFILER_ID, 3, 4))

@@ -8,9 +8,9 @@ through a helper (``time_fn(square_2, b)``) or through ``nn.Module.__call__`` â€
 the call's arguments and raises :class:`_Captured`, which stops the script there: the rest of
 it never runs. The module the script ran in is the one the stages profile.
 
-``sys.setprofile`` is used on every Python version (3.11 and 3.12 alike): an exception raised by
-the hook on the ``call`` event propagates out of the target's frame on both. Only the main
-thread is watched.
+Python 3.12+ watches with ``sys.monitoring`` (``PY_START``), older versions with
+``sys.setprofile``: on both, an exception raised by the callback at the target's start
+propagates out of its frame. Only the main thread is watched.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import sys
 import time
 import traceback
 import types
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,6 +115,59 @@ def _unwrap(obj: Any) -> types.CodeType | None:
     return code if isinstance(code, types.CodeType) else None
 
 
+def _is_dynamo_wrapper(code: types.CodeType) -> bool:
+    return "fn" in code.co_freevars and code.co_filename.endswith(_DYNAMO_FILE)
+
+
+class _Watch:
+    """Calls ``take(frame)`` at the start of Python frames until :meth:`stop`.
+
+    Python 3.12+: ``sys.monitoring`` ``PY_START`` (every other code object is disabled after
+    its first start, so the script runs at full speed, and a profiler the script starts does
+    not remove the watch); else ``sys.setprofile``."""
+
+    def __init__(self, take: Callable[[types.FrameType], None], target: types.CodeType) -> None:
+        self._take = take
+        self._target = target
+        self._tool: int | None = None
+        monitoring: Any = getattr(sys, "monitoring", None)
+        self._monitoring = monitoring
+        if monitoring is not None:
+            free = [t for t in (monitoring.PROFILER_ID, 3, 4) if monitoring.get_tool(t) is None]
+            if free:
+                self._tool = free[0]
+                monitoring.use_tool_id(self._tool, "kernel-lens capture")
+                monitoring.register_callback(self._tool, monitoring.events.PY_START, self._on_start)
+                monitoring.set_events(self._tool, monitoring.events.PY_START)
+                return
+        self._previous = sys.getprofile()
+        sys.setprofile(self._on_profile)
+
+    def _on_start(self, code: types.CodeType, offset: int) -> Any:
+        if code is not self._target and not _is_dynamo_wrapper(code):
+            return self._monitoring.DISABLE
+        self._take(sys._getframe(1))
+        return None
+
+    def _on_profile(self, frame: types.FrameType, event: str, arg: object) -> None:
+        if event == "call":
+            self._take(frame)
+
+    def stop(self) -> bool:
+        """Remove the watch; whether the script had replaced it (``sys.setprofile`` only)."""
+        if self._tool is not None:
+            monitoring = self._monitoring
+            monitoring.set_events(self._tool, 0)
+            monitoring.register_callback(self._tool, monitoring.events.PY_START, None)
+            monitoring.restart_events()
+            monitoring.free_tool_id(self._tool)
+            self._tool = None
+            return False
+        replaced = sys.getprofile() != self._on_profile
+        sys.setprofile(self._previous)
+        return replaced
+
+
 def _call_site(frame: types.FrameType, path: str) -> tuple[int | None, str]:
     chain: list[str] = []
     line: int | None = None
@@ -176,13 +230,12 @@ def run_until_call(
     os.chdir(folder)
     seen: list[tuple[types.FrameType, tuple[Any, ...], dict[str, Any]]] = []
 
-    def hook(frame: types.FrameType, event: str, arg: object) -> None:
-        if event != "call":
-            return
+    def take(frame: types.FrameType) -> None:
+        """Raise :class:`_Captured` when ``frame`` is the target's call (or Dynamo's)."""
         code = frame.f_code
         if code is target_code:
             args, kwargs = _frame_args(frame)
-        elif "fn" in code.co_freevars and code.co_filename.endswith(_DYNAMO_FILE):
+        elif _is_dynamo_wrapper(code):
             local = frame.f_locals
             if _unwrap(local.get("fn")) is not target_code:
                 return
@@ -190,15 +243,13 @@ def run_until_call(
         else:
             return
         seen.append((frame, args, kwargs))
-        sys.setprofile(None)
         raise _Captured
 
     previous_main = sys.modules.get("__main__")
     sys.modules["__main__"] = module
-    previous = sys.getprofile()
     start = time.perf_counter()
     failure: BaseException | None = None
-    sys.setprofile(hook)
+    watch = _Watch(take, target_code)
     try:
         exec(code, module.__dict__)
     except _Captured:
@@ -206,7 +257,7 @@ def run_until_call(
     except BaseException as exc:  # the script's own ending, whatever it is
         failure = exc
     finally:
-        sys.setprofile(previous)
+        replaced = watch.stop()
         elapsed = time.perf_counter() - start
         if previous_main is not None:
             sys.modules["__main__"] = previous_main
@@ -218,10 +269,15 @@ def run_until_call(
         del seen[:]
         return Capture(module, args, kwargs, line, chain, round(elapsed, 3))
     fix = suggested_directive(info)
+    missed = (
+        " (a call Kernel Lens could see: the script replaced the profile hook that watches for "
+        "it, with sys.setprofile or a profiler such as torch.profiler)"
+    )
     factory = info.qualname.replace(".", "_") + "_inputs()"
     hint = f"; define {factory} returning the inputs, or add this directive above the def: {fix}"
     if failure is None:
         why = f"the script ran to its end ({elapsed:.1f} s) without calling {name}"
+        why += missed if replaced else ""
         raise ProfileError("inputs", why + hint, info.def_line, suggested_directive=fix)
     if isinstance(failure, KeyboardInterrupt):
         raise ProfileError(
@@ -248,7 +304,11 @@ def run_until_call(
             f"{elapsed:.1f} s, before calling {name}"
         )
     raise ProfileError(
-        "inputs", why + hint, info.def_line, format_exception(failure), suggested_directive=fix
+        "inputs",
+        why + (missed if replaced else "") + hint,
+        info.def_line,
+        format_exception(failure),
+        suggested_directive=fix,
     )
 
 

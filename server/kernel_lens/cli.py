@@ -243,12 +243,16 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         if row.get("error"):
             print(f"{row['value']:>10}  failed: {row['error']}")
             continue
-        mark = "  ← best" if row["value"] == sweep["best"]["value"] else ""
+        best = (sweep.get("best") or {}).get("value")
+        # Under Triton's interpreter the fastest value says nothing of a GPU: no "best" mark.
+        mark = "  ← best" if row["value"] == best and not sweep.get("note") else ""
         gbps = f"{row['gb_per_s']:.3g}" if row.get("gb_per_s") else "-"
         print(
             f"{row['value']:>10}  {row['median_ms']:>8.4f}ms  {row['spread_pct']:>5.1f}%  "
             f"{gbps:>8}{mark}"
         )
+    if sweep.get("note"):
+        print(f"note: {sweep['note']}")
     return 0
 
 

@@ -98,6 +98,19 @@ def test_sweep_under_the_interpreter_says_its_times_are_not_a_gpus(
     assert out["device"] == "CPU · Triton interpreter"
     assert "not a GPU's" in out["note"]
     assert [row["value"] for row in out["rows"]] == [128, 256]
+    # The text output prints the note and marks no value "best" (it would be meaningless).
+    code, text, err = run_cli(
+        "sweep",
+        f"{NOSETUP}/triton_plain.py::add_one",
+        "--param",
+        "BLOCK",
+        "--values",
+        "128,256",
+        *FAST,
+    )
+    assert code == 0, (text, err)
+    assert "note: Triton interpreter on the CPU" in text
+    assert "← best" not in text
 
 
 def test_the_messages_that_mean_no_gpu() -> None:

@@ -1,0 +1,503 @@
+"""Two profiles of one function compared: a verdict on the time that respects noise, and what
+changed per line and per kernel. Pure and standard-library only (the agent's sweep uses it too).
+
+The verdict on the time uses the raw timing samples of both runs:
+
+- a two-sided **Mann–Whitney U** test (normal approximation with tie correction) says whether
+  one run's samples tend to be smaller than the other's; the level is :data:`ALPHA`;
+- a distribution-free 95% interval of each median (order statistics) gives an interval of the
+  ratio of medians, whose half-width is the ``±`` shown;
+- a change is called only when the test rejects, the change is outside the interval, and it is at
+  least :data:`MIN_EFFECT_PCT` (two runs of unchanged code on one machine drift by a fraction of
+  a percent, which thousands of GPU samples would otherwise call "significant").
+
+Without raw samples (a ``profile --json --no-samples`` file, an old recorded result) the
+interquartile ranges stand in: a change is called when they do not overlap.
+
+Text shown to users: ``−49.8% vs 0.383 ms`` (significant), ``≈ same (±0.4%)`` (not), with
+``baseline`` named when the reference is the pinned baseline.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "ALPHA",
+    "LINE_NOISE_PCT",
+    "MIN_EFFECT_PCT",
+    "KernelDelta",
+    "LineDelta",
+    "Verdict",
+    "compare_results",
+    "compare_samples",
+    "compare_timing",
+    "equal_within_noise",
+    "format_comparison",
+    "line_delta",
+    "mann_whitney",
+    "median_interval",
+    "summary_delta",
+]
+
+#: Two-sided level of the Mann–Whitney test.
+ALPHA = 0.01
+#: A change of the median smaller than this (percent) is never called: run-to-run drift.
+MIN_EFFECT_PCT = 1.0
+#: A line's device (or CPU) time is said to go up or down only past this change (percent): a
+#: line's time is one number per run (the profiled calls' mean), with no samples to test.
+LINE_NOISE_PCT = 10.0
+#: Fewer samples than this per side: no test (the normal approximation needs a few).
+MIN_SAMPLES = 5
+_Z95 = 1.959963984540054
+MINUS = "\u2212"
+
+
+def _ms(value: float) -> str:
+    """``0.383 ms``, ``12.4 µs``, ``1.25 s``: three significant digits."""
+    if value >= 1000:
+        return f"{value / 1000:.3g} s"
+    if value >= 0.1:
+        return f"{value:.3g} ms"
+    return f"{value * 1000:.3g} µs"
+
+
+def _signed_pct(value: float, digits: int = 1) -> str:
+    text = f"{abs(value):.{digits}f}%"
+    return f"{MINUS}{text}" if value < 0 else f"+{text}"
+
+
+def mann_whitney(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
+    """The Mann–Whitney U statistic of ``a`` and its two-sided p-value.
+
+    Normal approximation with a continuity correction and the tie correction of the variance.
+
+    Args:
+        a: the first sample.
+        b: the second sample.
+
+    Returns:
+        ``(u_a, p)``: ``u_a`` counts the pairs where ``a``'s value is larger (ties half);
+        ``p`` is 1.0 when either side is empty or every value is tied.
+    """
+    n1, n2 = len(a), len(b)
+    if n1 == 0 or n2 == 0:
+        return 0.0, 1.0
+    pooled = sorted([(v, 0) for v in a] + [(v, 1) for v in b])
+    n = n1 + n2
+    rank_sum_a = 0.0
+    tie_term = 0.0
+    i = 0
+    while i < n:
+        j = i
+        while j + 1 < n and pooled[j + 1][0] == pooled[i][0]:
+            j += 1
+        rank = (i + j) / 2 + 1  # mean 1-based rank of the tied run
+        count = j - i + 1
+        tie_term += count**3 - count
+        rank_sum_a += rank * sum(1 for k in range(i, j + 1) if pooled[k][1] == 0)
+        i = j + 1
+    u_a = rank_sum_a - n1 * (n1 + 1) / 2
+    mean = n1 * n2 / 2
+    variance = n1 * n2 / 12 * ((n + 1) - tie_term / (n * (n - 1))) if n > 1 else 0.0
+    if variance <= 0:
+        return u_a, 1.0
+    z = max(abs(u_a - mean) - 0.5, 0.0) / math.sqrt(variance)
+    return u_a, math.erfc(z / math.sqrt(2))
+
+
+def median_interval(samples: Sequence[float]) -> tuple[float, float]:
+    """A distribution-free ~95% interval of the median (order statistics, normal approximation
+    of the binomial); the sample's range when it is small."""
+    ordered = sorted(samples)
+    n = len(ordered)
+    if n == 0:
+        raise ValueError("no samples")
+    k = int(math.floor((n - _Z95 * math.sqrt(n)) / 2))
+    k = max(0, min(k, (n - 1) // 2))
+    return ordered[k], ordered[n - 1 - k]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How one run's time compares with a reference run's.
+
+    Attributes:
+        before_ms: the reference's median, milliseconds.
+        after_ms: this run's median, milliseconds.
+        change_pct: ``after / before − 1`` in percent (negative: faster).
+        interval_pct: half-width of the ~95% interval of that change, percent.
+        p_value: the Mann–Whitney p-value (``None`` without raw samples).
+        significant: the change is called (see the module docstring).
+        method: ``mann-whitney`` or ``iqr`` (no raw samples) or ``none`` (nothing to test).
+        reference: ``previous``, ``baseline`` or another label of the reference run.
+    """
+
+    before_ms: float
+    after_ms: float
+    change_pct: float
+    interval_pct: float
+    p_value: float | None
+    significant: bool
+    method: str
+    reference: str = "previous"
+
+    def text(self) -> str:
+        """``−49.8% vs 0.383 ms`` / ``≈ same (±0.4%)``; the baseline is named when it is the
+        reference (``vs baseline 0.383 ms``, ``≈ same as baseline (±0.4%)``)."""
+        named = "" if self.reference == "previous" else f"{self.reference} "
+        if self.significant:
+            return f"{_signed_pct(self.change_pct)} vs {named}{_ms(self.before_ms)}"
+        within = max(self.interval_pct, abs(self.change_pct))
+        as_ = "" if self.reference == "previous" else f" as {self.reference}"
+        return f"≈ same{as_} (±{within:.1f}%)"
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON, with ``text``."""
+        return {
+            "before_ms": self.before_ms,
+            "after_ms": self.after_ms,
+            "change_pct": round(self.change_pct, 3),
+            "interval_pct": round(self.interval_pct, 3),
+            "p_value": self.p_value,
+            "significant": self.significant,
+            "method": self.method,
+            "reference": self.reference,
+            "text": self.text(),
+        }
+
+
+def compare_samples(
+    before: Sequence[float], after: Sequence[float], *, reference: str = "previous"
+) -> Verdict:
+    """The verdict on two runs' raw samples (milliseconds)."""
+    if not before or not after:
+        raise ValueError("both runs need samples")
+    m1, m2 = statistics.median(before), statistics.median(after)
+    change = (m2 / m1 - 1) * 100 if m1 > 0 else 0.0
+    lo1, hi1 = median_interval(before)
+    lo2, hi2 = median_interval(after)
+    h1 = (hi1 - lo1) / (2 * m1) if m1 > 0 else 0.0
+    h2 = (hi2 - lo2) / (2 * m2) if m2 > 0 else 0.0
+    interval = math.hypot(h1, h2) * 100 * (m2 / m1 if m1 > 0 else 1.0)
+    if len(before) < MIN_SAMPLES or len(after) < MIN_SAMPLES:
+        return Verdict(m1, m2, change, interval, None, False, "none", reference)
+    _, p = mann_whitney(before, after)
+    significant = p < ALPHA and abs(change) >= MIN_EFFECT_PCT and abs(change) > interval
+    return Verdict(m1, m2, change, interval, p, significant, "mann-whitney", reference)
+
+
+def compare_timing(
+    before: dict[str, Any], after: dict[str, Any], *, reference: str = "previous"
+) -> Verdict:
+    """The verdict on two timing objects (``{"median_ms", "samples_ms"?, "q1_ms"?, …}``)."""
+    s1, s2 = before.get("samples_ms"), after.get("samples_ms")
+    if s1 and s2:
+        return compare_samples(s1, s2, reference=reference)
+    m1, m2 = float(before["median_ms"]), float(after["median_ms"])
+    change = (m2 / m1 - 1) * 100 if m1 > 0 else 0.0
+    sp1, sp2 = float(before.get("spread_pct") or 0.0), float(after.get("spread_pct") or 0.0)
+    interval = math.hypot(sp1, sp2)
+    q = [before.get("q1_ms"), before.get("q3_ms"), after.get("q1_ms"), after.get("q3_ms")]
+    if any(not isinstance(v, int | float) for v in q):
+        return Verdict(m1, m2, change, interval, None, False, "none", reference)
+    b1, b3, a1, a3 = (float(v) for v in q)  # type: ignore[arg-type]
+    apart = a3 < b1 or a1 > b3
+    significant = apart and abs(change) >= MIN_EFFECT_PCT
+    return Verdict(m1, m2, change, interval, None, significant, "iqr", reference)
+
+
+def equal_within_noise(
+    rows: Sequence[tuple[Any, Sequence[float]]],
+) -> tuple[Any | None, list[Any]]:
+    """Among ``(value, samples_ms)`` rows, the best value if it is significantly faster than
+    every other, else ``None`` and the values that tie with the fastest (in the given order).
+
+    Used by the sweep: ``512–1024 equal within noise``.
+    """
+    usable = [(v, s) for v, s in rows if s]
+    if not usable:
+        return None, []
+    fastest = min(usable, key=lambda r: statistics.median(r[1]))
+    ties = [
+        v for v, s in usable if v == fastest[0] or not compare_samples(fastest[1], s).significant
+    ]
+    return (fastest[0], []) if len(ties) == 1 else (None, ties)
+
+
+def _kernel_count(line: dict[str, Any]) -> float:
+    return sum(
+        float(k.get("calls") or 1)
+        for op in line.get("ops") or []
+        for k in op.get("kernels") or []
+        if k.get("kind", "kernel") == "kernel"
+    )
+
+
+def _line_time_us(line: dict[str, Any], cuda: bool) -> float:
+    return float(line.get("device_us" if cuda else "cpu_us") or 0.0)
+
+
+@dataclass(frozen=True)
+class LineDelta:
+    """What changed on one line (or a group of replaced lines) between two runs.
+
+    Attributes:
+        status: ``same`` (text unchanged), ``changed`` (text edited), ``added``, ``removed``.
+        line: the line in the later run (``None`` when removed).
+        before_lines: the lines of the earlier run it replaces or equals.
+        source: the later run's text of the line (the earlier's when removed).
+        kernels_before / kernels_after: kernel launches per call.
+        time_before_us / time_after_us: device time on CUDA, CPU time otherwise, µs per call.
+    """
+
+    status: str
+    line: int | None
+    before_lines: tuple[int, ...]
+    source: str
+    kernels_before: float
+    kernels_after: float
+    time_before_us: float
+    time_after_us: float
+
+    def text(self, *, time_label: str = "device") -> str | None:
+        """``2 → 1 kernels: fused · device −48%``; ``None`` when nothing changed past noise."""
+        parts: list[str] = []
+        kb, ka = self.kernels_before, self.kernels_after
+        if kb != ka:
+            if ka == 0:
+                why = ": removed"
+            elif kb == 0:
+                why = ": new"
+            elif ka < kb and len(self.before_lines) > 1:
+                why = ": fused"
+            else:
+                why = ""
+            parts.append(f"{kb:g} → {ka:g} kernels{why}")
+        tb, ta = self.time_before_us, self.time_after_us
+        if tb > 0 and ta > 0:
+            change = (ta / tb - 1) * 100
+            if abs(change) >= LINE_NOISE_PCT:
+                parts.append(f"{time_label} {_signed_pct(change, 0)}")
+        return " · ".join(parts) or None
+
+    def to_json(self, *, time_label: str = "device") -> dict[str, Any]:
+        """Plain JSON, with ``text`` (``None`` when nothing changed past noise)."""
+        return {
+            "status": self.status,
+            "line": self.line,
+            "before_lines": list(self.before_lines),
+            "source": self.source,
+            "kernels_before": self.kernels_before,
+            "kernels_after": self.kernels_after,
+            "time_before_us": self.time_before_us,
+            "time_after_us": self.time_after_us,
+            "text": self.text(time_label=time_label),
+        }
+
+
+def diff_lines(
+    before: Sequence[dict[str, Any]], after: Sequence[dict[str, Any]], *, cuda: bool
+) -> list[LineDelta]:
+    """Line-by-line deltas of two runs' ``lines`` (matched by their text, as ``diff`` does).
+
+    A block of edited lines is matched one to one when both sides have as many lines; otherwise
+    the later block's first line carries the whole earlier block (two lines fused into one).
+    """
+    a_src = [str(x.get("source", "")).strip() for x in before]
+    b_src = [str(x.get("source", "")).strip() for x in after]
+    out: list[LineDelta] = []
+
+    def one(status: str, olds: Sequence[dict[str, Any]], new: dict[str, Any] | None) -> None:
+        out.append(
+            LineDelta(
+                status=status,
+                line=None if new is None else int(new["line"]),
+                before_lines=tuple(int(o["line"]) for o in olds),
+                source=str((new or (olds[0] if olds else {})).get("source", "")),
+                kernels_before=sum(_kernel_count(o) for o in olds),
+                kernels_after=0.0 if new is None else _kernel_count(new),
+                time_before_us=sum(_line_time_us(o, cuda) for o in olds),
+                time_after_us=0.0 if new is None else _line_time_us(new, cuda),
+            )
+        )
+
+    matcher = difflib.SequenceMatcher(None, a_src, b_src, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        olds, news = list(before[i1:i2]), list(after[j1:j2])
+        if tag == "equal":
+            for o, n in zip(olds, news, strict=True):
+                one("same", [o], n)
+        elif tag == "delete":
+            for o in olds:
+                one("removed", [o], None)
+        elif tag == "insert":
+            for n in news:
+                one("added", [], n)
+        elif len(olds) == len(news):
+            for o, n in zip(olds, news, strict=True):
+                one("changed", [o], n)
+        else:
+            one("changed", olds, news[0])
+            for n in news[1:]:
+                one("changed", [], n)
+    return out
+
+
+@dataclass(frozen=True)
+class KernelDelta:
+    """One kernel (by name) in two runs: launches and device time per call (µs)."""
+
+    name: str
+    short_name: str
+    calls_before: float
+    calls_after: float
+    device_us_before: float
+    device_us_after: float
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON, with ``status`` (``added``/``removed``/``same``)."""
+        status = (
+            "added" if self.calls_before == 0 else "removed" if self.calls_after == 0 else "same"
+        )
+        return {
+            "name": self.name,
+            "short_name": self.short_name,
+            "status": status,
+            "calls_before": self.calls_before,
+            "calls_after": self.calls_after,
+            "device_us_before": self.device_us_before,
+            "device_us_after": self.device_us_after,
+        }
+
+
+def diff_kernels(
+    before: Sequence[dict[str, Any]], after: Sequence[dict[str, Any]]
+) -> list[KernelDelta]:
+    """Per-kernel deltas of two runs' ``kernels`` totals, the later run's order first."""
+
+    def table(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        for k in rows:
+            name = str(k.get("name", "?"))
+            slot = out.setdefault(
+                name, {"short": str(k.get("short_name") or name), "calls": 0.0, "us": 0.0}
+            )
+            slot["calls"] += float(k.get("calls") or 0)
+            slot["us"] += float(k.get("device_us") or 0)
+        return out
+
+    a, b = table(before), table(after)
+    names = list(b) + [n for n in a if n not in b]
+    deltas = []
+    for name in names:
+        x, y = a.get(name), b.get(name)
+        deltas.append(
+            KernelDelta(
+                name=name,
+                short_name=(y or x or {}).get("short", name),
+                calls_before=x["calls"] if x else 0.0,
+                calls_after=y["calls"] if y else 0.0,
+                device_us_before=x["us"] if x else 0.0,
+                device_us_after=y["us"] if y else 0.0,
+            )
+        )
+    return deltas
+
+
+def compare_results(
+    before: dict[str, Any],
+    after: dict[str, Any],
+    *,
+    reference: str = "previous",
+    reference_id: str | None = None,
+) -> dict[str, Any]:
+    """The comparison of two profile results (or history entries) of one function.
+
+    Args:
+        before: the reference run: a profile result or a history entry (``timing``, ``lines``,
+            ``kernels``, ``device_kind``).
+        after: the later run, the same shape.
+        reference: what ``before`` is to the user (``previous``, ``baseline``, a run id).
+        reference_id: the history id of ``before``, when it has one.
+
+    Returns:
+        ``{"reference", "reference_id", "verdict", "lines", "kernels", "kernel_count"}``:
+        the verdict's JSON, line deltas, kernel deltas, and kernel launches ``[before, after]``.
+    """
+    cuda = after.get("device_kind") == "cuda"
+    verdict = compare_timing(before.get("timing") or {}, after.get("timing") or {},
+                             reference=reference)  # fmt: skip
+    label = "device" if cuda else "CPU"
+    lines = diff_lines(before.get("lines") or [], after.get("lines") or [], cuda=cuda)
+    kernels = diff_kernels(before.get("kernels") or [], after.get("kernels") or [])
+    count_before = sum(_kernel_count(x) for x in before.get("lines") or [])
+    count_after = sum(_kernel_count(x) for x in after.get("lines") or [])
+    return {
+        "reference": reference,
+        "reference_id": reference_id,
+        "device_before": before.get("device"),
+        "device_after": after.get("device"),
+        "verdict": verdict.to_json(),
+        "lines": [d.to_json(time_label=label) for d in lines],
+        "kernels": [k.to_json() for k in kernels],
+        "kernel_count": [count_before, count_after],
+    }
+
+
+def summary_delta(result: dict[str, Any]) -> str | None:
+    """The summary lens's delta for a result carrying a ``comparison`` (see
+    :func:`compare_results`): ``−49.8% vs 0.383 ms``, ``≈ same (±0.4%)``; ``None`` without."""
+    comparison = result.get("comparison")
+    if not isinstance(comparison, dict):
+        return None
+    verdict = comparison.get("verdict") or {}
+    text = verdict.get("text")
+    return str(text) if text else None
+
+
+def line_delta(result: dict[str, Any], line: int) -> str | None:
+    """A per-line lens's delta for the result's ``line`` (1-based, as measured):
+    ``2 → 1 kernels: fused · device −48%``; ``None`` when nothing changed past noise."""
+    comparison = result.get("comparison")
+    if not isinstance(comparison, dict):
+        return None
+    for d in comparison.get("lines") or []:
+        if d.get("line") == line and d.get("text"):
+            return str(d["text"])
+    return None
+
+
+def format_comparison(comparison: dict[str, Any], *, before: str, after: str) -> str:
+    """The comparison as text for a terminal: the verdict, then line and kernel deltas."""
+    v = comparison["verdict"]
+    how = (
+        f"Mann–Whitney p = {v['p_value']:.2g}"
+        if v.get("p_value") is not None
+        else ("interquartile ranges" if v["method"] == "iqr" else "too few samples to test")
+    )
+    out = [
+        f"{after} vs {before}: {_ms(v['before_ms'])} → {_ms(v['after_ms'])} · {v['text']}"
+        f" ({how}; called at p < {ALPHA:g} and ≥ {MIN_EFFECT_PCT:g}%)",
+    ]
+    kb, ka = comparison.get("kernel_count") or [0, 0]
+    if kb != ka:
+        out.append(f"kernels per call: {kb:g} → {ka:g}")
+    changed = [d for d in comparison.get("lines") or [] if d["status"] != "same" or d["text"]]
+    if changed:
+        out.append("lines:")
+    for d in changed:
+        where = f"{d['line']}" if d["line"] is not None else "-"
+        was = ",".join(str(x) for x in d["before_lines"]) or "-"
+        extra = f"  {d['text']}" if d["text"] else ""
+        out.append(f"  {was:>7} → {where:<5} {d['status']:<8} {d['source'].strip()}{extra}")
+    moved = [k for k in comparison.get("kernels") or [] if k["status"] != "same"]
+    for k in moved:
+        out.append(f"  kernel {k['status']}: {k['short_name']} ({k['calls_before']:g} → "
+                   f"{k['calls_after']:g} calls)")  # fmt: skip
+    return "\n".join(out)

@@ -1,0 +1,325 @@
+"""The history of profiles: every successful run of a function, kept outside the source tree.
+
+One JSON-lines file per function (by its file's absolute path and qualified name) in
+``$KERNEL_LENS_HISTORY`` if set (e.g. ``.kernel-lens/history`` in a workspace, for a user who
+opts in), else ``history/`` in Kernel Lens's cache folder (the folder
+:class:`kernel_lens.agent.engine.CacheDirs` chooses: ``$KERNEL_LENS_CACHE``, else
+``$XDG_CACHE_HOME/kernel-lens``). Functions of different workspaces live in different files, since
+their paths differ. Each file holds the last :data:`HISTORY_SIZE` runs; a pinned baseline is named
+in a small ``.baseline`` file beside it.
+
+An entry keeps what a later comparison needs and what tells runs apart: time, the function's
+text and the file's hash, the git commit and whether the file was dirty, device, versions, an
+inputs description, the timing (raw samples thinned to :data:`MAX_SAMPLES` quantiles) and the
+per-line ops, kernels and device time. Standard library only (the CLI and the language server
+both use it; neither imports torch).
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "HISTORY_SIZE",
+    "MAX_SAMPLES",
+    "History",
+    "HistoryError",
+    "cache_root",
+    "entry_summary",
+    "git_state",
+    "make_entry",
+    "thin_samples",
+]
+
+#: Runs kept per function; the oldest goes first.
+HISTORY_SIZE = 50
+#: Raw timing samples kept per run (quantiles of the sorted samples beyond this).
+MAX_SAMPLES = 1000
+#: Seconds a ``git`` call may take before the entry goes without git state.
+GIT_TIMEOUT_S = 2.0
+
+
+class HistoryError(Exception):
+    """A run that does not exist, or a history that cannot be read."""
+
+
+def cache_root() -> Path:
+    """Kernel Lens's cache folder, by the same rule as ``CacheDirs.from_env`` (the agent's)."""
+    base = os.environ.get("KERNEL_LENS_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "kernel-lens"
+    )
+    return Path(os.path.abspath(base))
+
+
+def _history_root() -> Path:
+    own = os.environ.get("KERNEL_LENS_HISTORY")
+    return Path(os.path.abspath(own)) if own else cache_root() / "history"
+
+
+def thin_samples(samples: list[float], limit: int = MAX_SAMPLES) -> list[float]:
+    """``samples`` if there are at most ``limit``, else ``limit`` evenly spaced quantiles of them
+    (the distribution, and so the statistics of a comparison, is kept; the order is not)."""
+    if len(samples) <= limit:
+        return list(samples)
+    ordered = sorted(samples)
+    n = len(ordered)
+    return [ordered[min(n - 1, int((i + 0.5) * n / limit))] for i in range(limit)]
+
+
+def git_state(path: str) -> dict[str, Any] | None:
+    """``{"commit", "dirty"}`` of the repository holding ``path`` (``dirty``: the file differs
+    from the commit), or ``None`` outside a repository or without git."""
+    folder = os.path.dirname(os.path.abspath(path))
+
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(
+                ["git", "-C", folder, *args],
+                capture_output=True,
+                text=True,
+                timeout=GIT_TIMEOUT_S,
+                check=False,
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout if done.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    if not commit:
+        return None
+    status = git("status", "--porcelain", "--", os.path.abspath(path))
+    return {"commit": commit.strip(), "dirty": bool(status and status.strip())}
+
+
+def _inputs_text(inputs: Any, path: str | None) -> str | None:
+    from kernel_lens.analysis.lens_text import inputs_args_text, inputs_text
+
+    where = inputs_text(inputs, path)
+    if where is None:
+        return inputs if isinstance(inputs, str) else None
+    args = "; ".join(inputs_args_text(inputs))
+    return f"{where} · {args}" if args else where
+
+
+def make_entry(
+    result: dict[str, Any],
+    *,
+    text: list[str] | None = None,
+    file_text: str | None = None,
+    git: dict[str, Any] | None = None,
+    now: datetime.datetime | None = None,
+) -> dict[str, Any]:
+    """A history entry from a profile result (without ``id``; :meth:`History.add` gives it one).
+
+    Args:
+        result: the profile JSON (``function``, ``path``, ``timing``, ``lines``, ``kernels``…).
+        text: the function's lines as profiled (default: the lines in ``result``).
+        file_text: the whole file as profiled, for its hash.
+        git: :func:`git_state` of the file, if known.
+        now: the time of the run (default: now, UTC).
+    """
+    timing = dict(result.get("timing") or {})
+    samples = timing.pop("samples_ms", None)
+    keep = {
+        k: timing[k]
+        for k in (
+            "median_ms",
+            "spread_pct",
+            "reps",
+            "method",
+            "q1_ms",
+            "q3_ms",
+            "min_ms",
+            "max_ms",
+            "warning",
+        )  # fmt: skip
+        if k in timing
+    }
+    if isinstance(samples, list) and samples:
+        keep["samples_ms"] = thin_samples([float(s) for s in samples])
+    when = now or datetime.datetime.now(datetime.UTC)
+    lines = (
+        text if text is not None else [str(x.get("source", "")) for x in result.get("lines") or []]
+    )
+    return {
+        "time": when.isoformat(timespec="seconds"),
+        "path": result.get("path"),
+        "function": result.get("function"),
+        "first_line": result.get("first_line"),
+        "text": list(lines),
+        "file_hash": hashlib.sha256(file_text.encode()).hexdigest()[:16] if file_text else None,
+        "git": git,
+        "device": result.get("device"),
+        "device_kind": result.get("device_kind"),
+        "versions": result.get("versions") or {},
+        "inputs": _inputs_text(result.get("inputs"), result.get("path")),
+        "timing": keep,
+        "lines": result.get("lines") or [],
+        "kernels": result.get("kernels") or [],
+    }
+
+
+def entry_summary(entry: dict[str, Any]) -> dict[str, Any]:
+    """An entry without its bulky parts (lines, kernels, samples): what a list shows."""
+    timing = {k: v for k, v in (entry.get("timing") or {}).items() if k != "samples_ms"}
+    return {
+        "id": entry["id"],
+        "time": entry.get("time"),
+        "function": entry.get("function"),
+        "path": entry.get("path"),
+        "device": entry.get("device"),
+        "device_kind": entry.get("device_kind"),
+        "git": entry.get("git"),
+        "file_hash": entry.get("file_hash"),
+        "versions": entry.get("versions") or {},
+        "inputs": entry.get("inputs"),
+        "timing": timing,
+        "kernel_count": sum(
+            float(k.get("calls") or 1)
+            for line in entry.get("lines") or []
+            for op in line.get("ops") or []
+            for k in op.get("kernels") or []
+            if k.get("kind", "kernel") == "kernel"
+        ),
+    }
+
+
+def _slug(function: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", function)[:60] or "function"
+
+
+@dataclass(frozen=True)
+class History:
+    """The history files under one folder (default: see the module docstring).
+
+    Attributes:
+        root: the folder.
+        size: runs kept per function.
+    """
+
+    root: Path
+    size: int = HISTORY_SIZE
+
+    @classmethod
+    def default(cls) -> History:
+        """The history named by the environment (read each time, so tests can change it)."""
+        return cls(_history_root())
+
+    def _file(self, path: str, function: str) -> Path:
+        key = hashlib.sha256(f"{os.path.abspath(path)}::{function}".encode()).hexdigest()[:16]
+        return self.root / f"{_slug(function)}-{key}.jsonl"
+
+    def entries(self, path: str, function: str) -> list[dict[str, Any]]:
+        """The runs of ``function`` in ``path``, oldest first (lines that do not parse are
+        skipped: a file cut short by a crash loses one run, not the history)."""
+        file = self._file(path, function)
+        try:
+            raw = file.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise HistoryError(f"cannot read {file}: {exc}") from exc
+        out = []
+        for line in raw.splitlines():
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(entry, dict) and "id" in entry:
+                out.append(entry)
+        return out
+
+    def add(self, path: str, function: str, entry: dict[str, Any]) -> dict[str, Any]:
+        """Append a run (given the next id, ``"1"``, ``"2"``…) and drop the oldest beyond
+        :attr:`size` (the pinned baseline stays); returns the stored entry."""
+        file = self._file(path, function)
+        file.parent.mkdir(parents=True, exist_ok=True)
+        old = self.entries(path, function)
+        number = max((int(e["id"]) for e in old if str(e["id"]).isdigit()), default=0) + 1
+        stored = {"id": str(number), **{k: v for k, v in entry.items() if k != "id"}}
+        line = json.dumps(stored, separators=(",", ":")) + "\n"
+        if len(old) + 1 > self.size:
+            # The oldest runs go, but never the pinned baseline.
+            pinned = self.baseline_id(path, function)
+            drop = len(old) + 1 - self.size
+            kept = []
+            for e in old:
+                if drop > 0 and str(e["id"]) != pinned:
+                    drop -= 1
+                    continue
+                kept.append(e)
+            tmp = file.with_suffix(".tmp")
+            tmp.write_text(
+                "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in kept) + line,
+                encoding="utf-8",
+            )
+            os.replace(tmp, file)
+        else:
+            with file.open("a", encoding="utf-8") as f:
+                f.write(line)
+        return stored
+
+    def get(self, path: str, function: str, run: str) -> dict[str, Any]:
+        """One run by id (``"7"``), by position from the end (``"-1"`` the latest, ``"-2"`` the
+        one before), or ``"baseline"``.
+
+        Raises:
+            HistoryError: no such run.
+        """
+        entries = self.entries(path, function)
+        if run == "baseline":
+            found = self.baseline(path, function)
+            if found is None:
+                raise HistoryError(f"{function} has no baseline (Set as Baseline pins one)")
+            return found
+        if run.startswith("-") and run[1:].isdigit():
+            back = int(run[1:])
+            if 0 < back <= len(entries):
+                return entries[-back]
+        for e in entries:
+            if str(e["id"]) == run:
+                return e
+        have = ", ".join(str(e["id"]) for e in entries[-10:]) or "none"
+        raise HistoryError(f"{function} has no run {run} (latest runs: {have})")
+
+    def _baseline_file(self, path: str, function: str) -> Path:
+        return self._file(path, function).with_suffix(".baseline")
+
+    def baseline_id(self, path: str, function: str) -> str | None:
+        """The id of the pinned baseline, if any."""
+        try:
+            text = self._baseline_file(path, function).read_text(encoding="utf-8").strip()
+        except OSError:
+            return None
+        return text or None
+
+    def baseline(self, path: str, function: str) -> dict[str, Any] | None:
+        """The pinned baseline run (``None``: none pinned, or it has left the history)."""
+        wanted = self.baseline_id(path, function)
+        if wanted is None:
+            return None
+        return next((e for e in self.entries(path, function) if str(e["id"]) == wanted), None)
+
+    def set_baseline(self, path: str, function: str, run: str | None) -> dict[str, Any] | None:
+        """Pin run ``run`` (an id, ``-1``…) as the baseline, or unpin with ``None``; returns the
+        pinned entry.
+
+        Raises:
+            HistoryError: no such run.
+        """
+        file = self._baseline_file(path, function)
+        if run is None:
+            file.unlink(missing_ok=True)
+            return None
+        entry = self.get(path, function, run)
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.write_text(str(entry["id"]) + "\n", encoding="utf-8")
+        return entry

@@ -1,0 +1,173 @@
+"""The statistics of ``kernel_lens.analysis.compare`` on synthetic samples, and the per-line diff
+of two recorded profiles."""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+
+import pytest
+
+from kernel_lens.analysis.compare import (
+    ALPHA,
+    compare_results,
+    compare_samples,
+    compare_timing,
+    equal_within_noise,
+    format_comparison,
+    line_delta,
+    mann_whitney,
+    median_interval,
+    summary_delta,
+)
+from tests.conftest import ROOT
+
+H200 = ROOT / "tests" / "data" / "h200"
+
+
+def _draws(rng: random.Random, median: float, n: int, spread: float = 0.03) -> list[float]:
+    """Positive, right-skewed timings around ``median`` (log-normal, as repetition times are)."""
+    return [median * rng.lognormvariate(0.0, spread) for _ in range(n)]
+
+
+def test_mann_whitney_matches_a_hand_computed_case() -> None:
+    # a = [1, 2, 3], b = [4, 5, 6]: a is never larger: U_a = 0; z = (4.5 - 0.5) / sqrt(5.25).
+    u, p = mann_whitney([1.0, 2.0, 3.0], [4.0, 5.0, 6.0])
+    assert u == 0.0
+    assert p == pytest.approx(0.0808556, rel=1e-4)
+    # Ties: half a pair each.
+    u, p = mann_whitney([1.0, 1.0], [1.0, 1.0])
+    assert u == 2.0 and p == 1.0
+    assert mann_whitney([], [1.0]) == (0.0, 1.0)
+
+
+def test_median_interval_holds_the_median() -> None:
+    values = [float(v) for v in range(1, 101)]
+    lo, hi = median_interval(values)
+    assert lo < 50.5 < hi
+    assert (lo, hi) == (41.0, 60.0)
+    assert median_interval([3.0]) == (3.0, 3.0)
+
+
+@pytest.mark.parametrize("factor, sign", [(0.5, -1), (0.9, -1), (1.2, 1), (2.0, 1)])
+def test_clearly_different_distributions_are_significant_with_the_right_sign(
+    factor: float, sign: int
+) -> None:
+    rng = random.Random(7)
+    before, after = _draws(rng, 0.383, 60), _draws(rng, 0.383 * factor, 60)
+    verdict = compare_samples(before, after)
+    assert verdict.significant and verdict.method == "mann-whitney"
+    assert verdict.p_value is not None and verdict.p_value < ALPHA
+    assert (verdict.change_pct > 0) == (sign > 0)
+    assert verdict.change_pct == pytest.approx((factor - 1) * 100, abs=3)
+    text = verdict.text()
+    assert text.startswith("\u2212" if sign < 0 else "+") and text.endswith(" ms")
+    assert " vs 0.3" in text
+
+
+def test_the_text_of_a_halving() -> None:
+    before = [0.383] * 11 + [0.384] * 9
+    after = [0.1923] * 11 + [0.1928] * 9
+    verdict = compare_samples(before, after)
+    assert verdict.text() == "\u221249.8% vs 0.383 ms"
+    baseline = compare_samples(before, after, reference="baseline")
+    assert baseline.text() == "\u221249.8% vs baseline 0.383 ms"
+
+
+@pytest.mark.parametrize("n, spread", [(20, 0.02), (100, 0.05), (400, 0.2)])
+def test_draws_from_one_distribution_are_same_in_95_percent_of_seeded_trials(
+    n: int, spread: float
+) -> None:
+    same = 0
+    trials = 200
+    for seed in range(trials):
+        rng = random.Random(seed)
+        verdict = compare_samples(_draws(rng, 1.0, n, spread), _draws(rng, 1.0, n, spread))
+        same += not verdict.significant
+        if not verdict.significant:
+            assert verdict.text().startswith("≈ same (±")
+    assert same >= 0.95 * trials, same
+
+
+def test_a_tiny_real_shift_under_the_floor_is_not_called() -> None:
+    # 0.3% apart with 5000 tight samples each: the test rejects, the effect floor does not call it.
+    rng = random.Random(3)
+    before, after = _draws(rng, 1.0, 5000, 0.002), _draws(rng, 1.003, 5000, 0.002)
+    verdict = compare_samples(before, after)
+    assert verdict.p_value is not None and verdict.p_value < ALPHA
+    assert not verdict.significant
+    assert verdict.text() == "≈ same (±0.3%)"
+    assert (
+        compare_samples(before, after, reference="baseline")
+        .text()
+        .startswith("≈ same as baseline (±")
+    )
+
+
+def test_without_samples_the_interquartile_ranges_decide() -> None:
+    a = {"median_ms": 1.0, "q1_ms": 0.99, "q3_ms": 1.01, "spread_pct": 1.0}
+    b = {"median_ms": 0.5, "q1_ms": 0.49, "q3_ms": 0.51, "spread_pct": 2.0}
+    overlapping = {"median_ms": 1.005, "q1_ms": 0.995, "q3_ms": 1.02, "spread_pct": 1.2}
+    assert compare_timing(a, b).significant and compare_timing(a, b).method == "iqr"
+    assert not compare_timing(a, overlapping).significant
+    assert compare_timing({"median_ms": 1.0}, {"median_ms": 2.0}).method == "none"
+
+
+def test_sweep_ties_are_equal_within_noise() -> None:
+    rng = random.Random(11)
+    rows = [
+        (256, _draws(rng, 2.0, 40)),
+        (512, _draws(rng, 1.0, 40)),
+        (1024, _draws(rng, 1.0, 40)),
+    ]
+    assert equal_within_noise(rows) == (None, [512, 1024])
+    rows[2] = (1024, _draws(rng, 1.5, 40))
+    assert equal_within_noise(rows) == (512, [])
+    assert equal_within_noise([(1, [])]) == (None, [])
+
+
+def _profile(name: str) -> dict:
+    return json.loads((H200 / name).read_text())
+
+
+def test_per_line_diff_of_two_recorded_profiles() -> None:
+    """square_three_ways as recorded on the H200, then an edit: the `x * x` and `x**2` lines
+    replaced by one line launching one kernel (two launches fused into one), the first line
+    unchanged but slower."""
+    before = _profile("square_three_ways_profile.json")
+    after = copy.deepcopy(before)
+    lines = after["lines"]
+    fused = copy.deepcopy(lines[1])
+    fused["source"] = "b = c = x * x"
+    lines[:] = [lines[0], fused, lines[3]]
+    lines[0]["device_us"] = before["lines"][0]["device_us"] * 1.5
+    lines[2]["line"] = 37  # `return a, b, c` moved up one line
+    after["kernels"] = [k for k in after["kernels"] if "MulFunctor" in k["name"]] + [
+        k for k in after["kernels"] if "pow_tensor_scalar" in k["name"]
+    ][:1]
+    comparison = compare_results(before, after)
+    by_line = {d["line"]: d for d in comparison["lines"]}
+    assert by_line[35]["status"] == "same" and by_line[35]["text"] == "device +50%"
+    assert by_line[36]["status"] == "changed" and by_line[36]["before_lines"] == [36, 37]
+    assert by_line[36]["text"] == "2 → 1 kernels: fused · device \u221250%"
+    assert by_line[37]["status"] == "same" and by_line[37]["text"] is None
+    assert comparison["kernel_count"] == [3, 2]
+    assert line_delta({"comparison": comparison}, 36).startswith("2 → 1 kernels: fused")
+    assert line_delta({"comparison": comparison}, 37) is None
+    # No raw samples in these recorded files: the interquartile ranges stand in; same timing.
+    assert comparison["verdict"]["method"] == "iqr"
+    assert summary_delta({"comparison": comparison}) == "≈ same (±0.2%)"
+    text = format_comparison(comparison, before="#1", after="#2")
+    assert "kernels per call: 3 → 2" in text and "36,37 → 36" in text
+
+
+def test_per_kernel_diff_of_two_different_recorded_profiles() -> None:
+    before = _profile("square_three_ways_profile.json")
+    after = _profile("triton_square_profile.json")
+    comparison = compare_results(before, after)
+    status = {k["short_name"]: k["status"] for k in comparison["kernels"]}
+    assert status.get("vectorized_elementwise_kernel") == "removed"
+    assert "added" in status.values()
+    assert comparison["verdict"]["significant"] is True
+    assert comparison["verdict"]["change_pct"] < 0

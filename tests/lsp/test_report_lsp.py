@@ -11,6 +11,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
+from tests.conftest import HAS_CUDA
 from tests.lsp.test_lsp_e2e import (
     OPTIONS,
     ROOT,
@@ -51,16 +52,18 @@ async def test_report_after_a_profile_has_timeline_lanes(client: LanguageClient)
     uri = open_doc(client, SQUARE)
     assert (await click_profile(client, uri, "def square_three_ways", SQUARE))["ok"]
     def0 = line0_of(SQUARE, "def square_three_ways")
-    titles = [
-        x.command.title
-        for x in await lenses(client, uri)
-        if x.range.start.line == def0 and x.command
-    ]
-    assert titles[2:5] == [
-        "$(symbol-namespace) Generated Code",
-        "$(graph) Report",
-        "$(pulse) Nsight Compute",
-    ]
+    row = [x.command for x in await lenses(client, uri) if x.range.start.line == def0 and x.command]
+    # The row is short: summary, Re-profile, Report, and the rest behind "…".
+    assert [c.title for c in row[2:]] == ["$(graph) Report", "$(ellipsis)"]
+    more = row[3].arguments[0]  # type: ignore[index]
+    assert row[3].command == "kernelLens.moreActions" and more["function"] == "square_three_ways"
+    labels = [item["label"] for item in more["items"]]
+    assert labels == ["$(symbol-namespace) Generated Code", "$(pulse) Nsight Compute"]
+    ncu = more["items"][1]
+    if HAS_CUDA:
+        assert ncu["command"] == "kernelLens.runNcu"
+    else:  # offered with its reason, not as a click that fails
+        assert ncu["disabled"] == "needs an NVIDIA GPU: this function ran on the CPU"
     report = await request(
         client, "kernelLens/report", {"uri": uri, "function": "square_three_ways"}
     )

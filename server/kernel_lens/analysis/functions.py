@@ -17,13 +17,29 @@ __all__ = [
     "NotInFunctionError",
     "SourceSyntaxError",
     "TargetKind",
+    "dotted_name",
     "find_function",
     "find_functions",
     "function_at",
+    "import_aliases",
     "load_inline_lines",
+    "resolve_name",
 ]
 
-_JIT_RE = re.compile(r"(^|\.)jit\b")
+#: Resolved decorator names that make a ``@triton.jit`` kernel (``@triton.autotune`` and
+#: ``@triton.heuristics`` only ever wrap one).
+_TRITON_KERNEL_DECORATORS = frozenset(
+    {
+        "triton.jit",
+        "triton.autotune",
+        "triton.heuristics",
+        "triton.runtime.jit",
+        "triton.runtime.jit.jit",
+        "triton.runtime.autotune",
+        "triton.runtime.autotuner.autotune",
+        "triton.runtime.autotuner.heuristics",
+    }
+)
 INPUTS_DIRECTIVE_RE = re.compile(r"^\s*#\s*kernel-lens:\s*inputs\s*=\s*(?P<expr>.+?)\s*$")
 
 
@@ -54,6 +70,9 @@ class FunctionInfo:
         inputs_line: 1-based line of that directive.
         name_column: 0-based column of the function's name on ``def_line``.
         decorators: the decorators' source text (``triton.jit``, ``torch.compile(mode=…)``).
+        decorator_targets: what each decorator names once the module's imports are resolved
+            (``from numba import cuda`` makes ``cuda.jit`` ``numba.cuda.jit``; ``import triton as
+            tr`` makes ``tr.jit`` ``triton.jit``); a name the imports do not bind stays as written.
     """
 
     qualname: str
@@ -67,11 +86,21 @@ class FunctionInfo:
     inputs_line: int | None
     name_column: int
     decorators: tuple[str, ...] = ()
+    decorator_targets: tuple[str, ...] = ()
 
     @property
     def is_triton_kernel(self) -> bool:
-        """Decorated with ``@triton.jit`` (or ``@jit``), possibly under ``@triton.autotune``."""
-        return any(_JIT_RE.search(d) for d in self.decorators)
+        """Decorated with Triton's ``jit`` (under any import name), maybe under ``autotune``.
+
+        The decorator is resolved through the module's imports, not matched by its spelling:
+        numba's ``@cuda.jit`` or ``@numba.jit`` is not a Triton kernel.
+        """
+        return any(t in _TRITON_KERNEL_DECORATORS for t in self.decorator_targets)
+
+    @property
+    def is_numba_kernel(self) -> bool:
+        """Decorated with something numba's (``@cuda.jit``, ``@numba.njit``, ``@vectorize``…)."""
+        return any(t == "numba" or t.startswith("numba.") for t in self.decorator_targets)
 
     @property
     def name(self) -> str:
@@ -105,6 +134,50 @@ def _directive_above(lines: list[str], first_line: int) -> tuple[str | None, int
     return None, None
 
 
+def import_aliases(tree: ast.Module) -> dict[str, str]:
+    """What each imported name of a module stands for: ``{"tl": "triton.language", "jit":
+    "triton.jit", "cuda": "numba.cuda", "torch": "torch"}`` (imports anywhere in the file, the
+    first binding of a name wins; ``from triton import *`` binds ``jit`` to ``triton.jit``)."""
+    aliases: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    aliases.setdefault(alias.asname, alias.name)
+                else:
+                    top = alias.name.split(".", 1)[0]
+                    aliases.setdefault(top, top)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                if alias.name == "*":
+                    if node.module == "triton":
+                        aliases.setdefault("jit", "triton.jit")
+                    continue
+                aliases.setdefault(alias.asname or alias.name, f"{node.module}.{alias.name}")
+    return aliases
+
+
+def dotted_name(node: ast.expr) -> str | None:
+    """``a.b.c`` for a chain of attributes on a name (a call's callee for a call), else None."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def resolve_name(dotted: str, aliases: dict[str, str]) -> str:
+    """``dotted`` with its first component replaced by what the imports bind it to."""
+    head, _, rest = dotted.partition(".")
+    base = aliases.get(head, head)
+    return f"{base}.{rest}" if rest else base
+
+
 def find_functions(source: str, filename: str = "<source>") -> list[FunctionInfo]:
     """List the module-level functions and class methods of ``source``, in source order.
 
@@ -113,6 +186,7 @@ def find_functions(source: str, filename: str = "<source>") -> list[FunctionInfo
     """
     tree = _parse(source, filename)
     lines = source.splitlines()
+    aliases = import_aliases(tree)
     found: list[FunctionInfo] = []
 
     def visit(body: list[ast.stmt], prefix: str, in_class: bool) -> None:
@@ -146,6 +220,11 @@ def find_functions(source: str, filename: str = "<source>") -> list[FunctionInfo
                         inputs_line=expr_line,
                         name_column=max(col, 0),
                         decorators=tuple(ast.unparse(d) for d in node.decorator_list),
+                        decorator_targets=tuple(
+                            resolve_name(name, aliases)
+                            for name in (dotted_name(d) for d in node.decorator_list)
+                            if name is not None
+                        ),
                     )
                 )
             elif isinstance(node, ast.ClassDef):

@@ -18,6 +18,8 @@ __all__ = [
     "inputs_args_text",
     "inputs_text",
     "line_lens_title",
+    "line_shares",
+    "share_text",
     "summary_lens_title",
     "timing_warning_short",
     "timing_warning_text",
@@ -167,8 +169,36 @@ def _op_text(op: dict[str, Any], cuda: bool) -> str:
     return f"{' → '.join(chain)}{_calls(op['calls'])} · CPU"
 
 
-def line_lens_title(line: dict[str, Any], *, cuda: bool) -> str | None:
-    """The lens above one profiled line, or ``None`` when the line ran no ops."""
+def line_shares(result: dict[str, Any]) -> dict[int, float]:
+    """Each profiled line's share (0–1) of the CPU time the profiler attributed to ops, by
+    1-based line; ``{}`` on CUDA (lines show measured device time there) or without ops.
+
+    The profiler inflates every op's CPU time, so absolute figures would not add up to the
+    measured median; their proportions are what the per-line lenses show (``38% of 44.4 µs``).
+    """
+    if result.get("device_kind") == "cuda":
+        return {}
+    per_line: dict[int, float] = {}
+    for line in result.get("lines") or []:
+        total = sum(float(op.get("cpu_us") or 0.0) for op in line.get("ops") or [])
+        if total > 0:
+            per_line[int(line["line"])] = total
+    whole = sum(per_line.values())
+    return {k: v / whole for k, v in per_line.items()} if whole > 0 else {}
+
+
+def share_text(share: float, median_ms: float) -> str:
+    """``38% of 44.4 µs``: a share of the measured median (``<1%`` for a sliver)."""
+    pct = share * 100
+    head = "<1%" if 0 < pct < 1 else f"{pct:.0f}%"
+    return f"{head} of {format_us(median_ms * 1000)}"
+
+
+def line_lens_title(line: dict[str, Any], *, cuda: bool, share: str | None = None) -> str | None:
+    """The lens above one profiled line, or ``None`` when the line ran no ops.
+
+    ``share`` (see :func:`share_text`) ends a CPU line's lens: its part of the measured median.
+    """
     ops = line.get("ops") or []
     if not ops:
         return None
@@ -180,6 +210,8 @@ def line_lens_title(line: dict[str, Any], *, cuda: bool) -> str | None:
     title = "  |  ".join(texts) + (f"  |  +{more} more" if more > 0 else "")
     if cuda and len(ops) > 1 and line.get("device_us"):
         title = f"{format_us(line['device_us'])} · " + title
+    if share:
+        title += f"  ·  {share}"
     return title
 
 
@@ -202,6 +234,20 @@ def hover_markdown(result: dict[str, Any], line_no: int, *, word: str | None = N
         # The op the hovered word names comes first (``square`` → aten::square).
         ops.sort(key=lambda op: 0 if op["name"].split("::")[-1] == word else 1)
     out: list[str] = [f"**Kernel Lens** · line {line_no} · {code_span(line['source'])}", ""]
+    timing = result.get("timing")
+    # On a CPU, each op reads as its share of the measured median; the profiler's own
+    # (inflated) CPU times go in the detail below, labelled, so the big number is not the one
+    # read first.
+    op_shares: dict[int, float] | None = None
+    attributed: list[str] = []
+    median_ms = float(timing.get("median_ms") or 0.0) if timing else 0.0
+    if not cuda and median_ms > 0:
+        whole = sum(
+            float(o.get("cpu_us") or 0.0) for x in result.get("lines") or [] for o in x["ops"]
+        )
+        op_shares = {
+            id(op): (float(op.get("cpu_us") or 0.0) / whole if whole > 0 else 0.0) for op in ops
+        }
     for op in ops:
         chain = " → ".join(code_span(n) for n in [op["name"], *op["dispatch"]])
         if cuda:
@@ -215,6 +261,13 @@ def hover_markdown(result: dict[str, Any], line_no: int, *, word: str | None = N
                 )
             if not op["kernels"]:
                 out.append("  - no kernel launched")
+        elif op_shares is not None:
+            share = op_shares.get(id(op), 0.0)
+            out.append(
+                f"- {chain} · {op['calls']:g} call{'s' if op['calls'] != 1 else ''} · "
+                f"**{share_text(share, median_ms)}**"
+            )
+            attributed.append(f"{code_span(op['name'])} {format_us(op['cpu_us'])}")
         else:
             out.append(
                 f"- {chain} · {op['calls']:g} call{'s' if op['calls'] != 1 else ''} · "
@@ -222,12 +275,17 @@ def hover_markdown(result: dict[str, Any], line_no: int, *, word: str | None = N
             )
     out.append("")
     runs = result.get("profiled_runs", "?")
-    note = (
-        f"Per call, from {runs} profiled calls on {result.get('device', '?')}"
-        + ("" if cuda else " (CPU times under the profiler: for attribution only)")
-        + "."
-    )
-    timing = result.get("timing")
+    if attributed:
+        note = (
+            f"Shares of the function's measured median, split as the profiler attributed CPU "
+            f"time over {runs} profiled calls on {result.get('device', '?')}."
+        )
+    else:
+        note = (
+            f"Per call, from {runs} profiled calls on {result.get('device', '?')}"
+            + ("" if cuda else " (CPU times under the profiler: for attribution only)")
+            + "."
+        )
     if timing:
         how = "CUDA events" if timing.get("method") == "cuda-events" else "perf_counter"
         note += (
@@ -235,6 +293,12 @@ def hover_markdown(result: dict[str, Any], line_no: int, *, word: str | None = N
             f"±{timing['spread_pct']:.1f}% of {timing['reps']} reps ({how})."
         )
     out.append(f"_{note}_")
+    if attributed:
+        out.append("")
+        out.append(
+            "Detail: CPU time per call under the profiler (inflated by the profiler itself, "
+            "not comparable with the median): " + ", ".join(attributed) + "."
+        )
     source = inputs_text(result.get("inputs"), result.get("path"))
     if source is not None:
         out.append("")

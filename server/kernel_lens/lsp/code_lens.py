@@ -1,4 +1,17 @@
-"""Code lenses: ``Profile`` above every function; after a run, the summary and per-line lenses."""
+"""Code lenses, only where they mean something (``analysis/lens_targets.py`` decides where).
+
+One row per function, short enough for half an editor's width:
+
+- before a run: ``Profile`` and at most two more actions (a ``Sweep P`` for an int parameter
+  that reaches a kernel launch, ``Generated Code``); any others behind ``…``;
+- after a run: the summary (the number), ``Re-profile``, ``Report`` and ``…``, a quick pick of
+  the rest (Generated Code, Nsight Compute, sweeps), where an action that cannot work here is
+  listed with the reason instead of failing after the click; the per-line lenses below;
+- a Triton kernel: ``Show Assembly`` (its numbers once compiled).
+
+File-level lenses (e.g. profiling the whole script) go on the first line, from
+:func:`_file_lenses`, before the functions' rows.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +19,15 @@ from typing import Any
 
 from lsprotocol import types
 
-from kernel_lens.analysis.functions import (
-    FunctionInfo,
-    SourceSyntaxError,
-    find_functions,
-    load_inline_lines,
+from kernel_lens.analysis.functions import FunctionInfo, SourceSyntaxError, load_inline_lines
+from kernel_lens.analysis.lens_targets import LensTarget, lens_targets
+from kernel_lens.analysis.lens_text import (
+    error_lens_title,
+    line_lens_title,
+    line_shares,
+    share_text,
+    summary_lens_title,
 )
-from kernel_lens.analysis.lens_text import error_lens_title, line_lens_title, summary_lens_title
-from kernel_lens.analysis.param_edit import int_parameters
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.protocol import (
     CMD_PROFILE,
@@ -26,9 +40,16 @@ from kernel_lens.lsp.protocol import (
 )
 from kernel_lens.lsp.results import Record, place
 
-__all__ = ["document_lenses", "setup"]
+__all__ = ["CMD_MORE_ACTIONS", "MAX_ROW_ACTIONS", "document_lenses", "more_actions", "setup"]
 
 TRUST_COMMAND = "workbench.trust.manage"
+#: The client's quick pick of a function's other actions (``extension/commands.ts``); its
+#: argument is ``{"function": …, "items": [{"label", "detail", "command", "arguments"} |
+#: {"label", "disabled": reason}]}``.
+CMD_MORE_ACTIONS = "kernelLens.moreActions"
+#: Actions on a function's row besides its status or summary; the rest go behind ``…``.
+MAX_ROW_ACTIONS = 2
+MORE_TITLE = "$(ellipsis)"
 
 
 def _range(line0: int) -> types.Range:
@@ -47,13 +68,106 @@ def _profile_lens(uri: str, info: FunctionInfo, title: str) -> types.CodeLens:
     return _lens(info.first_line - 1, title, CMD_PROFILE, [{"uri": uri, "function": info.qualname}])
 
 
-def _function_lenses(
-    uri: str, info: FunctionInfo, record: Record | None, source: str
+def _action(title: str, command: str, args: dict[str, Any], detail: str = "") -> dict[str, Any]:
+    """One action of a row or of its ``…`` quick pick."""
+    return {"label": title, "detail": detail, "command": command, "arguments": [args]}
+
+
+def _disabled(title: str, reason: str) -> dict[str, Any]:
+    """An action that cannot work here, listed with why (never offered as a click that fails)."""
+    return {"label": title, "disabled": reason}
+
+
+def more_actions(
+    uri: str, target: LensTarget, record: Record | None, *, ncu_ok: bool | None = None
+) -> list[dict[str, Any]]:
+    """A function's actions in the order they are offered, the first ones on its row.
+
+    Args:
+        uri: the document.
+        target: the function and its lens facts.
+        record: its last profile job, if any.
+        ncu_ok: whether Nsight Compute can run for it: ``False`` after a run without a GPU,
+            ``None`` when not known yet (no run).
+    """
+    info = target.info
+    args = {"uri": uri, "function": info.qualname}
+    ok = record is not None and record.state == "ok"
+    actions: list[dict[str, Any]] = []
+    if ok:
+        actions.append(
+            _action(
+                "$(graph) Report",
+                CMD_SHOW_REPORT,
+                args,
+                "timeline, ops and kernels, Nsight Compute and sweeps of this function",
+            )
+        )
+    sweeps = [
+        _action(
+            f"$(settings) Sweep {param}",
+            CMD_SWEEP,
+            {**args, "param": param},
+            f"time {info.qualname} over values of {param} and show the fastest",
+        )
+        for param in target.sweep_params
+    ]
+    generated = _action(
+        "$(symbol-namespace) Generated Code",
+        CMD_SHOW_GENERATED_CODE,
+        args,
+        "what torch.compile generates for this function, beside the source",
+    )
+    if ok:
+        actions.append(generated)
+        actions.extend(sweeps)
+        if ncu_ok is False:
+            actions.append(
+                _disabled(
+                    "$(pulse) Nsight Compute",
+                    "needs an NVIDIA GPU: this function ran on the CPU",
+                )
+            )
+        else:
+            actions.append(
+                _action(
+                    "$(pulse) Nsight Compute",
+                    CMD_RUN_NCU,
+                    args,
+                    "why each kernel is not faster: Speed of Light, occupancy, rule hints",
+                )
+            )
+    else:
+        actions.extend(sweeps)
+        actions.append(generated)
+    return actions
+
+
+def _row(
+    first0: int, head: list[types.CodeLens], actions: list[dict[str, Any]], qualname: str
 ) -> list[types.CodeLens]:
-    """A function's status lenses and, after a run, its per-line lenses."""
+    """``head`` (status or summary lenses), then at most :data:`MAX_ROW_ACTIONS` enabled
+    actions, then ``…`` with the rest when there is more."""
+    shown = [a for a in actions if "disabled" not in a][:MAX_ROW_ACTIONS]
+    rest = [a for a in actions if a not in shown]
+    row = list(head)
+    row.extend(_lens(first0, a["label"], a["command"], a["arguments"]) for a in shown)
+    if rest:
+        row.append(
+            _lens(first0, MORE_TITLE, CMD_MORE_ACTIONS, [{"function": qualname, "items": rest}])
+        )
+    return row
+
+
+def _function_lenses(
+    uri: str, target: LensTarget, record: Record | None, source: str
+) -> list[types.CodeLens]:
+    """A function's row and, after a run, its per-line lenses."""
+    info = target.info
     first0 = info.first_line - 1
     if record is None:
-        return [_profile_lens(uri, info, "$(play) Profile")]
+        head = [_profile_lens(uri, info, "$(play) Profile")]
+        return _row(first0, head, more_actions(uri, target, None), info.qualname)
     if record.state == "running":
         return [_lens(first0, "$(sync~spin) Profiling…")]
     if record.state in ("error", "cancelled") and record.error is not None:
@@ -70,23 +184,63 @@ def _function_lenses(
             _lens(first0, f"$(history) outdated: {summary_lens_title(result)}"),
             _profile_lens(uri, info, "$(refresh) Re-profile"),
         ]
-    lenses = [
+    cuda = result.get("device_kind") == "cuda"
+    head = [
         _lens(first0, summary_lens_title(result)),
         _profile_lens(uri, info, "$(refresh) Re-profile"),
     ]
-    cuda = result.get("device_kind") == "cuda"
+    # Re-profile is one of the row's two actions: the first other one (Report) joins it.
+    actions = more_actions(uri, target, record, ncu_ok=cuda)
+    shown = actions[: MAX_ROW_ACTIONS - 1]
+    lenses = head + [_lens(first0, a["label"], a["command"], a["arguments"]) for a in shown]
+    rest = actions[MAX_ROW_ACTIONS - 1 :]
+    if rest:
+        lenses.append(
+            _lens(
+                first0, MORE_TITLE, CMD_MORE_ACTIONS, [{"function": info.qualname, "items": rest}]
+            )
+        )
+    timing = result.get("timing") or {}
+    median_ms = timing.get("median_ms")
+    shares = line_shares(result) if isinstance(median_ms, int | float) and median_ms > 0 else {}
     for line in result.get("lines") or []:
-        line_title = line_lens_title(line, cuda=cuda)
+        share = shares.get(int(line["line"]))
+        line_title = line_lens_title(
+            line,
+            cuda=cuda,
+            share=share_text(share, float(median_ms)) if share is not None and median_ms else None,
+        )
         if line_title is not None:
             lenses.append(_lens(placed.current_line(line["line"]) - 1, line_title))
     return lenses
+
+
+def _kernel_lens(ls: KernelLensServer, uri: str, info: FunctionInfo) -> types.CodeLens:
+    """``Show Assembly`` above a Triton kernel, with its numbers once compiled."""
+    state = ls.documents.peek(uri)
+    latest = state.asm_latest.get(info.qualname) if state is not None else None
+    title = (
+        f"$(file-binary) PTX · {latest['registers']} regs · {latest['spills']} spills · "
+        f"{latest['arch']}"
+        if latest
+        else "$(file-binary) Show Assembly"
+    )
+    return _lens(
+        info.first_line - 1, title, CMD_SHOW_ASSEMBLY, [{"uri": uri, "kernel": info.qualname}]
+    )
+
+
+def _file_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.CodeLens]:
+    """Lenses about the whole file, on its first line (none yet)."""
+    del ls, uri, source
+    return []
 
 
 def document_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.CodeLens]:
     """All lenses of one document, from its current text and the stored results."""
     state = ls.documents.peek(uri)
     try:
-        functions = find_functions(source)
+        targets = lens_targets(source, show_all=ls.settings.show_all_lenses)
     except SourceSyntaxError as exc:
         line0 = max((exc.line or 1) - 1, 0)
         failed = state.syntax_error if state is not None else None
@@ -97,59 +251,27 @@ def document_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.C
         )
         return [_lens(line0, title)]
     records = {r.qualname: r for r in ls.documents.records(uri)}
-    lenses: list[types.CodeLens] = []
-    for info in functions:
-        first0 = info.first_line - 1
-        if not ls.settings.workspace_trusted:
-            lenses.append(
-                _lens(
-                    first0, "$(shield) Kernel Lens: trust this workspace to profile", TRUST_COMMAND
-                )
-            )
-            continue
-        if info.is_triton_kernel:
-            latest = state.asm_latest.get(info.qualname) if state is not None else None
-            title = (
-                f"$(file-binary) PTX · {latest['registers']} regs · {latest['spills']} spills · "
-                f"{latest['arch']}"
-                if latest
-                else "$(file-binary) Show Assembly"
-            )
-            lenses.append(
-                _lens(first0, title, CMD_SHOW_ASSEMBLY, [{"uri": uri, "kernel": info.qualname}])
-            )
-            continue
-        own = _function_lenses(uri, info, records.get(info.qualname), source)
-        # "Generated Code" goes right after the function's own lenses on its first line.
-        at = sum(1 for lens in own if lens.range.start.line == first0)
-        own.insert(
-            at,
-            _lens(
-                first0,
-                "$(symbol-namespace) Generated Code",
-                CMD_SHOW_GENERATED_CODE,
-                [{"uri": uri, "function": info.qualname}],
-            ),
-        )
-        extra: list[types.CodeLens] = []
+    trusted = ls.settings.workspace_trusted
+    lenses: list[types.CodeLens] = _file_lenses(ls, uri, source) if trusted else []
+    for target in targets:
+        info = target.info
         record = records.get(info.qualname)
-        if record is not None and record.state == "ok":
-            args = [{"uri": uri, "function": info.qualname}]
-            extra.append(_lens(first0, "$(graph) Report", CMD_SHOW_REPORT, args))
-            extra.append(_lens(first0, "$(pulse) Nsight Compute", CMD_RUN_NCU, args))
-        for param in int_parameters(source, info.qualname):
-            extra.append(
+        # A function that was profiled keeps its lenses whatever the heuristics say.
+        if target.role == "none" and record is None:
+            continue
+        if not trusted:
+            lenses.append(
                 _lens(
-                    first0,
-                    f"$(settings) Sweep {param}",
-                    CMD_SWEEP,
-                    [{"uri": uri, "function": info.qualname, "param": param}],
+                    info.first_line - 1,
+                    "$(shield) Kernel Lens: trust this workspace to profile",
+                    TRUST_COMMAND,
                 )
             )
-        at += 1
-        own[at:at] = extra
-        lenses.extend(own)
-    if ls.settings.workspace_trusted:
+        elif target.role == "kernel":
+            lenses.append(_kernel_lens(ls, uri, info))
+        else:
+            lenses.extend(_function_lenses(uri, target, record, source))
+    if trusted:
         for line in load_inline_lines(source):
             lenses.append(
                 _lens(

@@ -42,6 +42,9 @@ class Settings:
     """Timing budget for the repetitions, milliseconds."""
     reps: int = 0
     """Fixed timing repetitions; 0 = adaptive."""
+    show_all_lenses: bool = False
+    """Profile on every function and Sweep on every int parameter (``lenses.showAll``), not
+    only where they mean something (see ``analysis/lens_targets.py``)."""
 
     def update(self, options: dict[str, Any] | None) -> None:
         """Apply ``initializationOptions`` or the ``kernelLens`` configuration section."""
@@ -55,6 +58,9 @@ class Settings:
             self.timeout_seconds = _positive(self.timeout_seconds)(options["timeoutSeconds"])
         if "workspaceTrusted" in options:
             self.workspace_trusted = bool(options["workspaceTrusted"])
+        lenses = options.get("lenses")
+        if isinstance(lenses, dict) and isinstance(lenses.get("showAll"), bool):
+            self.show_all_lenses = lenses["showAll"]
         timing = options.get("timing")
         if isinstance(timing, dict):
             if "warmupMs" in timing:

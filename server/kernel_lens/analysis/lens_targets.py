@@ -1,0 +1,375 @@
+"""Which functions of a file get which lenses, decided from the source text (``ast`` only).
+
+A lens is offered where it means something:
+
+- ``Show Assembly`` on Triton kernels, found by resolving each decorator through the file's
+  imports (``import triton as tr`` → ``@tr.jit``), never by its spelling: numba's ``@cuda.jit``
+  is not one.
+- ``Profile`` on functions that do tensor or GPU work (use torch/triton/numba.cuda/cupy, a ``@``
+  product, a kernel launch ``k[grid](…)``, or call such a function of the file), that have an
+  inputs directive, that are the ``forward`` of an ``nn.Module``, or that the script's own
+  module-level code uses; never on ``__init__`` and other dunder methods, input factories
+  (``*_inputs``, ``make_input``, anything an inputs directive calls), numba kernels, or private
+  helpers (``_name``) the script does not use itself.
+- ``Sweep P`` only for an int parameter ``P`` (an integer literal default) that reaches a kernel
+  launch: passed to ``k[grid](…)``, used in its grid, or handed on to a function of the file
+  that does so.
+
+``show_all=True`` gives the old, unfiltered set (every non-kernel function profiled, every int
+parameter swept), for the ``kernelLens.lenses.showAll`` setting.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Literal
+
+from kernel_lens.analysis.functions import (
+    INPUTS_DIRECTIVE_RE,
+    FunctionInfo,
+    dotted_name,
+    find_functions,
+    import_aliases,
+    resolve_name,
+)
+from kernel_lens.analysis.param_edit import int_parameters
+
+__all__ = ["LensRole", "LensTarget", "is_input_factory", "lens_targets"]
+
+#: ``profile``: Profile and its actions; ``kernel``: Show Assembly; ``none``: no lens.
+LensRole = Literal["profile", "kernel", "none"]
+
+#: Modules whose use is tensor or GPU work.
+_TENSOR_MODULES = ("torch", "triton", "numba.cuda", "cupy")
+
+#: Names of input factories besides ``*_inputs``.
+_FACTORY_NAMES = frozenset(
+    {"inputs", "make_input", "make_inputs", "get_input", "get_inputs", "example_inputs"}
+)
+
+
+@dataclass(frozen=True)
+class LensTarget:
+    """One function and the lenses it gets.
+
+    Attributes:
+        info: the function.
+        role: which lens family it gets (see :data:`LensRole`).
+        reason: why, in a few words (``tensor work``, ``input factory``, ``numba kernel``…).
+        sweep_params: int parameters offered a Sweep, in order.
+        launches: whether it launches kernels (``k[grid](…)``), itself or through a function of
+            the file.
+    """
+
+    info: FunctionInfo
+    role: LensRole
+    reason: str
+    sweep_params: tuple[str, ...] = ()
+    launches: bool = False
+
+
+def is_input_factory(name: str) -> bool:
+    """``square_inputs``, ``make_input``, ``get_inputs``…: a function that builds inputs."""
+    return name.endswith("_inputs") or name in _FACTORY_NAMES
+
+
+def _is_tensor_module(resolved: str) -> bool:
+    return any(resolved == m or resolved.startswith(m + ".") for m in _TENSOR_MODULES)
+
+
+def _nodes_by_qualname(tree: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    found: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+
+    def visit(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                found.setdefault(prefix + node.name, node)
+            elif isinstance(node, ast.ClassDef):
+                visit(node.body, f"{prefix}{node.name}.")
+
+    visit(tree.body, "")
+    return found
+
+
+def _module_classes(tree: ast.Module, aliases: dict[str, str]) -> set[str]:
+    """Qualified names of the ``nn.Module`` subclasses of the file (also through its classes)."""
+    classes: dict[str, list[str]] = {}
+
+    def visit(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                bases = [dotted_name(b) for b in node.bases]
+                classes[prefix + node.name] = [b for b in bases if b is not None]
+                visit(node.body, f"{prefix}{node.name}.")
+
+    visit(tree.body, "")
+    modules: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, bases in classes.items():
+            if name in modules:
+                continue
+            for base in bases:
+                resolved = resolve_name(base, aliases)
+                if resolved.startswith("torch.nn") or base in modules:
+                    modules.add(name)
+                    changed = True
+                    break
+    return modules
+
+
+def _tensor_work(node: ast.AST, aliases: dict[str, str]) -> bool:
+    """Direct use of a tensor module, a ``@`` product, ``.cuda()`` or a kernel launch."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and sub.id in aliases:
+            if _is_tensor_module(aliases[sub.id]):
+                return True
+        elif isinstance(sub, ast.BinOp | ast.AugAssign) and isinstance(sub.op, ast.MatMult):
+            return True
+        elif isinstance(sub, ast.Call):
+            if isinstance(sub.func, ast.Subscript):
+                return True
+            if isinstance(sub.func, ast.Attribute) and sub.func.attr == "cuda":
+                return True
+    return False
+
+
+def _trivial(node: ast.FunctionDef | ast.AsyncFunctionDef | None) -> bool:
+    """One statement (a docstring aside): a helper, not something worth a profile."""
+    if node is None:
+        return True
+    body = node.body
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
+        body = body[1:]
+    return len(body) <= 1
+
+
+def _launches(node: ast.AST) -> bool:
+    return any(
+        isinstance(sub, ast.Call) and isinstance(sub.func, ast.Subscript) for sub in ast.walk(node)
+    )
+
+
+def _callees(
+    node: ast.AST, qualname: str, functions: dict[str, FunctionInfo], top_level: set[str]
+) -> set[str]:
+    """Functions of the file that ``node`` names: ``f`` (module level) and ``self.m``."""
+    owner = qualname.rsplit(".", 1)[0] if "." in qualname else None
+    out: set[str] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and sub.id in top_level:
+            out.add(sub.id)
+        elif (
+            owner is not None
+            and isinstance(sub, ast.Attribute)
+            and isinstance(sub.value, ast.Name)
+            and sub.value.id in ("self", "cls")
+            and f"{owner}.{sub.attr}" in functions
+        ):
+            out.add(f"{owner}.{sub.attr}")
+    out.discard(qualname)
+    return out
+
+
+def _script_references(tree: ast.Module, functions: dict[str, FunctionInfo]) -> set[str]:
+    """Functions the module-level code names (``f(x)``, ``for fn in (f, g)``, ``obj.method``)."""
+    method_names: dict[str, set[str]] = {}
+    for qualname in functions:
+        method_names.setdefault(qualname.rsplit(".", 1)[-1], set()).add(qualname)
+    found: set[str] = set()
+
+    def walk(node: ast.AST) -> None:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            return
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in functions:
+            found.add(node.id)
+        elif isinstance(node, ast.Attribute) and node.attr in method_names:
+            found.update(q for q in method_names[node.attr] if "." in q)
+        for child in ast.iter_child_nodes(node):
+            walk(child)
+
+    for stmt in tree.body:
+        walk(stmt)
+    return found
+
+
+def _directive_names(source: str) -> set[str]:
+    """Names called in the file's ``# kernel-lens: inputs = …`` directives."""
+    names: set[str] = set()
+    for line in source.splitlines():
+        match = INPUTS_DIRECTIVE_RE.match(line)
+        if not match:
+            continue
+        try:
+            expr = ast.parse(match.group("expr"), mode="eval")
+        except SyntaxError:
+            continue
+        for sub in ast.walk(expr):
+            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name):
+                names.add(sub.func.id)
+    return names
+
+
+def _tainted(node: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> set[str]:
+    """``param`` and the local names computed from it (``grid = (cdiv(n, BLOCK),)``)."""
+    tainted = {param}
+    assigns = [
+        sub for sub in ast.walk(node) if isinstance(sub, ast.Assign | ast.AnnAssign | ast.AugAssign)
+    ]
+    changed = True
+    while changed:
+        changed = False
+        for sub in assigns:
+            if sub.value is None:
+                continue
+            uses = {n.id for n in ast.walk(sub.value) if isinstance(n, ast.Name)}
+            if not uses & tainted:
+                continue
+            targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
+            for target in targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name) and name.id not in tainted:
+                        tainted.add(name.id)
+                        changed = True
+    return tainted
+
+
+def _uses(node: ast.AST | None, names: set[str]) -> bool:
+    return node is not None and any(
+        isinstance(n, ast.Name) and n.id in names for n in ast.walk(node)
+    )
+
+
+def _launch_params(
+    nodes: dict[str, ast.FunctionDef | ast.AsyncFunctionDef],
+    functions: dict[str, FunctionInfo],
+    candidates: dict[str, tuple[str, ...]],
+) -> dict[str, set[str]]:
+    """Per function, its candidate int parameters that reach a kernel launch."""
+    reach: dict[str, set[str]] = {q: set() for q in functions}
+    changed = True
+    while changed:
+        changed = False
+        for qualname, params in candidates.items():
+            node = nodes.get(qualname)
+            if node is None:
+                continue
+            for param in params:
+                if param in reach[qualname]:
+                    continue
+                tainted = _tainted(node, param)
+                for call in (c for c in ast.walk(node) if isinstance(c, ast.Call)):
+                    hit = False
+                    if isinstance(call.func, ast.Subscript):
+                        hit = _uses(call.func.slice, tainted) or any(
+                            _uses(a, tainted) for a in [*call.args, *call.keywords]
+                        )
+                    elif isinstance(call.func, ast.Name) and call.func.id in reach:
+                        callee = call.func.id
+                        wanted = reach[callee]
+                        callee_params = functions[callee].params
+                        hit = any(
+                            kw.arg in wanted and _uses(kw.value, tainted) for kw in call.keywords
+                        ) or any(
+                            i < len(callee_params)
+                            and callee_params[i] in wanted
+                            and _uses(arg, tainted)
+                            for i, arg in enumerate(call.args)
+                        )
+                    if hit:
+                        reach[qualname].add(param)
+                        changed = True
+                        break
+    return reach
+
+
+def lens_targets(source: str, *, show_all: bool = False) -> list[LensTarget]:
+    """Every function of ``source`` with the lenses it gets, in source order.
+
+    Args:
+        source: the module's text.
+        show_all: offer Profile on every function that is not a Triton kernel and Sweep on
+            every int parameter (the ``kernelLens.lenses.showAll`` setting).
+
+    Raises:
+        SourceSyntaxError: the text does not parse.
+    """
+    infos = find_functions(source)
+    tree = ast.parse(source)
+    aliases = import_aliases(tree)
+    nodes = _nodes_by_qualname(tree)
+    functions = {info.qualname: info for info in infos}
+    top_level = {q for q in functions if "." not in q}
+    int_params = {q: tuple(int_parameters(source, q)) for q in functions}
+    if show_all:
+        return [
+            LensTarget(
+                info,
+                "kernel" if info.is_triton_kernel else "profile",
+                "triton kernel" if info.is_triton_kernel else "all lenses shown",
+                () if info.is_triton_kernel else int_params[info.qualname],
+                _launches(nodes[info.qualname]) if info.qualname in nodes else False,
+            )
+            for info in infos
+        ]
+
+    module_classes = _module_classes(tree, aliases)
+    script = _script_references(tree, functions)
+    factories = _directive_names(source)
+    callees = {
+        q: _callees(nodes[q], q, functions, top_level) if q in nodes else set() for q in functions
+    }
+    direct = {q: q in nodes and _tensor_work(nodes[q], aliases) for q in functions}
+    launches = {q: q in nodes and _launches(nodes[q]) for q in functions}
+    # Tensor work and launches through the functions of the file a function calls.
+    changed = True
+    while changed:
+        changed = False
+        for q in functions:
+            for callee in callees[q]:
+                if functions[callee].is_triton_kernel or functions[callee].is_numba_kernel:
+                    continue
+                if direct[callee] and not direct[q]:
+                    direct[q] = changed = True
+                if launches[callee] and not launches[q]:
+                    launches[q] = changed = True
+    reach = _launch_params(nodes, functions, int_params)
+
+    targets: list[LensTarget] = []
+    for info in infos:
+        q = info.qualname
+        name = info.name
+        owner = q.rsplit(".", 1)[0] if info.is_method else None
+        role: LensRole = "none"
+        if info.is_triton_kernel:
+            role, reason = "kernel", "triton kernel"
+        elif info.is_numba_kernel:
+            reason = "numba kernel: profile the function that launches it"
+        elif name.startswith("__") and name.endswith("__") and name != "__call__":
+            reason = f"{name} sets things up: profile the code that uses the object"
+        elif is_input_factory(name) or name in factories:
+            reason = "input factory"
+        elif info.inputs_expr is not None:
+            role, reason = "profile", "inputs directive"
+        elif owner is not None and owner in module_classes and name == "forward":
+            role, reason = "profile", "nn.Module forward"
+        elif name.startswith("_") and q not in script:
+            reason = "private helper"
+        elif direct[q]:
+            role, reason = "profile", "tensor work"
+        elif q in script and not _trivial(nodes.get(q)):
+            role, reason = "profile", "called by the script"
+        elif q in script:
+            reason = "a one-line helper without tensor work"
+        else:
+            reason = "no tensor work, not called by the script"
+        sweep = tuple(p for p in int_params[q] if p in reach[q]) if role == "profile" else ()
+        targets.append(LensTarget(info, role, reason, sweep, launches[q]))
+    return targets

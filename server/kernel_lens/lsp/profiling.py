@@ -14,6 +14,7 @@ from kernel_lens.analysis.functions import (
     find_function,
     find_functions,
 )
+from kernel_lens.analysis.lens_targets import lens_targets
 from kernel_lens.analysis.lens_text import line_lens_title, summary_lens_title
 from kernel_lens.lsp.common import (
     SYNTAX_KEY,
@@ -224,7 +225,12 @@ def setup(ls: KernelLensServer) -> None:
             _warn(ls, f"Kernel Lens: {err.message}")
             return [{"ok": False, "error": err.to_json()}]
         try:
-            names = [f.qualname for f in find_functions(source)]
+            # What has a Profile lens: no input factories, __init__, kernels or helpers.
+            names = [
+                t.info.qualname
+                for t in lens_targets(source, show_all=ls.settings.show_all_lenses)
+                if t.role == "profile"
+            ]
         except SourceSyntaxError as exc:
             return [await profile_function(ls, args.uri, function=None, line0=(exc.line or 1) - 1)]
         outcomes = []

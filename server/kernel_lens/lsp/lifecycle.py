@@ -82,6 +82,7 @@ def setup(ls: KernelLensServer) -> None:
             ls.settings.update(settings["kernelLens"])
         else:
             await pull_configuration(ls)
+        refresh_lenses(ls)  # kernelLens.lenses.showAll changes which lenses there are
 
     @ls.feature(NOTIFY_SET_TRUSTED)
     def set_trusted(ls: KernelLensServer, params: Any) -> None:

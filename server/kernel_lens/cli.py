@@ -2,6 +2,9 @@
 
     kernel-lens profile PATH::FUNC [--json] [--stages timing,ops,trace] [--reps N] [--timeout S]
     kernel-lens profile PATH --line N
+    kernel-lens profile PATH::FUNC --compare previous|baseline
+    kernel-lens history PATH::FUNC [--json] [--baseline ID|--clear-baseline]
+    kernel-lens compare A B [--json]   (A, B: PATH::FUNC#ID, #-1, #baseline, or profile JSONs)
     kernel-lens trace summarize FILE.json [--json]
     kernel-lens asm PATH::KERNEL [--stage ptx|sass|ttir|ttgir|llir] [--arch 90] [--json]
     kernel-lens inline PATH [--arch 90] [--build] [--json]
@@ -139,7 +142,10 @@ def _cmd_profile(args: argparse.Namespace) -> int:
     result = _job(request, args)
     if isinstance(result, int):
         return result
+    comparison = _record_history(result, path, args)
     if args.json:
+        if comparison is not None:
+            result["comparison"] = comparison
         print(json.dumps(result))
     else:
         from kernel_lens.analysis.lens_text import inputs_args_text, inputs_text
@@ -150,6 +156,152 @@ def _cmd_profile(args: argparse.Namespace) -> int:
         if source is not None:
             args_text = "; ".join(inputs_args_text(result.get("inputs")))
             print(f"inputs: {source}" + (f" · {args_text}" if args_text else ""))
+        if comparison is not None:
+            from kernel_lens.analysis.compare import format_comparison
+
+            ref = comparison["reference"]
+            print(format_comparison(comparison, before=f"{ref} (run {comparison['reference_id']})",
+                                    after="this run"))  # fmt: skip
+        elif args.compare:
+            print(f"compare: no {args.compare} run of {result.get('function')} to compare with")
+    return 0
+
+
+def _record_history(
+    result: dict[str, Any], path: str, args: argparse.Namespace
+) -> dict[str, Any] | None:
+    """Put a profile into its function's history (unless ``--no-history``) and, with
+    ``--compare previous|baseline``, the comparison with that run (``None`` when there is none).
+    A history that cannot be written is a warning, never the profile's failure."""
+    from kernel_lens.analysis.compare import compare_results
+    from kernel_lens.history import History, HistoryError, git_state, make_entry
+
+    if not args.history and not args.compare:
+        return None
+    function = str(result.get("function"))
+    file = os.path.abspath(path)
+    history = History.default()
+    try:
+        reference = (
+            history.baseline(file, function)
+            if args.compare == "baseline"
+            else next(reversed(history.entries(file, function)), None)
+        )
+        try:
+            file_text = open(file, encoding="utf-8").read()
+        except (OSError, UnicodeDecodeError):
+            file_text = None
+        text = None
+        if file_text is not None and result.get("first_line") and result.get("last_line"):
+            text = file_text.splitlines()[int(result["first_line"]) - 1 : int(result["last_line"])]
+        entry = make_entry(result, text=text, file_text=file_text, git=git_state(file))
+        stored = history.add(file, function, entry) if args.history else entry
+    except (OSError, HistoryError) as exc:
+        _stderr_line(f"history: not recorded ({exc})")
+        return None
+    if not args.compare or reference is None:
+        return None
+    return compare_results(
+        reference, stored, reference=args.compare, reference_id=str(reference["id"])
+    )
+
+
+def _history_run(spec: str) -> tuple[dict[str, Any], str]:
+    """A run named on the command line: ``PATH::FUNC#ID`` (``#-1`` latest, ``#baseline``;
+    no ``#``: the latest) or a ``profile --json`` file; with its label.
+
+    Raises:
+        ValueError: the run or file cannot be found or read (the message says which).
+    """
+    from kernel_lens.history import History, HistoryError
+
+    if "::" not in spec:
+        try:
+            with open(spec, encoding="utf-8") as f:
+                data = json.load(f)
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ValueError(f"cannot read {spec}: {exc}") from None
+        if not isinstance(data, dict) or "timing" not in data:
+            raise ValueError(f"{spec} is not a profile (no 'timing'): use `profile --json`")
+        return data, os.path.basename(spec)
+    target, _, run = spec.partition("#")
+    path, func = _split_target(target)
+    if func is None:
+        raise ValueError(f"give PATH::FUNC#RUN, not {spec!r}")
+    try:
+        entry = History.default().get(os.path.abspath(path), func, run or "-1")
+    except HistoryError as exc:
+        raise ValueError(str(exc)) from None
+    return entry, f"{func} run {entry['id']}"
+
+
+def _cmd_history(args: argparse.Namespace) -> int:
+    from kernel_lens.analysis.compare import compare_timing
+    from kernel_lens.history import History, HistoryError, entry_summary
+
+    path, func = _split_target(args.target)
+    if func is None:
+        print("give PATH::FUNC", file=sys.stderr)
+        return 2
+    file = os.path.abspath(path)
+    history = History.default()
+    try:
+        if args.baseline or args.clear_baseline:
+            history.set_baseline(file, func, None if args.clear_baseline else args.baseline)
+        entries = history.entries(file, func)
+    except HistoryError as exc:
+        _emit_error({"kind": "not-found", "message": str(exc), "line": None}, args.json, None)
+        return 1
+    baseline = history.baseline_id(file, func)
+    rows = []
+    for i, entry in enumerate(entries):
+        row = entry_summary(entry)
+        before = entries[i - 1] if i else None
+        row["verdict"] = (
+            compare_timing(before["timing"], entry["timing"]).to_json()
+            if before is not None
+            else None
+        )
+        rows.append(row)
+    if args.json:
+        print(json.dumps({"function": func, "path": file, "baseline": baseline, "runs": rows}))
+        return 0
+    if not rows:
+        print(f"{func}: no runs yet in {history.root}")
+        return 0
+    print(
+        f"{func} · {file} · {len(rows)} runs" + (f" · baseline run {baseline}" if baseline else "")
+    )
+    for row in rows:
+        t = row["timing"]
+        git = row.get("git") or {}
+        commit = (git.get("commit") or "")[:8] + ("+dirty" if git.get("dirty") else "")
+        verdict = (row["verdict"] or {}).get("text") or ""
+        pin = " (baseline)" if row["id"] == baseline else ""
+        print(
+            f"{row['id']:>4}  {row.get('time') or '':<25}  {t['median_ms']:>9.4f} ms "
+            f"±{float(t.get('spread_pct') or 0):.1f}%  {row['kernel_count']:g} kernels  "
+            f"{row.get('device') or '?'}  {commit}  {verdict}{pin}".rstrip()
+        )
+    return 0
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from kernel_lens.analysis.compare import compare_results, format_comparison
+
+    try:
+        before, before_label = _history_run(args.before)
+        after, after_label = _history_run(args.after)
+    except ValueError as exc:
+        _emit_error({"kind": "not-found", "message": str(exc), "line": None}, args.json, None)
+        return 1
+    comparison = compare_results(
+        before, after, reference=before_label, reference_id=before.get("id")
+    )
+    if args.json:
+        print(json.dumps(comparison))
+    else:
+        print(format_comparison(comparison, before=before_label, after=after_label))
     return 0
 
 
@@ -361,8 +513,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trace-dir", help="folder for the Chrome trace")
     p.add_argument("--no-samples", dest="samples", action="store_false", help="omit raw samples")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument(
+        "--compare",
+        choices=["previous", "baseline"],
+        help="compare with the function's previous run or its pinned baseline (see `history`)",
+    )
+    p.add_argument(
+        "--no-history", dest="history", action="store_false", help="do not keep this run"
+    )
     _timeout_option(p)
     p.set_defaults(func=_cmd_profile)
+
+    hi = sub.add_parser("history", help="the kept runs of a function, each against the one before")
+    hi.add_argument("target", help="PATH::FUNC")
+    hi.add_argument("--json", action="store_true")
+    pin = hi.add_mutually_exclusive_group()
+    pin.add_argument("--baseline", metavar="ID", help="pin run ID (-1: the latest) as baseline")
+    pin.add_argument("--clear-baseline", action="store_true", help="unpin the baseline")
+    hi.set_defaults(func=_cmd_history)
+
+    c = sub.add_parser("compare", help="compare two runs: time verdict, lines and kernels")
+    c.add_argument("before", help="PATH::FUNC#ID (#-1 latest, #-2, #baseline) or a profile JSON")
+    c.add_argument("after", help="the same forms")
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=_cmd_compare)
 
     a = sub.add_parser("asm", help="Triton kernels compiled to TTIR/TTGIR/LLIR/PTX/SASS")
     a.add_argument("target", help="PATH::KERNEL, or PATH for every @triton.jit kernel")

@@ -26,6 +26,7 @@ from kernel_lens.lsp.common import (
     status,
     uri_to_path,
 )
+from kernel_lens.lsp.history import record_profile
 from kernel_lens.lsp.jobs import run_job
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.protocol import (
@@ -165,7 +166,7 @@ async def profile_function(
         warmup_ms=ls.settings.warmup_ms,
         budget_ms=ls.settings.budget_ms,
         reps=ls.settings.reps,
-        keep_samples=False,
+        keep_samples=True,  # for the history's comparisons; dropped from the record after
     )
     outcome: dict[str, Any]
     try:
@@ -181,6 +182,8 @@ async def profile_function(
         )
         outcome = _failed(ls, uri, info, snapshot, lines, unusable)
     else:
+        # Into the function's history, compared with the previous run or the baseline.
+        await record_profile(ls, uri, qualname, snapshot, result)
         ls.documents.put(uri, Record(qualname, "ok", snapshot, info.first_line, result=result))
         set_diagnostic(ls, uri, qualname, None)
         timing = result.get("timing") or {}

@@ -612,3 +612,183 @@ RESULT_TYPES: dict[str, Any] = {
     REQ_TIMELINE_WINDOW: Timeline,
     REQ_FUNCTIONS: FunctionsResult,
 }
+
+
+# The optimisation loop (issue 11): history of runs, baselines, comparisons.
+
+#: client → server request: :class:`HistoryParams` → :class:`HistoryResult`.
+REQ_HISTORY = "kernelLens/history"
+#: client → server request: :class:`SetBaselineParams` → :class:`SetBaselineResult`.
+REQ_SET_BASELINE = "kernelLens/setBaseline"
+#: client → server request: :class:`CompareParams` → :class:`CompareResult`.
+REQ_COMPARE = "kernelLens/compare"
+#: ``workspace/executeCommand`` (the summary lens): pin the latest run (:class:`SetBaselineParams`).
+CMD_SET_BASELINE = "kernelLens.setBaseline"
+
+
+@attrs.define
+class HistoryParams:
+    """The history of one function of a document (by name, or the one around ``position``)."""
+
+    uri: str
+    function: str | None = None
+    position: Position | None = None
+
+
+@attrs.define
+class SetBaselineParams:
+    """Pin a run as the function's baseline: ``run`` is an id, ``-1`` (the latest, the default)
+    or ``-2``…; ``clear`` unpins."""
+
+    uri: str
+    function: str | None = None
+    position: Position | None = None
+    run: str | None = None
+    clear: bool = False
+
+
+@attrs.define
+class CompareParams:
+    """Compare two runs of a function: ids, ``-1`` (latest), ``-2``…, or ``baseline``."""
+
+    uri: str
+    function: str | None = None
+    position: Position | None = None
+    before: str = "-2"
+    after: str = "-1"
+
+
+class GitState(TypedDict):
+    """The repository's commit, and whether the file differed from it."""
+
+    commit: str
+    dirty: bool
+
+
+class RunTiming(TypedDict):
+    """A run's timing in milliseconds (spread: half the IQR, % of the median)."""
+
+    median_ms: float
+    spread_pct: NotRequired[float]
+    reps: NotRequired[int]
+    method: NotRequired[str]
+    q1_ms: NotRequired[float]
+    q3_ms: NotRequired[float]
+    min_ms: NotRequired[float]
+    max_ms: NotRequired[float]
+    warning: NotRequired[str | None]
+
+
+class CompareVerdict(TypedDict):
+    """How a run's time compares with a reference (``text``: ``−49.8% vs 0.383 ms``)."""
+
+    before_ms: float
+    after_ms: float
+    change_pct: float
+    interval_pct: float
+    p_value: float | None
+    significant: bool
+    method: Literal["mann-whitney", "iqr", "none"]
+    reference: str
+    text: str
+
+
+class HistoryRun(TypedDict):
+    """One run of a function in its history."""
+
+    id: str
+    time: str | None
+    function: str | None
+    path: str | None
+    device: str | None
+    device_kind: str | None
+    git: GitState | None
+    file_hash: str | None
+    versions: dict[str, Any]
+    inputs: str | None
+    timing: RunTiming
+    kernel_count: float
+    text: NotRequired[list[str]]
+    """The function's lines when it ran (in the history's list)."""
+    verdict: NotRequired[CompareVerdict | None]
+    """Against the run before it (in the history's list; null for the first)."""
+
+
+class HistoryResult(TypedDict):
+    """Result of ``kernelLens/history``: the runs, oldest first, and the pinned baseline."""
+
+    function: str
+    uri: str
+    path: str
+    baseline: str | None
+    current_text: list[str] | None
+    runs: list[HistoryRun]
+
+
+class SetBaselineResult(TypedDict):
+    """Result of ``kernelLens/setBaseline`` (``baseline``: null once unpinned)."""
+
+    function: str
+    baseline: HistoryRun | None
+
+
+class LineDelta(TypedDict):
+    """One line of the later run (or one removed line): kernels and time (µs) both sides."""
+
+    status: Literal["same", "changed", "added", "removed"]
+    line: int | None
+    before_lines: list[int]
+    source: str
+    kernels_before: float
+    kernels_after: float
+    time_before_us: float
+    time_after_us: float
+    text: str | None
+
+
+class KernelDelta(TypedDict):
+    """One kernel in two runs: launches and device time (µs) per call."""
+
+    name: str
+    short_name: str
+    status: Literal["same", "added", "removed"]
+    calls_before: float
+    calls_after: float
+    device_us_before: float
+    device_us_after: float
+
+
+class CompareResult(TypedDict):
+    """Result of ``kernelLens/compare``: the verdict, line and kernel deltas of two runs."""
+
+    function: str
+    before: HistoryRun
+    after: HistoryRun
+    reference: str
+    reference_id: str | None
+    verdict: CompareVerdict
+    lines: list[LineDelta]
+    kernels: list[KernelDelta]
+    kernel_count: list[float]
+
+
+RESULT_TYPES.update(
+    {
+        REQ_HISTORY: HistoryResult,
+        REQ_SET_BASELINE: SetBaselineResult,
+        REQ_COMPARE: CompareResult,
+    }
+)
+__all__ += [
+    "CMD_SET_BASELINE",
+    "REQ_COMPARE",
+    "REQ_HISTORY",
+    "REQ_SET_BASELINE",
+    "CompareParams",
+    "CompareResult",
+    "HistoryParams",
+    "HistoryResult",
+    "HistoryRun",
+    "SetBaselineParams",
+    "SetBaselineResult",
+]

@@ -10,6 +10,7 @@ from kernel_lens.lsp import (
     code_lens,
     file_views,
     generated,
+    history,
     hover,
     lifecycle,
     outline,
@@ -34,6 +35,7 @@ FEATURES: list[Callable[[KernelLensServer], None]] = [
     generated.setup,
     report.setup,
     file_views.setup,
+    history.setup,
     quick_fix.setup,  # before timing_lint, which merges into its codeAction handler
     timing_lint.setup,  # last: it follows lifecycle's didOpen/didChange handlers
 ]

@@ -353,7 +353,11 @@ def lens_targets(source: str, *, show_all: bool = False) -> list[LensTarget]:
         elif info.is_numba_kernel:
             reason = "numba kernel: profile the function that launches it"
         elif name.startswith("__") and name.endswith("__") and name != "__call__":
-            reason = f"{name} sets things up: profile the code that uses the object"
+            reason = (
+                "__init__ sets the object up: profile the code that uses it"
+                if name == "__init__"
+                else f"{name} is a special method"
+            )
         elif is_input_factory(name) or name in factories:
             reason = "input factory"
         elif info.inputs_expr is not None:

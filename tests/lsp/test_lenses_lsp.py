@@ -1,0 +1,131 @@
+"""Which functions get which lenses, through the language server (real pygls, real agent on CPU).
+
+A file with ``__init__``, input factories, helpers, a Triton kernel and a numba kernel: Profile
+only where it means something, Show Assembly only on the Triton kernel, Sweep only for an int
+parameter that reaches a kernel launch; ``kernelLens.lenses.showAll`` brings the others back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from tests.lsp.test_lsp_e2e import (
+    OPTIONS,
+    ROOT,
+    _init,
+    lenses,
+    line0_of,
+    open_doc,
+    server_config,
+    titles,
+)
+
+MIX = ROOT / "tests" / "data" / "examples" / "lens_mix.py"
+MLP = ROOT / "tests" / "e2e" / "fixtures" / "mlp.py"
+
+
+@pytest_lsp.fixture(config=server_config())
+async def client(lsp_client: LanguageClient) -> Any:
+    await _init(lsp_client, OPTIONS)
+    yield
+    await lsp_client.shutdown_session()
+
+
+def rows(items: list[types.CodeLens], path: Path) -> dict[str, list[str]]:
+    """Lens titles by the ``def`` (or decorator) line they sit on, keyed by that line's text."""
+    src = path.read_text().splitlines()
+    out: dict[str, list[str]] = {}
+    for lens in items:
+        if lens.command:
+            out.setdefault(src[lens.range.start.line].strip(), []).append(lens.command.title)
+    return out
+
+
+async def test_lenses_only_where_they_mean_something(client: LanguageClient) -> None:
+    uri = open_doc(client, MIX)
+    found = rows(await lenses(client, uri), MIX)
+    assert found == {
+        "def forward(self, x):": ["$(play) Profile", "$(symbol-namespace) Generated Code"],
+        "@triton.jit": ["$(file-binary) Show Assembly"],
+        "def add(x, y, BLOCK=1024, repeat=3):": [
+            "$(play) Profile",
+            "$(settings) Sweep BLOCK",
+            "$(symbol-namespace) Generated Code",
+        ],
+        "def numba_launch(a, threads=128):": [
+            "$(play) Profile",
+            "$(settings) Sweep threads",
+            "$(symbol-namespace) Generated Code",
+        ],
+    }, found
+    # No lens at all on __init__, __repr__, the factories, the helpers or numba's @cuda.jit.
+    assert sum(len(v) for v in found.values()) == 9
+
+
+async def test_show_all_setting_brings_every_lens_back(client: LanguageClient) -> None:
+    uri = open_doc(client, MIX)
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"kernelLens": {"lenses": {"showAll": True}}})
+    )
+    await asyncio.sleep(0.2)
+    found = rows(await lenses(client, uri), MIX)
+    # Every function but the Triton kernel has a Profile lens (numba's kernel too, when asked).
+    profiled = [line for line, t in found.items() if "$(play) Profile" in t]
+    assert len(profiled) == 11, found
+    assert found["@triton.jit"] == ["$(file-binary) Show Assembly"]
+    assert "$(settings) Sweep dim" in found["def __init__(self, dim=32, hidden=64):"]
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"kernelLens": {"lenses": {"showAll": False}}})
+    )
+    await asyncio.sleep(0.2)
+    assert sum(len(v) for v in rows(await lenses(client, uri), MIX).values()) == 9
+
+
+async def test_module_file_profile_all_skips_factories(client: LanguageClient) -> None:
+    uri = open_doc(client, MLP)
+    before = rows(await lenses(client, uri), MLP)
+    assert sorted(before) == ["def forward(self, x):", "def train_step(model, x):"], before
+    outcomes = await asyncio.wait_for(
+        client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="kernelLens.profileAll", arguments=[{"uri": uri}])
+        ),
+        240,
+    )
+    # Only the functions with a Profile lens ran: no input factory, no __init__, no helper.
+    assert [o.get("function") for o in outcomes] == ["MLP.forward", "train_step"], outcomes
+    assert all(o["ok"] for o in outcomes), outcomes
+    after = await lenses(client, uri)
+    step0 = line0_of(MLP, "def train_step")
+    row = titles(after, step0)
+    assert row[0].startswith("$(watch) ") and row[1:] == [
+        "$(refresh) Re-profile",
+        "$(graph) Report",
+        "$(ellipsis)",
+    ], row
+    # A CPU line reads as its share of the measured median.
+    loss0 = line0_of(MLP, "loss = model(x)")
+    assert any(" of " in t and "%" in t for t in titles(after, loss0)), titles(after, loss0)
+
+
+async def test_profiled_function_keeps_its_lens(client: LanguageClient) -> None:
+    """A function the heuristics skip keeps its row once it was profiled (here at the cursor)."""
+    uri = open_doc(client, MLP)
+    line0 = line0_of(MLP, "return sum(p.numel()")
+    outcome = await asyncio.wait_for(
+        client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command="kernelLens.profile",
+                arguments=[{"uri": uri, "position": {"line": line0, "character": 4}}],
+            )
+        ),
+        240,
+    )
+    assert outcome["function"] == "count_params", outcome
+    row = titles(await lenses(client, uri), line0_of(MLP, "def count_params"))
+    assert row[0].startswith("$(watch) ") and row[1] == "$(refresh) Re-profile", row

@@ -12,20 +12,27 @@ the output channel and the CLI.
 from __future__ import annotations
 
 import dataclasses
-import gzip
-import json
 import math
 import os
 import re
 import textwrap
-import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
+import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from kernel_lens.analysis.names import short_kernel_name
+from kernel_lens.analysis.trace_columns import (
+    TraceColumns,
+    TraceError,
+    columns_from_trace,
+    parse_trace_bytes,
+    read_columns,
+    read_trace_bytes,
+)
 
 __all__ = [
     "GapStats",
@@ -39,6 +46,8 @@ __all__ = [
     "TraceSummary",
     "format_trace_summary",
     "load_trace",
+    "summarize_columns",
+    "summarize_file",
     "summarize_trace",
 ]
 
@@ -53,11 +62,6 @@ _DEVICE_CATS = frozenset({_KERNEL, _MEMCPY, _MEMSET})
 # stretch beyond the profiled code.
 _WALL_CATS = frozenset({_CPU_OP, "user_annotation"}) | _RUNTIME_CATS | _DEVICE_CATS
 _DIRECTION = re.compile(r"\b(HtoD|DtoH|DtoD|HtoH|PtoP|HtoA|AtoH|AtoD|DtoA|AtoA)\b")
-_COLUMNS = ["cat", "name", "ts", "dur", "pid", "tid", "ext_id", "stream", "device", "bytes"]
-
-
-class TraceError(ValueError):
-    """A trace file that is missing, is not JSON, or is not a Chrome trace."""
 
 
 @dataclass(frozen=True)
@@ -198,32 +202,7 @@ def load_trace(path: str | os.PathLike[str]) -> dict[str, Any]:
         TraceError: the file is missing or unreadable, is not valid JSON, or is a JSON
             document without a `traceEvents` list.
     """
-    shown = os.fspath(path)
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except FileNotFoundError:
-        raise TraceError(f"trace file not found: {shown}") from None
-    except OSError as exc:
-        raise TraceError(f"cannot read trace file {shown}: {exc.strerror or exc}") from None
-    try:
-        if raw[:2] == b"\x1f\x8b":
-            raw = gzip.decompress(raw)
-        data = json.loads(raw)
-    except (OSError, EOFError, zlib.error) as exc:
-        raise TraceError(f"trace file {shown} is not valid gzip: {exc}") from None
-    except UnicodeDecodeError as exc:
-        raise TraceError(f"trace file {shown} is not UTF-8 JSON: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise TraceError(
-            f"trace file {shown} is not valid JSON (line {exc.lineno}, column {exc.colno}: "
-            f"{exc.msg})"
-        ) from None
-    if not isinstance(data, dict) or not isinstance(data.get("traceEvents"), list):
-        raise TraceError(
-            f"trace file {shown} has no 'traceEvents' list: not a torch.profiler Chrome trace"
-        )
-    return data
+    return parse_trace_bytes(read_trace_bytes(path), os.fspath(path))
 
 
 def summarize_trace(trace: Mapping[str, Any], *, top: int = 20) -> TraceSummary:
@@ -242,31 +221,50 @@ def summarize_trace(trace: Mapping[str, Any], *, top: int = 20) -> TraceSummary:
     Raises:
         TraceError: `trace` has no `traceEvents` list.
     """
-    raw_events = trace.get("traceEvents")
-    if not isinstance(raw_events, list):
-        raise TraceError("trace has no 'traceEvents' list: not a torch.profiler Chrome trace")
-    events = _events_frame(raw_events)
-    kernels = events[events["cat"] == _KERNEL]
-    device_events = events[events["cat"].isin(_DEVICE_CATS)]
+    return summarize_columns(columns_from_trace(trace), top=top)
+
+
+def summarize_file(path: str | os.PathLike[str], *, top: int = 20) -> TraceSummary:
+    """Summarise a trace file (`.json` or gzip) read straight into columns (`read_columns`).
+
+    Raises:
+        TraceError: the file cannot be read as a trace.
+    """
+    return summarize_columns(read_columns(path), top=top)
+
+
+def summarize_columns(columns: TraceColumns, *, top: int = 20) -> TraceSummary:
+    """Summarise a trace's usable complete events (`trace_columns.TraceColumns`).
+
+    Every number is computed as by the row-by-row reading it replaced (same pandas reductions in
+    the same order), so summaries are unchanged to the last digit but for summation order.
+    """
+    events = _events_frame(columns)
+    is_kernel = events["cat"].to_numpy() == columns.cat_code(_KERNEL)
+    kernels = events[is_kernel]
+    device_mask = columns.cat_in(_DEVICE_CATS)
+    device_events = events[device_mask]
 
     kernel_total_us = float(kernels["dur"].sum())
-    merged = _union(_intervals(device_events))
-    gpu_busy_us = sum(end - start for start, end in merged)
+    starts, ends = _union_arrays(device_events["ts"].to_numpy(), device_events["end"].to_numpy())
+    gpu_busy_us = sum((ends - starts).tolist())
     # Merged intervals are disjoint, so every gap between neighbours is positive.
-    gap_lengths = [nxt[0] - cur[1] for cur, nxt in zip(merged, merged[1:], strict=False)]
-    wall_us = _span(events[events["cat"].isin(_WALL_CATS)])
+    gap_lengths = (starts[1:] - ends[:-1]).tolist()
+    wall_us = _span(events[columns.cat_in(_WALL_CATS)])
     has_device = not device_events.empty
 
     return TraceSummary(
-        device=_device_name(trace),
+        device=columns.device_name,
         event_count=len(events),
-        kernels=_kernel_rows(kernels, kernel_total_us, top),
+        kernels=_kernel_rows(kernels, columns, kernel_total_us, top),
         kernel_calls=len(kernels),
         kernel_total_us=kernel_total_us,
-        ops=_op_rows(events[events["cat"] == _CPU_OP], kernels, top),
-        launches=_launch_stats(events),
-        memcpy=_memcpy_rows(events[events["cat"] == _MEMCPY]),
-        memset=_memset_stats(events[events["cat"] == _MEMSET]),
+        ops=_op_rows(
+            events[events["cat"].to_numpy() == columns.cat_code(_CPU_OP)], kernels, columns, top
+        ),
+        launches=_launch_stats(events, columns),
+        memcpy=_memcpy_rows(events[events["cat"].to_numpy() == columns.cat_code(_MEMCPY)], columns),
+        memset=_memset_stats(events[events["cat"].to_numpy() == columns.cat_code(_MEMSET)]),
         gpu_busy_us=gpu_busy_us,
         gpu_span_us=_span(device_events),
         wall_us=wall_us,
@@ -276,7 +274,7 @@ def summarize_trace(trace: Mapping[str, Any], *, top: int = 20) -> TraceSummary:
             total_us=sum(gap_lengths),
             max_us=max(gap_lengths, default=0.0),
         ),
-        streams=_stream_rows(device_events),
+        streams=_stream_rows(device_events, columns),
     )
 
 
@@ -396,85 +394,53 @@ def _wrap(line: str, width: int) -> str:
     return textwrap.fill(line, width=max(width, 20), subsequent_indent="    ")
 
 
-def _events_frame(raw_events: Iterable[Any]) -> pd.DataFrame:
+def _events_frame(columns: TraceColumns) -> pd.DataFrame:
     """One row per usable complete event; `ts` is rebased so that the earliest event is 0.
 
     Rebasing matters for precision: absolute timestamps are ~5e12 µs, where a float64 keeps
     only about 1 ns, and ends computed as `ts + dur` there would lose the durations' digits.
+    Strings and ids stay codes (`cat`, `name`, `pid`, `tid`, `stream`, `device`).
     """
-    rows: list[dict[str, Any]] = []
-    for ev in raw_events:
-        if not isinstance(ev, Mapping) or ev.get("ph") != "X":
-            continue
-        ts, dur = _number(ev.get("ts")), _number(ev.get("dur"))
-        if ts is None or dur is None or dur < 0:
-            continue
-        args = ev.get("args")
-        if not isinstance(args, Mapping):
-            args = {}
-        rows.append(
-            {
-                "cat": str(ev.get("cat", "")),
-                "name": str(ev.get("name", "")),
-                "ts": ts,
-                "dur": dur,
-                "pid": _key(ev.get("pid")),
-                "tid": _key(ev.get("tid")),
-                "ext_id": _number(args.get("External id")),
-                "stream": _key(args.get("stream", ev.get("tid"))),
-                "device": _key(args.get("device", ev.get("pid"))),
-                "bytes": int(_number(args.get("bytes")) or 0),
-            }
-        )
-    frame = pd.DataFrame(rows, columns=_COLUMNS)
-    frame["ts"] = frame["ts"].astype("float64")
-    frame["dur"] = frame["dur"].astype("float64")
-    frame["ext_id"] = frame["ext_id"].astype("float64")
-    frame["bytes"] = frame["bytes"].astype("int64")
-    if not frame.empty:
-        frame["ts"] = frame["ts"] - frame["ts"].min()
-    frame["end"] = frame["ts"] + frame["dur"]
-    return frame
+    ts = columns.ts
+    if len(ts):
+        ts = ts - ts.min()
+    return pd.DataFrame(
+        {
+            "cat": columns.cat,
+            "name": columns.name,
+            "ts": ts,
+            "dur": columns.dur,
+            "pid": columns.pid,
+            "tid": columns.tid,
+            "ext_id": columns.ext_id,
+            "stream": columns.stream,
+            "device": columns.device,
+            "bytes": columns.nbytes,
+            "end": ts + columns.dur,
+        }
+    )
 
 
-def _number(value: Any) -> float | None:
-    """`value` as a finite float, or None (bools and strings are not numbers here)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    number = float(value)
-    return number if math.isfinite(number) else None
+def _named(table: pd.DataFrame, columns: TraceColumns) -> pd.DataFrame:
+    """A table grouped by name code, with the names themselves in `name`."""
+    names = np.array(columns.names, dtype=object)
+    return table.reset_index().assign(name=lambda t: names[t["name"].to_numpy(dtype=np.int64)])
 
 
-def _key(value: Any) -> int | str:
-    """A pid, tid or stream id as a grouping key: ints stay ints, anything else a string."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    return "" if value is None else str(value)
-
-
-def _device_name(trace: Mapping[str, Any]) -> str | None:
-    props = trace.get("deviceProperties")
-    if isinstance(props, list) and props and isinstance(props[0], Mapping):
-        name = props[0].get("name")
-        if isinstance(name, str) and name:
-            return name
-    return None
-
-
-def _kernel_rows(kernels: pd.DataFrame, total_us: float, top: int) -> tuple[KernelRow, ...]:
-    table = (
-        kernels.groupby("name", sort=False)
-        .agg(
+def _kernel_rows(
+    kernels: pd.DataFrame, columns: TraceColumns, total_us: float, top: int
+) -> tuple[KernelRow, ...]:
+    table = _named(
+        kernels.groupby("name", sort=False).agg(
             calls=("dur", "size"),
             total_us=("dur", "sum"),
             mean_us=("dur", "mean"),
             min_us=("dur", "min"),
             max_us=("dur", "max"),
-        )
-        .reset_index()
-        .sort_values(["total_us", "name"], ascending=[False, True])
-        .head(max(top, 0))
+        ),
+        columns,
     )
+    table = table.sort_values(["total_us", "name"], ascending=[False, True]).head(max(top, 0))
     return tuple(
         KernelRow(
             name=str(r["name"]),
@@ -490,25 +456,25 @@ def _kernel_rows(kernels: pd.DataFrame, total_us: float, top: int) -> tuple[Kern
     )
 
 
-def _op_rows(ops: pd.DataFrame, kernels: pd.DataFrame, top: int) -> tuple[OpRow, ...]:
-    ops = ops.assign(child_us=_direct_child_time(ops))
+def _op_rows(
+    ops: pd.DataFrame, kernels: pd.DataFrame, columns: TraceColumns, top: int
+) -> tuple[OpRow, ...]:
+    ops = ops.assign(child_us=_direct_child_time(ops, columns))
     ops = ops.assign(
         # Clock jitter can make children add up to a hair more than their parent.
         self_us=(ops["dur"] - ops["child_us"]).clip(lower=0.0),
         device_us=ops["ext_id"].map(kernels.groupby("ext_id")["dur"].sum()).fillna(0.0),
     )
-    table = (
-        ops.groupby("name", sort=False)
-        .agg(
+    table = _named(
+        ops.groupby("name", sort=False).agg(
             calls=("dur", "size"),
             cpu_total_us=("dur", "sum"),
             cpu_self_us=("self_us", "sum"),
             device_us=("device_us", "sum"),
-        )
-        .reset_index()
-        .sort_values(["cpu_total_us", "name"], ascending=[False, True])
-        .head(max(top, 0))
+        ),
+        columns,
     )
+    table = table.sort_values(["cpu_total_us", "name"], ascending=[False, True]).head(max(top, 0))
     return tuple(
         OpRow(
             name=str(r["name"]),
@@ -521,42 +487,58 @@ def _op_rows(ops: pd.DataFrame, kernels: pd.DataFrame, top: int) -> tuple[OpRow,
     )
 
 
-def _direct_child_time(ops: pd.DataFrame) -> pd.Series[float]:
+def _str_rank(columns: TraceColumns) -> npt.NDArray[np.int64]:
+    """For each key code, its rank among the keys compared as strings (traces mix int and str)."""
+    text = [str(k) for k in columns.keys]
+    dense = {t: r for r, t in enumerate(sorted(set(text)))}  # 1 and "1" are one thread
+    return np.array([dense[t] for t in text], dtype=np.int64)
+
+
+def _direct_child_time(ops: pd.DataFrame, columns: TraceColumns) -> npt.NDArray[np.float64]:
     """For each op, the summed duration of the ops directly nested in it on its thread.
 
     Nesting is time containment per (pid, tid): ops sorted by start (longer first on ties) are
     pushed on a stack, and an op's parent is the innermost still open when it starts.
     """
-    spans = sorted(
-        zip(
-            ops.index,
-            ops["pid"].map(str),
-            ops["tid"].map(str),
-            ops["ts"],
-            ops["end"],
-            ops["dur"],
-            strict=True,
-        ),
-        # Thread ids are compared as strings: traces mix int and str ids.
-        key=lambda op: (op[1], op[2], op[3], -op[4]),
-    )
-    child: dict[Any, float] = {}
-    stack: list[tuple[Any, float]] = []
-    thread: tuple[str, str] | None = None
-    for idx, pid, tid, ts, end, dur in spans:
-        if (pid, tid) != thread:
-            thread, stack = (pid, tid), []
-        while stack and stack[-1][1] <= ts:
+    n = len(ops)
+    child = np.zeros(n, dtype=np.float64)
+    if n == 0:
+        return child
+    rank = _str_rank(columns)
+    pid = rank[ops["pid"].to_numpy()]
+    tid = rank[ops["tid"].to_numpy()]
+    ts = ops["ts"].to_numpy()
+    end = ops["end"].to_numpy()
+    dur = ops["dur"].to_numpy()
+    order = np.lexsort((-end, ts, tid, pid))  # stable: ties keep the events' order
+    thread = pid[order] * (len(rank) + 1) + tid[order]
+    new_thread = np.ones(n, dtype=bool)
+    new_thread[1:] = thread[1:] != thread[:-1]
+    acc = [0.0] * n
+    stack: list[tuple[int, float]] = []
+    for i, first, start, stop, length in zip(
+        order.tolist(),
+        new_thread.tolist(),
+        ts[order].tolist(),
+        end[order].tolist(),
+        dur[order].tolist(),
+        strict=True,
+    ):
+        if first:
+            stack = []
+        while stack and stack[-1][1] <= start:
             stack.pop()
         if stack:
-            child[stack[-1][0]] = child.get(stack[-1][0], 0.0) + dur
-        stack.append((idx, end))
-    return pd.Series([child.get(i, 0.0) for i in ops.index], index=ops.index, dtype="float64")
+            acc[stack[-1][0]] += length
+        stack.append((i, stop))
+    child[:] = acc
+    return child
 
 
-def _launch_stats(events: pd.DataFrame) -> LaunchStats:
+def _launch_stats(events: pd.DataFrame, columns: TraceColumns) -> LaunchStats:
+    is_launch = np.array(["Launch" in name for name in columns.names] + [False], dtype=bool)
     launches = events[
-        events["cat"].isin(_RUNTIME_CATS) & events["name"].str.contains("Launch", regex=False)
+        columns.cat_in(_RUNTIME_CATS) & is_launch[events["name"].to_numpy(dtype=np.int64)]
     ]
     return LaunchStats(count=len(launches), total_us=float(launches["dur"].sum()))
 
@@ -566,13 +548,13 @@ def _direction(kind: str) -> str:
     return match.group(1) if match else "unknown"
 
 
-def _memcpy_rows(copies: pd.DataFrame) -> tuple[MemcpyRow, ...]:
-    table = (
-        copies.groupby("name", sort=False)
-        .agg(calls=("dur", "size"), bytes=("bytes", "sum"), total_us=("dur", "sum"))
-        .reset_index()
-        .sort_values(["total_us", "name"], ascending=[False, True])
-    )
+def _memcpy_rows(copies: pd.DataFrame, columns: TraceColumns) -> tuple[MemcpyRow, ...]:
+    table = _named(
+        copies.groupby("name", sort=False).agg(
+            calls=("dur", "size"), bytes=("bytes", "sum"), total_us=("dur", "sum")
+        ),
+        columns,
+    ).sort_values(["total_us", "name"], ascending=[False, True])
     rows = []
     for r in table.to_dict("records"):
         total_us, nbytes = float(r["total_us"]), int(r["bytes"])
@@ -598,33 +580,37 @@ def _memset_stats(memsets: pd.DataFrame) -> MemsetStats:
     )
 
 
-def _stream_rows(device_events: pd.DataFrame) -> tuple[StreamRow, ...]:
+def _stream_rows(device_events: pd.DataFrame, columns: TraceColumns) -> tuple[StreamRow, ...]:
     rows = []
-    for (device, stream), group in device_events.groupby(["device", "stream"], sort=False):
+    kernel = columns.cat_code(_KERNEL)
+    for key, group in device_events.groupby(["device", "stream"], sort=False):
+        device, stream = cast(tuple[int, int], key)
+        starts, ends = _union_arrays(group["ts"].to_numpy(), group["end"].to_numpy())
         rows.append(
             StreamRow(
-                stream=_key(stream),
-                device=_key(device),
-                kernels=int((group["cat"] == _KERNEL).sum()),
-                busy_us=sum(end - start for start, end in _union(_intervals(group))),
+                stream=columns.keys[int(stream)],
+                device=columns.keys[int(device)],
+                kernels=int((group["cat"].to_numpy() == kernel).sum()),
+                busy_us=sum((ends - starts).tolist()),
             )
         )
     return tuple(sorted(rows, key=lambda s: (-s.busy_us, str(s.device), str(s.stream))))
 
 
-def _intervals(events: pd.DataFrame) -> list[tuple[float, float]]:
-    return list(zip(events["ts"].tolist(), events["end"].tolist(), strict=True))
-
-
-def _union(intervals: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+def _union_arrays(
+    start: npt.NDArray[np.float64], end: npt.NDArray[np.float64]
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """Merge overlapping or touching intervals; the result is sorted and disjoint."""
-    merged: list[tuple[float, float]] = []
-    for start, end in sorted(intervals):
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
-        else:
-            merged.append((start, end))
-    return merged
+    if len(start) == 0:
+        return start[:0], end[:0]
+    order = np.lexsort((end, start))
+    s, e = start[order], end[order]
+    reach = np.maximum.accumulate(e)
+    first = np.ones(len(s), dtype=bool)
+    first[1:] = s[1:] > reach[:-1]
+    last = np.ones(len(s), dtype=bool)
+    last[:-1] = first[1:]
+    return s[first], reach[last]
 
 
 def _span(events: pd.DataFrame) -> float:

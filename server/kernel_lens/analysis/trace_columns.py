@@ -1,0 +1,372 @@
+"""A Chrome trace's usable complete events as columns (numpy arrays), read fast from a file.
+
+`TraceColumns` holds one row per usable complete event (``ph == "X"`` with a finite ``ts`` and a
+finite, non-negative ``dur``), in file order; strings and ids are codes into small tables. Both
+the summary (`trace_summary.summarize_columns`) and the timeline store (`trace_store`) work on it.
+
+Two ways in:
+
+- `columns_from_trace` takes an already parsed trace (the agent's path: it has the trace object
+  in memory) and reads it event by event with the exact rules of the summary.
+- `read_columns` reads a file (``.json`` or gzip): with ``msgspec`` installed it decodes straight
+  into small typed records that skip every field the summary and the timeline do not read (the
+  ``Input Dims`` and ``Concrete Inputs`` of CPU ops, the flow events' fields, …) with the garbage
+  collector paused, then builds the columns with vectorised numpy. Any event the typed decoder
+  cannot take (a string ``ts``, ``args`` that is not an object, a ``NaN``) makes it fall back to
+  the standard ``json`` parser and `columns_from_trace`, so the answer is the same either way.
+  ``msgspec`` is optional: the language server uses it when the interpreter has it.
+"""
+
+from __future__ import annotations
+
+import gc
+import gzip
+import math
+import os
+import zlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+__all__ = [
+    "Progress",
+    "TraceColumns",
+    "TraceError",
+    "columns_from_trace",
+    "gc_paused",
+    "parse_trace_bytes",
+    "read_columns",
+    "read_trace_bytes",
+]
+
+#: ``progress(fraction, message)``: how far reading a trace has got (0 to 1).
+Progress = Callable[[float, str], None]
+
+F64 = npt.NDArray[np.float64]
+I64 = npt.NDArray[np.int64]
+
+
+class TraceError(ValueError):
+    """A trace file that is missing, is not JSON, or is not a Chrome trace."""
+
+
+@dataclass(frozen=True, eq=False)
+class TraceColumns:
+    """One row per usable complete event, in file order. Times are the file's, in µs.
+
+    ``cat`` and ``name`` are codes into ``cats`` and ``names``; ``pid``, ``tid``, ``stream``
+    (``args.stream``, else ``tid``) and ``device`` (``args.device``, else ``pid``) are codes into
+    ``keys`` (an int stays an int, anything else becomes its ``str``, a missing one ``""``).
+    ``ext_id`` and ``corr`` are ``args["External id"]`` and ``args.correlation`` (NaN when
+    absent), ``nbytes`` is ``args.bytes`` (0 when absent).
+    """
+
+    cat: I64
+    cats: tuple[str, ...]
+    name: I64
+    names: tuple[str, ...]
+    ts: F64
+    dur: F64
+    pid: I64
+    tid: I64
+    stream: I64
+    device: I64
+    keys: tuple[int | str, ...]
+    ext_id: F64
+    corr: F64
+    nbytes: I64
+    device_name: str | None
+
+    def __len__(self) -> int:
+        return len(self.ts)
+
+    def cat_code(self, cat: str) -> int:
+        """The code of category ``cat`` (-1 when no event has it)."""
+        try:
+            return self.cats.index(cat)
+        except ValueError:
+            return -1
+
+    def cat_in(self, cats: frozenset[str] | set[str]) -> npt.NDArray[np.bool_]:
+        """Which rows have a category in ``cats``."""
+        wanted = np.array([c in cats for c in self.cats] + [False], dtype=bool)
+        return wanted[self.cat]
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector off: parsing makes millions of objects and none is garbage."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _number(value: Any) -> float | None:
+    """`value` as a finite float, or None (bools and strings are not numbers here)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
+def _key(value: Any) -> int | str:
+    """A pid, tid or stream id as a grouping key: ints stay ints, anything else a string."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return "" if value is None else str(value)
+
+
+def _device_name(trace: Mapping[str, Any]) -> str | None:
+    props = trace.get("deviceProperties")
+    if isinstance(props, list) and props and isinstance(props[0], Mapping):
+        name = props[0].get("name")
+        if isinstance(name, str) and name:
+            return name
+    return None
+
+
+def _codes(values: Sequence[Any], normalize: Callable[[Any], Any]) -> tuple[I64, list[Any]]:
+    """Codes of ``values`` into a table of distinct ``normalize``-d values (None is missing)."""
+    if not values:
+        return np.zeros(0, dtype=np.int64), []
+    array = np.empty(len(values), dtype=object)
+    array[:] = values
+    codes, uniques = pd.factorize(array, use_na_sentinel=True)
+    normal = [normalize(u) for u in uniques.tolist()] + [normalize(None)]
+    # Distinct raw values can become one key (None and "", 1.5 and "1.5"): merge their codes.
+    final, table = pd.factorize(np.array(normal + [None], dtype=object)[:-1])
+    remap = np.asarray(final, dtype=np.int64)
+    return remap[np.asarray(codes, dtype=np.int64)], table.tolist()
+
+
+def _assemble(
+    *,
+    cat: Sequence[Any],
+    name: Sequence[Any],
+    ts: F64,
+    dur: F64,
+    pid: Sequence[Any],
+    tid: Sequence[Any],
+    stream: Sequence[Any],
+    device: Sequence[Any],
+    ext_id: F64,
+    corr: F64,
+    nbytes: I64,
+    device_name: str | None,
+) -> TraceColumns:
+    n = len(ts)
+    cat_codes, cats = _codes(cat, lambda v: str(v))
+    name_codes, names = _codes(name, lambda v: str(v))
+    key_codes, keys = _codes([*pid, *tid, *stream, *device], _key)
+    return TraceColumns(
+        cat=cat_codes,
+        cats=tuple(cats),
+        name=name_codes,
+        names=tuple(names),
+        ts=ts,
+        dur=dur,
+        pid=key_codes[:n],
+        tid=key_codes[n : 2 * n],
+        stream=key_codes[2 * n : 3 * n],
+        device=key_codes[3 * n :],
+        keys=tuple(keys),
+        ext_id=ext_id,
+        corr=corr,
+        nbytes=nbytes,
+        device_name=device_name,
+    )
+
+
+def columns_from_trace(trace: Mapping[str, Any]) -> TraceColumns:
+    """The usable complete events of a parsed trace as columns.
+
+    Raises:
+        TraceError: ``trace`` has no ``traceEvents`` list.
+    """
+    raw_events = trace.get("traceEvents")
+    if not isinstance(raw_events, list):
+        raise TraceError("trace has no 'traceEvents' list: not a torch.profiler Chrome trace")
+    cat: list[str] = []
+    name: list[str] = []
+    ts: list[float] = []
+    dur: list[float] = []
+    pid: list[int | str] = []
+    tid: list[int | str] = []
+    stream: list[int | str] = []
+    device: list[int | str] = []
+    ext: list[float | None] = []
+    corr: list[float | None] = []
+    nbytes: list[int] = []
+    for ev in raw_events:
+        if not isinstance(ev, Mapping) or ev.get("ph") != "X":
+            continue
+        t, d = _number(ev.get("ts")), _number(ev.get("dur"))
+        if t is None or d is None or d < 0:
+            continue
+        args = ev.get("args")
+        if not isinstance(args, Mapping):
+            args = {}
+        cat.append(str(ev.get("cat", "")))
+        name.append(str(ev.get("name", "")))
+        ts.append(t)
+        dur.append(d)
+        pid.append(_key(ev.get("pid")))
+        tid.append(_key(ev.get("tid")))
+        stream.append(_key(args.get("stream", ev.get("tid"))))
+        device.append(_key(args.get("device", ev.get("pid"))))
+        ext.append(_number(args.get("External id")))
+        corr.append(_number(args.get("correlation")))
+        nbytes.append(int(_number(args.get("bytes")) or 0))
+    return _assemble(
+        cat=cat,
+        name=name,
+        ts=np.array(ts, dtype=np.float64),
+        dur=np.array(dur, dtype=np.float64),
+        pid=pid,
+        tid=tid,
+        stream=stream,
+        device=device,
+        ext_id=np.array(ext, dtype=np.float64),
+        corr=np.array(corr, dtype=np.float64),
+        nbytes=np.array(nbytes, dtype=np.int64),
+        device_name=_device_name(trace),
+    )
+
+
+def read_trace_bytes(path: str | os.PathLike[str]) -> bytes:
+    """The JSON text of a trace file, gunzipped when it starts with gzip's magic bytes.
+
+    Raises:
+        TraceError: the file is missing, unreadable or broken gzip.
+    """
+    shown = os.fspath(path)
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        raise TraceError(f"trace file not found: {shown}") from None
+    except OSError as exc:
+        raise TraceError(f"cannot read trace file {shown}: {exc.strerror or exc}") from None
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise TraceError(f"trace file {shown} is not valid gzip: {exc}") from None
+    return raw
+
+
+def parse_trace_bytes(raw: bytes, shown: str) -> dict[str, Any]:
+    """Parse a trace's JSON text with the standard parser (collector paused).
+
+    Raises:
+        TraceError: not UTF-8 JSON, or no ``traceEvents`` list.
+    """
+    import json
+
+    try:
+        with gc_paused():
+            data = json.loads(raw)
+    except UnicodeDecodeError as exc:
+        raise TraceError(f"trace file {shown} is not UTF-8 JSON: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise TraceError(
+            f"trace file {shown} is not valid JSON (line {exc.lineno}, column {exc.colno}: "
+            f"{exc.msg})"
+        ) from None
+    if not isinstance(data, dict) or not isinstance(data.get("traceEvents"), list):
+        raise TraceError(
+            f"trace file {shown} has no 'traceEvents' list: not a torch.profiler Chrome trace"
+        )
+    return data
+
+
+def _columns_typed(raw: bytes, progress: Progress | None) -> TraceColumns | None:
+    """Columns by msgspec's typed decoding; None when msgspec is absent or the file is unusual."""
+    try:
+        from kernel_lens.analysis.trace_decode import DECODER, UNSET, DecodeError
+    except ImportError:
+        return None
+    unset = UNSET
+    try:
+        with gc_paused():
+            trace = DECODER.decode(raw)
+    except DecodeError:  # incl. ValidationError: an event the typed records cannot hold
+        return None
+    if progress:
+        progress(0.55, "building columns")
+    with gc_paused():
+        events = trace.traceEvents
+        ts = np.array([e.ts for e in events], dtype=np.float64)
+        dur = np.array([e.dur for e in events], dtype=np.float64)
+        is_x = np.array([e.ph == "X" for e in events], dtype=bool)
+        with np.errstate(invalid="ignore"):
+            keep = is_x & np.isfinite(ts) & np.isfinite(dur) & (dur >= 0)
+        rows = np.flatnonzero(keep)
+        kept = [events[i] for i in rows.tolist()]
+        del events, trace.traceEvents
+        no_args = None
+        args = [e.args for e in kept]
+        ext = np.array([None if a is no_args else a.external_id for a in args], dtype=np.float64)
+        corr = np.array([None if a is no_args else a.correlation for a in args], dtype=np.float64)
+        nbytes_f = np.array([None if a is no_args else a.bytes for a in args], dtype=np.float64)
+        nbytes_f[~np.isfinite(nbytes_f)] = 0.0
+        tid = [e.tid for e in kept]
+        pid = [e.pid for e in kept]
+        stream = [
+            t if a is no_args or a.stream is unset else a.stream
+            for t, a in zip(tid, args, strict=True)
+        ]
+        device = [
+            p if a is no_args or a.device is unset else a.device
+            for p, a in zip(pid, args, strict=True)
+        ]
+        return _assemble(
+            cat=["None" if e.cat is None else e.cat for e in kept],
+            name=["None" if e.name is None else e.name for e in kept],
+            ts=ts[rows],
+            dur=dur[rows],
+            pid=pid,
+            tid=tid,
+            stream=stream,
+            device=device,
+            ext_id=ext,
+            corr=corr,
+            nbytes=nbytes_f.astype(np.int64),
+            device_name=_device_name({"deviceProperties": trace.deviceProperties}),
+        )
+
+
+def read_columns(path: str | os.PathLike[str], progress: Progress | None = None) -> TraceColumns:
+    """Read a trace file (``.json`` or gzip) straight into columns.
+
+    Args:
+        path: the trace file.
+        progress: told how far the reading has got.
+
+    Raises:
+        TraceError: the file is missing or unreadable, is not valid JSON, or is not a trace.
+    """
+    shown = os.fspath(path)
+    if progress:
+        progress(0.0, "reading the file")
+    raw = read_trace_bytes(path)
+    if progress:
+        progress(0.1, f"parsing {len(raw) / 1e6:.0f} MB of JSON")
+    columns = _columns_typed(raw, progress)
+    if columns is not None:
+        return columns
+    trace = parse_trace_bytes(raw, shown)
+    del raw
+    if progress:
+        progress(0.55, "building columns")
+    with gc_paused():
+        return columns_from_trace(trace)

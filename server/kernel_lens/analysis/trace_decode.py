@@ -1,0 +1,50 @@
+"""msgspec's typed records of a Chrome trace: only the fields the summary and timeline read.
+
+Imported only when msgspec is installed (`trace_columns.read_columns` falls back without it).
+Every other field (CPU ops' ``Input Dims`` and ``Concrete Inputs``, kernels' grid and registers,
+flow events' ids, …) is skipped by the decoder, never made into Python objects.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+__all__ = ["DECODER", "DecodeError", "UNSET"]
+
+UNSET = msgspec.UNSET
+DecodeError = msgspec.DecodeError
+
+
+class Args(msgspec.Struct, gc=False):
+    """The ``args`` an event's columns come from."""
+
+    external_id: float | None = msgspec.field(default=None, name="External id")
+    correlation: float | None = None
+    stream: int | str | None | msgspec.UnsetType = msgspec.UNSET
+    device: int | str | None | msgspec.UnsetType = msgspec.UNSET
+    bytes: float | None = None
+
+
+class Event(msgspec.Struct, gc=False):
+    """One event of ``traceEvents``."""
+
+    ph: str | None = None
+    cat: str | None = ""
+    name: str | None = ""
+    ts: float | None = None
+    dur: float | None = None
+    pid: int | str | None = None
+    tid: int | str | None = None
+    args: Args | None = None
+
+
+class Trace(msgspec.Struct, gc=False):
+    """The trace object."""
+
+    traceEvents: list[Event]  # noqa: N815 (the file's key)
+    deviceProperties: Any = None  # noqa: N815
+
+
+DECODER: msgspec.json.Decoder[Trace] = msgspec.json.Decoder(Trace)

@@ -1,0 +1,497 @@
+"""The timeline of a trace kept in columns, for window queries at interactive speed.
+
+A `TraceStore` holds a trace's events laid out for the timeline: lane by lane (one per CPU thread,
+one for the CUDA runtime, one per GPU stream), depth by depth, sorted by start, with the running
+maximum of the ends beside them. A window is then two binary searches per (lane, depth) and a
+vectorised merge of the events shorter than a pixel (`TraceStore.timeline`); nothing is redone
+per event in Python. The store is built once from `TraceColumns` (`build_store`), together with
+the trace's summary, and can be saved to a folder (``.npy`` columns, read back memory-mapped, and
+a ``meta.json``) so that a second open of an unchanged file is near-instant (`save_store`,
+`load_store`). ``python -m kernel_lens.analysis.trace_store TRACE FOLDER`` builds and saves one
+in a child process, printing its progress as JSON lines (the language server runs it so that a
+big trace never holds the server's interpreter).
+
+Pure: numpy and pandas, no process is started here. Times are µs from the trace's first event.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from kernel_lens.analysis.line_attribution import LINE_RANGE_RE
+from kernel_lens.analysis.names import short_kernel_name
+from kernel_lens.analysis.trace_columns import Progress, TraceColumns, TraceError, read_columns
+
+__all__ = ["FORMAT", "TraceStore", "build_store", "load_store", "save_store"]
+
+#: Version of the saved layout; a folder saved with another is rebuilt.
+FORMAT = 1
+
+_CPU = frozenset({"cpu_op", "user_annotation", "python_function"})
+_RUNTIME = frozenset({"cuda_runtime", "cuda_driver"})
+_DEVICE = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "memset"}
+_LANE_ORDER = {"cpu": 0, "runtime": 1, "gpu": 2}
+#: A merged block never reaches over more than this many positions of the resolution: the
+#: overview of a dense lane reads as its density along the time axis, not as one block.
+_MAX_MERGE_POSITIONS = 8
+_ARRAYS = ("start", "end", "dur", "reach", "name", "label", "cat", "line")
+
+F64 = npt.NDArray[np.float64]
+I64 = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True, eq=False)
+class TraceStore:
+    """A trace's timeline in columns; see the module's docstring.
+
+    Rows are ordered by lane, then depth, then start; ``segments`` holds, per (lane, depth),
+    ``[lane index, depth, first row, end row]``. ``reach`` is the running maximum of ``end``
+    within a segment. ``name`` and ``label`` (the short kernel name, else the name) are codes
+    into ``strings``, ``cat`` into ``cats``; ``line`` is the source line, -1 for none.
+    """
+
+    span_us: float
+    event_count: int
+    lanes: tuple[dict[str, str], ...]
+    segments: I64
+    start: F64
+    end: F64
+    dur: F64
+    reach: F64
+    name: I64
+    label: I64
+    cat: I64
+    line: I64
+    strings: tuple[str, ...]
+    cats: tuple[str, ...]
+    summary: dict[str, Any] | None = None
+    """The trace's summary as JSON (`TraceSummary.to_json`), when it was built with it."""
+
+    def timeline(
+        self, *, resolution: int = 4000, window: tuple[float, float] | None = None
+    ) -> dict[str, Any]:
+        """The lanes of the whole trace or of ``window``, merged at its scale.
+
+        Args:
+            resolution: distinguishable positions across the span (or window): events shorter
+                than its width / resolution are merged with short neighbours into "N events".
+            window: ``(start_us, end_us)`` from the trace's start; only events overlapping it.
+
+        Returns:
+            ``{"span_us", "window", "event_count", "kept", "lanes": [{"id", "title", "kind",
+            "events": [{"start", "dur", "depth", "name", "short", "cat", "line", "count"?,
+            "merged"?}]}]}``.
+        """
+        if self.event_count == 0:
+            return {"span_us": 0.0, "event_count": 0, "kept": 0, "lanes": []}
+        scale = self.span_us if window is None else max(window[1] - window[0], 1e-9)
+        min_dur = scale / max(resolution, 1)
+        per_lane: list[list[dict[str, Any]]] = [[] for _ in self.lanes]
+        for lane, depth, first, stop in self.segments.tolist():
+            lo, hi = first, stop
+            if window is not None:
+                lo = first + int(np.searchsorted(self.reach[first:stop], window[0], "left"))
+                hi = first + int(np.searchsorted(self.start[first:stop], window[1], "right"))
+            if lo >= hi:
+                continue
+            rows = np.arange(lo, hi)
+            if window is not None:
+                rows = rows[self.end[lo:hi] >= window[0]]
+            dense = len(rows) > resolution
+            per_lane[lane].extend(self._reduce(rows, min_dur, depth, dense=dense))
+        lanes = []
+        kept = 0
+        for lane, events in zip(self.lanes, per_lane, strict=True):
+            events.sort(key=lambda e: (e["depth"], e["start"]))
+            kept += len(events)
+            lanes.append({**lane, "events": events})
+        return {
+            "span_us": self.span_us,
+            "window": list(window) if window is not None else None,
+            "event_count": self.event_count,
+            "kept": kept,
+            "lanes": lanes,
+        }
+
+    def _event(self, row: int, depth: int) -> dict[str, Any]:
+        line = int(self.line[row])
+        return {
+            "start": float(self.start[row]),
+            "dur": float(self.dur[row]),
+            "depth": depth,
+            "name": self.strings[int(self.name[row])],
+            "short": self.strings[int(self.label[row])],
+            "cat": self.cats[int(self.cat[row])],
+            "line": None if line < 0 else line,
+        }
+
+    def _reduce(
+        self, rows: I64, min_dur: float, depth: int, *, dense: bool
+    ) -> list[dict[str, Any]]:
+        """One depth of one lane (rows sorted by start): runs of short events merged.
+
+        A run of events shorter than ``min_dur`` whose gaps are shorter than ``min_dur`` becomes
+        one block (its first event's fields, ``count``, ``merged``, the name "N events" and the
+        line they share, if they share one). In a ``dense`` depth (more events than positions) a
+        block also ends where a grid of ``_MAX_MERGE_POSITIONS`` × ``min_dur`` is crossed, so that
+        the overview of a big trace shows where the events are, not one block. A lone short
+        event at the very end of the depth stays a plain event, as before merging existed.
+        """
+        if len(rows) == 0:
+            return []
+        start, end = self.start[rows], self.end[rows]
+        short = self.dur[rows] < min_dur
+        out: list[tuple[float, dict[str, Any]]] = []
+        for row in rows[~short].tolist():
+            out.append((float(self.start[row]), self._event(row, depth)))
+        idx = np.flatnonzero(short)
+        if len(idx):
+            # Runs of short events: a long event between two short ones ends a run.
+            run = np.cumsum(~short).astype(np.int64)[idx]
+            s, e = start[idx], end[idx]
+            reach = _segmented_cummax(e, run)
+            first = np.ones(len(idx), dtype=bool)
+            first[1:] = (run[1:] != run[:-1]) | (s[1:] - reach[:-1] >= min_dur)
+            if dense:
+                cell = np.floor(s / (min_dur * _MAX_MERGE_POSITIONS))
+                first[1:] |= cell[1:] != cell[:-1]
+            starts = np.flatnonzero(first)
+            counts = np.diff(np.append(starts, len(idx)))
+            # The ends of the events merged into the first (its own end is its start + dur).
+            others = np.where(first, -np.inf, e)
+            block_end = np.maximum.reduceat(others, starts)
+            lines = self.line[rows[idx]]
+            lo_line = np.minimum.reduceat(lines, starts)
+            hi_line = np.maximum.reduceat(lines, starts)
+            tail_row = int(rows[-1])
+            for k, at in enumerate(starts.tolist()):
+                row = int(rows[idx[at]])
+                item = self._event(row, depth)
+                count = int(counts[k])
+                if count == 1 and row == tail_row:
+                    out.append((item["start"], item))
+                    continue
+                if count > 1:
+                    item["dur"] = max(item["dur"], float(block_end[k]) - item["start"])
+                    item["name"] = f"{count} events"
+                    same = lo_line[k] == hi_line[k] and lo_line[k] >= 0
+                    item["line"] = int(lo_line[k]) if same else None
+                item["count"] = count
+                item["merged"] = True
+                out.append((item["start"], item))
+        out.sort(key=lambda pair: pair[0])
+        return [item for _, item in out]
+
+
+def _segmented_cummax(values: F64, group: I64) -> F64:
+    """Running maximum of ``values`` restarting where ``group`` (non-decreasing) changes."""
+    out = np.empty_like(values)
+    bounds = np.flatnonzero(np.diff(group)) + 1
+    for a, b in zip(
+        np.concatenate(([0], bounds)).tolist(),
+        np.concatenate((bounds, [len(values)])).tolist(),
+        strict=True,
+    ):
+        out[a:b] = np.maximum.accumulate(values[a:b])
+    return out
+
+
+def _nest(start: list[float], end: list[float], own: list[int]) -> tuple[list[int], list[int]]:
+    """Depth and source line of each event of one thread, sorted by (start, -end).
+
+    The walk keeps a stack of open events: an event pops those on top that ended by its start,
+    its depth is what remains, and its line is its own (a ``src:<line>`` range) or the one on
+    top of the stack. Real traces are not properly nested (a range opened inside a Python call
+    outlives it), so this is the walk itself, not a formula that assumes nesting.
+    """
+    depth: list[int] = []
+    line: list[int] = []
+    ends: list[float] = []
+    lines: list[int] = []
+    for s, e, mine in zip(start, end, own, strict=True):
+        while ends and s >= ends[-1]:
+            ends.pop()
+            lines.pop()
+        depth.append(len(ends))
+        here = mine if mine >= 0 else (lines[-1] if lines else -1)
+        line.append(here)
+        ends.append(e)
+        lines.append(here)
+    return depth, line
+
+
+def build_store(
+    columns: TraceColumns,
+    *,
+    summary: dict[str, Any] | None = None,
+    progress: Progress | None = None,
+) -> TraceStore:
+    """Lay out a trace's events for the timeline (see `TraceStore`)."""
+    n = len(columns)
+    if progress:
+        progress(0.8, "laying out the timeline")
+    if n == 0:
+        empty_f, empty_i = np.zeros(0), np.zeros(0, dtype=np.int64)
+        return TraceStore(0.0, 0, (), np.zeros((0, 4), dtype=np.int64), empty_f, empty_f,
+                          empty_f, empty_f, empty_i, empty_i, empty_i, empty_i, (), (),
+                          summary)  # fmt: skip
+    t0 = float(columns.ts.min())
+    start = columns.ts - t0
+    dur = columns.dur
+    end = start + dur
+    # As the trace's clock has it: the last end minus the first start (not the rebased ends).
+    span = max(float((columns.ts + dur).max()) - t0, 1e-9)
+    cats = list(columns.cats)
+    cat_name = np.array(cats + [""], dtype=object)[columns.cat]
+    is_cpu = columns.cat_in(_CPU)
+    is_runtime = columns.cat_in(_RUNTIME)
+    device_kind = np.array([_DEVICE.get(c, "") for c in cats] + [""], dtype=object)[columns.cat]
+    is_device = device_kind != ""
+    keys = columns.keys
+
+    # Depths and source lines per CPU thread (its CPU events and runtime calls together).
+    depth = np.zeros(n, dtype=np.int64)
+    line = np.full(n, -1, dtype=np.int64)
+    name_line = np.array(
+        [int(m.group("line")) if (m := LINE_RANGE_RE.match(s)) else -1 for s in columns.names]
+        + [-1],
+        dtype=np.int64,
+    )
+    annotation = columns.cat_code("user_annotation")
+    host = np.flatnonzero(is_cpu | is_runtime)
+    thread = columns.pid[host] * (len(keys) + 1) + columns.tid[host]
+    order = host[np.lexsort((-end[host], start[host], thread))]
+    thread_sorted = columns.pid[order] * (len(keys) + 1) + columns.tid[order]
+    bounds = np.flatnonzero(np.diff(thread_sorted)) + 1
+    host_rank = np.zeros(n, dtype=np.int64)  # processing order, for "first line wins"
+    host_rank[order] = np.arange(len(order))
+    for a, b in zip(
+        np.concatenate(([0], bounds)).tolist(),
+        np.concatenate((bounds, [len(order)])).tolist(),
+        strict=True,
+    ):
+        rows = order[a:b]
+        own = np.where(columns.cat[rows] == annotation, name_line[columns.name[rows]], -1)
+        d, ln = _nest(start[rows].tolist(), end[rows].tolist(), own.tolist())
+        depth[rows] = d
+        line[rows] = ln
+    depth[is_runtime] = 0
+
+    # GPU events take the line of the runtime call (correlation) or op (External id) behind them.
+    with_line = host[line[host] >= 0]
+    with_line = with_line[np.argsort(host_rank[with_line], kind="stable")]
+    corr_line = _lookup(columns.corr[with_line], line[with_line], last=True)
+    ext_line = _lookup(columns.ext_id[with_line], line[with_line], last=False)
+    dev = np.flatnonzero(is_device)
+    by_corr = corr_line(columns.corr[dev])
+    by_ext = ext_line(columns.ext_id[dev])
+    line[dev] = np.where(by_corr > 0, by_corr, by_ext)
+
+    # Lanes.
+    lane_key: dict[tuple[str, int, int], int] = {}
+    lane_of = np.full(n, -1, dtype=np.int64)
+    lane_info: list[tuple[str, str, str]] = []
+
+    def lanes_for(mask: npt.NDArray[np.bool_], kind: str, a: I64, b: I64) -> None:
+        rows = np.flatnonzero(mask)
+        if not len(rows):
+            return
+        pairs = a[rows] * (len(keys) + 1) + b[rows]
+        uniq, inverse = np.unique(pairs, return_inverse=True)
+        codes = []
+        for pair in uniq.tolist():
+            ka, kb = divmod(pair, len(keys) + 1)
+            if kind == "cpu":
+                info = (f"cpu-{keys[ka]}-{keys[kb]}", f"CPU thread {keys[kb]}", "cpu")
+            elif kind == "gpu":
+                info = (f"gpu-{keys[ka]}-{keys[kb]}", f"GPU {keys[ka]} · stream {keys[kb]}", "gpu")
+            else:
+                info = ("runtime", "CUDA runtime", "runtime")
+            codes.append(lane_key.setdefault((info[0], 0, 0), len(lane_info)))
+            if codes[-1] == len(lane_info):
+                lane_info.append(info)
+        lane_of[rows] = np.array(codes, dtype=np.int64)[inverse.reshape(-1)]
+
+    lanes_for(is_cpu & ~is_runtime, "cpu", columns.pid, columns.tid)
+    lanes_for(is_runtime, "runtime", columns.pid, columns.pid * 0)
+    lanes_for(is_device, "gpu", columns.device, columns.stream)
+    lane_order = sorted(range(len(lane_info)), key=lambda i: (_LANE_ORDER[lane_info[i][2]],
+                                                              lane_info[i][0]))  # fmt: skip
+    rank = np.empty(len(lane_info) + 1, dtype=np.int64)
+    rank[lane_order] = np.arange(len(lane_order))
+    rank[-1] = len(lane_info)
+    lane_rank = rank[lane_of]
+
+    # Strings: names, and the short kernel names as labels.
+    strings = list(columns.names)
+    label_of = np.arange(len(strings) + 1, dtype=np.int64)
+    kernel_names = np.unique(columns.name[device_kind == "kernel"]).tolist()
+    index = {s: i for i, s in enumerate(strings)}
+    for code in kernel_names:
+        short = short_kernel_name(strings[code])
+        if short not in index:
+            index[short] = len(strings)
+            strings.append(short)
+        label_of[code] = index[short]
+    label = np.where(device_kind == "kernel", label_of[columns.name], columns.name)
+    out_cats = list(cats)
+    for kind in ("kernel", "memcpy", "memset"):
+        if kind not in out_cats:
+            out_cats.append(kind)
+    cat_index = {c: i for i, c in enumerate(out_cats)}
+    shown_cat = np.array([cat_index[_DEVICE.get(c, c)] for c in cats] + [0], dtype=np.int64)
+    cat = shown_cat[columns.cat]
+    del cat_name
+
+    # Order: lane, depth, start; ties as an event-by-event walk meets them (host events
+    # longest first, then file order).
+    kept = np.flatnonzero(lane_of >= 0)
+    tie = np.where(is_device, 0.0, -dur)
+    sort = kept[np.lexsort((tie[kept], start[kept], depth[kept], lane_rank[kept]))]
+    seg_key = lane_rank[sort] * (int(depth.max()) + 1) + depth[sort]
+    seg_bounds = np.flatnonzero(np.diff(seg_key)) + 1
+    firsts = np.concatenate(([0], seg_bounds))
+    stops = np.concatenate((seg_bounds, [len(sort)]))
+    segments = np.stack(
+        [lane_rank[sort][firsts], depth[sort][firsts], firsts, stops], axis=1
+    ).astype(np.int64)
+    s_end = end[sort]
+    reach = np.empty_like(s_end)
+    for a, b in zip(firsts.tolist(), stops.tolist(), strict=True):
+        reach[a:b] = np.maximum.accumulate(s_end[a:b])
+    lanes = tuple(
+        {"id": lane_info[i][0], "title": lane_info[i][1], "kind": lane_info[i][2]}
+        for i in lane_order
+    )
+    return TraceStore(
+        span_us=span,
+        event_count=n,
+        lanes=lanes,
+        segments=segments.reshape(-1, 4),
+        start=start[sort],
+        end=s_end,
+        dur=dur[sort],
+        reach=reach,
+        name=columns.name[sort],
+        label=label[sort],
+        cat=cat[sort],
+        line=line[sort],
+        strings=tuple(strings),
+        cats=tuple(out_cats),
+        summary=summary,
+    )
+
+
+def _lookup(keys: F64, values: I64, *, last: bool) -> Any:
+    """A vectorised ``dict.get`` from float ids (NaN: none) to lines; -1 when missing."""
+    ok = ~np.isnan(keys)
+    k, v = keys[ok], values[ok]
+    if not last:
+        k, v = k[::-1], v[::-1]  # the last write of the reversed order is the first of the order
+    order = np.argsort(k, kind="stable")
+    k, v = k[order], v[order]
+    if len(k):
+        keep = np.ones(len(k), dtype=bool)
+        keep[:-1] = k[1:] != k[:-1]  # the last of each equal run
+        k, v = k[keep], v[keep]
+
+    def get(query: F64) -> I64:
+        if not len(k):
+            return np.full(len(query), -1, dtype=np.int64)
+        at = np.clip(np.searchsorted(k, query), 0, len(k) - 1)
+        return np.where(k[at] == query, v[at], -1)
+
+    return get
+
+
+def save_store(store: TraceStore, folder: str) -> None:
+    """Write ``store`` to ``folder`` (created; ``meta.json`` written last, as the mark of a
+    complete folder)."""
+    os.makedirs(folder, exist_ok=True)
+    np.save(os.path.join(folder, "segments.npy"), store.segments)
+    for field in _ARRAYS:
+        np.save(os.path.join(folder, f"{field}.npy"), getattr(store, field))
+    meta = {
+        "format": FORMAT,
+        "span_us": store.span_us,
+        "event_count": store.event_count,
+        "lanes": list(store.lanes),
+        "strings": list(store.strings),
+        "cats": list(store.cats),
+        "summary": store.summary,
+    }
+    tmp = os.path.join(folder, "meta.json.tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(meta, f)
+    os.replace(tmp, os.path.join(folder, "meta.json"))
+
+
+def load_store(folder: str) -> TraceStore | None:
+    """A store saved by `save_store` (columns memory-mapped), or None when the folder is missing,
+    incomplete or of another format."""
+    try:
+        with open(os.path.join(folder, "meta.json"), encoding="utf-8") as f:
+            meta = json.load(f)
+        if meta.get("format") != FORMAT:
+            return None
+        arrays = {
+            field: np.load(os.path.join(folder, f"{field}.npy"), mmap_mode="r")
+            for field in ("segments", *_ARRAYS)
+        }
+    except (OSError, ValueError):
+        return None
+    return TraceStore(
+        span_us=float(meta["span_us"]),
+        event_count=int(meta["event_count"]),
+        lanes=tuple(meta["lanes"]),
+        strings=tuple(meta["strings"]),
+        cats=tuple(meta["cats"]),
+        summary=meta["summary"],
+        **arrays,
+    )
+
+
+def _main(argv: list[str]) -> int:
+    """``TRACE FOLDER``: read TRACE, build its store with its summary, save it in FOLDER.
+
+    Prints JSON lines: ``{"progress": 0..1, "message"}`` while working, then ``{"done":
+    FOLDER}`` or ``{"error": message}`` (exit code 1).
+    """
+    from kernel_lens.analysis.trace_summary import summarize_columns
+
+    path, folder = argv
+
+    def say(obj: dict[str, Any]) -> None:
+        sys.stdout.write(json.dumps(obj) + "\n")
+        sys.stdout.flush()
+
+    def progress(fraction: float, message: str) -> None:
+        say({"progress": round(fraction, 3), "message": message})
+
+    try:
+        columns = read_columns(path, progress)
+        progress(0.7, "summarising")
+        summary = summarize_columns(columns).to_json()
+        store = build_store(columns, summary=summary, progress=progress)
+        del columns
+        progress(0.95, "saving the columns")
+        save_store(store, folder)
+    except TraceError as exc:
+        say({"error": str(exc)})
+        return 1
+    except MemoryError:
+        say({"error": f"{path} is too large to read in this machine's memory"})
+        return 1
+    say({"done": folder})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

@@ -17,7 +17,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
 which ncu && ncu --version | tail -1
 K=${1:-}
-timeout 540 python3 -m pytest -q -p no:cacheprovider -p no:logging -m gpu tests ${K:+-k "$K"} \
+timeout 540 python3 -m pytest -q -rA -p no:cacheprovider -p no:logging -m gpu tests ${K:+-k "$K"} \
   2>&1 | tee "$OUT/gpu-tests.log" | tail -25
 # Real artifacts for CPU tests and docs.
 python3 -m kernel_lens ncu run kernels/triton_square.py::square_small --json > "$OUT/ncu_square_small.json" 2>"$OUT/ncu.err"

@@ -2,6 +2,7 @@
 
     kernel-lens profile PATH::FUNC [--json] [--stages timing,ops,trace] [--reps N] [--timeout S]
     kernel-lens profile PATH --line N
+    kernel-lens profile PATH           (the whole script, run once as __main__)
     kernel-lens profile PATH::FUNC --compare previous|baseline
     kernel-lens history PATH::FUNC [--json] [--baseline ID|--clear-baseline]
     kernel-lens compare A B [--json]   (A, B: PATH::FUNC#ID, #-1, #baseline, or profile JSONs)
@@ -122,9 +123,8 @@ def _job(request: JobRequest, args: argparse.Namespace) -> dict[str, Any] | int:
 
 def _cmd_profile(args: argparse.Namespace) -> int:
     path, func = _split_target(args.target)
-    if func is None and args.line is None:
-        print("give PATH::FUNC or PATH --line N", file=sys.stderr)
-        return 2
+    # PATH alone: the whole script, run once as __main__.
+    script = func is None and args.line is None
     stages = tuple(s.strip() for s in args.stages.split(",") if s.strip())
     request = ProfileRequest(
         path=os.path.abspath(path),
@@ -138,11 +138,13 @@ def _cmd_profile(args: argparse.Namespace) -> int:
         # Resolved here, against the CLI's folder: user code may os.chdir before the trace.
         trace_dir=os.path.abspath(args.trace_dir) if args.trace_dir else None,
         keep_samples=args.samples,
+        script=script,
     )
     result = _job(request, args)
     if isinstance(result, int):
         return result
-    comparison = _record_history(result, path, args)
+    # A script's one run has no samples to compare: it is not put in a history.
+    comparison = None if script else _record_history(result, path, args)
     if args.json:
         if comparison is not None:
             result["comparison"] = comparison
@@ -153,7 +155,7 @@ def _cmd_profile(args: argparse.Namespace) -> int:
 
         print(format_profile(result))
         source = inputs_text(result.get("inputs"), result.get("path"))
-        if source is not None:
+        if source is not None and not script:
             args_text = "; ".join(inputs_args_text(result.get("inputs")))
             print(f"inputs: {source}" + (f" · {args_text}" if args_text else ""))
         if comparison is not None:
@@ -500,7 +502,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("profile", help="profile one function")
-    p.add_argument("target", help="PATH::FUNC (FUNC may be Class.method) or PATH with --line")
+    p.add_argument(
+        "target",
+        help="PATH::FUNC (FUNC may be Class.method), PATH with --line, or PATH alone: the whole "
+        "script, run once as __main__",
+    )
     p.add_argument("--line", type=int, help="1-based line inside the function to profile")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument(

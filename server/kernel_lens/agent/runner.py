@@ -12,6 +12,7 @@ import functools
 import inspect
 import os
 import platform
+import sys
 import types
 from collections.abc import Callable
 from typing import Any, Literal
@@ -252,6 +253,8 @@ def run_profile(
         from kernel_lens.agent.engine import CacheDirs
 
         trace_dir = CacheDirs.from_env().traces
+    if request.script:
+        return _run_script(request, report, trace_dir)
     report("target", "loading the file")
     interpreter = use_triton_interpreter()
     try:
@@ -385,5 +388,68 @@ def run_profile(
         result["sweep"] = swept.to_json()
         if interpreted:
             result["sweep"]["note"] = INTERPRETER_SWEEP_NOTE
+    report("done", "done")
+    return result
+
+
+def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> dict[str, Any]:
+    """The whole file, run once as ``__main__`` (see :mod:`kernel_lens.agent.stages.script`)."""
+    from kernel_lens.agent.stages.script import SCRIPT_NAME, WALL_LABEL, profile_script
+    from kernel_lens.agent.stages.target import parse_source, read_source
+    from kernel_lens.analysis.line_attribution import attribute_lines
+
+    path = os.path.abspath(request.path)
+    text = request.text if request.text is not None else read_source(path)
+    parse_source(text, path)
+    interpreter = use_triton_interpreter()
+    import torch
+
+    cuda = torch.cuda.is_available()
+    report("script", f"running {os.path.basename(path)} once as __main__, each line profiled")
+    try:
+        run = profile_script(path, text, trace_dir=trace_dir, cuda_available=cuda)
+    except ProfileError as err:
+        raise _as_needs_gpu(err) from None
+    device, device_name = _device_of_run()
+    source_lines = text.splitlines()
+    interpreted = False
+    if interpreter and device == "cpu":
+        main = sys.modules.get(f"_kernel_lens_target_{os.path.splitext(os.path.basename(path))[0]}")
+        interpreted = main is not None and _uses_interpreted_kernels(main)
+        if interpreted:
+            device_name = INTERPRETER_DEVICE
+    report("ops", "attributing ops and kernels to lines")
+    lines, unattributed = attribute_lines(run.trace, runs=1)
+    lines_json = [
+        stat.to_json(source_lines[no - 1].strip() if 1 <= no <= len(source_lines) else "")
+        for no, stat in sorted(lines.items())
+        if stat.ops  # a script's lines that ran no op (imports, defs) are left out
+    ]
+    result: dict[str, Any] = {
+        "function": SCRIPT_NAME,
+        "path": path,
+        "def_line": 1,
+        "first_line": 1,
+        "last_line": max(1, len(source_lines)),
+        "device": device_name,
+        "device_kind": device,
+        "inputs": {"source": "script", "label": "the script's own run", "args": []},
+        "versions": {"torch": torch.__version__, "python": platform.python_version()},
+        "stages": ["script", "ops", "trace"],
+        "call_style": "script",
+        "triton_interpreter": interpreted,
+        "script": {"wall_s": round(run.wall_s, 6), "runs": 1, "label": WALL_LABEL},
+        "notes": run.notes,
+        "trace_path": run.trace_path,
+        "profiled_runs": 1,
+        "lines": lines_json,
+        "kernels": _kernel_totals(lines_json),
+        "unattributed": [k.to_json() for k in unattributed],
+    }
+    if "trace" in request.stages:
+        from kernel_lens.analysis.trace_summary import summarize_trace
+
+        report("trace", "summarising the trace")
+        result["trace"] = summarize_trace(run.trace).to_json()
     report("done", "done")
     return result

@@ -191,6 +191,8 @@ class ProfileRequest(JobRequest):
         trace_dir: where to write the Chrome trace (absolute; default: the engine's cache).
         keep_samples: include raw timing samples in the JSON.
         extra: ``sweep_param`` / ``sweep_values`` when ``stages`` holds ``sweep``.
+        script: profile the whole file, run once as ``__main__`` (``function`` and ``line``
+            are ignored).
     """
 
     method: ClassVar[str] = "profile"
@@ -207,6 +209,7 @@ class ProfileRequest(JobRequest):
     trace_dir: str | None = None
     keep_samples: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
+    script: bool = False
 
 
 @dataclass

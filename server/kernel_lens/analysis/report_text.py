@@ -41,14 +41,25 @@ def format_profile(result: dict[str, Any], *, width: int = 110) -> str:
         )
         for warning in timing.get("warnings", []):
             out.append(f"       ! {warning}")
+    script = result.get("script")
+    if script:
+        out.append(f"time   {format_time_ms(script['wall_s'] * 1e3)}  {script['label']}")
+    for note in result.get("notes") or []:
+        out.append(f"note   line {note.get('line') or '?'}: {note.get('message')}")
     lines = result.get("lines")
     if lines is not None:
         cuda = result.get("device_kind") == "cuda"
         out.append("")
-        out.append(
-            f"per line (per call, from {result.get('profiled_runs', '?')} profiled calls; "
-            "times under the profiler are for attribution, not the function's time)"
-        )
+        if script:
+            out.append(
+                "per line (the one run of the script; module-level lines, calls into the "
+                "file's functions on the calling line; times under the profiler)"
+            )
+        else:
+            out.append(
+                f"per line (per call, from {result.get('profiled_runs', '?')} profiled calls; "
+                "times under the profiler are for attribution, not the function's time)"
+            )
         header = f"{'line':>5}  {'source':<34} {'op / kernel':<44} {'calls':>5} "
         header += f"{'device':>9}" if cuda else f"{'cpu':>9}"
         out.append(header)

@@ -15,12 +15,13 @@ propagates out of its frame. Only the main thread is watched.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
 import traceback
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +33,7 @@ __all__ = [
     "Capture",
     "describe_value",
     "find_code",
+    "main_module",
     "run_until_call",
     "suggested_directive",
 ]
@@ -206,16 +208,14 @@ def suggested_directive(info: FunctionInfo) -> str:
     return f"# kernel-lens: inputs = ((), dict({kw}))"
 
 
-def run_until_call(
-    path: str, text: str, code: types.CodeType, target_code: types.CodeType, info: FunctionInfo
-) -> Capture:
-    """Run the compiled file ``code`` as ``__main__`` until ``target_code``'s first call.
+@contextlib.contextmanager
+def main_module(path: str) -> Iterator[types.ModuleType]:
+    """A fresh ``__main__`` namespace for running ``path`` as ``python FILE`` would.
 
-    Raises:
-        ProfileError: ``inputs`` on the def line (with ``suggested_directive``) when the script
-            ends, exits or raises before calling the target; ``interrupted`` on Ctrl-C.
+    ``sys.argv == [path]``, the file's folder is the current folder and first on ``sys.path``
+    (these stay: the agent runs one job per process), and ``sys.modules["__main__"]`` is the
+    namespace while the block runs (``pickle``, dataclasses and ``typing`` look it up).
     """
-    name = info.qualname
     module = types.ModuleType("__main__")
     module.__file__ = path
     module.__dict__["__builtins__"] = __builtins__
@@ -228,6 +228,25 @@ def run_until_call(
     sys.path.insert(0, folder)
     sys.argv = [path]
     os.chdir(folder)
+    previous_main = sys.modules.get("__main__")
+    sys.modules["__main__"] = module
+    try:
+        yield module
+    finally:
+        if previous_main is not None:
+            sys.modules["__main__"] = previous_main
+
+
+def run_until_call(
+    path: str, text: str, code: types.CodeType, target_code: types.CodeType, info: FunctionInfo
+) -> Capture:
+    """Run the compiled file ``code`` as ``__main__`` until ``target_code``'s first call.
+
+    Raises:
+        ProfileError: ``inputs`` on the def line (with ``suggested_directive``) when the script
+            ends, exits or raises before calling the target; ``interrupted`` on Ctrl-C.
+    """
+    name = info.qualname
     seen: list[tuple[types.FrameType, tuple[Any, ...], dict[str, Any]]] = []
 
     def take(frame: types.FrameType) -> None:
@@ -245,22 +264,19 @@ def run_until_call(
         seen.append((frame, args, kwargs))
         raise _Captured
 
-    previous_main = sys.modules.get("__main__")
-    sys.modules["__main__"] = module
-    start = time.perf_counter()
     failure: BaseException | None = None
-    watch = _Watch(take, target_code)
-    try:
-        exec(code, module.__dict__)
-    except _Captured:
-        pass
-    except BaseException as exc:  # the script's own ending, whatever it is
-        failure = exc
-    finally:
-        replaced = watch.stop()
-        elapsed = time.perf_counter() - start
-        if previous_main is not None:
-            sys.modules["__main__"] = previous_main
+    with main_module(path) as module:
+        start = time.perf_counter()
+        watch = _Watch(take, target_code)
+        try:
+            exec(code, module.__dict__)
+        except _Captured:
+            pass
+        except BaseException as exc:  # the script's own ending, whatever it is
+            failure = exc
+        finally:
+            replaced = watch.stop()
+            elapsed = time.perf_counter() - start
     if seen:
         frame, args, kwargs = seen[0]
         line, chain = _call_site(frame, path)

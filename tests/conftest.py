@@ -58,3 +58,10 @@ def run_cli(
 @pytest.fixture
 def trace_dir(tmp_path: Path) -> str:
     return str(tmp_path / "traces")
+
+
+@pytest.fixture(autouse=True)
+def _own_history(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test keeps its own profile history (issue 11): servers and CLI runs it starts
+    compare only with runs it made, never with another test's or the user's cache."""
+    monkeypatch.setenv("KERNEL_LENS_HISTORY", str(tmp_path_factory.mktemp("history")))

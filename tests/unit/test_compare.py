@@ -62,7 +62,8 @@ def test_clearly_different_distributions_are_significant_with_the_right_sign(
     assert (verdict.change_pct > 0) == (sign > 0)
     assert verdict.change_pct == pytest.approx((factor - 1) * 100, abs=3)
     text = verdict.text()
-    assert text.startswith("\u2212" if sign < 0 else "+") and text.endswith(" ms")
+    assert text.startswith({-1: "\u2212", 1: "+", 2: "×"}[sign if factor < 2 else 2])
+    assert text.endswith(" ms")
     assert " vs 0.3" in text
 
 

@@ -39,6 +39,7 @@ def _result(median: float = 0.5, path: str = "/w/k.py", function: str = "f") -> 
 
 
 def test_the_cache_folder_is_the_agents(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("KERNEL_LENS_HISTORY", raising=False)  # conftest gives each test one
     monkeypatch.setenv("KERNEL_LENS_CACHE", str(tmp_path / "c"))
     assert str(cache_root()) == CacheDirs.from_env().root
     monkeypatch.delenv("KERNEL_LENS_CACHE")

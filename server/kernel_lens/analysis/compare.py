@@ -6,7 +6,7 @@ The verdict on the time uses the raw timing samples of both runs:
 - a two-sided **Mann–Whitney U** test (normal approximation with tie correction) says whether
   one run's samples tend to be smaller than the other's; the level is :data:`ALPHA`;
 - a distribution-free 95% interval of each median (order statistics) gives an interval of the
-  ratio of medians, whose half-width is the ``±`` shown;
+  ratio of medians (on a log scale), whose half-width is the ``±`` shown;
 - a change is called only when the test rejects, the change is outside the interval, and it is at
   least :data:`MIN_EFFECT_PCT` (two runs of unchanged code on one machine drift by a fraction of
   a percent, which thousands of GPU samples would otherwise call "significant").
@@ -131,7 +131,8 @@ class Verdict:
         before_ms: the reference's median, milliseconds.
         after_ms: this run's median, milliseconds.
         change_pct: ``after / before − 1`` in percent (negative: faster).
-        interval_pct: half-width of the ~95% interval of that change, percent.
+        interval_pct: half-width of the ~95% interval of the ratio of medians, percent (on a
+            log scale: ``±10%`` spans ×1/1.1 to ×1.1).
         p_value: the Mann–Whitney p-value (``None`` without raw samples).
         significant: the change is called (see the module docstring).
         method: ``mann-whitney`` or ``iqr`` (no raw samples) or ``none`` (nothing to test).
@@ -148,11 +149,21 @@ class Verdict:
     reference: str = "previous"
 
     def text(self) -> str:
-        """``−49.8% vs 0.383 ms`` / ``≈ same (±0.4%)``; the baseline is named when it is the
-        reference (``vs baseline 0.383 ms``, ``≈ same as baseline (±0.4%)``)."""
+        """``−49.8% vs 0.383 ms`` / ``×3.2 vs 0.383 ms`` (twice as slow or more) /
+        ``≈ same (±0.4%)``; the baseline is named when it is the reference (``vs baseline
+        0.383 ms``, ``≈ same as baseline (±0.4%)``)."""
         named = "" if self.reference == "previous" else f"{self.reference} "
         if self.significant:
-            return f"{_signed_pct(self.change_pct)} vs {named}{_ms(self.before_ms)}"
+            ratio = 1 + self.change_pct / 100
+            # Past doubling a factor reads better than +12322%.
+            change = (
+                _signed_pct(self.change_pct)
+                if ratio < 2
+                else f"×{ratio:.1f}"
+                if ratio < 100
+                else f"×{ratio:.0f}"
+            )
+            return f"{change} vs {named}{_ms(self.before_ms)}"
         within = max(self.interval_pct, abs(self.change_pct))
         as_ = "" if self.reference == "previous" else f" as {self.reference}"
         return f"≈ same{as_} (±{within:.1f}%)"
@@ -180,15 +191,19 @@ def compare_samples(
         raise ValueError("both runs need samples")
     m1, m2 = statistics.median(before), statistics.median(after)
     change = (m2 / m1 - 1) * 100 if m1 > 0 else 0.0
-    lo1, hi1 = median_interval(before)
-    lo2, hi2 = median_interval(after)
-    h1 = (hi1 - lo1) / (2 * m1) if m1 > 0 else 0.0
-    h2 = (hi2 - lo2) / (2 * m2) if m2 > 0 else 0.0
-    interval = math.hypot(h1, h2) * 100 * (m2 / m1 if m1 > 0 else 1.0)
-    if len(before) < MIN_SAMPLES or len(after) < MIN_SAMPLES:
+    # The interval of the ratio of medians on a log scale, where the two medians' intervals
+    # add (a run with a few very slow samples widens it without hiding a 100× change).
+    half_log = 0.0
+    for samples in (before, after):
+        lo, hi = median_interval(samples)
+        if lo > 0 and hi > 0:
+            half_log = math.hypot(half_log, math.log(hi / lo) / 2)
+    interval = math.expm1(half_log) * 100
+    if len(before) < MIN_SAMPLES or len(after) < MIN_SAMPLES or m1 <= 0 or m2 <= 0:
         return Verdict(m1, m2, change, interval, None, False, "none", reference)
     _, p = mann_whitney(before, after)
-    significant = p < ALPHA and abs(change) >= MIN_EFFECT_PCT and abs(change) > interval
+    outside = abs(math.log(m2 / m1)) > half_log
+    significant = p < ALPHA and abs(change) >= MIN_EFFECT_PCT and outside
     return Verdict(m1, m2, change, interval, p, significant, "mann-whitney", reference)
 
 
@@ -239,6 +254,10 @@ def _kernel_count(line: dict[str, Any]) -> float:
     )
 
 
+def _op_count(line: dict[str, Any]) -> float:
+    return sum(float(op.get("calls") or 1) for op in line.get("ops") or [])
+
+
 def _line_time_us(line: dict[str, Any], cuda: bool) -> float:
     return float(line.get("device_us" if cuda else "cpu_us") or 0.0)
 
@@ -252,8 +271,10 @@ class LineDelta:
         line: the line in the later run (``None`` when removed).
         before_lines: the lines of the earlier run it replaces or equals.
         source: the later run's text of the line (the earlier's when removed).
-        kernels_before / kernels_after: kernel launches per call.
+        kernels_before / kernels_after: kernel launches per call on CUDA; ATen ops per call
+            on the CPU (``unit`` says which).
         time_before_us / time_after_us: device time on CUDA, CPU time otherwise, µs per call.
+        unit: ``kernels`` or ``ops``.
     """
 
     status: str
@@ -264,9 +285,11 @@ class LineDelta:
     kernels_after: float
     time_before_us: float
     time_after_us: float
+    unit: str = "kernels"
 
     def text(self, *, time_label: str = "device") -> str | None:
-        """``2 → 1 kernels: fused · device −48%``; ``None`` when nothing changed past noise."""
+        """``2 → 1 kernels: fused · device −48%`` (``1 → 3 ops · CPU +120%`` on the CPU);
+        ``None`` when nothing changed past noise."""
         parts: list[str] = []
         kb, ka = self.kernels_before, self.kernels_after
         if kb != ka:
@@ -278,7 +301,7 @@ class LineDelta:
                 why = ": fused"
             else:
                 why = ""
-            parts.append(f"{kb:g} → {ka:g} kernels{why}")
+            parts.append(f"{kb:g} → {ka:g} {self.unit}{why}")
         tb, ta = self.time_before_us, self.time_after_us
         if tb > 0 and ta > 0:
             change = (ta / tb - 1) * 100
@@ -297,6 +320,7 @@ class LineDelta:
             "kernels_after": self.kernels_after,
             "time_before_us": self.time_before_us,
             "time_after_us": self.time_after_us,
+            "unit": self.unit,
             "text": self.text(time_label=time_label),
         }
 
@@ -312,6 +336,7 @@ def diff_lines(
     a_src = [str(x.get("source", "")).strip() for x in before]
     b_src = [str(x.get("source", "")).strip() for x in after]
     out: list[LineDelta] = []
+    count = _kernel_count if cuda else _op_count
 
     def one(status: str, olds: Sequence[dict[str, Any]], new: dict[str, Any] | None) -> None:
         out.append(
@@ -320,10 +345,11 @@ def diff_lines(
                 line=None if new is None else int(new["line"]),
                 before_lines=tuple(int(o["line"]) for o in olds),
                 source=str((new or (olds[0] if olds else {})).get("source", "")),
-                kernels_before=sum(_kernel_count(o) for o in olds),
-                kernels_after=0.0 if new is None else _kernel_count(new),
+                kernels_before=sum(count(o) for o in olds),
+                kernels_after=0.0 if new is None else count(new),
                 time_before_us=sum(_line_time_us(o, cuda) for o in olds),
                 time_after_us=0.0 if new is None else _line_time_us(new, cuda),
+                unit="kernels" if cuda else "ops",
             )
         )
 
@@ -452,13 +478,19 @@ def compare_results(
 
 def summary_delta(result: dict[str, Any]) -> str | None:
     """The summary lens's delta for a result carrying a ``comparison`` (see
-    :func:`compare_results`): ``−49.8% vs 0.383 ms``, ``≈ same (±0.4%)``; ``None`` without."""
+    :func:`compare_results`): ``−49.8% vs 0.383 ms``, ``≈ same (±0.4%)``, and
+    ``$(pinned) baseline`` when the result's ``history`` says it is the pinned baseline;
+    ``None`` when there is neither."""
+    parts: list[str] = []
     comparison = result.get("comparison")
-    if not isinstance(comparison, dict):
-        return None
-    verdict = comparison.get("verdict") or {}
-    text = verdict.get("text")
-    return str(text) if text else None
+    if isinstance(comparison, dict):
+        text = (comparison.get("verdict") or {}).get("text")
+        if text:
+            parts.append(str(text))
+    own = result.get("history")
+    if isinstance(own, dict) and own.get("baseline") and own.get("baseline") == own.get("id"):
+        parts.append("$(pinned) baseline")
+    return " · ".join(parts) or None
 
 
 def line_delta(result: dict[str, Any], line: int) -> str | None:

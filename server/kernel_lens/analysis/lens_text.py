@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from kernel_lens.analysis.compare import summary_delta
 from kernel_lens.analysis.report_text import format_time_ms, format_us
 
 __all__ = [
@@ -142,6 +143,9 @@ def summary_lens_title(result: dict[str, Any]) -> str:
         if short:
             text += f" $(warning) {short}"
         parts.append(text)
+        delta = summary_delta(result)  # vs the previous run or the baseline (issue 11)
+        if delta:
+            parts.append(delta)
     lines = result.get("lines") or []
     if result.get("device_kind") == "cuda":
         launches = sum(k["calls"] for k in result.get("kernels") or [])

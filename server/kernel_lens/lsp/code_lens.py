@@ -19,6 +19,7 @@ from typing import Any
 
 from lsprotocol import types
 
+from kernel_lens.analysis.compare import line_delta
 from kernel_lens.analysis.functions import FunctionInfo, SourceSyntaxError, load_inline_lines
 from kernel_lens.analysis.lens_targets import LensTarget, lens_targets
 from kernel_lens.analysis.lens_text import (
@@ -32,6 +33,7 @@ from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.protocol import (
     CMD_PROFILE,
     CMD_RUN_NCU,
+    CMD_SET_BASELINE,
     CMD_SHOW_ASSEMBLY,
     CMD_SHOW_GENERATED_CODE,
     CMD_SHOW_INLINE,
@@ -61,6 +63,19 @@ def _lens(
 ) -> types.CodeLens:
     return types.CodeLens(
         range=_range(line0), command=types.Command(title=title, command=command, arguments=args)
+    )
+
+
+def _baseline_lens(line0: int, title: str, uri: str, qualname: str) -> types.CodeLens:
+    """The summary lens: a click pins this run as the function's baseline (issue 11)."""
+    return types.CodeLens(
+        range=_range(line0),
+        command=types.Command(
+            title=title,
+            command=CMD_SET_BASELINE,
+            arguments=[{"uri": uri, "function": qualname}],
+            tooltip="Set as Baseline: later runs are compared with this one",
+        ),
     )
 
 
@@ -186,7 +201,7 @@ def _function_lenses(
         ]
     cuda = result.get("device_kind") == "cuda"
     head = [
-        _lens(first0, summary_lens_title(result)),
+        _baseline_lens(first0, summary_lens_title(result), uri, info.qualname),
         _profile_lens(uri, info, "$(refresh) Re-profile"),
     ]
     # Re-profile is one of the row's two actions: the first other one (Report) joins it.
@@ -210,6 +225,9 @@ def _function_lenses(
             cuda=cuda,
             share=share_text(share, float(median_ms)) if share is not None and median_ms else None,
         )
+        delta = line_delta(result, int(line["line"]))  # what changed since the reference run
+        if delta:
+            line_title = f"{line_title} · {delta}" if line_title else delta
         if line_title is not None:
             lenses.append(_lens(placed.current_line(line["line"]) - 1, line_title))
     return lenses

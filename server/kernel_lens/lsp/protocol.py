@@ -733,7 +733,8 @@ class SetBaselineResult(TypedDict):
 
 
 class LineDelta(TypedDict):
-    """One line of the later run (or one removed line): kernels and time (µs) both sides."""
+    """One line of the later run (or one removed line): kernels (or ops) and time (µs), both
+    sides; ``text``: ``2 → 1 kernels: fused · device −48%``, null when nothing changed."""
 
     status: Literal["same", "changed", "added", "removed"]
     line: int | None
@@ -743,6 +744,8 @@ class LineDelta(TypedDict):
     kernels_after: float
     time_before_us: float
     time_after_us: float
+    unit: NotRequired[Literal["kernels", "ops"]]
+    """What ``kernels_before``/``kernels_after`` count: launches (CUDA) or ATen ops (CPU)."""
     text: str | None
 
 

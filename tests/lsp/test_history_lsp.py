@@ -1,0 +1,149 @@
+"""The optimisation loop through the language server, with the real agent on this machine:
+profile, edit the function, profile → the delta on the lenses; Set as Baseline (a click on the
+summary lens), edit, profile → the lens names the baseline; the history and compare requests
+(answers recorded in tests/data/protocol/ and checked against their declared types)."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from tests.lsp.test_lsp_e2e import (
+    OPTIONS,
+    ROOT,
+    _init,
+    click,
+    click_profile,
+    lenses,
+    open_doc,
+    server_config,
+    titles,
+)
+from tests.lsp.test_protocol_answers import ask, capture_answers, record_or_compare
+
+DOC = ROOT / "tests" / "data" / "examples" / "history_scale.py"
+FAST = DOC.read_text()
+SLOW = FAST.replace(
+    "    y = x * 2\n",
+    "    y = x.mul(2).exp().exp().mul(2).exp()\n    for _ in range(200):\n        y = y + 1\n",
+)
+
+
+@pytest_lsp.fixture(config=server_config())
+async def client(lsp_client: LanguageClient) -> Any:
+    await _init(lsp_client, {**OPTIONS, "timing": {"warmupMs": 5, "budgetMs": 150, "reps": 0}})
+    lsp_client.raw = capture_answers(lsp_client)  # type: ignore[attr-defined]
+    yield
+    await lsp_client.shutdown_session()
+
+
+def edit(client: LanguageClient, uri: str, text: str, version: int) -> None:
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )
+
+
+def line0(text: str, needle: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines()) if needle in line)
+
+
+async def summary(client: LanguageClient, uri: str, text: str) -> types.CodeLens:
+    def0 = line0(text, "def scale")
+    row = [x for x in await lenses(client, uri) if x.range.start.line == def0 and x.command]
+    assert row and row[0].command is not None, titles(await lenses(client, uri))
+    return row[0]
+
+
+async def test_profile_edit_profile_then_baseline(client: LanguageClient) -> None:
+    raw = client.raw  # type: ignore[attr-defined]
+    uri = open_doc(client, DOC, FAST)
+    assert (await click_profile(client, uri, "def scale", DOC))["ok"]
+    first = await summary(client, uri, FAST)
+    assert first.command is not None
+    # The first run has nothing to compare with.
+    assert " vs " not in first.command.title and "≈ same" not in first.command.title
+
+    # Edit: much more work on the first line and a loop: slower, with the change on the line.
+    edit(client, uri, SLOW, 2)
+    assert (await click_profile(client, uri, "def scale", DOC))["ok"]
+    slower = await summary(client, uri, SLOW)
+    assert slower.command is not None
+    assert re.search(r"· (\+\d+(\.\d)?%|×[\d.]+) vs \d", slower.command.title), slower.command.title
+    changed = titles(await lenses(client, uri), line0(SLOW, "y = x.mul(2)"))
+    assert changed and "1 → 5 ops" in changed[0], changed
+
+    # A click on the summary lens pins this run (run 2) as the baseline.
+    assert slower.command.command == "kernelLens.setBaseline"
+    pinned = await click(client, slower)
+    assert pinned["function"] == "scale" and pinned["baseline"]["id"] == "2"
+    assert (await summary(client, uri, SLOW)).command.title.count("· $(pinned) baseline ·")  # type: ignore[union-attr]
+
+    # Back to the fast text: the lens compares with the baseline, and says so.
+    edit(client, uri, FAST, 3)
+    assert (await click_profile(client, uri, "def scale", DOC))["ok"]
+    faster = (await summary(client, uri, FAST)).command
+    assert faster is not None
+    assert re.search(r"· \u2212\d+(\.\d)?% vs baseline \d", faster.title), faster.title
+    back = titles(await lenses(client, uri), line0(FAST, "y = x * 2"))
+    assert back and "5 → 1 ops" in back[0], back
+
+    history = await ask(client, raw, "kernelLens/history", {"uri": uri, "function": "scale"})
+    assert [r["id"] for r in history["runs"]] == ["1", "2", "3"]
+    assert history["baseline"] == "2"
+    assert history["runs"][0]["verdict"] is None
+    assert (
+        history["runs"][1]["verdict"]["significant"]
+        and history["runs"][1]["text"]
+        == (SLOW.splitlines()[line0(SLOW, "# kernel-lens") + 1 : line0(SLOW, "return y + 1") + 1])
+    )
+    assert history["current_text"] == history["runs"][0]["text"]
+    record_or_compare("kernelLens/history", history)
+
+    compared = await ask(
+        client,
+        raw,
+        "kernelLens/compare",
+        {"uri": uri, "function": "scale", "before": "baseline", "after": "-1"},
+    )
+    assert compared["reference"] == "baseline" and compared["reference_id"] == "2"
+    assert compared["verdict"]["significant"] and compared["verdict"]["change_pct"] < 0
+    assert compared["before"]["id"] == "2" and compared["after"]["id"] == "3"
+    record_or_compare("kernelLens/compare", compared)
+
+    position = {"line": line0(FAST, "return y + 1"), "character": 4}
+    unpinned = await ask(
+        client, raw, "kernelLens/setBaseline", {"uri": uri, "position": position, "run": "1"}
+    )
+    assert unpinned["baseline"]["id"] == "1"
+    record_or_compare("kernelLens/setBaseline", unpinned)
+    cleared = await ask(
+        client, raw, "kernelLens/setBaseline", {"uri": uri, "function": "scale", "clear": True}
+    )
+    assert cleared == {"function": "scale", "baseline": None}
+
+
+async def test_history_requests_explain_what_is_missing(client: LanguageClient) -> None:
+    from pygls.exceptions import JsonRpcException
+
+    raw = client.raw  # type: ignore[attr-defined]
+    uri = open_doc(client, DOC, FAST)
+    empty = await ask(client, raw, "kernelLens/history", {"uri": uri, "function": "scale"})
+    assert empty["runs"] == [] and empty["baseline"] is None
+    for method, params, message in (
+        ("kernelLens/setBaseline", {"uri": uri, "function": "scale"}, "profile scale first"),
+        ("kernelLens/compare", {"uri": uri, "function": "scale"}, "scale has no run -2"),
+    ):
+        try:
+            await asyncio.wait_for(client.protocol.send_request_async(method, params), 60)
+        except JsonRpcException as exc:
+            assert message in str(exc), exc
+        else:
+            raise AssertionError(f"{method} answered without a history")

@@ -4,7 +4,12 @@
  * at-cursor commands send the cursor (`cursor.ts`) and the server finds the function there.
  */
 import * as vscode from "vscode";
-import { ExecuteCommandRequest } from "vscode-languageclient/node";
+import {
+  ExecuteCommandRequest,
+  MessageType,
+  ShowMessageNotification,
+  type ShowMessageParams,
+} from "vscode-languageclient/node";
 import { Commands, DISPLAY_NAME, LANGUAGE } from "./constants";
 import type { Ctx } from "./ctx";
 import { cursorParams } from "./cursor";
@@ -15,7 +20,9 @@ import {
   type ProfileArgs,
   type RunNcuArgs,
 } from "./protocol";
-import { reportFailure, runningClient } from "./requests";
+import { MORE_ACTIONS, isMoreActionsArgs, pickItems, type PickItem } from "./moreActions";
+import { reportFailure, runningClient, showFailure } from "./requests";
+import { summarize } from "./errorText";
 
 /** Registers every command of {@link Commands} as an extension-scoped disposable. */
 export function registerCommands(ctx: Ctx): void {
@@ -27,7 +34,46 @@ export function registerCommands(ctx: Ctx): void {
     vscode.commands.registerCommand(Commands.restartServer, () =>
       ctx.restart("Restart Server command"),
     ),
+    vscode.commands.registerCommand(MORE_ACTIONS, (args: unknown) => moreActions(ctx, args)),
+    // The server's own messages take the same single way as the client's failures.
+    ctx.onClientCreated((client) => [
+      client.onNotification(ShowMessageNotification.type, (params: ShowMessageParams) =>
+        showServerMessage(ctx, params),
+      ),
+    ]),
   );
+}
+
+/**
+ * A `window/showMessage` from the server: an error or warning through {@link showFailure}
+ * (one line, "Show details"); information as one line.
+ */
+function showServerMessage(ctx: Ctx, params: ShowMessageParams): void {
+  if (params.type === MessageType.Error || params.type === MessageType.Warning) {
+    showFailure(ctx, params.message, params.type === MessageType.Error ? "error" : "warning");
+    return;
+  }
+  ctx.log.info(params.message);
+  void vscode.window.showInformationMessage(summarize(params.message).text);
+}
+
+/** The `…` lens: a quick pick of a function's other actions; one that cannot work says why. */
+async function moreActions(ctx: Ctx, args: unknown): Promise<void> {
+  if (!isMoreActionsArgs(args)) {
+    ctx.log.warn(`${MORE_ACTIONS}: malformed argument ${JSON.stringify(args)}`);
+    return;
+  }
+  const picked = await vscode.window.showQuickPick<PickItem>(pickItems(args), {
+    title: `${DISPLAY_NAME}: ${args.function}`,
+    placeHolder: "More actions for this function",
+  });
+  if (picked?.action !== undefined) {
+    await vscode.commands.executeCommand(picked.action.command, ...picked.action.arguments);
+  } else if (picked?.description !== undefined) {
+    void vscode.window.showInformationMessage(
+      `${DISPLAY_NAME}: ${picked.label.replace(/^\$\([^)]+\)\s*/, "")} is ${picked.description}.`,
+    );
+  }
 }
 
 /** The active editor if it shows a Python file, else undefined after telling the user. */

@@ -14,6 +14,7 @@ import { CancelledError, untilCancelled } from "./async";
 import { DISPLAY_NAME } from "./constants";
 import type { Ctx } from "./ctx";
 import { isUserReady } from "./cursor";
+import { summarize } from "./errorText";
 import { Invalid, type Check } from "./guards";
 
 /**
@@ -53,10 +54,46 @@ export function userMessage(error: unknown): string | undefined {
   return error instanceof ResponseError && isUserReady(error.message) ? error.message : undefined;
 }
 
+/** The button of a failure notification that opens the output channel. */
+export const SHOW_DETAILS = "Show details";
+
 /**
- * Logs a failed request and shows its message, which the server words for the user (e.g. "no
- * function in triton_square.py launches k[grid](…)"), with a "Show Output" action. A
- * {@link userMessage} is shown as is, as information. Cancellations are ignored.
+ * The one way a failure without a line of its own reaches the user: the whole message in the
+ * output channel, and one notification with a one-line summary ({@link summarize}) and "Show
+ * details", which opens the output channel. Never a raw multi-line exception in a toast.
+ *
+ * Args:
+ *   message: the failure, as long as it is (a server error, a compiler's output…).
+ *   severity: "error" (default) or "warning".
+ */
+export function showFailure(
+  ctx: Ctx,
+  message: string,
+  severity: "error" | "warning" = "error",
+): void {
+  const summary = summarize(message);
+  const prefixed = summary.text.startsWith(DISPLAY_NAME)
+    ? summary.text
+    : `${DISPLAY_NAME}: ${summary.text}`;
+  if (severity === "error") {
+    ctx.log.error(message);
+  } else {
+    ctx.log.warn(message);
+  }
+  const show =
+    severity === "error" ? vscode.window.showErrorMessage : vscode.window.showWarningMessage;
+  void show(prefixed, SHOW_DETAILS).then((choice) => {
+    if (choice === SHOW_DETAILS) {
+      ctx.log.show(true);
+    }
+  });
+  // The failure has been shown: the status item need not stay red until the next success.
+  ctx.status.failureShown();
+}
+
+/**
+ * Shows a failed request: a {@link userMessage} as is, as information; anything else through
+ * {@link showFailure}. Cancellations are ignored.
  *
  * Args:
  *   what: the request's method or command id, for the log.
@@ -69,13 +106,11 @@ export function reportFailure(ctx: Ctx, what: string, error: unknown): void {
   const forUser = userMessage(error);
   if (forUser !== undefined) {
     ctx.log.info(`${what}: ${forUser}`);
-    void vscode.window.showInformationMessage(forUser);
+    void vscode.window.showInformationMessage(summarize(forUser).text);
     return;
   }
-  ctx.log.error(`${what} failed: ${message}`);
-  void vscode.window
-    .showErrorMessage(`${DISPLAY_NAME}: ${message}`, "Show Output")
-    .then((choice) => choice !== undefined && ctx.log.show());
+  ctx.log.error(`${what} failed:`);
+  showFailure(ctx, message);
 }
 
 /** Logs a result that does not have the shape of the protocol's, and returns the error to throw. */

@@ -17,7 +17,8 @@ export type SettingKey =
   | "timeoutSeconds"
   | "timing.warmupMs"
   | "timing.budgetMs"
-  | "timing.reps";
+  | "timing.reps"
+  | "lenses.showAll";
 
 /**
  * Keys read once at server start (interpreter, `initializationOptions.agentCommand`): a change
@@ -34,6 +35,8 @@ export interface Settings {
   /** Time limit for one profiling job, in seconds (>= 1). */
   timeoutSeconds: number;
   timing: Readonly<TimingOptions>;
+  /** Which lenses are shown (the server pulls this; see `analysis/lens_targets.py`). */
+  lenses: Readonly<{ showAll: boolean }>;
 }
 
 export const DEFAULTS: Readonly<Settings> = {
@@ -41,6 +44,7 @@ export const DEFAULTS: Readonly<Settings> = {
   agentCommand: [],
   timeoutSeconds: 120,
   timing: { warmupMs: 25, budgetMs: 500, reps: 0 },
+  lenses: { showAll: false },
 };
 
 /** The part of `vscode.WorkspaceConfiguration` that {@link readSettings} needs. */
@@ -98,6 +102,12 @@ export function readSettings(config: ConfigGetter): ReadResult {
     agentCommand = DEFAULTS.agentCommand;
   }
 
+  let showAll = config.get("lenses.showAll") ?? DEFAULTS.lenses.showAll;
+  if (typeof showAll !== "boolean") {
+    invalid("lenses.showAll", showAll, "true or false");
+    showAll = DEFAULTS.lenses.showAll;
+  }
+
   return {
     settings: {
       python: (python as string).trim(),
@@ -108,6 +118,7 @@ export function readSettings(config: ConfigGetter): ReadResult {
         budgetMs: number("timing.budgetMs", DEFAULTS.timing.budgetMs, 1, false),
         reps: number("timing.reps", DEFAULTS.timing.reps, 0, true),
       },
+      lenses: { showAll: showAll as boolean },
     },
     problems,
   };

@@ -31,6 +31,29 @@ export interface Presentation {
   severity: Severity;
 }
 
+/** How long an error state stays in the status bar when nothing else happens, in ms. */
+export const ERROR_HOLD_MS = 10_000;
+
+/** How long it stays once its notification has been shown, in ms. */
+export const SHOWN_HOLD_MS = 4_000;
+
+/**
+ * The state an error returns to once it has been seen: idle, the failure kept in the
+ * tooltip (the output channel has the details). Any other state is left as it is.
+ */
+export function afterFailure(input: StatusInput): StatusInput {
+  if (input.state !== "error") {
+    return input;
+  }
+  const last = input.message.trim();
+  return {
+    state: "idle",
+    message: last === "" ? "" : `Last failure: ${last} (details in the output).`,
+    uri: input.uri,
+    trusted: input.trusted,
+  };
+}
+
 /** Longest subject shown in the status bar, in characters; the tooltip has the rest. */
 export const MAX_SUBJECT = 40;
 

@@ -6,7 +6,15 @@
  */
 import * as vscode from "vscode";
 import { Commands, DISPLAY_NAME, LANGUAGE } from "./constants";
-import { present, type Severity, type StatusInput, type ViewState } from "./status";
+import {
+  ERROR_HOLD_MS,
+  SHOWN_HOLD_MS,
+  afterFailure,
+  present,
+  type Severity,
+  type StatusInput,
+  type ViewState,
+} from "./status";
 
 const BACKGROUND: Record<Severity, vscode.ThemeColor | undefined> = {
   none: undefined,
@@ -18,6 +26,8 @@ export class StatusItem implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
   private readonly subscriptions: vscode.Disposable[] = [];
   private input: StatusInput;
+  /** Returns an error state to normal once the failure has been seen (see `afterFailure`). */
+  private revert: ReturnType<typeof setTimeout> | undefined;
 
   constructor(trusted: boolean) {
     this.item = vscode.window.createStatusBarItem(
@@ -40,10 +50,35 @@ export class StatusItem implements vscode.Disposable {
     return this.input.state;
   }
 
-  /** Shows a new state. */
+  /** Shows a new state; an error goes back to normal by itself after {@link ERROR_HOLD_MS}. */
   set(state: ViewState, message = "", uri?: string): void {
     this.input = { state, message, uri, trusted: this.input.trusted };
+    this.schedule(state === "error" ? ERROR_HOLD_MS : undefined);
     this.render();
+  }
+
+  /**
+   * A failure was shown to the user (a notification with "Show details"): an error state goes
+   * back to normal shortly, instead of staying red until the next success.
+   */
+  failureShown(): void {
+    if (this.input.state === "error") {
+      this.schedule(SHOWN_HOLD_MS);
+    }
+  }
+
+  private schedule(ms: number | undefined): void {
+    if (this.revert !== undefined) {
+      clearTimeout(this.revert);
+      this.revert = undefined;
+    }
+    if (ms !== undefined) {
+      this.revert = setTimeout(() => {
+        this.revert = undefined;
+        this.input = afterFailure(this.input);
+        this.render();
+      }, ms);
+    }
   }
 
   setTrusted(trusted: boolean): void {
@@ -52,6 +87,7 @@ export class StatusItem implements vscode.Disposable {
   }
 
   dispose(): void {
+    this.schedule(undefined);
     for (const subscription of this.subscriptions) {
       subscription.dispose();
     }

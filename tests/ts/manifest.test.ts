@@ -36,6 +36,7 @@ const EXPECTED_DEFAULTS: Record<SettingKey, unknown> = {
   "timing.warmupMs": DEFAULTS.timing.warmupMs,
   "timing.budgetMs": DEFAULTS.timing.budgetMs,
   "timing.reps": DEFAULTS.timing.reps,
+  "lenses.showAll": DEFAULTS.lenses.showAll,
 };
 
 describe("package.json", () => {

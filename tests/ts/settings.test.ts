@@ -33,6 +33,7 @@ describe("readSettings", () => {
         "timing.warmupMs": 0,
         "timing.budgetMs": 1000,
         "timing.reps": 50,
+        "lenses.showAll": true,
       }),
     );
     assert.deepEqual(result, {
@@ -41,6 +42,7 @@ describe("readSettings", () => {
         agentCommand: ["ssh", "gpuhost", "python3"],
         timeoutSeconds: 30,
         timing: { warmupMs: 0, budgetMs: 1000, reps: 50 },
+        lenses: { showAll: true },
       },
       problems: [],
     });

@@ -398,13 +398,25 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             print(f"{row['value']:>10}  failed: {row['error']}")
             continue
         best = (sweep.get("best") or {}).get("value")
+        ties = sweep.get("ties") or []
         # Under Triton's interpreter the fastest value says nothing of a GPU: no "best" mark.
-        mark = "  ← best" if row["value"] == best and not sweep.get("note") else ""
+        # Values equal within noise are all marked as such, none as *the* best (issue 11).
+        mark = (
+            ""
+            if sweep.get("note")
+            else "  ← best within noise"
+            if row["value"] in ties
+            else "  ← best"
+            if row["value"] == best and not ties
+            else ""
+        )
         gbps = f"{row['gb_per_s']:.3g}" if row.get("gb_per_s") else "-"
         print(
             f"{row['value']:>10}  {row['median_ms']:>8.4f}ms  {row['spread_pct']:>5.1f}%  "
             f"{gbps:>8}{mark}"
         )
+    if sweep.get("verdict") and not sweep.get("note"):
+        print(sweep["verdict"])
     if sweep.get("note"):
         print(f"note: {sweep['note']}")
     return 0

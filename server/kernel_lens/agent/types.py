@@ -413,16 +413,24 @@ class SweepResult:
     best_value: int
     best_median_ms: float
     method: str
+    #: Values whose times equal the fastest's within noise (empty: the best is significantly
+    #: faster than the runner-up), and the sentence that says so (issue 11).
+    ties: list[int] = field(default_factory=list)
+    verdict: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """The ``sweep`` key of the profile result."""
-        return {
+        """The ``sweep`` key of the profile result (``ties``/``verdict`` once judged)."""
+        out: dict[str, Any] = {
             "param": self.param,
             "current": self.current,
             "rows": [r.to_json() for r in self.rows],
             "best": {"value": self.best_value, "median_ms": self.best_median_ms},
             "method": self.method,
         }
+        if self.verdict is not None:
+            out["ties"] = list(self.ties)
+            out["verdict"] = self.verdict
+        return out
 
 
 @dataclass

@@ -4,6 +4,10 @@ Each value gets its own warm-up (a Triton kernel compiles per ``constexpr`` valu
 timing (the timing stage's method), and an effective bandwidth: bytes of the tensor inputs read
 once plus the tensor outputs written once, over the median time. A value that fails (too many
 resources, a shape assertion) is recorded with its error and the sweep goes on.
+
+The fastest value is called the best only when it is significantly faster than the runner-up
+(the statistics of :mod:`kernel_lens.analysis.compare`); otherwise the values that are equal
+within noise are named (``ties``, ``verdict``).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import Any
 from kernel_lens.agent.errors import ProfileError
 from kernel_lens.agent.types import SweepResult, SweepRow
 
-__all__ = ["default_values", "run_sweep", "tensor_bytes"]
+__all__ = ["default_values", "honest_best", "run_sweep", "tensor_bytes"]
 
 
 def tensor_bytes(value: Any) -> int:
@@ -71,6 +75,7 @@ def run_sweep(
     values = list(values) if values else default_values(current)
 
     rows: list[SweepRow] = []
+    samples: dict[int, tuple[float, ...]] = {}
     for value in values:
         args = list(target.args)
         kwargs = dict(target.kwargs)
@@ -90,6 +95,7 @@ def run_sweep(
             rows.append(SweepRow(value, error=f"{type(exc).__name__}: {str(exc)[:300]}"))
             continue
         median = timing.median_ms
+        samples[value] = timing.samples_ms
         rows.append(
             SweepRow(
                 value,
@@ -108,6 +114,7 @@ def run_sweep(
         )  # fmt: skip
     best = min(ok, key=lambda r: r.median_ms or 0.0)
     assert best.median_ms is not None
+    ties, verdict = honest_best([(r.value, samples.get(r.value, ())) for r in ok], param)
     return SweepResult(
         param=param,
         current=current,
@@ -115,4 +122,25 @@ def run_sweep(
         best_value=best.value,
         best_median_ms=best.median_ms,
         method="cuda-events" if device == "cuda" else "perf-counter",
+        ties=ties,
+        verdict=verdict,
     )
+
+
+def honest_best(rows: list[tuple[int, tuple[float, ...]]], param: str) -> tuple[list[int], str]:
+    """The values tied with the fastest within noise (empty when the fastest is significantly
+    better than every other), and the sentence for the user: ``BLOCK_SIZE 512–1024 equal within
+    noise`` or ``BLOCK_SIZE 512 fastest (significantly)``. Uses the comparison's statistics
+    (:mod:`kernel_lens.analysis.compare`: Mann–Whitney, an interval, a 1% floor)."""
+    from kernel_lens.analysis.compare import equal_within_noise
+
+    best, ties = equal_within_noise(rows)
+    if best is not None or not ties:
+        fastest = best if best is not None else min(rows, key=lambda r: sum(r[1]))[0]
+        alone = len(rows) == 1
+        return [], f"{param} {fastest} fastest" + ("" if alone else " (significantly)")
+    values = [v for v, _ in rows]
+    at = sorted(values.index(v) for v in ties)
+    contiguous = at == list(range(at[0], at[-1] + 1))
+    shown = f"{values[at[0]]}–{values[at[-1]]}" if contiguous else ", ".join(str(v) for v in ties)
+    return list(ties), f"{param} {shown} equal within noise"

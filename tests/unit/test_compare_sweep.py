@@ -1,0 +1,71 @@
+"""Honest sweeps: a best value only when it is significantly faster than the runner-up,
+otherwise the values equal within noise (the comparison's statistics, in the agent's sweep)."""
+
+from __future__ import annotations
+
+import random
+import time
+from types import SimpleNamespace
+from typing import Any
+
+from kernel_lens.agent.stages.sweep import honest_best, run_sweep
+from kernel_lens.agent.stages.timing import TimingConfig
+
+
+def _draws(rng: random.Random, median: float, n: int = 40) -> tuple[float, ...]:
+    return tuple(median * rng.lognormvariate(0.0, 0.03) for _ in range(n))
+
+
+def test_honest_best_names_ties_or_a_significant_best() -> None:
+    rng = random.Random(5)
+    tied = [
+        (256, _draws(rng, 2.0)),
+        (512, _draws(rng, 1.0)),
+        (1024, _draws(rng, 1.0)),
+        (2048, _draws(rng, 1.6)),
+    ]
+    assert honest_best(tied, "BLOCK_SIZE") == (
+        [512, 1024],
+        "BLOCK_SIZE 512–1024 equal within noise",
+    )
+    apart = [(256, _draws(rng, 1.0)), (512, _draws(rng, 1.5)), (1024, _draws(rng, 1.0))]
+    ties, text = honest_best(apart, "B")
+    assert ties == [256, 1024] and text == "B 256, 1024 equal within noise"
+    clear = [(64, _draws(rng, 1.0)), (128, _draws(rng, 1.3))]
+    assert honest_best(clear, "B") == ([], "B 64 fastest (significantly)")
+    assert honest_best([(64, _draws(rng, 1.0))], "B") == ([], "B 64 fastest")
+
+
+def _target(fn: Any) -> Any:
+    return SimpleNamespace(
+        fn=fn, args=[], kwargs={}, info=SimpleNamespace(qualname=fn.__name__, def_line=1)
+    )
+
+
+def _spin(seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+def test_a_sweep_whose_parameter_changes_nothing_has_no_best() -> None:
+    def same(BLOCK: int = 64) -> None:  # noqa: N803 (a kernel parameter's usual name)
+        _spin(0.002)
+
+    config = TimingConfig(warmup_ms=2, budget_ms=60, reps=0, min_reps=15)
+    result = run_sweep(_target(same), param="BLOCK", values=[64, 128], device="cpu",
+                       timing_config=config).to_json()  # fmt: skip
+    # Busy-waiting the same 2 ms: equal within noise, whichever median came out smaller.
+    assert result["ties"] == [64, 128]
+    assert result["verdict"] == "BLOCK 64–128 equal within noise"
+
+
+def test_a_sweep_with_a_clearly_faster_value_has_a_best() -> None:
+    def scaled(BLOCK: int = 64) -> None:  # noqa: N803
+        _spin(0.0005 * BLOCK / 64)
+
+    config = TimingConfig(warmup_ms=2, budget_ms=80, reps=0, min_reps=15)
+    result = run_sweep(_target(scaled), param="BLOCK", values=[256, 64], device="cpu",
+                       timing_config=config).to_json()  # fmt: skip
+    assert result["best"]["value"] == 64 and result["ties"] == []
+    assert result["verdict"] == "BLOCK 64 fastest (significantly)"

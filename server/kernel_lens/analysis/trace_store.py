@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import pandas as pd
 
 from kernel_lens.analysis.line_attribution import LINE_RANGE_RE
 from kernel_lens.analysis.names import short_kernel_name
@@ -93,7 +94,7 @@ class TraceStore:
             return {"span_us": 0.0, "event_count": 0, "kept": 0, "lanes": []}
         scale = self.span_us if window is None else max(window[1] - window[0], 1e-9)
         min_dur = scale / max(resolution, 1)
-        per_lane: list[list[dict[str, Any]]] = [[] for _ in self.lanes]
+        per_lane: list[list[_Blocks]] = [[] for _ in self.lanes]
         for lane, depth, first, stop in self.segments.tolist():
             lo, hi = first, stop
             if window is not None:
@@ -101,15 +102,17 @@ class TraceStore:
                 hi = first + int(np.searchsorted(self.start[first:stop], window[1], "right"))
             if lo >= hi:
                 continue
-            rows = np.arange(lo, hi)
+            rows = np.arange(lo, hi, dtype=np.int64)
             if window is not None:
-                rows = rows[self.end[lo:hi] >= window[0]]
-            dense = len(rows) > resolution
-            per_lane[lane].extend(self._reduce(rows, min_dur, depth, dense=dense))
+                rows = rows[np.asarray(self.end[lo:hi]) >= window[0]]
+            if len(rows):
+                per_lane[lane].append(
+                    self._reduce(rows, min_dur, depth, dense=len(rows) > resolution)
+                )
         lanes = []
         kept = 0
-        for lane, events in zip(self.lanes, per_lane, strict=True):
-            events.sort(key=lambda e: (e["depth"], e["start"]))
+        for lane, blocks in zip(self.lanes, per_lane, strict=True):
+            events = [e for b in blocks for e in self._events(b)]
             kept += len(events)
             lanes.append({**lane, "events": events})
         return {
@@ -120,21 +123,39 @@ class TraceStore:
             "lanes": lanes,
         }
 
-    def _event(self, row: int, depth: int) -> dict[str, Any]:
-        line = int(self.line[row])
-        return {
-            "start": float(self.start[row]),
-            "dur": float(self.dur[row]),
-            "depth": depth,
-            "name": self.strings[int(self.name[row])],
-            "short": self.strings[int(self.label[row])],
-            "cat": self.cats[int(self.cat[row])],
-            "line": None if line < 0 else line,
-        }
+    def _events(self, b: _Blocks) -> list[dict[str, Any]]:
+        """The blocks of one depth as the timeline's event objects."""
+        rows = b.rows
+        name = np.asarray(self.name[rows]).tolist()
+        label = np.asarray(self.label[rows]).tolist()
+        cat = np.asarray(self.cat[rows]).tolist()
+        out = []
+        for start, dur, n, lb, c, line, count in zip(
+            np.asarray(self.start[rows]).tolist(),
+            b.dur.tolist(),
+            name,
+            label,
+            cat,
+            b.line.tolist(),
+            b.count.tolist(),
+            strict=True,
+        ):
+            event: dict[str, Any] = {
+                "start": start,
+                "dur": dur,
+                "depth": b.depth,
+                "name": self.strings[n] if count <= 1 else f"{count} events",
+                "short": self.strings[lb],
+                "cat": self.cats[c],
+                "line": None if line < 0 else line,
+            }
+            if count > 0:
+                event["count"] = count
+                event["merged"] = True
+            out.append(event)
+        return out
 
-    def _reduce(
-        self, rows: I64, min_dur: float, depth: int, *, dense: bool
-    ) -> list[dict[str, Any]]:
+    def _reduce(self, rows: I64, min_dur: float, depth: int, *, dense: bool) -> _Blocks:
         """One depth of one lane (rows sorted by start): runs of short events merged.
 
         A run of events shorter than ``min_dur`` whose gaps are shorter than ``min_dur`` becomes
@@ -144,62 +165,68 @@ class TraceStore:
         the overview of a big trace shows where the events are, not one block. A lone short
         event at the very end of the depth stays a plain event, as before merging existed.
         """
-        if len(rows) == 0:
-            return []
-        start, end = self.start[rows], self.end[rows]
-        short = self.dur[rows] < min_dur
-        out: list[tuple[float, dict[str, Any]]] = []
-        for row in rows[~short].tolist():
-            out.append((float(self.start[row]), self._event(row, depth)))
+        start = np.asarray(self.start[rows])
+        end = np.asarray(self.end[rows])
+        dur = np.asarray(self.dur[rows])
+        line = np.asarray(self.line[rows])
+        short = dur < min_dur
+        first = ~short  # where a block starts: every long event, and the first of a run
         idx = np.flatnonzero(short)
         if len(idx):
             # Runs of short events: a long event between two short ones ends a run.
             run = np.cumsum(~short).astype(np.int64)[idx]
             s, e = start[idx], end[idx]
             reach = _segmented_cummax(e, run)
-            first = np.ones(len(idx), dtype=bool)
-            first[1:] = (run[1:] != run[:-1]) | (s[1:] - reach[:-1] >= min_dur)
+            head = np.ones(len(idx), dtype=bool)
+            head[1:] = (run[1:] != run[:-1]) | (s[1:] - reach[:-1] >= min_dur)
             if dense:
                 cell = np.floor(s / (min_dur * _MAX_MERGE_POSITIONS))
-                first[1:] |= cell[1:] != cell[:-1]
-            starts = np.flatnonzero(first)
-            counts = np.diff(np.append(starts, len(idx)))
+                head[1:] |= cell[1:] != cell[:-1]
+            first[idx] = head
+        heads = np.flatnonzero(first)
+        out_rows = rows[heads]
+        out_dur = dur[heads].copy()
+        out_line = line[heads].copy()
+        count = np.zeros(len(heads), dtype=np.int64)
+        if len(idx):
+            short_heads = np.flatnonzero(short[heads])
+            at = np.flatnonzero(head)  # positions in idx where short blocks start
+            sizes = np.diff(np.append(at, len(idx)))
             # The ends of the events merged into the first (its own end is its start + dur).
-            others = np.where(first, -np.inf, e)
-            block_end = np.maximum.reduceat(others, starts)
-            lines = self.line[rows[idx]]
-            lo_line = np.minimum.reduceat(lines, starts)
-            hi_line = np.maximum.reduceat(lines, starts)
-            tail_row = int(rows[-1])
-            for k, at in enumerate(starts.tolist()):
-                row = int(rows[idx[at]])
-                item = self._event(row, depth)
-                count = int(counts[k])
-                if count == 1 and row == tail_row:
-                    out.append((item["start"], item))
-                    continue
-                if count > 1:
-                    item["dur"] = max(item["dur"], float(block_end[k]) - item["start"])
-                    item["name"] = f"{count} events"
-                    same = lo_line[k] == hi_line[k] and lo_line[k] >= 0
-                    item["line"] = int(lo_line[k]) if same else None
-                item["count"] = count
-                item["merged"] = True
-                out.append((item["start"], item))
-        out.sort(key=lambda pair: pair[0])
-        return [item for _, item in out]
+            others = np.where(head, -np.inf, end[idx])
+            block_end = np.maximum.reduceat(others, at)
+            lo_line = np.minimum.reduceat(line[idx], at)
+            hi_line = np.maximum.reduceat(line[idx], at)
+            many = sizes > 1
+            first_start = start[idx[at]]
+            out_dur[short_heads] = np.where(
+                many, np.maximum(dur[idx[at]], block_end - first_start), dur[idx[at]]
+            )
+            out_line[short_heads] = np.where(
+                many, np.where((lo_line == hi_line) & (lo_line >= 0), lo_line, -1), line[idx[at]]
+            )
+            count[short_heads] = sizes
+            # A lone short event at the very end of the depth was never merged.
+            if sizes[-1] == 1 and idx[at[-1]] == len(rows) - 1:
+                count[short_heads[-1]] = 0
+        return _Blocks(depth=depth, rows=out_rows, dur=out_dur, line=out_line, count=count)
+
+
+@dataclass(frozen=True, eq=False)
+class _Blocks:
+    """What one depth of one lane shows: per block its first row, and its dur, line and count
+    (0: a plain event, else the events merged into it)."""
+
+    depth: int
+    rows: I64
+    dur: F64
+    line: I64
+    count: I64
 
 
 def _segmented_cummax(values: F64, group: I64) -> F64:
     """Running maximum of ``values`` restarting where ``group`` (non-decreasing) changes."""
-    out = np.empty_like(values)
-    bounds = np.flatnonzero(np.diff(group)) + 1
-    for a, b in zip(
-        np.concatenate(([0], bounds)).tolist(),
-        np.concatenate((bounds, [len(values)])).tolist(),
-        strict=True,
-    ):
-        out[a:b] = np.maximum.accumulate(values[a:b])
+    out: F64 = pd.Series(values).groupby(group, sort=False).cummax().to_numpy(np.float64)
     return out
 
 

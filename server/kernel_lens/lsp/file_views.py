@@ -33,7 +33,7 @@ async def trace_file(ls: KernelLensServer, raw: Any) -> TraceFileResult:
     """A trace file's timeline and summary."""
     params = structure(TraceFileParams, raw)
     try:
-        return await read_trace_file(params.path)
+        return await read_trace_file(ls, params.path)
     except TraceError as exc:
         raise RequestFailed(message=str(exc)) from None
 

@@ -1,0 +1,130 @@
+"""The columnar trace store (issue 12): the fast file reader gives the same columns as the
+event-by-event one, window queries equal a brute-force filter, a saved store reads back equal,
+and the overview of a big trace shows its density rather than one block per lane."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from benchmarks.trace_synth import replicate_trace
+from kernel_lens.analysis.trace_columns import TraceColumns, columns_from_trace, read_columns
+from kernel_lens.analysis.trace_store import build_store, load_store, save_store
+from kernel_lens.analysis.trace_summary import load_trace, summarize_file, summarize_trace
+from tests.unit.test_trace_equal import RECORDED, _odd_trace
+
+H200 = Path(__file__).parents[1] / "data" / "h200" / "matmul_relu_trace.json"
+
+
+def _same_columns(a: TraceColumns, b: TraceColumns) -> None:
+    assert a.device_name == b.device_name and len(a) == len(b)
+    for field in ("ts", "dur", "ext_id", "corr", "nbytes"):
+        np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=field)
+    for field, table in (("cat", "cats"), ("name", "names")):
+        got = [getattr(a, table)[i] for i in getattr(a, field)]
+        assert got == [getattr(b, table)[i] for i in getattr(b, field)], field
+    for field in ("pid", "tid", "stream", "device"):
+        got = [(type(a.keys[i]), a.keys[i]) for i in getattr(a, field)]
+        assert got == [(type(b.keys[i]), b.keys[i]) for i in getattr(b, field)], field
+
+
+@pytest.mark.parametrize("packed", [False, True], ids=["json", "gzip"])
+def test_the_file_reader_gives_the_columns_of_the_parsed_trace(
+    tmp_path: Path, packed: bool
+) -> None:
+    traces = {p.name: load_trace(p) for p in RECORDED}
+    traces["replica.json"] = replicate_trace(traces["matmul_relu_trace.json"], 3000)
+    # Python's json writes the odd trace's infinity as `Infinity`: the typed reader refuses it
+    # and the reader falls back to the standard parser, with the same answer.
+    traces["odd.json"] = _odd_trace()
+    for name, trace in traces.items():
+        text = json.dumps(trace).encode()
+        path = tmp_path / (name + (".gz" if packed else ""))
+        path.write_bytes(gzip.compress(text) if packed else text)
+        _same_columns(read_columns(path), columns_from_trace(json.loads(text)))
+        assert summarize_file(path) == summarize_trace(json.loads(text))
+
+
+def test_read_columns_reports_progress() -> None:
+    seen: list[tuple[float, str]] = []
+    read_columns(H200, lambda f, m: seen.append((f, m)))
+    fractions = [f for f, _ in seen]
+    assert fractions == sorted(fractions) and fractions[0] == 0.0 and len(seen) >= 3
+
+
+def _brute(trace: dict[str, Any], window: tuple[float, float]) -> dict[str, list[tuple[Any, ...]]]:
+    """Per lane id, the events overlapping ``window``: (start, dur, name), from the raw events."""
+    full = build_store(columns_from_trace(trace)).timeline(resolution=10**9)
+    return {
+        lane["id"]: sorted(
+            (e["start"], e["dur"], e["name"])
+            for e in lane["events"]
+            if e["start"] + e["dur"] >= window[0] and e["start"] <= window[1]
+        )
+        for lane in full["lanes"]
+    }
+
+
+def test_window_queries_equal_a_brute_force_filter() -> None:
+    trace = replicate_trace(load_trace(H200), 20_000)
+    store = build_store(columns_from_trace(trace))
+    full = store.timeline(resolution=10**9)
+    # At that resolution nothing is merged; every event of a lane's category is there.
+    assert not any(e.get("merged") for lane in full["lanes"] for e in lane["events"])
+    lane_cats = {"cpu_op", "user_annotation", "python_function", "cuda_runtime", "kernel"}
+    assert full["kept"] == sum(
+        1 for e in trace["traceEvents"] if e.get("ph") == "X" and e.get("cat") in lane_cats
+    )
+    rng = random.Random(12)
+    for _ in range(20):
+        width = store.span_us * 10 ** rng.uniform(-5, 0)
+        start = rng.uniform(-width / 2, store.span_us - width / 2)
+        window = (start, start + width)
+        want = _brute(trace, window)
+        exact = store.timeline(resolution=10**9, window=window)
+        got = {
+            lane["id"]: sorted((e["start"], e["dur"], e["name"]) for e in lane["events"])
+            for lane in exact["lanes"]
+        }
+        assert got == want
+        # At the panel's resolution every event is still there, alone or in a block.
+        merged = store.timeline(window=window)
+        for lane in merged["lanes"]:
+            assert sum(e.get("count", 1) for e in lane["events"]) == len(want[lane["id"]])
+            # A short event stands alone only at the end of its depth (as ever).
+            lone = [e for e in lane["events"] if not e.get("merged") and e["dur"] < width / 4000]
+            for e in lone:
+                same = [x["start"] for x in lane["events"] if x["depth"] == e["depth"]]
+                assert e["start"] == max(same)
+
+
+def test_a_saved_store_reads_back_equal(tmp_path: Path) -> None:
+    trace = replicate_trace(load_trace(H200), 5000)
+    summary = summarize_trace(trace).to_json()
+    store = build_store(columns_from_trace(trace), summary=summary)
+    save_store(store, str(tmp_path / "store"))
+    loaded = load_store(str(tmp_path / "store"))
+    assert loaded is not None and loaded.summary == summary
+    window = (store.span_us * 0.3, store.span_us * 0.31)
+    assert loaded.timeline() == store.timeline()
+    assert loaded.timeline(window=window) == store.timeline(window=window)
+    assert load_store(str(tmp_path / "missing")) is None
+    (tmp_path / "store" / "meta.json").write_text('{"format": -1}')
+    assert load_store(str(tmp_path / "store")) is None
+
+
+def test_the_overview_of_a_big_trace_shows_density_not_one_block_per_lane() -> None:
+    trace = replicate_trace(load_trace(H200), 100_000)
+    overview = build_store(columns_from_trace(trace)).timeline()
+    for lane in overview["lanes"]:
+        starts = sorted(e["start"] for e in lane["events"] if e["depth"] == 0)
+        # The copies of the step are spread over the whole span: so are the lane's blocks.
+        assert len(starts) >= 50, lane["id"]
+        assert starts[-1] - starts[0] > 0.9 * overview["span_us"], lane["id"]
+    assert overview["kept"] < 100_000 // 2

@@ -29,6 +29,7 @@ export function registerCommands(ctx: Ctx): void {
   ctx.pushExtCleanup(
     vscode.commands.registerCommand(Commands.profileAtCursor, () => profileAtCursor(ctx)),
     vscode.commands.registerCommand(Commands.profileFile, () => profileFile(ctx)),
+    vscode.commands.registerCommand(Commands.profileScript, () => profileScript(ctx)),
     vscode.commands.registerCommand(Commands.runNcuAtCursor, () => runNcuAtCursor(ctx)),
     vscode.commands.registerCommand(Commands.showOutput, () => ctx.log.show()),
     vscode.commands.registerCommand(Commands.restartServer, () =>
@@ -105,6 +106,17 @@ async function profileFile(ctx: Ctx): Promise<void> {
     await execute(ctx, editor.document.uri, (uri) => ({
       command: ServerCommands.profileAll,
       args: { uri },
+    }));
+  }
+}
+
+/** The whole file, run once as `__main__` with each module-level line profiled. */
+async function profileScript(ctx: Ctx): Promise<void> {
+  const editor = pythonEditor();
+  if (editor !== undefined) {
+    await execute(ctx, editor.document.uri, (uri) => ({
+      command: ServerCommands.profile,
+      args: { uri, script: true },
     }));
   }
 }

@@ -9,6 +9,8 @@ import { ClientCommands } from "./protocol";
 export const Commands = {
   profileAtCursor: "kernelLens.profileAtCursor",
   profileFile: "kernelLens.profileFile",
+  /** The whole file, run once as `__main__` (also the server's `Profile Script` lens). */
+  profileScript: "kernelLens.profileScript",
   showOutput: "kernelLens.showOutput",
   restartServer: "kernelLens.restartServer",
   runNcuAtCursor: "kernelLens.runNcuAtCursor",

@@ -110,6 +110,8 @@ export interface ProfileArgs extends AtCursor {
   function?: string;
   /** 0-based line. */
   line?: number;
+  /** The whole file, run once as `__main__` (`function`, `line` and `position` ignored). */
+  script?: boolean;
 }
 
 /** Argument of `kernelLens.profileAll`. */

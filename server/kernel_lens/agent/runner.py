@@ -394,9 +394,10 @@ def run_profile(
 
 def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> dict[str, Any]:
     """The whole file, run once as ``__main__`` (see :mod:`kernel_lens.agent.stages.script`)."""
-    from kernel_lens.agent.stages.script import SCRIPT_NAME, WALL_LABEL, profile_script
+    from kernel_lens.agent.stages.script import profile_script
     from kernel_lens.agent.stages.target import parse_source, read_source
     from kernel_lens.analysis.line_attribution import attribute_lines
+    from kernel_lens.analysis.scripts import SCRIPT_NAME, WALL_LABEL
 
     path = os.path.abspath(request.path)
     text = request.text if request.text is not None else read_source(path)

@@ -284,6 +284,11 @@ def hover_markdown(result: dict[str, Any], line_no: int, *, word: str | None = N
             f"Shares of the function's measured median, split as the profiler attributed CPU "
             f"time over {runs} profiled calls on {result.get('device', '?')}."
         )
+    elif result.get("script"):
+        note = (
+            f"Totals of the script's one run as `__main__` on {result.get('device', '?')}, "
+            "under the profiler" + ("" if cuda else " (CPU times for attribution only)") + "."
+        )
     else:
         note = (
             f"Per call, from {runs} profiled calls on {result.get('device', '?')}"
@@ -304,7 +309,7 @@ def hover_markdown(result: dict[str, Any], line_no: int, *, word: str | None = N
             "not comparable with the median): " + ", ".join(attributed) + "."
         )
     source = inputs_text(result.get("inputs"), result.get("path"))
-    if source is not None:
+    if source is not None and not result.get("script"):
         out.append("")
         out.append(f"Inputs: {source}")
         out.extend(f"- {code_span(arg)}" for arg in inputs_args_text(result.get("inputs")))

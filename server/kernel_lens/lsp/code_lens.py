@@ -15,6 +15,7 @@ File-level lenses (e.g. profiling the whole script) go on the first line, from
 
 from __future__ import annotations
 
+import ast
 from typing import Any
 
 from lsprotocol import types
@@ -29,6 +30,7 @@ from kernel_lens.analysis.lens_text import (
     share_text,
     summary_lens_title,
 )
+from kernel_lens.analysis.scripts import SCRIPT_NAME, module_work_lines, script_summary_title
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.protocol import (
     CMD_PROFILE,
@@ -249,9 +251,41 @@ def _kernel_lens(ls: KernelLensServer, uri: str, info: FunctionInfo) -> types.Co
 
 
 def _file_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.CodeLens]:
-    """Lenses about the whole file, on its first line (none yet)."""
-    del ls, uri, source
-    return []
+    """Lenses about the whole file, on its first line: ``Profile Script`` on a file with
+    module-level work (issue 10); after a run, the script's wall time and its per-line lenses
+    on the module-level lines."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    record = ls.documents.get(uri, SCRIPT_NAME)
+    if record is None and not module_work_lines(tree):
+        return []
+    args: list[Any] = [{"uri": uri, "script": True}]
+    run = _lens(0, "$(run-all) Profile Script", CMD_PROFILE, args)
+    if record is None:
+        return [run]
+    if record.state == "running":
+        return [_lens(0, "$(sync~spin) Running the script…")]
+    if record.state in ("error", "cancelled") or record.result is None:
+        title = (
+            error_lens_title(record.error)
+            if record.state == "error" and record.error is not None
+            else "$(circle-slash) Script run cancelled"
+        )
+        return [_lens(0, title), run]
+    result = record.result
+    placed = place(record, source)
+    rerun = _lens(0, "$(refresh) Re-run Script", CMD_PROFILE, args)
+    if placed is None or placed.outdated:
+        return [_lens(0, f"$(history) outdated: {script_summary_title(result)}"), rerun]
+    lenses = [_lens(0, script_summary_title(result)), rerun]
+    cuda = result.get("device_kind") == "cuda"
+    for line in result.get("lines") or []:
+        line_title = line_lens_title(line, cuda=cuda)
+        if line_title is not None:
+            lenses.append(_lens(int(line["line"]) - 1, line_title))
+    return lenses
 
 
 def document_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.CodeLens]:

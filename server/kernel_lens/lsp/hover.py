@@ -9,6 +9,7 @@ from lsprotocol import types
 
 from kernel_lens.analysis.functions import SourceSyntaxError, find_function
 from kernel_lens.analysis.lens_text import code_span, hover_markdown
+from kernel_lens.analysis.scripts import SCRIPT_NAME
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.protocol import CMD_PROFILE
 from kernel_lens.lsp.results import place
@@ -29,7 +30,9 @@ def document_hover(
         info = find_function(source, line=line0 + 1)
     except SourceSyntaxError:
         return None
-    if info is None or line0 + 1 < info.body_first_line:
+    if info is None:
+        return _script_hover(ls, uri, source, line0, word)
+    if line0 + 1 < info.body_first_line:
         return None
     record = ls.documents.get(uri, info.qualname)
     if record is None or record.state != "ok" or record.result is None:
@@ -47,6 +50,21 @@ def document_hover(
         )
     measured = line0 + 1 - placed.offset
     return hover_markdown(record.result, measured, word=word)
+
+
+def _script_hover(
+    ls: KernelLensServer, uri: str, source: str, line0: int, word: str | None
+) -> str | None:
+    """A module-level line's ops and kernels from the whole script's run, if there was one."""
+    record = ls.documents.get(uri, SCRIPT_NAME)
+    if record is None or record.state != "ok" or record.result is None:
+        return None
+    placed = place(record, source)
+    if placed is None or placed.outdated:
+        return None
+    if not any(int(line["line"]) == line0 + 1 for line in record.result.get("lines") or []):
+        return None
+    return hover_markdown(record.result, line0 + 1, word=word)
 
 
 def setup(ls: KernelLensServer) -> None:

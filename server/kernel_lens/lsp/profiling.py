@@ -16,6 +16,7 @@ from kernel_lens.analysis.functions import (
 )
 from kernel_lens.analysis.lens_targets import lens_targets
 from kernel_lens.analysis.lens_text import line_lens_title, summary_lens_title
+from kernel_lens.analysis.scripts import SCRIPT_NAME
 from kernel_lens.lsp.common import (
     SYNTAX_KEY,
     document_source,
@@ -37,9 +38,9 @@ from kernel_lens.lsp.protocol import (
     ProfileArgs,
     ResultsChangedParams,
 )
-from kernel_lens.lsp.results import Record, function_text
+from kernel_lens.lsp.results import Record, function_text, script_info
 
-__all__ = ["profile_function", "setup"]
+__all__ = ["profile_function", "profile_script", "setup"]
 
 DIAGNOSTIC_SOURCE = "Kernel Lens"
 
@@ -200,11 +201,68 @@ async def profile_function(
     return outcome
 
 
+async def profile_script(ls: KernelLensServer, uri: str) -> dict[str, Any]:
+    """Run the whole document once as ``__main__`` with each module-level line profiled.
+
+    The result is stored as the ``<script>`` record: its summary lens on the first line says
+    the wall time of that one run (never a median), its per-line lenses sit on the module-level
+    lines, and any edit of the file outdates it.
+    """
+    if not ls.settings.workspace_trusted:
+        message = "Kernel Lens runs your code: trust this workspace first (nothing was run)."
+        _warn(ls, message)
+        return {"ok": False, "error": {"kind": "untrusted", "message": message}}
+    try:
+        source = document_source(ls, uri)
+        path = uri_to_path(uri)
+    except ProfileError as missing:
+        _warn(ls, f"Kernel Lens: {missing.message}")
+        return {"ok": False, "error": missing.to_json()}
+    lines = source.splitlines()
+    info = script_info(lines)
+    ls.documents.put(uri, Record(SCRIPT_NAME, "running", lines, 1))
+    refresh_lenses(ls)
+    ls.log(f"profile script {path} (one run as __main__)", types.MessageType.Info)
+    request = ProfileRequest(path=path, text=source, script=True)
+    name = path.rsplit("/", 1)[-1]
+    outcome: dict[str, Any]
+    try:
+        result = await run_job(
+            ls, uri=uri, qualname=SCRIPT_NAME, title=f"Running {name} as a script", request=request
+        )
+        _check_result(result)
+    except ProfileError as err:
+        outcome = _failed(ls, uri, info, lines, lines, err)
+    except Exception as exc:  # a result the server cannot use: the job failed all the same
+        unusable = ProfileError(
+            "internal", f"unusable result from the agent: {failure_message(exc)}"
+        )
+        outcome = _failed(ls, uri, info, lines, lines, unusable)
+    else:
+        ls.documents.put(uri, Record(SCRIPT_NAME, "ok", lines, 1, result=result))
+        set_diagnostic(ls, uri, SCRIPT_NAME, None)
+        script = result.get("script") or {}
+        summary = (
+            f"{name}: {float(script.get('wall_s') or 0):.3f} s wall, one run as __main__ "
+            f"(under the profiler) on {result.get('device')}; trace {result.get('trace_path')}"
+        )
+        for note in result.get("notes") or []:
+            ls.log(f"{name}:{note.get('line')}: {note.get('message')}", types.MessageType.Info)
+        ls.log(summary, types.MessageType.Info)
+        status(ls, "idle", summary, uri)
+        outcome = {"ok": True, "function": SCRIPT_NAME, "script": script}
+    refresh_lenses(ls)
+    ls.protocol.notify(NOTIFY_RESULTS_CHANGED, ResultsChangedParams(uri=uri, function=SCRIPT_NAME))
+    return outcome
+
+
 def setup(ls: KernelLensServer) -> None:
     """Register the profile commands."""
 
     @ls.command(CMD_PROFILE)
     async def profile(ls: KernelLensServer, args: ProfileArgs) -> dict[str, Any]:
+        if args.script:
+            return await profile_script(ls, args.uri)
         function = args.function
         if function is None and args.position is not None:
             try:

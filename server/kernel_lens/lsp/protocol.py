@@ -149,6 +149,8 @@ class ProfileArgs:
     function: str | None = None
     line: int | None = None
     position: Position | None = None
+    #: The whole file, run once as ``__main__`` (``function``/``line``/``position`` ignored).
+    script: bool = False
 
 
 @attrs.define

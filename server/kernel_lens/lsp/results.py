@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernel_lens.analysis.functions import FunctionInfo, SourceSyntaxError, find_functions
+from kernel_lens.analysis.scripts import SCRIPT_NAME
 
-__all__ = ["Placed", "Record", "function_text", "place"]
+__all__ = ["Placed", "Record", "function_text", "place", "script_info"]
 
 
 @dataclass
@@ -56,8 +57,30 @@ def function_text(lines: list[str], info: FunctionInfo) -> list[str]:
     return lines[info.first_line - 1 : info.last_line]
 
 
+def script_info(lines: list[str]) -> FunctionInfo:
+    """The whole file as the ``<script>`` "function" of a whole-script result."""
+    return FunctionInfo(
+        qualname=SCRIPT_NAME,
+        def_line=1,
+        first_line=1,
+        last_line=max(1, len(lines)),
+        body_first_line=1,
+        params=(),
+        is_method=False,
+        inputs_expr=None,
+        inputs_line=None,
+        name_column=0,
+    )
+
+
 def place(record: Record, source: str) -> Placed | None:
-    """Locate ``record``'s function in ``source``; ``None`` when it no longer exists."""
+    """Locate ``record``'s function in ``source``; ``None`` when it no longer exists.
+
+    A whole script's result (``<script>``) belongs to the whole text: any edit outdates it.
+    """
+    if record.qualname == SCRIPT_NAME:
+        lines = source.splitlines()
+        return Placed(record, script_info(lines), outdated=lines != record.text, offset=0)
     try:
         functions = find_functions(source)
     except SourceSyntaxError:

@@ -31,13 +31,9 @@ from kernel_lens.agent.errors import (
     format_exception,
     user_line_from_traceback,
 )
+from kernel_lens.analysis.scripts import SCRIPT_NAME, WALL_LABEL
 
 __all__ = ["SCRIPT_NAME", "WALL_LABEL", "ScriptRun", "profile_script"]
-
-#: The ``function`` of a whole-script result.
-SCRIPT_NAME = "<script>"
-#: How a script's time is labelled wherever it is shown.
-WALL_LABEL = "wall time of one run as __main__, under the profiler (not a median)"
 
 
 class _PassThroughProfiler:

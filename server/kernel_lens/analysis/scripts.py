@@ -1,0 +1,68 @@
+"""Whole scripts: which files have module-level work to profile, and how a script's one run is
+described (pure: the agent's *script* stage and the language server share it)."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from kernel_lens.analysis.report_text import format_time_ms
+
+__all__ = [
+    "SCRIPT_NAME",
+    "WALL_LABEL",
+    "module_work_lines",
+    "script_summary_title",
+]
+
+#: The ``function`` of a whole-script result (never a valid Python name, so never a function's).
+SCRIPT_NAME = "<script>"
+#: How a script's time is labelled wherever it is shown.
+WALL_LABEL = "wall time of one run as __main__, under the profiler (not a median)"
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
+
+
+def _is_docstring(node: ast.stmt) -> bool:
+    return (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    )
+
+
+def _does_work(node: ast.stmt) -> bool:
+    """Whether a module-level statement runs code: a call anywhere in it, or a loop/with."""
+    if isinstance(node, ast.For | ast.AsyncFor | ast.While | ast.With | ast.AsyncWith):
+        return True
+    return any(isinstance(sub, ast.Call | ast.Await) for sub in ast.walk(node))
+
+
+def module_work_lines(tree: ast.Module) -> list[int]:
+    """The 1-based lines of module-level statements that do work (calls, loops, ``with``,
+    the ``if __name__ == "__main__":`` block's statements): empty for a library-style file of
+    imports, definitions and constants."""
+    out: list[int] = []
+    for node in tree.body:
+        if isinstance(node, _DEFINITIONS) or _is_docstring(node):
+            continue
+        if _does_work(node):
+            out.append(node.lineno)
+    return out
+
+
+def script_summary_title(result: dict[str, Any]) -> str:
+    """``$(run-all) script · 165 ms wall, one run · 12 ops · CPU``: the number is the wall time
+    of the script's one run (under the profiler), never a median."""
+    script = result.get("script") or {}
+    wall_s = float(script.get("wall_s") or 0.0)
+    parts = [f"$(run-all) script · {format_time_ms(wall_s * 1e3)} wall, one run"]
+    lines = result.get("lines") or []
+    if result.get("device_kind") == "cuda":
+        launches = sum(k["calls"] for k in result.get("kernels") or [])
+        parts.append(f"{launches:g} kernel{'s' if launches != 1 else ''}")
+    elif lines:
+        ops = sum(op["calls"] for line in lines for op in line["ops"])
+        parts.append(f"{ops:g} op{'s' if ops != 1 else ''}")
+    parts.append(str(result.get("device", "")))
+    return " · ".join(parts)

@@ -1,0 +1,112 @@
+"""Whole scripts through the language server with the real agent (issue 10 item 5): a
+``Profile Script`` lens on the first line of a file with module-level work; after the one run,
+its wall time (labelled, never a median) and the ops on each module-level line, in lenses and
+hovers; any edit outdates it; a failing script gets a diagnostic on the line that raised."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from tests.conftest import ROOT
+from tests.lsp.test_lsp_e2e import _init, click, hover_text, lenses, line0_of, open_doc, titles
+from tests.lsp.test_lsp_e2e import server_config as _server_config
+
+OPTIONS = {"timeoutSeconds": 90, "timing": {"warmupMs": 2, "budgetMs": 20, "reps": 0}}
+SCRIPTS = ROOT / "tests" / "data" / "examples" / "scripts"
+PROFILE_SCRIPT = "$(run-all) Profile Script"
+
+
+@pytest_lsp.fixture(config=_server_config())
+async def client(lsp_client: LanguageClient) -> Any:
+    await _init(lsp_client, OPTIONS)
+    yield
+    await lsp_client.shutdown_session()
+
+
+def copy(tmp_path: Path, name: str) -> Path:
+    path = tmp_path / name
+    shutil.copy(SCRIPTS / name, path)
+    return path
+
+
+async def _click_script(client: LanguageClient, uri: str) -> Any:
+    found = [
+        lens
+        for lens in await lenses(client, uri)
+        if lens.range.start.line == 0 and lens.command and lens.command.title == PROFILE_SCRIPT
+    ]
+    assert len(found) == 1, titles(await lenses(client, uri))
+    assert found[0].command is not None
+    assert list(found[0].command.arguments or []) == [{"uri": uri, "script": True}]
+    return await click(client, found[0])
+
+
+async def test_profile_script_lens_then_wall_time_and_ops_on_module_lines(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    path = copy(tmp_path, "lecture_like.py")
+    uri = open_doc(client, path)
+    outcome = await _click_script(client, uri)
+    assert outcome["ok"] is True, outcome
+    assert (tmp_path / "runs.txt").read_text() == "ran\n"  # one run
+    after = await lenses(client, uri)
+    first = titles(after, 0)
+    assert first[0].startswith("$(run-all) script · ") and "wall, one run" in first[0], first
+    assert "median" not in first[0] and "±" not in first[0]
+    assert "$(refresh) Re-run Script" in first
+    square = line0_of(path, "c = torch.square(b)")
+    assert titles(after, square)[0].startswith("aten::square"), titles(after)
+    loop = line0_of(path, "d = square_3(c)")
+    assert titles(after, loop)[0].startswith("aten::mul")
+    text = await hover_text(client, uri, loop, 8)
+    assert text is not None and "`aten::mul`" in text, text
+    assert "6 calls" in text  # 2 multiplications × 3 loop turns, in the one run
+    assert "script's one run as `__main__`" in text
+    # The function's own body gets no script lens.
+    assert titles(after, line0_of(path, "return a * a * a")) == []
+
+    # Any edit of the file outdates the run: no per-line lens left on a line.
+    edited = path.read_text().replace("for _ in range(3):", "for _ in range(4):")
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=edited)],
+        )
+    )
+    stale = await lenses(client, uri)
+    assert titles(stale, 0)[0].startswith("$(history) outdated: $(run-all) script")
+    assert titles(stale, square) == []
+    assert await hover_text(client, uri, loop, 8) is None
+
+
+async def test_a_library_file_has_no_profile_script_lens(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    path = tmp_path / "lib.py"
+    path.write_text(
+        '"""Only definitions."""\n\nimport torch\n\nSCALE = 2.0\n\n\n'
+        "def scale(x):\n    return x * SCALE\n"
+    )
+    uri = open_doc(client, path)
+    assert PROFILE_SCRIPT not in titles(await lenses(client, uri))
+
+
+async def test_a_failing_script_gets_a_diagnostic_on_the_line_that_raised(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    path = copy(tmp_path, "raises.py")
+    uri = open_doc(client, path)
+    outcome = await _click_script(client, uri)
+    assert outcome["ok"] is False and outcome["error"]["kind"] == "runtime", outcome
+    raised = line0_of(path, "y = x @ torch.randn(3, 3)")
+    [diag] = [d for d in client.diagnostics[uri] if d.range.start.line == raised]
+    assert "the script raised RuntimeError" in diag.message
+    first = titles(await lenses(client, uri), 0)
+    assert first[0].startswith("$(warning) Profile failed: runtime — the script raised"), first
+    assert PROFILE_SCRIPT in first  # click again after fixing it

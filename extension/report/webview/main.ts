@@ -4,6 +4,7 @@
  * Compute, Sweep), or, in a custom editor, a trace file's timeline or an ncu report's kernels.
  * It sends back only line numbers and actions; the extension knows which document they are for.
  */
+import { ncuUnavailable } from "./reportActions";
 import type { NcuFileResult, ReportResult, TraceFileResult } from "../../protocol";
 import {
   REPORT_TABS,
@@ -199,9 +200,11 @@ function tabContent(): HTMLElement {
       }
       return timelineContent(report.timeline, links);
     case "ncu": {
+      const unavailable = ncuUnavailable(report);
       const actions = {
         onRun: (set: "basic" | "full") => post({ type: "runNcu", set }),
         onRevealLine: revealLine,
+        ...(unavailable === undefined ? {} : { unavailable }),
       };
       return report.ncu === null ? noNcu(actions) : ncuView(report.ncu, actions);
     }
@@ -211,7 +214,7 @@ function tabContent(): HTMLElement {
         onApply: (param: string, value: number) => post({ type: "applyParameter", param, value }),
       };
       if (report.sweep === null) {
-        return noSweep(actions);
+        return noSweep(actions, report.int_parameters);
       }
       const view = new SweepView(report.sweep, actions);
       live = { redraw: () => view.draw(), dispose: () => view.dispose() };

@@ -10,6 +10,8 @@ import { formatCount, formatGbs, formatPct, formatUs, significant } from "./form
 export interface NcuActions {
   /** Absent in a custom editor (nothing to run). */
   onRun?: (set: "basic" | "full") => void;
+  /** Why ncu cannot run here (e.g. the function ran on a CPU): the buttons are disabled. */
+  unavailable?: string;
   /** Absent without source linking. */
   onRevealLine?: (line: number) => void;
 }
@@ -20,7 +22,7 @@ function runButtons(actions: NcuActions): HTMLElement[] {
   if (run === undefined) {
     return [];
   }
-  return [
+  const buttons = [
     button("Run Nsight Compute", () => run("basic"), {
       primary: true,
       action: "runNcu",
@@ -32,6 +34,16 @@ function runButtons(actions: NcuActions): HTMLElement[] {
       title: "ncu --set full: every section (slower: many replays per kernel)",
     }),
   ];
+  const reason = actions.unavailable;
+  if (reason === undefined) {
+    return buttons;
+  }
+  // Offered, but disabled with the reason, rather than a failure after the click.
+  for (const b of buttons) {
+    b.disabled = true;
+    b.title = reason;
+  }
+  return [...buttons, el("span", { className: "muted disabled-reason", text: reason })];
 }
 
 /** The tab before any ncu run. */

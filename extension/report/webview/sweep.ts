@@ -4,6 +4,7 @@
  * elsewhere), the best value marked, a table, a button that writes the best value into the
  * source (the server's edit, undoable), and a form to run a sweep.
  */
+import { isInterpreterSweep, proposedParam } from "./reportActions";
 import {
   Chart,
   Legend,
@@ -31,8 +32,7 @@ Chart.register(
   Legend,
 );
 
-/** The parameter the form proposes when there is no sweep yet. */
-export const DEFAULT_PARAM = "BLOCK_SIZE";
+export { DEFAULT_PARAM } from "./reportActions";
 
 export interface SweepActions {
   onSweep: (param: string, values: number[] | null) => void;
@@ -40,11 +40,21 @@ export interface SweepActions {
 }
 
 /** The "Run sweep" form. */
-function sweepForm(sweep: SweepResult | null, actions: SweepActions): HTMLElement {
+function sweepForm(
+  sweep: SweepResult | null,
+  actions: SweepActions,
+  intParameters?: Record<string, number>,
+): HTMLElement {
   const param = el("input", {
-    attrs: { type: "text", id: "sweep-param", spellcheck: "false", "aria-label": "Parameter" },
+    attrs: {
+      type: "text",
+      id: "sweep-param",
+      spellcheck: "false",
+      "aria-label": "Parameter",
+      placeholder: Object.keys(intParameters ?? {}).join(", ") || "an int parameter",
+    },
   });
-  param.value = sweep?.param ?? DEFAULT_PARAM;
+  param.value = proposedParam(sweep, intParameters);
   const values = el("input", {
     attrs: {
       type: "text",
@@ -88,14 +98,17 @@ function sweepForm(sweep: SweepResult | null, actions: SweepActions): HTMLElemen
 }
 
 /** The tab before any sweep. */
-export function noSweep(actions: SweepActions): HTMLElement {
+export function noSweep(
+  actions: SweepActions,
+  intParameters?: Record<string, number>,
+): HTMLElement {
   return el("section", { className: "empty" }, [
     el("p", { text: "No sweep of this function yet." }),
     el("p", {
       className: "muted",
       text: "A sweep times the function for each value of one of its int parameters (a block size, a chunk size) and shows which is fastest; the best can then be written into the source.",
     }),
-    sweepForm(null, actions),
+    sweepForm(null, actions, intParameters),
   ]);
 }
 
@@ -117,23 +130,30 @@ export class SweepView {
         "aria-label": `Median time and effective bandwidth against ${sweep.param}`,
       },
     });
+    const interpreted = isInterpreterSweep(sweep);
     const apply =
       best === undefined
         ? null
-        : series.bestIsCurrent
-          ? el("span", {
-              className: "muted",
-              text: `${sweep.param} = ${best.value} is already the value the function uses.`,
+        : interpreted
+          ? // Under the interpreter the fastest value says nothing about a GPU: no Apply.
+            el("span", {
+              className: "muted disabled-reason",
+              text: "Interpreter-mode sweep: no value to apply (times are Triton's interpreter on the CPU, not a GPU's).",
             })
-          : button(
-              `Apply ${sweep.param} = ${best.value}`,
-              () => actions.onApply(sweep.param, best.value),
-              {
-                primary: true,
-                action: "applyParameter",
-                title: `Write ${best.value} as the default of ${sweep.param} in the source (an edit you can undo)`,
-              },
-            );
+          : series.bestIsCurrent
+            ? el("span", {
+                className: "muted",
+                text: `${sweep.param} = ${best.value} is already the value the function uses.`,
+              })
+            : button(
+                `Apply ${sweep.param} = ${best.value}`,
+                () => actions.onApply(sweep.param, best.value),
+                {
+                  primary: true,
+                  action: "applyParameter",
+                  title: `Write ${best.value} as the default of ${sweep.param} in the source (an edit you can undo)`,
+                },
+              );
     const rows = sweep.rows.map((row) => {
       const isBest = best !== undefined && row.value === best.value && row.error === null;
       const note =
@@ -169,8 +189,10 @@ export class SweepView {
           text:
             best === undefined
               ? `${sweep.param}: every value failed`
-              : `Best ${sweep.param} = ${best.value}: ${formatMs(best.ms)}` +
-                (sweep.current === null ? "" : ` (now ${sweep.current})`),
+              : interpreted
+                ? `Interpreter-mode sweep of ${sweep.param}: fastest here ${best.value} (${formatMs(best.ms)})`
+                : `Best ${sweep.param} = ${best.value}: ${formatMs(best.ms)}` +
+                  (sweep.current === null ? "" : ` (now ${sweep.current})`),
         }),
         el("span", { className: "muted", text: `${sweep.device} · ${sweep.method}` }),
         el("span", { className: "spacer" }),

@@ -556,6 +556,10 @@ class SweepResult(TypedDict):
     best: SweepBest
     method: str
     device: str
+    ties: NotRequired[list[int]]
+    """Values equal to the fastest within noise (empty: ``best`` is significantly faster)."""
+    verdict: NotRequired[str | None]
+    """``BLOCK_SIZE 512–1024 equal within noise`` / ``BLOCK_SIZE 512 fastest (significantly)``."""
 
 
 class ReportResult(TypedDict):
@@ -601,19 +605,6 @@ class FunctionsResult(TypedDict):
     """Result of ``kernelLens/functions``, in source order."""
 
     functions: list[FunctionEntry]
-
-
-#: Each custom request -> the declared type of its result.
-RESULT_TYPES: dict[str, Any] = {
-    REQ_ASSEMBLY: AssemblyResult,
-    REQ_GENERATED_CODE: GeneratedCodeResult,
-    REQ_INLINE: InlineResult,
-    REQ_REPORT: ReportResult,
-    REQ_TRACE_FILE: TraceFileResult,
-    REQ_NCU_FILE: NcuFileResult,
-    REQ_TIMELINE_WINDOW: Timeline,
-    REQ_FUNCTIONS: FunctionsResult,
-}
 
 
 # The optimisation loop (issue 11): history of runs, baselines, comparisons.
@@ -777,13 +768,21 @@ class CompareResult(TypedDict):
     kernel_count: list[float]
 
 
-RESULT_TYPES.update(
-    {
-        REQ_HISTORY: HistoryResult,
-        REQ_SET_BASELINE: SetBaselineResult,
-        REQ_COMPARE: CompareResult,
-    }
-)
+#: Each custom request -> the declared type of its result.
+RESULT_TYPES: dict[str, Any] = {
+    REQ_ASSEMBLY: AssemblyResult,
+    REQ_GENERATED_CODE: GeneratedCodeResult,
+    REQ_INLINE: InlineResult,
+    REQ_REPORT: ReportResult,
+    REQ_TRACE_FILE: TraceFileResult,
+    REQ_NCU_FILE: NcuFileResult,
+    REQ_TIMELINE_WINDOW: Timeline,
+    REQ_FUNCTIONS: FunctionsResult,
+    REQ_HISTORY: HistoryResult,
+    REQ_SET_BASELINE: SetBaselineResult,
+    REQ_COMPARE: CompareResult,
+}
+
 __all__ += [
     "CMD_SET_BASELINE",
     "REQ_COMPARE",

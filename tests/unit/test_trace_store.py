@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-
 from benchmarks.trace_synth import replicate_trace
+
 from kernel_lens.analysis.trace_columns import TraceColumns, columns_from_trace, read_columns
 from kernel_lens.analysis.trace_store import build_store, load_store, save_store
 from kernel_lens.analysis.trace_summary import load_trace, summarize_file, summarize_trace

@@ -1,0 +1,143 @@
+"""Trace files through the language server (issue 12): read once in a child process with
+cancellable progress, kept as columns in the cache folder (a changed file is read again), gzip
+opens, a cancel from the progress notification stops the reading."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_lsp
+from benchmarks.trace_synth import replicate_trace
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+from kernel_lens.analysis.trace_summary import load_trace, summarize_trace
+from tests.lsp.test_lsp_e2e import OPTIONS, ROOT, _init
+
+H200 = ROOT / "tests" / "data" / "h200" / "matmul_relu_trace.json"
+CACHE = Path(tempfile.mkdtemp(prefix="kernel-lens-trace-lsp-"))
+COLUMNS = CACHE / "trace-columns"
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(
+        server_command=[sys.executable, "-m", "kernel_lens.lsp"],
+        server_env={**os.environ, "KERNEL_LENS_CACHE": str(CACHE)},
+    )
+)
+async def client(lsp_client: LanguageClient) -> Any:
+    await _init(lsp_client, OPTIONS)
+    yield
+    await lsp_client.shutdown_session()
+
+
+def _write(path: Path, trace: dict[str, Any]) -> None:
+    text = json.dumps(trace).encode()
+    path.write_bytes(gzip.compress(text) if path.suffix == ".gz" else text)
+
+
+def _folders(path: Path) -> list[str]:
+    """The cache folders of ``path``'s columns (by its hash prefix, so other tests' don't count)."""
+    from kernel_lens.lsp.traces import cache_folder
+
+    stat = path.stat()
+    prefix = Path(cache_folder(str(path), stat.st_size, stat.st_mtime_ns)).name.split("-")[0]
+    return (
+        sorted(p for p in os.listdir(COLUMNS) if p.startswith(prefix)) if COLUMNS.exists() else []
+    )
+
+
+def _reading_tokens(client: LanguageClient) -> list[Any]:
+    return [
+        token
+        for token, reports in client.progress_reports.items()
+        if reports and getattr(reports[0], "title", "").startswith("Reading ")
+    ]
+
+
+async def test_a_gzipped_trace_opens_with_progress_then_from_the_cache(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    trace = replicate_trace(load_trace(H200), 20_000)
+    path = tmp_path / "step.pt.trace.json.gz"
+    _write(path, trace)
+    want = summarize_trace(trace).to_json()
+
+    answer = await client.protocol.send_request_async("kernelLens/traceFile", {"path": str(path)})
+    assert answer.summary.event_count == want["event_count"]
+    assert answer.summary.kernel_calls == want["kernel_calls"]
+    assert answer.summary.gpu_busy_us == want["gpu_busy_us"]
+    assert answer.timeline.event_count == want["event_count"] and answer.timeline.lanes
+    tokens = _reading_tokens(client)
+    assert len(tokens) == 1
+    reports = client.progress_reports[tokens[0]]
+    assert reports[0].cancellable is True and reports[-1].kind == "end"
+    percentages = [r.percentage for r in reports if getattr(r, "percentage", None) is not None]
+    assert percentages == sorted(percentages) and len(percentages) >= 3
+    assert len(_folders(path)) == 1
+
+    # Zooming in and opening it again read no JSON: no further progress.
+    span = answer.timeline.span_us
+    window = {"path": str(path), "start_us": span * 0.4, "end_us": span * 0.41}
+    zoomed = await client.protocol.send_request_async("kernelLens/timelineWindow", window)
+    assert list(zoomed.window) == [span * 0.4, span * 0.41]
+    again = await client.protocol.send_request_async("kernelLens/traceFile", {"path": str(path)})
+    assert again.summary.event_count == want["event_count"]
+    assert len(_reading_tokens(client)) == 1
+
+
+async def test_a_changed_trace_is_read_again(client: LanguageClient, tmp_path: Path) -> None:
+    path = tmp_path / "step.json"
+    _write(path, replicate_trace(load_trace(H200), 2_000))
+    first = await client.protocol.send_request_async("kernelLens/traceFile", {"path": str(path)})
+    old = _folders(path)
+    smaller = replicate_trace(load_trace(H200), 700)
+    _write(path, smaller)
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 2_000_000_000))
+    second = await client.protocol.send_request_async("kernelLens/traceFile", {"path": str(path)})
+    assert second.summary.event_count == summarize_trace(smaller).event_count
+    assert second.summary.event_count < first.summary.event_count
+    new = _folders(path)
+    assert len(new) == 1 and new != old  # the older version's columns are gone
+
+
+async def test_a_file_that_is_not_a_trace_says_so(client: LanguageClient, tmp_path: Path) -> None:
+    path = tmp_path / "data.json"
+    path.write_text('{"rows": [1, 2, 3]}')
+    with pytest.raises(JsonRpcException, match="traceEvents"):
+        await client.protocol.send_request_async("kernelLens/traceFile", {"path": str(path)})
+    with pytest.raises(JsonRpcException, match="not found"):
+        await client.protocol.send_request_async(
+            "kernelLens/traceFile", {"path": str(tmp_path / "gone.json")}
+        )
+
+
+async def test_cancel_from_the_progress_stops_the_reading(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    path = tmp_path / "big.json"
+    _write(path, replicate_trace(load_trace(H200), 300_000))
+    request = asyncio.ensure_future(
+        client.protocol.send_request_async("kernelLens/traceFile", {"path": str(path)})
+    )
+    for _ in range(600):
+        if _reading_tokens(client):
+            break
+        await asyncio.sleep(0.05)
+    (token,) = _reading_tokens(client)
+    client.protocol.notify(
+        types.WINDOW_WORK_DONE_PROGRESS_CANCEL, types.WorkDoneProgressCancelParams(token=token)
+    )
+    with pytest.raises(JsonRpcException, match="cancelled"):
+        await asyncio.wait_for(request, 120)
+    assert _folders(path) == []  # nothing half-written is left

@@ -18,6 +18,14 @@ import {
   SERVER_STATES,
   type AssemblyResult,
   type CommandResult,
+  type CompareResult,
+  type CompareVerdict,
+  type HistoryResult,
+  type HistoryRun,
+  type KernelDelta,
+  type LineDelta,
+  type RunTiming,
+  type SetBaselineResult,
   type FunctionEntry,
   type FunctionsResult,
   type GeneratedCodeResult,
@@ -424,6 +432,8 @@ export const checkSweepResult: Check<SweepResult> = shape<SweepResult>({
   best: shape({ value: int, median_ms: number }),
   method: string,
   device: string,
+  ties: optional(listOf(int)),
+  verdict: optional(nullable(string)),
 });
 
 export const checkReportResult: Check<ReportResult> = shape<ReportResult>({
@@ -515,6 +525,98 @@ export const checkShowReportArgs: Check<ShowReportArgs> = shape<ShowReportArgs>(
   function: string,
 });
 
+const checkCompareVerdict: Check<CompareVerdict> = shape<CompareVerdict>({
+  before_ms: number,
+  after_ms: number,
+  change_pct: number,
+  interval_pct: number,
+  p_value: nullable(number),
+  significant: boolean,
+  method: oneOf("mann-whitney", "iqr", "none"),
+  reference: string,
+  text: string,
+});
+
+const checkRunTiming: Check<RunTiming> = shape<RunTiming>({
+  median_ms: number,
+  spread_pct: optional(number),
+  reps: optional(int),
+  method: optional(string),
+  q1_ms: optional(number),
+  q3_ms: optional(number),
+  min_ms: optional(number),
+  max_ms: optional(number),
+});
+
+const checkHistoryRun: Check<HistoryRun> = shape<HistoryRun>({
+  id: string,
+  time: nullable(string),
+  function: nullable(string),
+  path: nullable(string),
+  device: nullable(string),
+  device_kind: nullable(string),
+  git: nullable(shape({ commit: string, dirty: boolean })),
+  file_hash: nullable(string),
+  versions: recordOf((value: unknown) => value),
+  inputs: nullable(string),
+  timing: checkRunTiming,
+  kernel_count: number,
+  text: optional(listOf(string)),
+  verdict: optional(nullable(checkCompareVerdict)),
+});
+
+/** Result of `kernelLens/history`. */
+export const checkHistoryResult: Check<HistoryResult> = shape<HistoryResult>({
+  function: string,
+  uri: string,
+  path: string,
+  baseline: nullable(string),
+  current_text: nullable(listOf(string)),
+  runs: listOf(checkHistoryRun),
+});
+
+/** Result of `kernelLens/setBaseline`. */
+export const checkSetBaselineResult: Check<SetBaselineResult> = shape<SetBaselineResult>({
+  function: string,
+  baseline: nullable(checkHistoryRun),
+});
+
+const checkLineDelta: Check<LineDelta> = shape<LineDelta>({
+  status: oneOf("same", "changed", "added", "removed"),
+  line: nullable(int),
+  before_lines: listOf(int),
+  source: string,
+  kernels_before: number,
+  kernels_after: number,
+  time_before_us: number,
+  time_after_us: number,
+  unit: optional(oneOf("kernels", "ops")),
+  text: nullable(string),
+});
+
+const checkKernelDelta: Check<KernelDelta> = shape<KernelDelta>({
+  name: string,
+  short_name: string,
+  status: oneOf("same", "added", "removed"),
+  calls_before: number,
+  calls_after: number,
+  device_us_before: number,
+  device_us_after: number,
+});
+
+/** Result of `kernelLens/compare`. */
+export const checkCompareResult: Check<CompareResult> = shape<CompareResult>({
+  function: string,
+  before: checkHistoryRun,
+  after: checkHistoryRun,
+  reference: string,
+  reference_id: nullable(string),
+  verdict: checkCompareVerdict,
+  lines: listOf(checkLineDelta),
+  kernels: listOf(checkKernelDelta),
+  kernel_count: listOf(number),
+});
+
 /** The check of each `kernelLens/*` request's result, by method (see tests/data/protocol/). */
 export const RESULT_CHECKS: Readonly<Record<string, Check<unknown>>> = {
   "kernelLens/assembly": checkAssemblyResult,
@@ -525,6 +627,9 @@ export const RESULT_CHECKS: Readonly<Record<string, Check<unknown>>> = {
   "kernelLens/ncuFile": checkNcuFileResult,
   "kernelLens/timelineWindow": checkTimeline,
   "kernelLens/functions": checkFunctionsResult,
+  "kernelLens/history": checkHistoryResult,
+  "kernelLens/setBaseline": checkSetBaselineResult,
+  "kernelLens/compare": checkCompareResult,
 };
 
 // Type guards, where a yes or no is enough.

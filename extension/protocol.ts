@@ -516,6 +516,10 @@ export interface SweepResult {
   best: { value: number; median_ms: number };
   method: string;
   device: string;
+  /** Values equal to the fastest within noise (empty: `best` is significantly faster). */
+  ties?: number[];
+  /** `BLOCK_SIZE 512–1024 equal within noise` / `BLOCK_SIZE 512 fastest (significantly)`. */
+  verdict?: string | null;
 }
 
 /** Result of `kernelLens/report`: everything known of one function (null = not run yet). */
@@ -685,4 +689,151 @@ export interface FunctionsResult {
 /** Client -> server: the functions and `@triton.jit` kernels of a document (for pickers). */
 export const FunctionsRequest = new RequestType<FunctionsParams, FunctionsResult, void>(
   "kernelLens/functions",
+);
+
+// The optimisation loop (issue 11): history of runs, baselines, comparisons. Mirrors the
+// section of the same name in protocol.py.
+
+/** A run of the history: an id (`"7"`), `-1` (the latest), `-2`…, or `baseline`. */
+export type RunRef = string;
+
+/** Params of `kernelLens/history`: a function by name, else the one around `position`. */
+export interface HistoryParams {
+  uri: string;
+  function?: string;
+  position?: Position;
+}
+
+/** Params of `kernelLens/setBaseline` (and of the `kernelLens.setBaseline` server command). */
+export interface SetBaselineParams extends HistoryParams {
+  /** The run to pin (default: the latest). */
+  run?: RunRef;
+  /** Unpin instead. */
+  clear?: boolean;
+}
+
+/** Params of `kernelLens/compare`. */
+export interface CompareParams extends HistoryParams {
+  before?: RunRef;
+  after?: RunRef;
+}
+
+/** How a run's time compares with a reference run (`text`: `−49.8% vs 0.383 ms`). */
+export interface CompareVerdict {
+  before_ms: number;
+  after_ms: number;
+  change_pct: number;
+  /** Half-width of the ~95% interval of the ratio of medians, percent. */
+  interval_pct: number;
+  /** The Mann–Whitney p-value (null without raw samples). */
+  p_value: number | null;
+  significant: boolean;
+  method: "mann-whitney" | "iqr" | "none";
+  reference: string;
+  text: string;
+}
+
+/** A run's timing, milliseconds (`spread_pct`: half the IQR, % of the median). */
+export interface RunTiming {
+  median_ms: number;
+  spread_pct?: number;
+  reps?: number;
+  method?: string;
+  q1_ms?: number;
+  q3_ms?: number;
+  min_ms?: number;
+  max_ms?: number;
+}
+
+/** One run of a function in its history. */
+export interface HistoryRun {
+  id: string;
+  time: string | null;
+  function: string | null;
+  path: string | null;
+  device: string | null;
+  device_kind: string | null;
+  git: { commit: string; dirty: boolean } | null;
+  file_hash: string | null;
+  versions: Record<string, unknown>;
+  inputs: string | null;
+  timing: RunTiming;
+  kernel_count: number;
+  /** The function's lines when it ran (in the history's list). */
+  text?: string[];
+  /** Against the run before it (in the history's list; null for the first). */
+  verdict?: CompareVerdict | null;
+}
+
+/** Result of `kernelLens/history`: the runs, oldest first, and the pinned baseline's id. */
+export interface HistoryResult {
+  function: string;
+  uri: string;
+  path: string;
+  baseline: string | null;
+  /** The function's lines in the document now (null: it no longer parses or exists). */
+  current_text: string[] | null;
+  runs: HistoryRun[];
+}
+
+/** Result of `kernelLens/setBaseline` (`baseline`: null once unpinned). */
+export interface SetBaselineResult {
+  function: string;
+  baseline: HistoryRun | null;
+}
+
+/** One line of the later run (or a removed line): kernels (or ops) and µs on both sides. */
+export interface LineDelta {
+  status: "same" | "changed" | "added" | "removed";
+  line: number | null;
+  before_lines: number[];
+  source: string;
+  kernels_before: number;
+  kernels_after: number;
+  time_before_us: number;
+  time_after_us: number;
+  /** What the kernel counts count: launches (CUDA) or ATen ops (CPU). */
+  unit?: "kernels" | "ops";
+  /** `2 → 1 kernels: fused · device −48%`; null when nothing changed past noise. */
+  text: string | null;
+}
+
+/** One kernel in two runs: launches and device µs per call. */
+export interface KernelDelta {
+  name: string;
+  short_name: string;
+  status: "same" | "added" | "removed";
+  calls_before: number;
+  calls_after: number;
+  device_us_before: number;
+  device_us_after: number;
+}
+
+/** Result of `kernelLens/compare`. */
+export interface CompareResult {
+  function: string;
+  before: HistoryRun;
+  after: HistoryRun;
+  reference: string;
+  reference_id: string | null;
+  verdict: CompareVerdict;
+  lines: LineDelta[];
+  kernels: KernelDelta[];
+  /** Kernel launches (ops on the CPU) per call: [before, after]. */
+  kernel_count: number[];
+}
+
+/** Client -> server: the runs of a function, each against the one before. */
+export const HistoryRequest = new RequestType<HistoryParams, HistoryResult, void>(
+  "kernelLens/history",
+);
+
+/** Client -> server: pin (or unpin) a function's baseline; its lenses then name it. */
+export const SetBaselineRequest = new RequestType<SetBaselineParams, SetBaselineResult, void>(
+  "kernelLens/setBaseline",
+);
+
+/** Client -> server: two runs of a function compared (time verdict, lines, kernels). */
+export const CompareRequest = new RequestType<CompareParams, CompareResult, void>(
+  "kernelLens/compare",
 );

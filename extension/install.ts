@@ -3,16 +3,13 @@
  * wheel into it, in a visible terminal (nothing is installed silently), or pick another
  * interpreter in the settings.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { DISPLAY_NAME } from "./constants";
+import { DISPLAY_NAME, PYTHON_EXTENSION_ID } from "./constants";
+import { firstRunAdvice, torchCheckArgs } from "./firstRun";
 import { type ProbeResult, findWheel, pipInstallArgs, terminalText } from "./python";
 import { SECTION } from "./settings";
-
-const INSTALL = "Install Kernel Lens into this interpreter";
-const OPEN_SETTINGS = "Open Settings";
-const SHOW_OUTPUT = "Show Output";
 
 export interface FixActions {
   log: vscode.LogOutputChannel;
@@ -21,9 +18,28 @@ export interface FixActions {
   restart: () => void;
 }
 
+/** Whether `python` can import torch (undefined when that cannot be told in time). */
+function hasTorch(python: string): Promise<boolean | undefined> {
+  return new Promise((resolve) => {
+    execFile(
+      python,
+      torchCheckArgs(),
+      { timeout: 15_000, killSignal: "SIGKILL", windowsHide: true },
+      (error) => {
+        if (error === null) {
+          resolve(true);
+        } else {
+          resolve(typeof error.code === "number" && error.code === 1 ? false : undefined);
+        }
+      },
+    );
+  });
+}
+
 /**
- * Shows why `python` cannot run the server, with the actions that can fix it.
- * Resolves once the notification is answered or dismissed; callers need not await it.
+ * Shows why `python` cannot run the server, naming what is missing (torch, Kernel Lens), with
+ * the short actions that can fix it ({@link firstRunAdvice}). Resolves once the notification is
+ * answered or dismissed; callers need not await it.
  */
 export async function offerFix(
   python: string,
@@ -31,22 +47,27 @@ export async function offerFix(
   actions: FixActions,
 ): Promise<void> {
   const wheel = findWheel(path.join(actions.extensionPath, "bundled"));
-  const choices: string[] = [];
-  // A missing or too old interpreter cannot be fixed by installing into it.
-  if (result.failure === "import-error" && wheel !== undefined) {
-    choices.push(INSTALL);
-  }
-  choices.push(OPEN_SETTINGS, SHOW_OUTPUT);
-  const choice = await vscode.window.showErrorMessage(
-    `${DISPLAY_NAME} cannot start with ${python}: ${result.reason}`,
-    ...choices,
+  const torch = result.failure === "import-error" ? await hasTorch(python) : undefined;
+  const advice = firstRunAdvice(python, result, torch, wheel !== undefined);
+  actions.log.error(
+    `${advice.message} (${result.reason}; torch: ${torch === undefined ? "not checked" : String(torch)})`,
   );
-  if (choice === INSTALL && wheel !== undefined) {
+  const choice = await vscode.window.showErrorMessage(advice.message, ...advice.actions);
+  if (choice === "Install Kernel Lens" && wheel !== undefined) {
     installInTerminal(python, wheel, actions);
-  } else if (choice === OPEN_SETTINGS) {
-    await vscode.commands.executeCommand("workbench.action.openSettings", `${SECTION}.python`);
-  } else if (choice === SHOW_OUTPUT) {
+  } else if (choice === "Choose Interpreter") {
+    await chooseInterpreter();
+  } else if (choice === "Show Details") {
     actions.log.show();
+  }
+}
+
+/** The Python extension's interpreter picker where it is installed, else the setting. */
+async function chooseInterpreter(): Promise<void> {
+  if (vscode.extensions.getExtension(PYTHON_EXTENSION_ID) !== undefined) {
+    await vscode.commands.executeCommand("python.setInterpreter");
+  } else {
+    await vscode.commands.executeCommand("workbench.action.openSettings", `${SECTION}.python`);
   }
 }
 

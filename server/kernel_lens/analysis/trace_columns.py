@@ -289,60 +289,154 @@ def parse_trace_bytes(raw: bytes, shown: str) -> dict[str, Any]:
     return data
 
 
+class _Coder:
+    """Codes of hashable values (str, int, None) seen chunk by chunk, into one table."""
+
+    def __init__(self) -> None:
+        self.index: dict[Any, int] = {}
+        self.values: list[Any] = []
+
+    def _code(self, value: Any) -> int:
+        code = self.index.get(value)
+        if code is None:
+            code = self.index[value] = len(self.values)
+            self.values.append(value)
+        return code
+
+    def codes(self, values: list[Any]) -> I64:
+        if not values:
+            return np.zeros(0, dtype=np.int64)
+        array = np.empty(len(values), dtype=object)
+        array[:] = values
+        local, uniques = pd.factorize(array, use_na_sentinel=True)
+        table = [self._code(u) for u in uniques.tolist()] + [self._code(None)]
+        return np.asarray(table, dtype=np.int64)[np.asarray(local, dtype=np.int64)]
+
+    def finish(self, codes: I64, normalize: Callable[[Any], Any]) -> tuple[I64, list[Any]]:
+        """``codes`` into the table of distinct normalised values."""
+        normal = [normalize(v) for v in self.values]
+        array = np.empty(len(normal), dtype=object)
+        array[:] = normal
+        final, table = pd.factorize(array)
+        return np.asarray(final, dtype=np.int64)[codes], table.tolist()
+
+
+#: Events decoded into records at a time: bounds the memory the records take.
+_CHUNK = 100_000
+
+
 def _columns_typed(raw: bytes, progress: Progress | None) -> TraceColumns | None:
-    """Columns by msgspec's typed decoding; None when msgspec is absent or the file is unusual."""
+    """Columns by msgspec's typed decoding; None when msgspec is absent or the file is unusual.
+
+    The events are first cut out of the text as raw JSON (cheap views), then decoded into
+    records ``_CHUNK`` at a time; each chunk's columns are kept and its records dropped, so the
+    records never hold more than one chunk of the trace.
+    """
     try:
-        from kernel_lens.analysis.trace_decode import DECODER, UNSET, DecodeError
+        from kernel_lens.analysis.trace_decode import (
+            EVENTS_DECODER,
+            LAZY_DECODER,
+            UNSET,
+            DecodeError,
+        )
     except ImportError:
         return None
-    unset = UNSET
     try:
         with gc_paused():
-            trace = DECODER.decode(raw)
-    except DecodeError:  # incl. ValidationError: an event the typed records cannot hold
+            lazy = LAZY_DECODER.decode(raw)
+    except DecodeError:
         return None
+    events = lazy.traceEvents
+    cats, names, keys = _Coder(), _Coder(), _Coder()
+    parts: dict[str, list[Any]] = {k: [] for k in _PARTS}
+    for first in range(0, len(events), _CHUNK):
+        if progress:
+            progress(0.15 + 0.5 * first / len(events), f"reading events {first:,}…")
+        try:
+            with gc_paused():
+                chunk = EVENTS_DECODER.decode(
+                    b"[" + b",".join(events[first : first + _CHUNK]) + b"]"
+                )
+        except DecodeError:  # incl. ValidationError: an event the typed records cannot hold
+            return None
+        with gc_paused():
+            _chunk_columns(chunk, parts, cats, names, keys, UNSET)
+        del chunk
+    del events, lazy.traceEvents
     if progress:
-        progress(0.55, "building columns")
-    with gc_paused():
-        events = trace.traceEvents
-        ts = np.array([e.ts for e in events], dtype=np.float64)
-        dur = np.array([e.dur for e in events], dtype=np.float64)
-        is_x = np.array([e.ph == "X" for e in events], dtype=bool)
-        with np.errstate(invalid="ignore"):
-            keep = is_x & np.isfinite(ts) & np.isfinite(dur) & (dur >= 0)
-        rows = np.flatnonzero(keep)
-        kept = [events[i] for i in rows.tolist()]
-        del events, trace.traceEvents
-        no_args = None
-        args = [e.args for e in kept]
-        ext = np.array([None if a is no_args else a.external_id for a in args], dtype=np.float64)
-        corr = np.array([None if a is no_args else a.correlation for a in args], dtype=np.float64)
-        nbytes_f = np.array([None if a is no_args else a.bytes for a in args], dtype=np.float64)
-        nbytes_f[~np.isfinite(nbytes_f)] = 0.0
-        tid = [e.tid for e in kept]
-        pid = [e.pid for e in kept]
-        stream = [
-            t if a is no_args or a.stream is unset else a.stream
-            for t, a in zip(tid, args, strict=True)
-        ]
-        device = [
-            p if a is no_args or a.device is unset else a.device
-            for p, a in zip(pid, args, strict=True)
-        ]
-        return _assemble(
-            cat=["None" if e.cat is None else e.cat for e in kept],
-            name=["None" if e.name is None else e.name for e in kept],
-            ts=ts[rows],
-            dur=dur[rows],
-            pid=pid,
-            tid=tid,
-            stream=stream,
-            device=device,
-            ext_id=ext,
-            corr=corr,
-            nbytes=nbytes_f.astype(np.int64),
-            device_name=_device_name({"deviceProperties": trace.deviceProperties}),
-        )
+        progress(0.65, "building columns")
+    joined = {k: np.concatenate(v) if v else np.zeros(0) for k, v in parts.items()}
+    n = len(joined["ts"])
+    cat, cat_table = cats.finish(joined["cat"].astype(np.int64), str)
+    name, name_table = names.finish(joined["name"].astype(np.int64), str)
+    key_codes = np.concatenate(
+        [joined[k].astype(np.int64) for k in ("pid", "tid", "stream", "device")]
+    )
+    key, key_table = keys.finish(key_codes, _key)
+    return TraceColumns(
+        cat=cat,
+        cats=tuple(cat_table),
+        name=name,
+        names=tuple(name_table),
+        ts=joined["ts"].astype(np.float64),
+        dur=joined["dur"].astype(np.float64),
+        pid=key[:n],
+        tid=key[n : 2 * n],
+        stream=key[2 * n : 3 * n],
+        device=key[3 * n :],
+        keys=tuple(key_table),
+        ext_id=joined["ext_id"].astype(np.float64),
+        corr=joined["corr"].astype(np.float64),
+        nbytes=joined["nbytes"].astype(np.int64),
+        device_name=_device_name({"deviceProperties": lazy.deviceProperties}),
+    )
+
+
+_PARTS = ("cat", "name", "ts", "dur", "pid", "tid", "stream", "device", "ext_id", "corr", "nbytes")
+
+
+def _chunk_columns(
+    events: list[Any],
+    parts: dict[str, list[Any]],
+    cats: _Coder,
+    names: _Coder,
+    keys: _Coder,
+    unset: Any,
+) -> None:
+    """Append the columns of one chunk of decoded events to ``parts``."""
+    ts = np.array([e.ts for e in events], dtype=np.float64)
+    dur = np.array([e.dur for e in events], dtype=np.float64)
+    is_x = np.array([e.ph == "X" for e in events], dtype=bool)
+    with np.errstate(invalid="ignore"):
+        keep = is_x & np.isfinite(ts) & np.isfinite(dur) & (dur >= 0)
+    rows = np.flatnonzero(keep)
+    kept = [events[i] for i in rows.tolist()]
+    args = [e.args for e in kept]
+    nbytes = np.array([None if a is None else a.bytes for a in args], dtype=np.float64)
+    nbytes[~np.isfinite(nbytes)] = 0.0
+    tid = [e.tid for e in kept]
+    pid = [e.pid for e in kept]
+    parts["ts"].append(ts[rows])
+    parts["dur"].append(dur[rows])
+    parts["ext_id"].append(
+        np.array([None if a is None else a.external_id for a in args], dtype=np.float64)
+    )
+    parts["corr"].append(
+        np.array([None if a is None else a.correlation for a in args], dtype=np.float64)
+    )
+    parts["nbytes"].append(nbytes.astype(np.int64))
+    parts["cat"].append(cats.codes([e.cat for e in kept]))
+    parts["name"].append(names.codes([e.name for e in kept]))
+    pid_codes, tid_codes = keys.codes(pid), keys.codes(tid)
+    parts["pid"].append(pid_codes)
+    parts["tid"].append(tid_codes)
+    # stream and device default to tid and pid; only device events name them in args.
+    for field, default in (("stream", tid_codes), ("device", pid_codes)):
+        named = [i for i, a in enumerate(args) if a is not None and getattr(a, field) is not unset]
+        codes = default.copy()
+        if named:
+            codes[named] = keys.codes([getattr(args[i], field) for i in named])
+        parts[field].append(codes)
 
 
 def read_columns(path: str | os.PathLike[str], progress: Progress | None = None) -> TraceColumns:

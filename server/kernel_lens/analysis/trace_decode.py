@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["DECODER", "DecodeError", "UNSET"]
+__all__ = ["DECODER", "EVENTS_DECODER", "LAZY_DECODER", "UNSET", "DecodeError"]
 
 UNSET = msgspec.UNSET
 DecodeError = msgspec.DecodeError
@@ -48,3 +48,16 @@ class Trace(msgspec.Struct, gc=False):
 
 
 DECODER: msgspec.json.Decoder[Trace] = msgspec.json.Decoder(Trace)
+
+
+class LazyTrace(msgspec.Struct, gc=False):
+    """The trace object with its events left as raw JSON (views of the text, decoded later)."""
+
+    traceEvents: list[msgspec.Raw]  # noqa: N815
+    deviceProperties: Any = None  # noqa: N815
+
+
+#: The trace with its events as raw JSON, so they can be decoded a chunk at a time.
+LAZY_DECODER: msgspec.json.Decoder[LazyTrace] = msgspec.json.Decoder(LazyTrace)
+#: A JSON array of events.
+EVENTS_DECODER: msgspec.json.Decoder[list[Event]] = msgspec.json.Decoder(list[Event])

@@ -1,0 +1,268 @@
+"""Big traces (issue 12): open, first view and zoom of 100k–3M-event traces, with the floors.
+
+    python benchmarks/bench_traces.py [--sizes 100000,1000000,3000000] [--before REV]
+
+Synthetic traces are made by repeating a recorded H200 trace's step end to end with consistent
+ids (`benchmarks/trace_synth.py`), written once to ``$TMPDIR/kernel-lens-bench-traces``. Each
+measurement runs in its own child process, so that its peak memory (``ru_maxrss``, the
+interpreter included) is its own; one run prints, per size:
+
+- **Kernel Lens**: ``summarize`` (read the file into columns and summarise it, what ``kernel-lens
+  trace summarize`` does), ``first view`` (the same plus laying out the timeline store and its
+  overview: what opening the file in the trace viewer costs, cold), ``reopen`` (the store saved
+  in the cache folder read back, and the overview), ``zoom p50/p95`` (20 random windows, widths
+  log-uniform from 1e-5 of the span to all of it), peak memory;
+- **before** (``--before REV``, e.g. the commit before the columnar store): that revision's
+  ``load_trace`` + ``summarize_trace``, and ``build_timeline`` for the overview and one zoom;
+- **floor**: ``json.load`` + a pandas group-by of the complete events' durations by name;
+- **HolisticTraceAnalysis**: its ``TraceAnalysis`` on the file's folder, if ``hta`` is installed.
+
+Times are wall-clock seconds (medians of ``--repeat`` runs, default 1); on a shared machine
+they are noisy, so say so when quoting them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "server"))
+sys.path.insert(0, str(ROOT))
+
+RECORDED = ROOT / "tests" / "data" / "h200" / "matmul_relu_trace.json"
+DIR = Path(tempfile.gettempdir()) / "kernel-lens-bench-traces"
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def make_trace(events: int) -> Path:
+    """The synthetic trace of about ``events`` events (written once)."""
+    from benchmarks.trace_synth import replicate_trace
+
+    from kernel_lens.analysis.trace_summary import load_trace  # noqa: I001 (two roots)
+
+    path = DIR / f"h200_x{events}.json"
+    if not path.exists():
+        DIR.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        with open(tmp, "w") as f:
+            json.dump(replicate_trace(load_trace(RECORDED), events), f)
+        tmp.replace(path)
+    return path
+
+
+def _windows(span: float, n: int = 20, seed: int = 12) -> list[tuple[float, float]]:
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        width = span * 10 ** rng.uniform(-5, 0)
+        start = rng.uniform(0, span - width)
+        out.append((start, start + width))
+    return out
+
+
+def measure_kernel_lens(path: str) -> dict[str, Any]:
+    from kernel_lens.analysis.trace_columns import read_columns
+    from kernel_lens.analysis.trace_store import build_store, load_store, save_store
+    from kernel_lens.analysis.trace_summary import summarize_columns
+
+    t0 = time.perf_counter()
+    columns = read_columns(path)
+    summary = summarize_columns(columns)
+    t1 = time.perf_counter()
+    store = build_store(columns, summary=summary.to_json())
+    overview = store.timeline()
+    t2 = time.perf_counter()
+    del columns
+    folder = tempfile.mkdtemp(prefix="kl-bench-store-")
+    save_store(store, folder)
+    t3 = time.perf_counter()
+    loaded = load_store(folder)
+    assert loaded is not None
+    loaded.timeline()
+    t4 = time.perf_counter()
+    zooms = []
+    for window in _windows(loaded.span_us):
+        start = time.perf_counter()
+        loaded.timeline(window=window)
+        zooms.append(time.perf_counter() - start)
+    zooms.sort()
+    return {
+        "events": summary.event_count,
+        "summarize_s": t1 - t0,
+        "first_view_s": t2 - t0,
+        "reopen_s": t4 - t3,
+        "zoom_p50_ms": statistics.median(zooms) * 1e3,
+        "zoom_p95_ms": zooms[int(0.95 * (len(zooms) - 1))] * 1e3,
+        "overview_items": overview["kept"],
+        "peak_mb": _peak_mb(),
+    }
+
+
+def measure_before(path: str, rev: str) -> dict[str, Any]:
+    """The implementation at git revision ``rev`` (its trace_summary and timeline modules)."""
+    import importlib.util
+
+    mods = {}
+    folder = Path(tempfile.mkdtemp(prefix="kl-bench-before-"))
+    for name in ("trace_summary", "timeline"):
+        source = subprocess.run(
+            ["git", "-C", str(ROOT), "show", f"{rev}:server/kernel_lens/analysis/{name}.py"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+        file = folder / f"before_{name}.py"
+        file.write_text(source)
+        spec = importlib.util.spec_from_file_location(f"before_{name}", file)
+        assert spec is not None and spec.loader is not None
+        mods[name] = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = mods[name]  # dataclasses look their module up there
+        spec.loader.exec_module(mods[name])
+    # What the viewer did then: load once, summarise, reduce the whole trace; each zoom reduced
+    # the loaded trace again.
+    t0 = time.perf_counter()
+    trace = mods["trace_summary"].load_trace(path)
+    summary = mods["trace_summary"].summarize_trace(trace)
+    t1 = time.perf_counter()
+    overview = mods["timeline"].build_timeline(trace)
+    t2 = time.perf_counter()
+    span = overview["span_us"]
+    mods["timeline"].build_timeline(trace, window=(span * 0.5, span * 0.51))
+    t3 = time.perf_counter()
+    return {
+        "events": summary.event_count,
+        "summarize_s": t1 - t0,
+        "first_view_s": t2 - t0,
+        "zoom_s": t3 - t2,
+        "overview_items": overview["kept"],
+        "lanes": len(overview["lanes"]),
+        "peak_mb": _peak_mb(),
+    }
+
+
+def measure_floor(path: str) -> dict[str, Any]:
+    import pandas as pd
+
+    t0 = time.perf_counter()
+    with open(path) as f:
+        trace = json.load(f)
+    t1 = time.perf_counter()
+    frame = pd.DataFrame(
+        [
+            {"name": e.get("name"), "cat": e.get("cat"), "dur": e.get("dur")}
+            for e in trace["traceEvents"]
+            if e.get("ph") == "X"
+        ]
+    )
+    frame.groupby(["cat", "name"])["dur"].agg(["size", "sum"])
+    t2 = time.perf_counter()
+    return {"json_load_s": t1 - t0, "floor_s": t2 - t0, "peak_mb": _peak_mb()}
+
+
+def measure_hta(path: str) -> dict[str, Any]:
+    try:
+        from hta.trace_analysis import TraceAnalysis  # type: ignore[import-not-found]
+    except ImportError:
+        return {"missing": True}
+    t0 = time.perf_counter()
+    analysis = TraceAnalysis(trace_dir=str(Path(path).parent))
+    analysis.get_gpu_kernel_breakdown()
+    return {"hta_s": time.perf_counter() - t0, "peak_mb": _peak_mb()}
+
+
+def _child(kind: str, path: Path, rev: str | None) -> dict[str, Any]:
+    argv = [sys.executable, __file__, "--measure", kind, str(path)]
+    if rev:
+        argv += ["--before", rev]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        return {"error": (done.stderr.strip().splitlines() or ["?"])[-1]}
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _median(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    if any("error" in r or "missing" in r for r in runs):
+        return runs[0]
+    return {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="100000,1000000")
+    parser.add_argument("--before", help="git revision of the implementation to compare with")
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--measure", nargs=2, metavar=("KIND", "FILE"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.measure:
+        kind, file = args.measure
+        funcs = {"kl": measure_kernel_lens, "floor": measure_floor, "hta": measure_hta}
+        result = measure_before(file, args.before) if kind == "before" else funcs[kind](file)
+        print(json.dumps(result))
+        return 0
+
+    print(f"machine: {os.cpu_count()} CPUs, python {sys.version.split()[0]}")
+    for size in [int(s) for s in args.sizes.split(",")]:
+        path = make_trace(size)
+        mb = path.stat().st_size / 1e6
+        kinds = ["kl", "floor", "hta"] + (["before"] if args.before else [])
+        runs: dict[str, list[dict[str, Any]]] = {k: [] for k in kinds}
+        for _ in range(args.repeat):
+            for kind in kinds:  # interleaved
+                runs[kind].append(_child(kind, path, args.before))
+        got = {k: _median(v) for k, v in runs.items()}
+        kl, floor, hta = got["kl"], got["floor"], got["hta"]
+        print(f"\n{size:,} events asked ({mb:.0f} MB JSON):")
+        if "error" in kl:
+            print(f"  Kernel Lens: failed: {kl['error']}")
+        else:
+            print(
+                f"  Kernel Lens: {kl['events']:,.0f} events · summarize {kl['summarize_s']:.2f} s"
+                f" · first view {kl['first_view_s']:.2f} s ({kl['overview_items']:,.0f} items)"
+                f" · reopen {kl['reopen_s'] * 1e3:.0f} ms · zoom p50 {kl['zoom_p50_ms']:.1f} ms"
+                f" p95 {kl['zoom_p95_ms']:.1f} ms · peak {kl['peak_mb']:,.0f} MB"
+                f" ({kl['peak_mb'] / mb:.1f}x the file)"
+            )
+        if args.before:
+            b = got["before"]
+            if "error" in b:
+                print(f"  before ({args.before}): failed: {b['error']}")
+            else:
+                print(
+                    f"  before ({args.before}): summarize {b['summarize_s']:.2f} s"
+                    f" · first view {b['first_view_s']:.2f} s ({b['overview_items']:,.0f} items,"
+                    f" {b['lanes']:.0f} lanes) · zoom {b['zoom_s']:.2f} s"
+                    f" · peak {b['peak_mb']:,.0f} MB"
+                )
+        if "error" in floor:
+            print(f"  floor: failed: {floor['error']}")
+        else:
+            print(
+                f"  floor json.load + pandas group-by: {floor['floor_s']:.2f} s"
+                f" (json.load {floor['json_load_s']:.2f} s) · peak {floor['peak_mb']:,.0f} MB"
+            )
+        if "missing" in hta:
+            print("  HolisticTraceAnalysis: not installed")
+        elif "error" in hta:
+            print(f"  HolisticTraceAnalysis: failed: {hta['error']}")
+        else:
+            print(f"  HolisticTraceAnalysis: {hta['hta_s']:.2f} s · peak {hta['peak_mb']:,.0f} MB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

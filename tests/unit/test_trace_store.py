@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import json
 import random
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -128,3 +129,19 @@ def test_the_overview_of_a_big_trace_shows_density_not_one_block_per_lane() -> N
         assert len(starts) >= 50, lane["id"]
         assert starts[-1] - starts[0] > 0.9 * overview["span_us"], lane["id"]
     assert overview["kept"] < 100_000 // 2
+
+
+def test_the_typed_reader_is_used_when_msgspec_is_there_and_json_otherwise(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from kernel_lens.analysis import trace_columns
+
+    pytest.importorskip("msgspec")
+    raw = json.dumps(replicate_trace(load_trace(H200), 1000)).encode()
+    typed = trace_columns._columns_typed(raw, None)
+    assert typed is not None  # a torch trace takes the fast path
+    assert trace_columns._columns_typed(json.dumps(_odd_trace()).encode(), None) is None
+    # Without msgspec (the agent's interpreter may lack it) the file reads the same.
+    monkeypatch.setitem(sys.modules, "kernel_lens.analysis.trace_decode", None)
+    assert trace_columns._columns_typed(raw, None) is None
+    _same_columns(typed, columns_from_trace(json.loads(raw)))

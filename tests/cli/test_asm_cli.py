@@ -26,7 +26,9 @@ def test_ptx_for_sm90_with_a_line_map_from_tl_load_to_ld_global() -> None:
     }
     assert out["constexprs"] == {"BLOCK_SIZE": 1024}
     assert ".target sm_90a" in out["asm"]
-    assert isinstance(out["registers"], int) and 8 <= out["registers"] <= 255
+    # The README's and the tour's `PTX · 22 regs · 0 spills · sm_90`: ptxas of triton 3.7.1
+    # (requirements-dev.txt) for sm_90, BLOCK_SIZE 1024.
+    assert out["registers"] == 22
     assert out["spills"] == 0
     ptx = out["asm"].splitlines()
     by_line = {m["source_line"]: m["asm_lines"] for m in out["line_map"]}

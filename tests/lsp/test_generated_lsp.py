@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 import pytest_lsp
-from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
@@ -127,7 +126,6 @@ async def test_nothing_compiles_untrusted(untrusted: LanguageClient) -> None:
     assert not any("assembly of" in m.message for m in untrusted.log_messages), (
         "nothing may run untrusted"
     )
-    assert types  # lsprotocol imported for fixtures' type hints
 
 
 @pytest.mark.slow

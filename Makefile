@@ -11,7 +11,7 @@ EXAMPLES := kernels/square.py::square_three_ways kernels/square.py::square_torch
 	kernels/fusion.py::square_twice kernels/fusion.py::matmul_relu \
 	kernels/triton_square.py::square kernels/inline_square.py::square
 
-.PHONY: run test setup setup-py setup-node profile-examples vsix lint typecheck test-py test-ts test-e2e try clean
+.PHONY: run test setup setup-py setup-node profile-examples vsix lint typecheck test-py test-ts test-e2e try clean mutation
 
 run: setup profile-examples vsix
 
@@ -60,6 +60,12 @@ test-ts: setup-node
 # The editor end to end: the .vsix in a real VS Code (code-server) driven by Chromium.
 test-e2e: setup
 	scripts/e2e.sh test
+
+# Mutation testing of the core modules against tests/unit (slow: not part of `make test`);
+# the report lands in $KL_MUTATION_DIR (default /tmp/kernel-lens-mutation); docs/testing.md has a run.
+# MODULES=analysis/names.py limits it to some modules; PLANTED=1 runs the hand-planted bugs.
+mutation: setup-py
+	nice -n 10 $(PY) scripts/mutation.py $(if $(PLANTED),--planted) $(MODULES)
 
 # For people: the same code-server with the extension on kernels/, URL printed.
 try:

@@ -111,3 +111,39 @@ async def test_the_quick_fix_inserts_the_suggested_directive_above_the_def(
     uri2 = open_doc(client, fixed)
     again = await click_profile(client, uri2, "def scale", fixed)
     assert again["ok"] is True, again
+
+
+async def test_the_quick_fix_uses_the_shapes_of_an_earlier_capture(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    path = copy(tmp_path, "timed_square.py")
+    uri = open_doc(client, path)
+    assert (await click_profile(client, uri, "def square_2", path))["ok"] is True
+    # The script stops calling square_2: capture fails, and the fix rebuilds the inputs that
+    # the last run captured (a float32 [64, 32] tensor), not a placeholder.
+    edited = path.read_text().replace("    time_fn(square_2, b)\n", "")
+    path.write_text(edited)
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=edited)],
+        )
+    )
+    outcome = await click_profile(client, uri, "def square_2", path)
+    assert outcome["ok"] is False and outcome["error"]["kind"] == "inputs", outcome
+    def0 = line0_of(path, "def square_2")
+    diags = [d for d in client.diagnostics[uri] if d.range.start.line == def0]
+    assert diags, client.diagnostics[uri]
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=diags[0].range,
+            context=types.CodeActionContext(diagnostics=diags),
+        )
+    )
+    fixes = [a for a in actions or [] if isinstance(a, types.CodeAction) and a.edit is not None]
+    [fix] = [a for a in fixes if a.title.startswith("Add an inputs directive")]
+    assert fix.title.endswith("(shapes of the last run's inputs)")
+    assert fix.edit is not None and fix.edit.changes is not None
+    [edit] = fix.edit.changes[uri]
+    assert edit.new_text == "# kernel-lens: inputs = (torch.randn(64, 32),)  # a\n"

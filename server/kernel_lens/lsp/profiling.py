@@ -186,6 +186,9 @@ async def profile_function(
         # Into the function's history, compared with the previous run or the baseline.
         await record_profile(ls, uri, qualname, snapshot, result)
         ls.documents.put(uri, Record(qualname, "ok", snapshot, info.first_line, result=result))
+        inputs = result.get("inputs")
+        if isinstance(inputs, dict) and inputs.get("args"):
+            state.inputs[qualname] = inputs
         set_diagnostic(ls, uri, qualname, None)
         timing = result.get("timing") or {}
         summary = (

@@ -4,21 +4,34 @@ function, as the first line of the comment block the directive is read from."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from lsprotocol import types
 
 from kernel_lens.agent.types import suggested_directive_in
 from kernel_lens.analysis.functions import NotInFunctionError, SourceSyntaxError, function_at
+from kernel_lens.analysis.inputs_directive import directive_from_inputs
 from kernel_lens.lsp.language_server import KernelLensServer
 
 __all__ = ["inputs_quick_fixes", "setup"]
 
 TITLE = "Add an inputs directive above the def"
+TITLE_EARLIER = "Add an inputs directive above the def (shapes of the last run's inputs)"
 
 
 def inputs_quick_fixes(
-    uri: str, source: str, diagnostics: list[types.Diagnostic]
+    uri: str,
+    source: str,
+    diagnostics: list[types.Diagnostic],
+    earlier: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[types.CodeAction]:
-    """One action per Kernel Lens ``inputs`` diagnostic that suggests a directive."""
+    """One action per Kernel Lens ``inputs`` diagnostic that suggests a directive.
+
+    ``earlier``: the inputs of each function's last good run; when the function has some that
+    can be rebuilt, the directive makes values of their shapes, dtypes and devices instead of
+    the placeholder built from the parameter names.
+    """
     actions: list[types.CodeAction] = []
     lines = source.splitlines()
     for diag in diagnostics:
@@ -33,6 +46,10 @@ def inputs_quick_fixes(
             continue
         if info.inputs_expr is not None:
             continue  # a directive is there already (the diagnostic is stale)
+        title = TITLE
+        rebuilt = directive_from_inputs((earlier or {}).get(info.qualname))
+        if rebuilt is not None:
+            directive, title = rebuilt, TITLE_EARLIER
         def_text = lines[info.def_line - 1] if info.def_line <= len(lines) else ""
         indent = def_text[: len(def_text) - len(def_text.lstrip())]
         at = types.Position(line=info.first_line - 1, character=0)
@@ -41,7 +58,7 @@ def inputs_quick_fixes(
         )
         actions.append(
             types.CodeAction(
-                title=TITLE,
+                title=title,
                 kind=types.CodeActionKind.QuickFix,
                 diagnostics=[diag],
                 is_preferred=True,
@@ -66,4 +83,6 @@ def setup(ls: KernelLensServer) -> None:
         if uri not in ls.workspace.text_documents:
             return []
         source = ls.workspace.get_text_document(uri).source
-        return list(inputs_quick_fixes(uri, source, list(params.context.diagnostics)))
+        state = ls.documents.peek(uri)
+        earlier = state.inputs if state is not None else None
+        return list(inputs_quick_fixes(uri, source, list(params.context.diagnostics), earlier))

@@ -97,6 +97,7 @@ class DocumentState:
         sweeps: the last sweep result per function.
         asm: the agent's ``asm`` results by (kernel, arch, text digest), bounded.
         asm_latest: the last ``asm`` result per kernel, for the kernel's lens.
+        inputs: the inputs of each function's last good run.
     """
 
     records: dict[str, Record] = field(default_factory=dict)
@@ -108,6 +109,9 @@ class DocumentState:
         default_factory=lambda: LRU(ASM_CACHE_SIZE)
     )
     asm_latest: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: The inputs (a result's ``inputs`` object) of each function's last good run, for the
+    #: quick fix that writes a directive with their shapes and dtypes.
+    inputs: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 class DocumentStore:

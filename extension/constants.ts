@@ -24,6 +24,8 @@ export const Commands = {
   showInlineExtension: ClientCommands.showInlineExtension,
   /** A load_inline module's files and build, from its views' title bar and status bar item. */
   openInlineFile: "kernelLens.openInlineFile",
+  /** Pin the latest run of the function at the cursor as its baseline (issue 11). */
+  setBaselineAtCursor: "kernelLens.setBaselineAtCursor",
 } as const;
 
 export type Command = (typeof Commands)[keyof typeof Commands];

@@ -10,6 +10,7 @@
 import type * as vscode from "vscode";
 import { registerCommands } from "./commands";
 import { Ctx } from "./ctx";
+import { registerHistory } from "./history";
 import { registerReport } from "./report";
 import { registerViews } from "./views";
 
@@ -21,6 +22,8 @@ const FEATURES: readonly { name: string; register: (ctx: Ctx) => void }[] = [
   { name: "views", register: registerViews },
   // The report panel, kernelLens/revealReport, and the trace and .ncu-rep custom editors.
   { name: "report", register: registerReport },
+  // Set as Baseline at the cursor (the optimisation loop; its History tab is in the report).
+  { name: "history", register: registerHistory },
 ];
 
 let ctx: Ctx | undefined;

@@ -8,7 +8,15 @@
  *
  * Pure (no `vscode`, no DOM), so both sides import it and node:test checks it.
  */
-import type { NcuFileResult, ReportResult, Timeline, TraceFileResult } from "../protocol";
+import type {
+  CompareResult,
+  HistoryResult,
+  NcuFileResult,
+  ReportResult,
+  Timeline,
+  TraceFileResult,
+} from "../protocol";
+import { isRunRef } from "./historyModel";
 
 /** What a webview shows: a function's report, or a file opened in a custom editor. */
 export type ViewMode = "report" | "trace" | "ncu";
@@ -16,9 +24,9 @@ export type ViewMode = "report" | "trace" | "ncu";
 export const VIEW_MODES: readonly ViewMode[] = ["report", "trace", "ncu"];
 
 /** The report panel's tabs. */
-export type ReportTab = "summary" | "timeline" | "ncu" | "sweep";
+export type ReportTab = "summary" | "timeline" | "ncu" | "sweep" | "history";
 
-export const REPORT_TABS: readonly ReportTab[] = ["summary", "timeline", "ncu", "sweep"];
+export const REPORT_TABS: readonly ReportTab[] = ["summary", "timeline", "ncu", "sweep", "history"];
 
 /** Actions the webview asks for that run a server command; one runs at a time per view. */
 export type Action = "profile" | "runNcu" | "sweep" | "applyParameter";
@@ -38,7 +46,11 @@ export type ToWebview =
   /** The colour theme changed: redraw the canvases with the new colours. */
   | { type: "theme" }
   /** The answer to the webview's `timelineWindow` number `id` (null: no detail to be had). */
-  | { type: "timelineWindow"; id: number; timeline: Timeline | null };
+  | { type: "timelineWindow"; id: number; timeline: Timeline | null }
+  /** The function's history of runs (sent after each report; null: it could not be read). */
+  | { type: "history"; history: HistoryResult | null }
+  /** The answer to the webview's `compareRuns`. */
+  | { type: "comparison"; comparison: CompareResult };
 
 /** Webview -> extension. */
 export type FromWebview =
@@ -59,7 +71,13 @@ export type FromWebview =
    * start): the view is zoomed in past the resolution of what it has. Numbered by the webview,
    * which keeps only the answer to its latest.
    */
-  | { type: "timelineWindow"; id: number; start: number; end: number };
+  | { type: "timelineWindow"; id: number; start: number; end: number }
+  /** Open VS Code's diff editor: the function's text in run `run` against its text now. */
+  | { type: "historyDiff"; run: string }
+  /** Pin run `run` as the function's baseline. */
+  | { type: "setBaseline"; run: string }
+  /** Compare two runs (ids, `-1`, `baseline`), side by side per line and per kernel. */
+  | { type: "compareRuns"; before: string; after: string };
 
 /** Most values one sweep may ask for from the webview. */
 export const MAX_SWEEP_VALUES = 64;
@@ -107,6 +125,11 @@ export function isFromWebview(value: unknown): value is FromWebview {
     }
     case "applyParameter":
       return isIdentifier(value["param"]) && isParameterValue(value["value"]);
+    case "historyDiff":
+    case "setBaseline":
+      return isRunRef(value["run"]);
+    case "compareRuns":
+      return isRunRef(value["before"]) && isRunRef(value["after"]);
     case "timelineWindow": {
       const { id, start, end } = value;
       return (
@@ -165,6 +188,10 @@ export function isToWebview(value: unknown): value is ToWebview {
         Number.isSafeInteger(value["id"]) &&
         (value["timeline"] === null || isRecord(value["timeline"]))
       );
+    case "history":
+      return value["history"] === null || isRecord(value["history"]);
+    case "comparison":
+      return isRecord(value["comparison"]);
     default:
       return false;
   }

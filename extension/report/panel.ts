@@ -8,10 +8,24 @@ import * as vscode from "vscode";
 import { ExecuteCommandRequest } from "vscode-languageclient/node";
 import { DISPLAY_NAME } from "../constants";
 import type { Ctx } from "../ctx";
-import { checkReportResult, commandFailure } from "../guards";
-import { ReportRequest, type ShowReportArgs } from "../protocol";
+import {
+  checkCompareResult,
+  checkHistoryResult,
+  checkReportResult,
+  checkSetBaselineResult,
+  commandFailure,
+} from "../guards";
+import {
+  CompareRequest,
+  HistoryRequest,
+  ReportRequest,
+  SetBaselineRequest,
+  type HistoryResult,
+  type ShowReportArgs,
+} from "../protocol";
 import { isCancellation, runningClient, sendChecked } from "../requests";
 import { commandFor } from "./actions";
+import { HistoryDocs } from "./historyDocs";
 import { actionOf, isFromWebview, type Action, type FromWebview, type ReportTab } from "./messages";
 import { REPORT_PANEL_TYPE } from "./viewTypes";
 import type { ClientWaiter, ThemeBroadcast } from "./webviews";
@@ -32,6 +46,9 @@ export class ReportPanel implements vscode.Disposable {
   private panelSubscriptions: vscode.Disposable[] = [];
   /** The trace file of the timeline shown, for its detail windows. */
   private timelinePath: string | undefined;
+  /** The History tab's runs, for opening a run's text in the diff editor. */
+  private history: HistoryResult | undefined;
+  private readonly historyDocs = new HistoryDocs();
 
   constructor(
     private readonly ctx: Ctx,
@@ -68,6 +85,7 @@ export class ReportPanel implements vscode.Disposable {
 
   dispose(): void {
     this.panel?.dispose();
+    this.historyDocs.dispose();
   }
 
   private create(title: string): void {
@@ -121,6 +139,13 @@ export class ReportPanel implements vscode.Disposable {
           void answerTimelineWindow(this.ctx, this.panel.webview, this.timelinePath, message);
         }
         return;
+      case "historyDiff":
+        void this.openDiff(target, message.run);
+        return;
+      case "setBaseline":
+      case "compareRuns":
+        void this.historyRequest(target, message);
+        return;
       case "revealLine":
         void revealLine(target.uri, message.line).catch((error: unknown) =>
           this.post({
@@ -167,11 +192,92 @@ export class ReportPanel implements vscode.Disposable {
       this.timelinePath = result.timeline?.path;
       this.post({ type: "report", report: result, ...(tab === undefined ? {} : { tab }) });
       this.post({ type: "busy", action: this.busy });
+      await this.loadHistory(target, request);
     } catch (error) {
       if (request === this.requests && !isCancellation(error)) {
         this.ctx.log.error(
           `${ReportRequest.method} ${target.function} failed: ${messageOf(error)}`,
         );
+        this.post({ type: "error", message: messageOf(error) });
+      }
+    }
+  }
+
+  /** Asks the server for the target's history of runs and sends it to the webview. */
+  private async loadHistory(target: ShowReportArgs, request: number): Promise<void> {
+    const client = await this.clients.running(CLIENT_WAIT_MS);
+    if (client === undefined || request !== this.requests) {
+      return;
+    }
+    try {
+      const history = await sendChecked(this.ctx, client, HistoryRequest, checkHistoryResult, {
+        uri: target.uri,
+        function: target.function,
+      });
+      if (request === this.requests) {
+        this.history = history;
+        this.post({ type: "history", history });
+      }
+    } catch (error) {
+      if (request === this.requests && !isCancellation(error)) {
+        this.ctx.log.warn(`${HistoryRequest.method} ${target.function}: ${messageOf(error)}`);
+        this.history = undefined;
+        this.post({ type: "history", history: null });
+      }
+    }
+  }
+
+  /** Opens the diff editor between run `run`'s text of the function and its text now. */
+  private async openDiff(target: ShowReportArgs, run: string): Promise<void> {
+    const history = this.history;
+    const entry = history?.runs.find((r) => r.id === run);
+    if (history === undefined || entry?.text === undefined) {
+      this.post({ type: "error", message: `Run ${run} is not in the history shown; refresh.` });
+      return;
+    }
+    const current = history.current_text;
+    if (current === null) {
+      this.post({
+        type: "error",
+        message: `${target.function} is not in the document now (or it does not parse): nothing to compare with.`,
+      });
+      return;
+    }
+    const key = String(hashText(target.uri));
+    try {
+      await this.historyDocs.openDiff(target.function, run, entry.text, current, key);
+    } catch (error) {
+      this.post({ type: "error", message: `Cannot open the diff: ${messageOf(error)}` });
+    }
+  }
+
+  /** Pins a baseline (then reloads) or compares two runs (then sends the comparison). */
+  private async historyRequest(
+    target: ShowReportArgs,
+    message: Extract<FromWebview, { type: "setBaseline" | "compareRuns" }>,
+  ): Promise<void> {
+    const client = await runningClient(this.ctx);
+    if (client === undefined) {
+      return;
+    }
+    const base = { uri: target.uri, function: target.function };
+    try {
+      if (message.type === "setBaseline") {
+        await sendChecked(this.ctx, client, SetBaselineRequest, checkSetBaselineResult, {
+          ...base,
+          run: message.run,
+        });
+        await this.load();
+        return;
+      }
+      const comparison = await sendChecked(this.ctx, client, CompareRequest, checkCompareResult, {
+        ...base,
+        before: message.before,
+        after: message.after,
+      });
+      this.post({ type: "comparison", comparison });
+    } catch (error) {
+      if (!isCancellation(error)) {
         this.post({ type: "error", message: messageOf(error) });
       }
     }
@@ -240,4 +346,14 @@ async function revealLine(uri: string, line: number): Promise<void> {
     preserveFocus: false,
   });
   editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+}
+
+/** A small stable hash of a string (FNV-1a), to keep apart documents of different files. */
+function hashText(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h;
 }

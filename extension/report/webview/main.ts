@@ -5,7 +5,13 @@
  * It sends back only line numbers and actions; the extension knows which document they are for.
  */
 import { ncuUnavailable } from "./reportActions";
-import type { NcuFileResult, ReportResult, TraceFileResult } from "../../protocol";
+import type {
+  CompareResult,
+  HistoryResult,
+  NcuFileResult,
+  ReportResult,
+  TraceFileResult,
+} from "../../protocol";
 import {
   REPORT_TABS,
   VIEW_MODES,
@@ -16,6 +22,7 @@ import {
   type ViewMode,
 } from "../messages";
 import { baseName, button, el } from "./dom";
+import { historyView, noHistory } from "./history";
 import { ncuView, noNcu } from "./ncu";
 import { noProfile, summaryView } from "./summary";
 import { SweepView, noSweep } from "./sweep";
@@ -34,6 +41,7 @@ const TAB_LABELS: Readonly<Record<ReportTab, string>> = {
   timeline: "Timeline",
   ncu: "Nsight Compute",
   sweep: "Sweep",
+  history: "History",
 };
 
 /** The tabs of each mode, the first being the default. */
@@ -55,6 +63,9 @@ const state: {
   loading?: string | undefined;
   error?: string | undefined;
   busy: Action | null;
+  /** The History tab's runs (null: unreadable), and the last comparison asked for. */
+  history?: HistoryResult | null;
+  comparison?: CompareResult | undefined;
 } = {
   tab: MODE_TABS[mode].find((t) => t === loadState().tab) ?? MODE_TABS[mode][0] ?? "summary",
   busy: null,
@@ -220,6 +231,16 @@ function tabContent(): HTMLElement {
       live = { redraw: () => view.draw(), dispose: () => view.dispose() };
       return view.element;
     }
+    case "history":
+      return state.history === undefined || state.history === null
+        ? state.history === undefined
+          ? el("p", { className: "muted", text: "Loading the history…" })
+          : noHistory(report.function, true)
+        : historyView(state.history, state.comparison, {
+            onDiff: (run) => post({ type: "historyDiff", run }),
+            onSetBaseline: (run) => post({ type: "setBaseline", run }),
+            onCompare: (before, after) => post({ type: "compareRuns", before, after }),
+          });
   }
 }
 
@@ -317,6 +338,18 @@ function onMessage(message: ToWebview): void {
     case "timelineWindow":
       timelineView?.receiveDetail(message.id, message.timeline);
       return;
+    case "history":
+      if (state.history?.function !== message.history?.function) {
+        state.comparison = undefined;
+      }
+      state.history = message.history;
+      if (state.tab !== "history") {
+        return;
+      }
+      break;
+    case "comparison":
+      state.comparison = message.comparison;
+      break;
   }
   render();
 }

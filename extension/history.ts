@@ -1,0 +1,53 @@
+/**
+ * The optimisation loop's palette command: "Kernel Lens: Set as Baseline" pins the latest run
+ * of the function at the cursor (the server's `kernelLens/setBaseline`); its lenses then compare
+ * every later profile with that run and say so. The summary lens's own click pins it too (the
+ * server's `kernelLens.setBaseline` command), and the report's History tab pins any run.
+ */
+import * as vscode from "vscode";
+import { Commands, DISPLAY_NAME, LANGUAGE } from "./constants";
+import type { Ctx } from "./ctx";
+import { cursorParams } from "./cursor";
+import { checkSetBaselineResult } from "./guards";
+import { SetBaselineRequest } from "./protocol";
+import { reportFailure, runningClient, sendChecked } from "./requests";
+
+/** Registers Set as Baseline (extension-scoped). */
+export function registerHistory(ctx: Ctx): void {
+  ctx.pushExtCleanup(
+    vscode.commands.registerCommand(Commands.setBaselineAtCursor, () => setBaselineAtCursor(ctx)),
+  );
+}
+
+async function setBaselineAtCursor(ctx: Ctx): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  const document = editor?.document;
+  if (editor === undefined || document?.languageId !== LANGUAGE || document.uri.scheme !== "file") {
+    void vscode.window.showInformationMessage(
+      `${DISPLAY_NAME}: open a Python file and put the cursor in the profiled function.`,
+    );
+    return;
+  }
+  const client = await runningClient(ctx);
+  if (client === undefined) {
+    return;
+  }
+  const uri = client.code2ProtocolConverter.asUri(document.uri);
+  try {
+    const result = await sendChecked(
+      ctx,
+      client,
+      SetBaselineRequest,
+      checkSetBaselineResult,
+      cursorParams(uri, editor.selection.active),
+    );
+    const run = result.baseline;
+    void vscode.window.showInformationMessage(
+      run === null
+        ? `${DISPLAY_NAME}: ${result.function} has no baseline now.`
+        : `${DISPLAY_NAME}: run ${run.id} of ${result.function} is its baseline; later profiles are compared with it.`,
+    );
+  } catch (error) {
+    reportFailure(ctx, SetBaselineRequest.method, error);
+  }
+}

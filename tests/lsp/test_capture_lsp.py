@@ -5,6 +5,7 @@ on the def line."""
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,15 @@ async def client(lsp_client: LanguageClient) -> Any:
     await _init(lsp_client, OPTIONS)
     yield
     await lsp_client.shutdown_session()
+
+
+async def profile_at_cursor(client: LanguageClient, uri: str, path: Path, text: str) -> Any:
+    """``Profile Function at Cursor`` (a one-line function the script never uses has no lens)."""
+    params = types.ExecuteCommandParams(
+        command="kernelLens.profile",
+        arguments=[{"uri": uri, "position": {"line": line0_of(path, text), "character": 4}}],
+    )
+    return await asyncio.wait_for(client.workspace_execute_command_async(params), 120)
 
 
 def copy(tmp_path: Path, name: str) -> Path:
@@ -66,7 +76,7 @@ async def test_a_script_that_never_calls_the_function_gets_a_diagnostic_on_the_d
 ) -> None:
     path = copy(tmp_path, "never_called.py")
     uri = open_doc(client, path)
-    outcome = await click_profile(client, uri, "def scale", path)
+    outcome = await profile_at_cursor(client, uri, path, "return x * factor")
     assert outcome["ok"] is False and outcome["error"]["kind"] == "inputs", outcome
     [diag] = [
         d for d in client.diagnostics[uri] if d.range.start.line == line0_of(path, "def scale")
@@ -80,7 +90,7 @@ async def test_the_quick_fix_inserts_the_suggested_directive_above_the_def(
 ) -> None:
     path = copy(tmp_path, "never_called.py")
     uri = open_doc(client, path)
-    outcome = await click_profile(client, uri, "def scale", path)
+    outcome = await profile_at_cursor(client, uri, path, "return x * factor")
     assert outcome["ok"] is False, outcome
     def0 = line0_of(path, "def scale")
     diags = [d for d in client.diagnostics[uri] if d.range.start.line == def0]

@@ -65,7 +65,11 @@ ls bundled/kernel_lens-*.whl >/dev/null || die "no kernel_lens wheel was built"
 step "package $VSIX"
 mkdir -p dist
 rm -f "$VSIX"
-npx --no-install vsce package --no-dependencies --out "$VSIX"
+# The extension page shows media/README.md (for users), not the developer README.md; its
+# screenshots are media/walkthrough/*.png, linked from the repository for the marketplace.
+npx --no-install vsce package --no-dependencies --out "$VSIX" \
+  --readme-path media/README.md \
+  --baseImagesUrl https://github.com/kernel-lens/kernel-lens/raw/HEAD/media
 
 step "check $VSIX"
 unzip -Z1 "$VSIX" >"$TMP/files.txt"
@@ -73,6 +77,9 @@ for required in \
   extension/package.json \
   extension/readme.md \
   extension/LICENSE.txt \
+  extension/media/icon.png \
+  extension/media/walkthrough/interpreter.md \
+  extension/media/walkthrough/profile.png \
   extension/dist/extension.js \
   extension/dist/webview/report.js \
   extension/dist/webview/report.css \
@@ -91,6 +98,8 @@ fi
 
 mkdir -p "$TMP/unzipped"
 unzip -q "$VSIX" -d "$TMP/unzipped"
+grep -q '^## Get started' "$TMP/unzipped/extension/readme.md" ||
+  die "the VSIX's readme is not the user README (media/README.md)"
 LIBS="$TMP/unzipped/extension/bundled/libs"
 PYTHONPATH="$LIBS" "$VERIFY_PYTHON" - "$LIBS" <<'PY'
 import os, sys

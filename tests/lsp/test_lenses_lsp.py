@@ -112,7 +112,7 @@ async def test_module_file_profile_all_skips_factories(client: LanguageClient) -
     assert row[0].startswith("$(watch) ") and row[1:] == [
         "$(refresh) Re-profile",
         "$(graph) Report",
-        "$(ellipsis)",
+        "More…",
     ], row
     # A CPU line reads as its share of the measured median.
     loss0 = line0_of(MLP, "loss = model(x)")

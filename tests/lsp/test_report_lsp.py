@@ -54,7 +54,7 @@ async def test_report_after_a_profile_has_timeline_lanes(client: LanguageClient)
     def0 = line0_of(SQUARE, "def square_three_ways")
     row = [x.command for x in await lenses(client, uri) if x.range.start.line == def0 and x.command]
     # The row is short: summary, Re-profile, Report, and the rest behind "…".
-    assert [c.title for c in row[2:]] == ["$(graph) Report", "$(ellipsis)"]
+    assert [c.title for c in row[2:]] == ["$(graph) Report", "More…"]
     more = row[3].arguments[0]  # type: ignore[index]
     assert row[3].command == "kernelLens.moreActions" and more["function"] == "square_three_ways"
     labels = [item["label"] for item in more["items"]]

@@ -53,7 +53,7 @@ TRUST_COMMAND = "workbench.trust.manage"
 CMD_MORE_ACTIONS = "kernelLens.moreActions"
 #: Actions on a function's row besides its status or summary; the rest go behind ``…``.
 MAX_ROW_ACTIONS = 2
-MORE_TITLE = "$(ellipsis)"
+MORE_TITLE = "More…"
 
 
 def _range(line0: int) -> types.Range:

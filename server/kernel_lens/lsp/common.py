@@ -145,7 +145,17 @@ def _publish(ls: KernelLensServer, uri: str, entries: dict[str, types.Diagnostic
 
 
 def set_diagnostic(ls: KernelLensServer, uri: str, key: str, diag: types.Diagnostic | None) -> None:
-    """Set (or with ``None`` remove) the document's diagnostic ``key`` and republish."""
+    """Set (or with ``None`` remove) the document's diagnostic ``key`` and republish.
+
+    A document closed meanwhile (a job that ended after its file was closed) keeps no state
+    and gets no Problems entry: an entry lives exactly as long as the result it is about.
+    """
+    if uri not in ls.workspace.text_documents:
+        state = ls.documents.peek(uri)
+        if state is not None:
+            state.diagnostics.pop(key, None)
+        _publish(ls, uri, state.diagnostics if state is not None else {})
+        return
     entries = ls.documents(uri).diagnostics
     if diag is None:
         entries.pop(key, None)

@@ -89,6 +89,30 @@ def mutmut(work: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+_DIFFS = """
+import json, sys
+from mutmut.__main__ import find_mutant, get_diff_for_mutant
+names = json.load(sys.stdin)
+json.dump({n: get_diff_for_mutant(n, path=find_mutant(n).path) for n in names}, sys.stdout)
+"""
+
+
+def _diffs(work: Path, names: list[str]) -> dict[str, str]:
+    """Each mutant's diff, in one process (``mutmut show`` is one process per mutant)."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _DIFFS],
+        cwd=work,
+        input=json.dumps(names),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        return {name: f"(no diff: {proc.stderr.strip()[-200:]})" for name in names}
+    diffs: dict[str, str] = json.loads(proc.stdout)
+    return diffs
+
+
 def run_module(module: str, base: Path, children: int) -> dict[str, object]:
     work = stage(module, base)
     start = time.monotonic()
@@ -103,7 +127,7 @@ def run_module(module: str, base: Path, children: int) -> dict[str, object]:
         for line in listing.splitlines()
         if line.strip().endswith(("survived", "no tests", "timeout", "suspicious"))
     ]
-    diffs = {name: mutmut(work, "show", name).stdout for name in survivors}
+    diffs = _diffs(work, survivors)
     return {
         "module": module,
         "seconds": round(time.monotonic() - start, 1),
@@ -206,11 +230,34 @@ PLANTED: list[tuple[str, str, str, str]] = [
 ]
 
 
+def _failing_unit_tests(work: Path, env: dict[str, str]) -> set[str]:
+    """The ``tests/unit`` tests that fail in ``work`` (the whole suite, no ``-x``)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/unit"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return {
+        line.removeprefix("FAILED ").split(" - ")[0]
+        for line in proc.stdout.splitlines()
+        if line.startswith(("FAILED ", "ERROR "))
+    } | ({"(collection)"} if proc.returncode not in (0, 1) else set())
+
+
 def run_planted(base: Path) -> int:
-    """Apply each planted bug to a scratch copy; ``tests/unit`` must fail on every one."""
+    """Apply each planted bug to a scratch copy; ``tests/unit`` must fail on every one.
+
+    The suite runs once unchanged first: a test failing then (a wall-time test on a loaded
+    machine) catches nothing.
+    """
     work = stage("planted", base)
     env = {**os.environ, "PYTHONPATH": str(work / "src"), "PYTHONDONTWRITEBYTECODE": "1"}
-    rows = ["| planted bug | file | tests/unit |", "|---|---|---|"]
+    baseline = _failing_unit_tests(work, env)
+    print(f"unchanged: {len(baseline)} failing {sorted(baseline)}", flush=True)
+    rows = ["| planted bug | file | failing tests/unit tests |", "|---|---|---|"]
     missed = 0
     for what, rel, old, new in PLANTED:
         path = work / "src" / "kernel_lens" / rel
@@ -221,24 +268,18 @@ def run_planted(base: Path) -> int:
             continue
         path.write_text(original.replace(old, new))
         try:
-            proc = subprocess.run(
-                [sys.executable, "-m", "pytest", "-xq", "-p", "no:cacheprovider", "tests/unit"],
-                cwd=work,
-                env=env,
-                capture_output=True,
-                text=True,
-                check=False,
-            )
+            failed = sorted(_failing_unit_tests(work, env) - baseline)
         finally:
             path.write_text(original)
-        failed = [ln.split(" - ")[0] for ln in proc.stdout.splitlines() if ln.startswith("FAILED")]
-        caught = proc.returncode == 1 and bool(failed)
-        missed += not caught
-        verdict = f"caught by {failed[0].removeprefix('FAILED ')}" if caught else "**missed**"
-        rows.append(f"| {what} | {rel} | {verdict} |")
+        missed += not failed
+        names = ", ".join(f"`{f.removeprefix('tests/unit/')}`" for f in failed)
+        rows.append(
+            f"| {what} | {rel} | " + (f"{len(failed)}: {names} |" if failed else "**missed** |")
+        )
         print(rows[-1], flush=True)
-    (base / "planted.md").write_text("\n".join(rows) + "\n")
-    print("\n".join(rows))
+    note = f"\nUnchanged code: {len(baseline)} failing ({', '.join(sorted(baseline)) or 'none'}).\n"
+    (base / "planted.md").write_text("\n".join(rows) + "\n" + note)
+    print("\n".join(rows) + note)
     return 1 if missed else 0
 
 

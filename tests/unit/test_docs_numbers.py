@@ -1,0 +1,144 @@
+"""Every derived figure in README.md and docs/benchmarks.md, recomputed from what it derives from.
+
+The measured figures come from the scripts each section names (docs/benchmarks.md); the figures
+derived from them — differences, ratios, bandwidths, the best block size — are recomputed here
+from the tables themselves, the Nsight Compute figures are read back from the recorded report,
+and the README's sample output is the CLI's rendering of the stored H200 run. A table edited
+without its prose (or the other way round) fails here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from kernel_lens.analysis.report_text import format_profile
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+BENCH = ROOT / "docs" / "benchmarks.md"
+H200 = ROOT / "tests" / "data" / "h200"
+
+#: 10000² fp32 read once and written once (the square examples), in bytes.
+SQUARE_BYTES = 2 * 4 * 10_000 * 10_000
+#: The H200's device-to-device copy bandwidth measured by the shared fixtures' make_baseline.py
+#: (`square_baseline.json`), TB/s.
+H200_COPY_TBS = 4.30
+
+
+def _doc() -> str:
+    return BENCH.read_text()
+
+
+def _flat(doc: str) -> str:
+    """The text with every run of whitespace one space: the prose is wrapped anywhere."""
+    return " ".join(doc.split())
+
+
+def _table(doc: str, header_start: str) -> list[list[str]]:
+    """The rows (cells stripped of ``**``) of the Markdown table whose header starts so."""
+    lines = doc.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith(header_start))
+    rows = []
+    for line in lines[at + 2 :]:
+        if not line.startswith("|"):
+            break
+        rows.append([c.strip().strip("*").strip() for c in line.strip("|").split("|")])
+    return rows
+
+
+def _num(cell: str) -> float:
+    return float(re.match(r"[-+]?[\d.,]+", cell.replace(",", "")).group(0))  # type: ignore[union-attr]
+
+
+def test_engine_table_differences_and_ratios() -> None:
+    doc = _doc()
+    rows = _table(doc, "| function | ours median ms (±spread) | do_bench median ms |")
+    assert len(rows) == 7
+    diffs, ratios = [], []
+    for row in rows:
+        ours, bench, diff, passed, ratio = (_num(c) for c in row[1:6])
+        # The medians are rounded to 0.00005 ms: that bounds the recomputed difference.
+        slack = 100 * (0.00005 / ours + 0.00005 / bench) + 0.005
+        assert 100 * (ours / bench - 1) == pytest.approx(diff, abs=slack), row[0]
+        assert passed / ours == pytest.approx(ratio, abs=0.05 + passed * 0.0005 / ours**2), row[0]
+        diffs.append(abs(diff))
+        ratios.append(ratio)
+    assert f"{max(diffs):.2f}%" == "0.33%"
+    assert "every median is within 0.33% of `do_bench`" in _flat(doc)
+    assert f"{min(ratios):.1f}–{max(ratios):.1f}×" == "1.2–7.5×"
+    assert "costs 1.2–7.5× the function's own time" in _flat(doc)
+
+
+def test_square_bandwidth_and_share_of_the_copy_bandwidth() -> None:
+    doc = _doc()
+    rows = _table(doc, "| function | ours median ms (±spread) | do_bench median ms |")
+    median = _num(next(r for r in rows if r[0] == "square.py::square_torch")[1])
+    tbs = SQUARE_BYTES / (median * 1e-3) / 1e12
+    assert f"{median:.4f} ms = {tbs:.2f} TB/s" == "0.1930 ms = 4.15 TB/s"
+    assert f"{100 * tbs / H200_COPY_TBS:.1f}%" == "96.4%"
+    flat = _flat(doc)
+    assert "0.1930 ms = 4.15 TB/s" in flat and "96.4% of the H200's 4.30 TB/s" in flat
+
+
+def test_sweep_bandwidth_column_and_best() -> None:
+    rows = _table(_doc(), "| BLOCK_SIZE | median ms | ± | GB/s |")
+    for row in rows:
+        median, gbs = _num(row[1]), _num(row[3])
+        assert float(f"{SQUARE_BYTES / (median * 1e-3) / 1e9:.3g}") == gbs, row
+    best = min(rows, key=lambda r: _num(r[1]))
+    assert best[0] == "512" and "(best)" in best[3]
+    assert [r for r in rows if "(best)" in r[3]] == [best]
+
+
+def test_compiled_speed_up() -> None:
+    doc = _flat(_doc())
+    eager, compiled = 0.383, 0.192
+    assert "0.383 ms (±0.2%)" in doc and "1 kernel, 0.192 ms (±0.2%)" in doc
+    assert f"{eager / compiled:.2f}×" == "1.99×" and "1.99×" in doc
+
+
+def test_ncu_figures_are_the_recorded_reports() -> None:
+    pytest.importorskip("ncu_report")
+    from kernel_lens.agent.stages.ncu import kernel_lines_from_report
+    from kernel_lens.ncu_files import read_ncu_file
+
+    path = str(H200 / "triton_square_small.ncu-rep")
+    (k,), _ = read_ncu_file(path)
+    doc = _doc()
+    occupancy = next(h for h in k.hints if h.rule == "AchievedOccupancy")
+    small_grid = next(h for h in k.hints if h.rule == "LaunchConfiguration")
+    figures = [
+        f"`square_kernel` {k.duration_us:.2f} µs",
+        f"grid {k.grid_size:.0f} × block {k.block_size:.0f}",
+        f"{k.waves:.3f} waves",
+        f"achieved occupancy {k.achieved_occupancy_pct:.1f}%",
+        f"{occupancy.title} (est. {occupancy.speedup_pct:.1f}%)",
+        f"**{small_grid.title}** ({small_grid.rule}, est. {small_grid.speedup_pct:.1f}%",
+        f"all placed on line {kernel_lines_from_report(path)[0]}",
+    ]
+    assert figures == [
+        "`square_kernel` 2.30 µs",
+        "grid 32 × block 128",
+        "0.015 waves",
+        "achieved occupancy 6.1%",
+        "Achieved Occupancy (est. 93.9%)",
+        "**Small Grid** (LaunchConfiguration, est. 75.8%",
+        "all placed on line 42",
+    ]
+    flat = _flat(doc)
+    for figure in figures:
+        assert figure in flat, figure
+
+
+def test_readme_sample_is_the_stored_h200_run() -> None:
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("```\n$ kernel-lens profile kernels/square.py::square_three_ways", 1)[1]
+    shown = block.split("```", 1)[0].splitlines()[1:]
+    assert shown[-1] == "…"
+    stored = json.loads((H200 / "square_three_ways_profile.json").read_text())
+    rendered = format_profile(stored).splitlines()
+    assert shown[:-1] == rendered[: len(shown) - 1]
+    assert "0.577 ms median  ±0.1%  (min 0.573 ms, 104 reps, CUDA events, L2 flushed)" in shown[1]

@@ -1,0 +1,215 @@
+"""Lens and hover text at its edges: missing keys, clipping limits, paths, inputs and ``self``.
+
+Found by mutation testing (docs/testing.md): each case here once let a changed line of
+analysis/lens_text.py pass the suite.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kernel_lens.analysis.lens_text import (
+    code_span,
+    error_lens_title,
+    hover_markdown,
+    inputs_args_text,
+    inputs_text,
+)
+
+
+@pytest.mark.parametrize(
+    "inputs, path, text",
+    [
+        (
+            {"source": "captured", "line": 31, "call": "time_fn → square_2", "setup_s": 0.42},
+            "C:\\work\\kernels\\square.py",
+            "captured at square.py:31 (time_fn → square_2) after 0.42 s of the script",
+        ),
+        ({"source": "captured", "line": 31}, "square.py", "captured at square.py:31"),
+        ({"source": "captured", "line": 31}, "/w/a/b/square.py", "captured at square.py:31"),
+        ({"source": "captured", "line": 31}, None, "captured at line 31"),
+        ({"source": "captured", "line": 31}, "", "captured at line 31"),
+        ({"source": "captured"}, "/w/square.py", "captured at the script"),
+        (
+            {"source": "captured", "setup_s": 2},
+            None,
+            "captured at the script after 2.00 s of the script",
+        ),
+        ({"source": "captured", "setup_s": "soon"}, None, "captured at the script"),
+        ({"source": "directive", "line": 11}, None, "directive, line 11"),
+        ({"source": "directive"}, None, "directive"),
+        ({"source": "factory", "label": "square_inputs()"}, None, "square_inputs()"),
+        ({"source": "factory"}, None, "factory"),
+        ({"source": "none"}, None, "none (no parameters)"),
+        ({}, None, "none (no parameters)"),
+    ],
+)
+def test_where_the_inputs_came_from(inputs: dict[str, Any], path: str | None, text: str) -> None:
+    assert inputs_text(inputs, path) == text
+
+
+def test_no_inputs_object_is_no_text() -> None:
+    assert inputs_text(None) is None
+    assert inputs_text([1, 2]) is None
+    assert inputs_args_text(None) == []
+
+
+@pytest.mark.parametrize(
+    "own, tail",
+    [
+        (
+            {"how": "captured", "class": "Block", "name": "model", "made_at": 40},
+            "; self = the script's Block model, line 40",
+        ),
+        (
+            {"how": "captured", "class": "Block", "name": "model"},
+            "; self = the script's Block model",
+        ),
+        ({"how": "captured"}, "; self = the script's ?"),
+        ({"how": "module instance m", "name": "m", "made_at": 3}, "; self = m, line 3"),
+        (
+            {"how": "Block() with no arguments", "class": "Block"},
+            "; self = Block() with no arguments",
+        ),
+        ({}, "; self = "),
+    ],
+)
+def test_self_of_a_method(own: dict[str, Any], tail: str) -> None:
+    assert (
+        inputs_text({"source": "directive", "line": 2, "self": own}) == "directive, line 2" + tail
+    )
+
+
+def test_each_argument_in_one_line() -> None:
+    args = [
+        {
+            "name": "x",
+            "type": "Tensor",
+            "dtype": "float32",
+            "shape": [10, 2],
+            "device": "cuda:0",
+        },
+        {"name": "y", "type": "Tensor", "dtype": "float16", "shape": [3]},
+        {"name": "z", "shape": []},
+        {"name": "n", "type": "int", "repr": "3"},
+        {"name": "flag", "type": "bool"},
+        {"type": "str", "repr": "'a'"},
+        {"name": "odd", "type": "", "repr": "3"},
+        "not an argument",
+    ]
+    assert inputs_args_text({"args": args}) == [
+        "x: Tensor float32[10, 2] cuda:0",
+        "y: Tensor float16[3]",
+        "z: ? ?[]",
+        "n: int 3",
+        "flag: bool",
+        "?: str 'a'",
+        "odd:  3",
+    ]
+    assert inputs_args_text({"source": "none"}) == []
+
+
+def test_error_lens_is_clipped_at_90_characters() -> None:
+    exact = "e" * 90
+    assert error_lens_title({"kind": "runtime", "message": exact}).endswith("— " + exact)
+    longer = "f" * 91
+    title = error_lens_title({"kind": "runtime", "message": longer})
+    assert title.endswith("— " + "f" * 89 + "…")
+    assert error_lens_title({"message": "first\nsecond"}) == (
+        "$(warning) Profile failed: error — first"
+    )
+    assert error_lens_title({"kind": "crash"}) == "$(warning) Profile failed: crash — "
+    assert error_lens_title({"kind": "crash", "message": ""}) == (
+        "$(warning) Profile failed: crash — "
+    )
+
+
+def test_code_span_pads_a_trailing_backtick() -> None:
+    assert code_span("x`") == "`` x` ``"
+    assert code_span("a``b") == "```a``b```"
+    assert code_span("") == "``"
+
+
+H200 = Path(__file__).resolve().parent.parent / "data" / "h200"
+
+
+def _cpu_op(name: str, cpu_us: float, calls: float = 1) -> dict[str, Any]:
+    return {
+        "name": name,
+        "dispatch": [],
+        "calls": calls,
+        "cpu_us": cpu_us,
+        "device_us": 0.0,
+        "kernels": [],
+    }
+
+
+def test_whole_cuda_hover_of_a_recorded_line() -> None:
+    result = json.loads((H200 / "square_three_ways_profile.json").read_text())
+    kernel = result["lines"][2]["ops"][0]["kernels"][0]["name"]
+    assert hover_markdown(result, 37, word="x") == "\n".join(
+        [
+            "**Kernel Lens** · line 37 · `c = x**2`",
+            "",
+            "- `aten::pow` · **190 µs** device · 1 call",
+            f"  - `{kernel}` · 190 µs · ×1",
+            "",
+            "_Per call, from 3 profiled calls on NVIDIA H200. Function: 0.577 ms median ±0.1% of "
+            "104 reps (CUDA events)._",
+        ]
+    )
+    assert hover_markdown(result, 99) is None
+    triton = json.loads((H200 / "triton_square_profile.json").read_text())
+    text = hover_markdown(triton, 35, word="square_kernel")
+    assert text is not None and text.splitlines()[2] == (
+        "- `cuLaunchKernelEx` · **187 µs** device · 1 call"
+    )
+
+
+def test_whole_cpu_hover_with_shares() -> None:
+    result = {
+        "device_kind": "cpu",
+        "timing": {"median_ms": 0.05, "spread_pct": 40.0, "reps": 12, "method": "perf-counter"},
+        "lines": [
+            {
+                "line": 2,
+                "source": "y = x.sum()",
+                "ops": [_cpu_op("aten::sum", 300.0, calls=2), _cpu_op("aten::copy_", 0.0)],
+            },
+            {"line": 3, "source": "z = y", "ops": [_cpu_op("aten::add", 100.0)]},
+        ],
+    }
+    assert hover_markdown(result, 2, word="copy_") == "\n".join(
+        [
+            "**Kernel Lens** · line 2 · `y = x.sum()`",
+            "",
+            "- `aten::copy_` · 1 call · **0% of 50 µs**",
+            "- `aten::sum` · 2 calls · **75% of 50 µs**",
+            "",
+            "_Shares of the function's measured median, split as the profiler attributed CPU time "
+            "over ? profiled calls on ?. Function: 0.050 ms median ±40.0% of 12 reps "
+            "(perf_counter)._",
+            "",
+            "Detail: CPU time per call under the profiler (inflated by the profiler itself, not "
+            "comparable with the median): `aten::copy_` 0 µs, `aten::sum` 300 µs.",
+            "",
+            "⚠ Timing: unstable: the samples spread ±40% around the median; re-profile on a "
+            "quieter machine before comparing",
+        ]
+    )
+    # Without a timing: the profiler's CPU times, labelled.
+    untimed = {"device_kind": "cpu", "device": "CPU", "profiled_runs": 3, "lines": result["lines"]}
+    assert hover_markdown(untimed, 3) == "\n".join(
+        [
+            "**Kernel Lens** · line 3 · `z = y`",
+            "",
+            "- `aten::add` · 1 call · 100 µs CPU under the profiler",
+            "",
+            "_Per call, from 3 profiled calls on CPU (CPU times under the profiler: for "
+            "attribution only)._",
+        ]
+    )

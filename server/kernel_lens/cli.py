@@ -180,6 +180,9 @@ def _record_history(
 
     if not args.history and not args.compare:
         return None
+    timing = result.get("timing")
+    if not result.get("function") or not isinstance(timing, dict) or "median_ms" not in timing:
+        return None  # a whole-script run, or no timing: nothing to keep or compare
     function = str(result.get("function"))
     file = os.path.abspath(path)
     history = History.default()

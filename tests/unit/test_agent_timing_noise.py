@@ -9,8 +9,10 @@ from __future__ import annotations
 import itertools
 import random
 import re
-import time
 
+import pytest
+
+from kernel_lens.agent.stages import timing
 from kernel_lens.agent.stages.timing import (
     CpuUsage,
     TimingConfig,
@@ -84,20 +86,39 @@ def test_without_proc_stat_the_load_average_decides() -> None:
     assert interference_warning(steady(50), CpuUsage(16, 6.0, 4.0)) is not None
 
 
-def test_noisy_function_stops_at_its_budget() -> None:
+def test_noisy_function_stops_at_its_budget(monkeypatch: pytest.MonkeyPatch) -> None:
     # Alternating 0.5 / 3 ms calls: never "stable"; the old loop doubled its reps up to 4 s.
-    delays = itertools.cycle([0.0005, 0.003, 0.0005, 0.0005])
-    began = time.perf_counter()
+    # On a virtual clock (issue 15: the wall-clock version failed under load): sleeping advances
+    # it by exactly the delay, so the counts below do not depend on the machine.
+    clock = _VirtualTime()
+    monkeypatch.setattr(timing, "time", clock)
+    delays = itertools.cycle([2.0**-11, 3 * 2.0**-10, 2.0**-11, 2.0**-11])  # ≈0.5, 3, 0.5, 0.5 ms
     result = time_function(
-        lambda: time.sleep(next(delays)),
+        lambda: clock.sleep(next(delays)),
         device="cpu",
         config=TimingConfig(warmup_ms=5, budget_ms=100),
     )
-    spent_ms = (time.perf_counter() - began) * 1e3
+    spent_ms = clock.now * 1e3
     assert result.reps >= 10
     assert sum(result.samples_ms) < 100 + 3 * 4  # the budget, plus at most the last call
-    assert spent_ms < 1000  # far from the 4 s cap (generous: this is not a speed test)
+    assert spent_ms < 1000  # far from the 4 s cap
     assert result.spread_pct > 0
+    # Planned once from the warm-up's estimate (6 calls, 7.8125 ms: 1.30 ms a call → 76 within
+    # 100 ms), not doubled.
+    assert (result.warmup_calls, result.reps) == (6, 76)
+
+
+class _VirtualTime:
+    """``time`` for the timing stage: ``sleep`` advances ``perf_counter`` exactly."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def perf_counter(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
 
 
 def test_the_warning_reaches_json_lens_and_hover() -> None:

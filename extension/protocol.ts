@@ -522,6 +522,14 @@ export interface SweepResult {
   verdict?: string | null;
 }
 
+/** Where the profiled run's inputs came from, in the hover's words (the server writes them). */
+export interface ReportInputs {
+  /** `captured at square.py:31 (time_fn → square_2) after 0.42 s of the script`, `directive, line 11`… */
+  source: string;
+  /** One entry per argument: `a: Tensor float32[64, 32] cpu`. */
+  args: string[];
+}
+
 /** Result of `kernelLens/report`: everything known of one function (null = not run yet). */
 export interface ReportResult {
   /** The function's qualified name (resolved by the server from a position). */
@@ -533,6 +541,8 @@ export interface ReportResult {
   timeline: Timeline | null;
   ncu: NcuResult | null;
   sweep: SweepResult | null;
+  /** The profiled run's inputs (null or absent before a run). */
+  inputs?: ReportInputs | null;
 }
 
 /** Client -> server: the report panel's data for one function. */
@@ -605,6 +615,22 @@ export interface ResultsChangedParams {
 /** Server -> client: a function's results changed (profile, ncu, sweep, applied edit). */
 export const ResultsChangedNotification = new NotificationType<ResultsChangedParams>(
   "kernelLens/resultsChanged",
+);
+
+/** Params of `kernelLens/traceProgress` (server -> client). */
+export interface TraceProgress {
+  path: string;
+  /** 0 to 100. */
+  percentage: number;
+  message: string;
+}
+
+/**
+ * Server -> client: how far reading a trace file has got (the trace viewer shows it; the
+ * cancellable `$/progress` notification of the same reading is VS Code's).
+ */
+export const TraceProgressNotification = new NotificationType<TraceProgress>(
+  "kernelLens/traceProgress",
 );
 
 /** Server commands of the report (registered as VS Code commands by vscode-languageclient). */

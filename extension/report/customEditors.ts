@@ -3,13 +3,19 @@
  * any `*.json` on request) in the timeline, and an Nsight Compute report (`*.ncu-rep`) in the
  * kernels view. The server reads the file (`kernelLens/traceFile`, `kernelLens/ncuFile`); the
  * webview is the report panel's, in a mode without source links or commands.
+ *
+ * A big trace takes seconds to read the first time: the view shows the server's
+ * `kernelLens/traceProgress` as it comes ("Reading big.json: 45% · reading events…"), the
+ * server's progress notification has the Cancel button, and closing the editor cancels the
+ * request (the server stops reading when no view waits for the file any more).
  */
-import type * as vscode from "vscode";
+import * as vscode from "vscode";
 import type { Ctx } from "../ctx";
 import { checkNcuFileResult, checkTraceFileResult } from "../guards";
-import { NcuFileRequest, TraceFileRequest } from "../protocol";
+import { NcuFileRequest, TraceFileRequest, TraceProgressNotification } from "../protocol";
 import { isCancellation, sendChecked } from "../requests";
 import { isFromWebview, type ToWebview } from "./messages";
+import { traceLoadingText } from "./traceLoading";
 import type { ClientWaiter, ThemeBroadcast } from "./webviews";
 import { answerTimelineWindow, messageOf, postTo, setShell } from "./webviews";
 
@@ -20,11 +26,16 @@ const CLIENT_WAIT_MS = 60_000;
 class FileDocument implements vscode.CustomDocument {
   /** The last answer, so that showing a hidden editor again does not re-read a large trace. */
   answer: ToWebview | undefined;
+  /** Cancels the request in flight (the editor closed, or a refresh replaced it). */
+  loading: vscode.CancellationTokenSource | undefined;
 
   constructor(readonly uri: vscode.Uri) {}
 
   dispose(): void {
     this.answer = undefined;
+    this.loading?.cancel();
+    this.loading?.dispose();
+    this.loading = undefined;
   }
 }
 
@@ -65,7 +76,10 @@ export class FileViewer implements vscode.CustomReadonlyEditorProvider<FileDocum
         }
       }),
     ];
-    panel.onDidDispose(() => subscriptions.forEach((d) => void d.dispose()));
+    panel.onDidDispose(() => {
+      subscriptions.forEach((d) => void d.dispose());
+      document.loading?.cancel();
+    });
   }
 
   private async load(document: FileDocument, webview: vscode.Webview): Promise<void> {
@@ -81,7 +95,14 @@ export class FileViewer implements vscode.CustomReadonlyEditorProvider<FileDocum
       });
       return;
     }
-    postTo(webview, { type: "loading", message: `Reading ${uri.fsPath}…` });
+    const name = uri.path.split("/").pop() ?? uri.fsPath;
+    let bytes: number | undefined;
+    try {
+      bytes = (await vscode.workspace.fs.stat(uri)).size;
+    } catch {
+      bytes = undefined; // the server says what is wrong with the file
+    }
+    postTo(webview, { type: "loading", message: traceLoadingText(name, bytes) });
     const client = await this.clients.running(CLIENT_WAIT_MS);
     if (client === undefined) {
       postTo(webview, {
@@ -91,6 +112,17 @@ export class FileViewer implements vscode.CustomReadonlyEditorProvider<FileDocum
       });
       return;
     }
+    document.loading?.cancel();
+    const loading = new vscode.CancellationTokenSource();
+    document.loading = loading;
+    const progress =
+      this.kind === "trace"
+        ? client.onNotification(TraceProgressNotification, (note) => {
+            if (note.path === uri.fsPath && !loading.token.isCancellationRequested) {
+              postTo(webview, { type: "loading", message: traceLoadingText(name, bytes, note) });
+            }
+          })
+        : undefined;
     try {
       const params = { path: uri.fsPath };
       let answer: ToWebview;
@@ -103,12 +135,20 @@ export class FileViewer implements vscode.CustomReadonlyEditorProvider<FileDocum
             TraceFileRequest,
             checkTraceFileResult,
             params,
+            loading.token,
           ),
         };
       } else {
         answer = {
           type: "ncuFile",
-          result: await sendChecked(this.ctx, client, NcuFileRequest, checkNcuFileResult, params),
+          result: await sendChecked(
+            this.ctx,
+            client,
+            NcuFileRequest,
+            checkNcuFileResult,
+            params,
+            loading.token,
+          ),
         };
       }
       document.answer = answer;
@@ -118,6 +158,12 @@ export class FileViewer implements vscode.CustomReadonlyEditorProvider<FileDocum
         this.ctx.log.error(`Reading ${uri.fsPath}: ${messageOf(error)}`);
         postTo(webview, { type: "error", message: messageOf(error) });
       }
+    } finally {
+      progress?.dispose();
+      if (document.loading === loading) {
+        document.loading = undefined;
+      }
+      loading.dispose();
     }
   }
 }

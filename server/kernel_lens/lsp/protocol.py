@@ -50,6 +50,8 @@ __all__ = [
     "InlineResult",
     "ReportResult",
     "TraceFileResult",
+    "TraceProgress",
+    "NOTIFY_TRACE_PROGRESS",
     "NcuFileResult",
     "Timeline",
     "Profile",
@@ -124,6 +126,9 @@ NOTIFY_REVEAL = "kernelLens/revealReport"
 #: server → client notification: :class:`ResultsChangedParams` (a function's results changed:
 #: an open report panel on it reloads).
 NOTIFY_RESULTS_CHANGED = "kernelLens/resultsChanged"
+#: server → client notification: :class:`TraceProgress` (a trace file being read: the trace
+#: viewer shows it; the cancellable ``$/progress`` of the same reading is the notification's).
+NOTIFY_TRACE_PROGRESS = "kernelLens/traceProgress"
 #: ``workspace/executeCommand``: Nsight Compute on a function (:class:`NcuArgs`).
 CMD_RUN_NCU = "kernelLens.runNcu"
 #: ``workspace/executeCommand``: sweep an int parameter (:class:`SweepArgs`).
@@ -562,6 +567,16 @@ class SweepResult(TypedDict):
     """``BLOCK_SIZE 512–1024 equal within noise`` / ``BLOCK_SIZE 512 fastest (significantly)``."""
 
 
+class ReportInputs(TypedDict):
+    """Where the profiled run's inputs came from, as the hover and the CLI say it."""
+
+    source: str
+    """``captured at square.py:31 (time_fn → square_2) after 0.42 s of the script``,
+    ``directive, line 11``, ``square_inputs()``…"""
+    args: list[str]
+    """One entry per argument: ``a: Tensor float32[64, 32] cpu``; ``self`` first for a method."""
+
+
 class ReportResult(TypedDict):
     """Result of ``kernelLens/report``: everything known of one function (null: not run)."""
 
@@ -573,6 +588,16 @@ class ReportResult(TypedDict):
     timeline: Timeline | None
     ncu: NcuResult | None
     sweep: SweepResult | None
+    inputs: NotRequired[ReportInputs | None]
+    """The profiled run's inputs (null before a run)."""
+
+
+class TraceProgress(TypedDict):
+    """How far reading a trace file has got (``kernelLens/traceProgress``)."""
+
+    path: str
+    percentage: int
+    message: str
 
 
 class TraceFileResult(TypedDict):

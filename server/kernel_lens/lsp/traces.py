@@ -9,8 +9,9 @@ merging, tens of milliseconds at 1M events). So:
 - the server's interpreter never parses a big JSON (a parse holds the GIL for seconds): lenses,
   hovers and cancel keep answering while a trace loads;
 - the load reports ``$/progress`` (cancellable: cancel, or the request's own cancellation, kills
-  the child), and a trace too big for the machine's memory is refused with a message, or ends
-  with one when the child runs out of memory;
+  the child) and ``kernelLens/traceProgress`` (for the trace viewer's own display); a trace
+  too big for the machine's memory is refused with a message, or ends with one when the child
+  runs out of memory;
 - a second open of an unchanged file, in this session or a later one, reads no JSON at all; a
   changed file (size or mtime) gets a new folder, and the folders of its older versions go.
 
@@ -38,7 +39,12 @@ import kernel_lens
 from kernel_lens.analysis.trace_columns import TraceError
 from kernel_lens.analysis.trace_store import FORMAT, TraceStore, load_store
 from kernel_lens.lsp.language_server import KernelLensServer
-from kernel_lens.lsp.protocol import Timeline, TraceFileResult
+from kernel_lens.lsp.protocol import (
+    NOTIFY_TRACE_PROGRESS,
+    Timeline,
+    TraceFileResult,
+    TraceProgress,
+)
 from kernel_lens.lsp.state import LRU, Job
 
 __all__ = [
@@ -243,13 +249,13 @@ async def _open(ls: KernelLensServer, path: str, size: int, mtime_ns: int) -> Tr
             ls.log(f"no progress notification: {exc}")
 
     def on_progress(fraction: float, message: str) -> None:
+        percentage = max(0, min(100, int(fraction * 100)))
         if progress:
             ls.work_done_progress.report(
-                token,
-                types.WorkDoneProgressReport(
-                    message=message, percentage=max(0, min(100, int(fraction * 100)))
-                ),
+                token, types.WorkDoneProgressReport(message=message, percentage=percentage)
             )
+        note: TraceProgress = {"path": path, "percentage": percentage, "message": message}
+        ls.protocol.notify(NOTIFY_TRACE_PROGRESS, note)
 
     try:
         os.makedirs(trace_cache_root(), exist_ok=True)

@@ -45,6 +45,7 @@ import {
   type ProfileLine,
   type ProfileOp,
   type ProfileTiming,
+  type ReportInputs,
   type ReportResult,
   type ResultsChangedParams,
   type RevealReportParams,
@@ -436,6 +437,11 @@ export const checkSweepResult: Check<SweepResult> = shape<SweepResult>({
   verdict: optional(nullable(string)),
 });
 
+export const checkReportInputs: Check<ReportInputs> = shape<ReportInputs>({
+  source: string,
+  args: listOf(string),
+});
+
 export const checkReportResult: Check<ReportResult> = shape<ReportResult>({
   function: string,
   uri: string,
@@ -444,6 +450,7 @@ export const checkReportResult: Check<ReportResult> = shape<ReportResult>({
   timeline: nullable(checkTimeline),
   ncu: nullable(checkNcuResult),
   sweep: nullable(checkSweepResult),
+  inputs: optional(nullable(checkReportInputs)),
 });
 
 export const checkTraceFileResult: Check<TraceFileResult> = shape<TraceFileResult>({

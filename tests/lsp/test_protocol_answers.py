@@ -341,6 +341,9 @@ async def test_report_with_profile_sweep_and_recorded_ncu(client: LanguageClient
     assert answer["profile"] and answer["timeline"] and answer["sweep"] and answer["ncu"]
     assert [r["value"] for r in answer["sweep"]["rows"]] == [256, 1024]
     assert answer["int_parameters"] == {"BLOCK_SIZE": 1024}
+    # Where the profiled run's inputs came from, in the hover's words.
+    assert answer["inputs"]["source"] == "directive, line 30", answer["inputs"]
+    assert answer["inputs"]["args"] and answer["inputs"]["args"][0].startswith("x: Tensor float32")
     record_or_compare("kernelLens/report", answer)
 
 

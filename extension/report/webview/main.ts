@@ -197,7 +197,11 @@ function tabContent(): HTMLElement {
     case "summary":
       return report.profile === null
         ? noProfile(report.function, { onProfile: profile, onRevealLine: revealLine })
-        : summaryView(report.profile, { onProfile: profile, onRevealLine: revealLine });
+        : summaryView(
+            report.profile,
+            { onProfile: profile, onRevealLine: revealLine },
+            report.inputs ?? null,
+          );
     case "timeline":
       if (report.timeline === null) {
         return report.profile === null

@@ -3,7 +3,7 @@
  * source line, the ops it dispatched and the kernels they launched with their device time.
  * Clicking a line's row reveals it in the editor.
  */
-import type { Profile, ProfileLine } from "../../protocol";
+import type { Profile, ProfileLine, ReportInputs } from "../../protocol";
 import { button, el } from "./dom";
 import { formatCount, formatMs, formatUs, significant } from "./format";
 
@@ -91,7 +91,11 @@ function lineRows(lines: readonly ProfileLine[]): LineRow[] {
 }
 
 /** The Summary tab. */
-export function summaryView(profile: Profile, actions: SummaryActions): HTMLElement {
+export function summaryView(
+  profile: Profile,
+  actions: SummaryActions,
+  inputs: ReportInputs | null = null,
+): HTMLElement {
   const timing = profile.timing;
   const gpu = profile.device_kind !== "cpu" && profile.kernels.length > 0;
   const kernelUs = profile.kernels.reduce((sum, k) => sum + k.device_us, 0);
@@ -175,6 +179,7 @@ export function summaryView(profile: Profile, actions: SummaryActions): HTMLElem
   ]);
   return el("section", { className: "summary" }, [
     stats,
+    inputsView(inputs),
     el("div", { className: "toolbar" }, [
       el("h2", { text: "Per line" }),
       el("span", { className: "spacer" }),
@@ -184,5 +189,23 @@ export function summaryView(profile: Profile, actions: SummaryActions): HTMLElem
       ? el("p", { className: "muted", text: "No line of the function ran a torch op." })
       : table,
     gpu || rows.length === 0 ? null : el("p", { className: "muted note", text: `* ${CPU_NOTE}` }),
+  ]);
+}
+
+/** Where the run's inputs came from and each argument (the hover's words), or nothing. */
+export function inputsView(inputs: ReportInputs | null): HTMLElement | null {
+  if (inputs === null) {
+    return null;
+  }
+  return el("div", { className: "inputs" }, [
+    el("h2", { text: "Inputs" }),
+    el("p", { className: "muted", text: inputs.source }),
+    inputs.args.length === 0
+      ? null
+      : el(
+          "ul",
+          {},
+          inputs.args.map((arg) => el("li", {}, [el("code", { text: arg })])),
+        ),
   ]);
 }

@@ -58,6 +58,8 @@ def inputs_text(inputs: Any, path: str | None = None) -> str | None:
         text = f"directive, line {line}" if line else "directive"
     elif source == "factory":
         text = str(inputs.get("label") or "factory")
+    elif source == "script":
+        text = "the script's own run (as __main__, no arguments)"
     else:
         text = "none (no parameters)"
     own = inputs.get("self")

@@ -15,6 +15,7 @@ from typing import Any, cast
 from lsprotocol import types
 
 from kernel_lens.agent.types import JobRequest, NcuRequest, ProfileError, SweepRequest
+from kernel_lens.analysis.lens_text import inputs_args_text, inputs_text
 from kernel_lens.analysis.names import short_kernel_name
 from kernel_lens.analysis.param_edit import int_parameters, parameter_edits
 from kernel_lens.lsp.common import (
@@ -41,6 +42,7 @@ from kernel_lens.lsp.protocol import (
     NcuArgs,
     NcuResult,
     Profile,
+    ReportInputs,
     ReportParams,
     ReportResult,
     ResultsChangedParams,
@@ -169,6 +171,16 @@ def _function_of(ls: KernelLensServer, uri: str, name: str | None, position: Any
     return resolve_target(source, name=None, position=position)
 
 
+def _inputs_of(profile: dict[str, Any] | None) -> ReportInputs | None:
+    """The run's inputs in the words of the hover (``None`` before a run or without any)."""
+    if not profile:
+        return None
+    source = inputs_text(profile.get("inputs"), profile.get("path"))
+    if source is None:
+        return None
+    return {"source": source, "args": inputs_args_text(profile.get("inputs"))}
+
+
 def setup(ls: KernelLensServer) -> None:
     """Register the report request and the Nsight Compute, sweep and apply commands."""
 
@@ -192,6 +204,7 @@ def setup(ls: KernelLensServer) -> None:
             "timeline": timeline,
             "ncu": cast(NcuResult, state.ncu.get(function)) if state else None,
             "sweep": cast(SweepResult, state.sweeps.get(function)) if state else None,
+            "inputs": _inputs_of(profile),
         }
 
     @ls.command(CMD_RUN_NCU)

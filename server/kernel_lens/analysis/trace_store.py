@@ -160,16 +160,19 @@ class TraceStore:
 
         A run of events shorter than ``min_dur`` whose gaps are shorter than ``min_dur`` becomes
         one block (its first event's fields, ``count``, ``merged``, the name "N events" and the
-        line they share, if they share one). In a ``dense`` depth (more events than positions) a
-        block also ends where a grid of ``_MAX_MERGE_POSITIONS`` × ``min_dur`` is crossed, so that
-        the overview of a big trace shows where the events are, not one block. A lone short
-        event at the very end of the depth stays a plain event, as before merging existed.
+        line they share, if they share one). In a ``dense`` depth (more events than positions)
+        events shorter than ``_MAX_MERGE_POSITIONS`` positions count as short, and a block ends
+        where a grid of that many positions is crossed: the depth shows where its events are
+        (density) and names the events wide enough to read, at most ~2 × resolution /
+        ``_MAX_MERGE_POSITIONS`` items, not one block per lane nor an item per position. A lone
+        short event at the very end of the depth stays a plain event, as before merging existed.
         """
         start = np.asarray(self.start[rows])
         end = np.asarray(self.end[rows])
         dur = np.asarray(self.dur[rows])
         line = np.asarray(self.line[rows])
-        short = dur < min_dur
+        # In a dense depth, events under a few positions are drawn as density, not one by one.
+        short = dur < (min_dur * _MAX_MERGE_POSITIONS if dense else min_dur)
         first = ~short  # where a block starts: every long event, and the first of a run
         idx = np.flatnonzero(short)
         if len(idx):

@@ -84,10 +84,11 @@ def test_an_ambiguous_short_name_has_no_line(three_ways: dict[str, Any]) -> None
 
 
 class Server:
-    """The parts of the language server that publishing diagnostics uses."""
+    """The parts of the language server that publishing diagnostics uses (``URI`` is open)."""
 
     def __init__(self) -> None:
         self.documents = DocumentStore()
+        self.workspace = SimpleNamespace(text_documents={URI: object()})
         self.published: list[types.PublishDiagnosticsParams] = []
 
     def text_document_publish_diagnostics(self, params: types.PublishDiagnosticsParams) -> None:
@@ -123,6 +124,12 @@ def test_each_opt_hint_is_a_diagnostic_on_the_launching_line() -> None:
     # A hint without an estimate has no "(est. …)".
     sol = next(d for d in diagnostics if d.code == "SOLBottleneck")
     assert sol.message.startswith("square_kernel: Small Grid — This kernel grid is too small")
+    # A document closed before the result came: no Problems entry, no state.
+    closed = Server()
+    closed.workspace.text_documents.clear()
+    _publish_hints(closed, URI, _source({42: LAUNCH}), "square_small", ncu)  # type: ignore[arg-type]
+    assert closed.documents.peek(URI) is None
+    assert all(p.diagnostics == [] for p in closed.published)
 
 
 def test_several_kernels_in_one_report(three_ways: dict[str, Any]) -> None:
@@ -145,7 +152,7 @@ def test_several_kernels_in_one_report(three_ways: dict[str, Any]) -> None:
         # A short name three lines share: no line, no diagnostic.
         {"id": 2, "name": pow_, "demangled": pow_, "line": None, "hints": fused["hints"]},
         fused,  # its NVTX line: 12 hints, the WRN one not shown
-        # No NVTX line, but the mul kernel's short name... is shared as well: nothing.
+        # No NVTX line, and the mul kernel's short name is shared by all three lines: nothing.
         {"id": 3, "name": mul, "demangled": mul, "line": None, "hints": fused["hints"]},
         # A line past the end of the text: nothing.
         {**fused, "id": 4, "line": 99},

@@ -45,7 +45,39 @@ CORE = [
 ]
 
 
-def stage(module: str, base: Path) -> Path:
+#: The suite before issue 15 (``--before``): the test files it added are left out and the ones it
+#: changed are taken from the commit before it.
+BEFORE_REV = "8f32d32"
+ISSUE15_NEW_TESTS = [
+    "test_attribution_properties.py",
+    "test_docs_numbers.py",
+    "test_lens_text_cuda.py",
+    "test_lens_text_edges.py",
+    "test_line_tagger.py",
+    "test_ncu_lines.py",
+    "test_ops_pass.py",
+    "test_report_fixtures_raw.py",
+    "test_timing_policy.py",
+]
+ISSUE15_CHANGED_TESTS = ["test_timing_result.py", "test_agent_timing_noise.py"]
+
+
+def _as_before(work: Path) -> None:
+    unit = work / "tests" / "unit"
+    for name in ISSUE15_NEW_TESTS:
+        (unit / name).unlink(missing_ok=True)
+    for name in ISSUE15_CHANGED_TESTS:
+        old = subprocess.run(
+            ["git", "show", f"{BEFORE_REV}:tests/unit/{name}"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        (unit / name).write_text(old)
+
+
+def stage(module: str, base: Path, *, before: bool = False) -> Path:
     """A scratch copy of the package and the tests, configured to mutate ``module`` only."""
     work = base / re.sub(r"[^A-Za-z0-9]+", "_", module.removesuffix(".py"))
     if work.exists():
@@ -60,8 +92,9 @@ def stage(module: str, base: Path) -> Path:
     shutil.copytree(ROOT / "tests" / "data", work / "tests" / "data", ignore=ignore)
     # Some unit tests read the worked examples, or the package's own files (layering, types), by
     # their repository path: an unmutated copy under server/ (imports come from src/).
-    for extra in ("kernels", "benchmarks"):
+    for extra in ("kernels", "benchmarks", "docs"):
         shutil.copytree(ROOT / extra, work / extra, ignore=ignore)
+    shutil.copy2(ROOT / "README.md", work / "README.md")
     shutil.copytree(PACKAGE, work / "server" / "kernel_lens", ignore=ignore)
     pyproject = (ROOT / "pyproject.toml").read_text()
     pyproject += (
@@ -70,9 +103,11 @@ def stage(module: str, base: Path) -> Path:
         f'only_mutate = ["src/kernel_lens/{module}"]\n'
         'pytest_add_cli_args_test_selection = ["tests/unit"]\n'
         'pytest_add_cli_args = ["-p", "no:cacheprovider", "-x", "-q"]\n'
-        'also_copy = ["kernels", "benchmarks", "server"]\n'
+        'also_copy = ["kernels", "benchmarks", "docs", "README.md", "server"]\n'
     )
     (work / "pyproject.toml").write_text(pyproject)
+    if before:
+        _as_before(work)
     return work
 
 
@@ -113,8 +148,8 @@ def _diffs(work: Path, names: list[str]) -> dict[str, str]:
     return diffs
 
 
-def run_module(module: str, base: Path, children: int) -> dict[str, object]:
-    work = stage(module, base)
+def run_module(module: str, base: Path, children: int, before: bool) -> dict[str, object]:
+    work = stage(module, base, before=before)
     start = time.monotonic()
     run = mutmut(work, "run", "--max-children", str(children))
     (work / "run.log").write_text(run.stdout + run.stderr)
@@ -289,6 +324,9 @@ def main() -> int:
     parser.add_argument(
         "--planted", action="store_true", help="run the hand-planted bugs instead of mutmut"
     )
+    parser.add_argument(
+        "--before", action="store_true", help="the unit suite as it was before issue 15"
+    )
     parser.add_argument("--children", type=int, default=1, help="mutants run at once (default 1)")
     parser.add_argument(
         "--out",
@@ -303,7 +341,7 @@ def main() -> int:
     results = []
     for module in modules:
         print(f"mutation: {module} …", flush=True)
-        result = run_module(module, args.out, args.children)
+        result = run_module(module, args.out, args.children, args.before)
         stats = result["stats"]
         assert isinstance(stats, dict)
         print(

@@ -41,7 +41,7 @@ _DEVICE = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "memset"}
 _LANE_ORDER = {"cpu": 0, "runtime": 1, "gpu": 2}
 #: A merged block never reaches over more than this many positions of the resolution: the
 #: overview of a dense lane reads as its density along the time axis, not as one block.
-_MAX_MERGE_POSITIONS = 8
+_MAX_MERGE_POSITIONS = 16
 _ARRAYS = ("start", "end", "dur", "reach", "name", "label", "cat", "line")
 
 F64 = npt.NDArray[np.float64]
@@ -94,6 +94,8 @@ class TraceStore:
             return {"span_us": 0.0, "event_count": 0, "kept": 0, "lanes": []}
         scale = self.span_us if window is None else max(window[1] - window[0], 1e-9)
         min_dur = scale / max(resolution, 1)
+        # A depth with more events in view than it has blocks of _MAX_MERGE_POSITIONS positions.
+        dense_above = max(resolution, 1) // _MAX_MERGE_POSITIONS
         per_lane: list[list[_Blocks]] = [[] for _ in self.lanes]
         for lane, depth, first, stop in self.segments.tolist():
             lo, hi = first, stop
@@ -107,7 +109,7 @@ class TraceStore:
                 rows = rows[np.asarray(self.end[lo:hi]) >= window[0]]
             if len(rows):
                 per_lane[lane].append(
-                    self._reduce(rows, min_dur, depth, dense=len(rows) > resolution)
+                    self._reduce(rows, min_dur, depth, dense=len(rows) > dense_above)
                 )
         lanes = []
         kept = 0
@@ -160,12 +162,13 @@ class TraceStore:
 
         A run of events shorter than ``min_dur`` whose gaps are shorter than ``min_dur`` becomes
         one block (its first event's fields, ``count``, ``merged``, the name "N events" and the
-        line they share, if they share one). In a ``dense`` depth (more events than positions)
-        events shorter than ``_MAX_MERGE_POSITIONS`` positions count as short, and a block ends
-        where a grid of that many positions is crossed: the depth shows where its events are
-        (density) and names the events wide enough to read, at most ~2 × resolution /
-        ``_MAX_MERGE_POSITIONS`` items, not one block per lane nor an item per position. A lone
-        short event at the very end of the depth stays a plain event, as before merging existed.
+        line they share, if they share one). In a ``dense`` depth (more events in view than
+        blocks of ``_MAX_MERGE_POSITIONS`` positions fit across it), events shorter than that
+        many positions count as short, and a block ends where a grid of that many positions is
+        crossed: the depth shows where its events are (density) and names the events wide
+        enough to read, about 2 × resolution / ``_MAX_MERGE_POSITIONS`` items at most, neither
+        one block per lane nor an item per position. A lone short event at the very end of the
+        depth stays a plain event, as before merging existed.
         """
         start = np.asarray(self.start[rows])
         end = np.asarray(self.end[rows])

@@ -65,3 +65,26 @@ def test_kernel_without_a_launcher_says_why(tmp_path: Path) -> None:
 def test_file_without_kernels() -> None:
     code, out, _ = run_cli("asm", f"{EXAMPLES}/errors.py", "--json")
     assert code == 1 and "no @triton.jit kernel" in out["error"]["message"]
+
+
+def test_a_kernel_the_script_launches_at_module_level_compiles_from_that_launch(
+    tmp_path: Path,
+) -> None:
+    """No launcher function: the script runs as __main__ up to the kernel's first launch,
+    which gives the types; the launch and the rest of the script do not run."""
+    src = EXAMPLES / "scripts" / "triton_module_launch.py"
+    path = tmp_path / src.name
+    path.write_text(src.read_text())
+    code, out, err = run_cli("asm", f"{path}::scale_kernel", "--arch", "90", "--json")
+    assert code == 0, err
+    assert out["launcher"] == "<script>"
+    assert out["signature"] == {
+        "out_ptr": "*fp32",
+        "in_ptr": "*fp32",
+        "n": "i32",
+        "factor": "fp32",
+        "BLOCK": "constexpr",
+    }
+    assert out["constexprs"] == {"BLOCK": 512}
+    assert ".target sm_90a" in out["asm"]
+    assert not (tmp_path / "after_launch.txt").exists()

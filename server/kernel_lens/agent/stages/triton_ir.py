@@ -193,9 +193,61 @@ def spec_from_call(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -
     return LaunchSpec(signature=signature, constexprs=constexprs, options=options)
 
 
+class _StopScript(BaseException):
+    """Raised at a kernel's first launch when a whole script ran only to find it."""
+
+
+def launched_at_module_level(text: str, kernel: str) -> bool:
+    """Whether module-level code (the ``__main__`` block's included) has ``kernel[grid](…)``."""
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        for sub in ast.walk(node):
+            if (
+                isinstance(sub, ast.Call)
+                and isinstance(sub.func, ast.Subscript)
+                and isinstance(sub.func.value, ast.Name)
+                and sub.func.value.id == kernel
+            ):
+                return True
+    return False
+
+
+def _launch_from_script(path: str, text: str, name: str) -> tuple[LaunchSpec, dict[str, Any]]:
+    """Run the file as ``__main__`` up to ``name``'s first launch (which does not run): the
+    launch's types and the module's kernels. The rest of the script never runs."""
+    from kernel_lens.agent.errors import format_exception, user_line_from_traceback
+    from kernel_lens.agent.stages.capture import main_module
+    from kernel_lens.agent.stages.target import _compile_text
+
+    code = _compile_text(path, text)
+    captured: dict[str, LaunchSpec] = {}
+    failure: BaseException | None = None
+    with main_module(path) as module, _intercept_runs(captured, stop_at=name):
+        try:
+            exec(code, module.__dict__)
+        except _StopScript:
+            pass
+        except BaseException as exc:  # the script's own ending, whatever it is
+            failure = exc
+    if name in captured:
+        return captured[name], find_kernels(module)
+    if failure is not None:
+        raise ProfileError(
+            "runtime",
+            f"the script raised {type(failure).__name__}: {failure} before launching {name}",
+            user_line_from_traceback(failure.__traceback__, path),
+            format_exception(failure),
+        )
+    raise ProfileError("not-found", f"the script ran to its end without launching {name}")
+
+
 @contextmanager
-def _intercept_runs(captured: dict[str, LaunchSpec]) -> Iterator[None]:
-    """Record the first launch of each kernel, then let it run as usual."""
+def _intercept_runs(
+    captured: dict[str, LaunchSpec], *, stop_at: str | None = None
+) -> Iterator[None]:
+    """Record the first launch of each kernel, then let it run as usual (or, for ``stop_at``,
+    stop the script there: :class:`_StopScript`)."""
     from triton.runtime import jit as jit_mod
 
     classes: list[Any] = [jit_mod.JITFunction]
@@ -215,6 +267,8 @@ def _intercept_runs(captured: dict[str, LaunchSpec]) -> Iterator[None]:
                     captured[name] = spec_from_call(self, args, kwargs)
                 except Exception:  # never break the user's launch for our bookkeeping
                     pass
+            if stop_at is not None and name == stop_at and name in captured:
+                raise _StopScript
             return original(self, *args, **kwargs)
 
         return run
@@ -359,6 +413,20 @@ def compile_file_kernels(
         raise ProfileError("not-found", f"no @triton.jit kernel in {os.path.basename(path)}")
     for name in targets:
         launchers = launchers_in_text(text, name)
+        if not launchers and launched_at_module_level(text, name):
+            # A script that launches the kernel itself: its first launch gives the types.
+            spec, kernels = _launch_from_script(path, text, name)
+            spec.launcher = "<script>"
+            if name not in kernels:
+                raise ProfileError("not-found", f"{name} is not a kernel of the script's module")
+            try:
+                results.append(compile_kernel(kernels[name], spec, arch=arch, path=path))
+            except Exception as exc:
+                raise ProfileError(
+                    "runtime",
+                    f"Triton could not compile {name} for sm_{arch}: {type(exc).__name__}: {exc}",
+                ) from None
+            continue
         if not launchers:
             raise ProfileError(
                 "not-found",

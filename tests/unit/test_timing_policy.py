@@ -246,3 +246,223 @@ def test_cpu_fixed_reps_ignore_the_budget(monkeypatch: pytest.MonkeyPatch) -> No
 def test_cpu_warm_up_stops_at_1000_calls(monkeypatch: pytest.MonkeyPatch) -> None:
     result, _ = _time_cpu(monkeypatch, lambda i: 0.0, warmup_ms=25, reps=3)
     assert result.warmup_calls == 1000 and result.reps == 3
+
+
+# --- the warnings on a result, at their thresholds ----------------------------------------------
+
+
+U = 2.0**-10 * 1e3  # ms: 0.9765625, exact in binary, as are its multiples by halves
+
+
+def _scripted(monkeypatch: pytest.MonkeyPatch, units: list[float]) -> timing.TimingResult:
+    """A CPU timing whose timed calls take exactly ``units`` × U ms (a fixed count, no warm-up
+    cost)."""
+    costs = [0.0, 0.0] + [u * 2.0**-10 for u in units]
+    result, _ = _time_cpu(monkeypatch, lambda i: costs[i], warmup_ms=0, reps=len(units))
+    assert list(result.samples_ms) == [u * U for u in units]
+    return result
+
+
+def test_noisy_is_an_iqr_over_a_tenth_of_the_median(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Quartiles 8 and 9 around a median of 8.5: 11.8% → noisy.
+    noisy = _scripted(monkeypatch, [8, 8, 8, 9, 9, 9, 8.5])
+    assert noisy.warnings == ("noisy: the interquartile range is 12% of the median",)
+    # IQR exactly 10% of the median: not noisy.
+    calm = _scripted(monkeypatch, [9.5, 9.5, 9.5, 10, 10.5, 10.5, 10.5])
+    assert calm.iqr_ms / calm.median_ms == 0.1
+    assert calm.warnings == ()
+
+
+def test_fewer_than_five_repetitions_are_said(monkeypatch: pytest.MonkeyPatch) -> None:
+    four = _scripted(monkeypatch, [1] * 4)
+    assert four.warnings == ("only 4 repetitions fit in the time budget",)
+    assert _scripted(monkeypatch, [1] * 5).warnings == ()
+    one = _scripted(monkeypatch, [2])
+    assert one.quartiles_ms == (2 * U, 2 * U) and one.spread_pct == 0.0
+    assert one.warnings == ("only 1 repetitions fit in the time budget",)
+
+
+def test_under_10_us_is_said_on_cuda_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    result, _ = _time_cuda(monkeypatch, lambda i: 0.0078125, flush_ms=0.0, reps=8)
+    assert result.warnings == (
+        "under 10 µs: launch overhead and event resolution dominate this number",
+    )
+    result, _ = _time_cuda(monkeypatch, lambda i: 0.01, flush_ms=0.0, reps=8)
+    assert result.warnings == ()
+    assert _scripted(monkeypatch, [2.0**-7] * 8).warnings == ()  # 7.6 µs on CPU: not said
+
+
+def test_the_interference_warning_joins_the_warnings(monkeypatch: pytest.MonkeyPatch) -> None:
+    busy = CpuUsage(cpus=2, load1=3.5, others_cores=1.5)
+    monkeypatch.setattr(timing, "_Usage", lambda: types.SimpleNamespace(stop=lambda: busy))
+    result = _scripted(monkeypatch, [1] * 8)
+    text = "busy machine: load 3.5 on 2 cores, other processes used 1.5 cores while timing"
+    assert result.warning == text
+    assert result.warnings == (text,)
+    out = result.to_json()
+    assert out["warning"] == text and out["warnings"] == [text]
+
+
+def test_to_json_carries_every_statistic(monkeypatch: pytest.MonkeyPatch) -> None:
+    result = _scripted(monkeypatch, [4, 1, 2, 3, 5])
+    out = result.to_json()
+    assert out == {
+        "median_ms": 3 * U,
+        "spread_pct": round(50.0 * 2 / 3, 3),
+        "reps": 5,
+        "method": "perf-counter",
+        "device": "cpu",
+        "mean_ms": 3 * U,
+        "min_ms": 1 * U,
+        "max_ms": 5 * U,
+        "q1_ms": 2 * U,
+        "q3_ms": 4 * U,
+        "warmup_calls": 2,
+        "l2_flushed": False,
+        "warnings": ["noisy: the interquartile range is 67% of the median"],
+        "warning": None,
+        "samples_ms": [4 * U, 1 * U, 2 * U, 3 * U, 5 * U],
+    }
+    assert timing.TimingResult("x", "cpu", (0.0, 0.0), 1, False).spread_pct == 0.0
+
+
+# --- what the cores did, from /proc ---------------------------------------------------------------
+
+
+def _fake_proc(monkeypatch: pytest.MonkeyPatch, stat: str, self_stat: str) -> None:
+    import io
+
+    files = {"/proc/stat": stat, "/proc/self/stat": self_stat}
+    monkeypatch.setattr(timing, "open", lambda path: io.StringIO(files[path]), raising=False)
+
+
+def test_ticks_read_busy_total_and_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    # user nice system idle iowait irq softirq steal guest guest_nice
+    stat = "cpu  10 20 30 400 50 6 7 8 9 10\ncpu0 1 2 3 4 5 6 7 8\n"
+    # The command name holds ") " itself; utime and stime are the 14th and 15th fields.
+    self_stat = "123 (a) b) S " + " ".join(str(i) for i in range(1, 11)) + " 70 30 5 5\n"
+    _fake_proc(monkeypatch, stat, self_stat)
+    assert timing._ticks() == (531 - 450, 531, 100)
+    # An old kernel's four columns: no iowait.
+    _fake_proc(monkeypatch, "cpu 1 2 3 4\n", self_stat)
+    assert timing._ticks() == (6, 10, 100)
+    _fake_proc(monkeypatch, "cpu x\n", self_stat)
+    assert timing._ticks() is None
+
+
+def test_ticks_without_proc(monkeypatch: pytest.MonkeyPatch) -> None:
+    def missing(path: str) -> Any:
+        raise FileNotFoundError(path)
+
+    monkeypatch.setattr(timing, "open", missing, raising=False)
+    assert timing._ticks() is None
+
+
+def test_usage_is_other_processes_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.undo()  # the real _Usage
+    readings = iter([(1000, 5000, 10), (1040, 5040, 20)])
+    monkeypatch.setattr(timing, "_ticks", lambda: next(readings))
+    monkeypatch.setattr(timing.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(timing.os, "getloadavg", lambda: (1.25, 0.0, 0.0))
+    # 40 busy ticks in a window of 20 per core, 10 of them this process's: 1.5 cores of others.
+    assert timing._Usage().stop() == CpuUsage(cpus=2, load1=1.25, others_cores=1.5)
+    # Exactly MIN_TICKS per core still counts; one fewer does not.
+    readings = iter([(0, 0, 0), (20, 20, 0)])
+    assert timing._Usage().stop().others_cores == 2.0
+    readings = iter([(0, 0, 0), (19, 19, 0)])
+    assert timing._Usage().stop().others_cores is None
+    # This process busier than the machine's count: never below zero.
+    readings = iter([(0, 0, 0), (20, 40, 30)])
+    assert timing._Usage().stop().others_cores == 0.0
+
+    def no_load() -> tuple[float, float, float]:
+        raise OSError("no load average")
+
+    monkeypatch.setattr(timing.os, "getloadavg", no_load)
+    monkeypatch.setattr(timing, "_ticks", lambda: None)
+    monkeypatch.setattr(timing.os, "cpu_count", lambda: None)
+    assert timing._Usage().stop() == CpuUsage(cpus=1, load1=0.0, others_cores=None)
+
+
+# --- the samples' shape and the busy-machine rule, at their thresholds ----------------------------
+
+
+def _mix(fast: int, slow: int, lo: float = 1.0, hi: float = 2.0) -> list[float]:
+    """``fast`` samples of ``lo`` and ``slow`` of ``hi``, spread evenly (no drift)."""
+    n = fast + slow
+    return [hi if (i + 1) * slow // n > i * slow // n else lo for i in range(n)]
+
+
+def test_bimodal_needs_twenty_samples_and_a_tenth_on_each_side() -> None:
+    assert timing.sample_shape(_mix(10, 10)) == ["samples bimodal (1 ms and 2 ms, 10 of 20 slow)"]
+    assert not any(x.startswith("samples bimodal") for x in timing.sample_shape(_mix(10, 9)))
+    assert timing.sample_shape(_mix(18, 2)) == ["samples bimodal (1 ms and 2 ms, 2 of 20 slow)"]
+    assert timing.sample_shape(_mix(19, 1)) == []
+    assert timing.sample_shape(_mix(2, 18)) == ["samples bimodal (1 ms and 2 ms, 18 of 20 slow)"]
+    assert timing.sample_shape(_mix(1, 19)) == []
+    # Past 20 samples the edge is a tenth: 4 of 40 are a group, 3 are outliers.
+    assert timing.sample_shape(_mix(36, 4)) == ["samples bimodal (1 ms and 2 ms, 4 of 40 slow)"]
+    assert timing.sample_shape(_mix(37, 3)) == []
+
+
+def test_bimodal_gap_is_a_ratio_of_1_3() -> None:
+    assert timing.BIMODAL_GAP == 1.3
+    assert timing.sample_shape(_mix(10, 10, 1.0, 1.3)) == [
+        "samples bimodal (1 ms and 1.3 ms, 10 of 20 slow)"
+    ]
+    assert timing.sample_shape(_mix(10, 10, 1.0, 1.29)) == []
+    # The widest gap names the groups; a zero sample is infinitely far from a positive one,
+    # and no gap from another zero (20 zeros were called bimodal, "18 of 20 slow").
+    assert timing.sample_shape(_mix(10, 10, 0.0, 0.5)) == [
+        "samples bimodal (0 ms and 0.5 ms, 10 of 20 slow)"
+    ]
+    assert timing.sample_shape(_mix(5, 15, 0.0, 0.001)) == [
+        "samples bimodal (0 ms and 0.001 ms, 15 of 20 slow)"
+    ]
+    assert timing.sample_shape([0.0] * 20) == []
+    three = [1.0] * 8 + [1.5] * 4 + [4.0] * 8  # the gap 1.5 → 4 is the widest
+    assert "samples bimodal (1 ms and 4 ms, 8 of 20 slow)" in timing.sample_shape(three)
+
+
+def test_drift_needs_fifteen_samples_and_a_fifth() -> None:
+    assert timing.DRIFT_RATIO == 0.2
+    drift = [5.0] * 5 + [5.5] * 5 + [6.0] * 5  # thirds' medians 5 → 6: exactly 20%
+    assert timing.sample_shape(drift) == ["samples drifting (5 ms → 6 ms)"]
+    assert timing.sample_shape(drift[1:]) == []  # 14 samples: not judged
+    assert timing.sample_shape([6.0] * 5 + [5.5] * 5 + [5.0] * 5) == [
+        "samples drifting (6 ms → 5 ms)"
+    ]
+    assert timing.sample_shape([5.0] * 5 + [5.5] * 5 + [5.9375] * 5) == []  # 18.75%
+    assert timing.sample_shape([0.0] * 5 + [1.0] * 10) == []  # no ratio from zero
+
+
+def test_busy_is_a_quarter_of_the_cores_and_half_a_core_at_least() -> None:
+    def usage(cpus: int, others: float | None, load1: float = 0.0) -> CpuUsage:
+        return CpuUsage(cpus=cpus, load1=load1, others_cores=others)
+
+    steady = [1.0] * 30
+    assert timing.interference_warning(steady, usage(2, 0.5)) == (
+        "busy machine: load 0.0 on 2 cores, other processes used 0.5 cores while timing"
+    )
+    assert timing.interference_warning(steady, usage(2, 0.49)) is None
+    assert timing.interference_warning(steady, usage(4, 1.0)) is not None
+    assert timing.interference_warning(steady, usage(4, 0.9)) is None
+    # Unknown use of the cores: the load average over the core count decides.
+    assert timing.interference_warning(steady, usage(2, None, 2.01)) == (
+        "busy machine: load 2.0 on 2 cores"
+    )
+    assert timing.interference_warning(steady, usage(2, None, 2.0)) is None
+    # The shape alone: a question; with a busy machine: both.
+    bimodal = _mix(15, 15)
+    assert timing.interference_warning(bimodal, usage(2, 0.0)) == (
+        "interference? samples bimodal (1 ms and 2 ms, 15 of 30 slow)"
+    )
+    drifting_bimodal = [1.0] * 15 + [2.0] * 15
+    assert timing.interference_warning(drifting_bimodal, usage(2, 1.0, 2.5)) == (
+        "busy machine: load 2.5 on 2 cores, other processes used 1.0 cores while timing; "
+        "samples bimodal (1 ms and 2 ms, 15 of 30 slow); samples drifting (1 ms → 2 ms)"
+    )
+    assert timing.interference_warning(drifting_bimodal, usage(2, 0.0)) == (
+        "interference? samples bimodal (1 ms and 2 ms, 15 of 30 slow); "
+        "samples drifting (1 ms → 2 ms)"
+    )

@@ -211,7 +211,8 @@ def sample_shape(samples_ms: tuple[float, ...] | list[float]) -> list[str]:
         best, at = 1.0, 0
         for i in range(edge, n - edge + 1):
             low = ordered[i - 1]
-            ratio = ordered[i] / low if low > 0 else math.inf
+            # From a zero sample, any positive one is infinitely far; another zero is no gap.
+            ratio = ordered[i] / low if low > 0 else (math.inf if ordered[i] > 0 else 1.0)
             if ratio > best:
                 best, at = ratio, i
         if best >= BIMODAL_GAP:

@@ -53,6 +53,7 @@ ISSUE15_NEW_TESTS = [
     "test_docs_numbers.py",
     "test_lens_text_cuda.py",
     "test_lens_text_edges.py",
+    "test_line_attribution_edges.py",
     "test_line_tagger.py",
     "test_ncu_lines.py",
     "test_ops_pass.py",

@@ -45,9 +45,10 @@ CORE = [
 ]
 
 
-#: The suite before issue 15 (``--before``): the test files it added are left out and the ones it
-#: changed are taken from the commit before it.
-BEFORE_REV = "8f32d32"
+#: The suite before issue 15 (``--before``): the test files it added are left out. The two it
+#: changed (test_timing_result.py, test_agent_timing_noise.py) stay as they are now: the change
+#: made two wall-clock tests deterministic, and mutmut needs a suite that passes on a loaded
+#: machine to start at all.
 ISSUE15_NEW_TESTS = [
     "test_attribution_properties.py",
     "test_docs_numbers.py",
@@ -60,22 +61,11 @@ ISSUE15_NEW_TESTS = [
     "test_report_fixtures_raw.py",
     "test_timing_policy.py",
 ]
-ISSUE15_CHANGED_TESTS = ["test_timing_result.py", "test_agent_timing_noise.py"]
 
 
 def _as_before(work: Path) -> None:
-    unit = work / "tests" / "unit"
     for name in ISSUE15_NEW_TESTS:
-        (unit / name).unlink(missing_ok=True)
-    for name in ISSUE15_CHANGED_TESTS:
-        old = subprocess.run(
-            ["git", "show", f"{BEFORE_REV}:tests/unit/{name}"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-        (unit / name).write_text(old)
+        (work / "tests" / "unit" / name).unlink(missing_ok=True)
 
 
 def stage(module: str, base: Path, *, before: bool = False) -> Path:

@@ -175,3 +175,85 @@ def test_load_target_tags_a_method_body(tmp_path: Path) -> None:
     with LineTagger(target.code, range_factory=ranges):
         assert target.call() == 3
     assert ranges.opened() == [27]
+
+
+KINDS = textwrap.dedent(
+    """\
+    import functools
+
+
+    def deco(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+
+    class K:
+        @staticmethod
+        def s():
+            return 1
+
+        @classmethod
+        def c(cls):
+            return cls.__name__
+
+        @deco
+        def m(self):
+            return 2
+
+
+    def deep():
+        return 3
+
+
+    for _ in range(25):
+        deep = deco(deep)
+
+
+    class Callable:
+        def __call__(self):
+            return 4
+
+
+    def obj():
+        return 5
+
+
+    obj = Callable()
+    """
+)
+
+
+@pytest.mark.parametrize(
+    "name, first, value",
+    [("K.s", 13, 1), ("K.c", 17, "K"), ("K.m", 21, 2)],
+)
+def test_static_class_and_decorated_methods(
+    tmp_path: Path, name: str, first: int, value: object
+) -> None:
+    path = tmp_path / "kinds.py"
+    path.write_text(KINDS)
+    target = load_target(str(path), name=name)
+    assert target.code.co_name == name.split(".")[1]
+    assert target.code.co_firstlineno == first
+    ranges = Ranges()
+    with LineTagger(target.code, range_factory=ranges):
+        assert target.call() == value
+    assert ranges.opened() == [first + 2]  # the decorator line, the def, then the body
+
+
+@pytest.mark.parametrize("name, line", [("deep", 26), ("obj", 39)])
+def test_what_cannot_be_seen_into_is_said(tmp_path: Path, name: str, line: int) -> None:
+    from kernel_lens.agent.errors import ProfileError
+
+    path = tmp_path / "kinds.py"
+    path.write_text(KINDS)
+    with pytest.raises(ProfileError) as info:
+        load_target(str(path), name=name)
+    assert (info.value.kind, info.value.line) == ("unsupported", line)
+    assert info.value.message == (
+        f"'{name}' is not a plain Python function of this file (a compiled or wrapped object "
+        "Kernel Lens cannot see into)"
+    )

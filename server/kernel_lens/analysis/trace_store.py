@@ -232,8 +232,8 @@ class _Blocks:
 
 def _segmented_cummax(values: F64, group: I64) -> F64:
     """Running maximum of ``values`` restarting where ``group`` (non-decreasing) changes."""
-    out: F64 = pd.Series(values).groupby(group, sort=False).cummax().to_numpy(np.float64)
-    return out
+    out = pd.Series(values).groupby(group, sort=False).cummax().to_numpy(np.float64)
+    return np.asarray(out, dtype=np.float64)
 
 
 def _nest(start: list[float], end: list[float], own: list[int]) -> tuple[list[int], list[int]]:

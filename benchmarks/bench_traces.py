@@ -7,6 +7,8 @@ ids (`benchmarks/trace_synth.py`), written once to ``$TMPDIR/kernel-lens-bench-t
 measurement runs in its own child process, so that its peak memory (``ru_maxrss``, the
 interpreter included) is its own; one run prints, per size:
 
+- **language server, first open**: the reading child process the server starts (its Python
+  start-up and imports included), then the saved store read back and its overview;
 - **Kernel Lens**: ``summarize`` (read the file into columns and summarise it, what ``kernel-lens
   trace summarize`` does), ``first view`` (the same plus laying out the timeline store and its
   overview: what opening the file in the trace viewer costs, cold), ``reopen`` (the store saved
@@ -112,6 +114,27 @@ def measure_kernel_lens(path: str) -> dict[str, Any]:
     }
 
 
+def measure_server_open(path: str) -> dict[str, Any]:
+    """What the language server does on a first open: the reading child process (its Python
+    start and imports included), then the saved store mapped and its overview built."""
+    from kernel_lens.analysis.trace_store import load_store
+
+    folder = os.path.join(tempfile.mkdtemp(prefix="kl-bench-open-"), "store")
+    t0 = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "kernel_lens.analysis.trace_store", path, folder],
+        check=True,
+        capture_output=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "server")},
+    )
+    store = load_store(folder)
+    assert store is not None and store.summary is not None
+    store.timeline()
+    t1 = time.perf_counter()
+    child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return {"open_s": t1 - t0, "child_peak_mb": child, "peak_mb": _peak_mb()}
+
+
 def measure_before(path: str, rev: str) -> dict[str, Any]:
     """The implementation at git revision ``rev`` (its trace_summary and timeline modules)."""
     import importlib.util
@@ -206,11 +229,19 @@ def main() -> int:
     parser.add_argument("--sizes", default="100000,1000000")
     parser.add_argument("--before", help="git revision of the implementation to compare with")
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument(
+        "--kinds", default="kl,server,floor,hta", help="which measurements (before: --before)"
+    )
     parser.add_argument("--measure", nargs=2, metavar=("KIND", "FILE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
         kind, file = args.measure
-        funcs = {"kl": measure_kernel_lens, "floor": measure_floor, "hta": measure_hta}
+        funcs = {
+            "kl": measure_kernel_lens,
+            "server": measure_server_open,
+            "floor": measure_floor,
+            "hta": measure_hta,
+        }
         result = measure_before(file, args.before) if kind == "before" else funcs[kind](file)
         print(json.dumps(result))
         return 0
@@ -219,15 +250,18 @@ def main() -> int:
     for size in [int(s) for s in args.sizes.split(",")]:
         path = make_trace(size)
         mb = path.stat().st_size / 1e6
-        kinds = ["kl", "floor", "hta"] + (["before"] if args.before else [])
+        kinds = args.kinds.split(",") + (["before"] if args.before else [])
         runs: dict[str, list[dict[str, Any]]] = {k: [] for k in kinds}
         for _ in range(args.repeat):
             for kind in kinds:  # interleaved
                 runs[kind].append(_child(kind, path, args.before))
         got = {k: _median(v) for k, v in runs.items()}
-        kl, floor, hta = got["kl"], got["floor"], got["hta"]
+        skipped = {"missing": True, "skipped": True}
+        kl, server, floor, hta = (got.get(k, skipped) for k in ("kl", "server", "floor", "hta"))
         print(f"\n{size:,} events asked ({mb:.0f} MB JSON):")
-        if "error" in kl:
+        if "skipped" in kl:
+            pass
+        elif "error" in kl:
             print(f"  Kernel Lens: failed: {kl['error']}")
         else:
             print(
@@ -236,6 +270,16 @@ def main() -> int:
                 f" · reopen {kl['reopen_s'] * 1e3:.0f} ms · zoom p50 {kl['zoom_p50_ms']:.1f} ms"
                 f" p95 {kl['zoom_p95_ms']:.1f} ms · peak {kl['peak_mb']:,.0f} MB"
                 f" ({kl['peak_mb'] / mb:.1f}x the file)"
+            )
+        if "skipped" in server:
+            pass
+        elif "error" in server:
+            print(f"  language server open: failed: {server['error']}")
+        else:
+            print(
+                f"  language server, first open (child process + mapped store + overview):"
+                f" {server['open_s']:.2f} s · child peak {server['child_peak_mb']:,.0f} MB"
+                f" · server peak {server['peak_mb']:,.0f} MB"
             )
         if args.before:
             b = got["before"]
@@ -248,14 +292,18 @@ def main() -> int:
                     f" {b['lanes']:.0f} lanes) · zoom {b['zoom_s']:.2f} s"
                     f" · peak {b['peak_mb']:,.0f} MB"
                 )
-        if "error" in floor:
+        if "skipped" in floor:
+            pass
+        elif "error" in floor:
             print(f"  floor: failed: {floor['error']}")
         else:
             print(
                 f"  floor json.load + pandas group-by: {floor['floor_s']:.2f} s"
                 f" (json.load {floor['json_load_s']:.2f} s) · peak {floor['peak_mb']:,.0f} MB"
             )
-        if "missing" in hta:
+        if "skipped" in hta:
+            pass
+        elif "missing" in hta:
             print("  HolisticTraceAnalysis: not installed")
         elif "error" in hta:
             print(f"  HolisticTraceAnalysis: failed: {hta['error']}")

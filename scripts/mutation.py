@@ -57,6 +57,7 @@ ISSUE15_NEW_TESTS = [
     "test_line_attribution_edges.py",
     "test_line_tagger.py",
     "test_ncu_lines.py",
+    "test_ncu_readers.py",
     "test_ops_pass.py",
     "test_report_fixtures_raw.py",
     "test_timing_policy.py",

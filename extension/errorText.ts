@@ -6,7 +6,7 @@
  */
 
 /** Longest summary shown in a notification, in characters (a toast is cut off past ~2 lines). */
-export const MAX_SUMMARY = 160;
+export const MAX_SUMMARY = 120;
 
 /** Lines of a traceback or a compiler's report that say where, not what. */
 const NOISE = [

@@ -1,6 +1,12 @@
 """Per-line figures as a share of the measured median; profiler CPU times only in the detail."""
 
-from kernel_lens.analysis.lens_text import hover_markdown, line_lens_title, line_shares, share_text
+from kernel_lens.analysis.lens_text import (
+    hover_markdown,
+    line_lens_title,
+    line_shares,
+    share_text,
+    short_op_name,
+)
 
 
 def _op(name: str, cpu_us: float) -> dict[str, object]:
@@ -34,10 +40,18 @@ def test_share_text() -> None:
     assert share_text(1.0, 0.192) == "100% of 192 µs"
 
 
-def test_line_lens_ends_with_the_share() -> None:
+def test_line_lens_starts_with_the_share() -> None:
     line = RESULT["lines"][1]  # type: ignore[index]
     title = line_lens_title(line, cuda=False, share=share_text(0.268, 0.0444))
-    assert title == "aten::mul · CPU  |  aten::add · CPU  ·  27% of 44.4 µs"
+    assert title == "27% of 44.4 µs · aten::mul · CPU  |  aten::add · CPU"
+
+
+def test_autograd_nodes_get_short_names() -> None:
+    name = "autograd::engine::evaluate_function: MeanBackward0"
+    assert short_op_name(name) == "MeanBackward0 (autograd)"
+    assert short_op_name("aten::mul") == "aten::mul"
+    line = {"line": 9, "source": "loss.backward()", "ops": [_op(name, 5.0)]}
+    assert line_lens_title(line, cuda=False) == "MeanBackward0 (autograd) · CPU"
 
 
 def test_hover_leads_with_shares_and_labels_profiler_times_as_detail() -> None:

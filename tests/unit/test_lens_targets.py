@@ -62,6 +62,10 @@ def test_profile_reasons() -> None:
         "def main():\n    x = 1\n    print(x)\n"
         "def unused(a, b):\n    return a + b\n"
         "# kernel-lens: inputs = (1,)\ndef directive(x):\n    return x\n"
+        "def job():\n    n = 0\n    while True:\n        n += 1\n"
+        "def one_liner():\n    return 1\n"
+        "def has_factory(x):\n    return x\n"
+        "def has_factory_inputs():\n    return (1,)\n"
         "if __name__ == '__main__':\n    main()\n"
     )
     reasons = {t.info.qualname: (t.role, t.reason) for t in lens_targets(source)}
@@ -72,6 +76,10 @@ def test_profile_reasons() -> None:
         "main": ("profile", "called by the script"),
         "unused": ("none", "no tensor work, not called by the script"),
         "directive": ("profile", "inputs directive"),
+        "job": ("profile", "runs without inputs"),
+        "one_liner": ("none", "no tensor work, not called by the script"),
+        "has_factory": ("profile", "inputs factory"),
+        "has_factory_inputs": ("none", "input factory"),
     }
 
 

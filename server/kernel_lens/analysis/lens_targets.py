@@ -7,8 +7,10 @@ A lens is offered where it means something:
   is not one.
 - ``Profile`` on functions that do tensor or GPU work (use torch/triton/numba.cuda/cupy, a ``@``
   product, a kernel launch ``k[grid](…)``, or call such a function of the file), that have an
-  inputs directive, that are the ``forward`` of an ``nn.Module``, or that the script's own
-  module-level code uses; never on ``__init__`` and other dunder methods, input factories
+  inputs directive or a ``<name>_inputs()`` factory, that are the ``forward`` of an
+  ``nn.Module``, that the script's own module-level code uses, or that run by themselves (no
+  parameters, more than a one-liner); never on ``__init__`` and other dunder methods, input
+  factories
   (``*_inputs``, ``make_input``, anything an inputs directive calls), numba kernels, or private
   helpers (``_name``) the script does not use itself.
 - ``Sweep P`` only for an int parameter ``P`` (an integer literal default) that reaches a kernel
@@ -374,8 +376,13 @@ def lens_targets(source: str, *, show_all: bool = False) -> list[LensTarget]:
             reason = "private helper"
         elif direct[q]:
             role, reason = "profile", "tensor work"
+        elif not info.is_method and f"{name}_inputs" in functions:
+            role, reason = "profile", "inputs factory"
         elif q in script and not _trivial(nodes.get(q)):
             role, reason = "profile", "called by the script"
+        elif not info.is_method and not info.params and not _trivial(nodes.get(q)):
+            # Runs by itself (no inputs to find): a script's main(), a job.
+            role, reason = "profile", "runs without inputs"
         elif q in script:
             reason = "a one-line helper without tensor work"
         else:

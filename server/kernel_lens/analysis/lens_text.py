@@ -21,6 +21,7 @@ __all__ = [
     "line_lens_title",
     "line_shares",
     "share_text",
+    "short_op_name",
     "summary_lens_title",
     "timing_warning_short",
     "timing_warning_text",
@@ -162,8 +163,19 @@ def summary_lens_title(result: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
+#: Autograd's node names in a trace (``autograd::engine::evaluate_function: MulBackward0``).
+_AUTOGRAD_PREFIX = "autograd::engine::evaluate_function: "
+
+
+def short_op_name(name: str) -> str:
+    """An op's name for a lens: autograd's nodes as ``MulBackward0 (autograd)``."""
+    if name.startswith(_AUTOGRAD_PREFIX):
+        return f"{name[len(_AUTOGRAD_PREFIX) :]} (autograd)"
+    return name
+
+
 def _op_text(op: dict[str, Any], cuda: bool) -> str:
-    chain = [op["name"], *op["dispatch"]]
+    chain = [short_op_name(op["name"]), *op["dispatch"]]
     if cuda and op["kernels"]:
         names = [k["short_name"] for k in op["kernels"]]
         shown = names[0] if len(names) == 1 else f"{names[0]} +{len(names) - 1}"
@@ -203,7 +215,7 @@ def share_text(share: float, median_ms: float) -> str:
 def line_lens_title(line: dict[str, Any], *, cuda: bool, share: str | None = None) -> str | None:
     """The lens above one profiled line, or ``None`` when the line ran no ops.
 
-    ``share`` (see :func:`share_text`) ends a CPU line's lens: its part of the measured median.
+    ``share`` (see :func:`share_text`) starts a CPU line's lens: its part of the measured median.
     """
     ops = line.get("ops") or []
     if not ops:
@@ -217,7 +229,8 @@ def line_lens_title(line: dict[str, Any], *, cuda: bool, share: str | None = Non
     if cuda and len(ops) > 1 and line.get("device_us"):
         title = f"{format_us(line['device_us'])} · " + title
     if share:
-        title += f"  ·  {share}"
+        # First: the number is what the line is read for, and a long row is cut at its end.
+        title = f"{share} · {title}"
     return title
 
 

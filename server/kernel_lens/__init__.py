@@ -10,3 +10,14 @@ The package has three parts that never mix their imports:
 """
 
 __version__ = "0.1.0"
+
+
+def load_ipython_extension(ipython: object) -> None:
+    """``%load_ext kernel_lens``: register the ``%%kernel_lens`` / ``%kernel_lens`` magic.
+
+    The magic (:mod:`kernel_lens.magic`) is imported here, on loading, so that
+    ``import kernel_lens`` stays cheap and never imports IPython.
+    """
+    from kernel_lens.magic import load_ipython_extension as load
+
+    load(ipython)

@@ -56,6 +56,7 @@ ISSUE15_NEW_TESTS = [
     "test_lens_text_edges.py",
     "test_line_attribution_edges.py",
     "test_line_tagger.py",
+    "test_names_edges.py",
     "test_ncu_lines.py",
     "test_ncu_readers.py",
     "test_ops_pass.py",

@@ -1,0 +1,37 @@
+"""Short kernel names at the parser's edges (found by mutation testing, docs/testing.md)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kernel_lens.analysis.names import short_kernel_name
+
+
+@pytest.mark.parametrize(
+    "name, short",
+    [
+        # CUTLASS's wrapper with several template arguments: the first names the kernel.
+        (
+            "void cutlass::Kernel2<cutlass_80_simt_sgemm_128x64_8x5_nn_align1, int>(Params)",
+            "cutlass_80_simt_sgemm_128x64_8x5_nn_align1",
+        ),
+        # Only the outermost wrapper is looked through.
+        ("void cutlass::Kernel<cutlass::Kernel<inner_kernel> >(P)", "Kernel"),
+        # `->` is an arrow, not a closing bracket, in template and parameter lists.
+        ("void ns::kern<decltype(a->b), 4>(int)", "kern"),
+        ("void ns::kern<a->b>(int)", "kern"),
+        ("void f(int->x)", "f"),
+        # A space before the template arguments, templates on several components.
+        ("void ns::foo <int>(int)", "foo"),
+        ("void ns::outer<int>::inner_kernel<float>(float)", "inner_kernel"),
+        ("void ns::k(int, (anonymous namespace)::T)", "k"),
+        ("void ns::k<(char)1>(int)", "k"),
+    ],
+)
+def test_short_names(name: str, short: str) -> None:
+    assert short_kernel_name(name) == short
+
+
+@pytest.mark.parametrize("name", ["x<y>z>(int)", "k>", "void f(a))", "(", "void f<(>(int)"])
+def test_unbalanced_names_come_back_clipped(name: str) -> None:
+    assert short_kernel_name(name) == name[:80]

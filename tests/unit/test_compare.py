@@ -112,7 +112,10 @@ def test_without_samples_the_interquartile_ranges_decide() -> None:
     overlapping = {"median_ms": 1.005, "q1_ms": 0.995, "q3_ms": 1.02, "spread_pct": 1.2}
     assert compare_timing(a, b).significant and compare_timing(a, b).method == "iqr"
     assert not compare_timing(a, overlapping).significant
-    assert compare_timing({"median_ms": 1.0}, {"median_ms": 2.0}).method == "none"
+    untested = compare_timing({"median_ms": 1.0}, {"median_ms": 2.0})
+    assert untested.method == "none" and not untested.significant
+    assert untested.text() == "+100.0% vs 1 ms (untested)"
+    assert compare_timing({}, {"median_ms": 2.0}).text() == "no timing to compare"
 
 
 def test_sweep_ties_are_equal_within_noise() -> None:
@@ -172,3 +175,23 @@ def test_per_kernel_diff_of_two_different_recorded_profiles() -> None:
     assert "added" in status.values()
     assert comparison["verdict"]["significant"] is True
     assert comparison["verdict"]["change_pct"] < 0
+
+
+def test_on_the_cpu_lines_compare_op_counts_not_profiler_times() -> None:
+    def line(n: int, source: str, ops: int, cpu_us: float) -> dict:
+        op = {"name": "aten::mul", "calls": 1, "cpu_us": cpu_us, "device_us": 0.0, "kernels": []}
+        return {"line": n, "source": source, "cpu_us": cpu_us, "device_us": 0.0, "ops": [op] * ops}
+
+    before = {
+        "device_kind": "cpu",
+        "lines": [line(3, "y = x * 2", 1, 10.0), line(4, "return y", 0, 1)],
+    }
+    after = {
+        "device_kind": "cpu",
+        "lines": [line(3, "y = x * 2", 1, 30.0), line(4, "return y", 3, 9)],
+    }
+    deltas = compare_results(before, after)["lines"]
+    assert [(d["line"], d["unit"], d["text"]) for d in deltas] == [
+        (3, "ops", None),  # three times the CPU time under the profiler: not a measure, not shown
+        (4, "ops", "0 → 3 ops: new"),
+    ]

@@ -153,6 +153,10 @@ class Verdict:
         ``≈ same (±0.4%)``; the baseline is named when it is the reference (``vs baseline
         0.383 ms``, ``≈ same as baseline (±0.4%)``)."""
         named = "" if self.reference == "previous" else f"{self.reference} "
+        if self.method == "none":
+            if self.before_ms <= 0 or self.after_ms <= 0:
+                return "no timing to compare"
+            return f"{_signed_pct(self.change_pct)} vs {named}{_ms(self.before_ms)} (untested)"
         if self.significant:
             ratio = 1 + self.change_pct / 100
             # Past doubling a factor reads better than +12322%.
@@ -214,12 +218,12 @@ def compare_timing(
     s1, s2 = before.get("samples_ms"), after.get("samples_ms")
     if s1 and s2:
         return compare_samples(s1, s2, reference=reference)
-    m1, m2 = float(before["median_ms"]), float(after["median_ms"])
+    m1, m2 = float(before.get("median_ms") or 0.0), float(after.get("median_ms") or 0.0)
     change = (m2 / m1 - 1) * 100 if m1 > 0 else 0.0
     sp1, sp2 = float(before.get("spread_pct") or 0.0), float(after.get("spread_pct") or 0.0)
     interval = math.hypot(sp1, sp2)
     q = [before.get("q1_ms"), before.get("q3_ms"), after.get("q1_ms"), after.get("q3_ms")]
-    if any(not isinstance(v, int | float) for v in q):
+    if m1 <= 0 or m2 <= 0 or any(not isinstance(v, int | float) for v in q):
         return Verdict(m1, m2, change, interval, None, False, "none", reference)
     b1, b3, a1, a3 = (float(v) for v in q)  # type: ignore[arg-type]
     apart = a3 < b1 or a1 > b3
@@ -288,8 +292,8 @@ class LineDelta:
     unit: str = "kernels"
 
     def text(self, *, time_label: str = "device") -> str | None:
-        """``2 → 1 kernels: fused · device −48%`` (``1 → 3 ops · CPU +120%`` on the CPU);
-        ``None`` when nothing changed past noise."""
+        """``2 → 1 kernels: fused · device −48%`` (``1 → 3 ops`` on the CPU, where a line's
+        time under the profiler is not a measure); ``None`` when nothing changed past noise."""
         parts: list[str] = []
         kb, ka = self.kernels_before, self.kernels_after
         if kb != ka:
@@ -303,7 +307,9 @@ class LineDelta:
                 why = ""
             parts.append(f"{kb:g} → {ka:g} {self.unit}{why}")
         tb, ta = self.time_before_us, self.time_after_us
-        if tb > 0 and ta > 0:
+        # A line's CPU time is measured under the profiler, which inflates it (the lenses show
+        # no CPU number per line for that reason): on the CPU only the op counts are compared.
+        if tb > 0 and ta > 0 and self.unit == "kernels":
             change = (ta / tb - 1) * 100
             if abs(change) >= LINE_NOISE_PCT:
                 parts.append(f"{time_label} {_signed_pct(change, 0)}")

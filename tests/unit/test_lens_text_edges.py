@@ -18,6 +18,9 @@ from kernel_lens.analysis.lens_text import (
     hover_markdown,
     inputs_args_text,
     inputs_text,
+    line_shares,
+    share_text,
+    summary_lens_title,
 )
 
 
@@ -213,3 +216,34 @@ def test_whole_cpu_hover_with_shares() -> None:
             "attribution only)._",
         ]
     )
+
+
+def test_an_argument_without_a_type() -> None:
+    assert inputs_args_text({"args": [{"name": "v", "repr": "3"}]}) == ["v: ? 3"]
+
+
+def test_summary_lens_carries_the_comparison_after_the_time() -> None:
+    result = json.loads((H200 / "square_three_ways_profile.json").read_text())
+    result["comparison"] = {"verdict": {"text": "−49.8% vs 0.383 ms"}}
+    assert summary_lens_title(result) == (
+        "$(watch) 0.577 ms ±0.1% · −49.8% vs 0.383 ms · 3 kernels · NVIDIA H200"
+    )
+
+
+def test_line_shares_at_their_edges() -> None:
+    def line(no: int, *cpu: float | None) -> dict[str, Any]:
+        ops = [{"name": "aten::x", "cpu_us": c} for c in cpu]
+        return {"line": no, "ops": ops}
+
+    # Sub-microsecond totals still count; an op without a CPU time counts as none.
+    shares = line_shares({"lines": [line(1, 0.25), line(2, 0.25, None), line(3)]})
+    assert shares == {1: 0.5, 2: 0.5}
+    assert line_shares({"lines": [line(1, 0.5)]}) == {1: 1.0}
+    assert line_shares({"lines": [line(1, None, 0.0)]}) == {}
+
+
+def test_share_text_rounds_from_one_percent() -> None:
+    assert share_text(0.01, 0.0444) == "1% of 44.4 µs"
+    assert share_text(0.015, 0.0444) == "2% of 44.4 µs"
+    assert share_text(0.0099, 0.0444) == "<1% of 44.4 µs"
+    assert share_text(0.0, 0.0444) == "0% of 44.4 µs"

@@ -52,6 +52,7 @@ CORE = [
 ISSUE15_NEW_TESTS = [
     "test_attribution_properties.py",
     "test_docs_numbers.py",
+    "test_kernel_totals.py",
     "test_lens_text_cuda.py",
     "test_lens_text_edges.py",
     "test_line_attribution_edges.py",

@@ -42,6 +42,9 @@ const TOUR = {
   "ncu-file": "tour-16-ncu-file.png",
   "trace-file": "tour-17-trace-file.png",
   "load-inline-ptx": "tour-18-load-inline.png",
+  "history-delta-lens": "tour-history-delta-lens.png",
+  "history-tab": "tour-history-tab.png",
+  "history-diff": "tour-history-diff.png",
 };
 const VIEWPORT = { width: 1400, height: 900 };
 

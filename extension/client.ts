@@ -78,7 +78,12 @@ export function createClient(config: ClientConfig): LanguageClient {
         progressUi.handle(token, params, next);
       },
     },
-    documentSelector: [{ scheme: "file", language: LANGUAGE }],
+    // Python cells of Jupyter notebooks too: the server declares notebook-document sync and
+    // maps each cell onto a virtual script of the notebook (server/kernel_lens/lsp/notebooks.py).
+    documentSelector: [
+      { scheme: "file", language: LANGUAGE },
+      { notebook: "jupyter-notebook", language: LANGUAGE },
+    ],
     outputChannel: config.log,
     traceOutputChannel: config.log,
     // Failures that matter reach the user as notifications or the status item; the client's

@@ -21,7 +21,20 @@ class KernelLensServer(LanguageServer):
     """The language server with its settings, documents, caches, agent and running jobs."""
 
     def __init__(self) -> None:
-        super().__init__("kernel-lens", __version__)
+        super().__init__(
+            "kernel-lens",
+            __version__,
+            # Jupyter notebooks' Python cells (kernel_lens.lsp.notebooks); pygls declares it to
+            # clients that support notebook sync.
+            notebook_document_sync=types.NotebookDocumentSyncOptions(
+                notebook_selector=[
+                    types.NotebookDocumentFilterWithNotebook(
+                        cells=[types.NotebookCellLanguage(language="python")],
+                        notebook="jupyter-notebook",
+                    )
+                ]
+            ),
+        )
         self.settings = Settings()
         #: One state object per document; ``didClose`` releases it.
         self.documents = DocumentStore()

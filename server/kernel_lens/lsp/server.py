@@ -13,6 +13,7 @@ from kernel_lens.lsp import (
     history,
     hover,
     lifecycle,
+    notebooks,
     outline,
     profiling,
     quick_fix,
@@ -37,6 +38,7 @@ FEATURES: list[Callable[[KernelLensServer], None]] = [
     file_views.setup,
     history.setup,
     quick_fix.setup,  # before timing_lint, which merges into its codeAction handler
+    notebooks.setup,  # after code_lens, hover and profiling, whose handlers it routes cells from
     timing_lint.setup,  # last: it follows lifecycle's didOpen/didChange handlers
 ]
 

@@ -1,0 +1,466 @@
+"""Jupyter notebooks in the editor: the same lenses, hovers and diagnostics on code cells.
+
+The client syncs a notebook through LSP notebook-document sync: its cells arrive as text
+documents (``vscode-notebook-cell:…``) and the notebook as their order. The agent cannot see
+the live Jupyter kernel, so a notebook is profiled as a **virtual script**: its code cells in
+order, IPython magics and shell lines neutralised with a note
+(:mod:`kernel_lens.analysis.notebook_script`), kept as an open text document under
+``<folder>/<name>.kernel_lens.py`` (never written to disk; the agent gets its text). Everything
+the server does for a ``.py`` file then works on it unchanged — ``Profile`` on a function
+defined in a cell (inputs captured from the notebook's own run up to the function's first call,
+in whatever later cell), results, staleness, Report, history — and this module maps its lines
+to the cells' and back:
+
+* lenses: the script's lenses that fall in a cell, moved to the cell's lines, plus
+  ``Profile Cell`` above each code cell: the cells above and that cell run once, as a script,
+  each line tagged; the cell's own lines get the per-line lenses, its first line the time its
+  lines took and that of the cells above;
+* hovers: asked of the script at the mapped position;
+* diagnostics: published for the script are split onto the cells they belong to.
+
+Nothing runs in an untrusted workspace.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import os
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from lsprotocol import types
+
+from kernel_lens.agent.types import ProfileError, ProfileRequest
+from kernel_lens.analysis.lens_text import error_lens_title, line_lens_title
+from kernel_lens.analysis.notebook_script import Cell, NotebookScript, build_script, virtual_path
+from kernel_lens.lsp.code_lens import document_lenses
+from kernel_lens.lsp.common import failure_message, refresh_lenses, set_diagnostic, status
+from kernel_lens.lsp.jobs import run_job
+from kernel_lens.lsp.language_server import KernelLensServer
+from kernel_lens.lsp.protocol import CMD_PROFILE, ProfileArgs
+
+__all__ = ["CELL_KEY", "NotebookStates", "cell_lenses", "setup", "sync_notebook"]
+
+logger = logging.getLogger(__name__)
+
+#: Diagnostic key prefix of a Profile Cell failure (the cell's URI follows).
+CELL_KEY = "<cell>"
+PROFILE_CELL = "$(run-all) Profile Cell"
+TRUST_TITLE = "$(shield) Kernel Lens: trust this workspace to profile"
+TRUST_COMMAND = "workbench.trust.manage"
+
+
+@dataclass
+class CellRun:
+    """The last Profile Cell job of one cell.
+
+    Attributes:
+        state: ``running``, ``ok``, ``error`` or ``cancelled``.
+        text: the script text (cells up to this one) it ran.
+        result: the script result (``ok``).
+        error: the error object.
+        skipped: how many IPython lines were neutralised in that text.
+    """
+
+    state: str
+    text: str
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    skipped: int = 0
+
+
+@dataclass
+class NotebookState:
+    """One open notebook: its virtual script and its cells' runs."""
+
+    uri: str
+    virtual_uri: str
+    script: NotebookScript | None = None
+    version: int = 0
+    runs: dict[str, CellRun] = field(default_factory=dict)
+
+
+class NotebookStates:
+    """The open notebooks of one server, by notebook URI and by virtual script URI."""
+
+    def __init__(self) -> None:
+        self.by_notebook: dict[str, NotebookState] = {}
+        self.by_virtual: dict[str, NotebookState] = {}
+
+
+_STATES: weakref.WeakKeyDictionary[KernelLensServer, NotebookStates] = weakref.WeakKeyDictionary()
+
+
+def states(ls: KernelLensServer) -> NotebookStates:
+    """The server's notebooks."""
+    found = _STATES.get(ls)
+    if found is None:
+        found = _STATES[ls] = NotebookStates()
+    return found
+
+
+def _virtual_uri(ls: KernelLensServer, notebook_uri: str) -> str:
+    parsed = urlparse(notebook_uri)
+    if parsed.scheme == "file":
+        path = unquote(parsed.path)
+    else:
+        name = os.path.basename(unquote(parsed.path)) or "notebook.ipynb"
+        path = os.path.join(ls.settings.workspace_root or os.getcwd(), name)
+    return "file://" + virtual_path(path)
+
+
+def _code_cells(ls: KernelLensServer, notebook: types.NotebookDocument) -> list[Cell]:
+    cells: list[Cell] = []
+    for cell in notebook.cells:
+        if cell.kind != types.NotebookCellKind.Code:
+            continue
+        # pygls keys documents by their unquoted URI (cell URIs carry %3D).
+        doc = ls.workspace.text_documents.get(unquote(cell.document))
+        if doc is None or (doc.language_id or "python") != "python":
+            continue
+        cells.append(Cell(cell.document, doc.source))
+    return cells
+
+
+def sync_notebook(ls: KernelLensServer, notebook_uri: str) -> NotebookState | None:
+    """Rebuild the notebook's virtual script from its cells and keep it open as a document."""
+    notebook = ls.workspace.get_notebook_document(notebook_uri=notebook_uri)
+    if notebook is None:
+        return None
+    registry = states(ls)
+    state = registry.by_notebook.get(notebook_uri)
+    if state is None:
+        state = NotebookState(notebook_uri, _virtual_uri(ls, notebook_uri))
+        registry.by_notebook[notebook_uri] = state
+        registry.by_virtual[state.virtual_uri] = state
+    script = build_script(_code_cells(ls, notebook))
+    if state.script is None or state.script.text != script.text:
+        state.version += 1
+        ls.workspace.put_text_document(
+            types.TextDocumentItem(
+                uri=state.virtual_uri, language_id="python", version=state.version, text=script.text
+            )
+        )
+    state.script = script
+    return state
+
+
+def _state_of_cell(ls: KernelLensServer, cell_uri: str) -> NotebookState | None:
+    notebook = ls.workspace.get_notebook_document(cell_uri=cell_uri)
+    if notebook is None:
+        return None
+    return sync_notebook(ls, notebook.uri)
+
+
+def _lens(
+    line0: int, title: str, command: str = "", args: list[Any] | None = None
+) -> types.CodeLens:
+    return types.CodeLens(
+        range=types.Range(types.Position(line0, 0), types.Position(line0, 0)),
+        command=types.Command(title=title, command=command, arguments=args),
+    )
+
+
+def _is_script_lens(lens: types.CodeLens) -> bool:
+    args = lens.command.arguments if lens.command else None
+    return bool(args) and isinstance(args[0], dict) and bool(args[0].get("script"))  # type: ignore[index]
+
+
+def _cell_own_ms(result: dict[str, Any], script: NotebookScript, index: int) -> float:
+    first, last = script.cell_range(index)
+    return (
+        sum(
+            float(line.get("cpu_us") or 0.0)
+            for line in result.get("lines") or []
+            if first <= int(line["line"]) <= last
+        )
+        / 1000.0
+    )
+
+
+def _run_title(run: CellRun, script: NotebookScript, index: int) -> str:
+    result = run.result or {}
+    wall_s = float((result.get("script") or {}).get("wall_s") or 0.0)
+    own_ms = _cell_own_ms(result, script, index)
+    above = "no cell above" if index == 0 else f"{wall_s:.2f} s with the {index} cell(s) above"
+    skipped = f" · {run.skipped} IPython line(s) skipped" if run.skipped else ""
+    return (
+        f"$(run-all) cell · {own_ms:.1f} ms its lines · {above}, one run (under the profiler)"
+        f"{skipped}"
+    )
+
+
+def _cell_row(
+    ls: KernelLensServer, state: NotebookState, cell_uri: str, index: int
+) -> list[types.CodeLens]:
+    """``Profile Cell`` and, after a run, its summary and per-line lenses (cell lines, 0-based)."""
+    assert state.script is not None
+    script = state.script
+    args: list[Any] = [{"uri": cell_uri, "script": True}]
+    if not ls.settings.workspace_trusted:
+        return [_lens(0, TRUST_TITLE, TRUST_COMMAND)]
+    run = state.runs.get(cell_uri)
+    profile = _lens(0, PROFILE_CELL, CMD_PROFILE, args)
+    if run is None:
+        return [profile]
+    if run.state == "running":
+        return [_lens(0, "$(sync~spin) Running the cells above and this one…")]
+    if run.state != "ok" or run.result is None:
+        title = (
+            error_lens_title(run.error)
+            if run.state == "error" and run.error is not None
+            else "$(circle-slash) Cell run cancelled"
+        )
+        return [_lens(0, title), profile]
+    if run.text != script.upto(index):
+        return [_lens(0, "$(history) outdated: a cell up to this one changed"), profile]
+    rerun = _lens(0, "$(refresh) Re-run Cell", CMD_PROFILE, args)
+    lenses = [_lens(0, _run_title(run, script, index)), rerun]
+    cuda = run.result.get("device_kind") == "cuda"
+    first, last = script.cell_range(index)
+    for line in run.result.get("lines") or []:
+        number = int(line["line"])
+        if not first <= number <= last:
+            continue
+        line_title = line_lens_title(line, cuda=cuda)
+        if line_title is not None:
+            lenses.append(_lens(number - first, line_title))
+    return lenses
+
+
+def cell_lenses(ls: KernelLensServer, cell_uri: str) -> list[types.CodeLens]:
+    """The lenses of one code cell: its ``Profile Cell`` row, then the virtual script's lenses
+    that fall in it (functions' rows and per-line results), on the cell's lines."""
+    state = _state_of_cell(ls, cell_uri)
+    if state is None or state.script is None:
+        return []
+    script = state.script
+    index = script.index_of(cell_uri)
+    if index is None:
+        return []
+    lenses = _cell_row(ls, state, cell_uri, index)
+    for lens in document_lenses(ls, state.virtual_uri, script.text):
+        if _is_script_lens(lens):
+            continue  # the notebook's "Profile Script" is each cell's Profile Cell
+        where = script.to_cell(lens.range.start.line + 1)
+        if where is None or where[0] != cell_uri:
+            continue
+        line0 = where[1] - 1
+        lens.range = types.Range(types.Position(line0, 0), types.Position(line0, 0))
+        lenses.append(lens)
+    return lenses
+
+
+def _map_diagnostics(
+    script: NotebookScript, diagnostics: list[types.Diagnostic]
+) -> dict[str, list[types.Diagnostic]]:
+    """The script's diagnostics by cell, on the cells' lines (a range spanning cells is cut at
+    the end of its first line)."""
+    out: dict[str, list[types.Diagnostic]] = {cell.uri: [] for cell in script.cells}
+    for diag in diagnostics:
+        start = script.to_cell(diag.range.start.line + 1)
+        if start is None:
+            continue
+        end = script.to_cell(diag.range.end.line + 1)
+        uri, line = start
+        end_pos = (
+            types.Position(end[1] - 1, diag.range.end.character)
+            if end is not None and end[0] == uri
+            else types.Position(line - 1, max(diag.range.start.character, 10_000))
+        )
+        out[uri].append(
+            types.Diagnostic(
+                range=types.Range(types.Position(line - 1, diag.range.start.character), end_pos),
+                message=diag.message,
+                severity=diag.severity,
+                source=diag.source,
+                code=diag.code,
+                data=diag.data,
+            )
+        )
+    return out
+
+
+async def profile_cell(ls: KernelLensServer, cell_uri: str) -> dict[str, Any]:
+    """Run the notebook's code cells up to and including ``cell_uri`` once, as a script, each
+    line profiled; store the result on the cell."""
+    if not ls.settings.workspace_trusted:
+        message = "Kernel Lens runs your code: trust this workspace first (nothing was run)."
+        ls.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Warning, message=message)
+        )
+        return {"ok": False, "error": {"kind": "untrusted", "message": message}}
+    state = _state_of_cell(ls, cell_uri)
+    script = state.script if state is not None else None
+    index = script.index_of(cell_uri) if script is not None else None
+    if state is None or script is None or index is None:
+        message = "Kernel Lens: this cell is not a Python code cell of an open notebook"
+        ls.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Warning, message=message)
+        )
+        return {"ok": False, "error": {"kind": "not-found", "message": message}}
+    text = script.upto(index)
+    first, last = script.cell_range(index)
+    skipped = [n for n in script.notes if n[0] <= index]
+    for cell_index, cell_line, message in skipped:
+        ls.log(f"cell {cell_index + 1}, line {cell_line}: {message}", types.MessageType.Info)
+    state.runs[cell_uri] = CellRun("running", text, skipped=len(skipped))
+    refresh_lenses(ls)
+    path = unquote(urlparse(state.virtual_uri).path)
+    request = ProfileRequest(path=path, text=text, script=True)
+    key = f"{CELL_KEY}{cell_uri}"
+    outcome: dict[str, Any]
+    try:
+        result = await run_job(
+            ls,
+            uri=state.virtual_uri,
+            qualname=f"cell {index + 1}",
+            title=f"Running cells 1–{index + 1} of {os.path.basename(path)}",
+            request=request,
+        )
+        if not isinstance(result, dict):
+            raise TypeError("a profile result is a JSON object")
+    except ProfileError as err:
+        kind = "cancelled" if err.kind == "cancelled" else "error"
+        state.runs[cell_uri] = CellRun(kind, text, error=err.to_json(), skipped=len(skipped))
+        if kind == "error":
+            set_diagnostic(ls, state.virtual_uri, key, _diagnostic(err, text, first))
+            ls.log(f"cell {index + 1}: {err}", types.MessageType.Error)
+        outcome = {"ok": False, "error": err.to_json()}
+    except Exception as exc:  # a result the server cannot use
+        unusable = ProfileError(
+            "internal", f"unusable result from the agent: {failure_message(exc)}"
+        )
+        state.runs[cell_uri] = CellRun("error", text, error=unusable.to_json())
+        outcome = {"ok": False, "error": unusable.to_json()}
+    else:
+        state.runs[cell_uri] = CellRun("ok", text, result=result, skipped=len(skipped))
+        set_diagnostic(ls, state.virtual_uri, key, None)
+        summary = (
+            f"cell {index + 1}: one run of cells 1–{index + 1} on {result.get('device')}; "
+            f"trace {result.get('trace_path')}"
+        )
+        ls.log(summary, types.MessageType.Info)
+        status(ls, "idle", summary, cell_uri)
+        outcome = {"ok": True, "function": f"cell {index + 1}", "lines": [first, last]}
+    refresh_lenses(ls)
+    return outcome
+
+
+def _diagnostic(err: ProfileError, text: str, fallback_line: int) -> types.Diagnostic:
+    lines = text.splitlines()
+    line1 = err.line or fallback_line
+    line0 = max(0, min(line1 - 1, max(len(lines) - 1, 0)))
+    source = lines[line0] if line0 < len(lines) else ""
+    start = len(source) - len(source.lstrip())
+    return types.Diagnostic(
+        range=types.Range(
+            types.Position(line0, start), types.Position(line0, max(start, len(source)))
+        ),
+        message=f"Profile failed ({err.kind}): {err.message}",
+        severity=types.DiagnosticSeverity.Error,
+        source="Kernel Lens",
+        code=err.kind,
+    )
+
+
+def _close(ls: KernelLensServer, notebook_uri: str, cell_uris: list[str]) -> None:
+    registry = states(ls)
+    state = registry.by_notebook.pop(notebook_uri, None)
+    if state is None:
+        return
+    registry.by_virtual.pop(state.virtual_uri, None)
+    ls.documents.release(state.virtual_uri)
+    ls.workspace.remove_text_document(state.virtual_uri)
+    for uri in cell_uris:
+        ls.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+        )
+
+
+def setup(ls: KernelLensServer) -> None:
+    """Register notebook sync, and route cells' lenses, hovers, diagnostics and Profile Cell."""
+
+    @ls.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+    def did_open(ls: KernelLensServer, params: types.DidOpenNotebookDocumentParams) -> None:
+        sync_notebook(ls, params.notebook_document.uri)
+
+    @ls.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def did_change(ls: KernelLensServer, params: types.DidChangeNotebookDocumentParams) -> None:
+        sync_notebook(ls, params.notebook_document.uri)
+
+    @ls.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def did_close(ls: KernelLensServer, params: types.DidCloseNotebookDocumentParams) -> None:
+        _close(ls, params.notebook_document.uri, [c.uri for c in params.cell_text_documents])
+
+    features = ls.protocol.fm.features
+    lens_handler = features.get(types.TEXT_DOCUMENT_CODE_LENS)
+    hover_handler = features.get(types.TEXT_DOCUMENT_HOVER)
+
+    def is_cell(uri: str) -> bool:
+        return ls.workspace.get_notebook_document(cell_uri=uri) is not None
+
+    async def code_lens(params: types.CodeLensParams) -> list[types.CodeLens] | None:
+        uri = params.text_document.uri
+        if is_cell(uri):
+            return cell_lenses(ls, uri)
+        if lens_handler is None:
+            return None
+        found = lens_handler(params)
+        return await found if inspect.isawaitable(found) else found  # type: ignore[no-any-return]
+
+    async def hover(params: types.HoverParams) -> types.Hover | None:
+        uri = params.text_document.uri
+        if hover_handler is None:
+            return None
+        if is_cell(uri):
+            state = _state_of_cell(ls, uri)
+            line = (
+                state.script.to_script(uri, params.position.line + 1)
+                if state is not None and state.script is not None
+                else None
+            )
+            if state is None or line is None:
+                return None
+            params = types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=state.virtual_uri),
+                position=types.Position(line - 1, params.position.character),
+            )
+        found = hover_handler(params)
+        result = await found if inspect.isawaitable(found) else found
+        if isinstance(result, types.Hover):
+            result.range = None  # a script range means nothing in the cell
+        return result  # type: ignore[no-any-return]
+
+    if lens_handler is not None:
+        features[types.TEXT_DOCUMENT_CODE_LENS] = code_lens
+    if hover_handler is not None:
+        features[types.TEXT_DOCUMENT_HOVER] = hover
+
+    commands = ls.protocol.fm.commands
+    profile_handler = commands.get(CMD_PROFILE)
+
+    async def profile(args: ProfileArgs) -> Any:
+        if args.script and is_cell(args.uri):
+            return await profile_cell(ls, args.uri)
+        if profile_handler is None:
+            return {"ok": False, "error": {"kind": "internal", "message": "no profile command"}}
+        return await profile_handler(args)
+
+    if profile_handler is not None:
+        commands[CMD_PROFILE] = profile
+
+    publish = ls.text_document_publish_diagnostics
+
+    def publish_mapped(params: types.PublishDiagnosticsParams) -> None:
+        state = states(ls).by_virtual.get(params.uri)
+        if state is None or state.script is None:
+            publish(params)
+            return
+        for uri, diagnostics in _map_diagnostics(state.script, list(params.diagnostics)).items():
+            publish(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
+
+    ls.text_document_publish_diagnostics = publish_mapped  # type: ignore[method-assign]

@@ -195,6 +195,10 @@ export class SweepView {
                   (sweep.current === null ? "" : ` (now ${sweep.current})`),
         }),
         el("span", { className: "muted", text: `${sweep.device} · ${sweep.method}` }),
+        // Values the statistics cannot tell apart from the fastest (issue 11): said, not hidden.
+        !interpreted && (sweep.ties ?? []).length > 1
+          ? el("span", { className: "verdict same", text: sweep.verdict ?? "" })
+          : null,
         el("span", { className: "spacer" }),
         apply,
       ]),

@@ -155,3 +155,17 @@ def test_module_level_cuda_is_unsupported_on_its_line(trace_dir: str) -> None:
     assert out["error"]["kind"] == "unsupported"
     assert out["error"]["message"].startswith("this code needs an NVIDIA GPU")
     assert out["error"]["line"] == _lineno(path, ".cuda()")
+
+
+@cpu_only
+def test_a_script_that_needs_cuda_before_the_call_is_unsupported_on_that_line(
+    trace_dir: str,
+) -> None:
+    """The capture path: the script asks for CUDA before it reaches the function; the message
+    is the no-GPU one, on the script's line, not an inputs error on the def."""
+    path = NOSETUP / "cuda_before_call.py"
+    code, out, _err = run_cli("profile", f"{path}::add", "--json", "--trace-dir", trace_dir)
+    assert code == 1
+    assert out["error"]["kind"] == "unsupported"
+    assert out["error"]["message"].startswith("this code needs an NVIDIA GPU")
+    assert out["error"]["line"] == _lineno(path, 'x = torch.rand(1000, device="cuda")')

@@ -304,6 +304,18 @@ def run_until_call(
         )
     at = user_line_from_traceback(failure.__traceback__, path)
     where = f" at line {at}" if at else ""
+    if isinstance(failure, Exception):
+        from kernel_lens.agent.runner import NEEDS_GPU_MESSAGE, needs_gpu
+
+        if needs_gpu(str(failure)):
+            # The script itself needs CUDA before it reaches the function: said on its line.
+            raise ProfileError(
+                "unsupported",
+                f"{NEEDS_GPU_MESSAGE} (the script raised {type(failure).__name__}: {failure}"
+                f"{where}, before calling {name})",
+                at or info.def_line,
+                format_exception(failure),
+            )
     if isinstance(failure, SystemExit):
         status = "" if failure.code is None else repr(failure.code)
         if _argv_problem(failure):

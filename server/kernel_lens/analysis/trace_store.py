@@ -244,19 +244,31 @@ def _nest(start: list[float], end: list[float], own: list[int]) -> tuple[list[in
     top of the stack. Real traces are not properly nested (a range opened inside a Python call
     outlives it), so this is the walk itself, not a formula that assumes nesting.
     """
-    depth: list[int] = []
-    line: list[int] = []
+    n = len(start)
+    depth = [0] * n
+    line = [-1] * n
     ends: list[float] = []
     lines: list[int] = []
-    for s, e, mine in zip(start, end, own, strict=True):
-        while ends and s >= ends[-1]:
-            ends.pop()
-            lines.pop()
-        depth.append(len(ends))
-        here = mine if mine >= 0 else (lines[-1] if lines else -1)
-        line.append(here)
-        ends.append(e)
-        lines.append(here)
+    push_end, push_line, pop_end, pop_line = ends.append, lines.append, ends.pop, lines.pop
+    top = float("inf")  # ends[-1], or +inf for an empty stack (nothing to pop)
+    here = -1  # lines[-1], or -1
+    for i in range(n):
+        s = start[i]
+        if s >= top:
+            while ends and s >= ends[-1]:
+                pop_end()
+                pop_line()
+            top = ends[-1] if ends else float("inf")
+            here = lines[-1] if lines else -1
+        depth[i] = len(ends)
+        mine = own[i]
+        if mine >= 0:
+            here = mine
+        line[i] = here
+        e = end[i]
+        push_end(e)
+        push_line(here)
+        top = e
     return depth, line
 
 

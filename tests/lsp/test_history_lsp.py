@@ -6,12 +6,13 @@ summary lens), edit, profile → the lens names the baseline; the history and co
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 from typing import Any
 
 import pytest_lsp
 from lsprotocol import types
-from pytest_lsp import LanguageClient
+from pytest_lsp import ClientServerConfig, LanguageClient
 
 from tests.lsp.test_lsp_e2e import (
     OPTIONS,
@@ -147,3 +148,41 @@ async def test_history_requests_explain_what_is_missing(client: LanguageClient) 
             assert message in str(exc), exc
         else:
             raise AssertionError(f"{method} answered without a history")
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(
+        server_command=server_config().server_command,
+        # A history folder that cannot be made (a path through /dev/null).
+        server_env={**os.environ, "KERNEL_LENS_HISTORY": "/dev/null/history"},
+    )
+)
+async def no_history(lsp_client: LanguageClient) -> Any:
+    await _init(lsp_client, {**OPTIONS, "timing": {"warmupMs": 5, "budgetMs": 50, "reps": 0}})
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_a_history_that_cannot_be_written_costs_the_comparison_not_the_profile(
+    no_history: LanguageClient,
+) -> None:
+    from pygls.exceptions import JsonRpcException
+
+    uri = open_doc(no_history, DOC, FAST)
+    assert (await click_profile(no_history, uri, "def scale", DOC))["ok"]
+    row = (await summary(no_history, uri, FAST)).command
+    assert row is not None and " ±" in row.title and " vs " not in row.title
+    assert any("history of scale: not recorded" in m.message for m in no_history.log_messages), [
+        m.message for m in no_history.log_messages
+    ]
+    try:
+        await asyncio.wait_for(
+            no_history.protocol.send_request_async(
+                "kernelLens/history", {"uri": uri, "function": "scale"}
+            ),
+            60,
+        )
+    except JsonRpcException as exc:
+        assert "cannot read /dev/null/history/" in str(exc), exc
+    else:
+        raise AssertionError("kernelLens/history answered from an unreadable history")

@@ -19,6 +19,7 @@ from tests.lsp.test_lsp_e2e import (
     OPTIONS,
     ROOT,
     _init,
+    click_profile,
     lenses,
     line0_of,
     open_doc,
@@ -135,3 +136,32 @@ async def test_profiled_function_keeps_its_lens(client: LanguageClient) -> None:
     assert outcome["function"] == "_fmt" and outcome["ok"], outcome
     row = titles(await lenses(client, uri), line0_of(MLP, "def _fmt"))
     assert row[0].startswith("$(watch) ") and row[1] == "$(refresh) Re-profile", row
+
+
+async def test_results_survive_close_and_reopen_from_the_history(client: LanguageClient) -> None:
+    """Closed and reopened (as after a restart: a fresh document state), a profiled function
+    shows its last run from the history, marked; outdated once its text changes."""
+    square = ROOT / "kernels" / "square.py"
+    uri = open_doc(client, square)
+    def0 = line0_of(square, "def square_mul")
+    assert (await click_profile(client, uri, "def square_mul", square))["ok"]
+    before = titles(await lenses(client, uri), def0)
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    uri = open_doc(client, square)
+    row = titles(await lenses(client, uri), def0)
+    # The same run: its median, now marked as coming from the history.
+    median = before[0].split(" ±")[0]  # "$(watch) 0.139 ms"
+    assert row[0].startswith(f"$(history) {median} ±"), (before, row)
+    assert row[1] == "$(refresh) Re-profile", row
+    assert "aten::mul" in titles(await lenses(client, uri), def0 + 1)[0]
+    # Edited: the restored result is outdated, as a result of this session would be.
+    edited = square.read_text().replace("return x * x", "return x * x * 1")
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=edited)],
+        )
+    )
+    assert titles(await lenses(client, uri), def0)[0].startswith("$(history) outdated: ")

@@ -20,6 +20,7 @@ from typing import Any
 
 from lsprotocol import types
 
+from kernel_lens.agent.types import ProfileError
 from kernel_lens.analysis.compare import line_delta
 from kernel_lens.analysis.functions import FunctionInfo, SourceSyntaxError, load_inline_lines
 from kernel_lens.analysis.lens_targets import LensTarget, lens_targets
@@ -31,6 +32,8 @@ from kernel_lens.analysis.lens_text import (
     summary_lens_title,
 )
 from kernel_lens.analysis.scripts import SCRIPT_NAME, module_work_lines, script_summary_title
+from kernel_lens.history import History, HistoryError
+from kernel_lens.lsp.common import uri_to_path
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.protocol import (
     CMD_PROFILE,
@@ -203,7 +206,13 @@ def _function_lenses(
         ]
     cuda = result.get("device_kind") == "cuda"
     head = [
-        _baseline_lens(first0, summary_lens_title(result), uri, info.qualname),
+        # A result restored from the history (after a reopen or a restart) says so.
+        _baseline_lens(
+            first0,
+            ("$(history) " if result.get("restored") else "") + summary_lens_title(result),
+            uri,
+            info.qualname,
+        ),
         _profile_lens(uri, info, "$(refresh) Re-profile"),
     ]
     # Re-profile is one of the row's two actions: the first other one (Report) joins it.
@@ -288,6 +297,55 @@ def _file_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.Code
     return lenses
 
 
+#: Per document, the ``id`` of the state its results were restored into (a state released on
+#: close and made again on reopen is restored again; a state never twice).
+_restored: dict[str, int] = {}
+
+
+def restored_result(entry: dict[str, Any]) -> dict[str, Any]:
+    """A profile result rebuilt from a history entry, marked ``restored`` with the run's time."""
+    result = {
+        k: v
+        for k, v in entry.items()
+        if k not in ("id", "time", "text", "file_hash", "git", "versions", "inputs")
+    }
+    result["restored"] = entry.get("time")
+    return result
+
+
+def _restore_from_history(ls: KernelLensServer, uri: str, targets: list[LensTarget]) -> None:
+    """Give each function of an open document without a result its last run from the history
+    (after a close and reopen, or a server restart); ``place`` marks it outdated when the
+    function's text has changed since. Reads files, once per document state."""
+    if uri not in ls.workspace.text_documents:
+        return
+    state = ls.documents(uri)
+    if _restored.get(uri) == id(state):
+        return
+    _restored[uri] = id(state)
+    try:
+        path = uri_to_path(uri)
+        history = History.default()
+        for target in targets:
+            info = target.info
+            if target.role != "profile" or info.qualname in state.records:
+                continue
+            entries = history.entries(path, info.qualname)
+            if not entries:
+                continue
+            last = entries[-1]
+            state.records[info.qualname] = Record(
+                info.qualname,
+                "ok",
+                [str(x) for x in last.get("text") or []],
+                int(last.get("first_line") or info.first_line),
+                result=restored_result(last),
+            )
+    except (HistoryError, ProfileError, OSError, ValueError, TypeError) as exc:
+        # A history that cannot be read costs the restored results, never the lenses.
+        ls.log(f"results of {uri} not restored from the history: {exc}", types.MessageType.Warning)
+
+
 def document_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.CodeLens]:
     """All lenses of one document, from its current text and the stored results."""
     state = ls.documents.peek(uri)
@@ -302,6 +360,7 @@ def document_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.C
             else f"$(warning) Kernel Lens: syntax error — {exc} — fix it to profile"
         )
         return [_lens(line0, title)]
+    _restore_from_history(ls, uri, targets)
     records = {r.qualname: r for r in ls.documents.records(uri)}
     trusted = ls.settings.workspace_trusted
     lenses: list[types.CodeLens] = _file_lenses(ls, uri, source) if trusted else []

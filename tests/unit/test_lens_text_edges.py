@@ -18,6 +18,7 @@ from kernel_lens.analysis.lens_text import (
     hover_markdown,
     inputs_args_text,
     inputs_text,
+    line_lens_title,
     line_shares,
     share_text,
     summary_lens_title,
@@ -247,3 +248,85 @@ def test_share_text_rounds_from_one_percent() -> None:
     assert share_text(0.015, 0.0444) == "2% of 44.4 µs"
     assert share_text(0.0099, 0.0444) == "<1% of 44.4 µs"
     assert share_text(0.0, 0.0444) == "0% of 44.4 µs"
+
+
+def _timing(median_ms: float) -> dict[str, Any]:
+    return {"median_ms": median_ms, "spread_pct": 1.0, "reps": 10, "method": "perf-counter"}
+
+
+def test_cpu_hover_branches_name_the_device_or_a_question_mark() -> None:
+    lines = [
+        {
+            "line": 3,
+            "source": "z = y",
+            "ops": [_cpu_op("aten::add", 100.0, calls=2), _cpu_op("aten::mul", 0.5)],
+        }
+    ]
+    untimed = hover_markdown({"device_kind": "cpu", "lines": lines}, 3)
+    assert untimed is not None
+    assert untimed.splitlines()[2:4] == [
+        "- `aten::add` · 2 calls · 100 µs CPU under the profiler",
+        "- `aten::mul` · 1 call · 0.5 µs CPU under the profiler",
+    ]
+    assert untimed.splitlines()[-1] == (
+        "_Per call, from ? profiled calls on ? (CPU times under the profiler: for attribution "
+        "only)._"
+    )
+    # A zero median is no timing to share out: the per-call figures.
+    zero = hover_markdown({"device_kind": "cpu", "lines": lines, "timing": _timing(0.0)}, 3)
+    assert zero is not None and "CPU under the profiler" in zero.splitlines()[2]
+    shared = hover_markdown(
+        {"device_kind": "cpu", "device": "CPU", "lines": lines, "timing": _timing(0.1)}, 3
+    )
+    assert shared is not None
+    assert shared.splitlines()[2:4] == [
+        "- `aten::add` · 2 calls · **100% of 100 µs**",
+        "- `aten::mul` · 1 call · **<1% of 100 µs**",
+    ]
+    assert "over ? profiled calls on CPU." in shared
+
+
+def test_cpu_shares_when_the_profiler_attributed_no_time() -> None:
+    nothing = [
+        {"line": 1, "source": "x", "ops": [_cpu_op("aten::a", 0.0), _cpu_op("aten::b", 0.0)]}
+    ]
+    text = hover_markdown({"device_kind": "cpu", "lines": nothing, "timing": _timing(0.1)}, 1)
+    assert text is not None
+    assert text.splitlines()[2:4] == [
+        "- `aten::a` · 1 call · **0% of 100 µs**",
+        "- `aten::b` · 1 call · **0% of 100 µs**",
+    ]
+    half = [{"line": 1, "source": "x", "ops": [_cpu_op("aten::a", 0.25), _cpu_op("aten::b", 0.25)]}]
+    text = hover_markdown({"device_kind": "cpu", "lines": half, "timing": _timing(0.1)}, 1)
+    assert text is not None and text.splitlines()[2] == "- `aten::a` · 1 call · **50% of 100 µs**"
+
+
+def test_a_script_hover_says_it_was_one_run() -> None:
+    lines = [{"line": 7, "source": "y = x * 2", "ops": [_cpu_op("aten::mul", 12.0)]}]
+    inputs = {"source": "captured", "line": 7}
+    cpu = hover_markdown(
+        {"device_kind": "cpu", "device": "CPU", "script": True, "lines": lines, "inputs": inputs},
+        7,
+    )
+    assert cpu is not None
+    assert cpu.splitlines()[-1] == (
+        "_Totals of the script's one run as `__main__` on CPU, under the profiler (CPU times for "
+        "attribution only)._"
+    )
+    assert "Inputs:" not in cpu
+    cuda = hover_markdown({"device_kind": "cuda", "script": True, "lines": lines}, 7)
+    assert cuda is not None and cuda.splitlines()[-1] == (
+        "_Totals of the script's one run as `__main__` on ?, under the profiler._"
+    )
+    # Not a script: the inputs are said.
+    function = hover_markdown({"device_kind": "cpu", "lines": lines, "inputs": inputs}, 7)
+    assert function is not None and "Inputs: captured at line 7" in function
+
+
+def test_summary_without_a_device_and_a_cuda_op_without_kernels() -> None:
+    assert summary_lens_title({"timing": _timing(1.0)}) == "$(watch) 1.000 ms ±1.0% · "
+    op = {"name": "aten::square", "dispatch": ["aten::pow"], "calls": 1, "kernels": []}
+    op["device_us"] = 0.0
+    assert line_lens_title({"line": 1, "ops": [op]}, cuda=True) == (
+        "aten::square → aten::pow (no kernel)"
+    )

@@ -45,6 +45,11 @@ const TOUR = {
   "history-delta-lens": "tour-history-delta-lens.png",
   "history-tab": "tour-history-tab.png",
   "history-diff": "tour-history-diff.png",
+  "lenses-nn-module": "tour-lenses-nn-module.png",
+  "lenses-numba": "tour-lenses-numba.png",
+  "short-row": "tour-short-row.png",
+  "more-actions": "tour-more-actions.png",
+  "one-line-error": "tour-one-line-error.png",
 };
 const VIEWPORT = { width: 1400, height: 900 };
 

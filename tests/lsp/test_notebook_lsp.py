@@ -182,6 +182,15 @@ async def test_function_in_one_cell_profiled_with_its_call_in_a_later_one(
     # The inputs are the later cell's call: a 64×64 tensor.
     assert "64, 64" in text or "[64, 64]" in text, text
 
+    # From the palette, at the cursor in the cell: the same function.
+    outcome = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command="kernelLens.profile",
+            arguments=[{"uri": uris[2], "position": {"line": 1, "character": 8}}],
+        )
+    )
+    assert outcome["ok"] is True and outcome["function"] == "scale", outcome
+
     # Editing the function's cell outdates its result; another cell's edit does not.
     change_cell(client, path, uris[3], CELLS[3][1] + "c = 1\n", 2)
     await asyncio.sleep(0.1)
@@ -207,6 +216,8 @@ async def test_profile_cell_runs_the_cells_above_and_maps_lines(
     assert "$(refresh) Re-run Cell" in head
     assert titles(after, 1)[0].startswith("aten::randn"), titles(after)
     assert titles(after, 2)[0].startswith("aten::mul"), titles(after)  # scale's ops
+    text = await hover_text(client, uris[3], 2, 5)
+    assert text is not None and "aten::mul" in text, text
     # The cells above ran but carry no lenses of this run.
     assert titles(await lenses(client, uris[0])) == [PROFILE_CELL]
     assert any("%matplotlib" in m.message for m in client.log_messages)

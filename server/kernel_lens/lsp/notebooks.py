@@ -15,7 +15,8 @@ to the cells' and back:
   ``Profile Cell`` above each code cell: the cells above and that cell run once, as a script,
   each line tagged; the cell's own lines get the per-line lenses, its first line the time its
   lines took and that of the cells above;
-* hovers: asked of the script at the mapped position;
+* hovers: a Profile Cell run's line from that run, else asked of the script at the mapped
+  position;
 * diagnostics: published for the script are split onto the cells they belong to.
 
 Nothing runs in an untrusted workspace.
@@ -34,13 +35,13 @@ from urllib.parse import unquote, urlparse
 from lsprotocol import types
 
 from kernel_lens.agent.types import ProfileError, ProfileRequest
-from kernel_lens.analysis.lens_text import error_lens_title, line_lens_title
+from kernel_lens.analysis.lens_text import error_lens_title, hover_markdown, line_lens_title
 from kernel_lens.analysis.notebook_script import Cell, NotebookScript, build_script, virtual_path
 from kernel_lens.lsp.code_lens import document_lenses
 from kernel_lens.lsp.common import failure_message, refresh_lenses, set_diagnostic, status
 from kernel_lens.lsp.jobs import run_job
 from kernel_lens.lsp.language_server import KernelLensServer
-from kernel_lens.lsp.protocol import CMD_PROFILE, ProfileArgs
+from kernel_lens.lsp.protocol import CMD_PROFILE, CMD_PROFILE_ALL, ProfileAllArgs, ProfileArgs
 
 __all__ = ["CELL_KEY", "NotebookStates", "cell_lenses", "setup", "sync_notebook"]
 
@@ -145,6 +146,8 @@ def sync_notebook(ls: KernelLensServer, notebook_uri: str) -> NotebookState | No
             )
         )
     state.script = script
+    # A deleted cell's run goes with it.
+    state.runs = {uri: run for uri, run in state.runs.items() if script.index_of(uri) is not None}
     return state
 
 
@@ -252,6 +255,49 @@ def cell_lenses(ls: KernelLensServer, cell_uri: str) -> list[types.CodeLens]:
         lens.range = types.Range(types.Position(line0, 0), types.Position(line0, 0))
         lenses.append(lens)
     return lenses
+
+
+def _cell_run_hover(
+    ls: KernelLensServer,
+    state: NotebookState,
+    cell_uri: str,
+    line: int,
+    position: types.Position,
+) -> str | None:
+    """A line's ops and kernels from its cell's last Profile Cell run (still current)."""
+    script = state.script
+    run = state.runs.get(cell_uri)
+    if script is None or run is None or run.state != "ok" or run.result is None:
+        return None
+    index = script.index_of(cell_uri)
+    if index is None or run.text != script.upto(index):
+        return None
+    if not any(int(item["line"]) == line for item in run.result.get("lines") or []):
+        return None
+    doc = ls.workspace.text_documents.get(unquote(cell_uri))
+    word = doc.word_at_position(position) or None if doc is not None else None
+    return hover_markdown(run.result, line, word=word)
+
+
+def _to_script_args(ls: KernelLensServer, args: ProfileArgs) -> ProfileArgs:
+    """A cell's ``kernelLens.profile`` arguments (a function by name, line or cursor position)
+    on the notebook's virtual script."""
+    state = _state_of_cell(ls, args.uri)
+    if state is None or state.script is None:
+        return args
+
+    def line0(cell_line0: int) -> int | None:
+        found = state.script.to_script(args.uri, cell_line0 + 1) if state.script else None
+        return None if found is None else found - 1
+
+    position = args.position
+    if position is not None:
+        mapped = line0(position.line)
+        position = None if mapped is None else types.Position(mapped, position.character)
+    line = None if args.line is None else line0(args.line)
+    return ProfileArgs(
+        uri=state.virtual_uri, function=args.function, line=line, position=position, script=False
+    )
 
 
 def _map_diagnostics(
@@ -423,8 +469,13 @@ def setup(ls: KernelLensServer) -> None:
                 if state is not None and state.script is not None
                 else None
             )
-            if state is None or line is None:
+            if state is None or state.script is None or line is None:
                 return None
+            text = _cell_run_hover(ls, state, uri, line, params.position)
+            if text is not None:
+                return types.Hover(
+                    contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text)
+                )
             params = types.HoverParams(
                 text_document=types.TextDocumentIdentifier(uri=state.virtual_uri),
                 position=types.Position(line - 1, params.position.character),
@@ -444,14 +495,30 @@ def setup(ls: KernelLensServer) -> None:
     profile_handler = commands.get(CMD_PROFILE)
 
     async def profile(args: ProfileArgs) -> Any:
-        if args.script and is_cell(args.uri):
-            return await profile_cell(ls, args.uri)
+        if is_cell(args.uri):
+            if args.script:
+                return await profile_cell(ls, args.uri)
+            args = _to_script_args(ls, args)
         if profile_handler is None:
             return {"ok": False, "error": {"kind": "internal", "message": "no profile command"}}
         return await profile_handler(args)
 
     if profile_handler is not None:
         commands[CMD_PROFILE] = profile
+
+    profile_all_handler = commands.get(CMD_PROFILE_ALL)
+
+    async def profile_all(args: ProfileAllArgs) -> Any:
+        if is_cell(args.uri):
+            # Every function of the notebook: the same as on its virtual script.
+            state = _state_of_cell(ls, args.uri)
+            if state is not None:
+                args = ProfileAllArgs(uri=state.virtual_uri)
+        assert profile_all_handler is not None
+        return await profile_all_handler(args)
+
+    if profile_all_handler is not None:
+        commands[CMD_PROFILE_ALL] = profile_all
 
     publish = ls.text_document_publish_diagnostics
 

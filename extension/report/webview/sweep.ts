@@ -155,7 +155,9 @@ export class SweepView {
                 },
               );
     const rows = sweep.rows.map((row) => {
-      const isBest = best !== undefined && row.value === best.value && row.error === null;
+      // Under the interpreter no value is "best" for a GPU: none is marked.
+      const isBest =
+        !interpreted && best !== undefined && row.value === best.value && row.error === null;
       const note =
         row.error ??
         [isBest ? "best" : "", row.value === sweep.current ? "current" : ""]
@@ -257,7 +259,10 @@ export class SweepView {
             pointRadius: 2,
           },
           {
-            label: best === undefined ? "best" : `best: ${param} = ${best.value}`,
+            label:
+              best === undefined
+                ? "best"
+                : `${isInterpreterSweep(this.sweep) ? "fastest under the interpreter" : "best"}: ${param} = ${best.value}`,
             data: best === undefined ? [] : [{ x: best.value, y: best.ms }],
             yAxisID: "y",
             borderColor: green,

@@ -215,5 +215,8 @@ def test_text_output_and_error_text(trace_dir: str) -> None:
 
 
 def test_usage_error_exit_code() -> None:
-    code, _, err = run_cli("profile", f"{KERNELS}/square.py")
-    assert code == 2 and "PATH::FUNC" in err
+    # (``profile PATH`` alone is a whole-script run: tests/cli/test_script_cli.py.)
+    code, _, err = run_cli("profile")
+    assert code == 2 and "target" in err
+    code, _, err = run_cli("profile", f"{KERNELS}/square.py::square_mul", "--reps", "many")
+    assert code == 2 and "--reps" in err

@@ -4,7 +4,9 @@ A trace file is read once, in a child process (``python -m kernel_lens.analysis.
 into a columnar `TraceStore` with its summary, saved in the cache folder under a name made of the
 file's path, size and mtime; the server maps those columns (memory-mapped ``.npy``) and answers
 the overview and every zoom from them (`TraceStore.timeline`: binary searches and vectorised
-merging, tens of milliseconds at 1M events). So:
+merging, tens of milliseconds at 1M events). A small trace (up to ``_IN_PROCESS_BYTES`` of JSON,
+the usual profile of a call or two) is read in a thread of the server instead: faster than
+starting a process. So:
 
 - the server's interpreter never parses a big JSON (a parse holds the GIL for seconds): lenses,
   hovers and cancel keep answering while a trace loads;
@@ -58,6 +60,9 @@ __all__ = [
 
 #: Trace stores kept mapped per server (the columns are memory-mapped: little resident memory).
 _KEPT = 8
+#: Traces up to this much JSON are read in the server (in a thread): ~10k events, a fraction of a
+#: second; bigger ones in a child process with progress.
+_IN_PROCESS_BYTES = 2_000_000
 #: How many bytes of memory reading a trace takes per byte of its JSON, at most (measured: the
 #: JSON text, the typed records of one chunk of events, the columns).
 _MEMORY_PER_BYTE = 3.0
@@ -223,10 +228,42 @@ async def _build(
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _read_here(path: str) -> TraceStore:
+    from kernel_lens.analysis.trace_columns import read_columns
+    from kernel_lens.analysis.trace_store import build_store
+    from kernel_lens.analysis.trace_summary import summarize_columns
+
+    columns = read_columns(path)
+    return build_store(columns, summary=summarize_columns(columns).to_json())
+
+
+def _save(store: TraceStore, folder: str) -> None:
+    """Save ``store`` as ``folder`` (through a temporary folder: never half written)."""
+    from kernel_lens.analysis.trace_store import save_store
+
+    tmp = f"{folder}.tmp-{uuid.uuid4().hex[:8]}"
+    try:
+        save_store(store, tmp)
+        if not os.path.isdir(folder):
+            os.replace(tmp, folder)
+    except OSError:
+        pass  # no cache this time: the store in memory answers
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 async def _open(ls: KernelLensServer, path: str, size: int, mtime_ns: int) -> TraceStore:
     folder = cache_folder(path, size, mtime_ns)
     store = await asyncio.to_thread(load_store, folder)
     if store is not None:
+        return store
+    json_size = _json_size(path, size)
+    if json_size <= _IN_PROCESS_BYTES:
+        # A trace of a profiled call or two: read here, in a thread, in well under a second
+        # (a child process would spend longer starting); no progress notification to flash.
+        store = await asyncio.to_thread(_read_here, path)
+        await asyncio.to_thread(_save, store, folder)
+        _remove_older(path, folder)
         return store
     _check_memory(path, size)
     name = os.path.basename(path)

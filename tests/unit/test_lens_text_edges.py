@@ -330,3 +330,19 @@ def test_summary_without_a_device_and_a_cuda_op_without_kernels() -> None:
     assert line_lens_title({"line": 1, "ops": [op]}, cuda=True) == (
         "aten::square → aten::pow (no kernel)"
     )
+
+
+def test_remaining_edges() -> None:
+    assert inputs_text({"source": "script"}) == "the script's own run (as __main__, no arguments)"
+    ops = [_cpu_op(f"aten::op{i}", 1.0) for i in range(4)]
+    assert line_lens_title({"line": 1, "ops": ops}, cuda=False) == (
+        "aten::op0 · CPU  |  aten::op1 · CPU  |  aten::op2 · CPU  |  +1 more"
+    )
+    # A zero among the attributed CPU times takes nothing from the others' shares.
+    lines = [{"line": 1, "source": "x", "ops": [_cpu_op("aten::a", 1.0), _cpu_op("aten::b", 0.0)]}]
+    text = hover_markdown({"device_kind": "cpu", "lines": lines, "timing": _timing(0.1)}, 1)
+    assert text is not None and text.splitlines()[2] == "- `aten::a` · 1 call · **100% of 100 µs**"
+    # The inputs come after a blank line.
+    with_inputs = {"device_kind": "cpu", "lines": lines, "inputs": {"source": "directive"}}
+    text = hover_markdown(with_inputs, 1)
+    assert text is not None and text.splitlines()[-2:] == ["", "Inputs: directive"]

@@ -11,6 +11,7 @@ import pytest
 
 from kernel_lens.analysis.ncu import (
     METRICS,
+    NcuError,
     NcuHint,
     kernels_from_report,
     read_ncu_csv,
@@ -225,3 +226,28 @@ def test_report_without_constants_uses_the_defaults() -> None:
         ("OPT", "global"),
         ("WRN", None),
     ]
+
+
+def test_csv_short_units_the_order_of_kernels_and_the_error() -> None:
+    rows = [
+        _row(2, "k2", "Duration", "ms", "2"),
+        _row(0, "k0", "Duration", "ns", "500"),
+        _row(1, "k1", "Duration", "us", "3"),
+    ]
+    kernels = read_ncu_csv("\n".join([HEADER, *rows]))
+    # In the order of the report, not sorted by ID.
+    assert [(k.id, k.duration_us) for k in kernels] == [(2, 2000.0), (0, 0.5), (1, 3.0)]
+    with pytest.raises(NcuError) as info:
+        read_ncu_csv("no table")
+    assert str(info.value) == 'no CSV table in this output (expected a header starting with "ID")'
+
+
+def test_csv_columns_are_text_and_may_be_missing() -> None:
+    # Every column read as text: a numeric-looking kernel name stays as written.
+    text = '"ID","Kernel Name","Metric Name","Metric Value"\n"0","0042","Duration","1.5"\n'
+    (k,) = read_ncu_csv(text)
+    assert (k.name, k.duration_us, k.grid, k.block, k.hints) == ("0042", 1.5, None, None, [])
+    # A rule without its description column: an empty message.
+    text = '"ID","Kernel Name","Rule Name","Rule Type"\n"0","k","R","OPT"\n'
+    (k,) = read_ncu_csv(text)
+    assert [(h.rule, h.kind, h.message, h.section) for h in k.hints] == [("R", "OPT", "", "")]

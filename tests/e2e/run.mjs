@@ -45,6 +45,7 @@ const TOUR = {
   "history-delta-lens": "tour-history-delta-lens.png",
   "history-tab": "tour-history-tab.png",
   "history-diff": "tour-history-diff.png",
+  walkthrough: "tour-walkthrough.png",
   "lenses-nn-module": "tour-lenses-nn-module.png",
   "lenses-numba": "tour-lenses-numba.png",
   "short-row": "tour-short-row.png",

@@ -1068,6 +1068,34 @@ export const SCENARIOS = [
         }
         await r.closeEverything();
       });
+      await r.step("the Get Started walkthrough lists Kernel Lens's steps", 60_000, async () => {
+        await r.quickInput(">Welcome: Open Walkthrough...");
+        await r.page.keyboard.press("Enter");
+        const input = r.page.locator(".quick-input-widget .quick-input-box input");
+        await input.waitFor({ state: "visible", timeout: 10_000 });
+        await input.fill("Kernel Lens");
+        const row = r.page
+          .locator(".quick-input-list .monaco-list-row")
+          .filter({ hasText: "Get Started with Kernel Lens" })
+          .first();
+        await r.until("the walkthrough in the picker", () => row.isVisible(), 15_000);
+        await row.click();
+        const page = r.page.locator(".gettingStartedContainer");
+        const text = await r.until(
+          "the walkthrough's steps",
+          async () => {
+            const t = (await page.count()) > 0 ? await page.first().innerText() : "";
+            return /Choose the interpreter/.test(t) && /Trust the workspace/.test(t) ? t : null;
+          },
+          20_000,
+        );
+        for (const step of ["Profile a function", "Open the Report", "Show the assembly"]) {
+          assert(text.includes(step), `the walkthrough lacks "${step}"`);
+        }
+        await r.parkMouse();
+        await r.shot("walkthrough");
+        await r.closeEverything();
+      });
       await r.step("mlp.py: Profile on forward and train_step only", 90_000, async () => {
         await r.openFile("mlp.py");
         await r.waitLensAbove(FORWARD, PROFILE_LINK, 60_000);

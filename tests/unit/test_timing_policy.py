@@ -371,6 +371,11 @@ def test_usage_is_other_processes_cores(monkeypatch: pytest.MonkeyPatch) -> None
     assert timing._Usage().stop().others_cores == 2.0
     readings = iter([(0, 0, 0), (19, 19, 0)])
     assert timing._Usage().stop().others_cores is None
+    # /proc readable at one end of the window only: unknown.
+    readings = iter([None, (20, 20, 0)])
+    assert timing._Usage().stop().others_cores is None
+    readings = iter([(0, 0, 0), None])
+    assert timing._Usage().stop().others_cores is None
     # This process busier than the machine's count: never below zero.
     readings = iter([(0, 0, 0), (20, 40, 30)])
     assert timing._Usage().stop().others_cores == 0.0

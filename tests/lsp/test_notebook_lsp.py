@@ -211,8 +211,10 @@ async def test_profile_cell_runs_the_cells_above_and_maps_lines(
     assert outcome["ok"] is True, outcome
     after = await lenses(client, uris[3])
     head = titles(after, 0)
-    assert head[0].startswith("$(run-all) cell · ") and "with the 2 cell(s) above" in head[0]
-    assert "1 IPython line(s) skipped" in head[0]  # %matplotlib inline
+    assert (
+        head[0].startswith("$(run-all) cell · ") and "wall with the 2 code cells above" in head[0]
+    )
+    assert "1 IPython line skipped" in head[0]  # %matplotlib inline
     assert "$(refresh) Re-run Cell" in head
     assert titles(after, 1)[0].startswith("aten::randn"), titles(after)
     assert titles(after, 2)[0].startswith("aten::mul"), titles(after)  # scale's ops

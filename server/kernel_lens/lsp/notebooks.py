@@ -184,15 +184,32 @@ def _cell_own_ms(result: dict[str, Any], script: NotebookScript, index: int) -> 
     )
 
 
+def _duration(ms: float) -> str:
+    """``0.42 ms``, ``12.3 ms``, ``1.20 s``."""
+    if ms >= 1000:
+        return f"{ms / 1000:.2f} s"
+    return f"{ms:.3g} ms" if ms < 100 else f"{ms:.0f} ms"
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" + ("" if count == 1 else "s")
+
+
 def _run_title(run: CellRun, script: NotebookScript, index: int) -> str:
+    """``cell · 0.4 ms its lines · 4.1 ms wall with the 2 code cells above, one run (under the
+    profiler) · 1 IPython line skipped``."""
     result = run.result or {}
-    wall_s = float((result.get("script") or {}).get("wall_s") or 0.0)
+    wall_ms = 1000.0 * float((result.get("script") or {}).get("wall_s") or 0.0)
     own_ms = _cell_own_ms(result, script, index)
-    above = "no cell above" if index == 0 else f"{wall_s:.2f} s with the {index} cell(s) above"
-    skipped = f" · {run.skipped} IPython line(s) skipped" if run.skipped else ""
+    above = (
+        f"{_duration(wall_ms)} wall"
+        if index == 0
+        else f"{_duration(wall_ms)} wall with the {_plural(index, 'code cell')} above"
+    )
+    skipped = f" · {_plural(run.skipped, 'IPython line')} skipped" if run.skipped else ""
     return (
-        f"$(run-all) cell · {own_ms:.1f} ms its lines · {above}, one run (under the profiler)"
-        f"{skipped}"
+        f"$(run-all) cell · {_duration(own_ms)} its lines · {above}, one run (under the "
+        f"profiler){skipped}"
     )
 
 

@@ -20,6 +20,7 @@ from tests.lsp.test_lsp_e2e import (
     ROOT,
     _init,
     click_profile,
+    hover_text,
     lenses,
     line0_of,
     open_doc,
@@ -165,3 +166,12 @@ async def test_results_survive_close_and_reopen_from_the_history(client: Languag
         )
     )
     assert titles(await lenses(client, uri), def0)[0].startswith("$(history) outdated: ")
+
+
+async def test_hover_offers_profile_only_where_the_lenses_do(client: LanguageClient) -> None:
+    uri = open_doc(client, MLP)
+    init_body = line0_of(MLP, "self.fc1 = nn.Linear")
+    assert await hover_text(client, uri, init_body, 12) is None
+    forward_body = line0_of(MLP, "h = torch.relu")
+    offer = await hover_text(client, uri, forward_body, 12)
+    assert offer is not None and "not profiled yet" in offer and "MLP.forward" in offer

@@ -8,6 +8,7 @@ import urllib.parse
 from lsprotocol import types
 
 from kernel_lens.analysis.functions import SourceSyntaxError, find_function
+from kernel_lens.analysis.lens_targets import lens_targets
 from kernel_lens.analysis.lens_text import code_span, hover_markdown
 from kernel_lens.analysis.scripts import SCRIPT_NAME
 from kernel_lens.lsp.language_server import KernelLensServer
@@ -20,6 +21,15 @@ __all__ = ["document_hover", "setup"]
 def _command_link(title: str, command: str, args: object) -> str:
     encoded = urllib.parse.quote(json.dumps([args]))
     return f"[{title}](command:{command}?{encoded})"
+
+
+def _has_profile_lens(ls: KernelLensServer, source: str, qualname: str) -> bool:
+    """Whether ``qualname`` gets a Profile lens (see ``analysis/lens_targets.py``)."""
+    try:
+        targets = lens_targets(source, show_all=ls.settings.show_all_lenses)
+    except SourceSyntaxError:
+        return False
+    return any(t.info.qualname == qualname and t.role == "profile" for t in targets)
 
 
 def document_hover(
@@ -35,6 +45,9 @@ def document_hover(
     if line0 + 1 < info.body_first_line:
         return None
     record = ls.documents.get(uri, info.qualname)
+    if record is None and not _has_profile_lens(ls, source, info.qualname):
+        # No offer where the lenses offer nothing (``__init__``, factories, helpers).
+        return None
     if record is None or record.state != "ok" or record.result is None:
         if not ls.settings.workspace_trusted:
             return "**Kernel Lens**: trust this workspace to profile it."

@@ -11,10 +11,12 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
 import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
+from tests.conftest import HAS_CUDA
 from tests.lsp.test_lsp_e2e import (
     OPTIONS,
     ROOT,
@@ -175,3 +177,19 @@ async def test_hover_offers_profile_only_where_the_lenses_do(client: LanguageCli
     forward_body = line0_of(MLP, "h = torch.relu")
     offer = await hover_text(client, uri, forward_body, 12)
     assert offer is not None and "not profiled yet" in offer and "MLP.forward" in offer
+
+
+@pytest.mark.skipif(HAS_CUDA, reason="the interpreter runs Triton kernels only without a GPU")
+async def test_more_after_an_interpreter_run_says_what_cannot_work(client: LanguageClient) -> None:
+    triton_file = ROOT / "kernels" / "triton_square.py"
+    uri = open_doc(client, triton_file)
+    assert (await click_profile(client, uri, "def square(x", triton_file))["ok"]
+    def0 = line0_of(triton_file, "def square(x")
+    row = [x.command for x in await lenses(client, uri) if x.range.start.line == def0 and x.command]
+    assert "Triton interpreter" in row[0].title, row[0].title
+    more = row[-1]
+    assert more.title == "More…"
+    items = {i["label"]: i for i in more.arguments[0]["items"]}  # type: ignore[index]
+    assert items["$(settings) Sweep BLOCK_SIZE"]["command"] == "kernelLens.sweep"
+    assert "interpreter" in items["$(symbol-namespace) Generated Code"]["disabled"]
+    assert "NVIDIA GPU" in items["$(pulse) Nsight Compute"]["disabled"]

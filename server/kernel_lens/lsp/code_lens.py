@@ -138,6 +138,17 @@ def more_actions(
         args,
         "what torch.compile generates for this function, beside the source",
     )
+    interpreted = (
+        ok
+        and record is not None
+        and "Triton interpreter" in str((record.result or {}).get("device", ""))
+    )
+    if interpreted:
+        # Dynamo cannot trace a kernel that Triton's interpreter runs: say so, don't fail later.
+        generated = _disabled(
+            "$(symbol-namespace) Generated Code",
+            "torch.compile cannot trace Triton kernels run by Triton's interpreter (no GPU)",
+        )
     if ok:
         actions.append(generated)
         actions.extend(sweeps)

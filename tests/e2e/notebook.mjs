@@ -144,6 +144,19 @@ export const NOTEBOOK_SCENARIO = {
         await r.shot("notebook-profiled-function");
       },
     );
+    await r.step("Report on the function defined in a cell", 60_000, async () => {
+      await clickLensAbove(r, "def scale(x):", /^Report$/, 15_000);
+      const view = await r.waitWebview(
+        "the report of scale",
+        (v) => v.mode === "report" && v.text.includes("aten::mul"),
+        45_000,
+      );
+      r.log(`    report: ${view.title}`);
+      await r.shot("notebook-report");
+      await r.closeEverything();
+      await r.openFromExplorer(NOTEBOOK);
+      await waitLensAbove(r, "def scale(x):", SUMMARY, 30_000);
+    });
     await r.step("Profile Cell: the cells above and this one, once", PROFILE_MS, async () => {
       await clickLensAbove(r, "%matplotlib inline", /Profile Cell/, 15_000);
       const row = await waitLensAbove(

@@ -23,6 +23,7 @@ import {
 import { MORE_ACTIONS, isMoreActionsArgs, pickItems, type PickItem } from "./moreActions";
 import { reportFailure, runningClient, showFailure } from "./requests";
 import { summarize } from "./errorText";
+import { chooseInterpreter } from "./install";
 
 /** Registers every command of {@link Commands} as an extension-scoped disposable. */
 export function registerCommands(ctx: Ctx): void {
@@ -36,6 +37,7 @@ export function registerCommands(ctx: Ctx): void {
       ctx.restart("Restart Server command"),
     ),
     vscode.commands.registerCommand(MORE_ACTIONS, (args: unknown) => moreActions(ctx, args)),
+    vscode.commands.registerCommand(Commands.chooseInterpreter, () => chooseInterpreter()),
     // The server's own messages take the same single way as the client's failures.
     ctx.onClientCreated((client) => [
       client.onNotification(ShowMessageNotification.type, (params: ShowMessageParams) =>

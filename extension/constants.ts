@@ -26,6 +26,8 @@ export const Commands = {
   openInlineFile: "kernelLens.openInlineFile",
   /** Pin the latest run of the function at the cursor as its baseline (issue 11). */
   setBaselineAtCursor: "kernelLens.setBaselineAtCursor",
+  /** The Python extension's interpreter picker where it is installed, else the setting. */
+  chooseInterpreter: "kernelLens.chooseInterpreter",
 } as const;
 
 export type Command = (typeof Commands)[keyof typeof Commands];

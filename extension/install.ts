@@ -63,7 +63,7 @@ export async function offerFix(
 }
 
 /** The Python extension's interpreter picker where it is installed, else the setting. */
-async function chooseInterpreter(): Promise<void> {
+export async function chooseInterpreter(): Promise<void> {
   if (vscode.extensions.getExtension(PYTHON_EXTENSION_ID) !== undefined) {
     await vscode.commands.executeCommand("python.setInterpreter");
   } else {

@@ -311,6 +311,8 @@ def _file_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.Code
 #: Per document, the ``id`` of the state its results were restored into (a state released on
 #: close and made again on reopen is restored again; a state never twice).
 _restored: dict[str, int] = {}
+#: Documents remembered in ``_restored`` before it starts again.
+RESTORED_DOCUMENTS = 256
 
 
 def restored_result(entry: dict[str, Any]) -> dict[str, Any]:
@@ -333,6 +335,8 @@ def _restore_from_history(ls: KernelLensServer, uri: str, targets: list[LensTarg
     state = ls.documents(uri)
     if _restored.get(uri) == id(state):
         return
+    if len(_restored) >= RESTORED_DOCUMENTS:
+        _restored.clear()  # bounded: a document forgotten here is only looked up again
     _restored[uri] = id(state)
     try:
         path = uri_to_path(uri)

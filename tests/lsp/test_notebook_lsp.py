@@ -181,6 +181,8 @@ async def test_function_in_one_cell_profiled_with_its_call_in_a_later_one(
     assert text is not None and "aten::mul" in text, text
     # The inputs are the later cell's call: a 64×64 tensor.
     assert "64, 64" in text or "[64, 64]" in text, text
+    # Where they were captured, in the notebook's words: the call's cell and line.
+    assert "cell 4, line 3" in text and ".kernel_lens.py" not in text, text
 
     # From the palette, at the cursor in the cell: the same function.
     outcome = await client.workspace_execute_command_async(

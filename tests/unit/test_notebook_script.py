@@ -61,3 +61,11 @@ def test_upto_stops_after_the_target_cell() -> None:
 
 def test_virtual_path_sits_beside_the_notebook() -> None:
     assert virtual_path("/w/nb/lecture.ipynb") == "/w/nb/lecture.kernel_lens.py"
+
+
+def test_describe_names_the_notebook_cell_and_line() -> None:
+    script = build_script(CELLS)
+    assert script.describe(5) == "cell 2, line 3"  # code cells only: their own order
+    numbered = build_script([Cell("a", "x = 1", number=1), Cell("b", "y = 2\nz = 3", number=3)])
+    assert numbered.describe(3) == "cell 3, line 2"  # a markdown cell 2 sits between them
+    assert numbered.describe(4) is None

@@ -33,10 +33,13 @@ class Cell:
     Attributes:
         uri: the cell document's URI (``vscode-notebook-cell:…``).
         text: its text.
+        number: its 1-based position in the notebook, markdown cells counted (as VS Code's
+            "Cell 3 of 4"); 0 when unknown (the position among code cells is used).
     """
 
     uri: str
     text: str
+    number: int = 0
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,17 @@ class NotebookScript:
         if not 1 <= cell_line <= max(count, 1):
             return None
         return self.starts[index] + cell_line - 1
+
+    def cell_number(self, index: int) -> int:
+        """The 1-based number users see for cell ``index`` (see :attr:`Cell.number`)."""
+        return self.cells[index].number or index + 1
+
+    def describe(self, line: int) -> str | None:
+        """``cell 3, line 2`` for 1-based script ``line``; ``None`` outside."""
+        if not 1 <= line <= len(self.lines):
+            return None
+        index, cell_line = self.lines[line - 1]
+        return f"cell {self.cell_number(index)}, line {cell_line}"
 
     def index_of(self, uri: str) -> int | None:
         """The index of cell ``uri``, or ``None``."""

@@ -27,6 +27,7 @@ from __future__ import annotations
 import inspect
 import logging
 import os
+import re
 import weakref
 from dataclasses import dataclass, field
 from typing import Any
@@ -115,14 +116,14 @@ def _virtual_uri(ls: KernelLensServer, notebook_uri: str) -> str:
 
 def _code_cells(ls: KernelLensServer, notebook: types.NotebookDocument) -> list[Cell]:
     cells: list[Cell] = []
-    for cell in notebook.cells:
+    for number, cell in enumerate(notebook.cells, start=1):
         if cell.kind != types.NotebookCellKind.Code:
             continue
         # pygls keys documents by their unquoted URI (cell URIs carry %3D).
         doc = ls.workspace.text_documents.get(unquote(cell.document))
         if doc is None or (doc.language_id or "python") != "python":
             continue
-        cells.append(Cell(cell.document, doc.source))
+        cells.append(Cell(cell.document, doc.source, number))
     return cells
 
 
@@ -317,6 +318,20 @@ def _to_script_args(ls: KernelLensServer, args: ProfileArgs) -> ProfileArgs:
     )
 
 
+def cell_places(state: NotebookState, text: str) -> str:
+    """``text`` with each ``<name>.kernel_lens.py:<line>`` (where inputs were captured, say)
+    written as the notebook's ``cell 4, line 3``."""
+    script = state.script
+    if script is None:
+        return text
+    name = re.escape(os.path.basename(unquote(urlparse(state.virtual_uri).path)))
+
+    def place(match: re.Match[str]) -> str:
+        return script.describe(int(match.group(1))) or match.group(0)
+
+    return re.sub(rf"{name}:(\d+)", place, text)
+
+
 def _map_diagnostics(
     script: NotebookScript, diagnostics: list[types.Diagnostic]
 ) -> dict[str, list[types.Diagnostic]]:
@@ -368,8 +383,10 @@ async def profile_cell(ls: KernelLensServer, cell_uri: str) -> dict[str, Any]:
     text = script.upto(index)
     first, last = script.cell_range(index)
     skipped = [n for n in script.notes if n[0] <= index]
+    number = script.cell_number(index)
     for cell_index, cell_line, message in skipped:
-        ls.log(f"cell {cell_index + 1}, line {cell_line}: {message}", types.MessageType.Info)
+        where = f"cell {script.cell_number(cell_index)}, line {cell_line}"
+        ls.log(f"{where}: {message}", types.MessageType.Info)
     state.runs[cell_uri] = CellRun("running", text, skipped=len(skipped))
     refresh_lenses(ls)
     path = unquote(urlparse(state.virtual_uri).path)
@@ -380,8 +397,8 @@ async def profile_cell(ls: KernelLensServer, cell_uri: str) -> dict[str, Any]:
         result = await run_job(
             ls,
             uri=state.virtual_uri,
-            qualname=f"cell {index + 1}",
-            title=f"Running cells 1–{index + 1} of {os.path.basename(path)}",
+            qualname=f"cell {number}",
+            title=f"Running the code cells up to cell {number} of {os.path.basename(path)}",
             request=request,
         )
         if not isinstance(result, dict):
@@ -391,7 +408,7 @@ async def profile_cell(ls: KernelLensServer, cell_uri: str) -> dict[str, Any]:
         state.runs[cell_uri] = CellRun(kind, text, error=err.to_json(), skipped=len(skipped))
         if kind == "error":
             set_diagnostic(ls, state.virtual_uri, key, _diagnostic(err, text, first))
-            ls.log(f"cell {index + 1}: {err}", types.MessageType.Error)
+            ls.log(f"cell {number}: {err}", types.MessageType.Error)
         outcome = {"ok": False, "error": err.to_json()}
     except Exception as exc:  # a result the server cannot use
         unusable = ProfileError(
@@ -403,12 +420,12 @@ async def profile_cell(ls: KernelLensServer, cell_uri: str) -> dict[str, Any]:
         state.runs[cell_uri] = CellRun("ok", text, result=result, skipped=len(skipped))
         set_diagnostic(ls, state.virtual_uri, key, None)
         summary = (
-            f"cell {index + 1}: one run of cells 1–{index + 1} on {result.get('device')}; "
+            f"cell {number}: one run of the code cells up to it on {result.get('device')}; "
             f"trace {result.get('trace_path')}"
         )
         ls.log(summary, types.MessageType.Info)
         status(ls, "idle", summary, cell_uri)
-        outcome = {"ok": True, "function": f"cell {index + 1}", "lines": [first, last]}
+        outcome = {"ok": True, "function": f"cell {number}", "lines": [first, last]}
     refresh_lenses(ls)
     return outcome
 
@@ -501,6 +518,9 @@ def setup(ls: KernelLensServer) -> None:
         result = await found if inspect.isawaitable(found) else found
         if isinstance(result, types.Hover):
             result.range = None  # a script range means nothing in the cell
+            mapped = _state_of_cell(ls, uri) if is_cell(uri) else None
+            if mapped is not None and isinstance(result.contents, types.MarkupContent):
+                result.contents.value = cell_places(mapped, result.contents.value)
         return result  # type: ignore[no-any-return]
 
     if lens_handler is not None:

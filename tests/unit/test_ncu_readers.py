@@ -114,8 +114,10 @@ class _Action:
     def __init__(self, name: str, metrics: dict[str, Any], rules: list[dict[str, Any]]) -> None:
         self._name, self._metrics, self._rules = name, metrics, rules
 
-    def name(self, base: Any = None) -> str:
-        return f"demangled {self._name}" if base == "DEMANGLED" else self._name
+    def name(self, *base: Any) -> str:
+        if base and base[0] is None:
+            raise TypeError("name base None")  # the real module takes no None
+        return f"demangled {self._name}" if base == ("DEMANGLED",) else self._name
 
     def metric_by_name(self, name: str) -> _Metric | None:
         return _Metric(self._metrics[name]) if name in self._metrics else None
@@ -250,4 +252,30 @@ def test_csv_columns_are_text_and_may_be_missing() -> None:
     # A rule without its description column: an empty message.
     text = '"ID","Kernel Name","Rule Name","Rule Type"\n"0","k","R","OPT"\n'
     (k,) = read_ncu_csv(text)
-    assert [(h.rule, h.kind, h.message, h.section) for h in k.hints] == [("R", "OPT", "", "")]
+    assert [
+        (h.rule, h.kind, h.message, h.section, h.speedup_pct, h.speedup_type) for h in k.hints
+    ] == [("R", "OPT", "", "", None, None)]
+    # Without the rule type column: an information hint.
+    (k,) = read_ncu_csv('"ID","Kernel Name","Rule Name"\n"0","k","R"\n')
+    assert [h.kind for h in k.hints] == ["INF"]
+
+
+def test_warnings_rank_before_other_kinds_whatever_their_speedup() -> None:
+    rows = [
+        _row(0, "k", rule="I", kind="INF", text="i", stype="global", speedup="80"),
+        _row(0, "k", rule="W", kind="WRN", text="w", stype="global", speedup="10"),
+    ]
+    (k,) = read_ncu_csv("\n".join([HEADER, *rows]))
+    assert [h.rule for h in k.hints] == ["W", "I"]
+
+
+def test_report_rule_results_with_missing_fields() -> None:
+    module = _module(MsgType_OPTIMIZATION=2)
+    action = _Action(
+        "k", {}, [{"rule_message": {"type": 2}}, {"rule_message": {"type": 2}, "name": "N"}]
+    )
+    (k,) = kernels_from_report(module, _Context([_Range([action])]))
+    assert [(h.rule, h.section, h.title, h.message) for h in k.hints] == [
+        ("", "", "", ""),
+        ("", "", "N", ""),
+    ]

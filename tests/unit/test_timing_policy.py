@@ -75,6 +75,7 @@ class FakeCuda:
                 fake.log.append("flush")
 
         def empty(n: int, *, dtype: Any, device: str) -> Buffer:
+            assert isinstance(n, int), "torch.empty takes an int size"
             fake.allocated.append((n, dtype, device))
             fake.log.append("alloc")
             return Buffer()
@@ -267,6 +268,10 @@ def test_noisy_is_an_iqr_over_a_tenth_of_the_median(monkeypatch: pytest.MonkeyPa
     # Quartiles 8 and 9 around a median of 8.5: 11.8% → noisy.
     noisy = _scripted(monkeypatch, [8, 8, 8, 9, 9, 9, 8.5])
     assert noisy.warnings == ("noisy: the interquartile range is 12% of the median",)
+    # 12.5% reads 12% (round half to even), also for a median under 1 ms.
+    assert _scripted(monkeypatch, [0.5, 0.5, 0.5, 0.5, 0.5625, 0.5625, 0.5625]).warnings == (
+        "noisy: the interquartile range is 12% of the median",
+    )
     # IQR exactly 10% of the median: not noisy.
     calm = _scripted(monkeypatch, [9.5, 9.5, 9.5, 10, 10.5, 10.5, 10.5])
     assert calm.iqr_ms / calm.median_ms == 0.1
@@ -343,6 +348,9 @@ def test_ticks_read_busy_total_and_this_process(monkeypatch: pytest.MonkeyPatch)
     self_stat = "123 (a) b) S " + " ".join(str(i) for i in range(1, 11)) + " 70 30 5 5\n"
     _fake_proc(monkeypatch, stat, self_stat)
     assert timing._ticks() == (531 - 450, 531, 100)
+    # Five columns: iowait counts as idle.
+    _fake_proc(monkeypatch, "cpu 1 2 3 4 5\n", self_stat)
+    assert timing._ticks() == (6, 15, 100)
     # An old kernel's four columns: no iowait.
     _fake_proc(monkeypatch, "cpu 1 2 3 4\n", self_stat)
     assert timing._ticks() == (6, 10, 100)

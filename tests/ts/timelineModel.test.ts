@@ -30,6 +30,7 @@ import {
   fullView,
   hitTest,
   layoutLanes,
+  mergedAlpha,
   needsDetail,
   niceStep,
   reducedScale,
@@ -489,5 +490,17 @@ describe("number formatting", () => {
     assert.equal(formatGbs(12.34), "12.3 GB/s");
     assert.equal(formatBytes(4 * 1024 * 1024), "4 MiB");
     assert.equal(formatBytes(512), "512 B");
+  });
+});
+
+describe("merged blocks of a big trace", () => {
+  it("are drawn more opaque where more events share a pixel (density)", () => {
+    assert.equal(mergedAlpha(1, 10), 0.25);
+    assert.equal(mergedAlpha(10, 10), 0.25);
+    const sparse = mergedAlpha(20, 10);
+    const dense = mergedAlpha(2000, 10);
+    assert.ok(0.25 < sparse && sparse < dense && dense <= 0.95, `${sparse} ${dense}`);
+    assert.equal(mergedAlpha(1_000_000, 1), 0.95);
+    assert.equal(mergedAlpha(5, 0), mergedAlpha(5, 1)); // a block narrower than a pixel
   });
 });

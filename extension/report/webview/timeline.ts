@@ -21,6 +21,7 @@ import {
   initiallyCollapsed,
   laneHeaderAt,
   layoutLanes,
+  mergedAlpha,
   needsDetail,
   panBy,
   ticks,
@@ -511,7 +512,7 @@ export class TimelineView {
     const top = y + 1;
     const height = h - 2;
     if (event.merged === true) {
-      c.globalAlpha = 0.45;
+      c.globalAlpha = mergedAlpha(event.count ?? 1, w);
       c.fillStyle = color;
       c.fillRect(left, top, right - left, height);
       c.globalAlpha = 1;

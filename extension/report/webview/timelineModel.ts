@@ -469,3 +469,13 @@ export function describeEvent(
   lines.push(parts.join(" · "));
   return lines;
 }
+
+/**
+ * How opaque a merged block is drawn: by how many events it holds per pixel of its width, so
+ * that the overview of a big trace shows where its events are dense (0.25 for one event per
+ * pixel or fewer, opaque from about 30 per pixel, on a log scale).
+ */
+export function mergedAlpha(count: number, widthPx: number): number {
+  const perPixel = Math.max(count, 1) / Math.max(widthPx, 1);
+  return Math.min(0.95, 0.25 + 0.14 * Math.log2(Math.max(perPixel, 1)));
+}

@@ -279,3 +279,12 @@ def test_report_rule_results_with_missing_fields() -> None:
         ("", "", "", ""),
         ("", "", "N", ""),
     ]
+
+
+def test_a_hint_without_an_estimate_ranks_as_zero_speedup() -> None:
+    rows = [
+        _row(0, "k", rule="A", kind="OPT", text="a"),
+        _row(0, "k", rule="B", kind="OPT", text="b", stype="local", speedup="0.5"),
+    ]
+    (k,) = read_ncu_csv("\n".join([HEADER, *rows]))
+    assert [h.rule for h in k.hints] == ["B", "A"]

@@ -26,6 +26,9 @@ from kernel_lens.analysis.names import short_kernel_name
         ("void ns::outer<int>::inner_kernel<float>(float)", "inner_kernel"),
         ("void ns::k(int, (anonymous namespace)::T)", "k"),
         ("void ns::k<(char)1>(int)", "k"),
+        # A lambda as the last component: the templated component before it names the kernel.
+        ("void ns::outer<int>::{lambda(float)#1}(float)", "outer"),
+        ("void ns::outer<a->b>::{lambda(float)#1}(float)", "outer"),
     ],
 )
 def test_short_names(name: str, short: str) -> None:

@@ -32,10 +32,26 @@ function stat(label: string, value: string, detail: string): HTMLElement {
   ]);
 }
 
-/** Why CPU times per line are not the function's time (as the lenses and hovers say). */
+/** Why CPU shares, not CPU times, per line (as the lenses and hovers say). */
 const CPU_NOTE =
-  "CPU time of each op under the profiler, which inflates it: for comparing lines, not the " +
-  "function's time (that is the median above, timed without the profiler).";
+  "Each op's share of the measured median, split as the profiler attributed CPU time. The " +
+  "profiler's own CPU times (in each cell's tooltip) are inflated by the profiler itself: for " +
+  "comparing lines, never the function's time (the median above, timed without the profiler).";
+
+/** A CPU row's cell: `38% of 44.4 µs` (or `38%` without a median), the raw time as tooltip. */
+export function cpuCell(
+  cpuUs: number,
+  totalUs: number,
+  medianMs: number | null,
+): { text: string; title: string } {
+  if (cpuUs <= 0 || totalUs <= 0) {
+    return { text: "–", title: "" };
+  }
+  const share = cpuUs / totalUs;
+  const pct = share >= 0.995 ? "100%" : share < 0.01 ? "<1%" : `${Math.round(share * 100)}%`;
+  const text = medianMs !== null && medianMs > 0 ? `${pct} of ${formatMs(medianMs)}` : pct;
+  return { text, title: `${formatUs(cpuUs)} CPU under the profiler (attribution only)` };
+}
 
 /** One table row per kernel (or per op without kernels) of each line. */
 interface LineRow {
@@ -125,9 +141,15 @@ export function summaryView(
 
   const rows = lineRows(profile.lines);
   const maxUs = Math.max(1e-9, ...rows.map((r) => (gpu ? r.deviceUs : (r.cpuUs ?? 0))));
+  // On a CPU an op's time under the profiler is inflated by the profiler itself: the cell reads
+  // as its share of the measured median (as the lenses do); the absolute time is its tooltip.
+  const cpuTotal = rows.reduce((sum, r) => sum + (r.cpuUs ?? 0), 0);
   const body = el("tbody");
   for (const row of rows) {
     const time = gpu ? row.deviceUs : (row.cpuUs ?? 0);
+    const cell = gpu
+      ? { text: time > 0 ? formatUs(time) : "–", title: "" }
+      : cpuCell(time, cpuTotal, timing?.median_ms ?? null);
     const fill = el("div", { className: "fill" });
     fill.style.width = `${(100 * time) / maxUs}%`;
     const tr = el(
@@ -148,7 +170,7 @@ export function summaryView(
         ]),
         el("td", { className: "num timecell" }, [
           el("div", { className: "minibar" }, [fill]),
-          el("span", { text: time > 0 ? formatUs(time) : "–" }),
+          el("span", { text: cell.text, ...(cell.title === "" ? {} : { title: cell.title }) }),
         ]),
         el("td", { className: "num", text: row.calls > 0 ? String(row.calls) : "" }),
       ],
@@ -169,7 +191,7 @@ export function summaryView(
         el("th", { text: gpu ? "Op → kernel" : "Op" }),
         el("th", {
           className: "num",
-          text: gpu ? "Device" : "CPU*",
+          text: gpu ? "Device" : "Share*",
           ...(gpu ? {} : { title: CPU_NOTE }),
         }),
         el("th", { className: "num", text: "Calls" }),

@@ -20,6 +20,7 @@ from kernel_lens.analysis.names import short_kernel_name
         # `->` is an arrow, not a closing bracket, in template and parameter lists.
         ("void ns::kern<decltype(a->b), 4>(int)", "kern"),
         ("void ns::kern<a->b>(int)", "kern"),
+        ("void cutlass::Kernel<my_kernel<decltype(a->b), 2>, int>(P)", "my_kernel"),
         ("void f(int->x)", "f"),
         # A space before the template arguments, templates on several components.
         ("void ns::foo <int>(int)", "foo"),

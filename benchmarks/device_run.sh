@@ -8,7 +8,7 @@ OUT=${OUT:-/tmp/kl-out}
 mkdir -p "$OUT"
 if ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site .whl/*.whl
+    --target /tmp/site .whl/*.whl $(ls .whl/*/*.whl 2>/dev/null)
   export PYTHONPATH=/tmp/site
 fi
 export PYTHONPATH=$PWD/server:$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from kernel_lens.analysis.lens_text import summary_lens_title
 from kernel_lens.analysis.report_text import format_time_ms
 
 __all__ = [
@@ -56,13 +57,5 @@ def script_summary_title(result: dict[str, Any]) -> str:
     of the script's one run (under the profiler), never a median."""
     script = result.get("script") or {}
     wall_s = float(script.get("wall_s") or 0.0)
-    parts = [f"$(run-all) script · {format_time_ms(wall_s * 1e3)} wall, one run"]
-    lines = result.get("lines") or []
-    if result.get("device_kind") == "cuda":
-        launches = sum(k["calls"] for k in result.get("kernels") or [])
-        parts.append(f"{launches:g} kernel{'s' if launches != 1 else ''}")
-    elif lines:
-        ops = sum(op["calls"] for line in lines for op in line["ops"])
-        parts.append(f"{ops:g} op{'s' if ops != 1 else ''}")
-    parts.append(str(result.get("device", "")))
-    return " · ".join(parts)
+    counts = summary_lens_title({k: v for k, v in result.items() if k != "timing"})
+    return f"$(run-all) script · {format_time_ms(wall_s * 1e3)} wall, one run · {counts}"

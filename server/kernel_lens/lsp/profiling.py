@@ -114,6 +114,44 @@ def _failed(
     return {"ok": False, "function": qualname, "error": err.to_json()}
 
 
+def _trusted_source(ls: KernelLensServer, uri: str) -> tuple[str, str] | dict[str, Any]:
+    """The document's text and path, or the failed outcome (untrusted workspace, unreadable
+    document) already shown to the user."""
+    if not ls.settings.workspace_trusted:
+        message = "Kernel Lens runs your code: trust this workspace first (nothing was run)."
+        _warn(ls, message)
+        return {"ok": False, "error": {"kind": "untrusted", "message": message}}
+    try:
+        return document_source(ls, uri), uri_to_path(uri)
+    except ProfileError as missing:
+        _warn(ls, f"Kernel Lens: {missing.message}")
+        return {"ok": False, "error": missing.to_json()}
+
+
+async def _run_checked(
+    ls: KernelLensServer,
+    uri: str,
+    info: FunctionInfo,
+    snapshot: list[str],
+    lines: list[str],
+    title: str,
+    request: ProfileRequest,
+) -> dict[str, Any]:
+    """Run the job; its usable result, or (as ``{"failed": outcome}``) the failure stored and
+    shown by :func:`_failed`."""
+    try:
+        result = await run_job(ls, uri=uri, qualname=info.qualname, title=title, request=request)
+        _check_result(result)
+    except ProfileError as err:
+        return {"failed": _failed(ls, uri, info, snapshot, lines, err)}
+    except Exception as exc:  # a result the server cannot use: the job failed all the same
+        unusable = ProfileError(
+            "internal", f"unusable result from the agent: {failure_message(exc)}"
+        )
+        return {"failed": _failed(ls, uri, info, snapshot, lines, unusable)}
+    return {"result": result}
+
+
 async def profile_function(
     ls: KernelLensServer, uri: str, *, function: str | None, line0: int | None
 ) -> dict[str, Any]:
@@ -122,16 +160,10 @@ async def profile_function(
     Returns a small JSON summary (``{"ok": true, "function": …}`` or ``{"ok": false, "error":
     …}``); a failure of any kind ends with an error outcome and a Profile lens to click again.
     """
-    if not ls.settings.workspace_trusted:
-        message = "Kernel Lens runs your code: trust this workspace first (nothing was run)."
-        _warn(ls, message)
-        return {"ok": False, "error": {"kind": "untrusted", "message": message}}
-    try:
-        source = document_source(ls, uri)
-        path = uri_to_path(uri)
-    except ProfileError as missing:
-        _warn(ls, f"Kernel Lens: {missing.message}")
-        return {"ok": False, "error": missing.to_json()}
+    opened = _trusted_source(ls, uri)
+    if isinstance(opened, dict):
+        return opened
+    source, path = opened
     lines = source.splitlines()
     state = ls.documents(uri)
     try:
@@ -170,19 +202,11 @@ async def profile_function(
         keep_samples=True,  # for the history's comparisons; dropped from the record after
     )
     outcome: dict[str, Any]
-    try:
-        result = await run_job(
-            ls, uri=uri, qualname=qualname, title=f"Profiling {qualname}", request=request
-        )
-        _check_result(result)
-    except ProfileError as err:
-        outcome = _failed(ls, uri, info, snapshot, lines, err)
-    except Exception as exc:  # a result the server cannot use: the job failed all the same
-        unusable = ProfileError(
-            "internal", f"unusable result from the agent: {failure_message(exc)}"
-        )
-        outcome = _failed(ls, uri, info, snapshot, lines, unusable)
+    ran = await _run_checked(ls, uri, info, snapshot, lines, f"Profiling {qualname}", request)
+    if "failed" in ran:
+        outcome = ran["failed"]
     else:
+        result = ran["result"]
         # Into the function's history, compared with the previous run or the baseline.
         await record_profile(ls, uri, qualname, snapshot, result)
         ls.documents.put(uri, Record(qualname, "ok", snapshot, info.first_line, result=result))
@@ -211,16 +235,10 @@ async def profile_script(ls: KernelLensServer, uri: str) -> dict[str, Any]:
     the wall time of that one run (never a median), its per-line lenses sit on the module-level
     lines, and any edit of the file outdates it.
     """
-    if not ls.settings.workspace_trusted:
-        message = "Kernel Lens runs your code: trust this workspace first (nothing was run)."
-        _warn(ls, message)
-        return {"ok": False, "error": {"kind": "untrusted", "message": message}}
-    try:
-        source = document_source(ls, uri)
-        path = uri_to_path(uri)
-    except ProfileError as missing:
-        _warn(ls, f"Kernel Lens: {missing.message}")
-        return {"ok": False, "error": missing.to_json()}
+    opened = _trusted_source(ls, uri)
+    if isinstance(opened, dict):
+        return opened
+    source, path = opened
     lines = source.splitlines()
     info = script_info(lines)
     ls.documents.put(uri, Record(SCRIPT_NAME, "running", lines, 1))
@@ -229,19 +247,11 @@ async def profile_script(ls: KernelLensServer, uri: str) -> dict[str, Any]:
     request = ProfileRequest(path=path, text=source, script=True)
     name = path.rsplit("/", 1)[-1]
     outcome: dict[str, Any]
-    try:
-        result = await run_job(
-            ls, uri=uri, qualname=SCRIPT_NAME, title=f"Running {name} as a script", request=request
-        )
-        _check_result(result)
-    except ProfileError as err:
-        outcome = _failed(ls, uri, info, lines, lines, err)
-    except Exception as exc:  # a result the server cannot use: the job failed all the same
-        unusable = ProfileError(
-            "internal", f"unusable result from the agent: {failure_message(exc)}"
-        )
-        outcome = _failed(ls, uri, info, lines, lines, unusable)
+    ran = await _run_checked(ls, uri, info, lines, lines, f"Running {name} as a script", request)
+    if "failed" in ran:
+        outcome = ran["failed"]
     else:
+        result = ran["result"]
         ls.documents.put(uri, Record(SCRIPT_NAME, "ok", lines, 1, result=result))
         set_diagnostic(ls, uri, SCRIPT_NAME, None)
         script = result.get("script") or {}

@@ -479,3 +479,19 @@ def test_busy_is_a_quarter_of_the_cores_and_half_a_core_at_least() -> None:
         "interference? samples bimodal (1 ms and 2 ms, 15 of 30 slow); "
         "samples drifting (1 ms → 2 ms)"
     )
+
+
+def test_cpu_loop_on_a_clock_that_does_not_start_at_zero(monkeypatch: pytest.MonkeyPatch) -> None:
+    # perf_counter's origin is arbitrary: only differences count. 3 calls of 2U ms reach a
+    # warm-up set just above 2 calls' time; a budget of exactly 30 estimates plans 30.
+    clock = FakeClock(lambda i: 2 * MS)
+    clock.now = 1024.0
+    monkeypatch.setattr(timing, "time", types.SimpleNamespace(perf_counter=clock.perf_counter))
+    config = TimingConfig(warmup_ms=4 * U * 1.0005, budget_ms=30 * 2 * U)
+    result = time_function(clock.fn, device="cpu", config=config)
+    assert (result.warmup_calls, result.reps) == (3, 30)
+
+
+def test_equal_gaps_split_at_the_first() -> None:
+    samples = [1.0] * 7 + [2.0] * 6 + [4.0] * 7
+    assert "samples bimodal (1 ms and 4 ms, 13 of 20 slow)" in timing.sample_shape(samples)

@@ -25,12 +25,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from kernel_lens.agent.errors import (
-    ErrorKind,
-    ProfileError,
-    format_exception,
-    user_line_from_traceback,
-)
 from kernel_lens.analysis.scripts import SCRIPT_NAME, WALL_LABEL
 
 __all__ = ["SCRIPT_NAME", "WALL_LABEL", "ScriptRun", "profile_script"]
@@ -104,20 +98,6 @@ def _script_profiler_pass_through(path: str) -> Iterator[list[tuple[int | None, 
         torch.profiler.profile, profiler_module.profile = saved  # type: ignore[misc]
 
 
-def _script_failure(exc: BaseException, path: str) -> ProfileError:
-    kind: ErrorKind = "runtime"
-    message = f"the script raised {type(exc).__name__}: {exc}"
-    if isinstance(exc, SystemExit):
-        kind = "exit"
-        message = f"the script called sys.exit({'' if exc.code is None else repr(exc.code)})"
-    elif isinstance(exc, KeyboardInterrupt):
-        kind = "interrupted"
-        message = "the script raised KeyboardInterrupt"
-    return ProfileError(
-        kind, message, user_line_from_traceback(exc.__traceback__, path), format_exception(exc)
-    )
-
-
 @dataclass(frozen=True)
 class ScriptRun:
     """One run of a whole script.
@@ -148,6 +128,7 @@ def profile_script(path: str, text: str, *, trace_dir: str, cuda_available: bool
     import torch
     from torch.profiler import ProfilerActivity
 
+    from kernel_lens.agent.runner import call_user
     from kernel_lens.agent.stages.capture import main_module
     from kernel_lens.agent.stages.ops import LineTagger
     from kernel_lens.agent.stages.target import _compile_text
@@ -157,27 +138,28 @@ def profile_script(path: str, text: str, *, trace_dir: str, cuda_available: bool
     activities = [ProfilerActivity.CPU]
     if cuda_available:
         activities.append(ProfilerActivity.CUDA)
-    failure: BaseException | None = None
     with main_module(path) as module, warnings.catch_warnings():
+
+        def run_main() -> None:
+            try:
+                with LineTagger(code):
+                    exec(code, module.__dict__)
+            except SystemExit as exc:
+                if exc.code not in (None, 0):  # sys.exit() / sys.exit(0): a normal end
+                    raise
+
         warnings.filterwarnings("ignore", message=".*Profiler clears events.*")
         with real_profile(activities=activities, record_shapes=True) as prof:
             start = time.perf_counter()
             with _script_profiler_pass_through(path) as notes:
                 try:
-                    with LineTagger(code):
-                        exec(code, module.__dict__)
-                except SystemExit as exc:
-                    if exc.code not in (None, 0):
-                        failure = exc
-                except BaseException as exc:  # the script's own failure, whatever it is
-                    failure = exc
+                    # However the script ends badly, a ProfileError on its line.
+                    call_user(run_main, path, "the script")
                 finally:
                     if cuda_available and torch.cuda.is_initialized():
                         torch.cuda.synchronize()
             wall_s = time.perf_counter() - start
             seen = list(notes)
-    if failure is not None:
-        raise _script_failure(failure, path)
     os.makedirs(trace_dir, exist_ok=True)
     stem = os.path.splitext(os.path.basename(path))[0]
     stamp = time.strftime("%Y%m%d-%H%M%S")

@@ -123,6 +123,17 @@ def find_kernels(module: types.ModuleType) -> dict[str, Any]:
     return out
 
 
+def _launches(node: ast.AST, kernel: str) -> bool:
+    """Whether ``node`` holds a launch ``kernel[grid](…)``."""
+    return any(
+        isinstance(sub, ast.Call)
+        and isinstance(sub.func, ast.Subscript)
+        and isinstance(sub.func.value, ast.Name)
+        and sub.func.value.id == kernel
+        for sub in ast.walk(node)
+    )
+
+
 def launchers_in_text(text: str, kernel: str) -> list[str]:
     """Qualified names of the functions whose body contains ``kernel[...](...)``."""
     found: list[str] = []
@@ -130,15 +141,8 @@ def launchers_in_text(text: str, kernel: str) -> list[str]:
     def visit(body: list[ast.stmt], prefix: str) -> None:
         for node in body:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                for sub in ast.walk(node):
-                    if (
-                        isinstance(sub, ast.Call)
-                        and isinstance(sub.func, ast.Subscript)
-                        and isinstance(sub.func.value, ast.Name)
-                        and sub.func.value.id == kernel
-                    ):
-                        found.append(prefix + node.name)
-                        break
+                if _launches(node, kernel):
+                    found.append(prefix + node.name)
             elif isinstance(node, ast.ClassDef):
                 visit(node.body, f"{prefix}{node.name}.")
 
@@ -199,18 +203,11 @@ class _StopScript(BaseException):
 
 def launched_at_module_level(text: str, kernel: str) -> bool:
     """Whether module-level code (the ``__main__`` block's included) has ``kernel[grid](…)``."""
-    for node in ast.parse(text).body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            continue
-        for sub in ast.walk(node):
-            if (
-                isinstance(sub, ast.Call)
-                and isinstance(sub.func, ast.Subscript)
-                and isinstance(sub.func.value, ast.Name)
-                and sub.func.value.id == kernel
-            ):
-                return True
-    return False
+    return any(
+        _launches(node, kernel)
+        for node in ast.parse(text).body
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    )
 
 
 def _launch_from_script(path: str, text: str, name: str) -> tuple[LaunchSpec, dict[str, Any]]:

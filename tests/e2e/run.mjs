@@ -51,6 +51,17 @@ const TOUR = {
   "short-row": "tour-short-row.png",
   "more-actions": "tour-more-actions.png",
   "one-line-error": "tour-one-line-error.png",
+  "captured-inputs-hover": "tour-inputs-captured-hover.png",
+  "report-inputs": "tour-inputs-report.png",
+  "profile-script": "tour-profile-script.png",
+  "inputs-quick-fix": "tour-inputs-quick-fix.png",
+  "after-quick-fix": "tour-inputs-after-fix.png",
+  "big-trace-loading": "tour-big-trace-loading.png",
+  "big-trace-timeline": "tour-big-trace-timeline.png",
+  "notebook-lenses": "tour-notebook-lenses.png",
+  "notebook-profiled-function": "tour-notebook-profiled-function.png",
+  "notebook-report": "tour-notebook-report.png",
+  "notebook-profiled-cell": "tour-notebook-profiled-cell.png",
 };
 const VIEWPORT = { width: 1400, height: 900 };
 

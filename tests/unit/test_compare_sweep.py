@@ -4,9 +4,10 @@ otherwise the values equal within noise (the comparison's statistics, in the age
 from __future__ import annotations
 
 import random
-import time
 from types import SimpleNamespace
 from typing import Any
+
+import pytest
 
 from kernel_lens.agent.stages.sweep import honest_best, run_sweep
 from kernel_lens.agent.stages.timing import TimingConfig
@@ -42,27 +43,48 @@ def _target(fn: Any) -> Any:
     )
 
 
-def _spin(seconds: float) -> None:
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
-        pass
+class _VirtualTime:
+    """``time`` for the timing stage: ``sleep`` advances ``perf_counter`` exactly, so the
+    sweeps below are deterministic whatever the machine's load (real sleeps or spins are not)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def perf_counter(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
 
 
-def test_a_sweep_whose_parameter_changes_nothing_has_no_best() -> None:
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> _VirtualTime:
+    from kernel_lens.agent.stages import timing
+
+    virtual = _VirtualTime()
+    monkeypatch.setattr(timing, "time", virtual)
+    return virtual
+
+
+def test_a_sweep_whose_parameter_changes_nothing_has_no_best(clock: _VirtualTime) -> None:
+    rng = random.Random(11)
+
     def same(BLOCK: int = 64) -> None:  # noqa: N803 (a kernel parameter's usual name)
-        _spin(0.002)
+        clock.sleep(0.002 * rng.lognormvariate(0.0, 0.03))
 
     config = TimingConfig(warmup_ms=2, budget_ms=60, reps=0, min_reps=15)
     result = run_sweep(_target(same), param="BLOCK", values=[64, 128], device="cpu",
                        timing_config=config).to_json()  # fmt: skip
-    # Busy-waiting the same 2 ms: equal within noise, whichever median came out smaller.
+    # The same 2 ms with the same noise: equal within noise, whichever median came out smaller.
     assert result["ties"] == [64, 128]
     assert result["verdict"] == "BLOCK 64–128 equal within noise"
 
 
-def test_a_sweep_with_a_clearly_faster_value_has_a_best() -> None:
+def test_a_sweep_with_a_clearly_faster_value_has_a_best(clock: _VirtualTime) -> None:
+    rng = random.Random(12)
+
     def scaled(BLOCK: int = 64) -> None:  # noqa: N803
-        _spin(0.0005 * BLOCK / 64)
+        clock.sleep(0.0005 * BLOCK / 64 * rng.lognormvariate(0.0, 0.03))
 
     config = TimingConfig(warmup_ms=2, budget_ms=80, reps=0, min_reps=15)
     result = run_sweep(_target(scaled), param="BLOCK", values=[256, 64], device="cpu",

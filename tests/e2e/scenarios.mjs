@@ -1353,6 +1353,27 @@ export const SCENARIOS = [
         await r.parkMouse();
         await r.shot("history-tab");
       });
+      await r.step("Compare any two runs: the oldest against the newest", 30_000, async () => {
+        const view = await r.waitWebview("the History tab", (v) => v.tab === "History");
+        const picker = view.frame.getByRole("combobox", { name: "Compare against run" });
+        const ids = await picker.locator("option").evaluateAll((o) => o.map((x) => x.value));
+        const oldest = ids[ids.length - 1];
+        await picker.selectOption(oldest);
+        await view.frame
+          .locator("table.history-table tbody tr")
+          .first()
+          .getByRole("button", { name: "Compare" })
+          .click();
+        const shown = await r.waitWebview(
+          "the comparison of the newest run against the oldest",
+          (v) =>
+            v.tab === "History" &&
+            new RegExp(`Run ${ids[0]} against .*\\(run ${oldest}\\)`).test(v.text),
+          15_000,
+        );
+        r.log(`    ${shown.text.match(/Run \d+ against[^\n]*/)?.[0] ?? ""}`);
+        await r.shot("history-compare");
+      });
       await r.step("Diff on the oldest run: VS Code's diff editor, run ↔ now", 30_000, async () => {
         const view = await r.waitWebview("the History tab", (v) => v.tab === "History");
         const oldest = view.frame.locator("table.history-table tbody tr").last();

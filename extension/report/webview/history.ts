@@ -108,6 +108,15 @@ export function noHistory(fn: string, unreadable: boolean): HTMLElement {
   ]);
 }
 
+/** Compare two runs, the older (lower id) as the one before. */
+function compareInOrder(actions: HistoryActions, a: string, b: string): void {
+  const [before, after] = Number(a) <= Number(b) ? [a, b] : [b, a];
+  actions.onCompare(before, after);
+}
+
+/** The run each row's Compare is put against (`null`: the latest); kept across renders. */
+let compareAgainst: string | null = null;
+
 /** The History tab. */
 export function historyView(
   history: HistoryResult,
@@ -118,6 +127,23 @@ export function historyView(
     return noHistory(history.function, false);
   }
   const latest = history.runs[history.runs.length - 1]?.id ?? "-1";
+  // Any two runs: each row's Compare puts that run against the one chosen here (the latest by
+  // default), per line and per kernel.
+  const reference = history.runs.some((r) => r.id === compareAgainst) ? compareAgainst : latest;
+  const picker = el(
+    "select",
+    { attrs: { "aria-label": "Compare against run" } },
+    [...history.runs].reverse().map((run) =>
+      el("option", {
+        text: `run ${run.id}${run.id === latest ? " (latest)" : ""} · ${formatRunMs(run.timing.median_ms)}`,
+        attrs: { value: run.id },
+      }),
+    ),
+  );
+  picker.value = reference ?? latest;
+  picker.addEventListener("change", () => {
+    compareAgainst = picker.value;
+  });
   const rows = [...history.runs].reverse().map((run) => {
     const pinned = run.id === history.baseline;
     return [
@@ -142,11 +168,9 @@ export function historyView(
           : button("Set as Baseline", () => actions.onSetBaseline(run.id), {
               title: "later runs are compared with this one; the lenses say so",
             }),
-        run.id === latest
-          ? null
-          : button("Compare", () => actions.onCompare(run.id, latest), {
-              title: `run ${run.id} against the latest run (${latest}), per line and per kernel`,
-            }),
+        button("Compare", () => compareInOrder(actions, run.id, compareAgainst ?? latest), {
+          title: `run ${run.id} against the run chosen in "Compare against", per line and per kernel`,
+        }),
       ]),
     ];
   });
@@ -162,6 +186,7 @@ export function historyView(
         ". A change is called at p < 0.01 (Mann–Whitney) and ≥ 1%, else ≈ same.",
     }),
     el("div", { className: "history-chart-box" }, [chart(chartModel(history))]),
+    el("div", { className: "toolbar" }, [el("label", { text: "Compare against " }), picker]),
     table(
       ["run", "when", "median", "vs the run before", "kernels", "commit", ""],
       rows,

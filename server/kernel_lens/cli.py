@@ -185,7 +185,7 @@ def _record_history(
         return None  # a whole-script run, or no timing: nothing to keep or compare
     function = str(result.get("function"))
     file = os.path.abspath(path)
-    history = History.default()
+    history = History.default(file)
     try:
         reference = (
             history.baseline(file, function)
@@ -234,7 +234,7 @@ def _history_run(spec: str) -> tuple[dict[str, Any], str]:
     if func is None:
         raise ValueError(f"give PATH::FUNC#RUN, not {spec!r}")
     try:
-        entry = History.default().get(os.path.abspath(path), func, run or "-1")
+        entry = History.default(path).get(os.path.abspath(path), func, run or "-1")
     except HistoryError as exc:
         raise ValueError(str(exc)) from None
     return entry, f"{func} run {entry['id']}"
@@ -249,7 +249,7 @@ def _cmd_history(args: argparse.Namespace) -> int:
         print("give PATH::FUNC", file=sys.stderr)
         return 2
     file = os.path.abspath(path)
-    history = History.default()
+    history = History.default(file)
     try:
         if args.baseline or args.clear_baseline:
             history.set_baseline(file, func, None if args.clear_baseline else args.baseline)

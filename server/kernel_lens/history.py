@@ -59,9 +59,23 @@ def cache_root() -> Path:
     return Path(os.path.abspath(base))
 
 
-def _history_root() -> Path:
+#: A folder of this name in a file's folder or any folder above it (the workspace, say) opts
+#: that tree in: its history is kept in ``.kernel-lens/history`` there, beside the code.
+WORKSPACE_FOLDER = ".kernel-lens"
+
+
+def _history_root(path: str | None = None) -> Path:
+    """``$KERNEL_LENS_HISTORY``; else ``.kernel-lens/history`` of the nearest folder above
+    ``path`` that has a ``.kernel-lens/`` folder (the user's opt-in); else the cache folder."""
     own = os.environ.get("KERNEL_LENS_HISTORY")
-    return Path(os.path.abspath(own)) if own else cache_root() / "history"
+    if own:
+        return Path(os.path.abspath(own))
+    if path is not None:
+        folder = Path(os.path.abspath(path)).parent
+        for candidate in (folder, *folder.parents):
+            if (candidate / WORKSPACE_FOLDER).is_dir():
+                return candidate / WORKSPACE_FOLDER / "history"
+    return cache_root() / "history"
 
 
 def thin_samples(samples: list[float], limit: int = MAX_SAMPLES) -> list[float]:
@@ -209,9 +223,11 @@ class History:
     size: int = HISTORY_SIZE
 
     @classmethod
-    def default(cls) -> History:
-        """The history named by the environment (read each time, so tests can change it)."""
-        return cls(_history_root())
+    def default(cls, path: str | None = None) -> History:
+        """The history of ``path``'s runs: ``$KERNEL_LENS_HISTORY``, else the opted-in
+        ``.kernel-lens/`` folder above the file, else the cache folder (read each time, so
+        tests can change it)."""
+        return cls(_history_root(path))
 
     def _file(self, path: str, function: str) -> Path:
         key = hashlib.sha256(f"{os.path.abspath(path)}::{function}".encode()).hexdigest()[:16]

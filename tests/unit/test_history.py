@@ -134,3 +134,22 @@ def test_git_state(tmp_path: Path) -> None:
     assert clean is not None and len(clean["commit"]) == 40 and clean["dirty"] is False
     (tmp_path / "k.py").write_text("x = 2\n")
     assert git_state(str(tmp_path / "k.py"))["dirty"] is True  # type: ignore[index]
+
+
+def test_a_kernel_lens_folder_above_the_file_opts_its_tree_in(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("KERNEL_LENS_HISTORY", raising=False)
+    monkeypatch.setenv("KERNEL_LENS_CACHE", str(tmp_path / "cache"))
+    workspace = tmp_path / "ws"
+    source = workspace / "pkg" / "sub" / "model.py"
+    source.parent.mkdir(parents=True)
+    source.write_text("def f(x):\n    return x\n")
+    # Not opted in: the cache folder, outside the source tree.
+    assert History.default(str(source)).root == tmp_path / "cache" / "history"
+    # A .kernel-lens/ folder in the workspace (any folder above the file) opts the tree in.
+    (workspace / ".kernel-lens").mkdir()
+    assert History.default(str(source)).root == workspace / ".kernel-lens" / "history"
+    # The environment wins over both.
+    monkeypatch.setenv("KERNEL_LENS_HISTORY", str(tmp_path / "own"))
+    assert History.default(str(source)).root == tmp_path / "own"

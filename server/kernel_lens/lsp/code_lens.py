@@ -340,7 +340,7 @@ def _restore_from_history(ls: KernelLensServer, uri: str, targets: list[LensTarg
     _restored[uri] = id(state)
     try:
         path = uri_to_path(uri)
-        history = History.default()
+        history = History.default(path)
         for target in targets:
             info = target.info
             if target.role != "profile" or info.qualname in state.records:

@@ -51,7 +51,7 @@ __all__ = ["record_profile", "setup"]
 def _record(path: str, qualname: str, text: list[str], source: str, result: dict[str, Any]) -> None:
     """Store the run and put its ``comparison`` (and ``history``) into ``result``. Blocking
     (files, ``git``): run in a thread."""
-    history = History.default()
+    history = History.default(path)
     baseline = history.baseline(path, qualname)
     previous = next(reversed(history.entries(path, qualname)), None)
     entry = make_entry(result, text=text, file_text=source, git=git_state(path))
@@ -110,7 +110,7 @@ def _current_text(ls: KernelLensServer, uri: str, qualname: str) -> list[str] | 
 
 def history_of(ls: KernelLensServer, uri: str, path: str, qualname: str) -> HistoryResult:
     """The function's runs, each with its verdict against the run before it."""
-    history = History.default()
+    history = History.default(path)
     try:
         entries = history.entries(path, qualname)
     except HistoryError as exc:
@@ -140,7 +140,7 @@ def set_baseline(
     ls: KernelLensServer, uri: str, path: str, qualname: str, run: str | None, clear: bool
 ) -> SetBaselineResult:
     """Pin (or unpin) the baseline; the function's lenses then name it."""
-    history = History.default()
+    history = History.default(path)
     try:
         entry = history.set_baseline(path, qualname, None if clear else (run or "-1"))
     except HistoryError as exc:
@@ -164,7 +164,7 @@ def set_baseline(
 
 def compare_runs(path: str, qualname: str, before: str, after: str) -> CompareResult:
     """Two runs of the history compared (ids, ``-1``, ``-2``…, ``baseline``)."""
-    history = History.default()
+    history = History.default(path)
     try:
         a = history.get(path, qualname, before)
         b = history.get(path, qualname, after)

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { cpuCell } from "../../extension/report/webview/summary";
+import { cpuCell } from "../../extension/report/webview/format";
 
 describe("cpuCell", () => {
   it("reads as a share of the median, the raw time in the tooltip", () => {

@@ -75,3 +75,18 @@ export function formatBytes(bytes: number): string {
   }
   return `${unit === 0 ? Math.round(value).toString() : significant(value)} ${units[unit] ?? "B"}`;
 }
+
+/** A CPU row's cell: `38% of 44.4 µs` (or `38%` without a median), the raw time as tooltip. */
+export function cpuCell(
+  cpuUs: number,
+  totalUs: number,
+  medianMs: number | null,
+): { text: string; title: string } {
+  if (cpuUs <= 0 || totalUs <= 0) {
+    return { text: "–", title: "" };
+  }
+  const share = cpuUs / totalUs;
+  const pct = share >= 0.995 ? "100%" : share < 0.01 ? "<1%" : `${Math.round(share * 100)}%`;
+  const text = medianMs !== null && medianMs > 0 ? `${pct} of ${formatMs(medianMs)}` : pct;
+  return { text, title: `${formatUs(cpuUs)} CPU under the profiler (attribution only)` };
+}

@@ -5,7 +5,7 @@
  */
 import type { Profile, ProfileLine, ReportInputs } from "../../protocol";
 import { button, el } from "./dom";
-import { formatCount, formatMs, formatUs, significant } from "./format";
+import { cpuCell, formatCount, formatMs, formatUs, significant } from "./format";
 
 export interface SummaryActions {
   onRevealLine: (line: number) => void;
@@ -37,21 +37,6 @@ const CPU_NOTE =
   "Each op's share of the measured median, split as the profiler attributed CPU time. The " +
   "profiler's own CPU times (in each cell's tooltip) are inflated by the profiler itself: for " +
   "comparing lines, never the function's time (the median above, timed without the profiler).";
-
-/** A CPU row's cell: `38% of 44.4 µs` (or `38%` without a median), the raw time as tooltip. */
-export function cpuCell(
-  cpuUs: number,
-  totalUs: number,
-  medianMs: number | null,
-): { text: string; title: string } {
-  if (cpuUs <= 0 || totalUs <= 0) {
-    return { text: "–", title: "" };
-  }
-  const share = cpuUs / totalUs;
-  const pct = share >= 0.995 ? "100%" : share < 0.01 ? "<1%" : `${Math.round(share * 100)}%`;
-  const text = medianMs !== null && medianMs > 0 ? `${pct} of ${formatMs(medianMs)}` : pct;
-  return { text, title: `${formatUs(cpuUs)} CPU under the profiler (attribution only)` };
-}
 
 /** One table row per kernel (or per op without kernels) of each line. */
 interface LineRow {

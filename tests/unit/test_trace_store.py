@@ -145,3 +145,28 @@ def test_the_typed_reader_is_used_when_msgspec_is_there_and_json_otherwise(
     monkeypatch.setitem(sys.modules, "kernel_lens.analysis.trace_decode", None)
     assert trace_columns._columns_typed(raw, None) is None
     _same_columns(typed, columns_from_trace(json.loads(raw)))
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_a_trace_read_by_several_processes_gives_the_same_columns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
+) -> None:
+    """Big traces are decoded by forked workers, each with its own code tables merged in file
+    order: the columns (codes, tables, mixed int/str ids) equal the one-process reading."""
+    pytest.importorskip("msgspec")
+    from kernel_lens.analysis import trace_columns
+
+    monkeypatch.setattr(trace_columns, "_PARALLEL_EVENTS", 100)
+    monkeypatch.setattr(trace_columns, "_CHUNK", 700)  # several chunks in each worker's range
+    monkeypatch.setenv("KERNEL_LENS_TRACE_WORKERS", str(workers))
+    traces = {p.name: load_trace(p) for p in RECORDED}
+    traces["replica.json"] = replicate_trace(traces["matmul_relu_trace.json"], 5000)
+    assert len(traces["replica.json"]["traceEvents"]) >= 5000
+    for name, trace in traces.items():
+        text = json.dumps(trace).encode()
+        path = tmp_path / name
+        path.write_bytes(text)
+        if len(trace["traceEvents"]) >= 100:
+            assert trace_columns._workers(len(trace["traceEvents"])) == workers
+        _same_columns(read_columns(path), columns_from_trace(json.loads(text)))
+        assert summarize_file(path) == summarize_trace(json.loads(text))

@@ -349,19 +349,27 @@ def _columns_typed(raw: bytes, progress: Progress | None) -> TraceColumns | None
     events = lazy.traceEvents
     cats, names, keys = _Coder(), _Coder(), _Coder()
     parts: dict[str, list[Any]] = {k: [] for k in _PARTS}
-    for first in range(0, len(events), _CHUNK):
-        if progress:
-            progress(0.15 + 0.5 * first / len(events), f"reading events {first:,}…")
-        try:
-            with gc_paused():
-                chunk = EVENTS_DECODER.decode(
-                    b"[" + b",".join(events[first : first + _CHUNK]) + b"]"
-                )
-        except DecodeError:  # incl. ValidationError: an event the typed records cannot hold
+    workers = _workers(len(events))
+    if workers > 1:
+        # Big traces: the chunks are decoded by forked workers (each with its own code tables,
+        # merged here in file order); the raw events are shared with them copy-on-write.
+        merged = _parallel_chunks(events, workers, parts, cats, names, keys, progress)
+        if not merged:
             return None
-        with gc_paused():
-            _chunk_columns(chunk, parts, cats, names, keys, UNSET)
-        del chunk
+    else:
+        for first in range(0, len(events), _CHUNK):
+            if progress:
+                progress(0.15 + 0.5 * first / len(events), f"reading events {first:,}…")
+            try:
+                with gc_paused():
+                    chunk = EVENTS_DECODER.decode(
+                        b"[" + b",".join(events[first : first + _CHUNK]) + b"]"
+                    )
+            except DecodeError:  # incl. ValidationError: an event the typed records cannot hold
+                return None
+            with gc_paused():
+                _chunk_columns(chunk, parts, cats, names, keys, UNSET)
+            del chunk
     del events, lazy.traceEvents
     if progress:
         progress(0.65, "building columns")
@@ -393,6 +401,103 @@ def _columns_typed(raw: bytes, progress: Progress | None) -> TraceColumns | None
 
 
 _PARTS = ("cat", "name", "ts", "dur", "pid", "tid", "stream", "device", "ext_id", "corr", "nbytes")
+#: Events from which a trace is decoded by several processes (below, one is faster).
+_PARALLEL_EVENTS = 400_000
+#: The raw events a forked worker reads (set just before the fork, cleared after).
+_SHARED: list[Any] = []
+
+
+def _workers(n_events: int) -> int:
+    """How many processes decode a trace of ``n_events``: one below :data:`_PARALLEL_EVENTS`,
+    where ``fork`` is not available, or with ``KERNEL_LENS_TRACE_WORKERS=1``; else up to the
+    CPUs this process may use (at most 4)."""
+    if n_events < _PARALLEL_EVENTS or not hasattr(os, "fork"):
+        return 1
+    wanted = os.environ.get("KERNEL_LENS_TRACE_WORKERS")
+    if wanted is not None:
+        try:
+            return max(1, int(wanted))
+        except ValueError:
+            return 1
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(4, cpus))
+
+
+def _decode_range(bounds: tuple[int, int]) -> dict[str, Any] | None:
+    """In a worker: the columns of events ``[first, last)`` with the worker's own code tables
+    (``None``: an event the typed records cannot hold)."""
+    from kernel_lens.analysis.trace_decode import EVENTS_DECODER, UNSET, DecodeError
+
+    first, last = bounds
+    cats, names, keys = _Coder(), _Coder(), _Coder()
+    parts: dict[str, list[Any]] = {k: [] for k in _PARTS}
+    for start in range(first, last, _CHUNK):
+        stop = min(last, start + _CHUNK)
+        try:
+            with gc_paused():
+                chunk = EVENTS_DECODER.decode(b"[" + b",".join(_SHARED[start:stop]) + b"]")
+        except DecodeError:
+            return None
+        with gc_paused():
+            _chunk_columns(chunk, parts, cats, names, keys, UNSET)
+        del chunk
+    return {
+        "parts": {k: np.concatenate(v) if v else np.zeros(0) for k, v in parts.items()},
+        "cats": cats.values,
+        "names": names.values,
+        "keys": keys.values,
+    }
+
+
+def _parallel_chunks(
+    events: list[Any],
+    workers: int,
+    parts: dict[str, list[Any]],
+    cats: _Coder,
+    names: _Coder,
+    keys: _Coder,
+    progress: Progress | None,
+) -> bool:
+    """Decode ``events`` in ``workers`` forked processes, contiguous ranges in file order, and
+    append their columns to ``parts`` with codes into ``cats``/``names``/``keys``. False when
+    an event cannot be decoded (the caller falls back to the json path)."""
+    import multiprocessing
+
+    step = -(-len(events) // workers)
+    ranges = [(i, min(len(events), i + step)) for i in range(0, len(events), step)]
+    if progress:
+        progress(0.15, f"reading {len(events):,} events in {len(ranges)} processes…")
+    _SHARED[:] = events
+    try:
+        # The first range is decoded here while forked workers decode the others: one result
+        # fewer to send between processes.
+        with multiprocessing.get_context("fork").Pool(len(ranges) - 1) as pool:
+            pending = pool.map_async(_decode_range, ranges[1:])
+            results = [_decode_range(ranges[0]), *pending.get()]
+    finally:
+        _SHARED.clear()
+    if any(r is None for r in results):
+        return False
+    for result in results:
+        assert result is not None
+        remaps = {
+            field: np.asarray([coder._code(v) for v in result[field]] or [0], dtype=np.int64)
+            for field, coder in (("cats", cats), ("names", names), ("keys", keys))
+        }
+        got = result["parts"]
+        for key in _PARTS:
+            column = got[key]
+            if key == "cat":
+                column = remaps["cats"][column.astype(np.int64)]
+            elif key == "name":
+                column = remaps["names"][column.astype(np.int64)]
+            elif key in ("pid", "tid", "stream", "device"):
+                column = remaps["keys"][column.astype(np.int64)]
+            parts[key].append(column)
+    return True
 
 
 def _chunk_columns(

@@ -23,6 +23,7 @@ import gc
 import gzip
 import math
 import os
+import sys
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -409,9 +410,10 @@ _SHARED: list[Any] = []
 
 def _workers(n_events: int) -> int:
     """How many processes decode a trace of ``n_events``: one below :data:`_PARALLEL_EVENTS`,
-    where ``fork`` is not available, or with ``KERNEL_LENS_TRACE_WORKERS=1``; else up to the
+    off Linux, or with ``KERNEL_LENS_TRACE_WORKERS=1``; else up to the
     CPUs this process may use (at most 4)."""
-    if n_events < _PARALLEL_EVENTS or not hasattr(os, "fork"):
+    # Linux only: forking a process that has used macOS's system frameworks is not safe.
+    if n_events < _PARALLEL_EVENTS or not sys.platform.startswith("linux"):
         return 1
     wanted = os.environ.get("KERNEL_LENS_TRACE_WORKERS")
     if wanted is not None:

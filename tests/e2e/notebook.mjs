@@ -2,8 +2,8 @@
  * Scenario 33 (issue 13): a Jupyter notebook in code-server. VS Code's built-in `ipynb` extension
  * opens `.ipynb` files as `jupyter-notebook` documents (no Jupyter extension, no kernel needed:
  * its .vsix cannot be fetched here), which is all notebook-document sync needs. The lenses live
- * in the cells' own editors, so the helpers below search the whole notebook editor, not the
- * first cell's `.monaco-editor` as `Run.lensesAbove` does.
+ * in the cells' own editors, so the helpers below give `Run.waitLensAbove`/`clickLensAbove` the
+ * whole notebook as their scope, not the active cell's `.monaco-editor`.
  */
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -57,50 +57,14 @@ function notebookArea(r) {
   return r.page.locator(".monaco-workbench").first();
 }
 
-/** The lens row right above the visible cell line containing `lineText` (as Run.lensesAbove). */
-async function lensesAbove(r, lineText) {
-  return notebookArea(r).evaluate((area, needle) => {
-    const norm = (s) => s.replace(/\u00a0/g, " ").trim();
-    const line = [...area.querySelectorAll(".view-line")].find((n) =>
-      norm(n.textContent).includes(needle),
-    );
-    if (!line) return null;
-    const editor = line.closest(".monaco-editor");
-    const top = line.getBoundingClientRect().top;
-    const row = [...editor.querySelectorAll(".codelens-decoration")]
-      .map((d) => ({ d, r: d.getBoundingClientRect() }))
-      .filter(({ r }) => r.bottom <= top + 2 && r.bottom > top - r.height * 1.5 - 2)
-      .sort((a, b) => b.r.bottom - a.r.bottom)[0];
-    if (!row) return null;
-    const anchors = [...area.querySelectorAll(".codelens-decoration a")];
-    return {
-      text: norm(row.d.textContent),
-      links: [...row.d.querySelectorAll("a")].map((a) => ({
-        text: norm(a.textContent),
-        index: anchors.indexOf(a),
-      })),
-    };
-  }, lineText);
+/** `Run.waitLensAbove` over the notebook's cell editors. */
+function waitLensAbove(r, lineText, pattern, timeoutMs) {
+  return r.waitLensAbove(lineText, pattern, timeoutMs, notebookArea(r));
 }
 
-async function waitLensAbove(r, lineText, pattern, timeoutMs) {
-  return r.until(
-    `a lens matching ${pattern} above "${lineText}" in the notebook`,
-    async () => {
-      const row = await lensesAbove(r, lineText);
-      return row !== null && pattern.test(row.text) ? row : null;
-    },
-    timeoutMs,
-  );
-}
-
+/** `Run.clickLensAbove` over the notebook's cell editors, then the mouse out of the way. */
 async function clickLensAbove(r, lineText, pattern, timeoutMs) {
-  const link = await r.until(
-    `a lens link matching ${pattern} above "${lineText}" in the notebook`,
-    async () => (await lensesAbove(r, lineText))?.links.find((l) => pattern.test(l.text)),
-    timeoutMs,
-  );
-  await notebookArea(r).locator(".codelens-decoration a").nth(link.index).click();
+  const link = await r.clickLensAbove(lineText, pattern, timeoutMs, notebookArea(r));
   await r.parkMouse();
   return link;
 }

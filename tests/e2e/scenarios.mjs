@@ -1400,8 +1400,15 @@ export const SCENARIOS = [
         r.log(`    diff editor: ${title}`);
         const diff = r.page.locator(".monaco-diff-editor");
         await diff.first().waitFor({ state: "visible", timeout: 10_000 });
-        const text = (await diff.first().innerText()).replace(/\u00a0/g, " ");
-        assert(/def square_mul\(x\):/.test(text), `the diff shows: ${text.slice(0, 300)}`);
+        // Its two sides fill in after the editor appears.
+        const text = await r.until(
+          "the diff editor's text",
+          async () => {
+            const shown = (await diff.first().innerText()).replace(/\u00a0/g, " ");
+            return /def square_mul\(x\):/.test(shown) ? shown : null;
+          },
+          10_000,
+        );
         assert(text.includes("x * x * x"), `the diff lacks the edited line: ${text.slice(0, 300)}`);
         await r.parkMouse();
         await r.shot("history-diff");

@@ -362,23 +362,26 @@ export class Run {
 
   /**
    * The lens row rendered directly above the visible line that contains `lineText`:
-   * `{text, links: [{text, index}]}` (`index`: the link's position among all lens links), or
-   * null when the line is not visible or has no lenses.
+   * `{text, links: [{text, index}]}` (`index`: the link's position among all lens links of
+   * `scope`), or null when the line is not visible or has no lenses. `scope` (default: the
+   * active editor) may hold several editors, e.g. a notebook's cells: the row is looked up in
+   * the editor of the line.
    */
-  async lensesAbove(lineText) {
-    return this.editor().evaluate((editor, needle) => {
+  async lensesAbove(lineText, scope = this.editor()) {
+    return scope.evaluate((root, needle) => {
       const norm = (s) => s.replace(/\u00a0/g, " ").trim();
-      const line = [...editor.querySelectorAll(".view-line")].find((n) =>
+      const line = [...root.querySelectorAll(".view-line")].find((n) =>
         norm(n.textContent).includes(needle),
       );
       if (!line) return null;
+      const editor = line.closest(".monaco-editor") ?? root;
       const top = line.getBoundingClientRect().top;
       const row = [...editor.querySelectorAll(".codelens-decoration")]
         .map((d) => ({ d, r: d.getBoundingClientRect() }))
         .filter(({ r }) => r.bottom <= top + 2 && r.bottom > top - r.height * 1.5 - 2)
         .sort((a, b) => b.r.bottom - a.r.bottom)[0];
       if (!row) return null;
-      const anchors = [...editor.querySelectorAll(".codelens-decoration a")];
+      const anchors = [...root.querySelectorAll(".codelens-decoration a")];
       return {
         text: norm(row.d.textContent),
         links: [...row.d.querySelectorAll("a")].map((a) => ({
@@ -390,11 +393,11 @@ export class Run {
   }
 
   /** Waits for the lens row above the line containing `lineText` to match `pattern`. */
-  async waitLensAbove(lineText, pattern, timeoutMs = 30_000) {
+  async waitLensAbove(lineText, pattern, timeoutMs = 30_000, scope = this.editor()) {
     return this.until(
       `a lens matching ${pattern} above "${lineText}"`,
       async () => {
-        const row = await this.lensesAbove(lineText);
+        const row = await this.lensesAbove(lineText, scope);
         return row !== null && pattern.test(row.text) ? row : null;
       },
       timeoutMs,
@@ -402,13 +405,14 @@ export class Run {
   }
 
   /** Clicks the lens link above the line containing `lineText` whose text matches `pattern`. */
-  async clickLensAbove(lineText, pattern, timeoutMs = 30_000) {
+  async clickLensAbove(lineText, pattern, timeoutMs = 30_000, scope = this.editor()) {
     const link = await this.until(
       `a lens link matching ${pattern} above "${lineText}"`,
-      async () => (await this.lensesAbove(lineText))?.links.find((l) => pattern.test(l.text)),
+      async () =>
+        (await this.lensesAbove(lineText, scope))?.links.find((l) => pattern.test(l.text)),
       timeoutMs,
     );
-    await this.editor().locator(".codelens-decoration a").nth(link.index).click();
+    await scope.locator(".codelens-decoration a").nth(link.index).click();
     return link;
   }
 

@@ -5,12 +5,11 @@
  * server's `kernelLens.setBaseline` command), and the report's History tab pins any run.
  */
 import * as vscode from "vscode";
-import { Commands, DISPLAY_NAME, LANGUAGE } from "./constants";
+import { Commands, DISPLAY_NAME } from "./constants";
 import type { Ctx } from "./ctx";
-import { cursorParams } from "./cursor";
 import { checkSetBaselineResult } from "./guards";
 import { SetBaselineRequest } from "./protocol";
-import { reportFailure, runningClient, sendChecked } from "./requests";
+import { atCursor, reportFailure, sendChecked } from "./requests";
 
 /** Registers Set as Baseline (extension-scoped). */
 export function registerHistory(ctx: Ctx): void {
@@ -20,26 +19,17 @@ export function registerHistory(ctx: Ctx): void {
 }
 
 async function setBaselineAtCursor(ctx: Ctx): Promise<void> {
-  const editor = vscode.window.activeTextEditor;
-  const document = editor?.document;
-  if (editor === undefined || document?.languageId !== LANGUAGE || document.uri.scheme !== "file") {
-    void vscode.window.showInformationMessage(
-      `${DISPLAY_NAME}: open a Python file and put the cursor in the profiled function.`,
-    );
+  const target = await atCursor(ctx, "the profiled function");
+  if (target === undefined) {
     return;
   }
-  const client = await runningClient(ctx);
-  if (client === undefined) {
-    return;
-  }
-  const uri = client.code2ProtocolConverter.asUri(document.uri);
   try {
     const result = await sendChecked(
       ctx,
-      client,
+      target.client,
       SetBaselineRequest,
       checkSetBaselineResult,
-      cursorParams(uri, editor.selection.active),
+      target.params,
     );
     const run = result.baseline;
     void vscode.window.showInformationMessage(

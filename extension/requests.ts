@@ -11,9 +11,10 @@ import {
   type RequestType,
 } from "vscode-languageclient/node";
 import { CancelledError, untilCancelled } from "./async";
-import { DISPLAY_NAME } from "./constants";
+import { DISPLAY_NAME, LANGUAGE } from "./constants";
 import type { Ctx } from "./ctx";
-import { isUserReady } from "./cursor";
+import { cursorParams, isUserReady } from "./cursor";
+import type { Position } from "./protocol";
 import { summarize } from "./errorText";
 import { Invalid, type Check } from "./guards";
 
@@ -36,6 +37,35 @@ export async function runningClient(ctx: Ctx): Promise<LanguageClient | undefine
     await ctx.restart("Restart Server from a command");
   }
   return undefined;
+}
+
+/**
+ * For a request about the cursor of the active editor: the running client, the document's URI
+ * as the client sends it (the server's results are keyed by it) and `{uri, position}`; undefined
+ * after telling the user when the active editor is not a Python file (`what`: what the cursor
+ * should be in, e.g. "the function to report on") or the server is not running.
+ */
+export async function atCursor(
+  ctx: Ctx,
+  what: string,
+): Promise<
+  { client: LanguageClient; uri: string; params: { uri: string; position: Position } } | undefined
+> {
+  const editor = vscode.window.activeTextEditor;
+  const document = editor?.document;
+  if (editor === undefined || document?.languageId !== LANGUAGE || document.uri.scheme !== "file") {
+    void vscode.window.showInformationMessage(
+      `${DISPLAY_NAME}: open a Python file and put the cursor in ${what}.`,
+    );
+    return undefined;
+  }
+  const position = editor.selection.active;
+  const client = await runningClient(ctx);
+  if (client === undefined) {
+    return undefined;
+  }
+  const uri = client.code2ProtocolConverter.asUri(document.uri);
+  return { client, uri, params: cursorParams(uri, position) };
 }
 
 /** True for a request the user cancelled (not an error worth a message). */

@@ -4,9 +4,8 @@
  * notification, and the custom editors for trace and Nsight Compute files.
  */
 import * as vscode from "vscode";
-import { Commands, DISPLAY_NAME, LANGUAGE } from "../constants";
+import { Commands } from "../constants";
 import type { Ctx } from "../ctx";
-import { cursorParams } from "../cursor";
 import {
   checkReportResult,
   isResultsChangedParams,
@@ -14,7 +13,7 @@ import {
   isShowReportArgs,
 } from "../guards";
 import { ReportRequest, ResultsChangedNotification, RevealReportNotification } from "../protocol";
-import { reportFailure, runningClient, sendChecked } from "../requests";
+import { atCursor, reportFailure, sendChecked } from "../requests";
 import { FileViewer } from "./customEditors";
 import { ReportPanel } from "./panel";
 import { VIEW_TYPES } from "./viewTypes";
@@ -70,30 +69,19 @@ async function showReport(ctx: Ctx, panel: ReportPanel, arg: unknown): Promise<v
     panel.show(arg);
     return;
   }
-  const editor = vscode.window.activeTextEditor;
-  const document = editor?.document;
-  if (editor === undefined || document?.languageId !== LANGUAGE || document.uri.scheme !== "file") {
-    void vscode.window.showInformationMessage(
-      `${DISPLAY_NAME}: open a Python file and put the cursor in the function to report on.`,
-    );
+  const target = await atCursor(ctx, "the function to report on");
+  if (target === undefined) {
     return;
   }
-  const position = editor.selection.active;
-  const client = await runningClient(ctx);
-  if (client === undefined) {
-    return;
-  }
-  // The URI as the client sends it in every other message: the server's results are keyed by it.
-  const uri = client.code2ProtocolConverter.asUri(document.uri);
   try {
     const result = await sendChecked(
       ctx,
-      client,
+      target.client,
       ReportRequest,
       checkReportResult,
-      cursorParams(uri, position),
+      target.params,
     );
-    panel.show({ uri, function: result.function });
+    panel.show({ uri: target.uri, function: result.function });
   } catch (error) {
     reportFailure(ctx, ReportRequest.method, error);
   }

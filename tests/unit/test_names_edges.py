@@ -30,12 +30,27 @@ from kernel_lens.analysis.names import short_kernel_name
         # A lambda as the last component: the templated component before it names the kernel.
         ("void ns::outer<int>::{lambda(float)#1}(float)", "outer"),
         ("void ns::outer<a->b>::{lambda(float)#1}(float)", "outer"),
+        # A one-letter name: its brackets open at index 1.
+        ("k<int>(float)", "k"),
+        ("f(x)", "f"),
+        # A space before the parameter list still leaves CUTLASS's template argument to name it.
+        (
+            "void cutlass::Kernel2<cutlass_80_simt_sgemm_128x64_8x5_nn_align1> (Params)",
+            "cutlass_80_simt_sgemm_128x64_8x5_nn_align1",
+        ),
+        # A first template argument that is no name (a bracket at its index 0 holding a space
+        # and a comma) leaves the wrapper's own name.
+        ("void cutlass::Kernel<(a b, c)>(P)", "Kernel"),
     ],
 )
 def test_short_names(name: str, short: str) -> None:
     assert short_kernel_name(name) == short
 
 
-@pytest.mark.parametrize("name", ["x<y>z>(int)", "k>", "void f(a))", "(", "void f<(>(int)"])
+@pytest.mark.parametrize(
+    "name",
+    # The last two: brackets of different kinds do not match (`(` … `>`).
+    ["x<y>z>(int)", "k>", "void f(a))", "(", "void f<(>(int)", "void kern(int>", "k(a>(b)"],
+)
 def test_unbalanced_names_come_back_clipped(name: str) -> None:
     assert short_kernel_name(name) == name[:80]

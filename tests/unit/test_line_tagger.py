@@ -257,3 +257,23 @@ def test_what_cannot_be_seen_into_is_said(tmp_path: Path, name: str, line: int) 
         f"'{name}' is not a plain Python function of this file (a compiled or wrapped object "
         "Kernel Lens cannot see into)"
     )
+
+
+def stops_tracing() -> int:
+    a = 1
+    sys.settrace(None)  # a debugger or coverage tool turning tracing off mid-call
+    return a
+
+
+def test_a_block_left_inside_the_frame_closes_its_range_and_the_tagger_tags_again() -> None:
+    ranges = Ranges()
+    tagger = LineTagger(stops_tracing.__code__, range_factory=ranges)
+    with tagger:
+        stops_tracing()
+    # No return event came: leaving the block closes the open range and forgets the frame.
+    assert ranges.opened() == [_line(stops_tracing, 1), _line(stops_tracing, 2)]
+    assert ranges.balanced()
+    with tagger:
+        stops_tracing()
+    assert ranges.opened() == [_line(stops_tracing, 1), _line(stops_tracing, 2)] * 2
+    assert ranges.balanced()

@@ -84,3 +84,88 @@ def test_nvtx_range_pushes_and_pops(monkeypatch: pytest.MonkeyPatch) -> None:
         assert rng.name == "src:7"
         log.append("body")
     assert log == ["push src:7", "body", "pop"]
+
+
+class Profiles:
+    """``torch.profiler.profile`` that logs the arguments each profiler was made with, then is
+    the real one."""
+
+    def __init__(self, real: Any) -> None:
+        self.real = real
+        self.made: list[dict[str, Any]] = []
+
+    def __call__(self, **kwargs: Any) -> Any:
+        self.made.append(kwargs)
+        return self.real(**kwargs)
+
+
+def test_defaults_cpu_activity_only_shapes_recorded_and_an_existing_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    torch = pytest.importorskip("torch")
+    profiles = Profiles(torch.profiler.profile)
+    monkeypatch.setattr(torch.profiler, "profile", profiles)
+    x = torch.ones(8)
+    calls: list[int] = []
+
+    def fn() -> Any:
+        calls.append(1)
+        return work(x)
+
+    # The folder exists already (every pass after the first writes into the same one).
+    result = profile_pass(fn, work.__code__, device="cpu", trace_dir=str(tmp_path))
+    assert result.runs == 3 and len(calls) == 4
+    name = Path(result.trace_path).name
+    assert Path(result.trace_path).parent == tmp_path and name.startswith("profile-")
+    assert len(profiles.made) == 1
+    # A CPU pass asks for CPU activity only (torch's default would add CUDA where it exists).
+    assert profiles.made[0]["activities"] == [torch.profiler.ProfilerActivity.CPU]
+    assert profiles.made[0]["record_shapes"] is True
+    muls = [e for e in result.trace["traceEvents"] if e.get("name") == "aten::mul"]
+    assert muls and all(e["args"]["Input Dims"] == [[8], []] for e in muls)
+
+
+def test_cuda_synchronises_before_profiling_and_after_each_call_before_the_clock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    torch = pytest.importorskip("torch")
+    log: list[str] = []
+
+    class LoggedTicks(Ticks):
+        def perf_counter(self) -> float:
+            log.append("clock")
+            return super().perf_counter()
+
+    monkeypatch.setattr(ops, "time", LoggedTicks())
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: log.append("sync"))
+    profiles = Profiles(torch.profiler.profile)
+    monkeypatch.setattr(torch.profiler, "profile", profiles)
+    x = torch.ones(8)
+
+    def fn() -> Any:
+        log.append("call")
+        return work(x)
+
+    with pytest.warns(UserWarning, match="CUDA is not available"):  # the CPU build of torch
+        result = profile_pass(fn, work.__code__, device="cuda", runs=2, trace_dir=str(tmp_path))
+    activity = torch.profiler.ProfilerActivity
+    assert profiles.made[0]["activities"] == [activity.CPU, activity.CUDA]
+    step = ["clock", "call", "sync"]
+    # The warm-up step's time is not read; each recorded step's after its synchronisation.
+    assert log == ["sync", *step, *step, "clock", *step, "clock"]
+    assert result.wall_ms == 2000.0
+
+
+def test_the_users_own_warnings_still_show(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    import warnings
+
+    x = torch.ones(8)
+
+    def fn() -> Any:
+        warnings.warn("from the profiled function", UserWarning, stacklevel=1)
+        return work(x)
+
+    with pytest.warns(UserWarning, match="from the profiled function") as seen:
+        profile_pass(fn, work.__code__, device="cpu", runs=1, trace_dir=str(tmp_path))
+    assert len([w for w in seen if "from the profiled function" in str(w.message)]) == 2

@@ -131,10 +131,18 @@ def test_events_that_are_not_complete_are_ignored() -> None:
 
 
 def test_threads_nest_separately() -> None:
-    # An op on another thread overlapping the line range is not on the line.
-    other = _x("cpu_op", "aten::other", 5, 5)
-    other["tid"] = 2
-    events = [_x("user_annotation", "src:1", 0, 30), _x("cpu_op", "aten::mine", 5, 5), other]
+    # An op on another thread (or another process) inside the line range's time is not on the
+    # line.
+    other_thread = _x("cpu_op", "aten::other_thread", 15, 5)
+    other_thread["tid"] = 2
+    other_process = _x("cpu_op", "aten::other_process", 22, 5)
+    other_process["pid"] = 2
+    events = [
+        _x("user_annotation", "src:1", 0, 30),
+        _x("cpu_op", "aten::mine", 5, 5),
+        other_thread,
+        other_process,
+    ]
     lines, _ = attribute_lines({"traceEvents": events})
     assert list(lines[1].ops) == ["aten::mine"]
 
@@ -157,3 +165,64 @@ def test_unattributed_sorted_by_device_time() -> None:
     assert [k.name for k in unattributed] == ["b", "c", "Memcpy HtoD (Pageable -> Device)", "a"]
     assert unattributed[2].kind == "memcpy"
     assert KernelStat("k").to_json()["calls"] == 0
+
+
+def test_an_event_without_a_time_is_skipped_and_the_rest_still_read() -> None:
+    events: list[Any] = [
+        {"ph": "X", "cat": "cpu_op", "name": "aten::no_ts", "dur": 1, "pid": 1, "tid": 1},
+        _x("user_annotation", "src:1", 0, 30),
+        _x("cpu_op", "aten::relu", 5, 10),
+    ]
+    lines, _ = attribute_lines({"traceEvents": events})
+    assert list(lines) == [1] and list(lines[1].ops) == ["aten::relu"]
+
+
+def test_a_runtime_call_without_a_correlation_is_no_launcher() -> None:
+    events = [
+        _x("user_annotation", "src:2", 0, 30),
+        _x("cuda_runtime", "cudaStreamSynchronize", 5, 10),  # no args at all
+        _x("cpu_op", "aten::mul", 20, 5, correlation=4),  # not a runtime call: no launcher
+        _device("k", 100, 2.0, correlation=4),
+    ]
+    lines, unattributed = attribute_lines({"traceEvents": events})
+    assert list(lines[2].ops) == ["aten::mul"] and lines[2].ops["aten::mul"].kernels == {}
+    assert lines[2].device_us == 0.0
+    assert [(k.name, k.device_us) for k in unattributed] == [("k", 2.0)]
+
+
+def test_a_launch_whose_external_id_is_the_line_range_is_on_that_line() -> None:
+    # A launch inside the line's range but outside any op: the profiler gives the kernel the
+    # range's own external id.
+    events = [
+        _x("user_annotation", "src:4", 0, 30, **{"External id": 9}),
+        _device("triton_poi_fused_0", 100, 3.0, correlation=5, **{"External id": 9}),
+    ]
+    lines, unattributed = attribute_lines({"traceEvents": events})
+    assert unattributed == []
+    assert lines[4].device_us == 3.0
+    assert [k.name for op in lines[4].ops.values() for k in op.kernels.values()] == [
+        "triton_poi_fused_0"
+    ]
+
+
+def test_an_op_around_the_line_range_is_not_the_lines_op() -> None:
+    # The profiled function called from inside an op (a custom op calling back into Python):
+    # the line's ops are those inside its range, not the one around it.
+    events = [
+        _x("cpu_op", "custom::outer", 0, 100),
+        _x("user_annotation", "src:6", 10, 50),
+        _x("cpu_op", "aten::mul", 20, 10),
+        _x("cuda_runtime", "cudaLaunchKernel", 22, 2, correlation=3),
+        _device("mul_kernel", 200, 4.0, correlation=3),
+    ]
+    lines, unattributed = attribute_lines({"traceEvents": events})
+    assert unattributed == []
+    assert list(lines[6].ops) == ["aten::mul"]
+    mul = lines[6].ops["aten::mul"]
+    assert (mul.calls, mul.device_us, list(mul.kernels)) == (1, 4.0, ["mul_kernel"])
+
+
+def test_a_device_event_without_name_or_duration() -> None:
+    events = [{"ph": "X", "cat": "kernel", "ts": 0, "pid": 0, "tid": 7}]
+    _, unattributed = attribute_lines({"traceEvents": events})
+    assert [(k.name, k.device_us, k.calls) for k in unattributed] == [("", 0.0, 1)]

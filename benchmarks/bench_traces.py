@@ -1,6 +1,7 @@
 """Big traces (issue 12): open, first view and zoom of 100k–3M-event traces, with the floors.
 
     python benchmarks/bench_traces.py [--sizes 100000,1000000,3000000] [--before REV]
+        [--kinds kl,server,lsp,floor,hta] [--repeat N]
 
 Synthetic traces are made by repeating a recorded H200 trace's step end to end with consistent
 ids (`benchmarks/trace_synth.py`), written once to ``$TMPDIR/kernel-lens-bench-traces``. Each
@@ -9,6 +10,9 @@ interpreter included) is its own; one run prints, per size:
 
 - **language server, first open**: the reading child process the server starts (its Python
   start-up and imports included), then the saved store read back and its overview;
+- **language server request** (``lsp``): the real server and a pygls client, the trace
+  viewer's ``kernelLens/traceFile`` request timed to its answer (summary and overview as JSON),
+  with the spare reader the server keeps waiting, and with a reader started for the request;
 - **Kernel Lens**: ``summarize`` (read the file into columns and summarise it, what ``kernel-lens
   trace summarize`` does), ``first view`` (the same plus laying out the timeline store and its
   overview: what opening the file in the trace viewer costs, cold), ``reopen`` (the store saved
@@ -143,6 +147,64 @@ def measure_server_open(path: str) -> dict[str, Any]:
     }
 
 
+def measure_lsp(path: str) -> dict[str, Any]:
+    """The real language server (``python -m kernel_lens.lsp``) over stdio, a fresh cache:
+    ``kernelLens/traceFile`` (what the trace viewer asks when a file opens: the summary and the
+    overview timeline), timed from the request to its answer parsed, as VS Code's client does
+    (``json.loads`` of the message, no per-item conversion), with the spare reader the server
+    keeps waiting (the usual case: the server has run for a few seconds), then again with none
+    (``KERNEL_LENS_TRACE_SPARE=0``: a reader started for the request, Python's start-up and
+    imports included)."""
+    import asyncio
+
+    async def one(spare: bool) -> tuple[float, int, int]:
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(ROOT / "server"),
+            "KERNEL_LENS_CACHE": tempfile.mkdtemp(prefix="kl-bench-lsp-"),
+            "KERNEL_LENS_TRACE_SPARE": "1" if spare else "0",
+        }
+        server = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "kernel_lens.lsp", stdin=-1, stdout=-1, env=env
+        )
+        assert server.stdin is not None and server.stdout is not None
+        stdin, stdout = server.stdin, server.stdout
+
+        def send(message: dict[str, Any]) -> None:
+            body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+            stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+        async def receive() -> dict[str, Any]:
+            length = 0
+            while (line := await stdout.readline()) not in (b"\r\n", b""):
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            message: dict[str, Any] = json.loads(await stdout.readexactly(length))
+            return message
+
+        send({"id": 1, "method": "initialize", "params": {"capabilities": {}, "rootUri": None}})
+        while (await receive()).get("id") != 1:
+            pass
+        send({"method": "initialized", "params": {}})
+        if spare:
+            while "spare started" not in json.dumps(await receive()):
+                pass
+            await asyncio.sleep(1.0)  # its imports done
+        t0 = time.perf_counter()
+        send({"id": 2, "method": "kernelLens/traceFile", "params": {"path": path}})
+        while (answer := await receive()).get("id") != 2:
+            pass
+        elapsed = time.perf_counter() - t0
+        result = answer["result"]
+        server.kill()
+        await server.wait()
+        return elapsed, result["summary"]["event_count"], result["timeline"]["kept"]
+
+    warm, events, items = asyncio.run(one(True))
+    cold, _, _ = asyncio.run(one(False))
+    return {"lsp_spare_s": warm, "lsp_cold_s": cold, "events": events, "overview_items": items}
+
+
 def measure_before(path: str, rev: str) -> dict[str, Any]:
     """The implementation at git revision ``rev`` (its trace_summary and timeline modules)."""
     import importlib.util
@@ -244,7 +306,7 @@ def main() -> int:
     parser.add_argument("--before", help="git revision of the implementation to compare with")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument(
-        "--kinds", default="kl,server,floor,hta", help="which measurements (before: --before)"
+        "--kinds", default="kl,server,lsp,floor,hta", help="which measurements (before: --before)"
     )
     parser.add_argument("--measure", nargs=2, metavar=("KIND", "FILE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -253,6 +315,7 @@ def main() -> int:
         funcs = {
             "kl": measure_kernel_lens,
             "server": measure_server_open,
+            "lsp": measure_lsp,
             "floor": measure_floor,
             "hta": measure_hta,
         }
@@ -296,6 +359,17 @@ def main() -> int:
                 f" {server['open_s']:.2f} s (CPU {server['open_cpu_s']:.2f} s, imports included)"
                 f" · child peak {server['child_peak_mb']:,.0f} MB"
                 f" · server peak {server['peak_mb']:,.0f} MB"
+            )
+        lsp = got.get("lsp", skipped)
+        if "skipped" in lsp:
+            pass
+        elif "error" in lsp:
+            print(f"  language server request: failed: {lsp['error']}")
+        else:
+            print(
+                f"  language server, kernelLens/traceFile request to answer (summary + overview):"
+                f" {lsp['lsp_spare_s']:.2f} s with the spare reader waiting"
+                f" · {lsp['lsp_cold_s']:.2f} s with a reader started for it"
             )
         if args.before:
             b = got["before"]

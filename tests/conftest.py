@@ -12,6 +12,10 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# The language servers the tests start keep no spare trace reader (a Python process with numpy
+# and pandas imported, per server): tests/lsp/test_trace_files_lsp.py turns it on and tests it.
+os.environ.setdefault("KERNEL_LENS_TRACE_SPARE", "0")
 KERNELS = ROOT / "kernels"
 EXAMPLES = ROOT / "tests" / "data" / "examples"
 

@@ -1,13 +1,17 @@
 """Trace files through the language server (issue 12): read once in a child process with
-cancellable progress, kept as columns in the cache folder (a changed file is read again), gzip
-opens, a cancel from the progress notification stops the reading."""
+cancellable progress (the spare reader the server keeps waiting, else a new one), kept as columns
+in the cache folder (a changed file is read again), gzip opens, a cancel from the progress
+notification stops the reading."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import json
 import os
+import re
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -31,13 +35,14 @@ COLUMNS = CACHE / "trace-columns"
 @pytest_lsp.fixture(
     config=ClientServerConfig(
         server_command=[sys.executable, "-m", "kernel_lens.lsp"],
-        server_env={**os.environ, "KERNEL_LENS_CACHE": str(CACHE)},
+        server_env={**os.environ, "KERNEL_LENS_CACHE": str(CACHE), "KERNEL_LENS_TRACE_SPARE": "1"},
     )
 )
 async def client(lsp_client: LanguageClient) -> Any:
     await _init(lsp_client, OPTIONS)
     yield
-    await lsp_client.shutdown_session()
+    with contextlib.suppress(RuntimeError):  # "Client has been stopped": the test shut it down
+        await lsp_client.shutdown_session()
 
 
 def _write(path: Path, trace: dict[str, Any]) -> None:
@@ -141,3 +146,73 @@ async def test_cancel_from_the_progress_stops_the_reading(
     with pytest.raises(JsonRpcException, match="cancelled"):
         await asyncio.wait_for(request, 120)
     assert _folders(path) == []  # nothing half-written is left
+
+
+def _reader_logs(client: LanguageClient) -> list[tuple[int, str]]:
+    """(pid, what) of the server's "trace reader" log lines, in order."""
+    found = []
+    for message in client.log_messages:
+        if m := re.match(r"trace reader (\d+): (.*)", message.message):
+            found.append((int(m.group(1)), m.group(2)))
+    return found
+
+
+async def _wait_for_spare(client: LanguageClient, after: int = 0) -> int:
+    for _ in range(400):
+        started = [pid for pid, what in _reader_logs(client)[after:] if "spare started" in what]
+        if started:
+            return started[-1]
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"no spare reader was started: {_reader_logs(client)}")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[-1][0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+async def test_a_spare_reader_waits_reads_the_next_trace_and_is_replaced(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    """The server keeps a reader process waiting (Python started, numpy/pandas/msgspec
+    imported) so a big trace's reading starts at once; each reading takes the spare and a new
+    one is started after it; a spare that died is replaced by a reader started then; the spare
+    goes with the server."""
+    spare = await _wait_for_spare(client)
+    assert _alive(spare)
+    trace = replicate_trace(load_trace(H200), 12_000)
+    first = tmp_path / "first.json"
+    _write(first, trace)
+    assert first.stat().st_size > 2_000_000  # read in a child, not in the server's thread
+    answer = await client.protocol.send_request_async("kernelLens/traceFile", {"path": str(first)})
+    assert answer.summary.event_count == summarize_trace(trace).event_count
+    assert (spare, "the spare, waiting since start-up or the last trace") in _reader_logs(client)
+    assert not _alive(spare)  # one trace per reader: its memory goes back with it
+
+    # The next spare, started after that reading; killed on purpose, then a new reader reads.
+    seen = len(_reader_logs(client))
+    second_spare = await _wait_for_spare(client, after=seen - 1)
+    assert second_spare != spare
+    os.kill(second_spare, signal.SIGKILL)
+    for _ in range(100):
+        if not _alive(second_spare):
+            break
+        await asyncio.sleep(0.05)
+    second = tmp_path / "second.json"
+    smaller = replicate_trace(load_trace(H200), 9_000)
+    _write(second, smaller)
+    answer = await client.protocol.send_request_async("kernelLens/traceFile", {"path": str(second)})
+    assert answer.summary.event_count == summarize_trace(smaller).event_count
+    assert any("started now" in what for _, what in _reader_logs(client)[seen:])
+
+    last = await _wait_for_spare(client, after=seen + 1)
+    await client.shutdown_session()
+    for _ in range(100):
+        if not _alive(last):
+            break
+        await asyncio.sleep(0.05)
+    assert not _alive(last)

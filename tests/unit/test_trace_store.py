@@ -170,3 +170,67 @@ def test_a_trace_read_by_several_processes_gives_the_same_columns(
             assert trace_columns._workers(len(trace["traceEvents"])) == workers
         _same_columns(read_columns(path), columns_from_trace(json.loads(text)))
         assert summarize_file(path) == summarize_trace(json.loads(text))
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [{"separators": (",", ":")}, {}, {"indent": 2}],
+    ids=["compact", "spaced", "indented"],
+)
+def test_chunks_are_decoded_from_the_text_itself_which_is_put_back(
+    monkeypatch: pytest.MonkeyPatch, layout: dict[str, Any]
+) -> None:
+    """A chunk of events is decoded where it lies in the file's text (its two neighbouring
+    separators turned into brackets for the time of the decoding), or from one copy when the
+    text is immutable: the same columns either way, and the text is left as it was."""
+    pytest.importorskip("msgspec")
+    from kernel_lens.analysis import trace_columns
+
+    monkeypatch.setattr(trace_columns, "_CHUNK", 37)  # chunk edges land everywhere
+    trace = replicate_trace(load_trace(H200), 1500)
+    text = json.dumps(trace, **layout).encode()
+    expected = columns_from_trace(json.loads(text))
+    in_place = bytearray(text)
+    got = trace_columns._columns_typed(in_place, None)
+    assert got is not None
+    _same_columns(got, expected)
+    assert bytes(in_place) == text
+    copied = trace_columns._columns_typed(text, None)
+    assert copied is not None
+    _same_columns(copied, expected)
+
+
+def test_a_worker_that_dies_costs_speed_not_the_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A forked worker that dies (killed, out of memory) leaves no process behind and the
+    trace is read by the standard parser instead, to the same columns."""
+    pytest.importorskip("msgspec")
+    import os
+
+    from kernel_lens.analysis import trace_columns
+
+    parent, decode = os.getpid(), trace_columns._decode_range
+
+    def dying(bounds: tuple[int, int]) -> dict[str, Any] | None:
+        if os.getpid() != parent:
+            os._exit(9)
+        return decode(bounds)
+
+    monkeypatch.setattr(trace_columns, "_decode_range", dying)
+    monkeypatch.setattr(trace_columns, "_PARALLEL_EVENTS", 100)
+    monkeypatch.setenv("KERNEL_LENS_TRACE_WORKERS", "3")
+    trace = replicate_trace(load_trace(H200), 3000)
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(trace))
+    _same_columns(read_columns(path), columns_from_trace(trace))
+    if sys.platform.startswith("linux"):  # every worker was waited for: no zombie is left
+        zombies = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(") ", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if fields[0] == "Z" and int(fields[1]) == parent:
+                zombies.append(stat.parent.name)
+        assert zombies == []

@@ -19,10 +19,14 @@ Two ways in:
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import gzip
 import math
+import mmap
 import os
+import pickle
+import signal
 import sys
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -243,7 +247,7 @@ def columns_from_trace(trace: Mapping[str, Any]) -> TraceColumns:
     )
 
 
-def read_trace_bytes(path: str | os.PathLike[str]) -> bytes:
+def read_trace_bytes(path: str | os.PathLike[str]) -> bytes | bytearray:
     """The JSON text of a trace file, gunzipped when it starts with gzip's magic bytes.
 
     Raises:
@@ -252,7 +256,12 @@ def read_trace_bytes(path: str | os.PathLike[str]) -> bytes:
     shown = os.fspath(path)
     try:
         with open(path, "rb") as f:
-            raw = f.read()
+            size = os.fstat(f.fileno()).st_size
+            raw: bytes | bytearray = bytearray(size)
+            got = f.readinto(raw)
+            if got != size or f.read(1):  # the file changed while it was read
+                f.seek(0)
+                raw = f.read()
     except FileNotFoundError:
         raise TraceError(f"trace file not found: {shown}") from None
     except OSError as exc:
@@ -265,7 +274,7 @@ def read_trace_bytes(path: str | os.PathLike[str]) -> bytes:
     return raw
 
 
-def parse_trace_bytes(raw: bytes, shown: str) -> dict[str, Any]:
+def parse_trace_bytes(raw: bytes | bytearray, shown: str) -> dict[str, Any]:
     """Parse a trace's JSON text with the standard parser (collector paused).
 
     Raises:
@@ -326,7 +335,51 @@ class _Coder:
 _CHUNK = 100_000
 
 
-def _columns_typed(raw: bytes, progress: Progress | None) -> TraceColumns | None:
+def _address(buffer: Any) -> int:
+    """Where ``buffer``'s bytes start in memory."""
+    return int(np.frombuffer(buffer, dtype=np.uint8).ctypes.data) if len(buffer) else 0
+
+
+#: Bytes that may stand between two events of the ``traceEvents`` array (or around them).
+_BETWEEN = frozenset(b" \t\r\n,[]")
+
+
+@contextmanager
+def _chunk_json(
+    raw: bytes | bytearray, events: Sequence[Any], first: int, last: int
+) -> Iterator[Any]:
+    """The JSON array of ``events[first:last]``: ``msgspec.Raw`` pieces of ``raw``.
+
+    msgspec decodes ``Raw`` values as views into the text they came from, so the events of a
+    chunk are one contiguous stretch of ``raw`` (with the commas and spaces between them). When
+    ``raw`` is a ``bytearray`` the byte before that stretch and the byte after it (a comma, a
+    space or a bracket of the array) are set to ``[`` and ``]`` while the chunk is decoded and
+    put back after: no copy at all. Else the stretch is copied once between brackets; pieces
+    that are not views of ``raw`` are joined.
+    """
+    base = _address(raw)
+    head, tail = memoryview(events[first]), memoryview(events[last - 1])
+    start = _address(head) - base
+    stop = _address(tail) - base + len(tail)
+    if not (0 < start < stop < len(raw) and raw[start] == 0x7B):  # {
+        yield b"[" + b",".join(events[first:last]) + b"]"
+        return
+    if isinstance(raw, bytearray) and raw[start - 1] in _BETWEEN and raw[stop] in _BETWEEN:
+        before, after = raw[start - 1], raw[stop]
+        raw[start - 1], raw[stop] = 0x5B, 0x5D  # [ ]
+        try:
+            with memoryview(raw)[start - 1 : stop + 1] as view:
+                yield view
+        finally:
+            raw[start - 1], raw[stop] = before, after
+        return
+    text = bytearray(stop - start + 2)
+    text[0], text[-1] = 0x5B, 0x5D
+    text[1:-1] = memoryview(raw)[start:stop]
+    yield text
+
+
+def _columns_typed(raw: bytes | bytearray, progress: Progress | None) -> TraceColumns | None:
     """Columns by msgspec's typed decoding; None when msgspec is absent or the file is unusual.
 
     The events are first cut out of the text as raw JSON (cheap views), then decoded into
@@ -354,7 +407,7 @@ def _columns_typed(raw: bytes, progress: Progress | None) -> TraceColumns | None
     if workers > 1:
         # Big traces: the chunks are decoded by forked workers (each with its own code tables,
         # merged here in file order); the raw events are shared with them copy-on-write.
-        merged = _parallel_chunks(events, workers, parts, cats, names, keys, progress)
+        merged = _parallel_chunks(raw, events, workers, parts, cats, names, keys, progress)
         if not merged:
             return None
     else:
@@ -362,10 +415,9 @@ def _columns_typed(raw: bytes, progress: Progress | None) -> TraceColumns | None
             if progress:
                 progress(0.15 + 0.5 * first / len(events), f"reading events {first:,}…")
             try:
-                with gc_paused():
-                    chunk = EVENTS_DECODER.decode(
-                        b"[" + b",".join(events[first : first + _CHUNK]) + b"]"
-                    )
+                last = min(len(events), first + _CHUNK)
+                with gc_paused(), _chunk_json(raw, events, first, last) as text:
+                    chunk = EVENTS_DECODER.decode(text)
             except DecodeError:  # incl. ValidationError: an event the typed records cannot hold
                 return None
             with gc_paused():
@@ -376,10 +428,10 @@ def _columns_typed(raw: bytes, progress: Progress | None) -> TraceColumns | None
         progress(0.65, "building columns")
     joined = {k: np.concatenate(v) if v else np.zeros(0) for k, v in parts.items()}
     n = len(joined["ts"])
-    cat, cat_table = cats.finish(joined["cat"].astype(np.int64), str)
-    name, name_table = names.finish(joined["name"].astype(np.int64), str)
+    cat, cat_table = cats.finish(joined["cat"].astype(np.int64, copy=False), str)
+    name, name_table = names.finish(joined["name"].astype(np.int64, copy=False), str)
     key_codes = np.concatenate(
-        [joined[k].astype(np.int64) for k in ("pid", "tid", "stream", "device")]
+        [joined[k].astype(np.int64, copy=False) for k in ("pid", "tid", "stream", "device")]
     )
     key, key_table = keys.finish(key_codes, _key)
     return TraceColumns(
@@ -387,16 +439,16 @@ def _columns_typed(raw: bytes, progress: Progress | None) -> TraceColumns | None
         cats=tuple(cat_table),
         name=name,
         names=tuple(name_table),
-        ts=joined["ts"].astype(np.float64),
-        dur=joined["dur"].astype(np.float64),
+        ts=joined["ts"].astype(np.float64, copy=False),
+        dur=joined["dur"].astype(np.float64, copy=False),
         pid=key[:n],
         tid=key[n : 2 * n],
         stream=key[2 * n : 3 * n],
         device=key[3 * n :],
         keys=tuple(key_table),
-        ext_id=joined["ext_id"].astype(np.float64),
-        corr=joined["corr"].astype(np.float64),
-        nbytes=joined["nbytes"].astype(np.int64),
+        ext_id=joined["ext_id"].astype(np.float64, copy=False),
+        corr=joined["corr"].astype(np.float64, copy=False),
+        nbytes=joined["nbytes"].astype(np.int64, copy=False),
         device_name=_device_name({"deviceProperties": lazy.deviceProperties}),
     )
 
@@ -406,6 +458,8 @@ _PARTS = ("cat", "name", "ts", "dur", "pid", "tid", "stream", "device", "ext_id"
 _PARALLEL_EVENTS = 400_000
 #: The raw events a forked worker reads (set just before the fork, cleared after).
 _SHARED: list[Any] = []
+#: The text those events are views of.
+_SHARED_RAW: list[bytes | bytearray] = []
 
 
 def _workers(n_events: int) -> int:
@@ -439,8 +493,8 @@ def _decode_range(bounds: tuple[int, int]) -> dict[str, Any] | None:
     for start in range(first, last, _CHUNK):
         stop = min(last, start + _CHUNK)
         try:
-            with gc_paused():
-                chunk = EVENTS_DECODER.decode(b"[" + b",".join(_SHARED[start:stop]) + b"]")
+            with gc_paused(), _chunk_json(_SHARED_RAW[0], _SHARED, start, stop) as text:
+                chunk = EVENTS_DECODER.decode(text)
         except DecodeError:
             return None
         with gc_paused():
@@ -454,7 +508,42 @@ def _decode_range(bounds: tuple[int, int]) -> dict[str, Any] | None:
     }
 
 
+#: The dtype of each part of the columns (8 bytes each: a worker's share is one block of them).
+_PART_DTYPES = {
+    key: np.float64 if key in ("ts", "dur", "ext_id", "corr") else np.int64 for key in _PARTS
+}
+
+
+def _fork_range(bounds: tuple[int, int], out: mmap.mmap) -> tuple[int, int]:
+    """Fork a worker that decodes ``_SHARED[first:last]`` into ``out`` (shared memory: each
+    part's values one after the other, ``last - first`` slots of 8 bytes per part) and pickles
+    its row count and code tables to a pipe. Returns (its pid, the pipe's read end)."""
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid:
+        os.close(write_fd)
+        return pid, read_fd
+    code = 1  # the worker: it never returns from here
+    try:
+        os.close(read_fd)
+        result = _decode_range(bounds)
+        tables: dict[str, Any] | None = None
+        if result is not None:
+            n, slots = len(result["parts"]["ts"]), bounds[1] - bounds[0]
+            for k, key in enumerate(_PARTS):
+                shared = np.frombuffer(out, _PART_DTYPES[key], count=n, offset=k * slots * 8)
+                shared[:] = result["parts"][key]
+            tables = {"n": n, "cats": result["cats"], "names": result["names"],
+                      "keys": result["keys"]}  # fmt: skip
+        with os.fdopen(write_fd, "wb") as f:
+            pickle.dump(tables, f, protocol=pickle.HIGHEST_PROTOCOL)
+        code = 0
+    finally:
+        os._exit(code)
+
+
 def _parallel_chunks(
+    raw: bytes | bytearray,
     events: list[Any],
     workers: int,
     parts: dict[str, list[Any]],
@@ -463,24 +552,59 @@ def _parallel_chunks(
     keys: _Coder,
     progress: Progress | None,
 ) -> bool:
-    """Decode ``events`` in ``workers`` forked processes, contiguous ranges in file order, and
-    append their columns to ``parts`` with codes into ``cats``/``names``/``keys``. False when
-    an event cannot be decoded (the caller falls back to the json path)."""
-    import multiprocessing
+    """Decode ``events`` (views of ``raw``) in ``workers`` processes, contiguous ranges in file
+    order, and append their columns to ``parts`` with codes into ``cats``/``names``/``keys``.
+    False when an event cannot be decoded or a worker failed (the caller falls back to the json
+    path).
 
+    The first range is decoded here while forked workers decode the others, reading the raw
+    events copy-on-write and writing their columns into shared memory: only their code tables
+    go through a pipe (no pool, no pickled arrays).
+    """
     step = -(-len(events) // workers)
     ranges = [(i, min(len(events), i + step)) for i in range(0, len(events), step)]
     if progress:
         progress(0.15, f"reading {len(events):,} events in {len(ranges)} processes…")
+    outs = [mmap.mmap(-1, max(1, (b - a) * 8 * len(_PARTS))) for a, b in ranges[1:]]
+    forked: list[tuple[int, int]] = []
+    results: list[dict[str, Any] | None] = []
     _SHARED[:] = events
+    _SHARED_RAW[:] = [raw]
     try:
-        # The first range is decoded here while forked workers decode the others: one result
-        # fewer to send between processes.
-        with multiprocessing.get_context("fork").Pool(len(ranges) - 1) as pool:
-            pending = pool.map_async(_decode_range, ranges[1:])
-            results = [_decode_range(ranges[0]), *pending.get()]
+        for bounds, out in zip(ranges[1:], outs, strict=True):
+            forked.append(_fork_range(bounds, out))
+        results.append(_decode_range(ranges[0]))
+        while forked:
+            pid, fd = forked[0]
+            with os.fdopen(fd, "rb") as f:
+                try:
+                    tables = pickle.load(f)
+                except (EOFError, pickle.UnpicklingError):
+                    tables = None
+            forked.pop(0)
+            _, status = os.waitpid(pid, 0)
+            (a, b), out = ranges[len(results)], outs[len(results) - 1]
+            if tables is None or status != 0:
+                results.append(None)
+                continue
+            results.append({
+                "parts": {
+                    key: np.frombuffer(out, _PART_DTYPES[key], count=tables["n"],
+                                       offset=k * (b - a) * 8)
+                    for k, key in enumerate(_PARTS)
+                },
+                **{t: tables[t] for t in ("cats", "names", "keys")},
+            })  # fmt: skip
     finally:
         _SHARED.clear()
+        _SHARED_RAW.clear()
+        for pid, fd in forked:  # left by an error here: stop them
+            with contextlib.suppress(OSError):
+                os.close(fd)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
     if any(r is None for r in results):
         return False
     for result in results:
@@ -493,11 +617,11 @@ def _parallel_chunks(
         for key in _PARTS:
             column = got[key]
             if key == "cat":
-                column = remaps["cats"][column.astype(np.int64)]
+                column = remaps["cats"][column.astype(np.int64, copy=False)]
             elif key == "name":
-                column = remaps["names"][column.astype(np.int64)]
+                column = remaps["names"][column.astype(np.int64, copy=False)]
             elif key in ("pid", "tid", "stream", "device"):
-                column = remaps["keys"][column.astype(np.int64)]
+                column = remaps["keys"][column.astype(np.int64, copy=False)]
             parts[key].append(column)
     return True
 
@@ -517,7 +641,7 @@ def _chunk_columns(
     with np.errstate(invalid="ignore"):
         keep = is_x & np.isfinite(ts) & np.isfinite(dur) & (dur >= 0)
     rows = np.flatnonzero(keep)
-    kept = [events[i] for i in rows.tolist()]
+    kept = events if len(rows) == len(events) else [events[i] for i in rows.tolist()]
     args = [e.args for e in kept]
     nbytes = np.array([None if a is None else a.bytes for a in args], dtype=np.float64)
     nbytes[~np.isfinite(nbytes)] = 0.0
@@ -531,19 +655,24 @@ def _chunk_columns(
     parts["corr"].append(
         np.array([None if a is None else a.correlation for a in args], dtype=np.float64)
     )
-    parts["nbytes"].append(nbytes.astype(np.int64))
+    parts["nbytes"].append(nbytes.astype(np.int64, copy=False))
     parts["cat"].append(cats.codes([e.cat for e in kept]))
     parts["name"].append(names.codes([e.name for e in kept]))
     pid_codes, tid_codes = keys.codes(pid), keys.codes(tid)
     parts["pid"].append(pid_codes)
     parts["tid"].append(tid_codes)
     # stream and device default to tid and pid; only device events name them in args.
-    for field, default in (("stream", tid_codes), ("device", pid_codes)):
-        named = [i for i, a in enumerate(args) if a is not None and getattr(a, field) is not unset]
-        codes = default.copy()
-        if named:
-            codes[named] = keys.codes([getattr(args[i], field) for i in named])
-        parts[field].append(codes)
+    # (Two spelled-out comprehensions: an attribute read is much cheaper than getattr.)
+    streams = [i for i, a in enumerate(args) if a is not None and a.stream is not unset]
+    stream_codes = tid_codes.copy()
+    if streams:
+        stream_codes[streams] = keys.codes([args[i].stream for i in streams])
+    devices = [i for i, a in enumerate(args) if a is not None and a.device is not unset]
+    device_codes = pid_codes.copy()
+    if devices:
+        device_codes[devices] = keys.codes([args[i].device for i in devices])
+    parts["stream"].append(stream_codes)
+    parts["device"].append(device_codes)
 
 
 def read_columns(path: str | os.PathLike[str], progress: Progress | None = None) -> TraceColumns:

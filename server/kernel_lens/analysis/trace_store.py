@@ -9,7 +9,8 @@ the trace's summary, and can be saved to a folder (``.npy`` columns, read back m
 a ``meta.json``) so that a second open of an unchanged file is near-instant (`save_store`,
 `load_store`). ``python -m kernel_lens.analysis.trace_store TRACE FOLDER`` builds and saves one
 in a child process, printing its progress as JSON lines (the language server runs it so that a
-big trace never holds the server's interpreter).
+big trace never holds the server's interpreter); with ``--serve`` it takes ``TRACE`` and
+``FOLDER`` from a JSON line on stdin, after its imports (the server keeps one such spare waiting).
 
 Pure: numpy and pandas, no process is started here. Times are µs from the trace's first event.
 """
@@ -236,6 +237,9 @@ def _segmented_cummax(values: F64, group: I64) -> F64:
     return np.asarray(out, dtype=np.float64)
 
 
+_INF = float("inf")
+
+
 def _nest(start: list[float], end: list[float], own: list[int]) -> tuple[list[int], list[int]]:
     """Depth and source line of each event of one thread, sorted by (start, -end).
 
@@ -250,24 +254,29 @@ def _nest(start: list[float], end: list[float], own: list[int]) -> tuple[list[in
     ends: list[float] = []
     lines: list[int] = []
     push_end, push_line, pop_end, pop_line = ends.append, lines.append, ends.pop, lines.pop
-    top = float("inf")  # ends[-1], or +inf for an empty stack (nothing to pop)
+    top = _INF  # ends[-1], or +inf for an empty stack (nothing to pop)
     here = -1  # lines[-1], or -1
-    for i in range(n):
-        s = start[i]
-        if s >= top:
-            while ends and s >= ends[-1]:
+    open_ = 0  # len(ends)
+    for i, (s, e, mine) in enumerate(zip(start, end, own, strict=True)):
+        if s >= top:  # the top ended: pop it, then whatever else ended under it
+            pop_end()
+            pop_line()
+            open_ -= 1
+            while open_ and s >= ends[-1]:
                 pop_end()
                 pop_line()
-            top = ends[-1] if ends else float("inf")
-            here = lines[-1] if lines else -1
-        depth[i] = len(ends)
-        mine = own[i]
+                open_ -= 1
+            if open_:
+                top, here = ends[-1], lines[-1]
+            else:
+                top, here = _INF, -1
+        depth[i] = open_
         if mine >= 0:
             here = mine
         line[i] = here
-        e = end[i]
         push_end(e)
         push_line(here)
+        open_ += 1
         top = e
     return depth, line
 
@@ -349,7 +358,9 @@ def build_store(
         if not len(rows):
             return
         pairs = a[rows] * (len(keys) + 1) + b[rows]
-        uniq, inverse = np.unique(pairs, return_inverse=True)
+        # A hash table, not a sort: a lane's index does not depend on the order met (the
+        # lanes are ordered by their ids below).
+        inverse, uniq = pd.factorize(pairs)
         codes = []
         for pair in uniq.tolist():
             ka, kb = divmod(pair, len(keys) + 1)
@@ -362,7 +373,7 @@ def build_store(
             codes.append(lane_key.setdefault((info[0], 0, 0), len(lane_info)))
             if codes[-1] == len(lane_info):
                 lane_info.append(info)
-        lane_of[rows] = np.array(codes, dtype=np.int64)[inverse.reshape(-1)]
+        lane_of[rows] = np.array(codes, dtype=np.int64)[inverse]
 
     lanes_for(is_cpu & ~is_runtime, "cpu", columns.pid, columns.tid)
     lanes_for(is_runtime, "runtime", columns.pid, columns.pid * 0)
@@ -538,5 +549,32 @@ def _main(argv: list[str]) -> int:
     return 0
 
 
+def _serve() -> int:
+    """``--serve``: import what reading takes, say ``{"ready": true}``, then read the one
+    ``{"path", "folder"}`` line
+    that comes on stdin as `_main` would (the language server keeps such a process waiting, so
+    a trace's reading does not wait for Python's start-up and these imports). Exits without
+    reading when stdin closes first (the server went)."""
+    import contextlib
+    import multiprocessing  # noqa: F401 (the parallel reading's)
+
+    import kernel_lens.analysis.trace_summary  # noqa: F401
+
+    with contextlib.suppress(ImportError):
+        import kernel_lens.analysis.trace_decode  # noqa: F401 (msgspec, when it is there)
+    sys.stdout.write(json.dumps({"ready": True}) + "\n")
+    sys.stdout.flush()
+    line = sys.stdin.readline()
+    if not line.strip():
+        return 0
+    try:
+        job = json.loads(line)
+        path, folder = str(job["path"]), str(job["folder"])
+    except (ValueError, KeyError, TypeError):
+        sys.stdout.write(json.dumps({"error": f"not a reading job: {line.strip()[:200]}"}) + "\n")
+        return 1
+    return _main([path, folder])
+
+
 if __name__ == "__main__":
-    sys.exit(_main(sys.argv[1:]))
+    sys.exit(_serve() if sys.argv[1:] == ["--serve"] else _main(sys.argv[1:]))

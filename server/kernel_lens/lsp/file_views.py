@@ -15,6 +15,7 @@ from kernel_lens.lsp.protocol import (
     REQ_NCU_FILE,
     REQ_TIMELINE_WINDOW,
     REQ_TRACE_FILE,
+    JsonReady,
     NcuFileResult,
     NcuKernel,
     Timeline,
@@ -33,7 +34,7 @@ async def trace_file(ls: KernelLensServer, raw: Any) -> TraceFileResult:
     """A trace file's timeline and summary."""
     params = structure(TraceFileParams, raw)
     try:
-        return await read_trace_file(ls, params.path)
+        return cast(TraceFileResult, JsonReady(await read_trace_file(ls, params.path)))
     except TraceError as exc:
         raise RequestFailed(message=str(exc)) from None
 
@@ -42,7 +43,8 @@ async def timeline_window(ls: KernelLensServer, raw: Any) -> Timeline:
     """The events of a window of a trace file, in detail."""
     params = structure(TimelineWindowParams, raw)
     try:
-        return await window_timeline(ls, params.path, params.start_us, params.end_us)
+        timeline = await window_timeline(ls, params.path, params.start_us, params.end_us)
+        return cast(Timeline, JsonReady(timeline))
     except (TraceError, OSError) as exc:
         raise RequestFailed(message=str(exc)) from None
 

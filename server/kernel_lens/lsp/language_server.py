@@ -11,6 +11,7 @@ from pygls.lsp.server import LanguageServer
 
 from kernel_lens import __version__
 from kernel_lens.agent.client import AgentClient
+from kernel_lens.lsp.protocol import server_converter
 from kernel_lens.lsp.settings import Settings
 from kernel_lens.lsp.state import DocumentStore, Job, TraceCaches
 
@@ -34,6 +35,7 @@ class KernelLensServer(LanguageServer):
                     )
                 ]
             ),
+            converter_factory=server_converter,
         )
         self.settings = Settings()
         #: One state object per document; ``didClose`` releases it.

@@ -5,6 +5,7 @@ cancel from the progress notification, and shutdown."""
 from __future__ import annotations
 
 import ast
+import asyncio
 from typing import Any
 from urllib.parse import unquote, urlparse
 
@@ -19,6 +20,7 @@ from kernel_lens.lsp.common import (
 )
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.protocol import NOTIFY_SET_TRUSTED
+from kernel_lens.lsp.traces import start_spare_reader, stop_spare_reader
 
 __all__ = ["pull_configuration", "setup"]
 
@@ -72,6 +74,8 @@ def setup(ls: KernelLensServer) -> None:
             f"workspace {trust}; timeout {ls.settings.timeout_seconds:g} s",
             types.MessageType.Info,
         )
+        # A trace reader waiting for the first big trace (after the start-up's own work).
+        asyncio.ensure_future(start_spare_reader(ls, delay_s=2.0))
 
     @ls.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(
@@ -127,4 +131,5 @@ def setup(ls: KernelLensServer) -> None:
 
     @ls.feature(types.SHUTDOWN)
     async def shutdown(ls: KernelLensServer, params: None) -> None:
+        await stop_spare_reader(ls)
         await ls.agent.kill()

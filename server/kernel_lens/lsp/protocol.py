@@ -29,6 +29,21 @@ def _plain(value: Any) -> Any:
     return value
 
 
+class JsonReady(dict[str, Any]):
+    """A result that is JSON already (plain dicts, lists, strings, numbers): the server's
+    converter sends it as it is (`server_converter`), where cattrs would walk every value
+    of it — a tenth of a second for the 26k-item overview of a 1M-event trace."""
+
+
+def server_converter() -> cattrs.Converter:
+    """pygls's converter, sending `JsonReady` results unwalked."""
+    from pygls.protocol import default_converter
+
+    converter: cattrs.Converter = default_converter()  # type: ignore[no-untyped-call]
+    converter.register_unstructure_hook(JsonReady, dict)
+    return converter
+
+
 def structure(cls: type[T], raw: Any) -> T:
     """Custom-request params as ``cls``: pygls hands them over as a namedtuple without the
     optional fields the client left out (``position`` becomes an LSP ``Position``)."""
@@ -40,6 +55,8 @@ def structure(cls: type[T], raw: Any) -> T:
 
 
 __all__ = [
+    "JsonReady",
+    "server_converter",
     "RESULT_TYPES",
     "REQ_FUNCTIONS",
     "FunctionsParams",

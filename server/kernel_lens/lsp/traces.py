@@ -181,16 +181,16 @@ def _spare_wanted() -> bool:
     return os.environ.get("KERNEL_LENS_TRACE_SPARE", "1") != "0"
 
 
-async def _take_reader(ls: KernelLensServer) -> asyncio.subprocess.Process:
+async def _take_reader(ls: KernelLensServer) -> tuple[asyncio.subprocess.Process, bool]:
     """The server's spare reader if it is alive (its start-up and imports already paid), else a
-    new one."""
+    new one; and whether it is the spare."""
     spare = _spares.pop(ls, None)
     if spare is not None and spare.returncode is None:
         ls.log(f"trace reader {spare.pid}: the spare, waiting since start-up or the last trace")
-        return spare
+        return spare, True
     child = await _start_reader()
     ls.log(f"trace reader {child.pid}: started now (no spare was waiting)")
-    return child
+    return child, False
 
 
 async def start_spare_reader(ls: KernelLensServer, delay_s: float = 0.0) -> None:
@@ -222,6 +222,11 @@ async def stop_spare_reader(ls: KernelLensServer) -> None:
         await spare.wait()
 
 
+class _ReaderEndedError(Exception):
+    """The reader process ended before it started on the trace (a spare killed while it
+    waited, say): another reader can try."""
+
+
 async def _build(
     ls: KernelLensServer,
     path: str,
@@ -230,14 +235,50 @@ async def _build(
     cancelled: asyncio.Event,
 ) -> None:
     """Build the columns of ``path`` in ``folder`` in a reader process (the spare, else a new
-    one); a new spare is started when it is done.
+    one; a spare that had died is replaced by a new one); a new spare is started after it.
 
     Raises:
         TraceError: the file is not a trace, the child failed or ran out of memory, or
             ``cancelled`` was set (the child is killed then).
     """
     tmp = f"{folder}.tmp-{uuid.uuid4().hex[:8]}"
-    child = await _take_reader(ls)
+    try:
+        child, spare = await _take_reader(ls)
+        try:
+            await _read_with(child, path, tmp, on_progress, cancelled)
+        except _ReaderEndedError as exc:
+            if not spare:
+                raise TraceError(f"reading {os.path.basename(path)} failed: {exc}") from None
+            child = await _start_reader()
+            ls.log(f"trace reader {child.pid}: started now (the spare had ended: {exc})")
+            try:
+                await _read_with(child, path, tmp, on_progress, cancelled)
+            except _ReaderEndedError as again:
+                raise TraceError(f"reading {os.path.basename(path)} failed: {again}") from None
+        if os.path.isdir(folder):  # another reader finished first
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            os.replace(tmp, folder)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        # The next spare starts a little after this reading: not competing for the CPU with
+        # it, nor with the overview's answer that follows it.
+        asyncio.ensure_future(start_spare_reader(ls, delay_s=1.5))
+
+
+async def _read_with(
+    child: asyncio.subprocess.Process,
+    path: str,
+    tmp: str,
+    on_progress: Callable[[float, str], None],
+    cancelled: asyncio.Event,
+) -> None:
+    """Have the reader ``child`` read ``path`` into the folder ``tmp``.
+
+    Raises:
+        TraceError: as `_build`.
+        _ReaderEndedError: the child ended before it said it started.
+    """
     assert child.stdin is not None and child.stdout is not None and child.stderr is not None
     try:
         child.stdin.write(json.dumps({"path": path, "folder": tmp}).encode() + b"\n")
@@ -247,10 +288,10 @@ async def _build(
         pass  # it died: its exit code and stderr say why, below
     stderr_task = asyncio.ensure_future(child.stderr.read())
     error: str | None = None
-    done = False
+    done = started = False
 
     async def read() -> None:
-        nonlocal error, done
+        nonlocal error, done, started
         assert child.stdout is not None
         async for raw in child.stdout:
             try:
@@ -260,6 +301,7 @@ async def _build(
             if not isinstance(message, dict):
                 continue
             if "progress" in message:
+                started = True
                 on_progress(float(message["progress"]), str(message.get("message", "")))
             elif "error" in message:
                 error = str(message["error"])
@@ -277,17 +319,15 @@ async def _build(
         if error is not None:
             raise TraceError(error)
         if code != 0 or not done:
+            last = stderr.splitlines()[-1] if stderr else f"exit code {code}"
+            if not started:
+                raise _ReaderEndedError(last)
             if code in (-9, 137) or "MemoryError" in stderr:
                 raise TraceError(
                     f"{os.path.basename(path)} is too large to read in this machine's memory "
                     "(the reader was stopped): profile fewer steps for a smaller trace"
                 )
-            last = stderr.splitlines()[-1] if stderr else f"exit code {code}"
             raise TraceError(f"reading {os.path.basename(path)} failed: {last}")
-        if os.path.isdir(folder):  # another reader finished first
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            os.replace(tmp, folder)
     finally:
         stop.cancel()
         reader.cancel()
@@ -296,10 +336,6 @@ async def _build(
                 child.kill()
             await child.wait()
         stderr_task.cancel()
-        shutil.rmtree(tmp, ignore_errors=True)
-        # The next spare starts a little after this reading: not competing for the CPU with
-        # it, nor with the overview's answer that follows it.
-        asyncio.ensure_future(start_spare_reader(ls, delay_s=1.5))
 
 
 def _read_here(path: str) -> TraceStore:

@@ -60,6 +60,7 @@ import {
   type Timeline,
   type TimelineEvent,
   type TimelineLane,
+  type TimelineTop,
   type TraceFileResult,
 } from "./protocol";
 
@@ -356,11 +357,18 @@ const checkTimelineEvent: Check<TimelineEvent> = shape<TimelineEvent>({
   merged: optional(boolean),
 });
 
+const checkTimelineTop: Check<TimelineTop> = shape<TimelineTop>({
+  name: string,
+  us: number,
+  share: number,
+});
+
 const checkTimelineLane: Check<TimelineLane> = shape<TimelineLane>({
   id: string,
   title: string,
   kind: oneOf("cpu", "runtime", "gpu"),
   events: listOf(checkTimelineEvent),
+  top: optional(listOf(checkTimelineTop)),
 });
 
 /** A timeline (`server/kernel_lens/analysis/timeline.py`); the result of `kernelLens/timelineWindow`. */

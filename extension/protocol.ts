@@ -415,6 +415,15 @@ export interface TimelineEvent {
   merged?: boolean;
 }
 
+/** A name with much of a lane's own time in view. */
+export interface TimelineTop {
+  name: string;
+  /** Its own time in view (an event's time less its children's), microseconds. */
+  us: number;
+  /** Its share of the lane's own time in view, 0–1. */
+  share: number;
+}
+
 /** A CPU thread, the CUDA runtime, or a GPU stream. */
 export interface TimelineLane {
   id: string;
@@ -422,6 +431,8 @@ export interface TimelineLane {
   kind: LaneKind;
   /** Sorted by depth, then start. */
   events: TimelineEvent[];
+  /** Where the lane's time goes in view: the names with the most own time, most first. */
+  top?: TimelineTop[];
 }
 
 /** A trace reduced to lanes (`server/kernel_lens/analysis/timeline.py`). */

@@ -1290,6 +1290,11 @@ export const SCENARIOS = [
             15_000,
           );
           r.log(`    ${drawn.length} texts drawn`);
+          // Each lane's header names where its time goes, even where no event is wide enough
+          // to carry its name.
+          const most = drawn.filter((t) => /most time: .+ \d+%/.test(t));
+          assert(most.length >= 3, `no "most time" in the lane headers: ${drawn.join(" | ")}`);
+          r.log(`    ${most.map((t) => t.trim()).join("\n    ")}`);
           await r.shot("big-trace-timeline");
         },
       );

@@ -37,7 +37,9 @@ import {
   panBy,
   tickLabel,
   ticks,
+  TOP_NAME_CHARS,
   timeToX,
+  topText,
   visibleBoxes,
   visibleRange,
   wheelZoomFactor,
@@ -236,6 +238,31 @@ describe("timeline: layout, culling and hits", () => {
       gpu?.events.map((e) => e.line),
       [10, 11, 11],
     );
+    // Each lane's header says where its time goes (the server's own-time ranking).
+    assert.equal(
+      lanes.find((l) => l.kind === "gpu")?.top,
+      "most time: sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize1… 93% · " +
+        "vectorized_elementwise_kernel 7%",
+    );
+    assert.match(
+      lanes.find((l) => l.kind === "runtime")?.top ?? "",
+      /^most time: cudaLaunchKernelExC 48% · /,
+    );
+  });
+
+  it("a lane's 'most time' line: shares rounded, <1% and 100% said so, long names cut", () => {
+    assert.equal(topText(undefined), "");
+    assert.equal(topText([]), "");
+    assert.equal(
+      topText([
+        { name: "aten::addmm", us: 50, share: 0.416_7 },
+        { name: "x".repeat(TOP_NAME_CHARS + 5), us: 1, share: 0.004 },
+      ]),
+      `most time: aten::addmm 42% · ${"x".repeat(TOP_NAME_CHARS - 1)}… <1%`,
+    );
+    assert.equal(topText([{ name: "k", us: 9, share: 0.999 }]), "most time: k 100%");
+    // Lanes without the field (an older server) have no line.
+    assert.equal(layoutLanes(timelineOf([ev(0, 1)])).lanes[0]?.top, "");
   });
 
   it("culls to the visible range with binary searches, long events included", () => {

@@ -234,3 +234,44 @@ def test_a_worker_that_dies_costs_speed_not_the_answer(
             if fields[0] == "Z" and int(fields[1]) == parent:
                 zombies.append(stat.parent.name)
         assert zombies == []
+
+
+def _x(name: str, cat: str, ts: float, dur: float, tid: int = 1, **args: Any) -> dict[str, Any]:
+    return {"ph": "X", "name": name, "cat": cat, "ts": ts, "dur": dur, "pid": 1, "tid": tid,
+            "args": args}  # fmt: skip
+
+
+def test_each_lane_names_where_its_own_time_goes_in_view() -> None:
+    """A lane's "most time" ranks names by own time (an op's time less its children's), not by
+    the time of the outermost event that holds everything; in a window only the part inside
+    counts; a GPU stream's kernels (short names) by their device time."""
+    events = [
+        _x("step", "user_annotation", 0, 100),
+        _x("aten::linear", "cpu_op", 10, 60),  # 60 - 50 of children = 10 own
+        _x("aten::addmm", "cpu_op", 15, 50),  # 50 own
+        _x("aten::relu", "cpu_op", 75, 20),  # 20 own
+        _x("step", "user_annotation", 100, 20),  # 20 own (the two steps: 20 + 20 = 40)
+        _x(
+            "void at::native::vectorized_elementwise_kernel<4>(float)",
+            "kernel",
+            20,
+            30,
+            tid=7,
+            stream=7,
+            device=0,
+            correlation=1,
+        ),  # fmt: skip
+        _x("ampere_sgemm_128x64_tn", "kernel", 60, 10, tid=7, stream=7, device=0, correlation=2),
+    ]
+    store = build_store(columns_from_trace({"traceEvents": events}))
+    lanes = {lane["kind"]: lane for lane in store.timeline()["lanes"]}
+    cpu = [(t["name"], t["us"], round(t["share"], 4)) for t in lanes["cpu"]["top"]]
+    assert cpu == [("aten::addmm", 50, 0.4167), ("step", 40, 0.3333), ("aten::relu", 20, 0.1667)]
+    gpu = [(t["name"], t["us"]) for t in lanes["gpu"]["top"]]
+    assert gpu == [("vectorized_elementwise_kernel", 30), ("ampere_sgemm_128x64_tn", 10)]
+    # The window [70, 110): relu 20 in it, the first step's own time 30..: parts inside only.
+    window = {lane["kind"]: lane for lane in store.timeline(window=(70, 110))["lanes"]}
+    top = {t["name"]: t["us"] for t in window["cpu"]["top"]}
+    assert top["aten::relu"] == 20
+    assert top["step"] == pytest.approx(20 * 30 / 100 + 20 * 10 / 20)  # parts of both steps
+    assert sum(t["share"] for t in window["cpu"]["top"]) <= 1 + 1e-9

@@ -484,7 +484,13 @@ export class TimelineView {
       c.fillStyle = colors.fg;
       const mark = lane.collapsed ? "▸" : "▾";
       const folded = lane.collapsed ? `  (${lane.depths} rows folded: click to show)` : "";
-      c.fillText(`${mark} ${lane.title}${folded}`, 6, lane.y + header / 2);
+      const title = `${mark} ${lane.title}${folded}`;
+      c.fillText(title, 6, lane.y + header / 2);
+      if (lane.top) {
+        // Where the lane's time goes in view, after its title, dimmer.
+        c.fillStyle = colors.muted;
+        c.fillText(`   ${lane.top}`, 6 + c.measureText(title).width, lane.y + header / 2);
+      }
     }
     for (const row of this.currentRows()) {
       if (row.y + rowHeight < top || row.y > bottom) {

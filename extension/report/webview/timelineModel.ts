@@ -7,7 +7,7 @@
  * Times are microseconds from the trace's first event, as the server sends them; x is in CSS
  * pixels from the left edge of the time area. Pure (no DOM).
  */
-import type { LaneKind, Timeline, TimelineEvent } from "../../protocol";
+import type { LaneKind, Timeline, TimelineEvent, TimelineTop } from "../../protocol";
 
 /** The visible time range, in microseconds. */
 export interface TimeView {
@@ -165,6 +165,25 @@ export interface LaneBlock {
   collapsed: boolean;
   /** Its depth levels (rows when expanded). */
   depths: number;
+  /** Where its time goes in view ("most time: aten::addmm 42% · …"), or "". */
+  top: string;
+}
+
+/** The longest a name gets in a lane's header before it is cut with "…". */
+export const TOP_NAME_CHARS = 48;
+
+/** A lane's "most time" line: each name (cut to {@link TOP_NAME_CHARS}) and its share. */
+export function topText(top: readonly TimelineTop[] | undefined): string {
+  if (!top || top.length === 0) {
+    return "";
+  }
+  const items = top.map((t) => {
+    const name =
+      t.name.length > TOP_NAME_CHARS ? `${t.name.slice(0, TOP_NAME_CHARS - 1)}…` : t.name;
+    const pct = t.share >= 0.995 ? "100" : t.share < 0.01 ? "<1" : (t.share * 100).toFixed(0);
+    return `${name} ${pct}%`;
+  });
+  return `most time: ${items.join(" · ")}`;
 }
 
 /** Heights used by {@link layoutLanes}, in pixels. */
@@ -204,6 +223,7 @@ export function layoutLanes(
       rows: [],
       collapsed: folded,
       depths: depths.length,
+      top: topText(lane.top),
     };
     y += metrics.header;
     for (const depth of folded ? [] : depths) {

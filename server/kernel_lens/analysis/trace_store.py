@@ -34,7 +34,7 @@ from kernel_lens.analysis.trace_columns import Progress, TraceColumns, TraceErro
 __all__ = ["FORMAT", "TraceStore", "build_store", "load_store", "save_store"]
 
 #: Version of the saved layout; a folder saved with another is rebuilt.
-FORMAT = 1
+FORMAT = 2
 
 _CPU = frozenset({"cpu_op", "user_annotation", "python_function"})
 _RUNTIME = frozenset({"cuda_runtime", "cuda_driver"})
@@ -43,7 +43,9 @@ _LANE_ORDER = {"cpu": 0, "runtime": 1, "gpu": 2}
 #: A merged block never reaches over more than this many positions of the resolution: the
 #: overview of a dense lane reads as its density along the time axis, not as one block.
 _MAX_MERGE_POSITIONS = 16
-_ARRAYS = ("start", "end", "dur", "reach", "name", "label", "cat", "line")
+_ARRAYS = ("start", "end", "dur", "reach", "name", "label", "cat", "line", "self_dur")
+#: How many names a lane's "most time" lists.
+_TOP = 3
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
@@ -56,7 +58,9 @@ class TraceStore:
     Rows are ordered by lane, then depth, then start; ``segments`` holds, per (lane, depth),
     ``[lane index, depth, first row, end row]``. ``reach`` is the running maximum of ``end``
     within a segment. ``name`` and ``label`` (the short kernel name, else the name) are codes
-    into ``strings``, ``cat`` into ``cats``; ``line`` is the source line, -1 for none.
+    into ``strings``, ``cat`` into ``cats``; ``line`` is the source line, -1 for none;
+    ``self_dur`` is the event's own time: its duration less the part of it its children (the
+    events one depth below that start in it) cover.
     """
 
     span_us: float
@@ -71,6 +75,7 @@ class TraceStore:
     label: I64
     cat: I64
     line: I64
+    self_dur: F64
     strings: tuple[str, ...]
     cats: tuple[str, ...]
     summary: dict[str, Any] | None = None
@@ -98,6 +103,7 @@ class TraceStore:
         # A depth with more events in view than it has blocks of _MAX_MERGE_POSITIONS positions.
         dense_above = max(resolution, 1) // _MAX_MERGE_POSITIONS
         per_lane: list[list[_Blocks]] = [[] for _ in self.lanes]
+        in_view: list[list[I64]] = [[] for _ in self.lanes]
         for lane, depth, first, stop in self.segments.tolist():
             lo, hi = first, stop
             if window is not None:
@@ -112,12 +118,13 @@ class TraceStore:
                 per_lane[lane].append(
                     self._reduce(rows, min_dur, depth, dense=len(rows) > dense_above)
                 )
+                in_view[lane].append(rows)
         lanes = []
         kept = 0
-        for lane, blocks in zip(self.lanes, per_lane, strict=True):
+        for lane, blocks, rows_in_view in zip(self.lanes, per_lane, in_view, strict=True):
             events = [e for b in blocks for e in self._events(b)]
             kept += len(events)
-            lanes.append({**lane, "events": events})
+            lanes.append({**lane, "events": events, "top": self._top(rows_in_view, window)})
         return {
             "span_us": self.span_us,
             "window": list(window) if window is not None else None,
@@ -125,6 +132,31 @@ class TraceStore:
             "kept": kept,
             "lanes": lanes,
         }
+
+    def _top(self, parts: list[I64], window: tuple[float, float] | None) -> list[dict[str, Any]]:
+        """Where a lane's time goes in view: the names with the most own time (`self_dur`, in
+        a window the part of it inside the window), with their share of the lane's own time
+        in view, most first."""
+        if not parts:
+            return []
+        rows = np.concatenate(parts)
+        own = np.asarray(self.self_dur[rows])
+        if window is not None:
+            start, dur = np.asarray(self.start[rows]), np.asarray(self.dur[rows])
+            inside = np.minimum(start + dur, window[1]) - np.maximum(start, window[0])
+            with np.errstate(divide="ignore", invalid="ignore"):
+                part = np.where(dur > 0, np.clip(inside, 0.0, None) / dur, 1.0)
+            own = own * part
+        total = float(own.sum())
+        if total <= 0:
+            return []
+        per_name = np.bincount(np.asarray(self.label[rows]), weights=own)
+        best = np.argsort(-per_name, kind="stable")[:_TOP]
+        return [
+            {"name": self.strings[i], "us": float(per_name[i]), "share": float(per_name[i]) / total}
+            for i in best.tolist()
+            if per_name[i] > 0
+        ]
 
     def _events(self, b: _Blocks) -> list[dict[str, Any]]:
         """The blocks of one depth as the timeline's event objects."""
@@ -294,8 +326,8 @@ def build_store(
     if n == 0:
         empty_f, empty_i = np.zeros(0), np.zeros(0, dtype=np.int64)
         return TraceStore(0.0, 0, (), np.zeros((0, 4), dtype=np.int64), empty_f, empty_f,
-                          empty_f, empty_f, empty_i, empty_i, empty_i, empty_i, (), (),
-                          summary)  # fmt: skip
+                          empty_f, empty_f, empty_i, empty_i, empty_i, empty_i, empty_f, (),
+                          (), summary)  # fmt: skip
     t0 = float(columns.ts.min())
     start = columns.ts - t0
     dur = columns.dur
@@ -422,6 +454,8 @@ def build_store(
     reach = np.empty_like(s_end)
     for a, b in zip(firsts.tolist(), stops.tolist(), strict=True):
         reach[a:b] = np.maximum.accumulate(s_end[a:b])
+    s_start, s_dur = start[sort], dur[sort]
+    self_dur = _self_times(segments, s_start, s_end, s_dur)
     lanes = tuple(
         {"id": lane_info[i][0], "title": lane_info[i][1], "kind": lane_info[i][2]}
         for i in lane_order
@@ -431,9 +465,10 @@ def build_store(
         event_count=n,
         lanes=lanes,
         segments=segments.reshape(-1, 4),
-        start=start[sort],
+        start=s_start,
         end=s_end,
-        dur=dur[sort],
+        dur=s_dur,
+        self_dur=self_dur,
         reach=reach,
         name=columns.name[sort],
         label=label[sort],
@@ -443,6 +478,27 @@ def build_store(
         cats=tuple(out_cats),
         summary=summary,
     )
+
+
+def _self_times(segments: I64, start: F64, end: F64, dur: F64) -> F64:
+    """Each row's own time: its duration less what its children cover. A child is an event one
+    depth below, in the same lane, whose parent is the last event of the depth above starting
+    at or before it; the part of it past its parent's end is not taken off (traces are not
+    always properly nested), and an own time never goes below zero."""
+    own = dur.copy()
+    by_key = {(lane, depth): (first, stop) for lane, depth, first, stop in segments.tolist()}
+    for (lane, depth), (first, stop) in by_key.items():
+        above = by_key.get((lane, depth - 1))
+        if above is None:
+            continue
+        a, b = above
+        parent = a + np.searchsorted(start[a:b], start[first:stop], "right") - 1
+        has = parent >= a
+        kids = np.arange(first, stop)[has]
+        parent = parent[has]
+        covered = np.clip(np.minimum(end[kids], end[parent]) - start[kids], 0.0, None)
+        own -= np.bincount(parent, weights=covered, minlength=len(own))
+    return np.asarray(np.clip(own, 0.0, None), dtype=np.float64)
 
 
 def _lookup(keys: F64, values: I64, *, last: bool) -> Any:

@@ -71,6 +71,7 @@ __all__ = [
     "NOTIFY_TRACE_PROGRESS",
     "NcuFileResult",
     "Timeline",
+    "TimelineTop",
     "Profile",
     "NcuResult",
     "SweepResult",
@@ -484,6 +485,15 @@ class TimelineEvent(TypedDict):
     merged: NotRequired[bool]
 
 
+class TimelineTop(TypedDict):
+    """A name with much of a lane's own time in view (an event's time less its children's)."""
+
+    name: str
+    us: float
+    share: float
+    """Of the lane's own time in view, 0–1."""
+
+
 class TimelineLane(TypedDict):
     """A CPU thread, the CUDA runtime, or a GPU stream."""
 
@@ -491,6 +501,8 @@ class TimelineLane(TypedDict):
     title: str
     kind: Literal["cpu", "runtime", "gpu"]
     events: list[TimelineEvent]
+    top: NotRequired[list[TimelineTop]]
+    """Where the lane's time goes in view: the names with the most own time, most first."""
 
 
 class Timeline(TypedDict):

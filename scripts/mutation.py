@@ -62,6 +62,8 @@ ISSUE15_NEW_TESTS = [
     "test_ncu_readers.py",
     "test_ops_pass.py",
     "test_report_fixtures_raw.py",
+    "test_target_load.py",
+    "test_timing_lint_edges.py",
     "test_timing_policy.py",
 ]
 

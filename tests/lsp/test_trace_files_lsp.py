@@ -213,3 +213,47 @@ async def test_a_spare_reader_waits_reads_the_next_trace_and_is_replaced(
             break
         await asyncio.sleep(0.05)
     assert not _alive(last)
+
+
+async def test_lenses_and_hovers_answer_while_a_big_trace_is_read(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    """The reading runs in another process: a lens or hover request sent while a big trace
+    is read is answered before the trace is (it used to wait for the whole parse)."""
+    path = tmp_path / "busy.json"
+    _write(path, replicate_trace(load_trace(H200), 200_000))
+    source = ROOT / "kernels" / "square.py"
+    uri = source.as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(
+                uri=uri, language_id="python", version=1, text=source.read_text()
+            )
+        )
+    )
+    order: list[str] = []
+
+    async def trace() -> None:
+        await client.protocol.send_request_async("kernelLens/traceFile", {"path": str(path)})
+        order.append("trace")
+
+    reading = asyncio.ensure_future(trace())
+    for _ in range(600):  # until the reading is under way
+        if _reading_tokens(client):
+            break
+        await asyncio.sleep(0.05)
+    assert _reading_tokens(client)
+    lenses = await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    order.append("lenses")
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            types.TextDocumentIdentifier(uri=uri), types.Position(line=0, character=1)
+        )
+    )
+    order.append("hover")
+    await asyncio.wait_for(reading, 120)
+    assert lenses and any(lens.command and "Profile" in lens.command.title for lens in lenses)
+    assert hover is None or hover.contents is not None
+    assert order == ["lenses", "hover", "trace"]

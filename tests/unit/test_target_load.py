@@ -789,3 +789,14 @@ def test_a_lambda_factory(tmp_path: Path) -> None:
     target = _load(tmp_path, "def f(a):\n    return a\n\n\nf_inputs = lambda: (9,)\n", name="f")
     assert (target.args, target.inputs_source) == ((9,), "f_inputs()")
     assert target.inputs is not None and target.inputs.line == 5
+
+
+def test_a_function_whose_signature_cannot_be_read(tmp_path: Path) -> None:
+    # A decorator left a broken `__signature__`: the inputs are passed as given, named by place.
+    target = _load(
+        tmp_path,
+        "# kernel-lens: inputs = (4,)\ndef f(a):\n    return a * 2\n\n\nf.__signature__ = 'junk'\n",
+        name="f",
+    )
+    assert target.call() == 8
+    assert _args(target) == [("arg0", "int", "4")]

@@ -532,7 +532,9 @@ def test_no_warmup_is_checked_past_repetitions_empty_and_warmed_regions() -> Non
         """
     )
     assert found == [("no-warmup", 16, None)]
-    assert _lint("x = torch.ones(3)\nt0 = time.time()\nx.relu()\nprint(time.time() - t0)\n")
+    # The same method call alone, on a CPU tensor: no warm-up is still said (not no-sync).
+    cpu = "x = torch.ones(3)\nt0 = time.time()\nx.relu()\nprint(time.time() - t0)\n"
+    assert _found(cpu) == [("no-warmup", 3, None)]
 
 
 def test_the_timed_call_is_the_first_work_not_a_builtin_or_a_flush() -> None:

@@ -11,6 +11,8 @@ import pytest
 
 from kernel_lens.analysis.compare import (
     ALPHA,
+    NOISY_PCT,
+    Verdict,
     compare_results,
     compare_samples,
     compare_timing,
@@ -195,3 +197,27 @@ def test_on_the_cpu_lines_compare_op_counts_not_profiler_times() -> None:
         (3, "ops", None),  # three times the CPU time under the profiler: not a measure, not shown
         (4, "ops", "0 → 3 ops: new"),
     ]
+
+
+def test_runs_too_noisy_to_compare_say_so_instead_of_same() -> None:
+    """Two runs with the same median but a wide interval of their ratio (a few samples, one
+    slow outlier half the time): not "≈ same", which would read as a verdict, but "too noisy to
+    tell" with the interval; ±25% is the line between them."""
+    before = [1.0, 1.0, 1.0, 12.0, 12.0, 1.0, 12.0]
+    after = [1.0, 12.0, 1.0, 1.0, 12.0, 1.0, 12.0]
+    verdict = compare_samples(before, after)
+    assert not verdict.significant and verdict.interval_pct > NOISY_PCT
+    assert verdict.text() == f"too noisy to tell (±{verdict.interval_pct:.0f}%)"
+    assert (
+        compare_samples(before, after, reference="baseline")
+        .text()
+        .startswith("too noisy to tell vs baseline (±")
+    )
+    at_line = Verdict(1.0, 1.0, 0.0, NOISY_PCT, 0.5, False, "mann-whitney")
+    assert at_line.text() == "≈ same (±25.0%)"
+    past = Verdict(1.0, 1.0, 0.0, NOISY_PCT + 0.1, 0.5, False, "mann-whitney")
+    assert past.text() == "too noisy to tell (±25.1%)"
+    # A change larger than the interval widens what is said, as before.
+    assert Verdict(1.0, 1.3, 30.0, 2.0, 0.5, False, "mann-whitney").text() == (
+        "too noisy to tell (±30.0%)"
+    )

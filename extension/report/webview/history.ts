@@ -183,7 +183,7 @@ export function historyView(
         (baseline === undefined
           ? "; the lenses compare each profile with the one before"
           : `; the lenses compare with the baseline, run ${baseline.id} (${formatRunMs(baseline.timing.median_ms)})`) +
-        ". A change is called at p < 0.01 (Mann–Whitney) and ≥ 1%, else ≈ same.",
+        ". A change is called at p < 0.01 (Mann–Whitney) and ≥ 1%, else ≈ same (too noisy to tell past ±25%).",
     }),
     el("div", { className: "history-chart-box" }, [chart(chartModel(history))]),
     el("div", { className: "toolbar" }, [el("label", { text: "Compare against " }), picker]),

@@ -14,8 +14,9 @@ The verdict on the time uses the raw timing samples of both runs:
 Without raw samples (a ``profile --json --no-samples`` file, an old recorded result) the
 interquartile ranges stand in: a change is called when they do not overlap.
 
-Text shown to users: ``−49.8% vs 0.383 ms`` (significant), ``≈ same (±0.4%)`` (not), with
-``baseline`` named when the reference is the pinned baseline.
+Text shown to users: ``−49.8% vs 0.383 ms`` (significant), ``≈ same (±0.4%)`` (not), ``too
+noisy to tell (±180%)`` (not, and the interval is wider than :data:`NOISY_PCT`: a loaded machine,
+a few samples), with ``baseline`` named when the reference is the pinned baseline.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ __all__ = [
     "ALPHA",
     "LINE_NOISE_PCT",
     "MIN_EFFECT_PCT",
+    "NOISY_PCT",
     "KernelDelta",
     "LineDelta",
     "Verdict",
@@ -54,6 +56,9 @@ MIN_EFFECT_PCT = 1.0
 LINE_NOISE_PCT = 10.0
 #: Fewer samples than this per side: no test (the normal approximation needs a few).
 MIN_SAMPLES = 5
+#: A change that is not called, with an interval of the ratio wider than this (± percent), is
+#: "too noisy to tell", not "≈ same": runs that noisy could hide a large change.
+NOISY_PCT = 25.0
 _Z95 = 1.959963984540054
 MINUS = "\u2212"
 
@@ -150,7 +155,8 @@ class Verdict:
 
     def text(self) -> str:
         """``−49.8% vs 0.383 ms`` / ``×3.2 vs 0.383 ms`` (twice as slow or more) /
-        ``≈ same (±0.4%)``; the baseline is named when it is the reference (``vs baseline
+        ``≈ same (±0.4%)``, or ``too noisy to tell (±180%)`` when the runs' interval is wider
+        than :data:`NOISY_PCT`; the baseline is named when it is the reference (``vs baseline
         0.383 ms``, ``≈ same as baseline (±0.4%)``)."""
         named = "" if self.reference == "previous" else f"{self.reference} "
         if self.method == "none":
@@ -169,8 +175,12 @@ class Verdict:
             )
             return f"{change} vs {named}{_ms(self.before_ms)}"
         within = max(self.interval_pct, abs(self.change_pct))
+        spread = f"±{within:.1f}%" if within < 100 else f"±{within:.0f}%"
+        if within > NOISY_PCT:
+            vs = "" if self.reference == "previous" else f" vs {self.reference}"
+            return f"too noisy to tell{vs} ({spread})"
         as_ = "" if self.reference == "previous" else f" as {self.reference}"
-        return f"≈ same{as_} (±{within:.1f}%)"
+        return f"≈ same{as_} ({spread})"
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON, with ``text``."""

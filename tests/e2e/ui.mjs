@@ -47,6 +47,8 @@ export class Run {
     this.startedAt = Date.now();
     /** Bumped when a step times out, so that its polls stop instead of acting in the next step. */
     this.epoch = 0;
+    /** Counts the lens links marked for a click (`clickLensAbove`). */
+    this.clickMarks = 0;
     /**
      * Every console message and uncaught error of the page and its frames (webviews included),
      * in order: `{kind, type, text, url, scenario, step}`.
@@ -367,29 +369,37 @@ export class Run {
    * active editor) may hold several editors, e.g. a notebook's cells: the row is looked up in
    * the editor of the line.
    */
-  async lensesAbove(lineText, scope = this.editor()) {
-    return scope.evaluate((root, needle) => {
-      const norm = (s) => s.replace(/\u00a0/g, " ").trim();
-      const line = [...root.querySelectorAll(".view-line")].find((n) =>
-        norm(n.textContent).includes(needle),
-      );
-      if (!line) return null;
-      const editor = line.closest(".monaco-editor") ?? root;
-      const top = line.getBoundingClientRect().top;
-      const row = [...editor.querySelectorAll(".codelens-decoration")]
-        .map((d) => ({ d, r: d.getBoundingClientRect() }))
-        .filter(({ r }) => r.bottom <= top + 2 && r.bottom > top - r.height * 1.5 - 2)
-        .sort((a, b) => b.r.bottom - a.r.bottom)[0];
-      if (!row) return null;
-      const anchors = [...root.querySelectorAll(".codelens-decoration a")];
-      return {
-        text: norm(row.d.textContent),
-        links: [...row.d.querySelectorAll("a")].map((a) => ({
-          text: norm(a.textContent),
-          index: anchors.indexOf(a),
-        })),
-      };
-    }, lineText);
+  async lensesAbove(lineText, scope = this.editor(), mark = null) {
+    return scope.evaluate(
+      (root, [needle, mark]) => {
+        const norm = (s) => s.replace(/\u00a0/g, " ").trim();
+        const line = [...root.querySelectorAll(".view-line")].find((n) =>
+          norm(n.textContent).includes(needle),
+        );
+        if (!line) return null;
+        const editor = line.closest(".monaco-editor") ?? root;
+        const top = line.getBoundingClientRect().top;
+        const row = [...editor.querySelectorAll(".codelens-decoration")]
+          .map((d) => ({ d, r: d.getBoundingClientRect() }))
+          .filter(({ r }) => r.bottom <= top + 2 && r.bottom > top - r.height * 1.5 - 2)
+          .sort((a, b) => b.r.bottom - a.r.bottom)[0];
+        if (!row) return null;
+        const anchors = [...root.querySelectorAll(".codelens-decoration a")];
+        const links = [...row.d.querySelectorAll("a")];
+        if (mark) {
+          // In the same look-up: the first link of this row matching, for clickLensAbove.
+          const pattern = new RegExp(mark.source, mark.flags);
+          links
+            .find((a) => pattern.test(norm(a.textContent)))
+            ?.setAttribute("data-kl-click", mark.value);
+        }
+        return {
+          text: norm(row.d.textContent),
+          links: links.map((a) => ({ text: norm(a.textContent), index: anchors.indexOf(a) })),
+        };
+      },
+      [lineText, mark],
+    );
   }
 
   /** Waits for the lens row above the line containing `lineText` to match `pattern`. */
@@ -404,16 +414,35 @@ export class Run {
     );
   }
 
-  /** Clicks the lens link above the line containing `lineText` whose text matches `pattern`. */
+  /**
+   * Clicks the lens link above the line containing `lineText` whose text matches `pattern`.
+   * The link is marked in the page when it is found and that very element is clicked: an index
+   * among the page's lens links can point at another cell's link once lenses re-render (seen in
+   * a notebook: Profile Cell ran on the cell above). A link replaced before the click is looked
+   * up again.
+   */
   async clickLensAbove(lineText, pattern, timeoutMs = 30_000, scope = this.editor()) {
-    const link = await this.until(
-      `a lens link matching ${pattern} above "${lineText}"`,
-      async () =>
-        (await this.lensesAbove(lineText, scope))?.links.find((l) => pattern.test(l.text)),
+    const mark = `kl-${++this.clickMarks}`;
+    let found = null;
+    await this.until(
+      `a lens link matching ${pattern} above "${lineText}", clicked`,
+      async () => {
+        found = await this.lensesAbove(lineText, scope, {
+          source: pattern.source,
+          flags: pattern.flags,
+          value: mark,
+        });
+        if (!found?.links.some((l) => pattern.test(l.text))) return null;
+        try {
+          await scope.locator(`[data-kl-click="${mark}"]`).click({ timeout: 2_000 });
+        } catch {
+          return null; // re-rendered between the look-up and the click: look it up again
+        }
+        return true;
+      },
       timeoutMs,
     );
-    await scope.locator(".codelens-decoration a").nth(link.index).click();
-    return link;
+    return found?.links.find((l) => pattern.test(l.text));
   }
 
   /** Waits until some lens row of the active editor matches `pattern`; returns its text. */

@@ -612,7 +612,6 @@ def _serve() -> int:
     a trace's reading does not wait for Python's start-up and these imports). Exits without
     reading when stdin closes first (the server went)."""
     import contextlib
-    import multiprocessing  # noqa: F401 (the parallel reading's)
 
     import kernel_lens.analysis.trace_summary  # noqa: F401
 

@@ -244,17 +244,16 @@ async def _build(
     tmp = f"{folder}.tmp-{uuid.uuid4().hex[:8]}"
     try:
         child, spare = await _take_reader(ls)
-        try:
-            await _read_with(child, path, tmp, on_progress, cancelled)
-        except _ReaderEndedError as exc:
-            if not spare:
-                raise TraceError(f"reading {os.path.basename(path)} failed: {exc}") from None
-            child = await _start_reader()
-            ls.log(f"trace reader {child.pid}: started now (the spare had ended: {exc})")
+        while True:
             try:
                 await _read_with(child, path, tmp, on_progress, cancelled)
-            except _ReaderEndedError as again:
-                raise TraceError(f"reading {os.path.basename(path)} failed: {again}") from None
+                break
+            except _ReaderEndedError as exc:
+                if not spare:
+                    raise TraceError(f"reading {os.path.basename(path)} failed: {exc}") from None
+                spare = False  # one more try, with a reader started for it
+                child = await _start_reader()
+                ls.log(f"trace reader {child.pid}: started now (the spare had ended: {exc})")
         if os.path.isdir(folder):  # another reader finished first
             shutil.rmtree(tmp, ignore_errors=True)
         else:

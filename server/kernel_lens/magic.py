@@ -160,16 +160,8 @@ def _guard(fn: Callable[[], Any]) -> Any:
         raise UserCodeError(exc) from None
 
 
-def _device_of_run() -> tuple[str, str]:
-    import torch
-
-    if torch.cuda.is_available() and torch.cuda.is_initialized():
-        return "cuda", torch.cuda.get_device_name()
-    return "cpu", "CPU"
-
-
 def _trace_dir() -> str:
-    from kernel_lens.agent.engine import CacheDirs
+    from kernel_lens.agent.cache import CacheDirs
 
     return CacheDirs.from_env().traces
 
@@ -186,16 +178,15 @@ def _measure(
     only_with_ops: bool = False,
 ) -> dict[str, Any]:
     """Time ``call`` (already called once), then one profiled pass with ``code``'s lines
-    tagged: the ``timing``, ``lines``, ``kernels`` and trace keys of a result (a cell's lines
-    that ran no op, ``import``/``def``, left out with ``only_with_ops``)."""
+    tagged: the device and the ``timing``, ``lines``, ``kernels`` and trace keys of a result
+    (a cell's lines that ran no op, ``import``/``def``, left out with ``only_with_ops``)."""
     import torch
 
-    from kernel_lens.agent.runner import _kernel_totals
+    from kernel_lens.agent.results import device_of_run, line_results
     from kernel_lens.agent.stages.ops import profile_pass
     from kernel_lens.agent.stages.timing import TimingConfig, time_function
-    from kernel_lens.analysis.line_attribution import attribute_lines
 
-    device, device_name = _device_of_run()
+    device, device_name = device_of_run()
     if device == "cuda":
         torch.cuda.synchronize()
     config = TimingConfig(
@@ -207,23 +198,19 @@ def _measure(
             call, code, device=device, runs=options.runs, trace_dir=_trace_dir(), label=label
         )
     )
-    lines, unattributed = attribute_lines(passed.trace, runs=passed.runs)
-    lines_json = [
-        stat.to_json(source_of(no))
-        for no, stat in lines.items()
-        if first_line <= no <= last_line and (stat.ops or not only_with_ops)
-    ]
     return {
         "device": device_name,
         "device_kind": device,
-        "versions": {"torch": torch.__version__, "python": sys.version.split()[0]},
-        "stages": ["timing", "ops", "trace"],
         "timing": timing.to_json(with_samples=True),
         "trace_path": passed.trace_path,
         "profiled_runs": passed.runs,
-        "lines": lines_json,
-        "kernels": _kernel_totals(lines_json),
-        "unattributed": [k.to_json() for k in unattributed],
+        **line_results(
+            passed.trace,
+            runs=passed.runs,
+            source_of=source_of,
+            within=(first_line, last_line),
+            only_with_ops=only_with_ops,
+        ),
     }
 
 
@@ -278,16 +265,32 @@ def profile_cell(
         last_line=last,
         only_with_ops=True,
     )
-    return {
-        "function": name,
-        "path": filename,
-        "def_line": 1,
-        "first_line": 1,
-        "last_line": last,
-        "inputs": {"source": "none", "label": "the kernel's live namespace", "args": []},
-        "call_style": "cell",
-        **measured,
-    }
+    return _result(
+        measured,
+        function=name,
+        path=filename,
+        def_line=1,
+        first_line=1,
+        last_line=last,
+        inputs={"source": "none", "label": "the kernel's live namespace", "args": []},
+        call_style="cell",
+    )
+
+
+def _result(measured: dict[str, Any], **head: Any) -> dict[str, Any]:
+    """The result object of a cell or a call (the agent's builder, so its keys and their order
+    are the CLI's): ``head`` (what ran), then what :func:`_measure` measured."""
+    from kernel_lens.agent.results import profile_result
+
+    parts = dict(measured)
+    device, device_kind = parts.pop("device"), parts.pop("device_kind")
+    return profile_result(
+        **head,
+        device=device,
+        device_kind=device_kind,
+        stages=["timing", "ops", "trace"],
+        **parts,
+    )
 
 
 def _target_code(fn: Any) -> types.CodeType | None:
@@ -352,7 +355,7 @@ def profile_call(
         SyntaxError: it does not parse.
         UserCodeError: evaluating the callee or arguments, or the call, raised.
     """
-    from kernel_lens.agent.runner import call_style, with_call_style
+    from kernel_lens.agent.usercode import call_style, with_call_style
 
     options = options or MagicOptions()
     filename = _register_source(expr, "call")
@@ -416,16 +419,16 @@ def profile_call(
         first_line=first,
         last_line=last,
     )
-    return {
-        "function": str(label),
-        "path": path,
-        "def_line": first,
-        "first_line": first,
-        "last_line": last,
-        "inputs": {"source": "call", "label": expr.strip(), "args": []},
-        "call_style": call_style(code) if code is not None else "called",
-        **measured,
-    }
+    return _result(
+        measured,
+        function=str(label),
+        path=path,
+        def_line=first,
+        first_line=first,
+        last_line=last,
+        inputs={"source": "call", "label": expr.strip(), "args": []},
+        call_style=call_style(code) if code is not None else "called",
+    )
 
 
 def _time_cell(result: dict[str, Any]) -> str:

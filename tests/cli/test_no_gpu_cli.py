@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kernel_lens.agent.runner import needs_gpu
+from kernel_lens.agent.usercode import needs_gpu
 from tests.conftest import EXAMPLES, HAS_CUDA, KERNELS, run_cli
 
 cpu_only = pytest.mark.skipif(HAS_CUDA, reason="checks the machine without a GPU")

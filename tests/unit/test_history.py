@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kernel_lens.agent.engine import CacheDirs
+from kernel_lens.agent.cache import CacheDirs
 from kernel_lens.history import (
     History,
     HistoryError,

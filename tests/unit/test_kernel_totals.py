@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kernel_lens.agent.runner import _kernel_totals
+from kernel_lens.agent.results import kernel_totals
 
 H200 = Path(__file__).resolve().parent.parent / "data" / "h200"
 
@@ -16,12 +16,12 @@ H200 = Path(__file__).resolve().parent.parent / "data" / "h200"
 @pytest.mark.parametrize("name", ["square_three_ways_profile.json", "triton_square_profile.json"])
 def test_totals_from_the_recorded_lines(name: str) -> None:
     result = json.loads((H200 / name).read_text())
-    assert _kernel_totals(result["lines"]) == result["kernels"]
+    assert kernel_totals(result["lines"]) == result["kernels"]
 
 
 def test_a_kernel_on_several_lines_is_summed_once_per_line() -> None:
     result = json.loads((H200 / "square_three_ways_profile.json").read_text())
-    (pow_kernel, mul_kernel) = _kernel_totals(result["lines"])
+    (pow_kernel, mul_kernel) = kernel_totals(result["lines"])
     assert pow_kernel["lines"] == [35, 37] and pow_kernel["calls"] == 2
     assert pow_kernel["device_us"] == round(189.44 + 189.525, 3)
     assert mul_kernel["lines"] == [36] and mul_kernel["calls"] == 1
@@ -39,7 +39,7 @@ def test_fractional_calls_and_rounding() -> None:
         {"line": 4, "ops": [{"kernels": [kernel]}, {"kernels": [kernel]}]},
         {"line": 5, "ops": [{"kernels": []}]},
     ]
-    (row,) = _kernel_totals(lines)
+    (row,) = kernel_totals(lines)
     assert row == {
         "name": "k",
         "short_name": "k",
@@ -48,4 +48,4 @@ def test_fractional_calls_and_rounding() -> None:
         "calls": 0.667,
         "lines": [4],
     }
-    assert _kernel_totals([]) == []
+    assert kernel_totals([]) == []

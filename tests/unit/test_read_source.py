@@ -10,8 +10,8 @@ import pytest
 
 from kernel_lens.agent.engine import Engine
 from kernel_lens.agent.stages import ncu as ncu_stage
-from kernel_lens.agent.stages.target import read_source
 from kernel_lens.agent.types import NcuRequest, NcuResult, ProfileError
+from kernel_lens.agent.usercode import read_source
 
 LATIN1 = "# -*- coding: latin-1 -*-\nLABEL = 'café'\n\n\ndef f():\n    return LABEL\n"
 

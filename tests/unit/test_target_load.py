@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from kernel_lens.agent.stages.target import Target, load_target, parse_source
+from kernel_lens.agent.stages.target import Target, load_target
 from kernel_lens.agent.types import ProfileError
+from kernel_lens.agent.usercode import parse_source
 
 
 @pytest.fixture(autouse=True)
@@ -527,7 +528,7 @@ def test_the_text_given_is_what_runs_not_the_file(tmp_path: Path) -> None:
 
 
 def test_a_missing_file_says_why_in_words(tmp_path: Path) -> None:
-    from kernel_lens.agent.stages.target import read_source
+    from kernel_lens.agent.usercode import read_source
 
     path = str(tmp_path / "gone.py")
     with pytest.raises(ProfileError) as err:
@@ -536,7 +537,7 @@ def test_a_missing_file_says_why_in_words(tmp_path: Path) -> None:
 
 
 def test_bytes_that_break_utf8_past_the_coding_lines(tmp_path: Path) -> None:
-    from kernel_lens.agent.stages.target import read_source
+    from kernel_lens.agent.usercode import read_source
 
     path = tmp_path / "late.py"
     path.write_bytes(b"x = 1\ny = 2\nz = 'caf\xe9'\n")  # the first two lines decode

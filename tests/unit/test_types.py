@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from kernel_lens.agent.engine import METHODS, CacheDirs, dispatch
+from kernel_lens.agent.cache import CacheDirs
+from kernel_lens.agent.engine import METHODS, dispatch
 from kernel_lens.agent.types import (
     ERROR_KINDS,
     METHOD_NAMES,

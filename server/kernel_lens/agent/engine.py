@@ -1,5 +1,6 @@
 """The engine: one entry point per agent method, shared by the agent's loop and (through the
-agent) the CLI, and the one owner of Kernel Lens's cache folders.
+agent) the CLI; it puts each job's files in Kernel Lens's cache folders
+(:class:`~kernel_lens.agent.cache.CacheDirs`).
 
 Each method takes its typed request (:mod:`kernel_lens.agent.types`) and a progress callback and
 returns the JSON object of its result. :data:`METHODS` / :func:`dispatch` map the protocol's
@@ -12,9 +13,9 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from kernel_lens.agent.cache import CacheDirs
 from kernel_lens.agent.types import (
     AsmRequest,
     InlineRequest,
@@ -33,40 +34,6 @@ Progress = Callable[[str, str], None]
 
 def _no_progress(stage: str, message: str) -> None:
     del stage, message
-
-
-@dataclass(frozen=True)
-class CacheDirs:
-    """Where Kernel Lens writes what the editor opens later: traces, ncu reports, inductor code.
-
-    Attributes:
-        root: ``$KERNEL_LENS_CACHE``, else ``$XDG_CACHE_HOME/kernel-lens`` (``~/.cache/…``).
-    """
-
-    root: str
-
-    @classmethod
-    def from_env(cls) -> CacheDirs:
-        """The folders named by the environment (see :attr:`root`)."""
-        base = os.environ.get("KERNEL_LENS_CACHE") or os.path.join(
-            os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "kernel-lens"
-        )
-        return cls(os.path.abspath(base))
-
-    @property
-    def traces(self) -> str:
-        """Chrome traces of the *trace* stage."""
-        return os.path.join(self.root, "traces")
-
-    @property
-    def ncu(self) -> str:
-        """``.ncu-rep`` reports of the *ncu* stage."""
-        return os.path.join(self.root, "ncu")
-
-    @property
-    def compiled(self) -> str:
-        """inductor's generated modules of the *compiled* stage."""
-        return os.path.join(self.root, "compiled")
 
 
 class Engine:
@@ -135,7 +102,7 @@ class Engine:
     def ncu(self, request: NcuRequest, progress: Progress = _no_progress) -> dict[str, Any]:
         """Nsight Compute on the function's kernels: metrics, hints, source lines, report file."""
         from kernel_lens.agent.stages.ncu import run_ncu
-        from kernel_lens.agent.stages.target import read_source
+        from kernel_lens.agent.usercode import read_source
 
         progress("ncu", f"Nsight Compute ({request.set} set)")
         text = request.text if request.text is not None else read_source(request.path)

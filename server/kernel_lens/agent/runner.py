@@ -3,56 +3,46 @@
 The engine (:mod:`kernel_lens.agent.engine`) calls :func:`run_profile` for the ``profile`` and
 ``sweep`` methods, in the agent (for the editor and the CLI alike). The order is fixed: target →
 warm-up call → timing (never under the profiler) → one profiled pass shared by *ops* and *trace*.
+The user's code is loaded and called through :mod:`kernel_lens.agent.usercode`; the result is
+built by :mod:`kernel_lens.agent.results`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import functools
-import inspect
 import os
-import platform
 import sys
 import types
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from kernel_lens.agent.errors import ProfileError, format_exception, user_line_from_traceback
+from kernel_lens.agent.cache import CacheDirs
+from kernel_lens.agent.errors import ProfileError
+from kernel_lens.agent.results import device_of_run, line_results, profile_result
 from kernel_lens.agent.types import (
     ALL_STAGES,
     DEFAULT_STAGES,
     CompiledResult,
-    ErrorKind,
     ProfileRequest,
     SweepResult,
 )
+from kernel_lens.agent.usercode import as_needs_gpu, call_style, call_user, with_call_style
+
+if TYPE_CHECKING:
+    from kernel_lens.agent.stages.ops import ProfiledPass
+    from kernel_lens.agent.stages.target import Target
+    from kernel_lens.agent.stages.timing import TimingConfig, TimingResult
 
 __all__ = [
     "ALL_STAGES",
     "DEFAULT_STAGES",
-    "NEEDS_GPU_MESSAGE",
+    "INTERPRETER_DEVICE",
     "ProfileRequest",
-    "call_style",
-    "call_user",
-    "needs_gpu",
     "run_profile",
     "use_triton_interpreter",
-    "with_call_style",
 ]
 
 ProgressFn = Callable[[str, str], None]
-CallStyle = Literal["called", "awaited", "consumed"]
 
-#: The message of an ``unsupported`` error for code that asks for CUDA on a machine without it.
-NEEDS_GPU_MESSAGE = "this code needs an NVIDIA GPU — run the agent on one (kernelLens.agentCommand)"
-#: What torch (and the CUDA runtime) say when code asks for CUDA that is not there.
-_NO_CUDA_MARKERS = (
-    "Torch not compiled with CUDA enabled",
-    "no CUDA GPUs are available",
-    "Found no NVIDIA driver",
-    "CUDA driver initialization failed",
-    "0 active drivers",
-)
 #: The device label of a run whose Triton kernels ran under Triton's interpreter.
 INTERPRETER_DEVICE = "CPU · Triton interpreter"
 #: What the sweep says of its times under the interpreter.
@@ -97,59 +87,6 @@ def _uses_interpreted_kernels(module: types.ModuleType) -> bool:
     return False
 
 
-def needs_gpu(message: str) -> bool:
-    """Whether an error message says the code asked for CUDA on a machine without it."""
-    lowered = message.lower()
-    return any(marker.lower() in lowered for marker in _NO_CUDA_MARKERS)
-
-
-def _as_needs_gpu(err: ProfileError) -> ProfileError:
-    """``err`` as an ``unsupported`` error when it says that CUDA is missing."""
-    if err.kind in ("import", "inputs", "runtime") and needs_gpu(err.message):
-        return ProfileError(
-            "unsupported", f"{NEEDS_GPU_MESSAGE} ({err.message})", err.line, err.traceback
-        )
-    return err
-
-
-def call_style(code: types.CodeType) -> CallStyle:
-    """How a function's body runs: ``awaited`` (``async def``), ``consumed`` (a generator,
-    sync or async) or ``called``."""
-    if code.co_flags & inspect.CO_COROUTINE:
-        return "awaited"
-    if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR):
-        return "consumed"
-    return "called"
-
-
-async def _drain(agen: Any) -> list[Any]:
-    return [item async for item in agen]
-
-
-def _run_body(value: Any) -> Any:
-    """Run what a call returned when it is a body not run yet: a coroutine is awaited on a
-    fresh event loop, a generator (sync or async) is consumed to the end (its items returned
-    as a list)."""
-    if inspect.iscoroutine(value):
-        return asyncio.run(value)
-    if inspect.isasyncgen(value):
-        return asyncio.run(_drain(value))
-    if inspect.isgenerator(value):
-        return list(value)
-    return value
-
-
-def with_call_style(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` wrapped so that each call runs its body to the end (see :func:`_run_body`); the
-    signature is ``fn``'s (``inspect.signature`` follows ``__wrapped__``)."""
-
-    @functools.wraps(fn)
-    def run(*args: Any, **kwargs: Any) -> Any:
-        return _run_body(fn(*args, **kwargs))
-
-    return run
-
-
 def _check_stages(stages: tuple[str, ...]) -> None:
     unknown = [s for s in stages if s not in ALL_STAGES]
     if unknown:
@@ -157,74 +94,6 @@ def _check_stages(stages: tuple[str, ...]) -> None:
             "internal",
             f"unknown stage(s) {', '.join(unknown)}; known: {', '.join(ALL_STAGES)}",
         )
-
-
-def _device_of_run() -> tuple[str, str]:
-    import torch
-
-    if torch.cuda.is_available() and torch.cuda.is_initialized():
-        return "cuda", torch.cuda.get_device_name()
-    return "cpu", "CPU"
-
-
-def call_user(target_call: Callable[[], Any], path: str, what: str) -> Any:
-    """Call user code; whatever way it ends badly becomes a :class:`ProfileError` with its line.
-
-    An exception is ``runtime`` (``unsupported`` for ``NotImplementedError``), ``sys.exit()``
-    is ``exit`` and ``KeyboardInterrupt`` is ``interrupted``: none of them ends the agent.
-    """
-    try:
-        return target_call()
-    except ProfileError:
-        raise
-    except (Exception, SystemExit, KeyboardInterrupt) as exc:
-        kind: ErrorKind = "runtime"
-        message = f"{what} raised {type(exc).__name__}: {exc}"
-        if isinstance(exc, NotImplementedError):
-            kind = "unsupported"
-        if isinstance(exc, Exception) and needs_gpu(str(exc)):
-            kind = "unsupported"
-            message = f"{NEEDS_GPU_MESSAGE} ({what} raised {type(exc).__name__}: {exc})"
-        elif isinstance(exc, SystemExit):
-            kind = "exit"
-            message = f"{what} called sys.exit({'' if exc.code is None else repr(exc.code)})"
-        elif isinstance(exc, KeyboardInterrupt):
-            kind = "interrupted"
-            message = f"{what} raised KeyboardInterrupt"
-        raise ProfileError(
-            kind,
-            message,
-            user_line_from_traceback(exc.__traceback__, path),
-            format_exception(exc),
-        ) from None
-
-
-def _kernel_totals(lines_json: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    totals: dict[str, dict[str, Any]] = {}
-    for line in lines_json:
-        for op in line["ops"]:
-            for k in op["kernels"]:
-                row = totals.setdefault(
-                    k["name"],
-                    {
-                        "name": k["name"],
-                        "short_name": k["short_name"],
-                        "kind": k["kind"],
-                        "device_us": 0.0,
-                        "calls": 0.0,
-                        "lines": [],
-                    },
-                )
-                row["device_us"] += k["device_us"]
-                row["calls"] += k["calls"]
-                if line["line"] not in row["lines"]:
-                    row["lines"].append(line["line"])
-    out = sorted(totals.values(), key=lambda r: -r["device_us"])
-    for row in out:
-        row["device_us"] = round(row["device_us"], 3)
-        calls = row["calls"]
-        row["calls"] = int(calls) if float(calls).is_integer() else round(calls, 3)
-    return out
 
 
 def run_profile(
@@ -244,23 +113,51 @@ def run_profile(
     Raises:
         ProfileError: with the kind and the user's line.
     """
-    from kernel_lens.agent.stages.target import load_target
-
     report = progress or (lambda stage, message: None)
     _check_stages(request.stages)
     trace_dir = request.trace_dir
     if trace_dir is None:
-        from kernel_lens.agent.engine import CacheDirs
-
         trace_dir = CacheDirs.from_env().traces
     if request.script:
         return _run_script(request, report, trace_dir)
+    target, style, interpreted, device, device_name = _first_call(request, report)
+    result = profile_result(
+        function=target.info.qualname,
+        path=target.path,
+        def_line=target.info.def_line,
+        first_line=target.info.first_line,
+        last_line=target.info.last_line,
+        device=device_name,
+        device_kind=device,
+        inputs=target.inputs.to_json() if target.inputs else {"source": "none"},
+        stages=list(request.stages),
+        call_style=style,
+        triton_interpreter=interpreted,
+    )
+    if "timing" in request.stages:
+        result["timing"] = _timing_stage(request, target, device, report)
+    if "ops" in request.stages or "trace" in request.stages:
+        result.update(_profiled_pass(request, target, device, trace_dir, report))
+    if "compiled" in request.stages:
+        cache = compiled_dir or os.path.join(os.path.dirname(trace_dir), "compiled")
+        result["compiled"] = _compiled_stage(request, target, device, cache, report)
+    if "sweep" in request.stages:
+        result["sweep"] = _sweep_stage(request, target, device, interpreted, report)
+    report("done", "done")
+    return result
+
+
+def _first_call(request: ProfileRequest, report: ProgressFn) -> tuple[Target, str, bool, str, str]:
+    """Load the target and call it once (the warm-up every stage needs): the target, its call
+    style, whether its Triton kernels run under the interpreter, and the device (kind, name)."""
+    from kernel_lens.agent.stages.target import load_target
+
     report("target", "loading the file")
     interpreter = use_triton_interpreter()
     try:
         target = load_target(request.path, request.text, name=request.function, line=request.line)
     except ProfileError as err:
-        raise _as_needs_gpu(err) from None
+        raise as_needs_gpu(err) from None
     style = call_style(target.code)
     # A coroutine is awaited and a generator consumed on every call (warm-up, timing,
     # profiling, sweep): a time is never one of a body that did not run.
@@ -270,133 +167,128 @@ def run_profile(
 
     report("target", f"first call of {target.info.qualname}")
     call_user(target.call, target.path, target.info.qualname)
-    device, device_name = _device_of_run()
+    device, device_name = device_of_run()
     interpreted = interpreter and device == "cpu" and _uses_interpreted_kernels(target.module)
     if interpreted:
         device_name = INTERPRETER_DEVICE
     if device == "cuda":
         torch.cuda.synchronize()
+    return target, style, interpreted, device, device_name
 
-    result: dict[str, Any] = {
-        "function": target.info.qualname,
-        "path": target.path,
-        "def_line": target.info.def_line,
-        "first_line": target.info.first_line,
-        "last_line": target.info.last_line,
-        "device": device_name,
-        "device_kind": device,
-        "inputs": target.inputs.to_json() if target.inputs else {"source": "none"},
-        "versions": {
-            "torch": torch.__version__,
-            "python": platform.python_version(),
-        },
-        "stages": list(request.stages),
-        "call_style": style,
-        "triton_interpreter": interpreted,
-    }
 
-    if "timing" in request.stages:
-        from kernel_lens.agent.stages.timing import TimingConfig, time_function
+def _timing_config(request: ProfileRequest) -> TimingConfig:
+    from kernel_lens.agent.stages.timing import TimingConfig
 
-        report("timing", "timing (warm-up, then repetitions)")
-        config = TimingConfig(
-            warmup_ms=request.warmup_ms, budget_ms=request.budget_ms, reps=request.reps
+    return TimingConfig(warmup_ms=request.warmup_ms, budget_ms=request.budget_ms, reps=request.reps)
+
+
+def _timing_stage(
+    request: ProfileRequest, target: Target, device: str, report: ProgressFn
+) -> dict[str, Any]:
+    """The *timing* stage: the result's ``timing`` (with the raw samples when asked)."""
+    from kernel_lens.agent.stages.timing import time_function
+
+    report("timing", "timing (warm-up, then repetitions)")
+    config = _timing_config(request)
+    timing: TimingResult = call_user(
+        lambda: time_function(target.call, device=device, config=config),
+        target.path,
+        target.info.qualname,
+    )
+    return timing.to_json(with_samples=request.keep_samples)
+
+
+def _profiled_pass(
+    request: ProfileRequest, target: Target, device: str, trace_dir: str, report: ProgressFn
+) -> dict[str, Any]:
+    """One profiled pass shared by *ops* and *trace*: the trace's path, the lines with their
+    ops and kernels (*ops*) and the trace's summary (*trace*)."""
+    from kernel_lens.agent.stages.ops import profile_pass
+
+    report("ops", "profiling each line")
+    stem = os.path.splitext(os.path.basename(target.path))[0]
+    label = f"{stem}-{target.info.qualname}".replace(".", "_")
+    passed: ProfiledPass = call_user(
+        lambda: profile_pass(
+            target.call,
+            target.code,
+            device=device,
+            runs=request.profile_runs,
+            trace_dir=trace_dir,
+            label=label,
+        ),
+        target.path,
+        target.info.qualname,
+    )
+    out: dict[str, Any] = {"trace_path": passed.trace_path, "profiled_runs": passed.runs}
+    if "ops" in request.stages:
+        out.update(
+            line_results(
+                passed.trace,
+                runs=passed.runs,
+                source_of=target.source_line,
+                within=(target.info.first_line, target.info.last_line),
+            )
         )
-        timing = call_user(
-            lambda: time_function(target.call, device=device, config=config),
-            target.path,
-            target.info.qualname,
-        )
-        result["timing"] = timing.to_json(with_samples=request.keep_samples)
+    if "trace" in request.stages:
+        from kernel_lens.analysis.trace_summary import summarize_trace
 
-    if "ops" in request.stages or "trace" in request.stages:
-        from kernel_lens.agent.stages.ops import profile_pass
-        from kernel_lens.analysis.line_attribution import attribute_lines
+        report("trace", "summarising the trace")
+        out["trace"] = summarize_trace(passed.trace).to_json()
+    return out
 
-        report("ops", "profiling each line")
-        stem = os.path.splitext(os.path.basename(target.path))[0]
-        label = f"{stem}-{target.info.qualname}".replace(".", "_")
-        passed = call_user(
-            lambda: profile_pass(
-                target.call,
-                target.code,
-                device=device,
-                runs=request.profile_runs,
-                trace_dir=trace_dir,
-                label=label,
-            ),
-            target.path,
-            target.info.qualname,
-        )
-        result["trace_path"] = passed.trace_path
-        result["profiled_runs"] = passed.runs
-        if "ops" in request.stages:
-            lines, unattributed = attribute_lines(passed.trace, runs=passed.runs)
-            lines_json = [
-                stat.to_json(target.source_line(no))
-                for no, stat in lines.items()
-                if target.info.first_line <= no <= target.info.last_line
-            ]
-            result["lines"] = lines_json
-            result["kernels"] = _kernel_totals(lines_json)
-            result["unattributed"] = [k.to_json() for k in unattributed]
-        if "trace" in request.stages:
-            from kernel_lens.analysis.trace_summary import summarize_trace
 
-            report("trace", "summarising the trace")
-            result["trace"] = summarize_trace(passed.trace).to_json()
-    if "compiled" in request.stages:
-        from kernel_lens.agent.stages.compiled import compile_and_compare
-        from kernel_lens.agent.stages.timing import TimingConfig
+def _compiled_stage(
+    request: ProfileRequest, target: Target, device: str, cache: str, report: ProgressFn
+) -> dict[str, Any]:
+    """The *compiled* stage: inductor's code for the function, eager against compiled."""
+    from kernel_lens.agent.stages.compiled import compile_and_compare
 
-        report("compiled", "torch.compile: capturing generated code, eager vs compiled")
-        cache = compiled_dir or os.path.join(os.path.dirname(trace_dir), "compiled")
-        compiled: CompiledResult = call_user(
-            lambda: compile_and_compare(
-                target,
-                device=device,
-                timing_config=TimingConfig(
-                    warmup_ms=request.warmup_ms, budget_ms=request.budget_ms, reps=request.reps
-                ),
-                cache_dir=cache,
-            ),
-            target.path,
-            target.info.qualname,
-        )
-        result["compiled"] = compiled.to_json()
-    if "sweep" in request.stages:
-        from kernel_lens.agent.stages.sweep import run_sweep
-        from kernel_lens.agent.stages.timing import TimingConfig
+    report("compiled", "torch.compile: capturing generated code, eager vs compiled")
+    compiled: CompiledResult = call_user(
+        lambda: compile_and_compare(
+            target,
+            device=device,
+            timing_config=_timing_config(request),
+            cache_dir=cache,
+        ),
+        target.path,
+        target.info.qualname,
+    )
+    return compiled.to_json()
 
-        param = request.extra.get("sweep_param")
-        if not param:
-            raise ProfileError("inputs", "a sweep needs a parameter name (--param NAME)")
-        report("sweep", f"sweeping {param}")
-        swept: SweepResult = call_user(
-            lambda: run_sweep(
-                target,
-                param=str(param),
-                values=[int(v) for v in request.extra.get("sweep_values") or []] or None,
-                device=device,
-                timing_config=TimingConfig(
-                    warmup_ms=request.warmup_ms, budget_ms=request.budget_ms, reps=request.reps
-                ),
-            ),
-            target.path,
-            target.info.qualname,
-        )
-        result["sweep"] = swept.to_json()
-        if interpreted:
-            result["sweep"]["note"] = INTERPRETER_SWEEP_NOTE
-    report("done", "done")
-    return result
+
+def _sweep_stage(
+    request: ProfileRequest, target: Target, device: str, interpreted: bool, report: ProgressFn
+) -> dict[str, Any]:
+    """The *sweep* stage: the function timed over the values of one int parameter."""
+    from kernel_lens.agent.stages.sweep import run_sweep
+
+    param = request.extra.get("sweep_param")
+    if not param:
+        raise ProfileError("inputs", "a sweep needs a parameter name (--param NAME)")
+    report("sweep", f"sweeping {param}")
+    swept: SweepResult = call_user(
+        lambda: run_sweep(
+            target,
+            param=str(param),
+            values=[int(v) for v in request.extra.get("sweep_values") or []] or None,
+            device=device,
+            timing_config=_timing_config(request),
+        ),
+        target.path,
+        target.info.qualname,
+    )
+    out = swept.to_json()
+    if interpreted:
+        out["note"] = INTERPRETER_SWEEP_NOTE
+    return out
 
 
 def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> dict[str, Any]:
     """The whole file, run once as ``__main__`` (see :mod:`kernel_lens.agent.stages.script`)."""
     from kernel_lens.agent.stages.script import profile_script
-    from kernel_lens.agent.stages.target import parse_source, read_source
-    from kernel_lens.analysis.line_attribution import attribute_lines
+    from kernel_lens.agent.usercode import parse_source, read_source
     from kernel_lens.analysis.scripts import SCRIPT_NAME, WALL_LABEL
 
     path = os.path.abspath(request.path)
@@ -410,8 +302,8 @@ def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> 
     try:
         run = profile_script(path, text, trace_dir=trace_dir, cuda_available=cuda)
     except ProfileError as err:
-        raise _as_needs_gpu(err) from None
-    device, device_name = _device_of_run()
+        raise as_needs_gpu(err) from None
+    device, device_name = device_of_run()
     source_lines = text.splitlines()
     interpreted = False
     if interpreter and device == "cpu":
@@ -420,33 +312,31 @@ def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> 
         if interpreted:
             device_name = INTERPRETER_DEVICE
     report("ops", "attributing ops and kernels to lines")
-    lines, unattributed = attribute_lines(run.trace, runs=1)
-    lines_json = [
-        stat.to_json(source_lines[no - 1].strip() if 1 <= no <= len(source_lines) else "")
-        for no, stat in sorted(lines.items())
-        if stat.ops  # a script's lines that ran no op (imports, defs) are left out
-    ]
-    result: dict[str, Any] = {
-        "function": SCRIPT_NAME,
-        "path": path,
-        "def_line": 1,
-        "first_line": 1,
-        "last_line": max(1, len(source_lines)),
-        "device": device_name,
-        "device_kind": device,
-        "inputs": {"source": "script", "label": "the script's own run", "args": []},
-        "versions": {"torch": torch.__version__, "python": platform.python_version()},
-        "stages": ["script", "ops", "trace"],
-        "call_style": "script",
-        "triton_interpreter": interpreted,
-        "script": {"wall_s": round(run.wall_s, 6), "runs": 1, "label": WALL_LABEL},
-        "notes": run.notes,
-        "trace_path": run.trace_path,
-        "profiled_runs": 1,
-        "lines": lines_json,
-        "kernels": _kernel_totals(lines_json),
-        "unattributed": [k.to_json() for k in unattributed],
-    }
+
+    def source_of(no: int) -> str:
+        return source_lines[no - 1].strip() if 1 <= no <= len(source_lines) else ""
+
+    result = profile_result(
+        function=SCRIPT_NAME,
+        path=path,
+        def_line=1,
+        first_line=1,
+        last_line=max(1, len(source_lines)),
+        device=device_name,
+        device_kind=device,
+        inputs={"source": "script", "label": "the script's own run", "args": []},
+        stages=["script", "ops", "trace"],
+        call_style="script",
+        triton_interpreter=interpreted,
+        script={"wall_s": round(run.wall_s, 6), "runs": 1, "label": WALL_LABEL},
+        notes=run.notes,
+        trace_path=run.trace_path,
+        profiled_runs=1,
+        # A script's lines that ran no op (imports, defs) are left out.
+        **line_results(
+            run.trace, runs=1, source_of=source_of, only_with_ops=True, in_line_order=True
+        ),
+    )
     if "trace" in request.stages:
         from kernel_lens.analysis.trace_summary import summarize_trace
 

@@ -15,25 +15,24 @@ propagates out of its frame. Only the main thread is watched.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 import time
 import traceback
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from kernel_lens.agent.errors import format_exception, user_line_from_traceback
 from kernel_lens.agent.types import InputArg, ProfileError
+from kernel_lens.agent.usercode import NEEDS_GPU_MESSAGE, main_module, needs_gpu
 from kernel_lens.analysis.functions import FunctionInfo
 
 __all__ = [
     "Capture",
     "describe_value",
     "find_code",
-    "main_module",
     "run_until_call",
     "suggested_directive",
 ]
@@ -208,35 +207,6 @@ def suggested_directive(info: FunctionInfo) -> str:
     return f"# kernel-lens: inputs = ((), dict({kw}))"
 
 
-@contextlib.contextmanager
-def main_module(path: str) -> Iterator[types.ModuleType]:
-    """A fresh ``__main__`` namespace for running ``path`` as ``python FILE`` would.
-
-    ``sys.argv == [path]``, the file's folder is the current folder and first on ``sys.path``
-    (these stay: the agent runs one job per process), and ``sys.modules["__main__"]`` is the
-    namespace while the block runs (``pickle``, dataclasses and ``typing`` look it up).
-    """
-    module = types.ModuleType("__main__")
-    module.__file__ = path
-    module.__dict__["__builtins__"] = __builtins__
-    module.__dict__["__name__"] = "__main__"
-    stem = os.path.splitext(os.path.basename(path))[0]
-    folder = os.path.dirname(path)
-    sys.modules[f"_kernel_lens_target_{stem}"] = module
-    if folder in sys.path:
-        sys.path.remove(folder)
-    sys.path.insert(0, folder)
-    sys.argv = [path]
-    os.chdir(folder)
-    previous_main = sys.modules.get("__main__")
-    sys.modules["__main__"] = module
-    try:
-        yield module
-    finally:
-        if previous_main is not None:
-            sys.modules["__main__"] = previous_main
-
-
 def run_until_call(
     path: str, text: str, code: types.CodeType, target_code: types.CodeType, info: FunctionInfo
 ) -> Capture:
@@ -305,8 +275,6 @@ def run_until_call(
     at = user_line_from_traceback(failure.__traceback__, path)
     where = f" at line {at}" if at else ""
     if isinstance(failure, Exception):
-        from kernel_lens.agent.runner import NEEDS_GPU_MESSAGE, needs_gpu
-
         if needs_gpu(str(failure)):
             # The script itself needs CUDA before it reaches the function: said on its line.
             raise ProfileError(

@@ -20,6 +20,7 @@ from typing import Any
 
 from kernel_lens.agent.errors import ProfileError
 from kernel_lens.agent.types import InlineModule, InlineResult
+from kernel_lens.agent.usercode import exec_module, parse_source, read_source
 from kernel_lens.analysis.asm_map import ptx_line_map
 from kernel_lens.analysis.nvcc import SourcePiece, cuda_file_text, parse_nvcc_diagnostics
 
@@ -163,8 +164,6 @@ def analyze_inline(
         ProfileError: ``not-found`` (no load_inline call), ``unsupported`` (no nvcc), or the
             errors of loading the file.
     """
-    from kernel_lens.agent.stages.target import _exec_module, parse_source, read_source
-
     path = os.path.abspath(path)
     if text is None:
         text = read_source(path)
@@ -172,43 +171,17 @@ def analyze_inline(
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _is_load_inline(n)]
     if not calls:
         raise ProfileError("not-found", f"no load_inline(...) call in {os.path.basename(path)}")
-    nvcc = find_nvcc()
-    if nvcc is None:
-        raise ProfileError(
-            "unsupported",
-            "needs CUDA and nvcc: nvcc was not found "
-            + (
-                f"in CUDA_HOME={os.environ.get('CUDA_HOME') or os.environ.get('CUDA_PATH')}"
-                if os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
-                else "(set CUDA_HOME or put the CUDA toolkit's bin folder on PATH)"
-            ),
-            calls[0].lineno,
-        )
+    nvcc = _require_nvcc(calls[0].lineno)
     assignments: dict[str, ast.expr] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target = node.targets[0]
             if isinstance(target, ast.Name):
                 assignments[target.id] = node.value
-    module = _exec_module(path, text)
-    namespace = module.__dict__
+    module = exec_module(path, text)
     modules: list[InlineModule] = []
     for call in calls:
-        exprs: dict[str, ast.expr] = {kw.arg: kw.value for kw in call.keywords if kw.arg}
-        for i, key in enumerate(("name", "cpp_sources", "cuda_sources")):
-            if i < len(call.args):
-                exprs.setdefault(key, call.args[i])
-        values: dict[str, Any] = {}
-        for key, expr in exprs.items():
-            try:
-                values[key] = eval(compile(ast.Expression(expr), path, "eval"), namespace)
-            except Exception as exc:
-                raise ProfileError(
-                    "inputs",
-                    f"cannot evaluate load_inline's {key}= without running the function: "
-                    f"{type(exc).__name__}: {exc}",
-                    expr.lineno,
-                ) from None
+        exprs, values = _call_arguments(call, module.__dict__, path)
         name = str(values.get("name", "inline_ext"))
         cpp = _pieces(exprs.get("cpp_sources"), values.get("cpp_sources"), assignments)
         cuda = _pieces(exprs.get("cuda_sources"), values.get("cuda_sources"), assignments)
@@ -224,64 +197,128 @@ def analyze_inline(
             },
         )
         if cuda:
-            t0 = time.perf_counter()
             flags = [str(f) for f in values.get("extra_cuda_cflags") or []]
-            ptx, log = _ptx(nvcc, cuda_text, name, arch, flags)
-            entry.ptx_seconds = round(time.perf_counter() - t0, 2)
-            entry.errors = parse_nvcc_diagnostics(log, "cuda.cu", starts)
-            if ptx is not None:
-                entry.ptx = ptx
-                cuda_map = ptx_line_map(ptx, "cuda.cu")
-                by_py: dict[int, list[int]] = {}
-                for asm_line, cuda_line in sorted(cuda_map.asm_to_source.items()):
-                    py = _py_line(cuda_line, starts)
-                    if py is not None:
-                        by_py.setdefault(py, []).append(asm_line)
-                entry.line_map = [
-                    {"source_line": k, "asm_lines": v} for k, v in sorted(by_py.items())
-                ]
-            elif not entry.errors:
-                entry.errors = [
-                    {
-                        "severity": "error",
-                        "message": log.strip()[-500:],
-                        "cuda_line": None,
-                        "line": call.lineno,
-                    }
-                ]
+            _add_ptx(entry, nvcc, cuda_text, starts, arch, flags)
         if build:
-            import torch
-
-            if cuda and torch.version.cuda is None:
-                # The PTX above needs only nvcc; a build needs torch's CUDA libraries.
-                entry.errors.append(
-                    {
-                        "severity": "error",
-                        "cuda_line": None,
-                        "line": call.lineno,
-                        "message": f"building {name} needs a CUDA build of torch; this one "
-                        f"({torch.__version__}) is CPU-only",
-                    }
-                )
-                modules.append(entry)
-                continue
-            try:
-                log, folder, ninja = _build(module, dict(values))
-            except _BuildFailedError as failed:
-                log, folder, ninja = failed.log, failed.folder, failed.ninja
-                entry.errors.append(
-                    {
-                        "severity": "error",
-                        "message": f"load_inline failed: {failed.reason}",
-                        "cuda_line": None,
-                        "line": call.lineno,
-                    }
-                )
-            entry.build_log = log
-            entry.build_directory = folder
-            entry.files["build.ninja"] = ninja
+            _add_build(entry, module, values, has_cuda=bool(cuda))
         modules.append(entry)
     return InlineResult(path=path, modules=modules)
+
+
+def _require_nvcc(line: int) -> str:
+    """nvcc's path.
+
+    Raises:
+        ProfileError: ``unsupported`` on ``line`` (the first load_inline call) without nvcc.
+    """
+    nvcc = find_nvcc()
+    if nvcc is None:
+        raise ProfileError(
+            "unsupported",
+            "needs CUDA and nvcc: nvcc was not found "
+            + (
+                f"in CUDA_HOME={os.environ.get('CUDA_HOME') or os.environ.get('CUDA_PATH')}"
+                if os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
+                else "(set CUDA_HOME or put the CUDA toolkit's bin folder on PATH)"
+            ),
+            line,
+        )
+    return nvcc
+
+
+def _call_arguments(
+    call: ast.Call, namespace: dict[str, Any], path: str
+) -> tuple[dict[str, ast.expr], dict[str, Any]]:
+    """The expressions of one load_inline call's arguments (by keyword; the first three may be
+    positional) and their values, evaluated in the loaded module's namespace.
+
+    Raises:
+        ProfileError: ``inputs`` on the argument's line when it cannot be evaluated there.
+    """
+    exprs: dict[str, ast.expr] = {kw.arg: kw.value for kw in call.keywords if kw.arg}
+    for i, key in enumerate(("name", "cpp_sources", "cuda_sources")):
+        if i < len(call.args):
+            exprs.setdefault(key, call.args[i])
+    values: dict[str, Any] = {}
+    for key, expr in exprs.items():
+        try:
+            values[key] = eval(compile(ast.Expression(expr), path, "eval"), namespace)
+        except Exception as exc:
+            raise ProfileError(
+                "inputs",
+                f"cannot evaluate load_inline's {key}= without running the function: "
+                f"{type(exc).__name__}: {exc}",
+                expr.lineno,
+            ) from None
+    return exprs, values
+
+
+def _add_ptx(
+    entry: InlineModule,
+    nvcc: str,
+    cuda_text: str,
+    starts: list[tuple[int, SourcePiece]],
+    arch: int,
+    flags: list[str],
+) -> None:
+    """The CUDA source's PTX, its line map back to the Python file and nvcc's errors, on
+    ``entry``."""
+    t0 = time.perf_counter()
+    ptx, log = _ptx(nvcc, cuda_text, entry.name, arch, flags)
+    entry.ptx_seconds = round(time.perf_counter() - t0, 2)
+    entry.errors = parse_nvcc_diagnostics(log, "cuda.cu", starts)
+    if ptx is not None:
+        entry.ptx = ptx
+        cuda_map = ptx_line_map(ptx, "cuda.cu")
+        by_py: dict[int, list[int]] = {}
+        for asm_line, cuda_line in sorted(cuda_map.asm_to_source.items()):
+            py = _py_line(cuda_line, starts)
+            if py is not None:
+                by_py.setdefault(py, []).append(asm_line)
+        entry.line_map = [{"source_line": k, "asm_lines": v} for k, v in sorted(by_py.items())]
+    elif not entry.errors:
+        entry.errors = [
+            {
+                "severity": "error",
+                "message": log.strip()[-500:],
+                "cuda_line": None,
+                "line": entry.call_line,
+            }
+        ]
+
+
+def _add_build(entry: InlineModule, module: Any, values: dict[str, Any], *, has_cuda: bool) -> None:
+    """The real build through load_inline (its log, folder and ``build.ninja``) on ``entry``;
+    a failed build, or CUDA sources with a CPU-only torch, is an error of the entry."""
+    import torch
+
+    if has_cuda and torch.version.cuda is None:
+        # The PTX above needs only nvcc; a build needs torch's CUDA libraries.
+        entry.errors.append(
+            {
+                "severity": "error",
+                "cuda_line": None,
+                "line": entry.call_line,
+                "message": f"building {entry.name} needs a CUDA build of torch; this one "
+                f"({torch.__version__}) is CPU-only",
+            }
+        )
+        return
+    try:
+        log, folder, ninja = _build(module, dict(values))
+    except _BuildFailedError as failed:
+        log, folder, ninja = failed.log, failed.folder, failed.ninja
+        entry.errors.append(
+            {
+                "severity": "error",
+                "message": f"load_inline failed: {failed.reason}",
+                "cuda_line": None,
+                "line": entry.call_line,
+            }
+        )
+    entry.build_log = log
+    entry.build_directory = folder
+    entry.files["build.ninja"] = ninja
 
 
 def _py_line(cuda_line: int, starts: list[tuple[int, SourcePiece]]) -> int | None:

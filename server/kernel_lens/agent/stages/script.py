@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from kernel_lens.agent.usercode import call_user, compile_text, main_module
 from kernel_lens.analysis.scripts import SCRIPT_NAME, WALL_LABEL
 
 __all__ = ["SCRIPT_NAME", "WALL_LABEL", "ScriptRun", "profile_script"]
@@ -128,12 +129,9 @@ def profile_script(path: str, text: str, *, trace_dir: str, cuda_available: bool
     import torch
     from torch.profiler import ProfilerActivity
 
-    from kernel_lens.agent.runner import call_user
-    from kernel_lens.agent.stages.capture import main_module
     from kernel_lens.agent.stages.ops import LineTagger
-    from kernel_lens.agent.stages.target import _compile_text
 
-    code = _compile_text(path, text)
+    code = compile_text(path, text)
     real_profile = torch.profiler.profile
     activities = [ProfilerActivity.CPU]
     if cuda_available:

@@ -1,34 +1,27 @@
 """Stage *target*: load the user's module from buffer text and build the function's inputs.
 
-The text is compiled under the file's real path, so line numbers in tracebacks, in
-``inspect.getsource`` (which Triton's ``@jit`` uses) and in the profiler match the editor, even
-for unsaved edits.
+The text is compiled under the file's real path (:mod:`kernel_lens.agent.usercode`), so line
+numbers in tracebacks, in ``inspect.getsource`` (which Triton's ``@jit`` uses) and in the profiler
+match the editor, even for unsaved edits.
 """
 
 from __future__ import annotations
 
 import ast
-import importlib.util
 import inspect
-import linecache
 import os
-import sys
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernel_lens.agent.errors import (
-    ErrorKind,
-    ProfileError,
-    format_exception,
-    user_line_from_traceback,
-)
+from kernel_lens.agent.errors import ProfileError, format_exception, user_line_from_traceback
 from kernel_lens.agent.stages import capture
 from kernel_lens.agent.types import InputsInfo
+from kernel_lens.agent.usercode import compile_text, exec_module, parse_source, read_source
 from kernel_lens.analysis.functions import FunctionInfo, SourceSyntaxError, find_function
 
-__all__ = ["Target", "load_target", "parse_source", "read_source"]
+__all__ = ["Target", "load_target"]
 
 
 @dataclass
@@ -69,71 +62,6 @@ class Target:
         if 1 <= line <= len(self.source_lines):
             return self.source_lines[line - 1].strip()
         return ""
-
-
-def read_source(path: str) -> str:
-    """The text of a Python file, decoded as Python decodes it: a PEP 263 coding line or a
-    UTF-8 BOM, else UTF-8; newlines universal.
-
-    Raises:
-        ProfileError: ``not-found`` (cannot read), ``syntax`` (undecodable, bad coding line).
-    """
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        raise ProfileError("not-found", f"cannot read {path}: {exc.strerror or exc}") from None
-    try:
-        return importlib.util.decode_source(data)
-    except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
-        raise ProfileError(
-            "syntax", f"cannot decode {os.path.basename(path)}: {exc}", getattr(exc, "lineno", None)
-        ) from None
-
-
-def parse_source(text: str, path: str) -> ast.Module:
-    """``ast.parse`` of the file's text; a ``syntax`` error on its line when it does not parse."""
-    try:
-        return ast.parse(text, path)
-    except SyntaxError as exc:
-        raise ProfileError("syntax", f"{exc.msg}", exc.lineno) from None
-
-
-def _compile_text(path: str, text: str) -> types.CodeType:
-    try:
-        code = compile(text, path, "exec")
-    except SyntaxError as exc:
-        raise ProfileError("syntax", f"{exc.msg}", exc.lineno) from None
-    # inspect.getsource (Triton's @jit) must see this text, not what is saved on disk: a cache
-    # entry with mtime None is never invalidated by linecache.checkcache.
-    linecache.cache[path] = (len(text), None, text.splitlines(True), path)
-    return code
-
-
-def _exec_module(path: str, text: str) -> types.ModuleType:
-    code = _compile_text(path, text)
-    stem = os.path.splitext(os.path.basename(path))[0]
-    module = types.ModuleType(f"_kernel_lens_target_{stem}")
-    module.__file__ = path
-    module.__dict__["__builtins__"] = __builtins__
-    sys.modules[module.__name__] = module
-    folder = os.path.dirname(path)
-    if folder not in sys.path:
-        # Sibling imports work as they do when the user runs the file.
-        sys.path.insert(0, folder)
-    try:
-        exec(code, module.__dict__)
-    except BaseException as exc:
-        # sys.exit() at import is an ``import`` error (the file is not meant to be imported);
-        # Ctrl-C raised by the file's own code is ``interrupted``. Neither ends the agent.
-        kind: ErrorKind = "interrupted" if isinstance(exc, KeyboardInterrupt) else "import"
-        raise ProfileError(
-            kind,
-            f"loading the file raised {type(exc).__name__}: {exc}",
-            user_line_from_traceback(exc.__traceback__, path),
-            format_exception(exc),
-        ) from None
-    return module
 
 
 def _unwrap_code(obj: Any) -> types.CodeType | None:
@@ -370,7 +298,7 @@ def load_target(
     if info is None:
         what = f"no function '{name}'" if name is not None else f"no function at line {line}"
         raise ProfileError("not-found", f"{what} in {os.path.basename(path)}", line)
-    module_code = _compile_text(path, text)
+    module_code = compile_text(path, text)
     captured: capture.Capture | None = None
     self_info: dict[str, Any] = {}
     instance: Any = None
@@ -386,7 +314,7 @@ def load_target(
         elif info.is_method and _is_classmethod(module, info) and captured.args:
             captured.args = captured.args[1:]
     else:
-        module = _exec_module(path, text)
+        module = exec_module(path, text)
     fn = _resolve_callable(module, info, path, text=text, instance=instance, self_info=self_info)
     if not callable(fn):
         raise ProfileError("not-found", f"'{info.qualname}' is not callable", info.def_line)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernel_lens.agent.errors import ProfileError
+from kernel_lens.agent.usercode import compile_text, main_module, parse_source, read_source
 from kernel_lens.analysis.asm_map import line_map, parse_ptxas_info
 
 __all__ = ["AsmResult", "LaunchSpec", "STAGES", "compile_file_kernels", "find_kernels"]
@@ -214,10 +215,8 @@ def _launch_from_script(path: str, text: str, name: str) -> tuple[LaunchSpec, di
     """Run the file as ``__main__`` up to ``name``'s first launch (which does not run): the
     launch's types and the module's kernels. The rest of the script never runs."""
     from kernel_lens.agent.errors import format_exception, user_line_from_traceback
-    from kernel_lens.agent.stages.capture import main_module
-    from kernel_lens.agent.stages.target import _compile_text
 
-    code = _compile_text(path, text)
+    code = compile_text(path, text)
     captured: dict[str, LaunchSpec] = {}
     failure: BaseException | None = None
     with main_module(path) as module, _intercept_runs(captured, stop_at=name):
@@ -389,7 +388,7 @@ def compile_file_kernels(
     Raises:
         ProfileError: no kernels, no launcher with inputs, or a compile error (with its line).
     """
-    from kernel_lens.agent.stages.target import load_target, parse_source, read_source
+    from kernel_lens.agent.stages.target import load_target
 
     path = os.path.abspath(path)
     if text is None:

@@ -1,0 +1,140 @@
+"""The one builder of a profile result (the CLI's ``--json`` object): its head (what ran, where,
+on which device), the per-line part from a profiled pass, and the per-kernel totals.
+
+A leaf below the runner (:mod:`kernel_lens.agent.runner`, for functions and whole scripts) and
+the magic (:mod:`kernel_lens.magic`, for a cell or one call in the user's kernel), which both
+build their results here, so the keys and their order are the same wherever a result comes from.
+"""
+
+from __future__ import annotations
+
+import platform
+from collections.abc import Callable, Iterable
+from typing import Any
+
+__all__ = ["device_of_run", "kernel_totals", "line_results", "profile_result"]
+
+
+def device_of_run() -> tuple[str, str]:
+    """``("cuda", <device name>)`` once the run has used CUDA, else ``("cpu", "CPU")``."""
+    import torch
+
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        return "cuda", torch.cuda.get_device_name()
+    return "cpu", "CPU"
+
+
+def kernel_totals(lines_json: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each kernel's device time and calls over every line (the result's ``kernels``), the
+    longest first, with the lines that launched it."""
+    totals: dict[str, dict[str, Any]] = {}
+    for line in lines_json:
+        for op in line["ops"]:
+            for k in op["kernels"]:
+                row = totals.setdefault(
+                    k["name"],
+                    {
+                        "name": k["name"],
+                        "short_name": k["short_name"],
+                        "kind": k["kind"],
+                        "device_us": 0.0,
+                        "calls": 0.0,
+                        "lines": [],
+                    },
+                )
+                row["device_us"] += k["device_us"]
+                row["calls"] += k["calls"]
+                if line["line"] not in row["lines"]:
+                    row["lines"].append(line["line"])
+    out = sorted(totals.values(), key=lambda r: -r["device_us"])
+    for row in out:
+        row["device_us"] = round(row["device_us"], 3)
+        calls = row["calls"]
+        row["calls"] = int(calls) if float(calls).is_integer() else round(calls, 3)
+    return out
+
+
+def line_results(
+    trace: dict[str, Any],
+    *,
+    runs: int,
+    source_of: Callable[[int], str],
+    within: tuple[int, int] | None = None,
+    only_with_ops: bool = False,
+    in_line_order: bool = False,
+) -> dict[str, Any]:
+    """The ``lines``, ``kernels`` and ``unattributed`` keys of a result, from a profiled pass's
+    Chrome trace (numbers per run).
+
+    Args:
+        trace: the pass's trace, loaded.
+        runs: calls the pass made (the numbers are divided by it).
+        source_of: the stripped source text of a 1-based line.
+        within: ``(first, last)`` lines kept (``None``: every attributed line).
+        only_with_ops: leave out lines that ran no op (a script's ``import``/``def`` lines).
+        in_line_order: the lines sorted by number (else in the attribution's order).
+    """
+    from kernel_lens.analysis.line_attribution import attribute_lines
+
+    lines, unattributed = attribute_lines(trace, runs=runs)
+    items: Iterable[tuple[int, Any]] = sorted(lines.items()) if in_line_order else lines.items()
+    rows = [
+        stat.to_json(source_of(no))
+        for no, stat in items
+        if (within is None or within[0] <= no <= within[1]) and (stat.ops or not only_with_ops)
+    ]
+    return {
+        "lines": rows,
+        "kernels": kernel_totals(rows),
+        "unattributed": [k.to_json() for k in unattributed],
+    }
+
+
+def profile_result(
+    *,
+    function: str,
+    path: str,
+    def_line: int,
+    first_line: int,
+    last_line: int,
+    device: str,
+    device_kind: str,
+    inputs: dict[str, Any],
+    stages: list[str],
+    call_style: str,
+    triton_interpreter: bool | None = None,
+    **parts: Any,
+) -> dict[str, Any]:
+    """A profile result: its head in a fixed order, then ``parts`` (``timing``, ``trace_path``,
+    ``lines``…) in the order given.
+
+    Args:
+        function: the qualified name (``<script>``, ``cell``… for what is not a function).
+        path: the file (or pseudo file) the lines are of.
+        def_line: 1-based line of the ``def``; first_line/last_line: the lines it spans.
+        device: the device's name (``CPU``, ``NVIDIA H200``…); device_kind: ``cpu`` or ``cuda``.
+        inputs: where the inputs came from (the ``inputs`` object).
+        stages: the stages that ran.
+        call_style: how the body ran (``called``, ``awaited``, ``consumed``, ``script``…).
+        triton_interpreter: whether Triton kernels ran under the interpreter (left out: unknown).
+        parts: the stages' keys.
+    """
+    import torch
+
+    result: dict[str, Any] = {
+        "function": function,
+        "path": path,
+        "def_line": def_line,
+        "first_line": first_line,
+        "last_line": last_line,
+        "device": device,
+        "device_kind": device_kind,
+        "inputs": inputs,
+        "versions": {"torch": torch.__version__, "python": platform.python_version()},
+        "stages": stages,
+        "call_style": call_style,
+    }
+    if triton_interpreter is not None:
+        result["triton_interpreter"] = triton_interpreter
+    result.update(parts)
+    return result

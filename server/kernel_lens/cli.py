@@ -85,7 +85,7 @@ def _for_the_cli(err: ProfileError) -> ProfileError:
 
 
 async def _run_in_agent(request: JobRequest, *, timeout: float, progress: bool) -> dict[str, Any]:
-    from kernel_lens.agent.client import AgentClient
+    from kernel_lens.client import AgentClient
 
     def on_progress(stage: str, message: str) -> None:
         if progress:

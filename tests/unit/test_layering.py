@@ -27,10 +27,15 @@ from tests.conftest import ROOT
 PACKAGE = ROOT / "server" / "kernel_lens"
 
 HEAVY = ("torch", "triton", "pygls", "lsprotocol", "attrs", "attr", "cattrs")
-AGENT_SHARED = ("kernel_lens.agent.types", "kernel_lens.agent.client")
+AGENT_SHARED = ("kernel_lens.agent.types",)
+_CLIENT_ALLOWED = ("kernel_lens.agent.types", "kernel_lens.agent.protocol", "kernel_lens.client")
 STDLIB_ONLY = {
     "kernel_lens.agent.types": ("kernel_lens.agent.types",),
-    "kernel_lens.agent.client": ("kernel_lens.agent.types", "kernel_lens.agent.protocol"),
+    "kernel_lens.client": _CLIENT_ALLOWED,
+    "kernel_lens.client.faults": _CLIENT_ALLOWED,
+    "kernel_lens.client.framing": _CLIENT_ALLOWED,
+    "kernel_lens.client.process": _CLIENT_ALLOWED,
+    "kernel_lens.client.pool": _CLIENT_ALLOWED,
 }
 
 
@@ -133,14 +138,20 @@ def test_lsp_takes_only_the_shared_types_and_the_client_from_the_agent() -> None
 
 def test_every_module_is_checked() -> None:
     names = _known_modules(PACKAGE)
-    assert {"kernel_lens.agent.types", "kernel_lens.agent.client", "kernel_lens.cli"} <= names
+    assert {"kernel_lens.agent.types", "kernel_lens.client.pool", "kernel_lens.cli"} <= names
     assert any(_is(n, "kernel_lens.lsp") for n in names)
     assert any(_is(n, "kernel_lens.analysis") for n in names)
 
 
 def _package(tmp_path: Path, files: dict[str, str]) -> Path:
     root = tmp_path / "kernel_lens"
-    for rel in ("__init__.py", "agent/__init__.py", "analysis/__init__.py", "lsp/__init__.py"):
+    for rel in (
+        "__init__.py",
+        "agent/__init__.py",
+        "analysis/__init__.py",
+        "client/__init__.py",
+        "lsp/__init__.py",
+    ):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text("")
     for rel, text in files.items():
@@ -162,8 +173,8 @@ def _package(tmp_path: Path, files: dict[str, str]) -> Path:
         ("lsp", "lsp/bad.py", "from kernel_lens.agent import runner\n"),
         ("lsp", "lsp/bad.py", "from ..agent.engine import Engine\n"),
         ("stdlib-only", "agent/types.py", "import pandas\n"),
-        ("stdlib-only", "agent/client.py", "from kernel_lens.agent.errors import ProfileError\n"),
-        ("stdlib-only", "agent/client.py", "from . import engine\n"),
+        ("stdlib-only", "client/pool.py", "from kernel_lens.agent.errors import ProfileError\n"),
+        ("stdlib-only", "client/pool.py", "from ..agent import engine\n"),
     ],
 )
 def test_the_checker_catches_a_forbidden_import(
@@ -179,8 +190,8 @@ def test_the_checker_catches_a_forbidden_import(
     [
         ("analysis", "analysis/ok.py", "import json\nfrom .names import short\n"),
         ("lsp", "lsp/ok.py", "from kernel_lens.agent.types import ProfileError\n"),
-        ("lsp", "lsp/ok.py", "from kernel_lens.agent import types\nfrom ..agent.client import C\n"),
-        ("stdlib-only", "agent/client.py", "import asyncio\nfrom .protocol import encode\n"),
+        ("lsp", "lsp/ok.py", "from kernel_lens.agent import types\nfrom ..client import C\n"),
+        ("stdlib-only", "client/pool.py", "import asyncio\nfrom ..agent.protocol import encode\n"),
         ("agent", "agent/ok.py", "import torch\nfrom kernel_lens.analysis import names\n"),
     ],
 )

@@ -1,0 +1,29 @@
+"""The parent side of the agent (the language server's and the CLI's): start agent processes
+and keep a warm spare (:mod:`~kernel_lens.client.pool`), one process's life
+(:mod:`~kernel_lens.client.process`), the job framing (:mod:`~kernel_lens.client.framing`) and
+what a crashed or stuck agent left behind (:mod:`~kernel_lens.client.faults`).
+
+Standard library only (with the shared wire types): it runs in the server's interpreter, never
+imports torch, and is imported by :mod:`kernel_lens.lsp` and :mod:`kernel_lens.cli` — which import
+nothing else of the agent's.
+"""
+
+from kernel_lens.client.faults import (
+    StackFrame,
+    describe_exit,
+    failing_frame,
+    fault_frames,
+    where_text,
+)
+from kernel_lens.client.framing import read_message_line
+from kernel_lens.client.pool import AgentClient
+
+__all__ = [
+    "AgentClient",
+    "StackFrame",
+    "describe_exit",
+    "failing_frame",
+    "fault_frames",
+    "read_message_line",
+    "where_text",
+]

@@ -1,0 +1,513 @@
+"""The parent side of the agent boundary, for the server and the CLI: a fresh agent per job.
+
+Every job runs on its own agent process, so nothing of the user's (modules, cwd, ``sys.path``,
+environment, monkeypatches, threads, GPU memory) survives into the next job. It stays warm: a
+*spare* agent (torch imported, the profiler started once, CUDA initialised) is started ahead of
+the click by :meth:`AgentClient.prewarm`, and again by each job once it has finished timing (the
+spare warms under ``SCHED_IDLE`` while a job runs); a job takes the spare and the used agent is
+killed with its process group. A crash (``os._exit``, a segfault, a CUDA fault), a hang past the
+timeout or a cancel costs that one job, and its error names the user's line that was running
+(from the agent's ``faulthandler`` output). Design and costs: docs/robustness.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import os
+import signal
+import socket
+from collections.abc import Callable
+from typing import Any
+
+from kernel_lens.agent.protocol import decode, encode  # until wire/ lands
+from kernel_lens.agent.types import ProfileError  # until wire/ lands
+from kernel_lens.client.faults import (
+    clip,
+    describe_exit,
+    failing_frame,
+    fault_frames,
+    where_text,
+)
+from kernel_lens.client.framing import error_from_message, read_message_line
+from kernel_lens.client.process import AgentProcess
+
+__all__ = ["AgentClient"]
+
+#: Progress stages after a profile's timing: the next spare may start warming meanwhile.
+_AFTER_TIMING = frozenset({"ops", "trace", "done"})
+#: Stages that time the function again later in the job (the spare waits for the end).
+_TIMED_LATE = frozenset({"compiled", "sweep"})
+#: The folder holding the ``kernel_lens`` package (``server/``, or the extension's bundled libs).
+_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _task_alive(task: asyncio.Task[AgentProcess] | None) -> bool:
+    """The task is starting an agent, or has started one that is alive."""
+    if task is None:
+        return False
+    if not task.done():
+        return True
+    return not task.cancelled() and task.exception() is None and task.result().alive
+
+
+def _machine_text(info: dict[str, Any]) -> str:
+    return f"torch {info.get('torch')}, cuda {info.get('cuda')}"
+
+
+def _same_machine(fresh: dict[str, Any], forked: dict[str, Any]) -> bool:
+    """Whether a forked agent has what the fresh agent had (torch, and CUDA where it was)."""
+    if not fresh:
+        return True
+    return bool(forked.get("torch")) == bool(fresh.get("torch")) and bool(
+        forked.get("cuda")
+    ) == bool(fresh.get("cuda"))
+
+
+class _SpareDuringJob:
+    """When the next spare may warm while a job runs: as soon as the job has finished timing
+    the function (or at once for a job that times nothing), never while it times; a template
+    still warming up is paused (``SIGSTOP``) meanwhile.
+
+    Args:
+        client: the client running the job.
+        method: the job's method.
+        stages: the job's stages (``None``: the default ones).
+    """
+
+    def __init__(self, client: AgentClient, method: str, stages: Any) -> None:
+        self._client = client
+        self._timed_late = method == "sweep" or bool(_TIMED_LATE & set(stages or ()))
+        self._generation = client._generation
+        self._early = client.spare and not self._timed_late
+        if self._early and method not in ("profile", "sweep"):
+            client._start_spare()  # nothing timed in this job
+        self._paused = method in ("profile", "sweep") and client._pause_template(True)
+
+    def at_stage(self, stage: str) -> None:
+        """The job reported progress at ``stage``."""
+        client = self._client
+        if stage in _AFTER_TIMING and not self._timed_late and self._paused:
+            self._paused = not client._pause_template(False)
+        if self._early and stage in _AFTER_TIMING and self._generation == client._generation:
+            client._start_spare()
+
+    def end(self) -> None:
+        """The job ended (however): a template paused for it goes on warming up."""
+        if self._paused:
+            self._client._pause_template(False)
+
+
+class AgentClient:
+    """Runs each job on a fresh agent process, with a warm spare ready ahead of the click.
+
+    Args:
+        argv_prefix: the command that starts Python (``[sys.executable]``, ``["ssh", "gpu",
+            "python3"]``); ``-m kernel_lens.agent`` is appended.
+        log: called with each line the agent writes to stderr (user prints, warnings).
+        local: the agent runs on this machine with this package's folder importable.
+        cwd: the agent's working directory (the workspace folder).
+        spare: keep a warm agent ready for the next job (started by :meth:`prewarm` and after
+            each job). ``False`` for a one-job client such as the CLI: nothing outlives it.
+    """
+
+    def __init__(
+        self,
+        argv_prefix: list[str],
+        log: Callable[[str], None],
+        *,
+        local: bool = True,
+        cwd: str | None = None,
+        spare: bool = True,
+    ) -> None:
+        self.argv_prefix = list(argv_prefix)
+        self.local = local
+        self.cwd = cwd
+        self.spare = spare
+        self._log = log
+        self._spare_task: asyncio.Task[AgentProcess] | None = None
+        self._spare_agent: AgentProcess | None = None
+        #: On a CPU-only local machine: a warm template that forks spares in milliseconds.
+        self._template: asyncio.Task[AgentProcess] | None = None
+        self._template_agent: AgentProcess | None = None
+        self._template_failures = 0
+        #: The ready line of the last fresh (not forked) agent: what a fork must match.
+        self._fresh_info: dict[str, Any] = {}
+        self._busy: AgentProcess | None = None
+        self._lock = asyncio.Lock()
+        self._ids = itertools.count(1)
+        #: Bumped by :meth:`kill`: a job that was running then starts no spare after it.
+        self._generation = 0
+        #: The ready line of the agent that ran the last job (python, torch, cuda, device).
+        self.info: dict[str, Any] = {}
+
+    @property
+    def running(self) -> bool:
+        """Whether an agent process (busy, spare, template or starting) is alive."""
+        if self._busy is not None and self._busy.alive:
+            return True
+        return _task_alive(self._spare_task) or _task_alive(self._template)
+
+    def _env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        # The server's folder (in the .vsix: bundled/libs with pygls, attrs, typing_extensions)
+        # must not shadow the user's packages in the agent: it goes last, via the boot line.
+        parts = [
+            p
+            for p in env.get("PYTHONPATH", "").split(os.pathsep)
+            if p and os.path.abspath(p) != _PACKAGE_ROOT
+        ]
+        if self.local:
+            if parts:
+                env["PYTHONPATH"] = os.pathsep.join(parts)
+            else:
+                env.pop("PYTHONPATH", None)
+        else:
+            env["PYTHONPATH"] = os.pathsep.join([*parts, _PACKAGE_ROOT])
+        env["PYTHONUNBUFFERED"] = "1"
+        return env
+
+    def _argv(self) -> list[str]:
+        if self.local:
+            # Appending (not prepending) the package's folder keeps the user's own site-packages
+            # first; no shell sits in between, so the one-line boot script is safe.
+            boot = (
+                "import sys; sys.path.append(sys.argv.pop(1)); "
+                "from kernel_lens.agent.__main__ import main; sys.exit(main())"
+            )
+            return [*self.argv_prefix, "-c", boot, _PACKAGE_ROOT]
+        return [*self.argv_prefix, "-m", "kernel_lens.agent"]
+
+    def _cwd(self) -> str | None:
+        return self.cwd if self.cwd and os.path.isdir(self.cwd) else None
+
+    async def _start_agent(self, agent: AgentProcess | None = None) -> AgentProcess:
+        agent = agent or AgentProcess(self._log)
+        template = self._template
+        if _task_alive(template) and template is not None and template.done():
+            try:
+                await agent.start_forked(template.result())
+                if _same_machine(self._fresh_info, agent.info):
+                    return agent
+                # A fork that lost what a fresh agent has (torch, CUDA): never fork again.
+                self._log(
+                    "agent template: a forked agent reported "
+                    f"{_machine_text(agent.info)} where a fresh one reported "
+                    f"{_machine_text(self._fresh_info)}; starting fresh agents from now on"
+                )
+                self._template_failures = 2
+                await agent.kill()
+                await self._stop_template()
+            except ProfileError as err:
+                self._log(f"agent template: {err.message}; starting a fresh agent")
+            agent.proc = None
+        await agent.start(self._argv(), self._env(), self._cwd())
+        self._fresh_info = dict(agent.info)
+        self._maybe_start_template(agent.info)
+        return agent
+
+    def _maybe_start_template(self, info: dict[str, Any]) -> None:
+        """Start the fork template once a local agent has shown a working torch.
+
+        Forking is how a warm, clean spare costs milliseconds instead of seconds. The template
+        never touches CUDA (a CUDA context does not survive a fork), so each forked spare creates
+        its own: on the H200 that is 0.3 s where a fresh process spends 9.6 s importing torch,
+        the profiler and triton (docs/robustness.md). ``KERNEL_LENS_FORK_TEMPLATE=0`` turns it
+        off; agents over ssh or srun (not local) always start fresh.
+        """
+        if not (self.local and self.spare and hasattr(socket, "send_fds")):
+            return
+        if os.environ.get("KERNEL_LENS_FORK_TEMPLATE", "1") == "0" or not info.get("torch"):
+            return
+        if _task_alive(self._template) or self._template_failures >= 2:
+            return
+        if self._template is not None:
+            self._template_failures += 1
+
+        template = self._template_agent = AgentProcess(self._log)
+        template.ready_timeout = 3600.0
+
+        async def start() -> AgentProcess:
+            await template.start(self._argv(), self._env(), self._cwd(), template=True)
+            return template
+
+        self._template = asyncio.ensure_future(start())
+        self._template.add_done_callback(lambda t: None if t.cancelled() else t.exception())
+
+    def _start_spare(self) -> None:
+        """Start a spare agent in the background unless one is starting or alive."""
+        task = self._spare_task
+        if task is not None:
+            if not task.done():
+                return
+            if not task.cancelled() and task.exception() is None and task.result().alive:
+                return
+        self._spare_agent = AgentProcess(self._log)
+        self._spare_task = asyncio.ensure_future(self._start_agent(self._spare_agent))
+        # A spare that fails to start is retried by the next job, which reports the error.
+        self._spare_task.add_done_callback(lambda t: None if t.cancelled() else t.exception())
+
+    def prewarm(self) -> None:
+        """Make sure a warm agent is starting or ready (non-blocking; needs a running loop)."""
+        if not self.spare:
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._start_spare()
+
+    async def _take_agent(self) -> AgentProcess:
+        """The ready spare, else a new agent (waited for)."""
+        task, self._spare_task = self._spare_task, None
+        spare, self._spare_agent = self._spare_agent, None
+        if task is not None:
+            if not task.done() and spare is not None:
+                spare.hurry()
+            try:
+                agent = await asyncio.shield(task)
+            except asyncio.CancelledError:
+                if not task.done():
+                    # Our caller was cancelled: the spare stays for the next job.
+                    self._spare_task, self._spare_agent = task, spare
+                    raise
+            except ProfileError:
+                pass  # started badly (e.g. a bad agent command): try once more, below
+            else:
+                if agent.alive:
+                    return agent
+        return await self._start_agent()
+
+    def _pause_template(self, pause: bool) -> bool:
+        """Stop (``SIGSTOP``) or continue a template that is still warming up.
+
+        A template warms up under ``SCHED_IDLE``, but on a small machine it would still take the
+        free core while a job times its function (and the job would say "busy machine").
+        """
+        template = self._template_agent
+        task = self._template
+        if template is None or template.proc is None or task is None:
+            return False
+        if pause and task.done():
+            return False
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(template.proc.pid, signal.SIGSTOP if pause else signal.SIGCONT)
+            return True
+        return False
+
+    async def _stop_template(self) -> None:
+        self._pause_template(False)
+        self._template_agent = None
+        template, self._template = self._template, None
+        if template is not None:
+            if not template.done():
+                template.cancel()
+                with contextlib.suppress(BaseException):
+                    await template
+            elif not template.cancelled() and template.exception() is None:
+                await template.result().kill()
+
+    async def kill(self) -> None:
+        """Stop every agent of this client (busy, spare, template), with their groups."""
+        self._generation += 1
+        await self._stop_template()
+        task, self._spare_task = self._spare_task, None
+        self._spare_agent = None
+        busy, self._busy = self._busy, None
+        if busy is not None:
+            await busy.kill()
+        if task is not None:
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+            elif not task.cancelled() and task.exception() is None:
+                await task.result().kill()
+
+    async def close(self) -> None:
+        """Stop everything, as at shutdown (the same as :meth:`kill`)."""
+        await self.kill()
+
+    async def run(
+        self,
+        params: dict[str, Any],
+        *,
+        timeout: float,
+        on_progress: Callable[[str, str], None] | None = None,
+        cancelled: asyncio.Event | None = None,
+        method: str = "profile",
+    ) -> dict[str, Any]:
+        """Run one job on a fresh agent and return its result object.
+
+        Raises:
+            ProfileError: the job's own error, or ``timeout``/``crash``/``cancelled``/``exit``/
+                ``interrupted``/``internal``; never another exception (but ``CancelledError``).
+        """
+        async with self._lock:
+            if cancelled is not None and cancelled.is_set():
+                raise ProfileError("cancelled", "cancelled before it started")
+            agent = await self._wait_cancellable(self._take_agent(), cancelled)
+            generation = self._generation
+            self._busy = agent
+            self.info = agent.info
+            try:
+                return await self._job(agent, params, timeout, on_progress, cancelled, method)
+            except ProfileError:
+                raise
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # any other failure is still one failed job
+                raise ProfileError(
+                    "internal", f"agent protocol error: {type(exc).__name__}: {exc}"
+                ) from None
+            finally:
+                self._busy = None
+                await agent.kill()
+                if self.spare and generation == self._generation:
+                    self._start_spare()
+                    # Nothing is being measured now: the spare may warm at normal priority.
+                    if self._spare_agent is not None:
+                        self._spare_agent.hurry()
+
+    async def _wait_cancellable(self, coro: Any, cancelled: asyncio.Event | None) -> AgentProcess:
+        """Await an agent start, giving up when ``cancelled`` is set."""
+        start: asyncio.Future[AgentProcess] = asyncio.ensure_future(coro)
+        if cancelled is None:
+            return await start
+        cancel_wait = asyncio.ensure_future(cancelled.wait())
+        both: set[asyncio.Future[Any]] = {start, cancel_wait}
+        try:
+            done, _ = await asyncio.wait(both, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            cancel_wait.cancel()
+        if start in done:
+            return start.result()
+        start.cancel()
+        with contextlib.suppress(BaseException):
+            agent = await start
+            await agent.kill()
+        raise ProfileError("cancelled", "cancelled while the agent was starting")
+
+    async def _job(
+        self,
+        agent: AgentProcess,
+        params: dict[str, Any],
+        timeout: float,
+        on_progress: Callable[[str, str], None] | None,
+        cancelled: asyncio.Event | None,
+        method: str,
+    ) -> dict[str, Any]:
+        """Send the job to ``agent`` and read its messages until its result or error."""
+        proc = agent.proc
+        assert proc is not None and proc.stdin is not None and proc.stdout is not None
+        job_id = next(self._ids)
+        path = params.get("path") if isinstance(params.get("path"), str) else None
+        agent.flush_suppressed()
+        try:
+            # ``timeout`` lets the agent dump its stack just before the deadline.
+            proc.stdin.write(
+                encode({"id": job_id, "method": method, "params": params, "timeout": timeout})
+            )
+            await proc.stdin.drain()
+        except (BrokenPipeError, ConnectionResetError):
+            raise ProfileError("crash", "the agent closed its input") from None
+        spare = _SpareDuringJob(self, method, params.get("stages"))
+        deadline = asyncio.get_running_loop().time() + timeout
+        cancel_wait = asyncio.ensure_future(
+            cancelled.wait() if cancelled is not None else asyncio.Event().wait()
+        )
+        try:
+            while True:
+                message = await self._next_message(agent, deadline, cancel_wait, timeout, path)
+                if message.get("id") != job_id:
+                    continue
+                if "progress" in message:
+                    progress = message["progress"]
+                    stage = str(progress.get("stage"))
+                    spare.at_stage(stage)
+                    if on_progress is not None:
+                        on_progress(stage, str(progress.get("message")))
+                elif "result" in message:
+                    result: dict[str, Any] = message["result"]
+                    return result
+                elif "error" in message:
+                    raise error_from_message(message["error"])
+        finally:
+            cancel_wait.cancel()
+            spare.end()
+
+    async def _next_message(
+        self,
+        agent: AgentProcess,
+        deadline: float,
+        cancel_wait: asyncio.Future[Any],
+        timeout: float,
+        path: str | None,
+    ) -> dict[str, Any]:
+        """The agent's next message, read until ``deadline`` unless the job is cancelled first.
+
+        Raises:
+            ProfileError: ``cancelled``, ``timeout``, ``crash`` (the agent's output ended) or
+                ``internal`` (a message that is not a JSON object, or one too large).
+        """
+        proc = agent.proc
+        assert proc is not None and proc.stdout is not None
+        read = asyncio.ensure_future(read_message_line(proc.stdout))
+        remaining = deadline - asyncio.get_running_loop().time()
+        done, _ = await asyncio.wait(
+            {read, cancel_wait},
+            timeout=max(remaining, 0),
+            return_when=asyncio.FIRST_COMPLETED,
+        )
+        if read not in done:
+            read.cancel()
+            if cancel_wait in done:
+                raise ProfileError("cancelled", "cancelled; the agent was stopped and will restart")
+            raise self._timeout_error(agent, timeout, path)
+        raw = read.result()
+        if not raw:
+            code = await proc.wait()
+            await agent.drain_stderr()
+            raise self._crash_error(agent, code, path)
+        try:
+            return decode(raw)
+        except ValueError as exc:
+            raise ProfileError(
+                "internal", f"the agent sent a malformed message: {clip(str(exc), 200)}"
+            ) from None
+
+    def _main_thread(self, agent: AgentProcess) -> int | None:
+        ident = agent.info.get("main_thread")
+        return ident if isinstance(ident, int) else None
+
+    def _timeout_error(self, agent: AgentProcess, timeout: float, path: str | None) -> ProfileError:
+        frames = fault_frames(agent.recent, main_thread=self._main_thread(agent))
+        frame = failing_frame(frames, path)
+        where = f", at line {frame.line} {where_text(frames, path)}" if frame else ""
+        if not frame and frames:
+            where = f", {where_text(frames)}"
+        return ProfileError(
+            "timeout",
+            f"no result after {timeout:g} s (kernelLens.timeoutSeconds){where}; "
+            "the agent was stopped and will restart for the next job",
+            frame.line if frame else None,
+        )
+
+    def _crash_error(self, agent: AgentProcess, code: int | None, path: str | None) -> ProfileError:
+        frames = fault_frames(agent.recent, main_thread=self._main_thread(agent))
+        frame = failing_frame(frames, path)
+        if frames:
+            fatal = next(
+                (x for x in reversed(agent.recent) if x.startswith("Fatal Python error")), ""
+            )
+            detail = f"{fatal + '; ' if fatal else ''}last frames {where_text(frames, path)}"
+        else:
+            detail = f"last output: {agent.tail_text()}"
+        return ProfileError(
+            "crash",
+            f"the agent process died during the job ({describe_exit(code)})"
+            + (f" at line {frame.line}" if frame else "")
+            + f"; {detail}",
+            frame.line if frame else None,
+        )

@@ -1,0 +1,357 @@
+"""One agent process, parent side: started (``python -m kernel_lens.agent``, or forked by a
+warm template over a socket), read until its ``ready`` line, its stderr pumped into the log
+(lines clipped, the recent ones kept for crash reports), used for one job and killed with its
+process group.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import os
+import re
+import signal
+import socket
+from collections.abc import Callable
+from typing import Any
+
+from kernel_lens.agent.protocol import decode  # until wire/ lands
+from kernel_lens.agent.types import ProfileError  # until wire/ lands
+from kernel_lens.client.faults import clip, describe_exit
+from kernel_lens.client.framing import (
+    HURRY,
+    MAX_LINE_CHARS,
+    MAX_LOG_LINES_PER_JOB,
+    START_TIMEOUT_S,
+    read_message_line,
+)
+
+__all__ = ["AgentProcess", "ForkedProc"]
+
+#: Lines of stderr kept for crash and timeout diagnostics (faulthandler prints up to 100 frames
+#: per thread).
+_RECENT_LINES = 1_000
+#: Kineto's start/stop trace lines (printed by some torch builds at every profile).
+_NOISE = re.compile(r"^USDT:.*SyncActivityProfilerHandler\.cpp:\d+\] profiler_(start|stop)$")
+
+
+class _PipeTransports:
+    """Closes the pipe transports of a forked agent (as ``Process._transport.close`` does)."""
+
+    def __init__(self, transports: list[asyncio.BaseTransport]) -> None:
+        self.transports = transports
+
+    def close(self) -> None:
+        for transport in self.transports:
+            with contextlib.suppress(Exception):
+                transport.close()
+
+
+class ForkedProc:
+    """An agent forked by the template: the subset of ``asyncio.subprocess.Process`` we use."""
+
+    def __init__(
+        self,
+        pid: int,
+        stdin: asyncio.StreamWriter,
+        stdout: asyncio.StreamReader,
+        stderr: asyncio.StreamReader,
+        exited: asyncio.Future[int],
+        transports: list[asyncio.BaseTransport],
+    ) -> None:
+        self.pid = pid
+        self.stdin = stdin
+        self.stdout = stdout
+        self.stderr = stderr
+        self._exited = exited
+        self._transport = _PipeTransports(transports)
+
+    @property
+    def returncode(self) -> int | None:
+        done = self._exited.done() and not self._exited.cancelled()
+        return self._exited.result() if done else None
+
+    async def wait(self) -> int:
+        return await asyncio.shield(self._exited)
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, signal.SIGKILL)
+
+
+async def _read_pipe(fd: int) -> tuple[asyncio.StreamReader, asyncio.BaseTransport]:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=1 << 20)
+    transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fd, "rb", buffering=0)
+    )
+    return reader, transport
+
+
+async def _write_pipe(fd: int) -> tuple[asyncio.StreamWriter, asyncio.BaseTransport]:
+    loop = asyncio.get_running_loop()
+    transport, protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, os.fdopen(fd, "wb", buffering=0)
+    )
+    writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    return writer, transport
+
+
+class AgentProcess:
+    """One agent process: started, warming, ready, then used for one job and killed."""
+
+    def __init__(self, log: Callable[[str], None]) -> None:
+        self._log = log
+        self.proc: asyncio.subprocess.Process | ForkedProc | None = None
+        self.info: dict[str, Any] = {}
+        #: A template's own state: its socket, spawn lock, spawned pids and exit futures.
+        self.sock: socket.socket | None = None
+        self._spawn_lock = asyncio.Lock()
+        self._spawned: asyncio.Queue[int] = asyncio.Queue()
+        self.exits: dict[int, asyncio.Future[int]] = {}
+        self._events_task: asyncio.Task[None] | None = None
+        #: Seconds to wait for ``ready`` (a template may be paused while jobs time: longer).
+        self.ready_timeout = START_TIMEOUT_S
+        self.recent: collections.deque[str] = collections.deque(maxlen=_RECENT_LINES)
+        self._stderr_task: asyncio.Task[None] | None = None
+        self._logged = 0
+        self._suppressed = 0
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.returncode is None
+
+    async def start(
+        self, argv: list[str], env: dict[str, str], cwd: str | None, *, template: bool = False
+    ) -> None:
+        """Start the process and wait for its ``ready`` line (it comes once the agent is warm).
+
+        With ``template``, the process is a fork template (see :meth:`spawn`).
+        """
+        pass_fds: tuple[int, ...] = ()
+        child: socket.socket | None = None
+        if template:
+            self.sock, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            env = {**env, "KERNEL_LENS_AGENT_TEMPLATE_FD": str(child.fileno())}
+            pass_fds = (child.fileno(),)
+        try:
+            self.proc = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=env,
+                cwd=cwd,
+                limit=1 << 20,
+                start_new_session=True,
+                pass_fds=pass_fds,
+            )
+        except OSError as exc:
+            raise ProfileError(
+                "crash", f"cannot start the agent {argv[0]!r}: {exc.strerror or exc}"
+            ) from None
+        finally:
+            if child is not None:
+                child.close()
+        await self._until_ready(" ".join(argv))
+        if template:
+            self._events_task = asyncio.ensure_future(self._template_events())
+
+    async def start_forked(self, template: AgentProcess) -> None:
+        """Start as a fork of ``template`` and wait for the ``ready`` line."""
+        self.proc = await template.spawn()
+        await self._until_ready("a fork of the agent template")
+
+    async def spawn(self) -> ForkedProc:
+        """(On a template) fork a new agent; its pipes are ours.
+
+        Raises:
+            ProfileError: the template is gone.
+        """
+        async with self._spawn_lock:
+            if self.sock is None or not self.alive:
+                raise ProfileError("crash", "the agent template is not running")
+            fds = [os.pipe() for _ in range(3)]  # (read, write) for stdin, stdout, stderr
+            theirs = [fds[0][0], fds[1][1], fds[2][1]]
+            try:
+                socket.send_fds(self.sock, [b"spawn"], theirs)
+            except OSError as exc:
+                for r, w in fds:
+                    os.close(r)
+                    os.close(w)
+                raise ProfileError("crash", f"the agent template is gone: {exc}") from None
+            for fd in theirs:
+                os.close(fd)
+            ours = [fds[0][1], fds[1][0], fds[2][0]]
+            transports: list[asyncio.BaseTransport] = []
+            try:
+                stdin, t_in = await _write_pipe(ours[0])
+                transports.append(t_in)
+                stdout, t_out = await _read_pipe(ours[1])
+                transports.append(t_out)
+                stderr, t_err = await _read_pipe(ours[2])
+                transports.append(t_err)
+                pid = await asyncio.wait_for(self._spawned.get(), 30)
+            except BaseException as exc:
+                # Closing our ends ends a child forked meanwhile (its input closes).
+                for transport in transports:
+                    transport.close()
+                for fd in ours[len(transports) :]:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+                if isinstance(exc, asyncio.TimeoutError):
+                    raise ProfileError("crash", "the agent template did not fork") from None
+                raise
+            exited = self.exits.setdefault(pid, asyncio.get_running_loop().create_future())
+            return ForkedProc(pid, stdin, stdout, stderr, exited, [t_in, t_out, t_err])
+
+    async def _template_events(self) -> None:
+        assert self.proc is not None and self.proc.stdout is not None
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                raw = await read_message_line(self.proc.stdout)
+            except Exception:
+                raw = b""
+            if not raw:
+                for future in self.exits.values():
+                    if not future.done():
+                        future.set_result(-signal.SIGKILL)
+                return
+            with contextlib.suppress(ValueError):
+                event = decode(raw)
+                pid = event.get("pid")
+                if not isinstance(pid, int):
+                    continue
+                if event.get("event") == "spawned":
+                    self._spawned.put_nowait(pid)
+                elif event.get("event") == "exit":
+                    future = self.exits.setdefault(pid, loop.create_future())
+                    code = event.get("code")
+                    if not future.done():
+                        future.set_result(code if isinstance(code, int) else -1)
+
+    async def _until_ready(self, what: str) -> None:
+        assert self.proc is not None
+        assert self.proc.stderr is not None and self.proc.stdout is not None
+        self._stderr_task = asyncio.ensure_future(self._pump_stderr(self.proc.stderr))
+        try:
+            raw = await asyncio.wait_for(read_message_line(self.proc.stdout), self.ready_timeout)
+        except asyncio.TimeoutError:
+            await self.kill()
+            raise ProfileError(
+                "timeout", f"the agent did not start within {self.ready_timeout:.0f} s"
+            ) from None
+        except BaseException:
+            await self.kill()
+            raise
+        if not raw:
+            code: int | None = None
+            with contextlib.suppress(asyncio.TimeoutError):
+                code = await asyncio.wait_for(self.proc.wait(), 5.0)
+            await self.drain_stderr()
+            await self.kill()
+            raise ProfileError(
+                "crash",
+                f"the agent ({what}) exited at start ({describe_exit(code)}): " + self.tail_text(),
+            )
+        try:
+            self.info = decode(raw)
+        except ValueError:
+            await self.kill()
+            raise ProfileError(
+                "crash", f"the agent ({what}) did not start: {clip(raw.decode(), 300)}"
+            ) from None
+
+    def hurry(self) -> None:
+        """Ask a spare that is still warming (under ``SCHED_IDLE``) to finish at normal priority."""
+        if self.proc is not None and self.proc.stdin is not None:
+            with contextlib.suppress(Exception):
+                self.proc.stdin.write(HURRY + b"\n")
+
+    def _line(self, raw: bytes, dropped: int) -> None:
+        text = raw.decode("utf-8", "replace").rstrip("\r")
+        if dropped:
+            text += f"… ({dropped} more bytes on this line)"
+        if _NOISE.match(text):
+            return
+        self.recent.append(text)
+        if self._logged < MAX_LOG_LINES_PER_JOB:
+            self._logged += 1
+            with contextlib.suppress(Exception):  # the log must never stop the reader
+                self._log(text)
+        else:
+            self._suppressed += 1
+
+    async def _pump_stderr(self, stream: asyncio.StreamReader) -> None:
+        # Chunks, not readline: one output line may be larger than any reader's limit, and a
+        # reader that stops lets the pipe fill until the agent blocks.
+        pending = bytearray()
+        dropped = 0
+        while True:
+            try:
+                chunk = await stream.read(1 << 16)
+            except (ConnectionError, OSError):
+                chunk = b""
+            if not chunk:
+                if pending or dropped:
+                    self._line(bytes(pending), dropped)
+                return
+            start = 0
+            while start <= len(chunk):
+                end = chunk.find(b"\n", start)
+                piece = chunk[start:] if end < 0 else chunk[start:end]
+                room = MAX_LINE_CHARS - len(pending)
+                if room > 0:
+                    pending += piece[:room]
+                dropped += max(0, len(piece) - max(room, 0))
+                if end < 0:
+                    break
+                self._line(bytes(pending), dropped)
+                pending.clear()
+                dropped = 0
+                start = end + 1
+
+    def flush_suppressed(self) -> None:
+        if self._suppressed:
+            with contextlib.suppress(Exception):
+                self._log(f"… {self._suppressed} more lines of output not shown")
+        self._logged = 0
+        self._suppressed = 0
+
+    def tail_text(self, n: int = 6) -> str:
+        lines = [line for line in self.recent if line.strip()]
+        return " | ".join(lines[-n:]) or "no output"
+
+    async def drain_stderr(self, seconds: float = 2.0) -> None:
+        """Wait (a little) for the rest of the agent's stderr once it has exited."""
+        if self._stderr_task is not None:
+            with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(self._stderr_task), seconds)
+
+    async def kill(self) -> None:
+        """Stop the process and its whole group (compilers, workers, user subprocesses)."""
+        proc = self.proc
+        if proc is None:
+            return
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(proc.wait(), 5.0)
+        await self.drain_stderr(0.5)
+        if self._stderr_task is not None:
+            self._stderr_task.cancel()
+        if self._events_task is not None:
+            self._events_task.cancel()
+        if self.sock is not None:
+            self.sock.close()
+        self.flush_suppressed()
+        # Close our ends of the pipes now rather than at garbage collection.
+        with contextlib.suppress(Exception):
+            transport = getattr(proc, "_transport", None)
+            if transport is not None:
+                transport.close()

@@ -82,9 +82,10 @@ def _windows(span: float, n: int = 20, seed: int = 12) -> list[tuple[float, floa
 
 
 def measure_kernel_lens(path: str) -> dict[str, Any]:
-    from kernel_lens.analysis.trace_columns import read_columns
-    from kernel_lens.analysis.trace_store import build_store, load_store, save_store
+    from kernel_lens.analysis.trace_store import build_store
     from kernel_lens.analysis.trace_summary import summarize_columns
+    from kernel_lens.traces.cache import load_store, save_store
+    from kernel_lens.traces.read import read_columns
 
     c0, t0 = time.process_time(), time.perf_counter()
     columns = read_columns(path)
@@ -123,12 +124,12 @@ def measure_kernel_lens(path: str) -> dict[str, Any]:
 def measure_server_open(path: str) -> dict[str, Any]:
     """What the language server does on a first open: the reading child process (its Python
     start and imports included), then the saved store mapped and its overview built."""
-    from kernel_lens.analysis.trace_store import load_store
+    from kernel_lens.traces.cache import load_store
 
     folder = os.path.join(tempfile.mkdtemp(prefix="kl-bench-open-"), "store")
     t0 = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "kernel_lens.analysis.trace_store", path, folder],
+        [sys.executable, "-m", "kernel_lens.traces.reader", path, folder],
         check=True,
         capture_output=True,
         env={**os.environ, "PYTHONPATH": str(ROOT / "server")},

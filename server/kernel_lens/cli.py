@@ -311,11 +311,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_trace_summarize(args: argparse.Namespace) -> int:
-    from kernel_lens.analysis.trace_summary import (
-        TraceError,
-        format_trace_summary,
-        summarize_file,
-    )
+    from kernel_lens.analysis.trace_summary import TraceError, format_trace_summary
+    from kernel_lens.traces.read import summarize_file
 
     try:
         # Read straight into columns (msgspec when installed; gzip too): 1M events in seconds.

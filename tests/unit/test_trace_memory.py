@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kernel_lens.analysis.trace_columns import TraceError
-from kernel_lens.lsp import traces
+from kernel_lens.traces import cache, readers
 
 H200 = Path(__file__).parents[1] / "data" / "h200" / "matmul_relu_trace.json"
 
@@ -17,28 +17,28 @@ H200 = Path(__file__).parents[1] / "data" / "h200" / "matmul_relu_trace.json"
 def test_the_json_size_of_a_gzipped_trace_is_read_from_its_trailer(tmp_path: Path) -> None:
     packed = tmp_path / "t.json.gz"
     packed.write_bytes(gzip.compress(H200.read_bytes()))
-    assert traces._json_size(str(packed), packed.stat().st_size) == H200.stat().st_size
-    assert traces._json_size(str(H200), H200.stat().st_size) == H200.stat().st_size
+    assert readers.json_size(str(packed), packed.stat().st_size) == H200.stat().st_size
+    assert readers.json_size(str(H200), H200.stat().st_size) == H200.stat().st_size
 
 
 def test_a_trace_bigger_than_the_free_memory_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     size = H200.stat().st_size
-    monkeypatch.setattr(traces, "_available_memory", lambda: size)  # less than 3x the JSON
+    monkeypatch.setattr(readers, "_available_memory", lambda: size)  # less than 3x the JSON
     with pytest.raises(TraceError, match=r"needs about .* GiB of memory .* available"):
-        traces._check_memory(str(H200), size)
-    monkeypatch.setattr(traces, "_available_memory", lambda: 100 * size)
-    traces._check_memory(str(H200), size)  # fits: no error
-    monkeypatch.setattr(traces, "_available_memory", lambda: None)  # unknown: try
-    traces._check_memory(str(H200), size)
+        readers.check_memory(str(H200), size)
+    monkeypatch.setattr(readers, "_available_memory", lambda: 100 * size)
+    readers.check_memory(str(H200), size)  # fits: no error
+    monkeypatch.setattr(readers, "_available_memory", lambda: None)  # unknown: try
+    readers.check_memory(str(H200), size)
 
 
 def test_the_cache_folder_follows_kernel_lens_cache_and_the_file_version(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("KERNEL_LENS_CACHE", str(tmp_path))
-    a = traces.cache_folder("/x/t.json", 10, 1)
+    a = cache.cache_folder("/x/t.json", 10, 1)
     assert a.startswith(str(tmp_path / "trace-columns") + "/")
-    assert a != traces.cache_folder("/x/t.json", 11, 1) != traces.cache_folder("/x/t.json", 10, 2)
-    assert a != traces.cache_folder("/y/t.json", 10, 1)
+    assert a != cache.cache_folder("/x/t.json", 11, 1) != cache.cache_folder("/x/t.json", 10, 2)
+    assert a != cache.cache_folder("/y/t.json", 10, 1)

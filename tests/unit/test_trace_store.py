@@ -15,9 +15,11 @@ import numpy as np
 import pytest
 from benchmarks.trace_synth import replicate_trace
 
-from kernel_lens.analysis.trace_columns import TraceColumns, columns_from_trace, read_columns
-from kernel_lens.analysis.trace_store import build_store, load_store, save_store
-from kernel_lens.analysis.trace_summary import load_trace, summarize_file, summarize_trace
+from kernel_lens.analysis.trace_columns import TraceColumns, columns_from_trace
+from kernel_lens.analysis.trace_store import build_store
+from kernel_lens.analysis.trace_summary import load_trace, summarize_trace
+from kernel_lens.traces.cache import load_store, save_store
+from kernel_lens.traces.read import read_columns, summarize_file
 from tests.unit.test_trace_equal import RECORDED, _odd_trace
 
 H200 = Path(__file__).parents[1] / "data" / "h200" / "matmul_relu_trace.json"
@@ -134,16 +136,16 @@ def test_the_overview_of_a_big_trace_shows_density_not_one_block_per_lane() -> N
 def test_the_typed_reader_is_used_when_msgspec_is_there_and_json_otherwise(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from kernel_lens.analysis import trace_columns
+    from kernel_lens.traces import read as trace_read
 
     pytest.importorskip("msgspec")
     raw = json.dumps(replicate_trace(load_trace(H200), 1000)).encode()
-    typed = trace_columns._columns_typed(raw, None)
+    typed = trace_read._columns_typed(raw, None)
     assert typed is not None  # a torch trace takes the fast path
-    assert trace_columns._columns_typed(json.dumps(_odd_trace()).encode(), None) is None
+    assert trace_read._columns_typed(json.dumps(_odd_trace()).encode(), None) is None
     # Without msgspec (the agent's interpreter may lack it) the file reads the same.
-    monkeypatch.setitem(sys.modules, "kernel_lens.analysis.trace_decode", None)
-    assert trace_columns._columns_typed(raw, None) is None
+    monkeypatch.setitem(sys.modules, "kernel_lens.traces.decode", None)
+    assert trace_read._columns_typed(raw, None) is None
     _same_columns(typed, columns_from_trace(json.loads(raw)))
 
 
@@ -154,10 +156,10 @@ def test_a_trace_read_by_several_processes_gives_the_same_columns(
     """Big traces are decoded by forked workers, each with its own code tables merged in file
     order: the columns (codes, tables, mixed int/str ids) equal the one-process reading."""
     pytest.importorskip("msgspec")
-    from kernel_lens.analysis import trace_columns
+    from kernel_lens.traces import read as trace_read
 
-    monkeypatch.setattr(trace_columns, "_PARALLEL_EVENTS", 100)
-    monkeypatch.setattr(trace_columns, "_CHUNK", 700)  # several chunks in each worker's range
+    monkeypatch.setattr(trace_read, "_PARALLEL_EVENTS", 100)
+    monkeypatch.setattr(trace_read, "_CHUNK", 700)  # several chunks in each worker's range
     monkeypatch.setenv("KERNEL_LENS_TRACE_WORKERS", str(workers))
     traces = {p.name: load_trace(p) for p in RECORDED}
     traces["replica.json"] = replicate_trace(traces["matmul_relu_trace.json"], 5000)
@@ -167,7 +169,7 @@ def test_a_trace_read_by_several_processes_gives_the_same_columns(
         path = tmp_path / name
         path.write_bytes(text)
         if len(trace["traceEvents"]) >= 100:
-            assert trace_columns._workers(len(trace["traceEvents"])) == workers
+            assert trace_read._workers(len(trace["traceEvents"])) == workers
         _same_columns(read_columns(path), columns_from_trace(json.loads(text)))
         assert summarize_file(path) == summarize_trace(json.loads(text))
 
@@ -184,18 +186,18 @@ def test_chunks_are_decoded_from_the_text_itself_which_is_put_back(
     separators turned into brackets for the time of the decoding), or from one copy when the
     text is immutable: the same columns either way, and the text is left as it was."""
     pytest.importorskip("msgspec")
-    from kernel_lens.analysis import trace_columns
+    from kernel_lens.traces import read as trace_read
 
-    monkeypatch.setattr(trace_columns, "_CHUNK", 37)  # chunk edges land everywhere
+    monkeypatch.setattr(trace_read, "_CHUNK", 37)  # chunk edges land everywhere
     trace = replicate_trace(load_trace(H200), 1500)
     text = json.dumps(trace, **layout).encode()
     expected = columns_from_trace(json.loads(text))
     in_place = bytearray(text)
-    got = trace_columns._columns_typed(in_place, None)
+    got = trace_read._columns_typed(in_place, None)
     assert got is not None
     _same_columns(got, expected)
     assert bytes(in_place) == text
-    copied = trace_columns._columns_typed(text, None)
+    copied = trace_read._columns_typed(text, None)
     assert copied is not None
     _same_columns(copied, expected)
 
@@ -208,17 +210,17 @@ def test_a_worker_that_dies_costs_speed_not_the_answer(
     pytest.importorskip("msgspec")
     import os
 
-    from kernel_lens.analysis import trace_columns
+    from kernel_lens.traces import read as trace_read
 
-    parent, decode = os.getpid(), trace_columns._decode_range
+    parent, decode = os.getpid(), trace_read._decode_range
 
     def dying(bounds: tuple[int, int]) -> dict[str, Any] | None:
         if os.getpid() != parent:
             os._exit(9)
         return decode(bounds)
 
-    monkeypatch.setattr(trace_columns, "_decode_range", dying)
-    monkeypatch.setattr(trace_columns, "_PARALLEL_EVENTS", 100)
+    monkeypatch.setattr(trace_read, "_decode_range", dying)
+    monkeypatch.setattr(trace_read, "_PARALLEL_EVENTS", 100)
     monkeypatch.setenv("KERNEL_LENS_TRACE_WORKERS", "3")
     trace = replicate_trace(load_trace(H200), 3000)
     path = tmp_path / "t.json"

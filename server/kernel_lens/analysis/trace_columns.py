@@ -1,4 +1,4 @@
-"""A Chrome trace's usable complete events as columns (numpy arrays), read fast from a file.
+"""A Chrome trace's usable complete events as columns (numpy arrays).
 
 `TraceColumns` holds one row per usable complete event (``ph == "X"`` with a finite ``ts`` and a
 finite, non-negative ``dur``), in file order; strings and ids are codes into small tables. Both
@@ -8,26 +8,19 @@ Two ways in:
 
 - `columns_from_trace` takes an already parsed trace (the agent's path: it has the trace object
   in memory) and reads it event by event with the exact rules of the summary.
-- `read_columns` reads a file (``.json`` or gzip): with ``msgspec`` installed it decodes straight
-  into small typed records that skip every field the summary and the timeline do not read (the
-  ``Input Dims`` and ``Concrete Inputs`` of CPU ops, the flow events' fields, …) with the garbage
-  collector paused, then builds the columns with vectorised numpy. Any event the typed decoder
-  cannot take (a string ``ts``, ``args`` that is not an object, a ``NaN``) makes it fall back to
-  the standard ``json`` parser and `columns_from_trace`, so the answer is the same either way.
-  ``msgspec`` is optional: the language server uses it when the interpreter has it.
+- `kernel_lens.traces.read.read_columns` reads a file fast (msgspec's typed records, forked
+  workers for big traces); it falls back to `parse_trace_bytes` and `columns_from_trace`, so the
+  answer is the same either way.
+
+Pure: no process is started and no memory is shared here (that is `kernel_lens.traces`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import gzip
 import math
-import mmap
 import os
-import pickle
-import signal
-import sys
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -44,9 +37,10 @@ __all__ = [
     "TraceError",
     "columns_from_trace",
     "gc_paused",
+    "grouping_key",
     "parse_trace_bytes",
-    "read_columns",
     "read_trace_bytes",
+    "trace_device_name",
 ]
 
 #: ``progress(fraction, message)``: how far reading a trace has got (0 to 1).
@@ -123,14 +117,15 @@ def _number(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _key(value: Any) -> int | str:
+def grouping_key(value: Any) -> int | str:
     """A pid, tid or stream id as a grouping key: ints stay ints, anything else a string."""
     if isinstance(value, int) and not isinstance(value, bool):
         return value
     return "" if value is None else str(value)
 
 
-def _device_name(trace: Mapping[str, Any]) -> str | None:
+def trace_device_name(trace: Mapping[str, Any]) -> str | None:
+    """The name of the trace's first device (``deviceProperties``), if it has one."""
     props = trace.get("deviceProperties")
     if isinstance(props, list) and props and isinstance(props[0], Mapping):
         name = props[0].get("name")
@@ -171,7 +166,7 @@ def _assemble(
     n = len(ts)
     cat_codes, cats = _codes(cat, lambda v: str(v))
     name_codes, names = _codes(name, lambda v: str(v))
-    key_codes, keys = _codes([*pid, *tid, *stream, *device], _key)
+    key_codes, keys = _codes([*pid, *tid, *stream, *device], grouping_key)
     return TraceColumns(
         cat=cat_codes,
         cats=tuple(cats),
@@ -224,10 +219,10 @@ def columns_from_trace(trace: Mapping[str, Any]) -> TraceColumns:
         name.append(str(ev.get("name", "")))
         ts.append(t)
         dur.append(d)
-        pid.append(_key(ev.get("pid")))
-        tid.append(_key(ev.get("tid")))
-        stream.append(_key(args.get("stream", ev.get("tid"))))
-        device.append(_key(args.get("device", ev.get("pid"))))
+        pid.append(grouping_key(ev.get("pid")))
+        tid.append(grouping_key(ev.get("tid")))
+        stream.append(grouping_key(args.get("stream", ev.get("tid"))))
+        device.append(grouping_key(args.get("device", ev.get("pid"))))
         ext.append(_number(args.get("External id")))
         corr.append(_number(args.get("correlation")))
         nbytes.append(int(_number(args.get("bytes")) or 0))
@@ -243,7 +238,7 @@ def columns_from_trace(trace: Mapping[str, Any]) -> TraceColumns:
         ext_id=np.array(ext, dtype=np.float64),
         corr=np.array(corr, dtype=np.float64),
         nbytes=np.array(nbytes, dtype=np.int64),
-        device_name=_device_name(trace),
+        device_name=trace_device_name(trace),
     )
 
 
@@ -297,406 +292,3 @@ def parse_trace_bytes(raw: bytes | bytearray, shown: str) -> dict[str, Any]:
             f"trace file {shown} has no 'traceEvents' list: not a torch.profiler Chrome trace"
         )
     return data
-
-
-class _Coder:
-    """Codes of hashable values (str, int, None) seen chunk by chunk, into one table."""
-
-    def __init__(self) -> None:
-        self.index: dict[Any, int] = {}
-        self.values: list[Any] = []
-
-    def _code(self, value: Any) -> int:
-        code = self.index.get(value)
-        if code is None:
-            code = self.index[value] = len(self.values)
-            self.values.append(value)
-        return code
-
-    def codes(self, values: list[Any]) -> I64:
-        if not values:
-            return np.zeros(0, dtype=np.int64)
-        array = np.empty(len(values), dtype=object)
-        array[:] = values
-        local, uniques = pd.factorize(array, use_na_sentinel=True)
-        table = [self._code(u) for u in uniques.tolist()] + [self._code(None)]
-        return np.asarray(table, dtype=np.int64)[np.asarray(local, dtype=np.int64)]
-
-    def finish(self, codes: I64, normalize: Callable[[Any], Any]) -> tuple[I64, list[Any]]:
-        """``codes`` into the table of distinct normalised values."""
-        normal = [normalize(v) for v in self.values]
-        array = np.empty(len(normal), dtype=object)
-        array[:] = normal
-        final, table = pd.factorize(array)
-        return np.asarray(final, dtype=np.int64)[codes], table.tolist()
-
-
-#: Events decoded into records at a time: bounds the memory the records take.
-_CHUNK = 100_000
-
-
-def _address(buffer: Any) -> int:
-    """Where ``buffer``'s bytes start in memory."""
-    return int(np.frombuffer(buffer, dtype=np.uint8).ctypes.data) if len(buffer) else 0
-
-
-#: Bytes that may stand between two events of the ``traceEvents`` array (or around them).
-_BETWEEN = frozenset(b" \t\r\n,[]")
-
-
-@contextmanager
-def _chunk_json(
-    raw: bytes | bytearray, events: Sequence[Any], first: int, last: int
-) -> Iterator[Any]:
-    """The JSON array of ``events[first:last]``: ``msgspec.Raw`` pieces of ``raw``.
-
-    msgspec decodes ``Raw`` values as views into the text they came from, so the events of a
-    chunk are one contiguous stretch of ``raw`` (with the commas and spaces between them). When
-    ``raw`` is a ``bytearray`` the byte before that stretch and the byte after it (a comma, a
-    space or a bracket of the array) are set to ``[`` and ``]`` while the chunk is decoded and
-    put back after: no copy at all. Else the stretch is copied once between brackets; pieces
-    that are not views of ``raw`` are joined.
-    """
-    base = _address(raw)
-    head, tail = memoryview(events[first]), memoryview(events[last - 1])
-    start = _address(head) - base
-    stop = _address(tail) - base + len(tail)
-    if not (0 < start < stop < len(raw) and raw[start] == 0x7B):  # {
-        yield b"[" + b",".join(events[first:last]) + b"]"
-        return
-    if isinstance(raw, bytearray) and raw[start - 1] in _BETWEEN and raw[stop] in _BETWEEN:
-        before, after = raw[start - 1], raw[stop]
-        raw[start - 1], raw[stop] = 0x5B, 0x5D  # [ ]
-        try:
-            with memoryview(raw)[start - 1 : stop + 1] as view:
-                yield view
-        finally:
-            raw[start - 1], raw[stop] = before, after
-        return
-    text = bytearray(stop - start + 2)
-    text[0], text[-1] = 0x5B, 0x5D
-    text[1:-1] = memoryview(raw)[start:stop]
-    yield text
-
-
-def _columns_typed(raw: bytes | bytearray, progress: Progress | None) -> TraceColumns | None:
-    """Columns by msgspec's typed decoding; None when msgspec is absent or the file is unusual.
-
-    The events are first cut out of the text as raw JSON (cheap views), then decoded into
-    records ``_CHUNK`` at a time; each chunk's columns are kept and its records dropped, so the
-    records never hold more than one chunk of the trace.
-    """
-    try:
-        from kernel_lens.analysis.trace_decode import (
-            EVENTS_DECODER,
-            LAZY_DECODER,
-            UNSET,
-            DecodeError,
-        )
-    except ImportError:
-        return None
-    try:
-        with gc_paused():
-            lazy = LAZY_DECODER.decode(raw)
-    except DecodeError:
-        return None
-    events = lazy.traceEvents
-    cats, names, keys = _Coder(), _Coder(), _Coder()
-    parts: dict[str, list[Any]] = {k: [] for k in _PARTS}
-    workers = _workers(len(events))
-    if workers > 1:
-        # Big traces: the chunks are decoded by forked workers (each with its own code tables,
-        # merged here in file order); the raw events are shared with them copy-on-write.
-        merged = _parallel_chunks(raw, events, workers, parts, cats, names, keys, progress)
-        if not merged:
-            return None
-    else:
-        for first in range(0, len(events), _CHUNK):
-            if progress:
-                progress(0.15 + 0.5 * first / len(events), f"reading events {first:,}…")
-            try:
-                last = min(len(events), first + _CHUNK)
-                with gc_paused(), _chunk_json(raw, events, first, last) as text:
-                    chunk = EVENTS_DECODER.decode(text)
-            except DecodeError:  # incl. ValidationError: an event the typed records cannot hold
-                return None
-            with gc_paused():
-                _chunk_columns(chunk, parts, cats, names, keys, UNSET)
-            del chunk
-    del events, lazy.traceEvents
-    if progress:
-        progress(0.65, "building columns")
-    joined = {k: np.concatenate(v) if v else np.zeros(0) for k, v in parts.items()}
-    n = len(joined["ts"])
-    cat, cat_table = cats.finish(joined["cat"].astype(np.int64, copy=False), str)
-    name, name_table = names.finish(joined["name"].astype(np.int64, copy=False), str)
-    key_codes = np.concatenate(
-        [joined[k].astype(np.int64, copy=False) for k in ("pid", "tid", "stream", "device")]
-    )
-    key, key_table = keys.finish(key_codes, _key)
-    return TraceColumns(
-        cat=cat,
-        cats=tuple(cat_table),
-        name=name,
-        names=tuple(name_table),
-        ts=joined["ts"].astype(np.float64, copy=False),
-        dur=joined["dur"].astype(np.float64, copy=False),
-        pid=key[:n],
-        tid=key[n : 2 * n],
-        stream=key[2 * n : 3 * n],
-        device=key[3 * n :],
-        keys=tuple(key_table),
-        ext_id=joined["ext_id"].astype(np.float64, copy=False),
-        corr=joined["corr"].astype(np.float64, copy=False),
-        nbytes=joined["nbytes"].astype(np.int64, copy=False),
-        device_name=_device_name({"deviceProperties": lazy.deviceProperties}),
-    )
-
-
-_PARTS = ("cat", "name", "ts", "dur", "pid", "tid", "stream", "device", "ext_id", "corr", "nbytes")
-#: Events from which a trace is decoded by several processes (below, one is faster).
-_PARALLEL_EVENTS = 400_000
-#: The raw events a forked worker reads (set just before the fork, cleared after).
-_SHARED: list[Any] = []
-#: The text those events are views of.
-_SHARED_RAW: list[bytes | bytearray] = []
-
-
-def _workers(n_events: int) -> int:
-    """How many processes decode a trace of ``n_events``: one below :data:`_PARALLEL_EVENTS`,
-    off Linux, or with ``KERNEL_LENS_TRACE_WORKERS=1``; else up to the
-    CPUs this process may use (at most 4)."""
-    # Linux only: forking a process that has used macOS's system frameworks is not safe.
-    if n_events < _PARALLEL_EVENTS or not sys.platform.startswith("linux"):
-        return 1
-    wanted = os.environ.get("KERNEL_LENS_TRACE_WORKERS")
-    if wanted is not None:
-        try:
-            return max(1, int(wanted))
-        except ValueError:
-            return 1
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        cpus = os.cpu_count() or 1
-    return max(1, min(4, cpus))
-
-
-def _decode_range(bounds: tuple[int, int]) -> dict[str, Any] | None:
-    """In a worker: the columns of events ``[first, last)`` with the worker's own code tables
-    (``None``: an event the typed records cannot hold)."""
-    from kernel_lens.analysis.trace_decode import EVENTS_DECODER, UNSET, DecodeError
-
-    first, last = bounds
-    cats, names, keys = _Coder(), _Coder(), _Coder()
-    parts: dict[str, list[Any]] = {k: [] for k in _PARTS}
-    for start in range(first, last, _CHUNK):
-        stop = min(last, start + _CHUNK)
-        try:
-            with gc_paused(), _chunk_json(_SHARED_RAW[0], _SHARED, start, stop) as text:
-                chunk = EVENTS_DECODER.decode(text)
-        except DecodeError:
-            return None
-        with gc_paused():
-            _chunk_columns(chunk, parts, cats, names, keys, UNSET)
-        del chunk
-    return {
-        "parts": {k: np.concatenate(v) if v else np.zeros(0) for k, v in parts.items()},
-        "cats": cats.values,
-        "names": names.values,
-        "keys": keys.values,
-    }
-
-
-#: The dtype of each part of the columns (8 bytes each: a worker's share is one block of them).
-_PART_DTYPES = {
-    key: np.float64 if key in ("ts", "dur", "ext_id", "corr") else np.int64 for key in _PARTS
-}
-
-
-def _fork_range(bounds: tuple[int, int], out: mmap.mmap) -> tuple[int, int]:
-    """Fork a worker that decodes ``_SHARED[first:last]`` into ``out`` (shared memory: each
-    part's values one after the other, ``last - first`` slots of 8 bytes per part) and pickles
-    its row count and code tables to a pipe. Returns (its pid, the pipe's read end)."""
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid:
-        os.close(write_fd)
-        return pid, read_fd
-    code = 1  # the worker: it never returns from here
-    try:
-        os.close(read_fd)
-        result = _decode_range(bounds)
-        tables: dict[str, Any] | None = None
-        if result is not None:
-            n, slots = len(result["parts"]["ts"]), bounds[1] - bounds[0]
-            for k, key in enumerate(_PARTS):
-                shared = np.frombuffer(out, _PART_DTYPES[key], count=n, offset=k * slots * 8)
-                shared[:] = result["parts"][key]
-            tables = {"n": n, "cats": result["cats"], "names": result["names"],
-                      "keys": result["keys"]}  # fmt: skip
-        with os.fdopen(write_fd, "wb") as f:
-            pickle.dump(tables, f, protocol=pickle.HIGHEST_PROTOCOL)
-        code = 0
-    finally:
-        os._exit(code)
-
-
-def _parallel_chunks(
-    raw: bytes | bytearray,
-    events: list[Any],
-    workers: int,
-    parts: dict[str, list[Any]],
-    cats: _Coder,
-    names: _Coder,
-    keys: _Coder,
-    progress: Progress | None,
-) -> bool:
-    """Decode ``events`` (views of ``raw``) in ``workers`` processes, contiguous ranges in file
-    order, and append their columns to ``parts`` with codes into ``cats``/``names``/``keys``.
-    False when an event cannot be decoded or a worker failed (the caller falls back to the json
-    path).
-
-    The first range is decoded here while forked workers decode the others, reading the raw
-    events copy-on-write and writing their columns into shared memory: only their code tables
-    go through a pipe (no pool, no pickled arrays).
-    """
-    step = -(-len(events) // workers)
-    ranges = [(i, min(len(events), i + step)) for i in range(0, len(events), step)]
-    if progress:
-        progress(0.15, f"reading {len(events):,} events in {len(ranges)} processes…")
-    outs = [mmap.mmap(-1, max(1, (b - a) * 8 * len(_PARTS))) for a, b in ranges[1:]]
-    forked: list[tuple[int, int]] = []
-    results: list[dict[str, Any] | None] = []
-    _SHARED[:] = events
-    _SHARED_RAW[:] = [raw]
-    try:
-        for bounds, out in zip(ranges[1:], outs, strict=True):
-            forked.append(_fork_range(bounds, out))
-        results.append(_decode_range(ranges[0]))
-        while forked:
-            pid, fd = forked[0]
-            with os.fdopen(fd, "rb") as f:
-                try:
-                    tables = pickle.load(f)
-                except (EOFError, pickle.UnpicklingError):
-                    tables = None
-            forked.pop(0)
-            _, status = os.waitpid(pid, 0)
-            (a, b), out = ranges[len(results)], outs[len(results) - 1]
-            if tables is None or status != 0:
-                results.append(None)
-                continue
-            results.append({
-                "parts": {
-                    key: np.frombuffer(out, _PART_DTYPES[key], count=tables["n"],
-                                       offset=k * (b - a) * 8)
-                    for k, key in enumerate(_PARTS)
-                },
-                **{t: tables[t] for t in ("cats", "names", "keys")},
-            })  # fmt: skip
-    finally:
-        _SHARED.clear()
-        _SHARED_RAW.clear()
-        for pid, fd in forked:  # left by an error here: stop them
-            with contextlib.suppress(OSError):
-                os.close(fd)
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(pid, 0)
-    if any(r is None for r in results):
-        return False
-    for result in results:
-        assert result is not None
-        remaps = {
-            field: np.asarray([coder._code(v) for v in result[field]] or [0], dtype=np.int64)
-            for field, coder in (("cats", cats), ("names", names), ("keys", keys))
-        }
-        got = result["parts"]
-        for key in _PARTS:
-            column = got[key]
-            if key == "cat":
-                column = remaps["cats"][column.astype(np.int64, copy=False)]
-            elif key == "name":
-                column = remaps["names"][column.astype(np.int64, copy=False)]
-            elif key in ("pid", "tid", "stream", "device"):
-                column = remaps["keys"][column.astype(np.int64, copy=False)]
-            parts[key].append(column)
-    return True
-
-
-def _chunk_columns(
-    events: list[Any],
-    parts: dict[str, list[Any]],
-    cats: _Coder,
-    names: _Coder,
-    keys: _Coder,
-    unset: Any,
-) -> None:
-    """Append the columns of one chunk of decoded events to ``parts``."""
-    ts = np.array([e.ts for e in events], dtype=np.float64)
-    dur = np.array([e.dur for e in events], dtype=np.float64)
-    is_x = np.array([e.ph == "X" for e in events], dtype=bool)
-    with np.errstate(invalid="ignore"):
-        keep = is_x & np.isfinite(ts) & np.isfinite(dur) & (dur >= 0)
-    rows = np.flatnonzero(keep)
-    kept = events if len(rows) == len(events) else [events[i] for i in rows.tolist()]
-    args = [e.args for e in kept]
-    nbytes = np.array([None if a is None else a.bytes for a in args], dtype=np.float64)
-    nbytes[~np.isfinite(nbytes)] = 0.0
-    tid = [e.tid for e in kept]
-    pid = [e.pid for e in kept]
-    parts["ts"].append(ts[rows])
-    parts["dur"].append(dur[rows])
-    parts["ext_id"].append(
-        np.array([None if a is None else a.external_id for a in args], dtype=np.float64)
-    )
-    parts["corr"].append(
-        np.array([None if a is None else a.correlation for a in args], dtype=np.float64)
-    )
-    parts["nbytes"].append(nbytes.astype(np.int64, copy=False))
-    parts["cat"].append(cats.codes([e.cat for e in kept]))
-    parts["name"].append(names.codes([e.name for e in kept]))
-    pid_codes, tid_codes = keys.codes(pid), keys.codes(tid)
-    parts["pid"].append(pid_codes)
-    parts["tid"].append(tid_codes)
-    # stream and device default to tid and pid; only device events name them in args.
-    # (Two spelled-out comprehensions: an attribute read is much cheaper than getattr.)
-    streams = [i for i, a in enumerate(args) if a is not None and a.stream is not unset]
-    stream_codes = tid_codes.copy()
-    if streams:
-        stream_codes[streams] = keys.codes([args[i].stream for i in streams])
-    devices = [i for i, a in enumerate(args) if a is not None and a.device is not unset]
-    device_codes = pid_codes.copy()
-    if devices:
-        device_codes[devices] = keys.codes([args[i].device for i in devices])
-    parts["stream"].append(stream_codes)
-    parts["device"].append(device_codes)
-
-
-def read_columns(path: str | os.PathLike[str], progress: Progress | None = None) -> TraceColumns:
-    """Read a trace file (``.json`` or gzip) straight into columns.
-
-    Args:
-        path: the trace file.
-        progress: told how far the reading has got.
-
-    Raises:
-        TraceError: the file is missing or unreadable, is not valid JSON, or is not a trace.
-    """
-    shown = os.fspath(path)
-    if progress:
-        progress(0.0, "reading the file")
-    raw = read_trace_bytes(path)
-    if progress:
-        progress(0.1, f"parsing {len(raw) / 1e6:.0f} MB of JSON")
-    columns = _columns_typed(raw, progress)
-    if columns is not None:
-        return columns
-    trace = parse_trace_bytes(raw, shown)
-    del raw
-    if progress:
-        progress(0.55, "building columns")
-    with gc_paused():
-        return columns_from_trace(trace)

@@ -5,21 +5,15 @@ one for the CUDA runtime, one per GPU stream), depth by depth, sorted by start, 
 maximum of the ends beside them. A window is then two binary searches per (lane, depth) and a
 vectorised merge of the events shorter than a pixel (`TraceStore.timeline`); nothing is redone
 per event in Python. The store is built once from `TraceColumns` (`build_store`), together with
-the trace's summary, and can be saved to a folder (``.npy`` columns, read back memory-mapped, and
-a ``meta.json``) so that a second open of an unchanged file is near-instant (`save_store`,
-`load_store`). ``python -m kernel_lens.analysis.trace_store TRACE FOLDER`` builds and saves one
-in a child process, printing its progress as JSON lines (the language server runs it so that a
-big trace never holds the server's interpreter); with ``--serve`` it takes ``TRACE`` and
-``FOLDER`` from a JSON line on stdin, after its imports (the server keeps one such spare waiting).
+the trace's summary. Saving it to a folder (``.npy`` columns read back memory-mapped, and a
+``meta.json``) and the reader process that builds one are `kernel_lens.traces`.
 
-Pure: numpy and pandas, no process is started here. Times are µs from the trace's first event.
+Pure: numpy and pandas, no process is started and no file is written here. Times are µs from the
+trace's first event.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,12 +23,9 @@ import pandas as pd
 
 from kernel_lens.analysis.line_attribution import LINE_RANGE_RE
 from kernel_lens.analysis.names import short_kernel_name
-from kernel_lens.analysis.trace_columns import Progress, TraceColumns, TraceError, read_columns
+from kernel_lens.analysis.trace_columns import Progress, TraceColumns
 
-__all__ = ["FORMAT", "TraceStore", "build_store", "load_store", "save_store"]
-
-#: Version of the saved layout; a folder saved with another is rebuilt.
-FORMAT = 2
+__all__ = ["ARRAYS", "TraceStore", "build_store"]
 
 _CPU = frozenset({"cpu_op", "user_annotation", "python_function"})
 _RUNTIME = frozenset({"cuda_runtime", "cuda_driver"})
@@ -43,7 +34,8 @@ _LANE_ORDER = {"cpu": 0, "runtime": 1, "gpu": 2}
 #: A merged block never reaches over more than this many positions of the resolution: the
 #: overview of a dense lane reads as its density along the time axis, not as one block.
 _MAX_MERGE_POSITIONS = 16
-_ARRAYS = ("start", "end", "dur", "reach", "name", "label", "cat", "line", "self_dur")
+#: The store's per-row columns (what `kernel_lens.traces.cache` saves as ``.npy`` files).
+ARRAYS = ("start", "end", "dur", "reach", "name", "label", "cat", "line", "self_dur")
 #: How many names a lane's "most time" lists.
 _TOP = 3
 
@@ -521,120 +513,3 @@ def _lookup(keys: F64, values: I64, *, last: bool) -> Any:
         return np.where(k[at] == query, v[at], -1)
 
     return get
-
-
-def save_store(store: TraceStore, folder: str) -> None:
-    """Write ``store`` to ``folder`` (created; ``meta.json`` written last, as the mark of a
-    complete folder)."""
-    os.makedirs(folder, exist_ok=True)
-    np.save(os.path.join(folder, "segments.npy"), store.segments)
-    for field in _ARRAYS:
-        np.save(os.path.join(folder, f"{field}.npy"), getattr(store, field))
-    meta = {
-        "format": FORMAT,
-        "span_us": store.span_us,
-        "event_count": store.event_count,
-        "lanes": list(store.lanes),
-        "strings": list(store.strings),
-        "cats": list(store.cats),
-        "summary": store.summary,
-    }
-    tmp = os.path.join(folder, "meta.json.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(meta, f)
-    os.replace(tmp, os.path.join(folder, "meta.json"))
-
-
-def load_store(folder: str) -> TraceStore | None:
-    """A store saved by `save_store` (columns memory-mapped), or None when the folder is missing,
-    incomplete or of another format."""
-    try:
-        with open(os.path.join(folder, "meta.json"), encoding="utf-8") as f:
-            meta = json.load(f)
-        if meta.get("format") != FORMAT:
-            return None
-        arrays = {
-            field: np.load(os.path.join(folder, f"{field}.npy"), mmap_mode="r")
-            for field in ("segments", *_ARRAYS)
-        }
-    except (OSError, ValueError):
-        return None
-    return TraceStore(
-        span_us=float(meta["span_us"]),
-        event_count=int(meta["event_count"]),
-        lanes=tuple(meta["lanes"]),
-        strings=tuple(meta["strings"]),
-        cats=tuple(meta["cats"]),
-        summary=meta["summary"],
-        **arrays,
-    )
-
-
-def _main(argv: list[str]) -> int:
-    """``TRACE FOLDER``: read TRACE, build its store with its summary, save it in FOLDER.
-
-    Prints JSON lines: ``{"progress": 0..1, "message"}`` while working, then ``{"done":
-    FOLDER}`` or ``{"error": message}`` (exit code 1).
-    """
-    from kernel_lens.analysis.trace_summary import summarize_columns
-
-    path, folder = argv
-
-    def say(obj: dict[str, Any]) -> None:
-        sys.stdout.write(json.dumps(obj) + "\n")
-        sys.stdout.flush()
-
-    def progress(fraction: float, message: str) -> None:
-        say({"progress": round(fraction, 3), "message": message})
-
-    try:
-        columns = read_columns(path, progress)
-        progress(0.7, "summarising")
-        summary = summarize_columns(columns).to_json()
-        store = build_store(columns, summary=summary, progress=progress)
-        del columns
-        progress(0.95, "saving the columns")
-        save_store(store, folder)
-    except TraceError as exc:
-        say({"error": str(exc)})
-        return 1
-    except MemoryError:
-        say({"error": f"{path} is too large to read in this machine's memory"})
-        return 1
-    say({"done": folder})
-    return 0
-
-
-def _serve() -> int:
-    """``--serve``: import what reading takes, say ``{"ready": true}``, then read the one
-    ``{"path", "folder"}`` line
-    that comes on stdin as `_main` would (the language server keeps such a process waiting, so
-    a trace's reading does not wait for Python's start-up and these imports). Exits without
-    reading when stdin closes first (the server went)."""
-    import contextlib
-
-    import kernel_lens.analysis.trace_summary  # noqa: F401
-
-    with contextlib.suppress(ImportError):
-        import kernel_lens.analysis.trace_decode  # noqa: F401 (msgspec, when it is there)
-    sys.stdout.write(json.dumps({"ready": True}) + "\n")
-    sys.stdout.flush()
-    line = sys.stdin.readline()
-    if not line.strip():
-        return 0
-    try:
-        job = json.loads(line)
-        path, folder = str(job["path"]), str(job["folder"])
-    except (ValueError, KeyError, TypeError):
-        sys.stdout.write(json.dumps({"error": f"not a reading job: {line.strip()[:200]}"}) + "\n")
-        return 1
-    return _main([path, folder])
-
-
-if __name__ == "__main__":
-    code = _serve() if sys.argv[1:] == ["--serve"] else _main(sys.argv[1:])
-    # The answer is out (stdout flushed): exit without freeing the trace's millions of objects
-    # one by one, which the server would wait for.
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)

@@ -30,7 +30,6 @@ from kernel_lens.analysis.trace_columns import (
     TraceError,
     columns_from_trace,
     parse_trace_bytes,
-    read_columns,
     read_trace_bytes,
 )
 
@@ -47,7 +46,6 @@ __all__ = [
     "format_trace_summary",
     "load_trace",
     "summarize_columns",
-    "summarize_file",
     "summarize_trace",
 ]
 
@@ -222,15 +220,6 @@ def summarize_trace(trace: Mapping[str, Any], *, top: int = 20) -> TraceSummary:
         TraceError: `trace` has no `traceEvents` list.
     """
     return summarize_columns(columns_from_trace(trace), top=top)
-
-
-def summarize_file(path: str | os.PathLike[str], *, top: int = 20) -> TraceSummary:
-    """Summarise a trace file (`.json` or gzip) read straight into columns (`read_columns`).
-
-    Raises:
-        TraceError: the file cannot be read as a trace.
-    """
-    return summarize_columns(read_columns(path), top=top)
 
 
 def summarize_columns(columns: TraceColumns, *, top: int = 20) -> TraceSummary:

@@ -1,6 +1,7 @@
 """msgspec's typed records of a Chrome trace: only the fields the summary and timeline read.
 
-Imported only when msgspec is installed (`trace_columns.read_columns` falls back without it).
+Imported only when msgspec is installed (`kernel_lens.traces.read.read_columns` falls back
+without it).
 Every other field (CPU ops' ``Input Dims`` and ``Concrete Inputs``, kernels' grid and registers,
 flow events' ids, …) is skipped by the decoder, never made into Python objects.
 """

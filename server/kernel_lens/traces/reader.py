@@ -1,0 +1,88 @@
+"""The reader process: ``python -m kernel_lens.traces.reader TRACE FOLDER`` reads one trace
+file into a `TraceStore` with its summary and saves it in ``FOLDER``, printing its progress as
+JSON lines; with ``--serve`` it first imports what reading takes, says ``{"ready": true}``, then
+takes ``TRACE`` and ``FOLDER`` from one JSON line on stdin (the language server keeps one such
+spare waiting, :mod:`kernel_lens.traces.readers`). It reads one trace and exits, giving its
+memory back; a big trace's parse never holds the server's interpreter.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+from kernel_lens.analysis.trace_columns import TraceError
+from kernel_lens.analysis.trace_store import build_store
+from kernel_lens.analysis.trace_summary import summarize_columns
+from kernel_lens.traces.cache import save_store
+from kernel_lens.traces.read import read_columns
+
+__all__ = ["main"]
+
+
+def main(argv: list[str]) -> int:
+    """``TRACE FOLDER``: read TRACE, build its store with its summary, save it in FOLDER.
+
+    Prints JSON lines: ``{"progress": 0..1, "message"}`` while working, then ``{"done":
+    FOLDER}`` or ``{"error": message}`` (exit code 1).
+    """
+    path, folder = argv
+
+    def say(obj: dict[str, Any]) -> None:
+        sys.stdout.write(json.dumps(obj) + "\n")
+        sys.stdout.flush()
+
+    def progress(fraction: float, message: str) -> None:
+        say({"progress": round(fraction, 3), "message": message})
+
+    try:
+        columns = read_columns(path, progress)
+        progress(0.7, "summarising")
+        summary = summarize_columns(columns).to_json()
+        store = build_store(columns, summary=summary, progress=progress)
+        del columns
+        progress(0.95, "saving the columns")
+        save_store(store, folder)
+    except TraceError as exc:
+        say({"error": str(exc)})
+        return 1
+    except MemoryError:
+        say({"error": f"{path} is too large to read in this machine's memory"})
+        return 1
+    say({"done": folder})
+    return 0
+
+
+def _serve() -> int:
+    """``--serve``: import what reading takes, say ``{"ready": true}``, then read the one
+    ``{"path", "folder"}`` line
+    that comes on stdin as `main` would (the language server keeps such a process waiting, so
+    a trace's reading does not wait for Python's start-up and these imports). Exits without
+    reading when stdin closes first (the server went)."""
+    import contextlib
+
+    with contextlib.suppress(ImportError):
+        import kernel_lens.traces.decode  # noqa: F401 (msgspec, when it is there)
+    sys.stdout.write(json.dumps({"ready": True}) + "\n")
+    sys.stdout.flush()
+    line = sys.stdin.readline()
+    if not line.strip():
+        return 0
+    try:
+        job = json.loads(line)
+        path, folder = str(job["path"]), str(job["folder"])
+    except (ValueError, KeyError, TypeError):
+        sys.stdout.write(json.dumps({"error": f"not a reading job: {line.strip()[:200]}"}) + "\n")
+        return 1
+    return main([path, folder])
+
+
+if __name__ == "__main__":
+    code = _serve() if sys.argv[1:] == ["--serve"] else main(sys.argv[1:])
+    # The answer is out (stdout flushed): exit without freeing the trace's millions of objects
+    # one by one, which the server would wait for.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
+from kernel_lens.lsp.dispatch import Dispatcher
 from kernel_lens.lsp.report import _publish_hints, ncu_line_for_kernel
 from kernel_lens.lsp.state import DocumentStore
 
@@ -90,6 +91,7 @@ class Server:
         self.documents = DocumentStore()
         self.workspace = SimpleNamespace(text_documents={URI: object()})
         self.published: list[types.PublishDiagnosticsParams] = []
+        self.dispatcher = Dispatcher(self)  # type: ignore[arg-type]
 
     def text_document_publish_diagnostics(self, params: types.PublishDiagnosticsParams) -> None:
         self.published.append(params)
@@ -106,7 +108,8 @@ def test_each_opt_hint_is_a_diagnostic_on_the_launching_line() -> None:
     ls = Server()
     ncu = {"kernels": _rows("triton_square_small.ncu-rep")}
     count = _publish_hints(ls, URI, _source({42: LAUNCH}), "square_small", ncu)  # type: ignore[arg-type]
-    diagnostics = list(ls.documents(URI).diagnostics.values())
+    diagnostics = [d for group in ls.documents(URI).diagnostics.values() for d in group]
+    assert list(ls.documents(URI).diagnostics) == [("ncu", "square_small")]
     assert count == len(diagnostics) == 7
     assert ls.published[-1].diagnostics == diagnostics
     for d in diagnostics:
@@ -138,12 +141,16 @@ def test_several_kernels_in_one_report(three_ways: dict[str, Any]) -> None:
         URI,
         SimpleNamespace(qualname="f", state="ok", result=three_ways),  # type: ignore[arg-type]
     )
-    ls.documents(URI).diagnostics["<syntax>"] = types.Diagnostic(
-        range=types.Range(types.Position(0, 0), types.Position(0, 1)), message="kept"
-    )
-    ls.documents(URI).diagnostics["<ncu:f>9:0"] = types.Diagnostic(
-        range=types.Range(types.Position(0, 0), types.Position(0, 1)), message="stale"
-    )
+    ls.documents(URI).diagnostics[("syntax", "")] = [
+        types.Diagnostic(
+            range=types.Range(types.Position(0, 0), types.Position(0, 1)), message="kept"
+        )
+    ]
+    ls.documents(URI).diagnostics[("ncu", "f")] = [
+        types.Diagnostic(
+            range=types.Range(types.Position(0, 0), types.Position(0, 1)), message="stale"
+        )
+    ]
     fused = _rows("triton_fused_full.ncu-rep", first_id=1)[0]
     fused["line"] = 40
     mul = three_ways["lines"][1]["ops"][0]["kernels"][0]["name"]
@@ -161,9 +168,12 @@ def test_several_kernels_in_one_report(three_ways: dict[str, Any]) -> None:
     count = _publish_hints(ls, URI, source, "f", {"kernels": kernels})  # type: ignore[arg-type]
     entries = ls.documents(URI).diagnostics
     assert count == 11
-    assert "<ncu:f>9:0" not in entries and entries["<syntax>"].message == "kept"
-    ncu = {k: d for k, d in entries.items() if k.startswith("<ncu:f>")}
-    assert sorted(ncu) == sorted(f"<ncu:f>1:{i}" for i in range(11))
-    assert {d.range.start.line for d in ncu.values()} == {39}
-    assert all(d.message.startswith("triton_poi_fused_add_mul_relu_0: ") for d in ncu.values())
-    assert "PM Sampling Data" not in " ".join(d.message for d in ncu.values())
+    assert sorted(entries) == [("ncu", "f"), ("syntax", "")]
+    assert [d.message for d in entries[("syntax", "")]] == ["kept"]
+    ncu = entries[("ncu", "f")]
+    assert "stale" not in [d.message for d in ncu]
+    # Kernel 1's OPT hints, in order (kernels 2 and 3 have no line, kernel 4's is past the end).
+    assert [d.code for d in ncu] == [h["rule"] for h in fused["hints"] if h["kind"] == "OPT"]
+    assert {d.range.start.line for d in ncu} == {39}
+    assert all(d.message.startswith("triton_poi_fused_add_mul_relu_0: ") for d in ncu)
+    assert "PM Sampling Data" not in " ".join(d.message for d in ncu)

@@ -6,13 +6,18 @@ Modules, from the leaves up (each imports only modules above it in this list):
   ``settings``, ``results`` (a profile result placed on the current text);
 - ``state``: one :class:`~kernel_lens.lsp.state.DocumentState` per document in a store, bounded
   caches, running jobs;
-- ``language_server``: the server object that owns the settings, the state and the agent client;
-- ``common`` (URIs, documents' text, trust, errors the user reads, diagnostics, which function a
-  request is about), ``jobs`` (an agent job with progress and cancel), ``traces`` (trace files
-  read off the event loop);
+- ``feature`` (the hooks a feature has in the messages several features answer) and
+  ``dispatch`` (their one registration each, fanned out to the features' hooks);
+- ``language_server``: the server object that owns the settings, the state, the agent client
+  and the dispatcher;
+- ``common`` (URIs, documents' text, trust, errors the user reads, diagnostics keyed by
+  ``(source, key)``, which function a request is about), ``jobs`` (an agent job with progress and
+  cancel), ``traces`` (trace files read off the event loop);
 - feature modules, each with a ``setup(server)``: ``lifecycle``, ``code_lens``, ``hover``,
-  ``outline``, ``profiling``, ``generated``, ``report``, ``file_views``;
-- ``server``: :func:`~kernel_lens.lsp.server.create_server`, the list of feature modules.
+  ``outline``, ``profiling``, ``generated``, ``report``, ``file_views``, ``history``,
+  ``quick_fix``, ``notebooks``, ``timing_lint``;
+- ``server``: :func:`~kernel_lens.lsp.server.create_server`, the list of feature modules (in
+  any order).
 """
 
 # The agent's analysis needs pandas in the same interpreter. Importing it here makes the

@@ -34,6 +34,7 @@ from kernel_lens.analysis.lens_text import (
 from kernel_lens.analysis.scripts import SCRIPT_NAME, module_work_lines, script_summary_title
 from kernel_lens.history import History, HistoryError
 from kernel_lens.lsp.common import uri_to_path
+from kernel_lens.lsp.feature import LanguageFeature
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.protocol import (
     CMD_PROFILE,
@@ -47,7 +48,14 @@ from kernel_lens.lsp.protocol import (
 )
 from kernel_lens.lsp.results import Record, place
 
-__all__ = ["CMD_MORE_ACTIONS", "MAX_ROW_ACTIONS", "document_lenses", "more_actions", "setup"]
+__all__ = [
+    "CMD_MORE_ACTIONS",
+    "MAX_ROW_ACTIONS",
+    "CodeLenses",
+    "document_lenses",
+    "more_actions",
+    "setup",
+]
 
 TRUST_COMMAND = "workbench.trust.manage"
 #: The client's quick pick of a function's other actions (``extension/commands.ts``); its
@@ -410,10 +418,19 @@ def document_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.C
     return lenses
 
 
-def setup(ls: KernelLensServer) -> None:
-    """Register the code lens handler."""
+class CodeLenses(LanguageFeature):
+    """The lenses of a Python document (see :func:`document_lenses`)."""
 
-    @ls.feature(types.TEXT_DOCUMENT_CODE_LENS)
-    def code_lens(ls: KernelLensServer, params: types.CodeLensParams) -> list[types.CodeLens]:
-        doc = ls.workspace.get_text_document(params.text_document.uri)
-        return document_lenses(ls, doc.uri, doc.source)
+    name = "code_lens"
+
+    def __init__(self, ls: KernelLensServer) -> None:
+        self.ls = ls
+
+    def code_lens(self, params: types.CodeLensParams) -> list[types.CodeLens]:
+        doc = self.ls.workspace.get_text_document(params.text_document.uri)
+        return document_lenses(self.ls, doc.uri, doc.source)
+
+
+def setup(ls: KernelLensServer) -> None:
+    """Take part in ``textDocument/codeLens``."""
+    ls.dispatcher.add(CodeLenses(ls))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import unquote, urlparse
 
@@ -24,26 +25,30 @@ from kernel_lens.analysis.functions import (
 )
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.protocol import NOTIFY_STATUS, StatusParams, StatusState
+from kernel_lens.lsp.state import DiagnosticKey
 
 __all__ = [
     "SYNTAX_KEY",
+    "DiagnosticKey",
     "RequestFailed",
     "clear_diagnostics",
     "document_source",
     "failure_message",
     "is_trusted",
+    "publish_diagnostics",
     "refresh_lenses",
     "request_failed",
     "require_trusted",
     "resolve_target",
     "set_diagnostic",
+    "set_diagnostics",
     "status",
     "text_key",
     "uri_to_path",
 ]
 
 #: The diagnostic key of a syntax error found by a profile attempt.
-SYNTAX_KEY = "<syntax>"
+SYNTAX_KEY: DiagnosticKey = ("syntax", "")
 #: Longest error text put in a message or a result (an exception message can be megabytes).
 MAX_MESSAGE_CHARS = 2000
 
@@ -138,14 +143,18 @@ def status(ls: KernelLensServer, state: StatusState, message: str, uri: str | No
     ls.protocol.notify(NOTIFY_STATUS, StatusParams(state=state, message=message, uri=uri))  # type: ignore[arg-type]
 
 
-def _publish(ls: KernelLensServer, uri: str, entries: dict[str, types.Diagnostic]) -> None:
-    ls.text_document_publish_diagnostics(
-        types.PublishDiagnosticsParams(uri=uri, diagnostics=list(entries.values()))
-    )
+def publish_diagnostics(ls: KernelLensServer, uri: str) -> None:
+    """Publish the document's diagnostics (every key's, in the order the keys were set)
+    through the dispatcher (which may route them: a notebook's script onto its cells)."""
+    state = ls.documents.peek(uri)
+    entries = state.diagnostics if state is not None else {}
+    ls.dispatcher.publish_diagnostics(uri, [d for group in entries.values() for d in group])
 
 
-def set_diagnostic(ls: KernelLensServer, uri: str, key: str, diag: types.Diagnostic | None) -> None:
-    """Set (or with ``None`` remove) the document's diagnostic ``key`` and republish.
+def set_diagnostics(
+    ls: KernelLensServer, uri: str, key: DiagnosticKey, diagnostics: Sequence[types.Diagnostic]
+) -> None:
+    """Set the document's diagnostics of ``key`` (an empty list removes them) and republish.
 
     A document closed meanwhile (a job that ended after its file was closed) keeps no state
     and gets no Problems entry: an entry lives exactly as long as the result it is about.
@@ -154,23 +163,29 @@ def set_diagnostic(ls: KernelLensServer, uri: str, key: str, diag: types.Diagnos
         state = ls.documents.peek(uri)
         if state is not None:
             state.diagnostics.pop(key, None)
-        _publish(ls, uri, state.diagnostics if state is not None else {})
+        publish_diagnostics(ls, uri)
         return
     entries = ls.documents(uri).diagnostics
-    if diag is None:
-        entries.pop(key, None)
+    if diagnostics:
+        entries[key] = list(diagnostics)
     else:
-        entries[key] = diag
-    _publish(ls, uri, entries)
+        entries.pop(key, None)
+    publish_diagnostics(ls, uri)
 
 
-def clear_diagnostics(ls: KernelLensServer, uri: str, prefix: str = "") -> None:
-    """Drop the document's diagnostics whose key starts with ``prefix`` and republish."""
+def set_diagnostic(
+    ls: KernelLensServer, uri: str, key: DiagnosticKey, diag: types.Diagnostic | None
+) -> None:
+    """Set (or with ``None`` remove) the document's one diagnostic of ``key`` and republish."""
+    set_diagnostics(ls, uri, key, [] if diag is None else [diag])
+
+
+def clear_diagnostics(ls: KernelLensServer, uri: str) -> None:
+    """Drop all of the document's diagnostics and republish (none)."""
     state = ls.documents.peek(uri)
-    entries = state.diagnostics if state is not None else {}
-    for key in [k for k in entries if k.startswith(prefix)]:
-        del entries[key]
-    _publish(ls, uri, entries)
+    if state is not None:
+        state.diagnostics.clear()
+    publish_diagnostics(ls, uri)
 
 
 def resolve_target(

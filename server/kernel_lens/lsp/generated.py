@@ -19,13 +19,13 @@ from kernel_lens.agent.types import (
     ProfileRequest,
 )
 from kernel_lens.lsp.common import (
-    clear_diagnostics,
+    DiagnosticKey,
     document_source,
     refresh_lenses,
     request_failed,
     require_trusted,
     resolve_target,
-    set_diagnostic,
+    set_diagnostics,
     text_key,
     uri_to_path,
 )
@@ -46,8 +46,8 @@ from kernel_lens.lsp.protocol import (
 
 __all__ = ["setup"]
 
-#: Diagnostic keys of nvcc's errors start with this.
-NVCC_KEY = "<nvcc>"
+#: The key of nvcc's errors in the document's diagnostics.
+NVCC_KEY: DiagnosticKey = ("nvcc", "")
 
 
 def _file(ls: KernelLensServer, uri: str) -> tuple[str, str]:
@@ -159,9 +159,7 @@ async def inline_extension(ls: KernelLensServer, raw: Any) -> InlineResult:
             )
         if module.get("build_log"):
             ls.log(module["build_log"].rstrip())
-    clear_diagnostics(ls, params.uri, prefix=NVCC_KEY)
-    for i, diag in enumerate(diagnostics):
-        set_diagnostic(ls, params.uri, f"{NVCC_KEY}{i}", diag)
+    set_diagnostics(ls, params.uri, NVCC_KEY, diagnostics)
     return cast(InlineResult, result)
 
 

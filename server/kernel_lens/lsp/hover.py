@@ -11,11 +11,12 @@ from kernel_lens.analysis.functions import SourceSyntaxError, find_function
 from kernel_lens.analysis.lens_targets import lens_targets
 from kernel_lens.analysis.lens_text import code_span, hover_markdown
 from kernel_lens.analysis.scripts import SCRIPT_NAME
+from kernel_lens.lsp.feature import LanguageFeature
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.protocol import CMD_PROFILE
 from kernel_lens.lsp.results import place
 
-__all__ = ["document_hover", "setup"]
+__all__ = ["Hovers", "document_hover", "hover_at", "setup"]
 
 
 def _command_link(title: str, command: str, args: object) -> str:
@@ -80,14 +81,28 @@ def _script_hover(
     return hover_markdown(record.result, line0 + 1, word=word)
 
 
-def setup(ls: KernelLensServer) -> None:
-    """Register the hover handler."""
+def hover_at(ls: KernelLensServer, uri: str, position: types.Position) -> types.Hover | None:
+    """The hover of the document ``uri`` at ``position`` (Markdown), or ``None``."""
+    doc = ls.workspace.get_text_document(uri)
+    word = doc.word_at_position(position) or None
+    text = document_hover(ls, doc.uri, doc.source, position.line, word)
+    if text is None:
+        return None
+    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
 
-    @ls.feature(types.TEXT_DOCUMENT_HOVER)
-    def hover(ls: KernelLensServer, params: types.HoverParams) -> types.Hover | None:
-        doc = ls.workspace.get_text_document(params.text_document.uri)
-        word = doc.word_at_position(params.position) or None
-        text = document_hover(ls, doc.uri, doc.source, params.position.line, word)
-        if text is None:
-            return None
-        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
+
+class Hovers(LanguageFeature):
+    """The hover of a Python document (see :func:`document_hover`)."""
+
+    name = "hover"
+
+    def __init__(self, ls: KernelLensServer) -> None:
+        self.ls = ls
+
+    def hover(self, params: types.HoverParams) -> types.Hover | None:
+        return hover_at(self.ls, params.text_document.uri, params.position)
+
+
+def setup(ls: KernelLensServer) -> None:
+    """Take part in ``textDocument/hover``."""
+    ls.dispatcher.add(Hovers(ls))

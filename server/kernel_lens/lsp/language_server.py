@@ -1,6 +1,7 @@
 """The server object: pygls ``LanguageServer`` plus what Kernel Lens holds (settings, the
-document store, caches, the agent and the running jobs). Feature modules receive it; the
-assembly is :func:`kernel_lens.lsp.server.create_server`."""
+document store, caches, the agent, the running jobs and the dispatcher of the LSP messages that
+several features answer). Feature modules receive it; the assembly is
+:func:`kernel_lens.lsp.server.create_server`."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pygls.lsp.server import LanguageServer
 
 from kernel_lens import __version__
 from kernel_lens.client import AgentClient
+from kernel_lens.lsp.dispatch import Dispatcher
 from kernel_lens.lsp.protocol import server_converter
 from kernel_lens.lsp.settings import Settings
 from kernel_lens.lsp.state import DocumentStore, Job, TraceCaches
@@ -45,6 +47,8 @@ class KernelLensServer(LanguageServer):
         #: Progress token → running job (for cancel from the progress notification).
         self.jobs: dict[str, Job] = {}
         self._agent: AgentClient | None = None
+        #: The one registration of each LSP message that several features answer.
+        self.dispatcher = Dispatcher(self)
 
     @property
     def agent(self) -> AgentClient:

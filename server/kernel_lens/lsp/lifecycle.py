@@ -18,11 +18,12 @@ from kernel_lens.lsp.common import (
     refresh_lenses,
     set_diagnostic,
 )
+from kernel_lens.lsp.feature import LanguageFeature
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.protocol import NOTIFY_SET_TRUSTED
 from kernel_lens.lsp.traces import start_spare_reader, stop_spare_reader
 
-__all__ = ["pull_configuration", "setup"]
+__all__ = ["Documents", "pull_configuration", "setup"]
 
 
 async def pull_configuration(ls: KernelLensServer) -> None:
@@ -52,8 +53,46 @@ def prewarm(ls: KernelLensServer) -> None:
         ls.log(f"could not warm the agent: {exc}", types.MessageType.Warning)
 
 
+class Documents(LanguageFeature):
+    """Opened, changed and closed documents: a Python document warms the agent; an edit that
+    makes the text parse again drops the syntax error a profile found; a closed document's
+    state and diagnostics go."""
+
+    name = "lifecycle"
+
+    def __init__(self, ls: KernelLensServer) -> None:
+        self.ls = ls
+
+    def document_open(self, params: types.DidOpenTextDocumentParams) -> None:
+        if params.text_document.language_id == "python":
+            prewarm(self.ls)
+
+    def document_change(self, params: types.DidChangeTextDocumentParams) -> None:
+        ls = self.ls
+        uri = params.text_document.uri
+        state = ls.documents.peek(uri)
+        if state is None or state.syntax_error is None:
+            return
+        # A syntax error found by a profile goes away as soon as the text parses again.
+        try:
+            ast.parse(ls.workspace.get_text_document(uri).source)
+        except SyntaxError:
+            return
+        state.syntax_error = None
+        set_diagnostic(ls, uri, SYNTAX_KEY, None)
+        refresh_lenses(ls)
+
+    def document_close(self, params: types.DidCloseTextDocumentParams) -> None:
+        ls = self.ls
+        uri = params.text_document.uri
+        state = ls.documents.release(uri)
+        if state is not None and state.diagnostics:
+            clear_diagnostics(ls, uri)
+
+
 def setup(ls: KernelLensServer) -> None:
-    """Register the lifecycle handlers."""
+    """Register the lifecycle handlers, and the documents' part in the shared messages."""
+    ls.dispatcher.add(Documents(ls))
 
     @ls.feature(types.INITIALIZE)
     def initialize(ls: KernelLensServer, params: types.InitializeParams) -> None:
@@ -94,33 +133,6 @@ def setup(ls: KernelLensServer) -> None:
         ls.log(f"workspace trusted: {ls.settings.workspace_trusted}", types.MessageType.Info)
         refresh_lenses(ls)
         prewarm(ls)
-
-    @ls.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: KernelLensServer, params: types.DidOpenTextDocumentParams) -> None:
-        if params.text_document.language_id == "python":
-            prewarm(ls)
-
-    @ls.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(ls: KernelLensServer, params: types.DidChangeTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        state = ls.documents.peek(uri)
-        if state is None or state.syntax_error is None:
-            return
-        # A syntax error found by a profile goes away as soon as the text parses again.
-        try:
-            ast.parse(ls.workspace.get_text_document(uri).source)
-        except SyntaxError:
-            return
-        state.syntax_error = None
-        set_diagnostic(ls, uri, SYNTAX_KEY, None)
-        refresh_lenses(ls)
-
-    @ls.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(ls: KernelLensServer, params: types.DidCloseTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        state = ls.documents.release(uri)
-        if state is not None and state.diagnostics:
-            clear_diagnostics(ls, uri)
 
     @ls.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
     def cancel(ls: KernelLensServer, params: types.WorkDoneProgressCancelParams) -> None:

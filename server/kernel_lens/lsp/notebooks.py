@@ -24,7 +24,6 @@ Nothing runs in an untrusted workspace.
 
 from __future__ import annotations
 
-import inspect
 import logging
 import os
 import re
@@ -39,17 +38,25 @@ from kernel_lens.agent.types import ProfileError, ProfileRequest
 from kernel_lens.analysis.lens_text import error_lens_title, hover_markdown, line_lens_title
 from kernel_lens.analysis.notebook_script import Cell, NotebookScript, build_script, virtual_path
 from kernel_lens.lsp.code_lens import document_lenses
-from kernel_lens.lsp.common import failure_message, refresh_lenses, set_diagnostic, status
+from kernel_lens.lsp.common import (
+    DiagnosticKey,
+    failure_message,
+    refresh_lenses,
+    set_diagnostic,
+    status,
+)
+from kernel_lens.lsp.dispatch import PUBLISH_DIAGNOSTICS
+from kernel_lens.lsp.feature import LanguageFeature
 from kernel_lens.lsp.jobs import run_job
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.protocol import CMD_PROFILE, CMD_PROFILE_ALL, ProfileAllArgs, ProfileArgs
 
-__all__ = ["CELL_KEY", "NotebookStates", "cell_lenses", "setup", "sync_notebook"]
+__all__ = ["CELL_KEY", "NotebookStates", "Notebooks", "cell_lenses", "setup", "sync_notebook"]
 
 logger = logging.getLogger(__name__)
 
-#: Diagnostic key prefix of a Profile Cell failure (the cell's URI follows).
-CELL_KEY = "<cell>"
+#: The source of a Profile Cell failure's diagnostic key (the cell's URI is the key).
+CELL_KEY = "cell"
 PROFILE_CELL = "$(run-all) Profile Cell"
 TRUST_TITLE = "$(shield) Kernel Lens: trust this workspace to profile"
 TRUST_COMMAND = "workbench.trust.manage"
@@ -391,7 +398,7 @@ async def profile_cell(ls: KernelLensServer, cell_uri: str) -> dict[str, Any]:
     refresh_lenses(ls)
     path = unquote(urlparse(state.virtual_uri).path)
     request = ProfileRequest(path=path, text=text, script=True)
-    key = f"{CELL_KEY}{cell_uri}"
+    key: DiagnosticKey = (CELL_KEY, cell_uri)
     outcome: dict[str, Any]
     try:
         result = await run_job(
@@ -456,13 +463,95 @@ def _close(ls: KernelLensServer, notebook_uri: str, cell_uris: list[str]) -> Non
     ls.documents.release(state.virtual_uri)
     ls.workspace.remove_text_document(state.virtual_uri)
     for uri in cell_uris:
-        ls.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+        ls.dispatcher.publish_diagnostics(uri, [])
+
+
+#: What a notebook answers for its cells alone (everything else of a cell is a text document's).
+_CELL_METHODS = frozenset(
+    {types.TEXT_DOCUMENT_CODE_LENS, types.TEXT_DOCUMENT_HOVER, CMD_PROFILE, CMD_PROFILE_ALL}
+)
+
+
+class Notebooks(LanguageFeature):
+    """The cells' lenses, hovers and Profile commands (claimed from the other features: a cell
+    is answered from its notebook's virtual script), and the script's diagnostics, published
+    on the cells they belong to."""
+
+    name = "notebooks"
+
+    def __init__(self, ls: KernelLensServer) -> None:
+        self.ls = ls
+
+    def _is_cell(self, uri: str) -> bool:
+        return self.ls.workspace.get_notebook_document(cell_uri=uri) is not None
+
+    def claims(self, method: str, uri: str) -> bool:
+        if method == PUBLISH_DIAGNOSTICS:
+            state = states(self.ls).by_virtual.get(uri)
+            return state is not None and state.script is not None
+        return method in _CELL_METHODS and self._is_cell(uri)
+
+    def route_diagnostics(
+        self, uri: str, diagnostics: list[types.Diagnostic]
+    ) -> dict[str, list[types.Diagnostic]] | None:
+        state = states(self.ls).by_virtual.get(uri)
+        if state is None or state.script is None:
+            return None
+        return _map_diagnostics(state.script, diagnostics)
+
+    def code_lens(self, params: types.CodeLensParams) -> list[types.CodeLens] | None:
+        uri = params.text_document.uri
+        return cell_lenses(self.ls, uri) if self._is_cell(uri) else None
+
+    async def hover(self, params: types.HoverParams) -> types.Hover | None:
+        ls = self.ls
+        uri = params.text_document.uri
+        if not self._is_cell(uri):
+            return None
+        state = _state_of_cell(ls, uri)
+        line = (
+            state.script.to_script(uri, params.position.line + 1)
+            if state is not None and state.script is not None
+            else None
         )
+        if state is None or state.script is None or line is None:
+            return None
+        text = _cell_run_hover(ls, state, uri, line, params.position)
+        if text is not None:
+            return types.Hover(
+                contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text)
+            )
+        # Asked of the script at the mapped position, as any document's hover.
+        result = await ls.dispatcher.hover(
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=state.virtual_uri),
+                position=types.Position(line - 1, params.position.character),
+            ),
+            routed=False,
+        )
+        if isinstance(result, types.Hover):
+            result.range = None  # a script range means nothing in the cell
+            mapped = _state_of_cell(ls, uri)
+            if mapped is not None and isinstance(result.contents, types.MarkupContent):
+                result.contents.value = cell_places(mapped, result.contents.value)
+        return result
+
+    async def execute_command(self, command: str, args: Any) -> Any:
+        ls = self.ls
+        if command == CMD_PROFILE_ALL:
+            # Every function of the notebook: the same as on its virtual script.
+            state = _state_of_cell(ls, args.uri)
+            if state is not None:
+                args = ProfileAllArgs(uri=state.virtual_uri)
+            return await ls.dispatcher.execute_command(command, args, routed=False)
+        if args.script:
+            return await profile_cell(ls, args.uri)
+        return await ls.dispatcher.execute_command(command, _to_script_args(ls, args), routed=False)
 
 
 def setup(ls: KernelLensServer) -> None:
-    """Register notebook sync, and route cells' lenses, hovers, diagnostics and Profile Cell."""
+    """Register notebook sync; route cells' lenses, hovers, diagnostics and Profile Cell."""
+    ls.dispatcher.add(Notebooks(ls))
 
     @ls.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
     def did_open(ls: KernelLensServer, params: types.DidOpenNotebookDocumentParams) -> None:
@@ -475,96 +564,3 @@ def setup(ls: KernelLensServer) -> None:
     @ls.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
     def did_close(ls: KernelLensServer, params: types.DidCloseNotebookDocumentParams) -> None:
         _close(ls, params.notebook_document.uri, [c.uri for c in params.cell_text_documents])
-
-    features = ls.protocol.fm.features
-    lens_handler = features.get(types.TEXT_DOCUMENT_CODE_LENS)
-    hover_handler = features.get(types.TEXT_DOCUMENT_HOVER)
-
-    def is_cell(uri: str) -> bool:
-        return ls.workspace.get_notebook_document(cell_uri=uri) is not None
-
-    async def code_lens(params: types.CodeLensParams) -> list[types.CodeLens] | None:
-        uri = params.text_document.uri
-        if is_cell(uri):
-            return cell_lenses(ls, uri)
-        if lens_handler is None:
-            return None
-        found = lens_handler(params)
-        return await found if inspect.isawaitable(found) else found  # type: ignore[no-any-return]
-
-    async def hover(params: types.HoverParams) -> types.Hover | None:
-        uri = params.text_document.uri
-        if hover_handler is None:
-            return None
-        if is_cell(uri):
-            state = _state_of_cell(ls, uri)
-            line = (
-                state.script.to_script(uri, params.position.line + 1)
-                if state is not None and state.script is not None
-                else None
-            )
-            if state is None or state.script is None or line is None:
-                return None
-            text = _cell_run_hover(ls, state, uri, line, params.position)
-            if text is not None:
-                return types.Hover(
-                    contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text)
-                )
-            params = types.HoverParams(
-                text_document=types.TextDocumentIdentifier(uri=state.virtual_uri),
-                position=types.Position(line - 1, params.position.character),
-            )
-        found = hover_handler(params)
-        result = await found if inspect.isawaitable(found) else found
-        if isinstance(result, types.Hover):
-            result.range = None  # a script range means nothing in the cell
-            mapped = _state_of_cell(ls, uri) if is_cell(uri) else None
-            if mapped is not None and isinstance(result.contents, types.MarkupContent):
-                result.contents.value = cell_places(mapped, result.contents.value)
-        return result  # type: ignore[no-any-return]
-
-    if lens_handler is not None:
-        features[types.TEXT_DOCUMENT_CODE_LENS] = code_lens
-    if hover_handler is not None:
-        features[types.TEXT_DOCUMENT_HOVER] = hover
-
-    commands = ls.protocol.fm.commands
-    profile_handler = commands.get(CMD_PROFILE)
-
-    async def profile(args: ProfileArgs) -> Any:
-        if is_cell(args.uri):
-            if args.script:
-                return await profile_cell(ls, args.uri)
-            args = _to_script_args(ls, args)
-        if profile_handler is None:
-            return {"ok": False, "error": {"kind": "internal", "message": "no profile command"}}
-        return await profile_handler(args)
-
-    if profile_handler is not None:
-        commands[CMD_PROFILE] = profile
-
-    profile_all_handler = commands.get(CMD_PROFILE_ALL)
-
-    async def profile_all(args: ProfileAllArgs) -> Any:
-        if is_cell(args.uri):
-            # Every function of the notebook: the same as on its virtual script.
-            state = _state_of_cell(ls, args.uri)
-            if state is not None:
-                args = ProfileAllArgs(uri=state.virtual_uri)
-        assert profile_all_handler is not None
-        return await profile_all_handler(args)
-
-    if profile_all_handler is not None:
-        commands[CMD_PROFILE_ALL] = profile_all
-
-    publish = ls.text_document_publish_diagnostics
-
-    def publish_mapped(params: types.PublishDiagnosticsParams) -> None:
-        state = states(ls).by_virtual.get(params.uri)
-        if state is None or state.script is None:
-            publish(params)
-            return
-        for uri, diagnostics in _map_diagnostics(state.script, list(params.diagnostics)).items():
-            publish(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
-
-    ls.text_document_publish_diagnostics = publish_mapped  # type: ignore[method-assign]

@@ -19,6 +19,7 @@ from kernel_lens.analysis.lens_text import line_lens_title, summary_lens_title
 from kernel_lens.analysis.scripts import SCRIPT_NAME
 from kernel_lens.lsp.common import (
     SYNTAX_KEY,
+    DiagnosticKey,
     document_source,
     failure_message,
     refresh_lenses,
@@ -27,6 +28,7 @@ from kernel_lens.lsp.common import (
     status,
     uri_to_path,
 )
+from kernel_lens.lsp.feature import LanguageFeature
 from kernel_lens.lsp.history import record_profile
 from kernel_lens.lsp.jobs import run_job
 from kernel_lens.lsp.language_server import KernelLensServer
@@ -40,9 +42,14 @@ from kernel_lens.lsp.protocol import (
 )
 from kernel_lens.lsp.results import Record, function_text, script_info
 
-__all__ = ["profile_function", "profile_script", "setup"]
+__all__ = ["Profiling", "profile", "profile_all", "profile_function", "profile_script", "setup"]
 
 DIAGNOSTIC_SOURCE = "Kernel Lens"
+
+
+def _key(qualname: str) -> DiagnosticKey:
+    """The key of a function's (or the ``<script>``'s) failed profile in the diagnostics."""
+    return ("profile", qualname)
 
 
 def _error_diagnostic(err: ProfileError, lines: list[str], fallback_line: int) -> types.Diagnostic:
@@ -96,7 +103,7 @@ def _failed(
         uri, Record(qualname, state_name, snapshot, info.first_line, error=err.to_json())
     )
     if state_name == "error":
-        set_diagnostic(ls, uri, qualname, _error_diagnostic(err, lines, info.def_line))
+        set_diagnostic(ls, uri, _key(qualname), _error_diagnostic(err, lines, info.def_line))
         ls.log(f"{qualname}: {err}", types.MessageType.Error)
         if err.traceback:
             ls.log(err.traceback.rstrip())
@@ -109,7 +116,7 @@ def _failed(
                 )
             )
     else:
-        set_diagnostic(ls, uri, qualname, None)
+        set_diagnostic(ls, uri, _key(qualname), None)
         ls.log(f"{qualname}: cancelled", types.MessageType.Info)
     return {"ok": False, "function": qualname, "error": err.to_json()}
 
@@ -213,7 +220,7 @@ async def profile_function(
         inputs = result.get("inputs")
         if isinstance(inputs, dict) and inputs.get("args"):
             state.inputs[qualname] = inputs
-        set_diagnostic(ls, uri, qualname, None)
+        set_diagnostic(ls, uri, _key(qualname), None)
         timing = result.get("timing") or {}
         summary = (
             f"{qualname}: {timing.get('median_ms', 0):.4f} ms median "
@@ -253,7 +260,7 @@ async def profile_script(ls: KernelLensServer, uri: str) -> dict[str, Any]:
     else:
         result = ran["result"]
         ls.documents.put(uri, Record(SCRIPT_NAME, "ok", lines, 1, result=result))
-        set_diagnostic(ls, uri, SCRIPT_NAME, None)
+        set_diagnostic(ls, uri, _key(SCRIPT_NAME), None)
         script = result.get("script") or {}
         summary = (
             f"{name}: {float(script.get('wall_s') or 0):.3f} s wall, one run as __main__ "
@@ -269,48 +276,67 @@ async def profile_script(ls: KernelLensServer, uri: str) -> dict[str, Any]:
     return outcome
 
 
-def setup(ls: KernelLensServer) -> None:
-    """Register the profile commands."""
-
-    @ls.command(CMD_PROFILE)
-    async def profile(ls: KernelLensServer, args: ProfileArgs) -> dict[str, Any]:
-        if args.script:
-            return await profile_script(ls, args.uri)
-        function = args.function
-        if function is None and args.position is not None:
-            try:
-                source = document_source(ls, args.uri)
-            except ProfileError as err:
-                _warn(ls, f"Kernel Lens: {err.message}")
-                return {"ok": False, "error": err.to_json()}
-            try:
-                find_functions(source)
-            except SourceSyntaxError:
-                # Shown as a profile's syntax error is: a diagnostic and a lens.
-                return await profile_function(ls, args.uri, function=None, line0=args.position.line)
-            function = resolve_target(source, name=None, position=args.position)
-        return await profile_function(ls, args.uri, function=function, line0=args.line)
-
-    @ls.command(CMD_PROFILE_ALL)
-    async def profile_all(ls: KernelLensServer, args: ProfileAllArgs) -> list[dict[str, Any]]:
+async def profile(ls: KernelLensServer, args: ProfileArgs) -> dict[str, Any]:
+    """``kernelLens.profile``: a function (by name, line or cursor position) or the script."""
+    if args.script:
+        return await profile_script(ls, args.uri)
+    function = args.function
+    if function is None and args.position is not None:
         try:
             source = document_source(ls, args.uri)
         except ProfileError as err:
             _warn(ls, f"Kernel Lens: {err.message}")
-            return [{"ok": False, "error": err.to_json()}]
+            return {"ok": False, "error": err.to_json()}
         try:
-            # What has a Profile lens: no input factories, __init__, kernels or helpers.
-            names = [
-                t.info.qualname
-                for t in lens_targets(source, show_all=ls.settings.show_all_lenses)
-                if t.role == "profile"
-            ]
-        except SourceSyntaxError as exc:
-            return [await profile_function(ls, args.uri, function=None, line0=(exc.line or 1) - 1)]
-        outcomes = []
-        for name in names:
-            outcome = await profile_function(ls, args.uri, function=name, line0=None)
-            outcomes.append(outcome)
-            if (outcome.get("error") or {}).get("kind") in ("cancelled", "untrusted"):
-                break
-        return outcomes
+            find_functions(source)
+        except SourceSyntaxError:
+            # Shown as a profile's syntax error is: a diagnostic and a lens.
+            return await profile_function(ls, args.uri, function=None, line0=args.position.line)
+        function = resolve_target(source, name=None, position=args.position)
+    return await profile_function(ls, args.uri, function=function, line0=args.line)
+
+
+async def profile_all(ls: KernelLensServer, args: ProfileAllArgs) -> list[dict[str, Any]]:
+    """``kernelLens.profileAll``: every function of the document that has a Profile lens."""
+    try:
+        source = document_source(ls, args.uri)
+    except ProfileError as err:
+        _warn(ls, f"Kernel Lens: {err.message}")
+        return [{"ok": False, "error": err.to_json()}]
+    try:
+        # What has a Profile lens: no input factories, __init__, kernels or helpers.
+        names = [
+            t.info.qualname
+            for t in lens_targets(source, show_all=ls.settings.show_all_lenses)
+            if t.role == "profile"
+        ]
+    except SourceSyntaxError as exc:
+        return [await profile_function(ls, args.uri, function=None, line0=(exc.line or 1) - 1)]
+    outcomes = []
+    for name in names:
+        outcome = await profile_function(ls, args.uri, function=name, line0=None)
+        outcomes.append(outcome)
+        if (outcome.get("error") or {}).get("kind") in ("cancelled", "untrusted"):
+            break
+    return outcomes
+
+
+class Profiling(LanguageFeature):
+    """The owner of ``kernelLens.profile`` / ``kernelLens.profileAll`` (a notebook cell's go to
+    its notebook first: the dispatcher asks which feature claims the argument's document)."""
+
+    name = "profiling"
+    commands = {CMD_PROFILE: ProfileArgs, CMD_PROFILE_ALL: ProfileAllArgs}
+
+    def __init__(self, ls: KernelLensServer) -> None:
+        self.ls = ls
+
+    async def execute_command(self, command: str, args: Any) -> Any:
+        if command == CMD_PROFILE_ALL:
+            return await profile_all(self.ls, args)
+        return await profile(self.ls, args)
+
+
+def setup(ls: KernelLensServer) -> None:
+    """Own the profile commands."""
+    ls.dispatcher.add(Profiling(ls))

@@ -12,9 +12,10 @@ from lsprotocol import types
 from kernel_lens.agent.types import suggested_directive_in
 from kernel_lens.analysis.functions import NotInFunctionError, SourceSyntaxError, function_at
 from kernel_lens.analysis.inputs_directive import directive_from_inputs
+from kernel_lens.lsp.feature import LanguageFeature
 from kernel_lens.lsp.language_server import KernelLensServer
 
-__all__ = ["inputs_quick_fixes", "setup"]
+__all__ = ["QuickFixes", "inputs_quick_fixes", "setup"]
 
 TITLE = "Add an inputs directive above the def"
 TITLE_EARLIER = "Add an inputs directive above the def (shapes of the last run's inputs)"
@@ -68,21 +69,27 @@ def inputs_quick_fixes(
     return actions
 
 
-def setup(ls: KernelLensServer) -> None:
-    """Register ``textDocument/codeAction`` (the timing lint, registered after, merges its
-    own actions into this handler)."""
+class QuickFixes(LanguageFeature):
+    """``textDocument/codeAction``: the inputs directive for an ``inputs`` diagnostic."""
 
-    @ls.feature(
-        types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
-    )
-    async def code_action(
-        params: types.CodeActionParams,
-    ) -> list[types.Command | types.CodeAction]:
+    name = "quick_fix"
+    #: Fixes of an error go before the timing lint's suggestions.
+    order = 0
+
+    def __init__(self, ls: KernelLensServer) -> None:
+        self.ls = ls
+
+    def code_action(self, params: types.CodeActionParams) -> list[types.CodeAction]:
+        ls = self.ls
         uri = params.text_document.uri
         if uri not in ls.workspace.text_documents:
             return []
         source = ls.workspace.get_text_document(uri).source
         state = ls.documents.peek(uri)
         earlier = state.inputs if state is not None else None
-        return list(inputs_quick_fixes(uri, source, list(params.context.diagnostics), earlier))
+        return inputs_quick_fixes(uri, source, list(params.context.diagnostics), earlier)
+
+
+def setup(ls: KernelLensServer) -> None:
+    """Take part in ``textDocument/codeAction``."""
+    ls.dispatcher.add(QuickFixes(ls))

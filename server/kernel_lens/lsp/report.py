@@ -19,13 +19,12 @@ from kernel_lens.analysis.lens_text import inputs_args_text, inputs_text
 from kernel_lens.analysis.names import short_kernel_name
 from kernel_lens.analysis.param_edit import int_parameters, parameter_edits
 from kernel_lens.lsp.common import (
-    clear_diagnostics,
     document_source,
     failure_message,
     request_failed,
     require_trusted,
     resolve_target,
-    set_diagnostic,
+    set_diagnostics,
     status,
     uri_to_path,
 )
@@ -127,23 +126,19 @@ def _publish_hints(
     lines = source.splitlines()
     record = ls.documents.get(uri, qualname)
     profile = record.result if record and record.state == "ok" else None
-    clear_diagnostics(ls, uri, prefix=f"<ncu:{qualname}>")
-    count = 0
+    hints: list[types.Diagnostic] = []
     for k in ncu["kernels"]:
         line = ncu_line_for_kernel(k, profile)
         if line is None or not 1 <= line <= len(lines):
             continue
         text = lines[line - 1]
-        for i, hint in enumerate(h for h in k["hints"] if h["kind"] == "OPT"):
+        for hint in (h for h in k["hints"] if h["kind"] == "OPT"):
             gain = (
                 f" (est. {hint['speedup_type']} speedup {hint['speedup_pct']:.0f}%)"
                 if hint.get("speedup_pct")
                 else ""
             )
-            set_diagnostic(
-                ls,
-                uri,
-                f"<ncu:{qualname}>{k['id']}:{i}",
+            hints.append(
                 types.Diagnostic(
                     range=types.Range(
                         types.Position(line - 1, len(text) - len(text.lstrip())),
@@ -156,8 +151,8 @@ def _publish_hints(
                     code=hint["rule"],
                 ),
             )
-            count += 1
-    return count
+    set_diagnostics(ls, uri, ("ncu", qualname), hints)
+    return len(hints)
 
 
 def _function_of(ls: KernelLensServer, uri: str, name: str | None, position: Any) -> str:

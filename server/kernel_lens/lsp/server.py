@@ -1,10 +1,15 @@
-"""The server's assembly: :func:`create_server` builds the server object and registers every
-feature module, listed here (the one place that knows them all)."""
+"""The server's assembly: :func:`create_server` builds the server object, sets up every feature
+module, listed here (the one place that knows them all), then registers the LSP messages that
+several features answer, once each (:meth:`~kernel_lens.lsp.dispatch.Dispatcher.configure`).
+
+The order of :data:`FEATURES` does not matter: no feature wraps another's handler, and the
+dispatcher visits features in their own declared order (``tests/lsp/test_feature_order.py``
+sets them up reversed and shuffled and gets the same answers)."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from kernel_lens.lsp import (
     code_lens,
@@ -26,7 +31,7 @@ __all__ = ["FEATURES", "KernelLensServer", "create_server"]
 
 logger = logging.getLogger(__name__)
 
-#: Every feature module's ``setup``, in registration order.
+#: Every feature module's ``setup`` (in any order).
 FEATURES: list[Callable[[KernelLensServer], None]] = [
     lifecycle.setup,
     code_lens.setup,
@@ -37,18 +42,26 @@ FEATURES: list[Callable[[KernelLensServer], None]] = [
     report.setup,
     file_views.setup,
     history.setup,
-    quick_fix.setup,  # before timing_lint, which merges into its codeAction handler
-    notebooks.setup,  # after code_lens, hover and profiling, whose handlers it routes cells from
-    timing_lint.setup,  # last: it follows lifecycle's didOpen/didChange handlers
+    quick_fix.setup,
+    notebooks.setup,
+    timing_lint.setup,
 ]
 
 
-def create_server() -> KernelLensServer:
-    """Build the server and register every feature module (one module per feature)."""
+def create_server(
+    features: Sequence[Callable[[KernelLensServer], None]] = FEATURES,
+) -> KernelLensServer:
+    """Build the server, set up every feature module (one module per feature) and register
+    the shared LSP messages.
+
+    Args:
+        features: the feature modules' ``setup`` functions (default: :data:`FEATURES`).
+    """
     server = KernelLensServer()
-    for setup in FEATURES:
+    for setup in features:
         try:
             setup(server)
         except Exception:  # one broken feature must not take the others down
             logger.exception("feature %s failed to set up", setup.__module__)
+    server.dispatcher.configure()
     return server

@@ -20,6 +20,7 @@ from kernel_lens.lsp.results import Record
 
 __all__ = [
     "ASM_CACHE_SIZE",
+    "DiagnosticKey",
     "TRACE_CACHE_SIZE",
     "TIMELINE_CACHE_SIZE",
     "DocumentState",
@@ -31,6 +32,11 @@ __all__ = [
 
 K = TypeVar("K")
 V = TypeVar("V")
+
+#: A group of a document's diagnostics: ``(source, key)``, e.g. ``("profile", "square")``,
+#: ``("syntax", "")``, ``("ncu", "square")`` (one per hint), ``("nvcc", "")``, ``("lint", "")``,
+#: ``("cell", <cell URI>)``. A group is set and cleared as a whole: no key is matched by prefix.
+DiagnosticKey = tuple[str, str]
 
 #: Compiled kernels kept per document (one entry per kernel, arch and text version).
 ASM_CACHE_SIZE = 16
@@ -91,8 +97,8 @@ class DocumentState:
     Attributes:
         records: the last profile job per function (qualified name).
         syntax_error: the syntax error a profile attempt hit (a lens until a good profile).
-        diagnostics: the published diagnostics by key (function, ``<syntax>``, ``<nvcc>…``,
-            ``<ncu:function>…``).
+        diagnostics: the published diagnostics by :data:`DiagnosticKey` (each key's in a list),
+            in the order they were set (a key set again keeps its place).
         ncu: the last Nsight Compute result per function.
         sweeps: the last sweep result per function.
         asm: the agent's ``asm`` results by (kernel, arch, text digest), bounded.
@@ -102,7 +108,7 @@ class DocumentState:
 
     records: dict[str, Record] = field(default_factory=dict)
     syntax_error: dict[str, Any] | None = None
-    diagnostics: dict[str, types.Diagnostic] = field(default_factory=dict)
+    diagnostics: dict[DiagnosticKey, list[types.Diagnostic]] = field(default_factory=dict)
     ncu: dict[str, dict[str, Any]] = field(default_factory=dict)
     sweeps: dict[str, dict[str, Any]] = field(default_factory=dict)
     asm: LRU[tuple[str, int | None, str], dict[str, Any]] = field(

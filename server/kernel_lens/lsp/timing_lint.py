@@ -2,33 +2,32 @@
 "Profile this instead" code action on the function being timed.
 
 The findings come from :func:`kernel_lens.analysis.timing_lint.lint_timing`. They are published
-under their own keys (``<lint>…``) in the document's diagnostics, so a profile's error
+under their own key (:data:`LINT_KEY`) in the document's diagnostics, so a profile's error
 diagnostics and these never replace each other. The lint runs when a document is opened and,
-debounced, when it changes: ``didOpen`` / ``didChange`` are answered by ``lifecycle``, so this
-module runs after that handler (pygls keeps one handler per notification); the code action
-handler merges its actions with any other module's the same way.
+debounced, when it changes; its code actions join the quick fixes'. Both through the
+dispatcher's fan-out of ``didOpen`` / ``didChange`` / ``didClose`` / ``codeAction``
+(:mod:`kernel_lens.lsp.dispatch`), as every other feature's.
 """
 
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
-from collections.abc import Callable
-from typing import Any
 
 from lsprotocol import types
 
 from kernel_lens.analysis.timing_lint import TimingIssue, lint_timing
+from kernel_lens.lsp.common import DiagnosticKey, set_diagnostics
+from kernel_lens.lsp.feature import LanguageFeature
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.protocol import CMD_PROFILE
 
-__all__ = ["LINT_KEY", "SOURCE", "code_actions", "lint_diagnostics", "setup"]
+__all__ = ["LINT_KEY", "SOURCE", "TimingLint", "code_actions", "lint_diagnostics", "setup"]
 
 logger = logging.getLogger(__name__)
 
-#: The prefix of the lint's diagnostic keys in ``DocumentState.diagnostics``.
-LINT_KEY = "<lint>"
+#: The key of the lint's diagnostics in ``DocumentState.diagnostics``.
+LINT_KEY: DiagnosticKey = ("lint", "")
 #: The diagnostics' ``source``.
 SOURCE = "Kernel Lens"
 #: Seconds after the last change before the lint runs again.
@@ -98,120 +97,65 @@ def code_actions(uri: str, source: str, where: types.Range) -> list[types.CodeAc
 
 
 def _publish(ls: KernelLensServer, uri: str) -> None:
-    """Lint the open document and publish, merged with its other diagnostics (when changed)."""
+    """Lint the open document and publish, with its other diagnostics (when changed)."""
     if uri not in ls.workspace.text_documents:
         return
     document = ls.workspace.get_text_document(uri)
     if document.language_id not in (None, "python") and not uri.endswith(".py"):
         return
     found = lint_diagnostics(document.source)
-    entries = ls.documents(uri).diagnostics
-    old = {k: v for k, v in entries.items() if k.startswith(LINT_KEY)}
-    new = {f"{LINT_KEY}{i}": diag for i, diag in enumerate(found)}
-    if old == new:
+    if ls.documents(uri).diagnostics.get(LINT_KEY, []) == found:
         return
-    for key in old:
-        del entries[key]
-    entries.update(new)
-    ls.text_document_publish_diagnostics(
-        types.PublishDiagnosticsParams(uri=uri, diagnostics=list(entries.values()))
-    )
+    set_diagnostics(ls, uri, LINT_KEY, found)
 
 
-def _after(ls: KernelLensServer, method: str, handler: Callable[[Any], None]) -> None:
-    """Run ``handler(params)`` after the handler another module registered for ``method`` (or
-    alone when there is none)."""
-    features = ls.protocol.fm.features
-    first = features.get(method)
-    if first is None:
-        ls.feature(method)(handler)
-        return
+class TimingLint(LanguageFeature):
+    """The lint on open and (debounced) on change, and its "Profile this instead" actions."""
 
-    def then(params: Any) -> None:
-        try:
-            handler(params)
-        except Exception:  # the lint must never break the notification it follows
-            logger.exception("timing lint failed")
+    name = "timing_lint"
+    #: Its suggestions go after the quick fixes of errors.
+    order = 1
 
-    if inspect.iscoroutinefunction(first):
+    def __init__(self, ls: KernelLensServer) -> None:
+        self.ls = ls
+        self._pending: dict[str, asyncio.TimerHandle] = {}
 
-        async def both_async(params: Any) -> Any:
-            result = await first(params)
-            then(params)
-            return result
+    def document_open(self, params: types.DidOpenTextDocumentParams) -> None:
+        _publish(self.ls, params.text_document.uri)
 
-        features[method] = both_async
-        return
-
-    def both(params: Any) -> Any:
-        result = first(params)
-        then(params)
-        return result
-
-    features[method] = both
-
-
-def setup(ls: KernelLensServer) -> None:
-    """Register the lint on open and change, and the code action."""
-    pending: dict[str, asyncio.TimerHandle] = {}
-
-    def on_open(params: types.DidOpenTextDocumentParams) -> None:
-        _publish(ls, params.text_document.uri)
-
-    def on_change(params: types.DidChangeTextDocumentParams) -> None:
+    def document_change(self, params: types.DidChangeTextDocumentParams) -> None:
         uri = params.text_document.uri
-        handle = pending.pop(uri, None)
+        handle = self._pending.pop(uri, None)
         if handle is not None:
             handle.cancel()
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
-            _publish(ls, uri)
+            _publish(self.ls, uri)
             return
 
         def run() -> None:
-            pending.pop(uri, None)
+            self._pending.pop(uri, None)
             try:
-                _publish(ls, uri)
+                _publish(self.ls, uri)
             except Exception:
                 logger.exception("timing lint failed")
 
-        pending[uri] = loop.call_later(DEBOUNCE_S, run)
+        self._pending[uri] = loop.call_later(DEBOUNCE_S, run)
 
-    def on_close(params: types.DidCloseTextDocumentParams) -> None:
-        handle = pending.pop(params.text_document.uri, None)
+    def document_close(self, params: types.DidCloseTextDocumentParams) -> None:
+        handle = self._pending.pop(params.text_document.uri, None)
         if handle is not None:
             handle.cancel()
 
-    _after(ls, types.TEXT_DOCUMENT_DID_OPEN, on_open)
-    _after(ls, types.TEXT_DOCUMENT_DID_CHANGE, on_change)
-    _after(ls, types.TEXT_DOCUMENT_DID_CLOSE, on_close)
-
-    async def mine(params: types.CodeActionParams) -> list[types.CodeAction]:
+    def code_action(self, params: types.CodeActionParams) -> list[types.CodeAction]:
+        ls = self.ls
         uri = params.text_document.uri
         if uri not in ls.workspace.text_documents:
             return []
         return code_actions(uri, ls.workspace.get_text_document(uri).source, params.range)
 
-    features = ls.protocol.fm.features
-    other = features.get(types.TEXT_DOCUMENT_CODE_ACTION)
-    if other is None:
 
-        @ls.feature(
-            types.TEXT_DOCUMENT_CODE_ACTION,
-            types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
-        )
-        async def text_document_code_action(
-            params: types.CodeActionParams,
-        ) -> list[types.Command | types.CodeAction]:
-            return list(await mine(params))
-
-        return
-
-    async def merged(params: types.CodeActionParams) -> list[types.Command | types.CodeAction]:
-        theirs = other(params)
-        if inspect.isawaitable(theirs):
-            theirs = await theirs
-        return [*(theirs or []), *await mine(params)]
-
-    features[types.TEXT_DOCUMENT_CODE_ACTION] = merged
+def setup(ls: KernelLensServer) -> None:
+    """Take part in ``didOpen``, ``didChange``, ``didClose`` and ``codeAction``."""
+    ls.dispatcher.add(TimingLint(ls))

@@ -17,6 +17,7 @@ runtime call that launched it (``cuLaunchKernelEx``, ``cudaLaunchKernel``).
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -25,7 +26,15 @@ from typing import Any
 from kernel_lens.analysis.names import short_kernel_name
 
 __all__ = [
+    "BACKWARD_PREFIX",
     "LINE_RANGE_RE",
+    "REMAINDER_REASONS",
+    "Accounting",
+    "Attribution",
+    "BackwardPass",
+    "Remainder",
+    "attribute_trace",
+    "backward_node_name",
     "KernelStat",
     "LineOps",
     "OpStat",
@@ -105,15 +114,44 @@ class OpStat:
 
 
 @dataclass
+class BackwardPass:
+    """The backward pass that ran while one line ran (``loss.backward()``), per call.
+
+    Attributes:
+        device_us: device time of every kernel the pass launched, per call, in microseconds.
+        cpu_us: CPU time of the pass's autograd nodes, per call, in microseconds.
+        lines: the forward lines its work was attributed to.
+    """
+
+    device_us: float = 0.0
+    cpu_us: float = 0.0
+    lines: set[int] = field(default_factory=set)
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON."""
+        return {
+            "device_us": round(self.device_us, 3),
+            "cpu_us": round(self.cpu_us, 3),
+            "lines": sorted(self.lines),
+        }
+
+
+@dataclass
 class LineOps:
     """What one source line did, per call of the function.
 
     Attributes:
         line: 1-based line.
         cpu_us: time spent on the line (its ranges), per call, in microseconds.
-        device_us: device time of the line's kernels, per call, in microseconds.
+        device_us: device time of the line's own (forward) kernels, per call, in microseconds.
         hits: times the line ran per call.
         ops: top-level ops, in order of first appearance.
+        backward: the backward work its forward ops caused, by autograd node
+            (``AddmmBackward0``), wherever the backward ran.
+        bwd_cpu_us: CPU time of those autograd nodes, per call, in microseconds.
+        bwd_device_us: device time of their kernels, per call, in microseconds.
+        backward_pass: for a line that ran a backward pass (``loss.backward()``): the pass's
+            total, which is also on the forward lines (never added to them twice).
     """
 
     line: int
@@ -121,10 +159,15 @@ class LineOps:
     device_us: float = 0.0
     hits: float = 0.0
     ops: dict[str, OpStat] = field(default_factory=dict)
+    backward: dict[str, OpStat] = field(default_factory=dict)
+    bwd_cpu_us: float = 0.0
+    bwd_device_us: float = 0.0
+    backward_pass: BackwardPass | None = None
 
     def to_json(self, source: str = "") -> dict[str, Any]:
-        """Plain JSON (``source`` is the line's text)."""
-        return {
+        """Plain JSON (``source`` is the line's text); ``backward`` and ``backward_pass`` only
+        where the line has them, so a forward-only function's lines read as before."""
+        out: dict[str, Any] = {
             "line": self.line,
             "source": source,
             "hits": _num(self.hits),
@@ -132,6 +175,20 @@ class LineOps:
             "device_us": round(self.device_us, 3),
             "ops": [op.to_json() for op in self.ops.values()],
         }
+        if self.backward:
+            out["backward"] = {
+                "cpu_us": round(self.bwd_cpu_us, 3),
+                "device_us": round(self.bwd_device_us, 3),
+                "ops": [
+                    op.to_json()
+                    for op in sorted(
+                        self.backward.values(), key=lambda o: (-o.device_us, -o.cpu_us)
+                    )
+                ],
+            }
+        if self.backward_pass is not None:
+            out["backward_pass"] = self.backward_pass.to_json()
+        return out
 
 
 def _num(value: float) -> float | int:
@@ -190,7 +247,7 @@ def _line_of(node: _Node) -> tuple[int, _Node] | None:
 
 
 def _op_chain(node: _Node, line_node: _Node) -> list[_Node]:
-    """cpu_op ancestors of ``node`` (itself included) below the line range, outermost first."""
+    """cpu_op ancestors of ``node`` (itself included) below ``line_node``, outermost first."""
     chain: list[_Node] = []
     cur: _Node | None = node
     while cur is not None and cur is not line_node:
@@ -205,10 +262,398 @@ def _device_kind(cat: str) -> str:
     return {"gpu_memcpy": "memcpy", "gpu_memset": "memset"}.get(cat, "kernel")
 
 
+#: The autograd engine's range around one backward node (``… AddmmBackward0``).
+BACKWARD_PREFIX = "autograd::engine::evaluate_function: "
+
+#: Why device time is on no line (``accounting.remainder[].reason``).
+REMAINDER_REASONS = {
+    "no-launch": "a kernel with no launch on record",
+    "other-thread": "launched from another thread, outside the function's lines",
+    "outside": "launched outside the function's lines",
+    "backward-unlinked": "backward work with no forward line",
+}
+
+
+def backward_node_name(name: str) -> str:
+    """``AddmmBackward0`` from the engine's ``autograd::engine::evaluate_function: …``."""
+    name = name[len(BACKWARD_PREFIX) :] if name.startswith(BACKWARD_PREFIX) else name
+    return name.removeprefix("torch::autograd::")
+
+
+def _backward_root(node: _Node | None) -> _Node | None:
+    """The autograd engine range ``node`` ran in (itself included), if any."""
+    cur = node
+    while cur is not None:
+        if cur.cat == "cpu_op" and cur.name.startswith(BACKWARD_PREFIX):
+            return cur
+        cur = cur.parent
+    return None
+
+
+@dataclass
+class Remainder:
+    """Device time on no line, for one reason, per call.
+
+    Attributes:
+        reason: a key of :data:`REMAINDER_REASONS`.
+        device_us: per call, in microseconds.
+        kernels: kernel names and their device time per call.
+    """
+
+    reason: str
+    device_us: float = 0.0
+    kernels: dict[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON, the kernels by device time."""
+        top = sorted(self.kernels.items(), key=lambda kv: -kv[1])
+        return {
+            "reason": self.reason,
+            "text": REMAINDER_REASONS.get(self.reason, self.reason),
+            "device_us": round(self.device_us, 3),
+            "kernels": [{"name": k, "device_us": round(v, 3)} for k, v in top[:5]],
+        }
+
+
+@dataclass
+class Accounting:
+    """Where the trace's device time went, per call: on lines, or in a named remainder.
+
+    Attributes:
+        device_us: every kernel, memcpy and memset in the trace, per call, in microseconds.
+        on_lines_us: the part on the function's lines (forward and backward parts).
+        remainder: the rest, by reason; ``device_us == on_lines_us + Σ remainder``.
+    """
+
+    device_us: float = 0.0
+    on_lines_us: float = 0.0
+    remainder: dict[str, Remainder] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON with the share on lines in percent (100 when there is no device time)."""
+        pct = 100.0 * self.on_lines_us / self.device_us if self.device_us > 0 else 100.0
+        return {
+            "device_us": round(self.device_us, 3),
+            "on_lines_us": round(self.on_lines_us, 3),
+            "on_lines_pct": round(pct, 2),
+            "remainder": [
+                r.to_json() for r in sorted(self.remainder.values(), key=lambda r: -r.device_us)
+            ],
+        }
+
+
+@dataclass
+class Attribution:
+    """Everything :func:`attribute_trace` found, per call of the function.
+
+    Attributes:
+        lines: the lines by number.
+        unattributed: device work on no line, by kernel name.
+        accounting: the reconciliation of the trace's device time with the lines.
+    """
+
+    lines: dict[int, LineOps]
+    unattributed: list[KernelStat]
+    accounting: Accounting
+
+
+class _Index:
+    """The trace's CPU forest with the look-ups attribution needs."""
+
+    def __init__(self, events: list[Mapping[str, Any]]) -> None:
+        cpu_events = [ev for ev in events if ev.get("cat") in _CPU_CATS]
+        self.nodes = _build_cpu_forest(cpu_events)
+        self.runtime_by_corr: dict[Any, _Node] = {}
+        self.op_by_external: dict[Any, _Node] = {}
+        self.line_ranges: list[_Node] = []
+        at: dict[tuple[Any, Any, float], list[_Node]] = defaultdict(list)
+        forward_by_seq: dict[Any, _Node] = {}
+        for node in self.nodes:
+            args = node.event.get("args") or {}
+            if node.cat in ("cuda_runtime", "cuda_driver") and "correlation" in args:
+                self.runtime_by_corr[args["correlation"]] = node
+            elif node.cat in ("cpu_op", "user_annotation") and "External id" in args:
+                self.op_by_external.setdefault(args["External id"], node)
+            if node.cat == "user_annotation" and LINE_RANGE_RE.match(node.name):
+                self.line_ranges.append(node)
+            if node.cat == "cpu_op":
+                at[(node.event.get("pid"), node.event.get("tid"), node.start)].append(node)
+                seq = args.get("Sequence number")
+                if seq is not None and _backward_root(node) is None:
+                    forward_by_seq.setdefault(seq, node)
+        self.line_ranges.sort(key=lambda n: n.start)
+        self._range_starts = [n.start for n in self.line_ranges]
+        self.forward_of: dict[int, _Node] = {}
+        self._link_flows(events, at)
+        for node in self.nodes:
+            if node.cat == "cpu_op" and node.name.startswith(BACKWARD_PREFIX):
+                if id(node) not in self.forward_of:
+                    seq = (node.event.get("args") or {}).get("Sequence number")
+                    fwd = forward_by_seq.get(seq) if seq is not None else None
+                    if fwd is not None:
+                        self.forward_of[id(node)] = fwd
+
+    def _link_flows(
+        self, events: list[Mapping[str, Any]], at: dict[tuple[Any, Any, float], list[_Node]]
+    ) -> None:
+        """The profiler's ``fwdbwd`` flows: each joins the forward op that made an autograd
+        node (``s``) to that node's backward op (``f``), both bound to the op starting there."""
+        starts: dict[Any, _Node] = {}
+        ends: dict[Any, _Node] = {}
+        for ev in events:
+            if ev.get("cat") != "fwdbwd" or ev.get("ph") not in ("s", "f"):
+                continue
+            ts = ev.get("ts")
+            if ts is None:
+                continue
+            found = at.get((ev.get("pid"), ev.get("tid"), float(ts)))
+            if not found:
+                continue
+            (starts if ev.get("ph") == "s" else ends)[ev.get("id")] = found[-1]
+        for flow_id, bwd in ends.items():
+            fwd = starts.get(flow_id)
+            root = _backward_root(bwd)
+            if fwd is not None and root is not None:
+                self.forward_of.setdefault(id(root), fwd)
+
+    def range_during(self, node: _Node) -> _Node | None:
+        """The line range that was open when ``node`` started (on the function's thread)."""
+        i = bisect_right(self._range_starts, node.start) - 1
+        # The latest range that started before it and still ran; ranges of one frame do not
+        # nest, those of a whole script's frames do (a call line around its callee's lines),
+        # so look a little further back than the latest start.
+        for j in range(i, max(-1, i - 64), -1):
+            rng = self.line_ranges[j]
+            if rng.start <= node.start < rng.end:
+                return rng
+        return None
+
+
+def _range_line(rng: _Node) -> int:
+    match = LINE_RANGE_RE.match(rng.name)
+    return int(match.group("line")) if match else 0
+
+
+@dataclass
+class _Place:
+    """Where one op or kernel is attributed: a line, forward or backward part, and the
+    top-level op (``chain[0]``) with the op that launched it (``chain[-1]``)."""
+
+    line: int
+    backward: bool
+    chain: list[_Node]
+    launcher: _Node
+
+
+def attribute_trace(
+    trace: Mapping[str, Any],
+    *,
+    runs: int = 1,
+    first_line: int | None = None,
+    last_line: int | None = None,
+) -> Attribution:
+    """Per-line ops and kernels, the backward on the forward lines, and the accounting.
+
+    A line's ops and kernels are those launched while it ran (its ``src:<line>`` range). The
+    backward's work — autograd nodes run by the engine, on the calling thread (CPU) or on its
+    own device thread (CUDA) — goes to the forward line whose op created the node (the
+    profiler's ``fwdbwd`` flows, else the node's ``Sequence number``) as that line's
+    ``backward`` part; nodes with no forward line (``AccumulateGrad``) stay on the line that ran
+    the pass, which also keeps the pass's total (``backward_pass``).
+
+    Args:
+        trace: the loaded Chrome trace (``{"traceEvents": [...]}``).
+        runs: how many calls of the function the trace holds; every number is divided by it.
+        first_line, last_line: the function's lines; device time on other lines is a
+            remainder (``outside``). None: every line counts.
+
+    Returns:
+        the :class:`Attribution`.
+    """
+    runs = max(1, runs)
+    events = [ev for ev in trace.get("traceEvents", []) if isinstance(ev, Mapping)]
+    complete = [ev for ev in events if ev.get("ph") == "X"]
+    index = _Index(events)
+
+    lines: dict[int, LineOps] = {}
+
+    def line_stat(line: int) -> LineOps:
+        if line not in lines:
+            lines[line] = LineOps(line)
+        return lines[line]
+
+    def op_stat(place: _Place, name: str) -> OpStat:
+        stat = line_stat(place.line)
+        ops = stat.backward if place.backward else stat.ops
+        if name not in ops:
+            ops[name] = OpStat(name)
+        return ops[name]
+
+    def place_of(node: _Node) -> _Place | None:
+        root = _backward_root(node)
+        if root is not None:
+            fwd = index.forward_of.get(id(root))
+            found = _line_of(fwd) if fwd is not None else None
+            if found is not None:
+                return _Place(found[0], True, _op_chain(node, root.parent), node)
+            host = _line_of(root)
+            rng = host[1] if host is not None else index.range_during(root)
+            if rng is None:
+                return None
+            return _Place(_range_line(rng), False, _op_chain(node, root.parent), node)
+        found = _line_of(node)
+        if found is None:
+            return None
+        return _Place(found[0], False, _op_chain(node, found[1]), node)
+
+    def pass_of(node: _Node) -> BackwardPass | None:
+        """The pass total of the line that ran ``node``'s backward, if it is backward work."""
+        root = _backward_root(node)
+        if root is None:
+            return None
+        host = _line_of(root)
+        rng = host[1] if host is not None else index.range_during(root)
+        if rng is None:
+            return None
+        stat = line_stat(_range_line(rng))
+        if stat.backward_pass is None:
+            stat.backward_pass = BackwardPass()
+        return stat.backward_pass
+
+    for node in index.nodes:
+        if node.cat == "user_annotation":
+            match = LINE_RANGE_RE.match(node.name)
+            if match:
+                stat = line_stat(int(match.group("line")))
+                stat.hits += 1
+                stat.cpu_us += node.end - node.start
+            continue
+        if node.cat != "cpu_op":
+            continue
+        place = place_of(node)
+        if place is None or not place.chain or place.chain[0] is not node:
+            continue
+        name = backward_node_name(node.name) if place.backward or _is_root(node) else node.name
+        op = op_stat(place, name)
+        op.calls += 1
+        op.cpu_us += node.end - node.start
+        if place.backward:
+            line_stat(place.line).bwd_cpu_us += node.end - node.start
+        bpass = pass_of(node)
+        if bpass is not None:
+            bpass.cpu_us += node.end - node.start
+            if place.backward:
+                bpass.lines.add(place.line)
+
+    accounting = Accounting()
+    unattributed: dict[str, KernelStat] = {}
+    in_function = (
+        (lambda line: True)
+        if first_line is None or last_line is None
+        else (lambda line: first_line <= line <= last_line)
+    )
+    for ev in complete:
+        if ev.get("cat") not in _DEVICE_CATS:
+            continue
+        args = ev.get("args") or {}
+        launcher = index.runtime_by_corr.get(args.get("correlation"))
+        if launcher is None:
+            launcher = index.op_by_external.get(args.get("External id"))
+        name = str(ev.get("name", ""))
+        dur = float(ev.get("dur", 0.0))
+        accounting.device_us += dur
+        kind = _device_kind(str(ev.get("cat")))
+        place = place_of(launcher) if launcher is not None else None
+        if place is None or not in_function(place.line):
+            if launcher is None:
+                reason = "no-launch"
+            elif place is not None:
+                reason = "outside"
+            elif _backward_root(launcher) is not None:
+                reason = "backward-unlinked"
+            else:
+                reason = "other-thread" if index.range_during(launcher) is None else "outside"
+            rem = accounting.remainder.setdefault(reason, Remainder(reason))
+            rem.device_us += dur
+            rem.kernels[name] = rem.kernels.get(name, 0.0) + dur
+            k = unattributed.setdefault(name, KernelStat(name, kind=kind))
+            k.device_us += dur
+            k.calls += 1
+            continue
+        accounting.on_lines_us += dur
+        stat = line_stat(place.line)
+        chain = place.chain
+        if chain:
+            top = chain[0]
+            top_name = backward_node_name(top.name) if place.backward or _is_root(top) else top.name
+            op = op_stat(place, top_name)
+            # the op that launched it, under the top-level one: aten::pow under aten::square,
+            # aten::mm under the autograd node AddmmBackward0
+            inner = chain[-1].name
+            if inner not in (top.name, top_name) and inner not in op.dispatch:
+                op.dispatch.append(inner)
+        else:
+            op = op_stat(place, launcher.name)
+            if launcher.cat in ("cuda_runtime", "cuda_driver"):
+                op.calls += 1
+        k = op.kernels.setdefault(name, KernelStat(name, kind=kind))
+        k.device_us += dur
+        k.calls += 1
+        op.device_us += dur
+        if place.backward:
+            stat.bwd_device_us += dur
+        else:
+            stat.device_us += dur
+        bpass = pass_of(launcher)
+        if bpass is not None:
+            bpass.device_us += dur
+            if place.backward:
+                bpass.lines.add(place.line)
+
+    for stat in lines.values():
+        _scale_line(stat, runs)
+    for k in unattributed.values():
+        k.device_us /= runs
+        k.calls /= runs
+    accounting.device_us /= runs
+    accounting.on_lines_us /= runs
+    for rem in accounting.remainder.values():
+        rem.device_us /= runs
+        rem.kernels = {n: v / runs for n, v in rem.kernels.items()}
+    return Attribution(
+        dict(sorted(lines.items())),
+        sorted(unattributed.values(), key=lambda k: -k.device_us),
+        accounting,
+    )
+
+
+def _is_root(node: _Node) -> bool:
+    return node.cat == "cpu_op" and node.name.startswith(BACKWARD_PREFIX)
+
+
+def _scale_line(stat: LineOps, runs: int) -> None:
+    stat.cpu_us /= runs
+    stat.device_us /= runs
+    stat.hits /= runs
+    stat.bwd_cpu_us /= runs
+    stat.bwd_device_us /= runs
+    for op in [*stat.ops.values(), *stat.backward.values()]:
+        op.calls /= runs
+        op.cpu_us /= runs
+        op.device_us /= runs
+        for k in op.kernels.values():
+            k.device_us /= runs
+            k.calls /= runs
+    if stat.backward_pass is not None:
+        stat.backward_pass.device_us /= runs
+        stat.backward_pass.cpu_us /= runs
+
+
 def attribute_lines(
     trace: Mapping[str, Any], *, runs: int = 1
 ) -> tuple[dict[int, LineOps], list[KernelStat]]:
-    """Per-line ops and kernels from a Chrome trace whose lines are tagged ``src:<line>``.
+    """Per-line ops and kernels from a Chrome trace whose lines are tagged ``src:<line>``
+    (:func:`attribute_trace` without the accounting).
 
     Args:
         trace: the loaded Chrome trace (``{"traceEvents": [...]}``).
@@ -218,96 +663,5 @@ def attribute_lines(
         ``(lines, unattributed)``: the lines by number, and device work no line launched
         (per call).
     """
-    runs = max(1, runs)
-    events = [
-        ev for ev in trace.get("traceEvents", []) if isinstance(ev, Mapping) and ev.get("ph") == "X"
-    ]
-    cpu_events = [ev for ev in events if ev.get("cat") in _CPU_CATS]
-    device_events = [ev for ev in events if ev.get("cat") in _DEVICE_CATS]
-    nodes = _build_cpu_forest(cpu_events)
-
-    lines: dict[int, LineOps] = {}
-
-    def line_stat(line: int) -> LineOps:
-        if line not in lines:
-            lines[line] = LineOps(line)
-        return lines[line]
-
-    def op_stat(stat: LineOps, name: str) -> OpStat:
-        if name not in stat.ops:
-            stat.ops[name] = OpStat(name)
-        return stat.ops[name]
-
-    runtime_by_corr: dict[Any, _Node] = {}
-    op_by_external: dict[Any, _Node] = {}
-    for node in nodes:
-        args = node.event.get("args") or {}
-        if node.cat in ("cuda_runtime", "cuda_driver") and "correlation" in args:
-            runtime_by_corr[args["correlation"]] = node
-        elif node.cat in ("cpu_op", "user_annotation") and "External id" in args:
-            op_by_external.setdefault(args["External id"], node)
-        if node.cat == "user_annotation":
-            match = LINE_RANGE_RE.match(node.name)
-            if match:
-                stat = line_stat(int(match.group("line")))
-                stat.hits += 1
-                stat.cpu_us += node.end - node.start
-        elif node.cat == "cpu_op":
-            found = _line_of(node)
-            if found is None:
-                continue
-            line, line_node = found
-            chain = _op_chain(node, line_node)
-            if chain and chain[0] is node:
-                op = op_stat(line_stat(line), node.name)
-                op.calls += 1
-                op.cpu_us += node.end - node.start
-
-    unattributed: dict[str, KernelStat] = {}
-    for ev in device_events:
-        args = ev.get("args") or {}
-        launcher = runtime_by_corr.get(args.get("correlation"))
-        if launcher is None:
-            launcher = op_by_external.get(args.get("External id"))
-        name = str(ev.get("name", ""))
-        dur = float(ev.get("dur", 0.0))
-        kind = _device_kind(str(ev.get("cat")))
-        found = _line_of(launcher) if launcher is not None else None
-        if launcher is None or found is None:
-            k = unattributed.setdefault(name, KernelStat(name, kind=kind))
-            k.device_us += dur
-            k.calls += 1
-            continue
-        line, line_node = found
-        chain = _op_chain(launcher, line_node)
-        stat = line_stat(line)
-        if chain:
-            op = op_stat(stat, chain[0].name)
-            inner = chain[-1].name
-            if inner != chain[0].name and inner not in op.dispatch:
-                op.dispatch.append(inner)
-        else:
-            op = op_stat(stat, launcher.name)
-            if launcher.cat in ("cuda_runtime", "cuda_driver"):
-                op.calls += 1
-        k = op.kernels.setdefault(name, KernelStat(name, kind=kind))
-        k.device_us += dur
-        k.calls += 1
-        op.device_us += dur
-        stat.device_us += dur
-
-    for stat in lines.values():
-        stat.cpu_us /= runs
-        stat.device_us /= runs
-        stat.hits /= runs
-        for op in stat.ops.values():
-            op.calls /= runs
-            op.cpu_us /= runs
-            op.device_us /= runs
-            for k in op.kernels.values():
-                k.device_us /= runs
-                k.calls /= runs
-    for k in unattributed.values():
-        k.device_us /= runs
-        k.calls /= runs
-    return dict(sorted(lines.items())), sorted(unattributed.values(), key=lambda k: -k.device_us)
+    found = attribute_trace(trace, runs=runs)
+    return found.lines, found.unattributed

@@ -178,3 +178,59 @@ def test_backward_node_names_are_short() -> None:
         == "AccumulateGrad"
     )
     assert backward_node_name("aten::mm") == "aten::mm"
+
+
+def _result_with(found: Any, name: str = "train_step-train_step") -> dict[str, Any]:
+    result, _ = _load(name)
+    sources = {line["line"]: line["source"] for line in result["lines"]}
+    result["lines"] = [s.to_json(sources.get(n, "")) for n, s in found.lines.items()]
+    result["accounting"] = found.accounting.to_json()
+    return result
+
+
+def test_lenses_read_fwd_and_bwd_and_the_pass_total(fp32: Any) -> None:
+    from kernel_lens.analysis import lens_text
+
+    result = _result_with(fp32)
+    by_line = {line["line"]: line for line in result["lines"]}
+    title = lens_text.line_lens_title(by_line[44], cuda=True)
+    assert title is not None and title.startswith("fwd 1.42 ms · bwd 2.12 ms · aten::linear")
+    title = lens_text.line_lens_title(by_line[47], cuda=True)
+    assert title is not None and title.startswith(
+        "backward pass 2.14 ms · spread over lines 44–45  |  "
+    )
+    assert "· 100% on lines ·" in lens_text.summary_lens_title(result)
+    assert lens_text.accounting_text(result) == "3.66 ms of kernels · 100% on lines"
+    hover = lens_text.hover_markdown(result, 44)
+    assert hover is not None
+    assert "**Backward** caused by this line · 2.12 ms device" in hover
+    assert "- `AddmmBackward0` → `aten::mm` → `aten::sum` · **2.07 ms** device · 2 calls" in hover
+    hover = lens_text.hover_markdown(result, 47)
+    assert hover is not None and "**backward pass 2.14 ms · spread over lines 44–45**" in hover
+
+
+def test_a_remainder_is_named_in_the_accounting_text() -> None:
+    from kernel_lens.analysis import lens_text
+
+    _, trace = _load("train_step-train_step")
+    found = attribute_trace(trace, runs=3, first_line=43, last_line=47)
+    text = lens_text.accounting_text({"accounting": found.accounting.to_json()})
+    assert text == (
+        "3.66 ms of kernels · 97.8% on lines · 81.7 µs launched outside the function's lines"
+    )
+
+
+def test_a_change_of_the_backward_is_a_change_of_the_line(fp32: Any) -> None:
+    from kernel_lens.analysis.compare import diff_lines
+
+    before = _result_with(fp32)["lines"]
+    after = copy.deepcopy(before)
+    line = next(x for x in after if x["line"] == 44)
+    for op in line["backward"]["ops"]:
+        for k in op["kernels"]:
+            k["device_us"] *= 2
+    line["backward"]["device_us"] *= 2
+    deltas = {d.line: d for d in diff_lines(before, after, cuda=True)}
+    text = deltas[44].text()
+    assert text is not None and text.startswith("device +")
+    assert deltas[45].text() is None

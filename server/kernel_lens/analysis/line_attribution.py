@@ -27,6 +27,7 @@ from kernel_lens.analysis.names import short_kernel_name
 
 __all__ = [
     "BACKWARD_PREFIX",
+    "BACKWARD_SEED_RANGE",
     "LINE_RANGE_RE",
     "REMAINDER_REASONS",
     "Accounting",
@@ -265,8 +266,12 @@ def _device_kind(cat: str) -> str:
 #: The autograd engine's range around one backward node (``… AddmmBackward0``).
 BACKWARD_PREFIX = "autograd::engine::evaluate_function: "
 
+#: The range around *Profile with backward*'s seeded backward (:mod:`kernel_lens.agent.backward`).
+BACKWARD_SEED_RANGE = "kernel-lens: backward of the output"
+
 #: Why device time is on no line (``accounting.remainder[].reason``).
 REMAINDER_REASONS = {
+    "backward-seed": "the backward's seed and gradient accumulation (Profile with backward)",
     "no-launch": "a kernel with no launch on record",
     "other-thread": "launched from another thread, outside the function's lines",
     "outside": "launched outside the function's lines",
@@ -366,6 +371,7 @@ class _Index:
         self.runtime_by_corr: dict[Any, _Node] = {}
         self.op_by_external: dict[Any, _Node] = {}
         self.line_ranges: list[_Node] = []
+        self.seed_ranges: list[_Node] = []
         at: dict[tuple[Any, Any, float], list[_Node]] = defaultdict(list)
         forward_by_seq: dict[Any, _Node] = {}
         for node in self.nodes:
@@ -376,6 +382,8 @@ class _Index:
                 self.op_by_external.setdefault(args["External id"], node)
             if node.cat == "user_annotation" and LINE_RANGE_RE.match(node.name):
                 self.line_ranges.append(node)
+            elif node.cat == "user_annotation" and node.name == BACKWARD_SEED_RANGE:
+                self.seed_ranges.append(node)
             if node.cat == "cpu_op":
                 at[(node.event.get("pid"), node.event.get("tid"), node.start)].append(node)
                 seq = args.get("Sequence number")
@@ -427,6 +435,11 @@ class _Index:
             if rng.start <= node.start < rng.end:
                 return rng
         return None
+
+
+    def in_seed(self, node: _Node) -> bool:
+        """Whether ``node`` ran while *Profile with backward*'s seeded backward ran."""
+        return any(r.start <= node.start < r.end for r in self.seed_ranges)
 
 
 def _range_line(rng: _Node) -> int:
@@ -569,6 +582,8 @@ def attribute_trace(
                 reason = "no-launch"
             elif place is not None:
                 reason = "outside"
+            elif index.in_seed(launcher):
+                reason = "backward-seed"
             elif _backward_root(launcher) is not None:
                 reason = "backward-unlinked"
             else:

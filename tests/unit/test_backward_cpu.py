@@ -66,8 +66,9 @@ def test_a_cpu_training_step_puts_each_backward_node_on_its_forward_line(
         "GeluBackward0",
         "TBackward0",
     }
-    assert fwd["backward"]["ops"][0]["name"] == "AddmmBackward0"  # the costliest on CPU time
-    assert fwd["backward"]["ops"][0]["calls"] == 2
+    by_name = {op["name"]: op for op in fwd["backward"]["ops"]}
+    assert by_name["AddmmBackward0"]["calls"] == 2  # two Linear layers
+    assert by_name["AddmmBackward0"]["dispatch"] == []  # no kernels on CPU: nothing dispatched
     assert [op["name"] for op in found.lines[loss].to_json()["backward"]["ops"]] == [
         "MseLossBackward0"
     ]

@@ -141,3 +141,30 @@ def test_a_cpu_autocast_context_replayed_puts_the_bf16_casts_on_the_line(tmp_pat
     casts = [e for e in inside if e["name"] == "aten::_to_copy"]
     assert len(casts) >= 2
     assert any("BFloat16" in str(e.get("args", {}).get("Input type")) for e in inside)
+
+
+def test_a_cpu_line_lens_splits_its_share_between_the_passes(
+    train_step_module: Any, tmp_path: Path
+) -> None:
+    from kernel_lens.analysis import lens_text
+
+    mod = train_step_module
+    model, opt, x, y = mod.make(batch=64, dim=32, hidden=64)
+    step = mod.train_step
+    step(model, opt, x, y)
+    passed = profile_pass(
+        lambda: step(model, opt, x, y), step.__code__, device="cpu", runs=1, trace_dir=str(tmp_path)
+    )
+    found = attribute_trace(passed.trace, runs=1)
+    line = found.lines[_line_of(step, "out = model(x)")].to_json("out = model(x)")
+    title = lens_text.line_lens_title(line, cuda=False, share="62% of 1.0 ms")
+    assert title is not None
+    head = title.split(" · ")
+    assert head[0] == "62% of 1.0 ms"
+    fwd, bwd = int(head[1].removeprefix("fwd ").rstrip("%")), int(head[2].removeprefix("bwd ")[:-1])
+    assert fwd + bwd == 100 and bwd > 0
+    bpass = lens_text.line_lens_title(
+        found.lines[_line_of(step, "loss.backward()")].to_json(), cuda=False
+    )
+    assert bpass is not None and bpass.startswith("backward pass ")
+    assert "CPU under the profiler · spread over lines " in bpass

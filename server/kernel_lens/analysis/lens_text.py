@@ -286,7 +286,12 @@ def line_lens_title(line: dict[str, Any], *, cuda: bool, share: str | None = Non
             f"bwd {format_us(float(backward.get('device_us') or 0.0))} · " + title
         )
     elif backward:
-        title = f"+ backward ({len(backward.get('ops') or [])} autograd nodes) · " + title
+        # On a CPU the line's share (its lead) covers both passes: say how it splits.
+        fwd_cpu = sum(float(op.get("cpu_us") or 0.0) for op in line.get("ops") or [])
+        bwd_cpu = float(backward.get("cpu_us") or 0.0)
+        if fwd_cpu + bwd_cpu > 0:
+            bwd_pct = round(100 * bwd_cpu / (fwd_cpu + bwd_cpu))
+            title = f"fwd {100 - bwd_pct}% · bwd {bwd_pct}% · " + title
     elif cuda and len(ops) > 1 and line.get("device_us"):
         title = f"{format_us(line['device_us'])} · " + title
     if bpass is not None:

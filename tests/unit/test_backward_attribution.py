@@ -234,3 +234,13 @@ def test_a_change_of_the_backward_is_a_change_of_the_line(fp32: Any) -> None:
     text = deltas[44].text()
     assert text is not None and text.startswith("device +")
     assert deltas[45].text() is None
+
+
+def test_a_compiled_region_says_where_its_kernels_are() -> None:
+    from kernel_lens.analysis import lens_text
+
+    found = _attribute("train_compiled-train_step")
+    result = _result_with(found, "train_compiled-train_step")
+    hover = lens_text.hover_markdown(result, 28)
+    assert hover is not None and lens_text.COMPILED_REGION_NOTE in hover
+    assert lens_text.COMPILED_REGION_NOTE not in (lens_text.hover_markdown(result, 29) or "")

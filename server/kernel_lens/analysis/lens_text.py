@@ -361,6 +361,8 @@ def hover_markdown(result: dict[str, Any], line_no: int, *, word: str | None = N
                 f"{format_us(op['cpu_us'])} CPU under the profiler"
             )
     out.extend(_backward_hover(line, cuda=cuda))
+    if any(_is_compiled_region(op["name"]) for op in _all_ops(line)):
+        out += ["", COMPILED_REGION_NOTE]
     out.append("")
     runs = result.get("profiled_runs", "?")
     if attributed:
@@ -402,6 +404,22 @@ def hover_markdown(result: dict[str, Any], line_no: int, *, word: str | None = N
         out.append("")
         out.append(f"⚠ Timing: {warning}")
     return "\n".join(out)
+
+
+#: Said on a line whose work ran in a torch.compile region (forward or backward).
+COMPILED_REGION_NOTE = (
+    "_torch.compile region: Inductor's kernels, forward and backward, are on the line that "
+    "called the compiled code (Inductor fuses several source lines into one kernel, and its "
+    "provenance of each kernel is not in the trace); **Generated Code** shows which lines each "
+    "kernel fused._"
+)
+
+
+def _is_compiled_region(name: str) -> bool:
+    return name.startswith("Torch-Compiled Region") or name in (
+        "CompiledFunction",
+        "CompiledFunctionBackward",
+    )
 
 
 def _backward_hover(line: dict[str, Any], *, cuda: bool) -> list[str]:

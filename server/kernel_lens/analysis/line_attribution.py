@@ -16,6 +16,7 @@ runtime call that launched it (``cuLaunchKernelEx``, ``cudaLaunchKernel``).
 
 from __future__ import annotations
 
+import gc
 import re
 from bisect import bisect_right
 from collections import defaultdict
@@ -196,20 +197,63 @@ def _num(value: float) -> float | int:
     return int(value) if float(value).is_integer() else round(value, 3)
 
 
-@dataclass
 class _Node:
-    event: Mapping[str, Any]
-    start: float
-    end: float
-    parent: _Node | None = None
+    """One CPU event in its thread's nesting, with what attribution asks of it computed once
+    while the forest is built (each from its parent's): the line range it ran in, the autograd
+    node it ran in, the top-level op below either, and the innermost op around it."""
 
-    @property
-    def cat(self) -> str:
-        return str(self.event.get("cat", ""))
+    __slots__ = (
+        "cat",
+        "end",
+        "event",
+        "inner",
+        "line",
+        "line_node",
+        "name",
+        "parent",
+        "root",
+        "start",
+        "top",
+    )
 
-    @property
-    def name(self) -> str:
-        return str(self.event.get("name", ""))
+    def __init__(self, event: Mapping[str, Any], start: float, end: float) -> None:
+        self.event = event
+        self.start = start
+        self.end = end
+        self.cat = str(event.get("cat", ""))
+        self.name = str(event.get("name", ""))
+        self.parent: _Node | None = None
+        self.line: int | None = None
+        self.line_node: _Node | None = None
+        self.root: _Node | None = None
+        self.top: _Node | None = None
+        self.inner: _Node | None = None
+
+    def link(self, parent: _Node | None) -> None:
+        """Set the parent and derive the cached fields from it."""
+        self.parent = parent
+        cat = self.cat
+        if cat == "user_annotation":
+            match = LINE_RANGE_RE.match(self.name)
+            if match:
+                self.line = int(match.group("line"))
+                self.line_node = self
+                self.root = parent.root if parent is not None else None
+                return  # a line range starts a new chain of ops: no top, no inner
+        if cat == "cpu_op" and self.name.startswith(BACKWARD_PREFIX):
+            self.root = self
+            self.top = self
+            self.inner = self
+            if parent is not None:
+                self.line, self.line_node = parent.line, parent.line_node
+            return
+        if parent is not None:
+            self.line, self.line_node = parent.line, parent.line_node
+            self.root, self.top, self.inner = parent.root, parent.top, parent.inner
+        if cat == "cpu_op":
+            if self.top is None:
+                self.top = self
+            self.inner = self
 
 
 def _build_cpu_forest(events: Iterable[Mapping[str, Any]]) -> list[_Node]:
@@ -219,44 +263,20 @@ def _build_cpu_forest(events: Iterable[Mapping[str, Any]]) -> list[_Node]:
         ts, dur = ev.get("ts"), ev.get("dur")
         if ts is None or dur is None:
             continue
-        by_thread[(ev.get("pid"), ev.get("tid"))].append(
-            _Node(ev, float(ts), float(ts) + float(dur))
-        )
+        start = float(ts)
+        by_thread[(ev.get("pid"), ev.get("tid"))].append(_Node(ev, start, start + float(dur)))
     nodes: list[_Node] = []
     for thread_nodes in by_thread.values():
         # Outer events first when two start together (longer first).
-        thread_nodes.sort(key=lambda n: (n.start, -(n.end - n.start)))
+        thread_nodes.sort(key=lambda n: (n.start, n.start - n.end))
         stack: list[_Node] = []
         for node in thread_nodes:
             while stack and node.start >= stack[-1].end:
                 stack.pop()
-            node.parent = stack[-1] if stack else None
+            node.link(stack[-1] if stack else None)
             stack.append(node)
         nodes.extend(thread_nodes)
     return nodes
-
-
-def _line_of(node: _Node) -> tuple[int, _Node] | None:
-    cur: _Node | None = node
-    while cur is not None:
-        if cur.cat == "user_annotation":
-            match = LINE_RANGE_RE.match(cur.name)
-            if match:
-                return int(match.group("line")), cur
-        cur = cur.parent
-    return None
-
-
-def _op_chain(node: _Node, line_node: _Node) -> list[_Node]:
-    """cpu_op ancestors of ``node`` (itself included) below ``line_node``, outermost first."""
-    chain: list[_Node] = []
-    cur: _Node | None = node
-    while cur is not None and cur is not line_node:
-        if cur.cat == "cpu_op":
-            chain.append(cur)
-        cur = cur.parent
-    chain.reverse()
-    return chain
 
 
 def _device_kind(cat: str) -> str:
@@ -283,16 +303,6 @@ def backward_node_name(name: str) -> str:
     """``AddmmBackward0`` from the engine's ``autograd::engine::evaluate_function: …``."""
     name = name[len(BACKWARD_PREFIX) :] if name.startswith(BACKWARD_PREFIX) else name
     return name.removeprefix("torch::autograd::")
-
-
-def _backward_root(node: _Node | None) -> _Node | None:
-    """The autograd engine range ``node`` ran in (itself included), if any."""
-    cur = node
-    while cur is not None:
-        if cur.cat == "cpu_op" and cur.name.startswith(BACKWARD_PREFIX):
-            return cur
-        cur = cur.parent
-    return None
 
 
 @dataclass
@@ -366,63 +376,68 @@ class _Index:
     """The trace's CPU forest with the look-ups attribution needs."""
 
     def __init__(self, events: list[Mapping[str, Any]]) -> None:
-        cpu_events = [ev for ev in events if ev.get("cat") in _CPU_CATS]
-        self.nodes = _build_cpu_forest(cpu_events)
+        self.nodes = _build_cpu_forest(ev for ev in events if ev.get("cat") in _CPU_CATS)
         self.runtime_by_corr: dict[Any, _Node] = {}
         self.op_by_external: dict[Any, _Node] = {}
         self.line_ranges: list[_Node] = []
         self.seed_ranges: list[_Node] = []
-        at: dict[tuple[Any, Any, float], list[_Node]] = defaultdict(list)
+        at: dict[tuple[Any, Any, float], _Node] = {}
         forward_by_seq: dict[Any, _Node] = {}
+        roots: list[_Node] = []
         for node in self.nodes:
-            args = node.event.get("args") or {}
-            if node.cat in ("cuda_runtime", "cuda_driver") and "correlation" in args:
+            cat = node.cat
+            args = node.event.get("args")
+            if cat == "cpu_op":
+                # the innermost op starting there wins (nodes come outer first)
+                at[(node.event.get("pid"), node.event.get("tid"), node.start)] = node
+                if node.root is node:
+                    roots.append(node)
+                elif args and node.root is None:
+                    seq = args.get("Sequence number")
+                    if seq is not None and seq not in forward_by_seq:
+                        forward_by_seq[seq] = node
+                if args and "External id" in args:
+                    self.op_by_external.setdefault(args["External id"], node)
+            elif cat == "user_annotation":
+                if node.line_node is node:
+                    self.line_ranges.append(node)
+                elif node.name == BACKWARD_SEED_RANGE:
+                    self.seed_ranges.append(node)
+                if args and "External id" in args:
+                    self.op_by_external.setdefault(args["External id"], node)
+            elif args and "correlation" in args:
                 self.runtime_by_corr[args["correlation"]] = node
-            elif node.cat in ("cpu_op", "user_annotation") and "External id" in args:
-                self.op_by_external.setdefault(args["External id"], node)
-            if node.cat == "user_annotation" and LINE_RANGE_RE.match(node.name):
-                self.line_ranges.append(node)
-            elif node.cat == "user_annotation" and node.name == BACKWARD_SEED_RANGE:
-                self.seed_ranges.append(node)
-            if node.cat == "cpu_op":
-                at[(node.event.get("pid"), node.event.get("tid"), node.start)].append(node)
-                seq = args.get("Sequence number")
-                if seq is not None and _backward_root(node) is None:
-                    forward_by_seq.setdefault(seq, node)
         self.line_ranges.sort(key=lambda n: n.start)
         self._range_starts = [n.start for n in self.line_ranges]
         self.forward_of: dict[int, _Node] = {}
         self._link_flows(events, at)
-        for node in self.nodes:
-            if node.cat == "cpu_op" and node.name.startswith(BACKWARD_PREFIX):
-                if id(node) not in self.forward_of:
-                    seq = (node.event.get("args") or {}).get("Sequence number")
-                    fwd = forward_by_seq.get(seq) if seq is not None else None
-                    if fwd is not None:
-                        self.forward_of[id(node)] = fwd
+        for root in roots:
+            if id(root) not in self.forward_of:
+                seq = (root.event.get("args") or {}).get("Sequence number")
+                fwd = forward_by_seq.get(seq) if seq is not None else None
+                if fwd is not None:
+                    self.forward_of[id(root)] = fwd
 
     def _link_flows(
-        self, events: list[Mapping[str, Any]], at: dict[tuple[Any, Any, float], list[_Node]]
+        self, events: list[Mapping[str, Any]], at: dict[tuple[Any, Any, float], _Node]
     ) -> None:
         """The profiler's ``fwdbwd`` flows: each joins the forward op that made an autograd
         node (``s``) to that node's backward op (``f``), both bound to the op starting there."""
         starts: dict[Any, _Node] = {}
         ends: dict[Any, _Node] = {}
         for ev in events:
-            if ev.get("cat") != "fwdbwd" or ev.get("ph") not in ("s", "f"):
+            if ev.get("cat") != "fwdbwd":
                 continue
-            ts = ev.get("ts")
-            if ts is None:
+            ph, ts = ev.get("ph"), ev.get("ts")
+            if ts is None or ph not in ("s", "f"):
                 continue
             found = at.get((ev.get("pid"), ev.get("tid"), float(ts)))
-            if not found:
-                continue
-            (starts if ev.get("ph") == "s" else ends)[ev.get("id")] = found[-1]
+            if found is not None:
+                (starts if ph == "s" else ends)[ev.get("id")] = found
         for flow_id, bwd in ends.items():
             fwd = starts.get(flow_id)
-            root = _backward_root(bwd)
-            if fwd is not None and root is not None:
-                self.forward_of.setdefault(id(root), fwd)
+            if fwd is not None and bwd.root is not None:
+                self.forward_of.setdefault(id(bwd.root), fwd)
 
     def range_during(self, node: _Node) -> _Node | None:
         """The line range that was open when ``node`` started (on the function's thread)."""
@@ -436,26 +451,17 @@ class _Index:
                 return rng
         return None
 
-
     def in_seed(self, node: _Node) -> bool:
         """Whether ``node`` ran while *Profile with backward*'s seeded backward ran."""
         return any(r.start <= node.start < r.end for r in self.seed_ranges)
 
-
-def _range_line(rng: _Node) -> int:
-    match = LINE_RANGE_RE.match(rng.name)
-    return int(match.group("line")) if match else 0
-
-
-@dataclass
-class _Place:
-    """Where one op or kernel is attributed: a line, forward or backward part, and the
-    top-level op (``chain[0]``) with the op that launched it (``chain[-1]``)."""
-
-    line: int
-    backward: bool
-    chain: list[_Node]
-    launcher: _Node
+    def host_line(self, root: _Node) -> int | None:
+        """The line that ran the backward node ``root``: its own range (the backward on the
+        calling thread, CPU), else the range open while it ran (the engine's thread, CUDA)."""
+        if root.line is not None:
+            return root.line
+        rng = self.range_during(root)
+        return rng.line if rng is not None else None
 
 
 def attribute_trace(
@@ -483,90 +489,105 @@ def attribute_trace(
     Returns:
         the :class:`Attribution`.
     """
-    runs = max(1, runs)
-    events = [ev for ev in trace.get("traceEvents", []) if isinstance(ev, Mapping)]
-    complete = [ev for ev in events if ev.get("ph") == "X"]
-    index = _Index(events)
+    # The collector paused: the forest is a million small objects that hold no cycles, and
+    # generation-2 passes over them would cost more than the attribution itself.
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _attribute(trace, runs=max(1, runs), first_line=first_line, last_line=last_line)
+    finally:
+        if paused:
+            gc.enable()
 
+
+def _attribute(
+    trace: Mapping[str, Any], *, runs: int, first_line: int | None, last_line: int | None
+) -> Attribution:
+    events = [ev for ev in trace.get("traceEvents", []) if isinstance(ev, dict)]
+    index = _Index(events)
     lines: dict[int, LineOps] = {}
+    # per autograd node: (line, backward?) of its work, and the pass it belongs to
+    root_place: dict[int, tuple[int, bool] | None] = {}
+    root_pass: dict[int, BackwardPass | None] = {}
 
     def line_stat(line: int) -> LineOps:
-        if line not in lines:
-            lines[line] = LineOps(line)
-        return lines[line]
+        stat = lines.get(line)
+        if stat is None:
+            stat = lines[line] = LineOps(line)
+        return stat
 
-    def op_stat(place: _Place, name: str) -> OpStat:
-        stat = line_stat(place.line)
-        ops = stat.backward if place.backward else stat.ops
-        if name not in ops:
-            ops[name] = OpStat(name)
-        return ops[name]
-
-    def place_of(node: _Node) -> _Place | None:
-        root = _backward_root(node)
-        if root is not None:
-            fwd = index.forward_of.get(id(root))
-            found = _line_of(fwd) if fwd is not None else None
-            if found is not None:
-                return _Place(found[0], True, _op_chain(node, root.parent), node)
-            host = _line_of(root)
-            rng = host[1] if host is not None else index.range_during(root)
-            if rng is None:
-                return None
-            return _Place(_range_line(rng), False, _op_chain(node, root.parent), node)
-        found = _line_of(node)
-        if found is None:
-            return None
-        return _Place(found[0], False, _op_chain(node, found[1]), node)
+    def place_of(node: _Node) -> tuple[int, bool] | None:
+        root = node.root
+        if root is None:
+            return None if node.line is None else (node.line, False)
+        key = id(root)
+        if key not in root_place:
+            fwd = index.forward_of.get(key)
+            if fwd is not None and fwd.line is not None:
+                root_place[key] = (fwd.line, True)
+            else:
+                host = index.host_line(root)
+                root_place[key] = None if host is None else (host, False)
+        return root_place[key]
 
     def pass_of(node: _Node) -> BackwardPass | None:
         """The pass total of the line that ran ``node``'s backward, if it is backward work."""
-        root = _backward_root(node)
+        root = node.root
         if root is None:
             return None
-        host = _line_of(root)
-        rng = host[1] if host is not None else index.range_during(root)
-        if rng is None:
-            return None
-        stat = line_stat(_range_line(rng))
-        if stat.backward_pass is None:
-            stat.backward_pass = BackwardPass()
-        return stat.backward_pass
+        key = id(root)
+        if key not in root_pass:
+            host = index.host_line(root)
+            if host is None:
+                root_pass[key] = None
+            else:
+                stat = line_stat(host)
+                if stat.backward_pass is None:
+                    stat.backward_pass = BackwardPass()
+                root_pass[key] = stat.backward_pass
+        return root_pass[key]
+
+    def op_name(node: _Node, backward: bool) -> str:
+        return backward_node_name(node.name) if backward or node.root is node else node.name
+
+    def op_stat(line: int, backward: bool, name: str) -> OpStat:
+        stat = line_stat(line)
+        ops = stat.backward if backward else stat.ops
+        op = ops.get(name)
+        if op is None:
+            op = ops[name] = OpStat(name)
+        return op
 
     for node in index.nodes:
-        if node.cat == "user_annotation":
-            match = LINE_RANGE_RE.match(node.name)
-            if match:
-                stat = line_stat(int(match.group("line")))
-                stat.hits += 1
-                stat.cpu_us += node.end - node.start
+        if node.line_node is node:
+            stat = line_stat(node.line or 0)
+            stat.hits += 1
+            stat.cpu_us += node.end - node.start
             continue
-        if node.cat != "cpu_op":
-            continue
+        if node.top is not node:
+            continue  # not a top-level op (nested ops are in their top op's dispatch)
         place = place_of(node)
-        if place is None or not place.chain or place.chain[0] is not node:
+        if place is None:
             continue
-        name = backward_node_name(node.name) if place.backward or _is_root(node) else node.name
-        op = op_stat(place, name)
+        line, backward = place
+        dur = node.end - node.start
+        op = op_stat(line, backward, op_name(node, backward))
         op.calls += 1
-        op.cpu_us += node.end - node.start
-        if place.backward:
-            line_stat(place.line).bwd_cpu_us += node.end - node.start
+        op.cpu_us += dur
+        if backward:
+            line_stat(line).bwd_cpu_us += dur
         bpass = pass_of(node)
         if bpass is not None:
-            bpass.cpu_us += node.end - node.start
-            if place.backward:
-                bpass.lines.add(place.line)
+            bpass.cpu_us += dur
+            if backward:
+                bpass.lines.add(line)
 
     accounting = Accounting()
     unattributed: dict[str, KernelStat] = {}
-    in_function = (
-        (lambda line: True)
-        if first_line is None or last_line is None
-        else (lambda line: first_line <= line <= last_line)
-    )
-    for ev in complete:
-        if ev.get("cat") not in _DEVICE_CATS:
+    bounded = first_line is not None and last_line is not None
+    for ev in events:
+        cat = ev.get("cat")
+        if cat not in _DEVICE_CATS or ev.get("ph") != "X":
             continue
         args = ev.get("args") or {}
         launcher = index.runtime_by_corr.get(args.get("correlation"))
@@ -575,55 +596,61 @@ def attribute_trace(
         name = str(ev.get("name", ""))
         dur = float(ev.get("dur", 0.0))
         accounting.device_us += dur
-        kind = _device_kind(str(ev.get("cat")))
+        kind = _device_kind(str(cat))
         place = place_of(launcher) if launcher is not None else None
-        if place is None or not in_function(place.line):
+        if place is None or (bounded and not first_line <= place[0] <= last_line):  # type: ignore[operator]
             if launcher is None:
                 reason = "no-launch"
             elif place is not None:
                 reason = "outside"
             elif index.in_seed(launcher):
                 reason = "backward-seed"
-            elif _backward_root(launcher) is not None:
+            elif launcher.root is not None:
                 reason = "backward-unlinked"
             else:
                 reason = "other-thread" if index.range_during(launcher) is None else "outside"
-            rem = accounting.remainder.setdefault(reason, Remainder(reason))
+            rem = accounting.remainder.get(reason)
+            if rem is None:
+                rem = accounting.remainder[reason] = Remainder(reason)
             rem.device_us += dur
             rem.kernels[name] = rem.kernels.get(name, 0.0) + dur
-            k = unattributed.setdefault(name, KernelStat(name, kind=kind))
+            k = unattributed.get(name)
+            if k is None:
+                k = unattributed[name] = KernelStat(name, kind=kind)
             k.device_us += dur
             k.calls += 1
             continue
         accounting.on_lines_us += dur
-        stat = line_stat(place.line)
-        chain = place.chain
-        if chain:
-            top = chain[0]
-            top_name = backward_node_name(top.name) if place.backward or _is_root(top) else top.name
-            op = op_stat(place, top_name)
+        line, backward = place
+        top = launcher.top
+        if top is not None:
+            top_name = op_name(top, backward)
+            op = op_stat(line, backward, top_name)
             # the op that launched it, under the top-level one: aten::pow under aten::square,
             # aten::mm under the autograd node AddmmBackward0
-            inner = chain[-1].name
+            inner = launcher.inner.name if launcher.inner is not None else top.name
             if inner not in (top.name, top_name) and inner not in op.dispatch:
                 op.dispatch.append(inner)
         else:
-            op = op_stat(place, launcher.name)
+            op = op_stat(line, backward, launcher.name)
             if launcher.cat in ("cuda_runtime", "cuda_driver"):
                 op.calls += 1
-        k = op.kernels.setdefault(name, KernelStat(name, kind=kind))
+        k = op.kernels.get(name)
+        if k is None:
+            k = op.kernels[name] = KernelStat(name, kind=kind)
         k.device_us += dur
         k.calls += 1
         op.device_us += dur
-        if place.backward:
+        stat = line_stat(line)
+        if backward:
             stat.bwd_device_us += dur
         else:
             stat.device_us += dur
         bpass = pass_of(launcher)
         if bpass is not None:
             bpass.device_us += dur
-            if place.backward:
-                bpass.lines.add(place.line)
+            if backward:
+                bpass.lines.add(line)
 
     for stat in lines.values():
         _scale_line(stat, runs)
@@ -640,10 +667,6 @@ def attribute_trace(
         sorted(unattributed.values(), key=lambda k: -k.device_us),
         accounting,
     )
-
-
-def _is_root(node: _Node) -> bool:
-    return node.cat == "cpu_op" and node.name.startswith(BACKWARD_PREFIX)
 
 
 def _scale_line(stat: LineOps, runs: int) -> None:

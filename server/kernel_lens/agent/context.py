@@ -24,7 +24,7 @@ __all__ = ["CallContext", "from_directive", "snapshot"]
 #: Autocast device types whose state is taken (``cpu`` and ``cuda`` are what users run).
 _AUTOCAST_DEVICES = ("cuda", "cpu")
 #: ``torch.backends`` flags that change which kernels run, as ``(label, getter path)``.
-_BACKEND_FLAGS = (
+_BACKEND_FLAGS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("cuda.matmul.allow_tf32", ("cuda", "matmul", "allow_tf32")),
     (
         "cuda.matmul.allow_fp16_reduced_precision_reduction",

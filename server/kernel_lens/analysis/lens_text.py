@@ -40,8 +40,9 @@ def _arg_label(arg: dict[str, Any]) -> str:
 
 def inputs_text(inputs: Any, path: str | None = None) -> str | None:
     """Where a result's inputs came from, in one line: ``captured at square.py:31 (time_fn →
-    square_2) after 0.42 s``, ``directive, line 11``, ``square_inputs()``; ``None`` for a
-    result without an ``inputs`` object (or with no inputs)."""
+    square_2) after 0.42 s``, ``directive, line 11``, ``square_inputs()``, followed by the
+    calling context when it is not the default (``· autocast cuda bfloat16 · no_grad``);
+    ``None`` for a result without an ``inputs`` object (or with no inputs)."""
     if not isinstance(inputs, dict):
         return None
     source = inputs.get("source")
@@ -75,6 +76,10 @@ def inputs_text(inputs: Any, path: str | None = None) -> str | None:
             text += f"; self = {name}"
         else:
             text += f"; self = {how}"
+    context = inputs.get("context")
+    if isinstance(context, dict) and context.get("label"):
+        # the calling context every stage replays: ``· autocast cuda bfloat16 · no_grad``
+        text += f" · {context['label']}"
     return text
 
 

@@ -20,7 +20,7 @@ import gc
 import re
 from bisect import bisect_right
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -375,7 +375,7 @@ class Attribution:
 class _Index:
     """The trace's CPU forest with the look-ups attribution needs."""
 
-    def __init__(self, events: list[Mapping[str, Any]]) -> None:
+    def __init__(self, events: Sequence[Mapping[str, Any]]) -> None:
         self.nodes = _build_cpu_forest(ev for ev in events if ev.get("cat") in _CPU_CATS)
         self.runtime_by_corr: dict[Any, _Node] = {}
         self.op_by_external: dict[Any, _Node] = {}
@@ -419,7 +419,7 @@ class _Index:
                     self.forward_of[id(root)] = fwd
 
     def _link_flows(
-        self, events: list[Mapping[str, Any]], at: dict[tuple[Any, Any, float], _Node]
+        self, events: Sequence[Mapping[str, Any]], at: dict[tuple[Any, Any, float], _Node]
     ) -> None:
         """The profiler's ``fwdbwd`` flows: each joins the forward op that made an autograd
         node (``s``) to that node's backward op (``f``), both bound to the op starting there."""
@@ -584,7 +584,11 @@ def _attribute(
 
     accounting = Accounting()
     unattributed: dict[str, KernelStat] = {}
-    bounded = first_line is not None and last_line is not None
+    low, high = first_line, last_line
+
+    def in_function(line: int) -> bool:
+        return low is None or high is None or low <= line <= high
+
     for ev in events:
         cat = ev.get("cat")
         if cat not in _DEVICE_CATS or ev.get("ph") != "X":
@@ -598,7 +602,7 @@ def _attribute(
         accounting.device_us += dur
         kind = _device_kind(str(cat))
         place = place_of(launcher) if launcher is not None else None
-        if place is None or (bounded and not first_line <= place[0] <= last_line):  # type: ignore[operator]
+        if launcher is None or place is None or not in_function(place[0]):
             if launcher is None:
                 reason = "no-launch"
             elif place is not None:

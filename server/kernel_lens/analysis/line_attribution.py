@@ -220,8 +220,10 @@ class _Node:
         self.event = event
         self.start = start
         self.end = end
-        self.cat = str(event.get("cat", ""))
-        self.name = str(event.get("name", ""))
+        cat = event.get("cat", "")
+        name = event.get("name", "")
+        self.cat = cat if type(cat) is str else str(cat)
+        self.name = name if type(name) is str else str(name)
         self.parent: _Node | None = None
         self.line: int | None = None
         self.line_node: _Node | None = None
@@ -256,8 +258,16 @@ class _Node:
             self.inner = self
 
 
-def _build_cpu_forest(events: Iterable[Mapping[str, Any]]) -> list[_Node]:
-    """Nest CPU events by time containment per (pid, tid); return all nodes."""
+def _build_cpu_forest(
+    events: Iterable[Mapping[str, Any]],
+    marks: Mapping[tuple[Any, Any], set[float]] | None = None,
+    marked: dict[tuple[Any, Any, float], _Node] | None = None,
+) -> list[_Node]:
+    """Nest CPU events by time containment per (pid, tid); return all nodes.
+
+    ``marks`` names, per thread, start times whose innermost ``cpu_op`` is wanted (where the
+    profiler's flows bind); they are put in ``marked`` by ``(pid, tid, start)``.
+    """
     by_thread: dict[tuple[Any, Any], list[_Node]] = defaultdict(list)
     for ev in events:
         ts, dur = ev.get("ts"), ev.get("dur")
@@ -266,7 +276,7 @@ def _build_cpu_forest(events: Iterable[Mapping[str, Any]]) -> list[_Node]:
         start = float(ts)
         by_thread[(ev.get("pid"), ev.get("tid"))].append(_Node(ev, start, start + float(dur)))
     nodes: list[_Node] = []
-    for thread_nodes in by_thread.values():
+    for thread, thread_nodes in by_thread.items():
         # Outer events first when two start together (longer first).
         thread_nodes.sort(key=lambda n: (n.start, n.start - n.end))
         stack: list[_Node] = []
@@ -275,6 +285,12 @@ def _build_cpu_forest(events: Iterable[Mapping[str, Any]]) -> list[_Node]:
                 stack.pop()
             node.link(stack[-1] if stack else None)
             stack.append(node)
+        wanted = marks.get(thread) if marks is not None else None
+        if wanted and marked is not None:
+            for node in thread_nodes:
+                # the innermost op starting there wins (nodes come outer first)
+                if node.start in wanted and node.cat == "cpu_op":
+                    marked[(thread[0], thread[1], node.start)] = node
         nodes.extend(thread_nodes)
     return nodes
 
@@ -376,20 +392,24 @@ class _Index:
     """The trace's CPU forest with the look-ups attribution needs."""
 
     def __init__(self, events: Sequence[Mapping[str, Any]]) -> None:
-        self.nodes = _build_cpu_forest(ev for ev in events if ev.get("cat") in _CPU_CATS)
+        flows = [ev for ev in events if ev.get("cat") == "fwdbwd" and ev.get("ts") is not None]
+        marks: dict[tuple[Any, Any], set[float]] = defaultdict(set)
+        for ev in flows:
+            marks[(ev.get("pid"), ev.get("tid"))].add(float(ev["ts"]))
+        at: dict[tuple[Any, Any, float], _Node] = {}
+        self.nodes = _build_cpu_forest(
+            (ev for ev in events if ev.get("cat") in _CPU_CATS), marks, at
+        )
         self.runtime_by_corr: dict[Any, _Node] = {}
         self.op_by_external: dict[Any, _Node] = {}
         self.line_ranges: list[_Node] = []
         self.seed_ranges: list[_Node] = []
-        at: dict[tuple[Any, Any, float], _Node] = {}
         forward_by_seq: dict[Any, _Node] = {}
         roots: list[_Node] = []
         for node in self.nodes:
             cat = node.cat
             args = node.event.get("args")
             if cat == "cpu_op":
-                # the innermost op starting there wins (nodes come outer first)
-                at[(node.event.get("pid"), node.event.get("tid"), node.start)] = node
                 if node.root is node:
                     roots.append(node)
                 elif args and node.root is None:
@@ -410,7 +430,7 @@ class _Index:
         self.line_ranges.sort(key=lambda n: n.start)
         self._range_starts = [n.start for n in self.line_ranges]
         self.forward_of: dict[int, _Node] = {}
-        self._link_flows(events, at)
+        self._link_flows(flows, at)
         for root in roots:
             if id(root) not in self.forward_of:
                 seq = (root.event.get("args") or {}).get("Sequence number")
@@ -419,15 +439,13 @@ class _Index:
                     self.forward_of[id(root)] = fwd
 
     def _link_flows(
-        self, events: Sequence[Mapping[str, Any]], at: dict[tuple[Any, Any, float], _Node]
+        self, flows: Sequence[Mapping[str, Any]], at: dict[tuple[Any, Any, float], _Node]
     ) -> None:
         """The profiler's ``fwdbwd`` flows: each joins the forward op that made an autograd
         node (``s``) to that node's backward op (``f``), both bound to the op starting there."""
         starts: dict[Any, _Node] = {}
         ends: dict[Any, _Node] = {}
-        for ev in events:
-            if ev.get("cat") != "fwdbwd":
-                continue
+        for ev in flows:
             ph, ts = ev.get("ph"), ev.get("ts")
             if ts is None or ph not in ("s", "f"):
                 continue

@@ -17,7 +17,7 @@ from lsprotocol import types
 from kernel_lens.agent.types import ProfileError
 from kernel_lens.analysis.compare import compare_results, compare_timing
 from kernel_lens.analysis.functions import SourceSyntaxError, find_functions
-from kernel_lens.history import History, HistoryError, entry_summary, git_state, make_entry
+from kernel_lens.history import History, HistoryError, entry_summary, record_run
 from kernel_lens.lsp.common import (
     RequestFailed,
     document_source,
@@ -51,17 +51,10 @@ __all__ = ["record_profile", "setup"]
 def _record(path: str, qualname: str, text: list[str], source: str, result: dict[str, Any]) -> None:
     """Store the run and put its ``comparison`` (and ``history``) into ``result``. Blocking
     (files, ``git``): run in a thread."""
-    history = History.default(path)
-    baseline = history.baseline(path, qualname)
-    previous = next(reversed(history.entries(path, qualname)), None)
-    entry = make_entry(result, text=text, file_text=source, git=git_state(path))
-    stored = history.add(path, qualname, entry)
-    reference, label = (baseline, "baseline") if baseline is not None else (previous, "previous")
-    result["history"] = {"id": stored["id"], "baseline": history.baseline_id(path, qualname)}
-    if reference is not None:
-        result["comparison"] = compare_results(
-            reference, stored, reference=label, reference_id=str(reference["id"])
-        )
+    recorded = record_run(path, qualname, result, text=text, file_text=source)
+    result["history"] = {"id": recorded.entry["id"], "baseline": recorded.baseline_id}
+    if recorded.comparison is not None:
+        result["comparison"] = recorded.comparison
 
 
 async def record_profile(

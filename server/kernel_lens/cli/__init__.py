@@ -1,0 +1,67 @@
+"""``kernel-lens``: the profiling engine from a terminal.
+
+    kernel-lens profile PATH::FUNC [--json] [--stages timing,ops,trace] [--reps N] [--timeout S]
+    kernel-lens profile PATH --line N
+    kernel-lens profile PATH           (the whole script, run once as __main__)
+    kernel-lens profile PATH::FUNC --compare previous|baseline
+    kernel-lens history PATH::FUNC [--json] [--baseline ID|--clear-baseline]
+    kernel-lens compare A B [--json]   (A, B: PATH::FUNC#ID, #-1, #baseline, or profile JSONs)
+    kernel-lens trace summarize FILE.json [--json]
+    kernel-lens asm PATH::KERNEL [--stage ptx|sass|ttir|ttgir|llir] [--arch 90] [--json]
+    kernel-lens inline PATH [--arch 90] [--build] [--json]
+    kernel-lens sweep PATH::FUNC --param NAME [--values 64,128,…] [--json]
+    kernel-lens ncu run PATH::FUNC [--set basic|full] [--json]
+    kernel-lens ncu show FILE.ncu-rep [--json]
+
+The commands that run user code (profile, asm, inline, sweep, ncu run) run it the way the editor
+does: in a fresh agent process (``python -m kernel_lens.agent``) through the same client and
+engine, so however the code ends — an exception, ``sys.exit``, ``os._exit``, a segfault, Ctrl-C
+raised by the code, a hang past ``--timeout``, threads left running — the command ends with the
+same error contract. ``trace summarize`` and ``ncu show`` read files and run in-process.
+
+Exit status: 0 on success, 1 when the job failed (``{"error": {"kind", "message", "line"}}``
+with ``--json``, one line on stderr without; the kinds are
+:data:`kernel_lens.agent.types.ERROR_KINDS`), 2 for bad command-line usage, 130 when the CLI
+itself is interrupted (Ctrl-C).
+
+Each command is one module of this package (``profile``, ``history`` with ``compare``, ``asm``,
+``ncu``, ``sweep``, ``inline``, ``trace``) with an ``add_parser`` that registers its parser and
+the function it runs; this module only composes them (``common`` holds what they share).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from kernel_lens.cli import asm, history, inline, ncu, profile, sweep, trace
+from kernel_lens.cli.common import emit_error
+
+__all__ = ["COMMANDS", "build_parser", "main"]
+
+#: The commands' modules, in the order ``kernel-lens --help`` lists them.
+COMMANDS = (profile, history, asm, ncu, sweep, inline, trace)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for tests and docs)."""
+    parser = argparse.ArgumentParser(
+        prog="kernel-lens", description="Profile PyTorch functions: time, ops and kernels per line."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    for command in COMMANDS:
+        command.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``kernel-lens`` console script."""
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except KeyboardInterrupt:
+        # Ctrl-C on the CLI itself: the agent was stopped on the way out (asyncio.run cancels
+        # the job, and the client kills the agent's process group).
+        err = {"kind": "interrupted", "message": "interrupted (Ctrl-C)", "line": None}
+        emit_error(err, bool(getattr(args, "json", False)), None)
+        return 130
+    return code

@@ -1,0 +1,126 @@
+"""What every command of the CLI shares: ``PATH::FUNC`` targets, the error contract (one JSON
+object with ``--json``, one line on stderr without), and a job run in a fresh agent through the
+same client as the editor's (:mod:`kernel_lens.client`)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from typing import Any
+
+from kernel_lens.agent.types import JobRequest, ProfileError  # until wire/ lands
+
+__all__ = [
+    "DEFAULT_TIMEOUT_S",
+    "emit_error",
+    "for_the_cli",
+    "job",
+    "run_in_agent",
+    "split_target",
+    "stderr_line",
+    "timeout_option",
+]
+
+#: Seconds a job may run before its agent is stopped (``--timeout``).
+DEFAULT_TIMEOUT_S = 600.0
+
+
+def split_target(spec: str) -> tuple[str, str | None]:
+    """``PATH::FUNC`` as ``(PATH, FUNC)``; ``PATH`` alone as ``(PATH, None)``."""
+    if "::" in spec:
+        path, func = spec.split("::", 1)
+        return path, func or None
+    return spec, None
+
+
+def emit_error(err: dict[str, Any], as_json: bool, path: str | None) -> None:
+    """Print a job's error: ``{"error": …}`` on stdout with ``--json``, else a line (and the
+    traceback) on stderr."""
+    if as_json:
+        print(json.dumps({"error": err}), flush=True)
+        return
+    where = f" at {path}:{err['line']}" if err.get("line") and path else ""
+    print(f"error ({err['kind']}){where}: {err['message']}", file=sys.stderr)
+    # An "unsupported" result is a fact about the machine, not a bug to debug: no traceback.
+    if err.get("traceback") and err.get("kind") != "unsupported":
+        print(err["traceback"], file=sys.stderr)
+
+
+def stderr_line(text: str) -> None:
+    """One line on stderr (the agent's output, progress, warnings), flushed."""
+    print(text, file=sys.stderr, flush=True)
+
+
+def for_the_cli(err: ProfileError) -> ProfileError:
+    """The client's words for the editor (a setting, a restart) put in the CLI's terms."""
+    message = err.message.replace("(kernelLens.timeoutSeconds)", "(--timeout)")
+    for tail in (
+        "; the agent was stopped and will restart for the next job",
+        "; the agent was stopped and will restart",
+    ):
+        message = message.replace(tail, "")
+    err.message = message
+    return err
+
+
+async def run_in_agent(request: JobRequest, *, timeout: float, progress: bool) -> dict[str, Any]:
+    """Run one job in a fresh agent (no spare) and return its result.
+
+    Raises:
+        ProfileError: the job's failure, whatever way it ended.
+    """
+    from kernel_lens.client import AgentClient
+
+    def on_progress(stage: str, message: str) -> None:
+        if progress:
+            stderr_line(f"[{stage}] {message}")
+
+    # One job, one agent (no spare): it is stopped, with its process group, when the job ends,
+    # whatever threads the user's code left running.
+    client = AgentClient([sys.executable], stderr_line, local=True, spare=False)
+    try:
+        return await client.run(
+            request.to_json(), timeout=timeout, on_progress=on_progress, method=request.method
+        )
+    finally:
+        await client.kill()
+
+
+def job(request: JobRequest, args: argparse.Namespace) -> dict[str, Any] | int:
+    """Run ``request`` in a fresh agent: its result, or the exit status after printing the error.
+
+    The user's output (the agent's stderr) goes to stderr, so ``--json`` stays one object.
+    """
+    path = os.path.abspath(request.path)
+    if not os.path.isfile(path):
+        reason = "Is a directory" if os.path.isdir(path) else "No such file or directory"
+        err = ProfileError("not-found", f"cannot read {path}: {reason}")
+        emit_error(err.to_json(), args.json, None)
+        return 1
+    progress = not args.json and not getattr(args, "quiet", False)
+    try:
+        return asyncio.run(run_in_agent(request, timeout=args.timeout, progress=progress))
+    except ProfileError as exc:
+        emit_error(for_the_cli(exc).to_json(), args.json, path)
+        return 1
+
+
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
+    return value
+
+
+def timeout_option(parser: argparse.ArgumentParser) -> None:
+    """Add ``--timeout SECONDS`` (default :data:`DEFAULT_TIMEOUT_S`) to a command."""
+    parser.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=DEFAULT_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"stop the job (and its agent) after this long (default {DEFAULT_TIMEOUT_S:g})",
+    )

@@ -1,0 +1,41 @@
+"""``kernel-lens inline PATH``: every ``load_inline`` module of the file — generated sources,
+PTX, nvcc's errors on the Python lines (``--build``: the real build's log)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+from kernel_lens.agent.types import InlineRequest  # until wire/ lands
+from kernel_lens.cli.common import job, split_target, timeout_option
+
+
+def run(args: argparse.Namespace) -> int:
+    """The load_inline modules of the file: sources, PTX, nvcc's errors."""
+    path, _ = split_target(args.target)
+    request = InlineRequest(path=os.path.abspath(path), arch=args.arch, build=args.build)
+    result = job(request, args)
+    if isinstance(result, int):
+        return result
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    for m in result["modules"]:
+        print(f"// load_inline {m['name']} (line {m['call_line']}) · {m['arch']} · {m['nvcc']}")
+        for err in m["errors"]:
+            print(f"{path}:{err['line']}: {err['severity']}: {err['message']}")
+        if m["ptx"]:
+            print(m["ptx"])
+    return 0
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register the command's parser."""
+    i = sub.add_parser("inline", help="load_inline modules: generated sources, PTX, nvcc errors")
+    i.add_argument("target", help="PATH of a file that calls load_inline")
+    i.add_argument("--arch", type=int, default=90, help="compute capability for the PTX")
+    i.add_argument("--build", action="store_true", help="also build it with load_inline (log)")
+    i.add_argument("--json", action="store_true")
+    timeout_option(i)
+    i.set_defaults(func=run)

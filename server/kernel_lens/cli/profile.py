@@ -1,0 +1,132 @@
+"""``kernel-lens profile PATH::FUNC`` (``--line N``; ``PATH`` alone: the whole script, run once
+as ``__main__``): timing, ops and kernels per line, the trace; kept in the function's history
+and, with ``--compare previous|baseline``, compared with that run."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from typing import Any
+
+from kernel_lens.agent.types import ProfileRequest  # until wire/ lands
+from kernel_lens.cli.common import job, split_target, stderr_line, timeout_option
+
+
+def run(args: argparse.Namespace) -> int:
+    """Profile the target; print the result (``--json``: one object); the exit status."""
+    path, func = split_target(args.target)
+    # PATH alone: the whole script, run once as __main__.
+    script = func is None and args.line is None
+    stages = tuple(s.strip() for s in args.stages.split(",") if s.strip())
+    request = ProfileRequest(
+        path=os.path.abspath(path),
+        function=func,
+        line=args.line,
+        stages=stages,
+        reps=args.reps,
+        warmup_ms=args.warmup_ms,
+        budget_ms=args.budget_ms,
+        profile_runs=args.runs,
+        # Resolved here, against the CLI's folder: user code may os.chdir before the trace.
+        trace_dir=os.path.abspath(args.trace_dir) if args.trace_dir else None,
+        keep_samples=args.samples,
+        script=script,
+    )
+    result = job(request, args)
+    if isinstance(result, int):
+        return result
+    # A script's one run has no samples to compare: it is not put in a history.
+    comparison = None if script else _record_history(result, path, args)
+    if args.json:
+        if comparison is not None:
+            result["comparison"] = comparison
+        print(json.dumps(result))
+    else:
+        from kernel_lens.analysis.lens_text import inputs_args_text, inputs_text
+        from kernel_lens.analysis.report_text import format_profile
+
+        print(format_profile(result))
+        source = inputs_text(result.get("inputs"), result.get("path"))
+        if source is not None and not script:
+            args_text = "; ".join(inputs_args_text(result.get("inputs")))
+            print(f"inputs: {source}" + (f" · {args_text}" if args_text else ""))
+        if comparison is not None:
+            from kernel_lens.analysis.compare import format_comparison
+
+            ref = comparison["reference"]
+            print(format_comparison(comparison, before=f"{ref} (run {comparison['reference_id']})",
+                                    after="this run"))  # fmt: skip
+        elif args.compare:
+            print(f"compare: no {args.compare} run of {result.get('function')} to compare with")
+    return 0
+
+
+def _record_history(
+    result: dict[str, Any], path: str, args: argparse.Namespace
+) -> dict[str, Any] | None:
+    """Put a profile into its function's history (unless ``--no-history``) and, with
+    ``--compare previous|baseline``, the comparison with that run (``None`` when there is none).
+    A history that cannot be written is a warning, never the profile's failure."""
+    from kernel_lens.history import HistoryError, record_run
+
+    if not args.history and not args.compare:
+        return None
+    timing = result.get("timing")
+    if not result.get("function") or not isinstance(timing, dict) or "median_ms" not in timing:
+        return None  # a whole-script run, or no timing: nothing to keep or compare
+    function = str(result.get("function"))
+    file = os.path.abspath(path)
+    try:
+        try:
+            file_text = open(file, encoding="utf-8").read()
+        except (OSError, UnicodeDecodeError):
+            file_text = None
+        text = None
+        if file_text is not None and result.get("first_line") and result.get("last_line"):
+            text = file_text.splitlines()[int(result["first_line"]) - 1 : int(result["last_line"])]
+        recorded = record_run(
+            file,
+            function,
+            result,
+            text=text,
+            file_text=file_text,
+            compare_with=args.compare,
+            keep=args.history,
+        )
+    except (OSError, HistoryError) as exc:
+        stderr_line(f"history: not recorded ({exc})")
+        return None
+    return recorded.comparison
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register the command's parser."""
+    p = sub.add_parser("profile", help="profile one function")
+    p.add_argument(
+        "target",
+        help="PATH::FUNC (FUNC may be Class.method), PATH with --line, or PATH alone: the whole "
+        "script, run once as __main__",
+    )
+    p.add_argument("--line", type=int, help="1-based line inside the function to profile")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument(
+        "--stages", default="timing,ops,trace", help="comma list: timing,ops,trace,compiled"
+    )
+    p.add_argument("--reps", type=int, default=0, help="timed repetitions (0 = adaptive)")
+    p.add_argument("--warmup-ms", type=float, default=25.0, help="timing warm-up, ms")
+    p.add_argument("--budget-ms", type=float, default=500.0, help="timing budget, ms")
+    p.add_argument("--runs", type=int, default=3, help="calls under the profiler (ops/trace)")
+    p.add_argument("--trace-dir", help="folder for the Chrome trace")
+    p.add_argument("--no-samples", dest="samples", action="store_false", help="omit raw samples")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument(
+        "--compare",
+        choices=["previous", "baseline"],
+        help="compare with the function's previous run or its pinned baseline (see `history`)",
+    )
+    p.add_argument(
+        "--no-history", dest="history", action="store_false", help="do not keep this run"
+    )
+    timeout_option(p)
+    p.set_defaults(func=run)

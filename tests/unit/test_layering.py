@@ -1,15 +1,28 @@
-"""The layers are checked, not only claimed (issue 9 item 6).
+"""The layers are checked, not only claimed (issue 9 item 6, issue 21).
 
-Every module under ``server/kernel_lens`` is parsed (imports inside functions included) and:
+Every module under ``server/kernel_lens`` is parsed (imports inside functions, and under
+``if TYPE_CHECKING:``, included) and:
 
-- ``analysis/`` is pure: no torch, triton, pygls, lsprotocol, attrs; nothing of ``kernel_lens.lsp``
-  or ``kernel_lens.agent`` (the process-running side);
+- no import cycle: the graph of module → imported module (relative imports resolved, ``from pkg
+  import module`` read as the module) has no strongly connected component of more than one
+  module. Importing ``a.b.c`` also runs ``a/__init__`` and ``a/b/__init__``; those implicit
+  package imports are not edges (a package's ``__init__`` re-exporting its modules would
+  otherwise make a cycle of every package);
+- ``analysis/`` is pure: no torch, triton, pygls, lsprotocol, attrs; nothing of ``kernel_lens.lsp``,
+  ``kernel_lens.agent``, ``kernel_lens.client`` or ``kernel_lens.traces``; and it starts no process
+  and shares no memory: no ``multiprocessing``, ``signal``, ``mmap``, ``os.fork``;
 - ``agent/`` runs in the user's interpreter: no pygls, lsprotocol, attrs, cattrs; nothing of
   ``kernel_lens.lsp``;
-- ``lsp/`` takes from ``kernel_lens.agent`` only the shared types and the client (the parent side
-  of the process boundary);
-- ``agent/types.py`` and ``agent/client.py`` import only the standard library (and the types and
-  wire-format modules), so the server can import them without the user's packages.
+- ``agent/stages/*`` import the agent's leaves (``usercode``, ``results``, ``cache``, ``errors``,
+  ``types``), never the orchestrators ``runner`` and ``engine``;
+- ``lsp/`` and ``cli`` import no ``kernel_lens.agent`` module: the agent is reached through
+  ``kernel_lens.client``;
+- ``client/`` (the parent side of the process boundary) and ``agent/types.py`` import only the
+  standard library and the shared wire types, so the server can import them without the user's
+  packages.
+
+Until the stdlib-only ``kernel_lens.wire`` package lands, ``kernel_lens.agent.types`` (and, for the
+client, ``kernel_lens.agent.protocol``) are the shared wire types: :data:`UNTIL_WIRE` allows them.
 """
 
 from __future__ import annotations
@@ -21,27 +34,37 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from pygls.lsp.server import LanguageServer
 
 from tests.conftest import ROOT
 
 PACKAGE = ROOT / "server" / "kernel_lens"
 
 HEAVY = ("torch", "triton", "pygls", "lsprotocol", "attrs", "attr", "cattrs")
-AGENT_SHARED = ("kernel_lens.agent.types",)
-_CLIENT_ALLOWED = ("kernel_lens.agent.types", "kernel_lens.agent.protocol", "kernel_lens.client")
+#: What ``analysis/`` may not import: the process-running side of the package.
+NOT_IN_ANALYSIS = (
+    "kernel_lens.lsp",
+    "kernel_lens.agent",
+    "kernel_lens.client",
+    "kernel_lens.traces",
+)
+#: Processes and shared memory, which ``analysis/`` stays out of.
+PROCESSES = ("multiprocessing", "signal", "mmap", "os.fork")
+#: The shared wire types, until ``kernel_lens.wire`` replaces them.
+UNTIL_WIRE = ("kernel_lens.agent.types",)  # until wire/ lands
+#: What the client may import besides the standard library and itself.
+CLIENT_ALLOWED = (*UNTIL_WIRE, "kernel_lens.agent.protocol")  # until wire/ lands
 STDLIB_ONLY = {
     "kernel_lens.agent.types": ("kernel_lens.agent.types",),
-    "kernel_lens.client": _CLIENT_ALLOWED,
-    "kernel_lens.client.faults": _CLIENT_ALLOWED,
-    "kernel_lens.client.framing": _CLIENT_ALLOWED,
-    "kernel_lens.client.process": _CLIENT_ALLOWED,
-    "kernel_lens.client.pool": _CLIENT_ALLOWED,
+    "kernel_lens.client": (*CLIENT_ALLOWED, "kernel_lens.client"),
 }
+#: The agent's orchestrators, which stages never import.
+ORCHESTRATORS = ("kernel_lens.agent.runner", "kernel_lens.agent.engine")
 
 
 @dataclass(frozen=True)
 class Import:
-    """One imported module name, where it is imported."""
+    """One imported module name (or ``module.attribute``), where it is imported."""
 
     module: str
     importer: str
@@ -56,7 +79,8 @@ def _module_name(path: Path, package: Path) -> str:
 
 
 def imports_of(path: Path, package: Path) -> list[Import]:
-    """Every module ``path`` imports (``from a import b`` counts as ``a.b`` and ``a``)."""
+    """Every module ``path`` imports (``from a import b`` counts as ``a.b`` and ``a``), and every
+    ``os.fork`` it reads (as the module name ``os.fork``)."""
     name = _module_name(path, package)
     is_package = path.name == "__init__.py"
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
@@ -73,6 +97,13 @@ def imports_of(path: Path, package: Path) -> list[Import]:
                 base = ".".join([*anchor, base] if base else anchor)
             found.append(Import(base, name, node.lineno))
             found.extend(Import(f"{base}.{alias.name}", name, node.lineno) for alias in node.names)
+        elif (
+            isinstance(node, ast.Attribute)
+            and node.attr == "fork"
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "os"
+        ):
+            found.append(Import("os.fork", name, node.lineno))
     return found
 
 
@@ -88,59 +119,193 @@ def _known_modules(package: Path) -> set[str]:
     return {_module_name(p, package) for p in package.rglob("*.py")}
 
 
+def _stdlib_rule(who: str) -> tuple[str, ...] | None:
+    """What ``who`` may import besides the standard library, when it is stdlib-only."""
+    for owner, allowed in STDLIB_ONLY.items():
+        if _is(who, owner):
+            return allowed
+    return None
+
+
+def _breaks(rule: str, who: str, mod: str) -> bool:
+    """Whether ``who`` importing ``mod`` breaks ``rule``."""
+    if rule == "analysis" and _is(who, "kernel_lens.analysis"):
+        return any(_is(mod, h) for h in HEAVY) or any(_is(mod, p) for p in NOT_IN_ANALYSIS)
+    if rule == "processes" and _is(who, "kernel_lens.analysis"):
+        return any(_is(mod, p) for p in PROCESSES)
+    if rule == "agent" and _is(who, "kernel_lens.agent"):
+        bad = any(_is(mod, h) for h in ("pygls", "lsprotocol", "attrs", "attr", "cattrs"))
+        return bad or _is(mod, "kernel_lens.lsp")
+    if rule == "stages" and _is(who, "kernel_lens.agent.stages"):
+        return any(_is(mod, o) for o in ORCHESTRATORS)
+    if rule == "front" and (_is(who, "kernel_lens.lsp") or _is(who, "kernel_lens.cli")):
+        return (
+            _is(mod, "kernel_lens.agent")
+            and mod != "kernel_lens.agent"
+            and not any(_is(mod, ok) for ok in UNTIL_WIRE)
+        )
+    if rule == "stdlib-only":
+        allowed = _stdlib_rule(who)
+        if allowed is not None:
+            return not (
+                _is_stdlib(mod)
+                or mod in ("kernel_lens", "kernel_lens.agent")
+                or any(_is(mod, a) for a in allowed)
+            )
+    return False
+
+
 def violations(package: Path, rule: str) -> list[str]:
     """The imports of ``package`` that break ``rule``, as ``importer:line imports module``."""
     out: dict[str, str] = {}
     for path in sorted(package.rglob("*.py")):
         for imp in imports_of(path, package):
-            mod, who = imp.module, imp.importer
-            bad = False
-            if rule == "analysis" and _is(who, "kernel_lens.analysis"):
-                bad = any(_is(mod, h) for h in HEAVY) or any(
-                    _is(mod, p) for p in ("kernel_lens.lsp", "kernel_lens.agent")
-                )
-            elif rule == "agent" and _is(who, "kernel_lens.agent"):
-                bad = any(_is(mod, h) for h in ("pygls", "lsprotocol", "attrs", "attr", "cattrs"))
-                bad = bad or _is(mod, "kernel_lens.lsp")
-            elif rule == "lsp" and _is(who, "kernel_lens.lsp"):
-                bad = (
-                    _is(mod, "kernel_lens.agent")
-                    and mod != "kernel_lens.agent"
-                    and not any(_is(mod, ok) for ok in AGENT_SHARED)
-                )
-            elif rule == "stdlib-only" and who in STDLIB_ONLY:
-                allowed = STDLIB_ONLY[who]
-                bad = not (
-                    _is_stdlib(mod)
-                    or mod == "kernel_lens.agent"
-                    or any(_is(mod, a) for a in allowed)
-                )
-            if bad:
-                out.setdefault(f"{who}:{imp.line}", f"{who}:{imp.line} imports {mod}")
+            if _breaks(rule, imp.importer, imp.module):
+                key = f"{imp.importer}:{imp.line}"
+                out.setdefault(key, f"{key} imports {imp.module}")
     return sorted(out.values())
+
+
+def import_graph(package: Path) -> dict[str, set[str]]:
+    """Module → the modules of ``package`` it imports (anywhere in it): ``import a.b`` is an edge
+    to ``a.b`` (or its deepest prefix that is a module), ``from a import b`` to ``a.b`` when that
+    is a module, else to ``a``."""
+    known = _known_modules(package)
+
+    def resolve(name: str) -> str | None:
+        while name and name not in known:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {m: set() for m in known}
+    for path in package.rglob("*.py"):
+        seen: set[str] = set()
+        importer = _module_name(path, package)
+        for imp in imports_of(path, package):
+            target = resolve(imp.module)
+            if target is not None and target != importer:
+                seen.add(target)
+        graph[importer] |= seen
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, without
+    recursion), each sorted, sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+    counter = 0
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work: list[tuple[str, list[str]]] = [(root, sorted(graph[root]))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, todo = work[-1]
+            if todo:
+                nxt = todo.pop()
+                if nxt not in index:
+                    index[nxt] = low[nxt] = counter
+                    counter += 1
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, sorted(graph.get(nxt, ()))))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component: list[str] = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    cycles.append(sorted(component))
+    return sorted(cycles)
+
+
+def test_no_import_cycle_anywhere() -> None:
+    assert import_cycles(import_graph(PACKAGE)) == []
 
 
 def test_analysis_is_pure() -> None:
     assert violations(PACKAGE, "analysis") == []
 
 
+def test_analysis_starts_no_process_and_shares_no_memory() -> None:
+    assert violations(PACKAGE, "processes") == []
+
+
 def test_agent_imports_nothing_of_the_language_server() -> None:
     assert violations(PACKAGE, "agent") == []
 
 
-def test_the_shared_agent_modules_import_only_the_standard_library() -> None:
+def test_stages_import_the_leaves_never_the_runner_or_the_engine() -> None:
+    assert violations(PACKAGE, "stages") == []
+
+
+def test_the_shared_modules_import_only_the_standard_library() -> None:
     assert violations(PACKAGE, "stdlib-only") == []
 
 
-def test_lsp_takes_only_the_shared_types_and_the_client_from_the_agent() -> None:
-    assert violations(PACKAGE, "lsp") == []
+def test_lsp_and_the_cli_import_no_agent_module() -> None:
+    assert violations(PACKAGE, "front") == []
+
+
+def pygls_patches(package: Path) -> list[str]:
+    """Where ``lsp/`` reaches into pygls's handler tables (``protocol.fm``) or replaces a method
+    of the server object (``ls.text_document_publish_diagnostics = …``)."""
+    found: list[str] = []
+    for path in sorted((package / "lsp").rglob("*.py")):
+        name = _module_name(path, package)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr == "fm":
+                found.append(f"{name}:{node.lineno} reads .fm")
+            elif isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    if (
+                        isinstance(target, ast.Attribute)
+                        and isinstance(target.value, ast.Name)
+                        and target.value.id in ("ls", "server")
+                        and callable(getattr(LanguageServer, target.attr, None))
+                    ):
+                        found.append(f"{name}:{node.lineno} replaces {target.attr}")
+    return found
+
+
+def test_no_feature_patches_pygls() -> None:
+    """One registration per shared message, in the dispatcher (issue 21 item 4)."""
+    assert pygls_patches(PACKAGE) == []
 
 
 def test_every_module_is_checked() -> None:
     names = _known_modules(PACKAGE)
-    assert {"kernel_lens.agent.types", "kernel_lens.client.pool", "kernel_lens.cli"} <= names
+    assert {
+        "kernel_lens.agent.types",
+        "kernel_lens.agent.usercode",
+        "kernel_lens.agent.results",
+        "kernel_lens.client.pool",
+        "kernel_lens.cli",
+        "kernel_lens.cli.profile",
+        "kernel_lens.lsp.dispatch",
+        "kernel_lens.traces.read",
+    } <= names
     assert any(_is(n, "kernel_lens.lsp") for n in names)
     assert any(_is(n, "kernel_lens.analysis") for n in names)
+    assert any(_is(n, "kernel_lens.agent.stages") for n in names)
 
 
 def _package(tmp_path: Path, files: dict[str, str]) -> Path:
@@ -148,13 +313,16 @@ def _package(tmp_path: Path, files: dict[str, str]) -> Path:
     for rel in (
         "__init__.py",
         "agent/__init__.py",
+        "agent/stages/__init__.py",
         "analysis/__init__.py",
+        "cli/__init__.py",
         "client/__init__.py",
         "lsp/__init__.py",
     ):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text("")
     for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(textwrap.dedent(text))
     return root
 
@@ -166,15 +334,28 @@ def _package(tmp_path: Path, files: dict[str, str]) -> Path:
         ("analysis", "analysis/bad.py", "def f():\n    from triton import language\n"),
         ("analysis", "analysis/bad.py", "from kernel_lens.agent.stages import ops\n"),
         ("analysis", "analysis/bad.py", "from ..lsp import server\n"),
+        ("analysis", "analysis/bad.py", "from kernel_lens.traces.read import read_columns\n"),
+        ("processes", "analysis/bad.py", "import mmap\n"),
+        ("processes", "analysis/bad.py", "def f():\n    import signal\n"),
+        ("processes", "analysis/bad.py", "from multiprocessing import Pool\n"),
+        ("processes", "analysis/bad.py", "import os\n\ndef f():\n    return os.fork()\n"),
+        ("processes", "analysis/bad.py", "from os import fork\n"),
         ("agent", "agent/bad.py", "from pygls.lsp.server import LanguageServer\n"),
         ("agent", "agent/bad.py", "import attrs\n"),
         ("agent", "agent/bad.py", "from kernel_lens.lsp.protocol import X\n"),
-        ("lsp", "lsp/bad.py", "from kernel_lens.agent.errors import ProfileError\n"),
-        ("lsp", "lsp/bad.py", "from kernel_lens.agent import runner\n"),
-        ("lsp", "lsp/bad.py", "from ..agent.engine import Engine\n"),
+        ("stages", "agent/stages/bad.py", "from kernel_lens.agent.runner import call_user\n"),
+        ("stages", "agent/stages/bad.py", "def f():\n    from ..engine import CacheDirs\n"),
+        ("stages", "agent/stages/bad.py", "from kernel_lens.agent import runner\n"),
+        ("front", "lsp/bad.py", "from kernel_lens.agent.errors import ProfileError\n"),
+        ("front", "lsp/bad.py", "from kernel_lens.agent import runner\n"),
+        ("front", "lsp/bad.py", "from ..agent.engine import Engine\n"),
+        ("front", "lsp/bad.py", "def f():\n    from kernel_lens.agent.stages import ops\n"),
+        ("front", "cli/bad.py", "from kernel_lens.agent.client import AgentClient\n"),
+        ("front", "cli/bad.py", "from ..agent.runner import run_profile\n"),
         ("stdlib-only", "agent/types.py", "import pandas\n"),
         ("stdlib-only", "client/pool.py", "from kernel_lens.agent.errors import ProfileError\n"),
         ("stdlib-only", "client/pool.py", "from ..agent import engine\n"),
+        ("stdlib-only", "client/__init__.py", "from kernel_lens.analysis import names\n"),
     ],
 )
 def test_the_checker_catches_a_forbidden_import(
@@ -182,16 +363,21 @@ def test_the_checker_catches_a_forbidden_import(
 ) -> None:
     root = _package(tmp_path, {"agent/types.py": "import dataclasses\n", rel: text})
     found = violations(root, rule)
-    assert len(found) == 1 and found[0].startswith("kernel_lens.")
+    assert len(found) == 1 and found[0].startswith("kernel_lens."), found
 
 
 @pytest.mark.parametrize(
     "rule, rel, text",
     [
         ("analysis", "analysis/ok.py", "import json\nfrom .names import short\n"),
-        ("lsp", "lsp/ok.py", "from kernel_lens.agent.types import ProfileError\n"),
-        ("lsp", "lsp/ok.py", "from kernel_lens.agent import types\nfrom ..client import C\n"),
+        ("processes", "analysis/ok.py", "import os\nimport gzip\n\ndef f():\n    os.getpid()\n"),
+        ("front", "lsp/ok.py", "from kernel_lens.agent.types import ProfileError\n"),
+        ("front", "lsp/ok.py", "from kernel_lens.agent import types\nfrom ..client import C\n"),
+        ("front", "cli/ok.py", "from kernel_lens.client import AgentClient\n"),
+        ("stages", "agent/stages/ok.py", "from kernel_lens.agent.usercode import call_user\n"),
+        ("stages", "agent/stages/ok.py", "from ..results import kernel_totals\n"),
         ("stdlib-only", "client/pool.py", "import asyncio\nfrom ..agent.protocol import encode\n"),
+        ("stdlib-only", "client/pool.py", "from .faults import clip\n"),
         ("agent", "agent/ok.py", "import torch\nfrom kernel_lens.analysis import names\n"),
     ],
 )
@@ -200,3 +386,66 @@ def test_the_checker_lets_allowed_imports_through(
 ) -> None:
     root = _package(tmp_path, {"agent/types.py": "import dataclasses\n", rel: text})
     assert violations(root, rule) == []
+
+
+@pytest.mark.parametrize(
+    "files, cycle",
+    [
+        (  # at module level
+            {"agent/a.py": "from kernel_lens.agent import b\n", "agent/b.py": "from . import a\n"},
+            ["kernel_lens.agent.a", "kernel_lens.agent.b"],
+        ),
+        (  # deferred, inside a function, through a third module
+            {
+                "agent/engine.py": "from kernel_lens.agent.runner import run\n",
+                "agent/runner.py": "def run():\n    from .stages import target\n",
+                "agent/stages/target.py": "def f():\n    from ..engine import CacheDirs\n",
+            },
+            [
+                "kernel_lens.agent.engine",
+                "kernel_lens.agent.runner",
+                "kernel_lens.agent.stages.target",
+            ],
+        ),
+        (  # a package's __init__ and a module that imports a name from it
+            {
+                "client/__init__.py": "from kernel_lens.client.pool import AgentClient\n",
+                "client/pool.py": "def f():\n    from kernel_lens.client import AgentClient\n",
+            },
+            ["kernel_lens.client", "kernel_lens.client.pool"],
+        ),
+    ],
+)
+def test_the_cycle_finder_finds_a_cycle(
+    tmp_path: Path, files: dict[str, str], cycle: list[str]
+) -> None:
+    assert import_cycles(import_graph(_package(tmp_path, files))) == [cycle]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "def setup(ls):\n    features = ls.protocol.fm.features\n",
+        "def setup(ls):\n    ls.text_document_publish_diagnostics = print\n",
+    ],
+)
+def test_the_patch_finder_finds_a_patch(tmp_path: Path, text: str) -> None:
+    assert len(pygls_patches(_package(tmp_path, {"lsp/bad.py": text}))) == 1
+
+
+def test_the_cycle_finder_lets_a_package_and_its_modules_be(tmp_path: Path) -> None:
+    """``kernel_lens.client`` re-exports ``pool``, and ``pool`` imports ``faults`` by its full
+    name: importing ``kernel_lens.client.faults`` runs the package's ``__init__``, but that is
+    not an edge (no cycle)."""
+    root = _package(
+        tmp_path,
+        {
+            "client/__init__.py": "from kernel_lens.client.pool import AgentClient\n",
+            "client/pool.py": "from kernel_lens.client.faults import clip\n",
+            "client/faults.py": "import os\n",
+        },
+    )
+    graph = import_graph(root)
+    assert graph["kernel_lens.client"] == {"kernel_lens.client.pool"}
+    assert graph["kernel_lens.client.pool"] == {"kernel_lens.client.faults"}
+    assert import_cycles(graph) == []

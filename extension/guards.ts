@@ -118,6 +118,9 @@ export const number: Check<number> = primitive(
 export const int: Check<number> = primitive("an integer", (v) => Number.isSafeInteger(v));
 export const boolean: Check<boolean> = primitive("true or false", (v) => typeof v === "boolean");
 
+/** Any JSON value at all (a field typed `unknown`). */
+export const anything: Check<unknown> = (value) => value;
+
 /** A JSON object (not null, not an array), read as a record. */
 export const record: Check<Record<string, unknown>> = primitive(
   "an object",
@@ -198,6 +201,25 @@ export function shape<T>(fields: Fields<T>): Check<T> {
       }
     }
     return checked as T;
+  };
+}
+
+/** An array of exactly one value per check, in order (a fixed-length tuple). */
+export function tupleOf<T extends unknown[]>(
+  ...checks: { readonly [K in keyof T]: Check<T[K]> }
+): Check<T> {
+  const expected = `an array of ${checks.length}`;
+  return (value, path) => {
+    if (!Array.isArray(value) || value.length !== checks.length) {
+      return fail(path, expected, value);
+    }
+    for (const [index, c] of checks.entries()) {
+      const checked = c(value[index], `${path}[${index}]`);
+      if (checked instanceof Invalid) {
+        return checked;
+      }
+    }
+    return value as unknown as T;
   };
 }
 

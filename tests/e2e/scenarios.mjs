@@ -1441,6 +1441,83 @@ export const SCENARIOS = [
       });
     },
   },
+  {
+    name: "40. a training step: the backward on the forward lines, the pass on loss.backward(), the context kept",
+    async run(r) {
+      const FILE = "train_step.py";
+      const STEP = "def train_step(model, opt, x, y):";
+      await r.step("Profile train_step: inputs from the script's run", PROFILE_MS, async () => {
+        await r.closeEverything();
+        await r.openFile(FILE);
+        await r.gotoLine(await r.lineIn(FILE, STEP));
+        await r.clickLensAbove(STEP, /^Profile$/, 30_000);
+        const row = await r.waitLensAbove(STEP, SUMMARY, PROFILE_MS - 15_000);
+        r.log(`    summary: ${row.text}`);
+      });
+      await r.step(
+        "the forward line carries its backward; loss.backward() the pass",
+        30_000,
+        async () => {
+          const fwd = await r.waitLensAbove("out = model(x)", /fwd \d+% · bwd \d+% · /, 15_000);
+          r.log(`    forward line: ${fwd.text}`);
+          const bwd = await r.waitLensAbove(
+            "loss.backward()",
+            /backward pass .* spread over lines \d+–\d+/,
+            15_000,
+          );
+          r.log(`    backward line: ${bwd.text}`);
+          assert(
+            !/evaluate_function|AddmmBackward0/.test(bwd.text),
+            `nodes left on loss.backward(): ${bwd.text}`,
+          );
+          await r.shot("training-step-lenses");
+        },
+      );
+      await r.step("the hover lists the backward nodes the line caused", 30_000, async () => {
+        await r.hoverOn("out = model(x)", "model");
+        const text = await r.until(
+          "a hover with the backward part",
+          async () => {
+            const hover = await r.hoverText();
+            return hover?.includes("Backward caused by this line") ? hover : null;
+          },
+          15_000,
+        );
+        assert(text.includes("AddmmBackward0"), `no AddmmBackward0 in the hover: ${text}`);
+        r.log(`    hover: ${text.replace(/\s+/g, " ").slice(0, 300)}`);
+        await r.shot("training-step-hover");
+        await r.page.mouse.move(5, 400);
+        await r.page.keyboard.press("Escape");
+      });
+      await r.step(
+        "forward_bf16 runs under the autocast the script called it in",
+        PROFILE_MS,
+        async () => {
+          const DEF = "def forward_bf16(model, x):";
+          await r.gotoLine(await r.lineIn(FILE, DEF));
+          await r.clickLensAbove(DEF, /^Profile$/, 30_000);
+          await r.waitLensAbove(DEF, SUMMARY, PROFILE_MS - 30_000);
+          await r.hoverOn("h = model.fc1(x)", "fc1");
+          const text = await r.until(
+            "a hover naming the calling context",
+            async () => {
+              const hover = await r.hoverText();
+              return hover?.includes("captured at") ? hover : null;
+            },
+            15_000,
+          );
+          assert(
+            text.includes("autocast cpu bfloat16 · no_grad"),
+            `the hover does not say the calling context: ${text}`,
+          );
+          r.log(`    hover: ${text.replace(/\s+/g, " ").slice(0, 300)}`);
+          await r.shot("captured-context-hover");
+          await r.page.mouse.move(5, 400);
+          await r.page.keyboard.press("Escape");
+        },
+      );
+    },
+  },
   NOTEBOOK_SCENARIO,
 ];
 

@@ -259,21 +259,28 @@ def equal_within_noise(
     return (fastest[0], []) if len(ties) == 1 else (None, ties)
 
 
+def _line_ops(line: dict[str, Any]) -> list[dict[str, Any]]:
+    """The line's forward ops and the backward ops its forward caused: a change of the
+    backward is a change of the line."""
+    return [*(line.get("ops") or []), *((line.get("backward") or {}).get("ops") or [])]
+
+
 def _kernel_count(line: dict[str, Any]) -> float:
     return sum(
         float(k.get("calls") or 1)
-        for op in line.get("ops") or []
+        for op in _line_ops(line)
         for k in op.get("kernels") or []
         if k.get("kind", "kernel") == "kernel"
     )
 
 
 def _op_count(line: dict[str, Any]) -> float:
-    return sum(float(op.get("calls") or 1) for op in line.get("ops") or [])
+    return sum(float(op.get("calls") or 1) for op in _line_ops(line))
 
 
 def _line_time_us(line: dict[str, Any], cuda: bool) -> float:
-    return float(line.get("device_us" if cuda else "cpu_us") or 0.0)
+    key = "device_us" if cuda else "cpu_us"
+    return float(line.get(key) or 0.0) + float((line.get("backward") or {}).get(key) or 0.0)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 __all__ = [
+    "CONTEXT_DIRECTIVE_RE",
     "INPUTS_DIRECTIVE_RE",
     "FunctionInfo",
     "NotInFunctionError",
@@ -41,6 +42,9 @@ _TRITON_KERNEL_DECORATORS = frozenset(
     }
 )
 INPUTS_DIRECTIVE_RE = re.compile(r"^\s*#\s*kernel-lens:\s*inputs\s*=\s*(?P<expr>.+?)\s*$")
+#: ``# kernel-lens: context = torch.autocast("cuda", dtype=torch.bfloat16)`` above a def: the
+#: context manager(s) every stage runs the function under, where no capture gives one.
+CONTEXT_DIRECTIVE_RE = re.compile(r"^\s*#\s*kernel-lens:\s*context\s*=\s*(?P<expr>.+?)\s*$")
 
 
 class SourceSyntaxError(ValueError):
@@ -69,6 +73,9 @@ class FunctionInfo:
             the definition, if any.
         inputs_line: 1-based line of that directive.
         name_column: 0-based column of the function's name on ``def_line``.
+        context_expr: the expression of a ``# kernel-lens: context = …`` directive in the
+            comment block directly above the definition, if any.
+        context_line: 1-based line of that directive.
         decorators: the decorators' source text (``triton.jit``, ``torch.compile(mode=…)``).
         decorator_targets: what each decorator names once the module's imports are resolved
             (``from numba import cuda`` makes ``cuda.jit`` ``numba.cuda.jit``; ``import triton as
@@ -87,6 +94,8 @@ class FunctionInfo:
     name_column: int
     decorators: tuple[str, ...] = ()
     decorator_targets: tuple[str, ...] = ()
+    context_expr: str | None = None
+    context_line: int | None = None
 
     @property
     def is_triton_kernel(self) -> bool:
@@ -123,11 +132,14 @@ def _parse(source: str, filename: str) -> ast.Module:
         ) from None
 
 
-def _directive_above(lines: list[str], first_line: int) -> tuple[str | None, int | None]:
-    """The inputs directive in the comment block directly above ``first_line`` (1-based)."""
+def _directive_above(
+    lines: list[str], first_line: int, pattern: re.Pattern[str] = INPUTS_DIRECTIVE_RE
+) -> tuple[str | None, int | None]:
+    """The directive (inputs, or ``pattern``'s) in the comment block directly above
+    ``first_line`` (1-based)."""
     idx = first_line - 2
     while idx >= 0 and lines[idx].lstrip().startswith("#"):
-        match = INPUTS_DIRECTIVE_RE.match(lines[idx])
+        match = pattern.match(lines[idx])
         if match:
             return match.group("expr"), idx + 1
         idx -= 1
@@ -197,6 +209,9 @@ def find_functions(source: str, filename: str = "<source>") -> list[FunctionInfo
                 expr, expr_line = _directive_above(lines, first)
                 if expr is None and first != node.lineno:
                     expr, expr_line = _directive_above(lines, node.lineno)
+                ctx, ctx_line = _directive_above(lines, first, CONTEXT_DIRECTIVE_RE)
+                if ctx is None and first != node.lineno:
+                    ctx, ctx_line = _directive_above(lines, node.lineno, CONTEXT_DIRECTIVE_RE)
                 def_text = lines[node.lineno - 1] if node.lineno - 1 < len(lines) else ""
                 name_match = re.search(rf"\bdef\s+({re.escape(node.name)})\b", def_text)
                 col = name_match.start(1) if name_match else 0
@@ -218,6 +233,8 @@ def find_functions(source: str, filename: str = "<source>") -> list[FunctionInfo
                         is_method=in_class,
                         inputs_expr=expr,
                         inputs_line=expr_line,
+                        context_expr=ctx,
+                        context_line=ctx_line,
                         name_column=max(col, 0),
                         decorators=tuple(ast.unparse(d) for d in node.decorator_list),
                         decorator_targets=tuple(

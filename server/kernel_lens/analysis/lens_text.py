@@ -41,8 +41,9 @@ def _arg_label(arg: dict[str, Any]) -> str:
 
 def inputs_text(inputs: Any, path: str | None = None) -> str | None:
     """Where a result's inputs came from, in one line: ``captured at square.py:31 (time_fn →
-    square_2) after 0.42 s``, ``directive, line 11``, ``square_inputs()``; ``None`` for a
-    result without an ``inputs`` object (or with no inputs)."""
+    square_2) after 0.42 s``, ``directive, line 11``, ``square_inputs()``, followed by the
+    calling context when it is not the default (``· autocast cuda bfloat16 · no_grad``);
+    ``None`` for a result without an ``inputs`` object (or with no inputs)."""
     if not isinstance(inputs, dict):
         return None
     source = inputs.get("source")
@@ -76,6 +77,10 @@ def inputs_text(inputs: Any, path: str | None = None) -> str | None:
             text += f"; self = {name}"
         else:
             text += f"; self = {how}"
+    context = inputs.get("context")
+    if isinstance(context, dict) and context.get("label"):
+        # the calling context every stage replays: ``· autocast cuda bfloat16 · no_grad``
+        text += f" · {context['label']}"
     return text
 
 
@@ -157,6 +162,9 @@ def summary_lens_title(result: dict[str, Any]) -> str:
     elif lines:
         ops = sum(op["calls"] for line in lines for op in line["ops"])
         parts.append(f"{ops:g} op{'s' if ops != 1 else ''}")
+    on_lines = accounting_text(result, short=True)
+    if on_lines:
+        parts.append(on_lines)
     parts.append(str(result.get("device", "")))
     if result.get("call_style") in ("awaited", "consumed"):
         # An ``async def`` is awaited, a generator consumed, on each call (issue 10 item 7).
@@ -199,7 +207,7 @@ def line_shares(result: dict[str, Any]) -> dict[int, float]:
         return {}
     per_line: dict[int, float] = {}
     for line in result.get("lines") or []:
-        total = sum(float(op.get("cpu_us") or 0.0) for op in line.get("ops") or [])
+        total = sum(float(op.get("cpu_us") or 0.0) for op in _all_ops(line))
         if total > 0:
             per_line[int(line["line"])] = total
     whole = sum(per_line.values())
@@ -213,13 +221,63 @@ def share_text(share: float, median_ms: float) -> str:
     return f"{head} of {format_us(median_ms * 1000)}"
 
 
+def _all_ops(line: dict[str, Any]) -> list[dict[str, Any]]:
+    """A line's forward ops and the backward ops its forward caused."""
+    backward = line.get("backward") or {}
+    return [*(line.get("ops") or []), *(backward.get("ops") or [])]
+
+
+def _lines_span(lines: list[int]) -> str:
+    """``44–45`` for consecutive lines, ``44, 47`` otherwise."""
+    if not lines:
+        return ""
+    if len(lines) > 1 and lines == list(range(lines[0], lines[-1] + 1)):
+        return f"{lines[0]}–{lines[-1]}"
+    return ", ".join(str(n) for n in lines)
+
+
+def backward_pass_text(line: dict[str, Any], *, cuda: bool) -> str | None:
+    """``backward pass 2.14 ms · spread over lines 44–45`` for the line that ran one."""
+    bpass = line.get("backward_pass")
+    if not bpass:
+        return None
+    spread = _lines_span(list(bpass.get("lines") or []))
+    where = f" · spread over line{'s' if len(bpass.get('lines') or []) != 1 else ''} {spread}"
+    amount = (
+        format_us(float(bpass.get("device_us") or 0.0))
+        if cuda
+        else f"{format_us(float(bpass.get('cpu_us') or 0.0))} CPU under the profiler"
+    )
+    return f"backward pass {amount}" + (where if spread else " · on no forward line")
+
+
+def accounting_text(result: dict[str, Any], *, short: bool = False) -> str | None:
+    """``100% on lines`` (short) or ``3.66 ms of kernels · 100% on lines`` / ``… · 97.1% on
+    lines · 0.11 ms launched from another thread, …``; None without device time."""
+    acc = result.get("accounting")
+    if not acc or not acc.get("device_us"):
+        return None
+    pct = float(acc.get("on_lines_pct") or 0.0)
+    head = "100% on lines" if pct >= 99.995 else f"{pct:.1f}% on lines"
+    if short:
+        return head
+    parts = [f"{format_us(float(acc['device_us']))} of kernels", head]
+    for rem in acc.get("remainder") or []:
+        parts.append(f"{format_us(float(rem['device_us']))} {rem.get('text', rem['reason'])}")
+    return " · ".join(parts)
+
+
 def line_lens_title(line: dict[str, Any], *, cuda: bool, share: str | None = None) -> str | None:
     """The lens above one profiled line, or ``None`` when the line ran no ops.
 
     ``share`` (see :func:`share_text`) starts a CPU line's lens: its part of the measured median.
+    A line whose forward ops caused backward work leads with both (``fwd 1.42 ms · bwd 2.12 ms``
+    on CUDA); the line that ran the backward pass says so (``backward pass 2.14 ms · spread over
+    lines 44–45``) before its own ops.
     """
     ops = line.get("ops") or []
-    if not ops:
+    bpass = backward_pass_text(line, cuda=cuda)
+    if not ops and bpass is None:
         return None
     if cuda:
         # Kernels first: they are what the line costs on the GPU.
@@ -227,8 +285,23 @@ def line_lens_title(line: dict[str, Any], *, cuda: bool, share: str | None = Non
     texts = [_op_text(op, cuda) for op in ops[:MAX_LENS_OPS]]
     more = len(ops) - MAX_LENS_OPS
     title = "  |  ".join(texts) + (f"  |  +{more} more" if more > 0 else "")
-    if cuda and len(ops) > 1 and line.get("device_us"):
+    backward = line.get("backward")
+    if backward and cuda:
+        title = (
+            f"fwd {format_us(float(line.get('device_us') or 0.0))} · "
+            f"bwd {format_us(float(backward.get('device_us') or 0.0))} · " + title
+        )
+    elif backward:
+        # On a CPU the line's share (its lead) covers both passes: say how it splits.
+        fwd_cpu = sum(float(op.get("cpu_us") or 0.0) for op in line.get("ops") or [])
+        bwd_cpu = float(backward.get("cpu_us") or 0.0)
+        if fwd_cpu + bwd_cpu > 0:
+            bwd_pct = round(100 * bwd_cpu / (fwd_cpu + bwd_cpu))
+            title = f"fwd {100 - bwd_pct}% · bwd {bwd_pct}% · " + title
+    elif cuda and len(ops) > 1 and line.get("device_us"):
         title = f"{format_us(line['device_us'])} · " + title
+    if bpass is not None:
+        title = bpass + (f"  |  {title}" if ops else "")
     if share:
         # First: the number is what the line is read for, and a long row is cut at its end.
         title = f"{share} · {title}"
@@ -246,7 +319,7 @@ def error_lens_title(error: Mapping[str, Any]) -> str:
 def hover_markdown(result: dict[str, Any], line_no: int, *, word: str | None = None) -> str | None:
     """Markdown for a hover on 1-based ``line_no`` of a profiled function, or ``None``."""
     line = next((x for x in result.get("lines") or [] if x["line"] == line_no), None)
-    if line is None or not line["ops"]:
+    if line is None or not (line["ops"] or line.get("backward_pass")):
         return None
     cuda = result.get("device_kind") == "cuda"
     ops = list(line["ops"])
@@ -293,6 +366,9 @@ def hover_markdown(result: dict[str, Any], line_no: int, *, word: str | None = N
                 f"- {chain} · {op['calls']:g} call{'s' if op['calls'] != 1 else ''} · "
                 f"{format_us(op['cpu_us'])} CPU under the profiler"
             )
+    out.extend(_backward_hover(line, cuda=cuda))
+    if any(_is_compiled_region(op["name"]) for op in _all_ops(line)):
+        out += ["", COMPILED_REGION_NOTE]
     out.append("")
     runs = result.get("profiled_runs", "?")
     if attributed:
@@ -334,3 +410,50 @@ def hover_markdown(result: dict[str, Any], line_no: int, *, word: str | None = N
         out.append("")
         out.append(f"⚠ Timing: {warning}")
     return "\n".join(out)
+
+
+#: Said on a line whose work ran in a torch.compile region (forward or backward).
+COMPILED_REGION_NOTE = (
+    "_torch.compile region: Inductor's kernels, forward and backward, are on the line that "
+    "called the compiled code (Inductor fuses several source lines into one kernel, and its "
+    "provenance of each kernel is not in the trace); **Generated Code** shows which lines each "
+    "kernel fused._"
+)
+
+
+def _is_compiled_region(name: str) -> bool:
+    return name.startswith("Torch-Compiled Region") or name in (
+        "CompiledFunction",
+        "CompiledFunctionBackward",
+    )
+
+
+def _backward_hover(line: dict[str, Any], *, cuda: bool) -> list[str]:
+    """The hover's backward part: the autograd nodes the line's forward ops made, costliest
+    first, each with the ATen ops and kernels it ran; and the pass total on the line that ran
+    the backward."""
+    out: list[str] = []
+    bpass = backward_pass_text(line, cuda=cuda)
+    if bpass is not None:
+        out += ["", f"**{bpass}** — each forward line carries its own part as `bwd`."]
+    backward = line.get("backward")
+    if not backward:
+        return out
+    total = (
+        f"{format_us(float(backward.get('device_us') or 0.0))} device"
+        if cuda
+        else f"{format_us(float(backward.get('cpu_us') or 0.0))} CPU under the profiler"
+    )
+    out += ["", f"**Backward** caused by this line · {total}"]
+    for op in backward.get("ops") or []:
+        chain = " → ".join(code_span(n) for n in [op["name"], *op["dispatch"]])
+        calls = f"{op['calls']:g} call{'s' if op['calls'] != 1 else ''}"
+        if cuda:
+            out.append(f"- {chain} · **{format_us(op['device_us'])}** device · {calls}")
+            out.extend(
+                f"  - {code_span(k['name'])} · {format_us(k['device_us'])} · ×{k['calls']:g}"
+                for k in op["kernels"]
+            )
+        else:
+            out.append(f"- {chain} · {calls} · {format_us(op['cpu_us'])} CPU under the profiler")
+    return out

@@ -16,16 +16,27 @@ runtime call that launched it (``cuLaunchKernelEx``, ``cudaLaunchKernel``).
 
 from __future__ import annotations
 
+import gc
 import re
+from bisect import bisect_right
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from kernel_lens.analysis.names import short_kernel_name
 
 __all__ = [
+    "BACKWARD_PREFIX",
+    "BACKWARD_SEED_RANGE",
     "LINE_RANGE_RE",
+    "REMAINDER_REASONS",
+    "Accounting",
+    "Attribution",
+    "BackwardPass",
+    "Remainder",
+    "attribute_trace",
+    "backward_node_name",
     "KernelStat",
     "LineOps",
     "OpStat",
@@ -105,15 +116,44 @@ class OpStat:
 
 
 @dataclass
+class BackwardPass:
+    """The backward pass that ran while one line ran (``loss.backward()``), per call.
+
+    Attributes:
+        device_us: device time of every kernel the pass launched, per call, in microseconds.
+        cpu_us: CPU time of the pass's autograd nodes, per call, in microseconds.
+        lines: the forward lines its work was attributed to.
+    """
+
+    device_us: float = 0.0
+    cpu_us: float = 0.0
+    lines: set[int] = field(default_factory=set)
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON."""
+        return {
+            "device_us": round(self.device_us, 3),
+            "cpu_us": round(self.cpu_us, 3),
+            "lines": sorted(self.lines),
+        }
+
+
+@dataclass
 class LineOps:
     """What one source line did, per call of the function.
 
     Attributes:
         line: 1-based line.
         cpu_us: time spent on the line (its ranges), per call, in microseconds.
-        device_us: device time of the line's kernels, per call, in microseconds.
+        device_us: device time of the line's own (forward) kernels, per call, in microseconds.
         hits: times the line ran per call.
         ops: top-level ops, in order of first appearance.
+        backward: the backward work its forward ops caused, by autograd node
+            (``AddmmBackward0``), wherever the backward ran.
+        bwd_cpu_us: CPU time of those autograd nodes, per call, in microseconds.
+        bwd_device_us: device time of their kernels, per call, in microseconds.
+        backward_pass: for a line that ran a backward pass (``loss.backward()``): the pass's
+            total, which is also on the forward lines (never added to them twice).
     """
 
     line: int
@@ -121,10 +161,15 @@ class LineOps:
     device_us: float = 0.0
     hits: float = 0.0
     ops: dict[str, OpStat] = field(default_factory=dict)
+    backward: dict[str, OpStat] = field(default_factory=dict)
+    bwd_cpu_us: float = 0.0
+    bwd_device_us: float = 0.0
+    backward_pass: BackwardPass | None = None
 
     def to_json(self, source: str = "") -> dict[str, Any]:
-        """Plain JSON (``source`` is the line's text)."""
-        return {
+        """Plain JSON (``source`` is the line's text); ``backward`` and ``backward_pass`` only
+        where the line has them, so a forward-only function's lines read as before."""
+        out: dict[str, Any] = {
             "line": self.line,
             "source": source,
             "hits": _num(self.hits),
@@ -132,83 +177,543 @@ class LineOps:
             "device_us": round(self.device_us, 3),
             "ops": [op.to_json() for op in self.ops.values()],
         }
+        if self.backward:
+            out["backward"] = {
+                "cpu_us": round(self.bwd_cpu_us, 3),
+                "device_us": round(self.bwd_device_us, 3),
+                "ops": [
+                    op.to_json()
+                    for op in sorted(
+                        self.backward.values(), key=lambda o: (-o.device_us, -o.cpu_us)
+                    )
+                ],
+            }
+        if self.backward_pass is not None:
+            out["backward_pass"] = self.backward_pass.to_json()
+        return out
 
 
 def _num(value: float) -> float | int:
     return int(value) if float(value).is_integer() else round(value, 3)
 
 
-@dataclass
 class _Node:
-    event: Mapping[str, Any]
-    start: float
-    end: float
-    parent: _Node | None = None
+    """One CPU event in its thread's nesting, with what attribution asks of it computed once
+    while the forest is built (each from its parent's): the line range it ran in, the autograd
+    node it ran in, the top-level op below either, and the innermost op around it."""
 
-    @property
-    def cat(self) -> str:
-        return str(self.event.get("cat", ""))
+    __slots__ = (
+        "cat",
+        "end",
+        "event",
+        "inner",
+        "line",
+        "line_node",
+        "name",
+        "parent",
+        "root",
+        "start",
+        "top",
+    )
 
-    @property
-    def name(self) -> str:
-        return str(self.event.get("name", ""))
+    def __init__(self, event: Mapping[str, Any], start: float, end: float) -> None:
+        self.event = event
+        self.start = start
+        self.end = end
+        cat = event.get("cat", "")
+        name = event.get("name", "")
+        self.cat = cat if type(cat) is str else str(cat)
+        self.name = name if type(name) is str else str(name)
+        self.parent: _Node | None = None
+        self.line: int | None = None
+        self.line_node: _Node | None = None
+        self.root: _Node | None = None
+        self.top: _Node | None = None
+        self.inner: _Node | None = None
+
+    def link(self, parent: _Node | None) -> None:
+        """Set the parent and derive the cached fields from it."""
+        self.parent = parent
+        cat = self.cat
+        if cat == "user_annotation":
+            match = LINE_RANGE_RE.match(self.name)
+            if match:
+                self.line = int(match.group("line"))
+                self.line_node = self
+                self.root = parent.root if parent is not None else None
+                return  # a line range starts a new chain of ops: no top, no inner
+        if cat == "cpu_op" and self.name.startswith(BACKWARD_PREFIX):
+            self.root = self
+            self.top = self
+            self.inner = self
+            if parent is not None:
+                self.line, self.line_node = parent.line, parent.line_node
+            return
+        if parent is not None:
+            self.line, self.line_node = parent.line, parent.line_node
+            self.root, self.top, self.inner = parent.root, parent.top, parent.inner
+        if cat == "cpu_op":
+            if self.top is None:
+                self.top = self
+            self.inner = self
 
 
-def _build_cpu_forest(events: Iterable[Mapping[str, Any]]) -> list[_Node]:
-    """Nest CPU events by time containment per (pid, tid); return all nodes."""
+def _build_cpu_forest(
+    events: Iterable[Mapping[str, Any]],
+    marks: Mapping[tuple[Any, Any], set[float]] | None = None,
+    marked: dict[tuple[Any, Any, float], _Node] | None = None,
+) -> list[_Node]:
+    """Nest CPU events by time containment per (pid, tid); return all nodes.
+
+    ``marks`` names, per thread, start times whose innermost ``cpu_op`` is wanted (where the
+    profiler's flows bind); they are put in ``marked`` by ``(pid, tid, start)``.
+    """
     by_thread: dict[tuple[Any, Any], list[_Node]] = defaultdict(list)
     for ev in events:
         ts, dur = ev.get("ts"), ev.get("dur")
         if ts is None or dur is None:
             continue
-        by_thread[(ev.get("pid"), ev.get("tid"))].append(
-            _Node(ev, float(ts), float(ts) + float(dur))
-        )
+        start = float(ts)
+        by_thread[(ev.get("pid"), ev.get("tid"))].append(_Node(ev, start, start + float(dur)))
     nodes: list[_Node] = []
-    for thread_nodes in by_thread.values():
+    for thread, thread_nodes in by_thread.items():
         # Outer events first when two start together (longer first).
-        thread_nodes.sort(key=lambda n: (n.start, -(n.end - n.start)))
+        thread_nodes.sort(key=lambda n: (n.start, n.start - n.end))
         stack: list[_Node] = []
         for node in thread_nodes:
             while stack and node.start >= stack[-1].end:
                 stack.pop()
-            node.parent = stack[-1] if stack else None
+            node.link(stack[-1] if stack else None)
             stack.append(node)
+        wanted = marks.get(thread) if marks is not None else None
+        if wanted and marked is not None:
+            for node in thread_nodes:
+                # the innermost op starting there wins (nodes come outer first)
+                if node.start in wanted and node.cat == "cpu_op":
+                    marked[(thread[0], thread[1], node.start)] = node
         nodes.extend(thread_nodes)
     return nodes
-
-
-def _line_of(node: _Node) -> tuple[int, _Node] | None:
-    cur: _Node | None = node
-    while cur is not None:
-        if cur.cat == "user_annotation":
-            match = LINE_RANGE_RE.match(cur.name)
-            if match:
-                return int(match.group("line")), cur
-        cur = cur.parent
-    return None
-
-
-def _op_chain(node: _Node, line_node: _Node) -> list[_Node]:
-    """cpu_op ancestors of ``node`` (itself included) below the line range, outermost first."""
-    chain: list[_Node] = []
-    cur: _Node | None = node
-    while cur is not None and cur is not line_node:
-        if cur.cat == "cpu_op":
-            chain.append(cur)
-        cur = cur.parent
-    chain.reverse()
-    return chain
 
 
 def _device_kind(cat: str) -> str:
     return {"gpu_memcpy": "memcpy", "gpu_memset": "memset"}.get(cat, "kernel")
 
 
+#: The autograd engine's range around one backward node (``… AddmmBackward0``).
+BACKWARD_PREFIX = "autograd::engine::evaluate_function: "
+
+#: The range around *Profile with backward*'s seeded backward (:mod:`kernel_lens.agent.backward`).
+BACKWARD_SEED_RANGE = "kernel-lens: backward of the output"
+
+#: Why device time is on no line (``accounting.remainder[].reason``).
+REMAINDER_REASONS = {
+    "backward-seed": "the backward's seed and gradient accumulation (Profile with backward)",
+    "no-launch": "a kernel with no launch on record",
+    "other-thread": "launched from another thread, outside the function's lines",
+    "outside": "launched outside the function's lines",
+    "backward-unlinked": "backward work with no forward line",
+}
+
+
+def backward_node_name(name: str) -> str:
+    """``AddmmBackward0`` from the engine's ``autograd::engine::evaluate_function: …``."""
+    name = name[len(BACKWARD_PREFIX) :] if name.startswith(BACKWARD_PREFIX) else name
+    return name.removeprefix("torch::autograd::")
+
+
+@dataclass
+class Remainder:
+    """Device time on no line, for one reason, per call.
+
+    Attributes:
+        reason: a key of :data:`REMAINDER_REASONS`.
+        device_us: per call, in microseconds.
+        kernels: kernel names and their device time per call.
+    """
+
+    reason: str
+    device_us: float = 0.0
+    kernels: dict[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON, the kernels by device time."""
+        top = sorted(self.kernels.items(), key=lambda kv: -kv[1])
+        return {
+            "reason": self.reason,
+            "text": REMAINDER_REASONS.get(self.reason, self.reason),
+            "device_us": round(self.device_us, 3),
+            "kernels": [{"name": k, "device_us": round(v, 3)} for k, v in top[:5]],
+        }
+
+
+@dataclass
+class Accounting:
+    """Where the trace's device time went, per call: on lines, or in a named remainder.
+
+    Attributes:
+        device_us: every kernel, memcpy and memset in the trace, per call, in microseconds.
+        on_lines_us: the part on the function's lines (forward and backward parts).
+        remainder: the rest, by reason; ``device_us == on_lines_us + Σ remainder``.
+    """
+
+    device_us: float = 0.0
+    on_lines_us: float = 0.0
+    remainder: dict[str, Remainder] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON with the share on lines in percent (100 when there is no device time)."""
+        pct = 100.0 * self.on_lines_us / self.device_us if self.device_us > 0 else 100.0
+        return {
+            "device_us": round(self.device_us, 3),
+            "on_lines_us": round(self.on_lines_us, 3),
+            "on_lines_pct": round(pct, 2),
+            "remainder": [
+                r.to_json() for r in sorted(self.remainder.values(), key=lambda r: -r.device_us)
+            ],
+        }
+
+
+@dataclass
+class Attribution:
+    """Everything :func:`attribute_trace` found, per call of the function.
+
+    Attributes:
+        lines: the lines by number.
+        unattributed: device work on no line, by kernel name.
+        accounting: the reconciliation of the trace's device time with the lines.
+    """
+
+    lines: dict[int, LineOps]
+    unattributed: list[KernelStat]
+    accounting: Accounting
+
+
+class _Index:
+    """The trace's CPU forest with the look-ups attribution needs."""
+
+    def __init__(self, events: Sequence[Mapping[str, Any]]) -> None:
+        flows = [ev for ev in events if ev.get("cat") == "fwdbwd" and ev.get("ts") is not None]
+        marks: dict[tuple[Any, Any], set[float]] = defaultdict(set)
+        for ev in flows:
+            marks[(ev.get("pid"), ev.get("tid"))].add(float(ev["ts"]))
+        at: dict[tuple[Any, Any, float], _Node] = {}
+        self.nodes = _build_cpu_forest(
+            (ev for ev in events if ev.get("cat") in _CPU_CATS), marks, at
+        )
+        self.runtime_by_corr: dict[Any, _Node] = {}
+        self.op_by_external: dict[Any, _Node] = {}
+        self.line_ranges: list[_Node] = []
+        self.seed_ranges: list[_Node] = []
+        forward_by_seq: dict[Any, _Node] = {}
+        roots: list[_Node] = []
+        for node in self.nodes:
+            cat = node.cat
+            args = node.event.get("args")
+            if cat == "cpu_op":
+                if node.root is node:
+                    roots.append(node)
+                elif args and node.root is None:
+                    seq = args.get("Sequence number")
+                    if seq is not None and seq not in forward_by_seq:
+                        forward_by_seq[seq] = node
+                if args and "External id" in args:
+                    self.op_by_external.setdefault(args["External id"], node)
+            elif cat == "user_annotation":
+                if node.line_node is node:
+                    self.line_ranges.append(node)
+                elif node.name == BACKWARD_SEED_RANGE:
+                    self.seed_ranges.append(node)
+                if args and "External id" in args:
+                    self.op_by_external.setdefault(args["External id"], node)
+            elif args and "correlation" in args:
+                self.runtime_by_corr[args["correlation"]] = node
+        self.line_ranges.sort(key=lambda n: n.start)
+        self._range_starts = [n.start for n in self.line_ranges]
+        self.forward_of: dict[int, _Node] = {}
+        self._link_flows(flows, at)
+        for root in roots:
+            if id(root) not in self.forward_of:
+                seq = (root.event.get("args") or {}).get("Sequence number")
+                fwd = forward_by_seq.get(seq) if seq is not None else None
+                if fwd is not None:
+                    self.forward_of[id(root)] = fwd
+
+    def _link_flows(
+        self, flows: Sequence[Mapping[str, Any]], at: dict[tuple[Any, Any, float], _Node]
+    ) -> None:
+        """The profiler's ``fwdbwd`` flows: each joins the forward op that made an autograd
+        node (``s``) to that node's backward op (``f``), both bound to the op starting there."""
+        starts: dict[Any, _Node] = {}
+        ends: dict[Any, _Node] = {}
+        for ev in flows:
+            ph, ts = ev.get("ph"), ev.get("ts")
+            if ts is None or ph not in ("s", "f"):
+                continue
+            found = at.get((ev.get("pid"), ev.get("tid"), float(ts)))
+            if found is not None:
+                (starts if ph == "s" else ends)[ev.get("id")] = found
+        for flow_id, bwd in ends.items():
+            fwd = starts.get(flow_id)
+            if fwd is not None and bwd.root is not None:
+                self.forward_of.setdefault(id(bwd.root), fwd)
+
+    def range_during(self, node: _Node) -> _Node | None:
+        """The line range that was open when ``node`` started (on the function's thread)."""
+        i = bisect_right(self._range_starts, node.start) - 1
+        # The latest range that started before it and still ran; ranges of one frame do not
+        # nest, those of a whole script's frames do (a call line around its callee's lines),
+        # so look a little further back than the latest start.
+        for j in range(i, max(-1, i - 64), -1):
+            rng = self.line_ranges[j]
+            if rng.start <= node.start < rng.end:
+                return rng
+        return None
+
+    def in_seed(self, node: _Node) -> bool:
+        """Whether ``node`` ran while *Profile with backward*'s seeded backward ran."""
+        return any(r.start <= node.start < r.end for r in self.seed_ranges)
+
+    def host_line(self, root: _Node) -> int | None:
+        """The line that ran the backward node ``root``: its own range (the backward on the
+        calling thread, CPU), else the range open while it ran (the engine's thread, CUDA)."""
+        if root.line is not None:
+            return root.line
+        rng = self.range_during(root)
+        return rng.line if rng is not None else None
+
+
+def attribute_trace(
+    trace: Mapping[str, Any],
+    *,
+    runs: int = 1,
+    first_line: int | None = None,
+    last_line: int | None = None,
+) -> Attribution:
+    """Per-line ops and kernels, the backward on the forward lines, and the accounting.
+
+    A line's ops and kernels are those launched while it ran (its ``src:<line>`` range). The
+    backward's work — autograd nodes run by the engine, on the calling thread (CPU) or on its
+    own device thread (CUDA) — goes to the forward line whose op created the node (the
+    profiler's ``fwdbwd`` flows, else the node's ``Sequence number``) as that line's
+    ``backward`` part; nodes with no forward line (``AccumulateGrad``) stay on the line that ran
+    the pass, which also keeps the pass's total (``backward_pass``).
+
+    Args:
+        trace: the loaded Chrome trace (``{"traceEvents": [...]}``).
+        runs: how many calls of the function the trace holds; every number is divided by it.
+        first_line, last_line: the function's lines; device time on other lines is a
+            remainder (``outside``). None: every line counts.
+
+    Returns:
+        the :class:`Attribution`.
+    """
+    # The collector paused: the forest is a million small objects that hold no cycles, and
+    # generation-2 passes over them would cost more than the attribution itself.
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _attribute(trace, runs=max(1, runs), first_line=first_line, last_line=last_line)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _attribute(
+    trace: Mapping[str, Any], *, runs: int, first_line: int | None, last_line: int | None
+) -> Attribution:
+    events = [ev for ev in trace.get("traceEvents", []) if isinstance(ev, dict)]
+    index = _Index(events)
+    lines: dict[int, LineOps] = {}
+    # per autograd node: (line, backward?) of its work, and the pass it belongs to
+    root_place: dict[int, tuple[int, bool] | None] = {}
+    root_pass: dict[int, BackwardPass | None] = {}
+
+    def line_stat(line: int) -> LineOps:
+        stat = lines.get(line)
+        if stat is None:
+            stat = lines[line] = LineOps(line)
+        return stat
+
+    def place_of(node: _Node) -> tuple[int, bool] | None:
+        root = node.root
+        if root is None:
+            return None if node.line is None else (node.line, False)
+        key = id(root)
+        if key not in root_place:
+            fwd = index.forward_of.get(key)
+            if fwd is not None and fwd.line is not None:
+                root_place[key] = (fwd.line, True)
+            else:
+                host = index.host_line(root)
+                root_place[key] = None if host is None else (host, False)
+        return root_place[key]
+
+    def pass_of(node: _Node) -> BackwardPass | None:
+        """The pass total of the line that ran ``node``'s backward, if it is backward work."""
+        root = node.root
+        if root is None:
+            return None
+        key = id(root)
+        if key not in root_pass:
+            host = index.host_line(root)
+            if host is None:
+                root_pass[key] = None
+            else:
+                stat = line_stat(host)
+                if stat.backward_pass is None:
+                    stat.backward_pass = BackwardPass()
+                root_pass[key] = stat.backward_pass
+        return root_pass[key]
+
+    def op_name(node: _Node, backward: bool) -> str:
+        return backward_node_name(node.name) if backward or node.root is node else node.name
+
+    def op_stat(line: int, backward: bool, name: str) -> OpStat:
+        stat = line_stat(line)
+        ops = stat.backward if backward else stat.ops
+        op = ops.get(name)
+        if op is None:
+            op = ops[name] = OpStat(name)
+        return op
+
+    for node in index.nodes:
+        if node.line_node is node:
+            stat = line_stat(node.line or 0)
+            stat.hits += 1
+            stat.cpu_us += node.end - node.start
+            continue
+        if node.top is not node:
+            continue  # not a top-level op (nested ops are in their top op's dispatch)
+        place = place_of(node)
+        if place is None:
+            continue
+        line, backward = place
+        dur = node.end - node.start
+        op = op_stat(line, backward, op_name(node, backward))
+        op.calls += 1
+        op.cpu_us += dur
+        if backward:
+            line_stat(line).bwd_cpu_us += dur
+        bpass = pass_of(node)
+        if bpass is not None:
+            bpass.cpu_us += dur
+            if backward:
+                bpass.lines.add(line)
+
+    accounting = Accounting()
+    unattributed: dict[str, KernelStat] = {}
+    low, high = first_line, last_line
+
+    def in_function(line: int) -> bool:
+        return low is None or high is None or low <= line <= high
+
+    for ev in events:
+        cat = ev.get("cat")
+        if cat not in _DEVICE_CATS or ev.get("ph") != "X":
+            continue
+        args = ev.get("args") or {}
+        launcher = index.runtime_by_corr.get(args.get("correlation"))
+        if launcher is None:
+            launcher = index.op_by_external.get(args.get("External id"))
+        name = str(ev.get("name", ""))
+        dur = float(ev.get("dur", 0.0))
+        accounting.device_us += dur
+        kind = _device_kind(str(cat))
+        place = place_of(launcher) if launcher is not None else None
+        if launcher is None or place is None or not in_function(place[0]):
+            if launcher is None:
+                reason = "no-launch"
+            elif place is not None:
+                reason = "outside"
+            elif index.in_seed(launcher):
+                reason = "backward-seed"
+            elif launcher.root is not None:
+                reason = "backward-unlinked"
+            else:
+                reason = "other-thread" if index.range_during(launcher) is None else "outside"
+            rem = accounting.remainder.get(reason)
+            if rem is None:
+                rem = accounting.remainder[reason] = Remainder(reason)
+            rem.device_us += dur
+            rem.kernels[name] = rem.kernels.get(name, 0.0) + dur
+            k = unattributed.get(name)
+            if k is None:
+                k = unattributed[name] = KernelStat(name, kind=kind)
+            k.device_us += dur
+            k.calls += 1
+            continue
+        accounting.on_lines_us += dur
+        line, backward = place
+        top = launcher.top
+        if top is not None:
+            top_name = op_name(top, backward)
+            op = op_stat(line, backward, top_name)
+            # the op that launched it, under the top-level one: aten::pow under aten::square,
+            # aten::mm under the autograd node AddmmBackward0
+            inner = launcher.inner.name if launcher.inner is not None else top.name
+            if inner not in (top.name, top_name) and inner not in op.dispatch:
+                op.dispatch.append(inner)
+        else:
+            op = op_stat(line, backward, launcher.name)
+            if launcher.cat in ("cuda_runtime", "cuda_driver"):
+                op.calls += 1
+        k = op.kernels.get(name)
+        if k is None:
+            k = op.kernels[name] = KernelStat(name, kind=kind)
+        k.device_us += dur
+        k.calls += 1
+        op.device_us += dur
+        stat = line_stat(line)
+        if backward:
+            stat.bwd_device_us += dur
+        else:
+            stat.device_us += dur
+        bpass = pass_of(launcher)
+        if bpass is not None:
+            bpass.device_us += dur
+            if backward:
+                bpass.lines.add(line)
+
+    for stat in lines.values():
+        _scale_line(stat, runs)
+    for k in unattributed.values():
+        k.device_us /= runs
+        k.calls /= runs
+    accounting.device_us /= runs
+    accounting.on_lines_us /= runs
+    for rem in accounting.remainder.values():
+        rem.device_us /= runs
+        rem.kernels = {n: v / runs for n, v in rem.kernels.items()}
+    return Attribution(
+        dict(sorted(lines.items())),
+        sorted(unattributed.values(), key=lambda k: -k.device_us),
+        accounting,
+    )
+
+
+def _scale_line(stat: LineOps, runs: int) -> None:
+    stat.cpu_us /= runs
+    stat.device_us /= runs
+    stat.hits /= runs
+    stat.bwd_cpu_us /= runs
+    stat.bwd_device_us /= runs
+    for op in [*stat.ops.values(), *stat.backward.values()]:
+        op.calls /= runs
+        op.cpu_us /= runs
+        op.device_us /= runs
+        for k in op.kernels.values():
+            k.device_us /= runs
+            k.calls /= runs
+    if stat.backward_pass is not None:
+        stat.backward_pass.device_us /= runs
+        stat.backward_pass.cpu_us /= runs
+
+
 def attribute_lines(
     trace: Mapping[str, Any], *, runs: int = 1
 ) -> tuple[dict[int, LineOps], list[KernelStat]]:
-    """Per-line ops and kernels from a Chrome trace whose lines are tagged ``src:<line>``.
+    """Per-line ops and kernels from a Chrome trace whose lines are tagged ``src:<line>``
+    (:func:`attribute_trace` without the accounting).
 
     Args:
         trace: the loaded Chrome trace (``{"traceEvents": [...]}``).
@@ -218,96 +723,5 @@ def attribute_lines(
         ``(lines, unattributed)``: the lines by number, and device work no line launched
         (per call).
     """
-    runs = max(1, runs)
-    events = [
-        ev for ev in trace.get("traceEvents", []) if isinstance(ev, Mapping) and ev.get("ph") == "X"
-    ]
-    cpu_events = [ev for ev in events if ev.get("cat") in _CPU_CATS]
-    device_events = [ev for ev in events if ev.get("cat") in _DEVICE_CATS]
-    nodes = _build_cpu_forest(cpu_events)
-
-    lines: dict[int, LineOps] = {}
-
-    def line_stat(line: int) -> LineOps:
-        if line not in lines:
-            lines[line] = LineOps(line)
-        return lines[line]
-
-    def op_stat(stat: LineOps, name: str) -> OpStat:
-        if name not in stat.ops:
-            stat.ops[name] = OpStat(name)
-        return stat.ops[name]
-
-    runtime_by_corr: dict[Any, _Node] = {}
-    op_by_external: dict[Any, _Node] = {}
-    for node in nodes:
-        args = node.event.get("args") or {}
-        if node.cat in ("cuda_runtime", "cuda_driver") and "correlation" in args:
-            runtime_by_corr[args["correlation"]] = node
-        elif node.cat in ("cpu_op", "user_annotation") and "External id" in args:
-            op_by_external.setdefault(args["External id"], node)
-        if node.cat == "user_annotation":
-            match = LINE_RANGE_RE.match(node.name)
-            if match:
-                stat = line_stat(int(match.group("line")))
-                stat.hits += 1
-                stat.cpu_us += node.end - node.start
-        elif node.cat == "cpu_op":
-            found = _line_of(node)
-            if found is None:
-                continue
-            line, line_node = found
-            chain = _op_chain(node, line_node)
-            if chain and chain[0] is node:
-                op = op_stat(line_stat(line), node.name)
-                op.calls += 1
-                op.cpu_us += node.end - node.start
-
-    unattributed: dict[str, KernelStat] = {}
-    for ev in device_events:
-        args = ev.get("args") or {}
-        launcher = runtime_by_corr.get(args.get("correlation"))
-        if launcher is None:
-            launcher = op_by_external.get(args.get("External id"))
-        name = str(ev.get("name", ""))
-        dur = float(ev.get("dur", 0.0))
-        kind = _device_kind(str(ev.get("cat")))
-        found = _line_of(launcher) if launcher is not None else None
-        if launcher is None or found is None:
-            k = unattributed.setdefault(name, KernelStat(name, kind=kind))
-            k.device_us += dur
-            k.calls += 1
-            continue
-        line, line_node = found
-        chain = _op_chain(launcher, line_node)
-        stat = line_stat(line)
-        if chain:
-            op = op_stat(stat, chain[0].name)
-            inner = chain[-1].name
-            if inner != chain[0].name and inner not in op.dispatch:
-                op.dispatch.append(inner)
-        else:
-            op = op_stat(stat, launcher.name)
-            if launcher.cat in ("cuda_runtime", "cuda_driver"):
-                op.calls += 1
-        k = op.kernels.setdefault(name, KernelStat(name, kind=kind))
-        k.device_us += dur
-        k.calls += 1
-        op.device_us += dur
-        stat.device_us += dur
-
-    for stat in lines.values():
-        stat.cpu_us /= runs
-        stat.device_us /= runs
-        stat.hits /= runs
-        for op in stat.ops.values():
-            op.calls /= runs
-            op.cpu_us /= runs
-            op.device_us /= runs
-            for k in op.kernels.values():
-                k.device_us /= runs
-                k.calls /= runs
-    for k in unattributed.values():
-        k.device_us /= runs
-        k.calls /= runs
-    return dict(sorted(lines.items())), sorted(unattributed.values(), key=lambda k: -k.device_us)
+    found = attribute_trace(trace, runs=runs)
+    return found.lines, found.unattributed

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from kernel_lens.agent.context import CallContext, snapshot
 from kernel_lens.agent.errors import format_exception, user_line_from_traceback
 from kernel_lens.analysis.functions import FunctionInfo
 from kernel_lens.wire.errors import ProfileError
@@ -64,6 +65,8 @@ class Capture:
             stack: the module-level statement that led to it).
         call: the callers inside the file, outermost first, ending with the target.
         setup_s: seconds the script ran before the call.
+        context: torch's state at the call (autocast, grad mode, backends flags, matmul
+            precision, device): every stage replays it.
     """
 
     module: types.ModuleType
@@ -72,6 +75,7 @@ class Capture:
     line: int | None
     call: str
     setup_s: float
+    context: CallContext | None = None
 
 
 def find_code(code: types.CodeType, qualname: str, def_line: int) -> types.CodeType | None:
@@ -248,7 +252,7 @@ def run_until_call(
             ends, exits or raises before calling the target; ``interrupted`` on Ctrl-C.
     """
     name = info.qualname
-    seen: list[tuple[types.FrameType, tuple[Any, ...], dict[str, Any]]] = []
+    seen: list[tuple[types.FrameType, tuple[Any, ...], dict[str, Any], CallContext]] = []
 
     def take(frame: types.FrameType) -> None:
         """Raise :class:`_Captured` when ``frame`` is the target's call (or Dynamo's)."""
@@ -262,7 +266,7 @@ def run_until_call(
             args, kwargs = tuple(local.get("args", ())), dict(local.get("kwargs", {}))
         else:
             return
-        seen.append((frame, args, kwargs))
+        seen.append((frame, args, kwargs, snapshot()))
         raise _Captured
 
     failure: BaseException | None = None
@@ -279,12 +283,12 @@ def run_until_call(
             replaced = watch.stop()
             elapsed = time.perf_counter() - start
     if seen:
-        frame, args, kwargs = seen[0]
+        frame, args, kwargs, context = seen[0]
         line, chain = _call_site(frame, path)
         if frame.f_code is not target_code:
             chain = f"{chain} → {target_code.co_qualname}" if chain else target_code.co_qualname
         del seen[:]
-        return Capture(module, args, kwargs, line, chain, round(elapsed, 3))
+        return Capture(module, args, kwargs, line, chain, round(elapsed, 3), context)
     fix = suggested_directive(info)
     missed = (
         " (a call Kernel Lens could see: the script replaced the profile hook that watches for "

@@ -21,7 +21,7 @@ same error contract. ``trace summarize`` and ``ncu show`` read files and run in-
 
 Exit status: 0 on success, 1 when the job failed (``{"error": {"kind", "message", "line"}}``
 with ``--json``, one line on stderr without; the kinds are
-:data:`kernel_lens.agent.types.ERROR_KINDS`), 2 for bad command-line usage, 130 when the CLI
+:data:`kernel_lens.wire.errors.ERROR_KINDS`), 2 for bad command-line usage, 130 when the CLI
 itself is interrupted (Ctrl-C).
 """
 
@@ -34,12 +34,12 @@ import os
 import sys
 from typing import Any
 
-from kernel_lens.agent.types import (
+from kernel_lens.wire.errors import ErrorObject, ProfileError
+from kernel_lens.wire.jobs import (
     AsmRequest,
     InlineRequest,
     JobRequest,
     NcuRequest,
-    ProfileError,
     ProfileRequest,
     SweepRequest,
 )
@@ -57,7 +57,7 @@ def _split_target(spec: str) -> tuple[str, str | None]:
     return spec, None
 
 
-def _emit_error(err: dict[str, Any], as_json: bool, path: str | None) -> None:
+def _emit_error(err: ErrorObject, as_json: bool, path: str | None) -> None:
     if as_json:
         print(json.dumps({"error": err}), flush=True)
         return
@@ -616,7 +616,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         # Ctrl-C on the CLI itself: the agent was stopped on the way out (asyncio.run cancels
         # the job, and the client kills the agent's process group).
-        err = {"kind": "interrupted", "message": "interrupted (Ctrl-C)", "line": None}
+        err: ErrorObject = {"kind": "interrupted", "message": "interrupted (Ctrl-C)", "line": None}
         _emit_error(err, bool(getattr(args, "json", False)), None)
         return 130
     return code

@@ -169,7 +169,7 @@ def _device_of_run() -> tuple[str, str]:
 
 
 def _trace_dir() -> str:
-    from kernel_lens.agent.engine import CacheDirs
+    from kernel_lens.wire.paths import CacheDirs
 
     return CacheDirs.from_env().traces
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from kernel_lens.agent.client import AgentClient
-from kernel_lens.agent.types import ProfileError
+from kernel_lens.wire.errors import ProfileError
 
 USER = """\
 import ctypes

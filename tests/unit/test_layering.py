@@ -6,10 +6,13 @@ Every module under ``server/kernel_lens`` is parsed (imports inside functions in
   or ``kernel_lens.agent`` (the process-running side);
 - ``agent/`` runs in the user's interpreter: no pygls, lsprotocol, attrs, cattrs; nothing of
   ``kernel_lens.lsp``;
-- ``lsp/`` takes from ``kernel_lens.agent`` only the shared types and the client (the parent side
-  of the process boundary);
-- ``agent/types.py`` and ``agent/client.py`` import only the standard library (and the types and
-  wire-format modules), so the server can import them without the user's packages.
+- ``lsp/`` takes from ``kernel_lens.agent`` only the client (the parent side of the process
+  boundary);
+- ``wire/`` (every type that crosses a process boundary) imports only the standard library and
+  nothing of ``kernel_lens`` but ``wire`` itself, so both sides import it without the other's
+  packages;
+- ``agent/client.py`` imports only the standard library and ``wire``, so the server can import it
+  without the user's packages.
 """
 
 from __future__ import annotations
@@ -27,10 +30,9 @@ from tests.conftest import ROOT
 PACKAGE = ROOT / "server" / "kernel_lens"
 
 HEAVY = ("torch", "triton", "pygls", "lsprotocol", "attrs", "attr", "cattrs")
-AGENT_SHARED = ("kernel_lens.agent.types", "kernel_lens.agent.client")
+AGENT_SHARED = ("kernel_lens.agent.client",)
 STDLIB_ONLY = {
-    "kernel_lens.agent.types": ("kernel_lens.agent.types",),
-    "kernel_lens.agent.client": ("kernel_lens.agent.types", "kernel_lens.agent.protocol"),
+    "kernel_lens.agent.client": ("kernel_lens.wire",),
 }
 
 
@@ -110,6 +112,8 @@ def violations(package: Path, rule: str) -> list[str]:
                     or mod == "kernel_lens.agent"
                     or any(_is(mod, a) for a in allowed)
                 )
+            elif rule == "wire" and _is(who, "kernel_lens.wire"):
+                bad = not (_is_stdlib(mod) or _is(mod, "kernel_lens.wire"))
             if bad:
                 out.setdefault(f"{who}:{imp.line}", f"{who}:{imp.line} imports {mod}")
     return sorted(out.values())
@@ -127,20 +131,31 @@ def test_the_shared_agent_modules_import_only_the_standard_library() -> None:
     assert violations(PACKAGE, "stdlib-only") == []
 
 
-def test_lsp_takes_only_the_shared_types_and_the_client_from_the_agent() -> None:
+def test_wire_imports_only_the_standard_library() -> None:
+    assert violations(PACKAGE, "wire") == []
+
+
+def test_lsp_takes_only_the_client_from_the_agent() -> None:
     assert violations(PACKAGE, "lsp") == []
 
 
 def test_every_module_is_checked() -> None:
     names = _known_modules(PACKAGE)
-    assert {"kernel_lens.agent.types", "kernel_lens.agent.client", "kernel_lens.cli"} <= names
+    assert {"kernel_lens.agent.client", "kernel_lens.cli"} <= names
+    assert {"kernel_lens.wire.errors", "kernel_lens.wire.lsp", "kernel_lens.wire.results"} <= names
     assert any(_is(n, "kernel_lens.lsp") for n in names)
     assert any(_is(n, "kernel_lens.analysis") for n in names)
 
 
 def _package(tmp_path: Path, files: dict[str, str]) -> Path:
     root = tmp_path / "kernel_lens"
-    for rel in ("__init__.py", "agent/__init__.py", "analysis/__init__.py", "lsp/__init__.py"):
+    for rel in (
+        "__init__.py",
+        "agent/__init__.py",
+        "analysis/__init__.py",
+        "lsp/__init__.py",
+        "wire/__init__.py",
+    ):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text("")
     for rel, text in files.items():
@@ -161,7 +176,10 @@ def _package(tmp_path: Path, files: dict[str, str]) -> Path:
         ("lsp", "lsp/bad.py", "from kernel_lens.agent.errors import ProfileError\n"),
         ("lsp", "lsp/bad.py", "from kernel_lens.agent import runner\n"),
         ("lsp", "lsp/bad.py", "from ..agent.engine import Engine\n"),
-        ("stdlib-only", "agent/types.py", "import pandas\n"),
+        ("wire", "wire/errors.py", "import pandas\n"),
+        ("wire", "wire/lsp.py", "import attrs\n"),
+        ("wire", "wire/lsp.py", "def f():\n    from kernel_lens.analysis import names\n"),
+        ("wire", "wire/results.py", "from ..agent import engine\n"),
         ("stdlib-only", "agent/client.py", "from kernel_lens.agent.errors import ProfileError\n"),
         ("stdlib-only", "agent/client.py", "from . import engine\n"),
     ],
@@ -169,7 +187,7 @@ def _package(tmp_path: Path, files: dict[str, str]) -> Path:
 def test_the_checker_catches_a_forbidden_import(
     tmp_path: Path, rule: str, rel: str, text: str
 ) -> None:
-    root = _package(tmp_path, {"agent/types.py": "import dataclasses\n", rel: text})
+    root = _package(tmp_path, {"wire/errors.py": "import dataclasses\n", rel: text})
     found = violations(root, rule)
     assert len(found) == 1 and found[0].startswith("kernel_lens.")
 
@@ -178,14 +196,19 @@ def test_the_checker_catches_a_forbidden_import(
     "rule, rel, text",
     [
         ("analysis", "analysis/ok.py", "import json\nfrom .names import short\n"),
-        ("lsp", "lsp/ok.py", "from kernel_lens.agent.types import ProfileError\n"),
-        ("lsp", "lsp/ok.py", "from kernel_lens.agent import types\nfrom ..agent.client import C\n"),
-        ("stdlib-only", "agent/client.py", "import asyncio\nfrom .protocol import encode\n"),
+        ("lsp", "lsp/ok.py", "from kernel_lens.wire.errors import ProfileError\n"),
+        (
+            "lsp",
+            "lsp/ok.py",
+            "from kernel_lens.agent import client\nfrom ..agent.client import C\n",
+        ),
+        ("stdlib-only", "agent/client.py", "import asyncio\nfrom ..wire.envelope import encode\n"),
+        ("wire", "wire/lsp.py", "import typing\nfrom .errors import E\nfrom ._compat import N\n"),
         ("agent", "agent/ok.py", "import torch\nfrom kernel_lens.analysis import names\n"),
     ],
 )
 def test_the_checker_lets_allowed_imports_through(
     tmp_path: Path, rule: str, rel: str, text: str
 ) -> None:
-    root = _package(tmp_path, {"agent/types.py": "import dataclasses\n", rel: text})
+    root = _package(tmp_path, {"wire/errors.py": "import dataclasses\n", rel: text})
     assert violations(root, rule) == []

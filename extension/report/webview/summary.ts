@@ -3,7 +3,7 @@
  * source line, the ops it dispatched and the kernels they launched with their device time.
  * Clicking a line's row reveals it in the editor.
  */
-import type { Profile, ProfileLine, ReportInputs } from "../../protocol";
+import type { Profile, ProfileLine, ReportInputs } from "../../generated/wire";
 import { button, el } from "./dom";
 import { cpuCell, formatCount, formatMs, formatUs, significant } from "./format";
 

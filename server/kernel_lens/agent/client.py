@@ -24,8 +24,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from kernel_lens.agent.protocol import decode, encode
-from kernel_lens.agent.types import ProfileError, error_kind
+from kernel_lens.wire.envelope import (
+    HURRY,
+    clip,
+    decode,
+    encode,
+    error_from_object,
+    read_message_line,
+)
+from kernel_lens.wire.errors import ProfileError
 
 __all__ = ["AgentClient", "StackFrame", "describe_exit", "fault_frames", "failing_frame"]
 
@@ -35,17 +42,9 @@ START_TIMEOUT_S = 180.0
 MAX_LOG_LINES_PER_JOB = 300
 #: Characters of one output line kept (``print(list(range(10**7)))`` is one 70 MB line).
 MAX_LINE_CHARS = 2_000
-#: Characters of an error message kept (a 70 MB exception message would swamp the editor).
-MAX_MESSAGE_CHARS = 20_000
-MAX_TRACEBACK_CHARS = 200_000
-#: The largest protocol message accepted, in bytes (results are far smaller; lines have no limit
-#: below this: a 70 MB line is read whole).
-MAX_MESSAGE_BYTES = 1 << 30
 #: Lines of stderr kept for crash and timeout diagnostics (faulthandler prints up to 100 frames
 #: per thread).
 _RECENT_LINES = 1_000
-#: Tells a warming spare that a job waits for it (it warms under ``SCHED_IDLE`` until then).
-HURRY = b'{"method":"hurry"}'
 #: Progress stages after a profile's timing: the next spare may start warming meanwhile.
 _AFTER_TIMING = frozenset({"ops", "trace", "done"})
 #: Stages that time the function again later in the job (the spare waits for the end).
@@ -71,13 +70,6 @@ def describe_exit(code: int | None) -> str:
         except ValueError:
             return f"killed by signal {-code}"
     return f"exit code {code}"
-
-
-def clip(text: str, limit: int) -> str:
-    """``text`` cut to ``limit`` characters, saying how much was cut."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}… ({len(text) - limit} more characters)"
 
 
 @dataclass(frozen=True)
@@ -145,35 +137,6 @@ def where_text(frames: list[StackFrame], path: str | None = None, n: int = 3) ->
     want = os.path.normpath(path) if path else None
     mine = [f for f in frames if want and os.path.normpath(f.file) == want] or frames
     return "in " + " ← ".join(f"{f.name} ({os.path.basename(f.file)}:{f.line})" for f in mine[:n])
-
-
-async def read_message_line(stream: asyncio.StreamReader) -> bytes:
-    """One protocol line of any length (up to :data:`MAX_MESSAGE_BYTES`); ``b""`` at EOF.
-
-    ``StreamReader.readline`` fails on a line over the reader's limit (the 64 MiB of old); this
-    reads such a line in pieces.
-
-    Raises:
-        ProfileError: the line is over :data:`MAX_MESSAGE_BYTES`.
-    """
-    parts: list[bytes] = []
-    size = 0
-    while True:
-        try:
-            parts.append(await stream.readuntil(b"\n"))
-            return b"".join(parts)
-        except asyncio.IncompleteReadError as exc:
-            parts.append(exc.partial)
-            return b"".join(parts)
-        except asyncio.LimitOverrunError as exc:
-            piece = await stream.readexactly(max(exc.consumed, 1))
-            parts.append(piece)
-            size += len(piece)
-            if size > MAX_MESSAGE_BYTES:
-                raise ProfileError(
-                    "internal",
-                    f"the agent sent a message of over {MAX_MESSAGE_BYTES >> 20} MiB",
-                ) from None
 
 
 class _PipeTransports:
@@ -886,15 +849,7 @@ class AgentClient:
                     result: dict[str, Any] = message["result"]
                     return result
                 elif "error" in message:
-                    err = message["error"]
-                    line = err.get("line")
-                    tb = err.get("traceback")
-                    raise ProfileError(
-                        error_kind(err.get("kind", "internal")),
-                        clip(str(err.get("message", "")), MAX_MESSAGE_CHARS),
-                        line if isinstance(line, int) else None,
-                        clip(tb, MAX_TRACEBACK_CHARS) if isinstance(tb, str) else None,
-                    )
+                    raise error_from_object(message["error"])
         finally:
             cancel_wait.cancel()
             if paused:

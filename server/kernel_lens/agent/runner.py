@@ -18,14 +18,9 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from kernel_lens.agent.errors import ProfileError, format_exception, user_line_from_traceback
-from kernel_lens.agent.types import (
-    ALL_STAGES,
-    DEFAULT_STAGES,
-    CompiledResult,
-    ErrorKind,
-    ProfileRequest,
-    SweepResult,
-)
+from kernel_lens.wire.errors import ErrorKind
+from kernel_lens.wire.jobs import ALL_STAGES, DEFAULT_STAGES, ProfileRequest
+from kernel_lens.wire.results import CompiledResult, SweepStageResult
 
 __all__ = [
     "ALL_STAGES",
@@ -250,7 +245,7 @@ def run_profile(
     _check_stages(request.stages)
     trace_dir = request.trace_dir
     if trace_dir is None:
-        from kernel_lens.agent.engine import CacheDirs
+        from kernel_lens.wire.paths import CacheDirs
 
         trace_dir = CacheDirs.from_env().traces
     if request.script:
@@ -285,7 +280,7 @@ def run_profile(
         "last_line": target.info.last_line,
         "device": device_name,
         "device_kind": device,
-        "inputs": target.inputs.to_json() if target.inputs else {"source": "none"},
+        "inputs": target.inputs if target.inputs else {"source": "none"},
         "versions": {
             "torch": torch.__version__,
             "python": platform.python_version(),
@@ -363,7 +358,7 @@ def run_profile(
             target.path,
             target.info.qualname,
         )
-        result["compiled"] = compiled.to_json()
+        result["compiled"] = compiled
     if "sweep" in request.stages:
         from kernel_lens.agent.stages.sweep import run_sweep
         from kernel_lens.agent.stages.timing import TimingConfig
@@ -372,7 +367,7 @@ def run_profile(
         if not param:
             raise ProfileError("inputs", "a sweep needs a parameter name (--param NAME)")
         report("sweep", f"sweeping {param}")
-        swept: SweepResult = call_user(
+        swept: SweepStageResult = call_user(
             lambda: run_sweep(
                 target,
                 param=str(param),
@@ -385,7 +380,7 @@ def run_profile(
             target.path,
             target.info.qualname,
         )
-        result["sweep"] = swept.to_json()
+        result["sweep"] = swept
         if interpreted:
             result["sweep"]["note"] = INTERPRETER_SWEEP_NOTE
     report("done", "done")

@@ -20,7 +20,6 @@ from typing import Any
 
 from lsprotocol import types
 
-from kernel_lens.agent.types import ProfileError
 from kernel_lens.analysis.compare import line_delta
 from kernel_lens.analysis.functions import FunctionInfo, SourceSyntaxError, load_inline_lines
 from kernel_lens.analysis.lens_targets import LensTarget, lens_targets
@@ -35,7 +34,9 @@ from kernel_lens.analysis.scripts import SCRIPT_NAME, module_work_lines, script_
 from kernel_lens.history import History, HistoryError
 from kernel_lens.lsp.common import uri_to_path
 from kernel_lens.lsp.language_server import KernelLensServer
-from kernel_lens.lsp.protocol import (
+from kernel_lens.lsp.results import Record, place
+from kernel_lens.wire.errors import ProfileError
+from kernel_lens.wire.lsp import (
     CMD_PROFILE,
     CMD_RUN_NCU,
     CMD_SET_BASELINE,
@@ -45,7 +46,6 @@ from kernel_lens.lsp.protocol import (
     CMD_SHOW_REPORT,
     CMD_SWEEP,
 )
-from kernel_lens.lsp.results import Record, place
 
 __all__ = ["CMD_MORE_ACTIONS", "MAX_ROW_ACTIONS", "document_lenses", "more_actions", "setup"]
 

@@ -12,8 +12,8 @@ from kernel_lens.analysis.lens_targets import lens_targets
 from kernel_lens.analysis.lens_text import code_span, hover_markdown
 from kernel_lens.analysis.scripts import SCRIPT_NAME
 from kernel_lens.lsp.language_server import KernelLensServer
-from kernel_lens.lsp.protocol import CMD_PROFILE
 from kernel_lens.lsp.results import place
+from kernel_lens.wire.lsp import CMD_PROFILE
 
 __all__ = ["document_hover", "setup"]
 

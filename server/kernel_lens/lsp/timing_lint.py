@@ -21,7 +21,7 @@ from lsprotocol import types
 
 from kernel_lens.analysis.timing_lint import TimingIssue, lint_timing
 from kernel_lens.lsp.language_server import KernelLensServer
-from kernel_lens.lsp.protocol import CMD_PROFILE
+from kernel_lens.wire.lsp import CMD_PROFILE
 
 __all__ = ["LINT_KEY", "SOURCE", "code_actions", "lint_diagnostics", "setup"]
 

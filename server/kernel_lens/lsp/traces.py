@@ -45,13 +45,9 @@ import kernel_lens
 from kernel_lens.analysis.trace_columns import TraceError
 from kernel_lens.analysis.trace_store import FORMAT, TraceStore, load_store
 from kernel_lens.lsp.language_server import KernelLensServer
-from kernel_lens.lsp.protocol import (
-    NOTIFY_TRACE_PROGRESS,
-    Timeline,
-    TraceFileResult,
-    TraceProgress,
-)
 from kernel_lens.lsp.state import LRU, Job
+from kernel_lens.wire.lsp import NOTIFY_TRACE_PROGRESS, Timeline, TraceFileResult, TraceProgress
+from kernel_lens.wire.paths import CacheDirs
 
 __all__ = [
     "cache_folder",
@@ -84,12 +80,9 @@ _closed: weakref.WeakSet[KernelLensServer] = weakref.WeakSet()
 
 
 def trace_cache_root() -> str:
-    """Where trace columns are kept: ``$KERNEL_LENS_CACHE/trace-columns`` (the rule of the agent's
-    ``CacheDirs``: else ``$XDG_CACHE_HOME/kernel-lens``, else ``~/.cache/kernel-lens``)."""
-    base = os.environ.get("KERNEL_LENS_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "kernel-lens"
-    )
-    return os.path.join(os.path.abspath(base), "trace-columns")
+    """Where trace columns are kept: ``trace-columns`` in the cache folder
+    (:class:`~kernel_lens.wire.paths.CacheDirs`)."""
+    return CacheDirs.from_env().trace_columns
 
 
 def _path_key(path: str) -> str:

@@ -19,9 +19,9 @@ import time
 from typing import Any
 
 from kernel_lens.agent.errors import ProfileError
-from kernel_lens.agent.types import InlineModule, InlineResult
 from kernel_lens.analysis.asm_map import ptx_line_map
 from kernel_lens.analysis.nvcc import SourcePiece, cuda_file_text, parse_nvcc_diagnostics
+from kernel_lens.wire.results import InlineModule, InlineResult
 
 __all__ = ["analyze_inline", "find_nvcc"]
 
@@ -213,35 +213,40 @@ def analyze_inline(
         cpp = _pieces(exprs.get("cpp_sources"), values.get("cpp_sources"), assignments)
         cuda = _pieces(exprs.get("cuda_sources"), values.get("cuda_sources"), assignments)
         cuda_text, starts = cuda_file_text(cuda)
-        entry = InlineModule(
-            name=name,
-            call_line=call.lineno,
-            arch=f"sm_{arch}",
-            nvcc=nvcc,
-            files={
+        entry: InlineModule = {
+            "name": name,
+            "call_line": call.lineno,
+            "arch": f"sm_{arch}",
+            "nvcc": nvcc,
+            "files": {
                 "main.cpp": _main_cpp([p.text for p in cpp], values.get("functions")),
                 "cuda.cu": cuda_text if cuda else None,
             },
-        )
+            "ptx": None,
+            "line_map": [],
+            "errors": [],
+            "build_log": None,
+            "build_directory": None,
+        }
         if cuda:
             t0 = time.perf_counter()
             flags = [str(f) for f in values.get("extra_cuda_cflags") or []]
             ptx, log = _ptx(nvcc, cuda_text, name, arch, flags)
-            entry.ptx_seconds = round(time.perf_counter() - t0, 2)
-            entry.errors = parse_nvcc_diagnostics(log, "cuda.cu", starts)
+            entry["ptx_seconds"] = round(time.perf_counter() - t0, 2)
+            entry["errors"] = parse_nvcc_diagnostics(log, "cuda.cu", starts)
             if ptx is not None:
-                entry.ptx = ptx
+                entry["ptx"] = ptx
                 cuda_map = ptx_line_map(ptx, "cuda.cu")
                 by_py: dict[int, list[int]] = {}
                 for asm_line, cuda_line in sorted(cuda_map.asm_to_source.items()):
                     py = _py_line(cuda_line, starts)
                     if py is not None:
                         by_py.setdefault(py, []).append(asm_line)
-                entry.line_map = [
+                entry["line_map"] = [
                     {"source_line": k, "asm_lines": v} for k, v in sorted(by_py.items())
                 ]
-            elif not entry.errors:
-                entry.errors = [
+            elif not entry["errors"]:
+                entry["errors"] = [
                     {
                         "severity": "error",
                         "message": log.strip()[-500:],
@@ -254,7 +259,7 @@ def analyze_inline(
 
             if cuda and torch.version.cuda is None:
                 # The PTX above needs only nvcc; a build needs torch's CUDA libraries.
-                entry.errors.append(
+                entry["errors"].append(
                     {
                         "severity": "error",
                         "cuda_line": None,
@@ -269,7 +274,7 @@ def analyze_inline(
                 log, folder, ninja = _build(module, dict(values))
             except _BuildFailedError as failed:
                 log, folder, ninja = failed.log, failed.folder, failed.ninja
-                entry.errors.append(
+                entry["errors"].append(
                     {
                         "severity": "error",
                         "message": f"load_inline failed: {failed.reason}",
@@ -277,11 +282,11 @@ def analyze_inline(
                         "line": call.lineno,
                     }
                 )
-            entry.build_log = log
-            entry.build_directory = folder
-            entry.files["build.ninja"] = ninja
+            entry["build_log"] = log
+            entry["build_directory"] = folder
+            entry["files"]["build.ninja"] = ninja
         modules.append(entry)
-    return InlineResult(path=path, modules=modules)
+    return {"path": path, "modules": modules}
 
 
 def _py_line(cuda_line: int, starts: list[tuple[int, SourcePiece]]) -> int | None:

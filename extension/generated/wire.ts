@@ -135,17 +135,105 @@ export const checkProfileOp: Check<ProfileOp> = shape<ProfileOp>({
   kernels: listOf(checkProfileKernel),
 });
 
+/**
+ * The backward work a line's forward ops caused — the autograd nodes they made
+ * (`AddmmBackward0`), wherever the engine ran them — per call of the function.
+ */
+export interface ProfileBackward {
+  cpu_us: number;
+  device_us: number;
+  /** One entry per autograd node kind, costliest first; `dispatch` holds its ATen ops. */
+  ops: ProfileOp[];
+}
+export const checkProfileBackward: Check<ProfileBackward> = shape<ProfileBackward>({
+  cpu_us: number,
+  device_us: number,
+  ops: listOf(checkProfileOp),
+});
+
+/**
+ * The backward pass that ran while a line ran (`loss.backward()`), per call: its total,
+ * which the forward lines also carry as their `backward` parts.
+ */
+export interface BackwardPassInfo {
+  device_us: number;
+  cpu_us: number;
+  /** The forward lines its work was attributed to. */
+  lines: number[];
+}
+export const checkBackwardPassInfo: Check<BackwardPassInfo> = shape<BackwardPassInfo>({
+  device_us: number,
+  cpu_us: number,
+  lines: listOf(int),
+});
+
 /** One source line of a profiled function. */
 export interface ProfileLine {
   /** 1-based line of the document. */
   line: number;
   source: string;
   ops: ProfileOp[];
+  /** Times the line ran per call of the function. */
+  hits?: number;
+  cpu_us?: number;
+  /** Device time of the line's own (forward) kernels, µs per call. */
+  device_us?: number;
+  backward?: ProfileBackward;
+  backward_pass?: BackwardPassInfo;
 }
 export const checkProfileLine: Check<ProfileLine> = shape<ProfileLine>({
   line: int,
   source: string,
   ops: listOf(checkProfileOp),
+  hits: optional(number),
+  cpu_us: optional(number),
+  device_us: optional(number),
+  backward: optional(checkProfileBackward),
+  backward_pass: optional(checkBackwardPassInfo),
+});
+
+/** A kernel of a remainder, by its device time per call (µs). */
+export interface RemainderKernel {
+  name: string;
+  device_us: number;
+}
+export const checkRemainderKernel: Check<RemainderKernel> = shape<RemainderKernel>({
+  name: string,
+  device_us: number,
+});
+
+/** Device time on no line, for one reason, per call (µs). */
+export interface AccountingRemainder {
+  reason: "no-launch" | "other-thread" | "outside" | "backward-unlinked" | "backward-seed";
+  /** The reason in words (`launched from another thread, outside the function's lines`). */
+  text: string;
+  device_us: number;
+  /** Its costliest kernels (at most five). */
+  kernels: RemainderKernel[];
+}
+export const checkAccountingRemainder: Check<AccountingRemainder> = shape<AccountingRemainder>({
+  reason: oneOf("no-launch", "other-thread", "outside", "backward-unlinked", "backward-seed"),
+  text: string,
+  device_us: number,
+  kernels: listOf(checkRemainderKernel),
+});
+
+/**
+ * Where the trace's device time went, per call: `device_us == on_lines_us + Σ
+ * remainder`.
+ */
+export interface Accounting {
+  /** Every kernel, memcpy and memset of the trace, µs per call. */
+  device_us: number;
+  on_lines_us: number;
+  on_lines_pct: number;
+  remainder: AccountingRemainder[];
+}
+export const checkAccounting: Check<Accounting> = shape<Accounting>({
+  device_us: number,
+  on_lines_us: number,
+  on_lines_pct: number,
+  remainder: listOf(checkAccountingRemainder),
 });
 
 /** A kernel's totals over the whole function. */
@@ -195,6 +283,7 @@ export interface Profile {
   lines: ProfileLine[];
   kernels: ProfileKernelTotal[];
   trace_path?: string | null;
+  accounting?: Accounting;
 }
 export const checkProfile: Check<Profile> = shape<Profile>({
   function: string,
@@ -204,6 +293,7 @@ export const checkProfile: Check<Profile> = shape<Profile>({
   lines: listOf(checkProfileLine),
   kernels: listOf(checkProfileKernelTotal),
   trace_path: optional(nullable(string)),
+  accounting: optional(checkAccounting),
 });
 
 /** One input of the profiled call, described (never the value itself). */
@@ -214,6 +304,33 @@ export interface InputArg {
   dtype: string | null;
   device: string | null;
   repr: string;
+}
+
+/** One device type's autocast state at the call. */
+export interface AutocastInfo {
+  device_type: string;
+  dtype: string;
+  enabled: boolean;
+  cache_enabled: boolean;
+}
+
+/**
+ * torch's state a call ran under (autocast, grad mode, backends flags, matmul precision,
+ * device): taken at the script's call, or given by a `# kernel-lens: context = …`
+ * directive.
+ */
+export interface CallContextInfo {
+  source: "captured" | "directive";
+  /**
+   * What differs from the agent's own state: `autocast cuda bfloat16 · no_grad`; empty
+   * when nothing does.
+   */
+  label: string;
+  autocast: AutocastInfo[];
+  grad: "enabled" | "no_grad" | "inference_mode";
+  matmul_precision: string;
+  backends: Record<string, boolean>;
+  cuda_device: number | null;
 }
 
 /** Where the profiled call's inputs came from (the profile result's `inputs` object). */
@@ -234,6 +351,8 @@ export interface InputsInfo {
   args: InputArg[];
   /** For methods: `{"class", "how", "name", "made_at"}`. */
   self?: Record<string, unknown>;
+  /** The calling context every stage replays (a captured call's, or a directive's). */
+  context?: CallContextInfo;
 }
 
 /** One kernel call in inductor's output module. */

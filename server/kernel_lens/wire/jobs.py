@@ -87,6 +87,8 @@ class ProfileRequest(JobRequest):
         extra: ``sweep_param`` / ``sweep_values`` when ``stages`` holds ``sweep``.
         script: profile the whole file, run once as ``__main__`` (``function`` and ``line``
             are ignored).
+        backward: *Profile with backward*: each call is followed by the backward of the
+            function's output (seeded with ones), so its lines carry their backward parts.
     """
 
     method: ClassVar[str] = "profile"
@@ -104,6 +106,7 @@ class ProfileRequest(JobRequest):
     keep_samples: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
     script: bool = False
+    backward: bool = False
 
 
 @dataclass

@@ -13,6 +13,11 @@ from typing import Any, Literal, TypedDict
 from kernel_lens.wire._compat import NotRequired
 
 __all__ = [
+    "Accounting",
+    "AccountingRemainder",
+    "AutocastInfo",
+    "BackwardPassInfo",
+    "CallContextInfo",
     "CompiledResult",
     "GeneratedKernel",
     "InlineFiles",
@@ -26,11 +31,13 @@ __all__ = [
     "NcuResult",
     "NvccProblem",
     "Profile",
+    "ProfileBackward",
     "ProfileKernel",
     "ProfileKernelTotal",
     "ProfileLine",
     "ProfileOp",
     "ProfileTiming",
+    "RemainderKernel",
     "RunSummary",
     "SweepBest",
     "SweepRow",
@@ -73,6 +80,26 @@ class ProfileOp(TypedDict):
     kernels: list[ProfileKernel]
 
 
+class ProfileBackward(TypedDict):
+    """The backward work a line's forward ops caused — the autograd nodes they made
+    (``AddmmBackward0``), wherever the engine ran them — per call of the function."""
+
+    cpu_us: float
+    device_us: float
+    ops: list[ProfileOp]
+    """One entry per autograd node kind, costliest first; ``dispatch`` holds its ATen ops."""
+
+
+class BackwardPassInfo(TypedDict):
+    """The backward pass that ran while a line ran (``loss.backward()``), per call: its total,
+    which the forward lines also carry as their ``backward`` parts."""
+
+    device_us: float
+    cpu_us: float
+    lines: list[int]
+    """The forward lines its work was attributed to."""
+
+
 class ProfileLine(TypedDict):
     """One source line of a profiled function."""
 
@@ -80,6 +107,42 @@ class ProfileLine(TypedDict):
     """1-based line of the document."""
     source: str
     ops: list[ProfileOp]
+    hits: NotRequired[float]
+    """Times the line ran per call of the function."""
+    cpu_us: NotRequired[float]
+    device_us: NotRequired[float]
+    """Device time of the line's own (forward) kernels, µs per call."""
+    backward: NotRequired[ProfileBackward]
+    backward_pass: NotRequired[BackwardPassInfo]
+
+
+class RemainderKernel(TypedDict):
+    """A kernel of a remainder, by its device time per call (µs)."""
+
+    name: str
+    device_us: float
+
+
+class AccountingRemainder(TypedDict):
+    """Device time on no line, for one reason, per call (µs)."""
+
+    reason: Literal["no-launch", "other-thread", "outside", "backward-unlinked", "backward-seed"]
+    text: str
+    """The reason in words (``launched from another thread, outside the function's lines``)."""
+    device_us: float
+    kernels: list[RemainderKernel]
+    """Its costliest kernels (at most five)."""
+
+
+class Accounting(TypedDict):
+    """Where the trace's device time went, per call: ``device_us == on_lines_us + Σ
+    remainder``."""
+
+    device_us: float
+    """Every kernel, memcpy and memset of the trace, µs per call."""
+    on_lines_us: float
+    on_lines_pct: float
+    remainder: list[AccountingRemainder]
 
 
 class ProfileKernelTotal(ProfileKernel):
@@ -113,6 +176,7 @@ class Profile(TypedDict):
     lines: list[ProfileLine]
     kernels: list[ProfileKernelTotal]
     trace_path: NotRequired[str | None]
+    accounting: NotRequired[Accounting]
 
 
 class InputArg(TypedDict):
@@ -124,6 +188,31 @@ class InputArg(TypedDict):
     dtype: str | None
     device: str | None
     repr: str
+
+
+class AutocastInfo(TypedDict):
+    """One device type's autocast state at the call."""
+
+    device_type: str
+    dtype: str
+    enabled: bool
+    cache_enabled: bool
+
+
+class CallContextInfo(TypedDict):
+    """torch's state a call ran under (autocast, grad mode, backends flags, matmul precision,
+    device): taken at the script's call, or given by a ``# kernel-lens: context = …``
+    directive."""
+
+    source: Literal["captured", "directive"]
+    label: str
+    """What differs from the agent's own state: ``autocast cuda bfloat16 · no_grad``; empty
+    when nothing does."""
+    autocast: list[AutocastInfo]
+    grad: Literal["enabled", "no_grad", "inference_mode"]
+    matmul_precision: str
+    backends: dict[str, bool]
+    cuda_device: int | None
 
 
 class InputsInfo(TypedDict):
@@ -143,6 +232,8 @@ class InputsInfo(TypedDict):
     args: list[InputArg]
     self: NotRequired[dict[str, Any]]
     """For methods: ``{"class", "how", "name", "made_at"}``."""
+    context: NotRequired[CallContextInfo]
+    """The calling context every stage replays (a captured call's, or a directive's)."""
 
 
 # torch.compile (the *compiled* stage).

@@ -11,7 +11,7 @@ EXAMPLES := kernels/square.py::square_three_ways kernels/square.py::square_torch
 	kernels/fusion.py::square_twice kernels/fusion.py::matmul_relu \
 	kernels/triton_square.py::square kernels/inline_square.py::square
 
-.PHONY: run test setup setup-py setup-node profile-examples vsix lint typecheck test-py test-ts test-e2e try clean mutation
+.PHONY: run test setup setup-py setup-node profile-examples vsix lint typecheck test-py test-ts test-e2e try clean mutation wire
 
 run: setup profile-examples vsix
 
@@ -56,6 +56,10 @@ test-py: setup-py
 
 test-ts: setup-node
 	npm run check
+
+# extension/generated/wire.ts from server/kernel_lens/wire/ (test-py fails while it is stale).
+wire: setup-py
+	$(PY) scripts/gen_wire.py
 
 # The editor end to end: the .vsix in a real VS Code (code-server) driven by Chromium.
 test-e2e: setup

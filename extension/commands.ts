@@ -13,13 +13,8 @@ import {
 import { Commands, DISPLAY_NAME, LANGUAGE } from "./constants";
 import type { Ctx } from "./ctx";
 import { cursorParams } from "./cursor";
-import {
-  ReportServerCommands,
-  ServerCommands,
-  type ProfileAllArgs,
-  type ProfileArgs,
-  type RunNcuArgs,
-} from "./protocol";
+import type { ProfileAllArgs, ProfileArgs, RunNcuArgs } from "./generated/wire";
+import { ReportServerCommands, ServerCommands } from "./protocol";
 import { MORE_ACTIONS, isMoreActionsArgs, pickItems, type PickItem } from "./moreActions";
 import { reportFailure, runningClient, showFailure } from "./requests";
 import { summarize } from "./errorText";

@@ -7,7 +7,7 @@
  * Pure (no `vscode` import), so it is unit-tested under plain node.
  */
 import { DISPLAY_NAME } from "./constants";
-import type { AssemblyParams, AsmStage, Position } from "./protocol";
+import type { AsmStage, AssemblyParams, Position } from "./generated/wire";
 
 /** A function or kernel by name, or the cursor in its document. */
 export type Pointer = { name: string } | { position: Position };

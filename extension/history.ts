@@ -7,7 +7,6 @@
 import * as vscode from "vscode";
 import { Commands, DISPLAY_NAME } from "./constants";
 import type { Ctx } from "./ctx";
-import { checkSetBaselineResult } from "./guards";
 import { SetBaselineRequest } from "./protocol";
 import { atCursor, reportFailure, sendChecked } from "./requests";
 
@@ -24,13 +23,7 @@ async function setBaselineAtCursor(ctx: Ctx): Promise<void> {
     return;
   }
   try {
-    const result = await sendChecked(
-      ctx,
-      target.client,
-      SetBaselineRequest,
-      checkSetBaselineResult,
-      target.params,
-    );
+    const result = await sendChecked(ctx, target.client, SetBaselineRequest, target.params);
     const run = result.baseline;
     void vscode.window.showInformationMessage(
       run === null

@@ -1,22 +1,19 @@
 /**
  * What every request to the server from a command needs: a running client (or the user told
  * why there is none), a cancellable progress notification, a check of the document's version,
- * one way of checking a result (`guards.ts`) and one way of reporting a failure.
+ * one way of checking a result (each request's own check, `protocol.ts`) and one way of
+ * reporting a failure.
  */
 import * as vscode from "vscode";
-import {
-  LSPErrorCodes,
-  ResponseError,
-  type LanguageClient,
-  type RequestType,
-} from "vscode-languageclient/node";
+import { LSPErrorCodes, ResponseError, type LanguageClient } from "vscode-languageclient/node";
 import { CancelledError, untilCancelled } from "./async";
 import { DISPLAY_NAME, LANGUAGE } from "./constants";
 import type { Ctx } from "./ctx";
 import { cursorParams, isUserReady } from "./cursor";
-import type { Position } from "./protocol";
+import type { Position } from "./generated/wire";
+import { Invalid } from "./guards";
+import type { CheckedRequest } from "./protocol";
 import { summarize } from "./errorText";
-import { Invalid, type Check } from "./guards";
 
 /**
  * The running client, or undefined after offering to show the output or restart the server.
@@ -152,21 +149,20 @@ export function malformed(ctx: Ctx, method: string, result: unknown, reason: str
 }
 
 /**
- * Sends a `kernelLens/*` request and checks its result with the protocol's check of it
- * (`guards.ts`); throws the server's error, or a malformed-answer error after logging why.
+ * Sends a `kernelLens/*` request and checks its result with the request's check of it
+ * (`protocol.ts`); throws the server's error, or a malformed-answer error after logging why.
  */
 export async function sendChecked<P, R>(
   ctx: Ctx,
   client: LanguageClient,
-  type: RequestType<P, R, void>,
-  check: Check<R>,
+  request: CheckedRequest<P, R>,
   params: P,
   token?: vscode.CancellationToken,
 ): Promise<R> {
-  const result: unknown = await client.sendRequest(type, params, token);
-  const checked = check(result, "result");
+  const result: unknown = await client.sendRequest(request, params, token);
+  const checked = request.check(result, "result");
   if (checked instanceof Invalid) {
-    throw malformed(ctx, type.method, result, checked.reason);
+    throw malformed(ctx, request.method, result, checked.reason);
   }
   return checked;
 }
@@ -178,12 +174,11 @@ export async function sendChecked<P, R>(
 export function sendWithProgress<P, R>(
   ctx: Ctx,
   client: LanguageClient,
-  type: RequestType<P, R, void>,
-  check: Check<R>,
+  request: CheckedRequest<P, R>,
   params: P,
   title: string,
 ): Thenable<R> {
-  return withProgress(title, (token) => sendChecked(ctx, client, type, check, params, token));
+  return withProgress(title, (token) => sendChecked(ctx, client, request, params, token));
 }
 
 /**

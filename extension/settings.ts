@@ -5,7 +5,7 @@
  * `vscode.WorkspaceConfiguration` is, so it is unit-tested with a plain object. The defaults
  * here must match `contributes.configuration` in package.json (tests/ts/manifest.test.ts).
  */
-import type { InitializationOptions, TimingOptions } from "./protocol";
+import type { InitializationOptions, TimingOptions } from "./generated/wire";
 
 /** The configuration section; every key below lives under it. */
 export const SECTION = "kernelLens";

@@ -3,7 +3,7 @@
  *
  * No `vscode` import: `statusItem.ts` applies the {@link Presentation} to the item.
  */
-import type { ServerState } from "./protocol";
+import type { ServerState } from "./generated/wire";
 
 /** States the client itself knows of, besides those the server reports. */
 export type ClientState = "starting" | "stopped" | "unavailable";

@@ -1,7 +1,8 @@
 /**
  * The server commands behind the report panel's buttons. Pure (no `vscode`), unit-tested.
  */
-import { ReportServerCommands, ServerCommands, type ShowReportArgs } from "../protocol";
+import type { ShowReportArgs } from "../generated/wire";
+import { ReportServerCommands, ServerCommands } from "../protocol";
 import type { FromWebview } from "./messages";
 
 /** `workspace/executeCommand` params. */

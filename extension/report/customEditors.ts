@@ -11,7 +11,6 @@
  */
 import * as vscode from "vscode";
 import type { Ctx } from "../ctx";
-import { checkNcuFileResult, checkTraceFileResult } from "../guards";
 import { NcuFileRequest, TraceFileRequest, TraceProgressNotification } from "../protocol";
 import { isCancellation, sendChecked } from "../requests";
 import { isFromWebview, type ToWebview } from "./messages";
@@ -129,26 +128,12 @@ export class FileViewer implements vscode.CustomReadonlyEditorProvider<FileDocum
       if (this.kind === "trace") {
         answer = {
           type: "traceFile",
-          result: await sendChecked(
-            this.ctx,
-            client,
-            TraceFileRequest,
-            checkTraceFileResult,
-            params,
-            loading.token,
-          ),
+          result: await sendChecked(this.ctx, client, TraceFileRequest, params, loading.token),
         };
       } else {
         answer = {
           type: "ncuFile",
-          result: await sendChecked(
-            this.ctx,
-            client,
-            NcuFileRequest,
-            checkNcuFileResult,
-            params,
-            loading.token,
-          ),
+          result: await sendChecked(this.ctx, client, NcuFileRequest, params, loading.token),
         };
       }
       document.answer = answer;

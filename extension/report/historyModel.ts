@@ -3,7 +3,7 @@
  * around it, scaled to the chart), the run references the webview may send, and the names of
  * the diff editor's documents. Pure (no `vscode`, no DOM), so node:test checks it.
  */
-import type { HistoryResult, HistoryRun } from "../protocol";
+import type { HistoryResult, HistoryRun } from "../generated/wire";
 
 /** A run reference the webview may send: an id, `-1`, `-2`…, or `baseline`. */
 export function isRunRef(value: unknown): value is string {

@@ -7,12 +7,13 @@ import * as vscode from "vscode";
 import { Commands } from "../constants";
 import type { Ctx } from "../ctx";
 import {
-  checkReportResult,
   isResultsChangedParams,
   isRevealReportParams,
   isShowReportArgs,
-} from "../guards";
-import { ReportRequest, ResultsChangedNotification, RevealReportNotification } from "../protocol";
+  ReportRequest,
+  ResultsChangedNotification,
+  RevealReportNotification,
+} from "../protocol";
 import { atCursor, reportFailure, sendChecked } from "../requests";
 import { FileViewer } from "./customEditors";
 import { ReportPanel } from "./panel";
@@ -74,13 +75,7 @@ async function showReport(ctx: Ctx, panel: ReportPanel, arg: unknown): Promise<v
     return;
   }
   try {
-    const result = await sendChecked(
-      ctx,
-      target.client,
-      ReportRequest,
-      checkReportResult,
-      target.params,
-    );
+    const result = await sendChecked(ctx, target.client, ReportRequest, target.params);
     panel.show({ uri: target.uri, function: result.function });
   } catch (error) {
     reportFailure(ctx, ReportRequest.method, error);

@@ -15,7 +15,7 @@ import type {
   ReportResult,
   Timeline,
   TraceFileResult,
-} from "../protocol";
+} from "../generated/wire";
 import { isRunRef } from "./historyModel";
 
 /** What a webview shows: a function's report, or a file opened in a custom editor. */

@@ -8,20 +8,13 @@ import * as vscode from "vscode";
 import { ExecuteCommandRequest } from "vscode-languageclient/node";
 import { DISPLAY_NAME } from "../constants";
 import type { Ctx } from "../ctx";
+import { type HistoryResult, type ShowReportArgs } from "../generated/wire";
 import {
-  checkCompareResult,
-  checkHistoryResult,
-  checkReportResult,
-  checkSetBaselineResult,
   commandFailure,
-} from "../guards";
-import {
   CompareRequest,
   HistoryRequest,
   ReportRequest,
   SetBaselineRequest,
-  type HistoryResult,
-  type ShowReportArgs,
 } from "../protocol";
 import { isCancellation, runningClient, sendChecked } from "../requests";
 import { commandFor } from "./actions";
@@ -180,7 +173,7 @@ export class ReportPanel implements vscode.Disposable {
       return;
     }
     try {
-      const result = await sendChecked(this.ctx, client, ReportRequest, checkReportResult, {
+      const result = await sendChecked(this.ctx, client, ReportRequest, {
         uri: target.uri,
         function: target.function,
       });
@@ -210,7 +203,7 @@ export class ReportPanel implements vscode.Disposable {
       return;
     }
     try {
-      const history = await sendChecked(this.ctx, client, HistoryRequest, checkHistoryResult, {
+      const history = await sendChecked(this.ctx, client, HistoryRequest, {
         uri: target.uri,
         function: target.function,
       });
@@ -263,14 +256,14 @@ export class ReportPanel implements vscode.Disposable {
     const base = { uri: target.uri, function: target.function };
     try {
       if (message.type === "setBaseline") {
-        await sendChecked(this.ctx, client, SetBaselineRequest, checkSetBaselineResult, {
+        await sendChecked(this.ctx, client, SetBaselineRequest, {
           ...base,
           run: message.run,
         });
         await this.load();
         return;
       }
-      const comparison = await sendChecked(this.ctx, client, CompareRequest, checkCompareResult, {
+      const comparison = await sendChecked(this.ctx, client, CompareRequest, {
         ...base,
         before: message.before,
         after: message.after,

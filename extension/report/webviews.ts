@@ -6,8 +6,8 @@ import * as vscode from "vscode";
 import { State, type LanguageClient } from "vscode-languageclient/node";
 import type { Ctx } from "../ctx";
 import { makeNonce, shellHtml } from "./html";
-import { TimelineWindowRequest, type Timeline } from "../protocol";
-import { checkTimeline } from "../guards";
+import { type Timeline } from "../generated/wire";
+import { TimelineWindowRequest } from "../protocol";
 import { isCancellation, sendChecked } from "../requests";
 import type { ToWebview, ViewMode } from "./messages";
 
@@ -65,7 +65,7 @@ export async function answerTimelineWindow(
   if (client !== undefined && path !== undefined) {
     const method = TimelineWindowRequest.method;
     try {
-      timeline = await sendChecked(ctx, client, TimelineWindowRequest, checkTimeline, {
+      timeline = await sendChecked(ctx, client, TimelineWindowRequest, {
         path,
         start_us: request.start,
         end_us: request.end,

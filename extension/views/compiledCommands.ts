@@ -18,13 +18,13 @@ import {
   pointerLabel,
   type Pointer,
 } from "../cursor";
+import { ASM_STAGES, type AsmStage } from "../generated/wire";
 import {
-  checkAssemblyResult,
-  checkGeneratedCodeResult,
+  AssemblyRequest,
+  GeneratedCodeRequest,
   isShowAssemblyArgs,
   isShowGeneratedCodeArgs,
-} from "../guards";
-import { ASM_STAGES, AssemblyRequest, GeneratedCodeRequest, type AsmStage } from "../protocol";
+} from "../protocol";
 import {
   protocolUri,
   reportFailure,
@@ -112,7 +112,6 @@ async function showGeneratedCode(ctx: Ctx, views: Views, arg: unknown): Promise<
       ctx,
       client,
       GeneratedCodeRequest,
-      checkGeneratedCodeResult,
       functionParams(protocolUri(client, target.source, target.lensUri), target.at),
       `${DISPLAY_NAME}: torch.compile ${pointerLabel(target.at, "function")}…`,
     );
@@ -152,7 +151,6 @@ async function showAssembly(ctx: Ctx, views: Views, arg: unknown): Promise<void>
       ctx,
       client,
       AssemblyRequest,
-      checkAssemblyResult,
       assemblyParams(protocolUri(client, target.source, target.lensUri), target.at, stage),
       `${DISPLAY_NAME}: compiling ${label} to ${STAGE_LABELS[stage]}…`,
     );

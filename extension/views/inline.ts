@@ -6,7 +6,7 @@
  * Pure (no `vscode` import), so it is unit-tested under plain node; `inlineCommands.ts` drives
  * the UI with it.
  */
-import type { InlineModule } from "../protocol";
+import type { InlineModule } from "../generated/wire";
 
 /** A file of a load_inline module that opens beside the source. */
 export type InlineFile = "ptx" | "cuda.cu" | "main.cpp" | "build.ninja" | "build.log";

@@ -27,8 +27,8 @@ import {
   type InlineFile,
 } from "./inline";
 import { LineLink, assemblyLink } from "./lineMap";
-import { checkInlineResult, isShowInlineExtensionArgs } from "../guards";
-import { InlineExtensionRequest, type InlineModule } from "../protocol";
+import { type InlineModule } from "../generated/wire";
+import { InlineExtensionRequest, isShowInlineExtensionArgs } from "../protocol";
 import {
   protocolUri,
   reportFailure,
@@ -262,7 +262,6 @@ class InlineCommands {
         this.ctx,
         client,
         InlineExtensionRequest,
-        checkInlineResult,
         build ? { uri, build } : { uri },
         title,
       );

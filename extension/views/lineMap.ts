@@ -6,7 +6,7 @@
  * Pure (no `vscode` import), so it is unit-tested under plain node. Lines are 1-based here, as the
  * server sends them; `documents.ts` converts to and from the editor's 0-based lines.
  */
-import type { GeneratedKernel, LineMapEntry } from "../protocol";
+import type { GeneratedKernel, LineMapEntry } from "../generated/wire";
 
 /** A kernel definition in inductor's output: `name = async_compile.triton(...)` (or `.cpp…`). */
 const KERNEL_DEF = /^[A-Za-z_]\w*\s*=\s*async_compile\.\w+\(/;

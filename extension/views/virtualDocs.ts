@@ -20,7 +20,7 @@ import {
   type AssemblyResult,
   type GeneratedCodeResult,
   type InlineModule,
-} from "../protocol";
+} from "../generated/wire";
 import { fileName } from "../status";
 
 /** URI scheme of the documents. */

@@ -3,7 +3,7 @@
 One JSON-lines file per function (by its file's absolute path and qualified name) in
 ``$KERNEL_LENS_HISTORY`` if set (e.g. ``.kernel-lens/history`` in a workspace, for a user who
 opts in), else ``history/`` in Kernel Lens's cache folder (the folder
-:class:`kernel_lens.agent.engine.CacheDirs` chooses: ``$KERNEL_LENS_CACHE``, else
+:class:`kernel_lens.wire.paths.CacheDirs` chooses: ``$KERNEL_LENS_CACHE``, else
 ``$XDG_CACHE_HOME/kernel-lens``). Functions of different workspaces live in different files, since
 their paths differ. Each file holds the last :data:`HISTORY_SIZE` runs; a pinned baseline is named
 in a small ``.baseline`` file beside it.
@@ -26,6 +26,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+
+from kernel_lens.wire import paths
 
 __all__ = [
     "HISTORY_SIZE",
@@ -54,11 +56,8 @@ class HistoryError(Exception):
 
 
 def cache_root() -> Path:
-    """Kernel Lens's cache folder, by the same rule as ``CacheDirs.from_env`` (the agent's)."""
-    base = os.environ.get("KERNEL_LENS_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "kernel-lens"
-    )
-    return Path(os.path.abspath(base))
+    """Kernel Lens's cache folder (:func:`kernel_lens.wire.paths.cache_root`, the agent's too)."""
+    return Path(paths.cache_root())
 
 
 #: A folder of this name in a file's folder or any folder above it (the workspace, say) opts

@@ -161,7 +161,7 @@ def _guard(fn: Callable[[], Any]) -> Any:
 
 
 def _trace_dir() -> str:
-    from kernel_lens.agent.cache import CacheDirs
+    from kernel_lens.wire.paths import CacheDirs
 
     return CacheDirs.from_env().traces
 

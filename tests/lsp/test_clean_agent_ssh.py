@@ -26,8 +26,8 @@ import pytest
 import pytest_lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from kernel_lens.agent.types import ProfileError
 from kernel_lens.client import AgentClient
+from kernel_lens.wire.errors import ProfileError
 from tests.lsp.test_lsp_e2e import _init, click, lenses, open_doc
 
 SERVER_DIR = Path(__file__).resolve().parent.parent.parent / "server"

@@ -35,9 +35,10 @@ CELLS: list[tuple[str, str]] = [
     ("code", "a = torch.randn(8)\nb = scale(a)\nc = broken(a)\n"),
 ]
 #: An ``inputs`` error's diagnostic, as a profile publishes it, for the quick fix to answer.
+DIRECTIVE = "# kernel-lens: inputs = (torch.randn(1024),)  # x"
 INPUTS_MESSAGE = (
     "Profile failed (inputs): the script ran to its end without calling timed; add this "
-    "directive above the def: # kernel-lens: inputs = (torch.randn(1024),)  # x"
+    f"directive above the def: {DIRECTIVE}"
 )
 CONVERTER = get_converter()
 
@@ -120,6 +121,7 @@ async def _scenario(client: LanguageClient) -> dict[str, Any]:
         severity=types.DiagnosticSeverity.Error,
         source="Kernel Lens",
         code="inputs",
+        data={"suggested_directive": DIRECTIVE},
     )
     actions = await client.text_document_code_action_async(
         types.CodeActionParams(

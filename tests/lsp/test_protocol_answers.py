@@ -1,5 +1,5 @@
 """One recorded answer per custom request (issue 9 item 3), checked against the declared result
-types of ``kernel_lens.lsp.protocol`` (``RESULT_TYPES``).
+types of ``kernel_lens.wire.lsp`` (``RESULT_TYPES``).
 
 Each test runs the real server (pytest-lsp over stdio), asks one ``kernelLens/*`` request (by
 ``position`` where the request takes one, so the server's resolution is exercised) and checks the
@@ -32,7 +32,7 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 from typing_extensions import NotRequired, is_typeddict
 
-from kernel_lens.lsp.protocol import RESULT_TYPES
+from kernel_lens.wire.lsp import RESULT_TYPES
 from tests.lsp.test_lsp_e2e import (
     FAKE_AGENT,
     OPTIONS,
@@ -59,8 +59,9 @@ class TypeMismatchError(AssertionError):
 
 
 def check_type(value: Any, tp: Any, where: str = "$") -> None:
-    """Check JSON ``value`` against a Python type: TypedDict, ``list[…]``, ``dict[str, …]``,
-    unions, ``Literal``, ``None``, ``str``/``int``/``float``/``bool``, ``Any``.
+    """Check JSON ``value`` against a Python type: TypedDict, ``list[…]``, ``tuple[…]`` (a list
+    of that length), ``dict[str, …]``, unions, ``Literal``, ``None``, ``str``/``int``/``float``/
+    ``bool``, ``Any``.
 
     TypedDicts need their required keys, may lack their ``NotRequired`` ones, and may hold keys
     they do not declare (the TypeScript side reads only what it declares). JSON numbers: ``float``
@@ -110,6 +111,13 @@ def check_type(value: Any, tp: Any, where: str = "$") -> None:
             raise TypeMismatchError(f"{where}: expected a list, got {value!r:.80}")
         (item,) = typing.get_args(tp)
         for i, v in enumerate(value):
+            check_type(v, item, f"{where}[{i}]")
+        return
+    if origin is tuple:
+        items = typing.get_args(tp)
+        if not isinstance(value, list) or len(value) != len(items):
+            raise TypeMismatchError(f"{where}: expected a list of {len(items)}, got {value!r:.80}")
+        for i, (v, item) in enumerate(zip(value, items, strict=True)):
             check_type(v, item, f"{where}[{i}]")
         return
     if origin is dict:

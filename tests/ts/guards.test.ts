@@ -1,6 +1,7 @@
 /**
- * The run-time checks of the protocol (`guards.ts`): what the combinators accept and the reasons
- * they give, that every `kernelLens/*` request has the check of its result, and those checks run
+ * The run-time checks of the protocol (the combinators of `guards.ts`, the checks generated with
+ * the types in `generated/wire.ts`): what they accept and the reasons they give, that every
+ * `kernelLens/*` request's method object carries the check of its result, and those checks run
  * on the server's recorded answers: tests/data/protocol/ (one per custom request, recorded from
  * a real server run by the Python tests) and the older recordings in tests/data/report, cpu, h200.
  */
@@ -9,9 +10,6 @@ import { existsSync, readFileSync, readdirSync } from "node:fs";
 import * as path from "node:path";
 import { describe, it } from "node:test";
 import {
-  Invalid,
-  RESULT_CHECKS,
-  check,
   checkCommandResult,
   checkFunctionsResult,
   checkInlineResult,
@@ -19,8 +17,13 @@ import {
   checkProfile,
   checkReportResult,
   checkTimeline,
-  commandFailure,
+  RESULT_CHECKS,
+  type InlineResult,
+} from "../../extension/generated/wire";
+import {
+  check,
   int,
+  Invalid,
   is,
   listOf,
   nullable,
@@ -31,14 +34,12 @@ import {
   string,
   type Check,
 } from "../../extension/guards";
-import type { InlineResult } from "../../extension/protocol";
+import { commandFailure, REQUESTS } from "../../extension/protocol";
 
 const ROOT = path.resolve(__dirname, "..", "..");
 const PROTOCOL_DATA = path.join(ROOT, "tests", "data", "protocol");
 const readJson = (...parts: string[]): unknown =>
   JSON.parse(readFileSync(path.join(ROOT, ...parts), "utf8"));
-const source = (...parts: string[]): string =>
-  existsSync(path.join(ROOT, ...parts)) ? readFileSync(path.join(ROOT, ...parts), "utf8") : "";
 
 /** The value, or fails the test with the check's reason. */
 function valid<T>(c: Check<T>, value: unknown, what: string): T {
@@ -134,7 +135,7 @@ describe("checks", () => {
     });
     assert.equal(commandFailure({ ok: true, function: "square" }), undefined);
     assert.equal(
-      commandFailure({ ok: false, error: { kind: "oom", message: "CUDA OOM" } }),
+      commandFailure({ ok: false, error: { kind: "runtime", message: "CUDA OOM" } }),
       "CUDA OOM",
     );
     assert.equal(commandFailure({ ok: false, message: "no such parameter" }), "no such parameter");
@@ -142,42 +143,19 @@ describe("checks", () => {
   });
 });
 
-/** The methods of protocol.ts's `new RequestType<…>("kernelLens/…")`. */
-function tsRequests(): string[] {
-  const text = source("extension", "protocol.ts");
-  return [...text.matchAll(/new RequestType<[^>]*>\(\s*"([^"]+)"/g)].map((m) => m[1] ?? "");
-}
-
-/** The methods protocol.py's RESULT_TYPES lists (its REQ_* constants resolved). */
-function pythonRequests(): string[] | undefined {
-  const text = source("server", "kernel_lens", "lsp", "protocol.py");
-  const table = /^RESULT_TYPES[^{]*\{([^}]*)\}/m.exec(text)?.[1];
-  if (table === undefined) {
-    return undefined;
-  }
-  const constants = new Map(
-    [...text.matchAll(/^([A-Z][A-Z0-9_]*)\s*(?::[^=]*)?=\s*"([^"]*)"/gm)].map(
-      (m) => [m[1] ?? "", m[2] ?? ""] as const,
-    ),
-  );
-  return [...table.matchAll(/([A-Z][A-Z0-9_]*)\s*:/g)].map((m) => constants.get(m[1] ?? "") ?? "?");
+/** The check of a request's result by its method's name (undefined: no such request). */
+function resultCheck(method: string): Check<unknown> | undefined {
+  return (RESULT_CHECKS as Readonly<Record<string, Check<unknown>>>)[method];
 }
 
 describe("RESULT_CHECKS", () => {
-  it("has the check of every kernelLens/* request of protocol.ts, and nothing else", () => {
-    const requests = tsRequests();
-    assert.ok(requests.length >= 8, `found ${requests.length} requests in protocol.ts`);
-    assert.deepEqual(Object.keys(RESULT_CHECKS).sort(), [...requests].sort());
+  it("has a method object in protocol.ts for every generated request, carrying its check", () => {
+    assert.ok(REQUESTS.length >= 8, `found ${REQUESTS.length} requests in protocol.ts`);
+    assert.deepEqual(REQUESTS.map((r) => r.method).sort(), Object.keys(RESULT_CHECKS).sort());
+    for (const request of REQUESTS) {
+      assert.equal(request.check, resultCheck(request.method), request.method);
+    }
   });
-
-  const python = pythonRequests();
-  it(
-    "covers the requests whose result protocol.py declares (RESULT_TYPES)",
-    { skip: python === undefined ? "protocol.py has no RESULT_TYPES" : false },
-    () => {
-      assert.deepEqual(Object.keys(RESULT_CHECKS).sort(), [...(python ?? [])].sort());
-    },
-  );
 });
 
 /**
@@ -223,7 +201,7 @@ describe("recorded answers (tests/data/protocol)", () => {
   );
   for (const answer of answers) {
     it(`${answer.file} is a ${answer.method} result`, () => {
-      const c = RESULT_CHECKS[answer.method];
+      const c = resultCheck(answer.method);
       assert.ok(c !== undefined, `no check for ${answer.method}`);
       valid(c, answer.result, answer.method);
     });

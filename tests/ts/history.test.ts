@@ -7,7 +7,14 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, it } from "node:test";
-import { check, checkCompareResult, checkHistoryResult, Invalid } from "../../extension/guards";
+import {
+  checkCompareResult,
+  checkHistoryResult,
+  type CompareVerdict,
+  type HistoryResult,
+  type HistoryRun,
+} from "../../extension/generated/wire";
+import { check, Invalid } from "../../extension/guards";
 import {
   HISTORY_SCHEME,
   chartModel,
@@ -19,7 +26,6 @@ import {
   spreadMs,
 } from "../../extension/report/historyModel";
 import { isFromWebview, isToWebview, REPORT_TABS } from "../../extension/report/messages";
-import type { CompareVerdict, HistoryResult, HistoryRun } from "../../extension/protocol";
 
 const ROOT = path.resolve(__dirname, "..", "..");
 

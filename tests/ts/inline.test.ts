@@ -19,8 +19,8 @@ import {
   problemsMessage,
 } from "../../extension/views/inline";
 import { assemblyLink } from "../../extension/views/lineMap";
-import { isInlineResult, isShowInlineExtensionArgs } from "../../extension/guards";
-import type { InlineModule, InlineResult } from "../../extension/protocol";
+import type { InlineModule, InlineResult } from "../../extension/generated/wire";
+import { isInlineResult, isShowInlineExtensionArgs } from "../../extension/protocol";
 import {
   SCHEME,
   inlineInfo,

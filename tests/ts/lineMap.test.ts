@@ -7,7 +7,7 @@ import {
   generatedCodeLink,
   selectedLines,
 } from "../../extension/views/lineMap";
-import type { GeneratedKernel } from "../../extension/protocol";
+import type { GeneratedKernel } from "../../extension/generated/wire";
 
 /** Inductor's output for `square_twice` and a matmul, shortened (line numbers on the right). */
 const CODE = [

@@ -21,6 +21,7 @@ import {
   isToWebview,
   type FromWebview,
 } from "../../extension/report/messages";
+import type { SweepResult } from "../../extension/generated/wire";
 import {
   commandFailure,
   isNcuFileResult,
@@ -31,9 +32,8 @@ import {
   isSweepResult,
   isTimeline,
   isTraceFileResult,
-} from "../../extension/guards";
+} from "../../extension/protocol";
 import { REPORT_PANEL_TYPE, VIEW_TYPES } from "../../extension/report/viewTypes";
-import type { SweepResult } from "../../extension/protocol";
 
 const ROOT = path.resolve(__dirname, "..", "..");
 const readJson = (...parts: string[]): unknown =>
@@ -262,6 +262,7 @@ describe("report answers from the server", () => {
     const report = {
       function: "f",
       uri: "file:///a.py",
+      int_parameters: { BLOCK_SIZE: 1024 },
       profile: PROFILE,
       timeline: TIMELINE,
       ncu: { ...(NCU as object), set: "full" },
@@ -272,6 +273,7 @@ describe("report answers from the server", () => {
       isReportResult({
         function: "f",
         uri: "file:///a.py",
+        int_parameters: {},
         profile: null,
         timeline: null,
         ncu: null,
@@ -279,6 +281,9 @@ describe("report answers from the server", () => {
       }),
       true,
     );
+    // The server always sends int_parameters (the drift the wire package fixed: it was
+    // optional only here).
+    assert.equal(isReportResult({ ...report, int_parameters: undefined }), false);
     assert.equal(isTraceFileResult({ path: "/t.json", timeline: TIMELINE, summary: {} }), true);
   });
 
@@ -323,7 +328,7 @@ describe("report answers from the server", () => {
     assert.equal(commandFailure({ ok: true, kernels: 1 }), undefined);
     assert.equal(commandFailure(null), undefined);
     assert.equal(
-      commandFailure({ ok: false, error: { kind: "no-gpu", message: "ncu needs a GPU" } }),
+      commandFailure({ ok: false, error: { kind: "unsupported", message: "ncu needs a GPU" } }),
       "ncu needs a GPU",
     );
     assert.equal(

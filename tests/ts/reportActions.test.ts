@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { ReportResult, SweepResult } from "../../extension/protocol";
+import type { ReportResult, SweepResult } from "../../extension/generated/wire";
 import {
   isInterpreterSweep,
   ncuUnavailable,
@@ -20,6 +20,7 @@ function report(deviceKind: "cpu" | "cuda" | null): ReportResult {
   return {
     function: "square",
     uri: "file:///k/square.py",
+    int_parameters: {},
     profile: deviceKind === null ? null : ({ device_kind: deviceKind } as ReportResult["profile"]),
     timeline: null,
     ncu: null,

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, it } from "node:test";
-import type { SweepResult, Timeline, TimelineEvent } from "../../extension/protocol";
+import type { SweepResult, Timeline, TimelineEvent } from "../../extension/generated/wire";
 import {
   formatBytes,
   formatCount,

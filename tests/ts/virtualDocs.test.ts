@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { AssemblyResult, GeneratedCodeResult } from "../../extension/protocol";
+import type { AssemblyResult, GeneratedCodeResult } from "../../extension/generated/wire";
 import {
   SCHEME,
   assemblyInfo,
@@ -29,15 +29,17 @@ const ASSEMBLY: AssemblyResult = {
 
 const GENERATED: GeneratedCodeResult = {
   function: "square_twice",
+  backend: "inductor",
   language: "triton",
   code: "",
   code_path: "/tmp/kernel-lens/square_twice-ab12.py",
   kernels: [
     { name: "triton_poi_fused_pow_0", kind: "triton", lines: [17], def_line: 5, call_line: 22 },
   ],
+  provenance: true,
   summary: "2 → 1 kernels per call, 1.234 → 0.617 ms",
-  eager: { median_ms: 1.234, kernels: 2 },
-  compiled: { median_ms: 0.617, kernels: 1 },
+  eager: { median_ms: 1.234, spread_pct: 1, kernels: 2 },
+  compiled: { median_ms: 0.617, spread_pct: 1, kernels: 1 },
   speedup: 2,
 };
 
@@ -178,8 +180,8 @@ describe("generatedCodeInfo", () => {
       ...GENERATED,
       language: "cpp",
       speedup: null,
-      eager: { median_ms: 0.05, kernels: 3 },
-      compiled: { median_ms: 0.0123, kernels: 1 },
+      eager: { median_ms: 0.05, spread_pct: 1, kernels: 3 },
+      compiled: { median_ms: 0.0123, spread_pct: 1, kernels: 1 },
     });
     assert.equal(info.text, "$(zap) square_twice: 50 µs eager → 12.3 µs compiled (CPU)");
     assert.match(info.tooltip, /Compiled: 12\.3 µs median, 1 kernel per call/);

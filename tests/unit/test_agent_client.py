@@ -14,14 +14,9 @@ import textwrap
 
 import pytest
 
-from kernel_lens.agent.types import ProfileError
-from kernel_lens.client import (
-    AgentClient,
-    StackFrame,
-    failing_frame,
-    fault_frames,
-    read_message_line,
-)
+from kernel_lens.client import AgentClient, StackFrame, failing_frame, fault_frames
+from kernel_lens.wire.envelope import read_message_line
+from kernel_lens.wire.errors import ProfileError
 
 READY = 'import json, sys\nsys.stdout.write(json.dumps({"event": "ready", "pid": 0}) + "\\n")\n'
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from kernel_lens.agent.types import ProfileError
 from kernel_lens.client import AgentClient
+from kernel_lens.wire.errors import ProfileError
 
 USER = """\
 import ctypes

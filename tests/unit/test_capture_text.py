@@ -17,9 +17,10 @@ from kernel_lens.agent.stages.capture import (
     run_until_call,
     suggested_directive,
 )
-from kernel_lens.agent.types import ProfileError
 from kernel_lens.analysis.functions import find_function
 from kernel_lens.analysis.lens_text import hover_markdown, inputs_args_text, inputs_text
+from kernel_lens.wire.envelope import decode, encode, error_from_object, error_object
+from kernel_lens.wire.errors import ProfileError
 
 CAPTURED = {
     "source": "captured",
@@ -98,22 +99,26 @@ def test_suggested_directive_from_the_parameter_names() -> None:
 
 
 def test_the_suggested_directive_survives_the_agent_boundary() -> None:
-    # The agent and the client pass kind, message, line and traceback only.
+    # A field of the error object through the envelope, never read back out of the message.
     fix = "# kernel-lens: inputs = (torch.randn(1024),)  # x"
-    sent = ProfileError("inputs", f"no call; or this directive above the def: {fix}", 4)
-    assert sent.suggested_directive == fix
-    assert ProfileError.from_json(sent.to_json()).to_json()["suggested_directive"] == fix
+    message = f"no call; or this directive above the def: {fix}"
+    sent = ProfileError("inputs", message, 4, suggested_directive=fix)
+    line = encode({"id": 1, "error": error_object(sent)})
+    received = error_from_object(decode(line)["error"])
+    assert received == sent and received.message == message
+    assert received.to_json()["suggested_directive"] == fix
     assert "suggested_directive" not in ProfileError("runtime", "boom").to_json()
+    assert ProfileError("inputs", message, 4).suggested_directive is None
 
 
 def test_describe_value() -> None:
     t = describe_value("a", torch.ones(2, 3, dtype=torch.float64))
-    assert (t.type, t.shape, t.dtype, t.device) == ("Tensor", [2, 3], "float64", "cpu")
-    assert t.label() == "Tensor float64[2, 3] cpu"
+    assert (t["type"], t["shape"], t["dtype"], t["device"]) == ("Tensor", [2, 3], "float64", "cpu")
+    assert inputs_args_text({"args": [t]}) == ["a: Tensor float64[2, 3] cpu"]
     n = describe_value("n", 7)
-    assert (n.type, n.shape, n.repr) == ("int", None, "7")
+    assert (n["type"], n["shape"], n["repr"]) == ("int", None, "7")
     long = describe_value("s", "x" * 500)
-    assert len(long.repr) <= 60
+    assert len(long["repr"]) <= 60
 
 
 def test_find_code_takes_the_definition_at_the_line() -> None:

@@ -74,7 +74,7 @@ def test_a_sweep_whose_parameter_changes_nothing_has_no_best(clock: _VirtualTime
 
     config = TimingConfig(warmup_ms=2, budget_ms=60, reps=0, min_reps=15)
     result = run_sweep(_target(same), param="BLOCK", values=[64, 128], device="cpu",
-                       timing_config=config).to_json()  # fmt: skip
+                       timing_config=config)  # fmt: skip
     # The same 2 ms with the same noise: equal within noise, whichever median came out smaller.
     assert result["ties"] == [64, 128]
     assert result["verdict"] == "BLOCK 64–128 equal within noise"
@@ -88,6 +88,26 @@ def test_a_sweep_with_a_clearly_faster_value_has_a_best(clock: _VirtualTime) -> 
 
     config = TimingConfig(warmup_ms=2, budget_ms=80, reps=0, min_reps=15)
     result = run_sweep(_target(scaled), param="BLOCK", values=[256, 64], device="cpu",
-                       timing_config=config).to_json()  # fmt: skip
+                       timing_config=config)  # fmt: skip
     assert result["best"]["value"] == 64 and result["ties"] == []
     assert result["verdict"] == "BLOCK 64 fastest (significantly)"
+
+
+def test_a_sweep_result_keeps_the_shape_the_tools_read(clock: _VirtualTime) -> None:
+    def block(BLOCK: int = 64) -> None:  # noqa: N803
+        if BLOCK == 0:
+            raise ValueError("no")
+        clock.sleep(0.001)
+
+    config = TimingConfig(warmup_ms=2, budget_ms=20, reps=0, min_reps=5)
+    result = run_sweep(_target(block), param="BLOCK", values=[0, 64], device="cpu",
+                       timing_config=config)  # fmt: skip
+    assert list(result) == ["param", "current", "rows", "best", "method", "ties", "verdict"]
+    assert result["current"] == 64 and result["method"] == "perf-counter"
+    failed, timed = result["rows"]
+    assert failed == {"value": 0, "error": "ValueError: no"}
+    assert list(timed) == [
+        "value", "median_ms", "spread_pct", "reps", "bytes", "gb_per_s", "error",
+    ]  # fmt: skip
+    assert timed["error"] is None
+    assert result["best"] == {"value": 64, "median_ms": timed.get("median_ms")}

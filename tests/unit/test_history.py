@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from kernel_lens.agent.cache import CacheDirs
 from kernel_lens.history import (
     History,
     HistoryError,
@@ -19,6 +18,7 @@ from kernel_lens.history import (
     make_entry,
     thin_samples,
 )
+from kernel_lens.wire.paths import CacheDirs
 from tests.conftest import ROOT
 
 H200 = ROOT / "tests" / "data" / "h200"

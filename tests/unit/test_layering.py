@@ -16,13 +16,12 @@ Every module under ``server/kernel_lens`` is parsed (imports inside functions, a
 - ``agent/stages/*`` import the agent's leaves (``usercode``, ``results``, ``cache``, ``errors``,
   ``types``), never the orchestrators ``runner`` and ``engine``;
 - ``lsp/`` and ``cli`` import no ``kernel_lens.agent`` module: the agent is reached through
-  ``kernel_lens.client``;
-- ``client/`` (the parent side of the process boundary) and ``agent/types.py`` import only the
-  standard library and the shared wire types, so the server can import them without the user's
-  packages.
-
-Until the stdlib-only ``kernel_lens.wire`` package lands, ``kernel_lens.agent.types`` (and, for the
-client, ``kernel_lens.agent.protocol``) are the shared wire types: :data:`UNTIL_WIRE` allows them.
+  ``kernel_lens.client``, the types that cross the boundary are ``kernel_lens.wire``'s;
+- ``wire/`` (every type that crosses a process boundary) imports only the standard library and
+  nothing of ``kernel_lens`` but ``wire`` itself, so both sides import it without the other's
+  packages;
+- ``client/`` (the parent side of the process boundary) imports only the standard library and
+  ``wire``, so the server can import it without the user's packages.
 """
 
 from __future__ import annotations
@@ -50,13 +49,9 @@ NOT_IN_ANALYSIS = (
 )
 #: Processes and shared memory, which ``analysis/`` stays out of.
 PROCESSES = ("multiprocessing", "signal", "mmap", "os.fork")
-#: The shared wire types, until ``kernel_lens.wire`` replaces them.
-UNTIL_WIRE = ("kernel_lens.agent.types",)  # until wire/ lands
-#: What the client may import besides the standard library and itself.
-CLIENT_ALLOWED = (*UNTIL_WIRE, "kernel_lens.agent.protocol")  # until wire/ lands
 STDLIB_ONLY = {
-    "kernel_lens.agent.types": ("kernel_lens.agent.types",),
-    "kernel_lens.client": (*CLIENT_ALLOWED, "kernel_lens.client"),
+    "kernel_lens.client": ("kernel_lens.wire", "kernel_lens.client"),
+    "kernel_lens.wire": ("kernel_lens.wire",),
 }
 #: The agent's orchestrators, which stages never import.
 ORCHESTRATORS = ("kernel_lens.agent.runner", "kernel_lens.agent.engine")
@@ -139,18 +134,12 @@ def _breaks(rule: str, who: str, mod: str) -> bool:
     if rule == "stages" and _is(who, "kernel_lens.agent.stages"):
         return any(_is(mod, o) for o in ORCHESTRATORS)
     if rule == "front" and (_is(who, "kernel_lens.lsp") or _is(who, "kernel_lens.cli")):
-        return (
-            _is(mod, "kernel_lens.agent")
-            and mod != "kernel_lens.agent"
-            and not any(_is(mod, ok) for ok in UNTIL_WIRE)
-        )
+        return _is(mod, "kernel_lens.agent")
     if rule == "stdlib-only":
         allowed = _stdlib_rule(who)
         if allowed is not None:
             return not (
-                _is_stdlib(mod)
-                or mod in ("kernel_lens", "kernel_lens.agent")
-                or any(_is(mod, a) for a in allowed)
+                _is_stdlib(mod) or mod == "kernel_lens" or any(_is(mod, a) for a in allowed)
             )
     return False
 
@@ -256,7 +245,7 @@ def test_stages_import_the_leaves_never_the_runner_or_the_engine() -> None:
     assert violations(PACKAGE, "stages") == []
 
 
-def test_the_shared_modules_import_only_the_standard_library() -> None:
+def test_wire_and_the_client_import_only_the_standard_library_and_wire() -> None:
     assert violations(PACKAGE, "stdlib-only") == []
 
 
@@ -294,7 +283,9 @@ def test_no_feature_patches_pygls() -> None:
 def test_every_module_is_checked() -> None:
     names = _known_modules(PACKAGE)
     assert {
-        "kernel_lens.agent.types",
+        "kernel_lens.wire.errors",
+        "kernel_lens.wire.lsp",
+        "kernel_lens.wire.results",
         "kernel_lens.agent.usercode",
         "kernel_lens.agent.results",
         "kernel_lens.client.pool",
@@ -318,6 +309,7 @@ def _package(tmp_path: Path, files: dict[str, str]) -> Path:
         "cli/__init__.py",
         "client/__init__.py",
         "lsp/__init__.py",
+        "wire/__init__.py",
     ):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text("")
@@ -352,7 +344,12 @@ def _package(tmp_path: Path, files: dict[str, str]) -> Path:
         ("front", "lsp/bad.py", "def f():\n    from kernel_lens.agent.stages import ops\n"),
         ("front", "cli/bad.py", "from kernel_lens.agent.client import AgentClient\n"),
         ("front", "cli/bad.py", "from ..agent.runner import run_profile\n"),
-        ("stdlib-only", "agent/types.py", "import pandas\n"),
+        ("front", "lsp/bad.py", "from kernel_lens.agent import types\n"),
+        ("stdlib-only", "wire/errors.py", "import pandas\n"),
+        ("stdlib-only", "wire/lsp.py", "import attrs\n"),
+        ("stdlib-only", "wire/lsp.py", "def f():\n    from kernel_lens.analysis import names\n"),
+        ("stdlib-only", "wire/results.py", "from ..agent import engine\n"),
+        ("stdlib-only", "client/pool.py", "from kernel_lens.agent.protocol import encode\n"),
         ("stdlib-only", "client/pool.py", "from kernel_lens.agent.errors import ProfileError\n"),
         ("stdlib-only", "client/pool.py", "from ..agent import engine\n"),
         ("stdlib-only", "client/__init__.py", "from kernel_lens.analysis import names\n"),
@@ -361,7 +358,7 @@ def _package(tmp_path: Path, files: dict[str, str]) -> Path:
 def test_the_checker_catches_a_forbidden_import(
     tmp_path: Path, rule: str, rel: str, text: str
 ) -> None:
-    root = _package(tmp_path, {"agent/types.py": "import dataclasses\n", rel: text})
+    root = _package(tmp_path, {"wire/errors.py": "import dataclasses\n", rel: text})
     found = violations(root, rule)
     assert len(found) == 1 and found[0].startswith("kernel_lens."), found
 
@@ -371,20 +368,25 @@ def test_the_checker_catches_a_forbidden_import(
     [
         ("analysis", "analysis/ok.py", "import json\nfrom .names import short\n"),
         ("processes", "analysis/ok.py", "import os\nimport gzip\n\ndef f():\n    os.getpid()\n"),
-        ("front", "lsp/ok.py", "from kernel_lens.agent.types import ProfileError\n"),
-        ("front", "lsp/ok.py", "from kernel_lens.agent import types\nfrom ..client import C\n"),
+        ("front", "lsp/ok.py", "from kernel_lens.wire.errors import ProfileError\n"),
+        ("front", "lsp/ok.py", "from kernel_lens import wire\nfrom ..client import C\n"),
         ("front", "cli/ok.py", "from kernel_lens.client import AgentClient\n"),
         ("stages", "agent/stages/ok.py", "from kernel_lens.agent.usercode import call_user\n"),
         ("stages", "agent/stages/ok.py", "from ..results import kernel_totals\n"),
-        ("stdlib-only", "client/pool.py", "import asyncio\nfrom ..agent.protocol import encode\n"),
-        ("stdlib-only", "client/pool.py", "from .faults import clip\n"),
+        ("stdlib-only", "client/pool.py", "import asyncio\nfrom ..wire.envelope import encode\n"),
+        (
+            "stdlib-only",
+            "wire/lsp.py",
+            "import typing\nfrom .errors import E\nfrom ._compat import N\n",
+        ),
+        ("stdlib-only", "client/pool.py", "from .faults import describe_exit\n"),
         ("agent", "agent/ok.py", "import torch\nfrom kernel_lens.analysis import names\n"),
     ],
 )
 def test_the_checker_lets_allowed_imports_through(
     tmp_path: Path, rule: str, rel: str, text: str
 ) -> None:
-    root = _package(tmp_path, {"agent/types.py": "import dataclasses\n", rel: text})
+    root = _package(tmp_path, {"wire/errors.py": "import dataclasses\n", rel: text})
     assert violations(root, rule) == []
 
 

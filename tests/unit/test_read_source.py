@@ -10,8 +10,10 @@ import pytest
 
 from kernel_lens.agent.engine import Engine
 from kernel_lens.agent.stages import ncu as ncu_stage
-from kernel_lens.agent.types import NcuRequest, NcuResult, ProfileError
 from kernel_lens.agent.usercode import read_source
+from kernel_lens.wire.errors import ProfileError
+from kernel_lens.wire.jobs import NcuRequest
+from kernel_lens.wire.results import NcuResult
 
 LATIN1 = "# -*- coding: latin-1 -*-\nLABEL = 'café'\n\n\ndef f():\n    return LABEL\n"
 
@@ -59,7 +61,13 @@ def test_the_ncu_method_reads_the_file_with_its_coding(
 
     def fake_run_ncu(path: str, text: str, function: str, **kwargs: Any) -> NcuResult:
         seen.update(path=path, text=text, function=function, **kwargs)
-        return NcuResult(kwargs["report_dir"] + "/r.ncu-rep", "basic", "csv", [], "")
+        return {
+            "report_path": kwargs["report_dir"] + "/r.ncu-rep",
+            "set": "basic",
+            "reader": "csv",
+            "kernels": [],
+            "ncu_log": "",
+        }
 
     monkeypatch.setattr(ncu_stage, "run_ncu", fake_run_ncu)
     monkeypatch.setenv("KERNEL_LENS_CACHE", str(tmp_path / "cache"))

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from kernel_lens.agent.stages.target import Target, load_target
-from kernel_lens.agent.types import ProfileError
 from kernel_lens.agent.usercode import parse_source
+from kernel_lens.wire.errors import ProfileError
 
 
 @pytest.fixture(autouse=True)
@@ -46,7 +46,7 @@ def _error(tmp_path: Path, text: str, **kwargs: Any) -> ProfileError:
 
 def _args(target: Target) -> list[tuple[str, str, str]]:
     assert target.inputs is not None
-    return [(a.name, a.type, a.repr) for a in target.inputs.args]
+    return [(a["name"], a["type"], a["repr"]) for a in target.inputs["args"]]
 
 
 # Where the inputs come from --------------------------------------------------------------
@@ -69,13 +69,13 @@ def test_a_directive_gives_args_and_kwargs(tmp_path: Path) -> None:
     assert (target.args, target.kwargs, target.inputs_source) == ((2, 5), {"scale": 3}, "directive")
     assert target.call() == 21
     assert target.inputs is not None
-    assert (target.inputs.source, target.inputs.label, target.inputs.line) == (
+    assert (target.inputs["source"], target.inputs["label"], target.inputs["line"]) == (
         "directive",
         "directive",
         4,
     )
     assert _args(target) == [("a", "int", "2"), ("b", "int", "5"), ("scale", "int", "3")]
-    assert target.inputs.self_ is None
+    assert target.inputs.get("self") is None
     assert target.code.co_name == "f" and target.module.__name__ == "_kernel_lens_target_user"
     assert target.module.__file__ == target.path
     assert sys.modules["_kernel_lens_target_user"] is target.module
@@ -126,7 +126,7 @@ def test_a_factory_gives_the_inputs_and_its_line(tmp_path: Path) -> None:
     )
     assert (target.args, target.inputs_source, target.call()) == ((10, 4), "f_inputs()", 6)
     assert target.inputs is not None
-    assert (target.inputs.source, target.inputs.label, target.inputs.line) == (
+    assert (target.inputs["source"], target.inputs["label"], target.inputs["line"]) == (
         "factory",
         "f_inputs()",
         5,
@@ -148,7 +148,7 @@ def test_a_factory_from_another_module_has_no_line(tmp_path: Path) -> None:
         name="f",
     )
     assert target.inputs is not None
-    assert (target.inputs.source, target.inputs.label, target.inputs.line) == (
+    assert (target.inputs["source"], target.inputs["label"], target.inputs["line"]) == (
         "factory",
         "f_inputs()",
         None,
@@ -180,7 +180,12 @@ def test_no_parameters_no_inputs(tmp_path: Path) -> None:
     target = _load(tmp_path, "def f(a=2, *, b=3):\n    return a * b\n", name="f")
     assert (target.args, target.kwargs, target.inputs_source, target.call()) == ((), {}, "none", 6)
     assert target.inputs is not None
-    assert (target.inputs.source, target.inputs.label, target.inputs.line, target.inputs.args) == (
+    assert (
+        target.inputs["source"],
+        target.inputs["label"],
+        target.inputs["line"],
+        target.inputs["args"],
+    ) == (
         "none",
         "none",
         None,
@@ -211,13 +216,13 @@ def test_the_scripts_own_call_is_captured(tmp_path: Path) -> None:
     )
     assert target.call() == 60
     assert target.inputs is not None
-    assert (target.inputs.source, target.inputs.label, target.inputs.line) == (
+    assert (target.inputs["source"], target.inputs["label"], target.inputs["line"]) == (
         "captured",
         "captured",
         9,
     )
-    assert target.inputs.call == "main → f"
-    assert target.inputs.setup_s is not None and target.inputs.setup_s >= 0
+    assert target.inputs["call"] == "main → f"
+    assert target.inputs["setup_s"] is not None and target.inputs["setup_s"] >= 0
     # Positional names from the signature (the *rest ones past it are argN), then keywords.
     assert _args(target) == [
         ("a", "int", "1"),
@@ -247,7 +252,12 @@ def test_a_captured_method_call_binds_that_instance(tmp_path: Path) -> None:
     )
     assert (target.args, target.call()) == ((2,), 3)
     assert target.inputs is not None
-    assert target.inputs.self_ == {"class": "K", "how": "captured", "name": "k", "made_at": 10}
+    assert target.inputs.get("self") == {
+        "class": "K",
+        "how": "captured",
+        "name": "k",
+        "made_at": 10,
+    }
 
 
 def test_a_captured_classmethod_call_drops_cls(tmp_path: Path) -> None:
@@ -265,7 +275,7 @@ def test_a_captured_classmethod_call_drops_cls(tmp_path: Path) -> None:
         name="K.c",
     )
     assert (target.args, target.call()) == (("!",), "K!")
-    assert target.inputs is not None and target.inputs.self_ is None
+    assert target.inputs is not None and target.inputs.get("self") is None
 
 
 def test_a_script_that_never_calls_it_says_how_to_give_inputs(tmp_path: Path) -> None:
@@ -296,7 +306,7 @@ def test_the_modules_single_instance(tmp_path: Path) -> None:
     target = _load(tmp_path, METHODS + "k = K(5)\nalias = k\n", name="K.m")
     assert target.call() == 5
     assert target.inputs is not None
-    assert target.inputs.self_ == {
+    assert target.inputs.get("self") == {
         "class": "K",
         "how": "module instance k",
         "name": "k",
@@ -306,8 +316,8 @@ def test_the_modules_single_instance(tmp_path: Path) -> None:
 
 def test_the_last_assignment_is_where_the_instance_was_made(tmp_path: Path) -> None:
     target = _load(tmp_path, METHODS + "k = None\nk: K = K(5)\nprint(k)\n", name="K.m")
-    assert target.inputs is not None and target.inputs.self_ is not None
-    assert target.inputs.self_["made_at"] == 14
+    assert target.inputs is not None and target.inputs.get("self") is not None
+    assert target.inputs.get("self", {})["made_at"] == 14
 
 
 @pytest.mark.parametrize("instances", ["", "a = K(1)\nb = K(2)\n"])
@@ -317,7 +327,7 @@ def test_none_or_several_instances_make_one_with_no_arguments(
     target = _load(tmp_path, METHODS + instances, name="K.m")
     assert target.call() == 7
     assert target.inputs is not None
-    assert target.inputs.self_ == {"class": "K", "how": "K() with no arguments"}
+    assert target.inputs.get("self") == {"class": "K", "how": "K() with no arguments"}
 
 
 def test_a_class_that_needs_arguments_is_an_inputs_error(tmp_path: Path) -> None:
@@ -338,7 +348,7 @@ def test_a_class_that_needs_arguments_is_an_inputs_error(tmp_path: Path) -> None
 def test_a_static_method_needs_no_instance(tmp_path: Path) -> None:
     target = _load(tmp_path, METHODS, name="K.s")
     assert target.call() == "static"
-    assert target.inputs is not None and target.inputs.self_ is None
+    assert target.inputs is not None and target.inputs.get("self") is None
 
 
 # Errors -------------------------------------------------------------------------------------
@@ -632,7 +642,7 @@ def test_an_instance_not_made_by_an_assignment_has_no_line(tmp_path: Path) -> No
     target = _load(tmp_path, METHODS + "for k in [K(4)]:\n    pass\n", name="K.m")
     assert target.call() == 4
     assert target.inputs is not None
-    assert target.inputs.self_ == {
+    assert target.inputs.get("self") == {
         "class": "K",
         "how": "module instance k",
         "name": "k",
@@ -643,7 +653,7 @@ def test_an_instance_not_made_by_an_assignment_has_no_line(tmp_path: Path) -> No
 def test_a_class_rebound_to_its_instance(tmp_path: Path) -> None:
     target = _load(tmp_path, METHODS + "K = K(8)\n", name="K.m")
     assert target.call() == 8
-    assert target.inputs is not None and target.inputs.self_ is None
+    assert target.inputs is not None and target.inputs.get("self") is None
 
 
 NESTED = """\
@@ -666,21 +676,21 @@ class A:
 def test_methods_of_a_nested_class(tmp_path: Path) -> None:
     target = _load(tmp_path, NESTED + "b = A.B()\nb.m(5)\n", name="A.B.m")
     assert (target.args, target.call()) == ((5,), 15)
-    assert target.inputs is not None and target.inputs.self_ is not None
-    assert target.inputs.self_["how"] == "captured"
+    assert target.inputs is not None and target.inputs.get("self") is not None
+    assert target.inputs.get("self")["how"] == "captured"
     target = _load(tmp_path, NESTED + "A.B.s(6)\n", name="A.B.s")
     assert (target.args, target.call()) == ((6,), 6)
-    assert target.inputs is not None and target.inputs.self_ is None
+    assert target.inputs is not None and target.inputs.get("self") is None
     # Not called by the script: the module's instance, else one made with no arguments.
     with_factory = NESTED + "b = A.B()\n\n\ndef A_B_m_inputs():\n    return (1,)\n"
     target = _load(tmp_path, with_factory, name="A.B.m")
     assert target.call() == 11
-    assert target.inputs is not None and target.inputs.self_ is not None
-    assert target.inputs.self_["how"] == "module instance b"
+    assert target.inputs is not None and target.inputs.get("self") is not None
+    assert target.inputs.get("self")["how"] == "module instance b"
     target = _load(tmp_path, NESTED + "def A_B_m_inputs():\n    return (2,)\n", name="A.B.m")
     assert target.call() == 12
-    assert target.inputs is not None and target.inputs.self_ is not None
-    assert target.inputs.self_["how"] == "B() with no arguments"
+    assert target.inputs is not None and target.inputs.get("self") is not None
+    assert target.inputs.get("self")["how"] == "B() with no arguments"
 
 
 def test_a_captured_static_method_call_keeps_its_first_argument(tmp_path: Path) -> None:
@@ -780,7 +790,7 @@ def test_a_factory_that_is_no_function(tmp_path: Path, fits: bool) -> None:
     if fits:
         target = _load(tmp_path, source, name="f")
         assert (target.args, target.inputs_source) == ((3,), "f_inputs()")
-        assert target.inputs is not None and target.inputs.line is None
+        assert target.inputs is not None and target.inputs["line"] is None
     else:
         err = _error(tmp_path, source, name="f")
         assert (err.kind, err.line) == ("inputs", 8)  # no def of its own: the function's
@@ -789,7 +799,7 @@ def test_a_factory_that_is_no_function(tmp_path: Path, fits: bool) -> None:
 def test_a_lambda_factory(tmp_path: Path) -> None:
     target = _load(tmp_path, "def f(a):\n    return a\n\n\nf_inputs = lambda: (9,)\n", name="f")
     assert (target.args, target.inputs_source) == ((9,), "f_inputs()")
-    assert target.inputs is not None and target.inputs.line == 5
+    assert target.inputs is not None and target.inputs["line"] == 5
 
 
 def test_a_function_whose_signature_cannot_be_read(tmp_path: Path) -> None:

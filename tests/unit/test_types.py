@@ -1,5 +1,5 @@
 """The shared job types: requests round-trip through JSON, the error kinds are a closed set that
-holds every kind the code produces, and the result dataclasses give the JSON the tools read."""
+holds every kind the code produces, and the stage results have the JSON the tools read."""
 
 from __future__ import annotations
 
@@ -9,23 +9,20 @@ from typing import Any
 
 import pytest
 
-from kernel_lens.agent.cache import CacheDirs
 from kernel_lens.agent.engine import METHODS, dispatch
-from kernel_lens.agent.types import (
-    ERROR_KINDS,
+from kernel_lens.agent.stages.compiled import generated_kernel
+from kernel_lens.wire.errors import ERROR_KINDS, ProfileError
+from kernel_lens.wire.jobs import (
     METHOD_NAMES,
     AsmRequest,
-    CompiledKernel,
-    InlineModule,
     InlineRequest,
     JobRequest,
     NcuRequest,
-    ProfileError,
     ProfileRequest,
     SweepRequest,
-    SweepResult,
-    SweepRow,
 )
+from kernel_lens.wire.paths import CacheDirs
+from kernel_lens.wire.results import GeneratedKernel, InlineModule, SweepRow
 from tests.conftest import ROOT
 
 SERVER = ROOT / "server" / "kernel_lens"
@@ -140,42 +137,27 @@ def test_cache_folders_follow_the_environment(
 
 
 def test_result_json_keeps_the_shape_the_tools_read() -> None:
-    extern = CompiledKernel(name="extern_kernels.mm", kind="extern", call_line=9, lines=[4])
-    assert extern.to_json() == {
+    extern = generated_kernel(
+        {"name": "extern_kernels.mm", "kind": "extern", "call_line": 9, "lines": [4]}
+    )
+    assert extern == {
         "name": "extern_kernels.mm",
         "kind": "extern",
         "call_line": 9,
         "lines": [4],
     }
-    fused = CompiledKernel("triton_poi_0", "triton", 30, def_line=12, lines=[4, 5], asm={"a": 1})
-    assert list(fused.to_json()) == ["name", "kind", "def_line", "call_line", "lines", "asm"]
-    sweep = SweepResult(
-        param="B",
-        current=128,
-        rows=[SweepRow(0, error="ValueError: no"), SweepRow(64, 0.5, 1.0, 10, 800, 1.6e-3)],
-        best_value=64,
-        best_median_ms=0.5,
-        method="perf-counter",
+    fused = generated_kernel(
+        {
+            "name": "triton_poi_0",
+            "kind": "triton",
+            "call_line": 30,
+            "def_line": 12,
+            "lines": [4, 5],
+            "asm": {"a": 1},
+        }
     )
-    assert sweep.to_json() == {
-        "param": "B",
-        "current": 128,
-        "rows": [
-            {"value": 0, "error": "ValueError: no"},
-            {
-                "value": 64,
-                "median_ms": 0.5,
-                "spread_pct": 1.0,
-                "reps": 10,
-                "bytes": 800,
-                "gb_per_s": 1.6e-3,
-                "error": None,
-            },
-        ],
-        "best": {"value": 64, "median_ms": 0.5},
-        "method": "perf-counter",
-    }
-    module = InlineModule("m", 3, "sm_90", "/usr/bin/nvcc", {"main.cpp": "x", "cuda.cu": None})
-    assert "ptx_seconds" not in module.to_json()
-    module.ptx_seconds = 1.5
-    assert list(module.to_json())[-1] == "ptx_seconds"
+    assert list(fused) == ["name", "kind", "def_line", "call_line", "lines", "asm"]
+    # What a stage may leave out, the wire types say (and the generated TypeScript reads).
+    assert InlineModule.__optional_keys__ == {"ptx_seconds"}
+    assert SweepRow.__required_keys__ == {"value", "error"}
+    assert GeneratedKernel.__optional_keys__ == {"def_line", "asm"}

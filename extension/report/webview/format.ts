@@ -1,6 +1,7 @@
 /**
  * Number formatting for the report views. Pure (no DOM), unit-tested under node.
  */
+import type { Profile } from "../../generated/wire";
 
 /** A duration given in microseconds, in the unit that suits it: `812 ns`, `189 µs`, `1.23 ms`. */
 export function formatUs(us: number): string {
@@ -89,4 +90,27 @@ export function cpuCell(
   const pct = share >= 0.995 ? "100%" : share < 0.01 ? "<1%" : `${Math.round(share * 100)}%`;
   const text = medianMs !== null && medianMs > 0 ? `${pct} of ${formatMs(medianMs)}` : pct;
   return { text, title: `${formatUs(cpuUs)} CPU under the profiler (attribution only)` };
+}
+
+/** The lines a backward pass spread over: `44–45`, or `44, 47`. */
+export function linesSpan(lines: readonly number[]): string {
+  if (lines.length === 0) {
+    return "";
+  }
+  const first = lines[0] ?? 0;
+  const last = lines[lines.length - 1] ?? 0;
+  const consecutive = lines.every((n, i) => n === first + i);
+  return consecutive && lines.length > 1 ? `${first}–${last}` : lines.join(", ");
+}
+
+/** ` · 100% on lines`, or ` · 97.8% on lines · 81.7 µs launched outside the function's lines`. */
+export function accountingText(profile: Pick<Profile, "accounting">): string {
+  const acc = profile.accounting;
+  if (acc === undefined || acc.device_us <= 0) {
+    return "";
+  }
+  const head =
+    acc.on_lines_pct >= 99.995 ? "100% on lines" : `${acc.on_lines_pct.toFixed(1)}% on lines`;
+  const rest = acc.remainder.map((r) => `${formatUs(r.device_us)} ${r.text}`);
+  return ` · ${[head, ...rest].join(" · ")}`;
 }

@@ -5,7 +5,7 @@
  * pins it as the baseline, and one that compares it with the latest run, per line and per
  * kernel side by side.
  */
-import type { CompareResult, HistoryResult, HistoryRun } from "../../protocol";
+import type { CompareResult, HistoryResult, HistoryRun } from "../../generated/wire";
 import { chartModel, formatRunMs, runLabel, type ChartModel } from "../historyModel";
 import { button, el, table } from "./dom";
 

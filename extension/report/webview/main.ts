@@ -11,7 +11,7 @@ import type {
   NcuFileResult,
   ReportResult,
   TraceFileResult,
-} from "../../protocol";
+} from "../../generated/wire";
 import {
   REPORT_TABS,
   VIEW_MODES,

@@ -3,7 +3,7 @@
  * bars (percent of peak), achieved vs theoretical occupancy, registers, launch shape, waves,
  * and ncu's rule hints as ranked by the server. In the report panel it also runs ncu.
  */
-import type { NcuHint, NcuKernel } from "../../protocol";
+import type { NcuHint, NcuKernel } from "../../generated/wire";
 import { bar, button, el } from "./dom";
 import { formatCount, formatGbs, formatPct, formatUs, significant } from "./format";
 

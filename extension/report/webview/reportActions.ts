@@ -3,7 +3,7 @@
  * unit-tested (tests/ts/reportActions.test.ts). An action that cannot work is shown disabled
  * with its reason, never as a click that fails.
  */
-import type { ReportResult, SweepResult } from "../../protocol";
+import type { ReportResult, SweepResult } from "../../generated/wire";
 
 /** The parameter the form proposes when there is no sweep yet and the function has it. */
 export const DEFAULT_PARAM = "BLOCK_SIZE";

@@ -3,9 +3,17 @@
  * source line, the ops it dispatched and the kernels they launched with their device time.
  * Clicking a line's row reveals it in the editor.
  */
-import type { Profile, ProfileLine, ReportInputs } from "../../protocol";
+import type { Profile, ProfileLine, ReportInputs } from "../../generated/wire";
 import { button, el } from "./dom";
-import { cpuCell, formatCount, formatMs, formatUs, significant } from "./format";
+import {
+  accountingText,
+  cpuCell,
+  formatCount,
+  formatMs,
+  formatUs,
+  linesSpan,
+  significant,
+} from "./format";
 
 export interface SummaryActions {
   onRevealLine: (line: number) => void;
@@ -32,16 +40,33 @@ function stat(label: string, value: string, detail: string): HTMLElement {
   ]);
 }
 
+/** The Pass column's meaning, on its header. */
+const PASS_NOTE =
+  "fwd: the line's own ops; bwd: the backward work its forward ops caused (their autograd " +
+  "nodes, wherever the backward ran); total: the backward pass the line ran, whose parts are on " +
+  "the forward lines.";
+
+const PASS_TITLES: Record<Pass, string> = {
+  fwd: "the line's own ops (the forward)",
+  bwd: "the backward work this line's forward ops caused",
+  pass: "the whole backward pass this line ran (also on the forward lines as their bwd rows)",
+};
+
 /** Why CPU shares, not CPU times, per line (as the lenses and hovers say). */
 const CPU_NOTE =
   "Each op's share of the measured median, split as the profiler attributed CPU time. The " +
   "profiler's own CPU times (in each cell's tooltip) are inflated by the profiler itself: for " +
   "comparing lines, never the function's time (the median above, timed without the profiler).";
 
+/** Which pass a row's work belongs to: the line's own (forward) ops, or the backward work its
+ * forward ops caused (their autograd nodes), or the line's backward pass as a whole. */
+type Pass = "fwd" | "bwd" | "pass";
+
 /** One table row per kernel (or per op without kernels) of each line. */
 interface LineRow {
   line: ProfileLine;
   first: boolean;
+  pass: Pass;
   op: string;
   kernel: string;
   kernelFull: string;
@@ -54,41 +79,71 @@ function lineRows(lines: readonly ProfileLine[]): LineRow[] {
   const rows: LineRow[] = [];
   for (const line of lines) {
     let first = true;
-    const push = (row: Omit<LineRow, "line" | "first">): void => {
-      rows.push({ line, first, ...row });
+    let pass: Pass = "fwd";
+    const push = (row: Omit<LineRow, "line" | "first" | "pass">): void => {
+      rows.push({ line, first, pass, ...row });
       first = false;
     };
-    for (const op of line.ops) {
-      const name =
-        op.dispatch !== undefined && op.dispatch.length > 0
-          ? `${op.name} → ${op.dispatch.join(", ")}`
-          : op.name;
-      if (op.kernels.length === 0) {
-        push({
-          op: name,
-          kernel: "",
-          kernelFull: "",
-          deviceUs: op.device_us,
-          cpuUs: op.cpu_us,
-          calls: op.calls,
-        });
-      }
-      for (const k of op.kernels) {
-        push({
-          op: name,
-          kernel: k.short_name,
-          kernelFull: k.name,
-          deviceUs: k.device_us,
-          cpuUs: null,
-          calls: k.calls,
-        });
-      }
+    if (line.backward_pass !== undefined) {
+      pass = "pass";
+      const spread = linesSpan(line.backward_pass.lines);
+      push({
+        op: `backward pass${spread === "" ? "" : ` · spread over lines ${spread}`}`,
+        kernel: "",
+        kernelFull: "",
+        deviceUs: line.backward_pass.device_us,
+        cpuUs: line.backward_pass.cpu_us,
+        calls: 0,
+      });
+      pass = "fwd";
     }
-    if (line.ops.length === 0) {
+    const parts: [Pass, typeof line.ops][] = [["fwd", line.ops]];
+    if (line.backward !== undefined) {
+      parts.push(["bwd", line.backward.ops]);
+    }
+    for (const [which, ops] of parts) {
+      pass = which;
+      pushOps(ops, push);
+    }
+    if (line.ops.length === 0 && line.backward_pass === undefined) {
+      pass = "fwd";
       push({ op: "", kernel: "", kernelFull: "", deviceUs: 0, cpuUs: null, calls: 0 });
     }
   }
   return rows;
+}
+
+/** One row per kernel of each op (or one for an op that launched none). */
+function pushOps(
+  ops: ProfileLine["ops"],
+  push: (row: Omit<LineRow, "line" | "first" | "pass">) => void,
+): void {
+  for (const op of ops) {
+    const name =
+      op.dispatch !== undefined && op.dispatch.length > 0
+        ? `${op.name} → ${op.dispatch.join(", ")}`
+        : op.name;
+    if (op.kernels.length === 0) {
+      push({
+        op: name,
+        kernel: "",
+        kernelFull: "",
+        deviceUs: op.device_us,
+        cpuUs: op.cpu_us,
+        calls: op.calls,
+      });
+    }
+    for (const k of op.kernels) {
+      push({
+        op: name,
+        kernel: k.short_name,
+        kernelFull: k.name,
+        deviceUs: k.device_us,
+        cpuUs: null,
+        calls: k.calls,
+      });
+    }
+  }
 }
 
 /** The Summary tab. */
@@ -116,7 +171,11 @@ export function summaryView(
       profile.device_kind === "cpu" ? "no GPU: CPU timings and ops" : "",
     ),
     gpu
-      ? stat("Kernels", `${launches} launches`, `${formatUs(kernelUs)} on the GPU per call`)
+      ? stat(
+          "Kernels",
+          `${launches} launches`,
+          `${formatUs(kernelUs)} on the GPU per call` + accountingText(profile),
+        )
       : stat(
           "Ops",
           `${profile.lines.reduce((n, l) => n + l.ops.length, 0)}`,
@@ -125,10 +184,14 @@ export function summaryView(
   ]);
 
   const rows = lineRows(profile.lines);
-  const maxUs = Math.max(1e-9, ...rows.map((r) => (gpu ? r.deviceUs : (r.cpuUs ?? 0))));
+  const hasBackward = rows.some((r) => r.pass !== "fwd");
+  // A pass row's total is also on the forward lines' bwd rows: it neither scales the bars nor
+  // counts in the CPU shares.
+  const parts = rows.filter((r) => r.pass !== "pass");
+  const maxUs = Math.max(1e-9, ...parts.map((r) => (gpu ? r.deviceUs : (r.cpuUs ?? 0))));
   // On a CPU an op's time under the profiler is inflated by the profiler itself: the cell reads
   // as its share of the measured median (as the lenses do); the absolute time is its tooltip.
-  const cpuTotal = rows.reduce((sum, r) => sum + (r.cpuUs ?? 0), 0);
+  const cpuTotal = parts.reduce((sum, r) => sum + (r.cpuUs ?? 0), 0);
   const body = el("tbody");
   for (const row of rows) {
     const time = gpu ? row.deviceUs : (row.cpuUs ?? 0);
@@ -136,7 +199,7 @@ export function summaryView(
       ? { text: time > 0 ? formatUs(time) : "–", title: "" }
       : cpuCell(time, cpuTotal, timing?.median_ms ?? null);
     const fill = el("div", { className: "fill" });
-    fill.style.width = `${(100 * time) / maxUs}%`;
+    fill.style.width = `${Math.min(100, (100 * time) / maxUs)}%`;
     const tr = el(
       "tr",
       {
@@ -148,6 +211,13 @@ export function summaryView(
       [
         el("td", { className: "num", text: row.first ? String(row.line.line) : "" }),
         el("td", {}, [row.first ? el("code", { text: row.line.source }) : null]),
+        hasBackward
+          ? el("td", {
+              className: `pass pass-${row.pass}`,
+              text: row.pass === "pass" ? "total" : row.pass,
+              title: PASS_TITLES[row.pass],
+            })
+          : null,
         el("td", {}, [
           el("span", { text: row.op }),
           row.kernel === "" ? null : el("span", { className: "arrow", text: " → " }),
@@ -173,6 +243,7 @@ export function summaryView(
       el("tr", {}, [
         el("th", { className: "num", text: "Line" }),
         el("th", { text: "Source" }),
+        hasBackward ? el("th", { text: "Pass", title: PASS_NOTE }) : null,
         el("th", { text: gpu ? "Op → kernel" : "Op" }),
         el("th", {
           className: "num",

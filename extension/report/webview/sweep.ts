@@ -17,7 +17,7 @@ import {
   type ChartConfiguration,
   type Scale,
 } from "chart.js";
-import type { SweepResult } from "../../protocol";
+import type { SweepResult } from "../../generated/wire";
 import { button, cssVar, el } from "./dom";
 import { formatGbs, formatMs, significant } from "./format";
 import { parseValues, sweepSeries } from "./sweepData";

@@ -3,7 +3,7 @@
  * the best point, the x ticks of a log2 axis; and the parsing of the "values" box of the form.
  * Pure (no DOM, no Chart.js), unit-tested under node.
  */
-import type { SweepResult } from "../../protocol";
+import type { SweepResult } from "../../generated/wire";
 import { MAX_SWEEP_VALUES, isParameterValue } from "../messages";
 
 /** One timed value. */

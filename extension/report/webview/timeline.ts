@@ -5,7 +5,7 @@
  * a source line revealing that line in the editor. Only the visible events are drawn
  * (`timelineModel.ts` does the maths); colours are read from the theme at every draw.
  */
-import type { Timeline, TimelineEvent } from "../../protocol";
+import type { Timeline, TimelineEvent } from "../../generated/wire";
 import { cssVar, el } from "./dom";
 import { formatUs } from "./format";
 import {

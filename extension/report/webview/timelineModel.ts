@@ -7,7 +7,7 @@
  * Times are microseconds from the trace's first event, as the server sends them; x is in CSS
  * pixels from the left edge of the time area. Pure (no DOM).
  */
-import type { LaneKind, Timeline, TimelineEvent, TimelineTop } from "../../protocol";
+import type { LaneKind, Timeline, TimelineEvent, TimelineTop } from "../../generated/wire";
 
 /** The visible time range, in microseconds. */
 export interface TimeView {

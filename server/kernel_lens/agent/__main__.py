@@ -35,6 +35,8 @@ import warnings
 from typing import Any, BinaryIO
 
 from kernel_lens.agent.engine import METHODS
+from kernel_lens.wire.envelope import HURRY, decode, encode, error_object
+from kernel_lens.wire.errors import ErrorKind, ErrorObject, ProfileError
 
 #: Our modules a profile job imports (pandas included), imported while the agent is a spare.
 _WARM_MODULES = (
@@ -46,11 +48,6 @@ _WARM_MODULES = (
     "kernel_lens.analysis.line_attribution",
     "kernel_lens.analysis.trace_summary",
 )
-#: Characters of an error message / traceback sent (a 70 MB exception message helps no one).
-MAX_MESSAGE_CHARS = 20_000
-MAX_TRACEBACK_CHARS = 200_000
-#: The parent waits for this spare: warm up at normal priority.
-HURRY = b'{"method":"hurry"}'
 
 
 def _take_protocol_channels() -> tuple[BinaryIO, BinaryIO]:
@@ -166,17 +163,9 @@ def _warm_up(ready: dict[str, Any], *, cuda: bool = True) -> None:
     ready["warm_s"] = round(time.perf_counter() - began, 3)
 
 
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else f"{text[:limit]}… ({len(text) - limit} more characters)"
-
-
-def _error(kind: str, message: str, line: int | None, tb: str | None) -> dict[str, Any]:
-    return {
-        "kind": kind,
-        "message": _clip(message, MAX_MESSAGE_CHARS),
-        "line": line,
-        "traceback": _clip(tb, MAX_TRACEBACK_CHARS) if tb else tb,
-    }
+def _error(kind: ErrorKind, message: str, line: int | None, tb: str | None) -> ErrorObject:
+    """The envelope's error object (message and traceback clipped)."""
+    return error_object(ProfileError(kind, message, line, tb))
 
 
 def _user_line(exc: BaseException, path: object) -> int | None:
@@ -212,8 +201,6 @@ def _template(sock_fd: int) -> int:
     "spawned", "pid"}`` on stdout and later ``{"event": "exit", "pid", "code"}``. It ends when
     its stdin or the socket closes; its spares, in their own sessions, end when theirs close.
     """
-    from kernel_lens.agent.protocol import encode
-
     proto_in, channel = _take_protocol_channels()
     with contextlib.suppress(OSError):
         os.setsid()
@@ -283,8 +270,6 @@ def main() -> int:
     faulthandler.enable(file=sys.stderr, all_threads=True)
 
     from kernel_lens.agent.errors import format_exception
-    from kernel_lens.agent.protocol import decode, encode
-    from kernel_lens.agent.types import ProfileError
 
     def send(message: dict[str, Any]) -> None:
         channel.write(encode(message))
@@ -343,13 +328,7 @@ def main() -> int:
         try:
             send({"id": job_id, "result": handler(params, progress)})
         except ProfileError as exc:
-            err = exc.to_json()
-            send(
-                {
-                    "id": job_id,
-                    "error": _error(err["kind"], err["message"], err["line"], err["traceback"]),
-                }
-            )
+            send({"id": job_id, "error": error_object(exc)})
         except ImportError as exc:
             message_text = f"{exc} — is torch installed in {sys.executable}?"
             send(

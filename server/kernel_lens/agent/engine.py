@@ -1,8 +1,7 @@
 """The engine: one entry point per agent method, shared by the agent's loop and (through the
-agent) the CLI; it puts each job's files in Kernel Lens's cache folders
-(:class:`~kernel_lens.agent.cache.CacheDirs`).
+agent) the CLI; it chooses the cache folders (:class:`~kernel_lens.wire.paths.CacheDirs`).
 
-Each method takes its typed request (:mod:`kernel_lens.agent.types`) and a progress callback and
+Each method takes its typed request (:mod:`kernel_lens.wire.jobs`) and a progress callback and
 returns the JSON object of its result. :data:`METHODS` / :func:`dispatch` map the protocol's
 method names onto them; the agent's protocol loop calls :func:`dispatch` for each job. Runs in the
 user's interpreter (it runs user code): the language server never imports it.
@@ -12,21 +11,22 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from kernel_lens.agent.cache import CacheDirs
-from kernel_lens.agent.types import (
+from kernel_lens.wire.errors import ProfileError
+from kernel_lens.wire.jobs import (
     AsmRequest,
     InlineRequest,
     JobRequest,
     NcuRequest,
-    ProfileError,
     ProfileRequest,
     SweepRequest,
 )
+from kernel_lens.wire.paths import CacheDirs
+from kernel_lens.wire.results import InlineResult, NcuResult
 
-__all__ = ["METHODS", "CacheDirs", "Engine", "Progress", "dispatch"]
+__all__ = ["METHODS", "Engine", "Progress", "dispatch"]
 
 #: ``progress(stage, message)``: one line of progress for the user.
 Progress = Callable[[str, str], None]
@@ -91,22 +91,21 @@ class Engine:
             return compiled[0].to_json(request.stage)
         return {"kernels": [c.to_json(request.stage) for c in compiled]}
 
-    def inline(self, request: InlineRequest, progress: Progress = _no_progress) -> dict[str, Any]:
+    def inline(self, request: InlineRequest, progress: Progress = _no_progress) -> InlineResult:
         """Every ``load_inline`` call of the file: sources, PTX and line map, nvcc errors."""
         from kernel_lens.agent.stages.inline_ext import analyze_inline
 
         progress("inline", "nvcc: compiling the CUDA source to PTX")
-        result = analyze_inline(request.path, request.text, arch=request.arch, build=request.build)
-        return result.to_json()
+        return analyze_inline(request.path, request.text, arch=request.arch, build=request.build)
 
-    def ncu(self, request: NcuRequest, progress: Progress = _no_progress) -> dict[str, Any]:
+    def ncu(self, request: NcuRequest, progress: Progress = _no_progress) -> NcuResult:
         """Nsight Compute on the function's kernels: metrics, hints, source lines, report file."""
         from kernel_lens.agent.stages.ncu import run_ncu
         from kernel_lens.agent.usercode import read_source
 
         progress("ncu", f"Nsight Compute ({request.set} set)")
         text = request.text if request.text is not None else read_source(request.path)
-        result = run_ncu(
+        return run_ncu(
             os.path.abspath(request.path),
             text,
             request.function,
@@ -114,7 +113,6 @@ class Engine:
             report_dir=self.cache.ncu,
             timeout=request.timeout,
         )
-        return result.to_json()
 
 
 _ENGINE = Engine()
@@ -140,16 +138,16 @@ def _asm(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
     return _ENGINE.asm(_parse(AsmRequest, params), progress)
 
 
-def _inline(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
+def _inline(params: dict[str, Any], progress: Progress) -> InlineResult:
     return _ENGINE.inline(_parse(InlineRequest, params), progress)
 
 
-def _ncu(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
+def _ncu(params: dict[str, Any], progress: Progress) -> NcuResult:
     return _ENGINE.ncu(_parse(NcuRequest, params), progress)
 
 
 #: The agent's job methods: each takes the request's ``params`` and a progress callback.
-METHODS: dict[str, Callable[[dict[str, Any], Progress], dict[str, Any]]] = {
+METHODS: dict[str, Callable[[dict[str, Any], Progress], Mapping[str, Any]]] = {
     ProfileRequest.method: _profile,
     SweepRequest.method: _sweep,
     AsmRequest.method: _asm,
@@ -160,7 +158,7 @@ METHODS: dict[str, Callable[[dict[str, Any], Progress], dict[str, Any]]] = {
 
 def dispatch(
     method: str, params: dict[str, Any], progress: Progress = _no_progress
-) -> dict[str, Any]:
+) -> Mapping[str, Any]:
     """Run one job of ``method`` on its JSON ``params``; return the result's JSON.
 
     Raises:

@@ -1,6 +1,6 @@
 """Errors of a profiling job, with the user's line they belong to.
 
-:class:`ProfileError` and :data:`ErrorKind` live in :mod:`kernel_lens.agent.types` (shared with
+:class:`ProfileError` and :data:`ErrorKind` live in :mod:`kernel_lens.wire.errors` (shared with
 the server); they are re-exported here. The helpers below read tracebacks, agent side only.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import traceback
 from types import TracebackType
 
-from kernel_lens.agent.types import ERROR_KINDS, ErrorKind, ProfileError
+from kernel_lens.wire.errors import ERROR_KINDS, ErrorKind, ProfileError
 
 __all__ = [
     "ERROR_KINDS",
@@ -20,7 +20,7 @@ __all__ = [
     "user_line_from_traceback",
 ]
 
-#: The error kinds (an alias of :data:`kernel_lens.agent.types.ERROR_KINDS`).
+#: The error kinds (an alias of :data:`kernel_lens.wire.errors.ERROR_KINDS`).
 KINDS: tuple[str, ...] = ERROR_KINDS
 
 

@@ -9,7 +9,7 @@ build their results here, so the keys and their order are the same wherever a re
 from __future__ import annotations
 
 import platform
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 __all__ = ["device_of_run", "kernel_totals", "line_results", "profile_result"]
@@ -99,7 +99,7 @@ def profile_result(
     last_line: int,
     device: str,
     device_kind: str,
-    inputs: dict[str, Any],
+    inputs: Mapping[str, Any],
     stages: list[str],
     call_style: str,
     triton_interpreter: bool | None = None,

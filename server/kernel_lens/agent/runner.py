@@ -15,17 +15,12 @@ import types
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from kernel_lens.agent.cache import CacheDirs
 from kernel_lens.agent.errors import ProfileError
 from kernel_lens.agent.results import device_of_run, line_results, profile_result
-from kernel_lens.agent.types import (
-    ALL_STAGES,
-    DEFAULT_STAGES,
-    CompiledResult,
-    ProfileRequest,
-    SweepResult,
-)
 from kernel_lens.agent.usercode import as_needs_gpu, call_style, call_user, with_call_style
+from kernel_lens.wire.jobs import ALL_STAGES, DEFAULT_STAGES, ProfileRequest
+from kernel_lens.wire.paths import CacheDirs
+from kernel_lens.wire.results import CompiledResult, SweepStageResult
 
 if TYPE_CHECKING:
     from kernel_lens.agent.stages.ops import ProfiledPass
@@ -129,7 +124,7 @@ def run_profile(
         last_line=target.info.last_line,
         device=device_name,
         device_kind=device,
-        inputs=target.inputs.to_json() if target.inputs else {"source": "none"},
+        inputs=target.inputs if target.inputs else {"source": "none"},
         stages=list(request.stages),
         call_style=style,
         triton_interpreter=interpreted,
@@ -240,7 +235,7 @@ def _profiled_pass(
 
 def _compiled_stage(
     request: ProfileRequest, target: Target, device: str, cache: str, report: ProgressFn
-) -> dict[str, Any]:
+) -> CompiledResult:
     """The *compiled* stage: inductor's code for the function, eager against compiled."""
     from kernel_lens.agent.stages.compiled import compile_and_compare
 
@@ -255,12 +250,12 @@ def _compiled_stage(
         target.path,
         target.info.qualname,
     )
-    return compiled.to_json()
+    return compiled
 
 
 def _sweep_stage(
     request: ProfileRequest, target: Target, device: str, interpreted: bool, report: ProgressFn
-) -> dict[str, Any]:
+) -> SweepStageResult:
     """The *sweep* stage: the function timed over the values of one int parameter."""
     from kernel_lens.agent.stages.sweep import run_sweep
 
@@ -268,7 +263,7 @@ def _sweep_stage(
     if not param:
         raise ProfileError("inputs", "a sweep needs a parameter name (--param NAME)")
     report("sweep", f"sweeping {param}")
-    swept: SweepResult = call_user(
+    swept: SweepStageResult = call_user(
         lambda: run_sweep(
             target,
             param=str(param),
@@ -279,10 +274,9 @@ def _sweep_stage(
         target.path,
         target.info.qualname,
     )
-    out = swept.to_json()
     if interpreted:
-        out["note"] = INTERPRETER_SWEEP_NOTE
-    return out
+        swept["note"] = INTERPRETER_SWEEP_NOTE
+    return swept
 
 
 def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> dict[str, Any]:

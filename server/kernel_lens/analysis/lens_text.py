@@ -7,6 +7,7 @@ code spans (kernel names are full of ``<``, ``>``, ``&`` and ``*``).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from kernel_lens.analysis.compare import summary_delta
@@ -307,7 +308,7 @@ def line_lens_title(line: dict[str, Any], *, cuda: bool, share: str | None = Non
     return title
 
 
-def error_lens_title(error: dict[str, Any]) -> str:
+def error_lens_title(error: Mapping[str, Any]) -> str:
     """``⚠ Profile failed: runtime — ValueError: boom`` (one line, clipped)."""
     message = str(error.get("message", "")).splitlines()[0] if error.get("message") else ""
     if len(message) > 90:

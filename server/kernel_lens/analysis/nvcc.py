@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+
+from kernel_lens.wire.results import NvccProblem
 
 __all__ = ["SourcePiece", "cuda_file_text", "map_cuda_line", "parse_nvcc_diagnostics"]
 
@@ -54,9 +55,9 @@ def map_cuda_line(cuda_line: int, starts: list[tuple[int, SourcePiece]]) -> int 
 
 def parse_nvcc_diagnostics(
     output: str, cuda_file: str, starts: list[tuple[int, SourcePiece]]
-) -> list[dict[str, Any]]:
+) -> list[NvccProblem]:
     """nvcc's errors and warnings located in ``cuda_file`` (header noise is dropped)."""
-    found: list[dict[str, Any]] = []
+    found: list[NvccProblem] = []
     for raw in output.splitlines():
         m = _DIAG.match(raw.strip())
         if not m or not m.group("file").endswith(cuda_file):

@@ -21,7 +21,7 @@ same error contract. ``trace summarize`` and ``ncu show`` read files and run in-
 
 Exit status: 0 on success, 1 when the job failed (``{"error": {"kind", "message", "line"}}``
 with ``--json``, one line on stderr without; the kinds are
-:data:`kernel_lens.agent.types.ERROR_KINDS`), 2 for bad command-line usage, 130 when the CLI
+:data:`kernel_lens.wire.errors.ERROR_KINDS`), 2 for bad command-line usage, 130 when the CLI
 itself is interrupted (Ctrl-C).
 
 Each command is one module of this package (``profile``, ``history`` with ``compare``, ``asm``,
@@ -35,6 +35,7 @@ import argparse
 
 from kernel_lens.cli import asm, history, inline, ncu, profile, sweep, trace
 from kernel_lens.cli.common import emit_error
+from kernel_lens.wire.errors import ErrorObject
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -61,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         # Ctrl-C on the CLI itself: the agent was stopped on the way out (asyncio.run cancels
         # the job, and the client kills the agent's process group).
-        err = {"kind": "interrupted", "message": "interrupted (Ctrl-C)", "line": None}
+        err: ErrorObject = {"kind": "interrupted", "message": "interrupted (Ctrl-C)", "line": None}
         emit_error(err, bool(getattr(args, "json", False)), None)
         return 130
     return code

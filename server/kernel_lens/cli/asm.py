@@ -8,8 +8,8 @@ import json
 import os
 from typing import Any
 
-from kernel_lens.agent.types import AsmRequest  # until wire/ lands
 from kernel_lens.cli.common import job, split_target, timeout_option
+from kernel_lens.wire.jobs import AsmRequest
 
 
 def run(args: argparse.Namespace) -> int:

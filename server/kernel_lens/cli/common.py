@@ -11,7 +11,8 @@ import os
 import sys
 from typing import Any
 
-from kernel_lens.agent.types import JobRequest, ProfileError  # until wire/ lands
+from kernel_lens.wire.errors import ErrorObject, ProfileError
+from kernel_lens.wire.jobs import JobRequest
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",
@@ -36,7 +37,7 @@ def split_target(spec: str) -> tuple[str, str | None]:
     return spec, None
 
 
-def emit_error(err: dict[str, Any], as_json: bool, path: str | None) -> None:
+def emit_error(err: ErrorObject, as_json: bool, path: str | None) -> None:
     """Print a job's error: ``{"error": …}`` on stdout with ``--json``, else a line (and the
     traceback) on stderr."""
     if as_json:

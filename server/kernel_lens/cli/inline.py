@@ -7,8 +7,8 @@ import argparse
 import json
 import os
 
-from kernel_lens.agent.types import InlineRequest  # until wire/ lands
 from kernel_lens.cli.common import job, split_target, timeout_option
+from kernel_lens.wire.jobs import InlineRequest
 
 
 def run(args: argparse.Namespace) -> int:

@@ -9,8 +9,8 @@ import os
 import sys
 from typing import Any
 
-from kernel_lens.agent.types import NcuRequest  # until wire/ lands
 from kernel_lens.cli.common import emit_error, job, split_target, timeout_option
+from kernel_lens.wire.jobs import NcuRequest
 
 
 def _print_ncu(kernels: list[dict[str, Any]]) -> None:

@@ -9,8 +9,8 @@ import json
 import os
 from typing import Any
 
-from kernel_lens.agent.types import ProfileRequest  # until wire/ lands
 from kernel_lens.cli.common import job, split_target, stderr_line, timeout_option
+from kernel_lens.wire.jobs import ProfileRequest
 
 
 def run(args: argparse.Namespace) -> int:

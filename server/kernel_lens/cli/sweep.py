@@ -8,8 +8,8 @@ import json
 import os
 import sys
 
-from kernel_lens.agent.types import SweepRequest  # until wire/ lands
 from kernel_lens.cli.common import job, split_target, timeout_option
+from kernel_lens.wire.jobs import SweepRequest
 
 
 def run(args: argparse.Namespace) -> int:

@@ -12,7 +12,7 @@ import signal
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["StackFrame", "clip", "describe_exit", "failing_frame", "fault_frames", "where_text"]
+__all__ = ["StackFrame", "describe_exit", "failing_frame", "fault_frames", "where_text"]
 
 _FAULT_HEADER = re.compile(
     r"^(Current thread|Thread) (0x[0-9a-fA-F]+).*\(most recent call first\):"
@@ -32,13 +32,6 @@ def describe_exit(code: int | None) -> str:
         except ValueError:
             return f"killed by signal {-code}"
     return f"exit code {code}"
-
-
-def clip(text: str, limit: int) -> str:
-    """``text`` cut to ``limit`` characters, saying how much was cut."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}… ({len(text) - limit} more characters)"
 
 
 @dataclass(frozen=True)

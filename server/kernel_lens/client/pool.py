@@ -21,17 +21,10 @@ import socket
 from collections.abc import Callable
 from typing import Any
 
-from kernel_lens.agent.protocol import decode, encode  # until wire/ lands
-from kernel_lens.agent.types import ProfileError  # until wire/ lands
-from kernel_lens.client.faults import (
-    clip,
-    describe_exit,
-    failing_frame,
-    fault_frames,
-    where_text,
-)
-from kernel_lens.client.framing import error_from_message, read_message_line
+from kernel_lens.client.faults import describe_exit, failing_frame, fault_frames, where_text
 from kernel_lens.client.process import AgentProcess
+from kernel_lens.wire.envelope import clip, decode, encode, error_from_object, read_message_line
+from kernel_lens.wire.errors import ProfileError
 
 __all__ = ["AgentClient"]
 
@@ -432,7 +425,7 @@ class AgentClient:
                     result: dict[str, Any] = message["result"]
                     return result
                 elif "error" in message:
-                    raise error_from_message(message["error"])
+                    raise error_from_object(message["error"])
         finally:
             cancel_wait.cancel()
             spare.end()

@@ -16,19 +16,24 @@ import socket
 from collections.abc import Callable
 from typing import Any
 
-from kernel_lens.agent.protocol import decode  # until wire/ lands
-from kernel_lens.agent.types import ProfileError  # until wire/ lands
-from kernel_lens.client.faults import clip, describe_exit
-from kernel_lens.client.framing import (
-    HURRY,
-    MAX_LINE_CHARS,
-    MAX_LOG_LINES_PER_JOB,
-    START_TIMEOUT_S,
-    read_message_line,
-)
+from kernel_lens.client.faults import describe_exit
+from kernel_lens.wire.envelope import HURRY, clip, decode, read_message_line
+from kernel_lens.wire.errors import ProfileError
 
-__all__ = ["AgentProcess", "ForkedProc"]
+__all__ = [
+    "MAX_LINE_CHARS",
+    "MAX_LOG_LINES_PER_JOB",
+    "START_TIMEOUT_S",
+    "AgentProcess",
+    "ForkedProc",
+]
 
+#: Starting the agent imports torch (and creates a CUDA context): seconds, more over ssh.
+START_TIMEOUT_S = 180.0
+#: Lines of agent output forwarded per job: a print in a timed function runs thousands of times.
+MAX_LOG_LINES_PER_JOB = 300
+#: Characters of one output line kept (``print(list(range(10**7)))`` is one 70 MB line).
+MAX_LINE_CHARS = 2_000
 #: Lines of stderr kept for crash and timeout diagnostics (faulthandler prints up to 100 frames
 #: per thread).
 _RECENT_LINES = 1_000

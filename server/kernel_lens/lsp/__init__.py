@@ -2,8 +2,9 @@
 
 Modules, from the leaves up (each imports only modules above it in this list):
 
-- ``protocol`` (method names, params, result types; mirrored by ``extension/protocol.ts``),
-  ``settings``, ``results`` (a profile result placed on the current text);
+- ``convert`` (params structured into the wire types of :mod:`kernel_lens.wire.lsp`, the methods'
+  one definition, for pygls), ``settings``, ``results`` (a profile result placed on the current
+  text);
 - ``state``: one :class:`~kernel_lens.lsp.state.DocumentState` per document in a store, bounded
   caches, running jobs;
 - ``feature`` (the hooks a feature has in the messages several features answer) and

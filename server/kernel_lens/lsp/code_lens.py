@@ -20,7 +20,6 @@ from typing import Any
 
 from lsprotocol import types
 
-from kernel_lens.agent.types import ProfileError
 from kernel_lens.analysis.compare import line_delta
 from kernel_lens.analysis.functions import FunctionInfo, SourceSyntaxError, load_inline_lines
 from kernel_lens.analysis.lens_targets import LensTarget, lens_targets
@@ -36,7 +35,9 @@ from kernel_lens.history import History, HistoryError
 from kernel_lens.lsp.common import uri_to_path
 from kernel_lens.lsp.feature import LanguageFeature
 from kernel_lens.lsp.language_server import KernelLensServer
-from kernel_lens.lsp.protocol import (
+from kernel_lens.lsp.results import Record, place
+from kernel_lens.wire.errors import ProfileError
+from kernel_lens.wire.lsp import (
     CMD_PROFILE,
     CMD_RUN_NCU,
     CMD_SET_BASELINE,
@@ -46,7 +47,6 @@ from kernel_lens.lsp.protocol import (
     CMD_SHOW_REPORT,
     CMD_SWEEP,
 )
-from kernel_lens.lsp.results import Record, place
 
 __all__ = [
     "CMD_MORE_ACTIONS",

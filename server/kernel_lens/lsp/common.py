@@ -16,7 +16,6 @@ from urllib.parse import unquote, urlparse
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from kernel_lens.agent.types import ProfileError
 from kernel_lens.analysis.functions import (
     NotInFunctionError,
     SourceSyntaxError,
@@ -24,14 +23,16 @@ from kernel_lens.analysis.functions import (
     function_at,
 )
 from kernel_lens.lsp.language_server import KernelLensServer
-from kernel_lens.lsp.protocol import NOTIFY_STATUS, StatusParams, StatusState
 from kernel_lens.lsp.state import DiagnosticKey
+from kernel_lens.wire.errors import ProfileError
+from kernel_lens.wire.lsp import NOTIFY_STATUS, DiagnosticData, ServerState, StatusParams
 
 __all__ = [
     "SYNTAX_KEY",
     "DiagnosticKey",
     "RequestFailed",
     "clear_diagnostics",
+    "diagnostic_data",
     "document_source",
     "failure_message",
     "is_trusted",
@@ -51,6 +52,14 @@ __all__ = [
 SYNTAX_KEY: DiagnosticKey = ("syntax", "")
 #: Longest error text put in a message or a result (an exception message can be megabytes).
 MAX_MESSAGE_CHARS = 2000
+
+
+def diagnostic_data(err: ProfileError) -> DiagnosticData | None:
+    """The ``data`` of a failed profile's diagnostic: the directive its quick fix inserts
+    (``lsp/quick_fix.py``); ``None`` (no ``data``) when there is none."""
+    if err.suggested_directive is None:
+        return None
+    return {"suggested_directive": err.suggested_directive}
 
 
 class RequestFailed(JsonRpcException):
@@ -138,7 +147,7 @@ def refresh_lenses(ls: KernelLensServer) -> None:
         ls.workspace_code_lens_refresh(None)
 
 
-def status(ls: KernelLensServer, state: StatusState, message: str, uri: str | None = None) -> None:
+def status(ls: KernelLensServer, state: ServerState, message: str, uri: str | None = None) -> None:
     """Send ``kernelLens/status`` (``idle``, ``profiling`` or ``error``)."""
     ls.protocol.notify(NOTIFY_STATUS, StatusParams(state=state, message=message, uri=uri))  # type: ignore[arg-type]
 

@@ -10,29 +10,28 @@ from typing import Any, cast
 from kernel_lens.analysis.ncu import NcuError
 from kernel_lens.analysis.trace_summary import TraceError
 from kernel_lens.lsp.common import RequestFailed
+from kernel_lens.lsp.convert import JsonReady, structure
 from kernel_lens.lsp.language_server import KernelLensServer
-from kernel_lens.lsp.protocol import (
+from kernel_lens.lsp.traces import read_trace_file, window_timeline
+from kernel_lens.ncu_files import read_ncu_file
+from kernel_lens.wire.lsp import (
     REQ_NCU_FILE,
     REQ_TIMELINE_WINDOW,
     REQ_TRACE_FILE,
-    JsonReady,
+    FileParams,
     NcuFileResult,
-    NcuKernel,
     Timeline,
     TimelineWindowParams,
-    TraceFileParams,
     TraceFileResult,
-    structure,
 )
-from kernel_lens.lsp.traces import read_trace_file, window_timeline
-from kernel_lens.ncu_files import read_ncu_file
+from kernel_lens.wire.results import NcuKernel
 
 __all__ = ["setup"]
 
 
 async def trace_file(ls: KernelLensServer, raw: Any) -> TraceFileResult:
     """A trace file's timeline and summary."""
-    params = structure(TraceFileParams, raw)
+    params = structure(FileParams, raw)
     try:
         return cast(TraceFileResult, JsonReady(await read_trace_file(ls, params.path)))
     except TraceError as exc:
@@ -51,7 +50,7 @@ async def timeline_window(ls: KernelLensServer, raw: Any) -> Timeline:
 
 async def ncu_file(ls: KernelLensServer, raw: Any) -> NcuFileResult:
     """The kernels of a ``.ncu-rep`` (or ncu CSV) file."""
-    params = structure(TraceFileParams, raw)
+    params = structure(FileParams, raw)
     try:
         kernels, reader = await asyncio.to_thread(read_ncu_file, params.path)
     except NcuError as exc:

@@ -11,13 +11,6 @@ from typing import Any, cast
 
 from lsprotocol import types
 
-from kernel_lens.agent.types import (
-    AsmRequest,
-    InlineRequest,
-    JobRequest,
-    ProfileError,
-    ProfileRequest,
-)
 from kernel_lens.lsp.common import (
     DiagnosticKey,
     document_source,
@@ -29,9 +22,12 @@ from kernel_lens.lsp.common import (
     text_key,
     uri_to_path,
 )
+from kernel_lens.lsp.convert import structure
 from kernel_lens.lsp.jobs import agent_call
 from kernel_lens.lsp.language_server import KernelLensServer
-from kernel_lens.lsp.protocol import (
+from kernel_lens.wire.errors import ProfileError
+from kernel_lens.wire.jobs import AsmRequest, InlineRequest, JobRequest, ProfileRequest
+from kernel_lens.wire.lsp import (
     REQ_ASSEMBLY,
     REQ_GENERATED_CODE,
     REQ_INLINE,
@@ -40,9 +36,8 @@ from kernel_lens.lsp.protocol import (
     GeneratedCodeParams,
     GeneratedCodeResult,
     InlineParams,
-    InlineResult,
-    structure,
 )
+from kernel_lens.wire.results import InlineResult
 
 __all__ = ["setup"]
 

@@ -14,7 +14,6 @@ from typing import Any, cast
 
 from lsprotocol import types
 
-from kernel_lens.agent.types import ProfileError
 from kernel_lens.analysis.compare import compare_results, compare_timing
 from kernel_lens.analysis.functions import SourceSyntaxError, find_functions
 from kernel_lens.history import History, HistoryError, entry_summary, record_run
@@ -26,8 +25,11 @@ from kernel_lens.lsp.common import (
     resolve_target,
     uri_to_path,
 )
+from kernel_lens.lsp.convert import structure
 from kernel_lens.lsp.language_server import KernelLensServer
-from kernel_lens.lsp.protocol import (
+from kernel_lens.lsp.results import function_text
+from kernel_lens.wire.errors import ProfileError
+from kernel_lens.wire.lsp import (
     CMD_SET_BASELINE,
     NOTIFY_RESULTS_CHANGED,
     REQ_COMPARE,
@@ -41,9 +43,7 @@ from kernel_lens.lsp.protocol import (
     ResultsChangedParams,
     SetBaselineParams,
     SetBaselineResult,
-    structure,
 )
-from kernel_lens.lsp.results import function_text
 
 __all__ = ["record_profile", "setup"]
 

@@ -13,8 +13,8 @@ from kernel_lens.analysis.lens_text import code_span, hover_markdown
 from kernel_lens.analysis.scripts import SCRIPT_NAME
 from kernel_lens.lsp.feature import LanguageFeature
 from kernel_lens.lsp.language_server import KernelLensServer
-from kernel_lens.lsp.protocol import CMD_PROFILE
 from kernel_lens.lsp.results import place
+from kernel_lens.wire.lsp import CMD_PROFILE
 
 __all__ = ["Hovers", "document_hover", "hover_at", "setup"]
 

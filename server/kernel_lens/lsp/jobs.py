@@ -15,10 +15,11 @@ from typing import Any
 
 from lsprotocol import types
 
-from kernel_lens.agent.types import JobRequest, ProfileError
 from kernel_lens.lsp.common import failure_message, status
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.state import Job
+from kernel_lens.wire.errors import ProfileError
+from kernel_lens.wire.jobs import JobRequest
 
 __all__ = ["agent_call", "run_job"]
 

@@ -12,8 +12,8 @@ from pygls.lsp.server import LanguageServer
 
 from kernel_lens import __version__
 from kernel_lens.client import AgentClient
+from kernel_lens.lsp.convert import server_converter
 from kernel_lens.lsp.dispatch import Dispatcher
-from kernel_lens.lsp.protocol import server_converter
 from kernel_lens.lsp.settings import Settings
 from kernel_lens.lsp.state import DocumentStore, Job, TraceCaches
 

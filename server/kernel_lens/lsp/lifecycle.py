@@ -20,8 +20,8 @@ from kernel_lens.lsp.common import (
 )
 from kernel_lens.lsp.feature import LanguageFeature
 from kernel_lens.lsp.language_server import KernelLensServer
-from kernel_lens.lsp.protocol import NOTIFY_SET_TRUSTED
 from kernel_lens.lsp.traces import start_spare_reader, stop_spare_reader
+from kernel_lens.wire.lsp import NOTIFY_SET_TRUSTED
 
 __all__ = ["Documents", "pull_configuration", "setup"]
 

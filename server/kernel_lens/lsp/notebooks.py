@@ -34,12 +34,12 @@ from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
 
-from kernel_lens.agent.types import ProfileError, ProfileRequest
 from kernel_lens.analysis.lens_text import error_lens_title, hover_markdown, line_lens_title
 from kernel_lens.analysis.notebook_script import Cell, NotebookScript, build_script, virtual_path
 from kernel_lens.lsp.code_lens import document_lenses
 from kernel_lens.lsp.common import (
     DiagnosticKey,
+    diagnostic_data,
     failure_message,
     refresh_lenses,
     set_diagnostic,
@@ -49,7 +49,16 @@ from kernel_lens.lsp.dispatch import PUBLISH_DIAGNOSTICS
 from kernel_lens.lsp.feature import LanguageFeature
 from kernel_lens.lsp.jobs import run_job
 from kernel_lens.lsp.language_server import KernelLensServer
-from kernel_lens.lsp.protocol import CMD_PROFILE, CMD_PROFILE_ALL, ProfileAllArgs, ProfileArgs
+from kernel_lens.wire.errors import ErrorObject, ProfileError
+from kernel_lens.wire.jobs import ProfileRequest
+from kernel_lens.wire.lsp import (
+    CMD_PROFILE,
+    CMD_PROFILE_ALL,
+    Position,
+    ProfileAllArgs,
+    ProfileArgs,
+    ProfileCommandResult,
+)
 
 __all__ = ["CELL_KEY", "NotebookStates", "Notebooks", "cell_lenses", "setup", "sync_notebook"]
 
@@ -77,7 +86,7 @@ class CellRun:
     state: str
     text: str
     result: dict[str, Any] | None = None
-    error: dict[str, Any] | None = None
+    error: ErrorObject | None = None
     skipped: int = 0
 
 
@@ -318,7 +327,7 @@ def _to_script_args(ls: KernelLensServer, args: ProfileArgs) -> ProfileArgs:
     position = args.position
     if position is not None:
         mapped = line0(position.line)
-        position = None if mapped is None else types.Position(mapped, position.character)
+        position = None if mapped is None else Position(mapped, position.character)
     line = None if args.line is None else line0(args.line)
     return ProfileArgs(
         uri=state.virtual_uri, function=args.function, line=line, position=position, script=False
@@ -369,7 +378,7 @@ def _map_diagnostics(
     return out
 
 
-async def profile_cell(ls: KernelLensServer, cell_uri: str) -> dict[str, Any]:
+async def profile_cell(ls: KernelLensServer, cell_uri: str) -> ProfileCommandResult:
     """Run the notebook's code cells up to and including ``cell_uri`` once, as a script, each
     line profiled; store the result on the cell."""
     if not ls.settings.workspace_trusted:
@@ -399,7 +408,7 @@ async def profile_cell(ls: KernelLensServer, cell_uri: str) -> dict[str, Any]:
     path = unquote(urlparse(state.virtual_uri).path)
     request = ProfileRequest(path=path, text=text, script=True)
     key: DiagnosticKey = (CELL_KEY, cell_uri)
-    outcome: dict[str, Any]
+    outcome: ProfileCommandResult
     try:
         result = await run_job(
             ls,
@@ -451,6 +460,7 @@ def _diagnostic(err: ProfileError, text: str, fallback_line: int) -> types.Diagn
         severity=types.DiagnosticSeverity.Error,
         source="Kernel Lens",
         code=err.kind,
+        data=diagnostic_data(err),
     )
 
 

@@ -5,17 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel_lens.agent.types import ProfileError
 from kernel_lens.analysis.functions import FunctionInfo, SourceSyntaxError, find_functions
 from kernel_lens.lsp.common import RequestFailed, document_source, request_failed
+from kernel_lens.lsp.convert import structure
 from kernel_lens.lsp.language_server import KernelLensServer
-from kernel_lens.lsp.protocol import (
-    REQ_FUNCTIONS,
-    FunctionEntry,
-    FunctionsParams,
-    FunctionsResult,
-    structure,
-)
+from kernel_lens.wire.errors import ProfileError
+from kernel_lens.wire.lsp import REQ_FUNCTIONS, FunctionEntry, FunctionsParams, FunctionsResult
 
 __all__ = ["function_entries", "setup"]
 

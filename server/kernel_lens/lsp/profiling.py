@@ -7,7 +7,6 @@ from typing import Any
 
 from lsprotocol import types
 
-from kernel_lens.agent.types import ProfileError, ProfileRequest
 from kernel_lens.analysis.functions import (
     FunctionInfo,
     SourceSyntaxError,
@@ -20,6 +19,7 @@ from kernel_lens.analysis.scripts import SCRIPT_NAME
 from kernel_lens.lsp.common import (
     SYNTAX_KEY,
     DiagnosticKey,
+    diagnostic_data,
     document_source,
     failure_message,
     refresh_lenses,
@@ -32,15 +32,18 @@ from kernel_lens.lsp.feature import LanguageFeature
 from kernel_lens.lsp.history import record_profile
 from kernel_lens.lsp.jobs import run_job
 from kernel_lens.lsp.language_server import KernelLensServer
-from kernel_lens.lsp.protocol import (
+from kernel_lens.lsp.results import Record, function_text, script_info
+from kernel_lens.wire.errors import ProfileError
+from kernel_lens.wire.jobs import ProfileRequest
+from kernel_lens.wire.lsp import (
     CMD_PROFILE,
     CMD_PROFILE_ALL,
     NOTIFY_RESULTS_CHANGED,
     ProfileAllArgs,
     ProfileArgs,
+    ProfileCommandResult,
     ResultsChangedParams,
 )
-from kernel_lens.lsp.results import Record, function_text, script_info
 
 __all__ = ["Profiling", "profile", "profile_all", "profile_function", "profile_script", "setup"]
 
@@ -65,6 +68,7 @@ def _error_diagnostic(err: ProfileError, lines: list[str], fallback_line: int) -
         severity=types.DiagnosticSeverity.Error,
         source=DIAGNOSTIC_SOURCE,
         code=err.kind,
+        data=diagnostic_data(err),
     )
 
 
@@ -95,7 +99,7 @@ def _failed(
     snapshot: list[str],
     lines: list[str],
     err: ProfileError,
-) -> dict[str, Any]:
+) -> ProfileCommandResult:
     """Store and show a failed (or cancelled) job; the function gets its Profile lens back."""
     qualname = info.qualname
     state_name = "cancelled" if err.kind == "cancelled" else "error"
@@ -121,7 +125,7 @@ def _failed(
     return {"ok": False, "function": qualname, "error": err.to_json()}
 
 
-def _trusted_source(ls: KernelLensServer, uri: str) -> tuple[str, str] | dict[str, Any]:
+def _trusted_source(ls: KernelLensServer, uri: str) -> tuple[str, str] | ProfileCommandResult:
     """The document's text and path, or the failed outcome (untrusted workspace, unreadable
     document) already shown to the user."""
     if not ls.settings.workspace_trusted:
@@ -161,7 +165,7 @@ async def _run_checked(
 
 async def profile_function(
     ls: KernelLensServer, uri: str, *, function: str | None, line0: int | None
-) -> dict[str, Any]:
+) -> ProfileCommandResult:
     """Profile one function of the document ``uri`` and store the outcome.
 
     Returns a small JSON summary (``{"ok": true, "function": …}`` or ``{"ok": false, "error":
@@ -208,7 +212,7 @@ async def profile_function(
         reps=ls.settings.reps,
         keep_samples=True,  # for the history's comparisons; dropped from the record after
     )
-    outcome: dict[str, Any]
+    outcome: ProfileCommandResult
     ran = await _run_checked(ls, uri, info, snapshot, lines, f"Profiling {qualname}", request)
     if "failed" in ran:
         outcome = ran["failed"]
@@ -235,7 +239,7 @@ async def profile_function(
     return outcome
 
 
-async def profile_script(ls: KernelLensServer, uri: str) -> dict[str, Any]:
+async def profile_script(ls: KernelLensServer, uri: str) -> ProfileCommandResult:
     """Run the whole document once as ``__main__`` with each module-level line profiled.
 
     The result is stored as the ``<script>`` record: its summary lens on the first line says
@@ -253,7 +257,7 @@ async def profile_script(ls: KernelLensServer, uri: str) -> dict[str, Any]:
     ls.log(f"profile script {path} (one run as __main__)", types.MessageType.Info)
     request = ProfileRequest(path=path, text=source, script=True)
     name = path.rsplit("/", 1)[-1]
-    outcome: dict[str, Any]
+    outcome: ProfileCommandResult
     ran = await _run_checked(ls, uri, info, lines, lines, f"Running {name} as a script", request)
     if "failed" in ran:
         outcome = ran["failed"]
@@ -276,7 +280,7 @@ async def profile_script(ls: KernelLensServer, uri: str) -> dict[str, Any]:
     return outcome
 
 
-async def profile(ls: KernelLensServer, args: ProfileArgs) -> dict[str, Any]:
+async def profile(ls: KernelLensServer, args: ProfileArgs) -> ProfileCommandResult:
     """``kernelLens.profile``: a function (by name, line or cursor position) or the script."""
     if args.script:
         return await profile_script(ls, args.uri)
@@ -296,7 +300,7 @@ async def profile(ls: KernelLensServer, args: ProfileArgs) -> dict[str, Any]:
     return await profile_function(ls, args.uri, function=function, line0=args.line)
 
 
-async def profile_all(ls: KernelLensServer, args: ProfileAllArgs) -> list[dict[str, Any]]:
+async def profile_all(ls: KernelLensServer, args: ProfileAllArgs) -> list[ProfileCommandResult]:
     """``kernelLens.profileAll``: every function of the document that has a Profile lens."""
     try:
         source = document_source(ls, args.uri)
@@ -316,7 +320,8 @@ async def profile_all(ls: KernelLensServer, args: ProfileAllArgs) -> list[dict[s
     for name in names:
         outcome = await profile_function(ls, args.uri, function=name, line0=None)
         outcomes.append(outcome)
-        if (outcome.get("error") or {}).get("kind") in ("cancelled", "untrusted"):
+        error = outcome.get("error")
+        if error is not None and error["kind"] in ("cancelled", "untrusted"):
             break
     return outcomes
 

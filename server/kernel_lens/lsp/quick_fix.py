@@ -1,6 +1,6 @@
-"""Quick fix for an ``inputs`` error whose message carries a suggested directive (the script
-never called the function, or exited or raised first): insert the directive above the
-function, as the first line of the comment block the directive is read from."""
+"""Quick fix for an ``inputs`` error that carries a suggested directive (the script never called
+the function, or exited or raised first; the diagnostic's ``data``): insert the directive above
+the function, as the first line of the comment block the directive is read from."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from typing import Any
 
 from lsprotocol import types
 
-from kernel_lens.agent.types import suggested_directive_in
 from kernel_lens.analysis.functions import NotInFunctionError, SourceSyntaxError, function_at
 from kernel_lens.analysis.inputs_directive import directive_from_inputs
 from kernel_lens.lsp.feature import LanguageFeature
@@ -38,7 +37,7 @@ def inputs_quick_fixes(
     for diag in diagnostics:
         if diag.source != "Kernel Lens":
             continue
-        directive = suggested_directive_in(diag.message)
+        directive = _suggested_directive(diag)
         if directive is None:
             continue
         try:
@@ -67,6 +66,13 @@ def inputs_quick_fixes(
             )
         )
     return actions
+
+
+def _suggested_directive(diag: types.Diagnostic) -> str | None:
+    """The directive an ``inputs`` diagnostic suggests (``data``: ``wire.lsp.DiagnosticData``)."""
+    data = diag.data
+    directive = data.get("suggested_directive") if isinstance(data, dict) else None
+    return directive if isinstance(directive, str) else None
 
 
 class QuickFixes(LanguageFeature):

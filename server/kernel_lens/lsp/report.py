@@ -14,7 +14,6 @@ from typing import Any, cast
 
 from lsprotocol import types
 
-from kernel_lens.agent.types import JobRequest, NcuRequest, ProfileError, SweepRequest
 from kernel_lens.analysis.lens_text import inputs_args_text, inputs_text
 from kernel_lens.analysis.names import short_kernel_name
 from kernel_lens.analysis.param_edit import int_parameters, parameter_edits
@@ -28,9 +27,13 @@ from kernel_lens.lsp.common import (
     status,
     uri_to_path,
 )
+from kernel_lens.lsp.convert import structure
 from kernel_lens.lsp.jobs import run_job
 from kernel_lens.lsp.language_server import KernelLensServer
-from kernel_lens.lsp.protocol import (
+from kernel_lens.lsp.traces import overview_timeline
+from kernel_lens.wire.errors import ProfileError
+from kernel_lens.wire.jobs import JobRequest, NcuRequest, SweepRequest
+from kernel_lens.wire.lsp import (
     CMD_APPLY_PARAMETER,
     CMD_RUN_NCU,
     CMD_SWEEP,
@@ -38,19 +41,20 @@ from kernel_lens.lsp.protocol import (
     NOTIFY_REVEAL,
     REQ_REPORT,
     ApplyParameterArgs,
-    NcuArgs,
-    NcuResult,
-    Profile,
+    ApplyParameterResult,
+    CommandResult,
+    NcuCommandResult,
     ReportInputs,
     ReportParams,
     ReportResult,
     ResultsChangedParams,
-    RevealParams,
+    RevealReportParams,
+    RunNcuArgs,
     SweepArgs,
+    SweepCommandResult,
     SweepResult,
-    structure,
 )
-from kernel_lens.lsp.traces import overview_timeline
+from kernel_lens.wire.results import NcuResult, Profile
 
 __all__ = ["ncu_line_for_kernel", "setup"]
 
@@ -81,7 +85,7 @@ async def _run(
     label: str,
     make_request: Callable[[str, str], JobRequest],
     check: Callable[[dict[str, Any]], object],
-) -> tuple[str, dict[str, Any]] | dict[str, Any]:
+) -> tuple[str, dict[str, Any]] | CommandResult:
     """Run a job on ``function`` of ``uri``: ``(source, result)``, or the failed outcome, shown
     as ``label: message`` (``title`` names the job in the progress and the status item).
 
@@ -203,7 +207,7 @@ def setup(ls: KernelLensServer) -> None:
         }
 
     @ls.command(CMD_RUN_NCU)
-    async def run_ncu(ls: KernelLensServer, args: NcuArgs) -> dict[str, Any]:
+    async def run_ncu(ls: KernelLensServer, args: RunNcuArgs) -> NcuCommandResult | CommandResult:
         require_trusted(ls)
         function = _function_of(ls, args.uri, args.function, args.position)
         ls.log(f"Nsight Compute ({args.set}) on {function}", types.MessageType.Info)
@@ -225,7 +229,7 @@ def setup(ls: KernelLensServer) -> None:
             f"report {result['report_path']}",
             types.MessageType.Info,
         )
-        ls.protocol.notify(NOTIFY_REVEAL, RevealParams(args.uri, function, "ncu"))
+        ls.protocol.notify(NOTIFY_REVEAL, RevealReportParams(args.uri, function, "ncu"))
         ls.protocol.notify(NOTIFY_RESULTS_CHANGED, ResultsChangedParams(args.uri, function))
         return {
             "ok": True,
@@ -236,7 +240,7 @@ def setup(ls: KernelLensServer) -> None:
         }
 
     @ls.command(CMD_SWEEP)
-    async def sweep(ls: KernelLensServer, args: SweepArgs) -> dict[str, Any]:
+    async def sweep(ls: KernelLensServer, args: SweepArgs) -> SweepCommandResult | CommandResult:
         require_trusted(ls)
         function = _function_of(ls, args.uri, args.function, args.position)
         settings = ls.settings
@@ -259,11 +263,14 @@ def setup(ls: KernelLensServer) -> None:
             f"sweep {args.param} of {function}: best {best['value']} ({best['median_ms']:.4f} ms)",
             types.MessageType.Info,
         )
-        ls.protocol.notify(NOTIFY_REVEAL, RevealParams(args.uri, function, "sweep"))
-        return {"ok": True, "function": function, **data}
+        ls.protocol.notify(NOTIFY_REVEAL, RevealReportParams(args.uri, function, "sweep"))
+        # The agent's sweep, as the report keeps it (``SweepResult``), with ok and the function.
+        return cast(SweepCommandResult, {"ok": True, "function": function, **data})
 
     @ls.command(CMD_APPLY_PARAMETER)
-    async def apply_parameter(ls: KernelLensServer, args: ApplyParameterArgs) -> dict[str, Any]:
+    async def apply_parameter(
+        ls: KernelLensServer, args: ApplyParameterArgs
+    ) -> ApplyParameterResult:
         doc = ls.workspace.get_text_document(args.uri)
         edits = parameter_edits(doc.source, args.function, args.param, args.value)
         if not edits:

@@ -13,6 +13,7 @@ from typing import Any
 
 from kernel_lens.analysis.functions import FunctionInfo, SourceSyntaxError, find_functions
 from kernel_lens.analysis.scripts import SCRIPT_NAME
+from kernel_lens.wire.errors import ErrorObject
 
 __all__ = ["Placed", "Record", "function_text", "place", "script_info"]
 
@@ -35,7 +36,7 @@ class Record:
     text: list[str]
     first_line: int
     result: dict[str, Any] | None = None
-    error: dict[str, Any] | None = None
+    error: ErrorObject | None = None
 
 
 @dataclass(frozen=True)

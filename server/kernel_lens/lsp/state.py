@@ -17,6 +17,7 @@ from typing import Any, Generic, TypeVar
 from lsprotocol import types
 
 from kernel_lens.lsp.results import Record
+from kernel_lens.wire.errors import ErrorObject
 
 __all__ = [
     "ASM_CACHE_SIZE",
@@ -107,7 +108,7 @@ class DocumentState:
     """
 
     records: dict[str, Record] = field(default_factory=dict)
-    syntax_error: dict[str, Any] | None = None
+    syntax_error: ErrorObject | None = None
     diagnostics: dict[DiagnosticKey, list[types.Diagnostic]] = field(default_factory=dict)
     ncu: dict[str, dict[str, Any]] = field(default_factory=dict)
     sweeps: dict[str, dict[str, Any]] = field(default_factory=dict)

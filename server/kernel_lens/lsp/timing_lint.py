@@ -20,7 +20,7 @@ from kernel_lens.analysis.timing_lint import TimingIssue, lint_timing
 from kernel_lens.lsp.common import DiagnosticKey, set_diagnostics
 from kernel_lens.lsp.feature import LanguageFeature
 from kernel_lens.lsp.language_server import KernelLensServer
-from kernel_lens.lsp.protocol import CMD_PROFILE
+from kernel_lens.wire.lsp import CMD_PROFILE
 
 __all__ = ["LINT_KEY", "SOURCE", "TimingLint", "code_actions", "lint_diagnostics", "setup"]
 

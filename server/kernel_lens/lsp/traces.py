@@ -40,12 +40,6 @@ from lsprotocol import types
 from kernel_lens.analysis.trace_columns import TraceError
 from kernel_lens.analysis.trace_store import TraceStore
 from kernel_lens.lsp.language_server import KernelLensServer
-from kernel_lens.lsp.protocol import (
-    NOTIFY_TRACE_PROGRESS,
-    Timeline,
-    TraceFileResult,
-    TraceProgress,
-)
 from kernel_lens.lsp.state import LRU, Job
 from kernel_lens.traces import readers
 from kernel_lens.traces.cache import (
@@ -56,6 +50,7 @@ from kernel_lens.traces.cache import (
     trace_cache_root,
 )
 from kernel_lens.traces.readers import ReaderPool
+from kernel_lens.wire.lsp import NOTIFY_TRACE_PROGRESS, Timeline, TraceFileResult, TraceProgress
 
 __all__ = [
     "cache_folder",

@@ -15,6 +15,7 @@ import shutil
 import numpy as np
 
 from kernel_lens.analysis.trace_store import ARRAYS, TraceStore
+from kernel_lens.wire.paths import CacheDirs
 
 __all__ = [
     "FORMAT",
@@ -30,12 +31,9 @@ FORMAT = 2
 
 
 def trace_cache_root() -> str:
-    """Where trace columns are kept: ``$KERNEL_LENS_CACHE/trace-columns`` (the rule of the agent's
-    ``CacheDirs``: else ``$XDG_CACHE_HOME/kernel-lens``, else ``~/.cache/kernel-lens``)."""
-    base = os.environ.get("KERNEL_LENS_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "kernel-lens"
-    )
-    return os.path.join(os.path.abspath(base), "trace-columns")
+    """Where trace columns are kept: ``trace-columns`` in the cache folder
+    (:class:`~kernel_lens.wire.paths.CacheDirs`)."""
+    return CacheDirs.from_env().trace_columns
 
 
 def _path_key(path: str) -> str:

@@ -26,9 +26,10 @@ from typing import Any
 
 from kernel_lens.agent.context import CallContext, snapshot
 from kernel_lens.agent.errors import format_exception, user_line_from_traceback
-from kernel_lens.agent.types import InputArg, ProfileError
 from kernel_lens.agent.usercode import NEEDS_GPU_MESSAGE, main_module, needs_gpu
 from kernel_lens.analysis.functions import FunctionInfo
+from kernel_lens.wire.errors import ProfileError
+from kernel_lens.wire.results import InputArg
 
 __all__ = [
     "Capture",
@@ -331,12 +332,12 @@ def describe_value(name: str, value: Any) -> InputArg:
         except (TypeError, ValueError):
             dims = None
         if dims is not None:
-            return InputArg(
-                name=name,
-                type="Tensor" if kind in ("Tensor", "Parameter") else kind,
-                shape=dims,
-                dtype=str(dtype).removeprefix("torch."),
-                device=str(device) if device is not None else None,
-                repr=text,
-            )
-    return InputArg(name=name, type=kind, repr=text)
+            return {
+                "name": name,
+                "type": "Tensor" if kind in ("Tensor", "Parameter") else kind,
+                "shape": dims,
+                "dtype": str(dtype).removeprefix("torch."),
+                "device": str(device) if device is not None else None,
+                "repr": text,
+            }
+    return {"name": name, "type": kind, "shape": None, "dtype": None, "device": None, "repr": text}

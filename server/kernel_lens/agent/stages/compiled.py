@@ -16,13 +16,13 @@ import hashlib
 import os
 import re
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from kernel_lens.agent.errors import ProfileError, format_exception, user_line_from_traceback
-from kernel_lens.agent.types import CompiledKernel, CompiledResult, CompiledSide
+from kernel_lens.wire.results import CompiledResult, GeneratedKernel, RunSummary
 
-__all__ = ["compile_and_compare", "kernel_lines_from_traces"]
+__all__ = ["compile_and_compare", "generated_kernel", "kernel_lines_from_traces"]
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 _KERNEL_DEF = re.compile(
@@ -232,6 +232,26 @@ def _count_device_work(fn: Callable[[], Any], device: str, runs: int = 3) -> flo
     return total / runs
 
 
+def generated_kernel(k: Mapping[str, Any]) -> GeneratedKernel:
+    """A kernel found in inductor's module (``name``, ``kind``, ``call_line``, ``lines``, and
+    ``def_line`` / ``asm`` when known) as the result's JSON: ``def_line`` and ``asm`` only when
+    known, ``def_line`` before ``call_line``."""
+    kernel: GeneratedKernel = (
+        {"name": k["name"], "kind": k["kind"], "call_line": k["call_line"], "lines": k["lines"]}
+        if k.get("def_line") is None
+        else {
+            "name": k["name"],
+            "kind": k["kind"],
+            "def_line": k["def_line"],
+            "call_line": k["call_line"],
+            "lines": k["lines"],
+        }
+    )
+    if k.get("asm") is not None:
+        kernel["asm"] = k["asm"]
+    return kernel
+
+
 def compile_and_compare(
     target: Any, *, device: str, timing_config: Any, cache_dir: str
 ) -> CompiledResult:
@@ -310,29 +330,27 @@ def compile_and_compare(
         f"{eager_work:g} → {compiled_work:g} kernels per call, "
         f"{eager_timing.median_ms:.3f} → {compiled_timing.median_ms:.3f} ms"
     )
-    return CompiledResult(
-        backend="inductor",
-        language="triton" if device == "cuda" else "cpp",
-        code_path=code_path,
-        code=code,
-        provenance=bool(hooked),
-        kernels=[
-            CompiledKernel(
-                name=k["name"],
-                kind=k["kind"],
-                call_line=k["call_line"],
-                def_line=k.get("def_line"),
-                lines=k["lines"],
-                asm=k.get("asm"),
-            )
-            for k in kernels
-        ],
-        eager=CompiledSide(eager_timing.median_ms, round(eager_timing.spread_pct, 3), eager_work),
-        compiled=CompiledSide(
-            compiled_timing.median_ms, round(compiled_timing.spread_pct, 3), compiled_work
-        ),
-        speedup=eager_timing.median_ms / compiled_timing.median_ms
+    eager: RunSummary = {
+        "median_ms": eager_timing.median_ms,
+        "spread_pct": round(eager_timing.spread_pct, 3),
+        "kernels": eager_work,
+    }
+    compiled: RunSummary = {
+        "median_ms": compiled_timing.median_ms,
+        "spread_pct": round(compiled_timing.spread_pct, 3),
+        "kernels": compiled_work,
+    }
+    return {
+        "backend": "inductor",
+        "language": "triton" if device == "cuda" else "cpp",
+        "code_path": code_path,
+        "code": code,
+        "provenance": bool(hooked),
+        "kernels": [generated_kernel(k) for k in kernels],
+        "eager": eager,
+        "compiled": compiled,
+        "speedup": eager_timing.median_ms / compiled_timing.median_ms
         if compiled_timing.median_ms > 0
         else None,
-        summary="; ".join(summary_parts),
-    )
+        "summary": "; ".join(summary_parts),
+    }

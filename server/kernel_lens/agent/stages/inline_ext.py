@@ -19,10 +19,10 @@ import time
 from typing import Any
 
 from kernel_lens.agent.errors import ProfileError
-from kernel_lens.agent.types import InlineModule, InlineResult
 from kernel_lens.agent.usercode import exec_module, parse_source, read_source
 from kernel_lens.analysis.asm_map import ptx_line_map
 from kernel_lens.analysis.nvcc import SourcePiece, cuda_file_text, parse_nvcc_diagnostics
+from kernel_lens.wire.results import InlineModule, InlineResult
 
 __all__ = ["analyze_inline", "find_nvcc"]
 
@@ -186,23 +186,28 @@ def analyze_inline(
         cpp = _pieces(exprs.get("cpp_sources"), values.get("cpp_sources"), assignments)
         cuda = _pieces(exprs.get("cuda_sources"), values.get("cuda_sources"), assignments)
         cuda_text, starts = cuda_file_text(cuda)
-        entry = InlineModule(
-            name=name,
-            call_line=call.lineno,
-            arch=f"sm_{arch}",
-            nvcc=nvcc,
-            files={
+        entry: InlineModule = {
+            "name": name,
+            "call_line": call.lineno,
+            "arch": f"sm_{arch}",
+            "nvcc": nvcc,
+            "files": {
                 "main.cpp": _main_cpp([p.text for p in cpp], values.get("functions")),
                 "cuda.cu": cuda_text if cuda else None,
             },
-        )
+            "ptx": None,
+            "line_map": [],
+            "errors": [],
+            "build_log": None,
+            "build_directory": None,
+        }
         if cuda:
             flags = [str(f) for f in values.get("extra_cuda_cflags") or []]
             _add_ptx(entry, nvcc, cuda_text, starts, arch, flags)
         if build:
             _add_build(entry, module, values, has_cuda=bool(cuda))
         modules.append(entry)
-    return InlineResult(path=path, modules=modules)
+    return {"path": path, "modules": modules}
 
 
 def _require_nvcc(line: int) -> str:
@@ -264,25 +269,25 @@ def _add_ptx(
     """The CUDA source's PTX, its line map back to the Python file and nvcc's errors, on
     ``entry``."""
     t0 = time.perf_counter()
-    ptx, log = _ptx(nvcc, cuda_text, entry.name, arch, flags)
-    entry.ptx_seconds = round(time.perf_counter() - t0, 2)
-    entry.errors = parse_nvcc_diagnostics(log, "cuda.cu", starts)
+    ptx, log = _ptx(nvcc, cuda_text, entry["name"], arch, flags)
+    entry["ptx_seconds"] = round(time.perf_counter() - t0, 2)
+    entry["errors"] = parse_nvcc_diagnostics(log, "cuda.cu", starts)
     if ptx is not None:
-        entry.ptx = ptx
+        entry["ptx"] = ptx
         cuda_map = ptx_line_map(ptx, "cuda.cu")
         by_py: dict[int, list[int]] = {}
         for asm_line, cuda_line in sorted(cuda_map.asm_to_source.items()):
             py = _py_line(cuda_line, starts)
             if py is not None:
                 by_py.setdefault(py, []).append(asm_line)
-        entry.line_map = [{"source_line": k, "asm_lines": v} for k, v in sorted(by_py.items())]
-    elif not entry.errors:
-        entry.errors = [
+        entry["line_map"] = [{"source_line": k, "asm_lines": v} for k, v in sorted(by_py.items())]
+    elif not entry["errors"]:
+        entry["errors"] = [
             {
                 "severity": "error",
                 "message": log.strip()[-500:],
                 "cuda_line": None,
-                "line": entry.call_line,
+                "line": entry["call_line"],
             }
         ]
 
@@ -294,12 +299,12 @@ def _add_build(entry: InlineModule, module: Any, values: dict[str, Any], *, has_
 
     if has_cuda and torch.version.cuda is None:
         # The PTX above needs only nvcc; a build needs torch's CUDA libraries.
-        entry.errors.append(
+        entry["errors"].append(
             {
                 "severity": "error",
                 "cuda_line": None,
-                "line": entry.call_line,
-                "message": f"building {entry.name} needs a CUDA build of torch; this one "
+                "line": entry["call_line"],
+                "message": f"building {entry['name']} needs a CUDA build of torch; this one "
                 f"({torch.__version__}) is CPU-only",
             }
         )
@@ -308,17 +313,17 @@ def _add_build(entry: InlineModule, module: Any, values: dict[str, Any], *, has_
         log, folder, ninja = _build(module, dict(values))
     except _BuildFailedError as failed:
         log, folder, ninja = failed.log, failed.folder, failed.ninja
-        entry.errors.append(
+        entry["errors"].append(
             {
                 "severity": "error",
                 "message": f"load_inline failed: {failed.reason}",
                 "cuda_line": None,
-                "line": entry.call_line,
+                "line": entry["call_line"],
             }
         )
-    entry.build_log = log
-    entry.build_directory = folder
-    entry.files["build.ninja"] = ninja
+    entry["build_log"] = log
+    entry["build_directory"] = folder
+    entry["files"]["build.ninja"] = ninja
 
 
 def _py_line(cuda_line: int, starts: list[tuple[int, SourcePiece]]) -> int | None:

@@ -12,10 +12,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import cast
 
 from kernel_lens.agent.errors import ProfileError
-from kernel_lens.agent.types import NcuResult
 from kernel_lens.analysis.line_attribution import LINE_RANGE_RE
+from kernel_lens.wire.results import NcuKernel, NcuResult
 
 __all__ = ["kernel_lines_from_report", "run_ncu"]
 
@@ -136,17 +137,18 @@ def run_ncu(
     except NcuError as exc:
         raise ProfileError("runtime", str(exc)) from None
     lines = kernel_lines_from_report(report) if reader == "ncu_report" else []
-    out = []
+    out: list[NcuKernel] = []
     for i, k in enumerate(kernels):
-        row = k.to_json()
+        # The parser's dataclass, as JSON (``asdict``): the wire's NcuKernel less its line.
+        row = cast(NcuKernel, k.to_json())
         row["line"] = lines[i] if i < len(lines) else None
         out.append(row)
-    return NcuResult(
-        report_path=report,
-        set=section_set,
-        reader=reader,
-        kernels=out,
-        ncu_log="\n".join(
+    return {
+        "report_path": report,
+        "set": section_set,
+        "reader": reader,
+        "kernels": out,
+        "ncu_log": "\n".join(
             line for line in output.splitlines() if line.startswith(("==PROF==", "==WARNING=="))
         ),
-    )
+    }

@@ -16,7 +16,7 @@ import inspect
 from typing import Any
 
 from kernel_lens.agent.errors import ProfileError
-from kernel_lens.agent.types import SweepResult, SweepRow
+from kernel_lens.wire.results import SweepRow, SweepStageResult
 
 __all__ = ["default_values", "honest_best", "run_sweep", "tensor_bytes"]
 
@@ -52,7 +52,7 @@ def run_sweep(
     values: list[int] | None,
     device: str,
     timing_config: Any,
-) -> SweepResult:
+) -> SweepStageResult:
     """Time ``target`` for each value of ``param``; see the module docstring."""
     from kernel_lens.agent.stages.timing import time_function
 
@@ -92,39 +92,39 @@ def run_sweep(
             moved = tensor_bytes(args) + tensor_bytes(kwargs) + tensor_bytes(out)
             timing = time_function(call, device=device, config=timing_config)
         except Exception as exc:
-            rows.append(SweepRow(value, error=f"{type(exc).__name__}: {str(exc)[:300]}"))
+            rows.append({"value": value, "error": f"{type(exc).__name__}: {str(exc)[:300]}"})
             continue
         median = timing.median_ms
         samples[value] = timing.samples_ms
         rows.append(
-            SweepRow(
-                value,
-                median_ms=median,
-                spread_pct=round(timing.spread_pct, 3),
-                reps=timing.reps,
-                bytes=moved,
-                gb_per_s=moved / (median * 1e-3) / 1e9 if median > 0 else None,
-            )
+            {
+                "value": value,
+                "median_ms": median,
+                "spread_pct": round(timing.spread_pct, 3),
+                "reps": timing.reps,
+                "bytes": moved,
+                "gb_per_s": moved / (median * 1e-3) / 1e9 if median > 0 else None,
+                "error": None,
+            }
         )
-    ok = [r for r in rows if r.error is None and r.median_ms is not None]
+    timed = [(r, r.get("median_ms")) for r in rows if r["error"] is None]
+    ok = [(r, median) for r, median in timed if median is not None]
     if not ok:
         raise ProfileError(
-            "runtime", f"every value of {param} failed; first error: {rows[0].error}",
+            "runtime", f"every value of {param} failed; first error: {rows[0]['error']}",
             target.info.def_line,
         )  # fmt: skip
-    best = min(ok, key=lambda r: r.median_ms or 0.0)
-    assert best.median_ms is not None
-    ties, verdict = honest_best([(r.value, samples.get(r.value, ())) for r in ok], param)
-    return SweepResult(
-        param=param,
-        current=current,
-        rows=rows,
-        best_value=best.value,
-        best_median_ms=best.median_ms,
-        method="cuda-events" if device == "cuda" else "perf-counter",
-        ties=ties,
-        verdict=verdict,
-    )
+    best, best_ms = min(ok, key=lambda pair: pair[1])
+    ties, verdict = honest_best([(r["value"], samples.get(r["value"], ())) for r, _ in ok], param)
+    return {
+        "param": param,
+        "current": current,
+        "rows": rows,
+        "best": {"value": best["value"], "median_ms": best_ms},
+        "method": "cuda-events" if device == "cuda" else "perf-counter",
+        "ties": list(ties),
+        "verdict": verdict,
+    }
 
 
 def honest_best(rows: list[tuple[int, tuple[float, ...]]], param: str) -> tuple[list[int], str]:

@@ -13,13 +13,13 @@ import os
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from kernel_lens.agent.errors import ProfileError, format_exception, user_line_from_traceback
 from kernel_lens.agent.stages import capture
-from kernel_lens.agent.types import InputsInfo
 from kernel_lens.agent.usercode import compile_text, exec_module, parse_source, read_source
 from kernel_lens.analysis.functions import FunctionInfo, SourceSyntaxError, find_function
+from kernel_lens.wire.results import InputArg, InputsInfo
 
 __all__ = ["Target", "load_target"]
 
@@ -333,7 +333,7 @@ def load_target(
         _check_inputs(module, fn, args, kwargs, info, inputs_source, path)
     inputs = _describe_inputs(module, info, path, fn, args, kwargs, inputs_source, captured)
     if self_info:
-        inputs.self_ = self_info
+        inputs["self"] = self_info
     return Target(
         path=path,
         info=info,
@@ -437,19 +437,36 @@ def _describe_inputs(
         for i, a in enumerate(args)
     ] + [capture.describe_value(k, v) for k, v in kwargs.items()]
     if captured is not None:
-        return InputsInfo(
-            source="captured",
-            label="captured",
-            line=captured.line,
-            call=captured.call,
-            setup_s=captured.setup_s,
-            args=described,
-        )
+        return {
+            "source": "captured",
+            "label": "captured",
+            "line": captured.line,
+            "call": captured.call,
+            "setup_s": captured.setup_s,
+            "args": described,
+        }
     if inputs_source == "directive":
-        return InputsInfo("directive", "directive", info.inputs_line, args=described)
+        return _inputs("directive", "directive", info.inputs_line, described)
     if inputs_source == "none":
-        return InputsInfo("none", "none", None, args=described)
+        return _inputs("none", "none", None, described)
     factory = module.__dict__.get(inputs_source.removesuffix("()"))
     code = getattr(factory, "__code__", None)
     line = code.co_firstlineno if code and code.co_filename == path else None
-    return InputsInfo("factory", inputs_source, line, args=described)
+    return _inputs("factory", inputs_source, line, described)
+
+
+def _inputs(
+    source: Literal["directive", "factory", "none"],
+    label: str,
+    line: int | None,
+    args: list[InputArg],
+) -> InputsInfo:
+    """The ``inputs`` object of inputs that were not captured (no call chain, no set-up time)."""
+    return {
+        "source": source,
+        "label": label,
+        "line": line,
+        "call": None,
+        "setup_s": None,
+        "args": args,
+    }

@@ -1,0 +1,160 @@
+"""The agent's wire format: JSON lines over pipes, their messages and their limits.
+
+Server → agent (stdin), one object per line (:class:`JobMessage`)::
+
+    {"id": 1, "method": "profile", "params": {<ProfileRequest fields>}, "timeout": 120}
+    {"id": 2, "method": "ping"}
+    {"method": "hurry"}                  # a warming spare: a job waits for it (HURRY)
+
+Agent → server (the original stdout; user output is moved to stderr), one object per line::
+
+    {"event": "ready", "pid": 123, "python": "3.11.7", "torch": "2.13.0", "cuda": false}
+    {"id": 1, "progress": {"stage": "timing", "message": "…"}}      # ProgressMessage
+    {"id": 1, "result": {…}}                                        # ResultMessage
+    {"id": 1, "error": {"kind", "message", "line", "traceback"}}    # ErrorMessage
+
+An error object carries ``suggested_directive`` too when the job has one (an ``inputs`` error).
+"""
+
+# No ``from __future__ import annotations``: a TypedDict's ``NotRequired`` keys must be known at
+# run time (``__optional_keys__``).
+import asyncio
+import json
+from collections.abc import Mapping
+from typing import Any, TypedDict
+
+from kernel_lens.wire._compat import NotRequired
+from kernel_lens.wire.errors import ErrorObject, ProfileError
+
+__all__ = [
+    "HURRY",
+    "MAX_MESSAGE_BYTES",
+    "MAX_MESSAGE_CHARS",
+    "MAX_TRACEBACK_CHARS",
+    "ErrorMessage",
+    "JobMessage",
+    "ProgressMessage",
+    "ProgressUpdate",
+    "ResultMessage",
+    "clip",
+    "decode",
+    "encode",
+    "error_from_object",
+    "error_object",
+    "read_message_line",
+]
+
+#: Tells a warming spare that a job waits for it (it warms under ``SCHED_IDLE`` until then).
+HURRY = b'{"method":"hurry"}'
+#: Characters of an error message kept, both sides (a 70 MB exception message helps no one).
+MAX_MESSAGE_CHARS = 20_000
+#: Characters of an error's traceback kept, both sides.
+MAX_TRACEBACK_CHARS = 200_000
+#: The largest protocol message accepted, in bytes (results are far smaller; lines have no limit
+#: below this: a 70 MB line is read whole).
+MAX_MESSAGE_BYTES = 1 << 30
+
+
+class JobMessage(TypedDict):
+    """A job for the agent (``params``: the request's fields, :mod:`kernel_lens.wire.jobs`)."""
+
+    id: int
+    method: str
+    params: NotRequired[dict[str, Any]]
+    timeout: NotRequired[float]
+    """Seconds the parent waits: the agent dumps its stack just before."""
+
+
+class ProgressUpdate(TypedDict):
+    """One line of progress for the user."""
+
+    stage: str
+    message: str
+
+
+class ProgressMessage(TypedDict):
+    """The agent is at ``progress.stage`` of job ``id``."""
+
+    id: int
+    progress: ProgressUpdate
+
+
+class ResultMessage(TypedDict):
+    """Job ``id`` succeeded: ``result`` is its JSON (the profile result, say)."""
+
+    id: int
+    result: dict[str, Any]
+
+
+class ErrorMessage(TypedDict):
+    """Job ``id`` failed (``id`` null: a request that could not be read)."""
+
+    id: int | None
+    error: ErrorObject
+
+
+def encode(message: Mapping[str, Any]) -> bytes:
+    """One message as a UTF-8 JSON line."""
+    return (json.dumps(message, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+def decode(line: bytes | str) -> dict[str, Any]:
+    """Parse one JSON line; raises ``ValueError`` when it is not a JSON object."""
+    value = json.loads(line)
+    if not isinstance(value, dict):
+        raise ValueError(f"expected a JSON object, got {type(value).__name__}")
+    return value
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit} more characters)"
+
+
+def error_object(err: ProfileError) -> ErrorObject:
+    """``err`` as the envelope's error object, its message and traceback clipped."""
+    out = err.to_json()
+    out["message"] = clip(err.message, MAX_MESSAGE_CHARS)
+    out["traceback"] = clip(err.traceback, MAX_TRACEBACK_CHARS) if err.traceback else err.traceback
+    return out
+
+
+def error_from_object(obj: Mapping[str, Any]) -> ProfileError:
+    """The envelope's error object as a :class:`ProfileError` (an unknown kind is ``internal``),
+    its message and traceback clipped: the agent may not be ours to trust on sizes."""
+    err = ProfileError.from_json(obj)
+    err.message = clip(err.message, MAX_MESSAGE_CHARS)
+    if err.traceback is not None:
+        err.traceback = clip(err.traceback, MAX_TRACEBACK_CHARS)
+    return err
+
+
+async def read_message_line(stream: asyncio.StreamReader) -> bytes:
+    """One protocol line of any length (up to :data:`MAX_MESSAGE_BYTES`); ``b""`` at EOF.
+
+    ``StreamReader.readline`` fails on a line over the reader's limit (the 64 MiB of old); this
+    reads such a line in pieces.
+
+    Raises:
+        ProfileError: the line is over :data:`MAX_MESSAGE_BYTES`.
+    """
+    parts: list[bytes] = []
+    size = 0
+    while True:
+        try:
+            parts.append(await stream.readuntil(b"\n"))
+            return b"".join(parts)
+        except asyncio.IncompleteReadError as exc:
+            parts.append(exc.partial)
+            return b"".join(parts)
+        except asyncio.LimitOverrunError as exc:
+            piece = await stream.readexactly(max(exc.consumed, 1))
+            parts.append(piece)
+            size += len(piece)
+            if size > MAX_MESSAGE_BYTES:
+                raise ProfileError(
+                    "internal",
+                    f"the agent sent a message of over {MAX_MESSAGE_BYTES >> 20} MiB",
+                ) from None

@@ -1,0 +1,197 @@
+"""The agent's job requests: one dataclass per method (``profile``, ``sweep``, ``asm``,
+``inline``, ``ncu``), sent as the envelope's ``params`` by field name (unknown keys ignored).
+
+The server and the CLI build them; the agent's engine reads them back (:meth:`from_json`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, TypeVar
+
+__all__ = [
+    "ALL_STAGES",
+    "DEFAULT_STAGES",
+    "METHOD_NAMES",
+    "AsmRequest",
+    "InlineRequest",
+    "JobRequest",
+    "NcuRequest",
+    "ProfileRequest",
+    "SweepRequest",
+]
+
+#: Stages of the ``profile`` method, in the order they run.
+DEFAULT_STAGES: tuple[str, ...] = ("timing", "ops", "trace")
+ALL_STAGES: tuple[str, ...] = ("timing", "ops", "trace", "compiled", "sweep")
+
+#: The agent's job methods (besides ``ping`` and ``shutdown``).
+METHOD_NAMES: tuple[str, ...] = ("profile", "sweep", "asm", "inline", "ncu")
+
+_R = TypeVar("_R", bound="JobRequest")
+
+
+@dataclass
+class JobRequest:
+    """A job for the agent: the file it is about, and JSON by field name (unknown keys ignored)."""
+
+    #: The agent method that runs this request.
+    method: ClassVar[str] = ""
+
+    path: str
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``params`` object of the agent protocol."""
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            out[f.name] = list(value) if isinstance(value, tuple) else value
+        return out
+
+    @classmethod
+    def from_json(cls: type[_R], obj: dict[str, Any]) -> _R:
+        """Build from the agent protocol's ``params`` object (unknown keys are ignored)."""
+        known: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            if f.name not in obj:
+                continue
+            value = obj[f.name]
+            has_default = (
+                f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+            )
+            if value is None and has_default and f.default is not None:
+                continue  # ``"stages": null`` means "the default", as a missing key does
+            if f.name == "stages" and isinstance(value, list):
+                value = tuple(value)
+            known[f.name] = value
+        return cls(**known)
+
+
+@dataclass
+class ProfileRequest(JobRequest):
+    """One profiling job (method ``profile``).
+
+    Attributes:
+        path: the file's path.
+        text: the buffer text (``None``: read the file as Python does, PEP 263).
+        function: ``func`` or ``Class.method``; or ``None`` with ``line``.
+        line: 1-based line inside the function.
+        stages: stages to run, from :data:`ALL_STAGES`.
+        warmup_ms: timing warm-up in milliseconds.
+        budget_ms: timing budget in milliseconds.
+        reps: fixed timing repetitions (0 = adaptive).
+        profile_runs: calls inside the profiler for *ops*/*trace*.
+        trace_dir: where to write the Chrome trace (absolute; default: the engine's cache).
+        keep_samples: include raw timing samples in the JSON.
+        extra: ``sweep_param`` / ``sweep_values`` when ``stages`` holds ``sweep``.
+        script: profile the whole file, run once as ``__main__`` (``function`` and ``line``
+            are ignored).
+        backward: *Profile with backward*: each call is followed by the backward of the
+            function's output (seeded with ones), so its lines carry their backward parts.
+    """
+
+    method: ClassVar[str] = "profile"
+
+    path: str
+    text: str | None = None
+    function: str | None = None
+    line: int | None = None
+    stages: tuple[str, ...] = DEFAULT_STAGES
+    warmup_ms: float = 25.0
+    budget_ms: float = 500.0
+    reps: int = 0
+    profile_runs: int = 3
+    trace_dir: str | None = None
+    keep_samples: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)
+    script: bool = False
+    backward: bool = False
+
+
+@dataclass
+class SweepRequest(JobRequest):
+    """Time a function across values of one integer parameter (method ``sweep``).
+
+    Attributes:
+        path: the file's path.
+        text: the buffer text (``None``: read the file).
+        function: ``func`` or ``Class.method``.
+        param: the integer parameter, e.g. ``BLOCK_SIZE``.
+        values: the values to time (empty: powers of two around the current one).
+        warmup_ms: timing warm-up per value, milliseconds.
+        budget_ms: timing budget per value, milliseconds.
+        reps: fixed repetitions per value (0 = adaptive).
+    """
+
+    method: ClassVar[str] = "sweep"
+
+    path: str
+    function: str
+    param: str
+    text: str | None = None
+    values: list[int] = field(default_factory=list)
+    warmup_ms: float = 25.0
+    budget_ms: float = 200.0
+    reps: int = 0
+
+
+@dataclass
+class AsmRequest(JobRequest):
+    """Compile ``@triton.jit`` kernels ahead of time (method ``asm``).
+
+    Attributes:
+        path: the file's path.
+        text: the buffer text (``None``: read the file).
+        kernel: one kernel's name; ``None``: every kernel of the file (result ``{"kernels": […]}``).
+        arch: compute capability (``90``); ``None``: the GPU's, else 90.
+        stage: with a stage (``ptx``…), ``asm``/``line_map`` hold that stage only.
+    """
+
+    method: ClassVar[str] = "asm"
+
+    path: str
+    text: str | None = None
+    kernel: str | None = None
+    arch: int | None = None
+    stage: str | None = None
+
+
+@dataclass
+class InlineRequest(JobRequest):
+    """What ``load_inline`` builds from a file (method ``inline``).
+
+    Attributes:
+        path: the file's path.
+        text: the buffer text (``None``: read the file).
+        arch: compute capability for the PTX.
+        build: also build it with load_inline (its log and ``build.ninja``).
+    """
+
+    method: ClassVar[str] = "inline"
+
+    path: str
+    text: str | None = None
+    arch: int = 90
+    build: bool = False
+
+
+@dataclass
+class NcuRequest(JobRequest):
+    """Nsight Compute on one function's kernels (method ``ncu``).
+
+    Attributes:
+        path: the file's path.
+        function: ``func`` or ``Class.method``.
+        text: the buffer text (``None``: read the file).
+        set: ncu's section set: ``basic``, ``detailed`` or ``full``.
+        timeout: seconds ncu may run.
+    """
+
+    method: ClassVar[str] = "ncu"
+
+    path: str
+    function: str
+    text: str | None = None
+    set: str = "basic"
+    timeout: float = 600.0

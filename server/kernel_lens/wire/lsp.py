@@ -1,0 +1,868 @@
+"""The Kernel Lens language-server protocol: the ``kernelLens/*`` methods, the command ids, and
+their params and results, defined once.
+
+The server structures params into the dataclasses here (``lsp/convert.py``) and builds the
+results as the ``TypedDict``\\ s here; ``extension/generated/wire.ts`` is generated from this
+module (``scripts/gen_wire.py``), types and run-time checks alike, and ``extension/protocol.ts``
+makes its method objects from that. Namespaces: methods ``kernelLens/…``, commands and settings
+``kernelLens.…``.
+
+A result may hold keys its type does not list: they pass through (the TypeScript side reads only
+what it declares). tests/data/protocol/ holds one recorded answer of each request, checked
+against :data:`RESULT_TYPES` here (tests/lsp/test_protocol_answers.py) and by the generated
+checks in the TypeScript tests.
+"""
+
+# No ``from __future__ import annotations``: a TypedDict's ``NotRequired`` keys must be known at
+# run time (``__optional_keys__``), where scripts/gen_wire.py and the tests read them.
+from dataclasses import dataclass
+from typing import Any, Literal, TypedDict, get_args
+
+from kernel_lens.wire._compat import NotRequired
+from kernel_lens.wire.errors import ErrorObject
+from kernel_lens.wire.results import (
+    CompiledResult,
+    InlineResult,
+    LineMapEntry,
+    NcuKernel,
+    NcuResult,
+    Profile,
+    SweepStageResult,
+)
+
+__all__ = [
+    "ASM_STAGES",
+    "CLIENT_COMMANDS",
+    "CMD_APPLY_PARAMETER",
+    "CMD_PROFILE",
+    "CMD_PROFILE_ALL",
+    "CMD_RUN_NCU",
+    "CMD_SET_BASELINE",
+    "CMD_SHOW_ASSEMBLY",
+    "CMD_SHOW_GENERATED_CODE",
+    "CMD_SHOW_INLINE",
+    "CMD_SHOW_REPORT",
+    "CMD_SWEEP",
+    "NOTIFICATIONS",
+    "NOTIFY_RESULTS_CHANGED",
+    "NOTIFY_REVEAL",
+    "NOTIFY_SET_TRUSTED",
+    "NOTIFY_STATUS",
+    "NOTIFY_TRACE_PROGRESS",
+    "REQUESTS",
+    "REQ_ASSEMBLY",
+    "REQ_COMPARE",
+    "REQ_FUNCTIONS",
+    "REQ_GENERATED_CODE",
+    "REQ_HISTORY",
+    "REQ_INLINE",
+    "REQ_NCU_FILE",
+    "REQ_REPORT",
+    "REQ_SET_BASELINE",
+    "REQ_TIMELINE_WINDOW",
+    "REQ_TRACE_FILE",
+    "RESULT_TYPES",
+    "SERVER_COMMANDS",
+    "SERVER_STATES",
+    "ApplyParameterArgs",
+    "ApplyParameterResult",
+    "AsmStage",
+    "AssemblyParams",
+    "AssemblyResult",
+    "CommandResult",
+    "CompareParams",
+    "CompareResult",
+    "CompareVerdict",
+    "DiagnosticData",
+    "FileParams",
+    "FunctionEntry",
+    "FunctionKind",
+    "FunctionsParams",
+    "FunctionsResult",
+    "GeneratedCodeParams",
+    "GeneratedCodeResult",
+    "GitState",
+    "HistoryParams",
+    "HistoryResult",
+    "HistoryRun",
+    "InitializationOptions",
+    "InlineParams",
+    "KernelDelta",
+    "LaneKind",
+    "LineDelta",
+    "NcuCommandResult",
+    "NcuFileResult",
+    "Position",
+    "ProfileAllArgs",
+    "ProfileArgs",
+    "ProfileCommandResult",
+    "ReportInputs",
+    "ReportParams",
+    "ReportResult",
+    "ResultsChangedParams",
+    "RevealReportParams",
+    "RevealTab",
+    "RunNcuArgs",
+    "RunTiming",
+    "ServerState",
+    "SetBaselineParams",
+    "SetBaselineResult",
+    "SetTrustedParams",
+    "ShowAssemblyArgs",
+    "ShowGeneratedCodeArgs",
+    "ShowInlineExtensionArgs",
+    "ShowReportArgs",
+    "StatusParams",
+    "SweepArgs",
+    "SweepCommandResult",
+    "SweepResult",
+    "Timeline",
+    "TimelineEvent",
+    "TimelineLane",
+    "TimelineTop",
+    "TimelineWindowParams",
+    "TimingOptions",
+    "TraceFileResult",
+    "TraceProgress",
+]
+
+# Method names and command ids.
+
+#: ``workspace/executeCommand``: profile one function. Argument: :class:`ProfileArgs`.
+CMD_PROFILE = "kernelLens.profile"
+#: ``workspace/executeCommand``: profile every function of a file (:class:`ProfileAllArgs`).
+CMD_PROFILE_ALL = "kernelLens.profileAll"
+#: ``workspace/executeCommand``: Nsight Compute on a function (:class:`RunNcuArgs`).
+CMD_RUN_NCU = "kernelLens.runNcu"
+#: ``workspace/executeCommand``: sweep an int parameter (:class:`SweepArgs`).
+CMD_SWEEP = "kernelLens.sweep"
+#: ``workspace/executeCommand``: write a parameter's new default (:class:`ApplyParameterArgs`).
+CMD_APPLY_PARAMETER = "kernelLens.applyParameter"
+#: ``workspace/executeCommand`` (the summary lens): pin the latest run (:class:`SetBaselineParams`).
+CMD_SET_BASELINE = "kernelLens.setBaseline"
+#: Client-side command the server's lenses invoke: the report panel (:class:`ShowReportArgs`).
+CMD_SHOW_REPORT = "kernelLens.showReport"
+#: Client-side command: a ``load_inline`` call's build (:class:`ShowInlineExtensionArgs`).
+CMD_SHOW_INLINE = "kernelLens.showInlineExtension"
+#: Client-side command: a ``@triton.jit`` kernel's assembly (:class:`ShowAssemblyArgs`).
+CMD_SHOW_ASSEMBLY = "kernelLens.showAssembly"
+#: Client-side command: torch.compile's code for a function (:class:`ShowGeneratedCodeArgs`).
+CMD_SHOW_GENERATED_CODE = "kernelLens.showGeneratedCode"
+
+#: Server -> client notification: :class:`StatusParams`.
+NOTIFY_STATUS = "kernelLens/status"
+#: Client -> server notification: :class:`SetTrustedParams`.
+NOTIFY_SET_TRUSTED = "kernelLens/setTrusted"
+#: Server -> client notification: :class:`RevealReportParams` (open the report panel on a tab).
+NOTIFY_REVEAL = "kernelLens/revealReport"
+#: Server -> client notification: :class:`ResultsChangedParams` (a function's results changed:
+#: an open report panel on it reloads).
+NOTIFY_RESULTS_CHANGED = "kernelLens/resultsChanged"
+#: Server -> client notification: :class:`TraceProgress` (a trace file being read: the trace
+#: viewer shows it; the cancellable ``$/progress`` of the same reading is the notification's).
+NOTIFY_TRACE_PROGRESS = "kernelLens/traceProgress"
+
+#: Client -> server request: :class:`AssemblyParams` -> :class:`AssemblyResult`.
+REQ_ASSEMBLY = "kernelLens/assembly"
+#: Client -> server request: :class:`GeneratedCodeParams` -> :class:`GeneratedCodeResult`.
+REQ_GENERATED_CODE = "kernelLens/generatedCode"
+#: Client -> server request: :class:`InlineParams` -> the ``inline`` CLI's JSON; nvcc errors
+#: are also published as diagnostics on the Python lines.
+REQ_INLINE = "kernelLens/inlineExtension"
+#: Client -> server request: :class:`ReportParams` -> everything the report panel shows.
+REQ_REPORT = "kernelLens/report"
+#: Client -> server request: :class:`FileParams` -> a trace file's timeline and summary.
+REQ_TRACE_FILE = "kernelLens/traceFile"
+#: Client -> server request: :class:`FileParams` -> a ``.ncu-rep`` file's kernels.
+REQ_NCU_FILE = "kernelLens/ncuFile"
+#: Client -> server request: :class:`TimelineWindowParams` -> the timeline of a window, in detail.
+REQ_TIMELINE_WINDOW = "kernelLens/timelineWindow"
+#: Client -> server request: :class:`FunctionsParams` -> :class:`FunctionsResult` (for pickers).
+REQ_FUNCTIONS = "kernelLens/functions"
+#: Client -> server request: :class:`HistoryParams` -> :class:`HistoryResult`.
+REQ_HISTORY = "kernelLens/history"
+#: Client -> server request: :class:`SetBaselineParams` -> :class:`SetBaselineResult`.
+REQ_SET_BASELINE = "kernelLens/setBaseline"
+#: Client -> server request: :class:`CompareParams` -> :class:`CompareResult`.
+REQ_COMPARE = "kernelLens/compare"
+
+# Start-up, status and trust.
+
+
+class TimingOptions(TypedDict):
+    """Timing configuration, also pulled at run time from the ``kernelLens.timing`` settings."""
+
+    warmupMs: float
+    """Warm-up time before timing, in milliseconds."""
+    budgetMs: float
+    """Time budget for the repetitions of one timing, in milliseconds."""
+    reps: int
+    """Number of timed repetitions; 0 = adaptive (as many as fit in ``budgetMs``)."""
+
+
+class InitializationOptions(TypedDict):
+    """``initializationOptions`` of the ``initialize`` request (read by ``lsp/settings.py``)."""
+
+    agentCommand: list[str] | None
+    """argv prefix that starts the profiling agent; null = the server's own interpreter."""
+    timeoutSeconds: float
+    """Time limit for one profiling job, in seconds."""
+    workspaceTrusted: bool
+    """False in Restricted Mode: the server runs no code until ``kernelLens/setTrusted``."""
+    timing: TimingOptions
+
+
+#: What the server is doing, as shown in the status bar.
+ServerState = Literal["idle", "profiling", "error"]
+#: The server states, for exhaustive checks.
+SERVER_STATES: tuple[ServerState, ...] = get_args(ServerState)
+
+
+@dataclass
+class Position:
+    """A 0-based line and UTF-16 character offset, as in every LSP message."""
+
+    line: int
+    character: int
+
+
+@dataclass
+class StatusParams:
+    """The server's state, for the status bar item. ``message``: for ``profiling``, what is
+    being profiled (``square``); for ``error``, a one-line explanation; for ``idle``, an
+    optional note (why nothing runs in Restricted Mode, say), possibly empty."""
+
+    state: ServerState
+    message: str
+    uri: str | None = None
+    """The document the status is about, if any."""
+
+
+@dataclass
+class SetTrustedParams:
+    """The workspace's trust changed (VS Code only ever grants trust while running)."""
+
+    trusted: bool
+
+
+# Profiling commands.
+
+
+@dataclass
+class ProfileArgs:
+    """Which function to profile: by qualified name, by ``position`` (the function around the
+    cursor, never a kernel), or by 0-based line. The name wins over the position."""
+
+    uri: str
+    function: str | None = None
+    line: int | None = None
+    """0-based line."""
+    position: Position | None = None
+    script: bool = False
+    """The whole file, run once as ``__main__`` (``function``/``line``/``position`` ignored)."""
+
+
+@dataclass
+class ProfileAllArgs:
+    """Profile every function of the document at ``uri``."""
+
+    uri: str
+
+
+class CommandResult(TypedDict):
+    """What a server command returns: ``ok``, with the function it ran on (resolved from
+    ``position`` when the argument had no name), or the failure the server has already shown.
+    Each command's own result adds its keys."""
+
+    ok: bool
+    function: NotRequired[str]
+    """The function's qualified name (the profile, Nsight Compute and sweep commands)."""
+    error: NotRequired[ErrorObject]
+    """Why it failed (``ok: false``)."""
+    message: NotRequired[str]
+    """Why it failed, for commands that give only a message."""
+
+
+class ProfileCommandResult(CommandResult):
+    """Result of ``kernelLens.profile`` (one item per function for ``kernelLens.profileAll``)."""
+
+    timing: NotRequired[dict[str, Any]]
+    """The profiled function's timing stage (empty without one)."""
+    script: NotRequired[dict[str, Any]]
+    """For a whole script: its run (``wall_s``…)."""
+    lines: NotRequired[list[int]]
+    """For a notebook cell: its first and last line in the notebook's script."""
+
+
+# Generated code: assembly, torch.compile, load_inline.
+
+#: Compilation stages of a ``@triton.jit`` kernel, in pipeline order.
+AsmStage = Literal["ttir", "ttgir", "llir", "ptx", "sass"]
+#: The stages, in pipeline order, for pickers.
+ASM_STAGES: tuple[AsmStage, ...] = get_args(AsmStage)
+
+
+@dataclass
+class AssemblyParams:
+    """One ``@triton.jit`` kernel of a document (by name, else the kernel around ``position``),
+    compiled for ``arch`` (compute capability, ``90`` = sm_90; default: the device's) to one
+    stage."""
+
+    uri: str
+    kernel: str | None = None
+    """The kernel's qualified name (``square_kernel``)."""
+    stage: AsmStage = "ptx"
+    arch: int | None = None
+    position: Position | None = None
+    """The cursor, when ``kernel`` is not given: the ``@triton.jit`` kernel around it."""
+
+
+class AssemblyResult(TypedDict):
+    """Result of ``kernelLens/assembly``: one stage of one compiled ``@triton.jit`` kernel."""
+
+    kernel: str
+    stage: str
+    arch: str
+    """Target architecture, e.g. ``sm_90``."""
+    asm: str
+    """The stage's text; shown unchanged, so that ``line_map`` applies to it."""
+    line_map: list[LineMapEntry]
+    registers: int | None
+    """Registers per thread (``ptxas -v``), when known."""
+    spills: int
+    """Spill stores + spill loads, in bytes."""
+    launcher: str | None
+    """The function whose launch gave the kernel's signature, if any."""
+    warnings: list[str]
+
+
+@dataclass
+class GeneratedCodeParams:
+    """torch.compile one function of a document (by name, or the one around ``position``)."""
+
+    uri: str
+    function: str | None = None
+    """The function's qualified name (``square``, ``Class.method``)."""
+    position: Position | None = None
+
+
+class GeneratedCodeResult(CompiledResult):
+    """Result of ``kernelLens/generatedCode``: torch.compile's output for a function."""
+
+    function: str
+    """The function's qualified name (resolved from the position when none was given)."""
+
+
+@dataclass
+class InlineParams:
+    """The ``load_inline`` modules of a document: PTX for ``arch`` (the server's default is 90);
+    ``build`` also builds each module with load_inline (ninja, nvcc, c++) and returns its log."""
+
+    uri: str
+    arch: int = 90
+    build: bool = False
+
+
+class ShowAssemblyArgs(TypedDict):
+    """Argument of ``kernelLens.showAssembly`` from a code lens."""
+
+    uri: str
+    kernel: str
+
+
+class ShowGeneratedCodeArgs(TypedDict):
+    """Argument of ``kernelLens.showGeneratedCode`` from a code lens."""
+
+    uri: str
+    function: str
+
+
+class ShowInlineExtensionArgs(TypedDict):
+    """Argument of ``kernelLens.showInlineExtension`` from a code lens."""
+
+    uri: str
+    line: NotRequired[int]
+    """1-based line of the lens's ``load_inline(`` call; absent = ask when there are several."""
+
+
+# The report: profile, timeline, Nsight Compute, sweep.
+
+
+@dataclass
+class ReportParams:
+    """The report of one function of a document (by name, or the one around ``position``)."""
+
+    uri: str
+    function: str | None = None
+    """The function's qualified name."""
+    position: Position | None = None
+
+
+#: Where a timeline lane's events ran.
+LaneKind = Literal["cpu", "runtime", "gpu"]
+
+
+class TimelineEvent(TypedDict):
+    """One event (or a block of merged short events) of a lane; times in µs from the trace's
+    first event."""
+
+    start: float
+    dur: float
+    depth: int
+    """Nesting depth within the lane (0 = outermost)."""
+    name: str
+    short: str
+    """A short display name (kernels: without template arguments)."""
+    cat: str
+    """The trace category (``cpu_op``, ``kernel``, ``memcpy``, ``cuda_runtime``, …)."""
+    line: int | None
+    """1-based source line it comes from, when known."""
+    count: NotRequired[int]
+    """For a merged block: how many events it stands for."""
+    merged: NotRequired[bool]
+
+
+class TimelineTop(TypedDict):
+    """A name with much of a lane's own time in view (an event's time less its children's)."""
+
+    name: str
+    us: float
+    """Its own time in view, microseconds."""
+    share: float
+    """Of the lane's own time in view, 0–1."""
+
+
+class TimelineLane(TypedDict):
+    """A CPU thread, the CUDA runtime, or a GPU stream."""
+
+    id: str
+    title: str
+    kind: LaneKind
+    events: list[TimelineEvent]
+    """Sorted by depth, then start."""
+    top: NotRequired[list[TimelineTop]]
+    """Where the lane's time goes in view: the names with the most own time, most first."""
+
+
+class Timeline(TypedDict):
+    """A trace reduced to lanes (``analysis/timeline.py``); also the result of
+    ``kernelLens/timelineWindow``."""
+
+    span_us: float
+    """Time from the first event's start to the last event's end, in microseconds."""
+    window: NotRequired[tuple[float, float] | None]
+    """``[start_us, end_us]`` of a zoomed window (only events overlapping it, merged at its
+    scale); null or absent for the whole trace."""
+    path: NotRequired[str]
+    """The trace file it was read from (for ``kernelLens/timelineWindow``)."""
+    event_count: int
+    """Complete events in the trace."""
+    kept: int
+    """Items left after merging short neighbours."""
+    lanes: list[TimelineLane]
+
+
+class SweepResult(SweepStageResult):
+    """The sweep of an int parameter of a function, as the server keeps it."""
+
+    device: str
+
+
+class ReportInputs(TypedDict):
+    """Where the profiled run's inputs came from, in the hover's words (the server writes them)."""
+
+    source: str
+    """``captured at square.py:31 (time_fn → square_2) after 0.42 s of the script``,
+    ``directive, line 11``, ``square_inputs()``…"""
+    args: list[str]
+    """One entry per argument: ``a: Tensor float32[64, 32] cpu``; ``self`` first for a method."""
+
+
+class ReportResult(TypedDict):
+    """Result of ``kernelLens/report``: everything known of one function (null: not run)."""
+
+    function: str
+    """The function's qualified name (resolved from the position when none was given)."""
+    uri: str
+    int_parameters: dict[str, int]
+    """The function's parameters whose default is an int literal, with that default."""
+    profile: Profile | None
+    timeline: Timeline | None
+    ncu: NcuResult | None
+    sweep: SweepResult | None
+    inputs: NotRequired[ReportInputs | None]
+    """The profiled run's inputs (null before a run)."""
+
+
+@dataclass
+class FileParams:
+    """A file on disk (a file system path, not a URI): a Chrome trace (``.json``/``.json.gz``)
+    or a ``.ncu-rep``."""
+
+    path: str
+
+
+class TraceProgress(TypedDict):
+    """How far reading a trace file has got (``kernelLens/traceProgress``)."""
+
+    path: str
+    percentage: int
+    """0 to 100."""
+    message: str
+
+
+class TraceFileResult(TypedDict):
+    """Result of ``kernelLens/traceFile``: a trace file's timeline and summary."""
+
+    path: str
+    timeline: Timeline
+    summary: dict[str, Any]
+    """The trace summary (top kernels, ops, GPU busy time); shown in part."""
+
+
+class NcuFileResult(TypedDict):
+    """Result of ``kernelLens/ncuFile``: the kernels of a ``.ncu-rep`` (or CSV) file."""
+
+    report_path: str
+    reader: str
+    kernels: list[NcuKernel]
+
+
+@dataclass
+class TimelineWindowParams:
+    """A trace file's events between ``start_us`` and ``end_us`` (from the trace's start)."""
+
+    path: str
+    start_us: float
+    end_us: float
+
+
+#: The report panel's tabs a server notification may ask for.
+RevealTab = Literal["timeline", "ncu", "sweep"]
+
+
+@dataclass
+class RevealReportParams:
+    """Open (or reveal) the report panel of a function on ``tab``."""
+
+    uri: str
+    function: str
+    tab: RevealTab
+
+
+@dataclass
+class ResultsChangedParams:
+    """A function's stored results (profile, ncu, sweep, source) changed."""
+
+    uri: str
+    function: str
+
+
+class ShowReportArgs(TypedDict):
+    """Argument of ``kernelLens.showReport`` from a code lens."""
+
+    uri: str
+    function: str
+
+
+@dataclass
+class RunNcuArgs:
+    """Nsight Compute on a function (by name, or the one around ``position``); ``set`` is ncu's
+    section set (the server's default is ``basic``)."""
+
+    uri: str
+    function: str | None = None
+    set: str = "basic"
+    position: Position | None = None
+
+
+class NcuCommandResult(CommandResult):
+    """Result of ``kernelLens.runNcu``."""
+
+    kernels: NotRequired[int]
+    """Kernels profiled."""
+    hints: NotRequired[int]
+    """Rule hints published as diagnostics on the lines that launched them."""
+    report_path: NotRequired[str]
+
+
+@dataclass(kw_only=True)
+class SweepArgs:
+    """Sweep ``param`` of a function (by name, or the one around ``position``) over ``values``
+    (default: powers of two around the current value)."""
+
+    uri: str
+    function: str | None = None
+    param: str
+    values: list[int] | None = None
+    position: Position | None = None
+
+
+class SweepCommandResult(CommandResult, SweepResult):
+    """Result of a successful ``kernelLens.sweep``: the sweep as the report shows it (a failed
+    one returns a :class:`CommandResult`)."""
+
+
+@dataclass
+class ApplyParameterArgs:
+    """Make ``value`` the default of ``param`` (and its entry in the inputs directive)."""
+
+    uri: str
+    function: str
+    param: str
+    value: int
+
+
+class ApplyParameterResult(CommandResult):
+    """Result of ``kernelLens.applyParameter``."""
+
+    edits: NotRequired[int]
+    """Text edits applied."""
+
+
+# The functions of a document.
+
+
+@dataclass
+class FunctionsParams:
+    """The functions and kernels of one document."""
+
+    uri: str
+
+
+#: What a function of the document is.
+FunctionKind = Literal["function", "method", "triton_kernel"]
+
+
+class FunctionEntry(TypedDict):
+    """One function, method or ``@triton.jit`` kernel of a document, as the lenses name it."""
+
+    name: str
+    """The qualified name (``Class.method`` for a method)."""
+    line: int
+    """0-based line of the ``def`` keyword."""
+    kind: FunctionKind
+
+
+class FunctionsResult(TypedDict):
+    """Result of ``kernelLens/functions``."""
+
+    functions: list[FunctionEntry]
+    """In source order."""
+
+
+# The optimisation loop (issue 11): history of runs, baselines, comparisons.
+
+
+@dataclass
+class HistoryParams:
+    """The history of one function of a document (by name, or the one around ``position``)."""
+
+    uri: str
+    function: str | None = None
+    position: Position | None = None
+
+
+@dataclass
+class SetBaselineParams:
+    """Pin a run as the function's baseline: ``run`` is an id, ``-1`` (the latest, the default)
+    or ``-2``…; ``clear`` unpins."""
+
+    uri: str
+    function: str | None = None
+    position: Position | None = None
+    run: str | None = None
+    clear: bool = False
+
+
+@dataclass
+class CompareParams:
+    """Compare two runs of a function: ids, ``-1`` (latest), ``-2``…, or ``baseline``."""
+
+    uri: str
+    function: str | None = None
+    position: Position | None = None
+    before: str = "-2"
+    after: str = "-1"
+
+
+class GitState(TypedDict):
+    """The repository's commit, and whether the file differed from it."""
+
+    commit: str
+    dirty: bool
+
+
+class RunTiming(TypedDict):
+    """A run's timing in milliseconds (``spread_pct``: half the IQR, % of the median;
+    ``warning``: why the timing may not be trusted, null when nothing was seen)."""
+
+    median_ms: float
+    spread_pct: NotRequired[float]
+    reps: NotRequired[int]
+    method: NotRequired[str]
+    q1_ms: NotRequired[float]
+    q3_ms: NotRequired[float]
+    min_ms: NotRequired[float]
+    max_ms: NotRequired[float]
+    warning: NotRequired[str | None]
+
+
+class CompareVerdict(TypedDict):
+    """How a run's time compares with a reference (``text``: ``−49.8% vs 0.383 ms``)."""
+
+    before_ms: float
+    after_ms: float
+    change_pct: float
+    interval_pct: float
+    """Half-width of the ~95% interval of the ratio of medians, percent."""
+    p_value: float | None
+    """The Mann–Whitney p-value (null without raw samples)."""
+    significant: bool
+    method: Literal["mann-whitney", "iqr", "none"]
+    reference: str
+    text: str
+
+
+class HistoryRun(TypedDict):
+    """One run of a function in its history."""
+
+    id: str
+    time: str | None
+    function: str | None
+    path: str | None
+    device: str | None
+    device_kind: str | None
+    git: GitState | None
+    file_hash: str | None
+    versions: dict[str, Any]
+    inputs: str | None
+    timing: RunTiming
+    kernel_count: float
+    text: NotRequired[list[str]]
+    """The function's lines when it ran (in the history's list)."""
+    verdict: NotRequired[CompareVerdict | None]
+    """Against the run before it (in the history's list; null for the first)."""
+
+
+class HistoryResult(TypedDict):
+    """Result of ``kernelLens/history``: the runs, oldest first, and the pinned baseline's id."""
+
+    function: str
+    uri: str
+    path: str
+    baseline: str | None
+    current_text: list[str] | None
+    """The function's lines in the document now (null: it no longer parses or exists)."""
+    runs: list[HistoryRun]
+
+
+class SetBaselineResult(TypedDict):
+    """Result of ``kernelLens/setBaseline`` (``baseline``: null once unpinned)."""
+
+    function: str
+    baseline: HistoryRun | None
+
+
+class LineDelta(TypedDict):
+    """One line of the later run (or one removed line): kernels (or ops) and time (µs), both
+    sides; ``text``: ``2 → 1 kernels: fused · device −48%``, null when nothing changed."""
+
+    status: Literal["same", "changed", "added", "removed"]
+    line: int | None
+    before_lines: list[int]
+    source: str
+    kernels_before: float
+    kernels_after: float
+    time_before_us: float
+    time_after_us: float
+    unit: NotRequired[Literal["kernels", "ops"]]
+    """What ``kernels_before``/``kernels_after`` count: launches (CUDA) or ATen ops (CPU)."""
+    text: str | None
+
+
+class KernelDelta(TypedDict):
+    """One kernel in two runs: launches and device time (µs) per call."""
+
+    name: str
+    short_name: str
+    status: Literal["same", "added", "removed"]
+    calls_before: float
+    calls_after: float
+    device_us_before: float
+    device_us_after: float
+
+
+class CompareResult(TypedDict):
+    """Result of ``kernelLens/compare``: the verdict, line and kernel deltas of two runs."""
+
+    function: str
+    before: HistoryRun
+    after: HistoryRun
+    reference: str
+    reference_id: str | None
+    verdict: CompareVerdict
+    lines: list[LineDelta]
+    kernels: list[KernelDelta]
+    kernel_count: list[float]
+    """Kernel launches (ops on the CPU) per call: [before, after]."""
+
+
+# Diagnostics.
+
+
+class DiagnosticData(TypedDict):
+    """``data`` of a Kernel Lens diagnostic: what its quick fix needs (the editor sends it back
+    with the diagnostic in ``textDocument/codeAction``)."""
+
+    suggested_directive: NotRequired[str]
+    """For an ``inputs`` error: the ``# kernel-lens: inputs = …`` line to put above the def."""
+
+
+# The tables: each method's types.
+
+#: Each custom request -> (its params, its result).
+REQUESTS: dict[str, tuple[Any, Any]] = {
+    REQ_ASSEMBLY: (AssemblyParams, AssemblyResult),
+    REQ_GENERATED_CODE: (GeneratedCodeParams, GeneratedCodeResult),
+    REQ_INLINE: (InlineParams, InlineResult),
+    REQ_REPORT: (ReportParams, ReportResult),
+    REQ_TRACE_FILE: (FileParams, TraceFileResult),
+    REQ_NCU_FILE: (FileParams, NcuFileResult),
+    REQ_TIMELINE_WINDOW: (TimelineWindowParams, Timeline),
+    REQ_FUNCTIONS: (FunctionsParams, FunctionsResult),
+    REQ_HISTORY: (HistoryParams, HistoryResult),
+    REQ_SET_BASELINE: (SetBaselineParams, SetBaselineResult),
+    REQ_COMPARE: (CompareParams, CompareResult),
+}
+
+#: Each custom request -> the declared type of its result.
+RESULT_TYPES: dict[str, Any] = {method: result for method, (_, result) in REQUESTS.items()}
+
+#: Each custom notification -> its params (the direction is in the method's comment above).
+NOTIFICATIONS: dict[str, Any] = {
+    NOTIFY_STATUS: StatusParams,
+    NOTIFY_SET_TRUSTED: SetTrustedParams,
+    NOTIFY_REVEAL: RevealReportParams,
+    NOTIFY_RESULTS_CHANGED: ResultsChangedParams,
+    NOTIFY_TRACE_PROGRESS: TraceProgress,
+}
+
+#: Each server command (``workspace/executeCommand``, advertised by the server) -> (its
+#: argument, its result).
+SERVER_COMMANDS: dict[str, tuple[Any, Any]] = {
+    CMD_PROFILE: (ProfileArgs, ProfileCommandResult),
+    CMD_PROFILE_ALL: (ProfileAllArgs, list[ProfileCommandResult]),
+    CMD_RUN_NCU: (RunNcuArgs, NcuCommandResult | CommandResult),
+    CMD_SWEEP: (SweepArgs, SweepCommandResult | CommandResult),
+    CMD_APPLY_PARAMETER: (ApplyParameterArgs, ApplyParameterResult),
+    CMD_SET_BASELINE: (SetBaselineParams, SetBaselineResult),
+}
+
+#: Each command the server's lenses carry that the extension registers itself -> its argument.
+CLIENT_COMMANDS: dict[str, Any] = {
+    CMD_SHOW_ASSEMBLY: ShowAssemblyArgs,
+    CMD_SHOW_GENERATED_CODE: ShowGeneratedCodeArgs,
+    CMD_SHOW_REPORT: ShowReportArgs,
+    CMD_SHOW_INLINE: ShowInlineExtensionArgs,
+}

@@ -1,0 +1,437 @@
+"""The agent's stage results, as the JSON they are: one ``TypedDict`` per object.
+
+The stages build these dicts directly (mypy checks every key and value against the types
+here); the language server stores and forwards them, and the extension's types and run-time
+checks are generated from them (``extension/generated/wire.ts``). A key a type does not list
+may still pass through (the TypeScript side reads only what is declared).
+"""
+
+# No ``from __future__ import annotations``: a TypedDict's ``NotRequired`` keys must be known at
+# run time (``__optional_keys__``), where scripts/gen_wire.py and the tests read them.
+from typing import Any, Literal, TypedDict
+
+from kernel_lens.wire._compat import NotRequired
+
+__all__ = [
+    "Accounting",
+    "AccountingRemainder",
+    "AutocastInfo",
+    "BackwardPassInfo",
+    "CallContextInfo",
+    "CompiledResult",
+    "GeneratedKernel",
+    "InlineFiles",
+    "InlineModule",
+    "InlineResult",
+    "InputArg",
+    "InputsInfo",
+    "LineMapEntry",
+    "NcuHint",
+    "NcuKernel",
+    "NcuResult",
+    "NvccProblem",
+    "Profile",
+    "ProfileBackward",
+    "ProfileKernel",
+    "ProfileKernelTotal",
+    "ProfileLine",
+    "ProfileOp",
+    "ProfileTiming",
+    "RemainderKernel",
+    "RunSummary",
+    "SweepBest",
+    "SweepRow",
+    "SweepStageResult",
+]
+
+
+class LineMapEntry(TypedDict):
+    """Source line -> the lines of the assembly generated from it (both 1-based)."""
+
+    source_line: int
+    asm_lines: list[int]
+
+
+# The profile (stages target, timing, ops, trace).
+
+
+class ProfileKernel(TypedDict):
+    """One kernel launched by an op of a profiled line."""
+
+    name: str
+    """The demangled name (full of ``<``, ``>``, ``&``)."""
+    short_name: str
+    device_us: float
+    """Device time, in microseconds, per call of the function."""
+    calls: float
+    """Launches per call of the function (an average over the profiled calls)."""
+
+
+class ProfileOp(TypedDict):
+    """One ATen op dispatched by a profiled line; times in µs per call."""
+
+    name: str
+    dispatch: NotRequired[list[str]]
+    """The ops it dispatched to (e.g. ``aten::square`` -> ``aten::pow``)."""
+    device_us: float
+    cpu_us: float
+    calls: float
+    """Occurrences per call of the function (an average over the profiled calls)."""
+    kernels: list[ProfileKernel]
+
+
+class ProfileBackward(TypedDict):
+    """The backward work a line's forward ops caused — the autograd nodes they made
+    (``AddmmBackward0``), wherever the engine ran them — per call of the function."""
+
+    cpu_us: float
+    device_us: float
+    ops: list[ProfileOp]
+    """One entry per autograd node kind, costliest first; ``dispatch`` holds its ATen ops."""
+
+
+class BackwardPassInfo(TypedDict):
+    """The backward pass that ran while a line ran (``loss.backward()``), per call: its total,
+    which the forward lines also carry as their ``backward`` parts."""
+
+    device_us: float
+    cpu_us: float
+    lines: list[int]
+    """The forward lines its work was attributed to."""
+
+
+class ProfileLine(TypedDict):
+    """One source line of a profiled function."""
+
+    line: int
+    """1-based line of the document."""
+    source: str
+    ops: list[ProfileOp]
+    hits: NotRequired[float]
+    """Times the line ran per call of the function."""
+    cpu_us: NotRequired[float]
+    device_us: NotRequired[float]
+    """Device time of the line's own (forward) kernels, µs per call."""
+    backward: NotRequired[ProfileBackward]
+    backward_pass: NotRequired[BackwardPassInfo]
+
+
+class RemainderKernel(TypedDict):
+    """A kernel of a remainder, by its device time per call (µs)."""
+
+    name: str
+    device_us: float
+
+
+class AccountingRemainder(TypedDict):
+    """Device time on no line, for one reason, per call (µs)."""
+
+    reason: Literal["no-launch", "other-thread", "outside", "backward-unlinked", "backward-seed"]
+    text: str
+    """The reason in words (``launched from another thread, outside the function's lines``)."""
+    device_us: float
+    kernels: list[RemainderKernel]
+    """Its costliest kernels (at most five)."""
+
+
+class Accounting(TypedDict):
+    """Where the trace's device time went, per call: ``device_us == on_lines_us + Σ
+    remainder``."""
+
+    device_us: float
+    """Every kernel, memcpy and memset of the trace, µs per call."""
+    on_lines_us: float
+    on_lines_pct: float
+    remainder: list[AccountingRemainder]
+
+
+class ProfileKernelTotal(ProfileKernel):
+    """A kernel's totals over the whole function."""
+
+    lines: NotRequired[list[int]]
+    """1-based lines that launched it."""
+
+
+class ProfileTiming(TypedDict):
+    """The timing stage's result: median in ms, spread in % of the median."""
+
+    median_ms: float
+    spread_pct: float
+    """Spread of the repetitions around the median, in percent of it."""
+    reps: int
+    method: NotRequired[str]
+    """``cuda-events`` or ``perf-counter``."""
+
+
+class Profile(TypedDict):
+    """The profile of one function, as ``kernel-lens profile --json`` prints it (the agent's
+    ``profile`` result; only the keys the report reads are listed, the rest passes through)."""
+
+    function: str
+    device: str
+    """The device's name (``NVIDIA H200``, ``CPU``)."""
+    device_kind: NotRequired[str]
+    """``cuda`` or ``cpu``."""
+    timing: ProfileTiming | None
+    lines: list[ProfileLine]
+    kernels: list[ProfileKernelTotal]
+    trace_path: NotRequired[str | None]
+    accounting: NotRequired[Accounting]
+
+
+class InputArg(TypedDict):
+    """One input of the profiled call, described (never the value itself)."""
+
+    name: str
+    type: str
+    shape: list[int] | None
+    dtype: str | None
+    device: str | None
+    repr: str
+
+
+class AutocastInfo(TypedDict):
+    """One device type's autocast state at the call."""
+
+    device_type: str
+    dtype: str
+    enabled: bool
+    cache_enabled: bool
+
+
+class CallContextInfo(TypedDict):
+    """torch's state a call ran under (autocast, grad mode, backends flags, matmul precision,
+    device): taken at the script's call, or given by a ``# kernel-lens: context = …``
+    directive."""
+
+    source: Literal["captured", "directive"]
+    label: str
+    """What differs from the agent's own state: ``autocast cuda bfloat16 · no_grad``; empty
+    when nothing does."""
+    autocast: list[AutocastInfo]
+    grad: Literal["enabled", "no_grad", "inference_mode"]
+    matmul_precision: str
+    backends: dict[str, bool]
+    cuda_device: int | None
+
+
+class InputsInfo(TypedDict):
+    """Where the profiled call's inputs came from (the profile result's ``inputs`` object)."""
+
+    source: Literal["captured", "directive", "factory", "none"]
+    """``captured`` (the script's own first call), ``directive``, ``factory``
+    (``<name>_inputs()``) or ``none`` (no parameters)."""
+    label: str
+    """``directive``, ``square_inputs()``, ``captured``, ``none``."""
+    line: int | None
+    """The captured call's line, the directive's line or the factory's def line."""
+    call: str | None
+    """For ``captured``: the caller chain inside the file (``time_fn → square_2``)."""
+    setup_s: float | None
+    """For ``captured``: how long the script ran before the call, in seconds."""
+    args: list[InputArg]
+    self: NotRequired[dict[str, Any]]
+    """For methods: ``{"class", "how", "name", "made_at"}``."""
+    context: NotRequired[CallContextInfo]
+    """The calling context every stage replays (a captured call's, or a directive's)."""
+
+
+# torch.compile (the *compiled* stage).
+
+
+class GeneratedKernel(TypedDict):
+    """One kernel call in inductor's output module."""
+
+    name: str
+    """``triton_poi_…``, ``cpp_fused_…`` or ``extern_kernels.mm``."""
+    kind: Literal["triton", "cpp", "extern"]
+    def_line: NotRequired[int | None]
+    """1-based line of its definition in the code (absent for extern kernels)."""
+    call_line: int
+    """1-based line of its call in the code."""
+    lines: list[int]
+    """1-based lines of the user's source fused into this kernel."""
+    asm: NotRequired[dict[str, Any]]
+    """CUDA only: the Triton kernel's PTX… from the Triton cache."""
+
+
+class RunSummary(TypedDict):
+    """Eager or compiled: median time (ms), its spread (%), and device work per call."""
+
+    median_ms: float
+    spread_pct: float
+    kernels: float
+    """Kernel launches per call (CUDA), or top-level ATen ops per call (CPU)."""
+
+
+class CompiledResult(TypedDict):
+    """The *compiled* stage: torch.compile's generated code, eager vs compiled numbers."""
+
+    backend: str
+    language: Literal["triton", "cpp"]
+    code_path: str
+    """Where the agent saved ``code``."""
+    code: str
+    """Inductor's output module (Python), shown unchanged so that the kernels' lines apply."""
+    provenance: bool
+    """Whether inductor's provenance tracking said which lines each kernel fused."""
+    kernels: list[GeneratedKernel]
+    """In call order (a kernel called twice appears twice)."""
+    eager: RunSummary
+    compiled: RunSummary
+    speedup: float | None
+    """Eager over compiled median time; null when not measured."""
+    summary: str
+
+
+# Parameter sweeps (the *sweep* stage).
+
+
+class SweepRow(TypedDict):
+    """One value of a sweep: timed (ms, %, bytes, GB/s), or failed with ``error``."""
+
+    value: int
+    median_ms: NotRequired[float | None]
+    spread_pct: NotRequired[float | None]
+    reps: NotRequired[int | None]
+    bytes: NotRequired[int | None]
+    """Bytes read and written per call (tensor arguments and results)."""
+    gb_per_s: NotRequired[float | None]
+    error: str | None
+    """Why this value failed; null when it was timed."""
+
+
+class SweepBest(TypedDict):
+    """The fastest value of a sweep."""
+
+    value: int
+    median_ms: float
+
+
+class SweepStageResult(TypedDict):
+    """The *sweep* stage: each value's row, the best, and the timing method."""
+
+    param: str
+    current: float | None
+    """The value the function is called with now, if known (an int, unless the call passed
+    another number)."""
+    rows: list[SweepRow]
+    best: SweepBest
+    method: str
+    ties: NotRequired[list[int]]
+    """Values equal to the fastest within noise (empty: ``best`` is significantly faster)."""
+    verdict: NotRequired[str | None]
+    """``BLOCK_SIZE 512–1024 equal within noise`` / ``BLOCK_SIZE 512 fastest (significantly)``."""
+    note: NotRequired[str]
+    """What the times mean where they are not the device's (the Triton interpreter)."""
+
+
+# load_inline (the *inline_ext* stage).
+
+
+class NvccProblem(TypedDict):
+    """One nvcc error or warning, located in cuda.cu and in the .py file (1-based lines)."""
+
+    severity: str
+    """``error`` or ``warning``."""
+    message: str
+    cuda_line: int | None
+    line: int | None
+
+
+InlineFiles = TypedDict(
+    "InlineFiles",
+    {"main.cpp": str, "cuda.cu": str | None, "build.ninja": NotRequired[str | None]},
+)
+"""The files load_inline writes into its build folder, as the agent rebuilt them: main.cpp
+(the cpp_sources and the bindings of functions=), cuda.cu (null without cuda_sources), and
+build.ninja (present only after a build; null if torch wrote none)."""
+
+
+class InlineModule(TypedDict):
+    """One ``load_inline(...)`` call of the file and what nvcc made of it."""
+
+    name: str
+    """The extension's ``name=``."""
+    call_line: int
+    """1-based line of the ``load_inline(`` call."""
+    arch: str
+    """Target architecture, e.g. ``sm_90``."""
+    nvcc: str
+    """The nvcc that compiled it."""
+    files: InlineFiles
+    ptx: str | None
+    """``nvcc -ptx -lineinfo`` of cuda.cu; null when it failed or there are no cuda_sources."""
+    line_map: list[LineMapEntry]
+    """Lines of the .py file -> lines of ``ptx``."""
+    errors: list[NvccProblem]
+    build_log: str | None
+    """load_inline's verbose build output; null unless built."""
+    build_directory: str | None
+    """Where load_inline built the module; null unless built."""
+    ptx_seconds: NotRequired[float]
+    """Time nvcc took for the PTX, in seconds (absent without cuda_sources)."""
+
+
+class InlineResult(TypedDict):
+    """The *inline_ext* stage: every ``load_inline`` call of a file, in syntax-tree order."""
+
+    path: str
+    modules: list[InlineModule]
+
+
+# Nsight Compute (the *ncu* stage).
+
+
+class NcuHint(TypedDict):
+    """One Nsight Compute rule result; speedup in percent."""
+
+    rule: str
+    section: str
+    kind: Literal["OPT", "WRN", "ERR"]
+    title: str
+    message: str
+    speedup_pct: float | None
+    """Estimated speedup in percent, if the rule gives one."""
+    speedup_type: str | None
+    """``local`` or ``global``."""
+
+
+class NcuKernel(TypedDict):
+    """One profiled kernel launch: µs, % of peak, GB/s; null when not collected."""
+
+    id: int
+    name: str
+    demangled: str
+    device: str | None
+    duration_us: float | None
+    compute_throughput_pct: float | None
+    memory_throughput_pct: float | None
+    dram_throughput_pct: float | None
+    dram_bandwidth_gbs: float | None
+    achieved_occupancy_pct: float | None
+    theoretical_occupancy_pct: float | None
+    registers: float | None
+    grid_size: float | None
+    block_size: float | None
+    waves: float | None
+    grid: str | None
+    """``(x, y, z)`` as text, when known."""
+    block: str | None
+    line: NotRequired[int | None]
+    """1-based source line that launched it (absent in a report opened from a file)."""
+    hints: list[NcuHint]
+    """Ranked: errors, then optimisations by estimated speedup, then warnings."""
+
+
+class NcuResult(TypedDict):
+    """The *ncu* stage: the report file and each kernel's metrics, hints and source line."""
+
+    report_path: str
+    set: NotRequired[str]
+    """ncu's section set (``basic``, ``full``)."""
+    reader: str
+    """``ncu_report`` or ``csv``."""
+    kernels: list[NcuKernel]
+    ncu_log: NotRequired[str]
+    """ncu's own ``==PROF==`` / ``==WARNING==`` lines."""

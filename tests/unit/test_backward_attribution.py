@@ -17,6 +17,9 @@ from typing import Any
 
 import pytest
 
+from kernel_lens.analysis.line_attribution import (
+    BACKWARD_PREFIX as BACKWARD,
+)
 from kernel_lens.analysis.line_attribution import attribute_trace, backward_node_name
 
 DATA = Path(__file__).parent.parent / "data" / "h200" / "training"
@@ -244,3 +247,22 @@ def test_a_compiled_region_says_where_its_kernels_are() -> None:
     hover = lens_text.hover_markdown(result, 28)
     assert hover is not None and lens_text.COMPILED_REGION_NOTE in hover
     assert lens_text.COMPILED_REGION_NOTE not in (lens_text.hover_markdown(result, 29) or "")
+
+
+def test_a_backward_run_inside_the_line_that_made_it_is_no_pass_of_its_own() -> None:
+    # torch.compile's first call traces the backward (AOTAutograd) inside the forward line: the
+    # engine's nodes then run on the calling thread, in that line's range, linked to it.
+    trace = {
+        "traceEvents": [
+            {"ph": "X", "cat": "user_annotation", "name": "src:5", "ts": 0, "dur": 100,
+             "pid": 1, "tid": 1},
+            {"ph": "X", "cat": "cpu_op", "name": "aten::mul", "ts": 1, "dur": 5, "pid": 1,
+             "tid": 1, "args": {"Sequence number": 7}},
+            {"ph": "X", "cat": "cpu_op", "name": BACKWARD + "MulBackward0", "ts": 10,
+             "dur": 5, "pid": 1, "tid": 1, "args": {"Sequence number": 7}},
+        ]
+    }  # fmt: skip
+    found = attribute_trace(trace)
+    line = found.lines[5].to_json()
+    assert [op["name"] for op in line["backward"]["ops"]] == ["MulBackward0"]
+    assert "backward_pass" not in line

@@ -92,10 +92,12 @@ def _layer(x: Any, w: Any) -> Any:
 def test_profile_with_backward_puts_the_layers_backward_on_its_lines(tmp_path: Path) -> None:
     x = torch.randn(16, 8)
     w = torch.randn(8, 8, requires_grad=True)
-    call = with_backward(lambda: _layer(x, w), qualname="_layer")
-    call()
+    layer = with_backward(_layer, qualname="_layer")
+    layer(x, w)
     assert w.grad is not None
-    passed = profile_pass(call, _layer.__code__, device="cpu", runs=2, trace_dir=str(tmp_path))
+    passed = profile_pass(
+        lambda: layer(x, w), _layer.__code__, device="cpu", runs=2, trace_dir=str(tmp_path)
+    )
     found = attribute_trace(passed.trace, runs=passed.runs)
     mm, relu = _line_of(_layer, "h = x @ w"), _line_of(_layer, "return torch.relu")
     assert [op["name"] for op in found.lines[mm].to_json()["backward"]["ops"]] == ["MmBackward0"]
@@ -105,9 +107,9 @@ def test_profile_with_backward_puts_the_layers_backward_on_its_lines(tmp_path: P
 
 
 def test_profile_with_backward_needs_an_output_that_requires_grad() -> None:
-    call = with_backward(lambda: _layer(torch.ones(2, 2), torch.ones(2, 2)), qualname="_layer")
+    layer = with_backward(_layer, qualname="_layer")
     with pytest.raises(NoGradOutputError, match="returned no tensor that requires grad"):
-        call()
+        layer(torch.ones(2, 2), torch.ones(2, 2))
 
 
 def test_a_cpu_autocast_context_replayed_puts_the_bf16_casts_on_the_line(tmp_path: Path) -> None:

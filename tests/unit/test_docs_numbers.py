@@ -142,3 +142,42 @@ def test_readme_sample_is_the_stored_h200_run() -> None:
     rendered = format_profile(stored).splitlines()
     assert shown[:-1] == rendered[: len(shown) - 1]
     assert "0.577 ms median  ±0.1%  (min 0.573 ms, 104 reps, CUDA events, L2 flushed)" in shown[1]
+
+
+def test_training_step_table_is_the_recorded_results() -> None:
+    """The issue-22 table: each row's figures are its recorded result's (ours), the before
+    column the recording's log, and every row's fwd + bwd is its share of the trace's time."""
+    doc = _doc()
+    rows = _table(doc, "| run | trace kernels ms/call |")
+    assert len(rows) == 5
+    training = H200 / "training"
+    files = {
+        "`train_step.py::train_step`": "train_step-train_step",
+        "`train_step.py::train_step_bf16`": "train_step-train_step_bf16",
+        "`train_compiled.py::train_step`": "train_compiled-train_step",
+        "`train_step.py::MLP.forward --backward`": "mlp-backward",
+    }
+    log = (training / "record.log").read_text()
+    for row in rows:
+        total, fwd, bwd, pct = (_num(c) for c in row[1:5])
+        assert fwd + bwd == pytest.approx(total * pct / 100, abs=0.002), row[0]
+        name = next((v for k, v in files.items() if row[0].startswith(k)), None)
+        if name is None:
+            assert row[0].startswith("nanoGPT")  # public code: its result is not committed
+            continue
+        result = json.loads((training / "after" / f"{name}.json").read_text())
+        acc = result["accounting"]
+        lines = result["lines"]
+        assert acc["device_us"] / 1e3 == pytest.approx(total, abs=5e-4), row[0]
+        assert sum(x["device_us"] for x in lines) / 1e3 == pytest.approx(fwd, abs=5e-4), row[0]
+        bwd_us = sum((x.get("backward") or {}).get("device_us", 0.0) for x in lines)
+        assert bwd_us / 1e3 == pytest.approx(bwd, abs=5e-4), row[0]
+        assert acc["on_lines_pct"] == pytest.approx(pct, abs=0.005), row[0]
+        before = re.search(rf"{name} exit 0\n.*\((?P<pct>[\d.]+)%\)", log)
+        if before is not None:
+            assert row[5] == f"{before.group('pct')}%", row[0]
+    seed = json.loads((training / "after" / "mlp-backward.json").read_text())["accounting"]
+    assert [(r["reason"], round(r["device_us"], 1)) for r in seed["remainder"]] == [
+        ("backward-seed", 30.0)
+    ]
+    assert "gradient accumulation, 30.0 µs" in _flat(doc)

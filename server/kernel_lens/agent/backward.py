@@ -11,6 +11,7 @@ Runs in the user's interpreter (torch is imported lazily).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -42,19 +43,21 @@ def grad_outputs(value: Any) -> list[Any]:
     return found
 
 
-def with_backward(call: Callable[[], Any], *, qualname: str) -> Callable[[], Any]:
-    """``call`` followed by the backward of its output (see the module docstring).
+def with_backward(fn: Callable[..., Any], *, qualname: str) -> Callable[..., Any]:
+    """``fn`` followed by the backward of its output (see the module docstring); the same
+    signature (``functools.wraps``), so every stage calls it as it would call ``fn``.
 
     Raises (when the returned callable runs):
-        NoGradOutputError: the output has no tensor that requires grad (the message says how to
-            get one: inputs or parameters with ``requires_grad=True``, grad mode on).
+        NoGradOutputError: the output has no tensor that requires grad (the message says how
+            to get one: inputs or parameters with ``requires_grad=True``, grad mode on).
     """
 
-    def forward_and_backward() -> Any:
+    @functools.wraps(fn)
+    def forward_and_backward(*args: Any, **kwargs: Any) -> Any:
         import torch
         from torch.autograd.profiler import record_function
 
-        out = call()
+        out = fn(*args, **kwargs)
         tensors = grad_outputs(out)
         if not tensors:
             raise NoGradOutputError(

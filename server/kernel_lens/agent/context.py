@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernel_lens.wire.results import CallContextInfo
+
 __all__ = ["CallContext", "from_directive", "snapshot"]
 
 #: Autocast device types whose state is taken (``cpu`` and ``cuda`` are what users run).
@@ -96,12 +98,12 @@ class CallContext:
             out.append(f"cuda:{self.cuda_device}")
         return out
 
-    def to_json(self, default: CallContext | None = None) -> dict[str, Any]:
+    def to_json(self, default: CallContext | None = None) -> CallContextInfo:
         """The result's ``inputs.context`` object; ``label`` lists what differs from the
         agent's own state (``autocast cuda bfloat16 · no_grad``), empty when nothing does."""
         changes = self.changes(default or snapshot())
         return {
-            "source": self.source,
+            "source": "directive" if self.source == "directive" else "captured",
             "label": " · ".join(changes),
             "autocast": [
                 {
@@ -112,7 +114,11 @@ class CallContext:
                 }
                 for a in self.autocast
             ],
-            "grad": self.grad,
+            "grad": "no_grad"
+            if self.grad == "no_grad"
+            else "inference_mode"
+            if self.grad == "inference_mode"
+            else "enabled",
             "matmul_precision": self.matmul_precision,
             "backends": dict(self.backends),
             "cuda_device": self.cuda_device,

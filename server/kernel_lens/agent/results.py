@@ -29,7 +29,9 @@ def kernel_totals(lines_json: list[dict[str, Any]]) -> list[dict[str, Any]]:
     longest first, with the lines that launched it."""
     totals: dict[str, dict[str, Any]] = {}
     for line in lines_json:
-        for op in line["ops"]:
+        # a line's own ops and the backward its forward caused: every kernel counts once
+        backward = line.get("backward") or {}
+        for op in [*line["ops"], *(backward.get("ops") or [])]:
             for k in op["kernels"]:
                 row = totals.setdefault(
                     k["name"],
@@ -63,8 +65,10 @@ def line_results(
     only_with_ops: bool = False,
     in_line_order: bool = False,
 ) -> dict[str, Any]:
-    """The ``lines``, ``kernels`` and ``unattributed`` keys of a result, from a profiled pass's
-    Chrome trace (numbers per run).
+    """The ``lines``, ``kernels``, ``unattributed`` and ``accounting`` keys of a result, from a
+    profiled pass's Chrome trace (numbers per run): each line with the backward its forward ops
+    caused, and where every microsecond of the trace's device time went (on the kept lines, or
+    a named remainder — lines outside ``within`` are one).
 
     Args:
         trace: the pass's trace, loaded.
@@ -74,19 +78,27 @@ def line_results(
         only_with_ops: leave out lines that ran no op (a script's ``import``/``def`` lines).
         in_line_order: the lines sorted by number (else in the attribution's order).
     """
-    from kernel_lens.analysis.line_attribution import attribute_lines
+    from kernel_lens.analysis.line_attribution import attribute_trace
 
-    lines, unattributed = attribute_lines(trace, runs=runs)
+    found = attribute_trace(
+        trace,
+        runs=runs,
+        first_line=within[0] if within is not None else None,
+        last_line=within[1] if within is not None else None,
+    )
+    lines = found.lines
     items: Iterable[tuple[int, Any]] = sorted(lines.items()) if in_line_order else lines.items()
     rows = [
         stat.to_json(source_of(no))
         for no, stat in items
-        if (within is None or within[0] <= no <= within[1]) and (stat.ops or not only_with_ops)
+        if (within is None or within[0] <= no <= within[1])
+        and (stat.ops or stat.backward or stat.backward_pass or not only_with_ops)
     ]
     return {
         "lines": rows,
         "kernels": kernel_totals(rows),
-        "unattributed": [k.to_json() for k in unattributed],
+        "unattributed": [k.to_json() for k in found.unattributed],
+        "accounting": found.accounting.to_json(),
     }
 
 

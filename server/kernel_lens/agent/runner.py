@@ -9,6 +9,7 @@ built by :mod:`kernel_lens.agent.results`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import types
@@ -115,7 +116,20 @@ def run_profile(
         trace_dir = CacheDirs.from_env().traces
     if request.script:
         return _run_script(request, report, trace_dir)
-    target, style, interpreted, device, device_name = _first_call(request, report)
+    with contextlib.ExitStack() as context:
+        return _run_function(request, report, trace_dir, compiled_dir, context)
+
+
+def _run_function(
+    request: ProfileRequest,
+    report: ProgressFn,
+    trace_dir: str,
+    compiled_dir: str | None,
+    context: contextlib.ExitStack,
+) -> dict[str, Any]:
+    """A function's stages, every one of them under the target's calling context (entered on
+    ``context`` once the target is loaded, before its first call)."""
+    target, style, interpreted, device, device_name = _first_call(request, report, context)
     result = profile_result(
         function=target.info.qualname,
         path=target.path,
@@ -142,9 +156,15 @@ def run_profile(
     return result
 
 
-def _first_call(request: ProfileRequest, report: ProgressFn) -> tuple[Target, str, bool, str, str]:
+def _first_call(
+    request: ProfileRequest, report: ProgressFn, context: contextlib.ExitStack
+) -> tuple[Target, str, bool, str, str]:
     """Load the target and call it once (the warm-up every stage needs): the target, its call
-    style, whether its Triton kernels run under the interpreter, and the device (kind, name)."""
+    style, whether its Triton kernels run under the interpreter, and the device (kind, name).
+
+    The target's calling context (autocast, grad mode, backends flags, …) is entered on
+    ``context`` before that call; with ``request.backward`` each call is followed by the
+    backward of its output."""
     from kernel_lens.agent.stages.target import load_target
 
     report("target", "loading the file")
@@ -157,6 +177,12 @@ def _first_call(request: ProfileRequest, report: ProgressFn) -> tuple[Target, st
     # A coroutine is awaited and a generator consumed on every call (warm-up, timing,
     # profiling, sweep): a time is never one of a body that did not run.
     target.fn = with_call_style(target.fn)
+    if target.context is not None:
+        context.enter_context(target.context.applied())
+    if request.backward:
+        from kernel_lens.agent.backward import with_backward
+
+        target.fn = with_backward(target.fn, qualname=target.info.qualname)
 
     import torch
 

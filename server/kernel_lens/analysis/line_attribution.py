@@ -674,7 +674,14 @@ def _attribute(
             if backward:
                 bpass.lines.add(line)
 
-    for stat in lines.values():
+    for no, stat in lines.items():
+        bpass = stat.backward_pass
+        if bpass is not None and bpass.lines <= {no}:
+            # Autograd nodes that ran inside the very line that made them — AOTAutograd tracing
+            # the backward while torch.compile compiles the forward, a torch.autograd.grad in
+            # the same statement — are that line's backward part already; a "pass" there would
+            # only say it twice.
+            stat.backward_pass = None
         _scale_line(stat, runs)
     for k in unattributed.values():
         k.device_us /= runs

@@ -65,22 +65,45 @@ def format_profile(result: dict[str, Any], *, width: int = 110) -> str:
         out.append(header)
         for line in lines:
             first = True
-            for op in line["ops"]:
-                label = op["name"] + "".join(f" → {d}" for d in op["dispatch"])
-                value = op["device_us"] if cuda else op["cpu_us"]
+            bpass = line.get("backward_pass")
+            if bpass:
+                # the pass's total, said as such: its parts are on the forward lines (bwd)
+                spread = ",".join(str(n) for n in bpass.get("lines") or [])
+                value = bpass["device_us"] if cuda else bpass["cpu_us"]
+                label = f"backward pass · on lines {spread}" if spread else "backward pass"
                 out.append(
-                    f"{line['line'] if first else '':>5}  "
-                    f"{_clip(line['source'] if first else '', 34):<34} "
-                    f"{_clip(label, 44):<44} {op['calls']:>5} {format_us(value):>9}"
+                    f"{line['line']:>5}  {_clip(line['source'], 34):<34} "
+                    f"{_clip(label, 44):<44} {'':>5} {format_us(value):>9}"
                 )
                 first = False
-                for k in op["kernels"]:
+            backward = line.get("backward") or {}
+            parts = [("", line["ops"]), ("bwd ", backward.get("ops") or [])]
+            for prefix, ops in parts:
+                for op in ops:
+                    label = prefix + op["name"] + "".join(f" → {d}" for d in op["dispatch"])
+                    value = op["device_us"] if cuda else op["cpu_us"]
                     out.append(
-                        f"{'':>5}  {'':<34} {_clip('  ↳ ' + k['short_name'], 44):<44} "
-                        f"{k['calls']:>5} {format_us(k['device_us']):>9}"
+                        f"{line['line'] if first else '':>5}  "
+                        f"{_clip(line['source'] if first else '', 34):<34} "
+                        f"{_clip(label, 44):<44} {op['calls']:>5} {format_us(value):>9}"
                     )
+                    first = False
+                    for k in op["kernels"]:
+                        out.append(
+                            f"{'':>5}  {'':<34} {_clip('  ↳ ' + k['short_name'], 44):<44} "
+                            f"{k['calls']:>5} {format_us(k['device_us']):>9}"
+                        )
             if first:
                 out.append(f"{line['line']:>5}  {_clip(line['source'], 34):<34} (no ops)")
+        accounting = result.get("accounting")
+        if cuda and accounting and accounting.get("device_us"):
+            pct = float(accounting["on_lines_pct"])
+            head = "100% on lines" if pct >= 99.995 else f"{pct:.1f}% on lines"
+            out.append("")
+            out.append(f"{format_us(float(accounting['device_us']))} of kernels per call · {head}")
+            for rem in accounting.get("remainder") or []:
+                names = ", ".join(k["name"][:40] for k in rem.get("kernels") or [])
+                out.append(f"  {format_us(float(rem['device_us'])):>9}  {rem['text']}: {names}")
         kernels = result.get("kernels") or []
         if kernels:
             out.append("")

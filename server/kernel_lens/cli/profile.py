@@ -32,6 +32,7 @@ def run(args: argparse.Namespace) -> int:
         trace_dir=os.path.abspath(args.trace_dir) if args.trace_dir else None,
         keep_samples=args.samples,
         script=script,
+        backward=args.backward,
     )
     result = job(request, args)
     if isinstance(result, int):
@@ -119,6 +120,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--runs", type=int, default=3, help="calls under the profiler (ops/trace)")
     p.add_argument("--trace-dir", help="folder for the Chrome trace")
     p.add_argument("--no-samples", dest="samples", action="store_false", help="omit raw samples")
+    p.add_argument(
+        "--backward",
+        action="store_true",
+        help="profile with backward: back-propagate the function's output (a gradient of ones) "
+        "after each call, so each line shows its forward and its backward",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     p.add_argument(
         "--compare",

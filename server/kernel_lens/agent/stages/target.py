@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from kernel_lens.agent.context import CallContext, from_directive
 from kernel_lens.agent.errors import ProfileError, format_exception, user_line_from_traceback
 from kernel_lens.agent.stages import capture
 from kernel_lens.agent.usercode import compile_text, exec_module, parse_source, read_source
@@ -40,6 +41,8 @@ class Target:
         module: the module namespace the text was executed in (run as ``__main__`` when the
             inputs were captured from the script's run).
         inputs: the description of the inputs (the result's ``inputs`` object).
+        context: the calling context every stage runs the function under (a captured
+            call's, or a ``# kernel-lens: context = …`` directive's; None: the agent's own).
     """
 
     path: str
@@ -52,6 +55,7 @@ class Target:
     module: types.ModuleType
     source_lines: list[str] = field(default_factory=list)
     inputs: InputsInfo | None = None
+    context: CallContext | None = None
 
     def call(self) -> Any:
         """Call the function once on its inputs."""
@@ -334,6 +338,13 @@ def load_target(
     inputs = _describe_inputs(module, info, path, fn, args, kwargs, inputs_source, captured)
     if self_info:
         inputs["self"] = self_info
+    context = _directive_context(module, info, path)
+    if context is None and captured is not None:
+        context = captured.context
+    if context is not None:
+        described = context.to_json()
+        if described["label"] or context.source == "directive":
+            inputs["context"] = described
     return Target(
         path=path,
         info=info,
@@ -345,7 +356,35 @@ def load_target(
         module=module,
         source_lines=text.splitlines(),
         inputs=inputs,
+        context=context,
     )
+
+
+def _directive_context(
+    module: types.ModuleType, info: FunctionInfo, path: str
+) -> CallContext | None:
+    """The ``# kernel-lens: context = …`` directive's context, evaluated in the module (once
+    here to check and label it, then anew for every block that runs under it)."""
+    if info.context_expr is None:
+        return None
+    line = info.context_line
+    try:
+        code = _compile_directive(info.context_expr, path, line or 1)
+    except SyntaxError as exc:
+        raise ProfileError(
+            "inputs", f"the context directive does not parse: {exc.msg}", line
+        ) from None
+    try:
+        return from_directive(lambda: eval(code, module.__dict__))
+    except (Exception, SystemExit, KeyboardInterrupt) as exc:
+        raise ProfileError(
+            "inputs",
+            f"the context directive raised {type(exc).__name__}: {exc} (it takes a context "
+            'manager, or a tuple of them: torch.autocast("cuda", dtype=torch.bfloat16), '
+            "torch.no_grad())",
+            line,
+            format_exception(exc),
+        ) from None
 
 
 def _owner_attr(module: types.ModuleType, info: FunctionInfo) -> Any:

@@ -24,6 +24,7 @@ import { chooseInterpreter } from "./install";
 export function registerCommands(ctx: Ctx): void {
   ctx.pushExtCleanup(
     vscode.commands.registerCommand(Commands.profileAtCursor, () => profileAtCursor(ctx)),
+    vscode.commands.registerCommand(Commands.profileWithBackward, () => profileAtCursor(ctx, true)),
     vscode.commands.registerCommand(Commands.profileFile, () => profileFile(ctx)),
     vscode.commands.registerCommand(Commands.profileScript, () => profileScript(ctx)),
     vscode.commands.registerCommand(Commands.runNcuAtCursor, () => runNcuAtCursor(ctx)),
@@ -86,13 +87,17 @@ function pythonEditor(): vscode.TextEditor | undefined {
   return editor;
 }
 
-async function profileAtCursor(ctx: Ctx): Promise<void> {
+/** The function at the cursor; with `backward`, each call is followed by the backward of its
+ * output (*Profile with Backward*: a layer's lines then show their forward and backward cost). */
+async function profileAtCursor(ctx: Ctx, backward = false): Promise<void> {
   const editor = pythonEditor();
   if (editor !== undefined) {
     const position = editor.selection.active;
     await execute(ctx, editor.document.uri, (uri) => ({
       command: ServerCommands.profile,
-      args: cursorParams(uri, position),
+      args: backward
+        ? { ...cursorParams(uri, position), backward: true }
+        : cursorParams(uri, position),
     }));
   }
 }

@@ -8,6 +8,8 @@ import { ClientCommands } from "./protocol";
  * `kernelLens.profileAll` are registered by vscode-languageclient; see `protocol.ts`). */
 export const Commands = {
   profileAtCursor: "kernelLens.profileAtCursor",
+  /** The function at the cursor, each call followed by the backward of its output. */
+  profileWithBackward: "kernelLens.profileWithBackward",
   profileFile: "kernelLens.profileFile",
   /** The whole file, run once as `__main__` (also the server's `Profile Script` lens). */
   profileScript: "kernelLens.profileScript",

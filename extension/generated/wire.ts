@@ -780,6 +780,8 @@ export interface ProfileArgs {
   position?: Position | null;
   /** The whole file, run once as `__main__` (`function`/`line`/`position` ignored). */
   script?: boolean;
+  /** *Profile with backward*: each call followed by the backward of the function's output. */
+  backward?: boolean;
 }
 
 /** Profile every function of the document at `uri`. */

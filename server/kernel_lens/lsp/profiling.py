@@ -164,7 +164,12 @@ async def _run_checked(
 
 
 async def profile_function(
-    ls: KernelLensServer, uri: str, *, function: str | None, line0: int | None
+    ls: KernelLensServer,
+    uri: str,
+    *,
+    function: str | None,
+    line0: int | None,
+    backward: bool = False,
 ) -> ProfileCommandResult:
     """Profile one function of the document ``uri`` and store the outcome.
 
@@ -202,7 +207,8 @@ async def profile_function(
     snapshot = function_text(lines, info)
     ls.documents.put(uri, Record(qualname, "running", snapshot, info.first_line))
     refresh_lenses(ls)
-    ls.log(f"profile {qualname} ({path}:{info.def_line})", types.MessageType.Info)
+    with_bwd = " with backward" if backward else ""
+    ls.log(f"profile{with_bwd} {qualname} ({path}:{info.def_line})", types.MessageType.Info)
     request = ProfileRequest(
         path=path,
         text=source,
@@ -211,6 +217,7 @@ async def profile_function(
         budget_ms=ls.settings.budget_ms,
         reps=ls.settings.reps,
         keep_samples=True,  # for the history's comparisons; dropped from the record after
+        backward=backward,
     )
     outcome: ProfileCommandResult
     ran = await _run_checked(ls, uri, info, snapshot, lines, f"Profiling {qualname}", request)
@@ -297,7 +304,9 @@ async def profile(ls: KernelLensServer, args: ProfileArgs) -> ProfileCommandResu
             # Shown as a profile's syntax error is: a diagnostic and a lens.
             return await profile_function(ls, args.uri, function=None, line0=args.position.line)
         function = resolve_target(source, name=None, position=args.position)
-    return await profile_function(ls, args.uri, function=function, line0=args.line)
+    return await profile_function(
+        ls, args.uri, function=function, line0=args.line, backward=args.backward
+    )
 
 
 async def profile_all(ls: KernelLensServer, args: ProfileAllArgs) -> list[ProfileCommandResult]:

@@ -260,6 +260,8 @@ class ProfileArgs:
     position: Position | None = None
     script: bool = False
     """The whole file, run once as ``__main__`` (``function``/``line``/``position`` ignored)."""
+    backward: bool = False
+    """*Profile with backward*: each call followed by the backward of the function's output."""
 
 
 @dataclass

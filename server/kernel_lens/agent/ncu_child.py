@@ -3,12 +3,14 @@
 
     python -m kernel_lens.agent.ncu_child PATH FUNC TEXT_FILE
 
-Only that call's kernels are profiled (ncu runs with ``--profile-from-start off``), never the
+The call runs under the target's calling context, as in every other stage. Only that call's
+kernels are profiled (ncu runs with ``--profile-from-start off``), never the
 set-up's ``randn`` or the warm-up.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
 
 
@@ -26,14 +28,16 @@ def main(argv: list[str]) -> int:
         print("kernel-lens: no CUDA device", file=sys.stderr)
         return 3
     target = load_target(path, text, name=function)
-    for _ in range(2):
-        target.call()
-    torch.cuda.synchronize()
-    torch.cuda.profiler.start()
-    with LineTagger(target.code, NvtxRange):
-        target.call()
-    torch.cuda.synchronize()
-    torch.cuda.profiler.stop()
+    # under the calling context the other stages use (a captured call's autocast, grad mode…)
+    with target.context.applied() if target.context is not None else contextlib.nullcontext():
+        for _ in range(2):
+            target.call()
+        torch.cuda.synchronize()
+        torch.cuda.profiler.start()
+        with LineTagger(target.code, NvtxRange):
+            target.call()
+        torch.cuda.synchronize()
+        torch.cuda.profiler.stop()
     return 0
 
 

@@ -11,19 +11,10 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import KERNELS, run_cli
+from tests.conftest import KERNELS
+from tests.gpu.test_gpu_engine import _line, _profile
 
 pytestmark = pytest.mark.gpu
-
-
-def _profile(spec: str, tmp_path: Any, *extra: str) -> dict[str, Any]:
-    code, out, err = run_cli("profile", spec, "--json", "--trace-dir", str(tmp_path), *extra)
-    assert code == 0, (out, err)
-    return out  # type: ignore[no-any-return]
-
-
-def _line(result: dict[str, Any], start: str) -> dict[str, Any]:
-    return next(x for x in result["lines"] if x["source"].startswith(start))
 
 
 def _trace_device_us(result: dict[str, Any]) -> float:

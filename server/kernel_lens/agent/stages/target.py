@@ -239,22 +239,8 @@ def _build_inputs(
     module: types.ModuleType, info: FunctionInfo, path: str
 ) -> tuple[tuple[Any, ...], dict[str, Any], str]:
     if info.inputs_expr is not None:
-        line = info.inputs_line
-        try:
-            code = _compile_directive(info.inputs_expr, path, line or 1)
-        except SyntaxError as exc:
-            raise ProfileError(
-                "inputs", f"the inputs directive does not parse: {exc.msg}", line
-            ) from None
-        try:
-            value = eval(code, module.__dict__)
-        except (Exception, SystemExit, KeyboardInterrupt) as exc:
-            raise ProfileError(
-                "inputs",
-                f"the inputs directive raised {type(exc).__name__}: {exc}",
-                line,
-                format_exception(exc),
-            ) from None
+        code = _directive_code("inputs", info.inputs_expr, path, info.inputs_line)
+        value = _eval_directive("inputs", lambda: eval(code, module.__dict__), info.inputs_line)
         args, kwargs = _normalize_inputs(value)
         return args, kwargs, "directive"
     factory_name = info.qualname.replace(".", "_") + "_inputs"
@@ -360,6 +346,29 @@ def load_target(
     )
 
 
+def _directive_code(what: str, expr: str, path: str, line: int | None) -> types.CodeType:
+    """A directive's expression compiled at its own line (``what``: ``inputs``/``context``)."""
+    try:
+        return _compile_directive(expr, path, line or 1)
+    except SyntaxError as exc:
+        raise ProfileError(
+            "inputs", f"the {what} directive does not parse: {exc.msg}", line
+        ) from None
+
+
+def _eval_directive(what: str, run: Callable[[], Any], line: int | None, hint: str = "") -> Any:
+    """``run()`` — the directive's evaluation — with its failure said on the directive's line."""
+    try:
+        return run()
+    except (Exception, SystemExit, KeyboardInterrupt) as exc:
+        raise ProfileError(
+            "inputs",
+            f"the {what} directive raised {type(exc).__name__}: {exc}{hint}",
+            line,
+            format_exception(exc),
+        ) from None
+
+
 def _directive_context(
     module: types.ModuleType, info: FunctionInfo, path: str
 ) -> CallContext | None:
@@ -367,24 +376,18 @@ def _directive_context(
     here to check and label it, then anew for every block that runs under it)."""
     if info.context_expr is None:
         return None
-    line = info.context_line
-    try:
-        code = _compile_directive(info.context_expr, path, line or 1)
-    except SyntaxError as exc:
-        raise ProfileError(
-            "inputs", f"the context directive does not parse: {exc.msg}", line
-        ) from None
-    try:
-        return from_directive(lambda: eval(code, module.__dict__))
-    except (Exception, SystemExit, KeyboardInterrupt) as exc:
-        raise ProfileError(
-            "inputs",
-            f"the context directive raised {type(exc).__name__}: {exc} (it takes a context "
-            'manager, or a tuple of them: torch.autocast("cuda", dtype=torch.bfloat16), '
-            "torch.no_grad())",
-            line,
-            format_exception(exc),
-        ) from None
+    code = _directive_code("context", info.context_expr, path, info.context_line)
+    hint = (
+        ' (it takes a context manager, or a tuple of them: torch.autocast("cuda", '
+        "dtype=torch.bfloat16), torch.no_grad())"
+    )
+    made: CallContext = _eval_directive(
+        "context",
+        lambda: from_directive(lambda: eval(code, module.__dict__)),
+        info.context_line,
+        hint,
+    )
+    return made
 
 
 def _owner_attr(module: types.ModuleType, info: FunctionInfo) -> Any:

@@ -266,3 +266,12 @@ def test_a_backward_run_inside_the_line_that_made_it_is_no_pass_of_its_own() -> 
     line = found.lines[5].to_json()
     assert [op["name"] for op in line["backward"]["ops"]] == ["MulBackward0"]
     assert "backward_pass" not in line
+
+
+def test_the_timeline_names_the_autograd_engines_lane() -> None:
+    from kernel_lens.analysis.timeline import build_timeline
+
+    _, trace = _load("train_step-train_step")
+    titles = [lane["title"] for lane in build_timeline(trace)["lanes"]]
+    assert "CPU thread 525 · backward (autograd engine)" in titles  # pt_autograd_0
+    assert "CPU thread 494" in titles  # the calling thread, with the line ranges

@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from kernel_lens.analysis.line_attribution import LINE_RANGE_RE
+from kernel_lens.analysis.line_attribution import BACKWARD_PREFIX, LINE_RANGE_RE
 from kernel_lens.analysis.names import short_kernel_name
 from kernel_lens.analysis.trace_columns import Progress, TraceColumns
 
@@ -377,6 +377,12 @@ def build_store(
     lane_of = np.full(n, -1, dtype=np.int64)
     lane_info: list[tuple[str, str, str]] = []
 
+    # A CPU thread that runs autograd nodes and no line of the user's: the backward engine's own
+    # thread (``pt_autograd_0`` on CUDA), said in its lane's title.
+    engine_name = np.array(
+        [s.startswith(BACKWARD_PREFIX) for s in columns.names] + [False], dtype=bool
+    )
+
     def lanes_for(mask: npt.NDArray[np.bool_], kind: str, a: I64, b: I64) -> None:
         rows = np.flatnonzero(mask)
         if not len(rows):
@@ -385,11 +391,19 @@ def build_store(
         # A hash table, not a sort: a lane's index does not depend on the order met (the
         # lanes are ordered by their ids below).
         inverse, uniq = pd.factorize(pairs)
+        engine = np.zeros(len(uniq), dtype=bool)
+        lined = np.zeros(len(uniq), dtype=bool)
+        if kind == "cpu":
+            np.logical_or.at(engine, inverse, engine_name[columns.name[rows]])
+            np.logical_or.at(lined, inverse, line[rows] >= 0)
         codes = []
-        for pair in uniq.tolist():
+        for i, pair in enumerate(uniq.tolist()):
             ka, kb = divmod(pair, len(keys) + 1)
             if kind == "cpu":
-                info = (f"cpu-{keys[ka]}-{keys[kb]}", f"CPU thread {keys[kb]}", "cpu")
+                title = f"CPU thread {keys[kb]}"
+                if engine[i] and not lined[i]:
+                    title += " · backward (autograd engine)"
+                info = (f"cpu-{keys[ka]}-{keys[kb]}", title, "cpu")
             elif kind == "gpu":
                 info = (f"gpu-{keys[ka]}-{keys[kb]}", f"GPU {keys[ka]} · stream {keys[kb]}", "gpu")
             else:

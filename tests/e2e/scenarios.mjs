@@ -1494,8 +1494,11 @@ export const SCENARIOS = [
         PROFILE_MS,
         async () => {
           const DEF = "def forward_bf16(model, x):";
+          // From the palette with the cursor in the function (the lens row above it can be
+          // re-rendered under a click while the train_step lenses settle).
           await r.gotoLine(await r.lineIn(FILE, DEF));
-          await r.clickLensAbove(DEF, /^Profile$/, 30_000);
+          await r.clickInLine("h = model.fc1(x)", "fc1");
+          await r.command("Kernel Lens: Profile Function at Cursor");
           await r.waitLensAbove(DEF, SUMMARY, PROFILE_MS - 30_000);
           await r.hoverOn("h = model.fc1(x)", "fc1");
           const text = await r.until(

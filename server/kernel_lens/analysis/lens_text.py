@@ -335,8 +335,9 @@ def hover_markdown(result: dict[str, Any], line_no: int, *, word: str | None = N
     attributed: list[str] = []
     median_ms = float(timing.get("median_ms") or 0.0) if timing else 0.0
     if not cuda and median_ms > 0:
+        # the same whole as the lenses' shares (line_shares): forward and backward ops
         whole = sum(
-            float(o.get("cpu_us") or 0.0) for x in result.get("lines") or [] for o in x["ops"]
+            float(o.get("cpu_us") or 0.0) for x in result.get("lines") or [] for o in _all_ops(x)
         )
         op_shares = {
             id(op): (float(op.get("cpu_us") or 0.0) / whole if whole > 0 else 0.0) for op in ops

@@ -36,6 +36,18 @@ def train_step_module() -> Any:
         sys.path.remove(str(KERNELS))
 
 
+def _profiled_step(mod: Any, tmp_path: Path, *, runs: int) -> Any:
+    """kernels/train_step.py's step on a small MLP, called once, then profiled and attributed."""
+    model, opt, x, y = mod.make(batch=64, dim=32, hidden=64)
+    step = mod.train_step
+    step(model, opt, x, y)
+    passed = profile_pass(
+        lambda: step(model, opt, x, y), step.__code__, device="cpu", runs=runs,
+        trace_dir=str(tmp_path),
+    )  # fmt: skip
+    return attribute_trace(passed.trace, runs=passed.runs)
+
+
 def _line_of(code: Any, text: str) -> int:
     import inspect
 
@@ -46,14 +58,8 @@ def _line_of(code: Any, text: str) -> int:
 def test_a_cpu_training_step_puts_each_backward_node_on_its_forward_line(
     train_step_module: Any, tmp_path: Path
 ) -> None:
-    mod = train_step_module
-    model, opt, x, y = mod.make(batch=64, dim=32, hidden=64)
-    step = mod.train_step
-    step(model, opt, x, y)
-    passed = profile_pass(
-        lambda: step(model, opt, x, y), step.__code__, device="cpu", runs=2, trace_dir=str(tmp_path)
-    )
-    found = attribute_trace(passed.trace, runs=passed.runs)
+    step = train_step_module.train_step
+    found = _profiled_step(train_step_module, tmp_path, runs=2)
     forward, loss, backward, opt_line = (
         _line_of(step, "out = model(x)"),
         _line_of(step, "loss = F.mse_loss"),
@@ -150,14 +156,8 @@ def test_a_cpu_line_lens_splits_its_share_between_the_passes(
 ) -> None:
     from kernel_lens.analysis import lens_text
 
-    mod = train_step_module
-    model, opt, x, y = mod.make(batch=64, dim=32, hidden=64)
-    step = mod.train_step
-    step(model, opt, x, y)
-    passed = profile_pass(
-        lambda: step(model, opt, x, y), step.__code__, device="cpu", runs=1, trace_dir=str(tmp_path)
-    )
-    found = attribute_trace(passed.trace, runs=1)
+    step = train_step_module.train_step
+    found = _profiled_step(train_step_module, tmp_path, runs=1)
     line = found.lines[_line_of(step, "out = model(x)")].to_json("out = model(x)")
     title = lens_text.line_lens_title(line, cuda=False, share="62% of 1.0 ms")
     assert title is not None

@@ -12,6 +12,8 @@ import platform
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from kernel_lens.analysis.line_attribution import all_ops
+
 __all__ = ["device_of_run", "kernel_totals", "line_results", "profile_result"]
 
 
@@ -30,8 +32,7 @@ def kernel_totals(lines_json: list[dict[str, Any]]) -> list[dict[str, Any]]:
     totals: dict[str, dict[str, Any]] = {}
     for line in lines_json:
         # a line's own ops and the backward its forward caused: every kernel counts once
-        backward = line.get("backward") or {}
-        for op in [*line["ops"], *(backward.get("ops") or [])]:
+        for op in all_ops(line):
             for k in op["kernels"]:
                 row = totals.setdefault(
                     k["name"],

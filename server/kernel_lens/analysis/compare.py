@@ -28,6 +28,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kernel_lens.analysis.line_attribution import all_ops
+
 __all__ = [
     "ALPHA",
     "LINE_NOISE_PCT",
@@ -259,23 +261,17 @@ def equal_within_noise(
     return (fastest[0], []) if len(ties) == 1 else (None, ties)
 
 
-def _line_ops(line: dict[str, Any]) -> list[dict[str, Any]]:
-    """The line's forward ops and the backward ops its forward caused: a change of the
-    backward is a change of the line."""
-    return [*(line.get("ops") or []), *((line.get("backward") or {}).get("ops") or [])]
-
-
 def _kernel_count(line: dict[str, Any]) -> float:
     return sum(
         float(k.get("calls") or 1)
-        for op in _line_ops(line)
+        for op in all_ops(line)
         for k in op.get("kernels") or []
         if k.get("kind", "kernel") == "kernel"
     )
 
 
 def _op_count(line: dict[str, Any]) -> float:
-    return sum(float(op.get("calls") or 1) for op in _line_ops(line))
+    return sum(float(op.get("calls") or 1) for op in all_ops(line))
 
 
 def _line_time_us(line: dict[str, Any], cuda: bool) -> float:

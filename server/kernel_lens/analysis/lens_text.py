@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kernel_lens.analysis.compare import summary_delta
+from kernel_lens.analysis.line_attribution import BACKWARD_PREFIX, all_ops
 from kernel_lens.analysis.report_text import format_time_ms, format_us
 
 __all__ = [
@@ -172,14 +173,10 @@ def summary_lens_title(result: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
-#: Autograd's node names in a trace (``autograd::engine::evaluate_function: MulBackward0``).
-_AUTOGRAD_PREFIX = "autograd::engine::evaluate_function: "
-
-
 def short_op_name(name: str) -> str:
     """An op's name for a lens: autograd's nodes as ``MulBackward0 (autograd)``."""
-    if name.startswith(_AUTOGRAD_PREFIX):
-        return f"{name[len(_AUTOGRAD_PREFIX) :]} (autograd)"
+    if name.startswith(BACKWARD_PREFIX):
+        return f"{name[len(BACKWARD_PREFIX) :]} (autograd)"
     return name
 
 
@@ -207,7 +204,7 @@ def line_shares(result: dict[str, Any]) -> dict[int, float]:
         return {}
     per_line: dict[int, float] = {}
     for line in result.get("lines") or []:
-        total = sum(float(op.get("cpu_us") or 0.0) for op in _all_ops(line))
+        total = sum(float(op.get("cpu_us") or 0.0) for op in all_ops(line))
         if total > 0:
             per_line[int(line["line"])] = total
     whole = sum(per_line.values())
@@ -219,12 +216,6 @@ def share_text(share: float, median_ms: float) -> str:
     pct = share * 100
     head = "<1%" if 0 < pct < 1 else f"{pct:.0f}%"
     return f"{head} of {format_us(median_ms * 1000)}"
-
-
-def _all_ops(line: dict[str, Any]) -> list[dict[str, Any]]:
-    """A line's forward ops and the backward ops its forward caused."""
-    backward = line.get("backward") or {}
-    return [*(line.get("ops") or []), *(backward.get("ops") or [])]
 
 
 def _lines_span(lines: list[int]) -> str:
@@ -337,7 +328,7 @@ def hover_markdown(result: dict[str, Any], line_no: int, *, word: str | None = N
     if not cuda and median_ms > 0:
         # the same whole as the lenses' shares (line_shares): forward and backward ops
         whole = sum(
-            float(o.get("cpu_us") or 0.0) for x in result.get("lines") or [] for o in _all_ops(x)
+            float(o.get("cpu_us") or 0.0) for x in result.get("lines") or [] for o in all_ops(x)
         )
         op_shares = {
             id(op): (float(op.get("cpu_us") or 0.0) / whole if whole > 0 else 0.0) for op in ops
@@ -368,7 +359,7 @@ def hover_markdown(result: dict[str, Any], line_no: int, *, word: str | None = N
                 f"{format_us(op['cpu_us'])} CPU under the profiler"
             )
     out.extend(_backward_hover(line, cuda=cuda))
-    if any(_is_compiled_region(op["name"]) for op in _all_ops(line)):
+    if any(_is_compiled_region(op["name"]) for op in all_ops(line)):
         out += ["", COMPILED_REGION_NOTE]
     out.append("")
     runs = result.get("profiled_runs", "?")

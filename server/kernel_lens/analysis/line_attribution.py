@@ -35,6 +35,7 @@ __all__ = [
     "Attribution",
     "BackwardPass",
     "Remainder",
+    "all_ops",
     "attribute_trace",
     "backward_node_name",
     "KernelStat",
@@ -47,6 +48,11 @@ __all__ = [
 LINE_RANGE_RE = re.compile(r"^src:(?:.*:)?(?P<line>\d+)$")
 _CPU_CATS = {"cpu_op", "user_annotation", "cuda_runtime", "cuda_driver"}
 _DEVICE_CATS = {"kernel", "gpu_memcpy", "gpu_memset"}
+
+
+def all_ops(line: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A line's (JSON) forward ops and the backward ops its forward caused, in that order."""
+    return [*(line.get("ops") or []), *((line.get("backward") or {}).get("ops") or [])]
 
 
 def line_range_name(line: int) -> str:

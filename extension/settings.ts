@@ -15,6 +15,7 @@ export type SettingKey =
   | "python"
   | "agentCommand"
   | "timeoutSeconds"
+  | "compileTimeoutSeconds"
   | "timing.warmupMs"
   | "timing.budgetMs"
   | "timing.reps"
@@ -34,6 +35,8 @@ export interface Settings {
   agentCommand: readonly string[];
   /** Time limit for one profiling job, in seconds (>= 1). */
   timeoutSeconds: number;
+  /** Time limit for a compiler job (nvcc, Triton, torch.compile) when above `timeoutSeconds`. */
+  compileTimeoutSeconds: number;
   timing: Readonly<TimingOptions>;
   /** Which lenses are shown (the server pulls this; see `analysis/lens_targets.py`). */
   lenses: Readonly<{ showAll: boolean }>;
@@ -43,6 +46,7 @@ export const DEFAULTS: Readonly<Settings> = {
   python: "",
   agentCommand: [],
   timeoutSeconds: 120,
+  compileTimeoutSeconds: 600,
   timing: { warmupMs: 25, budgetMs: 500, reps: 0 },
   lenses: { showAll: false },
 };
@@ -113,6 +117,12 @@ export function readSettings(config: ConfigGetter): ReadResult {
       python: (python as string).trim(),
       agentCommand: [...(agentCommand as string[])],
       timeoutSeconds: number("timeoutSeconds", DEFAULTS.timeoutSeconds, 1, false),
+      compileTimeoutSeconds: number(
+        "compileTimeoutSeconds",
+        DEFAULTS.compileTimeoutSeconds,
+        1,
+        false,
+      ),
       timing: {
         warmupMs: number("timing.warmupMs", DEFAULTS.timing.warmupMs, 0, false),
         budgetMs: number("timing.budgetMs", DEFAULTS.timing.budgetMs, 1, false),
@@ -141,6 +151,7 @@ export function initializationOptions(
   return {
     agentCommand: settings.agentCommand.length > 0 ? [...settings.agentCommand] : null,
     timeoutSeconds: settings.timeoutSeconds,
+    compileTimeoutSeconds: settings.compileTimeoutSeconds,
     workspaceTrusted,
     timing: { ...settings.timing },
   };

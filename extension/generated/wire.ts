@@ -725,6 +725,8 @@ export interface InitializationOptions {
   agentCommand: string[] | null;
   /** Time limit for one profiling job, in seconds. */
   timeoutSeconds: number;
+  /** Time limit for a compiler job (nvcc, Triton, torch.compile) when above `timeoutSeconds`. */
+  compileTimeoutSeconds: number;
   /** False in Restricted Mode: the server runs no code until `kernelLens/setTrusted`. */
   workspaceTrusted: boolean;
   timing: TimingOptions;

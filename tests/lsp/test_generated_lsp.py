@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import pytest_lsp
+from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
@@ -140,3 +141,47 @@ async def test_inline_extension_nvcc_error_becomes_a_diagnostic(client: Language
     diags = [d for d in client.diagnostics[uri] if d.source == "Kernel Lens (nvcc)"]
     assert diags and diags[0].range.start.line == line0_of(path, "undefined_name;")
     assert 'identifier "undefined_name" is undefined' in diags[0].message
+
+
+SLOW_IMPORT = (
+    "import time\n\nimport torch\nimport triton\nimport triton.language as tl\n\n"
+    "time.sleep({sleep})\n\n\n@triton.jit\ndef k(p):\n    tl.store(p, 1.0)\n\n\n"
+    "def run(x):\n    k[(1,)](x)\n\n\ndef run_inputs():\n    return (torch.empty(1),)\n"
+)
+
+
+async def _configure(client: LanguageClient, options: dict[str, Any]) -> None:
+    """Change the settings and wait until the server has read them (it logs the new limit)."""
+    seen = len(client.log_messages)
+    client.set_configuration(options, section="kernelLens")
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    want = f"timeout {options['timeoutSeconds']:g} s"
+    for _ in range(200):
+        if any(want in m.message for m in client.log_messages[seen:]):
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"the server did not log {want!r}")
+
+
+async def test_compiler_jobs_run_under_the_compile_limit(client: LanguageClient) -> None:
+    """An nvcc or Triton build is not a hung profile: past ``timeoutSeconds`` it goes on, up to
+    ``compileTimeoutSeconds``, and a timeout then names that setting."""
+    path = Path("/tmp/kernel_lens_slow_import_kernel.py")
+    await _configure(client, {**OPTIONS, "timeoutSeconds": 2, "compileTimeoutSeconds": 60})
+    src = SLOW_IMPORT.format(sleep=4)
+    path.write_text(src)
+    uri = open_doc(client, path, src)
+    params = {"uri": uri, "kernel": "k", "stage": "ptx", "arch": 90}
+    result = await request(client, "kernelLens/assembly", params)
+    assert result.kernel == "k" and "st.global" in result.asm
+
+    await _configure(client, {**OPTIONS, "timeoutSeconds": 1, "compileTimeoutSeconds": 3})
+    # Another kernel body: the compiled one is cached by its source, and would answer at once.
+    src = SLOW_IMPORT.format(sleep=30).replace("1.0", "2.0")
+    path = path.with_name("kernel_lens_slower_import_kernel.py")
+    path.write_text(src)
+    uri = open_doc(client, path, src)
+    params["uri"] = uri
+    with pytest.raises(JsonRpcException) as caught:
+        await request(client, "kernelLens/assembly", params)
+    assert "no result after 3 s (kernelLens.compileTimeoutSeconds)" in str(caught.value)

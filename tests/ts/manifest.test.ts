@@ -33,6 +33,7 @@ const EXPECTED_DEFAULTS: Record<SettingKey, unknown> = {
   python: DEFAULTS.python,
   agentCommand: DEFAULTS.agentCommand,
   timeoutSeconds: DEFAULTS.timeoutSeconds,
+  compileTimeoutSeconds: DEFAULTS.compileTimeoutSeconds,
   "timing.warmupMs": DEFAULTS.timing.warmupMs,
   "timing.budgetMs": DEFAULTS.timing.budgetMs,
   "timing.reps": DEFAULTS.timing.reps,

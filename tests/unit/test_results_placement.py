@@ -59,3 +59,7 @@ def test_settings_accept_options_and_reject_nonsense() -> None:
     )
     s.update({"agentCommand": [], "timeoutSeconds": "soon"})
     assert s.agent_command == ["ssh", "gpu", "python3"] and s.timeout_seconds == 30.0
+    assert s.compile_timeout_seconds == 600.0
+    s.update({"compileTimeoutSeconds": 900})
+    s.update({"compileTimeoutSeconds": -1})
+    assert s.compile_timeout_seconds == 900.0

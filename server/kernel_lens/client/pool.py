@@ -330,8 +330,11 @@ class AgentClient:
         on_progress: Callable[[str, str], None] | None = None,
         cancelled: asyncio.Event | None = None,
         method: str = "profile",
+        limit_name: str = "kernelLens.timeoutSeconds",
     ) -> dict[str, Any]:
         """Run one job on a fresh agent and return its result object.
+
+        ``limit_name`` is the setting that ``timeout`` came from, named in a timeout's message.
 
         Raises:
             ProfileError: the job's own error, or ``timeout``/``crash``/``cancelled``/``exit``/
@@ -345,7 +348,9 @@ class AgentClient:
             self._busy = agent
             self.info = agent.info
             try:
-                return await self._job(agent, params, timeout, on_progress, cancelled, method)
+                return await self._job(
+                    agent, params, (timeout, limit_name), on_progress, cancelled, method
+                )
             except ProfileError:
                 raise
             except asyncio.CancelledError:
@@ -386,12 +391,16 @@ class AgentClient:
         self,
         agent: AgentProcess,
         params: dict[str, Any],
-        timeout: float,
+        limit: tuple[float, str],
         on_progress: Callable[[str, str], None] | None,
         cancelled: asyncio.Event | None,
         method: str,
     ) -> dict[str, Any]:
-        """Send the job to ``agent`` and read its messages until its result or error."""
+        """Send the job to ``agent`` and read its messages until its result or error.
+
+        ``limit`` is the time limit in seconds and the name of the setting it came from.
+        """
+        timeout = limit[0]
         proc = agent.proc
         assert proc is not None and proc.stdin is not None and proc.stdout is not None
         job_id = next(self._ids)
@@ -412,7 +421,7 @@ class AgentClient:
         )
         try:
             while True:
-                message = await self._next_message(agent, deadline, cancel_wait, timeout, path)
+                message = await self._next_message(agent, deadline, cancel_wait, limit, path)
                 if message.get("id") != job_id:
                     continue
                 if "progress" in message:
@@ -435,7 +444,7 @@ class AgentClient:
         agent: AgentProcess,
         deadline: float,
         cancel_wait: asyncio.Future[Any],
-        timeout: float,
+        limit: tuple[float, str],
         path: str | None,
     ) -> dict[str, Any]:
         """The agent's next message, read until ``deadline`` unless the job is cancelled first.
@@ -457,7 +466,7 @@ class AgentClient:
             read.cancel()
             if cancel_wait in done:
                 raise ProfileError("cancelled", "cancelled; the agent was stopped and will restart")
-            raise self._timeout_error(agent, timeout, path)
+            raise self._timeout_error(agent, limit, path)
         raw = read.result()
         if not raw:
             code = await proc.wait()
@@ -474,7 +483,10 @@ class AgentClient:
         ident = agent.info.get("main_thread")
         return ident if isinstance(ident, int) else None
 
-    def _timeout_error(self, agent: AgentProcess, timeout: float, path: str | None) -> ProfileError:
+    def _timeout_error(
+        self, agent: AgentProcess, limit: tuple[float, str], path: str | None
+    ) -> ProfileError:
+        timeout, name = limit
         frames = fault_frames(agent.recent, main_thread=self._main_thread(agent))
         frame = failing_frame(frames, path)
         where = f", at line {frame.line} {where_text(frames, path)}" if frame else ""
@@ -482,7 +494,7 @@ class AgentClient:
             where = f", {where_text(frames)}"
         return ProfileError(
             "timeout",
-            f"no result after {timeout:g} s (kernelLens.timeoutSeconds){where}; "
+            f"no result after {timeout:g} s ({name}){where}; "
             "the agent was stopped and will restart for the next job",
             frame.line if frame else None,
         )

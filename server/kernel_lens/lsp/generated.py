@@ -54,9 +54,10 @@ def _file(ls: KernelLensServer, uri: str) -> tuple[str, str]:
 
 
 async def _agent_request(ls: KernelLensServer, label: str, request: JobRequest) -> dict[str, Any]:
-    """Run one agent job for a request; its failure becomes a RequestFailed the user reads."""
+    """Run one compiler job (under the compile limit); its failure becomes a RequestFailed the
+    user reads."""
     try:
-        return await agent_call(ls, request)
+        return await agent_call(ls, request, compiler=True)
     except ProfileError as err:
         ls.log(f"{label}: {err}", types.MessageType.Error)
         raise request_failed(err) from None

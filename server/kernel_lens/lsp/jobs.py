@@ -30,8 +30,12 @@ async def agent_call(
     *,
     job: Job | None = None,
     on_progress: Callable[[str, str], None] | None = None,
+    compiler: bool = False,
 ) -> dict[str, Any]:
     """Run ``request`` on the agent; any failure becomes a :class:`ProfileError`.
+
+    A ``compiler`` job (nvcc, Triton's compiler, torch.compile) runs under the larger of the
+    two limits, ``timeoutSeconds`` and ``compileTimeoutSeconds``.
 
     A failure that is not the job's own (an unreadable or oversized reply, a bug in the client)
     also stops the agent: its output stream is in an unknown state, the next job starts afresh.
@@ -39,10 +43,15 @@ async def agent_call(
     Raises:
         ProfileError: the job's error, ``timeout``, ``crash``, ``cancelled`` or ``internal``.
     """
+    timeout, limit_name = ls.settings.timeout_seconds, "kernelLens.timeoutSeconds"
+    if compiler and ls.settings.compile_timeout_seconds > timeout:
+        timeout = ls.settings.compile_timeout_seconds
+        limit_name = "kernelLens.compileTimeoutSeconds"
     try:
         return await ls.agent.run(
             request.to_json(),
-            timeout=ls.settings.timeout_seconds,
+            timeout=timeout,
+            limit_name=limit_name,
             on_progress=on_progress,
             cancelled=job.cancelled if job is not None else None,
             method=request.method,

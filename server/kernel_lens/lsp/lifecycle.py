@@ -125,6 +125,11 @@ def setup(ls: KernelLensServer) -> None:
             ls.settings.update(settings["kernelLens"])
         else:
             await pull_configuration(ls)
+        ls.log(
+            f"settings changed; timeout {ls.settings.timeout_seconds:g} s, compile timeout "
+            f"{ls.settings.compile_timeout_seconds:g} s",
+            types.MessageType.Info,
+        )
         refresh_lenses(ls)  # kernelLens.lenses.showAll changes which lenses there are
 
     @ls.feature(NOTIFY_SET_TRUSTED)

@@ -34,6 +34,10 @@ class Settings:
     """The first workspace folder: the agent's working directory."""
     timeout_seconds: float = 120.0
     """A job that runs longer is stopped and its agent restarted."""
+    compile_timeout_seconds: float = 600.0
+    """The limit for a compiler job (nvcc for ``load_inline``, Triton's compiler, torch.compile)
+    when it is above ``timeout_seconds``: an nvcc build that includes ``torch/extension.h``
+    takes a minute on a small machine, which is not a profile that hangs."""
     workspace_trusted: bool = True
     """Nothing runs in an untrusted workspace."""
     warmup_ms: float = 25.0
@@ -56,6 +60,10 @@ class Settings:
             self.agent_command_is_default = False
         if "timeoutSeconds" in options:
             self.timeout_seconds = _positive(self.timeout_seconds)(options["timeoutSeconds"])
+        if "compileTimeoutSeconds" in options:
+            self.compile_timeout_seconds = _positive(self.compile_timeout_seconds)(
+                options["compileTimeoutSeconds"]
+            )
         if "workspaceTrusted" in options:
             self.workspace_trusted = bool(options["workspaceTrusted"])
         lenses = options.get("lenses")

@@ -207,6 +207,8 @@ class InitializationOptions(TypedDict):
     """argv prefix that starts the profiling agent; null = the server's own interpreter."""
     timeoutSeconds: float
     """Time limit for one profiling job, in seconds."""
+    compileTimeoutSeconds: float
+    """Time limit for a compiler job (nvcc, Triton, torch.compile) when above ``timeoutSeconds``."""
     workspaceTrusted: bool
     """False in Restricted Mode: the server runs no code until ``kernelLens/setTrusted``."""
     timing: TimingOptions

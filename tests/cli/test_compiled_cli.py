@@ -51,3 +51,46 @@ def test_matmul_relu_lines_per_kernel(tmp_path: Path) -> None:
     assert fused["lines"] == [_lineno("z = torch.relu(z)"), _lineno("return z + 1.0")]
     assert "→ 1 kernel (" in c["summary"]
     assert c["eager"]["median_ms"] > 0 and c["compiled"]["median_ms"] > 0
+
+
+CAPTURED = """\
+import torch
+import torch.nn.functional as F
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(32, 32)
+
+    def forward(self, x):
+        return F.gelu(self.fc(x)) * 2.0
+
+
+def step(x, w):
+    h = F.relu(x @ w)
+    return torch.tanh(h).sum()
+
+
+if __name__ == "__main__":
+    block = Block()
+    x = torch.randn(16, 32)
+    print(step(x, torch.randn(32, 32)), block(x).shape)
+"""
+
+
+def test_generated_code_with_inputs_captured_from_the_script(tmp_path: Path) -> None:
+    """The function lives in the script's ``__main__``: torch.compile's guards look up the
+    module globals (``F``, ``torch``) there, on a plain function and on a module's forward."""
+    path = tmp_path / "deep_script.py"
+    path.write_text(CAPTURED)
+    for func, fused_line in [("step", "h = F.relu(x @ w)"), ("Block.forward", "F.gelu")]:
+        code, out, err = run_cli(
+            "profile", f"{path}::{func}", "--stages", "compiled", "--json", timeout=600
+        )
+        assert code == 0, err
+        assert out["inputs"]["source"] == "captured", out["inputs"]
+        c = out["compiled"]
+        lines = CAPTURED.splitlines()
+        line = next(i for i, x in enumerate(lines, 1) if fused_line in x)
+        assert any(line in k["lines"] for k in c["kernels"]), c["kernels"]

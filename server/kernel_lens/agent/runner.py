@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from kernel_lens.agent.errors import ProfileError
 from kernel_lens.agent.results import device_of_run, line_results, profile_result
-from kernel_lens.agent.usercode import as_needs_gpu, call_style, call_user, with_call_style
+from kernel_lens.agent.usercode import (
+    as_main,
+    as_needs_gpu,
+    call_style,
+    call_user,
+    with_call_style,
+)
 from kernel_lens.wire.jobs import ALL_STAGES, DEFAULT_STAGES, ProfileRequest
 from kernel_lens.wire.paths import CacheDirs
 from kernel_lens.wire.results import CompiledResult, SweepStageResult
@@ -173,6 +179,7 @@ def _first_call(
         target = load_target(request.path, request.text, name=request.function, line=request.line)
     except ProfileError as err:
         raise as_needs_gpu(err) from None
+    context.enter_context(as_main(target.module))
     style = call_style(target.code)
     # A coroutine is awaited and a generator consumed on every call (warm-up, timing,
     # profiling, sweep): a time is never one of a body that did not run.

@@ -35,6 +35,7 @@ from kernel_lens.agent.errors import (
 __all__ = [
     "NEEDS_GPU_MESSAGE",
     "CallStyle",
+    "as_main",
     "as_needs_gpu",
     "call_style",
     "call_user",
@@ -166,6 +167,27 @@ def main_module(path: str) -> Iterator[types.ModuleType]:
     finally:
         if previous_main is not None:
             sys.modules["__main__"] = previous_main
+
+
+@contextlib.contextmanager
+def as_main(module: types.ModuleType) -> Iterator[None]:
+    """``module`` as ``sys.modules["__main__"]`` while the block runs, when it ran as ``__main__``.
+
+    A function captured from the script's own run lives in the script's ``__main__`` namespace;
+    whatever looks its module up by name afterwards (torch.compile's guards read
+    ``sys.modules[fn.__globals__["__name__"]]``; ``pickle``; dataclasses) must find that
+    namespace, not the agent's.
+    """
+    if module.__dict__.get("__name__") != "__main__":
+        yield
+        return
+    previous = sys.modules.get("__main__")
+    sys.modules["__main__"] = module
+    try:
+        yield
+    finally:
+        if previous is not None:
+            sys.modules["__main__"] = previous
 
 
 def needs_gpu(message: str) -> bool:

@@ -854,6 +854,11 @@ export interface AssemblyParams {
   arch?: number | null;
   /** The cursor, when `kernel` is not given: the `@triton.jit` kernel around it. */
   position?: Position | null;
+  /**
+   * Argument types picked by the user (`{"x_ptr": "*fp16", "BLOCK_SIZE": "256"}`), over
+   * those of the launch or of the text.
+   */
+  overrides?: Record<string, string> | null;
 }
 
 /** Result of `kernelLens/assembly`: one stage of one compiled `@triton.jit` kernel. */
@@ -872,6 +877,12 @@ export interface AssemblyResult {
   /** The function whose launch gave the kernel's signature, if any. */
   launcher: string | null;
   warnings: string[];
+  /** The Triton type of each parameter the kernel was compiled for (`constexpr` for those). */
+  signature: Record<string, string>;
+  constexprs: Record<string, unknown>;
+  types_from: "launch" | "text" | "user";
+  /** How the types were found, when not from a real launch (what was assumed). */
+  types_note: string | null;
 }
 export const checkAssemblyResult: Check<AssemblyResult> = shape<AssemblyResult>({
   kernel: string,
@@ -883,6 +894,10 @@ export const checkAssemblyResult: Check<AssemblyResult> = shape<AssemblyResult>(
   spills: int,
   launcher: nullable(string),
   warnings: listOf(string),
+  signature: recordOf(string),
+  constexprs: record,
+  types_from: oneOf("launch", "text", "user"),
+  types_note: nullable(string),
 });
 
 /** torch.compile one function of a document (by name, or the one around `position`). */

@@ -1,10 +1,11 @@
 """``kernel-lens asm``: Triton compiled ahead of time for sm_90 on a machine without a GPU."""
 
+import re
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLES, KERNELS, run_cli
+from tests.conftest import EXAMPLES, HAS_CUDA, KERNELS, run_cli
 
 TRITON_SQUARE = KERNELS / "triton_square.py"
 
@@ -88,3 +89,77 @@ def test_a_kernel_the_script_launches_at_module_level_compiles_from_that_launch(
     assert out["constexprs"] == {"BLOCK": 512}
     assert ".target sm_90a" in out["asm"]
     assert not (tmp_path / "after_launch.txt").exists()
+
+
+GPU_ONLY = Path(__file__).resolve().parent.parent / "data" / "gpu_only"
+
+
+@pytest.mark.skipif(HAS_CUDA, reason="the launch runs on a GPU machine: its types are exact there")
+def test_a_gpu_only_tutorial_compiles_with_types_read_from_its_launch() -> None:
+    """Shaped like the public tutorials: the device comes from Triton's driver and the tensors
+    are made on it at module level, so the launcher cannot run without a GPU; the types are read
+    from the launch's text, and what was assumed is said."""
+    path = GPU_ONLY / "vector_add_cuda.py"
+    code, out, err = run_cli("asm", f"{path}::add_kernel", "--arch", "90", "--json")
+    assert code == 0, err
+    assert out["types_from"] == "text"
+    assert out["signature"] == {
+        "x_ptr": "*fp32",
+        "y_ptr": "*fp32",
+        "output_ptr": "*fp32",
+        "n_elements": "i32",
+        "BLOCK_SIZE": "constexpr",
+    }
+    assert out["constexprs"] == {"BLOCK_SIZE": 1024}
+    launch = _lineno(path, "add_kernel[grid](")
+    assert out["launcher"] == f"line {launch}"
+    note = out["types_note"]
+    assert f"read from the launch at line {launch}" in note and "0 active drivers" in note
+    assert "assumed *fp32 for x_ptr, y_ptr, output_ptr" in note
+    assert out["warnings"][0] == note
+    ptx = out["asm"]
+    assert ".target sm_90a" in ptx and "ld.global" in ptx
+    by_line = {m["source_line"]: m["asm_lines"] for m in out["line_map"]}
+    assert _lineno(path, "x = tl.load(") in by_line
+
+    # The user's picks go over the text's: fp16 loads, another block size, the note updated.
+    code, out, err = run_cli(
+        "asm",
+        f"{path}::add_kernel",
+        "--types",
+        "x_ptr=*fp16,y_ptr=*fp16",
+        "--types",
+        "BLOCK_SIZE=256",
+        "--json",
+    )
+    assert code == 0, err
+    assert out["types_from"] == "user"
+    assert out["signature"]["x_ptr"] == "*fp16" and out["constexprs"] == {"BLOCK_SIZE": 256}
+    assert "assumed *fp32 for output_ptr" in out["types_note"]
+    assert "picked x_ptr=*fp16, y_ptr=*fp16, BLOCK_SIZE=256" in out["types_note"]
+    assert re.search(r"ld\.global(\.v\d)?\.b16", out["asm"]), "fp16 loads"
+
+    code, out, _ = run_cli("asm", f"{path}::add_kernel", "--types", "z_ptr=*fp16", "--json")
+    assert code == 1 and "has no parameter 'z_ptr'" in out["error"]["message"]
+
+
+@pytest.mark.skipif(HAS_CUDA, reason="the launch runs on a GPU machine: its types are exact there")
+def test_an_autotuned_gpu_only_matmul_compiles_from_its_first_config() -> None:
+    path = GPU_ONLY / "matmul_autotuned_cuda.py"
+    code, out, err = run_cli("asm", f"{path}::matmul_kernel", "--arch", "90", "--json")
+    assert code == 0, err
+    sig = out["signature"]
+    # Pointers are what the body loads and stores through; sizes and strides are integers.
+    assert [k for k, v in sig.items() if v.startswith("*")] == ["a_ptr", "b_ptr", "c_ptr"]
+    assert sig["c_ptr"] == "*fp16"  # c = torch.empty(..., dtype=torch.float16) in the launcher
+    assert all(sig[k] == "i32" for k in ("M", "N", "K", "stride_am", "stride_cn"))
+    # constexprs: the first triton.Config, and the launcher's default for ACTIVATION.
+    assert out["constexprs"] == {
+        "BLOCK_SIZE_M": 64,
+        "BLOCK_SIZE_N": 64,
+        "BLOCK_SIZE_K": 32,
+        "GROUP_SIZE_M": 8,
+        "ACTIVATION": "",
+    }
+    assert out["options"] == {"num_warps": 4, "num_stages": 3}
+    assert "wgmma" in out["asm"] or "mma" in out["asm"]

@@ -85,7 +85,11 @@ class Engine:
 
         progress("asm", f"compiling {request.kernel or 'every @triton.jit kernel'}")
         compiled = compile_file_kernels(
-            request.path, request.text, kernel=request.kernel, arch=request.arch
+            request.path,
+            request.text,
+            kernel=request.kernel,
+            arch=request.arch,
+            overrides=request.overrides,
         )
         if request.kernel is not None:
             return compiled[0].to_json(request.stage)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from typing import Any
 
 from kernel_lens.cli.common import job, split_target, timeout_option
@@ -15,8 +16,22 @@ from kernel_lens.wire.jobs import AsmRequest
 def run(args: argparse.Namespace) -> int:
     """The kernel's (or every kernel's) assembly for the stage and architecture."""
     path, kernel = split_target(args.target)
+    overrides: dict[str, str] = {}
+    for item in [x for arg in args.types or [] for x in arg.split(",") if x.strip()]:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            print(
+                f"kernel-lens asm: --types takes NAME=TYPE (x_ptr=*fp16, BLOCK=256), not {item!r}",
+                file=sys.stderr,
+            )
+            return 2
+        overrides[name.strip()] = value.strip()
     request = AsmRequest(
-        path=os.path.abspath(path), kernel=kernel, arch=args.arch, stage=args.stage
+        path=os.path.abspath(path),
+        kernel=kernel,
+        arch=args.arch,
+        stage=args.stage,
+        overrides=overrides or None,
     )
     result = job(request, args)
     if isinstance(result, int):
@@ -30,6 +45,8 @@ def run(args: argparse.Namespace) -> int:
             f"// {j['kernel']} · {args.stage.upper()} · {j['arch']} · {j['registers']} registers · "
             f"{j['spills']} bytes spilled · launched by {j['launcher']} with {j['constexprs']}"
         )
+        if j.get("types_note"):
+            print(f"// {j['types_note']}")
         print(j["asm"])
     return 0
 
@@ -40,6 +57,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     a.add_argument("target", help="PATH::KERNEL, or PATH for every @triton.jit kernel")
     a.add_argument("--stage", default="ptx", choices=["ttir", "ttgir", "llir", "ptx", "sass"])
     a.add_argument("--arch", type=int, default=None, help="compute capability, e.g. 90 (sm_90)")
+    a.add_argument(
+        "--types",
+        action="append",
+        metavar="NAME=TYPE",
+        help="an argument's type (x_ptr=*fp16, n=i64) or a constexpr's value (BLOCK=256), over "
+        "those of the launch; repeatable, or comma-separated",
+    )
     a.add_argument("--json", action="store_true")
     timeout_option(a)
     a.set_defaults(func=run)

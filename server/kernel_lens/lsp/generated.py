@@ -70,14 +70,21 @@ async def assembly(ls: KernelLensServer, raw: Any) -> AssemblyResult:
     path, source = _file(ls, params.uri)
     kernel = resolve_target(source, name=params.kernel, position=params.position, kind="kernel")
     state = ls.documents(params.uri)
-    key = (kernel, params.arch, text_key(source))
+    overrides = dict(sorted((params.overrides or {}).items()))
+    key = (kernel, params.arch, text_key(source), tuple(overrides.items()))
     result = state.asm.get(key)
     if result is None:
         ls.log(f"assembly of {kernel} (sm_{params.arch or 'device'})", types.MessageType.Info)
         result = await _agent_request(
             ls,
             f"assembly of {kernel}",
-            AsmRequest(path=path, text=source, kernel=kernel, arch=params.arch),
+            AsmRequest(
+                path=path,
+                text=source,
+                kernel=kernel,
+                arch=params.arch,
+                overrides=overrides or None,
+            ),
         )
         # A document closed meanwhile has released ``state``: nothing is kept for it then.
         state.asm.put(key, result)
@@ -94,6 +101,10 @@ async def assembly(ls: KernelLensServer, raw: Any) -> AssemblyResult:
         "spills": result["spills"],
         "launcher": result.get("launcher"),
         "warnings": result.get("warnings", []),
+        "signature": result.get("signature", {}),
+        "constexprs": result.get("constexprs", {}),
+        "types_from": result.get("types_from", "launch"),
+        "types_note": result.get("types_note"),
     }
 
 

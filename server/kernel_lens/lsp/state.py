@@ -112,9 +112,7 @@ class DocumentState:
     diagnostics: dict[DiagnosticKey, list[types.Diagnostic]] = field(default_factory=dict)
     ncu: dict[str, dict[str, Any]] = field(default_factory=dict)
     sweeps: dict[str, dict[str, Any]] = field(default_factory=dict)
-    asm: LRU[tuple[str, int | None, str], dict[str, Any]] = field(
-        default_factory=lambda: LRU(ASM_CACHE_SIZE)
-    )
+    asm: LRU[tuple[Any, ...], dict[str, Any]] = field(default_factory=lambda: LRU(ASM_CACHE_SIZE))
     asm_latest: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: The inputs (a result's ``inputs`` object) of each function's last good run, for the
     #: quick fix that writes a directive with their shapes and dtypes.

@@ -146,6 +146,7 @@ class AsmRequest(JobRequest):
         kernel: one kernel's name; ``None``: every kernel of the file (result ``{"kernels": […]}``).
         arch: compute capability (``90``); ``None``: the GPU's, else 90.
         stage: with a stage (``ptx``…), ``asm``/``line_map`` hold that stage only.
+        overrides: argument types (``*fp16``, ``i64``) and constexpr values picked by the user.
     """
 
     method: ClassVar[str] = "asm"
@@ -155,6 +156,7 @@ class AsmRequest(JobRequest):
     kernel: str | None = None
     arch: int | None = None
     stage: str | None = None
+    overrides: dict[str, str] | None = None
 
 
 @dataclass

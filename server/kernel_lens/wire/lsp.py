@@ -319,6 +319,14 @@ class AssemblyParams:
     arch: int | None = None
     position: Position | None = None
     """The cursor, when ``kernel`` is not given: the ``@triton.jit`` kernel around it."""
+    overrides: dict[str, str] | None = None
+    """Argument types picked by the user (``{"x_ptr": "*fp16", "BLOCK_SIZE": "256"}``), over
+    those of the launch or of the text."""
+
+
+#: Where a compiled kernel's argument types came from: a real launch of it, the launch's text
+#: (the launcher could not run here), or the user's picks over one of those.
+AsmTypesFrom = Literal["launch", "text", "user"]
 
 
 class AssemblyResult(TypedDict):
@@ -338,6 +346,12 @@ class AssemblyResult(TypedDict):
     launcher: str | None
     """The function whose launch gave the kernel's signature, if any."""
     warnings: list[str]
+    signature: dict[str, str]
+    """The Triton type of each parameter the kernel was compiled for (``constexpr`` for those)."""
+    constexprs: dict[str, Any]
+    types_from: AsmTypesFrom
+    types_note: str | None
+    """How the types were found, when not from a real launch (what was assumed)."""
 
 
 @dataclass

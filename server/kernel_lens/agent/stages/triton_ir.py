@@ -53,6 +53,13 @@ class LaunchSpec:
     constexprs: dict[str, Any]
     options: dict[str, Any] = field(default_factory=dict)
     launcher: str | None = None
+    types_from: str = "launch"
+    """``launch`` (a real launch), ``text`` (read from the source) or ``user`` (picked)."""
+    types_note: str | None = None
+    assumed: dict[str, str] = field(default_factory=dict)
+    """Read from the text: parameter → what was assumed for it."""
+    why_text: str | None = None
+    """Read from the text: why the launch could not run."""
 
 
 @dataclass
@@ -93,6 +100,8 @@ class AsmResult:
             "options": self.launch.options,
             "launcher": self.launch.launcher,
             "warnings": self.warnings,
+            "types_from": self.launch.types_from,
+            "types_note": self.launch.types_note,
         }
         if stage is not None:
             out["stage"] = stage
@@ -113,14 +122,25 @@ def _is_kernel(obj: Any) -> bool:
     return cls in ("JITFunction", "InterpretedFunction") and callable(getattr(obj, "fn", None))
 
 
+def _unwrap(obj: Any) -> Any:
+    """The ``@triton.jit`` function under ``@triton.autotune`` / ``@triton.heuristics``."""
+    for _ in range(8):
+        if _is_kernel(obj) or getattr(obj, "fn", None) is None:
+            return obj
+        obj = obj.fn
+    return obj
+
+
 def find_kernels(module: types.ModuleType) -> dict[str, Any]:
-    """The ``@triton.jit`` kernels defined in ``module`` (not imported ones), by name."""
+    """The ``@triton.jit`` kernels defined in ``module`` (not imported ones), by name; an
+    autotuned kernel by its jit function."""
     path = getattr(module, "__file__", None)
     out: dict[str, Any] = {}
     for name, obj in vars(module).items():
-        if _is_kernel(obj) and getattr(obj.fn, "__code__", None) is not None:
-            if obj.fn.__code__.co_filename == path:
-                out[name] = obj
+        kernel = _unwrap(obj)
+        if _is_kernel(kernel) and getattr(kernel.fn, "__code__", None) is not None:
+            if kernel.fn.__code__.co_filename == path:
+                out[name] = kernel
     return out
 
 
@@ -381,86 +401,157 @@ def default_arch() -> int:
 
 
 def compile_file_kernels(
-    path: str, text: str | None = None, *, kernel: str | None = None, arch: int | None = None
+    path: str,
+    text: str | None = None,
+    *,
+    kernel: str | None = None,
+    arch: int | None = None,
+    overrides: dict[str, str] | None = None,
 ) -> list[AsmResult]:
     """Compile the kernels of a file (or the one named ``kernel``) for ``sm_<arch>``.
 
-    Raises:
-        ProfileError: no kernels, no launcher with inputs, or a compile error (with its line).
-    """
-    from kernel_lens.agent.stages.target import load_target
+    The argument types are those of a real launch; when the launch cannot run here (a GPU-only
+    launcher on a CPU machine, say) they are read from the launch's text
+    (:mod:`triton_static`), and ``overrides`` (the user's picks) go over either.
 
+    Raises:
+        ProfileError: no kernels, no launch at all, or a compile error (with its line).
+    """
     path = os.path.abspath(path)
     if text is None:
         text = read_source(path)
     arch = arch or default_arch()
-    # Loading the file through a launcher gives the module; without one, load it on its own.
-    module_target = None
-    kernels: dict[str, Any] = {}
-    wanted = [kernel] if kernel else None
-    results: list[AsmResult] = []
     names_in_text = [
         n.name
         for n in ast.walk(parse_source(text, path))
         if isinstance(n, ast.FunctionDef) and any("jit" in ast.unparse(d) for d in n.decorator_list)
     ]
-    targets = wanted or names_in_text
+    targets = [kernel] if kernel else names_in_text
     if not targets:
         raise ProfileError("not-found", f"no @triton.jit kernel in {os.path.basename(path)}")
+    results: list[AsmResult] = []
     for name in targets:
-        launchers = launchers_in_text(text, name)
-        if not launchers and launched_at_module_level(text, name):
-            # A script that launches the kernel itself: its first launch gives the types.
-            spec, kernels = _launch_from_script(path, text, name)
-            spec.launcher = "<script>"
-            if name not in kernels:
-                raise ProfileError("not-found", f"{name} is not a kernel of the script's module")
-            try:
-                results.append(compile_kernel(kernels[name], spec, arch=arch, path=path))
-            except Exception as exc:
-                raise ProfileError(
-                    "runtime",
-                    f"Triton could not compile {name} for sm_{arch}: {type(exc).__name__}: {exc}",
-                ) from None
-            continue
-        if not launchers:
-            raise ProfileError(
-                "not-found",
-                f"no function in {os.path.basename(path)} launches {name}[grid](…); Kernel Lens "
-                "compiles a kernel for the argument types of a real launch",
-            )
-        captured: dict[str, LaunchSpec] = {}
-        last_error: ProfileError | None = None
-        for launcher in launchers:
-            try:
-                module_target = load_target(path, text, name=launcher)
-            except ProfileError as exc:
-                last_error = exc
-                continue
-            kernels = find_kernels(module_target.module)
-            with _intercept_runs(captured):
-                try:
-                    module_target.call()
-                except Exception as exc:
-                    if name not in captured:
-                        last_error = ProfileError(
-                            "runtime", f"{launcher} raised {type(exc).__name__}: {exc}"
-                        )
-                        continue
-            if name in captured:
-                captured[name].launcher = launcher
-                break
-        if name not in captured or name not in kernels:
-            raise last_error or ProfileError(
-                "not-found", f"{name} was not launched by {', '.join(launchers)}"
-            )
         try:
-            results.append(compile_kernel(kernels[name], captured[name], arch=arch, path=path))
+            spec, kernels = _launched_spec(path, text, name)
+        except ProfileError as err:
+            if err.kind == "syntax" or name not in names_in_text:
+                raise
+            spec, kernels = _text_spec(path, text, name, err)
+        if overrides:
+            from kernel_lens.agent.stages.triton_static import apply_overrides, types_note
+
+            try:
+                changed = apply_overrides(spec.signature, spec.constexprs, overrides)
+            except ValueError as exc:
+                raise ProfileError("inputs", f"Argument Types: {exc}") from None
+            assumed = {k: v for k, v in spec.assumed.items() if k not in overrides}
+            launcher = spec.launcher or ""
+            line = int(launcher[5:]) if launcher.startswith("line ") else None
+            spec.types_note = types_note(line, spec.why_text or "", assumed, changed)
+            spec.types_from = "user"
+        try:
+            result = compile_kernel(kernels[name], spec, arch=arch, path=path)
         except Exception as exc:
             line = getattr(exc, "lineno", None) or getattr(kernels[name].fn, "__code__", None)
             raise ProfileError(
                 "runtime",
-                f"Triton could not compile {name} for sm_{arch}: {type(exc).__name__}: {exc}",
+                f"Triton could not compile {name} for sm_{arch} with "
+                f"{_signature_text(spec)}: {type(exc).__name__}: {exc}",
                 line if isinstance(line, int) else None,
             ) from None
+        if spec.types_note:
+            result.warnings.insert(0, spec.types_note)
+        results.append(result)
     return results
+
+
+def _signature_text(spec: LaunchSpec) -> str:
+    return ", ".join(
+        f"{k}={spec.constexprs.get(k)!r}" if v == "constexpr" else f"{k}: {v}"
+        for k, v in spec.signature.items()
+    )
+
+
+def _text_spec(
+    path: str, text: str, name: str, why: ProfileError
+) -> tuple[LaunchSpec, dict[str, Any]]:
+    """The launch's types read from the text, the kernels from the file's definitions only."""
+    from kernel_lens.agent.stages.triton_static import (
+        definitions_module,
+        static_launch,
+        types_note,
+    )
+    from kernel_lens.agent.usercode import NEEDS_GPU_MESSAGE
+
+    module, _skipped = definitions_module(path, text)
+    kernels = find_kernels(module)
+    if name not in kernels:
+        raise why
+    read = static_launch(text, name, getattr(module, name), module)
+    if read.call is None:  # no launch in the text at all: nothing says what it is called with
+        raise why
+    reason = why.message.split("\n", 1)[0]
+    if reason.startswith(NEEDS_GPU_MESSAGE):  # "needs a GPU (the script raised …)": the cause
+        reason = reason[len(NEEDS_GPU_MESSAGE) :].strip(" ()") or "it needs a GPU"
+    reason = reason.removeprefix("the script raised ")
+    if len(reason) > 120:
+        reason = reason[:119] + "…"
+    spec = LaunchSpec(
+        signature=read.signature,
+        constexprs=read.constexprs,
+        options=read.options,
+        launcher=f"line {read.line}",
+        types_from="text",
+        types_note=types_note(read.line, reason, read.assumed, []),
+        assumed=read.assumed,
+        why_text=reason,
+    )
+    return spec, kernels
+
+
+def _launched_spec(path: str, text: str, name: str) -> tuple[LaunchSpec, dict[str, Any]]:
+    """The types of ``name``'s first real launch (by its launcher, or by the script), and the
+    module's kernels."""
+    from kernel_lens.agent.stages.target import load_target
+
+    launchers = launchers_in_text(text, name)
+    if not launchers and launched_at_module_level(text, name):
+        # A script that launches the kernel itself: its first launch gives the types.
+        spec, found = _launch_from_script(path, text, name)
+        spec.launcher = "<script>"
+        if name not in found:
+            raise ProfileError("not-found", f"{name} is not a kernel of the script's module")
+        return spec, found
+    if not launchers:
+        raise ProfileError(
+            "not-found",
+            f"no function in {os.path.basename(path)} launches {name}[grid](…); Kernel Lens "
+            "compiles a kernel for the argument types of a launch",
+        )
+    captured: dict[str, LaunchSpec] = {}
+    last_error: ProfileError | None = None
+    kernels: dict[str, Any] = {}
+    for launcher in launchers:
+        try:
+            module_target = load_target(path, text, name=launcher)
+        except ProfileError as exc:
+            last_error = exc
+            continue
+        kernels = find_kernels(module_target.module)
+        with _intercept_runs(captured):
+            try:
+                module_target.call()
+            except Exception as exc:
+                if name not in captured:
+                    last_error = ProfileError(
+                        "runtime", f"{launcher} raised {type(exc).__name__}: {exc}"
+                    )
+                    continue
+        if name in captured:
+            captured[name].launcher = launcher
+            break
+    if name not in captured or name not in kernels:
+        raise last_error or ProfileError(
+            "not-found", f"{name} was not launched by {', '.join(launchers)}"
+        )
+    return captured[name], kernels

@@ -1,0 +1,415 @@
+"""Argument types of a Triton launch read from the source, for a launch that cannot run here.
+
+Show Assembly needs the types of a launch (``*fp32`` pointers, ``i32`` sizes, the ``constexpr``
+values), not a GPU. The real launch gives them exactly (:mod:`triton_ir`); when it cannot run —
+public tutorials allocate with ``device="cuda"`` or ``.cuda()`` at module level, assert
+``x.is_cuda``, or ask ``triton.runtime.driver.active`` for the device — they are read from the
+text instead:
+
+- the kernels come from the file's *definitions* only: imports, ``def``/``class`` statements and
+  constant assignments are run one by one (any that fails is skipped), nothing that launches or
+  allocates;
+- a parameter is a pointer when the kernel's body loads, stores or offsets through it (``tl.load``,
+  ``tl.store``, ``tl.atomic_*``, ``tl.make_block_ptr``, ``x_ptr + offs``, ``.dtype.element_ty``)
+  or its name says so (``*_ptr``); its element type is ``fp32`` unless a dtype is named for the
+  tensor passed at the launch (``torch.empty(…, dtype=torch.float16)``); a scalar is ``fp32``
+  when the launch passes a float, else ``i32``;
+- a ``constexpr`` takes the launch's literal (or a module constant), else the first
+  ``triton.Config`` of ``@triton.autotune``, else its default.
+
+What was assumed is said in the result (``types_from`` and a warning), and every type can be
+replaced by the user (``overrides``).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import sys
+import types
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "POINTER_TYPES",
+    "SCALAR_TYPES",
+    "StaticLaunch",
+    "apply_overrides",
+    "definitions_module",
+    "static_launch",
+    "types_note",
+]
+
+_POINTER_CALLS = {
+    "load",
+    "store",
+    "atomic_add",
+    "atomic_max",
+    "atomic_min",
+    "atomic_cas",
+    "atomic_xchg",
+    "atomic_and",
+    "atomic_or",
+    "atomic_xor",
+    "make_block_ptr",
+    "make_tensor_descriptor",
+}
+_CONST_CALLS = {"constexpr", "cdiv", "next_power_of_2", "Config", "dtype", "getenv", "get"}
+_TORCH_DTYPES = {
+    "float32": "fp32",
+    "float": "fp32",
+    "float16": "fp16",
+    "half": "fp16",
+    "bfloat16": "bf16",
+    "float64": "fp64",
+    "double": "fp64",
+    "int8": "i8",
+    "int16": "i16",
+    "int32": "i32",
+    "int": "i32",
+    "int64": "i64",
+    "long": "i64",
+    "uint8": "u8",
+    "bool": "i1",
+    "float8_e4m3fn": "fp8e4nv",
+    "float8_e5m2": "fp8e5",
+}
+#: The types a user may pick for a parameter (the view's *Argument Types…*).
+POINTER_TYPES = ("*fp32", "*fp16", "*bf16", "*fp8e4nv", "*fp8e5", "*i8", "*i32", "*i64", "*u8")
+SCALAR_TYPES = ("i32", "i64", "fp32", "i1")
+
+
+@dataclass
+class StaticLaunch:
+    """What the text says of one launch: the Triton signature and constexprs, and how each
+    was found (for the result's warning)."""
+
+    signature: dict[str, str]
+    constexprs: dict[str, Any]
+    options: dict[str, Any]
+    line: int | None
+    call: str | None
+    assumed: dict[str, str] = field(default_factory=dict)
+    """Parameter → what was assumed for it (``*fp32``, ``i32``, ``BLOCK=1``)."""
+
+
+def types_note(line: int | None, reason: str, assumed: dict[str, str], picked: list[str]) -> str:
+    """One sentence for the view: where the types came from, why, and what is still assumed."""
+    text = (
+        f"argument types read from the launch at line {line}, as the launcher could not run "
+        f"here ({reason})"
+        if line
+        else "argument types picked"
+    )
+    guesses: dict[str, list[str]] = {}
+    for name, what in assumed.items():
+        guesses.setdefault(what, []).append(name)
+    if guesses:
+        text += "; assumed " + "; ".join(f"{w} for {', '.join(n)}" for w, n in guesses.items())
+        text += " (Argument Types… in the view's title bar changes them)"
+    if picked:
+        text += f"; picked {', '.join(picked)}"
+    return text
+
+
+def _is_def(node: ast.stmt) -> bool:
+    return isinstance(node, ast.Import | ast.ImportFrom | ast.FunctionDef | ast.ClassDef)
+
+
+def _calls_only_constants(value: ast.expr) -> bool:
+    """Whether an assignment's value calls nothing but constant helpers (``tl.constexpr(…)``,
+    ``triton.cdiv``, ``os.environ.get``) — it allocates nothing and launches nothing."""
+    for sub in ast.walk(value):
+        if isinstance(sub, ast.Call):
+            func = sub.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name not in _CONST_CALLS:
+                return False
+    return True
+
+
+def definitions_module(path: str, text: str) -> tuple[types.ModuleType, list[int]]:
+    """The file's definitions run as a module (``_kernel_lens_defs_<stem>``), each top-level
+    statement on its own: imports, ``def``/``class`` (with their decorators) and constant
+    assignments; a statement that fails is skipped. Returns the module and the skipped lines."""
+    tree = ast.parse(text, path)
+    stem = os.path.splitext(os.path.basename(path))[0]
+    module = types.ModuleType(f"_kernel_lens_defs_{stem}")
+    module.__file__ = path
+    module.__dict__["__builtins__"] = __builtins__
+    sys.modules[module.__name__] = module
+    skipped: list[int] = []
+    for node in tree.body:
+        keep = _is_def(node) or (
+            isinstance(node, ast.Assign | ast.AnnAssign)
+            and node.value is not None
+            and _calls_only_constants(node.value)
+        )
+        if not keep:
+            continue
+        code = compile(ast.Module(body=[node], type_ignores=[]), path, "exec")
+        try:
+            exec(code, module.__dict__)
+        except Exception:
+            skipped.append(node.lineno)
+    return module, skipped
+
+
+def _launch_calls(tree: ast.AST, kernel: str) -> list[ast.Call]:
+    return [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Subscript)
+        and isinstance(n.func.value, ast.Name)
+        and n.func.value.id == kernel
+    ]
+
+
+def _enclosing_def(tree: ast.AST, node: ast.AST) -> ast.FunctionDef | None:
+    """The innermost function whose body holds ``node``."""
+    found: ast.FunctionDef | None = None
+    for n in ast.walk(tree):
+        if isinstance(n, ast.FunctionDef) and any(sub is node for sub in ast.walk(n)):
+            if found is None or n.lineno > found.lineno:
+                found = n
+    return found
+
+
+def _kernel_def(tree: ast.AST, kernel: str) -> ast.FunctionDef | None:
+    for n in ast.walk(tree):
+        if isinstance(n, ast.FunctionDef) and n.name == kernel:
+            return n
+    return None
+
+
+def _pointer_params(fn: ast.FunctionDef, params: list[str]) -> set[str]:
+    """Parameters the body uses as pointers: the base of a load/store/atomic/block pointer, one
+    side of an offset (``p + offs``) that reaches such a call, or ``p.dtype.element_ty``."""
+    names = set(params)
+    pointers: set[str] = set()
+    # A local bound to an expression over a parameter (``row_ptr = x_ptr + row * stride``).
+    derived: dict[str, set[str]] = {}
+
+    def pointer_roots(expr: ast.AST) -> set[str]:
+        """The parameters that are added into ``expr``'s address (not its offsets' factors)."""
+        if isinstance(expr, ast.Name):
+            if expr.id in names:
+                return {expr.id}
+            return derived.get(expr.id, set())
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add | ast.Sub):
+            return pointer_roots(expr.left) | pointer_roots(expr.right)
+        if isinstance(expr, ast.Subscript):
+            return pointer_roots(expr.value)
+        if isinstance(expr, ast.Call) and expr.args:
+            func = expr.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name in ("advance", "multiple_of", "max_contiguous", "max_constancy"):
+                return pointer_roots(expr.args[0])
+        return set()
+
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name):
+                derived[target.id] = pointer_roots(node.value) - {target.id}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name in _POINTER_CALLS:
+                base = node.args[0] if node.args else None
+                if base is None:
+                    base = next(
+                        (k.value for k in node.keywords if k.arg in ("pointer", "base", "ptr")),
+                        None,
+                    )
+                if base is not None:
+                    pointers |= pointer_roots(base)
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr == "element_ty"
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "dtype"
+            and isinstance(node.value.value, ast.Name)
+            and node.value.value.id in names
+        ):
+            pointers.add(node.value.value.id)
+    pointers |= {p for p in params if p.lower().endswith("ptr") or p.lower().startswith("ptr")}
+    return pointers
+
+
+def _literal(expr: ast.expr | None, constants: dict[str, Any]) -> tuple[bool, Any]:
+    if expr is None:
+        return False, None
+    try:
+        return True, ast.literal_eval(expr)
+    except (ValueError, SyntaxError, TypeError):
+        pass
+    if isinstance(expr, ast.Name) and expr.id in constants:
+        value = constants[expr.id]
+        value = getattr(value, "value", value)  # tl.constexpr(128)
+        if isinstance(value, int | float | bool | str) or value is None:
+            return True, value
+    return False, None
+
+
+def _dtype_of_tensor(tree: ast.AST, name: str) -> str | None:
+    """The dtype named where ``name`` is assigned (``dtype=torch.float16``, ``.half()``)."""
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+            continue
+        target = node.targets[0]
+        if not (isinstance(target, ast.Name) and target.id == name):
+            continue
+        for sub in ast.walk(node.value):
+            if isinstance(sub, ast.keyword) and sub.arg == "dtype":
+                dtype = ast.unparse(sub.value).rsplit(".", 1)[-1]
+                if dtype in _TORCH_DTYPES:
+                    return "*" + _TORCH_DTYPES[dtype]
+            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute):
+                if sub.func.attr in ("half", "bfloat16", "float", "double", "int", "long"):
+                    return "*" + _TORCH_DTYPES[sub.func.attr]
+    return None
+
+
+def _autotune_config(kernel_obj: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The first ``triton.Config`` of an autotuned kernel: its kwargs and launch options."""
+    configs = getattr(kernel_obj, "configs", None)
+    if not configs:
+        return {}, {}
+    first = configs[0]
+    options = {
+        k: getattr(first, k)
+        for k in ("num_warps", "num_stages")
+        if isinstance(getattr(first, k, None), int)
+    }
+    return dict(getattr(first, "kwargs", {}) or {}), options
+
+
+def static_launch(
+    text: str, kernel: str, kernel_obj: Any, module: types.ModuleType
+) -> StaticLaunch:
+    """The launch of ``kernel`` as the text writes it (its first ``kernel[grid](…)``)."""
+    import inspect
+
+    tree = ast.parse(text)
+    jit = kernel_obj
+    while not callable(getattr(jit, "fn", None)) or type(jit).__name__ not in (
+        "JITFunction",
+        "InterpretedFunction",
+    ):
+        inner = getattr(jit, "fn", None)
+        if inner is None or inner is jit:
+            break
+        jit = inner
+    fn = getattr(jit, "fn", jit)
+    sig = inspect.signature(fn)
+    params = list(sig.parameters)
+    constexpr = {
+        n for n, p in sig.parameters.items() if "constexpr" in str(getattr(p, "annotation", ""))
+    }
+    fn_def = _kernel_def(tree, kernel)
+    pointers = _pointer_params(fn_def, params) if fn_def is not None else set()
+    calls = _launch_calls(tree, kernel)
+    call = calls[0] if calls else None
+    bound: dict[str, ast.expr] = {}
+    options: dict[str, Any] = {}
+    constants = dict(vars(module))
+    if call is not None:
+        # The launcher's own parameters with literal defaults (``activation=""``).
+        launcher = _enclosing_def(tree, call)
+        if launcher is not None:
+            args = launcher.args
+            positional = args.posonlyargs + args.args
+            pairs: list[tuple[ast.arg, ast.expr]] = list(
+                zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True)
+            )
+            pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d]
+            for param, default in pairs:
+                try:
+                    constants[param.arg] = ast.literal_eval(default)
+                except (ValueError, SyntaxError, TypeError):
+                    pass
+    if call is not None:
+        for name, arg_expr in zip(params, call.args, strict=False):
+            bound[name] = arg_expr
+        for kw in call.keywords:
+            if kw.arg in params:
+                bound[kw.arg] = kw.value
+            elif kw.arg in ("num_warps", "num_stages"):
+                ok, value = _literal(kw.value, constants)
+                if ok and isinstance(value, int):
+                    options[kw.arg] = value
+    tuned, tuned_options = _autotune_config(kernel_obj)
+    for k, v in tuned_options.items():
+        options.setdefault(k, v)
+    signature: dict[str, str] = {}
+    constexprs: dict[str, Any] = {}
+    assumed: dict[str, str] = {}
+    for name in params:
+        expr = bound.get(name)
+        default = sig.parameters[name].default
+        if name in constexpr:
+            ok, value = _literal(expr, constants)
+            if not ok and name in tuned:
+                ok, value = True, tuned[name]
+            if not ok and default is not inspect.Parameter.empty:
+                ok, value = True, getattr(default, "value", default)
+            if not ok:
+                # A block size computed at run time (``triton.next_power_of_2(N)``): a usual
+                # tile; anything else (a flag, a count): 1. Either is said, and can be picked.
+                value = 64 if any(w in name.upper() for w in ("BLOCK", "TILE")) else 1
+                assumed[name] = f"{name}={value} (computed at run time)"
+            signature[name] = "constexpr"
+            constexprs[name] = value
+            continue
+        if name in pointers:
+            dtype = _dtype_of_tensor(tree, expr.id) if isinstance(expr, ast.Name) else None
+            if dtype is None:
+                assumed[name] = "*fp32"
+                dtype = "*fp32"
+            signature[name] = dtype
+            continue
+        ok, value = _literal(expr, constants)
+        if ok and isinstance(value, bool):
+            signature[name] = "i1"
+        elif ok and isinstance(value, float):
+            signature[name] = "fp32"
+        elif ok and isinstance(value, int):
+            signature[name] = "i32" if -(2**31) <= value < 2**31 else "i64"
+        else:
+            signature[name] = "i32"
+            if expr is None:
+                assumed[name] = "i32"
+    return StaticLaunch(
+        signature=signature,
+        constexprs=constexprs,
+        options=options,
+        line=call.lineno if call is not None else None,
+        call=ast.unparse(call) if call is not None else None,
+        assumed=assumed,
+    )
+
+
+def apply_overrides(
+    signature: dict[str, str], constexprs: dict[str, Any], overrides: dict[str, str]
+) -> list[str]:
+    """Replace types (``{"x_ptr": "*fp16"}``) and constexpr values (``{"BLOCK": "256"}``) in
+    place; returns what changed, for the view. Unknown names and bad values are errors."""
+    changed: list[str] = []
+    for name, value in overrides.items():
+        if name not in signature:
+            raise ValueError(f"the kernel has no parameter {name!r} ({', '.join(signature)})")
+        if signature[name] == "constexpr":
+            try:
+                constexprs[name] = ast.literal_eval(value)
+            except (ValueError, SyntaxError):
+                raise ValueError(f"{name} is a constexpr: a literal, not {value!r}") from None
+        else:
+            allowed = POINTER_TYPES if signature[name].startswith("*") else SCALAR_TYPES
+            if value not in POINTER_TYPES + SCALAR_TYPES:
+                raise ValueError(f"{name}: {value!r} is not one of {', '.join(allowed)}")
+            signature[name] = value
+        changed.append(f"{name}={value}")
+    return changed

@@ -20,6 +20,8 @@ export const Commands = {
   showGeneratedCode: ClientCommands.showGeneratedCode,
   /** Also the command of the server's lens above each `@triton.jit` kernel. */
   showAssembly: ClientCommands.showAssembly,
+  /** Pick a kernel's argument types in its assembly view's title bar (compiles it again). */
+  assemblyArgumentTypes: "kernelLens.assemblyArgumentTypes",
   /** Also the command of the server's "Report" lens above each profiled function. */
   showReport: ClientCommands.showReport,
   /** Also the command of the server's lens above each `load_inline(...)` call. */

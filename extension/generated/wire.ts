@@ -861,6 +861,21 @@ export interface AssemblyParams {
   overrides?: Record<string, string> | null;
 }
 
+/** The argument types a user may pick in Show Assembly's *Argument Types…* (Triton's names). */
+export const ASM_POINTER_TYPES: readonly string[] = [
+  "*fp32",
+  "*fp16",
+  "*bf16",
+  "*fp8e4nv",
+  "*fp8e5",
+  "*i8",
+  "*i32",
+  "*i64",
+  "*u8",
+];
+
+export const ASM_SCALAR_TYPES: readonly string[] = ["i32", "i64", "fp32", "i1"];
+
 /** Result of `kernelLens/assembly`: one stage of one compiled `@triton.jit` kernel. */
 export interface AssemblyResult {
   kernel: string;

@@ -31,6 +31,8 @@ from kernel_lens.wire.results import (
 )
 
 __all__ = [
+    "ASM_POINTER_TYPES",
+    "ASM_SCALAR_TYPES",
     "ASM_STAGES",
     "CLIENT_COMMANDS",
     "CMD_APPLY_PARAMETER",
@@ -323,6 +325,20 @@ class AssemblyParams:
     """Argument types picked by the user (``{"x_ptr": "*fp16", "BLOCK_SIZE": "256"}``), over
     those of the launch or of the text."""
 
+
+#: The argument types a user may pick in Show Assembly's *Argument Types…* (Triton's names).
+ASM_POINTER_TYPES: tuple[str, ...] = (
+    "*fp32",
+    "*fp16",
+    "*bf16",
+    "*fp8e4nv",
+    "*fp8e5",
+    "*i8",
+    "*i32",
+    "*i64",
+    "*u8",
+)
+ASM_SCALAR_TYPES: tuple[str, ...] = ("i32", "i64", "fp32", "i1")
 
 #: Where a compiled kernel's argument types came from: a real launch of it, the launch's text
 #: (the launcher could not run here), or the user's picks over one of those.

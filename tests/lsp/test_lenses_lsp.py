@@ -141,6 +141,13 @@ async def test_profiled_function_keeps_its_lens(client: LanguageClient) -> None:
     assert row[0].startswith("$(watch) ") and row[1] == "$(refresh) Re-profile", row
 
 
+async def _report(client: LanguageClient, uri: str, function: str) -> Any:
+    return await asyncio.wait_for(
+        client.protocol.send_request_async("kernelLens/report", {"uri": uri, "function": function}),
+        60,
+    )
+
+
 async def test_results_survive_close_and_reopen_from_the_history(client: LanguageClient) -> None:
     """Closed and reopened (as after a restart: a fresh document state), a profiled function
     shows its last run from the history, marked; outdated once its text changes."""
@@ -149,6 +156,8 @@ async def test_results_survive_close_and_reopen_from_the_history(client: Languag
     def0 = line0_of(square, "def square_mul")
     assert (await click_profile(client, uri, "def square_mul", square))["ok"]
     before = titles(await lenses(client, uri), def0)
+    live = await _report(client, uri, "square_mul")
+    assert live.timeline is not None
     client.text_document_did_close(
         types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
     )
@@ -159,6 +168,11 @@ async def test_results_survive_close_and_reopen_from_the_history(client: Languag
     assert row[0].startswith(f"$(history) {median} ±"), (before, row)
     assert row[1] == "$(refresh) Re-profile", row
     assert "aten::mul" in titles(await lenses(client, uri), def0 + 1)[0]
+    # Its Report has the run's timeline while the trace file is in the cache, and the same
+    # share of time on lines.
+    report = await _report(client, uri, "square_mul")
+    assert report.profile.restored and report.timeline is not None
+    assert getattr(report.profile, "accounting", None) == getattr(live.profile, "accounting", None)
     # Edited: the restored result is outdated, as a result of this session would be.
     edited = square.read_text().replace("return x * x", "return x * x * 1")
     client.text_document_did_change(

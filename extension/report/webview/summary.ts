@@ -10,8 +10,10 @@ import {
   cpuCell,
   formatCount,
   formatMs,
+  formatOps,
   formatUs,
   linesSpan,
+  opCalls,
   significant,
 } from "./format";
 
@@ -178,8 +180,9 @@ export function summaryView(
         )
       : stat(
           "Ops",
-          `${profile.lines.reduce((n, l) => n + l.ops.length, 0)}`,
-          "ATen ops on the profiled lines",
+          formatOps(opCalls(profile)),
+          "op calls per call on the function's lines" +
+            (profile.lines.some((l) => l.backward !== undefined) ? ", forward + backward" : ""),
         ),
   ]);
 

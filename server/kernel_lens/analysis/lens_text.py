@@ -6,6 +6,8 @@ code spans (kernel names are full of ``<``, ``>``, ``&`` and ``*``).
 
 from __future__ import annotations
 
+import math
+
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -161,8 +163,8 @@ def summary_lens_title(result: dict[str, Any]) -> str:
         launches = sum(k["calls"] for k in result.get("kernels") or [])
         parts.append(f"{launches:g} kernel{'s' if launches != 1 else ''}")
     elif lines:
-        ops = sum(op["calls"] for line in lines for op in line["ops"])
-        parts.append(f"{ops:g} op{'s' if ops != 1 else ''}")
+        ops = op_calls(result)
+        parts.append(f"{ops_count_text(ops)} op{'s' if ops != 1 else ''}")
     on_lines = accounting_text(result, short=True)
     if on_lines:
         parts.append(on_lines)
@@ -171,6 +173,19 @@ def summary_lens_title(result: dict[str, Any]) -> str:
         # An ``async def`` is awaited, a generator consumed, on each call (issue 10 item 7).
         parts.append(str(result["call_style"]))
     return " · ".join(parts)
+
+
+def op_calls(result: dict[str, Any]) -> float:
+    """The figure "ops" wherever it is shown (the summary lens, the Report's box): top-level op
+    calls per call of the function on its lines, forward and backward (``all_ops``)."""
+    return sum(op["calls"] for line in result.get("lines") or [] for op in all_ops(line))
+
+
+def ops_count_text(calls: float) -> str:
+    """``20``, or ``2.5`` for an op not called on every call (as the Report's ``formatOps``)."""
+    if abs(calls - round(calls)) < 1e-9:
+        return f"{round(calls)}"
+    return f"{math.floor(calls * 10 + 0.5) / 10:.1f}"  # half up, as JavaScript's Math.round
 
 
 def short_op_name(name: str) -> str:

@@ -7,7 +7,6 @@ code spans (kernel names are full of ``<``, ``>``, ``&`` and ``*``).
 from __future__ import annotations
 
 import math
-
 import re
 from collections.abc import Mapping
 from typing import Any

@@ -177,7 +177,7 @@ def summary_lens_title(result: dict[str, Any]) -> str:
 def op_calls(result: dict[str, Any]) -> float:
     """The figure "ops" wherever it is shown (the summary lens, the Report's box): top-level op
     calls per call of the function on its lines, forward and backward (``all_ops``)."""
-    return sum(op["calls"] for line in result.get("lines") or [] for op in all_ops(line))
+    return float(sum(op["calls"] for line in result.get("lines") or [] for op in all_ops(line)))
 
 
 def ops_count_text(calls: float) -> str:

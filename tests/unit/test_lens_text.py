@@ -122,3 +122,10 @@ def test_the_ops_figure_is_op_calls_forward_and_backward() -> None:
     assert op_calls(result) == 28
     assert " · 28 ops · " in summary_lens_title(result)
     assert [ops_count_text(x) for x in (1, 2.0, 2.25, 0.04)] == ["1", "2", "2.3", "0.0"]
+
+
+def test_an_interpreted_launch_reads_as_the_kernel() -> None:
+    from kernel_lens.analysis.lens_text import short_op_name
+
+    assert short_op_name("triton::add_kernel (interpreted)") == "add_kernel · interpreted"
+    assert short_op_name("aten::add") == "aten::add"

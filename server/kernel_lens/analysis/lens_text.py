@@ -12,7 +12,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from kernel_lens.analysis.compare import summary_delta
-from kernel_lens.analysis.line_attribution import BACKWARD_PREFIX, all_ops
+from kernel_lens.analysis.line_attribution import (
+    BACKWARD_PREFIX,
+    INTERPRETED_PREFIX,
+    INTERPRETED_SUFFIX,
+    all_ops,
+)
 from kernel_lens.analysis.report_text import format_time_ms, format_us
 
 __all__ = [
@@ -191,6 +196,8 @@ def short_op_name(name: str) -> str:
     """An op's name for a lens: autograd's nodes as ``MulBackward0 (autograd)``."""
     if name.startswith(BACKWARD_PREFIX):
         return f"{name[len(BACKWARD_PREFIX) :]} (autograd)"
+    if name.startswith(INTERPRETED_PREFIX) and name.endswith(INTERPRETED_SUFFIX):
+        return f"{name[len(INTERPRETED_PREFIX) : -len(INTERPRETED_SUFFIX)]} · interpreted"
     return name
 
 

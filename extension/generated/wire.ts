@@ -784,6 +784,11 @@ export interface ProfileArgs {
   script?: boolean;
   /** *Profile with backward*: each call followed by the backward of the function's output. */
   backward?: boolean;
+  /**
+   * *Re-profile longer*: this run's timing budget is `kernelLens.timing.budgetMs` × this
+   * (at most 20).
+   */
+  budget_scale?: number | null;
 }
 
 /** Profile every function of the document at `uri`. */

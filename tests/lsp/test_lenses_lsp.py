@@ -21,6 +21,7 @@ from tests.lsp.test_lsp_e2e import (
     OPTIONS,
     ROOT,
     _init,
+    click,
     click_profile,
     hover_text,
     lenses,
@@ -207,3 +208,49 @@ async def test_more_after_an_interpreter_run_says_what_cannot_work(client: Langu
     assert items["$(settings) Sweep BLOCK_SIZE"]["command"] == "kernelLens.sweep"
     assert "interpreter" in items["$(symbol-namespace) Generated Code"]["disabled"]
     assert "NVIDIA GPU" in items["$(pulse) Nsight Compute"]["disabled"]
+
+
+JITTERY = """\
+import time
+
+import torch
+
+_calls = [0]
+
+
+def jittery(x):
+    _calls[0] += 1
+    time.sleep(0.001 if _calls[0] % 2 else 0.008)
+    return x * 2
+
+
+def jittery_inputs():
+    return (torch.ones(8),)
+"""
+
+
+async def test_a_noisy_timing_offers_re_profile_longer(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    """A timing too unstable to read says what would help, and Re-profile longer runs with
+    four times the timing budget (this run only)."""
+    path = tmp_path / "jittery.py"
+    path.write_text(JITTERY)
+    uri = open_doc(client, path)
+    assert (await click_profile(client, uri, "def jittery", path))["ok"]
+    def0 = line0_of(path, "def jittery")
+    row = [x for x in await lenses(client, uri) if x.range.start.line == def0 and x.command]
+    longer = next(x for x in row if x.command and "Re-profile longer" in x.command.title)
+    assert longer.command is not None and longer.command.tooltip is not None
+    assert (
+        "unstable" in longer.command.tooltip
+        and "kernelLens.timing.budgetMs" in longer.command.tooltip
+    )
+    args = (longer.command.arguments or [{}])[0]
+    assert args["budget_scale"] == 4 and args["function"] == "jittery"
+    budget = OPTIONS["timing"]["budgetMs"] * 4
+    seen = len(client.log_messages)
+    assert (await click(client, longer))["ok"]
+    assert any(f"timing budget {budget:g} ms" in m.message for m in client.log_messages[seen:]), [
+        m.message for m in client.log_messages[seen:]
+    ]

@@ -30,6 +30,8 @@ __all__ = [
     "line_shares",
     "share_text",
     "short_op_name",
+    "noise_hint",
+    "LONGER_BUDGET_SCALE",
     "summary_lens_title",
     "timing_warning_short",
     "timing_warning_text",
@@ -142,6 +144,32 @@ def timing_warning_short(timing: dict[str, Any] | None) -> str | None:
     if warning.startswith("busy machine"):
         return "busy machine"
     return "unstable" if warning.startswith("unstable") else "interference?"
+
+
+#: How much longer *Re-profile longer* times: the timing budget times this.
+LONGER_BUDGET_SCALE = 4
+
+
+def noise_hint(result: dict[str, Any], budget_ms: float) -> str | None:
+    """What would help when a timing is too noisy to read or to compare (``None`` otherwise):
+    the way out that *Re-profile longer* takes, and the two others."""
+    timing = result.get("timing") or {}
+    comparison = result.get("comparison") if isinstance(result.get("comparison"), dict) else {}
+    verdict = str(((comparison or {}).get("verdict") or {}).get("text") or "")
+    warning = timing_warning_text(timing)
+    if verdict.startswith("too noisy"):
+        what = f"Too noisy to tell a change ({verdict.split('(')[-1].rstrip(')')})"
+    elif warning:
+        what = f"This timing is {timing_warning_short(timing)}"
+    else:
+        return None
+    longer = budget_ms * LONGER_BUDGET_SCALE
+    return (
+        f"{what}. What narrows it: a longer run (Re-profile longer: "
+        f"{LONGER_BUDGET_SCALE}× the timing budget, {format_time_ms(longer)}; "
+        "kernelLens.timing.budgetMs sets it for every run), closing the other load on this "
+        "machine, or running on a GPU machine (kernelLens.agentCommand)."
+    )
 
 
 def summary_lens_title(result: dict[str, Any]) -> str:

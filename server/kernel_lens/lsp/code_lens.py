@@ -24,9 +24,11 @@ from kernel_lens.analysis.compare import line_delta
 from kernel_lens.analysis.functions import FunctionInfo, SourceSyntaxError, load_inline_lines
 from kernel_lens.analysis.lens_targets import LensTarget, lens_targets
 from kernel_lens.analysis.lens_text import (
+    LONGER_BUDGET_SCALE,
     error_lens_title,
     line_lens_title,
     line_shares,
+    noise_hint,
     share_text,
     summary_lens_title,
 )
@@ -94,6 +96,27 @@ def _baseline_lens(line0: int, title: str, uri: str, qualname: str) -> types.Cod
 
 def _profile_lens(uri: str, info: FunctionInfo, title: str) -> types.CodeLens:
     return _lens(info.first_line - 1, title, CMD_PROFILE, [{"uri": uri, "function": info.qualname}])
+
+
+def _reprofile_lens(
+    uri: str, info: FunctionInfo, result: dict[str, Any], budget_ms: float
+) -> types.CodeLens:
+    """*Re-profile*; *Re-profile longer* (the timing budget × 4 for that run) when the timing is
+    too noisy to read or compare, with what would help in its tooltip."""
+    hint = noise_hint(result, budget_ms)
+    if hint is None:
+        return _profile_lens(uri, info, "$(refresh) Re-profile")
+    return types.CodeLens(
+        range=_range(info.first_line - 1),
+        command=types.Command(
+            title="$(refresh) Re-profile longer",
+            command=CMD_PROFILE,
+            arguments=[
+                {"uri": uri, "function": info.qualname, "budget_scale": LONGER_BUDGET_SCALE}
+            ],
+            tooltip=hint,
+        ),
+    )
 
 
 def _action(title: str, command: str, args: dict[str, Any], detail: str = "") -> dict[str, Any]:
@@ -199,7 +222,7 @@ def _row(
 
 
 def _function_lenses(
-    uri: str, target: LensTarget, record: Record | None, source: str
+    uri: str, target: LensTarget, record: Record | None, source: str, *, budget_ms: float = 500.0
 ) -> list[types.CodeLens]:
     """A function's row and, after a run, its per-line lenses."""
     info = target.info
@@ -232,7 +255,7 @@ def _function_lenses(
             uri,
             info.qualname,
         ),
-        _profile_lens(uri, info, "$(refresh) Re-profile"),
+        _reprofile_lens(uri, info, result, budget_ms),
     ]
     # Re-profile is one of the row's two actions: the first other one (Report) joins it.
     actions = more_actions(uri, target, record, ncu_ok=cuda)
@@ -404,7 +427,9 @@ def document_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.C
         elif target.role == "kernel":
             lenses.append(_kernel_lens(ls, uri, info))
         else:
-            lenses.extend(_function_lenses(uri, target, record, source))
+            lenses.extend(
+                _function_lenses(uri, target, record, source, budget_ms=ls.settings.budget_ms)
+            )
     if trusted:
         for line in load_inline_lines(source):
             lenses.append(

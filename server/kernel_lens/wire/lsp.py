@@ -266,6 +266,9 @@ class ProfileArgs:
     """The whole file, run once as ``__main__`` (``function``/``line``/``position`` ignored)."""
     backward: bool = False
     """*Profile with backward*: each call followed by the backward of the function's output."""
+    budget_scale: float | None = None
+    """*Re-profile longer*: this run's timing budget is ``kernelLens.timing.budgetMs`` × this
+    (at most 20)."""
 
 
 @dataclass

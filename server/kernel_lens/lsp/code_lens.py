@@ -21,6 +21,7 @@ from typing import Any
 from lsprotocol import types
 
 from kernel_lens.analysis.compare import line_delta
+from kernel_lens.analysis.error_actions import CMD_SHOW_ERROR, error_actions
 from kernel_lens.analysis.functions import FunctionInfo, SourceSyntaxError, load_inline_lines
 from kernel_lens.analysis.lens_targets import LensTarget, lens_targets
 from kernel_lens.analysis.lens_text import (
@@ -232,13 +233,23 @@ def _function_lenses(
         return _row(first0, head, more_actions(uri, target, None), info.qualname)
     if record.state == "running":
         return [_lens(first0, "$(sync~spin) Profiling…")]
-    if record.state in ("error", "cancelled") and record.error is not None:
-        title = (
-            "$(circle-slash) Profile cancelled"
-            if record.state == "cancelled"
-            else error_lens_title(record.error)
-        )
-        return [_lens(first0, title), _profile_lens(uri, info, "$(play) Profile")]
+    if record.state == "cancelled":
+        return [
+            _lens(first0, "$(circle-slash) Profile cancelled"),
+            _profile_lens(uri, info, "$(play) Profile"),
+        ]
+    if record.state == "error" and record.error is not None:
+        # The clipped reason; its click shows the whole error with what can fix it.
+        error = record.error
+        detail: dict[str, Any] = {
+            "function": info.qualname,
+            "error": {k: error[k] for k in ("kind", "message", "line") if k in error},
+            "actions": error_actions(error, uri=uri),
+        }
+        return [
+            _lens(first0, error_lens_title(error), CMD_SHOW_ERROR, [detail]),
+            _profile_lens(uri, info, "$(play) Profile"),
+        ]
     result = record.result or {}
     placed = place(record, source)
     if placed is None or placed.outdated:

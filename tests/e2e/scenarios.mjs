@@ -1659,6 +1659,78 @@ export const SCENARIOS = [
           await r.page.keyboard.press("Escape");
         },
       );
+      await r.step(
+        "train_step's Report at 1000, 1400 and 1920 px: tabs, source lines and calls all shown",
+        90_000,
+        async () => {
+          const STEP = "def train_step(model, opt, x, y):";
+          // From the palette with the cursor in it (a lens clicked while the row is re-rendered
+          // after the last profile names a command VS Code has already dropped).
+          await r.gotoLine((await r.lineIn(FILE, STEP)) + 1);
+          await r.command("Kernel Lens: Show Report");
+          const view = await r.waitWebview(
+            "train_step's Report with its per-line table",
+            (v) => v.mode === "report" && /train_step/.test(v.title) && /Per line/.test(v.text),
+            45_000,
+          );
+          try {
+            for (const width of [1000, 1400, 1920]) {
+              await r.page.setViewportSize({ width, height: 900 });
+              let last = null;
+              const fit = await r.until(
+                `the Report laid out at ${width} px`,
+                async () => {
+                  const m = await view.frame.evaluate(() => {
+                    const doc = document.documentElement.clientWidth;
+                    const tabs = [...document.querySelectorAll('[role="tab"]')].map(
+                      (t) => t.getBoundingClientRect().right,
+                    );
+                    const codes = [...document.querySelectorAll("table.lines td.source code")];
+                    const ops = [...document.querySelectorAll("table.lines td.op")];
+                    const heads = [...document.querySelectorAll("table.lines th")];
+                    const calls = heads.find((h) => h.textContent === "Calls");
+                    const scroller = document.querySelector(".table-scroll");
+                    return {
+                      doc,
+                      tabsRight: Math.max(...tabs),
+                      sourceMin: Math.min(...codes.map((c) => c.getBoundingClientRect().width)),
+                      opMin: Math.min(...ops.map((c) => c.getBoundingClientRect().width)),
+                      sourceLines: Math.max(
+                        ...codes.map((c) => Math.round(c.getBoundingClientRect().height)),
+                      ),
+                      lineHeight: codes.length
+                        ? parseFloat(getComputedStyle(codes[0]).lineHeight) || 18
+                        : 18,
+                      callsRight: calls ? calls.getBoundingClientRect().right : 0,
+                      scrollable: scroller ? scroller.scrollWidth > scroller.clientWidth : false,
+                    };
+                  });
+                  // Laid out once the panel's width holds still between two looks.
+                  const same = last !== null && last.doc === m.doc;
+                  last = m;
+                  return same && m.doc > 0 && m.callsRight > 0 ? m : null;
+                },
+                15_000,
+              );
+              r.log(`    ${width} px: ${JSON.stringify(fit)}`);
+              assert(fit.tabsRight <= fit.doc + 1, `a tab is cut at ${width} px`);
+              assert(fit.sourceMin >= 80, `the Source column is squeezed at ${width} px`);
+              assert(fit.opMin >= 100, `the Op column is squeezed at ${width} px`);
+              assert(
+                fit.sourceLines <= fit.lineHeight * 1.6,
+                `a source line wraps at ${width} px (${fit.sourceLines} px high)`,
+              );
+              assert(
+                fit.callsRight <= fit.doc + 1 || fit.scrollable,
+                `the Calls column is cut at ${width} px`,
+              );
+              await r.shot(`report-width-${width}`);
+            }
+          } finally {
+            await r.page.setViewportSize({ width: 1400, height: 900 });
+          }
+        },
+      );
     },
   },
   NOTEBOOK_SCENARIO,

@@ -213,7 +213,9 @@ export function summaryView(
       },
       [
         el("td", { className: "num", text: row.first ? String(row.line.line) : "" }),
-        el("td", {}, [row.first ? el("code", { text: row.line.source }) : null]),
+        el("td", { className: "source" }, [
+          row.first ? el("code", { text: row.line.source, title: row.line.source }) : null,
+        ]),
         hasBackward
           ? el("td", {
               className: `pass pass-${row.pass}`,
@@ -221,7 +223,7 @@ export function summaryView(
               title: PASS_TITLES[row.pass],
             })
           : null,
-        el("td", {}, [
+        el("td", { className: "op" }, [
           el("span", { text: row.op }),
           row.kernel === "" ? null : el("span", { className: "arrow", text: " → " }),
           row.kernel === "" ? null : el("code", { text: row.kernel, title: row.kernelFull }),
@@ -268,7 +270,7 @@ export function summaryView(
     ]),
     rows.length === 0
       ? el("p", { className: "muted", text: "No line of the function ran a torch op." })
-      : table,
+      : el("div", { className: "table-scroll" }, [table]),
     gpu || rows.length === 0 ? null : el("p", { className: "muted note", text: `* ${CPU_NOTE}` }),
   ]);
 }

@@ -14,6 +14,8 @@ import {
   opCalls,
 } from "../../extension/report/webview/format";
 
+import { savedTarget } from "../../extension/report/savedTarget";
+
 const ROOT = path.resolve(__dirname, "..", "..");
 
 const BASE: Profile = {
@@ -84,5 +86,20 @@ describe("the ops figure", () => {
     assert.equal(opCalls(profile), 28);
     assert.equal(formatOps(opCalls(profile)), "28");
     assert.deepEqual([1, 2.0, 2.25, 0.04].map(formatOps), ["1", "2", "2.3", "0.0"]);
+  });
+});
+
+describe("the report panel's saved target", () => {
+  it("is the uri and function a report webview saved, else nothing", () => {
+    assert.deepEqual(
+      savedTarget({ tab: "summary", target: { uri: "file:///a.py", function: "f" } }),
+      {
+        uri: "file:///a.py",
+        function: "f",
+      },
+    );
+    for (const bad of [null, 3, {}, { target: null }, { target: { uri: "", function: "f" } }]) {
+      assert.equal(savedTarget(bad), undefined);
+    }
   });
 });

@@ -129,3 +129,19 @@ def test_an_interpreted_launch_reads_as_the_kernel() -> None:
 
     assert short_op_name("triton::add_kernel (interpreted)") == "add_kernel · interpreted"
     assert short_op_name("aten::add") == "aten::add"
+
+
+def test_a_noisy_timing_says_what_would_help() -> None:
+    from kernel_lens.analysis.lens_text import noise_hint
+
+    quiet = {"timing": {"median_ms": 1.0, "spread_pct": 1.0}}
+    assert noise_hint(quiet, 500) is None
+    unstable = {"timing": {"median_ms": 1.0, "spread_pct": 82.0}}
+    hint = noise_hint(unstable, 500)
+    assert hint is not None and hint.startswith("This timing is unstable (±82%).")
+    assert "4× the timing budget, 2 s" in hint and "kernelLens.agentCommand" in hint
+    compared = {
+        "timing": {"median_ms": 1.0, "spread_pct": 3.0},
+        "comparison": {"verdict": {"text": "too noisy to tell (±197%)"}},
+    }
+    assert (noise_hint(compared, 100) or "").startswith("Too noisy to tell a change (±197%).")

@@ -160,13 +160,19 @@ def noise_hint(result: dict[str, Any], budget_ms: float) -> str | None:
     if verdict.startswith("too noisy"):
         what = f"Too noisy to tell a change ({verdict.split('(')[-1].rstrip(')')})"
     elif warning:
-        what = f"This timing is {timing_warning_short(timing)}"
+        short = timing_warning_short(timing)
+        spread = float(timing.get("spread_pct") or 0.0)
+        what = {
+            "busy machine": f"The machine was busy while this was timed (±{spread:.0f}%)",
+            "unstable": f"This timing is unstable (±{spread:.0f}%)",
+        }.get(short or "", f"This timing may have been disturbed (±{spread:.0f}%)")
     else:
         return None
     longer = budget_ms * LONGER_BUDGET_SCALE
+    budget = f"{longer / 1000:g} s" if longer >= 1000 else f"{longer:g} ms"
     return (
         f"{what}. What narrows it: a longer run (Re-profile longer: "
-        f"{LONGER_BUDGET_SCALE}× the timing budget, {format_time_ms(longer)}; "
+        f"{LONGER_BUDGET_SCALE}× the timing budget, {budget}; "
         "kernelLens.timing.budgetMs sets it for every run), closing the other load on this "
         "machine, or running on a GPU machine (kernelLens.agentCommand)."
     )

@@ -403,6 +403,16 @@ def _restore_from_history(ls: KernelLensServer, uri: str, targets: list[LensTarg
         ls.log(f"results of {uri} not restored from the history: {exc}", types.MessageType.Warning)
 
 
+def restore_results(ls: KernelLensServer, uri: str, source: str) -> None:
+    """The document's results from the history, for a request that reads them before any lens
+    was asked (the Report panel restored after *Reload Window* asks first)."""
+    try:
+        targets = lens_targets(source, show_all=ls.settings.show_all_lenses)
+    except SourceSyntaxError:
+        return
+    _restore_from_history(ls, uri, targets)
+
+
 def document_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.CodeLens]:
     """All lenses of one document, from its current text and the stored results."""
     state = ls.documents.peek(uri)

@@ -200,7 +200,8 @@ export function summaryView(
     const time = gpu ? row.deviceUs : (row.cpuUs ?? 0);
     const cell = gpu
       ? { text: time > 0 ? formatUs(time) : "–", title: "" }
-      : cpuCell(time, cpuTotal, timing?.median_ms ?? null);
+      : // The median is in the column's header: a narrow panel keeps every column in view.
+        cpuCell(time, cpuTotal, null);
     const fill = el("div", { className: "fill" });
     fill.style.width = `${Math.min(100, (100 * time) / maxUs)}%`;
     const tr = el(
@@ -252,7 +253,11 @@ export function summaryView(
         el("th", { text: gpu ? "Op → kernel" : "Op" }),
         el("th", {
           className: "num",
-          text: gpu ? "Device" : "Share*",
+          text: gpu
+            ? "Device"
+            : timing !== null && timing.median_ms > 0
+              ? `Share* of ${formatMs(timing.median_ms)}`
+              : "Share*",
           ...(gpu ? {} : { title: CPU_NOTE }),
         }),
         el("th", { className: "num", text: "Calls" }),

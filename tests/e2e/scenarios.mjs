@@ -1722,8 +1722,9 @@ export const SCENARIOS = [
                 fit.sourceLines <= fit.lineHeight * 1.6,
                 `a source line wraps at ${width} px (${fit.sourceLines} px high)`,
               );
+              // From 1400 px every column is in view; in the narrower panel the table scrolls.
               assert(
-                fit.callsRight <= fit.doc + 1 || fit.scrollable,
+                fit.callsRight <= fit.doc + 1 || (width < 1400 && fit.scrollable),
                 `the Calls column is cut at ${width} px`,
               );
               await r.shot(`report-width-${width}`);

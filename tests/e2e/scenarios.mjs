@@ -1584,6 +1584,42 @@ export const SCENARIOS = [
     },
   },
   {
+    name: "43. Choose Interpreter without the Python extension: the interpreters found, with their torch",
+    async run(r) {
+      await r.step(
+        "the picker lists interpreters with their Python and torch versions",
+        60_000,
+        async () => {
+          await r.closeEverything();
+          await r.command("Kernel Lens: Choose Interpreter");
+          const picker = r.page.locator(".quick-input-widget");
+          const rows = await r.until(
+            "interpreters in the picker",
+            async () => {
+              if (!(await picker.isVisible())) return null;
+              const texts = await picker
+                .locator(".quick-input-list .monaco-list-row")
+                .allInnerTexts();
+              return texts.some((t) =>
+                /Python \d+\.\d+\.\d+ · (torch [\w.+]+|no torch) · (workspace|conda|PATH)/.test(t),
+              )
+                ? texts
+                : null;
+            },
+            30_000,
+          );
+          r.log(`    ${rows.map((t) => t.replace(/\s+/g, " ")).join(" | ")}`);
+          assert(
+            rows.some((t) => /Browse for an interpreter/.test(t)),
+            "no Browse entry",
+          );
+          await r.shot("choose-interpreter");
+          await r.page.keyboard.press("Escape");
+        },
+      );
+    },
+  },
+  {
     name: "40. a training step: the backward on the forward lines, the pass on loss.backward(), the context kept",
     async run(r) {
       const FILE = "train_step.py";

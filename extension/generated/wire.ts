@@ -284,6 +284,11 @@ export interface Profile {
   kernels: ProfileKernelTotal[];
   trace_path?: string | null;
   accounting?: Accounting;
+  /**
+   * A whole run (a script): the lines of the other workspace files it executed, by path
+   * (the script's own are `lines`).
+   */
+  files?: Record<string, ProfileLine[]>;
 }
 export const checkProfile: Check<Profile> = shape<Profile>({
   function: string,
@@ -294,6 +299,7 @@ export const checkProfile: Check<Profile> = shape<Profile>({
   kernels: listOf(checkProfileKernelTotal),
   trace_path: optional(nullable(string)),
   accounting: optional(checkAccounting),
+  files: optional(recordOf(listOf(checkProfileLine))),
 });
 
 /** One input of the profiled call, described (never the value itself). */
@@ -353,6 +359,11 @@ export interface InputsInfo {
   self?: Record<string, unknown>;
   /** The calling context every stage replays (a captured call's, or a directive's). */
   context?: CallContextInfo;
+  /**
+   * For `captured` from a driver script (`--from bench.py`): its path; `line` is then
+   * the driver's line and `call` starts with that line's text.
+   */
+  driver?: string;
 }
 
 /** One kernel call in inductor's output module. */

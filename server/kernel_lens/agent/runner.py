@@ -176,7 +176,14 @@ def _first_call(
     report("target", "loading the file")
     interpreter = use_triton_interpreter()
     try:
-        target = load_target(request.path, request.text, name=request.function, line=request.line)
+        target = load_target(
+            request.path,
+            request.text,
+            name=request.function,
+            line=request.line,
+            driver=request.driver,
+            argv=list(request.argv),
+        )
     except ProfileError as err:
         raise as_needs_gpu(err) from None
     context.enter_context(as_main(target.module))

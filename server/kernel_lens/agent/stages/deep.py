@@ -24,6 +24,7 @@ the one counted.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import re
@@ -33,7 +34,7 @@ import threading
 import time
 import tokenize
 import types
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -249,11 +250,12 @@ class Window:
 
 
 class _Frame:
-    __slots__ = ("code", "open", "prefix")
+    __slots__ = ("code", "line", "open", "prefix")
 
     def __init__(self, code: types.CodeType, prefix: str) -> None:
         self.code = code
         self.prefix = prefix
+        self.line = 0
         self.open: Any = None
 
 
@@ -343,6 +345,7 @@ class DeepTracer:
         if frame.open is not None:
             frame.open.__exit__(None, None, None)
             frame.open = None
+        frame.line = line
         window = self._window
         if window is not None and window.active:
             markers = self._markers.get(frame.code.co_filename)
@@ -350,9 +353,10 @@ class DeepTracer:
                 self.step("marker")
             elif window.started_at is None and window.source is None:
                 window.start_by_time()
-        rng = self._range(frame.prefix + str(line))
-        rng.__enter__()
-        frame.open = rng
+        if frame.open is None:  # (a window that just started has opened it already)
+            rng = self._range(frame.prefix + str(line))
+            rng.__enter__()
+            frame.open = rng
 
     def _leave(self, code: types.CodeType) -> None:
         stack = self._stack
@@ -364,6 +368,24 @@ class DeepTracer:
                         top.open.__exit__(None, None, None)
                         top.open = None
                 return
+
+    @contextlib.contextmanager
+    def reopened(self) -> Iterator[None]:
+        """Close the open ranges, run the block (the profiler starting or stopping: a range
+        must open and close on the same side of it), then open them again, outermost first."""
+        for frame in reversed(self._stack):
+            if frame.open is not None:
+                frame.open.__exit__(None, None, None)
+                frame.open = None
+        try:
+            yield
+        finally:
+            if not self._stopped:
+                for frame in self._stack:
+                    if frame.line:
+                        rng = self._range(frame.prefix + str(frame.line))
+                        rng.__enter__()
+                        frame.open = rng
 
     def close_all(self) -> None:
         """Close every open range, innermost first (the run stops here)."""

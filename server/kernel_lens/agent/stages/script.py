@@ -210,7 +210,8 @@ def profile_script(
 
     def start() -> None:
         sync()
-        prof.start()
+        with tracer.reopened():
+            prof.start()
         state["on"] = True
         clock["start"] = time.perf_counter()
 
@@ -218,7 +219,8 @@ def profile_script(
         if state["on"]:
             sync()
             clock["end"] = time.perf_counter()
-            prof.stop()
+            with tracer.reopened():
+                prof.stop()
             state["on"] = False
 
     window = Window(

@@ -48,8 +48,9 @@ __all__ = [
 ]
 
 #: A line's range: ``src:<line>`` (the profiled file), ``src:<k>:<line>`` (the ``k``-th other
-#: file of a deep whole run, :mod:`kernel_lens.agent.stages.deep`).
-LINE_RANGE_RE = re.compile(r"^src:(?:(?P<file>\d+):)?(?P<line>\d+)$")
+#: file of a deep whole run, :mod:`kernel_lens.agent.stages.deep`); the older
+#: ``src:<path>:<line>`` of recorded traces is a line of the profiled file.
+LINE_RANGE_RE = re.compile(r"^src:(?:(?P<file>\d+):|.*:)?(?P<line>\d+)$")
 #: A line of the ``k``-th other file is attributed under the key ``k * FILE_STRIDE + line``.
 FILE_STRIDE = 1_000_000
 _CPU_CATS = {"cpu_op", "user_annotation", "cuda_runtime", "cuda_driver"}

@@ -15,6 +15,7 @@ propagates out of its frame. Only the main thread is watched.
 
 from __future__ import annotations
 
+import importlib.abc
 import os
 import sys
 import time
@@ -375,7 +376,9 @@ class _BufferFinder:
         )
 
 
-class _BufferLoader:
+class _BufferLoader(importlib.abc.Loader):
+    """Runs the buffer's text as the module, compiled under the file's real path."""
+
     def __init__(self, origin: str, text: str) -> None:
         self._origin = origin
         self._text = text

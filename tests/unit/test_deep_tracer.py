@@ -109,7 +109,9 @@ def test_ranges_nest_across_workspace_files_and_skip_torch(tmp_path: Path) -> No
 
 def _window(**kw: Any) -> tuple[Window, list[str]]:
     calls: list[str] = []
-    window = Window(start=lambda: calls.append("start"), stop_run=lambda: calls.append("stop"), **kw)
+    window = Window(
+        start=lambda: calls.append("start"), stop_run=lambda: calls.append("stop"), **kw
+    )
     return window, calls
 
 

@@ -152,6 +152,7 @@ class ScriptRun:
             a window).
         files: the workspace files the run executed, the script first (the deep tracer's).
         window: what the window did (:meth:`Window.to_json`), ``None`` without one.
+        cpu_s: the process's CPU time over the same span as ``wall_s``.
     """
 
     trace: dict[str, Any]
@@ -160,6 +161,7 @@ class ScriptRun:
     wall_s: float
     files: list[str]
     window: dict[str, Any] | None = None
+    cpu_s: float = 0.0
 
 
 def profile_script(
@@ -214,11 +216,13 @@ def profile_script(
             prof.start()
         state["on"] = True
         clock["start"] = time.perf_counter()
+        clock["cpu_start"] = time.process_time()
 
     def stop_profiling() -> None:
         if state["on"]:
             sync()
             clock["end"] = time.perf_counter()
+            clock["cpu_end"] = time.process_time()
             with tracer.reopened():
                 prof.stop()
             state["on"] = False
@@ -295,6 +299,7 @@ def profile_script(
         wall_s,
         list(tracer.files),
         window.to_json() if window.active else None,
+        clock["cpu_end"] - clock["cpu_start"],
     )
 
 

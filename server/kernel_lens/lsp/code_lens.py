@@ -316,6 +316,48 @@ def _file_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.Code
     return lenses
 
 
+def _run_lines_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.CodeLens]:
+    """A workspace file's lines from a whole run of another script (``model.py`` after
+    *Profile Script* on ``bench.py``): a first-line lens naming the run, then a lens on each line
+    whose text is still the one that ran (an edited line loses its lens, never shifts it)."""
+    try:
+        path = uri_to_path(uri)
+    except ProfileError:
+        return []
+    held = ls.run_lines.get(path)
+    if held is None:
+        return []
+    current = source.splitlines()
+    cuda = held.device_kind == "cuda"
+    lenses: list[types.CodeLens] = []
+    kept = 0
+    for row in held.rows:
+        no = int(row.get("line") or 0)
+        if not 1 <= no <= len(current) or current[no - 1].strip() != row.get("source"):
+            continue
+        title = line_lens_title(row, cuda=cuda)
+        if title is None:
+            continue
+        kept += 1
+        lenses.append(
+            types.CodeLens(
+                range=_range(no - 1),
+                command=types.Command(
+                    title=title, command="", tooltip=f"{held.label} (a whole-script run)"
+                ),
+            )
+        )
+    run_uri = "file://" + held.run_path
+    gone = len(held.rows) - kept
+    head = f"$(run-all) {held.label} · {kept} line{'s' if kept != 1 else ''}"
+    if gone:
+        head += f" ({gone} edited since)"
+    summary = _lens(0, head, CMD_PROFILE, [{"uri": run_uri, "script": True}])
+    assert summary.command is not None
+    summary.command.tooltip = f"Re-run {held.run_path} as a script"
+    return [summary, *lenses]
+
+
 #: Per document, the ``id`` of the state its results were restored into (a state released on
 #: close and made again on reopen is restored again; a state never twice).
 _restored: dict[str, int] = {}
@@ -387,6 +429,7 @@ def document_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.C
     records = {r.qualname: r for r in ls.documents.records(uri)}
     trusted = ls.settings.workspace_trusted
     lenses: list[types.CodeLens] = _file_lenses(ls, uri, source) if trusted else []
+    lenses.extend(_run_lines_lenses(ls, uri, source))
     for target in targets:
         info = target.info
         record = records.get(info.qualname)

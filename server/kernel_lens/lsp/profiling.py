@@ -33,6 +33,7 @@ from kernel_lens.lsp.history import record_profile
 from kernel_lens.lsp.jobs import run_job
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.results import Record, function_text, script_info
+from kernel_lens.lsp.state import RunLines
 from kernel_lens.wire.errors import ProfileError
 from kernel_lens.wire.jobs import ProfileRequest
 from kernel_lens.wire.lsp import (
@@ -262,7 +263,12 @@ async def profile_script(ls: KernelLensServer, uri: str) -> ProfileCommandResult
     ls.documents.put(uri, Record(SCRIPT_NAME, "running", lines, 1))
     refresh_lenses(ls)
     ls.log(f"profile script {path} (one run as __main__)", types.MessageType.Info)
-    request = ProfileRequest(path=path, text=source, script=True)
+    # The workspace folder, when the script is in it (else the agent's default: the script's
+    # git checkout, or its folder).
+    root = ls.settings.workspace_root
+    inside = bool(root) and path.startswith(root.rstrip("/") + "/")
+    workspace = [root] if inside and root else []
+    request = ProfileRequest(path=path, text=source, script=True, workspace=workspace)
     name = path.rsplit("/", 1)[-1]
     outcome: ProfileCommandResult
     ran = await _run_checked(ls, uri, info, lines, lines, f"Running {name} as a script", request)
@@ -271,6 +277,7 @@ async def profile_script(ls: KernelLensServer, uri: str) -> ProfileCommandResult
     else:
         result = ran["result"]
         ls.documents.put(uri, Record(SCRIPT_NAME, "ok", lines, 1, result=result))
+        _keep_run_lines(ls, path, result)
         set_diagnostic(ls, uri, _key(SCRIPT_NAME), None)
         script = result.get("script") or {}
         summary = (
@@ -285,6 +292,24 @@ async def profile_script(ls: KernelLensServer, uri: str) -> ProfileCommandResult
     refresh_lenses(ls)
     ls.protocol.notify(NOTIFY_RESULTS_CHANGED, ResultsChangedParams(uri=uri, function=SCRIPT_NAME))
     return outcome
+
+
+def _keep_run_lines(ls: KernelLensServer, path: str, result: dict[str, Any]) -> None:
+    """The other workspace files' lines of a whole run (``files``), kept for their lenses; a
+    file this run did not touch keeps what an earlier run of *another* script gave it, and
+    loses what an earlier run of this one did."""
+    import time
+
+    stamp = time.strftime("%H:%M")
+    files = result.get("files") or {}
+    for other, held in list(ls.run_lines.items()):
+        if held.run_path == path and other not in files:
+            del ls.run_lines[other]
+    for other, rows in files.items():
+        if isinstance(rows, list) and rows:
+            ls.run_lines[str(other)] = RunLines(
+                path, stamp, rows, str(result.get("device_kind") or "cpu")
+            )
 
 
 async def profile(ls: KernelLensServer, args: ProfileArgs) -> ProfileCommandResult:

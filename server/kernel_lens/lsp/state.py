@@ -28,6 +28,7 @@ __all__ = [
     "DocumentStore",
     "Job",
     "LRU",
+    "RunLines",
     "TraceCaches",
 ]
 
@@ -166,6 +167,29 @@ class DocumentStore:
     def forget(self, uri: str) -> None:
         """Drop a closed document's state (same as :meth:`release`)."""
         self.release(uri)
+
+
+@dataclass
+class RunLines:
+    """One workspace file's lines from a whole run of another file (``model.py``'s, from a
+    *Profile Script* of ``bench.py``): its lenses carry the run they came from.
+
+    Attributes:
+        run_path: the script that ran.
+        stamp: when (``12:03``, local time).
+        rows: the file's lines (``ProfileLine`` objects), each with the text it had.
+        device_kind: ``cuda`` or ``cpu``.
+    """
+
+    run_path: str
+    stamp: str
+    rows: list[dict[str, Any]]
+    device_kind: str
+
+    @property
+    def label(self) -> str:
+        """``from bench.py, 12:03``."""
+        return f"from {self.run_path.rsplit('/', 1)[-1]}, {self.stamp}"
 
 
 @dataclass

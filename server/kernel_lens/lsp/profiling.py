@@ -266,8 +266,7 @@ async def profile_script(ls: KernelLensServer, uri: str) -> ProfileCommandResult
     # The workspace folder, when the script is in it (else the agent's default: the script's
     # git checkout, or its folder).
     root = ls.settings.workspace_root
-    inside = bool(root) and path.startswith(root.rstrip("/") + "/")
-    workspace = [root] if inside and root else []
+    workspace = [root] if root and path.startswith(root.rstrip("/") + "/") else []
     request = ProfileRequest(path=path, text=source, script=True, workspace=workspace)
     name = path.rsplit("/", 1)[-1]
     outcome: ProfileCommandResult

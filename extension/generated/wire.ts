@@ -795,6 +795,20 @@ export interface ProfileArgs {
   script?: boolean;
   /** *Profile with backward*: each call followed by the backward of the function's output. */
   backward?: boolean;
+  /**
+   * A script that calls the function (a path): its inputs, `self` and calling context are
+   * those of the function's first call in a run of the driver; remembered per function.
+   */
+  driver?: string | null;
+  /**
+   * The script's (or the driver's) `sys.argv[1:]`; remembered per script (`None`: the
+   * remembered ones, else none).
+   */
+  argv?: string[] | null;
+  /** The run's folder (a launch configuration's `cwd`; default: the script's folder). */
+  cwd?: string | null;
+  /** Environment variables for the run (a launch configuration's `env` and `envFile`). */
+  env?: Record<string, string> | null;
 }
 
 /** Profile every function of the document at `uri`. */

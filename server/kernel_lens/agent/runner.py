@@ -117,6 +117,8 @@ def run_profile(
     """
     report = progress or (lambda stage, message: None)
     _check_stages(request.stages)
+    # One job per agent process: the run's environment (a launch configuration's) stays.
+    os.environ.update({str(k): str(v) for k, v in (request.env or {}).items()})
     trace_dir = request.trace_dir
     if trace_dir is None:
         trace_dir = CacheDirs.from_env().traces
@@ -183,6 +185,7 @@ def _first_call(
             line=request.line,
             driver=request.driver,
             argv=list(request.argv),
+            cwd=request.cwd,
         )
     except ProfileError as err:
         raise as_needs_gpu(err) from None
@@ -344,6 +347,7 @@ def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> 
             skip=request.skip,
             steps=request.steps,
             after_s=request.after_s,
+            cwd=request.cwd,
         )
     except ProfileError as err:
         raise as_needs_gpu(err) from None

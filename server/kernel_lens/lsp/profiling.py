@@ -171,6 +171,7 @@ async def profile_function(
     function: str | None,
     line0: int | None,
     backward: bool = False,
+    driver: dict[str, Any] | None = None,
 ) -> ProfileCommandResult:
     """Profile one function of the document ``uri`` and store the outcome.
 
@@ -205,6 +206,10 @@ async def profile_function(
         return {"ok": False, "error": {"kind": "not-found", "message": what}}
 
     qualname = info.qualname
+    # A driver chosen for this function (a quick fix) is remembered; later runs use it.
+    if driver is not None and driver.get("driver"):
+        state.drivers[qualname] = driver
+    driver = state.drivers.get(qualname)
     snapshot = function_text(lines, info)
     ls.documents.put(uri, Record(qualname, "running", snapshot, info.first_line))
     refresh_lenses(ls)
@@ -219,6 +224,10 @@ async def profile_function(
         reps=ls.settings.reps,
         keep_samples=True,  # for the history's comparisons; dropped from the record after
         backward=backward,
+        driver=str(driver["driver"]) if driver else None,
+        argv=[str(a) for a in (driver or {}).get("argv") or []],
+        cwd=(driver or {}).get("cwd"),
+        env={str(k): str(v) for k, v in ((driver or {}).get("env") or {}).items()},
     )
     outcome: ProfileCommandResult
     ran = await _run_checked(ls, uri, info, snapshot, lines, f"Profiling {qualname}", request)
@@ -247,7 +256,9 @@ async def profile_function(
     return outcome
 
 
-async def profile_script(ls: KernelLensServer, uri: str) -> ProfileCommandResult:
+async def profile_script(
+    ls: KernelLensServer, uri: str, argv: list[str] | None = None
+) -> ProfileCommandResult:
     """Run the whole document once as ``__main__`` with each module-level line profiled.
 
     The result is stored as the ``<script>`` record: its summary lens on the first line says
@@ -267,7 +278,12 @@ async def profile_script(ls: KernelLensServer, uri: str) -> ProfileCommandResult
     # git checkout, or its folder).
     root = ls.settings.workspace_root
     workspace = [root] if root and path.startswith(root.rstrip("/") + "/") else []
-    request = ProfileRequest(path=path, text=source, script=True, workspace=workspace)
+    state = ls.documents(uri)
+    if argv is not None:
+        state.script_args = list(argv)  # remembered for the next runs of this script
+    request = ProfileRequest(
+        path=path, text=source, script=True, workspace=workspace, argv=list(state.script_args)
+    )
     name = path.rsplit("/", 1)[-1]
     outcome: ProfileCommandResult
     ran = await _run_checked(ls, uri, info, lines, lines, f"Running {name} as a script", request)
@@ -314,7 +330,7 @@ def _keep_run_lines(ls: KernelLensServer, path: str, result: dict[str, Any]) -> 
 async def profile(ls: KernelLensServer, args: ProfileArgs) -> ProfileCommandResult:
     """``kernelLens.profile``: a function (by name, line or cursor position) or the script."""
     if args.script:
-        return await profile_script(ls, args.uri)
+        return await profile_script(ls, args.uri, args.argv)
     function = args.function
     if function is None and args.position is not None:
         try:
@@ -328,8 +344,12 @@ async def profile(ls: KernelLensServer, args: ProfileArgs) -> ProfileCommandResu
             # Shown as a profile's syntax error is: a diagnostic and a lens.
             return await profile_function(ls, args.uri, function=None, line0=args.position.line)
         function = resolve_target(source, name=None, position=args.position)
+    driver = None
+    if args.driver:
+        driver = {"driver": args.driver, "argv": list(args.argv or []), "cwd": args.cwd,
+                  "env": dict(args.env or {})}  # fmt: skip
     return await profile_function(
-        ls, args.uri, function=function, line0=args.line, backward=args.backward
+        ls, args.uri, function=function, line0=args.line, backward=args.backward, driver=driver
     )
 
 

@@ -118,6 +118,11 @@ class DocumentState:
     #: The inputs (a result's ``inputs`` object) of each function's last good run, for the
     #: quick fix that writes a directive with their shapes and dtypes.
     inputs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: The driver each function's inputs come from (``{"driver", "argv", "cwd", "env"}``), as
+    #: chosen from a quick fix: every later profile of the function runs it.
+    drivers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: The arguments of this script's whole-script runs (``sys.argv[1:]``), as last given.
+    script_args: list[str] = field(default_factory=list)
 
 
 class DocumentStore:

@@ -99,6 +99,8 @@ class ProfileRequest(JobRequest):
         skip: a whole script's window: steps run unprofiled before the profiler starts.
         steps: steps profiled, after which the script is stopped (``None``: to its end).
         after_s: the window starts no earlier than this many seconds into the run.
+        cwd: the folder the script (or driver) runs in (default: its own folder).
+        env: environment variables set for the run.
     """
 
     method: ClassVar[str] = "profile"
@@ -123,6 +125,8 @@ class ProfileRequest(JobRequest):
     skip: int = 0
     steps: int | None = None
     after_s: float | None = None
+    cwd: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

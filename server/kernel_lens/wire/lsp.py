@@ -266,6 +266,16 @@ class ProfileArgs:
     """The whole file, run once as ``__main__`` (``function``/``line``/``position`` ignored)."""
     backward: bool = False
     """*Profile with backward*: each call followed by the backward of the function's output."""
+    driver: str | None = None
+    """A script that calls the function (a path): its inputs, ``self`` and calling context are
+    those of the function's first call in a run of the driver; remembered per function."""
+    argv: list[str] | None = None
+    """The script's (or the driver's) ``sys.argv[1:]``; remembered per script (``None``: the
+    remembered ones, else none)."""
+    cwd: str | None = None
+    """The run's folder (a launch configuration's ``cwd``; default: the script's folder)."""
+    env: dict[str, str] | None = None
+    """Environment variables for the run (a launch configuration's ``env`` and ``envFile``)."""
 
 
 @dataclass

@@ -422,7 +422,13 @@ def _driver_site(frame: types.FrameType, driver: str, target: str) -> tuple[int 
 
 
 def run_driver_until_call(
-    driver: str, argv: list[str], path: str, text: str, info: FunctionInfo
+    driver: str,
+    argv: list[str],
+    path: str,
+    text: str,
+    info: FunctionInfo,
+    *,
+    cwd: str | None = None,
 ) -> Capture:
     """Run ``driver`` as ``python DRIVER ARGV…`` would until the first call of ``info``'s
     function of ``path`` (imported by the driver, directly or not, from the buffer ``text``).
@@ -459,7 +465,7 @@ def run_driver_until_call(
 
     finder = _BufferFinder(path, text)
     failure: BaseException | None = None
-    with main_module(driver, argv) as module:
+    with main_module(driver, argv, cwd) as module:
         sys.meta_path.insert(0, finder)
         start = time.perf_counter()
         watch = _Watch(take, is_target)

@@ -175,6 +175,7 @@ def profile_script(
     skip: int = 0,
     steps: int | None = None,
     after_s: float | None = None,
+    cwd: str | None = None,
 ) -> ScriptRun:
     """Run the file once as ``__main__`` with every workspace line tagged; export the trace.
 
@@ -186,6 +187,7 @@ def profile_script(
         workspace: the workspace folders (default: the enclosing git checkout, else the
             script's folder).
         skip, steps, after_s: the window (see :class:`Window`); none of them: the whole run.
+        cwd: the run's folder (default: the script's).
 
     Raises:
         ProfileError: ``syntax``; or how the script ended badly (``runtime``, ``exit``,
@@ -232,7 +234,7 @@ def profile_script(
     )
     roots = list(workspace) or [default_workspace(path)]
     tracer = DeepTracer(path, roots, texts={os.path.abspath(path): text}, window=window)
-    with main_module(path, argv) as module, warnings.catch_warnings():
+    with main_module(path, argv, cwd) as module, warnings.catch_warnings():
 
         def run_main() -> None:
             try:

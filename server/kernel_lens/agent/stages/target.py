@@ -268,6 +268,7 @@ def load_target(
     line: int | None = None,
     driver: str | None = None,
     argv: list[str] | None = None,
+    cwd: str | None = None,
 ) -> Target:
     """Load ``path`` (or its unsaved ``text``) and return the function to profile.
 
@@ -278,7 +279,7 @@ def load_target(
         line: a 1-based line inside the function (used when ``name`` is None).
         driver: a script that calls the function (``--from``): the inputs, ``self`` and
             calling context are those of its first call in a run of ``python DRIVER ARGV…``.
-        argv: the driver's ``sys.argv[1:]``.
+        argv: the driver's ``sys.argv[1:]``; cwd: its folder (default: the driver's own).
 
     Raises:
         ProfileError: ``syntax``, ``not-found``, ``import`` or ``inputs``, with the user's line.
@@ -298,7 +299,9 @@ def load_target(
     self_info: dict[str, Any] = {}
     instance: Any = None
     if driver is not None:
-        captured = capture.run_driver_until_call(driver, list(argv or []), path, text, info)
+        captured = capture.run_driver_until_call(
+            driver, list(argv or []), path, text, info, cwd=cwd
+        )
     elif _wants_capture(text, path, info):
         target_code = capture.find_code(module_code, info.qualname, info.def_line)
         if target_code is not None:

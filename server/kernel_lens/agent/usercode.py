@@ -148,7 +148,8 @@ def main_module(
 
     ``sys.argv == [path, *argv]``, the file's folder (or ``cwd``) is the current folder, the
     file's folder is first on ``sys.path`` (these stay: the agent runs one job per process),
-    and ``sys.modules["__main__"]`` is the namespace while the block runs (``pickle``, dataclasses and ``typing`` look it up).
+    and ``sys.modules["__main__"]`` is the namespace while the block runs (``pickle``,
+    dataclasses and ``typing`` look it up).
     """
     module = types.ModuleType("__main__")
     module.__file__ = path

@@ -211,18 +211,41 @@ def _argv_problem(exc: BaseException) -> bool:
     )
 
 
+#: Parameter names that hold token ids (integers, never floats) and positions.
+_TOKEN_NAMES = frozenset(
+    {"idx", "ids", "tokens", "token_ids", "input_ids", "targets", "labels", "target_ids"}
+)
+_POSITION_NAMES = frozenset({"input_pos", "pos", "positions", "position_ids"})
+
+
+def _placeholder(name: str) -> tuple[str, bool]:
+    """A value for a parameter from its name, and whether the name decided it."""
+    if name in _TOKEN_NAMES:
+        return "torch.randint(0, 1000, (1, 64))", True
+    if name in _POSITION_NAMES:
+        return "torch.arange(64)", True
+    return "torch.randn(1024)", False
+
+
 def suggested_directive(info: FunctionInfo) -> str:
     """A ``# kernel-lens: inputs = …`` line built from the parameter names (one placeholder
-    tensor each, as keywords so the names stay readable)."""
+    each, as keywords so the names stay readable): token ids (``idx``, ``tokens``,
+    ``input_ids``) are integers, positions (``input_pos``) an ``arange``, the rest a float
+    tensor; a value chosen from a name says it is a guess."""
     params = [p.lstrip("*") for p in info.params]
     if info.is_method and params and not any(d.endswith("staticmethod") for d in info.decorators):
         params = params[1:]
     if not params:
         return "# kernel-lens: inputs = ()"
+    values = [_placeholder(p) for p in params]
+    guessed = [p for p, (_, by_name) in zip(params, values, strict=True) if by_name]
+    note = f"  # a guess from the names ({', '.join(guessed)})" if guessed else ""
     if len(params) == 1:
-        return f"# kernel-lens: inputs = (torch.randn(1024),)  # {params[0]}"
-    kw = ", ".join(f"{p}=torch.randn(1024)" for p in params)
-    return f"# kernel-lens: inputs = ((), dict({kw}))"
+        return f"# kernel-lens: inputs = ({values[0][0]},)  # {params[0]}" + (
+            ", a guess from the name" if guessed else ""
+        )
+    kw = ", ".join(f"{p}={v}" for p, (v, _) in zip(params, values, strict=True))
+    return f"# kernel-lens: inputs = ((), dict({kw})){note}"
 
 
 def run_until_call(

@@ -105,3 +105,42 @@ async def _profile(client: LanguageClient, uri: str) -> Any:
             command="kernelLens.profile", arguments=[{"uri": uri, "function": "Attention.forward"}]
         )
     )
+
+
+async def test_a_script_that_wants_arguments_offers_them_and_remembers_them(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    ws = tmp_path / "ws"
+    shutil.copytree(ROOT / "tests" / "data" / "examples" / "deep", ws)
+    driver, model = ws / "drive.py", ws / "model.py"
+    uri = open_doc(client, driver)
+
+    async def run(argv: list[str] | None = None) -> Any:
+        args: dict[str, Any] = {"uri": uri, "script": True}
+        if argv is not None:
+            args["argv"] = argv
+        return await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="kernelLens.profile", arguments=[args])
+        )
+
+    failed = await run()
+    assert failed["ok"] is False and failed["error"]["kind"] == "exit", failed
+    first = [lens for lens in await lenses(client, uri) if lens.range.start.line == 0]
+    [ask] = [x for x in first if x.command and x.command.command == "kernelLens.scriptArguments"]
+    assert ask.command is not None and ask.command.title == "$(terminal) Arguments…"
+    assert list(ask.command.arguments or []) == [{"uri": uri, "argv": []}]
+    # What the input box sends back: a run with the arguments.
+    outcome = await run(["--dim", "16"])
+    assert outcome["ok"] is True, outcome
+    assert (ws / "driven.txt").is_file()
+    first = lenses_at(await lenses(client, uri), 0)
+    assert "$(terminal) args: --dim 16" in first, first
+    # Remembered: Re-run Script without arguments in the request runs with them again.
+    (ws / "driven.txt").unlink()
+    again = await run()
+    assert again["ok"] is True, again
+    assert (ws / "driven.txt").is_file()
+    # And the model file the driver called shows its lines from this run.
+    model_uri = open_doc(client, model)
+    head = lenses_at(await lenses(client, model_uri), 0)
+    assert head and head[0].startswith("$(run-all) from drive.py, "), head

@@ -214,5 +214,6 @@ def test_token_ids_and_positions_are_guessed_from_the_names_and_said_so() -> Non
     one = find_function("def embed(tokens):\n    return tokens\n", name="embed")
     assert one is not None
     assert suggested_directive(one) == (
-        "# kernel-lens: inputs = (torch.randint(0, 1000, (1, 64)),)  # tokens, a guess from the name"
+        "# kernel-lens: inputs = (torch.randint(0, 1000, (1, 64)),)"
+        "  # tokens, a guess from the name"
     )

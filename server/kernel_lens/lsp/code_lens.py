@@ -50,6 +50,7 @@ from kernel_lens.wire.lsp import (
 
 __all__ = [
     "CMD_MORE_ACTIONS",
+    "CMD_SCRIPT_ARGUMENTS",
     "MAX_ROW_ACTIONS",
     "CodeLenses",
     "document_lenses",
@@ -62,6 +63,9 @@ TRUST_COMMAND = "workbench.trust.manage"
 #: argument is ``{"function": …, "items": [{"label", "detail", "command", "arguments"} |
 #: {"label", "disabled": reason}]}``.
 CMD_MORE_ACTIONS = "kernelLens.moreActions"
+#: The client's input box for a script's arguments (``extension/scriptArgs.ts``); its argument
+#: is ``{"uri": …, "argv": [the current ones]}``, and it runs the script with what was typed.
+CMD_SCRIPT_ARGUMENTS = "kernelLens.scriptArguments"
 #: Actions on a function's row besides its status or summary; the rest go behind ``…``.
 MAX_ROW_ACTIONS = 2
 MORE_TITLE = "More…"
@@ -291,8 +295,29 @@ def _file_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.Code
         return []
     args: list[Any] = [{"uri": uri, "script": True}]
     run = _lens(0, "$(run-all) Profile Script", CMD_PROFILE, args)
+    state = ls.documents.peek(uri)
+    argv = list(state.script_args) if state is not None else []
+    # The script's arguments: shown once given; offered after argparse asked for some.
+    wants = (
+        record is not None
+        and record.state == "error"
+        and record.error is not None
+        and "needs command-line arguments" in str(record.error.get("message"))
+    )
+    extra: list[types.CodeLens] = []
+    if argv or wants:
+        shown = " ".join(argv)
+        title = f"$(terminal) args: {shown[:40]}{'…' if len(shown) > 40 else ''}"
+        extra.append(
+            _lens(
+                0,
+                title if argv else "$(terminal) Arguments…",
+                CMD_SCRIPT_ARGUMENTS,
+                [{"uri": uri, "argv": argv}],
+            )
+        )
     if record is None:
-        return [run]
+        return [run, *extra]
     if record.state == "running":
         return [_lens(0, "$(sync~spin) Running the script…")]
     if record.state in ("error", "cancelled") or record.result is None:
@@ -301,13 +326,13 @@ def _file_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.Code
             if record.state == "error" and record.error is not None
             else "$(circle-slash) Script run cancelled"
         )
-        return [_lens(0, title), run]
+        return [_lens(0, title), run, *extra]
     result = record.result
     placed = place(record, source)
     rerun = _lens(0, "$(refresh) Re-run Script", CMD_PROFILE, args)
     if placed is None or placed.outdated:
         return [_lens(0, f"$(history) outdated: {script_summary_title(result)}"), rerun]
-    lenses = [_lens(0, script_summary_title(result)), rerun]
+    lenses = [_lens(0, script_summary_title(result)), rerun, *extra]
     cuda = result.get("device_kind") == "cuda"
     for line in result.get("lines") or []:
         line_title = line_lens_title(line, cuda=cuda)

@@ -34,7 +34,9 @@ export function registerCommands(ctx: Ctx): void {
       ctx.restart("Restart Server command"),
     ),
     vscode.commands.registerCommand(MORE_ACTIONS, (args: unknown) => moreActions(ctx, args)),
-    vscode.commands.registerCommand(SCRIPT_ARGUMENTS, (args: unknown) => scriptArguments(ctx, args)),
+    vscode.commands.registerCommand(SCRIPT_ARGUMENTS, (args: unknown) =>
+      scriptArguments(ctx, args),
+    ),
     vscode.commands.registerCommand(Commands.chooseInterpreter, () => chooseInterpreter()),
     // The server's own messages take the same single way as the client's failures.
     ctx.onClientCreated((client) => [

@@ -1697,6 +1697,15 @@ export const SCENARIOS = [
             10_000,
           );
           r.log(`    sdpa line: ${sdpa.text}`);
+          // One row per line: the function's own profile wins where it has results…
+          assert(!/×3/.test(sdpa.text), `two rows of results on one line: ${sdpa.text}`);
+          // …and the run's lines show elsewhere: the layer's construction in main().
+          const init = await r.waitLensAbove(
+            "self.qkv = nn.Linear(dim, 3 * dim)",
+            /aten::uniform_/,
+            10_000,
+          );
+          r.log(`    __init__ line: ${init.text}`);
           await r.shot("model-lines-from-driver-run");
         },
       );

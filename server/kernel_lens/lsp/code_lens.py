@@ -454,7 +454,6 @@ def document_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.C
     records = {r.qualname: r for r in ls.documents.records(uri)}
     trusted = ls.settings.workspace_trusted
     lenses: list[types.CodeLens] = _file_lenses(ls, uri, source) if trusted else []
-    lenses.extend(_run_lines_lenses(ls, uri, source))
     for target in targets:
         info = target.info
         record = records.get(info.qualname)
@@ -473,6 +472,12 @@ def document_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.C
             lenses.append(_kernel_lens(ls, uri, info))
         else:
             lenses.extend(_function_lenses(uri, target, record, source))
+    # Another script's whole run last: its line lenses only where this file's own results
+    # (a function profiled here, from a driver or not) put none — never two rows on a line.
+    occupied = {lens.range.start.line for lens in lenses}
+    for i, lens in enumerate(_run_lines_lenses(ls, uri, source)):
+        if i == 0 or lens.range.start.line not in occupied:
+            lenses.append(lens)
     if trusted:
         for line in load_inline_lines(source):
             lenses.append(

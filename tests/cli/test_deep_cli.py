@@ -11,6 +11,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import EXAMPLES, run_cli
 
 DEEP = EXAMPLES / "deep"
@@ -242,3 +244,31 @@ def test_window_options_need_a_whole_script(tmp_path: Path) -> None:
     code, out, err = run_cli("profile", f"{ws / 'model.py'}::Attention.forward", "--steps", "2")
     assert code == 2
     assert "--skip/--steps/--after cut a whole script's run" in err
+
+
+def test_a_wall_clock_window_starts_at_the_first_step_past_its_time(
+    tmp_path: Path, trace_dir: str
+) -> None:
+    ws = _workspace(tmp_path)
+    code, out, err = run_cli(
+        "profile", str(ws / "marker_window.py"), "--json", "--trace-dir", trace_dir,
+        "--after", "0s", "--steps", "2",
+    )  # fmt: skip
+    assert code == 0, (out, err)
+    window = out["script"]["window"]
+    assert window["after_s"] == 0 and window["started_s"] >= 0
+    assert window["steps_profiled"] == 2 and window["stopped"]
+    # No step had ended by 0 s: it started at the first line past its time, and the second
+    # marker ended the window before it ran.
+    assert sorted(p.name for p in ws.glob("mark*.txt")) == ["mark0.txt"]
+
+
+def test_after_takes_seconds_minutes_and_milliseconds(tmp_path: Path) -> None:
+    from kernel_lens.cli.profile import parse_seconds
+
+    assert parse_seconds("30") == 30.0 and parse_seconds("30s") == 30.0
+    assert parse_seconds("1.5m") == 90.0 and parse_seconds("200ms") == pytest.approx(0.2)
+    with pytest.raises(ValueError, match="not a time"):
+        parse_seconds("soon")
+    code, out, err = run_cli("profile", str(tmp_path / "x.py"), "--after", "soon")
+    assert code == 2 and "--after: not a time: 'soon'" in err

@@ -16,7 +16,13 @@ import { cursorParams } from "./cursor";
 import type { ProfileAllArgs, ProfileArgs, RunNcuArgs } from "./generated/wire";
 import { ReportServerCommands, ServerCommands } from "./protocol";
 import { MORE_ACTIONS, isMoreActionsArgs, pickItems, type PickItem } from "./moreActions";
-import { SCRIPT_ARGUMENTS, isScriptArgumentsArgs, joinArgs, splitArgs } from "./scriptArgs";
+import {
+  SCRIPT_ARGUMENTS,
+  isScriptArgumentsArgs,
+  joinArgs,
+  parseWindow,
+  splitArgs,
+} from "./scriptArgs";
 import { reportFailure, runningClient, showFailure } from "./requests";
 import { summarize } from "./errorText";
 import { chooseInterpreter } from "./install";
@@ -28,6 +34,7 @@ export function registerCommands(ctx: Ctx): void {
     vscode.commands.registerCommand(Commands.profileWithBackward, () => profileAtCursor(ctx, true)),
     vscode.commands.registerCommand(Commands.profileFile, () => profileFile(ctx)),
     vscode.commands.registerCommand(Commands.profileScript, () => profileScript(ctx)),
+    vscode.commands.registerCommand(Commands.profileScriptWindow, () => profileScriptWindow(ctx)),
     vscode.commands.registerCommand(Commands.runNcuAtCursor, () => runNcuAtCursor(ctx)),
     vscode.commands.registerCommand(Commands.showOutput, () => ctx.log.show()),
     vscode.commands.registerCommand(Commands.restartServer, () =>
@@ -166,6 +173,36 @@ async function profileScript(ctx: Ctx): Promise<void> {
       args: { uri, script: true },
     }));
   }
+}
+
+/**
+ * A window of a long run: N steps unprofiled, the next M profiled, then the script is stopped
+ * (steps: `optimizer.step()`, the profiler's `step()`, a `# kernel-lens: step` line).
+ */
+async function profileScriptWindow(ctx: Ctx): Promise<void> {
+  const editor = pythonEditor();
+  if (editor === undefined) {
+    return;
+  }
+  const line = await vscode.window.showInputBox({
+    title: `${DISPLAY_NAME}: a window of the script's steps`,
+    prompt:
+      "Steps to skip, then steps to profile (a step ends at optimizer.step(), the profiler's " +
+      "step() or a `# kernel-lens: step` line); the script is stopped after them",
+    value: "2 3",
+    validateInput: (text) => {
+      const parsed = parseWindow(text);
+      return "error" in parsed ? parsed.error : undefined;
+    },
+  });
+  const parsed = line === undefined ? undefined : parseWindow(line);
+  if (parsed === undefined || "error" in parsed) {
+    return;
+  }
+  await execute(ctx, editor.document.uri, (uri) => ({
+    command: ServerCommands.profile,
+    args: { uri, script: true, skip: parsed.skip, steps: parsed.steps },
+  }));
 }
 
 /**

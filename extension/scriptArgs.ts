@@ -83,3 +83,16 @@ export function joinArgs(argv: readonly string[]): string {
     .map((a) => (a !== "" && /^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`))
     .join(" ");
 }
+
+/** `2 3` → skip 2 steps, profile 3: two whole numbers, the second at least 1. */
+export function parseWindow(line: string): { skip: number; steps: number } | { error: string } {
+  const words = line.trim().split(/\s+/);
+  if (words.length !== 2 || !words.every((w) => /^\d+$/.test(w))) {
+    return { error: "two whole numbers: the steps to skip, then the steps to profile (2 3)" };
+  }
+  const [skip, steps] = words.map(Number) as [number, number];
+  if (steps < 1) {
+    return { error: "profile at least one step" };
+  }
+  return { skip, steps };
+}

@@ -809,6 +809,10 @@ export interface ProfileArgs {
   cwd?: string | null;
   /** Environment variables for the run (a launch configuration's `env` and `envFile`). */
   env?: Record<string, string> | null;
+  /** A whole script's window: steps run unprofiled first. */
+  skip?: number;
+  /** A whole script's window: steps profiled, then the script is stopped. */
+  steps?: number | null;
 }
 
 /** Profile every function of the document at `uri`. */

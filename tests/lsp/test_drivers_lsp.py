@@ -144,3 +144,21 @@ async def test_a_script_that_wants_arguments_offers_them_and_remembers_them(
     model_uri = open_doc(client, model)
     head = lenses_at(await lenses(client, model_uri), 0)
     assert head and head[0].startswith("$(run-all) from drive.py, "), head
+
+
+async def test_a_window_of_a_scripts_steps_from_the_editor(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    ws = tmp_path / "ws"
+    shutil.copytree(ROOT / "tests" / "data" / "examples" / "deep", ws)
+    uri = open_doc(client, ws / "train_window.py")
+    outcome = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command="kernelLens.profile",
+            arguments=[{"uri": uri, "script": True, "skip": 1, "steps": 2}],
+        )
+    )
+    assert outcome["ok"] is True, outcome
+    window = outcome["script"]["window"]
+    assert window["steps_profiled"] == 2 and window["stopped"], window
+    assert sorted(p.name for p in ws.glob("step*.txt")) == ["step0.txt", "step1.txt"]

@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { isScriptArgumentsArgs, joinArgs, splitArgs } from "../../extension/scriptArgs";
+import {
+  isScriptArgumentsArgs,
+  joinArgs,
+  parseWindow,
+  splitArgs,
+} from "../../extension/scriptArgs";
 
 describe("a script's arguments", () => {
   it("splits like a shell: quotes, backslashes, runs of spaces", () => {
@@ -26,5 +31,13 @@ describe("a script's arguments", () => {
     assert.ok(isScriptArgumentsArgs({ uri: "file:///w/bench.py", argv: ["--dim", "24"] }));
     assert.ok(!isScriptArgumentsArgs({ uri: "file:///w/bench.py", argv: [1] }));
     assert.ok(!isScriptArgumentsArgs(null));
+  });
+
+  it("reads a window: steps to skip, steps to profile", () => {
+    assert.deepEqual(parseWindow(" 2  3 "), { skip: 2, steps: 3 });
+    assert.deepEqual(parseWindow("0 1"), { skip: 0, steps: 1 });
+    assert.ok("error" in parseWindow("2"));
+    assert.ok("error" in parseWindow("2 0"));
+    assert.ok("error" in parseWindow("-1 3"));
   });
 });

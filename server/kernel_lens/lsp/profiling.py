@@ -257,7 +257,12 @@ async def profile_function(
 
 
 async def profile_script(
-    ls: KernelLensServer, uri: str, argv: list[str] | None = None
+    ls: KernelLensServer,
+    uri: str,
+    argv: list[str] | None = None,
+    *,
+    skip: int = 0,
+    steps: int | None = None,
 ) -> ProfileCommandResult:
     """Run the whole document once as ``__main__`` with each module-level line profiled.
 
@@ -282,7 +287,13 @@ async def profile_script(
     if argv is not None:
         state.script_args = list(argv)  # remembered for the next runs of this script
     request = ProfileRequest(
-        path=path, text=source, script=True, workspace=workspace, argv=list(state.script_args)
+        path=path,
+        text=source,
+        script=True,
+        workspace=workspace,
+        argv=list(state.script_args),
+        skip=max(0, skip),
+        steps=steps,
     )
     name = path.rsplit("/", 1)[-1]
     outcome: ProfileCommandResult
@@ -330,7 +341,7 @@ def _keep_run_lines(ls: KernelLensServer, path: str, result: dict[str, Any]) -> 
 async def profile(ls: KernelLensServer, args: ProfileArgs) -> ProfileCommandResult:
     """``kernelLens.profile``: a function (by name, line or cursor position) or the script."""
     if args.script:
-        return await profile_script(ls, args.uri, args.argv)
+        return await profile_script(ls, args.uri, args.argv, skip=args.skip, steps=args.steps)
     function = args.function
     if function is None and args.position is not None:
         try:

@@ -276,6 +276,10 @@ class ProfileArgs:
     """The run's folder (a launch configuration's ``cwd``; default: the script's folder)."""
     env: dict[str, str] | None = None
     """Environment variables for the run (a launch configuration's ``env`` and ``envFile``)."""
+    skip: int = 0
+    """A whole script's window: steps run unprofiled first."""
+    steps: int | None = None
+    """A whole script's window: steps profiled, then the script is stopped."""
 
 
 @dataclass

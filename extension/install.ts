@@ -4,10 +4,20 @@
  * interpreter in the settings.
  */
 import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { existsSync, readdirSync, realpathSync } from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { DISPLAY_NAME, PYTHON_EXTENSION_ID } from "./constants";
 import { firstRunAdvice, torchCheckArgs } from "./firstRun";
+import {
+  type Host,
+  type ProbedInterpreter,
+  candidates,
+  describe,
+  probeInterpreter,
+  ranked,
+} from "./interpreters";
 import { type ProbeResult, findWheel, pipInstallArgs, terminalText } from "./python";
 import { SECTION } from "./settings";
 
@@ -67,7 +77,87 @@ export async function chooseInterpreter(): Promise<void> {
   if (vscode.extensions.getExtension(PYTHON_EXTENSION_ID) !== undefined) {
     await vscode.commands.executeCommand("python.setInterpreter");
   } else {
+    await pickInterpreter();
+  }
+}
+
+interface InterpreterItem extends vscode.QuickPickItem {
+  python?: string;
+  browse?: true;
+  settings?: true;
+}
+
+/**
+ * Without the Python extension: the interpreters found (workspace environments, conda, `PATH`),
+ * each with its Python and torch versions, those with torch first; the pick is written to
+ * `kernelLens.python` for the workspace (the server restarts on it). A path can be browsed
+ * for, or typed in the setting.
+ */
+async function pickInterpreter(): Promise<void> {
+  const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+  const host: Host = {
+    exists: (file) => existsSync(file),
+    real: (file) => {
+      try {
+        return realpathSync(file);
+      } catch {
+        return file;
+      }
+    },
+    listDir: (dir) => {
+      try {
+        return readdirSync(dir);
+      } catch {
+        return [];
+      }
+    },
+    env: process.env,
+    home: os.homedir(),
+    platform: process.platform,
+  };
+  const found = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Window, title: `${DISPLAY_NAME}: finding interpreters` },
+    async () =>
+      ranked(
+        (await Promise.all(candidates(folders, host).map((c) => probeInterpreter(c)))).filter(
+          (f): f is ProbedInterpreter => f !== undefined,
+        ),
+      ),
+  );
+  const current = vscode.workspace.getConfiguration(SECTION).get<string>("python") ?? "";
+  const items: InterpreterItem[] = [
+    ...found.map((f) => ({
+      label: f.path,
+      description: describe(f),
+      ...(f.path === current ? { detail: "the current setting" } : {}),
+      python: f.path,
+    })),
+    { label: "$(folder-opened) Browse for an interpreter…", browse: true },
+    { label: "$(settings-gear) Open the setting kernelLens.python", settings: true },
+  ];
+  const picked = await vscode.window.showQuickPick(items, {
+    title: `${DISPLAY_NAME}: the interpreter of your PyTorch project`,
+    placeHolder:
+      found.length === 0
+        ? "No interpreter found in the workspace, conda or PATH"
+        : "Kernel Lens runs your code with it (torch is the user's)",
+  });
+  let python = picked?.python;
+  if (picked?.settings === true) {
     await vscode.commands.executeCommand("workbench.action.openSettings", `${SECTION}.python`);
+    return;
+  }
+  if (picked?.browse === true) {
+    const chosen = await vscode.window.showOpenDialog({
+      canSelectMany: false,
+      title: `${DISPLAY_NAME}: a Python interpreter`,
+    });
+    python = chosen?.[0]?.fsPath;
+  }
+  if (python !== undefined) {
+    const target =
+      folders.length > 0 ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+    await vscode.workspace.getConfiguration(SECTION).update("python", python, target);
   }
 }
 

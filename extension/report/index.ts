@@ -17,7 +17,7 @@ import {
 import { atCursor, reportFailure, sendChecked } from "../requests";
 import { FileViewer } from "./customEditors";
 import { ReportPanel } from "./panel";
-import { VIEW_TYPES } from "./viewTypes";
+import { REPORT_PANEL_TYPE, VIEW_TYPES } from "./viewTypes";
 import { ClientWaiter, ThemeBroadcast } from "./webviews";
 
 /** Registers everything of the report; call before the first client starts. */
@@ -55,6 +55,13 @@ export function registerReport(ctx: Ctx): void {
         }
       }),
     ]),
+    // The report panel comes back after *Reload Window* on the function it showed.
+    vscode.window.registerWebviewPanelSerializer(REPORT_PANEL_TYPE, {
+      deserializeWebviewPanel: (webviewPanel: vscode.WebviewPanel, state: unknown) => {
+        panel.restore(webviewPanel, state);
+        return Promise.resolve();
+      },
+    }),
     vscode.window.registerCustomEditorProvider(VIEW_TYPES.traceTimeline, trace, options),
     vscode.window.registerCustomEditorProvider(VIEW_TYPES.jsonTimeline, trace, options),
     vscode.window.registerCustomEditorProvider(VIEW_TYPES.ncuReport, ncu, options),

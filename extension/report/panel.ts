@@ -20,6 +20,7 @@ import { isCancellation, runningClient, sendChecked } from "../requests";
 import { commandFor } from "./actions";
 import { HistoryDocs } from "./historyDocs";
 import { actionOf, isFromWebview, type Action, type FromWebview, type ReportTab } from "./messages";
+import { savedTarget } from "./savedTarget";
 import { REPORT_PANEL_TYPE } from "./viewTypes";
 import type { ClientWaiter, ThemeBroadcast } from "./webviews";
 import { answerTimelineWindow, messageOf, postTo, setShell, webviewRoot } from "./webviews";
@@ -81,19 +82,45 @@ export class ReportPanel implements vscode.Disposable {
     this.historyDocs.dispose();
   }
 
+  /**
+   * After *Reload Window*: the panel VS Code kept is the report of the function its webview
+   * last showed (its saved `target`), loaded afresh; without one it is closed, never left as an
+   * empty editor group.
+   */
+  restore(panel: vscode.WebviewPanel, state: unknown): void {
+    const target = savedTarget(state);
+    if (target === undefined || this.panel !== undefined) {
+      panel.dispose();
+      return;
+    }
+    this.target = target;
+    panel.webview.options = this.webviewOptions();
+    this.attach(panel, `${DISPLAY_NAME}: ${target.function}`);
+    this.ctx.log.info(`Report panel restored: ${target.function}`);
+  }
+
+  private webviewOptions(): vscode.WebviewOptions & vscode.WebviewPanelOptions {
+    return {
+      enableScripts: true,
+      enableCommandUris: false,
+      localResourceRoots: [webviewRoot(this.extensionUri)],
+      retainContextWhenHidden: false,
+    };
+  }
+
   private create(title: string): void {
     const panel = vscode.window.createWebviewPanel(
       REPORT_PANEL_TYPE,
       title,
       { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
-      {
-        enableScripts: true,
-        enableCommandUris: false,
-        localResourceRoots: [webviewRoot(this.extensionUri)],
-        retainContextWhenHidden: false,
-      },
+      this.webviewOptions(),
     );
+    this.attach(panel, title);
+  }
+
+  private attach(panel: vscode.WebviewPanel, title: string): void {
     this.panel = panel;
+    panel.title = title;
     setShell(panel.webview, this.extensionUri, title, "report");
     this.panelSubscriptions = [
       panel.webview.onDidReceiveMessage((message: unknown) => this.onMessage(message)),

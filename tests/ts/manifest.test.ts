@@ -9,6 +9,7 @@ import { describe, it } from "node:test";
 import { Commands, LINKED_LINE_COLOR } from "../../extension/constants";
 import { DEFAULTS, RESTART_KEYS, SECTION, type SettingKey } from "../../extension/settings";
 import { ClientCommands, ServerCommands } from "../../extension/protocol";
+import { REPORT_PANEL_TYPE } from "../../extension/report/viewTypes";
 
 interface Manifest {
   main: string;
@@ -84,6 +85,8 @@ describe("package.json", () => {
     assert.deepEqual(manifest.activationEvents, [
       "onLanguage:python",
       ...Object.values(Commands).map((id) => `onCommand:${id}`),
+      // The report panel's serializer restores it after Reload Window.
+      `onWebviewPanel:${REPORT_PANEL_TYPE}`,
     ]);
   });
 

@@ -105,3 +105,43 @@ def test_error_lens_is_one_clipped_line() -> None:
     title = error_lens_title({"kind": "runtime", "message": "ValueError: " + "z" * 200 + "\nmore"})
     assert title.startswith("$(warning) Profile failed: runtime — ValueError: zzz")
     assert title.endswith("…") and "\n" not in title
+
+
+def test_the_ops_figure_is_op_calls_forward_and_backward() -> None:
+    """One definition of "ops" (the summary lens; the Report's box uses the same, see
+    tests/ts/summaryBackward.test.ts on the same file): op calls per call, forward + backward."""
+    from kernel_lens.analysis.lens_text import op_calls, ops_count_text
+
+    path = Path(__file__).resolve().parent.parent / "data" / "cpu" / "train_step_cpu_profile.json"
+    result = json.loads(path.read_text())
+    fwd = sum(op["calls"] for line in result["lines"] for op in line["ops"])
+    bwd = sum(
+        op["calls"] for x in result["lines"] for op in (x.get("backward") or {}).get("ops", [])
+    )
+    assert (fwd, bwd) == (22, 6)
+    assert op_calls(result) == 28
+    assert " · 28 ops · " in summary_lens_title(result)
+    assert [ops_count_text(x) for x in (1, 2.0, 2.25, 0.04)] == ["1", "2", "2.3", "0.0"]
+
+
+def test_an_interpreted_launch_reads_as_the_kernel() -> None:
+    from kernel_lens.analysis.lens_text import short_op_name
+
+    assert short_op_name("triton::add_kernel (interpreted)") == "add_kernel · interpreted"
+    assert short_op_name("aten::add") == "aten::add"
+
+
+def test_a_noisy_timing_says_what_would_help() -> None:
+    from kernel_lens.analysis.lens_text import noise_hint
+
+    quiet = {"timing": {"median_ms": 1.0, "spread_pct": 1.0}}
+    assert noise_hint(quiet, 500) is None
+    unstable = {"timing": {"median_ms": 1.0, "spread_pct": 82.0}}
+    hint = noise_hint(unstable, 500)
+    assert hint is not None and hint.startswith("This timing is unstable (±82%).")
+    assert "4× the timing budget, 2 s" in hint and "kernelLens.agentCommand" in hint
+    compared = {
+        "timing": {"median_ms": 1.0, "spread_pct": 3.0},
+        "comparison": {"verdict": {"text": "too noisy to tell (±197%)"}},
+    }
+    assert (noise_hint(compared, 100) or "").startswith("Too noisy to tell a change (±197%).")

@@ -311,6 +311,7 @@ function onMessage(message: ToWebview): void {
       state.report = message.report;
       state.loading = undefined;
       state.error = undefined;
+      saveState({ target: { uri: message.report.uri, function: message.report.function } });
       if (message.tab !== undefined) {
         state.tab = message.tab;
         saveState({ tab: message.tab });

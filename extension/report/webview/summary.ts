@@ -10,8 +10,10 @@ import {
   cpuCell,
   formatCount,
   formatMs,
+  formatOps,
   formatUs,
   linesSpan,
+  opCalls,
   significant,
 } from "./format";
 
@@ -178,8 +180,9 @@ export function summaryView(
         )
       : stat(
           "Ops",
-          `${profile.lines.reduce((n, l) => n + l.ops.length, 0)}`,
-          "ATen ops on the profiled lines",
+          formatOps(opCalls(profile)),
+          "op calls per call on the function's lines" +
+            (profile.lines.some((l) => l.backward !== undefined) ? ", forward + backward" : ""),
         ),
   ]);
 
@@ -197,7 +200,8 @@ export function summaryView(
     const time = gpu ? row.deviceUs : (row.cpuUs ?? 0);
     const cell = gpu
       ? { text: time > 0 ? formatUs(time) : "–", title: "" }
-      : cpuCell(time, cpuTotal, timing?.median_ms ?? null);
+      : // The median is in the column's header: a narrow panel keeps every column in view.
+        cpuCell(time, cpuTotal, null);
     const fill = el("div", { className: "fill" });
     fill.style.width = `${Math.min(100, (100 * time) / maxUs)}%`;
     const tr = el(
@@ -210,7 +214,9 @@ export function summaryView(
       },
       [
         el("td", { className: "num", text: row.first ? String(row.line.line) : "" }),
-        el("td", {}, [row.first ? el("code", { text: row.line.source }) : null]),
+        el("td", { className: "source" }, [
+          row.first ? el("code", { text: row.line.source, title: row.line.source }) : null,
+        ]),
         hasBackward
           ? el("td", {
               className: `pass pass-${row.pass}`,
@@ -218,7 +224,7 @@ export function summaryView(
               title: PASS_TITLES[row.pass],
             })
           : null,
-        el("td", {}, [
+        el("td", { className: "op" }, [
           el("span", { text: row.op }),
           row.kernel === "" ? null : el("span", { className: "arrow", text: " → " }),
           row.kernel === "" ? null : el("code", { text: row.kernel, title: row.kernelFull }),
@@ -247,7 +253,11 @@ export function summaryView(
         el("th", { text: gpu ? "Op → kernel" : "Op" }),
         el("th", {
           className: "num",
-          text: gpu ? "Device" : "Share*",
+          text: gpu
+            ? "Device"
+            : timing !== null && timing.median_ms > 0
+              ? `Share* of ${formatMs(timing.median_ms)}`
+              : "Share*",
           ...(gpu ? {} : { title: CPU_NOTE }),
         }),
         el("th", { className: "num", text: "Calls" }),
@@ -265,7 +275,7 @@ export function summaryView(
     ]),
     rows.length === 0
       ? el("p", { className: "muted", text: "No line of the function ran a torch op." })
-      : table,
+      : el("div", { className: "table-scroll" }, [table]),
     gpu || rows.length === 0 ? null : el("p", { className: "muted note", text: `* ${CPU_NOTE}` }),
   ]);
 }

@@ -12,9 +12,11 @@ interface VsCodeApi {
 
 declare function acquireVsCodeApi(): VsCodeApi;
 
-/** What the webview keeps across reloads. */
+/** What the webview keeps across reloads (and a window reload: the panel is restored on it). */
 export interface SavedState {
   tab?: ReportTab;
+  /** The report shown: the panel's serializer reopens it after *Reload Window*. */
+  target?: { uri: string; function: string };
 }
 
 const api = acquireVsCodeApi();
@@ -29,6 +31,7 @@ export function loadState(): SavedState {
   return typeof state === "object" && state !== null ? state : {};
 }
 
+/** Merges `state` into what is kept. */
 export function saveState(state: SavedState): void {
-  api.setState(state);
+  api.setState({ ...loadState(), ...state });
 }

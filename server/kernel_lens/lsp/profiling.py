@@ -171,6 +171,7 @@ async def profile_function(
     function: str | None,
     line0: int | None,
     backward: bool = False,
+    budget_scale: float | None = None,
     driver: dict[str, Any] | None = None,
 ) -> ProfileCommandResult:
     """Profile one function of the document ``uri`` and store the outcome.
@@ -214,13 +215,17 @@ async def profile_function(
     ls.documents.put(uri, Record(qualname, "running", snapshot, info.first_line))
     refresh_lenses(ls)
     with_bwd = " with backward" if backward else ""
+    budget_ms = ls.settings.budget_ms
+    if budget_scale is not None and budget_scale > 1:
+        budget_ms *= min(float(budget_scale), 20.0)  # *Re-profile longer*, for this run only
+        with_bwd += f", timing budget {budget_ms:g} ms"
     ls.log(f"profile{with_bwd} {qualname} ({path}:{info.def_line})", types.MessageType.Info)
     request = ProfileRequest(
         path=path,
         text=source,
         function=qualname,
         warmup_ms=ls.settings.warmup_ms,
-        budget_ms=ls.settings.budget_ms,
+        budget_ms=budget_ms,
         reps=ls.settings.reps,
         keep_samples=True,  # for the history's comparisons; dropped from the record after
         backward=backward,
@@ -360,7 +365,13 @@ async def profile(ls: KernelLensServer, args: ProfileArgs) -> ProfileCommandResu
         driver = {"driver": args.driver, "argv": list(args.argv or []), "cwd": args.cwd,
                   "env": dict(args.env or {})}  # fmt: skip
     return await profile_function(
-        ls, args.uri, function=function, line0=args.line, backward=args.backward, driver=driver
+        ls,
+        args.uri,
+        function=function,
+        line0=args.line,
+        backward=args.backward,
+        budget_scale=args.budget_scale,
+        driver=driver,
     )
 
 

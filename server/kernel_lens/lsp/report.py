@@ -17,6 +17,8 @@ from lsprotocol import types
 from kernel_lens.analysis.lens_text import inputs_args_text, inputs_text
 from kernel_lens.analysis.names import short_kernel_name
 from kernel_lens.analysis.param_edit import int_parameters, parameter_edits
+from kernel_lens.history import History, HistoryError
+from kernel_lens.lsp.code_lens import restore_results, restored_result
 from kernel_lens.lsp.common import (
     document_source,
     failure_message,
@@ -180,6 +182,17 @@ def _inputs_of(profile: dict[str, Any] | None) -> ReportInputs | None:
     return {"source": source, "args": inputs_args_text(profile.get("inputs"))}
 
 
+def _last_run(ls: KernelLensServer, uri: str, function: str) -> dict[str, Any] | None:
+    """``function``'s last run from the history, restored as the lenses restore it."""
+    try:
+        path = uri_to_path(uri)
+        entries = History.default(path).entries(path, function)
+    except (HistoryError, ProfileError, OSError, ValueError) as exc:
+        ls.log(f"report of {function}: the history could not be read: {exc}")
+        return None
+    return restored_result(entries[-1]) if entries else None
+
+
 def setup(ls: KernelLensServer) -> None:
     """Register the report request and the Nsight Compute, sweep and apply commands."""
 
@@ -187,8 +200,17 @@ def setup(ls: KernelLensServer) -> None:
     async def report(ls: KernelLensServer, raw: Any) -> ReportResult:
         params = structure(ReportParams, raw)
         function = _function_of(ls, params.uri, params.function, params.position)
+        if ls.documents.get(params.uri, function) is None:
+            try:
+                restore_results(ls, params.uri, document_source(ls, params.uri))
+            except ProfileError:
+                pass  # not an open document: nothing to restore into
         record = ls.documents.get(params.uri, function)
         profile = record.result if record and record.state == "ok" else None
+        if record is None:
+            # The panel restored after *Reload Window* may ask before its document is open:
+            # the function's last run from the history, as the lenses will show it.
+            profile = _last_run(ls, params.uri, function)
         state = ls.documents.peek(params.uri)
         try:
             int_params = int_parameters(document_source(ls, params.uri), function)

@@ -40,7 +40,9 @@ __all__ = [
     "CMD_PROFILE_ALL",
     "CMD_RUN_NCU",
     "CMD_SET_BASELINE",
+    "CMD_REVEAL_LINE",
     "CMD_SHOW_ASSEMBLY",
+    "CMD_SHOW_ERROR",
     "CMD_SHOW_GENERATED_CODE",
     "CMD_SHOW_INLINE",
     "CMD_SHOW_REPORT",
@@ -69,6 +71,11 @@ __all__ = [
     "ApplyParameterArgs",
     "ApplyParameterResult",
     "AsmStage",
+    "AsmTypesFrom",
+    "ErrorAction",
+    "RevealLineArgs",
+    "ShowErrorArgs",
+    "ShownError",
     "AssemblyParams",
     "AssemblyResult",
     "CommandResult",
@@ -150,6 +157,11 @@ CMD_SHOW_INLINE = "kernelLens.showInlineExtension"
 CMD_SHOW_ASSEMBLY = "kernelLens.showAssembly"
 #: Client-side command: torch.compile's code for a function (:class:`ShowGeneratedCodeArgs`).
 CMD_SHOW_GENERATED_CODE = "kernelLens.showGeneratedCode"
+#: Client-side command (a failed profile's lens): the whole error and its actions
+#: (:class:`ShowErrorArgs`).
+CMD_SHOW_ERROR = "kernelLens.showError"
+#: Client-side command (an error's *Go to Line*): reveal a line of a file (:class:`RevealLineArgs`).
+CMD_REVEAL_LINE = "kernelLens.revealLine"
 
 #: Server -> client notification: :class:`StatusParams`.
 NOTIFY_STATUS = "kernelLens/status"
@@ -266,6 +278,9 @@ class ProfileArgs:
     """The whole file, run once as ``__main__`` (``function``/``line``/``position`` ignored)."""
     backward: bool = False
     """*Profile with backward*: each call followed by the backward of the function's output."""
+    budget_scale: float | None = None
+    """*Re-profile longer*: this run's timing budget is ``kernelLens.timing.budgetMs`` × this
+    (at most 20)."""
     driver: str | None = None
     """A script that calls the function (a path): its inputs, ``self`` and calling context are
     those of the function's first call in a run of the driver; remembered per function."""
@@ -416,6 +431,37 @@ class ShowAssemblyArgs(TypedDict):
 
     uri: str
     kernel: str
+
+
+class ErrorAction(TypedDict):
+    """One action that can fix an error: a VS Code command and its arguments."""
+
+    label: str
+    command: str
+    arguments: list[Any]
+
+
+class ShownError(TypedDict):
+    """The error a lens shows in full."""
+
+    kind: str
+    message: str
+    line: NotRequired[int | None]
+
+
+class ShowErrorArgs(TypedDict):
+    """Argument of ``kernelLens.showError`` from a failed profile's lens."""
+
+    function: str
+    error: ShownError
+    actions: list[ErrorAction]
+
+
+class RevealLineArgs(TypedDict):
+    """Argument of ``kernelLens.revealLine``: a 1-based line of a document."""
+
+    uri: str
+    line: int
 
 
 class ShowGeneratedCodeArgs(TypedDict):
@@ -913,4 +959,6 @@ CLIENT_COMMANDS: dict[str, Any] = {
     CMD_SHOW_GENERATED_CODE: ShowGeneratedCodeArgs,
     CMD_SHOW_REPORT: ShowReportArgs,
     CMD_SHOW_INLINE: ShowInlineExtensionArgs,
+    CMD_SHOW_ERROR: ShowErrorArgs,
+    CMD_REVEAL_LINE: RevealLineArgs,
 }

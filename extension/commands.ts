@@ -21,6 +21,13 @@ import {
   isShowErrorArgs,
 } from "./protocol";
 import { MORE_ACTIONS, isMoreActionsArgs, pickItems, type PickItem } from "./moreActions";
+import {
+  SCRIPT_ARGUMENTS,
+  isScriptArgumentsArgs,
+  joinArgs,
+  parseWindow,
+  splitArgs,
+} from "./scriptArgs";
 import { reportFailure, runningClient, showFailure } from "./requests";
 import { summarize } from "./errorText";
 import { chooseInterpreter } from "./install";
@@ -32,12 +39,16 @@ export function registerCommands(ctx: Ctx): void {
     vscode.commands.registerCommand(Commands.profileWithBackward, () => profileAtCursor(ctx, true)),
     vscode.commands.registerCommand(Commands.profileFile, () => profileFile(ctx)),
     vscode.commands.registerCommand(Commands.profileScript, () => profileScript(ctx)),
+    vscode.commands.registerCommand(Commands.profileScriptWindow, () => profileScriptWindow(ctx)),
     vscode.commands.registerCommand(Commands.runNcuAtCursor, () => runNcuAtCursor(ctx)),
     vscode.commands.registerCommand(Commands.showOutput, () => ctx.log.show()),
     vscode.commands.registerCommand(Commands.restartServer, () =>
       ctx.restart("Restart Server command"),
     ),
     vscode.commands.registerCommand(MORE_ACTIONS, (args: unknown) => moreActions(ctx, args)),
+    vscode.commands.registerCommand(SCRIPT_ARGUMENTS, (args: unknown) =>
+      scriptArguments(ctx, args),
+    ),
     vscode.commands.registerCommand(Commands.chooseInterpreter, () => chooseInterpreter()),
     vscode.commands.registerCommand(Commands.showError, (args: unknown) => showError(ctx, args)),
     vscode.commands.registerCommand(Commands.revealLine, (args: unknown) => revealLine(ctx, args)),
@@ -119,6 +130,47 @@ async function moreActions(ctx: Ctx, args: unknown): Promise<void> {
   }
 }
 
+/**
+ * The script's arguments lens: asks for `sys.argv[1:]` in one line (the current ones filled
+ * in), then runs the script with them; the server remembers them for the next runs.
+ */
+async function scriptArguments(ctx: Ctx, args: unknown): Promise<void> {
+  if (!isScriptArgumentsArgs(args)) {
+    ctx.log.warn(`${SCRIPT_ARGUMENTS}: malformed argument ${JSON.stringify(args)}`);
+    return;
+  }
+  const name = args.uri.slice(args.uri.lastIndexOf("/") + 1);
+  const line = await vscode.window.showInputBox({
+    title: `${DISPLAY_NAME}: arguments of ${name}`,
+    prompt: `sys.argv[1:] of the run, as you would type them after \`python ${name}\``,
+    value: joinArgs(args.argv),
+    validateInput: (text) => {
+      const split = splitArgs(text);
+      return "error" in split ? split.error : undefined;
+    },
+  });
+  if (line === undefined) {
+    return;
+  }
+  const split = splitArgs(line);
+  if ("error" in split) {
+    return;
+  }
+  const client = await runningClient(ctx);
+  if (client === undefined) {
+    return;
+  }
+  const profileArgs: ProfileArgs = { uri: args.uri, script: true, argv: split.argv };
+  try {
+    await client.sendRequest(ExecuteCommandRequest.type, {
+      command: ServerCommands.profile,
+      arguments: [profileArgs],
+    });
+  } catch (error) {
+    reportFailure(ctx, ServerCommands.profile, error);
+  }
+}
+
 /** The active editor if it shows a Python file, else undefined after telling the user. */
 function pythonEditor(): vscode.TextEditor | undefined {
   const editor = vscode.window.activeTextEditor;
@@ -165,6 +217,36 @@ async function profileScript(ctx: Ctx): Promise<void> {
       args: { uri, script: true },
     }));
   }
+}
+
+/**
+ * A window of a long run: N steps unprofiled, the next M profiled, then the script is stopped
+ * (steps: `optimizer.step()`, the profiler's `step()`, a `# kernel-lens: step` line).
+ */
+async function profileScriptWindow(ctx: Ctx): Promise<void> {
+  const editor = pythonEditor();
+  if (editor === undefined) {
+    return;
+  }
+  const line = await vscode.window.showInputBox({
+    title: `${DISPLAY_NAME}: a window of the script's steps`,
+    prompt:
+      "Steps to skip, then steps to profile (a step ends at optimizer.step(), the profiler's " +
+      "step() or a `# kernel-lens: step` line); the script is stopped after them",
+    value: "2 3",
+    validateInput: (text) => {
+      const parsed = parseWindow(text);
+      return "error" in parsed ? parsed.error : undefined;
+    },
+  });
+  const parsed = line === undefined ? undefined : parseWindow(line);
+  if (parsed === undefined || "error" in parsed) {
+    return;
+  }
+  await execute(ctx, editor.document.uri, (uri) => ({
+    command: ServerCommands.profile,
+    args: { uri, script: true, skip: parsed.skip, steps: parsed.steps },
+  }));
 }
 
 /**

@@ -13,6 +13,8 @@ export const Commands = {
   profileFile: "kernelLens.profileFile",
   /** The whole file, run once as `__main__` (also the server's `Profile Script` lens). */
   profileScript: "kernelLens.profileScript",
+  /** A window of the script's run: N steps unprofiled, the next M profiled, then stopped. */
+  profileScriptWindow: "kernelLens.profileScriptWindow",
   showOutput: "kernelLens.showOutput",
   restartServer: "kernelLens.restartServer",
   runNcuAtCursor: "kernelLens.runNcuAtCursor",

@@ -285,6 +285,11 @@ export interface Profile {
   kernels: ProfileKernelTotal[];
   trace_path?: string | null;
   accounting?: Accounting;
+  /**
+   * A whole run (a script): the lines of the other workspace files it executed, by path
+   * (the script's own are `lines`).
+   */
+  files?: Record<string, ProfileLine[]>;
 }
 export const checkProfile: Check<Profile> = shape<Profile>({
   function: string,
@@ -295,6 +300,7 @@ export const checkProfile: Check<Profile> = shape<Profile>({
   kernels: listOf(checkProfileKernelTotal),
   trace_path: optional(nullable(string)),
   accounting: optional(checkAccounting),
+  files: optional(recordOf(listOf(checkProfileLine))),
 });
 
 /** One input of the profiled call, described (never the value itself). */
@@ -354,6 +360,11 @@ export interface InputsInfo {
   self?: Record<string, unknown>;
   /** The calling context every stage replays (a captured call's, or a directive's). */
   context?: CallContextInfo;
+  /**
+   * For `captured` from a driver script (`--from bench.py`): its path; `line` is then
+   * the driver's line and `call` starts with that line's text.
+   */
+  driver?: string;
 }
 
 /** One kernel call in inductor's output module. */
@@ -799,6 +810,24 @@ export interface ProfileArgs {
    * (at most 20).
    */
   budget_scale?: number | null;
+  /**
+   * A script that calls the function (a path): its inputs, `self` and calling context are
+   * those of the function's first call in a run of the driver; remembered per function.
+   */
+  driver?: string | null;
+  /**
+   * The script's (or the driver's) `sys.argv[1:]`; remembered per script (`None`: the
+   * remembered ones, else none).
+   */
+  argv?: string[] | null;
+  /** The run's folder (a launch configuration's `cwd`; default: the script's folder). */
+  cwd?: string | null;
+  /** Environment variables for the run (a launch configuration's `env` and `envFile`). */
+  env?: Record<string, string> | null;
+  /** A whole script's window: steps run unprofiled first. */
+  skip?: number;
+  /** A whole script's window: steps profiled, then the script is stopped. */
+  steps?: number | null;
 }
 
 /** Profile every function of the document at `uri`. */

@@ -47,14 +47,16 @@ def test_a_script_runs_once_with_ops_on_its_module_level_lines(
     assert out["script"]["runs"] == 1 and out["script"]["wall_s"] > 0
     assert "not a median" in out["script"]["label"]
     assert "aten::square" in _ops(out, _lineno(path, "c = torch.square(b)"))
-    # A call into the file's function lands on the calling line, once per loop turn.
-    loop_line = _lineno(path, "d = square_3(c)")
-    assert _ops(out, loop_line) == ["aten::mul"]
-    row = next(entry for entry in out["lines"] if entry["line"] == loop_line)
+    # Deep: a call into the file's function lands on the function's own line (the innermost
+    # workspace line on the stack), once per loop turn; the calling line keeps nothing of it.
+    assert _ops(out, _lineno(path, "d = square_3(c)")) == []
+    body = _lineno(path, "return a * a * a")
+    assert _ops(out, body) == ["aten::mul"]
+    row = next(entry for entry in out["lines"] if entry["line"] == body)
     assert row["ops"][0]["calls"] == 6  # 2 multiplications × 3 turns, one run
+    assert row["hits"] == 3
     assert "aten::relu" in _ops(out, _lineno(path, "e = torch.relu(d).sum()"))
-    # The function's own lines are not module-level lines.
-    assert _lineno(path, "return a * a * a") not in [e["line"] for e in out["lines"]]
+    assert out["files"] == {}  # no other workspace file ran
     assert Path(out["trace_path"]).is_file()
 
 
@@ -106,18 +108,19 @@ def test_a_triton_script_runs_under_the_interpreter_without_a_gpu(
     assert code == 0, (out, err)
     assert out["triton_interpreter"] is True
     assert out["device"] == "CPU · Triton interpreter"
-    assert _lineno(path, "y = double(x)") in [e["line"] for e in out["lines"]]
+    # the launch inside double(), not the call of double() (the innermost workspace line)
+    assert _lineno(path, "double_kernel[(") in [e["line"] for e in out["lines"]]
 
 
 @pytest.mark.gpu
-def test_a_triton_script_on_a_gpu_has_its_kernel_on_the_calling_line(
+def test_a_triton_script_on_a_gpu_has_its_kernel_on_the_launch_line(
     tmp_path: Path, trace_dir: str
 ) -> None:
     path = _copy("triton_main.py", tmp_path)
     code, out, err = run_cli("profile", str(path), "--json", "--trace-dir", trace_dir)
     assert code == 0, (out, err)
     assert out["device_kind"] == "cuda" and out["triton_interpreter"] is False
-    row = next(e for e in out["lines"] if e["line"] == _lineno(path, "y = double(x)"))
+    row = next(e for e in out["lines"] if e["line"] == _lineno(path, "double_kernel[("))
     kernels = [k["short_name"] for op in row["ops"] for k in op["kernels"]]
     assert "double_kernel" in kernels
     assert row["device_us"] > 0

@@ -62,14 +62,15 @@ async def test_profile_script_lens_then_wall_time_and_ops_on_module_lines(
     assert "$(refresh) Re-run Script" in first
     square = line0_of(path, "c = torch.square(b)")
     assert titles(after, square)[0].startswith("aten::square"), titles(after)
+    # Deep: the multiplications are on the function's own line, not on the calling line.
     loop = line0_of(path, "d = square_3(c)")
-    assert titles(after, loop)[0].startswith("aten::mul")
-    text = await hover_text(client, uri, loop, 8)
+    assert titles(after, loop) == []
+    body = line0_of(path, "return a * a * a")
+    assert titles(after, body)[0].startswith("aten::mul"), titles(after)
+    text = await hover_text(client, uri, body, 8)
     assert text is not None and "`aten::mul`" in text, text
     assert "6 calls" in text  # 2 multiplications × 3 loop turns, in the one run
     assert "script's one run as `__main__`" in text
-    # The function's own body gets no script lens.
-    assert titles(after, line0_of(path, "return a * a * a")) == []
 
     # Any edit of the file outdates the run: no per-line lens left on a line.
     edited = path.read_text().replace("for _ in range(3):", "for _ in range(4):")
@@ -82,7 +83,8 @@ async def test_profile_script_lens_then_wall_time_and_ops_on_module_lines(
     stale = await lenses(client, uri)
     assert titles(stale, 0)[0].startswith("$(history) outdated: $(run-all) script")
     assert titles(stale, square) == []
-    assert await hover_text(client, uri, loop, 8) is None
+    stale_hover = await hover_text(client, uri, body, 8)
+    assert stale_hover is None or "aten::mul" not in stale_hover  # the function's own offer
 
 
 async def test_a_library_file_has_no_profile_script_lens(
@@ -110,3 +112,41 @@ async def test_a_failing_script_gets_a_diagnostic_on_the_line_that_raised(
     first = titles(await lenses(client, uri), 0)
     assert first[0].startswith("$(warning) Profile failed: runtime — the script raised"), first
     assert PROFILE_SCRIPT in first  # click again after fixing it
+
+
+async def test_another_workspace_files_lines_carry_the_run_they_came_from(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    """Profile Script on a main()-shaped script whose helper lives in another file: open the
+    helper after the run and its lines have their lenses, labelled with the run."""
+    ws = tmp_path / "ws"
+    shutil.copytree(ROOT / "tests" / "data" / "examples" / "deep", ws)
+    script, helper = ws / "main_shaped.py", ws / "pkg" / "helpers.py"
+    uri = open_doc(client, script)
+    outcome = await _click_script(client, uri)
+    assert outcome["ok"] is True, outcome
+    inside = line0_of(script, "y = torch.relu(x @ x)")
+    assert any(t.startswith("aten::matmul") for t in titles(await lenses(client, uri), inside))
+    helper_uri = open_doc(client, helper)
+    found = await lenses(client, helper_uri)
+    head = titles(found, 0)
+    assert head and head[0].startswith("$(run-all) from main_shaped.py, "), titles(found)
+    assert "· 2 lines" in head[0]
+    centered = line0_of(helper, "centered = x - x.mean()")
+    [lens] = [x for x in found if x.range.start.line == centered]
+    assert lens.command is not None and "aten::" in lens.command.title
+    assert lens.command.tooltip is not None and "from main_shaped.py" in lens.command.tooltip
+    text = await hover_text(client, helper_uri, centered, 6)
+    assert text is not None and text.startswith("*from main_shaped.py, "), text
+    assert "`aten::sub`" in text or "`aten::mean`" in text, text
+    # Editing a line withdraws its lens (never shifted onto another line).
+    edited = helper.read_text().replace("centered = x - x.mean()", "centered = x - x.mean(0)")
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=helper_uri, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=edited)],
+        )
+    )
+    after = await lenses(client, helper_uri)
+    assert titles(after, centered) == []
+    assert "(1 edited since)" in titles(after, 0)[0]

@@ -199,3 +199,21 @@ def test_run_until_call_takes_the_first_call_and_removes_its_watch(
     monitoring = getattr(sys, "monitoring", None)
     if monitoring is not None:
         assert all(monitoring.get_tool(t) is None for t in (monitoring.PROFILER_ID, 3, 4))
+
+
+def test_token_ids_and_positions_are_guessed_from_the_names_and_said_so() -> None:
+    from kernel_lens.analysis.functions import find_function
+
+    text = "class T:\n    def forward(self, idx, input_pos):\n        return idx\n"
+    info = find_function(text, name="T.forward")
+    assert info is not None
+    assert suggested_directive(info) == (
+        "# kernel-lens: inputs = ((), dict(idx=torch.randint(0, 1000, (1, 64)), "
+        "input_pos=torch.arange(64)))  # a guess from the names (idx, input_pos)"
+    )
+    one = find_function("def embed(tokens):\n    return tokens\n", name="embed")
+    assert one is not None
+    assert suggested_directive(one) == (
+        "# kernel-lens: inputs = (torch.randint(0, 1000, (1, 64)),)"
+        "  # tokens, a guess from the name"
+    )

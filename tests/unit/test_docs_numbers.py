@@ -181,3 +181,23 @@ def test_training_step_table_is_the_recorded_results() -> None:
         ("backward-seed", 30.0)
     ]
     assert "gradient accumulation, 30.0 µs" in _flat(doc)
+
+
+def test_deep_tracer_overhead_ratios_are_the_tables() -> None:
+    doc = _doc()
+    rows = _table(doc, "| run | CPU s | per step ms | × plain | × profiler |")
+    assert [r[0] for r in rows] == [
+        "plain (no profiler)",
+        "torch.profiler only (record_shapes)",
+        "deep (Kernel Lens whole-script stage)",
+        "deep tracer with record_function ranges",
+    ]
+    plain, profiler = _num(rows[0][1]), _num(rows[1][1])
+    for row in rows:
+        cpu, per_step, x_plain, x_profiler = (_num(c) for c in row[1:5])
+        assert cpu / 10 * 1e3 == pytest.approx(per_step, abs=0.06), row[0]  # 10 steps
+        assert cpu / plain == pytest.approx(x_plain, abs=0.006), row[0]
+        assert cpu / profiler == pytest.approx(x_profiler, abs=0.006), row[0]
+    deep = _num(rows[2][1]) / profiler
+    assert f"{deep:.2f}×" == "1.25×"
+    assert "costs 1.25× a run under the plain profiler (the target is ≤ 1.5×)" in _flat(doc)

@@ -333,7 +333,7 @@ def test_summary_without_a_device_and_a_cuda_op_without_kernels() -> None:
 
 
 def test_remaining_edges() -> None:
-    assert inputs_text({"source": "script"}) == "the script's own run (as __main__, no arguments)"
+    assert inputs_text({"source": "script"}) == "the script's own run (as __main__)"
     ops = [_cpu_op(f"aten::op{i}", 1.0) for i in range(4)]
     assert line_lens_title({"line": 1, "ops": ops}, cuda=False) == (
         "aten::op0 · CPU  |  aten::op1 · CPU  |  aten::op2 · CPU  |  +1 more"

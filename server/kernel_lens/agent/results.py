@@ -9,10 +9,10 @@ build their results here, so the keys and their order are the same wherever a re
 from __future__ import annotations
 
 import platform
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from kernel_lens.analysis.line_attribution import all_ops
+from kernel_lens.analysis.line_attribution import all_ops, split_line_key
 
 __all__ = ["device_of_run", "kernel_totals", "line_results", "profile_result"]
 
@@ -26,11 +26,15 @@ def device_of_run() -> tuple[str, str]:
     return "cpu", "CPU"
 
 
-def kernel_totals(lines_json: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def kernel_totals(
+    lines_json: list[dict[str, Any]], other_files: Iterable[dict[str, Any]] = ()
+) -> list[dict[str, Any]]:
     """Each kernel's device time and calls over every line (the result's ``kernels``), the
-    longest first, with the lines that launched it."""
+    longest first, with the lines that launched it (``other_files``: lines of a deep run's
+    other files, counted but not listed among the lines)."""
     totals: dict[str, dict[str, Any]] = {}
-    for line in lines_json:
+    own = len(lines_json)
+    for i, line in enumerate([*lines_json, *other_files]):
         # a line's own ops and the backward its forward caused: every kernel counts once
         for op in all_ops(line):
             for k in op["kernels"]:
@@ -47,7 +51,7 @@ def kernel_totals(lines_json: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 )
                 row["device_us"] += k["device_us"]
                 row["calls"] += k["calls"]
-                if line["line"] not in row["lines"]:
+                if i < own and line["line"] not in row["lines"]:
                     row["lines"].append(line["line"])
     out = sorted(totals.values(), key=lambda r: -r["device_us"])
     for row in out:
@@ -65,6 +69,8 @@ def line_results(
     within: tuple[int, int] | None = None,
     only_with_ops: bool = False,
     in_line_order: bool = False,
+    files: Sequence[str] | None = None,
+    sources: Callable[[str, int], str] | None = None,
 ) -> dict[str, Any]:
     """The ``lines``, ``kernels``, ``unattributed`` and ``accounting`` keys of a result, from a
     profiled pass's Chrome trace (numbers per run): each line with the backward its forward ops
@@ -78,6 +84,9 @@ def line_results(
         within: ``(first, last)`` lines kept (``None``: every attributed line).
         only_with_ops: leave out lines that ran no op (a script's ``import``/``def`` lines).
         in_line_order: the lines sorted by number (else in the attribution's order).
+        files: a deep whole run's files (:mod:`kernel_lens.agent.stages.deep`), the profiled
+            one first: the lines of the others go under ``files`` (``{path: [lines…]}``).
+        sources: the stripped text of a line of one of ``files``.
     """
     from kernel_lens.analysis.line_attribution import attribute_trace
 
@@ -89,18 +98,40 @@ def line_results(
     )
     lines = found.lines
     items: Iterable[tuple[int, Any]] = sorted(lines.items()) if in_line_order else lines.items()
-    rows = [
-        stat.to_json(source_of(no))
-        for no, stat in items
-        if (within is None or within[0] <= no <= within[1])
-        and (stat.ops or stat.backward or stat.backward_pass or not only_with_ops)
-    ]
-    return {
-        "lines": rows,
-        "kernels": kernel_totals(rows),
-        "unattributed": [k.to_json() for k in found.unattributed],
-        "accounting": found.accounting.to_json(),
-    }
+    rows: list[dict[str, Any]] = []
+    others: dict[str, list[dict[str, Any]]] = {}
+    for key, stat in items:
+        index, no = split_line_key(key)
+        if not (stat.ops or stat.backward or stat.backward_pass or not only_with_ops):
+            continue
+        if index == 0:
+            if within is None or within[0] <= no <= within[1]:
+                rows.append(stat.to_json(source_of(no)))
+            continue
+        if files is None or index >= len(files):
+            continue
+        path = files[index]
+        row = stat.to_json(sources(path, no) if sources is not None else "")
+        row["line"] = no
+        _local_lines(row)
+        others.setdefault(path, []).append(row)
+    for row in rows:
+        _local_lines(row)
+    out: dict[str, Any] = {"lines": rows}
+    if files is not None:
+        out["files"] = others
+    out["kernels"] = kernel_totals(rows, [r for file_rows in others.values() for r in file_rows])
+    out["unattributed"] = [k.to_json() for k in found.unattributed]
+    out["accounting"] = found.accounting.to_json()
+    return out
+
+
+def _local_lines(row: dict[str, Any]) -> None:
+    """A row's ``backward_pass.lines`` as the lines of the row's own file (the pass's lines in
+    other files are on those files' rows)."""
+    bpass = row.get("backward_pass")
+    if isinstance(bpass, dict) and bpass.get("lines"):
+        bpass["lines"] = sorted({split_line_key(k)[1] for k in bpass["lines"]})
 
 
 def profile_result(

@@ -118,6 +118,8 @@ def run_profile(
     """
     report = progress or (lambda stage, message: None)
     _check_stages(request.stages)
+    # One job per agent process: the run's environment (a launch configuration's) stays.
+    os.environ.update({str(k): str(v) for k, v in (request.env or {}).items()})
     trace_dir = request.trace_dir
     if trace_dir is None:
         trace_dir = CacheDirs.from_env().traces
@@ -177,7 +179,15 @@ def _first_call(
     report("target", "loading the file")
     interpreter = use_triton_interpreter()
     try:
-        target = load_target(request.path, request.text, name=request.function, line=request.line)
+        target = load_target(
+            request.path,
+            request.text,
+            name=request.function,
+            line=request.line,
+            driver=request.driver,
+            argv=list(request.argv),
+            cwd=request.cwd,
+        )
     except ProfileError as err:
         raise as_needs_gpu(err) from None
     context.enter_context(as_main(target.module))
@@ -345,7 +355,7 @@ def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> 
     """The whole file, run once as ``__main__`` (see :mod:`kernel_lens.agent.stages.script`)."""
     from kernel_lens.agent.stages.script import profile_script
     from kernel_lens.agent.usercode import parse_source, read_source
-    from kernel_lens.analysis.scripts import SCRIPT_NAME, WALL_LABEL
+    from kernel_lens.analysis.scripts import SCRIPT_NAME, WALL_LABEL, WINDOW_LABEL
 
     path = os.path.abspath(request.path)
     text = request.text if request.text is not None else read_source(path)
@@ -356,7 +366,18 @@ def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> 
     cuda = torch.cuda.is_available()
     report("script", f"running {os.path.basename(path)} once as __main__, each line profiled")
     try:
-        run = profile_script(path, text, trace_dir=trace_dir, cuda_available=cuda)
+        run = profile_script(
+            path,
+            text,
+            trace_dir=trace_dir,
+            cuda_available=cuda,
+            argv=list(request.argv),
+            workspace=list(request.workspace),
+            skip=request.skip,
+            steps=request.steps,
+            after_s=request.after_s,
+            cwd=request.cwd,
+        )
     except ProfileError as err:
         raise as_needs_gpu(err) from None
     device, device_name = device_of_run()
@@ -372,6 +393,18 @@ def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> 
     def source_of(no: int) -> str:
         return source_lines[no - 1].strip() if 1 <= no <= len(source_lines) else ""
 
+    def source_in(file: str, no: int) -> str:
+        import linecache
+
+        return linecache.getline(file, no).strip()
+
+    script_info: dict[str, Any] = {"wall_s": round(run.wall_s, 6), "runs": 1, "label": WALL_LABEL}
+    if request.argv:
+        script_info["argv"] = list(request.argv)
+    if run.window is not None:
+        script_info["window"] = run.window
+        script_info["label"] = WINDOW_LABEL
+
     result = profile_result(
         function=SCRIPT_NAME,
         path=path,
@@ -384,13 +417,20 @@ def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> 
         stages=["script", "ops", "trace"],
         call_style="script",
         triton_interpreter=interpreted,
-        script={"wall_s": round(run.wall_s, 6), "runs": 1, "label": WALL_LABEL},
+        script=script_info,
         notes=run.notes,
         trace_path=run.trace_path,
         profiled_runs=1,
-        # A script's lines that ran no op (imports, defs) are left out.
+        # A script's lines that ran no op (imports, defs) are left out; the other workspace
+        # files' lines are under ``files``.
         **line_results(
-            run.trace, runs=1, source_of=source_of, only_with_ops=True, in_line_order=True
+            run.trace,
+            runs=1,
+            source_of=source_of,
+            only_with_ops=True,
+            in_line_order=True,
+            files=run.files,
+            sources=source_in,
         ),
     )
     if "trace" in request.stages:

@@ -22,7 +22,7 @@ import linecache
 import os
 import sys
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal
 
 from kernel_lens.agent.errors import (
@@ -141,12 +141,15 @@ def exec_module(path: str, text: str) -> types.ModuleType:
 
 
 @contextlib.contextmanager
-def main_module(path: str) -> Iterator[types.ModuleType]:
-    """A fresh ``__main__`` namespace for running ``path`` as ``python FILE`` would.
+def main_module(
+    path: str, argv: Sequence[str] = (), cwd: str | None = None
+) -> Iterator[types.ModuleType]:
+    """A fresh ``__main__`` namespace for running ``path`` as ``python FILE ARGS…`` would.
 
-    ``sys.argv == [path]``, the file's folder is the current folder and first on ``sys.path``
-    (these stay: the agent runs one job per process), and ``sys.modules["__main__"]`` is the
-    namespace while the block runs (``pickle``, dataclasses and ``typing`` look it up).
+    ``sys.argv == [path, *argv]``, the file's folder (or ``cwd``) is the current folder, the
+    file's folder is first on ``sys.path`` (these stay: the agent runs one job per process),
+    and ``sys.modules["__main__"]`` is the namespace while the block runs (``pickle``,
+    dataclasses and ``typing`` look it up).
     """
     module = types.ModuleType("__main__")
     module.__file__ = path
@@ -158,8 +161,8 @@ def main_module(path: str) -> Iterator[types.ModuleType]:
     if folder in sys.path:
         sys.path.remove(folder)
     sys.path.insert(0, folder)
-    sys.argv = [path]
-    os.chdir(folder)
+    sys.argv = [path, *argv]
+    os.chdir(cwd or folder)
     previous_main = sys.modules.get("__main__")
     sys.modules["__main__"] = module
     try:

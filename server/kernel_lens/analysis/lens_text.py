@@ -59,19 +59,21 @@ def inputs_text(inputs: Any, path: str | None = None) -> str | None:
     line = inputs.get("line")
     text: str
     if source == "captured":
-        name = (path or "").replace("\\", "/").rsplit("/", 1)[-1]
+        driver = inputs.get("driver")
+        name = (driver or path or "").replace("\\", "/").rsplit("/", 1)[-1]
         where = f"{name}:{line}" if name and line else (f"line {line}" if line else "the script")
-        text = f"captured at {where}"
+        # from a driver script: ``inputs from bench.py:104 (model(X, Y) → … → Attn.forward)``
+        text = f"inputs from {where}" if driver else f"captured at {where}"
         if inputs.get("call"):
             text += f" ({inputs['call']})"
         if isinstance(inputs.get("setup_s"), int | float):
-            text += f" after {inputs['setup_s']:.2f} s of the script"
+            text += f" after {inputs['setup_s']:.2f} s of {name if driver else 'the script'}"
     elif source == "directive":
         text = f"directive, line {line}" if line else "directive"
     elif source == "factory":
         text = str(inputs.get("label") or "factory")
     elif source == "script":
-        text = "the script's own run (as __main__, no arguments)"
+        text = "the script's own run (as __main__)"
     else:
         text = "none (no parameters)"
     own = inputs.get("self")
@@ -80,7 +82,8 @@ def inputs_text(inputs: Any, path: str | None = None) -> str | None:
         made = f", line {own['made_at']}" if own.get("made_at") else ""
         name = f"{own['name']}{made}" if own.get("name") else ""
         if how == "captured":
-            text += f"; self = the script's {own.get('class', '?')}"
+            whose = "the driver's" if inputs.get("driver") else "the script's"
+            text += f"; self = {whose} {own.get('class', '?')}"
             text += f" {name}" if name else ""
         elif name:
             text += f"; self = {name}"

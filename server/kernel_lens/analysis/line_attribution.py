@@ -29,6 +29,7 @@ from kernel_lens.analysis.names import short_kernel_name
 __all__ = [
     "BACKWARD_PREFIX",
     "BACKWARD_SEED_RANGE",
+    "FILE_STRIDE",
     "LINE_RANGE_RE",
     "INTERPRETED_PREFIX",
     "INTERPRETED_SUFFIX",
@@ -46,9 +47,15 @@ __all__ = [
     "attribute_lines",
     "interpreted_range_name",
     "line_range_name",
+    "split_line_key",
 ]
 
-LINE_RANGE_RE = re.compile(r"^src:(?:.*:)?(?P<line>\d+)$")
+#: A line's range: ``src:<line>`` (the profiled file), ``src:<k>:<line>`` (the ``k``-th other
+#: file of a deep whole run, :mod:`kernel_lens.agent.stages.deep`); the older
+#: ``src:<path>:<line>`` of recorded traces is a line of the profiled file.
+LINE_RANGE_RE = re.compile(r"^src:(?:(?P<file>\d+):|.*:)?(?P<line>\d+)$")
+#: A line of the ``k``-th other file is attributed under the key ``k * FILE_STRIDE + line``.
+FILE_STRIDE = 1_000_000
 _CPU_CATS = {"cpu_op", "user_annotation", "cuda_runtime", "cuda_driver"}
 _DEVICE_CATS = {"kernel", "gpu_memcpy", "gpu_memset"}
 
@@ -73,6 +80,11 @@ def interpreted_range_name(kernel: str) -> str:
 def line_range_name(line: int) -> str:
     """The ``record_function`` name that tags 1-based ``line``."""
     return f"src:{line}"
+
+
+def split_line_key(key: int) -> tuple[int, int]:
+    """``(file index, line)`` of an attribution key (file 0: the profiled file)."""
+    return divmod(key, FILE_STRIDE)
 
 
 @dataclass
@@ -259,7 +271,8 @@ class _Node:
         if cat == "user_annotation":
             match = LINE_RANGE_RE.match(self.name)
             if match:
-                self.line = int(match.group("line"))
+                index = match.group("file")
+                self.line = int(match.group("line")) + (int(index) * FILE_STRIDE if index else 0)
                 self.line_node = self
                 self.root = parent.root if parent is not None else None
                 return  # a line range starts a new chain of ops: no top, no inner

@@ -44,16 +44,22 @@ def format_profile(result: dict[str, Any], *, width: int = 110) -> str:
     script = result.get("script")
     if script:
         out.append(f"time   {format_time_ms(script['wall_s'] * 1e3)}  {script['label']}")
+        if script.get("argv"):
+            out.append(f"argv   {' '.join(script['argv'])}")
+        window = script.get("window")
+        if window:
+            out.append(f"window {window_text(window)}")
     for note in result.get("notes") or []:
-        out.append(f"note   line {note.get('line') or '?'}: {note.get('message')}")
+        where = f"{note['path']}:" if note.get("path") else "line "
+        out.append(f"note   {where}{note.get('line') or '?'}: {note.get('message')}")
     lines = result.get("lines")
     if lines is not None:
         cuda = result.get("device_kind") == "cuda"
         out.append("")
         if script:
             out.append(
-                "per line (the one run of the script; module-level lines, calls into the "
-                "file's functions on the calling line; times under the profiler)"
+                "per line (the one run of the script; each op on the innermost line of a "
+                "workspace file on the stack; times under the profiler)"
             )
         else:
             out.append(
@@ -63,38 +69,13 @@ def format_profile(result: dict[str, Any], *, width: int = 110) -> str:
         header = f"{'line':>5}  {'source':<34} {'op / kernel':<44} {'calls':>5} "
         header += f"{'device':>9}" if cuda else f"{'cpu':>9}"
         out.append(header)
-        for line in lines:
-            first = True
-            bpass = line.get("backward_pass")
-            if bpass:
-                # the pass's total, said as such: its parts are on the forward lines (bwd)
-                spread = ",".join(str(n) for n in bpass.get("lines") or [])
-                value = bpass["device_us"] if cuda else bpass["cpu_us"]
-                label = f"backward pass · on lines {spread}" if spread else "backward pass"
-                out.append(
-                    f"{line['line']:>5}  {_clip(line['source'], 34):<34} "
-                    f"{_clip(label, 44):<44} {'':>5} {format_us(value):>9}"
-                )
-                first = False
-            backward = line.get("backward") or {}
-            parts = [("", line["ops"]), ("bwd ", backward.get("ops") or [])]
-            for prefix, ops in parts:
-                for op in ops:
-                    label = prefix + op["name"] + "".join(f" → {d}" for d in op["dispatch"])
-                    value = op["device_us"] if cuda else op["cpu_us"]
-                    out.append(
-                        f"{line['line'] if first else '':>5}  "
-                        f"{_clip(line['source'] if first else '', 34):<34} "
-                        f"{_clip(label, 44):<44} {op['calls']:>5} {format_us(value):>9}"
-                    )
-                    first = False
-                    for k in op["kernels"]:
-                        out.append(
-                            f"{'':>5}  {'':<34} {_clip('  ↳ ' + k['short_name'], 44):<44} "
-                            f"{k['calls']:>5} {format_us(k['device_us']):>9}"
-                        )
-            if first:
-                out.append(f"{line['line']:>5}  {_clip(line['source'], 34):<34} (no ops)")
+        out.extend(_line_rows(lines, cuda))
+        files = result.get("files") or {}
+        if script and files:
+            for file, rows in files.items():
+                out.append("")
+                out.append(f"{file} (lines of this workspace file the run executed)")
+                out.extend(_line_rows(rows, cuda))
         accounting = result.get("accounting")
         if cuda and accounting and accounting.get("device_us"):
             pct = float(accounting["on_lines_pct"])
@@ -127,3 +108,65 @@ def format_profile(result: dict[str, Any], *, width: int = 110) -> str:
     if result.get("trace_path"):
         out.append(f"trace  {result['trace_path']}")
     return "\n".join(out)
+
+
+def window_text(window: dict[str, Any]) -> str:
+    """``steps 3–4 profiled (2 skipped, counted from optimizer.step()); the script was stopped
+    after step 4``."""
+    seen = int(window.get("steps_seen") or 0)
+    profiled = window.get("steps_profiled")
+    source = window.get("counted_from")
+    if profiled is None:
+        return f"never started ({seen} step(s))"
+    first = seen - int(profiled) + 1
+    span = f"step {first}" if profiled == 1 else f"steps {first}–{seen}"
+    head = f"{span} profiled" if profiled else "no step profiled"
+    skipped = int(window.get("skip") or 0)
+    after = window.get("after_s")
+    why = [f"{skipped} skipped"] if skipped else []
+    if after is not None:
+        why.append(f"started {window.get('started_s')} s in (--after {after:g} s)")
+    if source:
+        why.append(f"counted from {source}")
+    text = f"{head} ({', '.join(why)})" if why else head
+    if window.get("stopped"):
+        text += f"; the script was stopped after step {seen}"
+    return text
+
+
+def _line_rows(lines: list[dict[str, Any]], cuda: bool) -> list[str]:
+    """The table rows of ``lines`` (each line's ops, its backward, their kernels)."""
+    out: list[str] = []
+    for line in lines:
+        first = True
+        bpass = line.get("backward_pass")
+        if bpass:
+            # the pass's total, said as such: its parts are on the forward lines (bwd)
+            spread = ",".join(str(n) for n in bpass.get("lines") or [])
+            value = bpass["device_us"] if cuda else bpass["cpu_us"]
+            label = f"backward pass · on lines {spread}" if spread else "backward pass"
+            out.append(
+                f"{line['line']:>5}  {_clip(line['source'], 34):<34} "
+                f"{_clip(label, 44):<44} {'':>5} {format_us(value):>9}"
+            )
+            first = False
+        backward = line.get("backward") or {}
+        parts = [("", line["ops"]), ("bwd ", backward.get("ops") or [])]
+        for prefix, ops in parts:
+            for op in ops:
+                label = prefix + op["name"] + "".join(f" → {d}" for d in op["dispatch"])
+                value = op["device_us"] if cuda else op["cpu_us"]
+                out.append(
+                    f"{line['line'] if first else '':>5}  "
+                    f"{_clip(line['source'] if first else '', 34):<34} "
+                    f"{_clip(label, 44):<44} {op['calls']:>5} {format_us(value):>9}"
+                )
+                first = False
+                for k in op["kernels"]:
+                    out.append(
+                        f"{'':>5}  {'':<34} {_clip('  ↳ ' + k['short_name'], 44):<44} "
+                        f"{k['calls']:>5} {format_us(k['device_us']):>9}"
+                    )
+        if first:
+            out.append(f"{line['line']:>5}  {_clip(line['source'], 34):<34} (no ops)")
+    return out

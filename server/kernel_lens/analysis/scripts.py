@@ -12,6 +12,7 @@ from kernel_lens.analysis.report_text import format_time_ms
 __all__ = [
     "SCRIPT_NAME",
     "WALL_LABEL",
+    "WINDOW_LABEL",
     "module_work_lines",
     "script_summary_title",
 ]
@@ -20,6 +21,8 @@ __all__ = [
 SCRIPT_NAME = "<script>"
 #: How a script's time is labelled wherever it is shown.
 WALL_LABEL = "wall time of one run as __main__, under the profiler (not a median)"
+#: How the time of a window of a script's run is labelled.
+WINDOW_LABEL = "wall time of the profiled window of one run as __main__, under the profiler"
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
 

@@ -338,7 +338,11 @@ def build_store(
     depth = np.zeros(n, dtype=np.int64)
     line = np.full(n, -1, dtype=np.int64)
     name_line = np.array(
-        [int(m.group("line")) if (m := LINE_RANGE_RE.match(s)) else -1 for s in columns.names]
+        [
+            # another file's line (a deep whole run) is not a line of this one
+            int(m.group("line")) if (m := LINE_RANGE_RE.match(s)) and not m.group("file") else -1
+            for s in columns.names
+        ]
         + [-1],
         dtype=np.int64,
     )

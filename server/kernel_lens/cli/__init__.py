@@ -2,7 +2,10 @@
 
     kernel-lens profile PATH::FUNC [--json] [--stages timing,ops,trace] [--reps N] [--timeout S]
     kernel-lens profile PATH --line N
-    kernel-lens profile PATH           (the whole script, run once as __main__)
+    kernel-lens profile PATH [-- ARGS…]  (the whole script, run once as __main__, per line of
+                                          every workspace file it runs)
+    kernel-lens profile PATH --skip N --steps M [--after 30s]  (a window of a long run)
+    kernel-lens profile PATH::FUNC --from DRIVER.py [-- ARGS…]  (inputs from the driver's call)
     kernel-lens profile PATH::FUNC --compare previous|baseline
     kernel-lens history PATH::FUNC [--json] [--baseline ID|--clear-baseline]
     kernel-lens compare A B [--json]   (A, B: PATH::FUNC#ID, #-1, #baseline, or profile JSONs)
@@ -32,6 +35,7 @@ the function it runs; this module only composes them (``common`` holds what they
 from __future__ import annotations
 
 import argparse
+import sys
 
 from kernel_lens.cli import asm, history, inline, ncu, profile, sweep, trace
 from kernel_lens.cli.common import emit_error
@@ -55,8 +59,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``kernel-lens`` console script."""
-    args = build_parser().parse_args(argv)
+    """Entry point of the ``kernel-lens`` console script.
+
+    Everything after the first ``--`` is the profiled script's ``sys.argv[1:]``
+    (``kernel-lens profile bench.py -- --batch_size=8``)."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    script_args: list[str] = []
+    if "--" in words:
+        cut = words.index("--")
+        words, script_args = words[:cut], words[cut + 1 :]
+    parser = build_parser()
+    args = parser.parse_args(words)
+    if script_args and not getattr(args, "takes_script_args", False):
+        parser.error(f"arguments after -- are the profiled script's: `{args.command}` runs none")
+    args.script_args = script_args
     try:
         code: int = args.func(args)
     except KeyboardInterrupt:

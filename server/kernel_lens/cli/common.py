@@ -23,6 +23,7 @@ __all__ = [
     "split_target",
     "stderr_line",
     "timeout_option",
+    "usage_error",
 ]
 
 #: Seconds a job may run before its agent is stopped (``--timeout``).
@@ -53,6 +54,12 @@ def emit_error(err: ErrorObject, as_json: bool, path: str | None) -> None:
 def stderr_line(text: str) -> None:
     """One line on stderr (the agent's output, progress, warnings), flushed."""
     print(text, file=sys.stderr, flush=True)
+
+
+def usage_error(args: argparse.Namespace, message: str) -> int:
+    """Bad command-line usage found after parsing: one line on stderr, exit status 2."""
+    print(f"kernel-lens {getattr(args, 'command', '')}: error: {message}", file=sys.stderr)
+    return 2
 
 
 def for_the_cli(err: ProfileError) -> ProfileError:

@@ -9,7 +9,13 @@ import json
 import os
 from typing import Any
 
-from kernel_lens.cli.common import job, split_target, stderr_line, timeout_option
+from kernel_lens.cli.common import (
+    job,
+    split_target,
+    stderr_line,
+    timeout_option,
+    usage_error,
+)
 from kernel_lens.wire.jobs import ProfileRequest
 
 
@@ -18,6 +24,23 @@ def run(args: argparse.Namespace) -> int:
     path, func = split_target(args.target)
     # PATH alone: the whole script, run once as __main__.
     script = func is None and args.line is None
+    argv = list(getattr(args, "script_args", []) or [])
+    driver = os.path.abspath(args.driver) if args.driver else None
+    if driver is not None and script:
+        return usage_error(args, "--from DRIVER needs a function: PATH::FUNC --from DRIVER")
+    if driver is not None and not os.path.isfile(driver):
+        return usage_error(args, f"--from: no such file {args.driver}")
+    window = args.skip or args.steps is not None or args.after is not None
+    if window and not script:
+        return usage_error(args, "--skip/--steps/--after cut a whole script's run: PATH alone")
+    if argv and not script and driver is None:
+        return usage_error(
+            args, "arguments after -- are a script's: PATH alone, or PATH::FUNC --from DRIVER"
+        )
+    try:
+        after_s = parse_seconds(args.after) if args.after is not None else None
+    except ValueError as exc:
+        return usage_error(args, f"--after: {exc}")
     stages = tuple(s.strip() for s in args.stages.split(",") if s.strip())
     request = ProfileRequest(
         path=os.path.abspath(path),
@@ -33,6 +56,12 @@ def run(args: argparse.Namespace) -> int:
         keep_samples=args.samples,
         script=script,
         backward=args.backward,
+        argv=argv,
+        driver=driver,
+        workspace=[os.path.abspath(w) for w in args.workspace or []],
+        skip=args.skip,
+        steps=args.steps,
+        after_s=after_s,
     )
     result = job(request, args)
     if isinstance(result, int):
@@ -135,5 +164,59 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--no-history", dest="history", action="store_false", help="do not keep this run"
     )
+    p.add_argument(
+        "--from",
+        dest="driver",
+        metavar="DRIVER",
+        help="take FUNC's inputs, self and calling context from its first call in a run of "
+        "DRIVER (`python DRIVER ARGS…`, ARGS after --), in whatever workspace module FUNC is",
+    )
+    p.add_argument(
+        "--workspace",
+        action="append",
+        metavar="FOLDER",
+        help="a workspace folder (repeatable): a whole run's lines are those of its files "
+        "(default: the enclosing git checkout, else the script's folder)",
+    )
+    p.add_argument(
+        "--skip",
+        type=int,
+        default=0,
+        metavar="N",
+        help="whole script: run N steps unprofiled first (steps: optimizer.step(), the "
+        "profiler's step(), a `# kernel-lens: step` marker line)",
+    )
+    p.add_argument(
+        "--steps",
+        type=int,
+        metavar="M",
+        help="whole script: profile M steps, then stop the script",
+    )
+    p.add_argument(
+        "--after",
+        metavar="TIME",
+        help="whole script: start profiling no earlier than TIME into the run (30s, 2m)",
+    )
     timeout_option(p)
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, takes_script_args=True)
+
+
+def parse_seconds(text: str) -> float:
+    """``30``, ``30s``, ``1.5m``, ``200ms`` in seconds.
+
+    Raises:
+        ValueError: anything else, or a negative time.
+    """
+    value = text.strip().lower()
+    scale = 1.0
+    for suffix, factor in (("ms", 1e-3), ("s", 1.0), ("m", 60.0), ("h", 3600.0)):
+        if value.endswith(suffix):
+            value, scale = value[: -len(suffix)], factor
+            break
+    try:
+        seconds = float(value) * scale
+    except ValueError:
+        raise ValueError(f"not a time: {text!r} (30s, 2m, 200ms)") from None
+    if seconds < 0:
+        raise ValueError(f"a negative time: {text!r}")
+    return seconds

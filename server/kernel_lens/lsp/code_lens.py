@@ -53,6 +53,7 @@ from kernel_lens.wire.lsp import (
 
 __all__ = [
     "CMD_MORE_ACTIONS",
+    "CMD_SCRIPT_ARGUMENTS",
     "MAX_ROW_ACTIONS",
     "CodeLenses",
     "document_lenses",
@@ -65,6 +66,9 @@ TRUST_COMMAND = "workbench.trust.manage"
 #: argument is ``{"function": …, "items": [{"label", "detail", "command", "arguments"} |
 #: {"label", "disabled": reason}]}``.
 CMD_MORE_ACTIONS = "kernelLens.moreActions"
+#: The client's input box for a script's arguments (``extension/scriptArgs.ts``); its argument
+#: is ``{"uri": …, "argv": [the current ones]}``, and it runs the script with what was typed.
+CMD_SCRIPT_ARGUMENTS = "kernelLens.scriptArguments"
 #: Actions on a function's row besides its status or summary; the rest go behind ``…``.
 MAX_ROW_ACTIONS = 2
 MORE_TITLE = "More…"
@@ -325,8 +329,29 @@ def _file_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.Code
         return []
     args: list[Any] = [{"uri": uri, "script": True}]
     run = _lens(0, "$(run-all) Profile Script", CMD_PROFILE, args)
+    state = ls.documents.peek(uri)
+    argv = list(state.script_args) if state is not None else []
+    # The script's arguments: shown once given; offered after argparse asked for some.
+    wants = (
+        record is not None
+        and record.state == "error"
+        and record.error is not None
+        and "needs command-line arguments" in str(record.error.get("message"))
+    )
+    extra: list[types.CodeLens] = []
+    if argv or wants:
+        shown = " ".join(argv)
+        title = f"$(terminal) args: {shown[:40]}{'…' if len(shown) > 40 else ''}"
+        extra.append(
+            _lens(
+                0,
+                title if argv else "$(terminal) Arguments…",
+                CMD_SCRIPT_ARGUMENTS,
+                [{"uri": uri, "argv": argv}],
+            )
+        )
     if record is None:
-        return [run]
+        return [run, *extra]
     if record.state == "running":
         return [_lens(0, "$(sync~spin) Running the script…")]
     if record.state in ("error", "cancelled") or record.result is None:
@@ -335,19 +360,61 @@ def _file_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.Code
             if record.state == "error" and record.error is not None
             else "$(circle-slash) Script run cancelled"
         )
-        return [_lens(0, title), run]
+        return [_lens(0, title), run, *extra]
     result = record.result
     placed = place(record, source)
     rerun = _lens(0, "$(refresh) Re-run Script", CMD_PROFILE, args)
     if placed is None or placed.outdated:
         return [_lens(0, f"$(history) outdated: {script_summary_title(result)}"), rerun]
-    lenses = [_lens(0, script_summary_title(result)), rerun]
+    lenses = [_lens(0, script_summary_title(result)), rerun, *extra]
     cuda = result.get("device_kind") == "cuda"
     for line in result.get("lines") or []:
         line_title = line_lens_title(line, cuda=cuda)
         if line_title is not None:
             lenses.append(_lens(int(line["line"]) - 1, line_title))
     return lenses
+
+
+def _run_lines_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.CodeLens]:
+    """A workspace file's lines from a whole run of another script (``model.py`` after
+    *Profile Script* on ``bench.py``): a first-line lens naming the run, then a lens on each line
+    whose text is still the one that ran (an edited line loses its lens, never shifts it)."""
+    try:
+        path = uri_to_path(uri)
+    except ProfileError:
+        return []
+    held = ls.run_lines.get(path)
+    if held is None:
+        return []
+    current = source.splitlines()
+    cuda = held.device_kind == "cuda"
+    lenses: list[types.CodeLens] = []
+    kept = 0
+    for row in held.rows:
+        no = int(row.get("line") or 0)
+        if not 1 <= no <= len(current) or current[no - 1].strip() != row.get("source"):
+            continue
+        title = line_lens_title(row, cuda=cuda)
+        if title is None:
+            continue
+        kept += 1
+        lenses.append(
+            types.CodeLens(
+                range=_range(no - 1),
+                command=types.Command(
+                    title=title, command="", tooltip=f"{held.label} (a whole-script run)"
+                ),
+            )
+        )
+    run_uri = "file://" + held.run_path
+    gone = len(held.rows) - kept
+    head = f"$(run-all) {held.label} · {kept} line{'s' if kept != 1 else ''}"
+    if gone:
+        head += f" ({gone} edited since)"
+    summary = _lens(0, head, CMD_PROFILE, [{"uri": run_uri, "script": True}])
+    assert summary.command is not None
+    summary.command.tooltip = f"Re-run {held.run_path} as a script"
+    return [summary, *lenses]
 
 
 #: Per document, the ``id`` of the state its results were restored into (a state released on
@@ -451,6 +518,12 @@ def document_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.C
             lenses.extend(
                 _function_lenses(uri, target, record, source, budget_ms=ls.settings.budget_ms)
             )
+    # Another script's whole run last: its line lenses only where this file's own results
+    # (a function profiled here, from a driver or not) put none — never two rows on a line.
+    occupied = {lens.range.start.line for lens in lenses}
+    for i, lens in enumerate(_run_lines_lenses(ls, uri, source)):
+        if i == 0 or lens.range.start.line not in occupied:
+            lenses.append(lens)
     if trusted:
         for line in load_inline_lines(source):
             lenses.append(

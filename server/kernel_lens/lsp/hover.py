@@ -18,6 +18,7 @@ from kernel_lens.lsp.common import uri_to_path
 from kernel_lens.lsp.feature import LanguageFeature
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.results import place
+from kernel_lens.wire.errors import ProfileError
 from kernel_lens.wire.lsp import CMD_PROFILE
 
 __all__ = ["Hovers", "document_hover", "hover_at", "setup"]
@@ -46,10 +47,20 @@ def document_hover(
     except SourceSyntaxError:
         return None
     if info is None:
-        return _script_hover(ls, uri, source, line0, word)
+        return _script_hover(ls, uri, source, line0, word) or _run_lines_hover(
+            ls, uri, source, line0, word
+        )
     if line0 + 1 < info.body_first_line:
         return None
     record = ls.documents.get(uri, info.qualname)
+    if record is None or record.state != "ok":
+        # A line inside a function, from a whole run (this script's, or another's that
+        # called into this file) when the function has no profile of its own.
+        whole = _script_hover(ls, uri, source, line0, word) or _run_lines_hover(
+            ls, uri, source, line0, word
+        )
+        if whole is not None:
+            return whole
     if record is None and not _has_profile_lens(ls, source, info.qualname):
         # No offer where the lenses offer nothing (``__init__``, factories, helpers).
         return None
@@ -102,6 +113,34 @@ def _script_hover(
     if not any(int(line["line"]) == line0 + 1 for line in record.result.get("lines") or []):
         return None
     return hover_markdown(record.result, line0 + 1, word=word)
+
+
+def _run_lines_hover(
+    ls: KernelLensServer, uri: str, source: str, line0: int, word: str | None
+) -> str | None:
+    """A line of this file from a whole run of another script (``from bench.py, 12:03``)."""
+    try:
+        path = uri_to_path(uri)
+    except ProfileError:
+        return None
+    held = ls.run_lines.get(path)
+    if held is None:
+        return None
+    current = source.splitlines()
+    if not 0 <= line0 < len(current):
+        return None
+    row = next((r for r in held.rows if int(r.get("line") or 0) == line0 + 1), None)
+    if row is None or current[line0].strip() != row.get("source"):
+        return None
+    result = {
+        "function": SCRIPT_NAME,
+        "path": held.run_path,
+        "device_kind": held.device_kind,
+        "script": {"runs": 1},
+        "lines": [row],
+    }
+    body = hover_markdown(result, line0 + 1, word=word)
+    return None if body is None else f"*{held.label}* (a whole-script run)\n\n{body}"
 
 
 def hover_at(ls: KernelLensServer, uri: str, position: types.Position) -> types.Hover | None:

@@ -15,7 +15,7 @@ from kernel_lens.client import AgentClient
 from kernel_lens.lsp.convert import server_converter
 from kernel_lens.lsp.dispatch import Dispatcher
 from kernel_lens.lsp.settings import Settings
-from kernel_lens.lsp.state import DocumentStore, Job, TraceCaches
+from kernel_lens.lsp.state import DocumentStore, Job, RunLines, TraceCaches
 
 __all__ = ["KernelLensServer"]
 
@@ -44,6 +44,9 @@ class KernelLensServer(LanguageServer):
         self.documents = DocumentStore()
         #: Trace files read for the report and the trace viewer (bounded).
         self.traces = TraceCaches()
+        #: Path → the lines a whole run of another file gave it (the last such run; kept on
+        #: the server, not the document, so a file opened after the run shows them).
+        self.run_lines: dict[str, RunLines] = {}
         #: Progress token → running job (for cancel from the progress notification).
         self.jobs: dict[str, Job] = {}
         self._agent: AgentClient | None = None

@@ -33,6 +33,7 @@ from kernel_lens.lsp.history import record_profile
 from kernel_lens.lsp.jobs import run_job
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.results import Record, function_text, script_info
+from kernel_lens.lsp.state import RunLines
 from kernel_lens.wire.errors import ProfileError
 from kernel_lens.wire.jobs import ProfileRequest
 from kernel_lens.wire.lsp import (
@@ -171,6 +172,7 @@ async def profile_function(
     line0: int | None,
     backward: bool = False,
     budget_scale: float | None = None,
+    driver: dict[str, Any] | None = None,
 ) -> ProfileCommandResult:
     """Profile one function of the document ``uri`` and store the outcome.
 
@@ -205,6 +207,10 @@ async def profile_function(
         return {"ok": False, "error": {"kind": "not-found", "message": what}}
 
     qualname = info.qualname
+    # A driver chosen for this function (a quick fix) is remembered; later runs use it.
+    if driver is not None and driver.get("driver"):
+        state.drivers[qualname] = driver
+    driver = state.drivers.get(qualname)
     snapshot = function_text(lines, info)
     ls.documents.put(uri, Record(qualname, "running", snapshot, info.first_line))
     refresh_lenses(ls)
@@ -223,6 +229,10 @@ async def profile_function(
         reps=ls.settings.reps,
         keep_samples=True,  # for the history's comparisons; dropped from the record after
         backward=backward,
+        driver=str(driver["driver"]) if driver else None,
+        argv=[str(a) for a in (driver or {}).get("argv") or []],
+        cwd=(driver or {}).get("cwd"),
+        env={str(k): str(v) for k, v in ((driver or {}).get("env") or {}).items()},
     )
     outcome: ProfileCommandResult
     ran = await _run_checked(ls, uri, info, snapshot, lines, f"Profiling {qualname}", request)
@@ -251,7 +261,14 @@ async def profile_function(
     return outcome
 
 
-async def profile_script(ls: KernelLensServer, uri: str) -> ProfileCommandResult:
+async def profile_script(
+    ls: KernelLensServer,
+    uri: str,
+    argv: list[str] | None = None,
+    *,
+    skip: int = 0,
+    steps: int | None = None,
+) -> ProfileCommandResult:
     """Run the whole document once as ``__main__`` with each module-level line profiled.
 
     The result is stored as the ``<script>`` record: its summary lens on the first line says
@@ -267,7 +284,22 @@ async def profile_script(ls: KernelLensServer, uri: str) -> ProfileCommandResult
     ls.documents.put(uri, Record(SCRIPT_NAME, "running", lines, 1))
     refresh_lenses(ls)
     ls.log(f"profile script {path} (one run as __main__)", types.MessageType.Info)
-    request = ProfileRequest(path=path, text=source, script=True)
+    # The workspace folder, when the script is in it (else the agent's default: the script's
+    # git checkout, or its folder).
+    root = ls.settings.workspace_root
+    workspace = [root] if root and path.startswith(root.rstrip("/") + "/") else []
+    state = ls.documents(uri)
+    if argv is not None:
+        state.script_args = list(argv)  # remembered for the next runs of this script
+    request = ProfileRequest(
+        path=path,
+        text=source,
+        script=True,
+        workspace=workspace,
+        argv=list(state.script_args),
+        skip=max(0, skip),
+        steps=steps,
+    )
     name = path.rsplit("/", 1)[-1]
     outcome: ProfileCommandResult
     ran = await _run_checked(ls, uri, info, lines, lines, f"Running {name} as a script", request)
@@ -276,6 +308,7 @@ async def profile_script(ls: KernelLensServer, uri: str) -> ProfileCommandResult
     else:
         result = ran["result"]
         ls.documents.put(uri, Record(SCRIPT_NAME, "ok", lines, 1, result=result))
+        _keep_run_lines(ls, path, result)
         set_diagnostic(ls, uri, _key(SCRIPT_NAME), None)
         script = result.get("script") or {}
         summary = (
@@ -292,10 +325,28 @@ async def profile_script(ls: KernelLensServer, uri: str) -> ProfileCommandResult
     return outcome
 
 
+def _keep_run_lines(ls: KernelLensServer, path: str, result: dict[str, Any]) -> None:
+    """The other workspace files' lines of a whole run (``files``), kept for their lenses; a
+    file this run did not touch keeps what an earlier run of *another* script gave it, and
+    loses what an earlier run of this one did."""
+    import time
+
+    stamp = time.strftime("%H:%M")
+    files = result.get("files") or {}
+    for other, held in list(ls.run_lines.items()):
+        if held.run_path == path and other not in files:
+            del ls.run_lines[other]
+    for other, rows in files.items():
+        if isinstance(rows, list) and rows:
+            ls.run_lines[str(other)] = RunLines(
+                path, stamp, rows, str(result.get("device_kind") or "cpu")
+            )
+
+
 async def profile(ls: KernelLensServer, args: ProfileArgs) -> ProfileCommandResult:
     """``kernelLens.profile``: a function (by name, line or cursor position) or the script."""
     if args.script:
-        return await profile_script(ls, args.uri)
+        return await profile_script(ls, args.uri, args.argv, skip=args.skip, steps=args.steps)
     function = args.function
     if function is None and args.position is not None:
         try:
@@ -309,6 +360,10 @@ async def profile(ls: KernelLensServer, args: ProfileArgs) -> ProfileCommandResu
             # Shown as a profile's syntax error is: a diagnostic and a lens.
             return await profile_function(ls, args.uri, function=None, line0=args.position.line)
         function = resolve_target(source, name=None, position=args.position)
+    driver = None
+    if args.driver:
+        driver = {"driver": args.driver, "argv": list(args.argv or []), "cwd": args.cwd,
+                  "env": dict(args.env or {})}  # fmt: skip
     return await profile_function(
         ls,
         args.uri,
@@ -316,6 +371,7 @@ async def profile(ls: KernelLensServer, args: ProfileArgs) -> ProfileCommandResu
         line0=args.line,
         backward=args.backward,
         budget_scale=args.budget_scale,
+        driver=driver,
     )
 
 

@@ -1,20 +1,32 @@
-"""Quick fix for an ``inputs`` error that carries a suggested directive (the script never called
+"""Quick fixes for an ``inputs`` error that carries a suggested directive (the script never called
 the function, or exited or raised first; the diagnostic's ``data``): insert the directive above
-the function, as the first line of the comment block the directive is read from."""
+the function, as the first line of the comment block the directive is read from; or take the
+inputs from a driver — a workspace script that imports the module (found statically, the import
+chain in the title) or a Python launch configuration of ``.vscode/launch.json`` (its program,
+args, cwd, env and envFile) — which profiles the function from that driver's run (remembered
+per function)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
 from lsprotocol import types
 
+from kernel_lens.analysis.drivers import find_drivers, launch_configs
 from kernel_lens.analysis.functions import NotInFunctionError, SourceSyntaxError, function_at
 from kernel_lens.analysis.inputs_directive import directive_from_inputs
+from kernel_lens.lsp.common import uri_to_path
 from kernel_lens.lsp.feature import LanguageFeature
 from kernel_lens.lsp.language_server import KernelLensServer
+from kernel_lens.wire.errors import ProfileError
+from kernel_lens.wire.lsp import CMD_PROFILE
 
-__all__ = ["QuickFixes", "inputs_quick_fixes", "setup"]
+__all__ = ["MAX_DRIVERS", "QuickFixes", "driver_quick_fixes", "inputs_quick_fixes", "setup"]
+
+#: Driver quick fixes offered at most (scripts and launch configurations together).
+MAX_DRIVERS = 6
 
 TITLE = "Add an inputs directive above the def"
 TITLE_EARLIER = "Add an inputs directive above the def (shapes of the last run's inputs)"
@@ -68,6 +80,67 @@ def inputs_quick_fixes(
     return actions
 
 
+def driver_quick_fixes(
+    uri: str, source: str, diagnostics: list[types.Diagnostic], root: str | None
+) -> list[types.CodeAction]:
+    """For each ``inputs`` diagnostic that suggests a directive: profile the function from a
+    driver instead — the launch configurations whose program imports the module first, then
+    the other scripts that import it, then the other Python launch configurations."""
+    try:
+        path = uri_to_path(uri)
+    except ProfileError:
+        return []
+    actions: list[types.CodeAction] = []
+    found: tuple[list[Any], list[Any]] | None = None
+    for diag in diagnostics:
+        if diag.source != "Kernel Lens" or _suggested_directive(diag) is None:
+            continue
+        try:
+            info = function_at(source, diag.range.start.line)
+        except (SourceSyntaxError, NotInFunctionError):
+            continue
+        if found is None:
+            folder = root if root and path.startswith(root.rstrip("/") + "/") else None
+            folder = folder or os.path.dirname(path)
+            found = (find_drivers(folder, path), launch_configs(folder))
+        drivers, configs = found
+        by_path = {d.path: d for d in drivers}
+        offered: list[tuple[str, dict[str, Any]]] = []
+        base: dict[str, Any] = {"uri": uri, "function": info.qualname}
+        matching = [c for c in configs if c.program in by_path]
+        for config in matching:
+            chain = by_path[config.program].label
+            shown = " ".join(config.args)
+            title = f"Take the inputs from launch configuration “{config.name}” ({chain}"
+            title += f", {shown})" if shown else ")"
+            offered.append((title, {**base, "driver": config.program, "argv": config.args,
+                                    "cwd": config.cwd, "env": config.env}))  # fmt: skip
+        used = {c.program for c in matching}
+        for driver in drivers:
+            if driver.path in used:
+                continue
+            title = f"Take the inputs from {os.path.basename(driver.path)} ({driver.label})"
+            offered.append((title, {**base, "driver": driver.path}))
+        for config in configs:
+            if config in matching or config.program == path:
+                continue
+            title = f"Take the inputs from launch configuration “{config.name}”"
+            offered.append((title, {**base, "driver": config.program, "argv": config.args,
+                                    "cwd": config.cwd, "env": config.env}))  # fmt: skip
+        for title, command_args in offered[:MAX_DRIVERS]:
+            actions.append(
+                types.CodeAction(
+                    title=title,
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[diag],
+                    command=types.Command(
+                        title=title, command=CMD_PROFILE, arguments=[command_args]
+                    ),
+                )
+            )
+    return actions
+
+
 def _suggested_directive(diag: types.Diagnostic) -> str | None:
     """The directive an ``inputs`` diagnostic suggests (``data``: ``wire.lsp.DiagnosticData``)."""
     data = diag.data
@@ -93,7 +166,11 @@ class QuickFixes(LanguageFeature):
         source = ls.workspace.get_text_document(uri).source
         state = ls.documents.peek(uri)
         earlier = state.inputs if state is not None else None
-        return inputs_quick_fixes(uri, source, list(params.context.diagnostics), earlier)
+        diagnostics = list(params.context.diagnostics)
+        fixes = inputs_quick_fixes(uri, source, diagnostics, earlier)
+        if ls.settings.workspace_trusted:
+            fixes += driver_quick_fixes(uri, source, diagnostics, ls.settings.workspace_root)
+        return fixes
 
 
 def setup(ls: KernelLensServer) -> None:

@@ -28,6 +28,7 @@ __all__ = [
     "DocumentStore",
     "Job",
     "LRU",
+    "RunLines",
     "TraceCaches",
 ]
 
@@ -117,6 +118,11 @@ class DocumentState:
     #: The inputs (a result's ``inputs`` object) of each function's last good run, for the
     #: quick fix that writes a directive with their shapes and dtypes.
     inputs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: The driver each function's inputs come from (``{"driver", "argv", "cwd", "env"}``), as
+    #: chosen from a quick fix: every later profile of the function runs it.
+    drivers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: The arguments of this script's whole-script runs (``sys.argv[1:]``), as last given.
+    script_args: list[str] = field(default_factory=list)
 
 
 class DocumentStore:
@@ -166,6 +172,29 @@ class DocumentStore:
     def forget(self, uri: str) -> None:
         """Drop a closed document's state (same as :meth:`release`)."""
         self.release(uri)
+
+
+@dataclass
+class RunLines:
+    """One workspace file's lines from a whole run of another file (``model.py``'s, from a
+    *Profile Script* of ``bench.py``): its lenses carry the run they came from.
+
+    Attributes:
+        run_path: the script that ran.
+        stamp: when (``12:03``, local time).
+        rows: the file's lines (``ProfileLine`` objects), each with the text it had.
+        device_kind: ``cuda`` or ``cpu``.
+    """
+
+    run_path: str
+    stamp: str
+    rows: list[dict[str, Any]]
+    device_kind: str
+
+    @property
+    def label(self) -> str:
+        """``from bench.py, 12:03``."""
+        return f"from {self.run_path.rsplit('/', 1)[-1]}, {self.stamp}"
 
 
 @dataclass

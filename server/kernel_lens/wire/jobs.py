@@ -89,6 +89,18 @@ class ProfileRequest(JobRequest):
             are ignored).
         backward: *Profile with backward*: each call is followed by the backward of the
             function's output (seeded with ones), so its lines carry their backward parts.
+        argv: the script's ``sys.argv[1:]`` (a whole script's, or the driver's with
+            ``driver``).
+        driver: a script that calls ``function`` (``--from bench.py``): it runs as
+            ``python DRIVER ARGV…`` would, and the function's inputs, ``self`` and calling
+            context are those of its first call, in whatever workspace module it is defined.
+        workspace: the workspace folders; a whole run's lines are those of files under them
+            (default: the enclosing git checkout, else the script's folder).
+        skip: a whole script's window: steps run unprofiled before the profiler starts.
+        steps: steps profiled, after which the script is stopped (``None``: to its end).
+        after_s: the window starts no earlier than this many seconds into the run.
+        cwd: the folder the script (or driver) runs in (default: its own folder).
+        env: environment variables set for the run.
     """
 
     method: ClassVar[str] = "profile"
@@ -107,6 +119,14 @@ class ProfileRequest(JobRequest):
     extra: dict[str, Any] = field(default_factory=dict)
     script: bool = False
     backward: bool = False
+    argv: list[str] = field(default_factory=list)
+    driver: str | None = None
+    workspace: list[str] = field(default_factory=list)
+    skip: int = 0
+    steps: int | None = None
+    after_s: float | None = None
+    cwd: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

@@ -281,6 +281,20 @@ class ProfileArgs:
     budget_scale: float | None = None
     """*Re-profile longer*: this run's timing budget is ``kernelLens.timing.budgetMs`` × this
     (at most 20)."""
+    driver: str | None = None
+    """A script that calls the function (a path): its inputs, ``self`` and calling context are
+    those of the function's first call in a run of the driver; remembered per function."""
+    argv: list[str] | None = None
+    """The script's (or the driver's) ``sys.argv[1:]``; remembered per script (``None``: the
+    remembered ones, else none)."""
+    cwd: str | None = None
+    """The run's folder (a launch configuration's ``cwd``; default: the script's folder)."""
+    env: dict[str, str] | None = None
+    """Environment variables for the run (a launch configuration's ``env`` and ``envFile``)."""
+    skip: int = 0
+    """A whole script's window: steps run unprofiled first."""
+    steps: int | None = None
+    """A whole script's window: steps profiled, then the script is stopped."""
 
 
 @dataclass

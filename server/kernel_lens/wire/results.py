@@ -177,6 +177,9 @@ class Profile(TypedDict):
     kernels: list[ProfileKernelTotal]
     trace_path: NotRequired[str | None]
     accounting: NotRequired[Accounting]
+    files: NotRequired[dict[str, list[ProfileLine]]]
+    """A whole run (a script): the lines of the other workspace files it executed, by path
+    (the script's own are ``lines``)."""
 
 
 class InputArg(TypedDict):
@@ -234,6 +237,9 @@ class InputsInfo(TypedDict):
     """For methods: ``{"class", "how", "name", "made_at"}``."""
     context: NotRequired[CallContextInfo]
     """The calling context every stage replays (a captured call's, or a directive's)."""
+    driver: NotRequired[str]
+    """For ``captured`` from a driver script (``--from bench.py``): its path; ``line`` is then
+    the driver's line and ``call`` starts with that line's text."""
 
 
 # torch.compile (the *compiled* stage).

@@ -15,6 +15,7 @@ propagates out of its frame. Only the main thread is watched.
 
 from __future__ import annotations
 
+import importlib.abc
 import os
 import sys
 import time
@@ -35,6 +36,7 @@ __all__ = [
     "Capture",
     "describe_value",
     "find_code",
+    "run_driver_until_call",
     "run_until_call",
     "suggested_directive",
 ]
@@ -66,6 +68,8 @@ class Capture:
         setup_s: seconds the script ran before the call.
         context: torch's state at the call (autocast, grad mode, backends flags, matmul
             precision, device): every stage replays it.
+        driver: the driver script the call came from (``--from``), ``None`` for the file's
+            own run; then ``line`` is the driver's line and ``call`` starts with its text.
     """
 
     module: types.ModuleType
@@ -75,6 +79,7 @@ class Capture:
     call: str
     setup_s: float
     context: CallContext | None = None
+    driver: str | None = None
 
 
 def find_code(code: types.CodeType, qualname: str, def_line: int) -> types.CodeType | None:
@@ -132,9 +137,17 @@ class _Watch:
     its first start, so the script runs at full speed, and a profiler the script starts does
     not remove the watch); else ``sys.setprofile``."""
 
-    def __init__(self, take: Callable[[types.FrameType], None], target: types.CodeType) -> None:
+    def __init__(
+        self,
+        take: Callable[[types.FrameType], None],
+        target: types.CodeType | Callable[[types.CodeType], bool],
+    ) -> None:
         self._take = take
-        self._target = target
+        if isinstance(target, types.CodeType):
+            code = target
+            self._is_target: Callable[[types.CodeType], bool] = lambda c: c is code
+        else:
+            self._is_target = target
         self._tool: int | None = None
         monitoring: Any = getattr(sys, "monitoring", None)
         self._monitoring = monitoring
@@ -150,7 +163,7 @@ class _Watch:
         sys.setprofile(self._on_profile)
 
     def _on_start(self, code: types.CodeType, offset: int) -> Any:
-        if code is not self._target and not _is_dynamo_wrapper(code):
+        if not self._is_target(code) and not _is_dynamo_wrapper(code):
             return self._monitoring.DISABLE
         self._take(sys._getframe(1))
         return None
@@ -198,18 +211,41 @@ def _argv_problem(exc: BaseException) -> bool:
     )
 
 
+#: Parameter names that hold token ids (integers, never floats) and positions.
+_TOKEN_NAMES = frozenset(
+    {"idx", "ids", "tokens", "token_ids", "input_ids", "targets", "labels", "target_ids"}
+)
+_POSITION_NAMES = frozenset({"input_pos", "pos", "positions", "position_ids"})
+
+
+def _placeholder(name: str) -> tuple[str, bool]:
+    """A value for a parameter from its name, and whether the name decided it."""
+    if name in _TOKEN_NAMES:
+        return "torch.randint(0, 1000, (1, 64))", True
+    if name in _POSITION_NAMES:
+        return "torch.arange(64)", True
+    return "torch.randn(1024)", False
+
+
 def suggested_directive(info: FunctionInfo) -> str:
     """A ``# kernel-lens: inputs = …`` line built from the parameter names (one placeholder
-    tensor each, as keywords so the names stay readable)."""
+    each, as keywords so the names stay readable): token ids (``idx``, ``tokens``,
+    ``input_ids``) are integers, positions (``input_pos``) an ``arange``, the rest a float
+    tensor; a value chosen from a name says it is a guess."""
     params = [p.lstrip("*") for p in info.params]
     if info.is_method and params and not any(d.endswith("staticmethod") for d in info.decorators):
         params = params[1:]
     if not params:
         return "# kernel-lens: inputs = ()"
+    values = [_placeholder(p) for p in params]
+    guessed = [p for p, (_, by_name) in zip(params, values, strict=True) if by_name]
+    note = f"  # a guess from the names ({', '.join(guessed)})" if guessed else ""
     if len(params) == 1:
-        return f"# kernel-lens: inputs = (torch.randn(1024),)  # {params[0]}"
-    kw = ", ".join(f"{p}=torch.randn(1024)" for p in params)
-    return f"# kernel-lens: inputs = ((), dict({kw}))"
+        return f"# kernel-lens: inputs = ({values[0][0]},)  # {params[0]}" + (
+            ", a guess from the name" if guessed else ""
+        )
+    kw = ", ".join(f"{p}={v}" for p, (v, _) in zip(params, values, strict=True))
+    return f"# kernel-lens: inputs = ((), dict({kw})){note}"
 
 
 def run_until_call(
@@ -341,3 +377,181 @@ def describe_value(name: str, value: Any) -> InputArg:
                 "repr": text,
             }
     return {"name": name, "type": kind, "shape": None, "dtype": None, "device": None, "repr": text}
+
+
+class _BufferFinder:
+    """A ``sys.meta_path`` finder that loads one file from the editor's buffer text (unsaved
+    edits included) when a driver imports it, under its real path (so line numbers match)."""
+
+    def __init__(self, path: str, text: str) -> None:
+        self._path = os.path.realpath(path)
+        self._text = text
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        import importlib.machinery
+        import importlib.util
+
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or not spec.origin or os.path.realpath(spec.origin) != self._path:
+            return None
+        return importlib.util.spec_from_loader(
+            name, _BufferLoader(spec.origin, self._text), origin=spec.origin
+        )
+
+
+class _BufferLoader(importlib.abc.Loader):
+    """Runs the buffer's text as the module, compiled under the file's real path."""
+
+    def __init__(self, origin: str, text: str) -> None:
+        self._origin = origin
+        self._text = text
+
+    def create_module(self, spec: Any) -> None:
+        return None
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        from kernel_lens.agent.usercode import compile_text
+
+        module.__file__ = self._origin
+        exec(compile_text(self._origin, self._text), module.__dict__)
+
+
+def _driver_site(frame: types.FrameType, driver: str, target: str) -> tuple[int | None, str]:
+    """The driver's innermost line on the stack and the chain from its text to the target
+    (``model(X, Y) → GPT.forward → Block.forward → CausalSelfAttention.forward``)."""
+    import linecache
+
+    from kernel_lens.agent.stages.deep import is_workspace_file
+
+    roots = [os.path.dirname(driver), os.path.dirname(target)]
+    chain: list[str] = []
+    line: int | None = None
+    text = ""
+    current: types.FrameType | None = frame.f_back
+    while current is not None:
+        filename = current.f_code.co_filename
+        if filename == driver:
+            line = current.f_lineno
+            text = linecache.getline(driver, line).strip()
+            break
+        if is_workspace_file(filename, roots) and current.f_code.co_name != "<module>":
+            chain.append(current.f_code.co_qualname)
+        current = current.f_back
+    names = list(reversed(chain))
+    if len(names) > 3:
+        names = [names[0], "…", names[-1]]
+    parts = ([text] if text else []) + names + [frame.f_code.co_qualname]
+    return line, " → ".join(parts)
+
+
+def run_driver_until_call(
+    driver: str,
+    argv: list[str],
+    path: str,
+    text: str,
+    info: FunctionInfo,
+    *,
+    cwd: str | None = None,
+) -> Capture:
+    """Run ``driver`` as ``python DRIVER ARGV…`` would until the first call of ``info``'s
+    function of ``path`` (imported by the driver, directly or not, from the buffer ``text``).
+
+    Raises:
+        ProfileError: ``inputs`` on the def line when the driver ends, exits or raises before
+            calling it; ``not-found`` when the driver cannot be read.
+    """
+    from kernel_lens.agent.usercode import compile_text, read_source
+
+    driver = os.path.abspath(driver)
+    real_target = os.path.realpath(path)
+    driver_code = compile_text(driver, read_source(driver))
+    name = info.qualname
+    seen: list[tuple[types.FrameType, tuple[Any, ...], dict[str, Any], CallContext]] = []
+
+    def is_target(code: types.CodeType) -> bool:
+        return code.co_qualname == name and os.path.realpath(code.co_filename) == real_target
+
+    def take(frame: types.FrameType) -> None:
+        code = frame.f_code
+        if is_target(code):
+            args, kwargs = _frame_args(frame)
+        elif _is_dynamo_wrapper(code):
+            local = frame.f_locals
+            inner = _unwrap(local.get("fn"))
+            if inner is None or not is_target(inner):
+                return
+            args, kwargs = tuple(local.get("args", ())), dict(local.get("kwargs", {}))
+        else:
+            return
+        seen.append((frame, args, kwargs, snapshot()))
+        raise _Captured
+
+    finder = _BufferFinder(path, text)
+    failure: BaseException | None = None
+    with main_module(driver, argv, cwd) as module:
+        sys.meta_path.insert(0, finder)
+        start = time.perf_counter()
+        watch = _Watch(take, is_target)
+        try:
+            exec(driver_code, module.__dict__)
+        except _Captured:
+            pass
+        except BaseException as exc:  # the driver's own ending, whatever it is
+            failure = exc
+        finally:
+            replaced = watch.stop()
+            elapsed = time.perf_counter() - start
+            if finder in sys.meta_path:
+                sys.meta_path.remove(finder)
+    label = os.path.basename(driver)
+    if seen:
+        frame, args, kwargs, context = seen[0]
+        line, chain = _driver_site(frame, driver, path)
+        home_name = frame.f_globals.get("__name__")
+        home = sys.modules.get(str(home_name)) if home_name else None
+        if home is None or getattr(home, "__dict__", None) is not frame.f_globals:
+            home = types.ModuleType(str(home_name or "_kernel_lens_driver_target"))
+            home.__dict__.update(frame.f_globals)
+        del seen[:]
+        return Capture(home, args, kwargs, line, chain, round(elapsed, 3), context, driver)
+    fix = suggested_directive(info)
+    hint = f"; add this directive above the def instead: {fix}"
+    if failure is None:
+        why = f"{label} ran to its end ({elapsed:.1f} s) without calling {name}"
+        if replaced:
+            why += " (it replaced the profile hook that watches for the call)"
+        raise ProfileError("inputs", why + hint, info.def_line, suggested_directive=fix)
+    if isinstance(failure, KeyboardInterrupt):
+        raise ProfileError(
+            "interrupted",
+            f"{label} raised KeyboardInterrupt before calling {name}",
+            info.def_line,
+            format_exception(failure),
+        )
+    at = user_line_from_traceback(failure.__traceback__, driver)
+    where = f" at {label}:{at}" if at else ""
+    if isinstance(failure, Exception) and needs_gpu(str(failure)):
+        raise ProfileError(
+            "unsupported",
+            f"{NEEDS_GPU_MESSAGE} ({label} raised {type(failure).__name__}: {failure}{where}, "
+            f"before calling {name})",
+            info.def_line,
+            format_exception(failure),
+        )
+    if isinstance(failure, SystemExit):
+        status = "" if failure.code is None else repr(failure.code)
+        if _argv_problem(failure):
+            why = (
+                f"{label} needs command-line arguments: argparse exited (sys.exit({status})){where}"
+                f" with sys.argv[1:] = {argv!r}, before calling {name} (give them after --)"
+            )
+        else:
+            why = f"{label} exited (sys.exit({status})){where} before calling {name}"
+    else:
+        why = (
+            f"{label} raised {type(failure).__name__}: {failure}{where} after {elapsed:.1f} s, "
+            f"before calling {name}"
+        )
+    raise ProfileError(
+        "inputs", why + hint, info.def_line, format_exception(failure), suggested_directive=fix
+    )

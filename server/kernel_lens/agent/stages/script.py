@@ -1,17 +1,22 @@
 """Stage *script*: the whole file, run once as ``__main__`` under the per-line attribution.
 
-``kernel-lens profile PATH`` (no ``::FUNC``) and the editor's ``Profile Script`` lens run the file
-as ``python FILE`` would (``__name__ == "__main__"``, ``sys.argv == [FILE]``, the file's folder
-as the current folder and first on ``sys.path``), once — a script may have side effects, so it
-is never repeated for a median. Each module-level line (the ``__main__`` block's included) is
-tagged with a ``record_function("src:<line>")`` range, so the ops and kernels it launches —
-calls into the file's functions included — are attributed to that line. Its time is the wall
-time of that one run, under the profiler, and is labelled so.
+``kernel-lens profile PATH [-- ARGS…]`` (no ``::FUNC``) and the editor's ``Profile Script`` lens
+run the file as ``python FILE ARGS…`` would (``__name__ == "__main__"``, ``sys.argv == [FILE,
+*ARGS]``, the file's folder as the current folder and first on ``sys.path``), once — a script may
+have side effects, so it is never repeated for a median. The deep tracer
+(:mod:`kernel_lens.agent.stages.deep`) tags every line of every workspace file the run executes,
+so each op and kernel is on the innermost workspace line on the Python stack: lines inside
+``main()``, its helpers and the workspace's other modules get their own results (``files``).
+Its time is the wall time of that one run, under the profiler, and is labelled so.
+
+A window of a long run (``skip``/``steps``/``after_s``): the first steps run unprofiled, the next
+ones profiled, then the script is stopped where the last one ended (it never runs to its end).
 
 A script that starts ``torch.profiler`` itself would take the profiler over (Kineto allows one
 session per process: the outer one records nothing), so while the script runs,
 ``torch.profiler.profile`` is a pass-through: the script's ``with profile(...)`` block runs,
-its ``step()``/``export_chrome_trace()`` do nothing, and the result says so on its line.
+its ``step()`` ends a step of the window and ``export_chrome_trace()`` does nothing, and the
+result says so on its line.
 """
 
 from __future__ import annotations
@@ -21,10 +26,18 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kernel_lens.agent.errors import ProfileError, format_exception, user_line_from_traceback
+from kernel_lens.agent.stages.deep import (
+    DeepTracer,
+    Window,
+    WindowDone,
+    default_workspace,
+    mark_line_ranges,
+)
 from kernel_lens.agent.usercode import call_user, compile_text, main_module
 from kernel_lens.analysis.scripts import SCRIPT_NAME, WALL_LABEL
 
@@ -38,11 +51,14 @@ class _PassThroughProfiler:
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._notes = _PROFILER_NOTES
         frame = sys._getframe(1)
-        while frame is not None and frame.f_code.co_filename != _SCRIPT_PATH[0]:
+        tracer = _TRACER[0]
+        while frame is not None and (
+            tracer is None or tracer.file_index(frame.f_code.co_filename) is None
+        ):
             frame = frame.f_back  # type: ignore[assignment]
-        line = frame.f_lineno if frame is not None else None
-        if line not in [n[0] for n in self._notes]:
-            self._notes.append((line, "torch.profiler.profile"))
+        where = (frame.f_code.co_filename, frame.f_lineno) if frame is not None else None
+        if where not in [n[0] for n in self._notes]:
+            self._notes.append((where, "torch.profiler.profile"))
 
     def __enter__(self) -> _PassThroughProfiler:
         return self
@@ -57,7 +73,9 @@ class _PassThroughProfiler:
         return None
 
     def step(self) -> None:
-        return None
+        tracer = _TRACER[0]
+        if tracer is not None:
+            tracer.step("profiler step()")
 
     def key_averages(self, *args: Any, **kwargs: Any) -> Any:
         from torch.autograd.profiler_util import EventList
@@ -79,24 +97,46 @@ class _PassThroughProfiler:
         return None
 
 
-_PROFILER_NOTES: list[tuple[int | None, str]] = []
-_SCRIPT_PATH: list[str] = [""]
+_PROFILER_NOTES: list[tuple[tuple[str, int] | None, str]] = []
+_TRACER: list[DeepTracer | None] = [None]
 
 
 @contextlib.contextmanager
-def _script_profiler_pass_through(path: str) -> Iterator[list[tuple[int | None, str]]]:
+def _script_profiler_pass_through(
+    tracer: DeepTracer,
+) -> Iterator[list[tuple[tuple[str, int] | None, str]]]:
     import torch.profiler
     import torch.profiler.profiler as profiler_module
 
     saved = (torch.profiler.profile, profiler_module.profile)
     _PROFILER_NOTES.clear()
-    _SCRIPT_PATH[0] = path
+    _TRACER[0] = tracer
     torch.profiler.profile = _PassThroughProfiler  # type: ignore[assignment,misc]
     profiler_module.profile = _PassThroughProfiler  # type: ignore[assignment,misc]
     try:
         yield _PROFILER_NOTES
     finally:
         torch.profiler.profile, profiler_module.profile = saved  # type: ignore[misc]
+        _TRACER[0] = None
+
+
+@contextlib.contextmanager
+def _optimizer_steps(tracer: DeepTracer) -> Iterator[None]:
+    """Each ``optimizer.step()`` that returns ends a step (torch's global post-step hook)."""
+    try:
+        from torch.optim.optimizer import register_optimizer_step_post_hook
+    except ImportError:
+        yield
+        return
+
+    def ended(optimizer: Any, args: Any, kwargs: Any) -> None:
+        tracer.step("optimizer.step()")
+
+    handle = register_optimizer_step_post_hook(ended)
+    try:
+        yield
+    finally:
+        handle.remove()
 
 
 @dataclass(frozen=True)
@@ -106,58 +146,129 @@ class ScriptRun:
     Attributes:
         trace: the Chrome trace, loaded.
         trace_path: where it was written.
-        notes: notes on lines of the file (``{"line", "message"}``).
-        wall_s: wall time of the run, profiler overhead included.
+        notes: notes on lines of the workspace's files (``{"line", "message"}``, and ``path``
+            for a file other than the script).
+        wall_s: wall time of the run, profiler overhead included (the profiled window's, for
+            a window).
+        files: the workspace files the run executed, the script first (the deep tracer's).
+        window: what the window did (:meth:`Window.to_json`), ``None`` without one.
+        cpu_s: the process's CPU time over the same span as ``wall_s``.
     """
 
     trace: dict[str, Any]
     trace_path: str
     notes: list[dict[str, Any]]
     wall_s: float
+    files: list[str]
+    window: dict[str, Any] | None = None
+    cpu_s: float = 0.0
 
 
-def profile_script(path: str, text: str, *, trace_dir: str, cuda_available: bool) -> ScriptRun:
-    """Run the file once as ``__main__`` with each module-level line tagged; export the trace.
+def profile_script(
+    path: str,
+    text: str,
+    *,
+    trace_dir: str,
+    cuda_available: bool,
+    argv: Sequence[str] = (),
+    workspace: Sequence[str] = (),
+    skip: int = 0,
+    steps: int | None = None,
+    after_s: float | None = None,
+    cwd: str | None = None,
+) -> ScriptRun:
+    """Run the file once as ``__main__`` with every workspace line tagged; export the trace.
+
+    Args:
+        path, text: the script and its (buffer) text.
+        trace_dir: where the trace goes.
+        cuda_available: whether to record CUDA activity.
+        argv: ``sys.argv[1:]`` of the run.
+        workspace: the workspace folders (default: the enclosing git checkout, else the
+            script's folder).
+        skip, steps, after_s: the window (see :class:`Window`); none of them: the whole run.
+        cwd: the run's folder (default: the script's).
 
     Raises:
         ProfileError: ``syntax``; or how the script ended badly (``runtime``, ``exit``,
             ``interrupted``) on the line that raised. ``sys.exit(0)``/``sys.exit()`` is a normal
-            end.
+            end, and so is the end of the window.
     """
     import json
 
     import torch
     from torch.profiler import ProfilerActivity
 
-    from kernel_lens.agent.stages.ops import LineTagger
-
     code = compile_text(path, text)
     real_profile = torch.profiler.profile
     activities = [ProfilerActivity.CPU]
     if cuda_available:
         activities.append(ProfilerActivity.CUDA)
-    with main_module(path) as module, warnings.catch_warnings():
+    prof = real_profile(activities=activities, record_shapes=True)
+    clock: dict[str, float] = {}
+    state = {"on": False}
+
+    def sync() -> None:
+        if cuda_available and torch.cuda.is_initialized():
+            torch.cuda.synchronize()
+
+    def start() -> None:
+        sync()
+        with tracer.reopened():
+            prof.start()
+        state["on"] = True
+        clock["start"] = time.perf_counter()
+        clock["cpu_start"] = time.process_time()
+
+    def stop_profiling() -> None:
+        if state["on"]:
+            sync()
+            clock["end"] = time.perf_counter()
+            clock["cpu_end"] = time.process_time()
+            with tracer.reopened():
+                prof.stop()
+            state["on"] = False
+
+    window = Window(
+        skip=max(0, skip), steps=steps, after_s=after_s, start=start, stop_run=stop_profiling
+    )
+    roots = list(workspace) or [default_workspace(path)]
+    tracer = DeepTracer(path, roots, texts={os.path.abspath(path): text}, window=window)
+    with main_module(path, argv, cwd) as module, warnings.catch_warnings():
 
         def run_main() -> None:
             try:
-                with LineTagger(code):
+                with tracer:
                     exec(code, module.__dict__)
+            except WindowDone:
+                pass  # the window's last step ended: the script stops there
             except SystemExit as exc:
-                if exc.code not in (None, 0):  # sys.exit() / sys.exit(0): a normal end
-                    raise
+                if exc.code in (None, 0):  # sys.exit() / sys.exit(0): a normal end
+                    return
+                if _argv_problem(exc):
+                    raise ProfileError(
+                        "exit",
+                        f"the script needs command-line arguments: argparse exited "
+                        f"(sys.exit({exc.code!r})) with sys.argv = {[path, *argv]!r}; give them "
+                        "after `--` (kernel-lens profile FILE -- ARGS…) or as the script's "
+                        "arguments in the editor",
+                        user_line_from_traceback(exc.__traceback__, path),
+                        format_exception(exc),
+                    ) from None
+                raise
 
         warnings.filterwarnings("ignore", message=".*Profiler clears events.*")
-        with real_profile(activities=activities, record_shapes=True) as prof:
-            start = time.perf_counter()
-            with _script_profiler_pass_through(path) as notes:
-                try:
-                    # However the script ends badly, a ProfileError on its line.
-                    call_user(run_main, path, "the script")
-                finally:
-                    if cuda_available and torch.cuda.is_initialized():
-                        torch.cuda.synchronize()
-            wall_s = time.perf_counter() - start
-            seen = list(notes)
+        with _script_profiler_pass_through(tracer) as notes, _optimizer_steps(tracer):
+            window.begin()
+            try:
+                # However the script ends badly, a ProfileError on its line.
+                call_user(run_main, path, "the script")
+            finally:
+                stop_profiling()
+        seen = list(notes)
+    if "start" not in clock:
+        raise ProfileError("not-found", _never_started(window), None)
+    wall_s = clock["end"] - clock["start"]
     os.makedirs(trace_dir, exist_ok=True)
     stem = os.path.splitext(os.path.basename(path))[0]
     stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -165,15 +276,56 @@ def profile_script(path: str, text: str, *, trace_dir: str, cuda_available: bool
     prof.export_chrome_trace(trace_path)
     with open(trace_path, encoding="utf-8") as fh:
         trace = json.load(fh)
-    out_notes = [
-        {
-            "line": line,
+    if mark_line_ranges(trace):
+        with open(trace_path, "w", encoding="utf-8") as fh:
+            json.dump(trace, fh)
+    out_notes: list[dict[str, Any]] = []
+    main_path = os.path.abspath(path)
+    for where, what in seen:
+        note: dict[str, Any] = {
+            "line": where[1] if where is not None else None,
             "message": (
                 f"the script's own {what} is a pass-through while Kernel Lens profiles the whole "
                 "script (one profiler per process): its block ran, recorded nothing of its own "
                 "and exported nothing"
             ),
         }
-        for line, what in seen
-    ]
-    return ScriptRun(trace, trace_path, out_notes, wall_s)
+        if where is not None and os.path.abspath(where[0]) != main_path:
+            note["path"] = os.path.abspath(where[0])
+            note["line"] = where[1]
+        out_notes.append(note)
+    return ScriptRun(
+        trace,
+        trace_path,
+        out_notes,
+        wall_s,
+        list(tracer.files),
+        window.to_json() if window.active else None,
+        clock["cpu_end"] - clock["cpu_start"],
+    )
+
+
+def _argv_problem(exc: BaseException) -> bool:
+    """Whether a ``SystemExit`` came out of argparse (the script wants arguments)."""
+    import traceback
+
+    return any(
+        os.path.basename(f.filename) == "argparse.py"
+        for f in traceback.extract_tb(exc.__traceback__)
+    )
+
+
+def _never_started(window: Window) -> str:
+    """Why a window's profile never started (the run ended first)."""
+    counted = f" (counted from {window.source})" if window.source else ""
+    if window.after_s is not None:
+        return (
+            f"the script ended before the window started: it ran {window.seen} step(s){counted}, "
+            f"and the window starts {window.after_s:g} s into the run"
+            + (f" after {window.skip} step(s)" if window.skip else "")
+        )
+    return (
+        f"the script ended after {window.seen} step(s){counted}, before the window's first step "
+        f"(--skip {window.skip}); steps are counted at optimizer.step(), the profiler's step() "
+        "or a `# kernel-lens: step` marker line"
+    )

@@ -266,6 +266,9 @@ def load_target(
     *,
     name: str | None = None,
     line: int | None = None,
+    driver: str | None = None,
+    argv: list[str] | None = None,
+    cwd: str | None = None,
 ) -> Target:
     """Load ``path`` (or its unsaved ``text``) and return the function to profile.
 
@@ -274,6 +277,9 @@ def load_target(
         text: the buffer text; read from ``path`` when ``None``.
         name: ``func`` or ``Class.method``.
         line: a 1-based line inside the function (used when ``name`` is None).
+        driver: a script that calls the function (``--from``): the inputs, ``self`` and
+            calling context are those of its first call in a run of ``python DRIVER ARGV…``.
+        argv: the driver's ``sys.argv[1:]``; cwd: its folder (default: the driver's own).
 
     Raises:
         ProfileError: ``syntax``, ``not-found``, ``import`` or ``inputs``, with the user's line.
@@ -292,7 +298,11 @@ def load_target(
     captured: capture.Capture | None = None
     self_info: dict[str, Any] = {}
     instance: Any = None
-    if _wants_capture(text, path, info):
+    if driver is not None:
+        captured = capture.run_driver_until_call(
+            driver, list(argv or []), path, text, info, cwd=cwd
+        )
+    elif _wants_capture(text, path, info):
         target_code = capture.find_code(module_code, info.qualname, info.def_line)
         if target_code is not None:
             captured = capture.run_until_call(path, text, module_code, target_code, info)
@@ -479,7 +489,7 @@ def _describe_inputs(
         for i, a in enumerate(args)
     ] + [capture.describe_value(k, v) for k, v in kwargs.items()]
     if captured is not None:
-        return {
+        out: InputsInfo = {
             "source": "captured",
             "label": "captured",
             "line": captured.line,
@@ -487,6 +497,10 @@ def _describe_inputs(
             "setup_s": captured.setup_s,
             "args": described,
         }
+        if captured.driver is not None:
+            out["driver"] = captured.driver
+            out["label"] = f"captured from {os.path.basename(captured.driver)}"
+        return out
     if inputs_source == "directive":
         return _inputs("directive", "directive", info.inputs_line, described)
     if inputs_source == "none":

@@ -1,0 +1,536 @@
+"""The deep tracer: every line of every **workspace** file a whole run executes, tagged.
+
+A whole-script run (``kernel-lens profile PATH``, *Profile Script*) is attributed to the innermost
+line of a workspace file on the Python stack: lines inside ``main()``, ``benchmark_matmul()``,
+helpers and the workspace's other modules (``model.py`` driven by ``bench.py``) get their own
+results, never torch's or site-packages' lines. While a workspace frame runs, its current line is
+an open profiler range named ``src:<line>`` (the script's own file) or ``src:<k>:<line>`` (the
+``k``-th other workspace file of :attr:`DeepTracer.files`); a call opens the callee's ranges
+inside the caller's, so the attribution (which takes the innermost range) puts each op on the
+deepest workspace line. Loop lines open one range per pass: their hits are the passes.
+
+Only workspace frames are watched: on Python 3.12+ with ``sys.monitoring`` (a code object of
+another file is disabled at its first event, so torch and the standard library run untraced),
+elsewhere with a ``sys.settrace`` whose global hook returns no local tracer for other files. The
+ranges are ``torch._C._profiler._RecordFunctionFast`` (≈0.3 µs each without a profiler, ≈1 µs
+with one, against ≈9 µs for ``record_function``); they are recorded as ``cpu_op`` events, which
+:func:`mark_line_ranges` turns into the ``user_annotation`` events every reader expects.
+
+The tracer also sees the run's *steps* (:class:`Window`): each time a ``# kernel-lens: step``
+marker line is reached (see :func:`step_marker_lines`), an ``optimizer.step()`` returns or the
+script's profiler ``step()`` is called, a step ends; the first source of steps that shows up is
+the one counted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import sys
+import sysconfig
+import threading
+import time
+import tokenize
+import types
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kernel_lens.analysis.line_attribution import LINE_RANGE_RE, line_range_name
+
+__all__ = [
+    "STEP_MARKER_RE",
+    "DeepTracer",
+    "Window",
+    "WindowDone",
+    "default_workspace",
+    "is_workspace_file",
+    "mark_line_ranges",
+    "step_marker_lines",
+]
+
+#: The marker comment that ends a step each time its line is reached.
+STEP_MARKER_RE = re.compile(r"#\s*kernel-lens:\s*step\b")
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_THIRD_PARTY = (f"{os.sep}site-packages{os.sep}", f"{os.sep}dist-packages{os.sep}")
+
+
+def _library_roots() -> tuple[str, ...]:
+    """Folders whose files are never the workspace's: the interpreter's (the standard library,
+    a virtual environment inside the workspace) and Kernel Lens's own package."""
+    roots = {_PACKAGE_DIR}
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        try:
+            roots.add(os.path.realpath(sysconfig.get_path(key)))
+        except (KeyError, OSError):
+            continue
+    for prefix in (sys.prefix, sys.base_prefix, sys.exec_prefix):
+        roots.add(os.path.realpath(prefix))
+    return tuple(r.rstrip(os.sep) + os.sep for r in roots if r)
+
+
+def default_workspace(path: str) -> str:
+    """The workspace of a file run from a terminal: the enclosing git checkout's top folder, else
+    the file's own folder."""
+    folder = os.path.dirname(os.path.abspath(path))
+    current = folder
+    while True:
+        if os.path.exists(os.path.join(current, ".git")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return folder
+        current = parent
+
+
+def is_workspace_file(
+    filename: str, roots: Iterable[str], libraries: tuple[str, ...] | None = None
+) -> bool:
+    """Whether ``filename`` (a code object's) is a workspace file: under one of ``roots``, a real
+    file (not ``<frozen …>``/``<string>``), and not the interpreter's, a site-packages' or Kernel
+    Lens's own."""
+    if not filename or filename.startswith("<"):
+        return False
+    real = os.path.realpath(filename)
+    if any(part in real for part in _THIRD_PARTY):
+        return False
+    for lib in libraries if libraries is not None else _library_roots():
+        if real.startswith(lib):
+            return False
+    return any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
+
+
+def step_marker_lines(text: str) -> set[int]:
+    """The lines that end a step when reached: a statement carrying a ``# kernel-lens: step``
+    comment, or the first statement after a marker comment on a line of its own."""
+    out: set[int] = set()
+    code_lines: set[int] = set()
+    markers: list[tuple[int, bool]] = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.COMMENT:
+                if STEP_MARKER_RE.search(tok.string):
+                    alone = not tok.line[: tok.start[1]].strip()
+                    markers.append((tok.start[0], alone))
+            elif tok.type not in (
+                tokenize.NL,
+                tokenize.NEWLINE,
+                tokenize.INDENT,
+                tokenize.DEDENT,
+                tokenize.ENDMARKER,
+                tokenize.ENCODING,
+            ):
+                code_lines.add(tok.start[0])
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return out
+    ordered = sorted(code_lines)
+    for line, alone in markers:
+        if not alone:
+            out.add(line)
+            continue
+        following = [c for c in ordered if c > line]
+        if following:
+            out.add(following[0])
+    return out
+
+
+def mark_line_ranges(trace: Mapping[str, Any]) -> int:
+    """Turn the tracer's ranges (recorded as ``cpu_op`` events named ``src:…``) into the
+    ``user_annotation`` events the attribution, the timeline and the summaries read; how many."""
+    n = 0
+    for ev in trace.get("traceEvents", []):
+        if (
+            isinstance(ev, dict)
+            and ev.get("cat") == "cpu_op"
+            and str(ev.get("name", "")).startswith("src:")
+            and LINE_RANGE_RE.match(str(ev.get("name")))
+        ):
+            ev["cat"] = "user_annotation"
+            n += 1
+    return n
+
+
+class WindowDone(BaseException):
+    """Raised in the user's code once the window's last step ended: stops the script there."""
+
+
+@dataclass
+class Window:
+    """A window of a long run: ``skip`` steps unprofiled, then ``steps`` profiled, then stop.
+
+    Attributes:
+        skip: steps run before the profiler starts.
+        steps: steps profiled (``None``: to the end of the run).
+        after_s: start no earlier than this many seconds into the run (at the next step end).
+        start: starts the profiler; stop_run: called once the window is over (before
+            :class:`WindowDone` is raised).
+        seen: steps ended so far; source: what they were counted from (``optimizer.step()``,
+            ``profiler step()``, ``marker``); started_at: the step count at the start (``None``
+            until it starts); started_s: seconds into the run at the start.
+    """
+
+    skip: int = 0
+    steps: int | None = None
+    after_s: float | None = None
+    start: Callable[[], None] = lambda: None
+    stop_run: Callable[[], None] = lambda: None
+    seen: int = 0
+    source: str | None = None
+    started_at: int | None = None
+    started_s: float | None = None
+    stopped: bool = False
+    t0: float = field(default_factory=time.perf_counter)
+
+    @property
+    def active(self) -> bool:
+        """Whether steps matter at all (a window was asked for)."""
+        return bool(self.skip) or self.steps is not None or self.after_s is not None
+
+    def begin(self) -> None:
+        """At the run's start: start at once when nothing is to be skipped."""
+        self.t0 = time.perf_counter()
+        if not self.skip and self.after_s is None:
+            self._start()
+
+    def start_by_time(self) -> None:
+        """With no steps seen yet, a wall-clock window starts at the first line past its time."""
+        if (
+            self.started_at is None
+            and self.after_s is not None
+            and not self.skip
+            and time.perf_counter() - self.t0 >= self.after_s
+        ):
+            self._start()
+
+    def _start(self) -> None:
+        self.started_at = self.seen
+        self.started_s = time.perf_counter() - self.t0
+        self.start()
+
+    def step(self, source: str) -> None:
+        """A step ended (counted only from the first ``source`` seen)."""
+        if self.stopped:
+            return
+        if self.source is None:
+            self.source = source
+        elif source != self.source:
+            return
+        self.seen += 1
+        if self.started_at is None:
+            late_enough = self.after_s is None or time.perf_counter() - self.t0 >= self.after_s
+            if self.seen >= self.skip and late_enough:
+                self._start()
+                if self.steps == 0:
+                    self._finish()
+            return
+        if self.steps is not None and self.seen - self.started_at >= self.steps:
+            self._finish()
+
+    def _finish(self) -> None:
+        self.stopped = True
+        self.stop_run()
+        raise WindowDone
+
+    def to_json(self) -> dict[str, Any]:
+        """The result's ``script.window``."""
+        profiled = None if self.started_at is None else self.seen - self.started_at
+        return {
+            "skip": self.skip,
+            "steps": self.steps,
+            "after_s": self.after_s,
+            "steps_seen": self.seen,
+            "steps_profiled": profiled,
+            "counted_from": self.source,
+            "started_s": None if self.started_s is None else round(self.started_s, 3),
+            "stopped": self.stopped,
+        }
+
+
+class _Frame:
+    __slots__ = ("code", "line", "open", "prefix")
+
+    def __init__(self, code: types.CodeType, prefix: str) -> None:
+        self.code = code
+        self.prefix = prefix
+        self.line = 0
+        self.open: Any = None
+
+
+class DeepTracer:
+    """Tags the lines of workspace frames (main thread only) with profiler ranges.
+
+    Args:
+        main_path: the script (its lines are ``src:<line>``).
+        roots: the workspace folders.
+        texts: the text of files whose buffer differs from the disk (step markers are read
+            from it).
+        window: the run's window (steps are reported to it), or ``None``.
+        range_factory: makes a range from its name (default ``_RecordFunctionFast``).
+    """
+
+    def __init__(
+        self,
+        main_path: str,
+        roots: Iterable[str],
+        *,
+        texts: Mapping[str, str] | None = None,
+        window: Window | None = None,
+        range_factory: Callable[[str], Any] | None = None,
+    ) -> None:
+        if range_factory is None:
+            import torch
+
+            range_factory = torch._C._profiler._RecordFunctionFast
+        self._range = range_factory
+        self.main_path = os.path.abspath(main_path)
+        self.roots = tuple(os.path.realpath(r) for r in roots) or (os.path.dirname(self.main_path),)
+        self._libraries = _library_roots()
+        self._texts = dict(texts or {})
+        self.files: list[str] = [self.main_path]
+        self._index: dict[str, int | None] = {self.main_path: 0}
+        self._markers: dict[str, set[int]] = {}
+        self._stack: list[_Frame] = []
+        self._by_frame: dict[int, _Frame] = {}
+        self._window = window
+        self._main_thread = threading.get_ident()
+        self._monitoring: Any = None
+        self._tool: int | None = None
+        self._previous_trace: Any = None
+        self._stopped = False
+        if window is not None and window.active:
+            self._markers[self.main_path] = self._read_markers(self.main_path)
+
+    # -- which files
+
+    def file_index(self, filename: str) -> int | None:
+        """The index of a workspace file in :attr:`files` (added at first sight), ``None`` for
+        any other file."""
+        found = self._index.get(filename, -1)
+        if found != -1:
+            return found
+        index: int | None = None
+        if is_workspace_file(filename, self.roots, self._libraries):
+            index = len(self.files)
+            self.files.append(os.path.abspath(filename))
+        self._index[filename] = index
+        if index is not None and self._window is not None and self._window.active:
+            self._markers[filename] = self._read_markers(filename)
+        return index
+
+    def _read_markers(self, filename: str) -> set[int]:
+        text = self._texts.get(os.path.abspath(filename))
+        if text is None:
+            import linecache
+
+            text = "".join(linecache.getlines(filename))
+        return step_marker_lines(text)
+
+    def _prefix(self, index: int) -> str:
+        return "src:" if index == 0 else f"src:{index}:"
+
+    # -- the ranges
+
+    def _enter(self, code: types.CodeType) -> _Frame | None:
+        index = self.file_index(code.co_filename)
+        if index is None:
+            return None
+        frame = _Frame(code, self._prefix(index))
+        self._stack.append(frame)
+        return frame
+
+    def _line(self, frame: _Frame, line: int) -> None:
+        if frame.open is not None:
+            frame.open.__exit__(None, None, None)
+            frame.open = None
+        frame.line = line
+        window = self._window
+        if window is not None and window.active:
+            markers = self._markers.get(frame.code.co_filename)
+            if markers and line in markers:
+                self.step("marker")
+            elif window.started_at is None and window.source is None:
+                window.start_by_time()
+        if frame.open is None:  # (a window that just started has opened it already)
+            rng = self._range(frame.prefix + str(line))
+            rng.__enter__()
+            frame.open = rng
+
+    def _leave(self, code: types.CodeType) -> None:
+        stack = self._stack
+        for i in range(len(stack) - 1, -1, -1):
+            if stack[i].code is code:
+                while len(stack) > i:
+                    top = stack.pop()
+                    if top.open is not None:
+                        top.open.__exit__(None, None, None)
+                        top.open = None
+                return
+
+    @contextlib.contextmanager
+    def reopened(self) -> Iterator[None]:
+        """Close the open ranges, run the block (the profiler starting or stopping: a range
+        must open and close on the same side of it), then open them again, outermost first."""
+        for frame in reversed(self._stack):
+            if frame.open is not None:
+                frame.open.__exit__(None, None, None)
+                frame.open = None
+        try:
+            yield
+        finally:
+            if not self._stopped:
+                for frame in self._stack:
+                    if frame.line:
+                        rng = self._range(frame.prefix + str(frame.line))
+                        rng.__enter__()
+                        frame.open = rng
+
+    def close_all(self) -> None:
+        """Close every open range, innermost first (the run stops here)."""
+        while self._stack:
+            top = self._stack.pop()
+            if top.open is not None:
+                top.open.__exit__(None, None, None)
+                top.open = None
+        self._by_frame.clear()
+
+    def step(self, source: str) -> None:
+        """A step ended (from a marker line, an optimizer or the script's profiler)."""
+        window = self._window
+        if window is None or not window.active or self._stopped:
+            return
+        try:
+            window.step(source)
+        except WindowDone:
+            self._stopped = True
+            self.close_all()
+            self.stop()
+            raise
+
+    # -- sys.monitoring (3.12+)
+
+    def _on_start(self, code: types.CodeType, offset: int) -> Any:
+        if threading.get_ident() != self._main_thread or self._stopped:
+            return None
+        if self._enter(code) is None:
+            return self._monitoring.DISABLE
+        return None
+
+    def _on_line(self, code: types.CodeType, line: int) -> Any:
+        if threading.get_ident() != self._main_thread or self._stopped:
+            return None
+        stack = self._stack
+        if not stack or stack[-1].code is not code:
+            if self.file_index(code.co_filename) is None:
+                return self._monitoring.DISABLE
+            frame = self._enter(code)  # a frame that started before the tracer did
+            if frame is None:
+                return None
+        self._line(stack[-1], line)
+        return None
+
+    def _on_leave(self, code: types.CodeType, offset: int, *rest: Any) -> Any:
+        if threading.get_ident() != self._main_thread or self._stopped:
+            return None
+        if self.file_index(code.co_filename) is None:
+            return self._monitoring.DISABLE
+        self._leave(code)
+        return None
+
+    def _on_unwind(self, code: types.CodeType, offset: int, exc: BaseException) -> Any:
+        if threading.get_ident() == self._main_thread and not self._stopped:
+            self._leave(code)
+        return None
+
+    # -- sys.settrace (before 3.12)
+
+    def _global(self, frame: types.FrameType, event: str, arg: Any) -> Any:
+        if event != "call" or self._stopped:
+            return None
+        entry = self._enter(frame.f_code)
+        if entry is None:
+            return None
+        self._by_frame[id(frame)] = entry
+        return self._local
+
+    def _local(self, frame: types.FrameType, event: str, arg: Any) -> Any:
+        if self._stopped:
+            return None
+        entry = self._by_frame.get(id(frame))
+        if entry is None:
+            return None
+        if event == "line":
+            self._line(entry, frame.f_lineno)
+        elif event == "return":
+            self._by_frame.pop(id(frame), None)
+            self._leave(frame.f_code)
+        return self._local
+
+    # -- the watch
+
+    def start(self) -> None:
+        """Start watching (the calling thread is the one traced)."""
+        self._main_thread = threading.get_ident()
+        monitoring: Any = getattr(sys, "monitoring", None)
+        if monitoring is not None:
+            free = [t for t in (monitoring.PROFILER_ID, 3, 4, 5) if monitoring.get_tool(t) is None]
+            if free:
+                self._monitoring = monitoring
+                self._tool = tool = free[0]
+                events = monitoring.events
+                monitoring.use_tool_id(tool, "kernel-lens deep tracer")
+                monitoring.register_callback(tool, events.PY_START, self._on_start)
+                monitoring.register_callback(tool, events.PY_RESUME, self._on_start)
+                monitoring.register_callback(tool, events.LINE, self._on_line)
+                monitoring.register_callback(tool, events.PY_RETURN, self._on_leave)
+                monitoring.register_callback(tool, events.PY_YIELD, self._on_leave)
+                monitoring.register_callback(tool, events.PY_UNWIND, self._on_unwind)
+                monitoring.set_events(
+                    tool,
+                    events.PY_START
+                    | events.PY_RESUME
+                    | events.LINE
+                    | events.PY_RETURN
+                    | events.PY_YIELD
+                    | events.PY_UNWIND,
+                )
+                return
+        self._previous_trace = sys.gettrace()
+        sys.settrace(self._global)
+
+    def stop(self) -> None:
+        """Stop watching; close what is open."""
+        if self._tool is not None:
+            monitoring = self._monitoring
+            tool = self._tool
+            self._tool = None
+            monitoring.set_events(tool, 0)
+            for event in (
+                monitoring.events.PY_START,
+                monitoring.events.PY_RESUME,
+                monitoring.events.LINE,
+                monitoring.events.PY_RETURN,
+                monitoring.events.PY_YIELD,
+                monitoring.events.PY_UNWIND,
+            ):
+                monitoring.register_callback(tool, event, None)
+            monitoring.restart_events()
+            monitoring.free_tool_id(tool)
+        elif self._monitoring is None and sys.gettrace() == self._global:
+            sys.settrace(self._previous_trace)
+        self._stopped = True
+        self.close_all()
+
+    def __enter__(self) -> DeepTracer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def range_name(index: int, line: int) -> str:
+    """The range that tags ``line`` of the ``index``-th file of a deep run."""
+    return line_range_name(line) if index == 0 else f"src:{index}:{line}"

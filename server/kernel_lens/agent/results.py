@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from kernel_lens.analysis.line_attribution import all_ops
+from kernel_lens.analysis.memory import attribute_memory
 
 __all__ = ["device_of_run", "kernel_totals", "line_results", "profile_result"]
 
@@ -89,18 +90,34 @@ def line_results(
     )
     lines = found.lines
     items: Iterable[tuple[int, Any]] = sorted(lines.items()) if in_line_order else lines.items()
-    rows = [
-        stat.to_json(source_of(no))
-        for no, stat in items
-        if (within is None or within[0] <= no <= within[1])
-        and (stat.ops or stat.backward or stat.backward_pass or not only_with_ops)
-    ]
-    return {
+    # A pass with profile_memory: what each line allocated, and the peak.
+    per_line, memory = attribute_memory(
+        trace,
+        runs=runs,
+        source_of=source_of,
+        first_line=within[0] if within is not None else None,
+        last_line=within[1] if within is not None else None,
+    )
+    rows = []
+    for no, stat in items:
+        if within is not None and not within[0] <= no <= within[1]:
+            continue
+        mem = per_line.get(no)
+        if only_with_ops and not (stat.ops or stat.backward or stat.backward_pass or mem):
+            continue
+        row = stat.to_json(source_of(no))
+        if mem:
+            row["memory"] = mem
+        rows.append(row)
+    out: dict[str, Any] = {
         "lines": rows,
         "kernels": kernel_totals(rows),
         "unattributed": [k.to_json() for k in found.unattributed],
         "accounting": found.accounting.to_json(),
     }
+    if memory is not None:
+        out["memory"] = memory
+    return out
 
 
 def profile_result(

@@ -194,7 +194,10 @@ def _first_call(
     import torch
 
     report("target", f"first call of {target.info.qualname}")
-    call_user(target.call, target.path, target.info.qualname)
+    if request.memory:
+        _first_call_watched(target)
+    else:
+        call_user(target.call, target.path, target.info.qualname)
     device, device_name = device_of_run()
     interpreted = interpreter and device == "cpu" and _uses_interpreted_kernels(target.module)
     if interpreted:
@@ -202,6 +205,36 @@ def _first_call(
     if device == "cuda":
         torch.cuda.synchronize()
     return target, style, interpreted, device, device_name
+
+
+def _first_call_watched(target: Target) -> None:
+    """The first call under the out-of-memory watch (*Profile memory*, CUDA): an
+    out-of-memory error carries what was alive at the failure, by line, and the allocation
+    that failed, from the allocator's snapshot taken then."""
+    from kernel_lens.agent.memory import OomWatch
+
+    watch = OomWatch()
+    try:
+        with watch:
+            call_user(target.call, target.path, target.info.qualname)
+    except ProfileError as err:
+        if watch.snapshot is not None:
+            from kernel_lens.analysis.memory import oom_from_snapshot
+
+            observed = watch.observed or {}
+            err.memory = dict(
+                oom_from_snapshot(
+                    watch.snapshot,
+                    path=target.path,
+                    first_line=target.info.first_line,
+                    last_line=target.info.last_line,
+                    workspace=os.path.dirname(os.path.abspath(target.path)),
+                    source_of=target.source_line,
+                    device=observed.get("device"),
+                    failed_bytes=observed.get("alloc"),
+                )
+            )
+        raise
 
 
 def _timing_config(request: ProfileRequest) -> TimingConfig:
@@ -244,6 +277,7 @@ def _profiled_pass(
             runs=request.profile_runs,
             trace_dir=trace_dir,
             label=label,
+            memory=request.memory,
         ),
         target.path,
         target.info.qualname,

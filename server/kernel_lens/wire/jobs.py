@@ -89,6 +89,9 @@ class ProfileRequest(JobRequest):
             are ignored).
         backward: *Profile with backward*: each call is followed by the backward of the
             function's output (seeded with ones), so its lines carry their backward parts.
+        memory: *Profile memory*: the profiled pass records every allocation and free
+            (``profile_memory``), so each line carries what it allocated and the result the
+            peak; on CUDA an out-of-memory is read from the allocator's snapshot at the failure.
     """
 
     method: ClassVar[str] = "profile"
@@ -107,6 +110,7 @@ class ProfileRequest(JobRequest):
     extra: dict[str, Any] = field(default_factory=dict)
     script: bool = False
     backward: bool = False
+    memory: bool = False
 
 
 @dataclass

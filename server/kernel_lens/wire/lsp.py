@@ -264,6 +264,8 @@ class ProfileArgs:
     """The whole file, run once as ``__main__`` (``function``/``line``/``position`` ignored)."""
     backward: bool = False
     """*Profile with backward*: each call followed by the backward of the function's output."""
+    memory: bool = False
+    """*Profile memory*: each line's allocations, the peak and what is alive at it."""
 
 
 @dataclass

@@ -1608,6 +1608,8 @@ export interface HistoryRun {
   text?: string[];
   /** Against the run before it (in the history's list; null for the first). */
   verdict?: CompareVerdict | null;
+  /** A run profiled with memory: each device's (`cuda:0`, `cpu`) peak in bytes. */
+  peak_bytes?: Record<string, number>;
 }
 export const checkHistoryRun: Check<HistoryRun> = shape<HistoryRun>({
   id: string,
@@ -1624,6 +1626,7 @@ export const checkHistoryRun: Check<HistoryRun> = shape<HistoryRun>({
   kernel_count: number,
   text: optional(listOf(string)),
   verdict: optional(nullable(checkCompareVerdict)),
+  peak_bytes: optional(recordOf(int)),
 });
 
 /** Result of `kernelLens/history`: the runs, oldest first, and the pinned baseline's id. */
@@ -1705,6 +1708,25 @@ export const checkKernelDelta: Check<KernelDelta> = shape<KernelDelta>({
   device_us_after: number,
 });
 
+/**
+ * A device's peak in two runs profiled with memory (exact bytes: memory is deterministic on
+ * a given input); `text`: `peak −38% (1.9 → 1.2 GiB)`.
+ */
+export interface MemoryDelta {
+  device: string;
+  before_bytes: number;
+  after_bytes: number;
+  change_pct: number;
+  text: string;
+}
+export const checkMemoryDelta: Check<MemoryDelta> = shape<MemoryDelta>({
+  device: string,
+  before_bytes: int,
+  after_bytes: int,
+  change_pct: number,
+  text: string,
+});
+
 /** Result of `kernelLens/compare`: the verdict, line and kernel deltas of two runs. */
 export interface CompareResult {
   function: string;
@@ -1717,6 +1739,8 @@ export interface CompareResult {
   kernels: KernelDelta[];
   /** Kernel launches (ops on the CPU) per call: [before, after]. */
   kernel_count: number[];
+  /** The devices whose peak changed (both runs profiled with memory). */
+  memory?: MemoryDelta[];
 }
 export const checkCompareResult: Check<CompareResult> = shape<CompareResult>({
   function: string,
@@ -1728,6 +1752,7 @@ export const checkCompareResult: Check<CompareResult> = shape<CompareResult>({
   lines: listOf(checkLineDelta),
   kernels: listOf(checkKernelDelta),
   kernel_count: listOf(number),
+  memory: optional(listOf(checkMemoryDelta)),
 });
 
 /**

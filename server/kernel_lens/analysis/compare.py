@@ -38,6 +38,7 @@ __all__ = [
     "KernelDelta",
     "LineDelta",
     "Verdict",
+    "compare_memory",
     "compare_results",
     "compare_samples",
     "compare_timing",
@@ -492,7 +493,51 @@ def compare_results(
         "lines": [d.to_json(time_label=label) for d in lines],
         "kernels": [k.to_json() for k in kernels],
         "kernel_count": [count_before, count_after],
+        "memory": compare_memory(before, after),
     }
+
+
+def compare_memory(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each device's peak in two runs profiled with memory, where it changed: memory is
+    deterministic on a given input, so the figures are exact and any change is real (no test).
+
+    Returns:
+        ``[{"device", "before_bytes", "after_bytes", "change_pct", "text"}]`` with ``text``
+        like ``peak −38% (1.9 → 1.2 GiB)``; empty when neither changed or one has no memory.
+    """
+    from kernel_lens.analysis.memory import device_label, format_bytes
+
+    def peaks(run: dict[str, Any]) -> dict[str, int]:
+        memory = run.get("memory")
+        if not isinstance(memory, dict):
+            return {}
+        return {
+            str(d.get("device")): int(d["peak_bytes"])
+            for d in memory.get("devices") or []
+            if isinstance(d.get("peak_bytes"), int)
+        }
+
+    was, now = peaks(before), peaks(after)
+    out = []
+    for device, after_bytes in now.items():
+        before_bytes = was.get(device)
+        if before_bytes is None or before_bytes == after_bytes:
+            continue
+        pct = 100.0 * (after_bytes - before_bytes) / before_bytes if before_bytes else 100.0
+        b, a = format_bytes(before_bytes), format_bytes(after_bytes)
+        unit = a.split(" ")[-1]
+        span = f"{b.removesuffix(' ' + unit)} → {a}" if b.endswith(" " + unit) else f"{b} → {a}"
+        label = "" if len(now) == 1 else f"{device_label(device)} "
+        out.append(
+            {
+                "device": device,
+                "before_bytes": before_bytes,
+                "after_bytes": after_bytes,
+                "change_pct": round(pct, 1),
+                "text": f"{label}peak {_signed_pct(pct, 0)} ({span})",
+            }
+        )
+    return out
 
 
 def summary_delta(result: dict[str, Any]) -> str | None:
@@ -506,6 +551,7 @@ def summary_delta(result: dict[str, Any]) -> str | None:
         text = (comparison.get("verdict") or {}).get("text")
         if text:
             parts.append(str(text))
+        parts.extend(str(m["text"]) for m in comparison.get("memory") or [] if m.get("text"))
     own = result.get("history")
     if isinstance(own, dict) and own.get("baseline") and own.get("baseline") == own.get("id"):
         parts.append("$(pinned) baseline")
@@ -536,6 +582,7 @@ def format_comparison(comparison: dict[str, Any], *, before: str, after: str) ->
         f"{after} vs {before}: {_ms(v['before_ms'])} → {_ms(v['after_ms'])} · {v['text']}"
         f" ({how}; called at p < {ALPHA:g} and ≥ {MIN_EFFECT_PCT:g}%)",
     ]
+    out.extend(f"memory: {m['text']}" for m in comparison.get("memory") or [])
     kb, ka = comparison.get("kernel_count") or [0, 0]
     if kb != ka:
         out.append(f"kernels per call: {kb:g} → {ka:g}")

@@ -565,7 +565,7 @@ def place_instants(
         out: list[Place | None] = []
         for ev in instants:
             ts = ev.get("ts")
-            node = index.node_at(ev.get("pid"), ev.get("tid"), float(ts)) if ts is not None else None
+            node = None if ts is None else index.node_at(ev.get("pid"), ev.get("tid"), float(ts))
             place = index.place_of(node) if node is not None else None
             if place is None or node is None:
                 out.append(None)

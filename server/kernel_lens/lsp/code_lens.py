@@ -179,6 +179,14 @@ def more_actions(
     else:
         actions.extend(sweeps)
         actions.append(generated)
+    actions.append(
+        _action(
+            "$(database) Profile Memory",
+            CMD_PROFILE,
+            {**args, "memory": True},
+            "what each line allocates and frees, the peak and what is alive at it, by line",
+        )
+    )
     return actions
 
 

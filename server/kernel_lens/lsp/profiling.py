@@ -15,6 +15,7 @@ from kernel_lens.analysis.functions import (
 )
 from kernel_lens.analysis.lens_targets import lens_targets
 from kernel_lens.analysis.lens_text import line_lens_title, summary_lens_title
+from kernel_lens.analysis.memory_text import oom_lines
 from kernel_lens.analysis.scripts import SCRIPT_NAME
 from kernel_lens.lsp.common import (
     SYNTAX_KEY,
@@ -64,7 +65,8 @@ def _error_diagnostic(err: ProfileError, lines: list[str], fallback_line: int) -
         range=types.Range(
             types.Position(line0, start), types.Position(line0, max(len(text), start))
         ),
-        message=f"Profile failed ({err.kind}): {err.message}",
+        message=f"Profile failed ({err.kind}): {err.message}"
+        + ("\n" + "\n".join(oom_lines(err.memory)) if err.memory else ""),
         severity=types.DiagnosticSeverity.Error,
         source=DIAGNOSTIC_SOURCE,
         code=err.kind,
@@ -170,6 +172,7 @@ async def profile_function(
     function: str | None,
     line0: int | None,
     backward: bool = False,
+    memory: bool = False,
 ) -> ProfileCommandResult:
     """Profile one function of the document ``uri`` and store the outcome.
 
@@ -207,7 +210,7 @@ async def profile_function(
     snapshot = function_text(lines, info)
     ls.documents.put(uri, Record(qualname, "running", snapshot, info.first_line))
     refresh_lenses(ls)
-    with_bwd = " with backward" if backward else ""
+    with_bwd = (" with backward" if backward else "") + (" with memory" if memory else "")
     ls.log(f"profile{with_bwd} {qualname} ({path}:{info.def_line})", types.MessageType.Info)
     request = ProfileRequest(
         path=path,
@@ -218,6 +221,7 @@ async def profile_function(
         reps=ls.settings.reps,
         keep_samples=True,  # for the history's comparisons; dropped from the record after
         backward=backward,
+        memory=memory,
     )
     outcome: ProfileCommandResult
     ran = await _run_checked(ls, uri, info, snapshot, lines, f"Profiling {qualname}", request)
@@ -305,7 +309,12 @@ async def profile(ls: KernelLensServer, args: ProfileArgs) -> ProfileCommandResu
             return await profile_function(ls, args.uri, function=None, line0=args.position.line)
         function = resolve_target(source, name=None, position=args.position)
     return await profile_function(
-        ls, args.uri, function=function, line0=args.line, backward=args.backward
+        ls,
+        args.uri,
+        function=function,
+        line0=args.line,
+        backward=args.backward,
+        memory=args.memory,
     )
 
 

@@ -88,6 +88,7 @@ __all__ = [
     "InitializationOptions",
     "InlineParams",
     "KernelDelta",
+    "MemoryDelta",
     "LaneKind",
     "LineDelta",
     "NcuCommandResult",
@@ -763,6 +764,8 @@ class HistoryRun(TypedDict):
     """The function's lines when it ran (in the history's list)."""
     verdict: NotRequired[CompareVerdict | None]
     """Against the run before it (in the history's list; null for the first)."""
+    peak_bytes: NotRequired[dict[str, int]]
+    """A run profiled with memory: each device's (``cuda:0``, ``cpu``) peak in bytes."""
 
 
 class HistoryResult(TypedDict):
@@ -813,6 +816,17 @@ class KernelDelta(TypedDict):
     device_us_after: float
 
 
+class MemoryDelta(TypedDict):
+    """A device's peak in two runs profiled with memory (exact bytes: memory is deterministic on
+    a given input); ``text``: ``peak −38% (1.9 → 1.2 GiB)``."""
+
+    device: str
+    before_bytes: int
+    after_bytes: int
+    change_pct: float
+    text: str
+
+
 class CompareResult(TypedDict):
     """Result of ``kernelLens/compare``: the verdict, line and kernel deltas of two runs."""
 
@@ -826,6 +840,8 @@ class CompareResult(TypedDict):
     kernels: list[KernelDelta]
     kernel_count: list[float]
     """Kernel launches (ops on the CPU) per call: [before, after]."""
+    memory: NotRequired[list[MemoryDelta]]
+    """The devices whose peak changed (both runs profiled with memory)."""
 
 
 # Diagnostics.

@@ -184,7 +184,7 @@ export interface LineMemory {
   freed_bytes: number;
   /**
    * The device's total allocated when the line's last forward allocation or free was made
-   * (CPU: counted from the profiler's start).
+   * (CPU: of the blocks the profiled calls allocated; the CPU allocator keeps no total).
    */
   live_bytes: number | null;
   /** The part of `allocated_bytes` made by the backward of the line's ops. */

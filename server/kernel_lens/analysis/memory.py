@@ -177,11 +177,24 @@ def attribute_memory(
     t0 = float(events[0]["ts"])
     timeline: dict[str, list[tuple[float, int]]] = {}
     outside: dict[str, int] = {}
+    # The CPU's running total counts from whenever its reporter started and drifts with the
+    # frees of blocks allocated before (their sizes unknown to it): on the CPU the live total
+    # is what the profiled calls allocated and have not freed, replayed here by address.
+    cpu_blocks: dict[int, int] = {}
+    cpu_total = 0
     for i, (ev, raw) in enumerate(zip(events, places, strict=True)):
         args = ev["args"]
         device = _device_of(args)
         size = int(args.get("Bytes") or 0)
         total = int(args.get("Total Allocated") or 0)
+        if device == "cpu":
+            addr = int(args.get("Addr") or 0)
+            if size > 0:
+                cpu_blocks[addr] = size
+                cpu_total += size
+            else:
+                cpu_total -= cpu_blocks.pop(addr, 0)
+            total = cpu_total
         place = inside(raw)
         timeline.setdefault(device, []).append((float(ev["ts"]) - t0, total))
         peak = peaks.setdefault(device, _Peak(device))

@@ -179,14 +179,17 @@ def more_actions(
     else:
         actions.extend(sweeps)
         actions.append(generated)
-    actions.append(
-        _action(
-            "$(database) Profile Memory",
-            CMD_PROFILE,
-            {**args, "memory": True},
-            "what each line allocates and frees, the peak and what is alive at it, by line",
+    if ok:
+        # In the row's "…" after a run (a row before one keeps its two actions); before a run
+        # it is the palette's *Profile Memory of Function at Cursor*.
+        actions.append(
+            _action(
+                "$(database) Profile Memory",
+                CMD_PROFILE,
+                {**args, "memory": True},
+                "what each line allocates and frees, the peak and what is alive at it, by line",
+            )
         )
-    )
     return actions
 
 

@@ -115,7 +115,7 @@ class LineMemory(TypedDict):
     freed_bytes: int
     live_bytes: int | None
     """The device's total allocated when the line's last forward allocation or free was made
-    (CPU: counted from the profiler's start)."""
+    (CPU: of the blocks the profiled calls allocated; the CPU allocator keeps no total)."""
     backward_allocated_bytes: NotRequired[int]
     """The part of ``allocated_bytes`` made by the backward of the line's ops."""
 

@@ -82,8 +82,8 @@ def main() -> None:
     print(f"{name} · torch {torch.__version__} · {args.runs} profiled calls per pass, "
           f"median of {args.repeats} passes")  # fmt: skip
     print()
-    print(f"| workload | pass, no memory (ms) | pass, profile_memory (ms) | overhead | "
-          f"memory events | attribution (ms) | peak |")  # fmt: skip
+    print("| workload | pass, no memory (ms) | pass, profile_memory (ms) | overhead | "
+          "memory events | attribution (ms) | peak |")  # fmt: skip
     print("|---|---:|---:|---:|---:|---:|---:|")
     for label, (fn, code) in _workloads(device).items():
         code = code.__code__

@@ -501,8 +501,8 @@ class _Index:
         event's time), or ``None``."""
         if self._by_thread is None:
             by_thread: dict[tuple[Any, Any], list[_Node]] = defaultdict(list)
-            for node in self.nodes:
-                by_thread[(node.event.get("pid"), node.event.get("tid"))].append(node)
+            for each in self.nodes:
+                by_thread[(each.event.get("pid"), each.event.get("tid"))].append(each)
             self._by_thread = {
                 key: ([n.start for n in nodes], nodes) for key, nodes in by_thread.items()
             }

@@ -23,6 +23,7 @@ import {
 } from "../messages";
 import { baseName, button, el } from "./dom";
 import { historyView, noHistory } from "./history";
+import { memoryLanes } from "./memory";
 import { ncuView, noNcu } from "./ncu";
 import { noProfile, summaryView } from "./summary";
 import { SweepView, noSweep } from "./sweep";
@@ -213,7 +214,7 @@ function tabContent(): HTMLElement {
               button("Profile again", profile, { primary: true, action: "profile" }),
             ]);
       }
-      return timelineContent(report.timeline, links);
+      return withMemoryLanes(report.profile, timelineContent(report.timeline, links));
     case "ncu": {
       const unavailable = ncuUnavailable(report);
       const actions = {
@@ -246,6 +247,12 @@ function tabContent(): HTMLElement {
             onCompare: (before, after) => post({ type: "compareRuns", before, after }),
           });
   }
+}
+
+/** The timeline with the profile's memory lanes above it (a profile with memory). */
+function withMemoryLanes(profile: ReportResult["profile"], timeline: HTMLElement): HTMLElement {
+  const lanes = memoryLanes(profile);
+  return lanes === null ? timeline : el("div", { className: "with-memory" }, [lanes, timeline]);
 }
 
 function timelineContent(

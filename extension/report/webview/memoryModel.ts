@@ -1,0 +1,55 @@
+/**
+ * The maths of the Report's memory (no DOM, so it is unit-tested): the peak's words, a live
+ * group's words, and the memory lane's SVG path.
+ */
+import type { LiveGroup, MemoryDevice } from "../../generated/wire";
+import { formatBytes } from "./format";
+
+/** `peak 123 MiB at line 47 (backward of line 44)`. */
+export function peakText(dev: MemoryDevice): string {
+  const line = dev.peak_line;
+  const host = dev.peak_host_line;
+  let where = "off the function's lines";
+  if (line !== null) {
+    where =
+      dev.peak_in_backward && host !== null && host !== line
+        ? `at line ${host} (backward of line ${line})`
+        : `at line ${line}`;
+  }
+  return `peak ${formatBytes(dev.peak_bytes)} ${where}`;
+}
+
+/** `18 MiB from line 44 · saved for backward`. */
+export function liveText(group: LiveGroup): string {
+  const kind =
+    group.kind === undefined
+      ? ""
+      : group.kind === "backward"
+        ? " · allocated by its backward"
+        : ` · ${group.kind}`;
+  return `${formatBytes(group.bytes)} from line ${group.line}${kind}`;
+}
+
+/**
+ * The lane's SVG path over `width` × `height`: a step line of `[t_us, bytes]` points, 0 bytes at
+ * the bottom and `max` (the peak) at the top; empty without points.
+ */
+export function lanePath(points: readonly number[][], width: number, height: number): string {
+  if (points.length === 0) {
+    return "";
+  }
+  const last = points[points.length - 1]?.[0] ?? 0;
+  const span = Math.max(last, 1e-9);
+  const max = Math.max(1, ...points.map((p) => p[1] ?? 0));
+  const x = (t: number): number => Math.round((width * t * 10) / span) / 10;
+  const y = (b: number): number => Math.round((height - (height * b) / max) * 10) / 10;
+  let path = "";
+  let previous: number | undefined;
+  for (const point of points) {
+    const t = point[0] ?? 0;
+    const b = point[1] ?? 0;
+    path += previous === undefined ? `M${x(t)},${y(b)}` : ` H${x(t)} V${y(b)}`;
+    previous = b;
+  }
+  return path;
+}

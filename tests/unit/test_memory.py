@@ -226,3 +226,27 @@ def test_the_history_keeps_each_devices_peak_not_the_lists() -> None:
     assert "timeline" not in dev and "live_at_peak" not in dev
     # and an entry compares as a result does
     assert compare_memory(entry, _result(24 * MIB))[0]["change_pct"] == -50.0
+
+
+def test_an_out_of_memory_crosses_the_envelope_and_reads_in_the_diagnostic() -> None:
+    from kernel_lens.lsp.profiling import _error_diagnostic
+    from kernel_lens.wire.envelope import error_from_object, error_object
+    from kernel_lens.wire.errors import ProfileError
+
+    snapshot = pickle.loads((DATA / "memory_oom.pickle").read_bytes())
+    oom = oom_from_snapshot(snapshot, path="/work/main/benchmarks/record_memory.py", device=0)
+    err = ProfileError("runtime", "fill raised OutOfMemoryError: CUDA out of memory.", 62)
+    err.memory = oom
+    back = error_from_object(json.loads(json.dumps(error_object(err))))
+    assert back.memory == oom
+    lines = ["x"] * 70
+    diagnostic = _error_diagnostic(back, lines, 1)
+    assert diagnostic.range.start.line == 61
+    assert diagnostic.message.splitlines()[1] == (
+        "out of memory on GPU 0 allocating 1 GiB; 138 GiB alive, 138 GiB from line 62 "
+        "(the failed allocation: line 62):"
+    )
+    # without memory, the message is as it was
+    plain = ProfileError("runtime", "boom", 3)
+    assert error_from_object(error_object(plain)).memory is None
+    assert "\n" not in _error_diagnostic(plain, lines, 1).message

@@ -123,3 +123,17 @@ def test_a_cpu_training_steps_saved_activations_are_on_its_forward_lines(tmp_pat
     saved = [r for r in dev["live_at_peak"] if r.get("kind") == "saved for backward"]
     assert saved and saved[0]["line"] == out_line
     assert saved[0]["bytes"] == activations
+
+
+def test_a_whole_script_with_memory_puts_its_allocations_on_its_lines(tmp_path: Path) -> None:
+    script = tmp_path / "alloc.py"
+    script.write_text("import torch\na = torch.ones(1 << 20)\nb = torch.ones(1 << 19)\ndel a\n")
+    code, out, err = run_cli(
+        "profile", str(script), "--json", "--memory", "--trace-dir", str(tmp_path / "t"),
+    )  # fmt: skip
+    assert code == 0, (out, err)
+    by_line = {x["line"]: _cpu(x) for x in out["lines"] if x.get("memory")}
+    assert by_line[2]["allocated_bytes"] == 4 * MIB
+    assert by_line[3]["allocated_bytes"] == 2 * MIB
+    assert by_line[4]["freed_bytes"] == 4 * MIB
+    assert out["memory"]["devices"][0]["peak_bytes"] == 6 * MIB

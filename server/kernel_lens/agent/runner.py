@@ -361,7 +361,9 @@ def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> 
     cuda = torch.cuda.is_available()
     report("script", f"running {os.path.basename(path)} once as __main__, each line profiled")
     try:
-        run = profile_script(path, text, trace_dir=trace_dir, cuda_available=cuda)
+        run = profile_script(
+            path, text, trace_dir=trace_dir, cuda_available=cuda, memory=request.memory
+        )
     except ProfileError as err:
         raise as_needs_gpu(err) from None
     device, device_name = device_of_run()

@@ -116,8 +116,11 @@ class ScriptRun:
     wall_s: float
 
 
-def profile_script(path: str, text: str, *, trace_dir: str, cuda_available: bool) -> ScriptRun:
-    """Run the file once as ``__main__`` with each module-level line tagged; export the trace.
+def profile_script(
+    path: str, text: str, *, trace_dir: str, cuda_available: bool, memory: bool = False
+) -> ScriptRun:
+    """Run the file once as ``__main__`` with each module-level line tagged; export the trace
+    (with ``memory``, every allocation and free too: ``profile_memory``).
 
     Raises:
         ProfileError: ``syntax``; or how the script ended badly (``runtime``, ``exit``,
@@ -147,7 +150,7 @@ def profile_script(path: str, text: str, *, trace_dir: str, cuda_available: bool
                     raise
 
         warnings.filterwarnings("ignore", message=".*Profiler clears events.*")
-        with real_profile(activities=activities, record_shapes=True) as prof:
+        with real_profile(activities=activities, record_shapes=True, profile_memory=memory) as prof:
             start = time.perf_counter()
             with _script_profiler_pass_through(path) as notes:
                 try:

@@ -1674,6 +1674,9 @@ export interface LineDelta {
   /** What `kernels_before`/`kernels_after` count: launches (CUDA) or ATen ops (CPU). */
   unit?: "kernels" | "ops";
   text: string | null;
+  /** Bytes the line allocated per call, where both runs were profiled with memory. */
+  alloc_before_bytes?: number;
+  alloc_after_bytes?: number;
 }
 export const checkLineDelta: Check<LineDelta> = shape<LineDelta>({
   status: oneOf("same", "changed", "added", "removed"),
@@ -1686,6 +1689,8 @@ export const checkLineDelta: Check<LineDelta> = shape<LineDelta>({
   time_after_us: number,
   unit: optional(oneOf("kernels", "ops")),
   text: nullable(string),
+  alloc_before_bytes: optional(int),
+  alloc_after_bytes: optional(int),
 });
 
 /** One kernel in two runs: launches and device time (µs) per call. */

@@ -250,3 +250,21 @@ def test_an_out_of_memory_crosses_the_envelope_and_reads_in_the_diagnostic() -> 
     plain = ProfileError("runtime", "boom", 3)
     assert error_from_object(error_object(plain)).memory is None
     assert "\n" not in _error_diagnostic(plain, lines, 1).message
+
+
+def test_a_lines_allocation_change_is_in_its_delta_only_when_both_runs_had_memory() -> None:
+    from kernel_lens.analysis.compare import compare_results
+
+    before, after = _result(48 * MIB), _result(48 * MIB)
+    after["lines"][0]["memory"][0]["allocated_bytes"] = 16 * MIB
+    (delta,) = compare_results(before, after)["lines"]
+    assert delta["text"] == "alloc +64 MiB → +16 MiB"
+    assert (delta["alloc_before_bytes"], delta["alloc_after_bytes"]) == (64 * MIB, 16 * MIB)
+    # a line that stopped allocating in a run with memory: it has no entry, and that is 0
+    del after["lines"][0]["memory"]
+    (delta,) = compare_results(before, after)["lines"]
+    assert delta["text"] == "alloc +64 MiB → +0 B"
+    # an earlier run without memory compares no allocations
+    plain = {k: v for k, v in before.items() if k != "memory"}
+    (delta,) = compare_results(plain, after)["lines"]
+    assert delta["text"] is None and "alloc_before_bytes" not in delta

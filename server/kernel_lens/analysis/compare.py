@@ -293,6 +293,8 @@ class LineDelta:
             on the CPU (``unit`` says which).
         time_before_us / time_after_us: device time on CUDA, CPU time otherwise, µs per call.
         unit: ``kernels`` or ``ops``.
+        alloc_before / alloc_after: bytes allocated per call (every device), where both runs
+            were profiled with memory; else ``None``.
     """
 
     status: str
@@ -304,6 +306,8 @@ class LineDelta:
     time_before_us: float
     time_after_us: float
     unit: str = "kernels"
+    alloc_before: int | None = None
+    alloc_after: int | None = None
 
     def text(self, *, time_label: str = "device") -> str | None:
         """``2 → 1 kernels: fused · device −48%`` (``1 → 3 ops`` on the CPU, where a line's
@@ -327,6 +331,12 @@ class LineDelta:
             change = (ta / tb - 1) * 100
             if abs(change) >= LINE_NOISE_PCT:
                 parts.append(f"{time_label} {_signed_pct(change, 0)}")
+        ab, aa = self.alloc_before, self.alloc_after
+        if ab is not None and aa is not None and ab != aa:
+            # memory is deterministic on a given input: any change is real
+            from kernel_lens.analysis.memory import format_bytes
+
+            parts.append(f"alloc {format_bytes(ab, sign=True)} → {format_bytes(aa, sign=True)}")
         return " · ".join(parts) or None
 
     def to_json(self, *, time_label: str = "device") -> dict[str, Any]:
@@ -342,13 +352,34 @@ class LineDelta:
             "time_after_us": self.time_after_us,
             "unit": self.unit,
             "text": self.text(time_label=time_label),
+            **(
+                {"alloc_before_bytes": self.alloc_before, "alloc_after_bytes": self.alloc_after}
+                if self.alloc_before is not None and self.alloc_after is not None
+                else {}
+            ),
         }
 
 
+def _alloc_of(lines: Sequence[dict[str, Any]], known: bool) -> int | None:
+    """Bytes the lines allocated per call (every device), or ``None`` unless their run was
+    profiled with memory (``known``; a line of such a run that allocated nothing has no
+    ``memory`` entry)."""
+    if not known or not lines:
+        return None
+    return sum(
+        int(e.get("allocated_bytes") or 0) for line in lines for e in line.get("memory") or []
+    )
+
+
 def diff_lines(
-    before: Sequence[dict[str, Any]], after: Sequence[dict[str, Any]], *, cuda: bool
+    before: Sequence[dict[str, Any]],
+    after: Sequence[dict[str, Any]],
+    *,
+    cuda: bool,
+    memory: tuple[bool, bool] = (False, False),
 ) -> list[LineDelta]:
-    """Line-by-line deltas of two runs' ``lines`` (matched by their text, as ``diff`` does).
+    """Line-by-line deltas of two runs' ``lines`` (matched by their text, as ``diff`` does);
+    ``memory``: whether each run was profiled with memory (its lines' allocations compared).
 
     A block of edited lines is matched one to one when both sides have as many lines; otherwise
     the later block's first line carries the whole earlier block (two lines fused into one).
@@ -370,6 +401,8 @@ def diff_lines(
                 time_before_us=sum(_line_time_us(o, cuda) for o in olds),
                 time_after_us=0.0 if new is None else _line_time_us(new, cuda),
                 unit="kernels" if cuda else "ops",
+                alloc_before=_alloc_of(olds, memory[0]),
+                alloc_after=None if new is None else _alloc_of([new], memory[1]),
             )
         )
 
@@ -480,7 +513,10 @@ def compare_results(
     verdict = compare_timing(before.get("timing") or {}, after.get("timing") or {},
                              reference=reference)  # fmt: skip
     label = "device" if cuda else "CPU"
-    lines = diff_lines(before.get("lines") or [], after.get("lines") or [], cuda=cuda)
+    with_memory = (isinstance(before.get("memory"), dict), isinstance(after.get("memory"), dict))
+    lines = diff_lines(
+        before.get("lines") or [], after.get("lines") or [], cuda=cuda, memory=with_memory
+    )
     kernels = diff_kernels(before.get("kernels") or [], after.get("kernels") or [])
     count_before = sum(_kernel_count(x) for x in before.get("lines") or [])
     count_after = sum(_kernel_count(x) for x in after.get("lines") or [])

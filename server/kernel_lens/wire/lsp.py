@@ -802,6 +802,9 @@ class LineDelta(TypedDict):
     unit: NotRequired[Literal["kernels", "ops"]]
     """What ``kernels_before``/``kernels_after`` count: launches (CUDA) or ATen ops (CPU)."""
     text: str | None
+    alloc_before_bytes: NotRequired[int]
+    """Bytes the line allocated per call, where both runs were profiled with memory."""
+    alloc_after_bytes: NotRequired[int]
 
 
 class KernelDelta(TypedDict):

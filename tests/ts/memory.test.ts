@@ -5,7 +5,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { MemoryDevice } from "../../extension/generated/wire";
-import { lanePath, liveText, peakText } from "../../extension/report/webview/memoryModel";
+import {
+  lanePath,
+  liveText,
+  peakSuffix,
+  peakText,
+} from "../../extension/report/webview/memoryModel";
 
 const MIB = 1 << 20;
 
@@ -54,5 +59,14 @@ describe("memory", () => {
     assert.ok(path.includes(" H200 V0"), path);
     assert.ok(path.includes(" H400 V"), path);
     assert.equal(lanePath([], 400, 100), "");
+  });
+
+  it("puts a run's peak beside its time in the history, each device's when several", () => {
+    assert.equal(peakSuffix({ peak_bytes: { "cuda:0": 48 * MIB } }), " · peak 48 MiB");
+    assert.equal(
+      peakSuffix({ peak_bytes: { cpu: 1024, "cuda:0": 2 * MIB } }),
+      " · cpu peak 1 KiB · cuda:0 peak 2 MiB",
+    );
+    assert.equal(peakSuffix({}), "");
   });
 });

@@ -8,7 +8,7 @@
 import type { CompareResult, HistoryResult, HistoryRun } from "../../generated/wire";
 import { chartModel, formatRunMs, runLabel, type ChartModel } from "../historyModel";
 import { button, el, table } from "./dom";
-import { formatBytes } from "./format";
+import { peakSuffix } from "./memoryModel";
 
 const SVG = "http://www.w3.org/2000/svg";
 
@@ -240,16 +240,4 @@ export function comparisonView(c: CompareResult): HTMLElement {
       ? null
       : table(["kernel", "status", "calls", "device"], kernels, "compare-kernels"),
   ]);
-}
-
-/** ` · peak 48 MiB` for a run profiled with memory (each device's peak), else nothing. */
-export function peakSuffix(run: Pick<HistoryRun, "peak_bytes">): string {
-  const peaks = Object.entries(run.peak_bytes ?? {});
-  return peaks
-    .map(([device, bytes]) =>
-      peaks.length > 1
-        ? ` · ${device} peak ${formatBytes(bytes)}`
-        : ` · peak ${formatBytes(bytes)}`,
-    )
-    .join("");
 }

@@ -2,7 +2,7 @@
  * The maths of the Report's memory (no DOM, so it is unit-tested): the peak's words, a live
  * group's words, and the memory lane's SVG path.
  */
-import type { LiveGroup, MemoryDevice } from "../../generated/wire";
+import type { HistoryRun, LiveGroup, MemoryDevice } from "../../generated/wire";
 import { formatBytes } from "./format";
 
 /** `peak 123 MiB at line 47 (backward of line 44)`. */
@@ -52,4 +52,16 @@ export function lanePath(points: readonly number[][], width: number, height: num
     previous = b;
   }
   return path;
+}
+
+/** ` · peak 48 MiB` for a run profiled with memory (each device's peak), else nothing. */
+export function peakSuffix(run: Pick<HistoryRun, "peak_bytes">): string {
+  const peaks = Object.entries(run.peak_bytes ?? {});
+  return peaks
+    .map(([device, bytes]) =>
+      peaks.length > 1
+        ? ` · ${device} peak ${formatBytes(bytes)}`
+        : ` · peak ${formatBytes(bytes)}`,
+    )
+    .join("");
 }

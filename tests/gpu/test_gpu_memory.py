@@ -112,3 +112,16 @@ def test_an_out_of_memory_names_its_line_and_what_was_alive_by_line(tmp_path: Pa
     assert top["line"] == 7 and top["source"].startswith("held.append")
     # every chunk that fitted, held by that line when the next one failed
     assert top["bytes"] % (1 << 30) == 0 and top["bytes"] > total - (8 << 30)
+
+
+def test_a_cpu_function_on_a_gpu_machine_stays_cpu_with_memory_on(tmp_path: Path) -> None:
+    script = tmp_path / "host.py"
+    script.write_text("import torch\n\n\ndef host():\n    a = torch.ones(1 << 20)\n    return a\n")
+    code, out, err = run_cli(
+        "profile", f"{script}::host", "--json", "--memory", "--no-history",
+        "--trace-dir", str(tmp_path / "traces"),
+    )  # fmt: skip
+    assert code == 0, (out, err)
+    assert out["device_kind"] == "cpu", out["device"]
+    (entry,) = out["lines"][0]["memory"]
+    assert (entry["device"], entry["allocated_bytes"]) == ("cpu", 4 * MIB)

@@ -194,11 +194,15 @@ def _first_call(
     import torch
 
     report("target", f"first call of {target.info.qualname}")
+    watch_only = False
     if request.memory:
-        _first_call_watched(target)
+        watch_only = _first_call_watched(target)
     else:
         call_user(target.call, target.path, target.info.qualname)
     device, device_name = device_of_run()
+    if watch_only:
+        # CUDA was started by the out-of-memory watch alone: the function itself is CPU work.
+        device, device_name = "cpu", "CPU"
     interpreted = interpreter and device == "cpu" and _uses_interpreted_kernels(target.module)
     if interpreted:
         device_name = INTERPRETER_DEVICE
@@ -207,16 +211,28 @@ def _first_call(
     return target, style, interpreted, device, device_name
 
 
-def _first_call_watched(target: Target) -> None:
+def _first_call_watched(target: Target) -> bool:
     """The first call under the out-of-memory watch (*Profile memory*, CUDA): an
     out-of-memory error carries what was alive at the failure, by line, and the allocation
-    that failed, from the allocator's snapshot taken then."""
+    that failed, from the allocator's snapshot taken then.
+
+    Returns whether CUDA was started by the watch alone (a CPU function on a GPU machine: the
+    recording starts CUDA, the function allocated nothing there)."""
+    import torch
+
     from kernel_lens.agent.memory import OomWatch
 
+    started = torch.cuda.is_available() and torch.cuda.is_initialized()
     watch = OomWatch()
     try:
         with watch:
             call_user(target.call, target.path, target.info.qualname)
+        return (
+            not started
+            and torch.cuda.is_available()
+            and torch.cuda.is_initialized()
+            and torch.cuda.max_memory_allocated() == 0
+        )
     except ProfileError as err:
         if watch.snapshot is not None:
             from kernel_lens.analysis.memory import oom_from_snapshot

@@ -6,6 +6,7 @@ was alive at the peak by line.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -65,3 +66,21 @@ async def test_profile_memory_puts_bytes_on_the_lines_and_the_peak_in_the_hover(
     text = await hover_text(client, uri, cat0, 10)
     assert text is not None and "**Peak** CPU: **48 MiB**" in text, text
     assert "- 24 MiB from line" in text and "- 8 MiB from line" in text
+
+
+async def test_the_profile_memory_setting_records_memory_on_a_plain_profile(
+    client: LanguageClient,
+) -> None:
+    uri = open_doc(client, MEMORY)
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"kernelLens": {"profileMemory": True}})
+    )
+    await asyncio.sleep(0.2)
+    outcome = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command="kernelLens.profile", arguments=[{"uri": uri, "function": "grow"}]
+        )
+    )
+    assert outcome["ok"], outcome
+    (del_title,) = titles(await lenses(client, uri), line0_of(MEMORY, "del a"))
+    assert del_title == "$(database) CPU \u221216 MiB · live 32 MiB"

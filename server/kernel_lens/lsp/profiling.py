@@ -210,6 +210,7 @@ async def profile_function(
     snapshot = function_text(lines, info)
     ls.documents.put(uri, Record(qualname, "running", snapshot, info.first_line))
     refresh_lenses(ls)
+    memory = memory or ls.settings.profile_memory
     with_bwd = (" with backward" if backward else "") + (" with memory" if memory else "")
     ls.log(f"profile{with_bwd} {qualname} ({path}:{info.def_line})", types.MessageType.Info)
     request = ProfileRequest(

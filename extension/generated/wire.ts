@@ -241,6 +241,11 @@ export interface MemoryDevice {
   before_bytes: number;
   /** `[t_us, live_bytes]` from the first memory event (at most 2000 points). */
   timeline: number[][];
+  /**
+   * The first memory event's time on the Report timeline's clock (µs from the trace's first
+   * complete event): the memory lane drawn under the timeline's zoom.
+   */
+  timeline_offset_us?: number;
   allocated_outside_bytes?: number;
 }
 export const checkMemoryDevice: Check<MemoryDevice> = shape<MemoryDevice>({
@@ -254,6 +259,7 @@ export const checkMemoryDevice: Check<MemoryDevice> = shape<MemoryDevice>({
   outside_bytes: int,
   before_bytes: int,
   timeline: listOf(listOf(number)),
+  timeline_offset_us: optional(number),
   allocated_outside_bytes: optional(int),
 });
 

@@ -1589,8 +1589,11 @@ export const SCENARIOS = [
         await r.shot("memory-report");
         await view.frame.getByRole("tab", { name: "Timeline" }).click();
         await r.until(
-          "a memory lane above the timeline",
-          async () => ((await view.frame.locator(".memory-lanes svg").count()) > 0 ? true : null),
+          "a memory lane in the timeline",
+          async () =>
+            (await view.frame.locator("section.timeline canvas.timeline-memory").count()) > 0
+              ? true
+              : null,
           15_000,
         );
         await r.parkMouse();

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { MemoryDevice } from "../../extension/generated/wire";
 import {
+  laneCorners,
   lanePath,
   liveText,
   peakSuffix,
@@ -68,5 +69,28 @@ describe("memory", () => {
       " · cpu peak 1 KiB · cuda:0 peak 2 MiB",
     );
     assert.equal(peakSuffix({}), "");
+  });
+
+  it("follows the timeline's zoom: the step held at the left edge, cut at the right", () => {
+    const points = [
+      [0, 0],
+      [10, 50],
+      [20, 100],
+      [30, 0],
+    ];
+    // offset 100 µs: the points sit at 100, 110, 120, 130 on the timeline's clock
+    const all = laneCorners(points, 100, { start: 100, end: 140 }, 40, 10, 100);
+    assert.deepEqual(all[0], [0, 10]);
+    assert.ok(
+      all.some(([x, y]) => x === 20 && y === 0),
+      JSON.stringify(all),
+    );
+    assert.deepEqual(all[all.length - 1], [40, 10]);
+    // zoomed into 112–118 µs: the 50-byte step holds across the whole width
+    assert.deepEqual(laneCorners(points, 100, { start: 112, end: 118 }, 60, 10, 100), [
+      [0, 5],
+      [60, 5],
+    ]);
+    assert.deepEqual(laneCorners([], 0, { start: 0, end: 1 }, 10, 10, 1), []);
   });
 });

@@ -93,8 +93,9 @@ def test_what_was_alive_at_the_peak_is_grouped_by_line_largest_first(step: Any) 
     tracked = sum(r["bytes"] for r in rows) + dev["outside_bytes"]
     assert dev["before_bytes"] == dev["peak_bytes"] - tracked == 89149440
     assert live_group_text(first) == "18 MiB from line 44 (out = model(x)) · saved for backward"
-    # the memory lane's points end at the running total and hold the peak
+    # the memory lane's points hold the peak, on the timeline's clock past the trace's start
     assert max(b for _, b in dev["timeline"]) == dev["peak_bytes"]
+    assert dev["timeline"][0][0] == 0 and 0 < dev["timeline_offset_us"] < 10_000
 
 
 def test_a_trace_without_profile_memory_has_no_memory() -> None:

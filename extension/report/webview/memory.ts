@@ -39,7 +39,7 @@ function lane(dev: MemoryDevice): Element {
   return svg;
 }
 
-/** A device's memory lane with its caption (also the Timeline tab's memory lane). */
+/** A device's memory lane over the whole run, with its caption (the Summary's). */
 export function memoryLane(dev: MemoryDevice): HTMLElement {
   const last = dev.timeline[dev.timeline.length - 1]?.[0] ?? 0;
   return el("div", { className: "memory-lane-box" }, [
@@ -51,15 +51,6 @@ export function memoryLane(dev: MemoryDevice): HTMLElement {
     }),
     lane(dev),
   ]);
-}
-
-/** The Timeline tab's memory lanes, one per device (nothing without memory). */
-export function memoryLanes(profile: Profile | null): HTMLElement | null {
-  const devices = profile?.memory?.devices ?? [];
-  if (devices.length === 0) {
-    return null;
-  }
-  return el("div", { className: "memory-lanes" }, devices.map(memoryLane));
 }
 
 /** The Summary's Memory section: each device's peak, lane and what was alive at the peak. */

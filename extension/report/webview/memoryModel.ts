@@ -65,3 +65,59 @@ export function peakSuffix(run: Pick<HistoryRun, "peak_bytes">): string {
     )
     .join("");
 }
+
+/**
+ * The memory lane under the timeline's zoom: `[x, y]` corners of the step line of `points`
+ * (`[t_us, bytes]` from the first memory event, put on the timeline's clock by `offsetUs`)
+ * across a canvas `width` × `height` showing `view` (µs), 0 bytes at the bottom and `max` at the
+ * top. The step holding at the view's left edge starts the line; points past its right edge
+ * end it.
+ */
+export function laneCorners(
+  points: readonly number[][],
+  offsetUs: number,
+  view: { start: number; end: number },
+  width: number,
+  height: number,
+  max: number,
+): [number, number][] {
+  const span = Math.max(view.end - view.start, 1e-9);
+  const top = Math.max(max, 1);
+  const x = (t: number): number => ((t - view.start) / span) * width;
+  const y = (b: number): number => height - (height * b) / top;
+  const out: [number, number][] = [];
+  let held: number | undefined;
+  for (const point of points) {
+    const t = (point[0] ?? 0) + offsetUs;
+    const b = point[1] ?? 0;
+    if (t < view.start) {
+      held = b;
+      continue;
+    }
+    if (out.length === 0 && held !== undefined) {
+      out.push([0, y(held)]);
+    }
+    if (t > view.end) {
+      if (out.length > 0) {
+        out.push([width, out[out.length - 1]?.[1] ?? y(b)]);
+      }
+      return out;
+    }
+    const last = out[out.length - 1];
+    if (last !== undefined) {
+      out.push([x(t), last[1]]);
+    }
+    out.push([x(t), y(b)]);
+  }
+  if (out.length === 0 && held !== undefined) {
+    return [
+      [0, y(held)],
+      [width, y(held)],
+    ];
+  }
+  const last = out[out.length - 1];
+  if (last !== undefined) {
+    out.push([width, last[1]]);
+  }
+  return out;
+}

@@ -175,6 +175,16 @@ def attribute_memory(
     per: dict[tuple[int, str], MemoryLine] = {}
     peaks: dict[str, _Peak] = {}
     t0 = float(events[0]["ts"])
+    # The Report's timeline counts from the trace's first complete event: the memory lane's
+    # points are put on that clock by this offset.
+    starts = [
+        float(ev["ts"])
+        for ev in all_events
+        if ev.get("ph") == "X"
+        and isinstance(ev.get("ts"), int | float)
+        and ev.get("dur") is not None
+    ]
+    offset = t0 - min(starts) if starts else 0.0
     timeline: dict[str, list[tuple[float, int]]] = {}
     outside: dict[str, int] = {}
     # The CPU's running total counts from whenever its reporter started and drifts with the
@@ -237,9 +247,11 @@ def attribute_memory(
         per_line.setdefault(line, []).append(stat.to_json(runs))
     devices = []
     for device, peak in sorted(peaks.items()):
-        devices.append(
-            _peak_json(peak, source_of, _downsample(timeline[device]), outside.get(device, 0), runs)
+        dev = _peak_json(
+            peak, source_of, _downsample(timeline[device]), outside.get(device, 0), runs
         )
+        dev["timeline_offset_us"] = round(offset, 3)
+        devices.append(dev)
     return per_line, {"devices": devices, "source": "profile_memory"}
 
 

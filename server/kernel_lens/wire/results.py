@@ -154,6 +154,9 @@ class MemoryDevice(TypedDict):
     """Alive at the peak, allocated before the profiled calls (parameters, inputs, state)."""
     timeline: list[list[float]]
     """``[t_us, live_bytes]`` from the first memory event (at most 2000 points)."""
+    timeline_offset_us: NotRequired[float]
+    """The first memory event's time on the Report timeline's clock (µs from the trace's first
+    complete event): the memory lane drawn under the timeline's zoom."""
     allocated_outside_bytes: NotRequired[int]
 
 

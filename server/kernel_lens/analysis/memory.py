@@ -19,7 +19,7 @@ several calls; memory is deterministic for a given input, so they divide exactly
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -141,7 +141,7 @@ def attribute_memory(
     trace: Mapping[str, Any],
     *,
     runs: int = 1,
-    source_of: Any = None,
+    source_of: Callable[[int], str] | None = None,
     first_line: int | None = None,
     last_line: int | None = None,
 ) -> tuple[dict[int, list[dict[str, Any]]], dict[str, Any] | None]:
@@ -257,7 +257,7 @@ def attribute_memory(
 
 def _peak_json(
     peak: _Peak,
-    source_of: Any,
+    source_of: Callable[[int], str] | None,
     timeline: list[list[float]],
     outside: int,
     runs: int,
@@ -361,7 +361,7 @@ def oom_from_snapshot(
     first_line: int | None = None,
     last_line: int | None = None,
     workspace: str | None = None,
-    source_of: Any = None,
+    source_of: Callable[[int], str] | None = None,
     device: int | None = None,
     failed_bytes: int | None = None,
 ) -> dict[str, Any]:

@@ -574,7 +574,7 @@ export class TimelineView {
       m.lineWidth = 1;
       // The lane's name on a plate of its own, so the line never runs through it.
       const label = `Memory · ${dev.label} · peak ${formatBytes(dev.peak_bytes)}`;
-      m.fillStyle = colors.header;
+      m.fillStyle = cssVar("--vscode-editor-background", "#1e1e1e");
       m.fillRect(2, y0 + 2, m.measureText(label).width + 8, 14);
       m.fillStyle = colors.fg;
       m.fillText(label, 6, y0 + 3);

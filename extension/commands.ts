@@ -14,7 +14,12 @@ import { Commands, DISPLAY_NAME, LANGUAGE } from "./constants";
 import type { Ctx } from "./ctx";
 import { cursorParams } from "./cursor";
 import type { ProfileAllArgs, ProfileArgs, RunNcuArgs } from "./generated/wire";
-import { ReportServerCommands, ServerCommands } from "./protocol";
+import {
+  ReportServerCommands,
+  ServerCommands,
+  isRevealLineArgs,
+  isShowErrorArgs,
+} from "./protocol";
 import { MORE_ACTIONS, isMoreActionsArgs, pickItems, type PickItem } from "./moreActions";
 import { reportFailure, runningClient, showFailure } from "./requests";
 import { summarize } from "./errorText";
@@ -39,6 +44,8 @@ export function registerCommands(ctx: Ctx): void {
     ),
     vscode.commands.registerCommand(MORE_ACTIONS, (args: unknown) => moreActions(ctx, args)),
     vscode.commands.registerCommand(Commands.chooseInterpreter, () => chooseInterpreter()),
+    vscode.commands.registerCommand(Commands.showError, (args: unknown) => showError(ctx, args)),
+    vscode.commands.registerCommand(Commands.revealLine, (args: unknown) => revealLine(ctx, args)),
     // The server's own messages take the same single way as the client's failures.
     ctx.onClientCreated((client) => [
       client.onNotification(ShowMessageNotification.type, (params: ShowMessageParams) =>
@@ -59,6 +66,43 @@ function showServerMessage(ctx: Ctx, params: ShowMessageParams): void {
   }
   ctx.log.info(params.message);
   void vscode.window.showInformationMessage(summarize(params.message).text);
+}
+
+/**
+ * A failed profile's lens, clicked: the whole error in one place (a dialog: its message in
+ * full, once), with the actions that can fix it as its buttons (open the setting, choose the
+ * interpreter, go to the line where the quick fix is, the output).
+ */
+async function showError(ctx: Ctx, args: unknown): Promise<void> {
+  if (!isShowErrorArgs(args)) {
+    ctx.log.warn(`${Commands.showError}: malformed argument ${JSON.stringify(args)}`);
+    return;
+  }
+  const { kind, message } = args.error;
+  const picked = await vscode.window.showErrorMessage(
+    `${DISPLAY_NAME}: profiling ${args.function} failed (${kind})`,
+    { modal: true, detail: message },
+    ...args.actions.map((a) => a.label),
+  );
+  const action = args.actions.find((a) => a.label === picked);
+  if (action !== undefined) {
+    await vscode.commands.executeCommand(action.command, ...action.arguments);
+  }
+}
+
+/** An error's *Go to Line*: the document opened with the 1-based line selected. */
+async function revealLine(ctx: Ctx, args: unknown): Promise<void> {
+  if (!isRevealLineArgs(args)) {
+    ctx.log.warn(`${Commands.revealLine}: malformed argument ${JSON.stringify(args)}`);
+    return;
+  }
+  const line = Math.max(args.line - 1, 0);
+  const editor = await vscode.window.showTextDocument(vscode.Uri.parse(args.uri), {
+    preview: false,
+  });
+  const at = editor.document.lineAt(Math.min(line, editor.document.lineCount - 1)).range;
+  editor.selection = new vscode.Selection(at.start, at.end);
+  editor.revealRange(at, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
 }
 
 /** The `…` lens: a quick pick of a function's other actions; one that cannot work says why. */

@@ -22,10 +22,16 @@ export const Commands = {
   showGeneratedCode: ClientCommands.showGeneratedCode,
   /** Also the command of the server's lens above each `@triton.jit` kernel. */
   showAssembly: ClientCommands.showAssembly,
+  /** Pick a kernel's argument types in its assembly view's title bar (compiles it again). */
+  assemblyArgumentTypes: "kernelLens.assemblyArgumentTypes",
   /** Also the command of the server's "Report" lens above each profiled function. */
   showReport: ClientCommands.showReport,
   /** Also the command of the server's lens above each `load_inline(...)` call. */
   showInlineExtension: ClientCommands.showInlineExtension,
+  /** A failed profile's lens: the whole error, with the actions that can fix it. */
+  showError: ClientCommands.showError,
+  /** An error's *Go to Line* (a 1-based line of a document). */
+  revealLine: ClientCommands.revealLine,
   /** A load_inline module's files and build, from its views' title bar and status bar item. */
   openInlineFile: "kernelLens.openInlineFile",
   /** Pin the latest run of the function at the cursor as its baseline (issue 11). */

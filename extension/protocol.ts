@@ -21,6 +21,8 @@ import {
   CMD_SHOW_ASSEMBLY,
   CMD_SHOW_GENERATED_CODE,
   CMD_SHOW_INLINE,
+  CMD_SHOW_ERROR,
+  CMD_REVEAL_LINE,
   CMD_SHOW_REPORT,
   CMD_SWEEP,
   NOTIFICATION_CHECKS,
@@ -184,6 +186,10 @@ export const ClientCommands = {
   showReport: CMD_SHOW_REPORT,
   /** Above each `load_inline(...)` call. Argument: one `ShowInlineExtensionArgs`. */
   showInlineExtension: CMD_SHOW_INLINE,
+  /** A failed profile's lens: the whole error and its actions. Argument: one `ShowErrorArgs`. */
+  showError: CMD_SHOW_ERROR,
+  /** An error's *Go to Line*. Argument: one `RevealLineArgs`. */
+  revealLine: CMD_REVEAL_LINE,
 } as const;
 
 /**
@@ -219,3 +225,5 @@ export const isShowAssemblyArgs = is(CLIENT_COMMAND_CHECKS[CMD_SHOW_ASSEMBLY]);
 export const isShowGeneratedCodeArgs = is(CLIENT_COMMAND_CHECKS[CMD_SHOW_GENERATED_CODE]);
 export const isShowInlineExtensionArgs = is(CLIENT_COMMAND_CHECKS[CMD_SHOW_INLINE]);
 export const isShowReportArgs = is(CLIENT_COMMAND_CHECKS[CMD_SHOW_REPORT]);
+export const isShowErrorArgs = is(CLIENT_COMMAND_CHECKS[CMD_SHOW_ERROR]);
+export const isRevealLineArgs = is(CLIENT_COMMAND_CHECKS[CMD_REVEAL_LINE]);

@@ -2,6 +2,7 @@
 // Regenerate: `.venv/bin/python scripts/gen_wire.py` (tests/unit/test_wire_generated.py fails when stale).
 
 import {
+  anything,
   boolean,
   int,
   listOf,
@@ -782,6 +783,15 @@ export const CMD_SHOW_ASSEMBLY = "kernelLens.showAssembly";
 /** Client-side command: torch.compile's code for a function (`ShowGeneratedCodeArgs`). */
 export const CMD_SHOW_GENERATED_CODE = "kernelLens.showGeneratedCode";
 
+/**
+ * Client-side command (a failed profile's lens): the whole error and its actions
+ * (`ShowErrorArgs`).
+ */
+export const CMD_SHOW_ERROR = "kernelLens.showError";
+
+/** Client-side command (an error's *Go to Line*): reveal a line of a file (`RevealLineArgs`). */
+export const CMD_REVEAL_LINE = "kernelLens.revealLine";
+
 /** Server -> client notification: `StatusParams`. */
 export const NOTIFY_STATUS = "kernelLens/status";
 
@@ -916,6 +926,11 @@ export interface ProfileArgs {
   backward?: boolean;
   /** *Profile memory*: each line's allocations, the peak and what is alive at it. */
   memory?: boolean;
+  /**
+   * *Re-profile longer*: this run's timing budget is `kernelLens.timing.budgetMs` × this
+   * (at most 20).
+   */
+  budget_scale?: number | null;
 }
 
 /** Profile every function of the document at `uri`. */
@@ -993,6 +1008,28 @@ export interface AssemblyParams {
   overrides?: Record<string, string> | null;
 }
 
+/** The argument types a user may pick in Show Assembly's *Argument Types…* (Triton's names). */
+export const ASM_POINTER_TYPES: readonly string[] = [
+  "*fp32",
+  "*fp16",
+  "*bf16",
+  "*fp8e4nv",
+  "*fp8e5",
+  "*i8",
+  "*i32",
+  "*i64",
+  "*u8",
+];
+
+export const ASM_SCALAR_TYPES: readonly string[] = ["i32", "i64", "fp32", "i1"];
+
+/**
+ * Where a compiled kernel's argument types came from: a real launch of it, the launch's text
+ * (the launcher could not run here), or the user's picks over one of those.
+ */
+export type AsmTypesFrom = "launch" | "text" | "user";
+export const checkAsmTypesFrom: Check<AsmTypesFrom> = oneOf("launch", "text", "user");
+
 /** Result of `kernelLens/assembly`: one stage of one compiled `@triton.jit` kernel. */
 export interface AssemblyResult {
   kernel: string;
@@ -1012,7 +1049,7 @@ export interface AssemblyResult {
   /** The Triton type of each parameter the kernel was compiled for (`constexpr` for those). */
   signature: Record<string, string>;
   constexprs: Record<string, unknown>;
-  types_from: "launch" | "text" | "user";
+  types_from: AsmTypesFrom;
   /** How the types were found, when not from a real launch (what was assumed). */
   types_note: string | null;
 }
@@ -1028,7 +1065,7 @@ export const checkAssemblyResult: Check<AssemblyResult> = shape<AssemblyResult>(
   warnings: listOf(string),
   signature: recordOf(string),
   constexprs: record,
-  types_from: oneOf("launch", "text", "user"),
+  types_from: checkAsmTypesFrom,
   types_note: nullable(string),
 });
 
@@ -1087,6 +1124,52 @@ export interface ShowAssemblyArgs {
 export const checkShowAssemblyArgs: Check<ShowAssemblyArgs> = shape<ShowAssemblyArgs>({
   uri: string,
   kernel: string,
+});
+
+/** One action that can fix an error: a VS Code command and its arguments. */
+export interface ErrorAction {
+  label: string;
+  command: string;
+  arguments: unknown[];
+}
+export const checkErrorAction: Check<ErrorAction> = shape<ErrorAction>({
+  label: string,
+  command: string,
+  arguments: listOf(anything),
+});
+
+/** The error a lens shows in full. */
+export interface ShownError {
+  kind: string;
+  message: string;
+  line?: number | null;
+}
+export const checkShownError: Check<ShownError> = shape<ShownError>({
+  kind: string,
+  message: string,
+  line: optional(nullable(int)),
+});
+
+/** Argument of `kernelLens.showError` from a failed profile's lens. */
+export interface ShowErrorArgs {
+  function: string;
+  error: ShownError;
+  actions: ErrorAction[];
+}
+export const checkShowErrorArgs: Check<ShowErrorArgs> = shape<ShowErrorArgs>({
+  function: string,
+  error: checkShownError,
+  actions: listOf(checkErrorAction),
+});
+
+/** Argument of `kernelLens.revealLine`: a 1-based line of a document. */
+export interface RevealLineArgs {
+  uri: string;
+  line: number;
+}
+export const checkRevealLineArgs: Check<RevealLineArgs> = shape<RevealLineArgs>({
+  uri: string,
+  line: int,
 });
 
 /** Argument of `kernelLens.showGeneratedCode` from a code lens. */
@@ -1840,6 +1923,8 @@ export interface ClientCommandTypes {
   "kernelLens.showGeneratedCode": ShowGeneratedCodeArgs;
   "kernelLens.showReport": ShowReportArgs;
   "kernelLens.showInlineExtension": ShowInlineExtensionArgs;
+  "kernelLens.showError": ShowErrorArgs;
+  "kernelLens.revealLine": RevealLineArgs;
 }
 /** The check of each client command's argument. */
 export const CLIENT_COMMAND_CHECKS: { readonly [C in keyof ClientCommandTypes]: Check<ClientCommandTypes[C]> } = {
@@ -1847,4 +1932,6 @@ export const CLIENT_COMMAND_CHECKS: { readonly [C in keyof ClientCommandTypes]: 
   "kernelLens.showGeneratedCode": checkShowGeneratedCodeArgs,
   "kernelLens.showReport": checkShowReportArgs,
   "kernelLens.showInlineExtension": checkShowInlineExtensionArgs,
+  "kernelLens.showError": checkShowErrorArgs,
+  "kernelLens.revealLine": checkRevealLineArgs,
 };

@@ -18,7 +18,13 @@ import {
   pointerLabel,
   type Pointer,
 } from "../cursor";
-import { ASM_STAGES, type AsmStage } from "../generated/wire";
+import {
+  ASM_POINTER_TYPES,
+  ASM_SCALAR_TYPES,
+  ASM_STAGES,
+  type AsmStage,
+  type AssemblyResult,
+} from "../generated/wire";
 import {
   AssemblyRequest,
   GeneratedCodeRequest,
@@ -51,7 +57,19 @@ export function registerCompiledCommands(ctx: Ctx, views: Views): void {
     vscode.commands.registerCommand(Commands.showAssembly, (arg: unknown) =>
       showAssembly(ctx, views, arg),
     ),
+    vscode.commands.registerCommand(Commands.assemblyArgumentTypes, () =>
+      pickArgumentTypes(ctx, views),
+    ),
   );
+}
+
+/** The user's argument types per kernel (`source#kernel`), sent with every compile of it. */
+const pickedTypes = new Map<string, Record<string, string>>();
+/** The last compile of each kernel (`source#kernel`): its signature, for the picker. */
+const lastCompile = new Map<string, AssemblyResult>();
+
+function kernelKey(source: vscode.Uri, kernel: string): string {
+  return `${source.toString()}#${kernel}`;
 }
 
 /** A source document and the function or kernel in it: by name, or at the cursor. */
@@ -140,22 +158,41 @@ async function showAssembly(ctx: Ctx, views: Views, arg: unknown): Promise<void>
   }
   const label = pointerLabel(target.at, "kernel");
   const stage = await pickStage(ctx, label, target.stage);
-  const client = stage === undefined ? undefined : await runningClient(ctx);
-  if (stage === undefined || client === undefined) {
+  if (stage !== undefined) {
+    await compileAndShow(ctx, views, target, stage);
+  }
+}
+
+/** Compiles the target's kernel (with the user's argument types, if any) and shows `stage`. */
+async function compileAndShow(
+  ctx: Ctx,
+  views: Views,
+  target: Target,
+  stage: AsmStage,
+): Promise<void> {
+  const client = await runningClient(ctx);
+  if (client === undefined) {
     return;
   }
+  const label = pointerLabel(target.at, "kernel");
   const method = AssemblyRequest.method;
   const sourceVersion = versionOf(target.source);
+  const overrides =
+    "name" in target.at ? pickedTypes.get(kernelKey(target.source, target.at.name)) : undefined;
   try {
     const result = await sendWithProgress(
       ctx,
       client,
       AssemblyRequest,
-      assemblyParams(protocolUri(client, target.source, target.lensUri), target.at, stage),
+      {
+        ...assemblyParams(protocolUri(client, target.source, target.lensUri), target.at, stage),
+        ...(overrides === undefined ? {} : { overrides }),
+      },
       `${DISPLAY_NAME}: compiling ${label} to ${STAGE_LABELS[stage]}…`,
     );
     // The kernel's name as the server resolved it (from the cursor) names the view.
     const name = result.kernel;
+    lastCompile.set(kernelKey(target.source, name), result);
     ctx.log.info(
       `${method} ${name} ${stage} ${result.arch}: ${result.registers ?? "?"} registers, ` +
         `${result.spills} B spilled, ${result.line_map.length} source lines mapped`,
@@ -174,6 +211,77 @@ async function showAssembly(ctx: Ctx, views: Views, arg: unknown): Promise<void>
   } catch (error) {
     reportFailure(ctx, method, error);
   }
+}
+
+interface ParamItem extends vscode.QuickPickItem {
+  param?: string;
+  reset?: true;
+}
+
+/**
+ * *Argument Types…* in an assembly view's title bar: pick a parameter, then its Triton type
+ * (pointers, scalars) or its constexpr value; the kernel is compiled again with the picks
+ * (kept for the kernel until reset). The way out when the types were read from the text and
+ * guessed (a launcher that needs a GPU), or to see the code for other dtypes.
+ */
+async function pickArgumentTypes(ctx: Ctx, views: Views): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  const view = editor === undefined ? undefined : views.viewOf(editor.document.uri);
+  if (view?.kind !== "assembly") {
+    void vscode.window.showInformationMessage(
+      `${DISPLAY_NAME}: open a kernel's assembly (Show Assembly) to change its argument types.`,
+    );
+    return;
+  }
+  const source = vscode.Uri.parse(view.source);
+  const key = kernelKey(source, view.kernel);
+  const last = lastCompile.get(key);
+  if (last === undefined) {
+    await compileAndShow(ctx, views, { source, at: { name: view.kernel } }, view.stage);
+    return;
+  }
+  const picks = { ...(pickedTypes.get(key) ?? {}) };
+  const items: ParamItem[] = Object.entries(last.signature).map(([param, type]) => ({
+    param,
+    label: param,
+    description:
+      type === "constexpr" ? `constexpr = ${JSON.stringify(last.constexprs[param])}` : type,
+    ...(param in picks ? { detail: "picked" } : {}),
+  }));
+  if (Object.keys(picks).length > 0) {
+    items.push({ label: "$(discard) Back to the launch's types", reset: true });
+  }
+  const chosen = await vscode.window.showQuickPick(items, {
+    title: `${DISPLAY_NAME}: argument types of ${view.kernel}`,
+    placeHolder: last.types_note ?? `types of the launch by ${last.launcher ?? "the script"}`,
+  });
+  if (chosen === undefined) {
+    return;
+  }
+  if (chosen.reset === true) {
+    pickedTypes.delete(key);
+  } else if (chosen.param !== undefined) {
+    const type = last.signature[chosen.param];
+    let value: string | undefined;
+    if (type === "constexpr") {
+      value = await vscode.window.showInputBox({
+        title: `${DISPLAY_NAME}: ${chosen.param} (constexpr)`,
+        prompt: "A Python literal: 128, True, 'leaky_relu'",
+        value: JSON.stringify(last.constexprs[chosen.param] ?? ""),
+      });
+    } else {
+      const choices = type?.startsWith("*") === true ? ASM_POINTER_TYPES : ASM_SCALAR_TYPES;
+      value = await vscode.window.showQuickPick([...choices], {
+        title: `${DISPLAY_NAME}: type of ${chosen.param} (now ${type ?? "?"})`,
+      });
+    }
+    if (value === undefined) {
+      return;
+    }
+    picks[chosen.param] = value;
+    pickedTypes.set(key, picks);
+  }
+  await compileAndShow(ctx, views, { source, at: { name: view.kernel } }, view.stage);
 }
 
 interface StageItem extends vscode.QuickPickItem {

@@ -261,14 +261,25 @@ export function assemblyInfo(result: AssemblyResult, stage: AsmStage): ViewInfo 
     parts.push(plural(result.registers, "register", "registers"));
   }
   parts.push(result.spills === 0 ? "no spills" : `${result.spills} B spilled`);
+  // Types not from a real launch are said where the numbers are: they may not be the real ones.
+  if (result.types_from === "text") {
+    parts.push("types read from the source");
+  } else if (result.types_from === "user") {
+    parts.push("types picked");
+  }
+  const launchedBy =
+    result.types_from === "launch"
+      ? result.launcher === null
+        ? ""
+        : `, as ${result.launcher} launches it`
+      : ` (${result.types_note ?? "types not from a launch"})`;
   const tooltip = [
-    `${result.kernel} compiled to ${STAGE_LABELS[stage]} for ${result.arch}` +
-      (result.launcher === null ? "" : `, as ${result.launcher} launches it`),
+    `${result.kernel} compiled to ${STAGE_LABELS[stage]} for ${result.arch}${launchedBy}`,
     result.registers === null
       ? "Registers per thread: unknown"
       : `Registers per thread: ${result.registers}`,
     `Register spills: ${result.spills} bytes (stores + loads)`,
-    ...result.warnings.map((w) => `Warning: ${w}`),
+    ...result.warnings.filter((w) => w !== result.types_note).map((w) => `Warning: ${w}`),
     result.line_map.length === 0 ? "No line information in this stage." : LINKING,
   ];
   return {

@@ -180,6 +180,9 @@ def make_entry(
         "lines": result.get("lines") or [],
         "kernels": result.get("kernels") or [],
         **_memory_kept(result),
+        # A result restored from the history (a reopen, a restart) shows its trace while the
+        # file is still in the cache, and the same share of time on lines as when it ran.
+        **{k: result[k] for k in ("trace_path", "accounting") if result.get(k) is not None},
     }
 
 

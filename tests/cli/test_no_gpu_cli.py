@@ -50,6 +50,17 @@ def test_triton_square_with_its_own_directive_and_no_env(
     )
     assert code == 0, (out, err)
     assert out["triton_interpreter"] is True and out["device"] == "CPU · Triton interpreter"
+    # The launch line shows the launch as the kernel it is, the interpreter's own tensor
+    # plumbing (aten::set_, aten::copy_, aten::new_empty) folded into it: one op, one call.
+    text = (KERNELS / "triton_square.py").read_text().splitlines()
+    launch = next(i for i, x in enumerate(text, 1) if "square_kernel[grid](" in x)
+    line = next(x for x in out["lines"] if x["line"] == launch)
+    assert [(op["name"], op["calls"]) for op in line["ops"]] == [
+        ("triton::square_kernel (interpreted)", 1)
+    ], line["ops"]
+    # It is the launch's whole time (the interpreter runs Python), not the plumbing's µs.
+    other = sum(op["cpu_us"] for x in out["lines"] if x["line"] != launch for op in x["ops"])
+    assert line["ops"][0]["cpu_us"] > 10 * other
 
 
 @cpu_only
@@ -145,6 +156,17 @@ def test_a_kernel_of_a_sibling_module_is_labelled_too(
     )
     assert code == 0, (out, err)
     assert out["triton_interpreter"] is True and out["device"] == "CPU · Triton interpreter"
+    # The launch line shows the launch as the kernel it is, the interpreter's own tensor
+    # plumbing (aten::set_, aten::copy_, aten::new_empty) folded into it: one op, one call.
+    text = (KERNELS / "triton_square.py").read_text().splitlines()
+    launch = next(i for i, x in enumerate(text, 1) if "square_kernel[grid](" in x)
+    line = next(x for x in out["lines"] if x["line"] == launch)
+    assert [(op["name"], op["calls"]) for op in line["ops"]] == [
+        ("triton::square_kernel (interpreted)", 1)
+    ], line["ops"]
+    # It is the launch's whole time (the interpreter runs Python), not the plumbing's µs.
+    other = sum(op["cpu_us"] for x in out["lines"] if x["line"] != launch for op in x["ops"])
+    assert line["ops"][0]["cpu_us"] > 10 * other
 
 
 @cpu_only

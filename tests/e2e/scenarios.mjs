@@ -11,6 +11,9 @@ import path from "node:path";
 import { NOTEBOOK_SCENARIO } from "./notebook.mjs";
 
 /** Whether nvcc can be found the way the server looks for it. */
+/** Whether this machine has an NVIDIA GPU (its device nodes), where launches run for real. */
+const HAS_CUDA = existsSync("/dev/nvidiactl") || existsSync("/dev/nvidia0");
+
 function hasNvcc() {
   const home = process.env.CUDA_HOME ?? process.env.CUDA_PATH;
   if (home) return existsSync(`${home}/bin/nvcc`);
@@ -1442,6 +1445,143 @@ export const SCENARIOS = [
     },
   },
   {
+    name: "41. Show Assembly on a GPU-only Triton tutorial without a GPU: types from its launch's text, Argument Types… picks fp16",
+    needs: () => (HAS_CUDA ? "a GPU machine runs the launch itself (exact types)" : null),
+    async run(r) {
+      const JIT = "@triton.jit";
+      const ptx = r.editorIn("add_kernel.ptx");
+      await r.step("Show Assembly above add_kernel, PTX", 60_000, async () => {
+        await r.closeEverything();
+        await r.openFile("tutorial_add.py");
+        await r.gotoLine(await r.lineIn("tutorial_add.py", "def add(x"));
+        await r.clickLensAbove(JIT, /^Show Assembly$/, 30_000);
+        await r.until("the stage picker", () => r.page.locator(".quick-input-widget").isVisible());
+        await r.page.keyboard.press("Enter");
+      });
+      await r.step(
+        "the PTX opens; the status bar says the types were read from the source",
+        120_000,
+        async () => {
+          await r.until(
+            "an editor group showing add_kernel.ptx",
+            async () => ((await r.groupTitles()).includes("add_kernel.ptx") ? true : null),
+            110_000,
+          );
+          const status = await r.until(
+            "the status bar's 'types read from the source'",
+            async () => {
+              const text = await r.statusBarText();
+              return /types read from the source/.test(text) ? text : null;
+            },
+            15_000,
+          );
+          r.log(`    status bar: ${status.match(/PTX[^$]*?source/)?.[0] ?? status}`);
+          const lines = await r.visibleLines(ptx);
+          assert(
+            lines.some((l) => /^\.target sm_\d+/.test(l.trim())),
+            "no .target line in the PTX",
+          );
+          await r.shot("assembly-gpu-only-text-types");
+        },
+      );
+      await r.step(
+        "Argument Types…: x_ptr → *fp16, compiled again with fp16 loads",
+        120_000,
+        async () => {
+          await ptx.click({ position: { x: 300, y: 80 } });
+          await r.command("Kernel Lens: Argument Types…");
+          const picker = r.page.locator(".quick-input-widget");
+          const row = (label) =>
+            picker
+              .locator(".quick-input-list .monaco-list-row")
+              .filter({ has: r.page.locator(".label-name", { hasText: label }) })
+              .first();
+          await r.until("the parameter list with x_ptr", () => row("x_ptr").isVisible(), 15_000);
+          const placeholder = await picker
+            .locator(".quick-input-box input")
+            .getAttribute("placeholder");
+          r.log(`    picker: ${placeholder}`);
+          assert(
+            /assumed \*fp32 for x_ptr/.test(placeholder ?? ""),
+            `no assumption said: ${placeholder}`,
+          );
+          await r.shot("assembly-argument-types");
+          await row("x_ptr").click();
+          await r.until("the pointer types", () => row("*fp16").isVisible(), 15_000);
+          await row("*fp16").click();
+          const status = await r.until(
+            "the status bar's 'types picked'",
+            async () => {
+              const text = await r.statusBarText();
+              return /types picked/.test(text) ? text : null;
+            },
+            100_000,
+          );
+          r.log(`    status bar: ${status.match(/PTX[^$]*?picked/)?.[0] ?? status}`);
+          await r.find("ld.global.b16");
+          const lines = await r.visibleLines(ptx);
+          assert(
+            lines.some((l) => /ld\.global(\.v\d)?\.b16/.test(l)),
+            `no fp16 load in view: ${lines.slice(0, 5).join(" / ")}`,
+          );
+          await r.closeFind();
+          await r.shot("assembly-fp16-picked");
+        },
+      );
+    },
+  },
+  {
+    name: "42. a GPU-only step on a CPU machine: the whole error from its lens, the setting that fixes it one click away",
+    needs: () => (HAS_CUDA ? "the step runs on a GPU machine" : null),
+    async run(r) {
+      const DEF = "def step(x):";
+      await r.step("Profile step: the lens says it failed, clipped", PROFILE_MS, async () => {
+        await r.closeEverything();
+        await r.openFile("gpu_only_step.py");
+        await r.clickLensAbove(DEF, /^Profile$/, 30_000);
+        const lens = await r.waitLensAbove(DEF, /Profile failed: unsupported/, PROFILE_MS - 5_000);
+        r.log(`    lens: ${lens.text}`);
+      });
+      await r.step(
+        "its click: the whole message and the actions, in one dialog",
+        30_000,
+        async () => {
+          await r.clickLensAbove(DEF, /Profile failed: unsupported/, 10_000);
+          const text = await r.until("the error dialog", () => r.dialogText(), 10_000);
+          r.log(`    dialog: ${text}`);
+          assert(/profiling step failed \(unsupported\)/.test(text), `no title: ${text}`);
+          assert(/needs an NVIDIA GPU/.test(text), `the message is not whole: ${text}`);
+          for (const label of ["Run on a GPU Machine…", "Go to Line 7", "Show Output"]) {
+            assert(text.includes(label), `no ${label} button: ${text}`);
+          }
+          await r.shot("error-dialog");
+          await r.dialogButton("Run on a GPU Machine…");
+        },
+      );
+      await r.step(
+        "the button opens kernelLens.agentCommand in the Settings editor",
+        30_000,
+        async () => {
+          const found = await r.until(
+            "the Settings editor on kernelLens.agentCommand",
+            async () => {
+              const body = await r.page.locator(".settings-editor").first();
+              if (!(await body.isVisible().catch(() => false))) return null;
+              const text = (await body.innerText()).replace(/\s+/g, " ");
+              return /Agent Command/.test(text) ? text : null;
+            },
+            20_000,
+          );
+          r.log(
+            `    settings: ${found.match(/Kernel Lens: Agent Command[^.]*\./)?.[0] ?? "shown"}`,
+          );
+          await r.shot("error-action-setting");
+          await r.closeEverything();
+        },
+      );
+    },
+  },
+  {
     name: "40. a training step: the backward on the forward lines, the pass on loss.backward(), the context kept",
     async run(r) {
       const FILE = "train_step.py";
@@ -1519,10 +1659,82 @@ export const SCENARIOS = [
           await r.page.keyboard.press("Escape");
         },
       );
+      await r.step(
+        "train_step's Report at 1000, 1400 and 1920 px: tabs, source lines and calls all shown",
+        90_000,
+        async () => {
+          const STEP = "def train_step(model, opt, x, y):";
+          // From the palette with the cursor in it (a lens clicked while the row is re-rendered
+          // after the last profile names a command VS Code has already dropped).
+          await r.gotoLine((await r.lineIn(FILE, STEP)) + 1);
+          await r.command("Kernel Lens: Show Report");
+          const view = await r.waitWebview(
+            "train_step's Report with its per-line table",
+            (v) => v.mode === "report" && /train_step/.test(v.title) && /Per line/.test(v.text),
+            45_000,
+          );
+          try {
+            for (const width of [1000, 1400, 1920]) {
+              await r.page.setViewportSize({ width, height: 900 });
+              let last = null;
+              const fit = await r.until(
+                `the Report laid out at ${width} px`,
+                async () => {
+                  const m = await view.frame.evaluate(() => {
+                    const doc = document.documentElement.clientWidth;
+                    const tabs = [...document.querySelectorAll('[role="tab"]')].map(
+                      (t) => t.getBoundingClientRect().right,
+                    );
+                    const codes = [...document.querySelectorAll("table.lines td.source code")];
+                    const ops = [...document.querySelectorAll("table.lines td.op")];
+                    const heads = [...document.querySelectorAll("table.lines th")];
+                    const calls = heads.find((h) => h.textContent === "Calls");
+                    const scroller = document.querySelector(".table-scroll");
+                    return {
+                      doc,
+                      tabsRight: Math.max(...tabs),
+                      sourceMin: Math.min(...codes.map((c) => c.getBoundingClientRect().width)),
+                      opMin: Math.min(...ops.map((c) => c.getBoundingClientRect().width)),
+                      sourceLines: Math.max(
+                        ...codes.map((c) => Math.round(c.getBoundingClientRect().height)),
+                      ),
+                      lineHeight: codes.length
+                        ? parseFloat(getComputedStyle(codes[0]).lineHeight) || 18
+                        : 18,
+                      callsRight: calls ? calls.getBoundingClientRect().right : 0,
+                      scrollable: scroller ? scroller.scrollWidth > scroller.clientWidth : false,
+                    };
+                  });
+                  // Laid out once the panel's width holds still between two looks.
+                  const same = last !== null && last.doc === m.doc;
+                  last = m;
+                  return same && m.doc > 0 && m.callsRight > 0 ? m : null;
+                },
+                15_000,
+              );
+              r.log(`    ${width} px: ${JSON.stringify(fit)}`);
+              assert(fit.tabsRight <= fit.doc + 1, `a tab is cut at ${width} px`);
+              assert(fit.sourceMin >= 80, `the Source column is squeezed at ${width} px`);
+              assert(fit.opMin >= 100, `the Op column is squeezed at ${width} px`);
+              assert(
+                fit.sourceLines <= fit.lineHeight * 1.6,
+                `a source line wraps at ${width} px (${fit.sourceLines} px high)`,
+              );
+              assert(
+                fit.callsRight <= fit.doc + 1 || fit.scrollable,
+                `the Calls column is cut at ${width} px`,
+              );
+              await r.shot(`report-width-${width}`);
+            }
+          } finally {
+            await r.page.setViewportSize({ width: 1400, height: 900 });
+          }
+        },
+      );
     },
   },
   {
-    name: "41. Profile Memory: what each line of a CPU function allocates, its peak, what is alive at it",
+    name: "43. Profile Memory: what each line of a CPU function allocates, its peak, what is alive at it",
     async run(r) {
       const FILE = "memory.py";
       const GROW = "def grow(n: int = 4):";

@@ -21,6 +21,7 @@ from tests.lsp.test_lsp_e2e import (
     OPTIONS,
     ROOT,
     _init,
+    click,
     click_profile,
     hover_text,
     lenses,
@@ -141,6 +142,13 @@ async def test_profiled_function_keeps_its_lens(client: LanguageClient) -> None:
     assert row[0].startswith("$(watch) ") and row[1] == "$(refresh) Re-profile", row
 
 
+async def _report(client: LanguageClient, uri: str, function: str) -> Any:
+    return await asyncio.wait_for(
+        client.protocol.send_request_async("kernelLens/report", {"uri": uri, "function": function}),
+        60,
+    )
+
+
 async def test_results_survive_close_and_reopen_from_the_history(client: LanguageClient) -> None:
     """Closed and reopened (as after a restart: a fresh document state), a profiled function
     shows its last run from the history, marked; outdated once its text changes."""
@@ -149,6 +157,8 @@ async def test_results_survive_close_and_reopen_from_the_history(client: Languag
     def0 = line0_of(square, "def square_mul")
     assert (await click_profile(client, uri, "def square_mul", square))["ok"]
     before = titles(await lenses(client, uri), def0)
+    live = await _report(client, uri, "square_mul")
+    assert live.timeline is not None
     client.text_document_did_close(
         types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
     )
@@ -159,6 +169,11 @@ async def test_results_survive_close_and_reopen_from_the_history(client: Languag
     assert row[0].startswith(f"$(history) {median} ±"), (before, row)
     assert row[1] == "$(refresh) Re-profile", row
     assert "aten::mul" in titles(await lenses(client, uri), def0 + 1)[0]
+    # Its Report has the run's timeline while the trace file is in the cache, and the same
+    # share of time on lines.
+    report = await _report(client, uri, "square_mul")
+    assert report.profile.restored and report.timeline is not None
+    assert getattr(report.profile, "accounting", None) == getattr(live.profile, "accounting", None)
     # Edited: the restored result is outdated, as a result of this session would be.
     edited = square.read_text().replace("return x * x", "return x * x * 1")
     client.text_document_did_change(
@@ -193,3 +208,49 @@ async def test_more_after_an_interpreter_run_says_what_cannot_work(client: Langu
     assert items["$(settings) Sweep BLOCK_SIZE"]["command"] == "kernelLens.sweep"
     assert "interpreter" in items["$(symbol-namespace) Generated Code"]["disabled"]
     assert "NVIDIA GPU" in items["$(pulse) Nsight Compute"]["disabled"]
+
+
+JITTERY = """\
+import time
+
+import torch
+
+_calls = [0]
+
+
+def jittery(x):
+    _calls[0] += 1
+    time.sleep(0.001 if _calls[0] % 2 else 0.008)
+    return x * 2
+
+
+def jittery_inputs():
+    return (torch.ones(8),)
+"""
+
+
+async def test_a_noisy_timing_offers_re_profile_longer(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    """A timing too unstable to read says what would help, and Re-profile longer runs with
+    four times the timing budget (this run only)."""
+    path = tmp_path / "jittery.py"
+    path.write_text(JITTERY)
+    uri = open_doc(client, path)
+    assert (await click_profile(client, uri, "def jittery", path))["ok"]
+    def0 = line0_of(path, "def jittery")
+    row = [x for x in await lenses(client, uri) if x.range.start.line == def0 and x.command]
+    longer = next(x for x in row if x.command and "Re-profile longer" in x.command.title)
+    assert longer.command is not None and longer.command.tooltip is not None
+    assert (
+        "unstable" in longer.command.tooltip
+        and "kernelLens.timing.budgetMs" in longer.command.tooltip
+    )
+    args = (longer.command.arguments or [{}])[0]
+    assert args["budget_scale"] == 4 and args["function"] == "jittery"
+    budget = OPTIONS["timing"]["budgetMs"] * 4
+    seen = len(client.log_messages)
+    assert (await click(client, longer))["ok"]
+    assert any(f"timing budget {budget:g} ms" in m.message for m in client.log_messages[seen:]), [
+        m.message for m in client.log_messages[seen:]
+    ]

@@ -256,6 +256,20 @@ async def test_errors_become_diagnostics_on_the_users_line(client: LanguageClien
     assert diag.range.start.line == line0_of(ERRORS, 'raise ValueError("boom')
     assert "ValueError: boom from the body" in diag.message and diag.source == "Kernel Lens"
     assert any("Traceback" in m.message for m in client.log_messages)
+    # The lens clips the reason; its click shows it whole, with the way to the line.
+    def0 = line0_of(ERRORS, "def raises_in_body")
+    lens = next(x for x in await lenses(client, uri) if x.range.start.line == def0 and x.command)
+    assert lens.command is not None and lens.command.command == "kernelLens.showError"
+    shown = (lens.command.arguments or [{}])[0]
+    assert shown["function"] == "raises_in_body"
+    assert "ValueError: boom from the body" in shown["error"]["message"]
+    boom = line0_of(ERRORS, 'raise ValueError("boom') + 1
+    assert [a["label"] for a in shown["actions"]] == [f"Go to Line {boom}", "Show Output"]
+    # The hover on the function says it all once, with the user's frames only and the actions.
+    hover = await hover_text(client, uri, def0 + 1, 8)
+    assert hover is not None and "`raises_in_body` failed: runtime" in hover
+    assert "ValueError: boom from the body" in hover and "kernel_lens" not in hover
+    assert "command:kernelLens.revealLine" in hover and "Profile again" in hover
 
     outcome = await click_profile(client, uri, "def bad_inputs_directive", ERRORS)
     assert outcome["error"]["kind"] == "inputs"

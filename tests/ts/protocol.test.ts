@@ -59,6 +59,10 @@ const ASSEMBLY: AssemblyResult = {
   spills: 0,
   launcher: "square",
   warnings: [],
+  signature: { out_ptr: "*fp32", in_ptr: "*fp32", n_elements: "i32", BLOCK_SIZE: "constexpr" },
+  constexprs: { BLOCK_SIZE: 1024 },
+  types_from: "launch",
+  types_note: null,
 };
 
 const GENERATED: GeneratedCodeResult = {

@@ -3,9 +3,18 @@
  * on lines, or the remainder named) and the span of lines a backward pass spread over.
  */
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import { describe, it } from "node:test";
 import type { Profile } from "../../extension/generated/wire";
-import { accountingText, linesSpan } from "../../extension/report/webview/format";
+import {
+  accountingText,
+  formatOps,
+  linesSpan,
+  opCalls,
+} from "../../extension/report/webview/format";
+
+const ROOT = path.resolve(__dirname, "..", "..");
 
 const BASE: Profile = {
   function: "train_step",
@@ -64,5 +73,16 @@ describe("linesSpan", () => {
     assert.equal(linesSpan([44, 47]), "44, 47");
     assert.equal(linesSpan([44]), "44");
     assert.equal(linesSpan([]), "");
+  });
+});
+
+describe("the ops figure", () => {
+  it("is op calls per call, forward and backward, as the summary lens says", () => {
+    // The same recorded CPU training step as tests/unit/test_lens_text.py: 22 + 6 = 28.
+    const file = path.join(ROOT, "tests", "data", "cpu", "train_step_cpu_profile.json");
+    const profile = JSON.parse(readFileSync(file, "utf8")) as Profile;
+    assert.equal(opCalls(profile), 28);
+    assert.equal(formatOps(opCalls(profile)), "28");
+    assert.deepEqual([1, 2.0, 2.25, 0.04].map(formatOps), ["1", "2", "2.3", "0.0"]);
   });
 });

@@ -25,6 +25,10 @@ const ASSEMBLY: AssemblyResult = {
   spills: 0,
   launcher: "square",
   warnings: [],
+  signature: { out_ptr: "*fp32", in_ptr: "*fp32", n_elements: "i32", BLOCK_SIZE: "constexpr" },
+  constexprs: { BLOCK_SIZE: 1024 },
+  types_from: "launch",
+  types_note: null,
 };
 
 const GENERATED: GeneratedCodeResult = {
@@ -158,6 +162,25 @@ describe("assemblyInfo", () => {
     assert.match(info.tooltip, /Registers per thread: unknown/);
     assert.match(info.tooltip, /Warning: compiled for sm_90 without a GPU/);
     assert.match(info.tooltip, /No line information in this stage\./);
+  });
+
+  it("says when the types were read from the source, and why, not from a launch", () => {
+    const note =
+      "argument types read from the launch at line 26, as the launcher could not run here " +
+      "(RuntimeError: 0 active drivers); assumed *fp32 for x_ptr";
+    const info = assemblyInfo(
+      { ...ASSEMBLY, launcher: "line 26", types_from: "text", types_note: note, warnings: [note] },
+      "ptx",
+    );
+    assert.equal(
+      info.text,
+      "$(chip) PTX · sm_90 · 16 registers · no spills · types read from the source",
+    );
+    assert.equal(info.warning, true);
+    assert.ok(info.tooltip.startsWith(`square_kernel compiled to PTX for sm_90 (${note})\n`));
+    assert.equal(info.tooltip.split(note).length, 2, "the note once, not again as a warning");
+    const picked = assemblyInfo({ ...ASSEMBLY, types_from: "user", types_note: "picked" }, "ptx");
+    assert.match(picked.text, /· types picked$/);
   });
 
   it("says 1 register, not 1 registers", () => {

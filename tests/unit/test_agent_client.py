@@ -14,7 +14,7 @@ import textwrap
 
 import pytest
 
-from kernel_lens.client import AgentClient, StackFrame, failing_frame, fault_frames
+from kernel_lens.client import AgentClient, StackFrame, failing_frame, fault_frames, where_text
 from kernel_lens.wire.envelope import read_message_line
 from kernel_lens.wire.errors import ProfileError
 
@@ -186,3 +186,38 @@ def test_fault_frames_take_the_main_thread_of_the_last_dump() -> None:
     ]
     assert fault_frames(TIMEOUT_DUMP + later)[0] == StackFrame("/home/u/m.py", 2, "<module>")
     assert fault_frames(["no dump here"]) == []
+
+
+def test_where_text_names_the_users_frames_never_kernel_lens_or_the_stdlib() -> None:
+    """A timeout in an nvcc build (no frame of the user's) must not name ``select
+    (selectors.py:415)``: the user's file first, else their libraries, else nothing."""
+    user = StackFrame("/home/u/m.py", 5, "hang")
+    torch_frame = StackFrame("/venv/lib/python3.12/site-packages/torch/utils/x.py", 9, "load")
+    stdlib = StackFrame("/usr/lib/python3.11/selectors.py", 415, "select")
+    ours = StackFrame("/srv/server/kernel_lens/agent/stages/inline_ext.py", 109, "_ptx")
+    assert where_text([stdlib, user], "/home/u/m.py") == "in hang (m.py:5)"
+    assert where_text([stdlib, ours, torch_frame]) == "in load (x.py:9)"
+    assert where_text([stdlib, ours, StackFrame("<string>", 1, "<module>")]) == ""
+
+
+def test_pygls_does_not_log_a_request_failure_as_a_server_traceback() -> None:
+    """A RequestFailed is the request's answer in the user's words (logged once by the server):
+    pygls's ``logger.exception`` of it is dropped; any other handler error is kept."""
+    import logging
+    import sys
+
+    from kernel_lens.lsp.common import QuietRequestFailures, RequestFailed
+
+    quiet = QuietRequestFailures()
+
+    def record(exc: BaseException) -> logging.LogRecord:
+        try:
+            raise exc
+        except BaseException:
+            info = sys.exc_info()
+        return logging.LogRecord("pygls", logging.ERROR, __file__, 1, "Exception", (), info)
+
+    assert quiet.filter(record(RequestFailed("timeout: no result", RequestFailed.CODE))) is False
+    assert quiet.filter(record(ValueError("a bug"))) is True
+    plain = logging.LogRecord("x", logging.WARNING, __file__, 1, "a warning", (), None)
+    assert quiet.filter(plain) is True

@@ -105,3 +105,27 @@ def test_error_lens_is_one_clipped_line() -> None:
     title = error_lens_title({"kind": "runtime", "message": "ValueError: " + "z" * 200 + "\nmore"})
     assert title.startswith("$(warning) Profile failed: runtime — ValueError: zzz")
     assert title.endswith("…") and "\n" not in title
+
+
+def test_the_ops_figure_is_op_calls_forward_and_backward() -> None:
+    """One definition of "ops" (the summary lens; the Report's box uses the same, see
+    tests/ts/summaryBackward.test.ts on the same file): op calls per call, forward + backward."""
+    from kernel_lens.analysis.lens_text import op_calls, ops_count_text
+
+    path = Path(__file__).resolve().parent.parent / "data" / "cpu" / "train_step_cpu_profile.json"
+    result = json.loads(path.read_text())
+    fwd = sum(op["calls"] for line in result["lines"] for op in line["ops"])
+    bwd = sum(
+        op["calls"] for x in result["lines"] for op in (x.get("backward") or {}).get("ops", [])
+    )
+    assert (fwd, bwd) == (22, 6)
+    assert op_calls(result) == 28
+    assert " · 28 ops · " in summary_lens_title(result)
+    assert [ops_count_text(x) for x in (1, 2.0, 2.25, 0.04)] == ["1", "2", "2.3", "0.0"]
+
+
+def test_an_interpreted_launch_reads_as_the_kernel() -> None:
+    from kernel_lens.analysis.lens_text import short_op_name
+
+    assert short_op_name("triton::add_kernel (interpreted)") == "add_kernel · interpreted"
+    assert short_op_name("aten::add") == "aten::add"

@@ -104,6 +104,28 @@ export function linesSpan(lines: readonly number[]): string {
 }
 
 /** ` · 100% on lines`, or ` · 97.8% on lines · 81.7 µs launched outside the function's lines`. */
+/**
+ * The figure "ops" wherever it is shown (the Report's box, as the summary lens: `op_calls` in
+ * `analysis/lens_text.py`): top-level op calls per call of the function on its lines, forward
+ * and backward.
+ */
+export function opCalls(profile: Pick<Profile, "lines">): number {
+  let calls = 0;
+  for (const line of profile.lines) {
+    for (const op of [...line.ops, ...(line.backward?.ops ?? [])]) {
+      calls += op.calls;
+    }
+  }
+  return calls;
+}
+
+/** `20`, or `2.5` for an op not called on every call (as `ops_count_text` in Python). */
+export function formatOps(calls: number): string {
+  return Math.abs(calls - Math.round(calls)) < 1e-9
+    ? String(Math.round(calls))
+    : (Math.floor(calls * 10 + 0.5) / 10).toFixed(1);
+}
+
 export function accountingText(profile: Pick<Profile, "accounting">): string {
   const acc = profile.accounting;
   if (acc === undefined || acc.device_us <= 0) {

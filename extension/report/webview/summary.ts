@@ -10,8 +10,10 @@ import {
   cpuCell,
   formatCount,
   formatMs,
+  formatOps,
   formatUs,
   linesSpan,
+  opCalls,
   significant,
 } from "./format";
 import { memoryView } from "./memory";
@@ -179,8 +181,9 @@ export function summaryView(
         )
       : stat(
           "Ops",
-          `${profile.lines.reduce((n, l) => n + l.ops.length, 0)}`,
-          "ATen ops on the profiled lines",
+          formatOps(opCalls(profile)),
+          "op calls per call on the function's lines" +
+            (profile.lines.some((l) => l.backward !== undefined) ? ", forward + backward" : ""),
         ),
   ]);
 
@@ -211,7 +214,9 @@ export function summaryView(
       },
       [
         el("td", { className: "num", text: row.first ? String(row.line.line) : "" }),
-        el("td", {}, [row.first ? el("code", { text: row.line.source }) : null]),
+        el("td", { className: "source" }, [
+          row.first ? el("code", { text: row.line.source, title: row.line.source }) : null,
+        ]),
         hasBackward
           ? el("td", {
               className: `pass pass-${row.pass}`,
@@ -219,7 +224,7 @@ export function summaryView(
               title: PASS_TITLES[row.pass],
             })
           : null,
-        el("td", {}, [
+        el("td", { className: "op" }, [
           el("span", { text: row.op }),
           row.kernel === "" ? null : el("span", { className: "arrow", text: " → " }),
           row.kernel === "" ? null : el("code", { text: row.kernel, title: row.kernelFull }),
@@ -267,7 +272,7 @@ export function summaryView(
     ]),
     rows.length === 0
       ? el("p", { className: "muted", text: "No line of the function ran a torch op." })
-      : table,
+      : el("div", { className: "table-scroll" }, [table]),
     gpu || rows.length === 0 ? null : el("p", { className: "muted note", text: `* ${CPU_NOTE}` }),
   ]);
 }

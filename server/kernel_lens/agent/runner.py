@@ -13,7 +13,7 @@ import contextlib
 import os
 import sys
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from kernel_lens.agent.errors import ProfileError
@@ -25,6 +25,7 @@ from kernel_lens.agent.usercode import (
     call_user,
     with_call_style,
 )
+from kernel_lens.analysis.line_attribution import interpreted_range_name
 from kernel_lens.wire.jobs import ALL_STAGES, DEFAULT_STAGES, ProfileRequest
 from kernel_lens.wire.paths import CacheDirs
 from kernel_lens.wire.results import CompiledResult, SweepStageResult
@@ -206,6 +207,9 @@ def _first_call(
     interpreted = interpreter and device == "cpu" and _uses_interpreted_kernels(target.module)
     if interpreted:
         device_name = INTERPRETER_DEVICE
+        # Each interpreted launch is one op on its line (``triton::k (interpreted)``), the
+        # interpreter's own tensor plumbing (``aten::set_``, ``aten::copy_``) folded into it.
+        context.enter_context(_interpreted_launch_ranges())
     if device == "cuda":
         torch.cuda.synchronize()
     return target, style, interpreted, device, device_name
@@ -251,6 +255,31 @@ def _first_call_watched(target: Target) -> bool:
                 )
             )
         raise
+
+
+@contextlib.contextmanager
+def _interpreted_launch_ranges() -> Iterator[None]:
+    """Wrap each launch of an interpreted ``@triton.jit`` kernel in a ``record_function`` range
+    named by :func:`interpreted_range_name` (cheap outside the profiler: the launch takes ms)."""
+    import torch
+
+    try:
+        from triton.runtime.interpreter import InterpretedFunction
+    except ImportError:  # pragma: no cover - a triton without the interpreter
+        yield
+        return
+    original = InterpretedFunction.run
+
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        name = interpreted_range_name(str(getattr(self.fn, "__name__", "kernel")))
+        with torch.profiler.record_function(name):
+            return original(self, *args, **kwargs)
+
+    InterpretedFunction.run = run  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        InterpretedFunction.run = original  # type: ignore[method-assign]
 
 
 def _timing_config(request: ProfileRequest) -> TimingConfig:

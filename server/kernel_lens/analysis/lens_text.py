@@ -6,12 +6,18 @@ code spans (kernel names are full of ``<``, ``>``, ``&`` and ``*``).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from kernel_lens.analysis.compare import summary_delta
-from kernel_lens.analysis.line_attribution import BACKWARD_PREFIX, all_ops
+from kernel_lens.analysis.line_attribution import (
+    BACKWARD_PREFIX,
+    INTERPRETED_PREFIX,
+    INTERPRETED_SUFFIX,
+    all_ops,
+)
 from kernel_lens.analysis.memory_text import (
     memory_hover_lines,
     memory_lens_text,
@@ -30,6 +36,8 @@ __all__ = [
     "line_shares",
     "share_text",
     "short_op_name",
+    "noise_hint",
+    "LONGER_BUDGET_SCALE",
     "summary_lens_title",
     "timing_warning_short",
     "timing_warning_text",
@@ -144,6 +152,32 @@ def timing_warning_short(timing: dict[str, Any] | None) -> str | None:
     return "unstable" if warning.startswith("unstable") else "interference?"
 
 
+#: How much longer *Re-profile longer* times: the timing budget times this.
+LONGER_BUDGET_SCALE = 4
+
+
+def noise_hint(result: dict[str, Any], budget_ms: float) -> str | None:
+    """What would help when a timing is too noisy to read or to compare (``None`` otherwise):
+    the way out that *Re-profile longer* takes, and the two others."""
+    timing = result.get("timing") or {}
+    comparison = result.get("comparison") if isinstance(result.get("comparison"), dict) else {}
+    verdict = str(((comparison or {}).get("verdict") or {}).get("text") or "")
+    warning = timing_warning_text(timing)
+    if verdict.startswith("too noisy"):
+        what = f"Too noisy to tell a change ({verdict.split('(')[-1].rstrip(')')})"
+    elif warning:
+        what = f"This timing is {timing_warning_short(timing)}"
+    else:
+        return None
+    longer = budget_ms * LONGER_BUDGET_SCALE
+    return (
+        f"{what}. What narrows it: a longer run (Re-profile longer: "
+        f"{LONGER_BUDGET_SCALE}× the timing budget, {format_time_ms(longer)}; "
+        "kernelLens.timing.budgetMs sets it for every run), closing the other load on this "
+        "machine, or running on a GPU machine (kernelLens.agentCommand)."
+    )
+
+
 def summary_lens_title(result: dict[str, Any]) -> str:
     """``⏱ 0.577 ms ±0.1% · 3 kernels · NVIDIA H200`` (or ``… · 3 ops · CPU``).
 
@@ -167,8 +201,8 @@ def summary_lens_title(result: dict[str, Any]) -> str:
         launches = sum(k["calls"] for k in result.get("kernels") or [])
         parts.append(f"{launches:g} kernel{'s' if launches != 1 else ''}")
     elif lines:
-        ops = sum(op["calls"] for line in lines for op in line["ops"])
-        parts.append(f"{ops:g} op{'s' if ops != 1 else ''}")
+        ops = op_calls(result)
+        parts.append(f"{ops_count_text(ops)} op{'s' if ops != 1 else ''}")
     on_lines = accounting_text(result, short=True)
     if on_lines:
         parts.append(on_lines)
@@ -182,10 +216,25 @@ def summary_lens_title(result: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
+def op_calls(result: dict[str, Any]) -> float:
+    """The figure "ops" wherever it is shown (the summary lens, the Report's box): top-level op
+    calls per call of the function on its lines, forward and backward (``all_ops``)."""
+    return float(sum(op["calls"] for line in result.get("lines") or [] for op in all_ops(line)))
+
+
+def ops_count_text(calls: float) -> str:
+    """``20``, or ``2.5`` for an op not called on every call (as the Report's ``formatOps``)."""
+    if abs(calls - round(calls)) < 1e-9:
+        return f"{round(calls)}"
+    return f"{math.floor(calls * 10 + 0.5) / 10:.1f}"  # half up, as JavaScript's Math.round
+
+
 def short_op_name(name: str) -> str:
     """An op's name for a lens: autograd's nodes as ``MulBackward0 (autograd)``."""
     if name.startswith(BACKWARD_PREFIX):
         return f"{name[len(BACKWARD_PREFIX) :]} (autograd)"
+    if name.startswith(INTERPRETED_PREFIX) and name.endswith(INTERPRETED_SUFFIX):
+        return f"{name[len(INTERPRETED_PREFIX) : -len(INTERPRETED_SUFFIX)]} · interpreted"
     return name
 
 

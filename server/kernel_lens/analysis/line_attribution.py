@@ -30,6 +30,8 @@ __all__ = [
     "BACKWARD_PREFIX",
     "BACKWARD_SEED_RANGE",
     "LINE_RANGE_RE",
+    "INTERPRETED_PREFIX",
+    "INTERPRETED_SUFFIX",
     "REMAINDER_REASONS",
     "Accounting",
     "Attribution",
@@ -44,6 +46,7 @@ __all__ = [
     "Place",
     "attribute_lines",
     "place_instants",
+    "interpreted_range_name",
     "line_range_name",
 ]
 
@@ -55,6 +58,18 @@ _DEVICE_CATS = {"kernel", "gpu_memcpy", "gpu_memset"}
 def all_ops(line: Mapping[str, Any]) -> list[dict[str, Any]]:
     """A line's (JSON) forward ops and the backward ops its forward caused, in that order."""
     return [*(line.get("ops") or []), *((line.get("backward") or {}).get("ops") or [])]
+
+
+#: The ``record_function`` range around one launch of a ``@triton.jit`` kernel under Triton's
+#: interpreter: ``triton::square_kernel (interpreted)``; it is the launch line's op, with the
+#: interpreter's own tensor plumbing (``aten::set_``, ``aten::copy_``) folded into it.
+INTERPRETED_PREFIX = "triton::"
+INTERPRETED_SUFFIX = " (interpreted)"
+
+
+def interpreted_range_name(kernel: str) -> str:
+    """The range name of an interpreted launch of ``kernel``."""
+    return f"{INTERPRETED_PREFIX}{kernel}{INTERPRETED_SUFFIX}"
 
 
 def line_range_name(line: int) -> str:
@@ -250,6 +265,15 @@ class _Node:
                 self.line_node = self
                 self.root = parent.root if parent is not None else None
                 return  # a line range starts a new chain of ops: no top, no inner
+            if self.name.endswith(INTERPRETED_SUFFIX) and self.name.startswith(INTERPRETED_PREFIX):
+                # An interpreted Triton launch is an op of its own: what runs in it is its.
+                if parent is not None:
+                    self.line, self.line_node = parent.line, parent.line_node
+                    self.root, self.top = parent.root, parent.top
+                if self.top is None:
+                    self.top = self
+                self.inner = self
+                return
         if cat == "cpu_op" and self.name.startswith(BACKWARD_PREFIX):
             self.root = self
             self.top = self

@@ -94,8 +94,23 @@ def failing_frame(frames: list[StackFrame], path: str | None) -> StackFrame | No
     return next((f for f in frames if os.path.normpath(f.file) == want), None)
 
 
+#: A frame of the Python standard library (any machine's: the agent may run over ssh).
+_STDLIB_FRAME = re.compile(r"[/\\]lib[/\\]python3(\.\d+)?[/\\](?!.*(site|dist)-packages)")
+
+
+def _plumbing(frame: StackFrame) -> bool:
+    """Whether a frame is Kernel Lens's own or the standard library's: nothing of the user's."""
+    file = frame.file.replace("\\", "/")
+    return "/kernel_lens/" in file or bool(_STDLIB_FRAME.search(file)) or file.startswith("<")
+
+
 def where_text(frames: list[StackFrame], path: str | None = None, n: int = 3) -> str:
-    """``in f (x.py:12) ← main (x.py:30)``: the innermost frames (of ``path`` when it has some)."""
+    """``in f (x.py:12) ← main (x.py:30)``: the innermost frames of ``path`` when it has some,
+    else of the user's other code and libraries (torch, triton); ``""`` when every frame is
+    Kernel Lens's own or the standard library's (they would say nothing to the user)."""
     want = os.path.normpath(path) if path else None
-    mine = [f for f in frames if want and os.path.normpath(f.file) == want] or frames
+    mine = [f for f in frames if want and os.path.normpath(f.file) == want]
+    mine = mine or [f for f in frames if not _plumbing(f)]
+    if not mine:
+        return ""
     return "in " + " ← ".join(f"{f.name} ({os.path.basename(f.file)}:{f.line})" for f in mine[:n])

@@ -427,6 +427,7 @@ class AgentClient:
                 if "progress" in message:
                     progress = message["progress"]
                     stage = str(progress.get("stage"))
+                    agent.last_progress = str(progress.get("message") or stage)
                     spare.at_stage(stage)
                     if on_progress is not None:
                         on_progress(stage, str(progress.get("message")))
@@ -490,8 +491,10 @@ class AgentClient:
         frames = fault_frames(agent.recent, main_thread=self._main_thread(agent))
         frame = failing_frame(frames, path)
         where = f", at line {frame.line} {where_text(frames, path)}" if frame else ""
-        if not frame and frames:
+        if not frame and where_text(frames):
             where = f", {where_text(frames)}"
+        elif not frame and agent.last_progress:
+            where = f", while {agent.last_progress}"
         return ProfileError(
             "timeout",
             f"no result after {timeout:g} s ({name}){where}; "
@@ -506,7 +509,12 @@ class AgentClient:
             fatal = next(
                 (x for x in reversed(agent.recent) if x.startswith("Fatal Python error")), ""
             )
-            detail = f"{fatal + '; ' if fatal else ''}last frames {where_text(frames, path)}"
+            frames_text = where_text(frames, path)
+            detail = (
+                f"{fatal + '; ' if fatal else ''}last frames {frames_text}"
+                if frames_text
+                else f"{fatal + '; ' if fatal else ''}last output: {agent.tail_text()}"
+            )
         else:
             detail = f"last output: {agent.tail_text()}"
         return ProfileError(

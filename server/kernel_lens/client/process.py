@@ -122,6 +122,9 @@ class AgentProcess:
         self._stderr_task: asyncio.Task[None] | None = None
         self._logged = 0
         self._suppressed = 0
+        #: The job's last progress message (``nvcc: compiling …``), said by a timeout that has no
+        #: frame of the user's to name.
+        self.last_progress: str | None = None
 
     @property
     def alive(self) -> bool:

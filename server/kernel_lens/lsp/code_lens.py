@@ -21,12 +21,15 @@ from typing import Any
 from lsprotocol import types
 
 from kernel_lens.analysis.compare import line_delta
+from kernel_lens.analysis.error_actions import CMD_SHOW_ERROR, error_actions
 from kernel_lens.analysis.functions import FunctionInfo, SourceSyntaxError, load_inline_lines
 from kernel_lens.analysis.lens_targets import LensTarget, lens_targets
 from kernel_lens.analysis.lens_text import (
+    LONGER_BUDGET_SCALE,
     error_lens_title,
     line_lens_title,
     line_shares,
+    noise_hint,
     share_text,
     summary_lens_title,
 )
@@ -94,6 +97,27 @@ def _baseline_lens(line0: int, title: str, uri: str, qualname: str) -> types.Cod
 
 def _profile_lens(uri: str, info: FunctionInfo, title: str) -> types.CodeLens:
     return _lens(info.first_line - 1, title, CMD_PROFILE, [{"uri": uri, "function": info.qualname}])
+
+
+def _reprofile_lens(
+    uri: str, info: FunctionInfo, result: dict[str, Any], budget_ms: float
+) -> types.CodeLens:
+    """*Re-profile*; *Re-profile longer* (the timing budget × 4 for that run) when the timing is
+    too noisy to read or compare, with what would help in its tooltip."""
+    hint = noise_hint(result, budget_ms)
+    if hint is None:
+        return _profile_lens(uri, info, "$(refresh) Re-profile")
+    return types.CodeLens(
+        range=_range(info.first_line - 1),
+        command=types.Command(
+            title="$(refresh) Re-profile longer",
+            command=CMD_PROFILE,
+            arguments=[
+                {"uri": uri, "function": info.qualname, "budget_scale": LONGER_BUDGET_SCALE}
+            ],
+            tooltip=hint,
+        ),
+    )
 
 
 def _action(title: str, command: str, args: dict[str, Any], detail: str = "") -> dict[str, Any]:
@@ -210,7 +234,7 @@ def _row(
 
 
 def _function_lenses(
-    uri: str, target: LensTarget, record: Record | None, source: str
+    uri: str, target: LensTarget, record: Record | None, source: str, *, budget_ms: float = 500.0
 ) -> list[types.CodeLens]:
     """A function's row and, after a run, its per-line lenses."""
     info = target.info
@@ -220,13 +244,23 @@ def _function_lenses(
         return _row(first0, head, more_actions(uri, target, None), info.qualname)
     if record.state == "running":
         return [_lens(first0, "$(sync~spin) Profiling…")]
-    if record.state in ("error", "cancelled") and record.error is not None:
-        title = (
-            "$(circle-slash) Profile cancelled"
-            if record.state == "cancelled"
-            else error_lens_title(record.error)
-        )
-        return [_lens(first0, title), _profile_lens(uri, info, "$(play) Profile")]
+    if record.state == "cancelled":
+        return [
+            _lens(first0, "$(circle-slash) Profile cancelled"),
+            _profile_lens(uri, info, "$(play) Profile"),
+        ]
+    if record.state == "error" and record.error is not None:
+        # The clipped reason; its click shows the whole error with what can fix it.
+        error = record.error
+        detail: dict[str, Any] = {
+            "function": info.qualname,
+            "error": {k: error[k] for k in ("kind", "message", "line") if k in error},
+            "actions": error_actions(error, uri=uri),
+        }
+        return [
+            _lens(first0, error_lens_title(error), CMD_SHOW_ERROR, [detail]),
+            _profile_lens(uri, info, "$(play) Profile"),
+        ]
     result = record.result or {}
     placed = place(record, source)
     if placed is None or placed.outdated:
@@ -243,7 +277,7 @@ def _function_lenses(
             uri,
             info.qualname,
         ),
-        _profile_lens(uri, info, "$(refresh) Re-profile"),
+        _reprofile_lens(uri, info, result, budget_ms),
     ]
     # Re-profile is one of the row's two actions: the first other one (Report) joins it.
     actions = more_actions(uri, target, record, ncu_ok=cuda)
@@ -415,7 +449,9 @@ def document_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.C
         elif target.role == "kernel":
             lenses.append(_kernel_lens(ls, uri, info))
         else:
-            lenses.extend(_function_lenses(uri, target, record, source))
+            lenses.extend(
+                _function_lenses(uri, target, record, source, budget_ms=ls.settings.budget_ms)
+            )
     if trusted:
         for line in load_inline_lines(source):
             lenses.append(

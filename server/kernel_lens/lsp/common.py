@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import logging
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -66,6 +67,16 @@ class RequestFailed(JsonRpcException):
     """LSP ``RequestFailed`` (-32803): the message is shown to the user as is."""
 
     CODE = -32803
+
+
+class QuietRequestFailures(logging.Filter):
+    """Drops pygls's traceback of a :class:`RequestFailed`: it is the answer to the request,
+    already logged once in the user's words (the output channel showed the server's own frames
+    of it, which say nothing to the user). Any other exception in a handler is still logged."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, RequestFailed)
 
 
 def uri_to_path(uri: str) -> str:

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 import urllib.parse
+from collections.abc import Mapping
+from typing import Any
 
 from lsprotocol import types
 
+from kernel_lens.analysis.error_actions import error_actions, error_markdown
 from kernel_lens.analysis.functions import SourceSyntaxError, find_function
 from kernel_lens.analysis.lens_targets import lens_targets
 from kernel_lens.analysis.lens_text import code_span, hover_markdown
 from kernel_lens.analysis.scripts import SCRIPT_NAME
+from kernel_lens.lsp.common import uri_to_path
 from kernel_lens.lsp.feature import LanguageFeature
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.results import place
@@ -49,6 +53,8 @@ def document_hover(
     if record is None and not _has_profile_lens(ls, source, info.qualname):
         # No offer where the lenses offer nothing (``__init__``, factories, helpers).
         return None
+    if record is not None and record.state == "error" and record.error is not None:
+        return _error_hover(uri, info.qualname, record.error)
     if record is None or record.state != "ok" or record.result is None:
         if not ls.settings.workspace_trusted:
             return "**Kernel Lens**: trust this workspace to profile it."
@@ -64,6 +70,23 @@ def document_hover(
         )
     measured = line0 + 1 - placed.offset
     return hover_markdown(record.result, measured, word=word)
+
+
+def _error_hover(uri: str, qualname: str, error: Mapping[str, Any]) -> str:
+    """A failed function's hover: the whole error, the user's frames, what can fix it."""
+    links = [
+        f"[{a['label']}](command:{a['command']}?{urllib.parse.quote(json.dumps(a['arguments']))})"
+        for a in error_actions(error, uri=uri)
+    ]
+    links.append(_command_link("Profile again", CMD_PROFILE, {"uri": uri, "function": qualname}))
+    return error_markdown(error, function=qualname, path=_path_of(uri), links=links)
+
+
+def _path_of(uri: str) -> str | None:
+    try:
+        return uri_to_path(uri)
+    except Exception:
+        return None
 
 
 def _script_hover(

@@ -173,6 +173,7 @@ async def profile_function(
     line0: int | None,
     backward: bool = False,
     memory: bool = False,
+    budget_scale: float | None = None,
 ) -> ProfileCommandResult:
     """Profile one function of the document ``uri`` and store the outcome.
 
@@ -212,13 +213,17 @@ async def profile_function(
     refresh_lenses(ls)
     memory = memory or ls.settings.profile_memory
     with_bwd = (" with backward" if backward else "") + (" with memory" if memory else "")
+    budget_ms = ls.settings.budget_ms
+    if budget_scale is not None and budget_scale > 1:
+        budget_ms *= min(float(budget_scale), 20.0)  # *Re-profile longer*, for this run only
+        with_bwd += f", timing budget {budget_ms:g} ms"
     ls.log(f"profile{with_bwd} {qualname} ({path}:{info.def_line})", types.MessageType.Info)
     request = ProfileRequest(
         path=path,
         text=source,
         function=qualname,
         warmup_ms=ls.settings.warmup_ms,
-        budget_ms=ls.settings.budget_ms,
+        budget_ms=budget_ms,
         reps=ls.settings.reps,
         keep_samples=True,  # for the history's comparisons; dropped from the record after
         backward=backward,
@@ -316,6 +321,7 @@ async def profile(ls: KernelLensServer, args: ProfileArgs) -> ProfileCommandResu
         line0=args.line,
         backward=args.backward,
         memory=args.memory,
+        budget_scale=args.budget_scale,
     )
 
 

@@ -31,6 +31,8 @@ from kernel_lens.wire.results import (
 )
 
 __all__ = [
+    "ASM_POINTER_TYPES",
+    "ASM_SCALAR_TYPES",
     "ASM_STAGES",
     "CLIENT_COMMANDS",
     "CMD_APPLY_PARAMETER",
@@ -38,7 +40,9 @@ __all__ = [
     "CMD_PROFILE_ALL",
     "CMD_RUN_NCU",
     "CMD_SET_BASELINE",
+    "CMD_REVEAL_LINE",
     "CMD_SHOW_ASSEMBLY",
+    "CMD_SHOW_ERROR",
     "CMD_SHOW_GENERATED_CODE",
     "CMD_SHOW_INLINE",
     "CMD_SHOW_REPORT",
@@ -67,6 +71,11 @@ __all__ = [
     "ApplyParameterArgs",
     "ApplyParameterResult",
     "AsmStage",
+    "AsmTypesFrom",
+    "ErrorAction",
+    "RevealLineArgs",
+    "ShowErrorArgs",
+    "ShownError",
     "AssemblyParams",
     "AssemblyResult",
     "CommandResult",
@@ -149,6 +158,11 @@ CMD_SHOW_INLINE = "kernelLens.showInlineExtension"
 CMD_SHOW_ASSEMBLY = "kernelLens.showAssembly"
 #: Client-side command: torch.compile's code for a function (:class:`ShowGeneratedCodeArgs`).
 CMD_SHOW_GENERATED_CODE = "kernelLens.showGeneratedCode"
+#: Client-side command (a failed profile's lens): the whole error and its actions
+#: (:class:`ShowErrorArgs`).
+CMD_SHOW_ERROR = "kernelLens.showError"
+#: Client-side command (an error's *Go to Line*): reveal a line of a file (:class:`RevealLineArgs`).
+CMD_REVEAL_LINE = "kernelLens.revealLine"
 
 #: Server -> client notification: :class:`StatusParams`.
 NOTIFY_STATUS = "kernelLens/status"
@@ -267,6 +281,9 @@ class ProfileArgs:
     """*Profile with backward*: each call followed by the backward of the function's output."""
     memory: bool = False
     """*Profile memory*: each line's allocations, the peak and what is alive at it."""
+    budget_scale: float | None = None
+    """*Re-profile longer*: this run's timing budget is ``kernelLens.timing.budgetMs`` × this
+    (at most 20)."""
 
 
 @dataclass
@@ -326,6 +343,20 @@ class AssemblyParams:
     """Argument types picked by the user (``{"x_ptr": "*fp16", "BLOCK_SIZE": "256"}``), over
     those of the launch or of the text."""
 
+
+#: The argument types a user may pick in Show Assembly's *Argument Types…* (Triton's names).
+ASM_POINTER_TYPES: tuple[str, ...] = (
+    "*fp32",
+    "*fp16",
+    "*bf16",
+    "*fp8e4nv",
+    "*fp8e5",
+    "*i8",
+    "*i32",
+    "*i64",
+    "*u8",
+)
+ASM_SCALAR_TYPES: tuple[str, ...] = ("i32", "i64", "fp32", "i1")
 
 #: Where a compiled kernel's argument types came from: a real launch of it, the launch's text
 #: (the launcher could not run here), or the user's picks over one of those.
@@ -389,6 +420,37 @@ class ShowAssemblyArgs(TypedDict):
 
     uri: str
     kernel: str
+
+
+class ErrorAction(TypedDict):
+    """One action that can fix an error: a VS Code command and its arguments."""
+
+    label: str
+    command: str
+    arguments: list[Any]
+
+
+class ShownError(TypedDict):
+    """The error a lens shows in full."""
+
+    kind: str
+    message: str
+    line: NotRequired[int | None]
+
+
+class ShowErrorArgs(TypedDict):
+    """Argument of ``kernelLens.showError`` from a failed profile's lens."""
+
+    function: str
+    error: ShownError
+    actions: list[ErrorAction]
+
+
+class RevealLineArgs(TypedDict):
+    """Argument of ``kernelLens.revealLine``: a 1-based line of a document."""
+
+    uri: str
+    line: int
 
 
 class ShowGeneratedCodeArgs(TypedDict):
@@ -904,4 +966,6 @@ CLIENT_COMMANDS: dict[str, Any] = {
     CMD_SHOW_GENERATED_CODE: ShowGeneratedCodeArgs,
     CMD_SHOW_REPORT: ShowReportArgs,
     CMD_SHOW_INLINE: ShowInlineExtensionArgs,
+    CMD_SHOW_ERROR: ShowErrorArgs,
+    CMD_REVEAL_LINE: RevealLineArgs,
 }

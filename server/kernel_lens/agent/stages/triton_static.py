@@ -30,6 +30,8 @@ import types
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernel_lens.wire.lsp import ASM_POINTER_TYPES, ASM_SCALAR_TYPES
+
 __all__ = [
     "POINTER_TYPES",
     "SCALAR_TYPES",
@@ -75,8 +77,8 @@ _TORCH_DTYPES = {
     "float8_e5m2": "fp8e5",
 }
 #: The types a user may pick for a parameter (the view's *Argument Types…*).
-POINTER_TYPES = ("*fp32", "*fp16", "*bf16", "*fp8e4nv", "*fp8e5", "*i8", "*i32", "*i64", "*u8")
-SCALAR_TYPES = ("i32", "i64", "fp32", "i1")
+POINTER_TYPES = ASM_POINTER_TYPES
+SCALAR_TYPES = ASM_SCALAR_TYPES
 
 
 @dataclass

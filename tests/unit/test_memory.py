@@ -269,3 +269,14 @@ def test_a_lines_allocation_change_is_in_its_delta_only_when_both_runs_had_memor
     plain = {k: v for k, v in before.items() if k != "memory"}
     (delta,) = compare_results(plain, after)["lines"]
     assert delta["text"] is None and "alloc_before_bytes" not in delta
+
+
+def test_an_out_of_memory_is_in_the_failed_functions_hover() -> None:
+    from kernel_lens.analysis.error_actions import error_markdown
+
+    snapshot = pickle.loads((DATA / "memory_oom.pickle").read_bytes())
+    oom = oom_from_snapshot(snapshot, path="/work/main/benchmarks/record_memory.py", device=0)
+    error = {"kind": "runtime", "message": "fill raised OutOfMemoryError", "memory": oom}
+    text = error_markdown(error, function="fill", path=None, links=[])
+    assert "  138 GiB from line 62" in text
+    assert "out of memory on GPU 0 allocating 1 GiB" in text

@@ -36,7 +36,12 @@ import { chooseInterpreter } from "./install";
 export function registerCommands(ctx: Ctx): void {
   ctx.pushExtCleanup(
     vscode.commands.registerCommand(Commands.profileAtCursor, () => profileAtCursor(ctx)),
-    vscode.commands.registerCommand(Commands.profileWithBackward, () => profileAtCursor(ctx, true)),
+    vscode.commands.registerCommand(Commands.profileWithBackward, () =>
+      profileAtCursor(ctx, { backward: true }),
+    ),
+    vscode.commands.registerCommand(Commands.profileMemory, () =>
+      profileAtCursor(ctx, { memory: true }),
+    ),
     vscode.commands.registerCommand(Commands.profileFile, () => profileFile(ctx)),
     vscode.commands.registerCommand(Commands.profileScript, () => profileScript(ctx)),
     vscode.commands.registerCommand(Commands.profileScriptWindow, () => profileScriptWindow(ctx)),
@@ -184,16 +189,22 @@ function pythonEditor(): vscode.TextEditor | undefined {
 }
 
 /** The function at the cursor; with `backward`, each call is followed by the backward of its
- * output (*Profile with Backward*: a layer's lines then show their forward and backward cost). */
-async function profileAtCursor(ctx: Ctx, backward = false): Promise<void> {
+ * output (*Profile with Backward*: a layer's lines then show their forward and backward cost);
+ * with `memory`, each line shows what it allocated and the summary the peak (*Profile Memory*). */
+async function profileAtCursor(
+  ctx: Ctx,
+  options: { backward?: boolean; memory?: boolean } = {},
+): Promise<void> {
   const editor = pythonEditor();
   if (editor !== undefined) {
     const position = editor.selection.active;
     await execute(ctx, editor.document.uri, (uri) => ({
       command: ServerCommands.profile,
-      args: backward
-        ? { ...cursorParams(uri, position), backward: true }
-        : cursorParams(uri, position),
+      args: {
+        ...cursorParams(uri, position),
+        ...(options.backward === true ? { backward: true } : {}),
+        ...(options.memory === true ? { memory: true } : {}),
+      },
     }));
   }
 }

@@ -10,6 +10,8 @@ export const Commands = {
   profileAtCursor: "kernelLens.profileAtCursor",
   /** The function at the cursor, each call followed by the backward of its output. */
   profileWithBackward: "kernelLens.profileWithBackward",
+  /** The function at the cursor with memory: each line's allocations, the peak, what is alive. */
+  profileMemory: "kernelLens.profileMemory",
   profileFile: "kernelLens.profileFile",
   /** The whole file, run once as `__main__` (also the server's `Profile Script` lens). */
   profileScript: "kernelLens.profileScript",

@@ -19,7 +19,8 @@ export type SettingKey =
   | "timing.warmupMs"
   | "timing.budgetMs"
   | "timing.reps"
-  | "lenses.showAll";
+  | "lenses.showAll"
+  | "profileMemory";
 
 /**
  * Keys read once at server start (interpreter, `initializationOptions.agentCommand`): a change
@@ -40,6 +41,8 @@ export interface Settings {
   timing: Readonly<TimingOptions>;
   /** Which lenses are shown (the server pulls this; see `analysis/lens_targets.py`). */
   lenses: Readonly<{ showAll: boolean }>;
+  /** Record memory on every Profile, as Profile Memory does (the server pulls this). */
+  profileMemory: boolean;
 }
 
 export const DEFAULTS: Readonly<Settings> = {
@@ -49,6 +52,7 @@ export const DEFAULTS: Readonly<Settings> = {
   compileTimeoutSeconds: 600,
   timing: { warmupMs: 25, budgetMs: 500, reps: 0 },
   lenses: { showAll: false },
+  profileMemory: false,
 };
 
 /** The part of `vscode.WorkspaceConfiguration` that {@link readSettings} needs. */
@@ -112,6 +116,12 @@ export function readSettings(config: ConfigGetter): ReadResult {
     showAll = DEFAULTS.lenses.showAll;
   }
 
+  let profileMemory = config.get("profileMemory") ?? DEFAULTS.profileMemory;
+  if (typeof profileMemory !== "boolean") {
+    invalid("profileMemory", profileMemory, "true or false");
+    profileMemory = DEFAULTS.profileMemory;
+  }
+
   return {
     settings: {
       python: (python as string).trim(),
@@ -129,6 +139,7 @@ export function readSettings(config: ConfigGetter): ReadResult {
         reps: number("timing.reps", DEFAULTS.timing.reps, 0, true),
       },
       lenses: { showAll: showAll as boolean },
+      profileMemory: profileMemory as boolean,
     },
     problems,
   };

@@ -80,6 +80,11 @@ export interface ErrorObject {
   traceback?: string | null;
   /** For an `inputs` error: a `# kernel-lens: inputs = …` line to put above the def. */
   suggested_directive?: string;
+  /**
+   * For an out-of-memory with memory profiling on: what was alive at the failure by line
+   * and the allocation that failed (`OomMemory` of the results).
+   */
+  memory?: Record<string, unknown>;
 }
 export const checkErrorObject: Check<ErrorObject> = shape<ErrorObject>({
   kind: checkErrorKind,
@@ -87,6 +92,7 @@ export const checkErrorObject: Check<ErrorObject> = shape<ErrorObject>({
   line: optional(nullable(int)),
   traceback: optional(nullable(string)),
   suggested_directive: optional(string),
+  memory: optional(record),
 });
 
 /** Source line -> the lines of the assembly generated from it (both 1-based). */
@@ -168,6 +174,125 @@ export const checkBackwardPassInfo: Check<BackwardPassInfo> = shape<BackwardPass
   lines: listOf(int),
 });
 
+/**
+ * What one line allocated and freed on one device, bytes per call of the function
+ * (`profile_memory`); the backward's allocations are on the forward line that caused them.
+ */
+export interface LineMemory {
+  /** `cpu` or `cuda:N`. */
+  device: string;
+  allocated_bytes: number;
+  freed_bytes: number;
+  /**
+   * The device's total allocated when the line's last forward allocation or free was made
+   * (CPU: of the blocks the profiled calls allocated; the CPU allocator keeps no total).
+   */
+  live_bytes: number | null;
+  /** The part of `allocated_bytes` made by the backward of the line's ops. */
+  backward_allocated_bytes?: number;
+}
+export const checkLineMemory: Check<LineMemory> = shape<LineMemory>({
+  device: string,
+  allocated_bytes: int,
+  freed_bytes: int,
+  live_bytes: nullable(int),
+  backward_allocated_bytes: optional(int),
+});
+
+/** Bytes alive at a moment (the peak, an out-of-memory), allocated by one line. */
+export interface LiveGroup {
+  line: number;
+  source: string;
+  bytes: number;
+  /**
+   * `backward`: allocated by the backward of the line's ops; `saved for backward`:
+   * allocated by its forward and alive while the backward ran.
+   */
+  kind?: "backward" | "saved for backward";
+  /** A workspace file other than the function's (an out-of-memory's frames). */
+  file?: string;
+}
+export const checkLiveGroup: Check<LiveGroup> = shape<LiveGroup>({
+  line: int,
+  source: string,
+  bytes: int,
+  kind: optional(oneOf("backward", "saved for backward")),
+  file: optional(string),
+});
+
+/**
+ * One device's memory over the profiled calls: the peak, the line it was reached on and
+ * what was alive then, by line; the live total over time (the Report's memory lane).
+ */
+export interface MemoryDevice {
+  device: string;
+  /** `CPU`, `GPU 0`. */
+  label: string;
+  peak_bytes: number;
+  /** The line whose work reached the peak (a backward's forward line). */
+  peak_line: number | null;
+  peak_in_backward: boolean;
+  /** The line that was running at the peak (`loss.backward()` for a backward's). */
+  peak_host_line: number | null;
+  /** Largest first (at most 20). */
+  live_at_peak: LiveGroup[];
+  /** Alive at the peak, allocated in the profiled calls off the function's lines. */
+  outside_bytes: number;
+  /** Alive at the peak, allocated before the profiled calls (parameters, inputs, state). */
+  before_bytes: number;
+  /** `[t_us, live_bytes]` from the first memory event (at most 2000 points). */
+  timeline: number[][];
+  /**
+   * The first memory event's time on the Report timeline's clock (µs from the trace's first
+   * complete event): the memory lane drawn under the timeline's zoom.
+   */
+  timeline_offset_us?: number;
+  allocated_outside_bytes?: number;
+}
+export const checkMemoryDevice: Check<MemoryDevice> = shape<MemoryDevice>({
+  device: string,
+  label: string,
+  peak_bytes: int,
+  peak_line: nullable(int),
+  peak_in_backward: boolean,
+  peak_host_line: nullable(int),
+  live_at_peak: listOf(checkLiveGroup),
+  outside_bytes: int,
+  before_bytes: int,
+  timeline: listOf(listOf(number)),
+  timeline_offset_us: optional(number),
+  allocated_outside_bytes: optional(int),
+});
+
+/** The result's `memory` (a profile with *Profile memory* / `--memory`). */
+export interface ProfileMemory {
+  devices: MemoryDevice[];
+  /** `profile_memory` (the profiler's allocation events). */
+  source: string;
+}
+export const checkProfileMemory: Check<ProfileMemory> = shape<ProfileMemory>({
+  devices: listOf(checkMemoryDevice),
+  source: string,
+});
+
+/**
+ * What was alive at an out-of-memory, by line, read from the allocator's snapshot taken
+ * by its out-of-memory observer (never by re-running).
+ */
+export interface OomMemory {
+  device: string;
+  label: string;
+  /** The size of the allocation that failed. */
+  failed_bytes: number | null;
+  failed_line?: number;
+  live_bytes: number;
+  live_by_line: LiveGroup[];
+  /** Alive with no frame of the user's files (allocated before recording, or by C++). */
+  no_frame_bytes: number;
+  device_free_bytes?: number;
+  source: string;
+}
+
 /** One source line of a profiled function. */
 export interface ProfileLine {
   /** 1-based line of the document. */
@@ -181,6 +306,8 @@ export interface ProfileLine {
   device_us?: number;
   backward?: ProfileBackward;
   backward_pass?: BackwardPassInfo;
+  /** Per device (a profile with memory). */
+  memory?: LineMemory[];
 }
 export const checkProfileLine: Check<ProfileLine> = shape<ProfileLine>({
   line: int,
@@ -191,6 +318,7 @@ export const checkProfileLine: Check<ProfileLine> = shape<ProfileLine>({
   device_us: optional(number),
   backward: optional(checkProfileBackward),
   backward_pass: optional(checkBackwardPassInfo),
+  memory: optional(listOf(checkLineMemory)),
 });
 
 /** A kernel of a remainder, by its device time per call (µs). */
@@ -290,6 +418,7 @@ export interface Profile {
    * (the script's own are `lines`).
    */
   files?: Record<string, ProfileLine[]>;
+  memory?: ProfileMemory;
 }
 export const checkProfile: Check<Profile> = shape<Profile>({
   function: string,
@@ -301,6 +430,7 @@ export const checkProfile: Check<Profile> = shape<Profile>({
   trace_path: optional(nullable(string)),
   accounting: optional(checkAccounting),
   files: optional(recordOf(listOf(checkProfileLine))),
+  memory: optional(checkProfileMemory),
 });
 
 /** One input of the profiled call, described (never the value itself). */
@@ -805,6 +935,8 @@ export interface ProfileArgs {
   script?: boolean;
   /** *Profile with backward*: each call followed by the backward of the function's output. */
   backward?: boolean;
+  /** *Profile memory*: each line's allocations, the peak and what is alive at it. */
+  memory?: boolean;
   /**
    * *Re-profile longer*: this run's timing budget is `kernelLens.timing.budgetMs` × this
    * (at most 20).
@@ -1594,6 +1726,8 @@ export interface HistoryRun {
   text?: string[];
   /** Against the run before it (in the history's list; null for the first). */
   verdict?: CompareVerdict | null;
+  /** A run profiled with memory: each device's (`cuda:0`, `cpu`) peak in bytes. */
+  peak_bytes?: Record<string, number>;
 }
 export const checkHistoryRun: Check<HistoryRun> = shape<HistoryRun>({
   id: string,
@@ -1610,6 +1744,7 @@ export const checkHistoryRun: Check<HistoryRun> = shape<HistoryRun>({
   kernel_count: number,
   text: optional(listOf(string)),
   verdict: optional(nullable(checkCompareVerdict)),
+  peak_bytes: optional(recordOf(int)),
 });
 
 /** Result of `kernelLens/history`: the runs, oldest first, and the pinned baseline's id. */
@@ -1657,6 +1792,9 @@ export interface LineDelta {
   /** What `kernels_before`/`kernels_after` count: launches (CUDA) or ATen ops (CPU). */
   unit?: "kernels" | "ops";
   text: string | null;
+  /** Bytes the line allocated per call, where both runs were profiled with memory. */
+  alloc_before_bytes?: number;
+  alloc_after_bytes?: number;
 }
 export const checkLineDelta: Check<LineDelta> = shape<LineDelta>({
   status: oneOf("same", "changed", "added", "removed"),
@@ -1669,6 +1807,8 @@ export const checkLineDelta: Check<LineDelta> = shape<LineDelta>({
   time_after_us: number,
   unit: optional(oneOf("kernels", "ops")),
   text: nullable(string),
+  alloc_before_bytes: optional(int),
+  alloc_after_bytes: optional(int),
 });
 
 /** One kernel in two runs: launches and device time (µs) per call. */
@@ -1691,6 +1831,25 @@ export const checkKernelDelta: Check<KernelDelta> = shape<KernelDelta>({
   device_us_after: number,
 });
 
+/**
+ * A device's peak in two runs profiled with memory (exact bytes: memory is deterministic on
+ * a given input); `text`: `peak −38% (1.9 → 1.2 GiB)`.
+ */
+export interface MemoryDelta {
+  device: string;
+  before_bytes: number;
+  after_bytes: number;
+  change_pct: number;
+  text: string;
+}
+export const checkMemoryDelta: Check<MemoryDelta> = shape<MemoryDelta>({
+  device: string,
+  before_bytes: int,
+  after_bytes: int,
+  change_pct: number,
+  text: string,
+});
+
 /** Result of `kernelLens/compare`: the verdict, line and kernel deltas of two runs. */
 export interface CompareResult {
   function: string;
@@ -1703,6 +1862,8 @@ export interface CompareResult {
   kernels: KernelDelta[];
   /** Kernel launches (ops on the CPU) per call: [before, after]. */
   kernel_count: number[];
+  /** The devices whose peak changed (both runs profiled with memory). */
+  memory?: MemoryDelta[];
 }
 export const checkCompareResult: Check<CompareResult> = shape<CompareResult>({
   function: string,
@@ -1714,6 +1875,7 @@ export const checkCompareResult: Check<CompareResult> = shape<CompareResult>({
   lines: listOf(checkLineDelta),
   kernels: listOf(checkKernelDelta),
   kernel_count: listOf(number),
+  memory: optional(listOf(checkMemoryDelta)),
 });
 
 /**

@@ -179,10 +179,34 @@ def make_entry(
         "timing": keep,
         "lines": result.get("lines") or [],
         "kernels": result.get("kernels") or [],
+        **_memory_kept(result),
         # A result restored from the history (a reopen, a restart) shows its trace while the
         # file is still in the cache, and the same share of time on lines as when it ran.
         **{k: result[k] for k in ("trace_path", "accounting") if result.get(k) is not None},
     }
+
+
+def _memory_kept(result: dict[str, Any]) -> dict[str, Any]:
+    """A profile with memory: each device's peak and its line (the lines keep their own
+    allocations); the live-at-peak lists and the timeline are not kept."""
+    memory = result.get("memory")
+    if not isinstance(memory, dict):
+        return {}
+    devices = [
+        {
+            k: dev.get(k)
+            for k in (
+                "device",
+                "label",
+                "peak_bytes",
+                "peak_line",
+                "peak_in_backward",
+                "peak_host_line",
+            )
+        }  # fmt: skip
+        for dev in memory.get("devices") or []
+    ]
+    return {"memory": {"devices": devices, "source": memory.get("source")}}
 
 
 def entry_summary(entry: dict[str, Any]) -> dict[str, Any]:
@@ -206,6 +230,11 @@ def entry_summary(entry: dict[str, Any]) -> dict[str, Any]:
             for op in line.get("ops") or []
             for k in op.get("kernels") or []
             if k.get("kind", "kernel") == "kernel"
+        ),
+        **(
+            {"peak_bytes": {str(d.get("device")): d.get("peak_bytes") for d in memory["devices"]}}
+            if isinstance(memory := entry.get("memory"), dict) and memory.get("devices")
+            else {}
         ),
     }
 

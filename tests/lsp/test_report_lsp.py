@@ -58,7 +58,11 @@ async def test_report_after_a_profile_has_timeline_lanes(client: LanguageClient)
     more = row[3].arguments[0]  # type: ignore[index]
     assert row[3].command == "kernelLens.moreActions" and more["function"] == "square_three_ways"
     labels = [item["label"] for item in more["items"]]
-    assert labels == ["$(symbol-namespace) Generated Code", "$(pulse) Nsight Compute"]
+    assert labels == [
+        "$(symbol-namespace) Generated Code",
+        "$(pulse) Nsight Compute",
+        "$(database) Profile Memory",
+    ]
     ncu = more["items"][1]
     if HAS_CUDA:
         assert ncu["command"] == "kernelLens.runNcu"

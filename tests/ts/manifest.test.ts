@@ -39,6 +39,7 @@ const EXPECTED_DEFAULTS: Record<SettingKey, unknown> = {
   "timing.budgetMs": DEFAULTS.timing.budgetMs,
   "timing.reps": DEFAULTS.timing.reps,
   "lenses.showAll": DEFAULTS.lenses.showAll,
+  profileMemory: DEFAULTS.profileMemory,
 };
 
 describe("package.json", () => {

@@ -35,6 +35,7 @@ describe("readSettings", () => {
         "timing.budgetMs": 1000,
         "timing.reps": 50,
         "lenses.showAll": true,
+        profileMemory: true,
       }),
     );
     assert.deepEqual(result, {
@@ -45,6 +46,7 @@ describe("readSettings", () => {
         compileTimeoutSeconds: 900,
         timing: { warmupMs: 0, budgetMs: 1000, reps: 50 },
         lenses: { showAll: true },
+        profileMemory: true,
       },
       problems: [],
     });
@@ -71,6 +73,14 @@ describe("readSettings", () => {
       "kernelLens.timing.warmupMs: expected a number >= 0, got -1",
       "kernelLens.timing.budgetMs: expected a number >= 1, got null",
       "kernelLens.timing.reps: expected an integer >= 0, got 2.5",
+    ]);
+  });
+
+  it("takes profileMemory only as true or false", () => {
+    const result = readSettings(config({ profileMemory: "yes" }));
+    assert.equal(result.settings.profileMemory, false);
+    assert.deepEqual(result.problems, [
+      'kernelLens.profileMemory: expected true or false, got "yes"',
     ]);
   });
 

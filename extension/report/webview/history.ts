@@ -8,6 +8,7 @@
 import type { CompareResult, HistoryResult, HistoryRun } from "../../generated/wire";
 import { chartModel, formatRunMs, runLabel, type ChartModel } from "../historyModel";
 import { button, el, table } from "./dom";
+import { peakSuffix } from "./memoryModel";
 
 const SVG = "http://www.w3.org/2000/svg";
 
@@ -149,7 +150,8 @@ export function historyView(
     return [
       el("span", { text: run.id + (pinned ? " 📌" : ""), title: runLabel(run) }),
       when(run),
-      `${formatRunMs(run.timing.median_ms)} ±${(run.timing.spread_pct ?? 0).toFixed(1)}%`,
+      `${formatRunMs(run.timing.median_ms)} ±${(run.timing.spread_pct ?? 0).toFixed(1)}%` +
+        peakSuffix(run),
       verdictCell(run),
       run.device_kind === "cuda" ? String(run.kernel_count) : "–",
       el("span", {
@@ -224,6 +226,10 @@ export function comparisonView(c: CompareResult): HTMLElement {
         className: `verdict ${!c.verdict.significant ? "same" : c.verdict.change_pct < 0 ? "faster" : "slower"}`,
         text: `${formatRunMs(c.verdict.before_ms)} → ${formatRunMs(c.verdict.after_ms)} · ${c.verdict.text}`,
       }),
+      // A peak that changed (both runs profiled with memory): exact figures, no test.
+      ...(c.memory ?? []).map((m) =>
+        el("span", { className: "memory-delta", text: ` · ${m.text}` }),
+      ),
     ]),
     table(
       ["before line", "after line", "source", unit, unit === "ops" ? "CPU" : "device", "change"],

@@ -9,6 +9,7 @@ import type {
   CompareResult,
   HistoryResult,
   NcuFileResult,
+  MemoryDevice,
   ReportResult,
   TraceFileResult,
 } from "../../generated/wire";
@@ -213,7 +214,7 @@ function tabContent(): HTMLElement {
               button("Profile again", profile, { primary: true, action: "profile" }),
             ]);
       }
-      return timelineContent(report.timeline, links);
+      return timelineContent(report.timeline, links, report.profile?.memory?.devices ?? []);
     case "ncu": {
       const unavailable = ncuUnavailable(report);
       const actions = {
@@ -251,22 +252,18 @@ function tabContent(): HTMLElement {
 function timelineContent(
   timeline: NonNullable<ReportResult["timeline"]>,
   links: boolean,
+  memory: readonly MemoryDevice[] = [],
 ): HTMLElement {
   if (timeline.lanes.length === 0) {
     return el("p", { className: "muted", text: "The trace has no complete events to show." });
   }
   const requestDetail = (id: number, start: number, end: number): void =>
     post({ type: "timelineWindow", id, start, end });
-  const view = new TimelineView(
-    timeline,
-    timeline.path === undefined
-      ? links
-        ? { onRevealLine: revealLine }
-        : {}
-      : links
-        ? { onRevealLine: revealLine, requestDetail }
-        : { requestDetail },
-  );
+  const view = new TimelineView(timeline, {
+    ...(links ? { onRevealLine: revealLine } : {}),
+    ...(timeline.path === undefined ? {} : { requestDetail }),
+    ...(memory.length === 0 ? {} : { memory }),
+  });
   live = view;
   timelineView = view;
   return view.element;

@@ -16,6 +16,7 @@ import {
   opCalls,
   significant,
 } from "./format";
+import { memoryView } from "./memory";
 
 export interface SummaryActions {
   onRevealLine: (line: number) => void;
@@ -268,6 +269,7 @@ export function summaryView(
   return el("section", { className: "summary" }, [
     stats,
     inputsView(inputs),
+    memoryView(profile, actions.onRevealLine),
     el("div", { className: "toolbar" }, [
       el("h2", { text: "Per line" }),
       el("span", { className: "spacer" }),

@@ -5,9 +5,10 @@
  * a source line revealing that line in the editor. Only the visible events are drawn
  * (`timelineModel.ts` does the maths); colours are read from the theme at every draw.
  */
-import type { Timeline, TimelineEvent } from "../../generated/wire";
+import type { MemoryDevice, Timeline, TimelineEvent } from "../../generated/wire";
 import { cssVar, el } from "./dom";
-import { formatUs } from "./format";
+import { formatBytes, formatUs } from "./format";
+import { laneCorners } from "./memoryModel";
 import {
   DEFAULT_METRICS,
   LEGEND,
@@ -56,7 +57,12 @@ export interface TimelineOptions {
    * {@link TimelineView.receiveDetail} with the same `id`. Absent: the overview only.
    */
   requestDetail?: (id: number, start: number, end: number) => void;
+  /** A profile with memory: one lane per device of its live bytes, under the same zoom. */
+  memory?: readonly MemoryDevice[];
 }
+
+/** Height of one device's memory lane, in CSS pixels. */
+const MEMORY_LANE_HEIGHT = 36;
 
 /** Quiet time after a zoom or pan before asking for detail, in milliseconds. */
 const DETAIL_DELAY_MS = 150;
@@ -67,6 +73,7 @@ let detailRequests = 0;
 export class TimelineView {
   readonly element: HTMLElement;
   private readonly axis: HTMLCanvasElement;
+  private readonly memoryCanvas: HTMLCanvasElement | undefined;
   private readonly body: HTMLCanvasElement;
   private readonly scroller: HTMLElement;
   private readonly tooltip: HTMLElement;
@@ -103,6 +110,13 @@ export class TimelineView {
     this.view = savedViews.get(this.key) ?? this.bounds;
 
     this.axis = el("canvas", { className: "timeline-axis" });
+    this.memoryCanvas =
+      (options.memory ?? []).length === 0
+        ? undefined
+        : el("canvas", {
+            className: "timeline-memory",
+            attrs: { role: "img", "aria-label": "Memory: live bytes per device over time" },
+          });
     this.body = el("canvas", {
       className: "timeline-body",
       attrs: {
@@ -142,7 +156,12 @@ export class TimelineView {
         facts,
         reset,
       ]),
-      el("div", { className: "timeline-frame" }, [this.axis, this.scroller, this.tooltip]),
+      el("div", { className: "timeline-frame" }, [
+        this.axis,
+        this.memoryCanvas ?? null,
+        this.scroller,
+        this.tooltip,
+      ]),
       el("p", {
         className: "hint muted",
         text:
@@ -460,6 +479,8 @@ export class TimelineView {
       axis.stroke();
     }
 
+    this.drawMemory(width, colors, grid);
+
     const c = this.prepare(this.body, width, Math.max(this.height, 1));
     if (c === null) {
       return;
@@ -500,6 +521,64 @@ export class TimelineView {
         this.drawBox(c, box.event, box.x, row.y, box.w, rowHeight, box.hidden, colors);
       }
     }
+  }
+
+  /** The memory lanes: each device's live bytes as a step line under the current zoom. */
+  private drawMemory(
+    width: number,
+    colors: { fg: string; muted: string; grid: string; header: string },
+    grid: readonly { x: number }[],
+  ): void {
+    const devices = this.options.memory ?? [];
+    if (this.memoryCanvas === undefined || devices.length === 0) {
+      return;
+    }
+    const height = MEMORY_LANE_HEIGHT * devices.length;
+    const m = this.prepare(this.memoryCanvas, width, height);
+    if (m === null) {
+      return;
+    }
+    m.font = `11px ${cssVar("--vscode-font-family", "sans-serif")}`;
+    m.textBaseline = "top";
+    devices.forEach((dev, i) => {
+      const y0 = i * MEMORY_LANE_HEIGHT;
+      const inner = MEMORY_LANE_HEIGHT - 4;
+      m.fillStyle = colors.header;
+      m.fillRect(0, y0, width, MEMORY_LANE_HEIGHT);
+      m.strokeStyle = colors.grid;
+      for (const tick of grid) {
+        m.beginPath();
+        m.moveTo(Math.round(tick.x) + 0.5, y0);
+        m.lineTo(Math.round(tick.x) + 0.5, y0 + MEMORY_LANE_HEIGHT);
+        m.stroke();
+      }
+      const corners = laneCorners(
+        dev.timeline,
+        dev.timeline_offset_us ?? 0,
+        this.view,
+        width,
+        inner,
+        dev.peak_bytes,
+      );
+      m.strokeStyle = cssVar("--vscode-charts-purple", "#b180d7");
+      m.lineWidth = 1.5;
+      m.beginPath();
+      corners.forEach(([x, y], k) => {
+        if (k === 0) {
+          m.moveTo(x, y0 + 2 + y);
+        } else {
+          m.lineTo(x, y0 + 2 + y);
+        }
+      });
+      m.stroke();
+      m.lineWidth = 1;
+      // The lane's name on a plate of its own, so the line never runs through it.
+      const label = `Memory · ${dev.label} · peak ${formatBytes(dev.peak_bytes)}`;
+      m.fillStyle = cssVar("--vscode-editor-background", "#1e1e1e");
+      m.fillRect(2, y0 + 2, m.measureText(label).width + 8, 14);
+      m.fillStyle = colors.fg;
+      m.fillText(label, 6, y0 + 3);
+    });
   }
 
   private drawBox(

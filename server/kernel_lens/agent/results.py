@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from kernel_lens.analysis.line_attribution import all_ops, split_line_key
+from kernel_lens.analysis.memory import attribute_memory
 
 __all__ = ["device_of_run", "kernel_totals", "line_results", "profile_result"]
 
@@ -98,21 +99,35 @@ def line_results(
     )
     lines = found.lines
     items: Iterable[tuple[int, Any]] = sorted(lines.items()) if in_line_order else lines.items()
+    # A pass with profile_memory: what each line allocated, and the peak.
+    per_line, memory = attribute_memory(
+        trace,
+        runs=runs,
+        source_of=source_of,
+        first_line=within[0] if within is not None else None,
+        last_line=within[1] if within is not None else None,
+    )
     rows: list[dict[str, Any]] = []
     others: dict[str, list[dict[str, Any]]] = {}
     for key, stat in items:
         index, no = split_line_key(key)
-        if not (stat.ops or stat.backward or stat.backward_pass or not only_with_ops):
+        mem = per_line.get(key)
+        if only_with_ops and not (stat.ops or stat.backward or stat.backward_pass or mem):
             continue
         if index == 0:
             if within is None or within[0] <= no <= within[1]:
-                rows.append(stat.to_json(source_of(no)))
+                row = stat.to_json(source_of(no))
+                if mem:
+                    row["memory"] = mem
+                rows.append(row)
             continue
         if files is None or index >= len(files):
             continue
         path = files[index]
         row = stat.to_json(sources(path, no) if sources is not None else "")
         row["line"] = no
+        if mem:
+            row["memory"] = mem
         _local_lines(row)
         others.setdefault(path, []).append(row)
     for row in rows:
@@ -123,6 +138,8 @@ def line_results(
     out["kernels"] = kernel_totals(rows, [r for file_rows in others.values() for r in file_rows])
     out["unattributed"] = [k.to_json() for k in found.unattributed]
     out["accounting"] = found.accounting.to_json()
+    if memory is not None:
+        out["memory"] = memory
     return out
 
 

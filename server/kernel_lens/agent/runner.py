@@ -205,8 +205,15 @@ def _first_call(
     import torch
 
     report("target", f"first call of {target.info.qualname}")
-    call_user(target.call, target.path, target.info.qualname)
+    watch_only = False
+    if request.memory:
+        watch_only = _first_call_watched(target)
+    else:
+        call_user(target.call, target.path, target.info.qualname)
     device, device_name = device_of_run()
+    if watch_only:
+        # CUDA was started by the out-of-memory watch alone: the function itself is CPU work.
+        device, device_name = "cpu", "CPU"
     interpreted = interpreter and device == "cpu" and _uses_interpreted_kernels(target.module)
     if interpreted:
         device_name = INTERPRETER_DEVICE
@@ -216,6 +223,48 @@ def _first_call(
     if device == "cuda":
         torch.cuda.synchronize()
     return target, style, interpreted, device, device_name
+
+
+def _first_call_watched(target: Target) -> bool:
+    """The first call under the out-of-memory watch (*Profile memory*, CUDA): an
+    out-of-memory error carries what was alive at the failure, by line, and the allocation
+    that failed, from the allocator's snapshot taken then.
+
+    Returns whether CUDA was started by the watch alone (a CPU function on a GPU machine: the
+    recording starts CUDA, the function allocated nothing there)."""
+    import torch
+
+    from kernel_lens.agent.memory import OomWatch
+
+    started = torch.cuda.is_available() and torch.cuda.is_initialized()
+    watch = OomWatch()
+    try:
+        with watch:
+            call_user(target.call, target.path, target.info.qualname)
+        return (
+            not started
+            and torch.cuda.is_available()
+            and torch.cuda.is_initialized()
+            and torch.cuda.max_memory_allocated() == 0
+        )
+    except ProfileError as err:
+        if watch.snapshot is not None:
+            from kernel_lens.analysis.memory import oom_from_snapshot
+
+            observed = watch.observed or {}
+            err.memory = dict(
+                oom_from_snapshot(
+                    watch.snapshot,
+                    path=target.path,
+                    first_line=target.info.first_line,
+                    last_line=target.info.last_line,
+                    workspace=os.path.dirname(os.path.abspath(target.path)),
+                    source_of=target.source_line,
+                    device=observed.get("device"),
+                    failed_bytes=observed.get("alloc"),
+                )
+            )
+        raise
 
 
 @contextlib.contextmanager
@@ -283,6 +332,7 @@ def _profiled_pass(
             runs=request.profile_runs,
             trace_dir=trace_dir,
             label=label,
+            memory=request.memory,
         ),
         target.path,
         target.info.qualname,
@@ -377,6 +427,7 @@ def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> 
             steps=request.steps,
             after_s=request.after_s,
             cwd=request.cwd,
+            memory=request.memory,
         )
     except ProfileError as err:
         raise as_needs_gpu(err) from None

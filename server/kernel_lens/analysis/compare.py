@@ -38,6 +38,7 @@ __all__ = [
     "KernelDelta",
     "LineDelta",
     "Verdict",
+    "compare_memory",
     "compare_results",
     "compare_samples",
     "compare_timing",
@@ -292,6 +293,8 @@ class LineDelta:
             on the CPU (``unit`` says which).
         time_before_us / time_after_us: device time on CUDA, CPU time otherwise, µs per call.
         unit: ``kernels`` or ``ops``.
+        alloc_before / alloc_after: bytes allocated per call (every device), where both runs
+            were profiled with memory; else ``None``.
     """
 
     status: str
@@ -303,6 +306,8 @@ class LineDelta:
     time_before_us: float
     time_after_us: float
     unit: str = "kernels"
+    alloc_before: int | None = None
+    alloc_after: int | None = None
 
     def text(self, *, time_label: str = "device") -> str | None:
         """``2 → 1 kernels: fused · device −48%`` (``1 → 3 ops`` on the CPU, where a line's
@@ -326,6 +331,12 @@ class LineDelta:
             change = (ta / tb - 1) * 100
             if abs(change) >= LINE_NOISE_PCT:
                 parts.append(f"{time_label} {_signed_pct(change, 0)}")
+        ab, aa = self.alloc_before, self.alloc_after
+        if ab is not None and aa is not None and ab != aa:
+            # memory is deterministic on a given input: any change is real
+            from kernel_lens.analysis.memory import format_bytes
+
+            parts.append(f"alloc {format_bytes(ab, sign=True)} → {format_bytes(aa, sign=True)}")
         return " · ".join(parts) or None
 
     def to_json(self, *, time_label: str = "device") -> dict[str, Any]:
@@ -341,13 +352,34 @@ class LineDelta:
             "time_after_us": self.time_after_us,
             "unit": self.unit,
             "text": self.text(time_label=time_label),
+            **(
+                {"alloc_before_bytes": self.alloc_before, "alloc_after_bytes": self.alloc_after}
+                if self.alloc_before is not None and self.alloc_after is not None
+                else {}
+            ),
         }
 
 
+def _alloc_of(lines: Sequence[dict[str, Any]], known: bool) -> int | None:
+    """Bytes the lines allocated per call (every device), or ``None`` unless their run was
+    profiled with memory (``known``; a line of such a run that allocated nothing has no
+    ``memory`` entry)."""
+    if not known or not lines:
+        return None
+    return sum(
+        int(e.get("allocated_bytes") or 0) for line in lines for e in line.get("memory") or []
+    )
+
+
 def diff_lines(
-    before: Sequence[dict[str, Any]], after: Sequence[dict[str, Any]], *, cuda: bool
+    before: Sequence[dict[str, Any]],
+    after: Sequence[dict[str, Any]],
+    *,
+    cuda: bool,
+    memory: tuple[bool, bool] = (False, False),
 ) -> list[LineDelta]:
-    """Line-by-line deltas of two runs' ``lines`` (matched by their text, as ``diff`` does).
+    """Line-by-line deltas of two runs' ``lines`` (matched by their text, as ``diff`` does);
+    ``memory``: whether each run was profiled with memory (its lines' allocations compared).
 
     A block of edited lines is matched one to one when both sides have as many lines; otherwise
     the later block's first line carries the whole earlier block (two lines fused into one).
@@ -369,6 +401,8 @@ def diff_lines(
                 time_before_us=sum(_line_time_us(o, cuda) for o in olds),
                 time_after_us=0.0 if new is None else _line_time_us(new, cuda),
                 unit="kernels" if cuda else "ops",
+                alloc_before=_alloc_of(olds, memory[0]),
+                alloc_after=None if new is None else _alloc_of([new], memory[1]),
             )
         )
 
@@ -479,7 +513,10 @@ def compare_results(
     verdict = compare_timing(before.get("timing") or {}, after.get("timing") or {},
                              reference=reference)  # fmt: skip
     label = "device" if cuda else "CPU"
-    lines = diff_lines(before.get("lines") or [], after.get("lines") or [], cuda=cuda)
+    with_memory = (isinstance(before.get("memory"), dict), isinstance(after.get("memory"), dict))
+    lines = diff_lines(
+        before.get("lines") or [], after.get("lines") or [], cuda=cuda, memory=with_memory
+    )
     kernels = diff_kernels(before.get("kernels") or [], after.get("kernels") or [])
     count_before = sum(_kernel_count(x) for x in before.get("lines") or [])
     count_after = sum(_kernel_count(x) for x in after.get("lines") or [])
@@ -492,7 +529,51 @@ def compare_results(
         "lines": [d.to_json(time_label=label) for d in lines],
         "kernels": [k.to_json() for k in kernels],
         "kernel_count": [count_before, count_after],
+        "memory": compare_memory(before, after),
     }
+
+
+def compare_memory(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each device's peak in two runs profiled with memory, where it changed: memory is
+    deterministic on a given input, so the figures are exact and any change is real (no test).
+
+    Returns:
+        ``[{"device", "before_bytes", "after_bytes", "change_pct", "text"}]`` with ``text``
+        like ``peak −38% (1.9 → 1.2 GiB)``; empty when neither changed or one has no memory.
+    """
+    from kernel_lens.analysis.memory import device_label, format_bytes
+
+    def peaks(run: dict[str, Any]) -> dict[str, int]:
+        memory = run.get("memory")
+        if not isinstance(memory, dict):
+            return {}
+        return {
+            str(d.get("device")): int(d["peak_bytes"])
+            for d in memory.get("devices") or []
+            if isinstance(d.get("peak_bytes"), int)
+        }
+
+    was, now = peaks(before), peaks(after)
+    out = []
+    for device, after_bytes in now.items():
+        before_bytes = was.get(device)
+        if before_bytes is None or before_bytes == after_bytes:
+            continue
+        pct = 100.0 * (after_bytes - before_bytes) / before_bytes if before_bytes else 100.0
+        b, a = format_bytes(before_bytes), format_bytes(after_bytes)
+        unit = a.split(" ")[-1]
+        span = f"{b.removesuffix(' ' + unit)} → {a}" if b.endswith(" " + unit) else f"{b} → {a}"
+        label = "" if len(now) == 1 else f"{device_label(device)} "
+        out.append(
+            {
+                "device": device,
+                "before_bytes": before_bytes,
+                "after_bytes": after_bytes,
+                "change_pct": round(pct, 1),
+                "text": f"{label}peak {_signed_pct(pct, 0)} ({span})",
+            }
+        )
+    return out
 
 
 def summary_delta(result: dict[str, Any]) -> str | None:
@@ -506,6 +587,7 @@ def summary_delta(result: dict[str, Any]) -> str | None:
         text = (comparison.get("verdict") or {}).get("text")
         if text:
             parts.append(str(text))
+        parts.extend(str(m["text"]) for m in comparison.get("memory") or [] if m.get("text"))
     own = result.get("history")
     if isinstance(own, dict) and own.get("baseline") and own.get("baseline") == own.get("id"):
         parts.append("$(pinned) baseline")
@@ -536,6 +618,7 @@ def format_comparison(comparison: dict[str, Any], *, before: str, after: str) ->
         f"{after} vs {before}: {_ms(v['before_ms'])} → {_ms(v['after_ms'])} · {v['text']}"
         f" ({how}; called at p < {ALPHA:g} and ≥ {MIN_EFFECT_PCT:g}%)",
     ]
+    out.extend(f"memory: {m['text']}" for m in comparison.get("memory") or [])
     kb, ka = comparison.get("kernel_count") or [0, 0]
     if kb != ka:
         out.append(f"kernels per call: {kb:g} → {ka:g}")

@@ -109,6 +109,12 @@ def error_markdown(
     out = [f"**Kernel Lens** · `{function}` failed: {kind}", ""]
     out.append("```text")
     out.extend(message.splitlines() or ["(no message)"])
+    memory = error.get("memory")
+    if isinstance(memory, Mapping):
+        # an out-of-memory: what was alive at the failure, by line (the allocator's snapshot)
+        from kernel_lens.analysis.memory_text import oom_lines
+
+        out += ["", *oom_lines(memory)]
     out.append("```")
     frames = user_traceback(error.get("traceback"), path)
     if len(frames) > 1:  # more than the exception line, which the message already says

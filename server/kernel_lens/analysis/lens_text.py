@@ -18,6 +18,12 @@ from kernel_lens.analysis.line_attribution import (
     INTERPRETED_SUFFIX,
     all_ops,
 )
+from kernel_lens.analysis.memory_text import (
+    memory_hover_lines,
+    memory_lens_text,
+    memory_summary_text,
+    oom_short_text,
+)
 from kernel_lens.analysis.report_text import format_time_ms, format_us
 
 __all__ = [
@@ -209,6 +215,9 @@ def summary_lens_title(result: dict[str, Any]) -> str:
     on_lines = accounting_text(result, short=True)
     if on_lines:
         parts.append(on_lines)
+    peak = memory_summary_text(result)
+    if peak:
+        parts.append(peak)
     parts.append(str(result.get("device", "")))
     if result.get("call_style") in ("awaited", "consumed"):
         # An ``async def`` is awaited, a generator consumed, on each call (issue 10 item 7).
@@ -326,8 +335,9 @@ def line_lens_title(line: dict[str, Any], *, cuda: bool, share: str | None = Non
     """
     ops = line.get("ops") or []
     bpass = backward_pass_text(line, cuda=cuda)
+    memory = memory_lens_text(line)
     if not ops and bpass is None:
-        return None
+        return memory
     if cuda:
         # Kernels first: they are what the line costs on the GPU.
         ops = sorted(ops, key=lambda op: -op["device_us"])
@@ -354,12 +364,19 @@ def line_lens_title(line: dict[str, Any], *, cuda: bool, share: str | None = Non
     if share:
         # First: the number is what the line is read for, and a long row is cut at its end.
         title = f"{share} · {title}"
+    if memory:
+        # Asked for (Profile memory): ahead of the time, which the row may cut.
+        title = f"{memory}  |  {title}"
     return title
 
 
 def error_lens_title(error: Mapping[str, Any]) -> str:
     """``⚠ Profile failed: runtime — ValueError: boom`` (one line, clipped)."""
     message = str(error.get("message", "")).splitlines()[0] if error.get("message") else ""
+    memory = error.get("memory")
+    if isinstance(memory, Mapping):
+        # An out-of-memory read from the allocator's snapshot: what the lens has room for.
+        return f"$(warning) Profile failed: {oom_short_text(memory)}"
     if len(message) > 90:
         message = message[:89] + "…"
     return f"$(warning) Profile failed: {error.get('kind', 'error')} — {message}"
@@ -368,7 +385,7 @@ def error_lens_title(error: Mapping[str, Any]) -> str:
 def hover_markdown(result: dict[str, Any], line_no: int, *, word: str | None = None) -> str | None:
     """Markdown for a hover on 1-based ``line_no`` of a profiled function, or ``None``."""
     line = next((x for x in result.get("lines") or [] if x["line"] == line_no), None)
-    if line is None or not (line["ops"] or line.get("backward_pass")):
+    if line is None or not (line["ops"] or line.get("backward_pass") or line.get("memory")):
         return None
     cuda = result.get("device_kind") == "cuda"
     ops = list(line["ops"])
@@ -417,6 +434,7 @@ def hover_markdown(result: dict[str, Any], line_no: int, *, word: str | None = N
                 f"{format_us(op['cpu_us'])} CPU under the profiler"
             )
     out.extend(_backward_hover(line, cuda=cuda))
+    out.extend(memory_hover_lines(result, line))
     if any(_is_compiled_region(op["name"]) for op in all_ops(line)):
         out += ["", COMPILED_REGION_NOTE]
     out.append("")

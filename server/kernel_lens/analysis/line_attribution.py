@@ -44,7 +44,9 @@ __all__ = [
     "KernelStat",
     "LineOps",
     "OpStat",
+    "Place",
     "attribute_lines",
+    "place_instants",
     "interpreted_range_name",
     "line_range_name",
     "split_line_key",
@@ -473,6 +475,8 @@ class _Index:
         self.line_ranges.sort(key=lambda n: n.start)
         self._range_starts = [n.start for n in self.line_ranges]
         self.forward_of: dict[int, _Node] = {}
+        self._root_place: dict[int, tuple[int, bool] | None] = {}
+        self._by_thread: dict[tuple[Any, Any], tuple[list[float], list[_Node]]] | None = None
         self._link_flows(flows, at)
         for root in roots:
             if id(root) not in self.forward_of:
@@ -512,6 +516,44 @@ class _Index:
                 return rng
         return None
 
+    def place_of(self, node: _Node) -> tuple[int, bool] | None:
+        """``(line, backward?)`` of ``node``'s work: its line range's line, or for the work of
+        an autograd node the forward line that made the node (``backward`` true), else the line
+        that ran it; ``None`` when on no line."""
+        root = node.root
+        if root is None:
+            return None if node.line is None else (node.line, False)
+        key = id(root)
+        if key not in self._root_place:
+            fwd = self.forward_of.get(key)
+            if fwd is not None and fwd.line is not None:
+                self._root_place[key] = (fwd.line, True)
+            else:
+                host = self.host_line(root)
+                self._root_place[key] = None if host is None else (host, False)
+        return self._root_place[key]
+
+    def node_at(self, pid: Any, tid: Any, ts: float) -> _Node | None:
+        """The innermost CPU event of thread ``(pid, tid)`` running at ``ts`` (an instant
+        event's time), or ``None``."""
+        if self._by_thread is None:
+            by_thread: dict[tuple[Any, Any], list[_Node]] = defaultdict(list)
+            for each in self.nodes:
+                by_thread[(each.event.get("pid"), each.event.get("tid"))].append(each)
+            self._by_thread = {
+                key: ([n.start for n in nodes], nodes) for key, nodes in by_thread.items()
+            }
+        found = self._by_thread.get((pid, tid))
+        if found is None:
+            return None
+        starts, nodes = found
+        i = bisect_right(starts, ts) - 1
+        node: _Node | None = nodes[i] if i >= 0 else None
+        # the latest event that started before ``ts``, or the first of its parents still running
+        while node is not None and not node.start <= ts <= node.end:
+            node = node.parent
+        return node
+
     def in_seed(self, node: _Node) -> bool:
         """Whether ``node`` ran while *Profile with backward*'s seeded backward ran."""
         return any(r.start <= node.start < r.end for r in self.seed_ranges)
@@ -523,6 +565,55 @@ class _Index:
             return root.line
         rng = self.range_during(root)
         return rng.line if rng is not None else None
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where an instant event of the trace (an allocation) belongs.
+
+    Attributes:
+        line: the function's 1-based line.
+        backward: the work of an autograd node that this forward line made (the backward).
+        in_backward: it happened while an autograd node ran (wherever it is attributed).
+        host_line: the line that was running then (``loss.backward()`` for the backward's).
+    """
+
+    line: int
+    backward: bool
+    in_backward: bool
+    host_line: int | None = None
+
+
+def place_instants(
+    events: Sequence[Mapping[str, Any]], instants: Iterable[Mapping[str, Any]]
+) -> list[Place | None]:
+    """The line each of ``instants`` (events with ``pid``, ``tid``, ``ts``) belongs to, by the
+    same rules as the ops and kernels of :func:`attribute_trace` (the backward's on the forward
+    line that made its node); ``None`` for one on no line.
+
+    Args:
+        events: the trace's events (``traceEvents``).
+        instants: the events to place (``[memory]`` instants of ``profile_memory``).
+    """
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        index = _Index(events)
+        out: list[Place | None] = []
+        for ev in instants:
+            ts = ev.get("ts")
+            node = None if ts is None else index.node_at(ev.get("pid"), ev.get("tid"), float(ts))
+            place = index.place_of(node) if node is not None else None
+            if place is None or node is None:
+                out.append(None)
+                continue
+            root = node.root
+            host = index.host_line(root) if root is not None else node.line
+            out.append(Place(place[0], place[1], root is not None, host))
+        return out
+    finally:
+        if paused:
+            gc.enable()
 
 
 def attribute_trace(
@@ -567,8 +658,7 @@ def _attribute(
     events = [ev for ev in trace.get("traceEvents", []) if isinstance(ev, dict)]
     index = _Index(events)
     lines: dict[int, LineOps] = {}
-    # per autograd node: (line, backward?) of its work, and the pass it belongs to
-    root_place: dict[int, tuple[int, bool] | None] = {}
+    # per autograd node: the pass it belongs to
     root_pass: dict[int, BackwardPass | None] = {}
 
     def line_stat(line: int) -> LineOps:
@@ -577,19 +667,7 @@ def _attribute(
             stat = lines[line] = LineOps(line)
         return stat
 
-    def place_of(node: _Node) -> tuple[int, bool] | None:
-        root = node.root
-        if root is None:
-            return None if node.line is None else (node.line, False)
-        key = id(root)
-        if key not in root_place:
-            fwd = index.forward_of.get(key)
-            if fwd is not None and fwd.line is not None:
-                root_place[key] = (fwd.line, True)
-            else:
-                host = index.host_line(root)
-                root_place[key] = None if host is None else (host, False)
-        return root_place[key]
+    place_of = index.place_of
 
     def pass_of(node: _Node) -> BackwardPass | None:
         """The pass total of the line that ran ``node``'s backward, if it is backward work."""

@@ -76,6 +76,7 @@ def format_profile(result: dict[str, Any], *, width: int = 110) -> str:
                 out.append("")
                 out.append(f"{file} (lines of this workspace file the run executed)")
                 out.extend(_line_rows(rows, cuda))
+        out.extend(_memory_rows(result))
         accounting = result.get("accounting")
         if cuda and accounting and accounting.get("device_us"):
             pct = float(accounting["on_lines_pct"])
@@ -170,3 +171,22 @@ def _line_rows(lines: list[dict[str, Any]], cuda: bool) -> list[str]:
         if first:
             out.append(f"{line['line']:>5}  {_clip(line['source'], 34):<34} (no ops)")
     return out
+
+
+def _memory_rows(result: dict[str, Any]) -> list[str]:
+    """The memory part (a profile with ``--memory``): each line's allocations per device, then
+    each device's peak and what was alive at it, by line."""
+    from kernel_lens.analysis.memory_text import memory_lens_text, peak_lines
+
+    memory = result.get("memory")
+    if not isinstance(memory, dict):
+        return []
+    out = ["", "memory per line (per call; bytes allocated + and freed −, live total after it)"]
+    for line in result.get("lines") or []:
+        text = memory_lens_text(line)
+        if text:
+            out.append(
+                f"{line['line']:>5}  {_clip(line['source'], 34):<34} "
+                + text.removeprefix("$(database) ")
+            )
+    return out + peak_lines(result)

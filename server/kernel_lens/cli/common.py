@@ -46,6 +46,12 @@ def emit_error(err: ErrorObject, as_json: bool, path: str | None) -> None:
         return
     where = f" at {path}:{err['line']}" if err.get("line") and path else ""
     print(f"error ({err['kind']}){where}: {err['message']}", file=sys.stderr)
+    memory = err.get("memory")
+    if memory:
+        from kernel_lens.analysis.memory_text import oom_lines
+
+        for text in oom_lines(memory):
+            print(text, file=sys.stderr)
     # An "unsupported" result is a fact about the machine, not a bug to debug: no traceback.
     if err.get("traceback") and err.get("kind") != "unsupported":
         print(err["traceback"], file=sys.stderr)

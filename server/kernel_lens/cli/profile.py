@@ -62,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
         skip=args.skip,
         steps=args.steps,
         after_s=after_s,
+        memory=args.memory,
     )
     result = job(request, args)
     if isinstance(result, int):
@@ -154,6 +155,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action="store_true",
         help="profile with backward: back-propagate the function's output (a gradient of ones) "
         "after each call, so each line shows its forward and its backward",
+    )
+    p.add_argument(
+        "--memory",
+        action="store_true",
+        help="profile memory: what each line allocates and frees on each device, the peak and "
+        "what is alive at it, by line (on CUDA, an out-of-memory's live memory by line)",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     p.add_argument(

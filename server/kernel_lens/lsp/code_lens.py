@@ -33,6 +33,7 @@ from kernel_lens.analysis.lens_text import (
     share_text,
     summary_lens_title,
 )
+from kernel_lens.analysis.memory_text import oom_lines
 from kernel_lens.analysis.scripts import SCRIPT_NAME, module_work_lines, script_summary_title
 from kernel_lens.history import History, HistoryError
 from kernel_lens.lsp.common import uri_to_path
@@ -207,6 +208,17 @@ def more_actions(
     else:
         actions.extend(sweeps)
         actions.append(generated)
+    if ok:
+        # In the row's "…" after a run (a row before one keeps its two actions); before a run
+        # it is the palette's *Profile Memory of Function at Cursor*.
+        actions.append(
+            _action(
+                "$(database) Profile Memory",
+                CMD_PROFILE,
+                {**args, "memory": True},
+                "what each line allocates and frees, the peak and what is alive at it, by line",
+            )
+        )
     return actions
 
 
@@ -245,9 +257,16 @@ def _function_lenses(
     if record.state == "error" and record.error is not None:
         # The clipped reason; its click shows the whole error with what can fix it.
         error = record.error
+        failure: dict[str, Any] = {k: error[k] for k in ("kind", "message", "line") if k in error}
+        memory = error.get("memory")
+        if isinstance(memory, dict):
+            # an out-of-memory: what was alive at the failure, by line, under the message
+            failure["message"] = "\n".join(
+                [str(failure.get("message", "")), "", *oom_lines(memory)]
+            )
         detail: dict[str, Any] = {
             "function": info.qualname,
-            "error": {k: error[k] for k in ("kind", "message", "line") if k in error},
+            "error": failure,
             "actions": error_actions(error, uri=uri),
         }
         return [

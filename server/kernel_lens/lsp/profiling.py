@@ -15,6 +15,7 @@ from kernel_lens.analysis.functions import (
 )
 from kernel_lens.analysis.lens_targets import lens_targets
 from kernel_lens.analysis.lens_text import line_lens_title, summary_lens_title
+from kernel_lens.analysis.memory_text import oom_lines
 from kernel_lens.analysis.scripts import SCRIPT_NAME
 from kernel_lens.lsp.common import (
     SYNTAX_KEY,
@@ -65,7 +66,8 @@ def _error_diagnostic(err: ProfileError, lines: list[str], fallback_line: int) -
         range=types.Range(
             types.Position(line0, start), types.Position(line0, max(len(text), start))
         ),
-        message=f"Profile failed ({err.kind}): {err.message}",
+        message=f"Profile failed ({err.kind}): {err.message}"
+        + ("\n" + "\n".join(oom_lines(err.memory)) if err.memory else ""),
         severity=types.DiagnosticSeverity.Error,
         source=DIAGNOSTIC_SOURCE,
         code=err.kind,
@@ -171,6 +173,7 @@ async def profile_function(
     function: str | None,
     line0: int | None,
     backward: bool = False,
+    memory: bool = False,
     budget_scale: float | None = None,
     driver: dict[str, Any] | None = None,
 ) -> ProfileCommandResult:
@@ -214,7 +217,8 @@ async def profile_function(
     snapshot = function_text(lines, info)
     ls.documents.put(uri, Record(qualname, "running", snapshot, info.first_line))
     refresh_lenses(ls)
-    with_bwd = " with backward" if backward else ""
+    memory = memory or ls.settings.profile_memory
+    with_bwd = (" with backward" if backward else "") + (" with memory" if memory else "")
     budget_ms = ls.settings.budget_ms
     if budget_scale is not None and budget_scale > 1:
         budget_ms *= min(float(budget_scale), 20.0)  # *Re-profile longer*, for this run only
@@ -233,6 +237,7 @@ async def profile_function(
         argv=[str(a) for a in (driver or {}).get("argv") or []],
         cwd=(driver or {}).get("cwd"),
         env={str(k): str(v) for k, v in ((driver or {}).get("env") or {}).items()},
+        memory=memory,
     )
     outcome: ProfileCommandResult
     ran = await _run_checked(ls, uri, info, snapshot, lines, f"Profiling {qualname}", request)
@@ -370,6 +375,7 @@ async def profile(ls: KernelLensServer, args: ProfileArgs) -> ProfileCommandResu
         function=function,
         line0=args.line,
         backward=args.backward,
+        memory=args.memory,
         budget_scale=args.budget_scale,
         driver=driver,
     )

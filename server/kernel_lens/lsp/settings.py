@@ -49,6 +49,8 @@ class Settings:
     show_all_lenses: bool = False
     """Profile on every function and Sweep on every int parameter (``lenses.showAll``), not
     only where they mean something (see ``analysis/lens_targets.py``)."""
+    profile_memory: bool = False
+    """Record memory on every Profile (``profileMemory``), as *Profile Memory* does."""
 
     def update(self, options: dict[str, Any] | None) -> None:
         """Apply ``initializationOptions`` or the ``kernelLens`` configuration section."""
@@ -66,6 +68,8 @@ class Settings:
             )
         if "workspaceTrusted" in options:
             self.workspace_trusted = bool(options["workspaceTrusted"])
+        if isinstance(options.get("profileMemory"), bool):
+            self.profile_memory = options["profileMemory"]
         lenses = options.get("lenses")
         if isinstance(lenses, dict) and isinstance(lenses.get("showAll"), bool):
             self.show_all_lenses = lenses["showAll"]

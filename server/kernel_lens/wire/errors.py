@@ -53,6 +53,9 @@ class ErrorObject(TypedDict):
     traceback: NotRequired[str | None]
     suggested_directive: NotRequired[str]
     """For an ``inputs`` error: a ``# kernel-lens: inputs = …`` line to put above the def."""
+    memory: NotRequired[dict[str, Any]]
+    """For an out-of-memory with memory profiling on: what was alive at the failure by line
+    and the allocation that failed (``OomMemory`` of the results)."""
 
 
 @dataclass
@@ -65,6 +68,8 @@ class ProfileError(Exception):
     traceback: str | None = None
     #: For an ``inputs`` error: a ``# kernel-lens: inputs = …`` line to put above the def.
     suggested_directive: str | None = None
+    #: For an out-of-memory: what was alive at the failure, by line (``OomMemory``).
+    memory: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in ERROR_KINDS:
@@ -85,6 +90,8 @@ class ProfileError(Exception):
         }
         if self.suggested_directive is not None:
             out["suggested_directive"] = self.suggested_directive
+        if self.memory is not None:
+            out["memory"] = self.memory
         return out
 
     @classmethod
@@ -93,10 +100,12 @@ class ProfileError(Exception):
         line = obj.get("line")
         tb = obj.get("traceback")
         suggested = obj.get("suggested_directive")
+        memory = obj.get("memory")
         return cls(
             error_kind(obj.get("kind", "internal")),
             str(obj.get("message", "")),
             line if isinstance(line, int) else None,
             tb if isinstance(tb, str) else None,
             suggested if isinstance(suggested, str) else None,
+            dict(memory) if isinstance(memory, Mapping) else None,
         )

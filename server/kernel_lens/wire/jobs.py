@@ -101,6 +101,9 @@ class ProfileRequest(JobRequest):
         after_s: the window starts no earlier than this many seconds into the run.
         cwd: the folder the script (or driver) runs in (default: its own folder).
         env: environment variables set for the run.
+        memory: *Profile memory*: the profiled pass records every allocation and free
+            (``profile_memory``), so each line carries what it allocated and the result the
+            peak; on CUDA an out-of-memory is read from the allocator's snapshot at the failure.
     """
 
     method: ClassVar[str] = "profile"
@@ -127,6 +130,7 @@ class ProfileRequest(JobRequest):
     after_s: float | None = None
     cwd: str | None = None
     env: dict[str, str] = field(default_factory=dict)
+    memory: bool = False
 
 
 @dataclass

@@ -97,6 +97,7 @@ __all__ = [
     "InitializationOptions",
     "InlineParams",
     "KernelDelta",
+    "MemoryDelta",
     "LaneKind",
     "LineDelta",
     "NcuCommandResult",
@@ -278,6 +279,8 @@ class ProfileArgs:
     """The whole file, run once as ``__main__`` (``function``/``line``/``position`` ignored)."""
     backward: bool = False
     """*Profile with backward*: each call followed by the backward of the function's output."""
+    memory: bool = False
+    """*Profile memory*: each line's allocations, the peak and what is alive at it."""
     budget_scale: float | None = None
     """*Re-profile longer*: this run's timing budget is ``kernelLens.timing.budgetMs`` × this
     (at most 20)."""
@@ -837,6 +840,8 @@ class HistoryRun(TypedDict):
     """The function's lines when it ran (in the history's list)."""
     verdict: NotRequired[CompareVerdict | None]
     """Against the run before it (in the history's list; null for the first)."""
+    peak_bytes: NotRequired[dict[str, int]]
+    """A run profiled with memory: each device's (``cuda:0``, ``cpu``) peak in bytes."""
 
 
 class HistoryResult(TypedDict):
@@ -873,6 +878,9 @@ class LineDelta(TypedDict):
     unit: NotRequired[Literal["kernels", "ops"]]
     """What ``kernels_before``/``kernels_after`` count: launches (CUDA) or ATen ops (CPU)."""
     text: str | None
+    alloc_before_bytes: NotRequired[int]
+    """Bytes the line allocated per call, where both runs were profiled with memory."""
+    alloc_after_bytes: NotRequired[int]
 
 
 class KernelDelta(TypedDict):
@@ -885,6 +893,17 @@ class KernelDelta(TypedDict):
     calls_after: float
     device_us_before: float
     device_us_after: float
+
+
+class MemoryDelta(TypedDict):
+    """A device's peak in two runs profiled with memory (exact bytes: memory is deterministic on
+    a given input); ``text``: ``peak −38% (1.9 → 1.2 GiB)``."""
+
+    device: str
+    before_bytes: int
+    after_bytes: int
+    change_pct: float
+    text: str
 
 
 class CompareResult(TypedDict):
@@ -900,6 +919,8 @@ class CompareResult(TypedDict):
     kernels: list[KernelDelta]
     kernel_count: list[float]
     """Kernel launches (ops on the CPU) per call: [before, after]."""
+    memory: NotRequired[list[MemoryDelta]]
+    """The devices whose peak changed (both runs profiled with memory)."""
 
 
 # Diagnostics.

@@ -26,15 +26,20 @@ __all__ = [
     "InputArg",
     "InputsInfo",
     "LineMapEntry",
+    "LineMemory",
+    "LiveGroup",
+    "MemoryDevice",
     "NcuHint",
     "NcuKernel",
     "NcuResult",
     "NvccProblem",
+    "OomMemory",
     "Profile",
     "ProfileBackward",
     "ProfileKernel",
     "ProfileKernelTotal",
     "ProfileLine",
+    "ProfileMemory",
     "ProfileOp",
     "ProfileTiming",
     "RemainderKernel",
@@ -100,6 +105,86 @@ class BackwardPassInfo(TypedDict):
     """The forward lines its work was attributed to."""
 
 
+class LineMemory(TypedDict):
+    """What one line allocated and freed on one device, bytes per call of the function
+    (``profile_memory``); the backward's allocations are on the forward line that caused them."""
+
+    device: str
+    """``cpu`` or ``cuda:N``."""
+    allocated_bytes: int
+    freed_bytes: int
+    live_bytes: int | None
+    """The device's total allocated when the line's last forward allocation or free was made
+    (CPU: of the blocks the profiled calls allocated; the CPU allocator keeps no total)."""
+    backward_allocated_bytes: NotRequired[int]
+    """The part of ``allocated_bytes`` made by the backward of the line's ops."""
+
+
+class LiveGroup(TypedDict):
+    """Bytes alive at a moment (the peak, an out-of-memory), allocated by one line."""
+
+    line: int
+    source: str
+    bytes: int
+    kind: NotRequired[Literal["backward", "saved for backward"]]
+    """``backward``: allocated by the backward of the line's ops; ``saved for backward``:
+    allocated by its forward and alive while the backward ran."""
+    file: NotRequired[str]
+    """A workspace file other than the function's (an out-of-memory's frames)."""
+
+
+class MemoryDevice(TypedDict):
+    """One device's memory over the profiled calls: the peak, the line it was reached on and
+    what was alive then, by line; the live total over time (the Report's memory lane)."""
+
+    device: str
+    label: str
+    """``CPU``, ``GPU 0``."""
+    peak_bytes: int
+    peak_line: int | None
+    """The line whose work reached the peak (a backward's forward line)."""
+    peak_in_backward: bool
+    peak_host_line: int | None
+    """The line that was running at the peak (``loss.backward()`` for a backward's)."""
+    live_at_peak: list[LiveGroup]
+    """Largest first (at most 20)."""
+    outside_bytes: int
+    """Alive at the peak, allocated in the profiled calls off the function's lines."""
+    before_bytes: int
+    """Alive at the peak, allocated before the profiled calls (parameters, inputs, state)."""
+    timeline: list[list[float]]
+    """``[t_us, live_bytes]`` from the first memory event (at most 2000 points)."""
+    timeline_offset_us: NotRequired[float]
+    """The first memory event's time on the Report timeline's clock (µs from the trace's first
+    complete event): the memory lane drawn under the timeline's zoom."""
+    allocated_outside_bytes: NotRequired[int]
+
+
+class ProfileMemory(TypedDict):
+    """The result's ``memory`` (a profile with *Profile memory* / ``--memory``)."""
+
+    devices: list[MemoryDevice]
+    source: str
+    """``profile_memory`` (the profiler's allocation events)."""
+
+
+class OomMemory(TypedDict):
+    """What was alive at an out-of-memory, by line, read from the allocator's snapshot taken
+    by its out-of-memory observer (never by re-running)."""
+
+    device: str
+    label: str
+    failed_bytes: int | None
+    """The size of the allocation that failed."""
+    failed_line: NotRequired[int]
+    live_bytes: int
+    live_by_line: list[LiveGroup]
+    no_frame_bytes: int
+    """Alive with no frame of the user's files (allocated before recording, or by C++)."""
+    device_free_bytes: NotRequired[int]
+    source: str
+
+
 class ProfileLine(TypedDict):
     """One source line of a profiled function."""
 
@@ -114,6 +199,8 @@ class ProfileLine(TypedDict):
     """Device time of the line's own (forward) kernels, µs per call."""
     backward: NotRequired[ProfileBackward]
     backward_pass: NotRequired[BackwardPassInfo]
+    memory: NotRequired[list[LineMemory]]
+    """Per device (a profile with memory)."""
 
 
 class RemainderKernel(TypedDict):
@@ -180,6 +267,7 @@ class Profile(TypedDict):
     files: NotRequired[dict[str, list[ProfileLine]]]
     """A whole run (a script): the lines of the other workspace files it executed, by path
     (the script's own are ``lines``)."""
+    memory: NotRequired[ProfileMemory]
 
 
 class InputArg(TypedDict):

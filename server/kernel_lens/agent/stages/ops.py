@@ -122,6 +122,7 @@ def profile_pass(
     runs: int = 3,
     trace_dir: str,
     label: str = "profile",
+    memory: bool = False,
 ) -> ProfiledPass:
     """Call ``fn`` ``runs`` times under torch.profiler with line tags; export the trace.
 
@@ -132,6 +133,7 @@ def profile_pass(
         runs: profiled calls; numbers derived from the trace are divided by it.
         trace_dir: folder for the trace file (the engine's :attr:`CacheDirs.traces`).
         label: file name stem.
+        memory: record every allocation and free (``profile_memory``): ``[memory]`` events.
     """
     import torch
     from torch.profiler import ProfilerActivity, profile, schedule
@@ -148,6 +150,7 @@ def profile_pass(
         with profile(
             activities=activities,
             record_shapes=True,
+            profile_memory=memory,
             schedule=schedule(wait=0, warmup=1, active=runs, repeat=1),
         ) as prof:
             wall_ms = 0.0

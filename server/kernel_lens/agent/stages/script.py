@@ -176,8 +176,10 @@ def profile_script(
     steps: int | None = None,
     after_s: float | None = None,
     cwd: str | None = None,
+    memory: bool = False,
 ) -> ScriptRun:
-    """Run the file once as ``__main__`` with every workspace line tagged; export the trace.
+    """Run the file once as ``__main__`` with every workspace line tagged; export the trace
+    (with ``memory``, every allocation and free too: ``profile_memory``).
 
     Args:
         path, text: the script and its (buffer) text.
@@ -204,7 +206,7 @@ def profile_script(
     activities = [ProfilerActivity.CPU]
     if cuda_available:
         activities.append(ProfilerActivity.CUDA)
-    prof = real_profile(activities=activities, record_shapes=True)
+    prof = real_profile(activities=activities, record_shapes=True, profile_memory=memory)
     clock: dict[str, float] = {}
     state = {"on": False}
 

@@ -236,17 +236,19 @@ def _first_call_watched(target: Target) -> bool:
 
     from kernel_lens.agent.memory import OomWatch
 
-    started = torch.cuda.is_available() and torch.cuda.is_initialized()
+    def allocations() -> int:
+        # The allocator's count of device allocations so far (CUDA may be initialised already:
+        # the agent warms it up; what tells is whether the call itself allocated there).
+        if not (torch.cuda.is_available() and torch.cuda.is_initialized()):
+            return 0
+        return int(torch.cuda.memory_stats().get("allocation.all.allocated", 0))
+
+    before = allocations()
     watch = OomWatch()
     try:
         with watch:
             call_user(target.call, target.path, target.info.qualname)
-        return (
-            not started
-            and torch.cuda.is_available()
-            and torch.cuda.is_initialized()
-            and torch.cuda.max_memory_allocated() == 0
-        )
+        return torch.cuda.is_available() and allocations() == before
     except ProfileError as err:
         if watch.snapshot is not None:
             from kernel_lens.analysis.memory import oom_from_snapshot

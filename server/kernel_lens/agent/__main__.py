@@ -34,6 +34,7 @@ import traceback
 import warnings
 from typing import Any, BinaryIO
 
+from kernel_lens.agent.deadline import set_job_timeout
 from kernel_lens.agent.engine import METHODS
 from kernel_lens.wire.envelope import HURRY, decode, encode, error_object
 from kernel_lens.wire.errors import ErrorKind, ErrorObject, ProfileError
@@ -320,6 +321,9 @@ def main() -> int:
             send({"id": job_id, "progress": {"stage": stage, "message": text}})
 
         timeout = message.get("timeout")
+        set_job_timeout(
+            float(timeout) if isinstance(timeout, int | float) and timeout > 0 else None
+        )
         if isinstance(timeout, int | float) and timeout > 0:
             # The stack just before the parent's deadline: the line that hangs.
             faulthandler.dump_traceback_later(

@@ -16,6 +16,7 @@ import types
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from kernel_lens.agent.deadline import remaining_s
 from kernel_lens.agent.errors import ProfileError
 from kernel_lens.agent.results import device_of_run, line_results, profile_result
 from kernel_lens.agent.usercode import (
@@ -417,6 +418,13 @@ def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> 
 
     cuda = torch.cuda.is_available()
     report("script", f"running {os.path.basename(path)} once as __main__, each line profiled")
+    # A run that would reach the job's time limit is cut shortly before it: what was profiled
+    # is kept (exported, attributed, labelled partial) rather than lost with a killed agent.
+    left = remaining_s()
+    cut_after_s = None
+    if left is not None:
+        seconds, limit = left
+        cut_after_s = max(seconds - max(3.0, 0.15 * limit), 0.5)
     try:
         run = profile_script(
             path,
@@ -430,6 +438,8 @@ def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> 
             after_s=request.after_s,
             cwd=request.cwd,
             memory=request.memory,
+            cut_after_s=cut_after_s,
+            progress=lambda text: report("script", text),
         )
     except ProfileError as err:
         raise as_needs_gpu(err) from None
@@ -457,6 +467,12 @@ def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> 
     if run.window is not None:
         script_info["window"] = run.window
         script_info["label"] = WINDOW_LABEL
+        if run.window.get("cut_at_limit"):
+            script_info["partial"] = {
+                "reason": "time limit",
+                "after_s": round(run.wall_s, 3),
+                "setting": "kernelLens.timeoutSeconds",
+            }
 
     result = profile_result(
         function=SCRIPT_NAME,

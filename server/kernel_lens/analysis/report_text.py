@@ -47,7 +47,14 @@ def format_profile(result: dict[str, Any], *, width: int = 110) -> str:
         if script.get("argv"):
             out.append(f"argv   {' '.join(script['argv'])}")
         window = script.get("window")
-        if window:
+        partial = script.get("partial")
+        if isinstance(partial, dict):
+            out.append(
+                f"partial the run was cut at the time limit after {partial.get('after_s')} s, "
+                "shortly before the job's limit: the lines below are the part that ran (a longer "
+                "limit, --timeout / kernelLens.timeoutSeconds, or a window, --steps, for more)"
+            )
+        elif window:
             out.append(f"window {window_text(window)}")
     for note in result.get("notes") or []:
         where = f"{note['path']}:" if note.get("path") else "line "

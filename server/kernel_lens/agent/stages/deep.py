@@ -183,6 +183,23 @@ class Window:
     started_s: float | None = None
     stopped: bool = False
     t0: float = field(default_factory=time.perf_counter)
+    cut_after_s: float | None = None
+    """The run is cut this many seconds in (shortly before the job's time limit): what was
+    profiled is kept, labelled partial."""
+    cut: bool = False
+    progress: Callable[[str], None] | None = None
+    """Told where the run is (``line 45 of train.py · 12 s``), every couple of seconds."""
+    _told: float = 0.0
+
+    def at_line(self, file: str, line: int) -> None:
+        """A workspace line starts: say where the run is now and then; cut it at its limit."""
+        now = time.perf_counter()
+        if self.progress is not None and now - self._told >= 2.0:
+            self._told = now
+            self.progress(f"line {line} of {os.path.basename(file)} · {now - self.t0:.0f} s")
+        if self.cut_after_s is not None and not self.stopped and now - self.t0 >= self.cut_after_s:
+            self.cut = True
+            self._finish()
 
     @property
     def active(self) -> bool:
@@ -246,6 +263,7 @@ class Window:
             "counted_from": self.source,
             "started_s": None if self.started_s is None else round(self.started_s, 3),
             "stopped": self.stopped,
+            "cut_at_limit": self.cut,
         }
 
 
@@ -347,6 +365,14 @@ class DeepTracer:
             frame.open = None
         frame.line = line
         window = self._window
+        if window is not None and (window.progress is not None or window.cut_after_s is not None):
+            try:
+                window.at_line(frame.code.co_filename, line)
+            except WindowDone:
+                self._stopped = True
+                self.close_all()
+                self.stop()
+                raise
         if window is not None and window.active:
             markers = self._markers.get(frame.code.co_filename)
             if markers and line in markers:

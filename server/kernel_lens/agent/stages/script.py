@@ -26,7 +26,7 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -177,6 +177,8 @@ def profile_script(
     after_s: float | None = None,
     cwd: str | None = None,
     memory: bool = False,
+    cut_after_s: float | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> ScriptRun:
     """Run the file once as ``__main__`` with every workspace line tagged; export the trace
     (with ``memory``, every allocation and free too: ``profile_memory``).
@@ -190,6 +192,9 @@ def profile_script(
             script's folder).
         skip, steps, after_s: the window (see :class:`Window`); none of them: the whole run.
         cwd: the run's folder (default: the script's).
+        cut_after_s: cut the run this many seconds in (shortly before the job's time limit),
+            keeping what was profiled (``window.cut_at_limit``).
+        progress: told where the run is now and then (``line 45 of train.py · 12 s``).
 
     Raises:
         ProfileError: ``syntax``; or how the script ended badly (``runtime``, ``exit``,
@@ -232,7 +237,13 @@ def profile_script(
             state["on"] = False
 
     window = Window(
-        skip=max(0, skip), steps=steps, after_s=after_s, start=start, stop_run=stop_profiling
+        skip=max(0, skip),
+        steps=steps,
+        after_s=after_s,
+        start=start,
+        stop_run=stop_profiling,
+        cut_after_s=cut_after_s,
+        progress=progress,
     )
     roots = list(workspace) or [default_workspace(path)]
     tracer = DeepTracer(path, roots, texts={os.path.abspath(path): text}, window=window)
@@ -302,7 +313,7 @@ def profile_script(
         out_notes,
         wall_s,
         list(tracer.files),
-        window.to_json() if window.active else None,
+        window.to_json() if window.active or window.cut else None,
         clock["cpu_end"] - clock["cpu_start"],
     )
 

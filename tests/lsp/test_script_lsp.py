@@ -150,3 +150,55 @@ async def test_another_workspace_files_lines_carry_the_run_they_came_from(
     after = await lenses(client, helper_uri)
     assert titles(after, centered) == []
     assert "(1 edited since)" in titles(after, 0)[0]
+
+
+FOREVER = """\
+import time
+
+import torch
+
+
+def main():
+    step = 0
+    while True:
+        y = torch.ones(1000) * step
+        time.sleep(0.05)
+        step += 1
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+async def test_a_cancelled_script_run_keeps_the_part_that_ran(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    """Cancel from the progress notification stops a whole-script run at its next line and
+    keeps what was profiled, labelled partial; the progress said where the run was."""
+    import asyncio
+    import re
+
+    path = tmp_path / "forever.py"
+    path.write_text(FOREVER)
+    uri = open_doc(client, path)
+    task = asyncio.ensure_future(_click_script(client, uri))
+    seen: list[str] = []
+    for _ in range(400):
+        seen = [
+            str(getattr(v, "message", "") or "")
+            for values in list(client.progress_reports.values())
+            for v in list(values)
+        ]
+        if any(re.match(r"line \d+ of forever\.py · [2-9] s", m) for m in seen):
+            break
+        await asyncio.sleep(0.05)
+    assert any(re.match(r"line \d+ of forever\.py · [2-9] s", m) for m in seen), seen
+    token = next(iter(list(client.progress_reports)))
+    client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
+    outcome = await asyncio.wait_for(task, 60)
+    assert outcome["ok"] is True, outcome
+    first = titles(await lenses(client, uri), 0)
+    assert first[0].startswith("$(warning) partial: the first ") and "cancelled" in first[0], first
+    row = titles(await lenses(client, uri), line0_of(path, "y = torch.ones(1000)"))
+    assert any("aten::ones" in t for t in row), row

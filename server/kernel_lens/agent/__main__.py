@@ -34,9 +34,9 @@ import traceback
 import warnings
 from typing import Any, BinaryIO
 
-from kernel_lens.agent.deadline import set_job_timeout
+from kernel_lens.agent.deadline import request_stop, set_job_timeout
 from kernel_lens.agent.engine import METHODS
-from kernel_lens.wire.envelope import HURRY, decode, encode, error_object
+from kernel_lens.wire.envelope import HURRY, STOP, decode, encode, error_object
 from kernel_lens.wire.errors import ErrorKind, ErrorObject, ProfileError
 
 #: Our modules a profile job imports (pandas included), imported while the agent is a spare.
@@ -112,6 +112,8 @@ def _read_requests(stream: BinaryIO, inbox: queue.Queue[bytes]) -> None:
             parts.clear()
             if request.strip() == HURRY:
                 _scheduling("SCHED_OTHER")
+            elif request.strip() == STOP:
+                request_stop()
             else:
                 inbox.put(request)
         if rest:

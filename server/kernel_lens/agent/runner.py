@@ -467,9 +467,9 @@ def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> 
     if run.window is not None:
         script_info["window"] = run.window
         script_info["label"] = WINDOW_LABEL
-        if run.window.get("cut_at_limit"):
+        if run.window.get("cut_at_limit") or run.window.get("cancelled"):
             script_info["partial"] = {
-                "reason": "time limit",
+                "reason": "cancelled" if run.window.get("cancelled") else "time limit",
                 "after_s": round(run.wall_s, 3),
                 "setting": "kernelLens.timeoutSeconds",
             }

@@ -63,10 +63,14 @@ def script_summary_title(result: dict[str, Any]) -> str:
     counts = summary_lens_title({k: v for k, v in result.items() if k != "timing"})
     partial = script.get("partial")
     if isinstance(partial, dict):
-        # Cut at the job's time limit: the part that ran, said as such.
+        # Cut at the job's time limit, or cancelled: the part that ran, said as such.
+        why = (
+            "cancelled"
+            if partial.get("reason") == "cancelled"
+            else f"cut at the time limit ({partial.get('setting', 'kernelLens.timeoutSeconds')})"
+        )
         return (
             f"$(warning) partial: the first {format_time_ms(wall_s * 1e3)} of the script, "
-            f"cut at the time limit ({partial.get('setting', 'kernelLens.timeoutSeconds')}) · "
-            f"{counts}"
+            f"{why} · {counts}"
         )
     return f"$(run-all) script · {format_time_ms(wall_s * 1e3)} wall, one run · {counts}"

@@ -23,12 +23,21 @@ from typing import Any
 
 from kernel_lens.client.faults import describe_exit, failing_frame, fault_frames, where_text
 from kernel_lens.client.process import AgentProcess
-from kernel_lens.wire.envelope import clip, decode, encode, error_from_object, read_message_line
+from kernel_lens.wire.envelope import (
+    STOP,
+    clip,
+    decode,
+    encode,
+    error_from_object,
+    read_message_line,
+)
 from kernel_lens.wire.errors import ProfileError
 
 __all__ = ["AgentClient"]
 
 #: Progress stages after a profile's timing: the next spare may start warming meanwhile.
+#: Seconds a cancelled whole-script run has to send the part that ran before it is killed.
+STOP_GRACE_S = 15.0
 _AFTER_TIMING = frozenset({"ops", "trace", "done"})
 #: Stages that time the function again later in the job (the spare waits for the end).
 _TIMED_LATE = frozenset({"compiled", "sweep"})
@@ -419,9 +428,32 @@ class AgentClient:
         cancel_wait = asyncio.ensure_future(
             cancelled.wait() if cancelled is not None else asyncio.Event().wait()
         )
+        stoppable = method == "profile" and bool(params.get("script"))
+        stopping = False
         try:
             while True:
-                message = await self._next_message(agent, deadline, cancel_wait, limit, path)
+                try:
+                    message = await self._next_message(agent, deadline, cancel_wait, limit, path)
+                except ProfileError as err:
+                    if stopping:  # no part came in time: cancelled, as any cancel
+                        raise ProfileError(
+                            "cancelled", "cancelled; the agent was stopped and will restart"
+                        ) from None
+                    if err.kind != "cancelled" or not stoppable:
+                        raise
+                    # A whole-script run stops at its next line and sends the part that ran;
+                    # an agent that does not answer soon is killed, as any cancel.
+                    stoppable, stopping = False, True
+                    try:
+                        proc.stdin.write(STOP + b"\n")
+                        await proc.stdin.drain()
+                    except (BrokenPipeError, ConnectionResetError):
+                        raise err from None
+                    cancel_wait.cancel()
+                    cancel_wait = asyncio.ensure_future(asyncio.Event().wait())
+                    loop_time = asyncio.get_running_loop().time()
+                    deadline = min(deadline, loop_time + STOP_GRACE_S)
+                    continue
                 if message.get("id") != job_id:
                     continue
                 if "progress" in message:

@@ -5,6 +5,7 @@ Server → agent (stdin), one object per line (:class:`JobMessage`)::
     {"id": 1, "method": "profile", "params": {<ProfileRequest fields>}, "timeout": 120}
     {"id": 2, "method": "ping"}
     {"method": "hurry"}                  # a warming spare: a job waits for it (HURRY)
+    {"method": "stop"}                   # cancel: a whole-script run stops, keeping its part (STOP)
 
 Agent → server (the original stdout; user output is moved to stderr), one object per line::
 
@@ -28,6 +29,7 @@ from kernel_lens.wire.errors import ErrorObject, ProfileError
 
 __all__ = [
     "HURRY",
+    "STOP",
     "MAX_MESSAGE_BYTES",
     "MAX_MESSAGE_CHARS",
     "MAX_TRACEBACK_CHARS",
@@ -46,6 +48,9 @@ __all__ = [
 
 #: Tells a warming spare that a job waits for it (it warms under ``SCHED_IDLE`` until then).
 HURRY = b'{"method":"hurry"}'
+#: Cancel, for a job that can end early with what it has (a whole-script run): stop at the next
+#: line and send the part that ran; the server kills the agent if no result comes soon.
+STOP = b'{"method":"stop"}'
 #: Characters of an error message kept, both sides (a 70 MB exception message helps no one).
 MAX_MESSAGE_CHARS = 20_000
 #: Characters of an error's traceback kept, both sides.

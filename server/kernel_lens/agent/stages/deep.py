@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernel_lens.agent.deadline import stop_requested
 from kernel_lens.analysis.line_attribution import LINE_RANGE_RE, line_range_name
 
 __all__ = [
@@ -187,6 +188,8 @@ class Window:
     """The run is cut this many seconds in (shortly before the job's time limit): what was
     profiled is kept, labelled partial."""
     cut: bool = False
+    cancelled: bool = False
+    """Cut because the user cancelled (the server's ``stop``), not at the time limit."""
     progress: Callable[[str], None] | None = None
     """Told where the run is (``line 45 of train.py · 12 s``), every couple of seconds."""
     _told: float = 0.0
@@ -197,8 +200,13 @@ class Window:
         if self.progress is not None and now - self._told >= 2.0:
             self._told = now
             self.progress(f"line {line} of {os.path.basename(file)} · {now - self.t0:.0f} s")
-        if self.cut_after_s is not None and not self.stopped and now - self.t0 >= self.cut_after_s:
+        if self.stopped:
+            return
+        if self.cut_after_s is not None and now - self.t0 >= self.cut_after_s:
             self.cut = True
+            self._finish()
+        if stop_requested():
+            self.cut, self.cancelled = True, True
             self._finish()
 
     @property
@@ -263,7 +271,8 @@ class Window:
             "counted_from": self.source,
             "started_s": None if self.started_s is None else round(self.started_s, 3),
             "stopped": self.stopped,
-            "cut_at_limit": self.cut,
+            "cut_at_limit": self.cut and not self.cancelled,
+            "cancelled": self.cancelled,
         }
 
 
@@ -365,7 +374,7 @@ class DeepTracer:
             frame.open = None
         frame.line = line
         window = self._window
-        if window is not None and (window.progress is not None or window.cut_after_s is not None):
+        if window is not None:
             try:
                 window.at_line(frame.code.co_filename, line)
             except WindowDone:

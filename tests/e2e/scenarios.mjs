@@ -1620,6 +1620,91 @@ export const SCENARIOS = [
     },
   },
   {
+    name: "46. a training script that never ends: its progress says where it is; Cancel keeps the part that ran",
+    async run(r) {
+      await r.step(
+        "Profile Script: the progress names the line and the seconds",
+        60_000,
+        async () => {
+          await r.closeEverything();
+          await r.openFile("train_forever.py");
+          await r.clickLensAbove('"""A training loop', /Profile Script/, 30_000);
+          const toast = r.page
+            .locator(".notifications-toasts .notification-toast")
+            .filter({ hasText: /line \d+ of train_forever\.py · \d+ s/ });
+          await toast.first().waitFor({ state: "visible", timeout: 45_000 });
+          r.log(`    progress: ${(await toast.first().innerText()).replace(/\s+/g, " ")}`);
+          await r.shot("script-progress");
+        },
+      );
+      await r.step(
+        "Cancel: the lens keeps the part that ran, labelled partial",
+        60_000,
+        async () => {
+          await r.until(
+            "a few seconds of the run",
+            async () => {
+              const t = (await r.toastTexts()).find((x) =>
+                /train_forever\.py · ([3-9]|\d\d) s/.test(x),
+              );
+              return t ?? null;
+            },
+            30_000,
+          );
+          const toast = r.page
+            .locator(".notifications-toasts .notification-toast")
+            .filter({ hasText: /train_forever\.py/ });
+          await toast.first().getByRole("button", { name: "Cancel" }).click();
+          const row = await r.waitLensAbove(
+            '"""A training loop',
+            /partial: the first .* cancelled/,
+            45_000,
+          );
+          r.log(`    lens: ${row.text}`);
+          const line = await r.waitLensAbove(
+            "loss.backward()",
+            /backward pass|AccumulateGrad|autograd|\d+%|µs|ms/,
+            15_000,
+          );
+          r.log(`    backward line: ${line.text}`);
+          await r.shot("script-cancelled-partial");
+        },
+      );
+    },
+  },
+  {
+    name: "47. Generated Code of a model's forward whose inputs come from the script's own run",
+    async run(r) {
+      await r.step(
+        "Show Generated Code with the cursor in MLP.forward (captured inputs)",
+        240_000,
+        async () => {
+          await r.closeEverything();
+          await r.openFile("train_step.py");
+          await r.gotoLine((await r.lineIn("train_step.py", "h = self.fc1(x)")) + 0);
+          await r.command("Kernel Lens: Show Generated Code");
+          const titles = await r.until(
+            "an editor group showing MLP.forward's generated code",
+            async () => {
+              const t = await r.groupTitles();
+              return t.some((x) => /MLP\.forward\.compiled\.py$/.test(x)) ? t : null;
+            },
+            230_000,
+            500,
+          );
+          r.log(`    editor groups: ${titles.join(" | ")}`);
+          const toasts = await r.toastTexts();
+          assert(
+            !toasts.some((t) => /has no attribute/.test(t)),
+            `an error: ${toasts.join(" / ")}`,
+          );
+          await r.shot("generated-code-captured-inputs");
+          await r.closeEverything();
+        },
+      );
+    },
+  },
+  {
     name: "40. a training step: the backward on the forward lines, the pass on loss.backward(), the context kept",
     async run(r) {
       const FILE = "train_step.py";

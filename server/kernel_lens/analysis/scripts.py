@@ -69,8 +69,6 @@ def script_summary_title(result: dict[str, Any]) -> str:
             if partial.get("reason") == "cancelled"
             else f"cut at the time limit ({partial.get('setting', 'kernelLens.timeoutSeconds')})"
         )
-        return (
-            f"$(warning) partial: the first {format_time_ms(wall_s * 1e3)} of the script, "
-            f"{why} · {counts}"
-        )
+        took = f"{wall_s:.1f} s" if wall_s >= 1 else format_time_ms(wall_s * 1e3)
+        return f"$(warning) partial: the first {took} of the script, {why} · {counts}"
     return f"$(run-all) script · {format_time_ms(wall_s * 1e3)} wall, one run · {counts}"

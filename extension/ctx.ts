@@ -12,7 +12,7 @@ import { State, type LanguageClient } from "vscode-languageclient/node";
 import { Coalescer, withTimeout } from "./async";
 import { createClient, traceFor } from "./client";
 import { DISPLAY_NAME } from "./constants";
-import { offerFix } from "./install";
+import { offerFix, withdrawFix } from "./install";
 import { onDidChangePythonInterpreter, resolveInterpreter, type Interpreter } from "./interpreter";
 import { isStatusParams, SetTrustedNotification, StatusNotification } from "./protocol";
 import { bundledLibs, probeServer, serverEnv } from "./python";
@@ -167,6 +167,7 @@ export class Ctx implements vscode.Disposable {
       });
       return;
     }
+    void withdrawFix(this.log);
 
     const client = createClient({
       python: interpreter.python,

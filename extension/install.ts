@@ -46,6 +46,23 @@ function hasTorch(python: string): Promise<boolean | undefined> {
   });
 }
 
+/** Whether a first-run problem's notification is still open (not answered, not dismissed). */
+let pendingFix = false;
+
+/**
+ * The server started after all (the interpreter was fixed in the settings, or pip finished):
+ * a first-run notification still open says something no longer true, and goes. VS Code has no
+ * way to close one notification, so the open ones are cleared — only in that case.
+ */
+export async function withdrawFix(log: vscode.LogOutputChannel): Promise<void> {
+  if (!pendingFix) {
+    return;
+  }
+  pendingFix = false;
+  log.info("The interpreter problem is fixed: its notification is withdrawn.");
+  await vscode.commands.executeCommand("notifications.clearAll");
+}
+
 /**
  * Shows why `python` cannot run the server, naming what is missing (torch, Kernel Lens), with
  * the short actions that can fix it ({@link firstRunAdvice}). Resolves once the notification is
@@ -62,7 +79,13 @@ export async function offerFix(
   actions.log.error(
     `${advice.message} (${result.reason}; torch: ${torch === undefined ? "not checked" : String(torch)})`,
   );
-  const choice = await vscode.window.showErrorMessage(advice.message, ...advice.actions);
+  pendingFix = true;
+  const choice = await vscode.window
+    .showErrorMessage(advice.message, ...advice.actions)
+    .then((picked) => {
+      pendingFix = false;
+      return picked;
+    });
   if (choice === "Install Kernel Lens" && wheel !== undefined) {
     installInTerminal(python, wheel, actions);
   } else if (choice === "Choose Interpreter") {

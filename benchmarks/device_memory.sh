@@ -5,13 +5,7 @@
 #   device run: bash benchmarks/device_memory.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-/tmp/kl-out}; mkdir -p "$OUT"
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
-fi
-export PYTHONPATH=$PWD/server:$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
-export KERNEL_LENS_CACHE=/tmp/kl-cache KERNEL_LENS_HISTORY=/tmp/kl-history
+source benchmarks/device_env.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 timeout 300 python3 -m pytest -q -rA -p no:cacheprovider -m gpu tests/gpu/test_gpu_memory.py \
   2>&1 | tee "$OUT/gpu-memory-tests.log" | tail -15

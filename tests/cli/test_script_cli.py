@@ -126,35 +126,17 @@ def test_a_triton_script_on_a_gpu_has_its_kernel_on_the_launch_line(
     assert row["device_us"] > 0
 
 
-FOREVER = """\
-import time
-
-import torch
-
-
-def main():
-    step = 0
-    while True:
-        y = torch.ones(1000) * step
-        time.sleep(0.05)
-        step += 1
-
-
-if __name__ == "__main__":
-    main()
-"""
-
-
 def test_a_script_that_runs_past_the_time_limit_keeps_the_part_that_ran(tmp_path: Path) -> None:
     """A training script never ends by itself: shortly before the job's time limit the run is
     cut, and what was profiled is kept, labelled partial (never a killed agent and nothing)."""
     path = tmp_path / "forever.py"
-    path.write_text(FOREVER)
+    shutil.copy(EXAMPLES / "scripts" / "forever.py", path)
     code, out, err = run_cli("profile", str(path), "--timeout", "12", "--json", "--no-history")
     assert code == 0, err
     partial = out["script"]["partial"]
     assert partial["reason"] == "time limit" and 3 < partial["after_s"] < 12
-    line = next(x for x in out["lines"] if x["line"] == 9)
+    ones = next(i for i, x in enumerate(path.read_text().splitlines(), 1) if "torch.ones" in x)
+    line = next(x for x in out["lines"] if x["line"] == ones)
     assert [op["name"] for op in line["ops"]] == ["aten::ones", "aten::mul"]
     assert line["hits"] > 10
     code, text, _ = run_cli("profile", str(path), "--timeout", "12", "--no-history")

@@ -66,6 +66,8 @@ export function userSettings({ trusted, forTest }) {
 export const RECORDED_FILES = {
   "triton_fused_full.ncu-rep": "tests/data/h200/triton_fused_full.ncu-rep",
   "matmul_relu.pt.trace.json": "tests/data/h200/matmul_relu_trace.json",
+  // Shaped like the public Triton tutorials (GPU-only at module level): scenario 41.
+  "tutorial_add.py": "tests/data/gpu_only/vector_add_cuda.py",
 };
 
 /** Free TCP port on 127.0.0.1 (closed again before code-server takes it). */

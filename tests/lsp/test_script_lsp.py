@@ -152,25 +152,6 @@ async def test_another_workspace_files_lines_carry_the_run_they_came_from(
     assert "(1 edited since)" in titles(after, 0)[0]
 
 
-FOREVER = """\
-import time
-
-import torch
-
-
-def main():
-    step = 0
-    while True:
-        y = torch.ones(1000) * step
-        time.sleep(0.05)
-        step += 1
-
-
-if __name__ == "__main__":
-    main()
-"""
-
-
 async def test_a_cancelled_script_run_keeps_the_part_that_ran(
     client: LanguageClient, tmp_path: Path
 ) -> None:
@@ -179,8 +160,7 @@ async def test_a_cancelled_script_run_keeps_the_part_that_ran(
     import asyncio
     import re
 
-    path = tmp_path / "forever.py"
-    path.write_text(FOREVER)
+    path = copy(tmp_path, "forever.py")
     uri = open_doc(client, path)
     task = asyncio.ensure_future(_click_script(client, uri))
     seen: list[str] = []

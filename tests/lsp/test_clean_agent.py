@@ -95,8 +95,7 @@ def hangs(x):
 HANGS_AT_IMPORT = """\
 import time
 
-while True:
-    time.sleep(0.01)
+time.sleep(3600)
 
 
 def f():
@@ -211,6 +210,21 @@ async def test_big_messages_and_hangs_cost_one_job(
     hung = await click(client, lens)
     assert hung["ok"] is False and hung["error"]["kind"] == "timeout", hung
     assert hung["error"]["line"] in (3, 4), hung
+    # A module-level loop runs line after line: shortly before the limit the run is cut and
+    # keeps the part that ran, labelled partial (issue 24 item 4), the loop's lines on it.
+    loop = user_files.parent / "clean_import_loop.py"
+    loop.write_text(
+        HANGS_AT_IMPORT.replace("time.sleep(3600)", "while True:\n    time.sleep(0.01)")
+    )
+    loop_uri = open_doc(client, loop)
+    lens = next(
+        item
+        for item in await lenses(client, loop_uri)
+        if item.command and item.command.command == "kernelLens.profile"
+    )
+    cut = await click(client, lens)
+    assert cut["ok"] is True, cut
+    assert titles(await lenses(client, loop_uri), 0)[0].startswith("$(warning) partial: ")
 
     after = await profile(client, uri, "def uses_helper")
     assert after["ok"] is True, after

@@ -440,6 +440,7 @@ def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> 
             memory=request.memory,
             cut_after_s=cut_after_s,
             progress=lambda text: report("script", text),
+            only_lines=tuple(request.only_lines) if request.only_lines else None,  # type: ignore[arg-type]
         )
     except ProfileError as err:
         raise as_needs_gpu(err) from None

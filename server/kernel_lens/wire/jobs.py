@@ -131,6 +131,9 @@ class ProfileRequest(JobRequest):
     cwd: str | None = None
     env: dict[str, str] = field(default_factory=dict)
     memory: bool = False
+    only_lines: tuple[int, int] | None = None
+    """A whole run (``script``): tag only these lines of the file (a notebook's profiled cell),
+    so a call into code outside them stays on its calling line."""
 
 
 @dataclass

@@ -296,6 +296,8 @@ class DeepTracer:
             from it).
         window: the run's window (steps are reported to it), or ``None``.
         range_factory: makes a range from its name (default ``_RecordFunctionFast``).
+        only_lines: tag only these lines of the script (a notebook's profiled cell): a call
+            into code outside them stays on the calling line, as the cell's own work.
     """
 
     def __init__(
@@ -306,7 +308,9 @@ class DeepTracer:
         texts: Mapping[str, str] | None = None,
         window: Window | None = None,
         range_factory: Callable[[str], Any] | None = None,
+        only_lines: tuple[int, int] | None = None,
     ) -> None:
+        self._only = only_lines
         if range_factory is None:
             import torch
 
@@ -388,6 +392,9 @@ class DeepTracer:
                 self.step("marker")
             elif window.started_at is None and window.source is None:
                 window.start_by_time()
+        only = self._only
+        if only is not None and (frame.prefix != "src:" or not only[0] <= line <= only[1]):
+            return  # outside the lines asked for: the caller's line keeps the work
         if frame.open is None:  # (a window that just started has opened it already)
             rng = self._range(frame.prefix + str(line))
             rng.__enter__()

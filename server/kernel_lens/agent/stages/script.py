@@ -179,6 +179,7 @@ def profile_script(
     memory: bool = False,
     cut_after_s: float | None = None,
     progress: Callable[[str], None] | None = None,
+    only_lines: tuple[int, int] | None = None,
 ) -> ScriptRun:
     """Run the file once as ``__main__`` with every workspace line tagged; export the trace
     (with ``memory``, every allocation and free too: ``profile_memory``).
@@ -195,6 +196,7 @@ def profile_script(
         cut_after_s: cut the run this many seconds in (shortly before the job's time limit),
             keeping what was profiled (``window.cut_at_limit``).
         progress: told where the run is now and then (``line 45 of train.py · 12 s``).
+        only_lines: tag only these lines of the script (a notebook's profiled cell).
 
     Raises:
         ProfileError: ``syntax``; or how the script ended badly (``runtime``, ``exit``,
@@ -246,7 +248,9 @@ def profile_script(
         progress=progress,
     )
     roots = list(workspace) or [default_workspace(path)]
-    tracer = DeepTracer(path, roots, texts={os.path.abspath(path): text}, window=window)
+    tracer = DeepTracer(
+        path, roots, texts={os.path.abspath(path): text}, window=window, only_lines=only_lines
+    )
     with main_module(path, argv, cwd) as module, warnings.catch_warnings():
 
         def run_main() -> None:

@@ -29,6 +29,11 @@ export type SettingKey =
  */
 export const RESTART_KEYS = ["python", "agentCommand"] as const satisfies readonly SettingKey[];
 
+/** When a plain Profile records memory. */
+export type ProfileMemory = "auto" | "on" | "off";
+
+const PROFILE_MEMORY: readonly ProfileMemory[] = ["auto", "on", "off"];
+
 export interface Settings {
   /** Interpreter for the server; "" = the Python extension's, else `python3`. */
   python: string;
@@ -41,8 +46,12 @@ export interface Settings {
   timing: Readonly<TimingOptions>;
   /** Which lenses are shown (the server pulls this; see `analysis/lens_targets.py`). */
   lenses: Readonly<{ showAll: boolean }>;
-  /** Record memory on every Profile, as Profile Memory does (the server pulls this). */
-  profileMemory: boolean;
+  /**
+   * Record memory on every Profile, as Profile Memory does (the server pulls this): `auto` =
+   * when the function runs on CUDA, where it costs under 10%. Booleans (the old type) read as
+   * `on`/`off`.
+   */
+  profileMemory: ProfileMemory;
 }
 
 export const DEFAULTS: Readonly<Settings> = {
@@ -52,7 +61,7 @@ export const DEFAULTS: Readonly<Settings> = {
   compileTimeoutSeconds: 600,
   timing: { warmupMs: 25, budgetMs: 500, reps: 0 },
   lenses: { showAll: false },
-  profileMemory: false,
+  profileMemory: "auto",
 };
 
 /** The part of `vscode.WorkspaceConfiguration` that {@link readSettings} needs. */
@@ -116,10 +125,14 @@ export function readSettings(config: ConfigGetter): ReadResult {
     showAll = DEFAULTS.lenses.showAll;
   }
 
-  let profileMemory = config.get("profileMemory") ?? DEFAULTS.profileMemory;
-  if (typeof profileMemory !== "boolean") {
-    invalid("profileMemory", profileMemory, "true or false");
-    profileMemory = DEFAULTS.profileMemory;
+  const memoryValue = config.get("profileMemory") ?? DEFAULTS.profileMemory;
+  let profileMemory: ProfileMemory = DEFAULTS.profileMemory;
+  if (typeof memoryValue === "boolean") {
+    profileMemory = memoryValue ? "on" : "off";
+  } else if (PROFILE_MEMORY.some((v) => v === memoryValue)) {
+    profileMemory = memoryValue as ProfileMemory;
+  } else {
+    invalid("profileMemory", memoryValue, '"auto", "on" or "off"');
   }
 
   return {
@@ -139,7 +152,7 @@ export function readSettings(config: ConfigGetter): ReadResult {
         reps: number("timing.reps", DEFAULTS.timing.reps, 0, true),
       },
       lenses: { showAll: showAll as boolean },
-      profileMemory: profileMemory as boolean,
+      profileMemory,
     },
     problems,
   };

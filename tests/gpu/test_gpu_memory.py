@@ -125,3 +125,14 @@ def test_a_cpu_function_on_a_gpu_machine_stays_cpu_with_memory_on(tmp_path: Path
     assert out["device_kind"] == "cpu", out["device"]
     (entry,) = out["lines"][0]["memory"]
     assert (entry["device"], entry["allocated_bytes"]) == ("cpu", 4 * MIB)
+
+
+def test_memory_is_recorded_by_default_on_cuda_and_not_with_no_memory(tmp_path: Path) -> None:
+    # Its measured cost on CUDA is under 10% (docs/benchmarks.md): on by default there.
+    result = _profile(f"{KERNELS}/memory.py::grow", tmp_path / "a", "--no-history")
+    assert result["device_kind"] == "cuda"
+    assert _cuda(_line(result, "c = torch.cat"))["allocated_bytes"] == 24 * MIB
+    assert result["memory"]["devices"][0]["device"] == "cuda:0"
+    off = _profile(f"{KERNELS}/memory.py::grow", tmp_path / "b", "--no-history", "--no-memory")
+    assert "memory" not in off
+    assert not any("memory" in line for line in off["lines"])

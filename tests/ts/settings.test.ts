@@ -35,7 +35,7 @@ describe("readSettings", () => {
         "timing.budgetMs": 1000,
         "timing.reps": 50,
         "lenses.showAll": true,
-        profileMemory: true,
+        profileMemory: "on",
       }),
     );
     assert.deepEqual(result, {
@@ -46,7 +46,7 @@ describe("readSettings", () => {
         compileTimeoutSeconds: 900,
         timing: { warmupMs: 0, budgetMs: 1000, reps: 50 },
         lenses: { showAll: true },
-        profileMemory: true,
+        profileMemory: "on",
       },
       problems: [],
     });
@@ -76,12 +76,15 @@ describe("readSettings", () => {
     ]);
   });
 
-  it("takes profileMemory only as true or false", () => {
+  it("takes profileMemory as auto, on or off, reading the old booleans as on and off", () => {
     const result = readSettings(config({ profileMemory: "yes" }));
-    assert.equal(result.settings.profileMemory, false);
+    assert.equal(result.settings.profileMemory, "auto");
     assert.deepEqual(result.problems, [
-      'kernelLens.profileMemory: expected true or false, got "yes"',
+      'kernelLens.profileMemory: expected "auto", "on" or "off", got "yes"',
     ]);
+    assert.equal(readSettings(config({ profileMemory: true })).settings.profileMemory, "on");
+    assert.equal(readSettings(config({ profileMemory: false })).settings.profileMemory, "off");
+    assert.equal(readSettings(config({ profileMemory: "off" })).settings.profileMemory, "off");
   });
 
   it("rejects an agent command with a non-string element", () => {

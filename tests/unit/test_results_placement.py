@@ -63,3 +63,13 @@ def test_settings_accept_options_and_reject_nonsense() -> None:
     s.update({"compileTimeoutSeconds": 900})
     s.update({"compileTimeoutSeconds": -1})
     assert s.compile_timeout_seconds == 900.0
+
+
+def test_the_profile_memory_setting_reads_auto_on_off_and_the_old_booleans() -> None:
+    settings = Settings()
+    assert settings.profile_memory == "auto"  # on where it costs under 10%: CUDA runs
+    for given, read in [(True, "on"), (False, "off"), ("auto", "auto"), ("on", "on")]:
+        settings.update({"profileMemory": given})
+        assert settings.profile_memory == read
+    settings.update({"profileMemory": "yes"})  # invalid: kept as it was
+    assert settings.profile_memory == "on"

@@ -10,6 +10,7 @@ built by :mod:`kernel_lens.agent.results`.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import sys
 import types
@@ -140,6 +141,9 @@ def _run_function(
     """A function's stages, every one of them under the target's calling context (entered on
     ``context`` once the target is loaded, before its first call)."""
     target, style, interpreted, device, device_name = _first_call(request, report, context)
+    if request.memory_auto and not request.memory and device == "cuda":
+        # On by default where it costs under 10% (CUDA; docs/benchmarks.md): this run records it.
+        request = dataclasses.replace(request, memory=True)
     result = profile_result(
         function=target.info.qualname,
         path=target.path,
@@ -207,7 +211,7 @@ def _first_call(
 
     report("target", f"first call of {target.info.qualname}")
     watch_only = False
-    if request.memory:
+    if request.memory or (request.memory_auto and torch.cuda.is_available()):
         watch_only = _first_call_watched(target)
     else:
         call_user(target.call, target.path, target.info.qualname)

@@ -217,7 +217,7 @@ async def profile_function(
     snapshot = function_text(lines, info)
     ls.documents.put(uri, Record(qualname, "running", snapshot, info.first_line))
     refresh_lenses(ls)
-    memory = memory or ls.settings.profile_memory
+    memory = memory or ls.settings.profile_memory == "on"
     with_bwd = (" with backward" if backward else "") + (" with memory" if memory else "")
     budget_ms = ls.settings.budget_ms
     if budget_scale is not None and budget_scale > 1:
@@ -238,6 +238,7 @@ async def profile_function(
         cwd=(driver or {}).get("cwd"),
         env={str(k): str(v) for k, v in ((driver or {}).get("env") or {}).items()},
         memory=memory,
+        memory_auto=ls.settings.profile_memory == "auto",
     )
     outcome: ProfileCommandResult
     ran = await _run_checked(ls, uri, info, snapshot, lines, f"Profiling {qualname}", request)

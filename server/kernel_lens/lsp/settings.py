@@ -49,8 +49,10 @@ class Settings:
     show_all_lenses: bool = False
     """Profile on every function and Sweep on every int parameter (``lenses.showAll``), not
     only where they mean something (see ``analysis/lens_targets.py``)."""
-    profile_memory: bool = False
-    """Record memory on every Profile (``profileMemory``), as *Profile Memory* does."""
+    profile_memory: str = "auto"
+    """Record memory on every Profile (``profileMemory``), as *Profile Memory* does: ``on``,
+    ``off``, or ``auto`` — on when the function runs on CUDA, where it costs under 10%
+    (docs/benchmarks.md); an old boolean value is read as ``on``/``off``."""
 
     def update(self, options: dict[str, Any] | None) -> None:
         """Apply ``initializationOptions`` or the ``kernelLens`` configuration section."""
@@ -68,8 +70,11 @@ class Settings:
             )
         if "workspaceTrusted" in options:
             self.workspace_trusted = bool(options["workspaceTrusted"])
-        if isinstance(options.get("profileMemory"), bool):
-            self.profile_memory = options["profileMemory"]
+        memory = options.get("profileMemory")
+        if isinstance(memory, bool):
+            self.profile_memory = "on" if memory else "off"
+        elif memory in ("auto", "on", "off"):
+            self.profile_memory = str(memory)
         lenses = options.get("lenses")
         if isinstance(lenses, dict) and isinstance(lenses.get("showAll"), bool):
             self.show_all_lenses = lenses["showAll"]

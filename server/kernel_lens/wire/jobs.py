@@ -104,6 +104,9 @@ class ProfileRequest(JobRequest):
         memory: *Profile memory*: the profiled pass records every allocation and free
             (``profile_memory``), so each line carries what it allocated and the result the
             peak; on CUDA an out-of-memory is read from the allocator's snapshot at the failure.
+        memory_auto: record memory as ``memory`` does when the function's first call ran on
+            CUDA (the default of the editor and the CLI: its cost there is under 10%, see
+            docs/benchmarks.md; on the CPU allocator it is not, so CPU runs are left alone).
     """
 
     method: ClassVar[str] = "profile"
@@ -131,6 +134,7 @@ class ProfileRequest(JobRequest):
     cwd: str | None = None
     env: dict[str, str] = field(default_factory=dict)
     memory: bool = False
+    memory_auto: bool = False
     only_lines: tuple[int, int] | None = None
     """A whole run (``script``): tag only these lines of the file (a notebook's profiled cell),
     so a call into code outside them stays on its calling line."""

@@ -247,3 +247,67 @@ def test_a_triton_launcher_on_cuda_is_captured_with_cuda_inputs(tmp_path: Path) 
     assert result["inputs"]["args"][0]["device"] == "cuda:0"
     assert any("square_kernel" in k["name"] for k in result["kernels"]), result["kernels"]
     assert not (tmp_path / "benchmark_ran.txt").exists()
+
+
+SUGGEST = """import torch
+import torch.nn as nn
+
+
+def mm(a, b):
+    return (a @ b).relu()
+
+
+def conv(x):
+    return torch.nn.functional.conv2d(x, torch.ones(8, x.shape[1], 3, 3))
+
+
+def typed(x: torch.Tensor, n: int, *, eps: float):
+    return x[:n] * eps
+
+
+def picky(x):
+    raise ValueError("no input is ever right")
+
+
+class Needs(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.lin = nn.Linear(cfg, cfg)
+
+    def forward(self, x):
+        return self.lin(x)
+"""
+
+
+def test_a_suggested_directive_is_run_once_before_it_is_offered(tmp_path: Path) -> None:
+    path = write(tmp_path, SUGGEST)
+    # two tensors: matrices first, and the pair runs
+    fix = error_json(f"{path}::mm")["suggested_directive"]
+    assert fix == (
+        "# kernel-lens: inputs = ((), dict(a=torch.randn(64, 64), b=torch.randn(64, 64)))"
+        "  # checked: it runs; the shapes are a guess"
+    )
+    # a 4-D input is found by trying each rank
+    assert error_json(f"{path}::conv")["suggested_directive"] == (
+        "# kernel-lens: inputs = (torch.randn(2, 4, 64, 64),)  # x; checked: it runs; the "
+        "shapes are a guess"
+    )
+    # type hints decide ints and floats; keyword-only parameters are given by name
+    assert error_json(f"{path}::typed")["suggested_directive"].startswith(
+        "# kernel-lens: inputs = ((), dict(x=torch.randn(1024), n=1024, eps=1.0))  # checked"
+    )
+    # nothing runs: the suggestion says so, with the reason, instead of claiming it works
+    picky = error_json(f"{path}::picky")["suggested_directive"]
+    assert picky.endswith("does not run as is (ValueError: no input is ever right): edit it")
+    # a method whose class needs arguments cannot be called: not checked, and why
+    needs = error_json(f"{path}::Needs.forward")["suggested_directive"]
+    assert "not checked: to profile the method 'Needs.forward'" in needs
+    # what is said checked is what runs: the offered directive profiles
+    fixed = tmp_path / "fixed.py"
+    lines = SUGGEST.splitlines(True)
+    at = next(i for i, line in enumerate(lines) if line.startswith("def mm"))
+    lines.insert(at, fix + "\n")
+    fixed.write_text("".join(lines))
+    result = profile_json(f"{fixed}::mm")
+    assert result["inputs"]["source"] == "directive"
+    assert result["timing"]["median_ms"] > 0

@@ -94,7 +94,7 @@ def test_suggested_directive_from_the_parameter_names() -> None:
     assert one is not None and two is not None
     assert suggested_directive(one) == "# kernel-lens: inputs = (torch.randn(1024),)  # x"
     assert suggested_directive(two) == (
-        "# kernel-lens: inputs = ((), dict(x=torch.randn(1024), scale=torch.randn(1024)))"
+        "# kernel-lens: inputs = ((), dict(x=torch.randn(64, 64), scale=torch.randn(64, 64)))"
     )
 
 
@@ -208,12 +208,11 @@ def test_token_ids_and_positions_are_guessed_from_the_names_and_said_so() -> Non
     info = find_function(text, name="T.forward")
     assert info is not None
     assert suggested_directive(info) == (
-        "# kernel-lens: inputs = ((), dict(idx=torch.randint(0, 1000, (1, 64)), "
+        "# kernel-lens: inputs = ((), dict(idx=torch.randint(0, 16, (1, 64)), "
         "input_pos=torch.arange(64)))  # a guess from the names (idx, input_pos)"
     )
     one = find_function("def embed(tokens):\n    return tokens\n", name="embed")
     assert one is not None
     assert suggested_directive(one) == (
-        "# kernel-lens: inputs = (torch.randint(0, 1000, (1, 64)),)"
-        "  # tokens, a guess from the name"
+        "# kernel-lens: inputs = (torch.randint(0, 16, (1, 64)),)  # tokens, a guess from the name"
     )

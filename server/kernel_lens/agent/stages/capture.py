@@ -211,45 +211,49 @@ def _argv_problem(exc: BaseException) -> bool:
     )
 
 
-#: Parameter names that hold token ids (integers, never floats) and positions.
-_TOKEN_NAMES = frozenset(
-    {"idx", "ids", "tokens", "token_ids", "input_ids", "targets", "labels", "target_ids"}
-)
-_POSITION_NAMES = frozenset({"input_pos", "pos", "positions", "position_ids"})
+def suggested_directive(info: FunctionInfo, text: str | None = None) -> str:
+    """A ``# kernel-lens: inputs = …`` line built from the function's type hints, defaults and
+    parameter names, without running it (a value chosen from a name says it is a guess); see
+    :func:`kernel_lens.agent.stages.suggest.checked_directive` for the one that is run."""
+    from kernel_lens.agent.stages.suggest import unchecked_directive
+
+    return unchecked_directive(info, text)
 
 
-def _placeholder(name: str) -> tuple[str, bool]:
-    """A value for a parameter from its name, and whether the name decided it."""
-    if name in _TOKEN_NAMES:
-        return "torch.randint(0, 1000, (1, 64))", True
-    if name in _POSITION_NAMES:
-        return "torch.arange(64)", True
-    return "torch.randn(1024)", False
+#: ``(info, text, path, module) -> directive``: the suggestion for a function the run never
+#: called, checked in the namespace the run left (the target stage passes one that runs it).
+SuggestFn = Callable[[FunctionInfo, str, str, "types.ModuleType | None"], str]
 
 
-def suggested_directive(info: FunctionInfo) -> str:
-    """A ``# kernel-lens: inputs = …`` line built from the parameter names (one placeholder
-    each, as keywords so the names stay readable): token ids (``idx``, ``tokens``,
-    ``input_ids``) are integers, positions (``input_pos``) an ``arange``, the rest a float
-    tensor; a value chosen from a name says it is a guess."""
-    params = [p.lstrip("*") for p in info.params]
-    if info.is_method and params and not any(d.endswith("staticmethod") for d in info.decorators):
-        params = params[1:]
-    if not params:
-        return "# kernel-lens: inputs = ()"
-    values = [_placeholder(p) for p in params]
-    guessed = [p for p, (_, by_name) in zip(params, values, strict=True) if by_name]
-    note = f"  # a guess from the names ({', '.join(guessed)})" if guessed else ""
-    if len(params) == 1:
-        return f"# kernel-lens: inputs = ({values[0][0]},)  # {params[0]}" + (
-            ", a guess from the name" if guessed else ""
-        )
-    kw = ", ".join(f"{p}={v}" for p, (v, _) in zip(params, values, strict=True))
-    return f"# kernel-lens: inputs = ((), dict({kw})){note}"
+def _checked(
+    suggest: SuggestFn | None,
+    info: FunctionInfo,
+    text: str,
+    path: str,
+    module: types.ModuleType | None,
+) -> str:
+    if suggest is None:
+        return suggested_directive(info, text)
+    return suggest(info, text, path, module)
+
+
+def _loaded_from(real_path: str) -> types.ModuleType | None:
+    """The module in ``sys.modules`` loaded from ``real_path``, if any."""
+    for mod in list(sys.modules.values()):
+        file = getattr(mod, "__file__", None)
+        if file and os.path.realpath(file) == real_path:
+            return mod
+    return None
 
 
 def run_until_call(
-    path: str, text: str, code: types.CodeType, target_code: types.CodeType, info: FunctionInfo
+    path: str,
+    text: str,
+    code: types.CodeType,
+    target_code: types.CodeType,
+    info: FunctionInfo,
+    *,
+    suggest: SuggestFn | None = None,
 ) -> Capture:
     """Run the compiled file ``code`` as ``__main__`` until ``target_code``'s first call.
 
@@ -295,7 +299,7 @@ def run_until_call(
             chain = f"{chain} → {target_code.co_qualname}" if chain else target_code.co_qualname
         del seen[:]
         return Capture(module, args, kwargs, line, chain, round(elapsed, 3), context)
-    fix = suggested_directive(info)
+    fix = _checked(suggest, info, text, path, module)
     missed = (
         " (a call Kernel Lens could see: the script replaced the profile hook that watches for "
         "it, with sys.setprofile or a profiler such as torch.profiler)"
@@ -452,6 +456,7 @@ def run_driver_until_call(
     info: FunctionInfo,
     *,
     cwd: str | None = None,
+    suggest: SuggestFn | None = None,
 ) -> Capture:
     """Run ``driver`` as ``python DRIVER ARGV…`` would until the first call of ``info``'s
     function of ``path`` (imported by the driver, directly or not, from the buffer ``text``).
@@ -488,6 +493,7 @@ def run_driver_until_call(
 
     finder = _BufferFinder(path, text)
     failure: BaseException | None = None
+    home: types.ModuleType | None = None
     with main_module(driver, argv, cwd) as module:
         sys.meta_path.insert(0, finder)
         start = time.perf_counter()
@@ -503,6 +509,8 @@ def run_driver_until_call(
             elapsed = time.perf_counter() - start
             if finder in sys.meta_path:
                 sys.meta_path.remove(finder)
+            if not seen:  # where the target's module was loaded, to check a suggestion in
+                home = _loaded_from(real_target)
     label = os.path.basename(driver)
     if seen:
         frame, args, kwargs, context = seen[0]
@@ -514,7 +522,7 @@ def run_driver_until_call(
             home.__dict__.update(frame.f_globals)
         del seen[:]
         return Capture(home, args, kwargs, line, chain, round(elapsed, 3), context, driver)
-    fix = suggested_directive(info)
+    fix = _checked(suggest, info, text, path, home)
     hint = f"; add this directive above the def instead: {fix}"
     if failure is None:
         why = f"{label} ran to its end ({elapsed:.1f} s) without calling {name}"

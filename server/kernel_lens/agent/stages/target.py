@@ -18,6 +18,7 @@ from typing import Any, Literal
 from kernel_lens.agent.context import CallContext, from_directive
 from kernel_lens.agent.errors import ProfileError, format_exception, user_line_from_traceback
 from kernel_lens.agent.stages import capture
+from kernel_lens.agent.stages.suggest import checked_directive
 from kernel_lens.agent.usercode import compile_text, exec_module, parse_source, read_source
 from kernel_lens.analysis.functions import FunctionInfo, SourceSyntaxError, find_function
 from kernel_lens.wire.results import InputArg, InputsInfo
@@ -300,12 +301,14 @@ def load_target(
     instance: Any = None
     if driver is not None:
         captured = capture.run_driver_until_call(
-            driver, list(argv or []), path, text, info, cwd=cwd
+            driver, list(argv or []), path, text, info, cwd=cwd, suggest=_checked_suggestion
         )
     elif _wants_capture(text, path, info):
         target_code = capture.find_code(module_code, info.qualname, info.def_line)
         if target_code is not None:
-            captured = capture.run_until_call(path, text, module_code, target_code, info)
+            captured = capture.run_until_call(
+                path, text, module_code, target_code, info, suggest=_checked_suggestion
+            )
     if captured is not None:
         module = captured.module
         if info.is_method and _is_instance_method(module, info) and captured.args:
@@ -353,6 +356,21 @@ def load_target(
         source_lines=text.splitlines(),
         inputs=inputs,
         context=context,
+    )
+
+
+def _checked_suggestion(
+    info: FunctionInfo, text: str, path: str, module: types.ModuleType | None
+) -> str:
+    """The suggested directive for a function the run never called, each candidate run once
+    in ``module`` (see :mod:`kernel_lens.agent.stages.suggest`)."""
+    return checked_directive(
+        info,
+        text,
+        path,
+        module,
+        resolve=lambda m, i, p, t: _resolve_callable(m, i, p, text=t),
+        normalize=_normalize_inputs,
     )
 
 

@@ -121,7 +121,8 @@ def test_the_policy_says_how_the_number_was_made() -> None:
     )
     assert warm["l2"] == "warm" and warm["stable"] is False and "nvml" in warm
     cpu = make_policy(method="perf-counter", l2_flushed=False, reps=3, samples_ms=[1, 1, 1])
-    assert cpu["l2"] == "n/a" and "L2" not in cpu["text"]
+    assert cpu["l2"] == "n/a" and cpu["cpu_overhead"] == "n/a"
+    assert cpu["text"] == "eager · 3 reps · stable (σ 0.0%)"
 
 
 # -- capture failures -----------------------------------------------------------------------
@@ -379,6 +380,14 @@ def test_the_cli_report_has_the_policy_and_graph_rows() -> None:
     text = format_profile({**RESULT, "path": "v.py", "def_line": 3,
                            "timing": {**GRAPHED, "min_ms": 0.0034}})  # fmt: skip
     assert "how    eager · L2 cold · CPU launch overhead included · 812 reps" in text
+    cpu = {
+        **RESULT,
+        "path": "v.py",
+        "def_line": 3,
+        "device_kind": "cpu",
+        "timing": {**GRAPHED, "min_ms": 0.0034, "graph": {"reason": "not applicable on CPU"}},
+    }
+    assert "graph  " not in format_profile(cpu)  # fmt: skip
     assert (
         "graph  1.12 µs per call in a CUDA graph of 100 calls (launch-bound: median 3.58 µs < "
         "20 µs) · kernels 0.83 µs" in text

@@ -283,16 +283,16 @@ def make_policy(
     samples_ms: Sequence[float],
     nvml: str | None = None,
 ) -> dict[str, Any]:
-    """The policy of an eager timing: ``l2`` (``cold``/``warm``), ``mode`` (``eager``),
-    ``cpu_overhead`` (``included``: the launch cost of each call is inside the events or the
-    clock), ``reps``, ``rel_stdev_pct``, ``stable`` and ``text``; ``nvml`` notes why no GPU
-    clocks were read."""
+    """The policy of an eager timing: ``l2`` (``cold``/``warm``; ``n/a`` on the CPU), ``mode``
+    (``eager``), ``cpu_overhead`` (``included``: each call's launch cost is inside the CUDA
+    events; ``n/a`` on the CPU, where the clock times the CPU's work itself), ``reps``,
+    ``rel_stdev_pct``, ``stable`` and ``text``; ``nvml`` notes why no GPU clocks were read."""
     cuda = method == "cuda-events"
     rel = relative_stdev_pct(samples_ms)
     policy: dict[str, Any] = {
         "l2": ("cold" if l2_flushed else "warm") if cuda else "n/a",
         "mode": "eager",
-        "cpu_overhead": "included",
+        "cpu_overhead": "included" if cuda else "n/a",
         "reps": reps,
         "rel_stdev_pct": None if rel is None else round(rel, 3),
         "stable": is_stable(samples_ms),

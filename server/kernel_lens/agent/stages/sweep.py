@@ -55,8 +55,8 @@ def run_sweep(
 ) -> SweepStageResult:
     """Time ``target`` for each value of ``param``; see the module docstring."""
     from kernel_lens.agent.gpu_clocks import thermal_wait
-    from kernel_lens.analysis.timing_policy import CLOCK_WARNING_PREFIXES
     from kernel_lens.agent.stages.timing import time_function
+    from kernel_lens.analysis.timing_policy import CLOCK_WARNING_PREFIXES
 
     signature = inspect.signature(target.fn)
     if param not in signature.parameters:

@@ -21,6 +21,7 @@ function that cannot be captured (a host sync, ``.item()``, CPU tensors) gets th
 
 from __future__ import annotations
 
+import gc
 import math
 import os
 import statistics
@@ -571,6 +572,9 @@ def _capture(graph: Any, stream: Any, body: Callable[[], None]) -> str | None:
     import torch
 
     failure: BaseException | None = None
+    # as torch.cuda.graph does: nothing pending, no garbage freed into the capture
+    torch.cuda.synchronize()
+    gc.collect()
     with torch.cuda.stream(stream):
         # thread_local: another thread's CUDA call (the agent's) does not invalidate it
         graph.capture_begin(capture_error_mode="thread_local")

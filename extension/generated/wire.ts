@@ -382,6 +382,100 @@ export const checkProfileKernelTotal: Check<ProfileKernelTotal> = shape<ProfileK
   lines: optional(listOf(int)),
 });
 
+/** How a time was made (issue 25): said on every number. */
+export interface TimingPolicy {
+  /** `cold` (flushed before each repetition), `warm`, or `n/a` (CPU). */
+  l2: string;
+  /** `eager` (each call launched from Python) or `graph` (replayed in a CUDA graph). */
+  mode: string;
+  /** `included` (the CPU's launch cost is inside the time) or `excluded`. */
+  cpu_overhead: string;
+  reps: number;
+  /** Standard deviation of the samples, percent of their mean. */
+  rel_stdev_pct?: number | null;
+  /** Relative standard deviation under 2% (Nsight Python's rule). */
+  stable?: boolean;
+  /** Why no GPU clocks were read (no `nvidia-ml-py`, NVML did not start). */
+  nvml?: string;
+  /** The policy in one line: `eager · L2 cold · CPU launch overhead included · …`. */
+  text: string;
+}
+export const checkTimingPolicy: Check<TimingPolicy> = shape<TimingPolicy>({
+  l2: string,
+  mode: string,
+  cpu_overhead: string,
+  reps: int,
+  rel_stdev_pct: optional(nullable(number)),
+  stable: optional(boolean),
+  nvml: optional(string),
+  text: string,
+});
+
+/** One NVML reading of the GPU (any field null where NVML cannot say). */
+export interface GpuReading {
+  sm_mhz: number | null;
+  mem_mhz: number | null;
+  temperature_c: number | null;
+  /** The temperature at which the GPU slows its clocks down. */
+  slowdown_c: number | null;
+  /** NVML's clocks-event (throttle) reasons, a bit mask. */
+  throttle: number | null;
+  power_w: number | null;
+}
+export const checkGpuReading: Check<GpuReading> = shape<GpuReading>({
+  sm_mhz: nullable(int),
+  mem_mhz: nullable(int),
+  temperature_c: nullable(int),
+  slowdown_c: nullable(int),
+  throttle: nullable(int),
+  power_w: nullable(number),
+});
+
+/** NVML readings before and after timing. */
+export interface GpuClocks {
+  before: GpuReading | null;
+  after: GpuReading | null;
+}
+export const checkGpuClocks: Check<GpuClocks> = shape<GpuClocks>({
+  before: nullable(checkGpuReading),
+  after: nullable(checkGpuReading),
+});
+
+/** A launch-bound function timed captured in a CUDA graph, or why it was not. */
+export interface GraphTimingInfo {
+  /** Calls captured into one graph. */
+  calls?: number;
+  /** Why it was timed in a graph: `median 3.6 µs < 20 µs`, `device idle 77% …`. */
+  why?: string | null;
+  /**
+   * Why it could not be captured (`host sync during capture …`, `not applicable on
+   * CPU`); absent when it was.
+   */
+  reason?: string;
+  /** Time per call in the graph (flush subtracted), ms. */
+  median_ms?: number | null;
+  min_ms?: number;
+  max_ms?: number;
+  retries?: number;
+  /** The L2 flush's own time per call, measured in a flush-only graph and subtracted. */
+  flush_ms?: number | null;
+  /** Summed kernel device time per call (the ops stage), µs. */
+  kernels_us?: number | null;
+  policy?: TimingPolicy;
+}
+export const checkGraphTimingInfo: Check<GraphTimingInfo> = shape<GraphTimingInfo>({
+  calls: optional(int),
+  why: optional(nullable(string)),
+  reason: optional(string),
+  median_ms: optional(nullable(number)),
+  min_ms: optional(number),
+  max_ms: optional(number),
+  retries: optional(int),
+  flush_ms: optional(nullable(number)),
+  kernels_us: optional(nullable(number)),
+  policy: optional(checkTimingPolicy),
+});
+
 /** The timing stage's result: median in ms, spread in % of the median. */
 export interface ProfileTiming {
   median_ms: number;
@@ -390,12 +484,27 @@ export interface ProfileTiming {
   reps: number;
   /** `cuda-events` or `perf-counter`. */
   method?: string;
+  l2_flushed?: boolean;
+  warnings?: string[];
+  warning?: string | null;
+  /** How the median was made (L2, eager, CPU overhead, reps, stable). */
+  policy?: TimingPolicy;
+  /** CUDA: the GPU's clocks and temperature before and after timing (NVML). */
+  clocks?: GpuClocks;
+  /** A launch-bound CUDA function's time in a CUDA graph (or why not). */
+  graph?: GraphTimingInfo;
 }
 export const checkProfileTiming: Check<ProfileTiming> = shape<ProfileTiming>({
   median_ms: number,
   spread_pct: number,
   reps: int,
   method: optional(string),
+  l2_flushed: optional(boolean),
+  warnings: optional(listOf(string)),
+  warning: optional(nullable(string)),
+  policy: optional(checkTimingPolicy),
+  clocks: optional(checkGpuClocks),
+  graph: optional(checkGraphTimingInfo),
 });
 
 /**
@@ -563,6 +672,10 @@ export interface SweepRow {
   gb_per_s?: number | null;
   /** Why this value failed; null when it was timed. */
   error: string | null;
+  /** Seconds waited for a hot GPU to cool before this value was timed. */
+  cooldown_s?: number;
+  /** A clock drop or throttling while this value was timed (NVML). */
+  warnings?: string[];
 }
 export const checkSweepRow: Check<SweepRow> = shape<SweepRow>({
   value: int,
@@ -572,6 +685,8 @@ export const checkSweepRow: Check<SweepRow> = shape<SweepRow>({
   bytes: optional(nullable(int)),
   gb_per_s: optional(nullable(number)),
   error: nullable(string),
+  cooldown_s: optional(number),
+  warnings: optional(listOf(string)),
 });
 
 /** The fastest value of a sweep. */
@@ -1669,6 +1784,11 @@ export interface RunTiming {
   min_ms?: number;
   max_ms?: number;
   warning?: string | null;
+  /** How the time was made (L2, eager, CPU overhead, reps, stable). */
+  policy?: TimingPolicy;
+  /** The GPU's clocks before and after timing: runs on different clocks are not compared. */
+  clocks?: GpuClocks;
+  graph?: GraphTimingInfo;
 }
 export const checkRunTiming: Check<RunTiming> = shape<RunTiming>({
   median_ms: number,
@@ -1680,6 +1800,9 @@ export const checkRunTiming: Check<RunTiming> = shape<RunTiming>({
   min_ms: optional(number),
   max_ms: optional(number),
   warning: optional(nullable(string)),
+  policy: optional(checkTimingPolicy),
+  clocks: optional(checkGpuClocks),
+  graph: optional(checkGraphTimingInfo),
 });
 
 /** How a run's time compares with a reference (`text`: `−49.8% vs 0.383 ms`). */
@@ -1692,8 +1815,13 @@ export interface CompareVerdict {
   /** The Mann–Whitney p-value (null without raw samples). */
   p_value: number | null;
   significant: boolean;
-  method: "mann-whitney" | "iqr" | "none";
+  /**
+   * `incomparable`: the runs were timed on different GPU clocks or under a different
+   * policy (`note` says which); no change is called.
+   */
+  method: "mann-whitney" | "iqr" | "none" | "incomparable";
   reference: string;
+  note?: string | null;
   text: string;
 }
 export const checkCompareVerdict: Check<CompareVerdict> = shape<CompareVerdict>({
@@ -1703,8 +1831,9 @@ export const checkCompareVerdict: Check<CompareVerdict> = shape<CompareVerdict>(
   interval_pct: number,
   p_value: nullable(number),
   significant: boolean,
-  method: oneOf("mann-whitney", "iqr", "none"),
+  method: oneOf("mann-whitney", "iqr", "none", "incomparable"),
   reference: string,
+  note: optional(nullable(string)),
   text: string,
 });
 

@@ -155,6 +155,9 @@ def make_entry(
             "min_ms",
             "max_ms",
             "warning",
+            "policy",  # how it was timed, and the GPU's clocks: runs timed differently are
+            "clocks",  # not compared (issue 25)
+            "graph",
         )  # fmt: skip
         if k in timing
     }

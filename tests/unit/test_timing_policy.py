@@ -326,6 +326,15 @@ def test_to_json_carries_every_statistic(monkeypatch: pytest.MonkeyPatch) -> Non
         "l2_flushed": False,
         "warnings": ["noisy: the interquartile range is 67% of the median"],
         "warning": None,
+        "policy": {
+            "l2": "n/a",
+            "mode": "eager",
+            "cpu_overhead": "n/a",
+            "reps": 5,
+            "rel_stdev_pct": 52.705,
+            "stable": False,
+            "text": "eager · 5 reps · not stable (σ 52.7%)",
+        },
         "samples_ms": [4 * U, 1 * U, 2 * U, 3 * U, 5 * U],
     }
     assert timing.TimingResult("x", "cpu", (0.0, 0.0), 1, False).spread_pct == 0.0

@@ -17,6 +17,7 @@ import {
   significant,
 } from "./format";
 import { memoryView } from "./memory";
+import { graphText, timingPolicyLines } from "./timingPolicy";
 
 export interface SummaryActions {
   onRevealLine: (line: number) => void;
@@ -166,8 +167,14 @@ export function summaryView(
           "Median",
           formatMs(timing.median_ms),
           `± ${significant(timing.spread_pct)} % spread · ${formatCount(timing.reps)} reps` +
-            (timing.method === undefined ? "" : ` · ${timing.method}`),
+            (timing.method === undefined ? "" : ` · ${timing.method}`) +
+            (timing.policy === undefined
+              ? ""
+              : ` · ${timing.policy.stable === true ? "stable" : "not stable"}`),
         ),
+    timing !== null && typeof timing.graph?.median_ms === "number"
+      ? stat("In a CUDA graph", formatMs(timing.graph.median_ms), graphText(timing) ?? "")
+      : null,
     stat(
       "Device",
       profile.device,
@@ -266,8 +273,16 @@ export function summaryView(
     ]),
     body,
   ]);
+  const policyLines = timingPolicyLines(timing);
   return el("section", { className: "summary" }, [
     stats,
+    policyLines.length === 0
+      ? null
+      : el(
+          "div",
+          { className: "timing-policy muted" },
+          policyLines.map((line) => el("div", { text: line })),
+        ),
     inputsView(inputs),
     memoryView(profile, actions.onRevealLine),
     el("div", { className: "toolbar" }, [

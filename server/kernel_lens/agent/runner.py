@@ -161,6 +161,8 @@ def _run_function(
         result["timing"] = _timing_stage(request, target, device, report)
     if "ops" in request.stages or "trace" in request.stages:
         result.update(_profiled_pass(request, target, device, trace_dir, report))
+    if isinstance(result.get("timing"), dict):
+        _graph_timing(result, target, device, report)
     if "compiled" in request.stages:
         cache = compiled_dir or os.path.join(os.path.dirname(trace_dir), "compiled")
         result["compiled"] = _compiled_stage(request, target, device, cache, report)
@@ -319,6 +321,34 @@ def _timing_stage(
         target.info.qualname,
     )
     return timing.to_json(with_samples=request.keep_samples)
+
+
+def _graph_timing(result: dict[str, Any], target: Target, device: str, report: ProgressFn) -> None:
+    """A launch-bound CUDA function is also timed in a CUDA graph (after the ops stage, whose
+    kernel times tell an idle device): ``timing.graph`` holds the time per call or why it could
+    not be captured; on the CPU ``timing.graph`` says it does not apply."""
+    from kernel_lens.analysis.timing_policy import (
+        graph_calls,
+        kernels_us_per_call,
+        launch_bound,
+    )
+
+    timing = result["timing"]
+    if device != "cuda":
+        timing["graph"] = {"reason": "not applicable on CPU"}
+        return
+    kernels_us = kernels_us_per_call(result)
+    why = launch_bound(float(timing.get("median_ms") or 0.0), kernels_us)
+    if why is None:
+        return
+    from kernel_lens.agent.stages.timing import time_in_graph
+
+    launches = sum(float(k.get("calls") or 0) for k in result.get("kernels") or [])
+    report("timing", f"launch-bound ({why}): timing in a CUDA graph")
+    graph = time_in_graph(
+        target.call, calls=graph_calls(launches), flush_l2=bool(timing.get("l2_flushed"))
+    )
+    timing["graph"] = graph.to_json(why=why, kernels_us=kernels_us)
 
 
 def _profiled_pass(

@@ -11,6 +11,11 @@ The verdict on the time uses the raw timing samples of both runs:
   least :data:`MIN_EFFECT_PCT` (two runs of unchanged code on one machine drift by a fraction of
   a percent, which thousands of GPU samples would otherwise call "significant").
 
+Two runs timed on different GPU clocks (NVML readings differ by more than
+:data:`kernel_lens.analysis.timing_policy.CLOCK_COMPARE_PCT`) or under a different policy (L2
+cold against warm) are not compared: the verdict says so (``not compared: different GPU clocks
+(SM 1980 → 1410 MHz)``) instead of calling a change.
+
 Without raw samples (a ``profile --json --no-samples`` file, an old recorded result) the
 interquartile ranges stand in: a change is called when they do not overlap.
 
@@ -29,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernel_lens.analysis.line_attribution import all_ops
+from kernel_lens.analysis.timing_policy import clocks_differ
 
 __all__ = [
     "ALPHA",
@@ -44,6 +50,7 @@ __all__ = [
     "compare_timing",
     "equal_within_noise",
     "format_comparison",
+    "incomparable",
     "line_delta",
     "mann_whitney",
     "median_interval",
@@ -143,8 +150,10 @@ class Verdict:
             log scale: ``±10%`` spans ×1/1.1 to ×1.1).
         p_value: the Mann–Whitney p-value (``None`` without raw samples).
         significant: the change is called (see the module docstring).
-        method: ``mann-whitney`` or ``iqr`` (no raw samples) or ``none`` (nothing to test).
+        method: ``mann-whitney`` or ``iqr`` (no raw samples) or ``none`` (nothing to test) or
+            ``incomparable`` (different clocks or policy: ``note`` says which).
         reference: ``previous``, ``baseline`` or another label of the reference run.
+        note: why the runs were not compared (``incomparable``).
     """
 
     before_ms: float
@@ -155,6 +164,7 @@ class Verdict:
     significant: bool
     method: str
     reference: str = "previous"
+    note: str | None = None
 
     def text(self) -> str:
         """``−49.8% vs 0.383 ms`` / ``×3.2 vs 0.383 ms`` (twice as slow or more) /
@@ -162,6 +172,8 @@ class Verdict:
         than :data:`NOISY_PCT`; the baseline is named when it is the reference (``vs baseline
         0.383 ms``, ``≈ same as baseline (±0.4%)``)."""
         named = "" if self.reference == "previous" else f"{self.reference} "
+        if self.method == "incomparable":
+            return f"not compared: {self.note or 'the runs were timed differently'}"
         if self.method == "none":
             if self.before_ms <= 0 or self.after_ms <= 0:
                 return "no timing to compare"
@@ -196,6 +208,7 @@ class Verdict:
             "significant": self.significant,
             "method": self.method,
             "reference": self.reference,
+            "note": self.note,
             "text": self.text(),
         }
 
@@ -227,7 +240,13 @@ def compare_samples(
 def compare_timing(
     before: dict[str, Any], after: dict[str, Any], *, reference: str = "previous"
 ) -> Verdict:
-    """The verdict on two timing objects (``{"median_ms", "samples_ms"?, "q1_ms"?, …}``)."""
+    """The verdict on two timing objects (``{"median_ms", "samples_ms"?, "q1_ms"?, …}``);
+    ``incomparable`` when their ``clocks`` or ``policy`` differ (see the module docstring)."""
+    differ = incomparable(before, after)
+    if differ is not None:
+        m1, m2 = float(before.get("median_ms") or 0.0), float(after.get("median_ms") or 0.0)
+        change = (m2 / m1 - 1) * 100 if m1 > 0 else 0.0
+        return Verdict(m1, m2, change, 0.0, None, False, "incomparable", reference, differ)
     s1, s2 = before.get("samples_ms"), after.get("samples_ms")
     if s1 and s2:
         return compare_samples(s1, s2, reference=reference)
@@ -242,6 +261,18 @@ def compare_timing(
     apart = a3 < b1 or a1 > b3
     significant = apart and abs(change) >= MIN_EFFECT_PCT
     return Verdict(m1, m2, change, interval, None, significant, "iqr", reference)
+
+
+def incomparable(before: dict[str, Any], after: dict[str, Any]) -> str | None:
+    """Why two timings cannot be compared (different GPU clocks, L2 cold against warm), or
+    ``None``. A timing without ``clocks`` or ``policy`` (an older run) is not held against."""
+    differ = clocks_differ(before.get("clocks"), after.get("clocks"))
+    if differ:
+        return differ
+    l2 = [(t.get("policy") or {}).get("l2") for t in (before, after)]
+    if l2[0] in ("cold", "warm") and l2[1] in ("cold", "warm") and l2[0] != l2[1]:
+        return f"different timing policy (L2 {l2[0]} → {l2[1]})"
+    return None
 
 
 def equal_within_noise(
@@ -612,7 +643,13 @@ def format_comparison(comparison: dict[str, Any], *, before: str, after: str) ->
     how = (
         f"Mann–Whitney p = {v['p_value']:.2g}"
         if v.get("p_value") is not None
-        else ("interquartile ranges" if v["method"] == "iqr" else "too few samples to test")
+        else (
+            "interquartile ranges"
+            if v["method"] == "iqr"
+            else "timed differently"
+            if v["method"] == "incomparable"
+            else "too few samples to test"
+        )
     )
     out = [
         f"{after} vs {before}: {_ms(v['before_ms'])} → {_ms(v['after_ms'])} · {v['text']}"

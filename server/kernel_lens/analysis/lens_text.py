@@ -25,6 +25,7 @@ from kernel_lens.analysis.memory_text import (
     oom_short_text,
 )
 from kernel_lens.analysis.report_text import format_time_ms, format_us
+from kernel_lens.analysis.timing_policy import clock_warning, graph_parts
 
 __all__ = [
     "code_span",
@@ -40,6 +41,7 @@ __all__ = [
     "LONGER_BUDGET_SCALE",
     "summary_lens_title",
     "timing_warning_short",
+    "timing_policy_lines",
     "timing_warning_text",
 ]
 
@@ -132,10 +134,14 @@ UNSTABLE_SPREAD_PCT = 25.0
 
 
 def timing_warning_text(timing: dict[str, Any] | None) -> str | None:
-    """The whole warning a hover shows: the interference warning, else an unstable spread."""
+    """The whole warning a hover shows: the interference warning, else a clock drop or
+    throttling while timing (NVML), else an unstable spread."""
     timing = timing or {}
     if timing.get("warning"):
         return str(timing["warning"])
+    clocks = clock_warning(timing)
+    if clocks:
+        return clocks
     spread = timing.get("spread_pct")
     if isinstance(spread, (int, float)) and spread > UNSTABLE_SPREAD_PCT:
         return (
@@ -152,6 +158,10 @@ def timing_warning_short(timing: dict[str, Any] | None) -> str | None:
         return None
     if warning.startswith("busy machine"):
         return "busy machine"
+    if warning.startswith("GPU throttled"):
+        return "GPU throttled"
+    if "clock dropped" in warning:
+        return "clock dropped"
     return "unstable" if warning.startswith("unstable") else "interference?"
 
 
@@ -197,11 +207,17 @@ def summary_lens_title(result: dict[str, Any]) -> str:
     parts: list[str] = []
     timing = result.get("timing")
     if timing:
-        text = f"$(watch) {format_time_ms(timing['median_ms'])} ±{timing['spread_pct']:.1f}%"
+        graph = graph_parts(timing, short=True)
+        per_call = " per call" if graph else ""
+        text = (
+            f"$(watch) {format_time_ms(timing['median_ms'])}{per_call} ±{timing['spread_pct']:.1f}%"
+        )
         short = timing_warning_short(timing)
         if short:
             text += f" $(warning) {short}"
         parts.append(text)
+        # launch-bound: the time in a CUDA graph and the kernels' own (issue 25)
+        parts.extend(graph)
         delta = summary_delta(result)  # vs the previous run or the baseline (issue 11)
         if delta:
             parts.append(delta)
@@ -462,6 +478,7 @@ def hover_markdown(result: dict[str, Any], line_no: int, *, word: str | None = N
             f"±{timing['spread_pct']:.1f}% of {timing['reps']} reps ({how})."
         )
     out.append(f"_{note}_")
+    out.extend(timing_policy_lines(timing))
     if attributed:
         out.append("")
         out.append(
@@ -478,6 +495,47 @@ def hover_markdown(result: dict[str, Any], line_no: int, *, word: str | None = N
         out.append("")
         out.append(f"⚠ Timing: {warning}")
     return "\n".join(out)
+
+
+def timing_policy_lines(timing: dict[str, Any] | None) -> list[str]:
+    """The hover's lines on how the function's time was made (issue 25): ``Timed: eager · L2
+    cold · CPU launch overhead included · 812 reps · stable (σ 0.4%)``, the CUDA graph's time
+    of a launch-bound function (or why it could not be captured) with its own policy, and the
+    GPU's clocks; ``[]`` for a timing without a policy (an older result)."""
+    if not timing or not isinstance(timing.get("policy"), dict):
+        return []
+    policy = timing["policy"]
+    out = ["", f"Timed: {policy.get('text', '')}"]
+    if policy.get("nvml"):
+        out.append(f"- {policy['nvml']}")
+    graph = timing.get("graph")
+    parts = graph_parts(timing)
+    if parts and isinstance(graph, dict):
+        why = f" (launch-bound: {graph['why']})" if graph.get("why") else ""
+        out.append(f"- {' · '.join(parts)}{why}")
+        graph_policy = graph.get("policy")
+        if isinstance(graph_policy, dict) and graph_policy.get("text"):
+            out.append(f"- graph: {graph_policy['text']}")
+    clocks = timing.get("clocks")
+    if isinstance(clocks, dict):
+        text = clocks_text(clocks)
+        if text:
+            out.append(f"- GPU: {text}")
+    return out
+
+
+def clocks_text(clocks: dict[str, Any]) -> str | None:
+    """``SM 1980 MHz · memory 3201 MHz · 41 °C`` (before → after where they differ)."""
+    before, after = clocks.get("before") or {}, clocks.get("after") or {}
+    parts: list[str] = []
+    for key, label, unit in (("sm_mhz", "SM", " MHz"), ("mem_mhz", "memory", " MHz"),
+                             ("temperature_c", "", " °C")):  # fmt: skip
+        a, b = before.get(key), after.get(key)
+        if not isinstance(a, int | float) and not isinstance(b, int | float):
+            continue
+        value = f"{a:g} → {b:g}" if a is not None and b is not None and a != b else f"{b or a:g}"
+        parts.append(f"{label} {value}{unit}".strip())
+    return " · ".join(parts) or None
 
 
 #: Said on a line whose work ran in a torch.compile region (forward or backward).

@@ -23,6 +23,19 @@ def format_time_ms(ms: float) -> str:
     return f"{ms:.3f} ms"
 
 
+def _graph_row(graph: dict[str, Any]) -> str:
+    """``1.12 µs per call in a CUDA graph of 100 calls (launch-bound: …) · kernels 0.83 µs``."""
+    if graph.get("median_ms") is None:
+        return f"not measured in a CUDA graph: {graph.get('reason')}"
+    text = f"{format_us(float(graph['median_ms']) * 1000)} per call in a CUDA graph"
+    text += f" of {graph.get('calls')} calls"
+    if graph.get("why"):
+        text += f" (launch-bound: {graph['why']})"
+    if isinstance(graph.get("kernels_us"), int | float):
+        text += f" · kernels {format_us(float(graph['kernels_us']))}"
+    return text
+
+
 def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
@@ -39,6 +52,12 @@ def format_profile(result: dict[str, Any], *, width: int = 110) -> str:
             f"time   {format_time_ms(timing['median_ms'])} median  ±{timing['spread_pct']:.1f}%  "
             f"(min {format_time_ms(timing['min_ms'])}, {timing['reps']} reps, {how})"
         )
+        policy = timing.get("policy")
+        if isinstance(policy, dict) and policy.get("text"):
+            out.append(f"how    {policy['text']}")
+        graph = timing.get("graph")
+        if isinstance(graph, dict) and "calls" in graph:  # tried: launch-bound on CUDA
+            out.append(f"graph  {_graph_row(graph)}")
         for warning in timing.get("warnings", []):
             out.append(f"       ! {warning}")
     script = result.get("script")

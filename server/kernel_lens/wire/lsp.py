@@ -22,12 +22,15 @@ from kernel_lens.wire._compat import NotRequired
 from kernel_lens.wire.errors import ErrorObject
 from kernel_lens.wire.results import (
     CompiledResult,
+    GpuClocks,
+    GraphTimingInfo,
     InlineResult,
     LineMapEntry,
     NcuKernel,
     NcuResult,
     Profile,
     SweepStageResult,
+    TimingPolicy,
 )
 
 __all__ = [
@@ -803,6 +806,11 @@ class RunTiming(TypedDict):
     min_ms: NotRequired[float]
     max_ms: NotRequired[float]
     warning: NotRequired[str | None]
+    policy: NotRequired[TimingPolicy]
+    """How the time was made (L2, eager, CPU overhead, reps, stable)."""
+    clocks: NotRequired[GpuClocks]
+    """The GPU's clocks before and after timing: runs on different clocks are not compared."""
+    graph: NotRequired[GraphTimingInfo]
 
 
 class CompareVerdict(TypedDict):
@@ -816,8 +824,11 @@ class CompareVerdict(TypedDict):
     p_value: float | None
     """The Mann–Whitney p-value (null without raw samples)."""
     significant: bool
-    method: Literal["mann-whitney", "iqr", "none"]
+    method: Literal["mann-whitney", "iqr", "none", "incomparable"]
+    """``incomparable``: the runs were timed on different GPU clocks or under a different
+    policy (``note`` says which); no change is called."""
     reference: str
+    note: NotRequired[str | None]
     text: str
 
 

@@ -42,6 +42,10 @@ __all__ = [
     "ProfileMemory",
     "ProfileOp",
     "ProfileTiming",
+    "TimingPolicy",
+    "GpuReading",
+    "GpuClocks",
+    "GraphTimingInfo",
     "RemainderKernel",
     "RunSummary",
     "SweepBest",
@@ -239,6 +243,68 @@ class ProfileKernelTotal(ProfileKernel):
     """1-based lines that launched it."""
 
 
+class TimingPolicy(TypedDict):
+    """How a time was made (issue 25): said on every number."""
+
+    l2: str
+    """``cold`` (flushed before each repetition), ``warm``, or ``n/a`` (CPU)."""
+    mode: str
+    """``eager`` (each call launched from Python) or ``graph`` (replayed in a CUDA graph)."""
+    cpu_overhead: str
+    """``included`` (the CPU's launch cost is inside the time) or ``excluded``."""
+    reps: int
+    rel_stdev_pct: NotRequired[float | None]
+    """Standard deviation of the samples, percent of their mean."""
+    stable: NotRequired[bool]
+    """Relative standard deviation under 2% (Nsight Python's rule)."""
+    nvml: NotRequired[str]
+    """Why no GPU clocks were read (no ``nvidia-ml-py``, NVML did not start)."""
+    text: str
+    """The policy in one line: ``eager · L2 cold · CPU launch overhead included · …``."""
+
+
+class GpuReading(TypedDict):
+    """One NVML reading of the GPU (any field null where NVML cannot say)."""
+
+    sm_mhz: int | None
+    mem_mhz: int | None
+    temperature_c: int | None
+    slowdown_c: int | None
+    """The temperature at which the GPU slows its clocks down."""
+    throttle: int | None
+    """NVML's clocks-event (throttle) reasons, a bit mask."""
+    power_w: float | None
+
+
+class GpuClocks(TypedDict):
+    """NVML readings before and after timing."""
+
+    before: GpuReading | None
+    after: GpuReading | None
+
+
+class GraphTimingInfo(TypedDict):
+    """A launch-bound function timed captured in a CUDA graph, or why it was not."""
+
+    calls: NotRequired[int]
+    """Calls captured into one graph."""
+    why: NotRequired[str | None]
+    """Why it was timed in a graph: ``median 3.6 µs < 20 µs``, ``device idle 77% …``."""
+    reason: NotRequired[str]
+    """Why it could not be captured (``host sync during capture …``, ``not applicable on
+    CPU``); absent when it was."""
+    median_ms: NotRequired[float | None]
+    """Time per call in the graph (flush subtracted), ms."""
+    min_ms: NotRequired[float]
+    max_ms: NotRequired[float]
+    retries: NotRequired[int]
+    flush_ms: NotRequired[float | None]
+    """The L2 flush's own time per call, measured in a flush-only graph and subtracted."""
+    kernels_us: NotRequired[float | None]
+    """Summed kernel device time per call (the ops stage), µs."""
+    policy: NotRequired[TimingPolicy]
+
+
 class ProfileTiming(TypedDict):
     """The timing stage's result: median in ms, spread in % of the median."""
 
@@ -248,6 +314,15 @@ class ProfileTiming(TypedDict):
     reps: int
     method: NotRequired[str]
     """``cuda-events`` or ``perf-counter``."""
+    l2_flushed: NotRequired[bool]
+    warnings: NotRequired[list[str]]
+    warning: NotRequired[str | None]
+    policy: NotRequired[TimingPolicy]
+    """How the median was made (L2, eager, CPU overhead, reps, stable)."""
+    clocks: NotRequired[GpuClocks]
+    """CUDA: the GPU's clocks and temperature before and after timing (NVML)."""
+    graph: NotRequired[GraphTimingInfo]
+    """A launch-bound CUDA function's time in a CUDA graph (or why not)."""
 
 
 class Profile(TypedDict):
@@ -393,6 +468,10 @@ class SweepRow(TypedDict):
     gb_per_s: NotRequired[float | None]
     error: str | None
     """Why this value failed; null when it was timed."""
+    cooldown_s: NotRequired[float]
+    """Seconds waited for a hot GPU to cool before this value was timed."""
+    warnings: NotRequired[list[str]]
+    """A clock drop or throttling while this value was timed (NVML)."""
 
 
 class SweepBest(TypedDict):

@@ -54,7 +54,9 @@ def run_sweep(
     timing_config: Any,
 ) -> SweepStageResult:
     """Time ``target`` for each value of ``param``; see the module docstring."""
+    from kernel_lens.agent.gpu_clocks import thermal_wait
     from kernel_lens.agent.stages.timing import time_function
+    from kernel_lens.analysis.timing_policy import CLOCK_WARNING_PREFIXES
 
     signature = inspect.signature(target.fn)
     if param not in signature.parameters:
@@ -87,6 +89,9 @@ def run_sweep(
         def call(args: list[Any] = args, kwargs: dict[str, Any] = kwargs) -> Any:
             return target.fn(*args, **kwargs)
 
+        # A hot GPU cools down first (Nsight Python's thermal wait, bounded): each value is
+        # timed on the same clocks, not the last ones on a throttled device.
+        cooled = thermal_wait() if device == "cuda" else None
         try:
             out = call()
             moved = tensor_bytes(args) + tensor_bytes(kwargs) + tensor_bytes(out)
@@ -96,17 +101,21 @@ def run_sweep(
             continue
         median = timing.median_ms
         samples[value] = timing.samples_ms
-        rows.append(
-            {
-                "value": value,
-                "median_ms": median,
-                "spread_pct": round(timing.spread_pct, 3),
-                "reps": timing.reps,
-                "bytes": moved,
-                "gb_per_s": moved / (median * 1e-3) / 1e9 if median > 0 else None,
-                "error": None,
-            }
-        )
+        row: SweepRow = {
+            "value": value,
+            "median_ms": median,
+            "spread_pct": round(timing.spread_pct, 3),
+            "reps": timing.reps,
+            "bytes": moved,
+            "gb_per_s": moved / (median * 1e-3) / 1e9 if median > 0 else None,
+            "error": None,
+        }
+        if cooled:
+            row["cooldown_s"] = cooled["waited_s"]
+        clocks = [w for w in timing.warnings if w.startswith(CLOCK_WARNING_PREFIXES)]
+        if clocks:  # a clock drop or throttling while this value was timed
+            row["warnings"] = clocks
+        rows.append(row)
     timed = [(r, r.get("median_ms")) for r in rows if r["error"] is None]
     ok = [(r, median) for r, median in timed if median is not None]
     if not ok:

@@ -7,10 +7,21 @@ repetitions adapts to the function's cost and stops at the time budget: on a noi
 spread is reported, not chased with more repetitions. A busy machine is said: when other processes
 took CPU time during the measurement (``/proc/stat``), the load average is over the core count, or
 the samples are bimodal or drift, the result carries a ``warning``. Never run under the profiler.
+
+Every result says how it was made (``policy``: L2 cold or warm, eager, CPU launch overhead
+included, reps, stable or not) and, on CUDA, the GPU's clocks and temperature read through NVML
+before and after (``clocks``); a clock drop or a throttle reason is a warning on the number.
+
+A launch-bound CUDA function (:func:`kernel_lens.analysis.timing_policy.launch_bound`) is also
+timed captured in a CUDA graph (:func:`time_in_graph`): ``calls`` calls captured into one graph,
+each after an L2 flush, the graph replayed between CUDA events, and an isolated flush-only graph
+timed and subtracted (tritonbench's method), so the flush is neither skipped nor counted. A
+function that cannot be captured (a host sync, ``.item()``, CPU tensors) gets the reason.
 """
 
 from __future__ import annotations
 
+import gc
 import math
 import os
 import statistics
@@ -19,13 +30,22 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernel_lens.analysis.timing_policy import (
+    capture_reason,
+    clock_warnings,
+    graph_per_call_ms,
+    make_policy,
+)
+
 __all__ = [
     "CpuUsage",
+    "GraphTiming",
     "TimingConfig",
     "TimingResult",
     "interference_warning",
     "sample_shape",
     "time_function",
+    "time_in_graph",
 ]
 
 #: IQR/median above this ratio earns a warning (torch.utils.benchmark uses the same idea).
@@ -86,6 +106,8 @@ class TimingResult:
     l2_flushed: bool
     warnings: tuple[str, ...] = field(default=())
     warning: str | None = None
+    clocks: dict[str, Any] | None = None
+    nvml_note: str | None = None
 
     @property
     def reps(self) -> int:
@@ -135,7 +157,16 @@ class TimingResult:
             "l2_flushed": self.l2_flushed,
             "warnings": list(self.warnings),
             "warning": self.warning,
+            "policy": make_policy(
+                method=self.method,
+                l2_flushed=self.l2_flushed,
+                reps=self.reps,
+                samples_ms=self.samples_ms,
+                nvml=self.nvml_note,
+            ),
         }
+        if self.clocks is not None:
+            out["clocks"] = self.clocks
         if with_samples:
             out["samples_ms"] = list(self.samples_ms)
         return out
@@ -264,6 +295,8 @@ def _plan_reps(config: TimingConfig, estimate_ms: float) -> int:
 
 def _finish(result: TimingResult, usage: CpuUsage) -> TimingResult:
     warnings = list(_warnings(result))
+    clocks = result.clocks or {}
+    warnings.extend(clock_warnings(clocks.get("before"), clocks.get("after")))
     warning = interference_warning(result.samples_ms, usage)
     if warning:
         warnings.append(warning)
@@ -316,6 +349,8 @@ def _time_cpu(fn: Callable[[], Any], config: TimingConfig) -> TimingResult:
 def _time_cuda(fn: Callable[[], Any], config: TimingConfig) -> TimingResult:
     import torch
 
+    from kernel_lens.agent.gpu_clocks import nvml_note, read_gpu
+
     cache = (
         torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
         if config.flush_l2
@@ -344,6 +379,7 @@ def _time_cuda(fn: Callable[[], Any], config: TimingConfig) -> TimingResult:
     if config.reps == 0:
         n = min(n, max(config.min_reps, int(config.max_total_ms / estimate)))
     usage = _Usage()
+    before = read_gpu()
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
     for i in range(n):
@@ -354,8 +390,18 @@ def _time_cuda(fn: Callable[[], Any], config: TimingConfig) -> TimingResult:
         ends[i].record()
     torch.cuda.synchronize()
     samples = [s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)]
+    after = read_gpu()
     del cache
-    result = TimingResult("cuda-events", "cuda", tuple(samples), warm, config.flush_l2)
+    clocks = {"before": before, "after": after} if before is not None else None
+    result = TimingResult(
+        "cuda-events",
+        "cuda",
+        tuple(samples),
+        warm,
+        config.flush_l2,
+        clocks=clocks,
+        nvml_note=nvml_note() if before is None else None,
+    )
     return _finish(result, usage.stop())
 
 
@@ -376,3 +422,178 @@ def time_function(
     if device == "cuda":
         return _time_cuda(fn, config)
     return _time_cpu(fn, config)
+
+
+@dataclass(frozen=True)
+class GraphTiming:
+    """A function timed captured in a CUDA graph, or why it could not be.
+
+    Attributes:
+        per_call_ms: each retry's time per call (flush subtracted), milliseconds; empty when
+            the function could not be captured.
+        calls: calls captured into the graph.
+        l2_flushed: whether each call was preceded by an L2 flush inside the graph (and a
+            flush-only graph subtracted).
+        flush_ms: the flush-only graph's time per flush (median of the retries), ms.
+        reason: why it could not be captured (``None`` when it was).
+    """
+
+    per_call_ms: tuple[float, ...]
+    calls: int
+    l2_flushed: bool
+    flush_ms: float | None = None
+    reason: str | None = None
+
+    @property
+    def median_ms(self) -> float | None:
+        """Median time per call in the graph, or ``None`` when not captured."""
+        return statistics.median(self.per_call_ms) if self.per_call_ms else None
+
+    def to_json(self, *, why: str | None = None, kernels_us: float | None = None) -> dict[str, Any]:
+        """Plain JSON: ``median_ms`` (absent when not captured), ``reason``, the policy."""
+        out: dict[str, Any] = {"calls": self.calls, "why": why}
+        if self.reason is not None:
+            out["reason"] = self.reason
+        else:
+            out.update(
+                median_ms=self.median_ms,
+                min_ms=min(self.per_call_ms),
+                max_ms=max(self.per_call_ms),
+                retries=len(self.per_call_ms),
+                flush_ms=self.flush_ms,
+            )
+            out["policy"] = {
+                "l2": "cold" if self.l2_flushed else "warm",
+                "mode": "graph",
+                "cpu_overhead": "excluded",
+                "reps": len(self.per_call_ms) * self.calls,
+                "text": (
+                    f"CUDA graph of {self.calls} calls · "
+                    + (
+                        "L2 cold (flush in the graph, flush-only graph subtracted)"
+                        if self.l2_flushed
+                        else "L2 warm"
+                    )
+                    + f" · CPU launch overhead excluded · {len(self.per_call_ms)} replays"
+                ),
+            }
+        if kernels_us is not None:
+            out["kernels_us"] = kernels_us
+        return out
+
+
+def time_in_graph(
+    fn: Callable[[], Any], *, calls: int = 100, retries: int = 10, flush_l2: bool = True
+) -> GraphTiming:
+    """Time ``fn()`` captured in a CUDA graph: ``calls`` calls per graph, ``retries`` replays.
+
+    The function is warmed up on a side stream (as ``torch.cuda.graph`` requires), then
+    ``calls`` pairs (L2 flush, call) are captured into one graph on that side stream and, when
+    ``flush_l2``, ``calls`` flushes alone into another; each retry replays both between CUDA
+    events and keeps ``(total − flushes) / calls``. A capture that fails (a host sync such as
+    ``.item()``, a CPU tensor, an unsupported call) is ended and its graph dropped, and the
+    device synchronised, so later stages run on a sane CUDA context; its reason is returned.
+
+    Args:
+        fn: the call to time (inputs bound).
+        calls: calls captured into the graph.
+        retries: replays of the graph timed.
+        flush_l2: flush L2 before each call inside the graph, subtracting a flush-only graph.
+    """
+    import torch
+
+    stream = torch.cuda.Stream()
+    cache = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda") if flush_l2 else None
+    graph: Any = None
+    flush_graph: Any = None
+    try:
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            for _ in range(3):
+                fn()
+        torch.cuda.current_stream().wait_stream(stream)
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        reason = _capture(graph, stream, lambda: _flushed_calls(fn, cache, calls))
+        if reason is not None:
+            graph = None
+            return GraphTiming((), calls, flush_l2, reason=reason)
+        if cache is not None:
+            flush_graph = torch.cuda.CUDAGraph()
+            flush_reason = _capture(flush_graph, stream, lambda: _flushes(cache, calls))
+            if flush_reason is not None:  # pragma: no cover - a memset always captures
+                return GraphTiming((), calls, flush_l2, reason=f"flush graph: {flush_reason}")
+        totals: list[float] = []
+        flushes: list[float] = []
+        with torch.cuda.stream(stream):
+            graph.replay()  # the first replay uploads the graph
+            if flush_graph is not None:
+                flush_graph.replay()
+            torch.cuda.synchronize()
+            for _ in range(retries):
+                if flush_graph is not None:
+                    flushes.append(_replay_ms(torch, flush_graph))
+                totals.append(_replay_ms(torch, graph))
+        per_call = graph_per_call_ms(totals, flushes, calls)
+        flush_ms = statistics.median(flushes) / calls if flushes else None
+        return GraphTiming(tuple(per_call), calls, flush_l2, flush_ms=flush_ms)
+    except Exception as exc:
+        return GraphTiming((), calls, flush_l2, reason=capture_reason(exc))
+    finally:
+        graph = flush_graph = cache = None
+        _settle(torch)
+
+
+def _flushed_calls(fn: Callable[[], Any], cache: Any, calls: int) -> None:
+    for _ in range(calls):
+        if cache is not None:
+            cache.zero_()
+        fn()
+
+
+def _flushes(cache: Any, calls: int) -> None:
+    for _ in range(calls):
+        cache.zero_()
+
+
+def _replay_ms(torch: Any, graph: Any) -> float:
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    start.record()
+    graph.replay()
+    end.record()
+    end.synchronize()
+    return float(start.elapsed_time(end))
+
+
+def _capture(graph: Any, stream: Any, body: Callable[[], None]) -> str | None:
+    """Capture ``body`` into ``graph`` on ``stream``: ``None``, or why it failed (the capture
+    ended either way, so the stream is not left capturing)."""
+    import torch
+
+    failure: BaseException | None = None
+    # as torch.cuda.graph does: nothing pending, no garbage freed into the capture
+    torch.cuda.synchronize()
+    gc.collect()
+    with torch.cuda.stream(stream):
+        # thread_local: another thread's CUDA call (the agent's) does not invalidate it
+        graph.capture_begin(capture_error_mode="thread_local")
+        try:
+            body()
+        except Exception as exc:
+            failure = exc
+        finally:
+            try:
+                graph.capture_end()
+            except Exception as exc:
+                failure = failure or exc
+    return None if failure is None else capture_reason(failure)
+
+
+def _settle(torch: Any) -> None:
+    """After a capture (failed or not): no error left pending, memory given back."""
+    for step in (torch.cuda.synchronize, torch.cuda.empty_cache):
+        try:
+            step()
+        except Exception:  # a pending capture error surfaces here once, then it is gone
+            pass

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# One lent-H200 run for wave 4's GPU checks; each helper's section clearly marked, bounded.
+#   device run: bash benchmarks/device_wave4.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+source benchmarks/device_env.sh
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader
+python3 -c "import sys, torch, triton; print('python', sys.version.split()[0], 'torch', torch.__version__, 'triton', triton.__version__)"
+
+# ---- timing (issue 25 items 1-2): launch-bound timing in a CUDA graph, the policy, NVML ------
+# about 2 minutes of device time
+echo "== timing: pynvml available?"
+python3 -c "import pynvml; pynvml.nvmlInit(); print('pynvml ok')" 2>&1 | tail -1
+echo "== timing: GPU tests (graph vs do_bench_cudagraph and kernels, .item() not capturable)"
+timeout 240 python3 -m pytest -q -rA -p no:cacheprovider -o addopts="" \
+  tests/gpu/test_gpu_timing_policy.py \
+  2>&1 | tee "$OUT/gpu-timing-policy.log" | grep -E "PASSED|FAILED|ERROR|SKIPPED|passed|failed|assert" | tail -30
+echo "== timing: bench_launch_bound (table for docs/benchmarks.md)"
+timeout 120 python3 benchmarks/bench_launch_bound.py 2>&1 | grep -v USDT | tee "$OUT/bench-launch-bound.txt"
+echo "== timing: the lens text of the launch-bound add"
+timeout 90 python3 -m kernel_lens profile tests/data/gpu_only/launch_bound.py::add 2>&1 \
+  | head -8 | tee "$OUT/profile-launch-bound-add.txt"
+# ---- end timing -------------------------------------------------------------------------------

@@ -412,6 +412,11 @@ export interface Profile {
   lines: ProfileLine[];
   kernels: ProfileKernelTotal[];
   trace_path?: string | null;
+  /**
+   * Why the trace was not saved (`trace not saved: <why>`: a full disk, a cache path that
+   * is a file…); the profile's numbers stand, `trace_path` is then null.
+   */
+  trace_error?: string | null;
   accounting?: Accounting;
   /**
    * A whole run (a script): the lines of the other workspace files it executed, by path
@@ -428,6 +433,7 @@ export const checkProfile: Check<Profile> = shape<Profile>({
   lines: listOf(checkProfileLine),
   kernels: listOf(checkProfileKernelTotal),
   trace_path: optional(nullable(string)),
+  trace_error: optional(nullable(string)),
   accounting: optional(checkAccounting),
   files: optional(recordOf(listOf(checkProfileLine))),
   memory: optional(checkProfileMemory),
@@ -1756,6 +1762,11 @@ export interface HistoryResult {
   /** The function's lines in the document now (null: it no longer parses or exists). */
   current_text: string[] | null;
   runs: HistoryRun[];
+  /**
+   * The runs of the store that could not be read, each named with why (`run 7: not a
+   * run (no timing.median_ms)`, `f-….jsonl line 3: not UTF-8 …`).
+   */
+  unreadable?: string[];
 }
 export const checkHistoryResult: Check<HistoryResult> = shape<HistoryResult>({
   function: string,
@@ -1764,6 +1775,7 @@ export const checkHistoryResult: Check<HistoryResult> = shape<HistoryResult>({
   baseline: nullable(string),
   current_text: nullable(listOf(string)),
   runs: listOf(checkHistoryRun),
+  unreadable: optional(listOf(string)),
 });
 
 /** Result of `kernelLens/setBaseline` (`baseline`: null once unpinned). */

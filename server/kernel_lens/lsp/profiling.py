@@ -246,7 +246,7 @@ async def profile_function(
     else:
         result = ran["result"]
         # Into the function's history, compared with the previous run or the baseline.
-        await record_profile(ls, uri, qualname, snapshot, result)
+        await record_profile(ls, uri, qualname, snapshot, result, source)
         ls.documents.put(uri, Record(qualname, "ok", snapshot, info.first_line, result=result))
         inputs = result.get("inputs")
         if isinstance(inputs, dict) and inputs.get("args"):

@@ -263,6 +263,9 @@ class Profile(TypedDict):
     lines: list[ProfileLine]
     kernels: list[ProfileKernelTotal]
     trace_path: NotRequired[str | None]
+    trace_error: NotRequired[str | None]
+    """Why the trace was not saved (``trace not saved: <why>``: a full disk, a cache path that
+    is a file…); the profile's numbers stand, ``trace_path`` is then null."""
     accounting: NotRequired[Accounting]
     files: NotRequired[dict[str, list[ProfileLine]]]
     """A whole run (a script): the lines of the other workspace files it executed, by path

@@ -543,8 +543,10 @@ export const checkRunSummary: Check<RunSummary> = shape<RunSummary>({
 export interface CompiledResult {
   backend: string;
   language: "triton" | "cpp";
-  /** Where the agent saved `code`. */
-  code_path: string;
+  /** Where the agent saved `code` (null: it could not, see `code_error`). */
+  code_path: string | null;
+  /** `generated code not saved: <why>` (a full disk…); `code` is still here. */
+  code_error?: string;
   /** Inductor's output module (Python), shown unchanged so that the kernels' lines apply. */
   code: string;
   /** Whether inductor's provenance tracking said which lines each kernel fused. */
@@ -1116,7 +1118,8 @@ export interface GeneratedCodeParams {
 export interface GeneratedCodeResult {
   backend: string;
   language: "triton" | "cpp";
-  code_path: string;
+  code_path: string | null;
+  code_error?: string;
   code: string;
   provenance: boolean;
   kernels: GeneratedKernel[];
@@ -1130,7 +1133,8 @@ export interface GeneratedCodeResult {
 export const checkGeneratedCodeResult: Check<GeneratedCodeResult> = shape<GeneratedCodeResult>({
   backend: string,
   language: oneOf("triton", "cpp"),
-  code_path: string,
+  code_path: nullable(string),
+  code_error: optional(string),
   code: string,
   provenance: boolean,
   kernels: listOf(checkGeneratedKernel),

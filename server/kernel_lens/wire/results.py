@@ -366,8 +366,10 @@ class CompiledResult(TypedDict):
 
     backend: str
     language: Literal["triton", "cpp"]
-    code_path: str
-    """Where the agent saved ``code``."""
+    code_path: str | None
+    """Where the agent saved ``code`` (null: it could not, see ``code_error``)."""
+    code_error: NotRequired[str]
+    """``generated code not saved: <why>`` (a full disk…); ``code`` is still here."""
     code: str
     """Inductor's output module (Python), shown unchanged so that the kernels' lines apply."""
     provenance: bool

@@ -521,6 +521,11 @@ export interface Profile {
   lines: ProfileLine[];
   kernels: ProfileKernelTotal[];
   trace_path?: string | null;
+  /**
+   * Why the trace was not saved (`trace not saved: <why>`: a full disk, a cache path that
+   * is a file…); the profile's numbers stand, `trace_path` is then null.
+   */
+  trace_error?: string | null;
   accounting?: Accounting;
   /**
    * A whole run (a script): the lines of the other workspace files it executed, by path
@@ -537,6 +542,7 @@ export const checkProfile: Check<Profile> = shape<Profile>({
   lines: listOf(checkProfileLine),
   kernels: listOf(checkProfileKernelTotal),
   trace_path: optional(nullable(string)),
+  trace_error: optional(nullable(string)),
   accounting: optional(checkAccounting),
   files: optional(recordOf(listOf(checkProfileLine))),
   memory: optional(checkProfileMemory),
@@ -646,8 +652,10 @@ export const checkRunSummary: Check<RunSummary> = shape<RunSummary>({
 export interface CompiledResult {
   backend: string;
   language: "triton" | "cpp";
-  /** Where the agent saved `code`. */
-  code_path: string;
+  /** Where the agent saved `code` (null: it could not, see `code_error`). */
+  code_path: string | null;
+  /** `generated code not saved: <why>` (a full disk…); `code` is still here. */
+  code_error?: string;
   /** Inductor's output module (Python), shown unchanged so that the kernels' lines apply. */
   code: string;
   /** Whether inductor's provenance tracking said which lines each kernel fused. */
@@ -1225,7 +1233,8 @@ export interface GeneratedCodeParams {
 export interface GeneratedCodeResult {
   backend: string;
   language: "triton" | "cpp";
-  code_path: string;
+  code_path: string | null;
+  code_error?: string;
   code: string;
   provenance: boolean;
   kernels: GeneratedKernel[];
@@ -1239,7 +1248,8 @@ export interface GeneratedCodeResult {
 export const checkGeneratedCodeResult: Check<GeneratedCodeResult> = shape<GeneratedCodeResult>({
   backend: string,
   language: oneOf("triton", "cpp"),
-  code_path: string,
+  code_path: nullable(string),
+  code_error: optional(string),
   code: string,
   provenance: boolean,
   kernels: listOf(checkGeneratedKernel),
@@ -1885,6 +1895,11 @@ export interface HistoryResult {
   /** The function's lines in the document now (null: it no longer parses or exists). */
   current_text: string[] | null;
   runs: HistoryRun[];
+  /**
+   * The runs of the store that could not be read, each named with why (`run 7: not a
+   * run (no timing.median_ms)`, `f-….jsonl line 3: not UTF-8 …`).
+   */
+  unreadable?: string[];
 }
 export const checkHistoryResult: Check<HistoryResult> = shape<HistoryResult>({
   function: string,
@@ -1893,6 +1908,7 @@ export const checkHistoryResult: Check<HistoryResult> = shape<HistoryResult>({
   baseline: nullable(string),
   current_text: nullable(listOf(string)),
   runs: listOf(checkHistoryRun),
+  unreadable: optional(listOf(string)),
 });
 
 /** Result of `kernelLens/setBaseline` (`baseline`: null once unpinned). */

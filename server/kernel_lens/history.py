@@ -1,31 +1,42 @@
 """The history of profiles: every successful run of a function, kept outside the source tree.
 
-One JSON-lines file per function (by its file's absolute path and qualified name) in
-``$KERNEL_LENS_HISTORY`` if set (e.g. ``.kernel-lens/history`` in a workspace, for a user who
-opts in), else ``history/`` in Kernel Lens's cache folder (the folder
+One SQLite database, ``history.sqlite3`` (the standard library's :mod:`sqlite3`, WAL mode, a
+busy timeout, one transaction per run), in ``$KERNEL_LENS_HISTORY`` if set, else in
+``.kernel-lens/history`` of the nearest folder above the file that has a ``.kernel-lens/`` folder
+(a user who opts a workspace in), else in ``history/`` of Kernel Lens's cache folder (the folder
 :class:`kernel_lens.wire.paths.CacheDirs` chooses: ``$KERNEL_LENS_CACHE``, else
-``$XDG_CACHE_HOME/kernel-lens``). Functions of different workspaces live in different files, since
-their paths differ. Each file holds the last :data:`HISTORY_SIZE` runs; a pinned baseline is named
-in a small ``.baseline`` file beside it.
+``$XDG_CACHE_HOME/kernel-lens``). A function's runs are keyed by its file's absolute path and
+qualified name, numbered ``1``, ``2``… per function (never an id twice, whatever the number of
+processes writing), the last :data:`HISTORY_SIZE` kept, the pinned baseline always.
+
+Writers in several processes (the editor, the CLI, terminals) take turns; a write cut short
+leaves the store as it was; a damaged store (not a database, malformed) is moved aside
+(``history.sqlite3.damaged-<time>-<pid>``), replaced by a new one, and reported once in
+:attr:`History.notes`. The JSON-lines files of earlier versions (``<function>-<key>.jsonl``, a
+``.baseline`` beside) are imported when the store is made; lines that cannot be read are named.
 
 An entry keeps what a later comparison needs and what tells runs apart: time, the function's
-text and the file's hash, the git commit and whether the file was dirty, device, versions, an
-inputs description, the timing (raw samples thinned to :data:`MAX_SAMPLES` quantiles) and the
-per-line ops, kernels and device time. Standard library only (the CLI and the language server
-both use it; neither imports torch).
+text and the file's hash (as they were when the job started), the git commit and whether the
+file was dirty, device, versions, an inputs description, the timing (raw samples thinned to
+:data:`MAX_SAMPLES` quantiles) and the per-line ops, kernels and device time. Standard library
+only (the CLI and the language server both use it; neither imports torch).
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import hashlib
 import json
 import os
 import re
+import sqlite3
 import subprocess
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from kernel_lens.wire import paths
 
@@ -37,9 +48,11 @@ __all__ = [
     "Recorded",
     "cache_root",
     "entry_summary",
+    "function_key",
     "git_state",
     "make_entry",
     "record_run",
+    "shape_problem",
     "thin_samples",
 ]
 
@@ -246,17 +259,84 @@ def _slug(function: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", function)[:60] or "function"
 
 
+def function_key(path: str, function: str) -> str:
+    """The key of a function's runs: a hash of its file's absolute path and its qualified name
+    (the legacy JSON-lines files were named by it too)."""
+    return hashlib.sha256(f"{os.path.abspath(path)}::{function}".encode()).hexdigest()[:16]
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def shape_problem(entry: Any) -> str | None:
+    """Why ``entry`` is not a run a comparison can read (``None``: it is one)."""
+    if not isinstance(entry, dict):
+        return f"not a run (a JSON {type(entry).__name__}, not an object)"
+    timing = entry.get("timing")
+    if not isinstance(timing, dict) or not _is_number(timing.get("median_ms")):
+        return "not a run (no timing.median_ms)"
+    for key in ("lines", "kernels", "text"):
+        if entry.get(key) is not None and not isinstance(entry[key], list):
+            return f"not a run ({key} is not a list)"
+    return None
+
+
+def _decode(raw: bytes) -> tuple[Any, str | None]:
+    """A JSON value from UTF-8 bytes, or why it cannot be read."""
+    try:
+        return json.loads(raw.decode("utf-8")), None
+    except UnicodeDecodeError as exc:
+        return None, f"not UTF-8 (byte 0x{raw[exc.start]:02x} at {exc.start})"
+    except (json.JSONDecodeError, RecursionError) as exc:
+        return None, f"not JSON ({getattr(exc, 'msg', type(exc).__name__)})"
+
+
+#: The store's file in the history folder.
+STORE_NAME = "history.sqlite3"
+#: Seconds a writer waits for another's transaction before it gives up.
+BUSY_TIMEOUT_S = 30.0
+#: The schema's version (``PRAGMA user_version``); 0 is a store not yet set up.
+SCHEMA_VERSION = 1
+#: SQLite's result codes of a damaged file: SQLITE_CORRUPT, SQLITE_NOTADB.
+_DAMAGED_CODES = frozenset({11, 26})
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS functions (fkey TEXT PRIMARY KEY, path TEXT, function TEXT,"
+    " next_id INTEGER NOT NULL DEFAULT 1, baseline TEXT)",
+    "CREATE TABLE IF NOT EXISTS runs (seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " fkey TEXT NOT NULL, id TEXT NOT NULL, entry BLOB NOT NULL, UNIQUE (fkey, id))",
+    "CREATE TABLE IF NOT EXISTS unreadable (fkey TEXT NOT NULL, source TEXT NOT NULL,"
+    " reason TEXT NOT NULL)",
+)
+
+_T = TypeVar("_T")
+
+
+def _damaged(exc: sqlite3.Error) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        return (code & 0xFF) in _DAMAGED_CODES
+    text = str(exc)
+    return "not a database" in text or "malformed" in text
+
+
 @dataclass(frozen=True)
 class History:
-    """The history files under one folder (default: see the module docstring).
+    """The runs of every function under one folder (default: see the module docstring), in one
+    SQLite database, ``history.sqlite3`` (WAL mode, one transaction per change, so writers in
+    several processes neither lose nor duplicate a run and a write cut short changes nothing).
 
     Attributes:
         root: the folder.
         size: runs kept per function.
+        notes: what this object had to report while using the store (a damaged store moved
+            aside, legacy lines that could not be imported): shown once, by the caller.
     """
 
     root: Path
     size: int = HISTORY_SIZE
+    notes: list[str] = field(default_factory=list, compare=False, repr=False)
 
     @classmethod
     def default(cls, path: str | None = None) -> History:
@@ -265,59 +345,222 @@ class History:
         tests can change it)."""
         return cls(_history_root(path))
 
-    def _file(self, path: str, function: str) -> Path:
-        key = hashlib.sha256(f"{os.path.abspath(path)}::{function}".encode()).hexdigest()[:16]
-        return self.root / f"{_slug(function)}-{key}.jsonl"
+    @property
+    def file(self) -> Path:
+        """The database."""
+        return self.root / STORE_NAME
+
+    # --- the store ---------------------------------------------------------------------------
+
+    def _legacy_files(self) -> list[Path]:
+        try:
+            return sorted(self.root.glob("*.jsonl"))
+        except OSError:
+            return []
+
+    def _run(self, fn: Callable[[sqlite3.Connection], _T], *, write: bool, empty: _T) -> _T:
+        """``fn(connection)`` in one transaction (``BEGIN IMMEDIATE`` for a write: writers take
+        turns, waiting up to :data:`BUSY_TIMEOUT_S`); a damaged store is moved aside once and
+        the call made again on a new one.
+
+        Raises:
+            HistoryError: the store cannot be opened, read or written (or ``fn`` raised it).
+        """
+        file = self.file
+        verb = "write" if write else "read"
+        for attempt in range(2):
+            try:
+                inode: int | None = os.stat(file).st_ino
+            except FileNotFoundError:
+                inode = None
+                if not write and not self._legacy_files():
+                    return empty  # nothing recorded yet: no store is made by a read
+            except OSError as exc:
+                raise HistoryError(f"cannot {verb} {file}: {exc}") from None
+            try:
+                if inode is None:
+                    self.root.mkdir(parents=True, exist_ok=True)
+                conn = sqlite3.connect(file, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+            except (OSError, sqlite3.Error) as exc:
+                raise HistoryError(f"cannot {verb} {file}: {exc}") from None
+            try:
+                self._prepare(conn)
+                return _transaction(conn, fn, write=write)
+            except sqlite3.DatabaseError as exc:
+                if attempt == 0 and _damaged(exc):
+                    conn.close()
+                    self._move_aside(inode, exc)
+                    continue
+                raise HistoryError(f"cannot {verb} {file}: {exc}") from None
+            finally:
+                conn.close()
+        raise HistoryError(f"cannot {verb} {file}: damaged again after it was replaced")
+
+    def _prepare(self, conn: sqlite3.Connection) -> None:
+        """WAL mode, the busy timeout, the schema; the legacy JSON-lines files imported once."""
+        conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        if str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+            conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = FULL")
+        if conn.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:
+            return
+
+        def set_up(conn: sqlite3.Connection) -> None:
+            if conn.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:
+                return  # another process did it while this one waited
+            for statement in _SCHEMA:
+                conn.execute(statement)
+            self._import_legacy(conn)
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+        _transaction(conn, set_up, write=True)
+
+    def _move_aside(self, inode: int | None, exc: Exception) -> None:
+        """Rename a damaged store (``history.sqlite3.damaged-<time>-<pid>``, its WAL files too)
+        so the next connection starts a new one; a store another process already replaced is
+        left alone. Reported in :attr:`notes`."""
+        file = self.file
+        with self._lock():
+            try:
+                current: int | None = os.stat(file).st_ino
+            except OSError:
+                current = None
+            if current is None or current != inode:
+                return
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            aside = file.with_name(f"{file.name}.damaged-{stamp}-{os.getpid()}")
+            try:
+                os.replace(file, aside)
+                for suffix in ("-wal", "-shm"):
+                    with contextlib.suppress(FileNotFoundError):
+                        os.replace(f"{file}{suffix}", f"{aside}{suffix}")
+            except OSError as err:
+                raise HistoryError(f"{file} is damaged ({exc}), cannot move it: {err}") from None
+        self.notes.append(
+            f"history store {file} was damaged ({exc}): moved aside to {aside.name}, "
+            "a new one started"
+        )
+
+    @contextlib.contextmanager
+    def _lock(self) -> Iterator[None]:
+        """An exclusive lock on ``.history.lock`` beside the store (POSIX; elsewhere none)."""
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows
+            yield
+            return
+        with open(self.root / ".history.lock", "a", encoding="utf-8") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def _import_legacy(self, conn: sqlite3.Connection) -> None:
+        """The JSON-lines files of earlier versions (``<slug>-<key>.jsonl`` and its
+        ``.baseline``), imported into the store being set up; a line that cannot be read is
+        named (in :attr:`notes` and in the function's unreadable runs), never fatal. The files
+        are left where they were."""
+        for source in self._legacy_files():
+            named = re.search(r"-([0-9a-f]{16})\.jsonl$", source.name)
+            file_key = named.group(1) if named else None
+            try:
+                raw = source.read_bytes()
+            except OSError as exc:
+                self.notes.append(f"history: {source.name} not imported ({exc})")
+                continue
+            keys: set[str] = set()
+            for number, line in enumerate(raw.split(b"\n"), 1):
+                if not line.strip():
+                    continue
+                entry, problem = _decode(line)
+                problem = problem or shape_problem(entry)
+                where = f"{source.name} line {number}"
+                if problem is None and file_key is None:
+                    if not entry.get("path") or not entry.get("function"):
+                        problem = "no path or function"
+                if problem is not None:
+                    if file_key is not None:
+                        conn.execute(
+                            "INSERT INTO unreadable (fkey, source, reason) VALUES (?, ?, ?)",
+                            (file_key, where, problem),
+                        )
+                    self.notes.append(f"history: {where} not imported: {problem}")
+                    continue
+                fkey = file_key or function_key(str(entry["path"]), str(entry["function"]))
+                keys.add(fkey)
+                _insert(conn, fkey, entry.get("path"), entry.get("function"), entry)
+            baseline = source.with_suffix(".baseline")
+            try:
+                pinned = baseline.read_text(encoding="utf-8").strip()
+            except (OSError, UnicodeDecodeError):
+                pinned = ""
+            if pinned and file_key in keys:
+                conn.execute("UPDATE functions SET baseline = ? WHERE fkey = ?", (pinned, file_key))
+
+    # --- runs --------------------------------------------------------------------------------
+
+    def read(self, path: str, function: str) -> tuple[list[dict[str, Any]], list[str]]:
+        """The runs of ``function`` in ``path``, oldest first, and the runs that could not be
+        read, each named with why (a row of another shape, bytes that are not UTF-8 or JSON).
+
+        Raises:
+            HistoryError: the store cannot be read.
+        """
+        fkey = function_key(path, function)
+
+        def fetch(conn: sqlite3.Connection) -> tuple[list[dict[str, Any]], list[str]]:
+            entries: list[dict[str, Any]] = []
+            problems: list[str] = []
+            for source, reason in conn.execute(
+                "SELECT source, reason FROM unreadable WHERE fkey = ? ORDER BY rowid", (fkey,)
+            ):
+                problems.append(f"{source}: {reason}")
+            for run_id, raw in conn.execute(
+                "SELECT id, entry FROM runs WHERE fkey = ? ORDER BY seq", (fkey,)
+            ):
+                entry, problem = _decode(bytes(raw) if raw is not None else b"")
+                problem = problem or shape_problem(entry)
+                if problem is not None:
+                    problems.append(f"run {run_id}: {problem}")
+                    continue
+                entry["id"] = str(run_id)
+                entries.append(entry)
+            return entries, problems
+
+        nothing: tuple[list[dict[str, Any]], list[str]] = ([], [])
+        return self._run(fetch, write=False, empty=nothing)
 
     def entries(self, path: str, function: str) -> list[dict[str, Any]]:
-        """The runs of ``function`` in ``path``, oldest first (lines that do not parse are
-        skipped: a file cut short by a crash loses one run, not the history)."""
-        file = self._file(path, function)
-        try:
-            raw = file.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return []
-        except OSError as exc:
-            raise HistoryError(f"cannot read {file}: {exc}") from exc
-        out = []
-        for line in raw.splitlines():
-            try:
-                entry = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(entry, dict) and "id" in entry:
-                out.append(entry)
-        return out
+        """The runs of ``function`` in ``path`` that can be read, oldest first (see
+        :meth:`read` for the others)."""
+        return self.read(path, function)[0]
 
     def add(self, path: str, function: str, entry: dict[str, Any]) -> dict[str, Any]:
-        """Append a run (given the next id, ``"1"``, ``"2"``…) and drop the oldest beyond
-        :attr:`size` (the pinned baseline stays); returns the stored entry."""
-        file = self._file(path, function)
-        file.parent.mkdir(parents=True, exist_ok=True)
-        old = self.entries(path, function)
-        number = max((int(e["id"]) for e in old if str(e["id"]).isdigit()), default=0) + 1
-        stored = {"id": str(number), **{k: v for k, v in entry.items() if k != "id"}}
-        line = json.dumps(stored, separators=(",", ":")) + "\n"
-        if len(old) + 1 > self.size:
-            # The oldest runs go, but never the pinned baseline.
-            pinned = self.baseline_id(path, function)
-            drop = len(old) + 1 - self.size
-            kept = []
-            for e in old:
-                if drop > 0 and str(e["id"]) != pinned:
-                    drop -= 1
-                    continue
-                kept.append(e)
-            tmp = file.with_suffix(".tmp")
-            tmp.write_text(
-                "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in kept) + line,
-                encoding="utf-8",
-            )
-            os.replace(tmp, file)
-        else:
-            with file.open("a", encoding="utf-8") as f:
-                f.write(line)
-        return stored
+        """Add a run in one transaction (given the function's next id, ``"1"``, ``"2"``…, never
+        one given before) and drop the oldest beyond :attr:`size` (the pinned baseline stays);
+        returns the stored entry.
+
+        Raises:
+            HistoryError: the store cannot be written.
+        """
+        fkey = function_key(path, function)
+
+        def write(conn: sqlite3.Connection) -> dict[str, Any]:
+            stored = _insert(conn, fkey, os.path.abspath(path), function, entry, renumber=True)
+            baseline = conn.execute(
+                "SELECT baseline FROM functions WHERE fkey = ?", (fkey,)
+            ).fetchone()[0]
+            rows = conn.execute(
+                "SELECT seq, id FROM runs WHERE fkey = ? ORDER BY seq", (fkey,)
+            ).fetchall()
+            excess = len(rows) - self.size
+            if excess > 0:
+                drop = [(seq,) for seq, run_id in rows if run_id != baseline][:excess]
+                conn.executemany("DELETE FROM runs WHERE seq = ?", drop)
+            return stored
+
+        return self._run(write, write=True, empty={})
 
     def get(self, path: str, function: str, run: str) -> dict[str, Any]:
         """One run by id (``"7"``), by position from the end (``"-1"`` the latest, ``"-2"`` the
@@ -342,16 +585,18 @@ class History:
         have = ", ".join(str(e["id"]) for e in entries[-10:]) or "none"
         raise HistoryError(f"{function} has no run {run} (latest runs: {have})")
 
-    def _baseline_file(self, path: str, function: str) -> Path:
-        return self._file(path, function).with_suffix(".baseline")
-
     def baseline_id(self, path: str, function: str) -> str | None:
         """The id of the pinned baseline, if any."""
+        fkey = function_key(path, function)
+
+        def fetch(conn: sqlite3.Connection) -> str | None:
+            row = conn.execute("SELECT baseline FROM functions WHERE fkey = ?", (fkey,)).fetchone()
+            return None if row is None or not row[0] else str(row[0])
+
         try:
-            text = self._baseline_file(path, function).read_text(encoding="utf-8").strip()
-        except OSError:
+            return self._run(fetch, write=False, empty=None)
+        except HistoryError:
             return None
-        return text or None
 
     def baseline(self, path: str, function: str) -> dict[str, Any] | None:
         """The pinned baseline run (``None``: none pinned, or it has left the history)."""
@@ -367,14 +612,72 @@ class History:
         Raises:
             HistoryError: no such run.
         """
-        file = self._baseline_file(path, function)
+        fkey = function_key(path, function)
         if run is None:
-            file.unlink(missing_ok=True)
+
+            def clear(conn: sqlite3.Connection) -> None:
+                conn.execute("UPDATE functions SET baseline = NULL WHERE fkey = ?", (fkey,))
+
+            self._run(clear, write=self.file.exists(), empty=None)
             return None
         entry = self.get(path, function, run)
-        file.parent.mkdir(parents=True, exist_ok=True)
-        file.write_text(str(entry["id"]) + "\n", encoding="utf-8")
+
+        def pin(conn: sqlite3.Connection) -> None:
+            conn.execute("UPDATE functions SET baseline = ? WHERE fkey = ?", (entry["id"], fkey))
+
+        self._run(pin, write=True, empty=None)
         return entry
+
+
+def _transaction(
+    conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], _T], *, write: bool
+) -> _T:
+    """``fn(conn)`` in one transaction: all of it or, on any exception, none of it."""
+    conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+    try:
+        out = fn(conn)
+    except BaseException:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    return out
+
+
+def _insert(
+    conn: sqlite3.Connection,
+    fkey: str,
+    path: Any,
+    function: Any,
+    entry: dict[str, Any],
+    *,
+    renumber: bool = False,
+) -> dict[str, Any]:
+    """Put one run of ``fkey`` into ``runs`` (inside the caller's transaction): its own id when
+    it has a free numeric one and ``renumber`` is off (an import), else the function's next."""
+    conn.execute(
+        "INSERT OR IGNORE INTO functions (fkey, path, function) VALUES (?, ?, ?)",
+        (fkey, None if path is None else str(path), None if function is None else str(function)),
+    )
+    row = conn.execute("SELECT next_id FROM functions WHERE fkey = ?", (fkey,)).fetchone()
+    next_id = int(row[0])
+    own = str(entry.get("id", ""))
+    number = next_id
+    if not renumber and own.isdigit() and int(own) > 0:
+        taken = conn.execute(
+            "SELECT 1 FROM runs WHERE fkey = ? AND id = ?", (fkey, str(int(own)))
+        ).fetchone()
+        if taken is None:
+            number = int(own)
+    stored = {"id": str(number), **{k: v for k, v in entry.items() if k != "id"}}
+    conn.execute(
+        "INSERT INTO runs (fkey, id, entry) VALUES (?, ?, ?)",
+        (fkey, str(number), json.dumps(stored, separators=(",", ":")).encode("utf-8")),
+    )
+    conn.execute(
+        "UPDATE functions SET next_id = ? WHERE fkey = ?", (max(next_id, number + 1), fkey)
+    )
+    return stored
 
 
 @dataclass(frozen=True)
@@ -387,12 +690,15 @@ class Recorded:
         reference: the run it was compared with (``None``: there was none to compare with).
         comparison: :func:`kernel_lens.analysis.compare.compare_results` of ``reference`` and
             ``entry``, labelled ``baseline`` or ``previous`` (``None`` without a reference).
+        warnings: what the store had to report (a damaged store moved aside and replaced,
+            legacy lines not imported): to be shown once.
     """
 
     entry: dict[str, Any]
     baseline_id: str | None
     reference: dict[str, Any] | None
     comparison: dict[str, Any] | None
+    warnings: tuple[str, ...] = ()
 
 
 def record_run(
@@ -420,7 +726,7 @@ def record_run(
         keep: add the run to the history (``False``: only compare it).
 
     Raises:
-        OSError, HistoryError: the history cannot be read or written.
+        HistoryError: the history cannot be read or written.
     """
     from kernel_lens.analysis.compare import compare_results
 
@@ -447,4 +753,5 @@ def record_run(
         baseline_id=history.baseline_id(path, function),
         reference=reference,
         comparison=comparison,
+        warnings=tuple(history.notes),
     )

@@ -203,6 +203,7 @@ def _measure(
         "device_kind": device,
         "timing": timing.to_json(with_samples=True),
         "trace_path": passed.trace_path,
+        **({"trace_error": passed.trace_error} if passed.trace_error else {}),
         "profiled_runs": passed.runs,
         **line_results(
             passed.trace,
@@ -498,6 +499,8 @@ def format_profile_html(result: dict[str, Any]) -> str:
             f'<p>trace <a href="{esc(uri)}" target="_blank">{esc(trace)}</a> '
             "(Perfetto or chrome://tracing)</p>"
         )
+    elif result.get("trace_error"):
+        parts.append(f"<p>{esc(str(result['trace_error']))}</p>")
     parts.append("</div>")
     return "".join(parts)
 

@@ -175,6 +175,9 @@ async def test_a_history_that_cannot_be_written_costs_the_comparison_not_the_pro
     assert any("history of scale: not recorded" in m.message for m in no_history.log_messages), [
         m.message for m in no_history.log_messages
     ]
+    # Not silently: the user is shown it once (a warning), as well as the log.
+    shown = [m.message for m in no_history.messages if "history of scale" in m.message]
+    assert len(shown) == 1 and "not recorded" in shown[0], no_history.messages
     try:
         await asyncio.wait_for(
             no_history.protocol.send_request_async(

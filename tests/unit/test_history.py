@@ -14,6 +14,7 @@ from kernel_lens.history import (
     HistoryError,
     cache_root,
     entry_summary,
+    function_key,
     git_state,
     make_entry,
     thin_samples,
@@ -65,7 +66,8 @@ def test_runs_are_numbered_per_function_and_bounded(tmp_path: Path) -> None:
     assert history.get("/w/k.py", "f", "5")["timing"]["median_ms"] == pytest.approx(0.5)
     with pytest.raises(HistoryError, match="no run 2 .latest runs: 4, 5, 6, 7, 8"):
         history.get("/w/k.py", "f", "2")
-    assert len(list(tmp_path.glob("*.jsonl"))) == 3
+    # One database holds them all.
+    assert [p.name for p in tmp_path.glob("history.sqlite3*")][:1] == ["history.sqlite3"]
 
 
 def test_the_baseline_is_pinned_and_outlives_the_bound(tmp_path: Path) -> None:
@@ -85,11 +87,11 @@ def test_the_baseline_is_pinned_and_outlives_the_bound(tmp_path: Path) -> None:
         history.set_baseline("/w/k.py", "f", "42")
 
 
-def test_a_torn_line_loses_one_run_not_the_history(tmp_path: Path) -> None:
+def test_a_torn_legacy_line_loses_one_run_not_the_history(tmp_path: Path) -> None:
+    key = function_key("/w/k.py", "f")
+    run = json.dumps({"id": "1", **make_entry(_result())})
+    (tmp_path / f"f-{key}.jsonl").write_text(run + "\n" + '{"id": "2", "tim')
     history = History(tmp_path)
-    history.add("/w/k.py", "f", make_entry(_result()))
-    (file,) = tmp_path.glob("*.jsonl")
-    file.write_text(file.read_text() + '{"id": "2", "tim')
     assert [e["id"] for e in history.entries("/w/k.py", "f")] == ["1"]
     assert history.add("/w/k.py", "f", make_entry(_result()))["id"] == "2"
 

@@ -375,6 +375,8 @@ def _profiled_pass(
         target.info.qualname,
     )
     out: dict[str, Any] = {"trace_path": passed.trace_path, "profiled_runs": passed.runs}
+    if passed.trace_error is not None:
+        out["trace_error"] = passed.trace_error
     if "ops" in request.stages:
         out.update(
             line_results(
@@ -524,6 +526,7 @@ def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> 
         script=script_info,
         notes=run.notes,
         trace_path=run.trace_path,
+        **({"trace_error": run.trace_error} if run.trace_error else {}),
         profiled_runs=1,
         # A script's lines that ran no op (imports, defs) are left out; the other workspace
         # files' lines are under ``files``.

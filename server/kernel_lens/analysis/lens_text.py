@@ -235,10 +235,22 @@ def summary_lens_title(result: dict[str, Any]) -> str:
     if peak:
         parts.append(peak)
     parts.append(str(result.get("device", "")))
+    if result.get("trace_error"):
+        # Kernel Lens's own write failed (a full disk…): the numbers stand, the file is missing.
+        parts.append("$(warning) trace not saved")
     if result.get("call_style") in ("awaited", "consumed"):
         # An ``async def`` is awaited, a generator consumed, on each call (issue 10 item 7).
         parts.append(str(result["call_style"]))
     return " · ".join(parts)
+
+
+def trace_text(result: dict[str, Any]) -> str | None:
+    """``trace /cache/…/f-….json``, or ``trace not saved: <why>`` when Kernel Lens could not
+    write it (``None``: the result has no trace)."""
+    if result.get("trace_path"):
+        return f"trace {result['trace_path']}"
+    error = result.get("trace_error")
+    return str(error) if error else None
 
 
 def op_calls(result: dict[str, Any]) -> float:

@@ -134,6 +134,8 @@ def format_profile(result: dict[str, Any], *, width: int = 110) -> str:
             )
     if result.get("trace_path"):
         out.append(f"trace  {result['trace_path']}")
+    elif result.get("trace_error"):
+        out.append(str(result["trace_error"]))
     return "\n".join(out)
 
 

@@ -55,26 +55,44 @@ def run_history(args: argparse.Namespace) -> int:
     try:
         if args.baseline or args.clear_baseline:
             history.set_baseline(file, func, None if args.clear_baseline else args.baseline)
-        entries = history.entries(file, func)
+        entries, unreadable = history.read(file, func)
     except HistoryError as exc:
         emit_error({"kind": "not-found", "message": str(exc), "line": None}, args.json, None)
         return 1
+    for note in history.notes:
+        print(f"history: {note}", file=sys.stderr)
     baseline = history.baseline_id(file, func)
-    rows = []
-    for i, entry in enumerate(entries):
-        row = entry_summary(entry)
-        before = entries[i - 1] if i else None
-        row["verdict"] = (
-            compare_timing(before["timing"], entry["timing"]).to_json()
-            if before is not None
-            else None
-        )
+    rows: list[dict[str, Any]] = []
+    before: dict[str, Any] | None = None
+    for entry in entries:
+        try:
+            row = entry_summary(entry)
+            row["verdict"] = (
+                compare_timing(before["timing"], entry["timing"]).to_json()
+                if before is not None
+                else None
+            )
+        except Exception as exc:  # a row of another shape: named, the others still listed
+            unreadable.append(f"run {entry.get('id')}: not a run ({type(exc).__name__}: {exc})")
+            continue
         rows.append(row)
+        before = entry
     if args.json:
-        print(json.dumps({"function": func, "path": file, "baseline": baseline, "runs": rows}))
+        print(
+            json.dumps(
+                {
+                    "function": func,
+                    "path": file,
+                    "baseline": baseline,
+                    "runs": rows,
+                    "unreadable": unreadable,
+                }
+            )
+        )
         return 0
     if not rows:
         print(f"{func}: no runs yet in {history.root}")
+        _print_unreadable(unreadable)
         return 0
     print(
         f"{func} · {file} · {len(rows)} runs" + (f" · baseline run {baseline}" if baseline else "")
@@ -90,7 +108,16 @@ def run_history(args: argparse.Namespace) -> int:
             f"±{float(t.get('spread_pct') or 0):.1f}%  {row['kernel_count']:g} kernels  "
             f"{row.get('device') or '?'}  {commit}  {verdict}{pin}".rstrip()
         )
+    _print_unreadable(unreadable)
     return 0
+
+
+def _print_unreadable(unreadable: list[str]) -> None:
+    """The runs of the history that could not be read, each named with why."""
+    if unreadable:
+        print(f"{len(unreadable)} unreadable (not shown):")
+        for what in unreadable:
+            print(f"   ?  {what}")
 
 
 def run_compare(args: argparse.Namespace) -> int:

@@ -42,8 +42,12 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         return usage_error(args, f"--after: {exc}")
     stages = tuple(s.strip() for s in args.stages.split(",") if s.strip())
+    # The text measured is the text kept: read once, now, and given to the job (a file edited
+    # during the run is stored as it was run, not as it is afterwards).
+    measured = None if script or driver is not None else _read_source(os.path.abspath(path))
     request = ProfileRequest(
         path=os.path.abspath(path),
+        text=measured,
         function=func,
         line=args.line,
         stages=stages,
@@ -70,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     if isinstance(result, int):
         return result
     # A script's one run has no samples to compare: it is not put in a history.
-    comparison = None if script else _record_history(result, path, args)
+    comparison = None if script else _record_history(result, path, args, measured)
     if args.json:
         if comparison is not None:
             result["comparison"] = comparison
@@ -95,13 +99,26 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _read_source(file: str) -> str | None:
+    """The file's text as Python reads it (PEP 263), or ``None`` when it cannot be read (the
+    job then reads it, and says why it cannot)."""
+    import tokenize
+
+    try:
+        with tokenize.open(file) as fh:
+            return fh.read()
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return None
+
+
 def _record_history(
-    result: dict[str, Any], path: str, args: argparse.Namespace
+    result: dict[str, Any], path: str, args: argparse.Namespace, file_text: str | None
 ) -> dict[str, Any] | None:
     """Put a profile into its function's history (unless ``--no-history``) and, with
     ``--compare previous|baseline``, the comparison with that run (``None`` when there is none).
-    A history that cannot be written is a warning, never the profile's failure."""
-    from kernel_lens.history import HistoryError, record_run
+    ``file_text``: the file as the job measured it (read when it started). A history that
+    cannot be read or written is a warning on stderr, never the profile's failure."""
+    from kernel_lens.history import record_run
 
     if not args.history and not args.compare:
         return None
@@ -111,10 +128,6 @@ def _record_history(
     function = str(result.get("function"))
     file = os.path.abspath(path)
     try:
-        try:
-            file_text = open(file, encoding="utf-8").read()
-        except (OSError, UnicodeDecodeError):
-            file_text = None
         text = None
         if file_text is not None and result.get("first_line") and result.get("last_line"):
             text = file_text.splitlines()[int(result["first_line"]) - 1 : int(result["last_line"])]
@@ -127,9 +140,11 @@ def _record_history(
             compare_with=args.compare,
             keep=args.history,
         )
-    except (OSError, HistoryError) as exc:
+    except Exception as exc:  # the profile stands without its history
         stderr_line(f"history: not recorded ({exc})")
         return None
+    for warning in recorded.warnings:
+        stderr_line(f"history: {warning}")
     return recorded.comparison
 
 

@@ -10,6 +10,7 @@ the statistics are :mod:`kernel_lens.analysis.compare` (the CLI's too).
 from __future__ import annotations
 
 import asyncio
+import weakref
 from typing import Any, cast
 
 from lsprotocol import types
@@ -48,29 +49,62 @@ from kernel_lens.wire.lsp import (
 __all__ = ["record_profile", "setup"]
 
 
-def _record(path: str, qualname: str, text: list[str], source: str, result: dict[str, Any]) -> None:
-    """Store the run and put its ``comparison`` (and ``history``) into ``result``. Blocking
-    (files, ``git``): run in a thread."""
+def _record(
+    path: str, qualname: str, text: list[str], source: str, result: dict[str, Any]
+) -> tuple[str, ...]:
+    """Store the run and put its ``comparison`` (and ``history``) into ``result``; what the
+    store had to report. Blocking (files, ``git``): run in a thread."""
     recorded = record_run(path, qualname, result, text=text, file_text=source)
     result["history"] = {"id": recorded.entry["id"], "baseline": recorded.baseline_id}
     if recorded.comparison is not None:
         result["comparison"] = recorded.comparison
+    return recorded.warnings
+
+
+#: Per server, the history warnings already shown in a message (each is shown once; all are
+#: logged).
+_shown: weakref.WeakKeyDictionary[KernelLensServer, set[str]] = weakref.WeakKeyDictionary()
+
+
+def _report(ls: KernelLensServer, message: str, *, key: str) -> None:
+    """Log ``message`` and, the first time for ``key``, show it as a warning."""
+    ls.log(message, types.MessageType.Warning)
+    shown = _shown.setdefault(ls, set())
+    if key not in shown:
+        shown.add(key)
+        warning = types.MessageType.Warning
+        text = f"Kernel Lens: {message}"
+        ls.window_show_message(types.ShowMessageParams(type=warning, message=text))
 
 
 async def record_profile(
-    ls: KernelLensServer, uri: str, qualname: str, text: list[str], result: dict[str, Any]
+    ls: KernelLensServer,
+    uri: str,
+    qualname: str,
+    text: list[str],
+    result: dict[str, Any],
+    source: str | None = None,
 ) -> None:
     """Record a successful profile of ``qualname`` into its history and compare it with the
     reference run; the raw samples then leave ``result`` (the history keeps them).
 
-    Never raises: a history that cannot be written costs the comparison, not the profile.
+    ``text`` and ``source``: the function's lines and the document's text as the job measured
+    them (taken when it started; ``source`` ``None``: the document's text now).
+
+    Never raises: a history that cannot be written costs the comparison, not the profile; it is
+    logged and shown (once per cause), so runs never silently stop being recorded.
     """
+    path = ""
     try:
-        source = document_source(ls, uri)
+        if source is None:
+            source = document_source(ls, uri)
         path = uri_to_path(uri)
-        await asyncio.to_thread(_record, path, qualname, text, source, result)
+        warnings = await asyncio.to_thread(_record, path, qualname, text, source, result)
     except Exception as exc:  # the profile stands without its history
-        ls.log(f"history of {qualname}: not recorded ({exc})", types.MessageType.Warning)
+        _report(ls, f"history of {qualname}: not recorded ({exc})", key=f"failed:{path}")
+    else:
+        for warning in warnings:
+            _report(ls, f"history: {warning}", key=warning)
     timing = result.get("timing")
     if isinstance(timing, dict):
         timing.pop("samples_ms", None)
@@ -105,21 +139,33 @@ def history_of(ls: KernelLensServer, uri: str, path: str, qualname: str) -> Hist
     """The function's runs, each with its verdict against the run before it."""
     history = History.default(path)
     try:
-        entries = history.entries(path, qualname)
+        entries, unreadable = history.read(path, qualname)
     except HistoryError as exc:
         raise RequestFailed(message=f"Kernel Lens: {exc}") from None
+    for note in history.notes:
+        _report(ls, f"history: {note}", key=note)
     runs: list[HistoryRun] = []
-    for i, entry in enumerate(entries):
-        run = _run_json(entry, text=True)
-        before = entries[i - 1] if i else None
-        verdict = (
-            compare_timing(before.get("timing") or {}, entry.get("timing") or {}).to_json()
-            if before is not None and (before.get("timing") or {}).get("median_ms")
-            else None
-        )
+    before: dict[str, Any] | None = None
+    for entry in entries:
+        try:
+            run = _run_json(entry, text=True)
+            verdict = (
+                compare_timing(before.get("timing") or {}, entry.get("timing") or {}).to_json()
+                if before is not None and (before.get("timing") or {}).get("median_ms")
+                else None
+            )
+        except Exception as exc:  # a row of another shape: named, the others still listed
+            unreadable.append(f"run {entry.get('id')}: not a run ({type(exc).__name__}: {exc})")
+            continue
         run["verdict"] = cast(Any, verdict)
         runs.append(run)
-    return {
+        before = entry
+    if unreadable:
+        ls.log(
+            f"history of {qualname}: {len(unreadable)} unreadable runs: " + "; ".join(unreadable),
+            types.MessageType.Warning,
+        )
+    out: HistoryResult = {
         "function": qualname,
         "uri": uri,
         "path": path,
@@ -127,6 +173,9 @@ def history_of(ls: KernelLensServer, uri: str, path: str, qualname: str) -> Hist
         "current_text": _current_text(ls, uri, qualname),
         "runs": runs,
     }
+    if unreadable:
+        out["unreadable"] = unreadable
+    return out
 
 
 def set_baseline(

@@ -34,7 +34,12 @@ from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
 
-from kernel_lens.analysis.lens_text import error_lens_title, hover_markdown, line_lens_title
+from kernel_lens.analysis.lens_text import (
+    error_lens_title,
+    hover_markdown,
+    line_lens_title,
+    trace_text,
+)
 from kernel_lens.analysis.notebook_script import Cell, NotebookScript, build_script, virtual_path
 from kernel_lens.lsp.code_lens import document_lenses
 from kernel_lens.lsp.common import (
@@ -439,7 +444,7 @@ async def profile_cell(ls: KernelLensServer, cell_uri: str) -> ProfileCommandRes
         set_diagnostic(ls, state.virtual_uri, key, None)
         summary = (
             f"cell {number}: one run of the code cells up to it on {result.get('device')}; "
-            f"trace {result.get('trace_path')}"
+            f"{trace_text(result)}"
         )
         ls.log(summary, types.MessageType.Info)
         status(ls, "idle", summary, cell_uri)

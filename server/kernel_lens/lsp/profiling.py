@@ -14,7 +14,7 @@ from kernel_lens.analysis.functions import (
     find_functions,
 )
 from kernel_lens.analysis.lens_targets import lens_targets
-from kernel_lens.analysis.lens_text import line_lens_title, summary_lens_title
+from kernel_lens.analysis.lens_text import line_lens_title, summary_lens_title, trace_text
 from kernel_lens.analysis.memory_text import oom_lines
 from kernel_lens.analysis.scripts import SCRIPT_NAME
 from kernel_lens.lsp.common import (
@@ -247,7 +247,7 @@ async def profile_function(
     else:
         result = ran["result"]
         # Into the function's history, compared with the previous run or the baseline.
-        await record_profile(ls, uri, qualname, snapshot, result)
+        await record_profile(ls, uri, qualname, snapshot, result, source)
         ls.documents.put(uri, Record(qualname, "ok", snapshot, info.first_line, result=result))
         inputs = result.get("inputs")
         if isinstance(inputs, dict) and inputs.get("args"):
@@ -257,7 +257,7 @@ async def profile_function(
         summary = (
             f"{qualname}: {timing.get('median_ms', 0):.4f} ms median "
             f"±{timing.get('spread_pct', 0):.1f}%"
-            f" on {result.get('device')}; trace {result.get('trace_path')}"
+            f" on {result.get('device')}; {trace_text(result)}"
         )
         ls.log(summary, types.MessageType.Info)
         status(ls, "idle", summary, uri)
@@ -319,7 +319,7 @@ async def profile_script(
         script = result.get("script") or {}
         summary = (
             f"{name}: {float(script.get('wall_s') or 0):.3f} s wall, one run as __main__ "
-            f"(under the profiler) on {result.get('device')}; trace {result.get('trace_path')}"
+            f"(under the profiler) on {result.get('device')}; {trace_text(result)}"
         )
         for note in result.get("notes") or []:
             ls.log(f"{name}:{note.get('line')}: {note.get('message')}", types.MessageType.Info)

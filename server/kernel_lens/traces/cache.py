@@ -15,7 +15,7 @@ import shutil
 import numpy as np
 
 from kernel_lens.analysis.trace_store import ARRAYS, TraceStore
-from kernel_lens.wire.paths import CacheDirs
+from kernel_lens.wire.paths import CacheDirs, atomic_write
 
 __all__ = [
     "FORMAT",
@@ -71,10 +71,7 @@ def save_store(store: TraceStore, folder: str) -> None:
         "cats": list(store.cats),
         "summary": store.summary,
     }
-    tmp = os.path.join(folder, "meta.json.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(meta, f)
-    os.replace(tmp, os.path.join(folder, "meta.json"))
+    atomic_write(os.path.join(folder, "meta.json"), json.dumps(meta))
 
 
 def load_store(folder: str) -> TraceStore | None:

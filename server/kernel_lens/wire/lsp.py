@@ -865,6 +865,9 @@ class HistoryResult(TypedDict):
     current_text: list[str] | None
     """The function's lines in the document now (null: it no longer parses or exists)."""
     runs: list[HistoryRun]
+    unreadable: NotRequired[list[str]]
+    """The runs of the store that could not be read, each named with why (``run 7: not a
+    run (no timing.median_ms)``, ``f-….jsonl line 3: not UTF-8 …``)."""
 
 
 class SetBaselineResult(TypedDict):

@@ -338,6 +338,9 @@ class Profile(TypedDict):
     lines: list[ProfileLine]
     kernels: list[ProfileKernelTotal]
     trace_path: NotRequired[str | None]
+    trace_error: NotRequired[str | None]
+    """Why the trace was not saved (``trace not saved: <why>``: a full disk, a cache path that
+    is a file…); the profile's numbers stand, ``trace_path`` is then null."""
     accounting: NotRequired[Accounting]
     files: NotRequired[dict[str, list[ProfileLine]]]
     """A whole run (a script): the lines of the other workspace files it executed, by path
@@ -438,8 +441,10 @@ class CompiledResult(TypedDict):
 
     backend: str
     language: Literal["triton", "cpp"]
-    code_path: str
-    """Where the agent saved ``code``."""
+    code_path: str | None
+    """Where the agent saved ``code`` (null: it could not, see ``code_error``)."""
+    code_error: NotRequired[str]
+    """``generated code not saved: <why>`` (a full disk…); ``code`` is still here."""
     code: str
     """Inductor's output module (Python), shown unchanged so that the kernels' lines apply."""
     provenance: bool

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from kernel_lens.agent.errors import ProfileError, format_exception, user_line_from_traceback
+from kernel_lens.wire.paths import atomic_write, short_name, write_failure
 from kernel_lens.wire.results import CompiledResult, GeneratedKernel, RunSummary
 
 __all__ = ["compile_and_compare", "generated_kernel", "kernel_lines_from_traces"]
@@ -287,11 +288,16 @@ def compile_and_compare(
             format_exception(exc),
         ) from None
     code = codes[0] if codes else ""
-    os.makedirs(cache_dir, exist_ok=True)
     digest = hashlib.sha1(code.encode()).hexdigest()[:10]
-    code_path = os.path.join(cache_dir, f"{target.info.qualname}-{digest}.py")
-    with open(code_path, "w", encoding="utf-8") as fh:
-        fh.write(code)
+    code_path: str | None = os.path.join(
+        cache_dir, short_name(f"{target.info.qualname}-{digest}.py")
+    )
+    code_error: str | None = None
+    try:  # Kernel Lens's own write: a full disk costs the file, not the stage (the code is kept)
+        os.makedirs(cache_dir, exist_ok=True)
+        atomic_write(str(code_path), code)
+    except OSError as exc:
+        code_path, code_error = None, f"generated code not saved: {write_failure(exc)}"
 
     kernels = _kernels_in_code(code)
     for k in kernels:
@@ -340,7 +346,7 @@ def compile_and_compare(
         "spread_pct": round(compiled_timing.spread_pct, 3),
         "kernels": compiled_work,
     }
-    return {
+    out: CompiledResult = {
         "backend": "inductor",
         "language": "triton" if device == "cuda" else "cpp",
         "code_path": code_path,
@@ -354,3 +360,6 @@ def compile_and_compare(
         else None,
         "summary": "; ".join(summary_parts),
     }
+    if code_error:
+        out["code_error"] = code_error
+    return out

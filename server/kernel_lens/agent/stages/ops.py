@@ -10,7 +10,6 @@ exported as a Chrome trace and analysed by the pure :mod:`kernel_lens.analysis.l
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -102,16 +101,18 @@ class ProfiledPass:
 
     Attributes:
         trace: the Chrome trace, loaded.
-        trace_path: where it was written.
+        trace_path: where it was written (``None``: it could not be, see ``trace_error``).
         runs: calls of the function inside the profiler.
         wall_ms: wall time of the profiled calls, in milliseconds (profiler overhead included:
             never shown as the function's time).
+        trace_error: ``trace not saved: <why>`` when the cache could not take the file.
     """
 
     trace: dict[str, Any]
-    trace_path: str
+    trace_path: str | None
     runs: int
     wall_ms: float
+    trace_error: str | None = None
 
 
 def profile_pass(
@@ -163,11 +164,14 @@ def profile_pass(
                 if step > 0:
                     wall_ms += (time.perf_counter() - t0) * 1e3
                 prof.step()
-    folder = trace_dir
-    os.makedirs(folder, exist_ok=True)
+    from kernel_lens.agent.tracefile import save_trace
+
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    path = os.path.join(folder, f"{label}-{stamp}-{os.getpid()}.json")
-    prof.export_chrome_trace(path)
-    with open(path, encoding="utf-8") as fh:
-        trace = json.load(fh)
-    return ProfiledPass(trace=trace, trace_path=path, runs=runs, wall_ms=wall_ms)
+    saved = save_trace(prof.export_chrome_trace, trace_dir, f"{label}-{stamp}-{os.getpid()}.json")
+    return ProfiledPass(
+        trace=saved.trace,
+        trace_path=saved.path,
+        runs=runs,
+        wall_ms=wall_ms,
+        trace_error=saved.error,
+    )

@@ -145,7 +145,7 @@ class ScriptRun:
 
     Attributes:
         trace: the Chrome trace, loaded.
-        trace_path: where it was written.
+        trace_path: where it was written (``None``: it could not be, see ``trace_error``).
         notes: notes on lines of the workspace's files (``{"line", "message"}``, and ``path``
             for a file other than the script).
         wall_s: wall time of the run, profiler overhead included (the profiled window's, for
@@ -153,15 +153,17 @@ class ScriptRun:
         files: the workspace files the run executed, the script first (the deep tracer's).
         window: what the window did (:meth:`Window.to_json`), ``None`` without one.
         cpu_s: the process's CPU time over the same span as ``wall_s``.
+        trace_error: ``trace not saved: <why>`` when the cache could not take the file.
     """
 
     trace: dict[str, Any]
-    trace_path: str
+    trace_path: str | None
     notes: list[dict[str, Any]]
     wall_s: float
     files: list[str]
     window: dict[str, Any] | None = None
     cpu_s: float = 0.0
+    trace_error: str | None = None
 
 
 def profile_script(
@@ -203,7 +205,6 @@ def profile_script(
             ``interrupted``) on the line that raised. ``sys.exit(0)``/``sys.exit()`` is a normal
             end, and so is the end of the window.
     """
-    import json
 
     import torch
     from torch.profiler import ProfilerActivity
@@ -286,16 +287,17 @@ def profile_script(
     if "start" not in clock:
         raise ProfileError("not-found", _never_started(window), None)
     wall_s = clock["end"] - clock["start"]
-    os.makedirs(trace_dir, exist_ok=True)
+    from kernel_lens.agent.tracefile import save_trace
+
     stem = os.path.splitext(os.path.basename(path))[0]
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    trace_path = os.path.join(trace_dir, f"{stem}-script-{stamp}-{os.getpid()}.json")
-    prof.export_chrome_trace(trace_path)
-    with open(trace_path, encoding="utf-8") as fh:
-        trace = json.load(fh)
-    if mark_line_ranges(trace):
-        with open(trace_path, "w", encoding="utf-8") as fh:
-            json.dump(trace, fh)
+    saved = save_trace(
+        prof.export_chrome_trace,
+        trace_dir,
+        f"{stem}-script-{stamp}-{os.getpid()}.json",
+        transform=mark_line_ranges,
+    )
+    trace, trace_path = saved.trace, saved.path
     out_notes: list[dict[str, Any]] = []
     main_path = os.path.abspath(path)
     for where, what in seen:
@@ -319,6 +321,7 @@ def profile_script(
         list(tracer.files),
         window.to_json() if window.active or window.cut else None,
         clock["cpu_end"] - clock["cpu_start"],
+        saved.error,
     )
 
 

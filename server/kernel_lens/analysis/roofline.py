@@ -65,7 +65,7 @@ class DevicePeaks:
 
     def flop_peak(self, dtype: str | None = None) -> tuple[float, str]:
         """The compute peak for ``dtype`` (``fp32`` without one: CUDA cores) and its label."""
-        key = (dtype or "fp32").lower().replace("float", "fp").replace("bfloat", "bf")
+        key = (dtype or "fp32").lower().replace("bfloat", "bf").replace("float", "fp")
         key = {"fp32": "fp32", "tf32": "tf32", "bf16": "bf16", "fp16": "fp16"}.get(key, key)
         if key.startswith("fp8"):
             key = "fp8"

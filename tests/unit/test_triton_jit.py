@@ -66,7 +66,7 @@ def test_a_real_kernel_compiled_ahead_of_time_by_triton() -> None:
     from triton.compiler import ASTSource
 
     @triton.jit
-    def add_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    def add_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):  # noqa: N803
         offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
         tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1.0, mask=offs < n)
 

@@ -107,7 +107,8 @@ class AsmResult:
             "registers": self.resources.get("registers"),
             "spills": self.resources["spill_bytes"]
             if self.resources.get("spill_bytes") is not None
-            else (self.resources.get("spill_stores") or 0) + (self.resources.get("spill_loads") or 0),
+            else (self.resources.get("spill_stores") or 0)
+            + (self.resources.get("spill_loads") or 0),
             "shared_bytes": self.resources.get("shared_bytes"),
             "num_warps": self.resources.get("num_warps"),
             "num_stages": self.resources.get("num_stages"),
@@ -352,12 +353,14 @@ def _intercept_runs(
 
         return run
 
+    tuner_cls: Any = None
     try:
         from triton.runtime.autotuner import Autotuner
 
-        tuner_run: Any = Autotuner.run
+        tuner_cls = Autotuner
     except ImportError:  # pragma: no cover - older triton
-        Autotuner, tuner_run = None, None
+        pass
+    tuner_run: Any = tuner_cls.run if tuner_cls is not None else None
 
     def tuned(self: Any, *args: Any, **kwargs: Any) -> Any:
         nonlocal tuners
@@ -374,14 +377,14 @@ def _intercept_runs(
     try:
         for cls, original in originals.items():
             cls.run = make(original, cls is not jit_mod.JITFunction)
-        if Autotuner is not None:
-            Autotuner.run = tuned
+        if tuner_cls is not None:
+            tuner_cls.run = tuned
         yield
     finally:
         for cls, original in originals.items():
             cls.run = original
-        if Autotuner is not None:
-            Autotuner.run = tuner_run
+        if tuner_cls is not None:
+            tuner_cls.run = tuner_run
 
 
 def _has_gpu() -> bool:

@@ -225,7 +225,9 @@ def autotune_info(autotuner: Any) -> dict[str, Any] | None:
     rows: list[dict[str, Any]] = []
     if isinstance(timings, dict):
         for config, timing in timings.items():
-            rows.append({"config": _config_text(config), "ms": _ms(timing), "chosen": config is best})
+            rows.append(
+                {"config": _config_text(config), "ms": _ms(timing), "chosen": config is best}
+            )
     rows.sort(key=lambda r: (r["ms"] is None, r["ms"] or 0.0))
     kwargs = dict(getattr(best, "kwargs", None) or {})
     for option in ("num_warps", "num_stages"):

@@ -260,20 +260,24 @@ function originLines(result: AssemblyResult): string[] {
   if (result.compiled_from === "launch") {
     lines.push("From the launch: the compiled kernel that ran (Triton's JIT cache)");
   } else if (result.compiled_from === "ahead_of_time") {
-    lines.push(
-      result.compiled_note ?? `Compiled ahead of time for ${result.arch}, not the launch`,
-    );
+    lines.push(result.compiled_note ?? `Compiled ahead of time for ${result.arch}, not the launch`);
   }
   const options = [
-    result.num_warps == null ? null : `${result.num_warps} warps`,
-    result.num_stages == null ? null : `${result.num_stages} stages`,
-    result.shared_bytes == null ? null : `${result.shared_bytes} B shared memory`,
+    result.num_warps === undefined || result.num_warps === null
+      ? null
+      : `${result.num_warps} warps`,
+    result.num_stages === undefined || result.num_stages === null
+      ? null
+      : `${result.num_stages} stages`,
+    result.shared_bytes === undefined || result.shared_bytes === null
+      ? null
+      : `${result.shared_bytes} B shared memory`,
   ].filter((x): x is string => x !== null);
   if (options.length > 0) {
     lines.push(options.join(" · "));
   }
   const tuned = result.autotune;
-  if (tuned != null) {
+  if (tuned !== undefined && tuned !== null) {
     lines.push(`Autotuned: chose ${tuned.chosen}`);
     for (const row of tuned.configs) {
       const ms = row.ms === null ? "not timed" : formatMs(row.ms);

@@ -212,7 +212,7 @@ describe("assemblyInfo", () => {
     assert.match(launched.tooltip, /4 warps · 3 stages · 98304 B shared memory/);
     assert.match(launched.tooltip, /Autotuned: chose BLOCK_M=128, num_warps=4, num_stages=3/);
     assert.match(launched.tooltip, /★ BLOCK_M=128, num_warps=4, num_stages=3: 12\.3 µs/);
-    assert.match(launched.tooltip, /  BLOCK_M=64, num_warps=8, num_stages=4: 0\.5 ms/);
+    assert.match(launched.tooltip, / {2}BLOCK_M=64, num_warps=8, num_stages=4: 0\.5 ms/);
     const note = "compiled ahead of time for sm_90, not the launch (no GPU)";
     const aot = assemblyInfo(
       { ...ASSEMBLY, compiled_from: "ahead_of_time", compiled_note: note },

@@ -508,6 +508,58 @@ export const checkProfileTiming: Check<ProfileTiming> = shape<ProfileTiming>({
 });
 
 /**
+ * One kernel against the hardware's limit, per launch; null where unknown (nothing is
+ * invented: a kernel with neither bytes nor FLOPs has no entry).
+ */
+export interface KernelRoofline {
+  name: string;
+  short_name: string;
+  /** Device time of one launch. */
+  duration_us: number;
+  calls: number;
+  bytes: number | null;
+  flops: number | null;
+  /**
+   * Where bytes/FLOPs came from: Inductor's launch metadata, the function's tensor sizes
+   * (inputs read, result written; a function of one kernel only), Nsight Compute.
+   */
+  source: "inductor" | "tensors" | "ncu";
+  tb_per_s: number | null;
+  tflop_per_s: number | null;
+  /** Of the device's peak bandwidth (a measured copy where the table has one). */
+  bandwidth_pct: number | null;
+  flop_pct: number | null;
+  /** FLOP per byte. */
+  intensity: number | null;
+  bound: "memory" | "compute" | null;
+  /** Which peaks, and whether datasheet or measured. */
+  peak_note: string | null;
+  peak_tbs?: number;
+  peak_tflops?: number;
+  /** `square_kernel 0.192 ms · 4.16 TB/s · 97% of peak bandwidth`. */
+  text: string;
+}
+export const checkKernelRoofline: Check<KernelRoofline> = shape<KernelRoofline>({
+  name: string,
+  short_name: string,
+  duration_us: number,
+  calls: number,
+  bytes: nullable(number),
+  flops: nullable(number),
+  source: oneOf("inductor", "tensors", "ncu"),
+  tb_per_s: nullable(number),
+  tflop_per_s: nullable(number),
+  bandwidth_pct: nullable(number),
+  flop_pct: nullable(number),
+  intensity: nullable(number),
+  bound: nullable(oneOf("memory", "compute")),
+  peak_note: nullable(string),
+  peak_tbs: optional(number),
+  peak_tflops: optional(number),
+  text: string,
+});
+
+/**
  * The profile of one function, as `kernel-lens profile --json` prints it (the agent's
  * `profile` result; only the keys the report reads are listed, the rest passes through).
  */
@@ -533,6 +585,8 @@ export interface Profile {
    */
   files?: Record<string, ProfileLine[]>;
   memory?: ProfileMemory;
+  /** Each kernel whose bytes or FLOPs are known, against the device's peak (on a GPU). */
+  roofline?: KernelRoofline[];
 }
 export const checkProfile: Check<Profile> = shape<Profile>({
   function: string,
@@ -546,6 +600,7 @@ export const checkProfile: Check<Profile> = shape<Profile>({
   accounting: optional(checkAccounting),
   files: optional(recordOf(listOf(checkProfileLine))),
   memory: optional(checkProfileMemory),
+  roofline: optional(listOf(checkKernelRoofline)),
 });
 
 /** One input of the profiled call, described (never the value itself). */
@@ -1182,6 +1237,40 @@ export const ASM_SCALAR_TYPES: readonly string[] = ["i32", "i64", "fp32", "i1"];
 export type AsmTypesFrom = "launch" | "text" | "user";
 export const checkAsmTypesFrom: Check<AsmTypesFrom> = oneOf("launch", "text", "user");
 
+/**
+ * Where a kernel's assembly and resources came from: the launch's own compiled kernel
+ * (Triton's JIT cache after a real GPU launch) or a compile made again here ahead of time.
+ */
+export type AsmCompiledFrom = "launch" | "ahead_of_time";
+export const checkAsmCompiledFrom: Check<AsmCompiledFrom> = oneOf("launch", "ahead_of_time");
+
+/** One config an `@triton.autotune` kernel measured. */
+export interface AutotuneConfig {
+  /** `BLOCK_M=128, BLOCK_N=64, num_warps=4, num_stages=3`. */
+  config: string;
+  /** Its measured time (the autotuner's median), when it kept one. */
+  ms: number | null;
+  chosen: boolean;
+}
+export const checkAutotuneConfig: Check<AutotuneConfig> = shape<AutotuneConfig>({
+  config: string,
+  ms: nullable(number),
+  chosen: boolean,
+});
+
+/** What an `@triton.autotune` kernel chose at the launch. */
+export interface AutotuneChoice {
+  chosen: string;
+  chosen_kwargs: Record<string, unknown>;
+  /** Fastest first. */
+  configs: AutotuneConfig[];
+}
+export const checkAutotuneChoice: Check<AutotuneChoice> = shape<AutotuneChoice>({
+  chosen: string,
+  chosen_kwargs: record,
+  configs: listOf(checkAutotuneConfig),
+});
+
 /** Result of `kernelLens/assembly`: one stage of one compiled `@triton.jit` kernel. */
 export interface AssemblyResult {
   kernel: string;
@@ -1204,6 +1293,18 @@ export interface AssemblyResult {
   types_from: AsmTypesFrom;
   /** How the types were found, when not from a real launch (what was assumed). */
   types_note: string | null;
+  /**
+   * `launch`: the kernel that ran (its registers are the driver's); `ahead_of_time`:
+   * compiled again here, with the launch's specialisation where it was known.
+   */
+  compiled_from?: AsmCompiledFrom;
+  /** `compiled ahead of time for sm_90, not the launch (why)`; null from the launch. */
+  compiled_note?: string | null;
+  shared_bytes?: number | null;
+  num_warps?: number | null;
+  num_stages?: number | null;
+  /** An autotuned kernel's chosen config and each config's measured time. */
+  autotune?: AutotuneChoice | null;
 }
 export const checkAssemblyResult: Check<AssemblyResult> = shape<AssemblyResult>({
   kernel: string,
@@ -1219,6 +1320,12 @@ export const checkAssemblyResult: Check<AssemblyResult> = shape<AssemblyResult>(
   constexprs: record,
   types_from: checkAsmTypesFrom,
   types_note: nullable(string),
+  compiled_from: optional(checkAsmCompiledFrom),
+  compiled_note: optional(nullable(string)),
+  shared_bytes: optional(nullable(int)),
+  num_warps: optional(nullable(int)),
+  num_stages: optional(nullable(int)),
+  autotune: optional(nullable(checkAutotuneChoice)),
 });
 
 /** torch.compile one function of a document (by name, or the one around `position`). */

@@ -254,13 +254,53 @@ function plural(n: number, one: string, many: string): string {
   return `${n} ${n === 1 ? one : many}`;
 }
 
-/** Status bar content for a kernel's compiled stage: arch, registers, spills. */
+/** Tooltip lines: where the assembly came from, the launch's options, an autotuner's choice. */
+function originLines(result: AssemblyResult): string[] {
+  const lines: string[] = [];
+  if (result.compiled_from === "launch") {
+    lines.push("From the launch: the compiled kernel that ran (Triton's JIT cache)");
+  } else if (result.compiled_from === "ahead_of_time") {
+    lines.push(result.compiled_note ?? `Compiled ahead of time for ${result.arch}, not the launch`);
+  }
+  const options = [
+    result.num_warps === undefined || result.num_warps === null
+      ? null
+      : `${result.num_warps} warps`,
+    result.num_stages === undefined || result.num_stages === null
+      ? null
+      : `${result.num_stages} stages`,
+    result.shared_bytes === undefined || result.shared_bytes === null
+      ? null
+      : `${result.shared_bytes} B shared memory`,
+  ].filter((x): x is string => x !== null);
+  if (options.length > 0) {
+    lines.push(options.join(" · "));
+  }
+  const tuned = result.autotune;
+  if (tuned !== undefined && tuned !== null) {
+    lines.push(`Autotuned: chose ${tuned.chosen}`);
+    for (const row of tuned.configs) {
+      const ms = row.ms === null ? "not timed" : formatMs(row.ms);
+      lines.push(`${row.chosen ? "★" : "  "} ${row.config}: ${ms}`);
+    }
+  }
+  return lines;
+}
+
+/** Status bar content for a kernel's compiled stage: arch, registers, spills, its origin. */
 export function assemblyInfo(result: AssemblyResult, stage: AsmStage): ViewInfo {
   const parts = [`$(chip) ${STAGE_LABELS[stage]}`, result.arch];
   if (result.registers !== null) {
     parts.push(plural(result.registers, "register", "registers"));
   }
   parts.push(result.spills === 0 ? "no spills" : `${result.spills} B spilled`);
+  // The kernel that ran, or one compiled again here: a count off by 2× sends the user after
+  // the wrong limiter, so where the numbers come from is in sight.
+  if (result.compiled_from === "launch") {
+    parts.push("from the launch");
+  } else if (result.compiled_from === "ahead_of_time") {
+    parts.push("ahead of time");
+  }
   // Types not from a real launch are said where the numbers are: they may not be the real ones.
   if (result.types_from === "text") {
     parts.push("types read from the source");
@@ -279,6 +319,7 @@ export function assemblyInfo(result: AssemblyResult, stage: AsmStage): ViewInfo 
       ? "Registers per thread: unknown"
       : `Registers per thread: ${result.registers}`,
     `Register spills: ${result.spills} bytes (stores + loads)`,
+    ...originLines(result),
     ...result.warnings.filter((w) => w !== result.types_note).map((w) => `Warning: ${w}`),
     result.line_map.length === 0 ? "No line information in this stage." : LINKING,
   ];

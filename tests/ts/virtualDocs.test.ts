@@ -183,6 +183,45 @@ describe("assemblyInfo", () => {
     assert.match(picked.text, /· types picked$/);
   });
 
+  it("says whether the assembly is the launch's own kernel or compiled ahead of time", () => {
+    const launched = assemblyInfo(
+      {
+        ...ASSEMBLY,
+        registers: 96,
+        compiled_from: "launch",
+        compiled_note: null,
+        num_warps: 4,
+        num_stages: 3,
+        shared_bytes: 98304,
+        autotune: {
+          chosen: "BLOCK_M=128, num_warps=4, num_stages=3",
+          chosen_kwargs: { BLOCK_M: 128, num_warps: 4, num_stages: 3 },
+          configs: [
+            { config: "BLOCK_M=128, num_warps=4, num_stages=3", ms: 0.0123, chosen: true },
+            { config: "BLOCK_M=64, num_warps=8, num_stages=4", ms: 0.5, chosen: false },
+          ],
+        },
+      },
+      "sass",
+    );
+    assert.equal(
+      launched.text,
+      "$(chip) SASS · sm_90 · 96 registers · no spills · from the launch",
+    );
+    assert.match(launched.tooltip, /From the launch: the compiled kernel that ran/);
+    assert.match(launched.tooltip, /4 warps · 3 stages · 98304 B shared memory/);
+    assert.match(launched.tooltip, /Autotuned: chose BLOCK_M=128, num_warps=4, num_stages=3/);
+    assert.match(launched.tooltip, /★ BLOCK_M=128, num_warps=4, num_stages=3: 12\.3 µs/);
+    assert.match(launched.tooltip, / {2}BLOCK_M=64, num_warps=8, num_stages=4: 0\.5 ms/);
+    const note = "compiled ahead of time for sm_90, not the launch (no GPU)";
+    const aot = assemblyInfo(
+      { ...ASSEMBLY, compiled_from: "ahead_of_time", compiled_note: note },
+      "ptx",
+    );
+    assert.match(aot.text, /· ahead of time$/);
+    assert.ok(aot.tooltip.includes(note));
+  });
+
   it("says 1 register, not 1 registers", () => {
     assert.match(assemblyInfo({ ...ASSEMBLY, registers: 1 }, "sass").text, /· 1 register ·/);
   });

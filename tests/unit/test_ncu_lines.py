@@ -159,8 +159,9 @@ def test_several_kernels_in_one_report(three_ways: dict[str, Any]) -> None:
         # A short name three lines share: no line, no diagnostic.
         {"id": 2, "name": pow_, "demangled": pow_, "line": None, "hints": fused["hints"]},
         fused,  # its NVTX line: 12 hints, the WRN one not shown
-        # No NVTX line, and the mul kernel's short name is shared by all three lines: nothing.
-        {"id": 3, "name": mul, "demangled": mul, "line": None, "hints": fused["hints"]},
+        # No NVTX line, and the mul kernel's short name is shared by all three lines, but its
+        # full name by none other than line 36: its line (test below).
+        {"id": 3, "name": mul, "demangled": mul, "line": None, "hints": []},
         # A line past the end of the text: nothing.
         {**fused, "id": 4, "line": 99},
     ]
@@ -172,8 +173,63 @@ def test_several_kernels_in_one_report(three_ways: dict[str, Any]) -> None:
     assert [d.message for d in entries[("syntax", "")]] == ["kept"]
     ncu = entries[("ncu", "f")]
     assert "stale" not in [d.message for d in ncu]
-    # Kernel 1's OPT hints, in order (kernels 2 and 3 have no line, kernel 4's is past the end).
+    # Kernel 1's OPT hints, in order (kernel 2 has no line, 3 no hints, 4's is past the end).
     assert [d.code for d in ncu] == [h["rule"] for h in fused["hints"] if h["kind"] == "OPT"]
     assert {d.range.start.line for d in ncu} == {39}
     assert all(d.message.startswith("triton_poi_fused_add_mul_relu_0: ") for d in ncu)
     assert "PM Sampling Data" not in " ".join(d.message for d in ncu)
+
+
+def test_each_kernel_of_one_report_lands_on_its_own_launching_line(
+    three_ways: dict[str, Any],
+) -> None:
+    """Several kernels in one Nsight Compute report: the Triton square kernel (NVTX line 42,
+    recorded), inductor's fused kernel (recorded, no NVTX range) and the eager mul and pow
+    kernels of the three-ways profile (one template, one short name). Each kernel's hints are on
+    its own line and no other, and its row (the Report's metrics) carries that line."""
+    ls = Server()
+    profile = json.loads(json.dumps(three_ways))
+    fused = _rows("triton_fused_full.ncu-rep", first_id=1)[0]
+    fused["line"] = None
+    # The fused kernel as the profile saw it, launched from line 38 (a torch.compile call).
+    profile["lines"].append(
+        {
+            "line": 38,
+            "source": "z = compiled(x, y)",
+            "ops": [{"name": "Torch-Compiled Region", "kernels": [
+                {"name": fused["name"], "short_name": fused["name"], "device_us": 4.16,
+                 "calls": 1}]}],
+        }
+    )  # fmt: skip
+    ls.documents.put(
+        URI,
+        SimpleNamespace(qualname="f", state="ok", result=profile),  # type: ignore[arg-type]
+    )
+    square = _rows("triton_square_small.ncu-rep")[0]
+    mul = three_ways["lines"][1]["ops"][0]["kernels"][0]["name"]
+    pow_ = three_ways["lines"][2]["ops"][0]["kernels"][0]["name"]
+    opt = [h for h in fused["hints"] if h["kind"] == "OPT"]
+    kernels = [
+        square,
+        fused,
+        {"id": 2, "name": mul, "demangled": mul, "line": None, "hints": opt[:2],
+         "duration_us": 188.0},
+        # torch.square and x ** 2 launch the same pow kernel (lines 35 and 37): no guess.
+        {"id": 3, "name": pow_, "demangled": pow_, "line": None, "hints": opt[:1]},
+    ]  # fmt: skip
+    source = _source({35: "a = torch.square(x)", 36: "b = x * x", 37: "c = x ** 2", 42: LAUNCH})
+    count = _publish_hints(ls, URI, source, "f", {"kernels": kernels})  # type: ignore[arg-type]
+    ncu = ls.documents(URI).diagnostics[("ncu", "f")]
+    by_line: dict[int, set[str]] = {}
+    for d in ncu:
+        by_line.setdefault(d.range.start.line + 1, set()).add(d.message.split(":")[0])
+    assert by_line == {
+        42: {"square_kernel"},
+        38: {"triton_poi_fused_add_mul_relu_0"},
+        36: {"vectorized_elementwise_kernel"},
+    }
+    square_opt = [h for h in square["hints"] if h["kind"] == "OPT"]
+    assert count == len(square_opt) + len(opt) + 2
+    # The Report's rows: each kernel's metrics with its own line (the pow kernel's: none).
+    assert [k["line"] for k in kernels] == [42, 38, 36, None]
+    assert [d.code for d in ncu if d.range.start.line == 35] == [h["rule"] for h in opt[:2]]

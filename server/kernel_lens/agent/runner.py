@@ -161,6 +161,11 @@ def _run_function(
         result["timing"] = _timing_stage(request, target, device, report)
     if "ops" in request.stages or "trace" in request.stages:
         result.update(_profiled_pass(request, target, device, trace_dir, report))
+        events = result.pop("_trace_events", None) or []
+        if device == "cuda" and result.get("kernels"):
+            roofline = _roofline(result, target, events)
+            if roofline:
+                result["roofline"] = roofline
     if isinstance(result.get("timing"), dict):
         _graph_timing(result, target, device, report)
     if "compiled" in request.stages:
@@ -323,6 +328,34 @@ def _timing_stage(
     return timing.to_json(with_samples=request.keep_samples)
 
 
+def _roofline(
+    result: dict[str, Any], target: Target, events: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Each kernel against the device's limit (:mod:`kernel_lens.analysis.roofline`): bytes and
+    FLOPs from Inductor's launch metadata in the trace, else — for a function that launches one
+    kernel once — the tensors it reads and the result it writes (one more call, untimed)."""
+    from kernel_lens.agent.stages.sweep import tensor_bytes
+    from kernel_lens.analysis.roofline import kernel_rooflines, work_from_trace
+
+    inductor = work_from_trace(events)
+    kernels = [k for k in result["kernels"] if k.get("kind", "kernel") == "kernel"]
+    function_bytes: float | None = None
+    if len(kernels) == 1 and float(kernels[0].get("calls") or 0) == 1.0 and not inductor:
+        try:
+            out = target.call()
+            function_bytes = float(
+                tensor_bytes(target.args) + tensor_bytes(target.kwargs) + tensor_bytes(out)
+            )
+        except Exception:  # the roofline is a bonus: a failing extra call leaves it out
+            function_bytes = None
+    return kernel_rooflines(
+        result["kernels"],
+        str(result.get("device") or ""),
+        inductor=inductor,
+        function_bytes=function_bytes,
+    )
+
+
 def _graph_timing(result: dict[str, Any], target: Target, device: str, report: ProgressFn) -> None:
     """A launch-bound CUDA function is also timed in a CUDA graph (after the ops stage, whose
     kernel times tell an idle device): ``timing.graph`` holds the time per call or why it could
@@ -375,6 +408,8 @@ def _profiled_pass(
         target.info.qualname,
     )
     out: dict[str, Any] = {"trace_path": passed.trace_path, "profiled_runs": passed.runs}
+    if device == "cuda":  # Inductor's launch metadata (bytes, FLOPs) for the roofline; popped
+        out["_trace_events"] = passed.trace.get("traceEvents") or []
     if passed.trace_error is not None:
         out["trace_error"] = passed.trace_error
     if "ops" in request.stages:

@@ -231,6 +231,9 @@ def summary_lens_title(result: dict[str, Any]) -> str:
     on_lines = accounting_text(result, short=True)
     if on_lines:
         parts.append(on_lines)
+    limit = roofline_summary_text(result)
+    if limit:
+        parts.append(limit)
     peak = memory_summary_text(result)
     if peak:
         parts.append(peak)
@@ -251,6 +254,38 @@ def trace_text(result: dict[str, Any]) -> str | None:
         return f"trace {result['trace_path']}"
     error = result.get("trace_error")
     return str(error) if error else None
+
+
+def roofline_summary_text(result: dict[str, Any]) -> str | None:
+    """``4.16 TB/s · 97% of peak bandwidth`` for a function of one kernel with a known roofline
+    (several kernels: each one's figure is on the hover and in the Report)."""
+    roofs = result.get("roofline") or []
+    if len(roofs) != 1 or len(result.get("kernels") or []) != 1:
+        return None
+    roof = roofs[0]
+    text = str(roof.get("text") or "")
+    # the text starts with the kernel's name and time: the summary lens has its own time
+    parts = text.split(" · ")[1:]
+    return " · ".join(parts) or None
+
+
+def roofline_hover_lines(result: dict[str, Any], line: dict[str, Any]) -> list[str]:
+    """Each kernel of ``line`` against the limit: ``square_kernel 0.192 ms · 4.16 TB/s · 97% of
+    peak bandwidth``, and which peaks; nothing for kernels whose bytes and FLOPs are unknown."""
+    names = {k["name"] for op in all_ops(line) for k in op["kernels"]}
+    roofs = [r for r in result.get("roofline") or [] if r.get("name") in names]
+    if not roofs:
+        return []
+    out = ["", "**Against the limit** (per launch)"]
+    for roof in roofs:
+        source = {"inductor": "Inductor's launch metadata", "tensors": "the tensors' sizes"}.get(
+            str(roof.get("source")), str(roof.get("source"))
+        )
+        out.append(f"- {roof['text']} · bytes from {source}")
+    note = roofs[0].get("peak_note")
+    if note:
+        out.append(f"_Peaks: {note}._")
+    return out
 
 
 def op_calls(result: dict[str, Any]) -> float:
@@ -462,6 +497,7 @@ def hover_markdown(result: dict[str, Any], line_no: int, *, word: str | None = N
                 f"{format_us(op['cpu_us'])} CPU under the profiler"
             )
     out.extend(_backward_hover(line, cuda=cuda))
+    out.extend(roofline_hover_lines(result, line))
     out.extend(memory_hover_lines(result, line))
     if any(_is_compiled_region(op["name"]) for op in all_ops(line)):
         out += ["", COMPILED_REGION_NOTE]

@@ -45,10 +45,32 @@ def run(args: argparse.Namespace) -> int:
             f"// {j['kernel']} · {args.stage.upper()} · {j['arch']} · {j['registers']} registers · "
             f"{j['spills']} bytes spilled · launched by {j['launcher']} with {j['constexprs']}"
         )
+        print(f"// {asm_origin(j)}")
         if j.get("types_note"):
             print(f"// {j['types_note']}")
+        tuned = j.get("autotune")
+        if tuned:
+            print(f"// autotuned: chose {tuned['chosen']}")
+            for row in tuned["configs"]:
+                ms = "?" if row["ms"] is None else f"{row['ms']:.4g} ms"
+                print(f"//   {'*' if row['chosen'] else ' '} {row['config']}: {ms}")
         print(j["asm"])
     return 0
+
+
+def asm_origin(j: dict[str, Any]) -> str:
+    """``from the launch · 4 warps · 3 stages · 0 B shared`` or the ahead-of-time label."""
+    if j.get("compiled_from") == "launch":
+        parts = ["from the launch"]
+    else:
+        parts = [j.get("compiled_note") or f"compiled ahead of time for {j['arch']}"]
+    if j.get("num_warps") is not None:
+        parts.append(f"{j['num_warps']} warps")
+    if j.get("num_stages") is not None:
+        parts.append(f"{j['num_stages']} stages")
+    if j.get("shared_bytes") is not None:
+        parts.append(f"{j['shared_bytes']} B shared")
+    return " · ".join(parts)
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -105,6 +105,12 @@ async def assembly(ls: KernelLensServer, raw: Any) -> AssemblyResult:
         "constexprs": result.get("constexprs", {}),
         "types_from": result.get("types_from", "launch"),
         "types_note": result.get("types_note"),
+        "compiled_from": result.get("compiled_from", "ahead_of_time"),
+        "compiled_note": result.get("compiled_note"),
+        "shared_bytes": result.get("shared_bytes"),
+        "num_warps": result.get("num_warps"),
+        "num_stages": result.get("num_stages"),
+        "autotune": result.get("autotune"),
     }
 
 

@@ -61,21 +61,31 @@ from kernel_lens.wire.results import NcuResult, Profile
 __all__ = ["ncu_line_for_kernel", "setup"]
 
 
+def _same_name(a: str, b: str) -> bool:
+    return "".join(a.split()) == "".join(b.split())
+
+
 def ncu_line_for_kernel(kernel: dict[str, Any], profile: dict[str, Any] | None) -> int | None:
-    """The line of an ncu kernel: its NVTX line, else the profiled line whose kernel has the
-    same short name (when exactly one line has it)."""
+    """The line of an ncu kernel: its NVTX line, else the one profiled line that launched a
+    kernel of the same full (demangled) name, else of the same short name — several kernels of
+    one template (``vectorized_elementwise_kernel<4, Mul…>`` and ``<4, pow…>``) share a short
+    name, and each still lands on its own line."""
     if kernel.get("line"):
         return int(kernel["line"])
     if not profile:
         return None
-    short = short_kernel_name(kernel.get("demangled") or kernel.get("name") or "")
-    lines = {
-        line["line"]
+    names = [n for n in (kernel.get("demangled"), kernel.get("name")) if n]
+    launched = [
+        (line["line"], k)
         for line in profile.get("lines") or []
         for op in line["ops"]
         for k in op["kernels"]
-        if k["short_name"] == short
-    }
+    ]
+    full = {no for no, k in launched if any(_same_name(k["name"], n) for n in names)}
+    if full:
+        return full.pop() if len(full) == 1 else None
+    short = short_kernel_name(names[0] if names else "")
+    lines = {no for no, k in launched if k["short_name"] == short}
     return lines.pop() if len(lines) == 1 else None
 
 
@@ -137,6 +147,9 @@ def _publish_hints(
         line = ncu_line_for_kernel(k, profile)
         if line is None or not 1 <= line <= len(lines):
             continue
+        # The Report shows each kernel's metrics on its line: the line found from the profile
+        # too, not only an NVTX one.
+        k["line"] = line
         text = lines[line - 1]
         for hint in (h for h in k["hints"] if h["kind"] == "OPT"):
             gain = (

@@ -74,6 +74,7 @@ __all__ = [
     "ApplyParameterArgs",
     "ApplyParameterResult",
     "AsmStage",
+    "AsmCompiledFrom",
     "AsmTypesFrom",
     "ErrorAction",
     "RevealLineArgs",
@@ -81,6 +82,8 @@ __all__ = [
     "ShownError",
     "AssemblyParams",
     "AssemblyResult",
+    "AutotuneChoice",
+    "AutotuneConfig",
     "CommandResult",
     "CompareParams",
     "CompareResult",
@@ -379,6 +382,29 @@ ASM_SCALAR_TYPES: tuple[str, ...] = ("i32", "i64", "fp32", "i1")
 #: (the launcher could not run here), or the user's picks over one of those.
 AsmTypesFrom = Literal["launch", "text", "user"]
 
+#: Where a kernel's assembly and resources came from: the launch's own compiled kernel
+#: (Triton's JIT cache after a real GPU launch) or a compile made again here ahead of time.
+AsmCompiledFrom = Literal["launch", "ahead_of_time"]
+
+
+class AutotuneConfig(TypedDict):
+    """One config an ``@triton.autotune`` kernel measured."""
+
+    config: str
+    """``BLOCK_M=128, BLOCK_N=64, num_warps=4, num_stages=3``."""
+    ms: float | None
+    """Its measured time (the autotuner's median), when it kept one."""
+    chosen: bool
+
+
+class AutotuneChoice(TypedDict):
+    """What an ``@triton.autotune`` kernel chose at the launch."""
+
+    chosen: str
+    chosen_kwargs: dict[str, Any]
+    configs: list[AutotuneConfig]
+    """Fastest first."""
+
 
 class AssemblyResult(TypedDict):
     """Result of ``kernelLens/assembly``: one stage of one compiled ``@triton.jit`` kernel."""
@@ -403,6 +429,16 @@ class AssemblyResult(TypedDict):
     types_from: AsmTypesFrom
     types_note: str | None
     """How the types were found, when not from a real launch (what was assumed)."""
+    compiled_from: NotRequired[AsmCompiledFrom]
+    """``launch``: the kernel that ran (its registers are the driver's); ``ahead_of_time``:
+    compiled again here, with the launch's specialisation where it was known."""
+    compiled_note: NotRequired[str | None]
+    """``compiled ahead of time for sm_90, not the launch (why)``; null from the launch."""
+    shared_bytes: NotRequired[int | None]
+    num_warps: NotRequired[int | None]
+    num_stages: NotRequired[int | None]
+    autotune: NotRequired[AutotuneChoice | None]
+    """An autotuned kernel's chosen config and each config's measured time."""
 
 
 @dataclass

@@ -34,6 +34,7 @@ __all__ = [
     "NcuResult",
     "NvccProblem",
     "OomMemory",
+    "KernelRoofline",
     "Profile",
     "ProfileBackward",
     "ProfileKernel",
@@ -325,6 +326,36 @@ class ProfileTiming(TypedDict):
     """A launch-bound CUDA function's time in a CUDA graph (or why not)."""
 
 
+class KernelRoofline(TypedDict):
+    """One kernel against the hardware's limit, per launch; null where unknown (nothing is
+    invented: a kernel with neither bytes nor FLOPs has no entry)."""
+
+    name: str
+    short_name: str
+    duration_us: float
+    """Device time of one launch."""
+    calls: float
+    bytes: float | None
+    flops: float | None
+    source: Literal["inductor", "tensors", "ncu"]
+    """Where bytes/FLOPs came from: Inductor's launch metadata, the function's tensor sizes
+    (inputs read, result written; a function of one kernel only), Nsight Compute."""
+    tb_per_s: float | None
+    tflop_per_s: float | None
+    bandwidth_pct: float | None
+    """Of the device's peak bandwidth (a measured copy where the table has one)."""
+    flop_pct: float | None
+    intensity: float | None
+    """FLOP per byte."""
+    bound: Literal["memory", "compute"] | None
+    peak_note: str | None
+    """Which peaks, and whether datasheet or measured."""
+    peak_tbs: NotRequired[float]
+    peak_tflops: NotRequired[float]
+    text: str
+    """``square_kernel 0.192 ms · 4.16 TB/s · 97% of peak bandwidth``."""
+
+
 class Profile(TypedDict):
     """The profile of one function, as ``kernel-lens profile --json`` prints it (the agent's
     ``profile`` result; only the keys the report reads are listed, the rest passes through)."""
@@ -346,6 +377,8 @@ class Profile(TypedDict):
     """A whole run (a script): the lines of the other workspace files it executed, by path
     (the script's own are ``lines``)."""
     memory: NotRequired[ProfileMemory]
+    roofline: NotRequired[list[KernelRoofline]]
+    """Each kernel whose bytes or FLOPs are known, against the device's peak (on a GPU)."""
 
 
 class InputArg(TypedDict):

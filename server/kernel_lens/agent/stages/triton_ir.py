@@ -60,6 +60,14 @@ class LaunchSpec:
     """Read from the text: parameter → what was assumed for it."""
     why_text: str | None = None
     """Read from the text: why the launch could not run."""
+    divisible: list[str] = field(default_factory=list)
+    """Parameters the launch's values made divisible by 16 (pointers and ints), as Triton's JIT
+    specialises them: an ahead-of-time compile passes the same ``tt.divisibility`` hints."""
+    compiled: Any = None
+    """The launch's own ``CompiledKernel`` (a GPU launch; the interpreter compiles none)."""
+    autotune: dict[str, Any] | None = None
+    """An ``@triton.autotune`` kernel's choice and each config's time
+    (:func:`triton_jit.autotune_info`)."""
 
 
 @dataclass
@@ -74,6 +82,9 @@ class AsmResult:
         line_maps: stage name → ``[{"source_line", "asm_lines"}]``.
         resources: registers, spill stores/loads, shared memory bytes (from ``ptxas -v``).
         launch: the launch it was compiled for.
+        compiled_from: ``launch`` (the launch's own compiled kernel, from Triton's JIT cache)
+            or ``ahead_of_time`` (compiled again here for ``arch``: no GPU launch to read).
+        compiled_note: why it was compiled ahead of time, if it was.
     """
 
     kernel: str
@@ -84,6 +95,8 @@ class AsmResult:
     resources: dict[str, Any]
     launch: LaunchSpec
     warnings: list[str] = field(default_factory=list)
+    compiled_from: str = "ahead_of_time"
+    compiled_note: str | None = None
 
     def to_json(self, stage: str | None = None) -> dict[str, Any]:
         """JSON; with ``stage``, ``asm`` and ``line_map`` hold that stage only."""
@@ -92,8 +105,17 @@ class AsmResult:
             "def_line": self.def_line,
             "arch": f"sm_{self.arch}",
             "registers": self.resources.get("registers"),
-            "spills": (self.resources.get("spill_stores") or 0)
+            "spills": self.resources["spill_bytes"]
+            if self.resources.get("spill_bytes") is not None
+            else (self.resources.get("spill_stores") or 0)
             + (self.resources.get("spill_loads") or 0),
+            "shared_bytes": self.resources.get("shared_bytes"),
+            "num_warps": self.resources.get("num_warps"),
+            "num_stages": self.resources.get("num_stages"),
+            "compiled_from": self.compiled_from,
+            "compiled_note": self.compiled_note,
+            "autotune": self.launch.autotune,
+            "divisible": list(self.launch.divisible),
             "resources": self.resources,
             "signature": self.launch.signature,
             "constexprs": {k: _jsonable(v) for k, v in self.launch.constexprs.items()},
@@ -206,16 +228,39 @@ def spec_from_call(kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -
     for n in names:
         if n not in bound and sig_params[n].default is not inspect.Parameter.empty:
             bound[n] = sig_params[n].default
+    from kernel_lens.agent.stages.triton_jit import specialize
+
+    no_spec = _do_not_specialize(kernel)
     signature: dict[str, str] = {}
     constexprs: dict[str, Any] = {}
+    divisible: list[str] = []
     for n in names:
         value = bound.get(n)
         if n in constexpr or value is None:
             signature[n] = "constexpr"
             constexprs[n] = value
-        else:
-            signature[n] = _type_of(value)
-    return LaunchSpec(signature=signature, constexprs=constexprs, options=options)
+            continue
+        signature[n] = _type_of(value)
+        # As Triton's JIT specialises the launch: an int equal to 1 becomes a constexpr, and
+        # pointers/ints divisible by 16 carry that hint (vector loads, fewer registers).
+        kind, attr = specialize(value, specialize_ints=n not in no_spec)
+        if kind == "constexpr" and isinstance(value, int) and not isinstance(value, bool):
+            signature[n] = "constexpr"
+            constexprs[n] = value
+        elif attr == "D":
+            divisible.append(n)
+    return LaunchSpec(
+        signature=signature, constexprs=constexprs, options=options, divisible=divisible
+    )
+
+
+def _do_not_specialize(kernel: Any) -> set[str]:
+    """Parameters the kernel asked Triton not to specialise (``do_not_specialize``)."""
+    names: set[str] = set()
+    for param in getattr(kernel, "params", None) or []:
+        if getattr(param, "do_not_specialize", False):
+            names.add(str(getattr(param, "name", "")))
+    return names
 
 
 class _StopScript(BaseException):
@@ -238,8 +283,9 @@ def _launch_from_script(path: str, text: str, name: str) -> tuple[LaunchSpec, di
 
     code = compile_text(path, text)
     captured: dict[str, LaunchSpec] = {}
+    calls: dict[str, list[LaunchSpec]] = {}
     failure: BaseException | None = None
-    with main_module(path) as module, _intercept_runs(captured, stop_at=name):
+    with main_module(path) as module, _intercept_runs(captured, stop_at=name, calls=calls):
         try:
             exec(code, module.__dict__)
         except _StopScript:
@@ -247,6 +293,7 @@ def _launch_from_script(path: str, text: str, name: str) -> tuple[LaunchSpec, di
         except BaseException as exc:  # the script's own ending, whatever it is
             failure = exc
     if name in captured:
+        _chosen_launch(module.__dict__.get(name), name, captured, calls)
         return captured[name], find_kernels(module)
     if failure is not None:
         raise ProfileError(
@@ -260,10 +307,16 @@ def _launch_from_script(path: str, text: str, name: str) -> tuple[LaunchSpec, di
 
 @contextmanager
 def _intercept_runs(
-    captured: dict[str, LaunchSpec], *, stop_at: str | None = None
+    captured: dict[str, LaunchSpec],
+    *,
+    stop_at: str | None = None,
+    calls: dict[str, list[LaunchSpec]] | None = None,
 ) -> Iterator[None]:
-    """Record the first launch of each kernel, then let it run as usual (or, for ``stop_at``,
-    stop the script there: :class:`_StopScript`)."""
+    """Record the first launch of each kernel (and, in ``calls``, every launch), then let it run
+    as usual; a GPU launch's own compiled kernel (what ``JITFunction.run`` returns) is kept on
+    its spec. For ``stop_at``, stop the script at that kernel's first launch
+    (:class:`_StopScript`): before it under the interpreter, right after it on a GPU (so that
+    its compiled kernel is read), after the autotuner's choice for an autotuned kernel."""
     from triton.runtime import jit as jit_mod
 
     classes: list[Any] = [jit_mod.JITFunction]
@@ -274,28 +327,98 @@ def _intercept_runs(
     except ImportError:  # pragma: no cover - older triton
         pass
     originals = {cls: cls.run for cls in classes}
+    tuners = 0  # depth of Autotuner.run calls: a launch inside one is a config's benchmark
 
-    def make(original: Any) -> Any:
+    def make(original: Any, interpreted: bool) -> Any:
         def run(self: Any, *args: Any, **kwargs: Any) -> Any:
             name = getattr(self.fn, "__name__", "")
-            if name not in captured:
-                try:
-                    captured[name] = spec_from_call(self, args, kwargs)
-                except Exception:  # never break the user's launch for our bookkeeping
-                    pass
-            if stop_at is not None and name == stop_at and name in captured:
+            spec: LaunchSpec | None = None
+            try:
+                spec = spec_from_call(self, args, kwargs)
+            except Exception:  # never break the user's launch for our bookkeeping
+                pass
+            if spec is not None and name not in captured:
+                captured[name] = spec
+            stop = stop_at is not None and name == stop_at and name in captured
+            if stop and (interpreted or not _has_gpu()):
                 raise _StopScript
-            return original(self, *args, **kwargs)
+            result = original(self, *args, **kwargs)
+            if spec is not None and not interpreted:
+                spec.compiled = result
+                if calls is not None:
+                    calls.setdefault(name, []).append(spec)
+            if stop and tuners == 0:
+                raise _StopScript
+            return result
 
         return run
 
+    tuner_cls: Any = None
+    try:
+        from triton.runtime.autotuner import Autotuner
+
+        tuner_cls = Autotuner
+    except ImportError:  # pragma: no cover - older triton
+        pass
+    tuner_run: Any = tuner_cls.run if tuner_cls is not None else None
+
+    def tuned(self: Any, *args: Any, **kwargs: Any) -> Any:
+        nonlocal tuners
+        tuners += 1
+        try:
+            result = tuner_run(self, *args, **kwargs)
+        finally:
+            tuners -= 1
+        name = getattr(getattr(self, "base_fn", None), "__name__", "")
+        if stop_at is not None and name == stop_at and name in captured and tuners == 0:
+            raise _StopScript
+        return result
+
     try:
         for cls, original in originals.items():
-            cls.run = make(original)
+            cls.run = make(original, cls is not jit_mod.JITFunction)
+        if tuner_cls is not None:
+            tuner_cls.run = tuned
         yield
     finally:
         for cls, original in originals.items():
             cls.run = original
+        if tuner_cls is not None:
+            tuner_cls.run = tuner_run
+
+
+def _has_gpu() -> bool:
+    try:
+        import torch
+
+        return bool(torch.cuda.is_available())
+    except Exception:
+        return False
+
+
+def _chosen_launch(
+    obj: Any, name: str, captured: dict[str, LaunchSpec], calls: dict[str, list[LaunchSpec]]
+) -> None:
+    """For an ``@triton.autotune`` kernel, put the launch with the chosen config (the last one
+    that matches it) in ``captured`` instead of the first benchmark's, and note the choice."""
+    from kernel_lens.agent.stages.triton_jit import autotune_info
+
+    tuner = obj
+    for _ in range(8):  # @triton.heuristics over @triton.autotune, say
+        if tuner is None or hasattr(tuner, "best_config"):
+            break
+        tuner = getattr(tuner, "fn", None)
+    info = autotune_info(tuner) if tuner is not None else None
+    if info is None or name not in captured:
+        return
+    chosen = info["chosen_kwargs"]
+    for spec in reversed(calls.get(name, [])):
+        values = {**spec.constexprs, **spec.options}
+        if all(values.get(k, v) == v for k, v in chosen.items()):
+            spec.launcher = captured[name].launcher
+            captured[name] = spec
+            break
+    captured[name].autotune = info
 
 
 def _tool(name: str) -> str | None:
@@ -349,9 +472,15 @@ def compile_kernel(kernel: Any, spec: LaunchSpec, *, arch: int, path: str) -> As
     from triton.compiler import ASTSource
     from triton.runtime.jit import JITFunction
 
+    from kernel_lens.agent.stages.triton_jit import divisibility_attrs
+
     fn = kernel.fn
     jit = kernel if type(kernel).__name__ == "JITFunction" else JITFunction(fn)
-    source = ASTSource(fn=jit, signature=dict(spec.signature), constexprs=dict(spec.constexprs))
+    order = list(spec.signature)
+    attrs = divisibility_attrs([order.index(n) for n in spec.divisible if n in order])
+    source = ASTSource(
+        fn=jit, signature=dict(spec.signature), constexprs=dict(spec.constexprs), attrs=attrs
+    )
     options = {k: v for k, v in spec.options.items() if k in ("num_warps", "num_stages")}
     compiled = triton.compile(source, target=GPUTarget("cuda", arch, 32), options=options)
     asm: dict[str, str] = {}
@@ -387,6 +516,70 @@ def compile_kernel(kernel: Any, spec: LaunchSpec, *, arch: int, path: str) -> As
     )
 
 
+def result_from_launch(kernel: Any, spec: LaunchSpec, *, path: str) -> AsmResult | None:
+    """The launch's own compiled kernel (Triton's JIT cache of the real launch) as a result:
+    its TTIR…PTX, its SASS (``nvdisasm`` of the cubin that ran), and registers, spills and
+    shared memory as the driver loaded it. ``None`` when the launch left no compiled kernel."""
+    from kernel_lens.agent.stages.triton_jit import read_compiled
+
+    launched = read_compiled(spec.compiled)
+    if launched is None or not launched.asm:
+        return None
+    asm = dict(launched.asm)
+    warnings: list[str] = []
+    if launched.cubin is not None:
+        sass = _sass_with_lines(launched.cubin)
+        if sass is None:
+            warnings.append("nvdisasm not available: no SASS")
+        else:
+            asm["sass"] = sass
+    resources: dict[str, Any] = {
+        "registers": launched.registers,
+        "spill_bytes": launched.spill_bytes or 0,
+        "shared_bytes": launched.shared_bytes,
+        "num_warps": launched.num_warps,
+        "num_stages": launched.num_stages,
+    }
+    if launched.registers is None:
+        warnings.append("the launch's kernel was not loaded on a device: registers unknown")
+    fn = kernel.fn
+    return AsmResult(
+        kernel=fn.__name__,
+        def_line=fn.__code__.co_firstlineno,
+        arch=launched.arch or default_arch(),
+        asm=asm,
+        line_maps={stage: line_map(stage, text, path).to_json() for stage, text in asm.items()},
+        resources=resources,
+        launch=spec,
+        warnings=warnings,
+        compiled_from="launch",
+    )
+
+
+def aot_note(arch: int, why: str) -> str:
+    """The label of a kernel compiled again here instead of read from its launch."""
+    return f"compiled ahead of time for sm_{arch}, not the launch ({why})"
+
+
+def _aot_reason(spec: LaunchSpec, arch: int, asked_arch: int | None, overrides: bool) -> str:
+    """Why the launch's own compiled kernel is not the one shown."""
+    if overrides:
+        return "argument types picked"
+    if spec.types_from == "text":
+        return "the launch could not run here"
+    compiled_arch = None
+    if spec.compiled is not None:
+        from kernel_lens.agent.stages.triton_jit import read_compiled
+
+        launched = read_compiled(spec.compiled, load=False)
+        compiled_arch = launched.arch if launched is not None else None
+    if asked_arch is not None and compiled_arch is not None and compiled_arch != arch:
+        return f"the launch ran on sm_{compiled_arch}"
+    if not _has_gpu():
+        return "no GPU: the launch ran in Triton's interpreter"
+    return "the launch left no compiled kernel"
+
+
 def default_arch() -> int:
     """The current GPU's compute capability (``90``), else 90 (Hopper)."""
     try:
@@ -420,6 +613,7 @@ def compile_file_kernels(
     path = os.path.abspath(path)
     if text is None:
         text = read_source(path)
+    requested_arch = arch
     arch = arch or default_arch()
     names_in_text = [
         n.name
@@ -449,8 +643,19 @@ def compile_file_kernels(
             line = int(launcher[5:]) if launcher.startswith("line ") else None
             spec.types_note = types_note(line, spec.why_text or "", assumed, changed)
             spec.types_from = "user"
+        from_launch: AsmResult | None = None
+        if not overrides and spec.compiled is not None:
+            launched_arch = _compiled_arch(spec)
+            if requested_arch is None or launched_arch in (None, arch):
+                from_launch = result_from_launch(kernels[name], spec, path=path)
+        if from_launch is not None:
+            results.append(from_launch)
+            continue
         try:
             result = compile_kernel(kernels[name], spec, arch=arch, path=path)
+            result.compiled_note = aot_note(
+                arch, _aot_reason(spec, arch, requested_arch, bool(overrides))
+            )
         except Exception as exc:
             line = getattr(exc, "lineno", None) or getattr(kernels[name].fn, "__code__", None)
             raise ProfileError(
@@ -463,6 +668,13 @@ def compile_file_kernels(
             result.warnings.insert(0, spec.types_note)
         results.append(result)
     return results
+
+
+def _compiled_arch(spec: LaunchSpec) -> int | None:
+    from kernel_lens.agent.stages.triton_jit import read_compiled
+
+    launched = read_compiled(spec.compiled, load=False)
+    return launched.arch if launched is not None else None
 
 
 def _signature_text(spec: LaunchSpec) -> str:
@@ -529,6 +741,7 @@ def _launched_spec(path: str, text: str, name: str) -> tuple[LaunchSpec, dict[st
             "compiles a kernel for the argument types of a launch",
         )
     captured: dict[str, LaunchSpec] = {}
+    calls: dict[str, list[LaunchSpec]] = {}
     last_error: ProfileError | None = None
     kernels: dict[str, Any] = {}
     for launcher in launchers:
@@ -538,7 +751,7 @@ def _launched_spec(path: str, text: str, name: str) -> tuple[LaunchSpec, dict[st
             last_error = exc
             continue
         kernels = find_kernels(module_target.module)
-        with _intercept_runs(captured):
+        with _intercept_runs(captured, calls=calls):
             try:
                 module_target.call()
             except Exception as exc:
@@ -549,6 +762,7 @@ def _launched_spec(path: str, text: str, name: str) -> tuple[LaunchSpec, dict[st
                     continue
         if name in captured:
             captured[name].launcher = launcher
+            _chosen_launch(vars(module_target.module).get(name), name, captured, calls)
             break
     if name not in captured or name not in kernels:
         raise last_error or ProfileError(

@@ -1,0 +1,119 @@
+"""Each kernel against the limit: the peaks table and the roofline arithmetic, checked against
+hand-computed values from runs recorded on the H200 (tests/data/h200)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kernel_lens.analysis.lens_text import roofline_hover_lines, summary_lens_title
+from kernel_lens.analysis.roofline import (
+    KernelWork,
+    achieved,
+    flops_from_ncu,
+    kernel_rooflines,
+    lookup_peaks,
+    roofline_text,
+    work_from_trace,
+)
+
+H200 = Path(__file__).resolve().parent.parent / "data" / "h200"
+
+
+def test_peaks_are_matched_by_device_name() -> None:
+    h200 = lookup_peaks("NVIDIA H200")
+    assert h200 is not None and h200.name == "NVIDIA H200 SXM"
+    assert (h200.bandwidth_tbs, h200.measured_bandwidth_tbs) == (4.8, 4.30)
+    assert h200.bandwidth_peak_tbs == 4.30  # the measured copy, not the datasheet
+    assert h200.flop_peak("bfloat16") == (989.5, "BF16")
+    assert h200.flop_peak(None) == (67.0, "FP32")
+    assert h200.flop_peak("float8_e4m3fn") == (1979.0, "FP8")
+    assert lookup_peaks("NVIDIA H100 80GB HBM3").name == "NVIDIA H100 SXM"  # type: ignore[union-attr]
+    assert lookup_peaks("NVIDIA A100-SXM4-80GB").bandwidth_tbs == 2.039  # type: ignore[union-attr]
+    assert lookup_peaks("NVIDIA A100 80GB PCIe").bandwidth_tbs == 1.935  # type: ignore[union-attr]
+    a100_40 = lookup_peaks("NVIDIA A100-SXM4-40GB")
+    assert a100_40 is not None and a100_40.fp8 is None
+    assert lookup_peaks("CPU") is None and lookup_peaks("NVIDIA GeForce RTX 4090") is None
+    assert lookup_peaks(None) is None
+
+
+def test_the_triton_square_kernel_recorded_on_the_h200() -> None:
+    # kernel-lens profile kernels/triton_square.py::square on the H200: square_kernel 187.017 µs
+    # per call on a 10000 x 10000 fp32 tensor: 4e8 bytes read + 4e8 bytes written.
+    result = json.loads((H200 / "triton_square_profile.json").read_text())
+    (kernel,) = result["kernels"]
+    assert kernel["device_us"] == 187.017
+    (roof,) = kernel_rooflines(result["kernels"], result["device"], function_bytes=8e8)
+    # by hand: 8e8 B / 187.017e-6 s = 4.27769 TB/s; / 4.30 TB/s = 99.48 %
+    assert roof["tb_per_s"] == pytest.approx(4.27769, abs=1e-5)
+    assert roof["bandwidth_pct"] == pytest.approx(99.481, abs=1e-3)
+    assert roof["tflop_per_s"] is None and roof["flop_pct"] is None
+    assert roof["bound"] == "memory" and roof["source"] == "tensors"
+    assert roof["text"] == "square_kernel 0.187 ms · 4.28 TB/s · 99% of peak bandwidth"
+    assert "measured copy bandwidth 4.3 TB/s" in roof["peak_note"]
+    # The issue's example: the same bytes in the function's 0.192 ms median.
+    assert roofline_text("square_kernel", 0.192, achieved(192.0, KernelWork(8e8, None, "x"),
+                         lookup_peaks("NVIDIA H200"))) == (
+        "square_kernel 0.192 ms · 4.17 TB/s · 97% of peak bandwidth"
+    )  # fmt: skip
+    # The lens and the hover read it.
+    result["roofline"] = [roof]
+    assert "· 4.28 TB/s · 99% of peak bandwidth ·" in summary_lens_title(result)
+    line = next(x for x in result["lines"] if x["line"] == 35)
+    hover = roofline_hover_lines(result, line)
+    assert hover[2] == (
+        "- square_kernel 0.187 ms · 4.28 TB/s · 99% of peak bandwidth · bytes from the tensors' "
+        "sizes"
+    )
+
+
+def test_nothing_is_invented_without_bytes_or_flops() -> None:
+    # matmul_relu_trace.json (H200): three kernels, no Inductor metadata in their args.
+    trace = json.loads((H200 / "matmul_relu_trace.json").read_text())
+    assert work_from_trace(trace["traceEvents"]) == {}
+    kernels = [
+        {"name": "gemm", "kind": "kernel", "device_us": 56.513, "calls": 1},
+        {"name": "clamp", "kind": "kernel", "device_us": 2.272, "calls": 1},
+    ]
+    # several kernels: the function's tensor sizes are not split among them
+    assert kernel_rooflines(kernels, "NVIDIA H200", function_bytes=12e6) == []
+    assert achieved(10.0, KernelWork(None, None, "x"), lookup_peaks("NVIDIA H200")) is None
+    assert achieved(0.0, KernelWork(1e6, None, "x"), None) is None
+    # a GPU not in the table: TB/s, but no fraction of a peak
+    roof = achieved(1.0, KernelWork(1e6, None, "tensors"), lookup_peaks("Some GPU"))
+    assert roof is not None and roof["tb_per_s"] == pytest.approx(1.0)
+    assert roof["bandwidth_pct"] is None
+    assert roofline_text("k", 0.001, roof) == "k 0.001 ms · 1 TB/s"
+
+
+def test_inductor_launch_metadata_gives_bytes_and_flops_per_kernel() -> None:
+    # The matmul_relu trace's cuBLAS kernel, with Inductor's args as a compiled run adds them.
+    trace = json.loads((H200 / "matmul_relu_trace.json").read_text())
+    gemm = next(e for e in trace["traceEvents"] if e.get("cat") == "kernel")
+    gemm["args"].update({"kernel_num_gb": 0.012582912, "kernel_flop": 2 * 1024**3})
+    work = work_from_trace(trace["traceEvents"])
+    assert work == {gemm["name"]: KernelWork(12582912.0, 2147483648.0, "inductor")}
+    kernels = [{"name": gemm["name"], "kind": "kernel", "device_us": gemm["dur"], "calls": 1}]
+    (roof,) = kernel_rooflines(kernels, "NVIDIA H200", inductor=work)
+    # by hand: 2^31 FLOP / 56.513 µs = 38.0 TFLOP/s = 56.7 % of 67 (FP32);
+    # 12582912 B / 56.513 µs = 0.2227 TB/s = 5.18 % of 4.30; 170.7 FLOP/B > ridge 15.6: compute
+    assert roof["tflop_per_s"] == pytest.approx(38.0, abs=0.01)
+    assert roof["flop_pct"] == pytest.approx(56.72, abs=0.01)
+    assert roof["tb_per_s"] == pytest.approx(0.22266, abs=1e-4)
+    assert roof["bandwidth_pct"] == pytest.approx(5.178, abs=1e-3)
+    assert roof["intensity"] == pytest.approx(170.67, abs=0.01)
+    assert roof["bound"] == "compute"
+    assert roof["text"].endswith("· 0.223 TB/s · 5% of peak bandwidth · 38 TFLOP/s · "
+                                 "57% of peak compute")  # fmt: skip
+
+
+def test_flops_from_nsight_compute_counters() -> None:
+    metrics = {
+        "sm__sass_thread_inst_executed_op_ffma_pred_on.sum": 1000,
+        "sm__sass_thread_inst_executed_op_fmul_pred_on.sum": 10,
+        "sm__sass_thread_inst_executed_op_fadd_pred_on.sum": 5,
+    }
+    assert flops_from_ncu(metrics) == 2015.0
+    assert flops_from_ncu({"dram__bytes.sum": 1}) is None

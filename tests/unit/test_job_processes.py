@@ -7,6 +7,7 @@ processes (the template, the next spare) stay. Real processes, CPU.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import secrets
 import subprocess
@@ -153,3 +154,30 @@ async def test_the_pool_leaves_no_process_of_a_job_and_keeps_its_own(tmp_path: P
         await client.close()
         for pid in _with_marker(marker):
             os.kill(pid, 9)
+
+
+def test_the_module_is_named_as_import_would_name_it(tmp_path: Path) -> None:
+    from kernel_lens.agent.usercode import exec_module, module_name_for
+
+    first = tmp_path / "a" / "kl_named_mod.py"
+    second = tmp_path / "b" / "kl_named_mod.py"
+    for path in (first, second):
+        path.parent.mkdir()
+        path.write_text("def square(v):\n    return v * v\n")
+    try:
+        module = exec_module(str(first), first.read_text())
+        assert module.__name__ == "kl_named_mod" and module.square.__module__ == "kl_named_mod"
+        assert sys.modules["kl_named_mod"] is module
+        # A user file loaded before is replaced (in-process callers load several) …
+        again = exec_module(str(second), second.read_text())
+        assert sys.modules["kl_named_mod"] is again
+        # … but a module of the agent's own is never: a user ``json.py`` keeps the alias.
+        clash = tmp_path / "json.py"
+        assert module_name_for(str(clash)) == "_kernel_lens_target_json"
+        assert module_name_for(str(tmp_path / "my-file.py")) == "_kernel_lens_target_my-file"
+    finally:
+        for name in ("kl_named_mod", "_kernel_lens_target_kl_named_mod"):
+            sys.modules.pop(name, None)
+        for path in (first, second):
+            with contextlib.suppress(ValueError):
+                sys.path.remove(str(path.parent))

@@ -119,8 +119,11 @@ def module_name_for(path: str) -> str:
     """
     stem = os.path.splitext(os.path.basename(path))[0]
     taken = sys.modules.get(stem)
+    ours = taken is not None and sys.modules.get(f"_kernel_lens_target_{stem}") is taken
     if stem.isidentifier() and (
-        taken is None or os.path.abspath(str(getattr(taken, "__file__", None) or "")) == path
+        taken is None
+        or ours  # a user file loaded before (in-process callers load several)
+        or os.path.abspath(str(getattr(taken, "__file__", None) or "")) == path
     ):
         return stem
     return f"_kernel_lens_target_{stem}"

@@ -42,7 +42,7 @@ COMMAND = ".venv/bin/python scripts/gen_wire.py"
 #: The wire modules the TypeScript is generated from, in this order.
 MODULES = ("errors", "results", "lsp")
 #: The wire modules only Python processes read (the agent's envelope and jobs, cache paths).
-PYTHON_ONLY = ("envelope", "jobs", "paths")
+PYTHON_ONLY = ("envelope", "jobs", "paths", "processes")
 #: Names of ``__all__`` that have no TypeScript form: Python helpers, the exception class, and
 #: a table derived from another.
 SKIPPED = {"error_kind", "ProfileError", "RESULT_TYPES"}

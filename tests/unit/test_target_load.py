@@ -76,9 +76,9 @@ def test_a_directive_gives_args_and_kwargs(tmp_path: Path) -> None:
     )
     assert _args(target) == [("a", "int", "2"), ("b", "int", "5"), ("scale", "int", "3")]
     assert target.inputs.get("self") is None
-    assert target.code.co_name == "f" and target.module.__name__ == "_kernel_lens_target_user"
+    assert target.code.co_name == "f" and target.module.__name__ == "user"
     assert target.module.__file__ == target.path
-    assert sys.modules["_kernel_lens_target_user"] is target.module
+    assert sys.modules["user"] is sys.modules["_kernel_lens_target_user"] is target.module
     assert target.source_line(6) == "return (a + b) * scale"
     assert target.source_line(0) == "" and target.source_line(7) == ""
     assert target.source_line(1) == "SCALE = 3"

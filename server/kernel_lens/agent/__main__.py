@@ -15,6 +15,12 @@ Stopping a job stops the user's code wherever it runs: a thread reads the protoc
 when it closes (the server killed the local ``ssh`` that carried it, or the server died) the
 agent kills its process group at once, busy or not. ``faulthandler`` prints the stack on a crash,
 and just before a job's deadline, so the parent can name the user's line that was running.
+
+A job agent is a child subreaper: every process its job starts — in a new session, or orphaned by
+a double fork — stays below it, is named in a timeout's message (the processes the job was
+waiting on) and is killed when the job ends (:mod:`kernel_lens.wire.processes`). The protocol's
+descriptors are guarded (:mod:`kernel_lens.agent.channel`): user code that closes them ends the
+job with a ``crash`` error on its line.
 """
 
 from __future__ import annotations
@@ -38,6 +44,12 @@ from kernel_lens.agent.deadline import request_stop, set_job_timeout
 from kernel_lens.agent.engine import METHODS
 from kernel_lens.wire.envelope import HURRY, STOP, decode, encode, error_object
 from kernel_lens.wire.errors import ErrorKind, ErrorObject, ProfileError
+from kernel_lens.wire.processes import (
+    children_line,
+    descendants,
+    kill_descendants,
+    set_child_subreaper,
+)
 
 #: Our modules a profile job imports (pandas included), imported while the agent is a spare.
 _WARM_MODULES = (
@@ -64,10 +76,18 @@ def _take_protocol_channels() -> tuple[BinaryIO, BinaryIO]:
     return os.fdopen(proto_in, "rb", buffering=0), os.fdopen(proto_out, "wb", buffering=0)
 
 
+#: Set in a job agent (not a fork template, whose descendants are the next jobs' agents).
+_JOB_AGENT = False
+
+
 def _end_now() -> None:
     """Stop this agent and everything it started, at once (the parent is gone)."""
     with contextlib.suppress(Exception):
         sys.stderr.flush()
+    if _JOB_AGENT:
+        # New sessions and double-forked daemons too: they are below this subreaper.
+        with contextlib.suppress(Exception):
+            kill_descendants(os.getpid())
     if os.getpgrp() == os.getpid():
         with contextlib.suppress(OSError):
             os.killpg(0, signal.SIGKILL)
@@ -260,8 +280,17 @@ def _template(sock_fd: int) -> int:
         send({"event": "spawned", "pid": pid})
 
 
+def _report_children() -> None:
+    """Write the job's live processes on stderr (just before its deadline: what it waits on)."""
+    with contextlib.suppress(Exception):
+        children = descendants(os.getpid())
+        if children:
+            print(children_line(children), file=sys.stderr, flush=True)
+
+
 def main() -> int:
     """Serve jobs until the protocol input closes (in practice: one job, then killed)."""
+    global _JOB_AGENT
     template_fd = os.environ.pop(TEMPLATE_ENV, None)
     if template_fd is not None:
         return _template(int(template_fd))
@@ -270,12 +299,35 @@ def main() -> int:
     # the agent ends the compilers and subprocesses it started too.
     with contextlib.suppress(OSError):
         os.setsid()
+    # And every process the job starts stays below us, new sessions and daemons included.
+    _JOB_AGENT = True
+    set_child_subreaper()
     faulthandler.enable(file=sys.stderr, all_threads=True)
 
+    from kernel_lens.agent.channel import ChannelGuard, send_on
     from kernel_lens.agent.errors import format_exception
 
     def send(message: dict[str, Any]) -> None:
         channel.write(encode(message))
+
+    job: dict[str, Any] = {"id": None, "path": None}
+
+    def channel_closed(fd: int, text: str, line: int | None) -> None:
+        """The job closed our channel: its error, on a copy of the channel; then the end."""
+        data = encode({"id": job["id"], "error": _error("crash", text, line, None)})
+        if not send_on(guard.reserve, data):
+            send_on(channel.fileno(), data)
+        with contextlib.suppress(Exception):
+            print(f"kernel-lens: {text}", file=sys.stderr, flush=True)
+        _end_now()
+
+    guard = ChannelGuard(
+        (proto_in.fileno(), channel.fileno()),
+        channel.fileno(),
+        channel_closed,
+        lambda: job["path"],
+        threading.get_ident(),
+    )
 
     inbox: queue.Queue[bytes] = queue.Queue()
     threading.Thread(
@@ -318,6 +370,10 @@ def main() -> int:
             continue
         params = message.get("params") or {}
         _scheduling("SCHED_OTHER")
+        path = params.get("path")
+        job["id"], job["path"] = job_id, os.path.abspath(path) if isinstance(path, str) else None
+        if job_id is not None and not guard.installed:
+            guard.install()
 
         def progress(stage: str, text: str, job_id: Any = job_id) -> None:
             send({"id": job_id, "progress": {"stage": stage, "message": text}})
@@ -326,37 +382,53 @@ def main() -> int:
         set_job_timeout(
             float(timeout) if isinstance(timeout, int | float) and timeout > 0 else None
         )
+        children_timer: threading.Timer | None = None
         if isinstance(timeout, int | float) and timeout > 0:
-            # The stack just before the parent's deadline: the line that hangs.
-            faulthandler.dump_traceback_later(
-                max(timeout - min(1.0, 0.2 * timeout), 0.05), file=sys.stderr
-            )
+            # The stack just before the parent's deadline: the line that hangs; and the
+            # processes the job started that are still running (what it may be waiting on).
+            before = max(timeout - min(1.0, 0.2 * timeout), 0.05)
+            faulthandler.dump_traceback_later(before, file=sys.stderr)
+            children_timer = threading.Timer(max(before - 0.05, 0.01), _report_children)
+            children_timer.daemon = True
+            children_timer.start()
+        reply: dict[str, Any]
         try:
-            send({"id": job_id, "result": handler(params, progress)})
+            reply = {"id": job_id, "result": handler(params, progress)}
         except ProfileError as exc:
-            send({"id": job_id, "error": error_object(exc)})
+            reply = {"id": job_id, "error": error_object(exc)}
         except ImportError as exc:
             message_text = f"{exc} — is torch installed in {sys.executable}?"
-            send(
-                {
-                    "id": job_id,
-                    "error": _error("unsupported", message_text, None, format_exception(exc)),
-                }
-            )
+            reply = {
+                "id": job_id,
+                "error": _error("unsupported", message_text, None, format_exception(exc)),
+            }
         except SystemExit as exc:
             text = f"the code called sys.exit({exc.code!r})"
             line = _user_line(exc, params.get("path"))
-            send({"id": job_id, "error": _error("exit", text, line, format_exception(exc))})
+            reply = {"id": job_id, "error": _error("exit", text, line, format_exception(exc))}
         except KeyboardInterrupt as exc:
             line = _user_line(exc, params.get("path"))
             text = "the code raised KeyboardInterrupt"
-            send({"id": job_id, "error": _error("interrupted", text, line, format_exception(exc))})
+            reply = {
+                "id": job_id,
+                "error": _error("interrupted", text, line, format_exception(exc)),
+            }
         except Exception as exc:
             traceback.print_exc()
             text = f"{type(exc).__name__}: {exc}"
-            send({"id": job_id, "error": _error("internal", text, None, format_exception(exc))})
+            reply = {
+                "id": job_id,
+                "error": _error("internal", text, None, format_exception(exc)),
+            }
         finally:
             faulthandler.cancel_dump_traceback_later()
+            if children_timer is not None:
+                children_timer.cancel()
+        # The job has ended: whatever it started ends with it (pool workers, new sessions,
+        # daemons), before the parent hears of the end.
+        with contextlib.suppress(Exception):
+            kill_descendants(os.getpid())
+        send(reply)
         sys.stderr.flush()
     sys.stderr.flush()
     # User threads (non-daemon ones too) must not keep the process alive.

@@ -42,6 +42,7 @@ __all__ = [
     "compile_text",
     "exec_module",
     "main_module",
+    "module_name_for",
     "needs_gpu",
     "parse_source",
     "read_source",
@@ -107,9 +108,31 @@ def compile_text(path: str, text: str) -> types.CodeType:
     return code
 
 
+def module_name_for(path: str) -> str:
+    """The name the file's module gets when a function of it is profiled: the name
+    ``import STEM`` gives it with the file's folder first on ``sys.path`` (as when the user
+    imports it), so that what pickles its functions by name — ``multiprocessing`` with spawn or
+    forkserver, whose workers import the module from disk — finds it again. When that name is
+    already a module of another file in this process (a user ``json.py`` while the agent has
+    the standard library's), ``_kernel_lens_target_<stem>``: the agent's own modules are never
+    replaced.
+    """
+    stem = os.path.splitext(os.path.basename(path))[0]
+    taken = sys.modules.get(stem)
+    ours = taken is not None and sys.modules.get(f"_kernel_lens_target_{stem}") is taken
+    if stem.isidentifier() and (
+        taken is None
+        or ours  # a user file loaded before (in-process callers load several)
+        or os.path.abspath(str(getattr(taken, "__file__", None) or "")) == path
+    ):
+        return stem
+    return f"_kernel_lens_target_{stem}"
+
+
 def exec_module(path: str, text: str) -> types.ModuleType:
-    """Run ``text`` as the module ``_kernel_lens_target_<stem>`` (imported, not ``__main__``),
-    the file's folder first on ``sys.path`` so that sibling imports work.
+    """Run ``text`` as the module :func:`module_name_for` names (imported, not ``__main__``;
+    ``_kernel_lens_target_<stem>`` names it too), the file's folder first on ``sys.path`` so
+    that sibling imports work and the workers of a spawn ``multiprocessing`` pool can import it.
 
     Raises:
         ProfileError: ``syntax``; ``import`` (the file raised or exited while loading);
@@ -117,10 +140,12 @@ def exec_module(path: str, text: str) -> types.ModuleType:
     """
     code = compile_text(path, text)
     stem = os.path.splitext(os.path.basename(path))[0]
-    module = types.ModuleType(f"_kernel_lens_target_{stem}")
+    name = module_name_for(path)
+    module = types.ModuleType(name)
     module.__file__ = path
     module.__dict__["__builtins__"] = __builtins__
-    sys.modules[module.__name__] = module
+    sys.modules[name] = module
+    sys.modules[f"_kernel_lens_target_{stem}"] = module
     folder = os.path.dirname(path)
     if folder not in sys.path:
         # Sibling imports work as they do when the user runs the file.

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import itertools
 import os
+import re
 import signal
 import socket
 from collections.abc import Callable
@@ -32,6 +33,7 @@ from kernel_lens.wire.envelope import (
     read_message_line,
 )
 from kernel_lens.wire.errors import ProfileError
+from kernel_lens.wire.processes import ChildProcess, children_from_lines, waiting_text
 
 __all__ = ["AgentClient"]
 
@@ -41,6 +43,8 @@ STOP_GRACE_S = 15.0
 _AFTER_TIMING = frozenset({"ops", "trace", "done"})
 #: Stages that time the function again later in the job (the spare waits for the end).
 _TIMED_LATE = frozenset({"compiled", "sweep"})
+#: A line of a Python traceback naming the exception (``ModuleNotFoundError: No module …``).
+_ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt|Exit)\b(: .*)?$")
 #: The folder holding the ``kernel_lens`` package (``server/``, or the extension's bundled libs).
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -318,7 +322,7 @@ class AgentClient:
         self._spare_agent = None
         busy, self._busy = self._busy, None
         if busy is not None:
-            await busy.kill()
+            await busy.kill(with_descendants=self.local)
         if task is not None:
             if not task.done():
                 task.cancel()
@@ -370,7 +374,7 @@ class AgentClient:
                 ) from None
             finally:
                 self._busy = None
-                await agent.kill()
+                await agent.kill(with_descendants=self.local)
                 if self.spare and generation == self._generation:
                     self._start_spare()
                     # Nothing is being measured now: the spare may warm at normal priority.
@@ -529,10 +533,27 @@ class AgentClient:
             where = f", while {agent.last_progress}"
         return ProfileError(
             "timeout",
-            f"no result after {timeout:g} s ({name}){where}; "
+            f"no result after {timeout:g} s ({name}){where}{self._waiting_on(agent)}; "
             "the agent was stopped and will restart for the next job",
             frame.line if frame else None,
         )
+
+    def _waiting_on(self, agent: AgentProcess) -> str:
+        """``; waiting on 4 child processes (pids …: python -c from multiprocessing.spawn …)``
+        and the last error a process wrote, when the job still had processes running: those
+        the agent listed just before the deadline, else (a local agent whose Python was stuck)
+        those found below it now."""
+        children: list[ChildProcess] | None = children_from_lines(agent.recent)
+        if not children and self.local:
+            with contextlib.suppress(Exception):
+                children = agent.job_processes()
+        if not children:
+            return ""
+        text = f"; {waiting_text(children)}"
+        error = next((x for x in reversed(agent.recent) if _ERROR_LINE.match(x)), None)
+        if error is not None:
+            text += f"; the last error on the output: {clip(error.strip(), 200)}"
+        return text
 
     def _crash_error(self, agent: AgentProcess, code: int | None, path: str | None) -> ProfileError:
         frames = fault_frames(agent.recent, main_thread=self._main_thread(agent))

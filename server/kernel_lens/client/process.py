@@ -19,6 +19,7 @@ from typing import Any
 from kernel_lens.client.faults import describe_exit
 from kernel_lens.wire.envelope import HURRY, clip, decode, read_message_line
 from kernel_lens.wire.errors import ProfileError
+from kernel_lens.wire.processes import ChildProcess, descendants, kill_descendants
 
 __all__ = [
     "MAX_LINE_CHARS",
@@ -338,11 +339,28 @@ class AgentProcess:
             with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
                 await asyncio.wait_for(asyncio.shield(self._stderr_task), seconds)
 
-    async def kill(self) -> None:
-        """Stop the process and its whole group (compilers, workers, user subprocesses)."""
+    def job_processes(self) -> list[ChildProcess]:
+        """(A local agent) the live processes under it: what its job started and still runs."""
+        proc = self.proc
+        if proc is None or proc.returncode is not None:
+            return []
+        agent = self.info.get("pid")
+        return [c for c in descendants(proc.pid) if c.pid != agent]
+
+    async def kill(self, *, with_descendants: bool = False) -> None:
+        """Stop the process and its whole group (compilers, workers, user subprocesses).
+
+        With ``with_descendants`` (a local agent that ran a job), first every process below it, in
+        whatever session: the agent is their subreaper, so new sessions and double-forked
+        daemons are still below it while it lives. Never for a fork template, whose
+        descendants are the next jobs' agents.
+        """
         proc = self.proc
         if proc is None:
             return
+        if with_descendants and proc.returncode is None:
+            with contextlib.suppress(Exception):
+                await asyncio.get_running_loop().run_in_executor(None, kill_descendants, proc.pid)
         if proc.returncode is None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)

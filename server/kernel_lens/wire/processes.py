@@ -1,0 +1,203 @@
+"""The processes a job started, as both sides of the agent boundary see them (Linux ``/proc``).
+
+The agent is a *child subreaper* (:func:`set_child_subreaper`): a process its job started keeps
+it as an ancestor even when it leaves the process group (``start_new_session=True``) or is
+orphaned by a double fork, so every one of them is found by walking ``/proc`` by parent pid
+(:func:`descendants`) and stopped when the job ends (:func:`kill_descendants`) — by the agent
+itself, and by a local parent before it kills the agent. Just before a job's deadline the agent
+writes the processes still running on its stderr (:func:`children_line`); the parent reads the
+last such line back (:func:`children_from_lines`) and says in the timeout's message what the job
+was waiting on (:func:`waiting_text`).
+
+Standard library only: both the agent and the parent (:mod:`kernel_lens.client`) import it.
+Elsewhere than Linux every function finds nothing and kills nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+__all__ = [
+    "CHILDREN_MARK",
+    "ChildProcess",
+    "children_from_lines",
+    "children_line",
+    "descendants",
+    "kill_descendants",
+    "parse_stat",
+    "set_child_subreaper",
+    "waiting_text",
+]
+
+#: The start of the agent's stderr line that lists the job's live processes (JSON follows).
+CHILDREN_MARK = "kernel-lens: child processes still running: "
+#: ``prctl`` option (linux/prctl.h).
+_PR_SET_CHILD_SUBREAPER = 36
+#: Characters of one command kept in a message.
+_COMMAND_CHARS = 90
+
+
+@dataclass(frozen=True)
+class ChildProcess:
+    """One live process under the agent: its pid, its parent's and its command line."""
+
+    pid: int
+    ppid: int
+    argv: tuple[str, ...]
+
+    def command(self, width: int = _COMMAND_CHARS) -> str:
+        """The command line, clipped to ``width`` characters (``python`` for a full path)."""
+        if not self.argv:
+            return "?"
+        first = os.path.basename(self.argv[0]) or self.argv[0]
+        text = " ".join([first, *self.argv[1:]])
+        return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def parse_stat(text: str) -> tuple[int, str, int] | None:
+    """``(pid, state, ppid)`` of a ``/proc/PID/stat`` line; ``None`` when it does not parse.
+
+    The command name between parentheses may itself hold spaces and parentheses: the fields
+    after it start after the *last* ``)``.
+    """
+    close = text.rfind(")")
+    head = text[: text.find("(")].strip()
+    rest = text[close + 1 :].split()
+    if close < 0 or len(rest) < 2 or not head.isdigit():
+        return None
+    try:
+        return int(head), rest[0], int(rest[1])
+    except ValueError:
+        return None
+
+
+def _table() -> dict[int, tuple[str, int]]:
+    """Every process of the machine: pid → (state, parent pid)."""
+    table: dict[int, tuple[str, int]] = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return table
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", encoding="utf-8", errors="replace") as fh:
+                parsed = parse_stat(fh.read())
+        except OSError:
+            continue
+        if parsed is not None:
+            table[parsed[0]] = (parsed[1], parsed[2])
+    return table
+
+
+def _argv(pid: int) -> tuple[str, ...]:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            raw = fh.read(8192)
+    except OSError:
+        return ()
+    return tuple(part.decode("utf-8", "replace") for part in raw.split(b"\0") if part)
+
+
+def descendants(root: int, *, exclude: Iterable[int] = ()) -> list[ChildProcess]:
+    """The live processes under ``root`` (children first; zombies left out), but those of
+    ``exclude`` and everything under them."""
+    table = _table()
+    children: dict[int, list[int]] = {}
+    for pid, (_state, ppid) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    skip = set(exclude)
+    found: list[ChildProcess] = []
+    queue = sorted(children.get(root, ()))
+    seen = {root}
+    while queue:
+        pid = queue.pop(0)
+        if pid in seen or pid in skip:
+            continue
+        seen.add(pid)
+        state, ppid = table[pid]
+        if state not in ("Z", "X"):
+            found.append(ChildProcess(pid, ppid, _argv(pid)))
+        queue.extend(sorted(children.get(pid, ())))
+    return found
+
+
+def kill_descendants(root: int, *, exclude: Iterable[int] = (), rounds: int = 50) -> int:
+    """``SIGKILL`` every live process under ``root`` until none is left; the number killed.
+
+    A killed process's own children are orphaned onto ``root`` (a subreaper) or, when a parent
+    in between is still alive, stay under it: each round walks ``/proc`` again. A process that
+    forks while the rounds run is found by the next round.
+    """
+    killed: set[int] = set()
+    skip = tuple(exclude)
+    for _ in range(rounds):
+        alive = [p for p in descendants(root, exclude=skip) if p.pid != os.getpid()]
+        if not alive:
+            break
+        for process in alive:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(process.pid, signal.SIGKILL)
+            killed.add(process.pid)
+        time.sleep(0.005)
+    return len(killed)
+
+
+def set_child_subreaper() -> bool:
+    """Make this process the reaper of its orphaned descendants (Linux ``prctl``); whether it
+    worked. Not inherited across ``fork``: each agent sets it for itself."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def children_line(children: Iterable[ChildProcess]) -> str:
+    """The agent's stderr line listing ``children`` (read back by :func:`children_from_lines`)."""
+    rows = [[c.pid, c.ppid, list(c.argv)[:12]] for c in children]
+    return CHILDREN_MARK + json.dumps(rows, separators=(",", ":"))
+
+
+def children_from_lines(lines: Iterable[str]) -> list[ChildProcess] | None:
+    """The processes of the last :func:`children_line` in ``lines``; ``None`` when there is
+    none (or it does not parse, e.g. clipped)."""
+    last = None
+    for line in lines:
+        if line.startswith(CHILDREN_MARK):
+            last = line
+    if last is None:
+        return None
+    try:
+        rows = json.loads(last[len(CHILDREN_MARK) :])
+        return [ChildProcess(int(p), int(pp), tuple(str(a) for a in argv)) for p, pp, argv in rows]
+    except (ValueError, TypeError):
+        return None
+
+
+def waiting_text(children: list[ChildProcess], *, groups: int = 3) -> str:
+    """``waiting on 4 child processes (pids 11, 12, 13, 14: python -c from multiprocessing…)``:
+    the processes grouped by command line, the most numerous first."""
+    if not children:
+        return ""
+    by_command: dict[str, list[int]] = {}
+    for child in children:
+        by_command.setdefault(child.command(), []).append(child.pid)
+    ordered = sorted(by_command.items(), key=lambda item: -len(item[1]))
+    parts = []
+    for command, pids in ordered[:groups]:
+        shown = ", ".join(str(p) for p in pids[:6]) + (", …" if len(pids) > 6 else "")
+        parts.append(f"{'pids' if len(pids) > 1 else 'pid'} {shown}: {command}")
+    if len(ordered) > groups:
+        parts.append(f"{len(ordered) - groups} more commands")
+    n = len(children)
+    return f"waiting on {n} child process{'es' if n != 1 else ''} ({'; '.join(parts)})"

@@ -147,6 +147,10 @@ def _warm_up(ready: dict[str, Any], *, cuda: bool = True) -> None:
     try:
         import torch
 
+        from kernel_lens.agent import profiler_start
+
+        # the profiler's first start would import torch.compile's compiler (2-5 s) for one flag
+        profiler_start.install()
         ready["torch"] = torch.__version__
         ready["cuda"] = bool(cuda and torch.cuda.is_available())
         if ready["cuda"]:
@@ -160,7 +164,8 @@ def _warm_up(ready: dict[str, Any], *, cuda: bool = True) -> None:
         # A fork template: even a CPU-only profiler start initialises CUPTI and with it the CUDA
         # driver, which a forked child cannot use ("CUDA error: initialization error", seen on
         # the H200). Import what the profiler's first start imports; each fork starts it once.
-        for name in ("torch.profiler", "torch._inductor.config", "torch._inductor.codecache"):
+        # (Inductor is not among them: profiler_start keeps the profiler from importing it.)
+        for name in ("torch.profiler",):
             with contextlib.suppress(Exception):
                 importlib.import_module(name)
         for name in _WARM_MODULES:

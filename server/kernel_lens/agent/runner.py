@@ -120,6 +120,9 @@ def run_profile(
     """
     report = progress or (lambda stage, message: None)
     _check_stages(request.stages)
+    from kernel_lens.agent import profiler_start
+
+    profiler_start.install()
     # One job per agent process: the run's environment (a launch configuration's) stays.
     os.environ.update({str(k): str(v) for k, v in (request.env or {}).items()})
     trace_dir = request.trace_dir

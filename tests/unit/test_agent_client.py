@@ -221,3 +221,41 @@ def test_pygls_does_not_log_a_request_failure_as_a_server_traceback() -> None:
     assert quiet.filter(record(ValueError("a bug"))) is True
     plain = logging.LogRecord("x", logging.WARNING, __file__, 1, "a warning", (), None)
     assert quiet.filter(plain) is True
+
+
+async def test_a_job_waiting_for_a_warming_agent_says_what_it_waits_for(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # A click before the spare is ready (issue 28): the job waits for that spare — never a
+    # second cold agent — and its progress names the spare's phase and the seconds so far.
+    starts = tmp_path / "starts"
+    code = (
+        "import json, os, sys, time\n"
+        f"open({str(starts)!r}, 'a').write(str(os.getpid()) + '\\n')\n"
+        "for phase in ('importing torch', 'initialising CUDA'):\n"
+        "    sys.stdout.write(json.dumps({'event': 'warming', 'phase': phase}) + '\\n')\n"
+        "    sys.stdout.flush()\n"
+        "    time.sleep(1.2)\n"
+        "sys.stdout.write(json.dumps({'event': 'ready', 'pid': os.getpid()}) + '\\n')\n"
+        "sys.stdout.flush()\n"
+        "for line in sys.stdin:  # past the parent's hurry line, to the job\n"
+        "    job = json.loads(line) if line.startswith('{') else {}\n"
+        "    if 'id' in job:\n"
+        "        break\n"
+        "sys.stdout.write(json.dumps({'id': job['id'], 'result': {'ok': 1}}) + '\\n')\n"
+        "sys.stdout.flush()\n"
+    )
+    agent = AgentClient([sys.executable, "-c", code], [].append, local=False, spare=True)
+    said: list[tuple[str, str]] = []
+    try:
+        agent.prewarm()
+        await asyncio.sleep(0.2)
+        result = await agent.run({}, timeout=30, on_progress=lambda s, t: said.append((s, t)))
+    finally:
+        await agent.close()
+    assert result == {"ok": 1}
+    texts = [t for s, t in said if s == "agent"]
+    assert any(t.startswith("starting the agent: importing torch… ") for t in texts), said
+    assert any(t.startswith("starting the agent: initialising CUDA… ") for t in texts), said
+    seconds = [float(t.rsplit("… ", 1)[1].removesuffix(" s")) for t in texts]
+    assert seconds == sorted(seconds) and seconds[-1] >= 1.0
+    # one agent for the job (the spare that was warming); the next spare may have started since
+    assert len(starts.read_text().split()) <= 2

@@ -38,6 +38,7 @@ import threading
 import time
 import traceback
 import warnings
+from collections.abc import Callable
 from typing import Any, BinaryIO
 
 from kernel_lens.agent.deadline import request_stop, set_job_timeout
@@ -140,11 +141,18 @@ def _read_requests(stream: BinaryIO, inbox: queue.Queue[bytes]) -> None:
             parts.append(rest)
 
 
-def _warm_up(ready: dict[str, Any], *, cuda: bool = True) -> None:
+def _warm_up(
+    ready: dict[str, Any], *, cuda: bool = True, say: Callable[[str], None] | None = None
+) -> None:
     """Import torch and our stages, initialise CUDA (unless ``cuda`` is false: a fork template
-    must not touch CUDA) and start the profiler once."""
+    must not touch CUDA) and start the profiler once.
+
+    ``say`` is told each phase as it starts (``importing torch``), so a job waiting for this
+    agent can say what it waits for."""
     began = time.perf_counter()
+    tell = say or (lambda phase: None)
     try:
+        tell("importing torch")
         import torch
 
         from kernel_lens.agent import profiler_start
@@ -154,6 +162,7 @@ def _warm_up(ready: dict[str, Any], *, cuda: bool = True) -> None:
         ready["torch"] = torch.__version__
         ready["cuda"] = bool(cuda and torch.cuda.is_available())
         if ready["cuda"]:
+            tell("initialising CUDA")
             ready["device"] = torch.cuda.get_device_name()
             torch.cuda.init()
     except Exception as exc:  # a missing torch is reported per job, not fatal here
@@ -174,6 +183,7 @@ def _warm_up(ready: dict[str, Any], *, cuda: bool = True) -> None:
         ready["warm_s"] = round(time.perf_counter() - began, 3)
         return
     try:
+        tell("starting the profiler once")
         from torch.profiler import ProfilerActivity, profile
 
         activities = [ProfilerActivity.CPU]
@@ -185,6 +195,7 @@ def _warm_up(ready: dict[str, Any], *, cuda: bool = True) -> None:
                 torch.ones(2).add_(1)
     except Exception as exc:  # the job will meet (and report) the same problem
         ready["profiler_error"] = f"{type(exc).__name__}: {exc}"
+    tell("importing Kernel Lens's stages")
     for name in _WARM_MODULES:
         with contextlib.suppress(Exception):
             importlib.import_module(name)
@@ -348,7 +359,7 @@ def main() -> int:
         "executable": sys.executable,
         "main_thread": threading.get_ident(),
     }
-    _warm_up(ready)
+    _warm_up(ready, say=lambda phase: send({"event": "warming", "phase": phase}))
     sys.stderr.flush()
     send(ready)
 

@@ -19,6 +19,7 @@ import os
 import re
 import signal
 import socket
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -47,6 +48,16 @@ _TIMED_LATE = frozenset({"compiled", "sweep"})
 _ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt|Exit)\b(: .*)?$")
 #: The folder holding the ``kernel_lens`` package (``server/``, or the extension's bundled libs).
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def warming_text(agent: AgentProcess) -> str | None:
+    """``starting the agent: importing torch… 2.1 s`` for an agent still warming up (a fork is
+    said as a fork), ``None`` before it has said anything."""
+    if agent.started_at is None:
+        return None
+    phase = agent.warming or "starting Python"
+    seconds = time.monotonic() - agent.started_at
+    return f"starting the agent: {phase}… {seconds:.1f} s"
 
 
 def _task_alive(task: asyncio.Task[AgentProcess] | None) -> bool:
@@ -264,14 +275,20 @@ class AgentClient:
             return
         self._start_spare()
 
-    async def _take_agent(self) -> AgentProcess:
-        """The ready spare, else a new agent (waited for)."""
+    async def _take_agent(
+        self, on_progress: Callable[[str, str], None] | None = None
+    ) -> AgentProcess:
+        """The ready spare, else a new agent (waited for). While the job waits for an agent that
+        is still warming up, ``on_progress`` is told what it waits for, every half second
+        (``starting the agent: importing torch… 2.1 s``); never a second cold agent."""
         task, self._spare_task = self._spare_task, None
         spare, self._spare_agent = self._spare_agent, None
         if task is not None:
             if not task.done() and spare is not None:
                 spare.hurry()
             try:
+                if spare is not None and on_progress is not None:
+                    await self._say_while_warming(task, spare, on_progress)
                 agent = await asyncio.shield(task)
             except asyncio.CancelledError:
                 if not task.done():
@@ -283,7 +300,34 @@ class AgentClient:
             else:
                 if agent.alive:
                     return agent
-        return await self._start_agent()
+        agent = AgentProcess(self._log)
+        start = asyncio.ensure_future(self._start_agent(agent))
+        try:
+            if on_progress is not None:
+                await self._say_while_warming(start, agent, on_progress)
+            return await asyncio.shield(start)
+        except asyncio.CancelledError:
+            start.cancel()
+            with contextlib.suppress(BaseException):
+                await agent.kill()
+            raise
+
+    async def _say_while_warming(
+        self,
+        task: asyncio.Future[AgentProcess],
+        agent: AgentProcess,
+        on_progress: Callable[[str, str], None],
+    ) -> None:
+        """Until ``task`` is done: tell ``on_progress`` the warming phase of ``agent``."""
+        said = None
+        while not task.done():
+            await asyncio.wait({task}, timeout=0.5)
+            if task.done():
+                return
+            text = warming_text(agent)
+            if text is not None and text != said:
+                said = text
+                on_progress("agent", text)
 
     def _pause_template(self, pause: bool) -> bool:
         """Stop (``SIGSTOP``) or continue a template that is still warming up.
@@ -356,7 +400,7 @@ class AgentClient:
         async with self._lock:
             if cancelled is not None and cancelled.is_set():
                 raise ProfileError("cancelled", "cancelled before it started")
-            agent = await self._wait_cancellable(self._take_agent(), cancelled)
+            agent = await self._wait_cancellable(self._take_agent(on_progress), cancelled)
             generation = self._generation
             self._busy = agent
             self.info = agent.info

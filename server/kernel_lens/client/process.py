@@ -13,6 +13,7 @@ import os
 import re
 import signal
 import socket
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -104,6 +105,19 @@ async def _write_pipe(fd: int) -> tuple[asyncio.StreamWriter, asyncio.BaseTransp
     return writer, transport
 
 
+def _warming_phase(raw: bytes) -> str | None:
+    """The phase of a ``{"event": "warming", "phase": …}`` line, else ``None``."""
+    if b'"warming"' not in raw:
+        return None
+    try:
+        message = decode(raw)
+    except ValueError:
+        return None
+    if message.get("event") != "warming":
+        return None
+    return str(message.get("phase") or "warming up")
+
+
 class AgentProcess:
     """One agent process: started, warming, ready, then used for one job and killed."""
 
@@ -126,6 +140,10 @@ class AgentProcess:
         #: The job's last progress message (``nvcc: compiling …``), said by a timeout that has no
         #: frame of the user's to name.
         self.last_progress: str | None = None
+        #: While the agent warms up: the phase it is in (``importing torch``); ``None`` once
+        #: ready. ``started_at``: when the process was started (``time.monotonic()``).
+        self.warming: str | None = None
+        self.started_at: float | None = None
 
     @property
     def alive(self) -> bool:
@@ -140,6 +158,7 @@ class AgentProcess:
         """
         pass_fds: tuple[int, ...] = ()
         child: socket.socket | None = None
+        self.started_at = time.monotonic()
         if template:
             self.sock, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
             env = {**env, "KERNEL_LENS_AGENT_TEMPLATE_FD": str(child.fileno())}
@@ -169,6 +188,7 @@ class AgentProcess:
 
     async def start_forked(self, template: AgentProcess) -> None:
         """Start as a fork of ``template`` and wait for the ``ready`` line."""
+        self.started_at = time.monotonic()
         self.proc = await template.spawn()
         await self._until_ready("a fork of the agent template")
 
@@ -245,8 +265,15 @@ class AgentProcess:
         assert self.proc is not None
         assert self.proc.stderr is not None and self.proc.stdout is not None
         self._stderr_task = asyncio.ensure_future(self._pump_stderr(self.proc.stderr))
+        deadline = time.monotonic() + self.ready_timeout
         try:
-            raw = await asyncio.wait_for(read_message_line(self.proc.stdout), self.ready_timeout)
+            while True:
+                left = max(deadline - time.monotonic(), 0.001)
+                raw = await asyncio.wait_for(read_message_line(self.proc.stdout), left)
+                phase = _warming_phase(raw)
+                if phase is None:
+                    break
+                self.warming = phase  # what a job waiting for this agent says it waits for
         except asyncio.TimeoutError:
             await self.kill()
             raise ProfileError(
@@ -265,6 +292,7 @@ class AgentProcess:
                 "crash",
                 f"the agent ({what}) exited at start ({describe_exit(code)}): " + self.tail_text(),
             )
+        self.warming = None
         try:
             self.info = decode(raw)
         except ValueError:

@@ -88,9 +88,18 @@ async def run_in_agent(request: JobRequest, *, timeout: float, progress: bool) -
     """
     from kernel_lens.client import AgentClient
 
+    phases: set[str] = set()
+
     def on_progress(stage: str, message: str) -> None:
-        if progress:
-            stderr_line(f"[{stage}] {message}")
+        if not progress:
+            return
+        if stage == "agent":
+            # A terminal keeps every line: each warm-up phase once, not its clock every 0.5 s.
+            phase = message.rsplit("… ", 1)[0]
+            if phase in phases:
+                return
+            phases.add(phase)
+        stderr_line(f"[{stage}] {message}")
 
     # One job, one agent (no spare): it is stopped, with its process group, when the job ends,
     # whatever threads the user's code left running.

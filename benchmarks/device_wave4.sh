@@ -37,3 +37,11 @@ for k in json.load(sys.stdin):
 " | tee -a "$OUT/asm-registers.txt"
 done
 # ---- end of section asm ----
+
+# ---- section ui (issue 25 item 4): Nsight Compute's bytes and FLOPs on the roofline -----------
+# about 1 minute of device time (one ncu run of the basic set plus the added counters)
+echo "== ui: ncu bytes/FLOPs of square_kernel -> roofline entry (source ncu)"
+timeout 170 python3 -m pytest -q -rA -s -p no:cacheprovider -o addopts="" \
+  tests/gpu/test_gpu_ncu_roofline.py \
+  2>&1 | tee "$OUT/ui-ncu-roofline.log" | grep -E "PASSED|FAILED|ERROR|SKIPPED|passed|failed|ncu |assert" | tail -20
+# ---- end of section ui ----

@@ -896,6 +896,11 @@ export interface NcuKernel {
   /** `(x, y, z)` as text, when known. */
   grid: string | null;
   block: string | null;
+  /** DRAM bytes the launch read (`dram__bytes_read.sum`), when collected. */
+  dram_bytes_read?: number | null;
+  dram_bytes_write?: number | null;
+  /** FLOPs of the launch from ncu's instruction counters (an FMA counts twice). */
+  flops?: number | null;
   /** 1-based source line that launched it (absent in a report opened from a file). */
   line?: number | null;
   /** Ranked: errors, then optimisations by estimated speedup, then warnings. */
@@ -919,6 +924,9 @@ export const checkNcuKernel: Check<NcuKernel> = shape<NcuKernel>({
   waves: nullable(number),
   grid: nullable(string),
   block: nullable(string),
+  dram_bytes_read: optional(nullable(number)),
+  dram_bytes_write: optional(nullable(number)),
+  flops: optional(nullable(number)),
   line: optional(nullable(int)),
   hints: listOf(checkNcuHint),
 });
@@ -933,6 +941,11 @@ export interface NcuResult {
   kernels: NcuKernel[];
   /** ncu's own `==PROF==` / `==WARNING==` lines. */
   ncu_log?: string;
+  /**
+   * Each measured kernel against the device's peaks, from ncu's DRAM bytes and FLOPs
+   * (`source: "ncu"`); merged into the profile's `roofline` where the two meet.
+   */
+  roofline?: KernelRoofline[];
 }
 export const checkNcuResult: Check<NcuResult> = shape<NcuResult>({
   report_path: string,
@@ -940,6 +953,7 @@ export const checkNcuResult: Check<NcuResult> = shape<NcuResult>({
   reader: string,
   kernels: listOf(checkNcuKernel),
   ncu_log: optional(string),
+  roofline: optional(listOf(checkKernelRoofline)),
 });
 
 /** `workspace/executeCommand`: profile one function. Argument: `ProfileArgs`. */

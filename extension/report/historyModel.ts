@@ -132,3 +132,14 @@ export function historyDocPath(fn: string, run: string | null, key: string): str
 export function diffTitle(fn: string, run: string): string {
   return `${fn}: run ${run} ↔ now`;
 }
+
+/** `2 runs could not be read: run 7: not a run (no timing.median_ms); …` for the store's runs
+ * that the server could not read (issue 26), or null when every run was read. */
+export function unreadableText(history: Pick<HistoryResult, "unreadable">): string | null {
+  const unreadable = (history.unreadable ?? []).filter((why) => why.trim() !== "");
+  if (unreadable.length === 0) {
+    return null;
+  }
+  const n = unreadable.length;
+  return `${n} run${n === 1 ? "" : "s"} could not be read: ${unreadable.join("; ")}`;
+}

@@ -60,3 +60,41 @@ def test_no_ncu_at_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ProfileError) as info:
         run_ncu(str(path), path.read_text(), "square_mul", report_dir=str(tmp_path / "r"))
     assert info.value.kind == "unsupported" and "ncu) was not found" in info.value.message
+
+
+def test_the_stage_asks_for_bytes_and_flops_and_places_the_kernels(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stand-in ``ncu`` records its command line and writes the recorded H200 ``full`` report
+    where ``--export`` says: the stage asked for the DRAM byte and FLOP counters next to its
+    set, and each kernel's roofline entry comes from them (``source: "ncu"``)."""
+    pytest.importorskip("ncu_report")
+    recorded = (
+        Path(__file__).resolve().parent.parent / "data" / "h200" / "triton_fused_full.ncu-rep"
+    )
+    argv = tmp_path / "argv.txt"
+    script = tmp_path / "bin" / "ncu"
+    script.parent.mkdir()
+    script.write_text(
+        "#!/bin/sh\n"
+        f'printf "%s\\n" "$@" > "{argv}"\n'
+        "while [ $# -gt 0 ]; do\n"
+        f'  if [ "$1" = "--export" ]; then cp "{recorded}" "$2"; fi\n'
+        "  shift\n"
+        "done\n"
+        "echo '==PROF== Disconnected from process 1'\n"
+    )
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    path = KERNELS / "square.py"
+    result = run_ncu(str(path), path.read_text(), "square_mul", report_dir=str(tmp_path / "r"))
+    args = argv.read_text().splitlines()
+    metrics = args[args.index("--metrics") + 1].split(",")
+    assert args[args.index("--set") + 1] == "basic"
+    assert {"dram__bytes_read.sum", "dram__bytes_write.sum"} <= set(metrics)
+    assert "sm__sass_thread_inst_executed_op_ffma_pred_on.sum" in metrics and len(metrics) == 11
+    (kernel,) = result["kernels"]
+    assert kernel.get("dram_bytes_read") == 4197120.0 and kernel.get("flops") == 2.0**21
+    (roof,) = result.get("roofline") or []
+    assert roof["source"] == "ncu" and roof["name"] == "triton_poi_fused_add_mul_relu_0"
+    assert roof["tb_per_s"] == pytest.approx(1.008923, rel=1e-5)

@@ -288,3 +288,25 @@ def test_a_hint_without_an_estimate_ranks_as_zero_speedup() -> None:
     ]
     (k,) = read_ncu_csv("\n".join([HEADER, *rows]))
     assert [h.rule for h in k.hints] == ["B", "A"]
+
+
+def test_csv_bytes_and_flop_counters_for_the_roofline() -> None:
+    """The metrics the ncu stage adds (``--metrics``) are labelled by their own names on the
+    details page, with byte and count units: each kernel's DRAM bytes and FLOPs (FMA twice)."""
+    text = "\n".join(
+        [
+            HEADER,
+            _row(0, "k", "Duration", "usecond", "4.16"),
+            _row(0, "k", "dram__bytes_read.sum", "Mbyte", "4.20"),
+            _row(0, "k", "dram__bytes_write.sum", "Kbyte", "512"),
+            _row(0, "k", "sm__sass_thread_inst_executed_op_ffma_pred_on.sum", "Minst", "1.5"),
+            _row(0, "k", "sm__sass_thread_inst_executed_op_fadd_pred_on.sum", "inst", "1,000"),
+            _row(0, "k", "sm__sass_thread_inst_executed_op_hmul_pred_on.sum", "inst", "0"),
+            _row(1, "no_counters", "Duration", "usecond", "1.0"),
+        ]
+    )
+    k, bare = read_ncu_csv(text)
+    assert k.dram_bytes_read == pytest.approx(4.2e6)
+    assert k.dram_bytes_write == pytest.approx(512e3)
+    assert k.flops == pytest.approx(2 * 1.5e6 + 1000)
+    assert (bare.dram_bytes_read, bare.dram_bytes_write, bare.flops) == (None, None, None)

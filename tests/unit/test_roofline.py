@@ -15,7 +15,9 @@ from kernel_lens.analysis.roofline import (
     flops_from_ncu,
     kernel_rooflines,
     lookup_peaks,
+    ncu_rooflines,
     roofline_text,
+    with_ncu_roofline,
     work_from_trace,
 )
 
@@ -117,3 +119,104 @@ def test_flops_from_nsight_compute_counters() -> None:
     }
     assert flops_from_ncu(metrics) == 2015.0
     assert flops_from_ncu({"dram__bytes.sum": 1}) is None
+
+
+def test_ncu_metric_names_are_ncu_counters() -> None:
+    """Every metric the ncu stage adds to its set is a counter Nsight Compute knows: the
+    recorded H200 ``full`` report holds it (or, for the FLOP counters, which that set collects
+    only as rates, the same counter's ``.peak_sustained`` / ``smsp__… .per_cycle_elapsed``)."""
+    ncu_report = pytest.importorskip("ncu_report")
+    from kernel_lens.analysis.ncu import FLOP_OPS, ROOFLINE_METRICS
+
+    ctx = ncu_report.load_report(str(H200 / "triton_fused_full.ncu-rep"))
+    names = set(ctx.range_by_idx(0).action_by_idx(0).metric_names())
+    assert {"dram__bytes_read.sum", "dram__bytes_write.sum"} <= names
+    flop_metrics = [m for m in ROOFLINE_METRICS if m.startswith("sm__sass")]
+    assert len(flop_metrics) == len(FLOP_OPS) == 9
+    for metric in flop_metrics:
+        smsp_rate = "smsp" + metric[2:] + ".per_cycle_elapsed"
+        assert metric + ".peak_sustained" in names or smsp_rate in names, metric
+
+
+def test_ncu_bytes_and_flops_of_the_recorded_fused_kernel() -> None:
+    """``relu(x * y + z)`` on 2^20 float32 elements, Nsight Compute ``full`` set on the H200:
+    2^20 FFMA thread instructions (FLOPs 2^21, read back from the rates × elapsed cycles),
+    4 197 120 DRAM bytes read, none written (the result stays in L2), 4.16 µs."""
+    ncu_report = pytest.importorskip("ncu_report")
+    from kernel_lens.analysis.ncu import kernels_from_report
+    from kernel_lens.analysis.roofline import ncu_rooflines
+
+    ctx = ncu_report.load_report(str(H200 / "triton_fused_full.ncu-rep"))
+    (kernel,) = kernels_from_report(ncu_report, ctx)
+    assert kernel.dram_bytes_read == 4197120.0 and kernel.dram_bytes_write == 0.0
+    assert kernel.flops == 2.0**21
+    (roof,) = ncu_rooflines([kernel.to_json()])
+    assert roof["source"] == "ncu" and roof["calls"] == 1.0
+    assert roof["bytes"] == 4197120.0 and roof["flops"] == 2.0**21
+    # by hand: 4 197 120 B / 4.16 µs = 1.00892 TB/s, 23.46% of the 4.30 TB/s measured copy;
+    # 2 097 152 FLOP / 4.16 µs = 0.504123 TFLOP/s; intensity 2 097 152 / 4 197 120 = 0.49966
+    assert roof["tb_per_s"] == pytest.approx(1.008923, rel=1e-5)
+    assert roof["bandwidth_pct"] == pytest.approx(23.4633, rel=1e-4)
+    assert roof["tflop_per_s"] == pytest.approx(0.504123, rel=1e-5)
+    assert roof["intensity"] == pytest.approx(0.499665, rel=1e-5)
+    assert roof["bound"] == "memory" and roof["peak_tbs"] == 4.30
+    assert roof["text"].startswith("triton_poi_fused_add_mul_relu_0 0.00416 ms · 1.01 TB/s · 23%")
+
+
+def test_ncu_counters_absent_nothing_is_invented() -> None:
+    """The recorded ``basic``-set report of the Triton square kernel predates the added
+    metrics: no bytes, no FLOPs, no roofline entry."""
+    ncu_report = pytest.importorskip("ncu_report")
+    from kernel_lens.analysis.ncu import kernels_from_report
+    from kernel_lens.analysis.roofline import ncu_rooflines, work_from_ncu
+
+    ctx = ncu_report.load_report(str(H200 / "triton_square_small.ncu-rep"))
+    (kernel,) = kernels_from_report(ncu_report, ctx)
+    assert (kernel.dram_bytes_read, kernel.flops) == (None, None)
+    assert work_from_ncu(kernel.to_json()) is None
+    assert ncu_rooflines([kernel.to_json()]) == []
+
+
+def test_ncu_launches_of_one_kernel_are_averaged_per_launch() -> None:
+    rows = [
+        {"name": "k", "demangled": "void k<4>(float*)", "device": "NVIDIA H200",
+         "duration_us": d, "dram_bytes_read": r, "dram_bytes_write": 1e6, "flops": None}
+        for d, r in ((2.0, 3e6), (4.0, 5e6))
+    ]  # fmt: skip
+    (roof,) = ncu_rooflines(rows)
+    # per launch: 3 µs, (4e6 + 1e6) B -> 5e6 / 3e-6 / 1e12 = 1.6667 TB/s; no FLOPs
+    assert roof["calls"] == 2.0 and roof["duration_us"] == 3.0
+    assert roof["tb_per_s"] == pytest.approx(5e6 / 3e-6 / 1e12)
+    assert roof["tflop_per_s"] is None and roof["intensity"] is None
+    assert roof["name"] == "void k<4>(float*)" and roof["short_name"] == "k"
+
+
+def test_ncu_roofline_replaces_the_profile_entry_of_the_same_kernel() -> None:
+    profile = {
+        "kernels": [
+            {"name": "void k<4>(float *)", "short_name": "k<4>", "device_us": 10.0, "calls": 1},
+            {"name": "other_kernel", "short_name": "other_kernel", "device_us": 5.0, "calls": 1},
+        ],
+        "roofline": [
+            {"name": "void k<4>(float *)", "short_name": "k<4>", "source": "inductor"},
+            {"name": "other_kernel", "short_name": "other_kernel", "source": "inductor"},
+        ],
+    }
+    ncu = {
+        "roofline": ncu_rooflines(
+            [{"name": "k", "demangled": "void k<4>(float*)", "device": "NVIDIA H200",
+              "duration_us": 2.0, "dram_bytes_read": 8.6e6, "dram_bytes_write": 0.0}]
+        )
+    }  # fmt: skip
+    merged = with_ncu_roofline(profile, ncu)
+    assert merged is not None and merged is not profile
+    by_name = {r["name"]: r for r in merged["roofline"]}
+    # matched by full name (whitespace aside), kept under the profile's name and short name
+    assert by_name["void k<4>(float *)"]["source"] == "ncu"
+    assert by_name["void k<4>(float *)"]["text"] == (
+        "k<4> 0.002 ms · 4.3 TB/s · 100% of peak bandwidth"
+    )
+    assert by_name["other_kernel"]["source"] == "inductor"  # ncu did not measure it
+    assert profile["roofline"][0]["source"] == "inductor"  # the stored profile is untouched
+    assert with_ncu_roofline(profile, None) is profile
+    assert with_ncu_roofline(None, ncu) is None

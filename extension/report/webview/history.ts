@@ -6,7 +6,13 @@
  * kernel side by side.
  */
 import type { CompareResult, HistoryResult, HistoryRun } from "../../generated/wire";
-import { chartModel, formatRunMs, runLabel, type ChartModel } from "../historyModel";
+import {
+  chartModel,
+  formatRunMs,
+  runLabel,
+  unreadableText,
+  type ChartModel,
+} from "../historyModel";
 import { button, el, table } from "./dom";
 import { peakSuffix } from "./memoryModel";
 
@@ -109,6 +115,14 @@ export function noHistory(fn: string, unreadable: boolean): HTMLElement {
   ]);
 }
 
+/** The store's runs the server could not read, named with why (issue 26), or null. */
+function unreadableNote(history: HistoryResult): HTMLElement | null {
+  const text = unreadableText(history);
+  return text === null
+    ? null
+    : el("p", { className: "history-unreadable", text, attrs: { role: "status" } });
+}
+
 /** Compare two runs, the older (lower id) as the one before. */
 function compareInOrder(actions: HistoryActions, a: string, b: string): void {
   const [before, after] = Number(a) <= Number(b) ? [a, b] : [b, a];
@@ -124,8 +138,13 @@ export function historyView(
   comparison: CompareResult | undefined,
   actions: HistoryActions,
 ): HTMLElement {
+  const unreadable = unreadableNote(history);
   if (history.runs.length === 0) {
-    return noHistory(history.function, false);
+    const empty = noHistory(history.function, false);
+    if (unreadable !== null) {
+      empty.append(unreadable);
+    }
+    return empty;
   }
   const latest = history.runs[history.runs.length - 1]?.id ?? "-1";
   // Any two runs: each row's Compare puts that run against the one chosen here (the latest by
@@ -178,6 +197,7 @@ export function historyView(
   });
   const baseline = history.runs.find((r) => r.id === history.baseline);
   return el("section", { className: "history" }, [
+    unreadable,
     el("p", {
       className: "muted",
       text:

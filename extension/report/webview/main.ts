@@ -4,7 +4,7 @@
  * Compute, Sweep), or, in a custom editor, a trace file's timeline or an ncu report's kernels.
  * It sends back only line numbers and actions; the extension knows which document they are for.
  */
-import { ncuUnavailable } from "./reportActions";
+import { noTimelineText, ncuUnavailable, traceNotSaved } from "./reportActions";
 import type {
   CompareResult,
   HistoryResult,
@@ -25,6 +25,7 @@ import {
 import { baseName, button, el } from "./dom";
 import { historyView, noHistory } from "./history";
 import { ncuView, noNcu } from "./ncu";
+import { RooflineView } from "./rooflineView";
 import { noProfile, summaryView } from "./summary";
 import { SweepView, noSweep } from "./sweep";
 import { TimelineView } from "./timeline";
@@ -195,21 +196,32 @@ function tabContent(): HTMLElement {
   }
   const profile = () => post({ type: "profile" });
   switch (state.tab) {
-    case "summary":
-      return report.profile === null
-        ? noProfile(report.function, { onProfile: profile, onRevealLine: revealLine })
-        : summaryView(
-            report.profile,
-            { onProfile: profile, onRevealLine: revealLine },
-            report.inputs ?? null,
-          );
+    case "summary": {
+      if (report.profile === null) {
+        return noProfile(report.function, { onProfile: profile, onRevealLine: revealLine });
+      }
+      // Each kernel against the limit (nothing when no kernel's bytes or FLOPs are known).
+      const roofline = new RooflineView(report.profile.roofline);
+      if (roofline.element !== null) {
+        live = { redraw: () => roofline.draw(), dispose: () => roofline.dispose() };
+      }
+      return summaryView(
+        report.profile,
+        { onProfile: profile, onRevealLine: revealLine },
+        report.inputs ?? null,
+        roofline.element,
+      );
+    }
     case "timeline":
       if (report.timeline === null) {
         return report.profile === null
           ? noProfile(report.function, { onProfile: profile, onRevealLine: revealLine })
           : el("section", { className: "empty" }, [
+              // Kernel Lens's own failure to write the trace is said as such (issue 26).
               el("p", {
-                text: "The last profile has no trace to show (its trace file is gone, or the trace stage did not run).",
+                className: traceNotSaved(report) === null ? "" : "trace-error",
+                text: noTimelineText(report),
+                attrs: traceNotSaved(report) === null ? {} : { role: "status" },
               }),
               button("Profile again", profile, { primary: true, action: "profile" }),
             ]);

@@ -39,3 +39,21 @@ export function ncuUnavailable(report: ReportResult): string | undefined {
   }
   return undefined;
 }
+
+/** `trace not saved: <why>` when Kernel Lens could not write the last profile's trace (a full
+ * disk, a cache path that is a file…; issue 26), else null. */
+export function traceNotSaved(report: Pick<ReportResult, "profile">): string | null {
+  const error = report.profile?.trace_error;
+  if (typeof error !== "string" || error.trim() === "") {
+    return null;
+  }
+  return /^trace not saved\b/.test(error) ? error : `trace not saved: ${error}`;
+}
+
+/** What the Timeline tab says where the timeline would be, when there is none to show. */
+export function noTimelineText(report: Pick<ReportResult, "profile">): string {
+  const error = traceNotSaved(report);
+  return error === null
+    ? "The last profile has no trace to show (its trace file is gone, or the trace stage did not run)."
+    : `${error}. The profile's numbers stand (Summary); only its timeline could not be kept.`;
+}

@@ -17,7 +17,7 @@ import {
   significant,
 } from "./format";
 import { memoryView } from "./memory";
-import { graphText, timingPolicyLines } from "./timingPolicy";
+import { graphText, otherTimingWarnings, stabilityText, timingPolicyLines } from "./timingPolicy";
 
 export interface SummaryActions {
   onRevealLine: (line: number) => void;
@@ -155,6 +155,7 @@ export function summaryView(
   profile: Profile,
   actions: SummaryActions,
   inputs: ReportInputs | null = null,
+  roofline: HTMLElement | null = null,
 ): HTMLElement {
   const timing = profile.timing;
   const gpu = profile.device_kind !== "cpu" && profile.kernels.length > 0;
@@ -168,9 +169,7 @@ export function summaryView(
           formatMs(timing.median_ms),
           `± ${significant(timing.spread_pct)} % spread · ${formatCount(timing.reps)} reps` +
             (timing.method === undefined ? "" : ` · ${timing.method}`) +
-            (timing.policy === undefined
-              ? ""
-              : ` · ${timing.policy.stable === true ? "stable" : "not stable"}`),
+            stabilityText(timing),
         ),
     timing !== null && typeof timing.graph?.median_ms === "number"
       ? stat("In a CUDA graph", formatMs(timing.graph.median_ms), graphText(timing) ?? "")
@@ -273,7 +272,7 @@ export function summaryView(
     ]),
     body,
   ]);
-  const policyLines = timingPolicyLines(timing);
+  const policyLines = [...timingPolicyLines(timing), ...otherTimingWarnings(timing)];
   return el("section", { className: "summary" }, [
     stats,
     policyLines.length === 0
@@ -283,6 +282,7 @@ export function summaryView(
           { className: "timing-policy muted" },
           policyLines.map((line) => el("div", { text: line })),
         ),
+    roofline,
     inputsView(inputs),
     memoryView(profile, actions.onRevealLine),
     el("div", { className: "toolbar" }, [

@@ -56,6 +56,38 @@ export function clocksText(timing: ProfileTiming | null): string | null {
   return parts.length === 0 ? null : parts.join(" · ");
 }
 
+/** A clock or throttling warning of NVML's readings (said with the clocks). */
+const CLOCK_WARNING = /^(SM clock dropped|memory clock dropped|GPU throttled)/;
+
+/**
+ * The timing's other warnings (launch overhead under 10 µs, interference, noise), as the
+ * hover's `⚠ Timing:` says them: `⚠ under 10 µs: …`. The clock ones are in
+ * {@link timingPolicyLines}; an older result's single `warning` is said too.
+ */
+export function otherTimingWarnings(timing: ProfileTiming | null): string[] {
+  if (timing === null) {
+    return [];
+  }
+  const warnings =
+    timing.warnings !== undefined
+      ? timing.warnings
+      : typeof timing.warning === "string" && timing.warning !== ""
+        ? [timing.warning]
+        : [];
+  return warnings.filter((w) => !CLOCK_WARNING.test(w)).map((w) => `⚠ ${w}`);
+}
+
+/** ` · stable` / ` · not stable (σ 3.1%)` on the median, or "" where the policy does not say. */
+export function stabilityText(timing: ProfileTiming): string {
+  const stable = timing.policy?.stable;
+  if (stable === undefined) {
+    return "";
+  }
+  const sigma = timing.policy?.rel_stdev_pct;
+  const detail = typeof sigma === "number" ? ` (σ ${sigma.toFixed(1)}%)` : "";
+  return stable ? " · stable" : ` · not stable${detail}`;
+}
+
 /**
  * The lines the Summary shows under the timing: `Timed: eager · L2 cold · …`, the graph's
  * time with its own policy, the GPU's clocks (or why none were read), and any clock or
@@ -83,7 +115,7 @@ export function timingPolicyLines(timing: ProfileTiming | null): string[] {
     out.push(policy.nvml);
   }
   for (const warning of timing.warnings ?? []) {
-    if (/^(SM clock dropped|memory clock dropped|GPU throttled)/.test(warning)) {
+    if (CLOCK_WARNING.test(warning)) {
       out.push(`⚠ ${warning}`);
     }
   }

@@ -278,9 +278,11 @@ def roofline_hover_lines(result: dict[str, Any], line: dict[str, Any]) -> list[s
         return []
     out = ["", "**Against the limit** (per launch)"]
     for roof in roofs:
-        source = {"inductor": "Inductor's launch metadata", "tensors": "the tensors' sizes"}.get(
-            str(roof.get("source")), str(roof.get("source"))
-        )
+        source = {
+            "inductor": "Inductor's launch metadata",
+            "tensors": "the tensors' sizes",
+            "ncu": "Nsight Compute (DRAM bytes, FLOP counters)",
+        }.get(str(roof.get("source")), str(roof.get("source")))
         out.append(f"- {roof['text']} · bytes from {source}")
     note = roofs[0].get("peak_note")
     if note:

@@ -8,8 +8,10 @@ which one was available.
 
 from __future__ import annotations
 
+import functools
 import io
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from types import ModuleType
 from typing import Any
@@ -18,6 +20,8 @@ __all__ = [
     "NcuError",
     "NcuHint",
     "NcuKernel",
+    "ROOFLINE_METRICS",
+    "kernel_flops",
     "kernels_from_report",
     "read_ncu_csv",
     "strip_markup",
@@ -51,7 +55,20 @@ METRICS: dict[str, tuple[str, str]] = {
     "launch__grid_size": ("grid_size", "Grid Size"),
     "launch__block_size": ("block_size", "Block Size"),
     "launch__waves_per_multiprocessor": ("waves", "Waves Per SM"),
+    # Bytes and FLOPs of the kernel, for the roofline (issue 25): requested with ``--metrics``
+    # by the ncu stage; in a CSV they are labelled by their own names.
+    "dram__bytes_read.sum": ("dram_bytes_read", "dram__bytes_read.sum"),
+    "dram__bytes_write.sum": ("dram_bytes_write", "dram__bytes_write.sum"),
 }
+
+#: The FLOP counters (per precision and operation; an FMA counts twice): asked of ncu with
+#: ``--metrics`` next to the section set, summed by :func:`kernel_flops`.
+FLOP_OPS: tuple[str, ...] = ("dadd", "dmul", "dfma", "fadd", "fmul", "ffma", "hadd", "hmul", "hfma")
+FLOP_METRICS: tuple[str, ...] = tuple(
+    f"sm__sass_thread_inst_executed_op_{op}_pred_on.sum" for op in FLOP_OPS
+)
+#: Every metric the ncu stage adds to its section set (``ncu --metrics``).
+ROOFLINE_METRICS: tuple[str, ...] = ("dram__bytes_read.sum", "dram__bytes_write.sum", *FLOP_METRICS)
 
 
 class NcuError(RuntimeError):
@@ -92,6 +109,10 @@ class NcuKernel:
     waves: float | None = None
     grid: str | None = None
     block: str | None = None
+    dram_bytes_read: float | None = None
+    dram_bytes_write: float | None = None
+    flops: float | None = None
+    """FLOPs of the launch (FP64, FP32 and FP16 add, mul and FMA, an FMA counting twice)."""
     hints: list[NcuHint] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -119,6 +140,44 @@ def _number(text: str) -> float | None:
         return None
 
 
+def kernel_flops(metric: Callable[[str], Any]) -> float | None:
+    """FLOPs of one launch from ncu's counters (``metric(name)``: the value, or ``None``):
+    ``sm__sass_thread_inst_executed_op_{d,f,h}{add,mul,fma}_pred_on.sum`` where collected
+    (the ncu stage asks for them), else — a report of the ``full`` set, which holds only their
+    rates — ``smsp__…_pred_on.sum.per_cycle_elapsed`` × ``smsp__cycles_elapsed.avg``, as Nsight
+    Compute's own roofline does. ``None`` when neither is there: nothing is invented."""
+    total, seen = 0.0, False
+    for op in FLOP_OPS:
+        value = metric(f"sm__sass_thread_inst_executed_op_{op}_pred_on.sum")
+        if isinstance(value, int | float):
+            seen = True
+            total += float(value) * (2 if op.endswith("fma") else 1)
+    if seen:
+        return total
+    cycles = metric("smsp__cycles_elapsed.avg")
+    if not isinstance(cycles, int | float):
+        return None
+    for op in FLOP_OPS:
+        rate = metric(f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum.per_cycle_elapsed")
+        if isinstance(rate, int | float):
+            seen = True
+            total += float(rate) * float(cycles) * (2 if op.endswith("fma") else 1)
+    return float(round(total)) if seen else None
+
+
+#: CSV units of byte and count metrics, as factors (``Kbyte``, ``Mbyte``, ``Ginst``…).
+_PREFIX = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
+
+
+def _scaled(value: float, unit: str) -> float:
+    """A byte or count value in its CSV unit, as plain bytes or counts."""
+    u = unit.strip().lower()
+    for suffix in ("byte", "inst"):
+        if u.endswith(suffix) and u[: -len(suffix)] in _PREFIX:
+            return value * _PREFIX[u[: -len(suffix)]]
+    return value
+
+
 def read_ncu_csv(text: str) -> list[NcuKernel]:
     """Kernels from ``ncu --csv --page details`` output (``==PROF==`` lines are skipped)."""
     import pandas as pd
@@ -140,17 +199,24 @@ def read_ncu_csv(text: str) -> list[NcuKernel]:
         )
         labels = {label: field_name for field_name, label in METRICS.values()}
         hints: list[NcuHint] = []
+        counts: dict[str, float] = {}
         for _, row in group.iterrows():
             metric = str(row.get("Metric Name", ""))
             if metric and metric in labels:
                 value = _number(row["Metric Value"])
                 field_name = labels[metric]
                 if value is not None:
+                    unit = str(row.get("Metric Unit", "")).lower()
                     if field_name == "duration_us":
-                        unit = str(row.get("Metric Unit", "")).lower()
                         value = value / 1000 if unit in ("ns", "nsecond") else value
                         value = value * 1000 if unit in ("ms", "msecond") else value
+                    elif field_name.startswith("dram_bytes"):
+                        value = _scaled(value, unit)
                     setattr(k, field_name, value)
+            elif metric in FLOP_METRICS:
+                value = _number(row["Metric Value"])
+                if value is not None:
+                    counts[metric] = _scaled(value, str(row.get("Metric Unit", "")))
             rule = str(row.get("Rule Name", ""))
             if rule:
                 description = str(row.get("Rule Description", ""))
@@ -165,6 +231,7 @@ def read_ncu_csv(text: str) -> list[NcuKernel]:
                         speedup_type=str(row.get("Estimated Speedup Type", "")) or None,
                     )
                 )
+        k.flops = kernel_flops(counts.get)
         k.hints = _rank(hints)
         kernels.append(k)
     return kernels
@@ -211,6 +278,7 @@ def kernels_from_report(module: ModuleType, ctx: Any) -> list[NcuKernel]:
                     elif field_name == "dram_bandwidth_gbs":
                         value = float(value) / 1e9
                     setattr(k, field_name, float(value))
+            k.flops = kernel_flops(functools.partial(_value, action))
             hints: list[NcuHint] = []
             for d in action.rule_results_as_dicts():
                 msg = d.get("rule_message") or {}

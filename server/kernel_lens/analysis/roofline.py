@@ -19,8 +19,12 @@ __all__ = [
     "KernelWork",
     "achieved",
     "flops_from_ncu",
+    "kernel_rooflines",
     "lookup_peaks",
+    "ncu_rooflines",
     "roofline_text",
+    "with_ncu_roofline",
+    "work_from_ncu",
     "work_from_trace",
 ]
 
@@ -321,3 +325,103 @@ def kernel_rooflines(
         )
         out.append(roof)
     return out
+
+
+def work_from_ncu(kernel: Mapping[str, Any]) -> KernelWork | None:
+    """What one launch profiled by Nsight Compute moved and computed: DRAM bytes read and
+    written, FLOPs from its instruction counters (an ncu stage result's kernel row, with
+    ``dram_bytes_read``, ``dram_bytes_write`` and ``flops``); ``None`` when ncu collected
+    neither."""
+    read, write = kernel.get("dram_bytes_read"), kernel.get("dram_bytes_write")
+    moved = [float(v) for v in (read, write) if isinstance(v, int | float)]
+    flops = kernel.get("flops")
+    bytes_ = sum(moved) if moved else None
+    flops_ = float(flops) if isinstance(flops, int | float) else None
+    if not bytes_ and not flops_:
+        return None
+    return KernelWork(bytes=bytes_ or None, flops=flops_ or None, source="ncu")
+
+
+def ncu_rooflines(
+    kernels: Iterable[Mapping[str, Any]], device_name: str | None = None
+) -> list[dict[str, Any]]:
+    """Each kernel of an Nsight Compute run against the device's peaks (``source: "ncu"``):
+    its launches (one row each in the report) taken together, per launch — ncu's own duration,
+    DRAM bytes and FLOPs. The device is the report's (``device`` of a row), else
+    ``device_name``. Kernels without bytes or FLOPs, or without a duration, are left out."""
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for k in kernels:
+        groups.setdefault(str(k.get("demangled") or k.get("name") or ""), []).append(k)
+    out: list[dict[str, Any]] = []
+    for name, rows in groups.items():
+        timed = [r for r in rows if isinstance(r.get("duration_us"), int | float)]
+        works: list[tuple[Mapping[str, Any], KernelWork]] = []
+        for r in timed:
+            w = work_from_ncu(r)
+            if w is not None:
+                works.append((r, w))
+        if not name or not works:
+            continue
+        calls = len(works)
+        duration = sum(float(r["duration_us"]) for r, _ in works) / calls
+        byte_rows = [w.bytes for _, w in works if w.bytes is not None]
+        flop_rows = [w.flops for _, w in works if w.flops is not None]
+        work = KernelWork(
+            bytes=sum(byte_rows) / len(byte_rows) if byte_rows else None,
+            flops=sum(flop_rows) / len(flop_rows) if flop_rows else None,
+            source="ncu",
+        )
+        device = next((str(r["device"]) for r, _ in works if r.get("device")), device_name)
+        roof = achieved(duration, work, lookup_peaks(device))
+        if roof is None:
+            continue
+        label = str(works[0][0].get("name") or name)
+        roof.update(
+            {
+                "name": name,
+                "short_name": label,
+                "duration_us": duration,
+                "calls": float(calls),
+                "text": roofline_text(label, duration / 1000.0, roof),
+            }
+        )
+        out.append(roof)
+    return out
+
+
+def _squeezed(name: str) -> str:
+    return "".join(name.split())
+
+
+def with_ncu_roofline(
+    profile: Mapping[str, Any] | None, ncu: Mapping[str, Any] | None
+) -> Mapping[str, Any] | None:
+    """The profile with its ``roofline`` taken from Nsight Compute where ncu ran: each kernel
+    the ncu run measured replaces the profile's entry of the same kernel (matched by full name,
+    whitespace aside, else by short name), under the profile's kernel name so the hover and the
+    Report find it on its line; kernels ncu did not measure keep theirs. Neither is modified."""
+    roofs = (ncu or {}).get("roofline") or []
+    if not profile or not roofs:
+        return profile
+    kernels = [k for k in profile.get("kernels") or [] if k.get("kind", "kernel") == "kernel"]
+    by_full = {_squeezed(str(k.get("name", ""))): k for k in kernels}
+    by_short: dict[str, list[Mapping[str, Any]]] = {}
+    for k in kernels:
+        by_short.setdefault(str(k.get("short_name") or ""), []).append(k)
+    merged: dict[str, dict[str, Any]] = {
+        str(r.get("name")): dict(r) for r in profile.get("roofline") or []
+    }
+    for roof in roofs:
+        match = by_full.get(_squeezed(str(roof.get("name", ""))))
+        if match is None:
+            shorts = by_short.get(str(roof.get("short_name") or ""), [])
+            match = shorts[0] if len(shorts) == 1 else None
+        entry = dict(roof)
+        if match is not None:
+            entry["name"] = str(match.get("name"))
+            entry["short_name"] = str(match.get("short_name") or entry["short_name"])
+            entry["text"] = roofline_text(
+                entry["short_name"], float(entry["duration_us"]) / 1000.0, entry
+            )
+        merged[entry["name"]] = entry
+    return {**profile, "roofline": list(merged.values())}

@@ -13,6 +13,7 @@ from kernel_lens.analysis.error_actions import error_actions, error_markdown
 from kernel_lens.analysis.functions import SourceSyntaxError, find_function
 from kernel_lens.analysis.lens_targets import lens_targets
 from kernel_lens.analysis.lens_text import code_span, hover_markdown
+from kernel_lens.analysis.roofline import with_ncu_roofline
 from kernel_lens.analysis.scripts import SCRIPT_NAME
 from kernel_lens.lsp.common import uri_to_path
 from kernel_lens.lsp.feature import LanguageFeature
@@ -80,7 +81,10 @@ def document_hover(
             + _command_link("re-profile", CMD_PROFILE, {"uri": uri, "function": info.qualname})
         )
     measured = line0 + 1 - placed.offset
-    return hover_markdown(record.result, measured, word=word)
+    state = ls.documents.peek(uri)
+    ncu = state.ncu.get(info.qualname) if state else None
+    result = with_ncu_roofline(record.result, ncu) or record.result
+    return hover_markdown(dict(result), measured, word=word)
 
 
 def _error_hover(uri: str, qualname: str, error: Mapping[str, Any]) -> str:

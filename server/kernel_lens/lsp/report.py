@@ -17,6 +17,7 @@ from lsprotocol import types
 from kernel_lens.analysis.lens_text import inputs_args_text, inputs_text
 from kernel_lens.analysis.names import short_kernel_name
 from kernel_lens.analysis.param_edit import int_parameters, parameter_edits
+from kernel_lens.analysis.roofline import with_ncu_roofline
 from kernel_lens.history import History, HistoryError
 from kernel_lens.lsp.code_lens import restore_results, restored_result
 from kernel_lens.lsp.common import (
@@ -230,13 +231,15 @@ def setup(ls: KernelLensServer) -> None:
         except (SyntaxError, ProfileError):
             int_params = {}
         timeline = await overview_timeline(ls, profile.get("trace_path")) if profile else None
+        ncu = state.ncu.get(function) if state else None
         return {
             "function": function,
             "uri": params.uri,
             "int_parameters": int_params,
-            "profile": cast(Profile, profile),
+            # where Nsight Compute ran, its bytes and FLOPs place the kernels (issue 25)
+            "profile": cast(Profile, with_ncu_roofline(profile, ncu)),
             "timeline": timeline,
-            "ncu": cast(NcuResult, state.ncu.get(function)) if state else None,
+            "ncu": cast(NcuResult, ncu),
             "sweep": cast(SweepResult, state.sweeps.get(function)) if state else None,
             "inputs": _inputs_of(profile),
         }

@@ -629,6 +629,11 @@ class NcuKernel(TypedDict):
     grid: str | None
     """``(x, y, z)`` as text, when known."""
     block: str | None
+    dram_bytes_read: NotRequired[float | None]
+    """DRAM bytes the launch read (``dram__bytes_read.sum``), when collected."""
+    dram_bytes_write: NotRequired[float | None]
+    flops: NotRequired[float | None]
+    """FLOPs of the launch from ncu's instruction counters (an FMA counts twice)."""
     line: NotRequired[int | None]
     """1-based source line that launched it (absent in a report opened from a file)."""
     hints: list[NcuHint]
@@ -646,3 +651,6 @@ class NcuResult(TypedDict):
     kernels: list[NcuKernel]
     ncu_log: NotRequired[str]
     """ncu's own ``==PROF==`` / ``==WARNING==`` lines."""
+    roofline: NotRequired[list[KernelRoofline]]
+    """Each measured kernel against the device's peaks, from ncu's DRAM bytes and FLOPs
+    (``source: "ncu"``); merged into the profile's ``roofline`` where the two meet."""

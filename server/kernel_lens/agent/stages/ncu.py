@@ -16,7 +16,7 @@ from typing import cast
 
 from kernel_lens.agent.errors import ProfileError
 from kernel_lens.analysis.line_attribution import LINE_RANGE_RE
-from kernel_lens.wire.results import NcuKernel, NcuResult
+from kernel_lens.wire.results import KernelRoofline, NcuKernel, NcuResult
 
 __all__ = ["kernel_lines_from_report", "run_ncu"]
 
@@ -83,7 +83,8 @@ def run_ncu(
         ProfileError: ``unsupported`` (no ncu, no GPU, counters not permitted), ``not-found``
             (no kernel in the profiled call), ``runtime`` (the child failed).
     """
-    from kernel_lens.analysis.ncu import NcuError
+    from kernel_lens.analysis.ncu import ROOFLINE_METRICS, NcuError
+    from kernel_lens.analysis.roofline import ncu_rooflines
     from kernel_lens.ncu_files import find_ncu, read_ncu_file
 
     ncu = find_ncu()
@@ -107,7 +108,8 @@ def run_ncu(
     )
     env["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
     cmd = [
-        ncu, "--set", section_set, "--clock-control", "none", "--profile-from-start", "off",
+        ncu, "--set", section_set, "--metrics", ",".join(ROOFLINE_METRICS),
+        "--clock-control", "none", "--profile-from-start", "off",
         "--nvtx", "--import-source", "yes", "--export", report, "--force-overwrite",
         sys.executable, "-m", "kernel_lens.agent.ncu_child", os.path.abspath(path), function,
         text_file,
@@ -143,7 +145,7 @@ def run_ncu(
         row = cast(NcuKernel, k.to_json())
         row["line"] = lines[i] if i < len(lines) else None
         out.append(row)
-    return {
+    result: NcuResult = {
         "report_path": report,
         "set": section_set,
         "reader": reader,
@@ -152,3 +154,8 @@ def run_ncu(
             line for line in output.splitlines() if line.startswith(("==PROF==", "==WARNING=="))
         ),
     }
+    # Each kernel against the limit from ncu's own DRAM bytes and FLOPs (issue 25).
+    roofline = ncu_rooflines([dict(k) for k in out])
+    if roofline:
+        result["roofline"] = cast("list[KernelRoofline]", roofline)
+    return result

@@ -485,7 +485,7 @@ def _fork_mapped(text: Any, lo: int, stop: int | None) -> tuple[int, int, Any]:
             for key in _PARTS:
                 column = np.concatenate(parts.pop(key)).astype(_PART_DTYPES[key], copy=False)
                 n = len(column)
-                out.write(memoryview(column).cast("B"))
+                out.write(column.data)
             out.flush()
             result = {"n": n, "cats": cats.values, "names": names.values, "keys": keys.values,
                       "tail": tail}  # fmt: skip

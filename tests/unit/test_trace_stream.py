@@ -30,7 +30,9 @@ def _same(a: TraceColumns, b: TraceColumns) -> None:
         assert np.array_equal(getattr(a, f), getattr(b, f), equal_nan=True), f
     for f, t in (("cat", "cats"), ("name", "names"), ("pid", "keys"), ("tid", "keys"),
                  ("stream", "keys"), ("device", "keys")):  # fmt: skip
-        assert [getattr(a, t)[i] for i in getattr(a, f)] == [getattr(b, t)[i] for i in getattr(b, f)]
+        assert [getattr(a, t)[i] for i in getattr(a, f)] == [
+            getattr(b, t)[i] for i in getattr(b, f)
+        ]
     assert a.device_name == b.device_name
 
 
@@ -171,8 +173,12 @@ def hand_built_pftrace() -> bytes:
     process = _packet(_f(60, _f(1, 1) + _f(3, _f(1, 4242))))
     thread = _packet(_f(60, _f(1, 2) + _f(5, 1) + _f(4, _f(1, 4242) + _f(2, 4243))))
     gpu = _packet(_f(60, _f(1, 3) + _f(2, "stream 7") + _f(5, 1)))
-    interned = _packet(seq, _f(13, 1), _f(12, _f(1, _f(1, 1) + _f(2, "kernel"))
-                       + _f(2, _f(1, 5) + _f(2, "gemm_kernel")) + _f(3, _f(1, 9) + _f(2, "stream"))))  # fmt: skip
+    names = (
+        _f(1, _f(1, 1) + _f(2, "kernel"))
+        + _f(2, _f(1, 5) + _f(2, "gemm_kernel"))
+        + _f(3, _f(1, 9) + _f(2, "stream"))
+    )
+    interned = _packet(seq, _f(13, 1), _f(12, names))
 
     def ann(name: str, value: int) -> bytes:
         return _f(4, _f(10, name) + _f(4, value))
@@ -205,7 +211,11 @@ def test_a_pftrace_reads_as_the_chrome_trace_it_stands_for(tmp_path: Path) -> No
     trace = trace_from_pftrace(PFTRACE.read_bytes())
     by_name = {e["name"]: e for e in trace["traceEvents"]}
     assert set(by_name) == {"aten::linear", "cudaLaunchKernel", "gemm_kernel"}
-    op, launch, kernel = by_name["aten::linear"], by_name["cudaLaunchKernel"], by_name["gemm_kernel"]
+    op, launch, kernel = (
+        by_name["aten::linear"],
+        by_name["cudaLaunchKernel"],
+        by_name["gemm_kernel"],
+    )
     assert (op["ts"], op["dur"], op["pid"], op["tid"]) == (1000.0, 10.0, 4242, 4243)
     assert (launch["ts"], launch["dur"], launch["cat"]) == (1001.0, 2.0, "cuda_runtime")
     assert kernel["cat"] == "kernel" and (kernel["ts"], kernel["dur"]) == (1004.0, 2.5)

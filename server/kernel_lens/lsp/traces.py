@@ -136,7 +136,11 @@ def _save(store: TraceStore, folder: str) -> None:
 
 
 async def _open(
-    ls: KernelLensServer, path: str, size: int, mtime_ns: int, first: asyncio.Future[Any] | None = None
+    ls: KernelLensServer,
+    path: str,
+    size: int,
+    mtime_ns: int,
+    first: asyncio.Future[Any] | None = None,
 ) -> TraceStore:
     folder = cache_folder(path, size, mtime_ns)
     store = await asyncio.to_thread(load_store, folder)

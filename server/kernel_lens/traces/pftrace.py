@@ -76,6 +76,7 @@ def fields(buf: bytes) -> list[tuple[int, int, Any]]:
     while i < n:
         key, i = _varint(buf, i)
         number, wire = key >> 3, key & 7
+        value: Any
         if wire == 0:
             value, i = _varint(buf, i)
         elif wire == 2:

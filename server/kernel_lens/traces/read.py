@@ -176,7 +176,9 @@ def _columns_typed(raw: bytes | bytearray, progress: Progress | None) -> TraceCo
     del events, lazy.traceEvents
     if progress:
         progress(0.65, "building columns")
-    return _finish(parts, cats, names, keys, trace_device_name({"deviceProperties": lazy.deviceProperties}))
+    return _finish(
+        parts, cats, names, keys, trace_device_name({"deviceProperties": lazy.deviceProperties})
+    )
 
 
 def _finish(
@@ -518,7 +520,6 @@ def _columns_streamed(
             find_events,
             gzip_blocks,
             metadata,
-            range_starts,
         )
     except ImportError:
         return None
@@ -531,7 +532,9 @@ def _columns_streamed(
     cats, names, keys = _Coder(), _Coder(), _Coder()
     parts: dict[str, list[Any]] = {k: [] for k in _PARTS}
     seen = [0, 0]  # events, chunks
-    prefix_wanted = on_prefix is not None and size >= PREFIX_BYTES // (8 if magic == b"\x1f\x8b" else 1)
+    prefix_wanted = on_prefix is not None and size >= PREFIX_BYTES // (
+        8 if magic == b"\x1f\x8b" else 1
+    )
 
     def take(chunk: list[Any], fraction: float) -> None:
         nonlocal prefix_wanted
@@ -588,8 +591,8 @@ def _mapped_ranges(
     """Decode the mapped text's array from ``first`` (its ``[``): the first byte range here,
     the others in forked workers (files of ``_PARALLEL_BYTES`` and more). Returns the text
     after the array; None when a worker failed (nothing is appended then from the workers)."""
-    from kernel_lens.traces.decode import EVENTS_DECODER
     from kernel_lens.traces import stream
+    from kernel_lens.traces.decode import EVENTS_DECODER
     from kernel_lens.traces.stream import decode_range, range_starts
 
     workers = _workers(text.size // _BYTES_PER_EVENT)

@@ -45,3 +45,33 @@ timeout 170 python3 -m pytest -q -rA -s -p no:cacheprovider -o addopts="" \
   tests/gpu/test_gpu_ncu_roofline.py \
   2>&1 | tee "$OUT/ui-ncu-roofline.log" | grep -E "PASSED|FAILED|ERROR|SKIPPED|passed|failed|ncu |assert" | tail -20
 # ---- end of section ui ----
+# ---- section traces (issue 28 item 4): a real .pftrace from torch's CUPTI-monitor backend ----
+# torch PR 187892: export_chrome_trace(path) with a ".pftrace" path makes the (experimental)
+# cupti_monitor profiler backend write a Perfetto protobuf trace. If this torch has no such
+# backend, the log says so and nothing is committed.
+echo "== traces: record a small .pftrace (if this torch can) and read it"
+timeout 90 python3 - <<'PY' 2>&1 | tee "$OUT/traces-pftrace.log" | tail -15
+import os, sys, torch
+sys.path.insert(0, "server")
+out = os.path.join(os.environ["OUT"], "matmul_relu.pftrace")
+print("torch", torch.__version__, "cupti monitor:", any(
+    hasattr(torch.profiler, n) for n in ("_cupti_monitor", "_cupti")))
+x = torch.randn(1024, 1024, device="cuda")
+with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
+                                        torch.profiler.ProfilerActivity.CUDA]) as prof:
+    for _ in range(3):
+        torch.relu(x @ x)
+    torch.cuda.synchronize()
+try:
+    prof.export_chrome_trace(out)
+except Exception as exc:
+    print("export_chrome_trace(.pftrace) failed:", type(exc).__name__, exc)
+    raise SystemExit(0)
+head = open(out, "rb").read(64)
+print("wrote", out, os.path.getsize(out), "bytes; JSON?" , head.lstrip()[:1] == b"{")
+from kernel_lens.traces.read import read_columns
+from kernel_lens.analysis.trace_summary import summarize_columns
+cols = read_columns(out)
+print(len(cols), "complete events;", summarize_columns(cols).to_json().get("gpu_busy_us"))
+PY
+# ---- end of section traces ----

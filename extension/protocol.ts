@@ -31,6 +31,7 @@ import {
   NOTIFY_SET_TRUSTED,
   NOTIFY_STATUS,
   NOTIFY_TRACE_PROGRESS,
+  NOTIFY_TRACE_READY,
   REQ_ASSEMBLY,
   REQ_COMPARE,
   REQ_FUNCTIONS,
@@ -134,6 +135,9 @@ export const ResultsChangedNotification = new Notification(NOTIFY_RESULTS_CHANGE
  * cancellable `$/progress` notification of the same reading is VS Code's).
  */
 export const TraceProgressNotification = new Notification(NOTIFY_TRACE_PROGRESS);
+
+/** Server -> client: a trace answered with a first view (`partial`) is now read whole. */
+export const TraceReadyNotification = new Notification(NOTIFY_TRACE_READY);
 
 /** Every request's method object, for the tests that every generated request has one. */
 export const REQUESTS: readonly Request<keyof RequestTypes>[] = [

@@ -1016,6 +1016,12 @@ export const NOTIFY_RESULTS_CHANGED = "kernelLens/resultsChanged";
  */
 export const NOTIFY_TRACE_PROGRESS = "kernelLens/traceProgress";
 
+/**
+ * Server -> client notification: `TraceReady` (a trace file answered with a first view,
+ * `partial`, is now read whole: ask `kernelLens/traceFile` again for the full view).
+ */
+export const NOTIFY_TRACE_READY = "kernelLens/traceReady";
+
 /** Client -> server request: `AssemblyParams` -> `AssemblyResult`. */
 export const REQ_ASSEMBLY = "kernelLens/assembly";
 
@@ -1658,17 +1664,43 @@ export const checkTraceProgress: Check<TraceProgress> = shape<TraceProgress>({
   message: string,
 });
 
+/** What a first view of a trace covers. */
+export interface TracePartial {
+  /** About which fraction of the file's events it holds (0 to 1). */
+  fraction: number;
+  /** How many complete events it holds. */
+  events: number;
+}
+export const checkTracePartial: Check<TracePartial> = shape<TracePartial>({
+  fraction: number,
+  events: int,
+});
+
 /** Result of `kernelLens/traceFile`: a trace file's timeline and summary. */
 export interface TraceFileResult {
   path: string;
   timeline: Timeline;
   /** The trace summary (top kernels, ops, GPU busy time); shown in part. */
   summary: Record<string, unknown>;
+  /**
+   * Present when this is a first view of a big trace from its first events while the rest is
+   * read; `kernelLens/traceReady` follows when the whole trace is read.
+   */
+  partial?: TracePartial;
 }
 export const checkTraceFileResult: Check<TraceFileResult> = shape<TraceFileResult>({
   path: string,
   timeline: checkTimeline,
   summary: record,
+  partial: optional(checkTracePartial),
+});
+
+/** A trace file is read whole (`kernelLens/traceReady`). */
+export interface TraceReady {
+  path: string;
+}
+export const checkTraceReady: Check<TraceReady> = shape<TraceReady>({
+  path: string,
 });
 
 /** Result of `kernelLens/ncuFile`: the kernels of a `.ncu-rep` (or CSV) file. */
@@ -2189,6 +2221,7 @@ export interface NotificationTypes {
   "kernelLens/revealReport": RevealReportParams;
   "kernelLens/resultsChanged": ResultsChangedParams;
   "kernelLens/traceProgress": TraceProgress;
+  "kernelLens/traceReady": TraceReady;
 }
 /** The check of each notification's params. */
 export const NOTIFICATION_CHECKS: { readonly [M in keyof NotificationTypes]: Check<NotificationTypes[M]> } = {
@@ -2197,6 +2230,7 @@ export const NOTIFICATION_CHECKS: { readonly [M in keyof NotificationTypes]: Che
   "kernelLens/revealReport": checkRevealReportParams,
   "kernelLens/resultsChanged": checkResultsChangedParams,
   "kernelLens/traceProgress": checkTraceProgress,
+  "kernelLens/traceReady": checkTraceReady,
 };
 
 /**

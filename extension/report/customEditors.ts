@@ -11,7 +11,12 @@
  */
 import * as vscode from "vscode";
 import type { Ctx } from "../ctx";
-import { NcuFileRequest, TraceFileRequest, TraceProgressNotification } from "../protocol";
+import {
+  NcuFileRequest,
+  TraceFileRequest,
+  TraceProgressNotification,
+  TraceReadyNotification,
+} from "../protocol";
 import { isCancellation, sendChecked } from "../requests";
 import { isFromWebview, type ToWebview } from "./messages";
 import { traceLoadingText } from "./traceLoading";
@@ -27,11 +32,15 @@ class FileDocument implements vscode.CustomDocument {
   answer: ToWebview | undefined;
   /** Cancels the request in flight (the editor closed, or a refresh replaced it). */
   loading: vscode.CancellationTokenSource | undefined;
+  /** After a first view of a big trace: waits for `kernelLens/traceReady` to ask again. */
+  partialWait: vscode.Disposable | undefined;
 
   constructor(readonly uri: vscode.Uri) {}
 
   dispose(): void {
     this.answer = undefined;
+    this.partialWait?.dispose();
+    this.partialWait = undefined;
     this.loading?.cancel();
     this.loading?.dispose();
     this.loading = undefined;
@@ -136,7 +145,21 @@ export class FileViewer implements vscode.CustomReadonlyEditorProvider<FileDocum
           result: await sendChecked(this.ctx, client, NcuFileRequest, params, loading.token),
         };
       }
-      document.answer = answer;
+      if (answer.type === "traceFile" && answer.result.partial !== undefined) {
+        // A first view of a big trace: ask again once the server has read it whole.
+        const ready = client.onNotification(TraceReadyNotification, (note) => {
+          if (note.path === uri.fsPath) {
+            ready.dispose();
+            if (document.loading === undefined && document.answer === undefined) {
+              void this.load(document, webview);
+            }
+          }
+        });
+        document.partialWait?.dispose();
+        document.partialWait = ready;
+      } else {
+        document.answer = answer;
+      }
       postTo(webview, answer);
     } catch (error) {
       if (!isCancellation(error)) {

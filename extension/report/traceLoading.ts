@@ -23,3 +23,12 @@ export function traceLoadingText(
   }
   return `Reading ${name}${size}: ${Math.round(progress.percentage)}% · ${progress.message}`;
 }
+
+/**
+ * The note over a first view of a big trace (`partial` of `kernelLens/traceFile`): "First view:
+ * the first 72,263 events (about 7% of the file); the rest is being read…".
+ */
+export function partialTraceText(partial: { fraction: number; events: number }): string {
+  const percent = Math.max(1, Math.min(99, Math.round(partial.fraction * 100)));
+  return `First view: the first ${partial.events.toLocaleString("en-US")} events (about ${percent}% of the file); the rest is being read…`;
+}

@@ -362,7 +362,11 @@ describe("package.json: the report", () => {
     const byType = new Map(editors.map((e) => [e.viewType, e]));
     const patterns = (type: string) => byType.get(type)?.selector.map((s) => s.filenamePattern);
     assert.equal(byType.get(VIEW_TYPES.traceTimeline)?.priority, "default");
-    assert.deepEqual(patterns(VIEW_TYPES.traceTimeline), ["*.pt.trace.json", "*.pt.trace.json.gz"]);
+    assert.deepEqual(patterns(VIEW_TYPES.traceTimeline), [
+      "*.pt.trace.json",
+      "*.pt.trace.json.gz",
+      "*.pftrace",
+    ]);
     assert.equal(byType.get(VIEW_TYPES.jsonTimeline)?.priority, "option");
     assert.deepEqual(patterns(VIEW_TYPES.jsonTimeline), ["*.json", "*.json.gz"]);
     assert.equal(byType.get(VIEW_TYPES.ncuReport)?.priority, "default");

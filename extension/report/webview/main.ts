@@ -29,6 +29,7 @@ import { RooflineView } from "./rooflineView";
 import { noProfile, summaryView } from "./summary";
 import { SweepView, noSweep } from "./sweep";
 import { TimelineView } from "./timeline";
+import { partialTraceText } from "../traceLoading";
 import { traceSummaryView } from "./traceSummary";
 import { loadState, post, saveState } from "./vscodeApi";
 
@@ -179,10 +180,17 @@ function tabContent(): HTMLElement {
     if (trace === undefined) {
       return el("p", { className: "muted", text: state.loading ?? "" });
     }
-    if (state.tab === "summary") {
-      return traceSummaryView(trace.path, trace.summary);
+    const content =
+      state.tab === "summary"
+        ? traceSummaryView(trace.path, trace.summary)
+        : timelineContent(trace.timeline, false);
+    if (trace.partial === undefined) {
+      return content;
     }
-    return timelineContent(trace.timeline, false);
+    return el("div", {}, [
+      el("p", { className: "muted", text: partialTraceText(trace.partial) }),
+      content,
+    ]);
   }
   if (mode === "ncu") {
     const result = state.ncuFile;

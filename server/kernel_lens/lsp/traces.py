@@ -33,6 +33,7 @@ import os
 import shutil
 import uuid
 import weakref
+from collections.abc import Callable
 from typing import Any, cast
 
 from lsprotocol import types
@@ -50,7 +51,15 @@ from kernel_lens.traces.cache import (
     trace_cache_root,
 )
 from kernel_lens.traces.readers import ReaderPool
-from kernel_lens.wire.lsp import NOTIFY_TRACE_PROGRESS, Timeline, TraceFileResult, TraceProgress
+from kernel_lens.wire.lsp import (
+    NOTIFY_TRACE_PROGRESS,
+    NOTIFY_TRACE_READY,
+    Timeline,
+    TraceFileResult,
+    TracePartial,
+    TraceProgress,
+    TraceReady,
+)
 
 __all__ = [
     "cache_folder",
@@ -126,7 +135,13 @@ def _save(store: TraceStore, folder: str) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-async def _open(ls: KernelLensServer, path: str, size: int, mtime_ns: int) -> TraceStore:
+async def _open(
+    ls: KernelLensServer,
+    path: str,
+    size: int,
+    mtime_ns: int,
+    first: asyncio.Future[Any] | None = None,
+) -> TraceStore:
     folder = cache_folder(path, size, mtime_ns)
     store = await asyncio.to_thread(load_store, folder)
     if store is not None:
@@ -168,9 +183,17 @@ async def _open(ls: KernelLensServer, path: str, size: int, mtime_ns: int) -> Tr
         note: TraceProgress = {"path": path, "percentage": percentage, "message": message}
         ls.protocol.notify(NOTIFY_TRACE_PROGRESS, note)
 
+    def on_partial(partial: str, fraction: float) -> None:
+        # The store of the trace's first chunk: a first view while the rest is read.
+        if first is None or first.done():
+            return
+        store = load_store(partial)
+        if store is not None:
+            first.set_result((store, {"fraction": fraction, "events": store.event_count}))
+
     try:
         os.makedirs(trace_cache_root(), exist_ok=True)
-        await _pool(ls).build(path, folder, on_progress, job.cancelled)
+        await _pool(ls).build(path, folder, on_progress, job.cancelled, on_partial)
     finally:
         ls.jobs.pop(token, None)
         if progress:
@@ -179,6 +202,48 @@ async def _open(ls: KernelLensServer, path: str, size: int, mtime_ns: int) -> Tr
     store = await asyncio.to_thread(load_store, folder)
     if store is None:
         raise TraceError(f"the columns written for {path} in {folder} cannot be read")
+    return store
+
+
+async def _open_trace(
+    ls: KernelLensServer,
+    path: str,
+    *,
+    first_view: bool,
+    on_first: Callable[[], None] = lambda: None,
+) -> TraceStore | tuple[TraceStore, TracePartial]:
+    """`open_trace`; with ``first_view``, the store of a big trace's first chunk and what it
+    covers when that comes before the whole trace is read (``on_first`` is called then)."""
+    stat = _stat(path)
+    key = (stat.st_size, stat.st_mtime_ns)
+    kept = _stores.setdefault(ls, LRU(_KEPT))
+    found = kept.get(path)
+    if found is not None and found[0] == key:
+        return found[1]
+    loading = _loading.setdefault(ls, {})
+    task_key = (path, *key)
+    entry = loading.get(task_key)
+    if entry is None:
+        first: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        entry = _Loading(asyncio.ensure_future(_open(ls, path, *key, first)), first)
+        loading[task_key] = entry
+        entry.task.add_done_callback(lambda _: loading.pop(task_key, None))
+    entry.waiters += 1
+    try:
+        if first_view and entry.first is not None and not entry.task.done():
+            # A big trace: the store of its first chunk, if it comes before the whole one.
+            await asyncio.wait({entry.task, entry.first}, return_when=asyncio.FIRST_COMPLETED)
+            if not entry.task.done() and entry.first.done():
+                on_first()
+                return cast(tuple[TraceStore, TracePartial], entry.first.result())
+        store = await asyncio.shield(entry.task)
+    except asyncio.CancelledError:
+        if not entry.task.done() and entry.waiters == 1:
+            entry.task.cancel()  # the last one waiting went: stop reading (kills the child)
+        raise
+    finally:
+        entry.waiters -= 1
+    kept.put(path, (key, store))
     return store
 
 
@@ -192,37 +257,18 @@ async def open_trace(ls: KernelLensServer, path: str) -> TraceStore:
         TraceError: the file is missing, is not a trace, is too large for the memory, or its
             reading was cancelled from the progress notification.
     """
-    stat = _stat(path)
-    key = (stat.st_size, stat.st_mtime_ns)
-    kept = _stores.setdefault(ls, LRU(_KEPT))
-    found = kept.get(path)
-    if found is not None and found[0] == key:
-        return found[1]
-    loading = _loading.setdefault(ls, {})
-    task_key = (path, *key)
-    entry = loading.get(task_key)
-    if entry is None:
-        entry = _Loading(asyncio.ensure_future(_open(ls, path, *key)))
-        loading[task_key] = entry
-        entry.task.add_done_callback(lambda _: loading.pop(task_key, None))
-    entry.waiters += 1
-    try:
-        store = await asyncio.shield(entry.task)
-    except asyncio.CancelledError:
-        if not entry.task.done() and entry.waiters == 1:
-            entry.task.cancel()  # the last one waiting went: stop reading (kills the child)
-        raise
-    finally:
-        entry.waiters -= 1
-    kept.put(path, (key, store))
-    return store
+    got = await _open_trace(ls, path, first_view=False)
+    assert isinstance(got, TraceStore)
+    return got
 
 
 class _Loading:
-    """A trace being read, and how many requests wait for it."""
+    """A trace being read, how many requests wait for it, and the store of its first chunk
+    (``first``: a first view of a big trace, set while the rest is read)."""
 
-    def __init__(self, task: asyncio.Task[TraceStore]) -> None:
+    def __init__(self, task: asyncio.Task[TraceStore], first: asyncio.Future[Any] | None) -> None:
         self.task = task
+        self.first = first
         self.waiters = 0
 
 
@@ -261,12 +307,38 @@ async def window_timeline(
 async def read_trace_file(ls: KernelLensServer, path: str) -> TraceFileResult:
     """A trace file opened in the viewer: its timeline and summary.
 
+    A big trace answers first with the view of its first chunk, ``partial`` saying what it
+    covers; ``kernelLens/traceReady`` follows once the whole trace is read (the viewer asks
+    again then).
+
     Raises:
         TraceError: the file cannot be read as a trace.
     """
-    store = await open_trace(ls, path)
+    got = await _open_trace(ls, path, first_view=True, on_first=lambda: _notify_ready(ls, path))
+    partial: TracePartial | None = None
+    if isinstance(got, tuple):
+        store, partial = got
+    else:
+        store = got
     timeline = await asyncio.to_thread(_timeline, store, path, None)
     summary = store.summary
     if summary is None:  # pragma: no cover - stores built here always have one
         raise TraceError(f"no summary was kept for {path}")
-    return {"path": path, "timeline": timeline, "summary": summary}
+    result: TraceFileResult = {"path": path, "timeline": timeline, "summary": summary}
+    if partial is not None:
+        result["partial"] = partial
+    return result
+
+
+def _notify_ready(ls: KernelLensServer, path: str) -> None:
+    """Once the trace being read is read whole (or failed), say so: the viewer asks again."""
+
+    async def wait() -> None:
+        try:
+            await open_trace(ls, path)
+        except (TraceError, asyncio.CancelledError):
+            pass  # the viewer's next request says why
+        note: TraceReady = {"path": path}
+        ls.protocol.notify(NOTIFY_TRACE_READY, note)
+
+    asyncio.ensure_future(wait())

@@ -23,6 +23,7 @@ import os
 import pickle
 import signal
 import sys
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -43,7 +44,7 @@ from kernel_lens.analysis.trace_columns import (
 )
 from kernel_lens.analysis.trace_summary import TraceSummary, summarize_columns
 
-__all__ = ["read_columns", "summarize_file"]
+__all__ = ["PREFIX_BYTES", "Prefix", "read_columns", "summarize_file"]
 
 I64 = npt.NDArray[np.int64]
 
@@ -175,14 +176,35 @@ def _columns_typed(raw: bytes | bytearray, progress: Progress | None) -> TraceCo
     del events, lazy.traceEvents
     if progress:
         progress(0.65, "building columns")
-    joined = {k: np.concatenate(v) if v else np.zeros(0) for k, v in parts.items()}
+    return _finish(
+        parts, cats, names, keys, trace_device_name({"deviceProperties": lazy.deviceProperties})
+    )
+
+
+def _finish(
+    parts: dict[str, list[Any]],
+    cats: _Coder,
+    names: _Coder,
+    keys: _Coder,
+    device_name: str | None,
+    *,
+    keep: bool = False,
+) -> TraceColumns:
+    """The columns of the chunks in ``parts`` (emptied as they are joined, unless ``keep``:
+    the first view of a trace still being read)."""
+    joined: dict[str, Any] = {}
+    for k in _PARTS:
+        chunks = parts[k] if keep else parts.pop(k)
+        joined[k] = np.concatenate(chunks) if chunks else np.zeros(0)
+        del chunks
     n = len(joined["ts"])
-    cat, cat_table = cats.finish(joined["cat"].astype(np.int64, copy=False), str)
-    name, name_table = names.finish(joined["name"].astype(np.int64, copy=False), str)
+    cat, cat_table = cats.finish(joined.pop("cat").astype(np.int64, copy=False), str)
+    name, name_table = names.finish(joined.pop("name").astype(np.int64, copy=False), str)
     key_codes = np.concatenate(
-        [joined[k].astype(np.int64, copy=False) for k in ("pid", "tid", "stream", "device")]
+        [joined.pop(k).astype(np.int64, copy=False) for k in ("pid", "tid", "stream", "device")]
     )
     key, key_table = keys.finish(key_codes, grouping_key)
+    del key_codes
     return TraceColumns(
         cat=cat,
         cats=tuple(cat_table),
@@ -198,7 +220,7 @@ def _columns_typed(raw: bytes | bytearray, progress: Progress | None) -> TraceCo
         ext_id=joined["ext_id"].astype(np.float64, copy=False),
         corr=joined["corr"].astype(np.float64, copy=False),
         nbytes=joined["nbytes"].astype(np.int64, copy=False),
-        device_name=trace_device_name({"deviceProperties": lazy.deviceProperties}),
+        device_name=device_name,
     )
 
 
@@ -424,12 +446,245 @@ def _chunk_columns(
     parts["device"].append(device_codes)
 
 
-def read_columns(path: str | os.PathLike[str], progress: Progress | None = None) -> TraceColumns:
-    """Read a trace file (``.json`` or gzip) straight into columns.
+#: ``on_prefix(columns, fraction)``: the columns of the events read so far (a first view of a
+#: big trace while the rest is read) and about which fraction of the file they are.
+Prefix = Callable[[TraceColumns, float], None]
+#: Files from this many bytes get a first view from their first chunk (`read_columns`).
+PREFIX_BYTES = 48 << 20
+
+
+def _fork_mapped(text: Any, lo: int, stop: int | None) -> tuple[int, int, Any]:
+    """Fork a worker that decodes the mapped text's range ``[lo, stop)`` (`stream.decode_range`)
+    and writes its columns, part after part, into a temporary file, then pickles its row count
+    and code tables to a pipe (``{"error": ...}`` when it could not). Returns (its pid, the
+    pipe's read end, the file)."""
+    import tempfile
+
+    from kernel_lens.traces.decode import EVENTS_DECODER, UNSET
+    from kernel_lens.traces.stream import ChunkError, UnusualTraceError, decode_range
+
+    out = tempfile.TemporaryFile()
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid:
+        os.close(write_fd)
+        return pid, read_fd, out
+    code = 1  # the worker: it never returns from here
+    try:
+        os.close(read_fd)
+        cats, names, keys = _Coder(), _Coder(), _Coder()
+        parts: dict[str, list[Any]] = {k: [] for k in _PARTS}
+
+        def take(chunk: list[Any]) -> None:
+            with gc_paused():
+                _chunk_columns(chunk, parts, cats, names, keys, UNSET)
+
+        result: dict[str, Any]
+        try:
+            with gc_paused():
+                tail = decode_range(EVENTS_DECODER, text, lo, stop, take)
+            n = 0
+            for key in _PARTS:
+                column = np.concatenate(parts.pop(key)).astype(_PART_DTYPES[key], copy=False)
+                n = len(column)
+                out.write(column.data)
+            out.flush()
+            result = {"n": n, "cats": cats.values, "names": names.values, "keys": keys.values,
+                      "tail": tail}  # fmt: skip
+        except ChunkError:
+            result = {"error": "chunk"}
+        except UnusualTraceError:
+            result = {"error": "unusual"}
+        with os.fdopen(write_fd, "wb") as f:
+            pickle.dump(result, f, protocol=pickle.HIGHEST_PROTOCOL)
+        code = 0
+    finally:
+        os._exit(code)
+
+
+def _columns_streamed(
+    path: str, progress: Progress | None, on_prefix: Prefix | None
+) -> TraceColumns | None:
+    """Columns read chunk by chunk from the file (`kernel_lens.traces.stream`): a private
+    memory map of a plain JSON file (decoded by forked workers in byte ranges when it is big),
+    or a gzip stream inflated block by block. None when msgspec is absent, the file cannot be
+    read this way (the caller's path says why), or an event needs the json parser."""
+    try:
+        from kernel_lens.traces.decode import EVENTS_DECODER, UNSET
+        from kernel_lens.traces.stream import (
+            ChunkError,
+            MappedText,
+            StreamedText,
+            UnusualTraceError,
+            decode_range,
+            find_events,
+            gzip_blocks,
+            metadata,
+        )
+    except ImportError:
+        return None
+    try:
+        with open(path, "rb") as f:
+            magic = f.read(2)
+            size = os.fstat(f.fileno()).st_size
+    except OSError:
+        return None
+    cats, names, keys = _Coder(), _Coder(), _Coder()
+    parts: dict[str, list[Any]] = {k: [] for k in _PARTS}
+    seen = [0, 0]  # events, chunks
+    prefix_wanted = on_prefix is not None and size >= PREFIX_BYTES // (
+        8 if magic == b"\x1f\x8b" else 1
+    )
+
+    def take(chunk: list[Any], fraction: float) -> None:
+        nonlocal prefix_wanted
+        with gc_paused():
+            _chunk_columns(chunk, parts, cats, names, keys, UNSET)
+        seen[0] += len(chunk)
+        seen[1] += 1
+        if progress:
+            progress(0.1 + 0.5 * min(fraction, 1.0), f"reading events: {seen[0]:,}…")
+        if prefix_wanted and on_prefix is not None:
+            prefix_wanted = False
+            on_prefix(_finish(parts, cats, names, keys, None, keep=True), fraction)
+
+    try:
+        if magic == b"\x1f\x8b":
+            streamed = StreamedText(gzip_blocks(path))
+            with gc_paused():
+                for chunk in streamed.chunks(EVENTS_DECODER):
+                    take(chunk, 0.5 if seen[1] == 0 else 0.9)
+            meta = metadata(streamed.head, streamed.tail)
+        else:
+            text = MappedText(path)
+            try:
+                head, first = find_events(text)
+                tail = _mapped_ranges(text, first, take, cats, names, keys, parts)
+                if tail is None:  # a worker failed: read it all here
+                    cats, names, keys = _Coder(), _Coder(), _Coder()
+                    parts.clear()
+                    parts.update({k: [] for k in _PARTS})
+                    with gc_paused():
+                        tail = decode_range(
+                            EVENTS_DECODER, text, first, None,
+                            lambda chunk: take(chunk, 0.5),
+                        )  # fmt: skip
+                meta = metadata(head, tail or b"}")
+            finally:
+                text.close()
+    except (ChunkError, UnusualTraceError, OSError, EOFError, zlib.error):
+        return None
+    if progress:
+        progress(0.65, "building columns")
+    return _finish(parts, cats, names, keys, trace_device_name(meta))
+
+
+def _mapped_ranges(
+    text: Any,
+    first: int,
+    take: Callable[[list[Any], float], None],
+    cats: _Coder,
+    names: _Coder,
+    keys: _Coder,
+    parts: dict[str, list[Any]],
+) -> bytes | None:
+    """Decode the mapped text's array from ``first`` (its ``[``): the first byte range here,
+    the others in forked workers (files of ``_PARALLEL_BYTES`` and more). Returns the text
+    after the array; None when a worker failed (nothing is appended then from the workers)."""
+    from kernel_lens.traces import stream
+    from kernel_lens.traces.decode import EVENTS_DECODER
+    from kernel_lens.traces.stream import decode_range, range_starts
+
+    workers = _workers(text.size // _BYTES_PER_EVENT)
+    starts = range_starts(text, first, workers) if workers > 1 else [first]
+    ends: list[int | None] = [*starts[1:], None]
+    forked: list[tuple[int, int, Any]] = []
+    total = max(text.size - first, 1)
+    try:
+        for lo, stop in zip(starts[1:], ends[1:], strict=True):
+            forked.append(_fork_mapped(text, lo, stop))
+        here_stop = ends[0]
+        done = [0]
+
+        def here(chunk: list[Any]) -> None:
+            done[0] += 1
+            take(chunk, min(1.0, done[0] * stream.CHUNK_BYTES / total))
+
+        with gc_paused():
+            tail = decode_range(EVENTS_DECODER, text, first, here_stop, here)
+        results: list[dict[str, Any]] = []
+        while forked:
+            pid, fd, out = forked[0]
+            with os.fdopen(fd, "rb") as f:
+                try:
+                    result = pickle.load(f)
+                except (EOFError, pickle.UnpicklingError):
+                    result = {"error": "died"}
+            forked.pop(0)
+            _, status = os.waitpid(pid, 0)
+            if status != 0 or "error" in result:
+                out.close()
+                if result.get("error") == "chunk":
+                    from kernel_lens.traces.stream import ChunkError
+
+                    raise ChunkError("an event needs the json parser")
+                for _, fd2, out2 in forked:
+                    os.close(fd2)
+                    out2.close()
+                return None
+            result["file"] = out
+            results.append(result)
+        for result in results:
+            remaps = {
+                field: np.asarray([coder._code(v) for v in result[field]] or [0], dtype=np.int64)
+                for field, coder in (("cats", cats), ("names", names), ("keys", keys))
+            }
+            n, out = result["n"], result["file"]
+            out.seek(0)
+            for key in _PARTS:
+                column = np.fromfile(out, dtype=_PART_DTYPES[key], count=n)
+                if key == "cat":
+                    column = remaps["cats"][column]
+                elif key == "name":
+                    column = remaps["names"][column]
+                elif key in ("pid", "tid", "stream", "device"):
+                    column = remaps["keys"][column]
+                parts[key].append(column)
+            out.close()
+        if results:  # the text after the array: found by the worker of the last range
+            return results[-1]["tail"]  # type: ignore[no-any-return]
+        return tail
+    finally:
+        for pid, fd, out in forked:  # left by an error here: stop them
+            with contextlib.suppress(OSError):
+                os.close(fd)
+            out.close()
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+
+
+#: A rough lower bound of a torch trace's bytes per event (to size the workers before reading).
+_BYTES_PER_EVENT = 200
+
+
+def read_columns(
+    path: str | os.PathLike[str],
+    progress: Progress | None = None,
+    on_prefix: Prefix | None = None,
+) -> TraceColumns:
+    """Read a trace file (``.json``, gzip, or a Perfetto ``.pftrace``) straight into columns.
+
+    A JSON trace is read chunk by chunk (`_columns_streamed`: the file memory-mapped or the gzip
+    inflated as a stream); an unusual layout, or an event only the standard parser takes, reads
+    the whole text as before (`_columns_typed`, then ``json``).
 
     Args:
         path: the trace file.
         progress: told how far the reading has got.
+        on_prefix: given the columns of the first chunk of a big file (`PREFIX_BYTES`) while the
+            rest is read: a first view.
 
     Raises:
         TraceError: the file is missing or unreadable, is not valid JSON, or is not a trace.
@@ -437,6 +692,13 @@ def read_columns(path: str | os.PathLike[str], progress: Progress | None = None)
     shown = os.fspath(path)
     if progress:
         progress(0.0, "reading the file")
+    from kernel_lens.traces.pftrace import is_pftrace, read_pftrace
+
+    if is_pftrace(shown):
+        return read_pftrace(shown)
+    columns = _columns_streamed(shown, progress, on_prefix)
+    if columns is not None:
+        return columns
     raw = read_trace_bytes(path)
     if progress:
         progress(0.1, f"parsing {len(raw) / 1e6:.0f} MB of JSON")

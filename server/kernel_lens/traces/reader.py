@@ -13,7 +13,7 @@ import os
 import sys
 from typing import Any
 
-from kernel_lens.analysis.trace_columns import TraceError
+from kernel_lens.analysis.trace_columns import TraceColumns, TraceError
 from kernel_lens.analysis.trace_store import build_store
 from kernel_lens.analysis.trace_summary import summarize_columns
 from kernel_lens.traces.cache import save_store
@@ -25,7 +25,9 @@ __all__ = ["main"]
 def main(argv: list[str]) -> int:
     """``TRACE FOLDER``: read TRACE, build its store with its summary, save it in FOLDER.
 
-    Prints JSON lines: ``{"progress": 0..1, "message"}`` while working, then ``{"done":
+    Prints JSON lines: ``{"progress": 0..1, "message"}`` while working, ``{"partial": FOLDER
+    + ".partial", "fraction", "events"}`` once for a big trace (the store of its first chunk,
+    a first view while the rest is read), then ``{"done":
     FOLDER}`` or ``{"error": message}`` (exit code 1).
     """
     path, folder = argv
@@ -37,8 +39,15 @@ def main(argv: list[str]) -> int:
     def progress(fraction: float, message: str) -> None:
         say({"progress": round(fraction, 3), "message": message})
 
+    def on_prefix(columns: TraceColumns, fraction: float) -> None:
+        # A first view of a big trace from its first chunk, while the rest is read.
+        partial = f"{folder}.partial"
+        store = build_store(columns, summary=summarize_columns(columns).to_json())
+        save_store(store, partial)
+        say({"partial": partial, "fraction": round(fraction, 4), "events": len(columns)})
+
     try:
-        columns = read_columns(path, progress)
+        columns = read_columns(path, progress, on_prefix)
         progress(0.7, "summarising")
         summary = summarize_columns(columns).to_json()
         store = build_store(columns, summary=summary, progress=progress)

@@ -154,6 +154,7 @@ class ReaderPool:
         folder: str,
         on_progress: Callable[[float, str], None],
         cancelled: asyncio.Event,
+        on_partial: Callable[[str, float], None] | None = None,
     ) -> None:
         """Build the columns of ``path`` in ``folder`` in a reader process (the spare, else a
         new one; a spare that had died is replaced by a new one); a new spare is started after.
@@ -167,7 +168,7 @@ class ReaderPool:
             child, spare = await self._take()
             while True:
                 try:
-                    await _read_with(child, path, tmp, on_progress, cancelled)
+                    await _read_with(child, path, tmp, on_progress, cancelled, on_partial)
                     break
                 except _ReaderEndedError as exc:
                     if not spare:
@@ -183,6 +184,8 @@ class ReaderPool:
                 os.replace(tmp, folder)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+            # The first view's store (a process may still map it: the files stay readable).
+            shutil.rmtree(f"{tmp}.partial", ignore_errors=True)
             # The next spare starts a little after this reading: not competing for the CPU with
             # it, nor with the overview's answer that follows it.
             asyncio.ensure_future(self.start_spare(delay_s=1.5))
@@ -194,8 +197,10 @@ async def _read_with(
     tmp: str,
     on_progress: Callable[[float, str], None],
     cancelled: asyncio.Event,
+    on_partial: Callable[[str, float], None] | None = None,
 ) -> None:
-    """Have the reader ``child`` read ``path`` into the folder ``tmp``.
+    """Have the reader ``child`` read ``path`` into the folder ``tmp`` (``on_partial(folder,
+    fraction)``: the store of a big trace's first chunk is in ``folder``).
 
     Raises:
         TraceError: as `ReaderPool.build`.
@@ -225,6 +230,10 @@ async def _read_with(
             if "progress" in message:
                 started = True
                 on_progress(float(message["progress"]), str(message.get("message", "")))
+            elif "partial" in message:
+                started = True
+                if on_partial is not None:
+                    on_partial(str(message["partial"]), float(message.get("fraction", 0.0)))
             elif "error" in message:
                 error = str(message["error"])
             elif "done" in message:

@@ -56,6 +56,7 @@ __all__ = [
     "NOTIFY_SET_TRUSTED",
     "NOTIFY_STATUS",
     "NOTIFY_TRACE_PROGRESS",
+    "NOTIFY_TRACE_READY",
     "REQUESTS",
     "REQ_ASSEMBLY",
     "REQ_COMPARE",
@@ -139,7 +140,9 @@ __all__ = [
     "TimelineWindowParams",
     "TimingOptions",
     "TraceFileResult",
+    "TracePartial",
     "TraceProgress",
+    "TraceReady",
 ]
 
 # Method names and command ids.
@@ -182,6 +185,9 @@ NOTIFY_RESULTS_CHANGED = "kernelLens/resultsChanged"
 #: Server -> client notification: :class:`TraceProgress` (a trace file being read: the trace
 #: viewer shows it; the cancellable ``$/progress`` of the same reading is the notification's).
 NOTIFY_TRACE_PROGRESS = "kernelLens/traceProgress"
+#: Server -> client notification: :class:`TraceReady` (a trace file answered with a first view,
+#: ``partial``, is now read whole: ask ``kernelLens/traceFile`` again for the full view).
+NOTIFY_TRACE_READY = "kernelLens/traceReady"
 
 #: Client -> server request: :class:`AssemblyParams` -> :class:`AssemblyResult`.
 REQ_ASSEMBLY = "kernelLens/assembly"
@@ -647,6 +653,15 @@ class TraceProgress(TypedDict):
     message: str
 
 
+class TracePartial(TypedDict):
+    """What a first view of a trace covers."""
+
+    fraction: float
+    """About which fraction of the file's events it holds (0 to 1)."""
+    events: int
+    """How many complete events it holds."""
+
+
 class TraceFileResult(TypedDict):
     """Result of ``kernelLens/traceFile``: a trace file's timeline and summary."""
 
@@ -654,6 +669,15 @@ class TraceFileResult(TypedDict):
     timeline: Timeline
     summary: dict[str, Any]
     """The trace summary (top kernels, ops, GPU busy time); shown in part."""
+    partial: NotRequired[TracePartial]
+    """Present when this is a first view of a big trace from its first events while the rest is
+    read; ``kernelLens/traceReady`` follows when the whole trace is read."""
+
+
+class TraceReady(TypedDict):
+    """A trace file is read whole (``kernelLens/traceReady``)."""
+
+    path: str
 
 
 class NcuFileResult(TypedDict):
@@ -1011,6 +1035,7 @@ NOTIFICATIONS: dict[str, Any] = {
     NOTIFY_REVEAL: RevealReportParams,
     NOTIFY_RESULTS_CHANGED: ResultsChangedParams,
     NOTIFY_TRACE_PROGRESS: TraceProgress,
+    NOTIFY_TRACE_READY: TraceReady,
 }
 
 #: Each server command (``workspace/executeCommand``, advertised by the server) -> (its

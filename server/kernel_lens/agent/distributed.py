@@ -100,18 +100,21 @@ def run_distributed(
                     results.append(json.load(fh))
             except (OSError, ValueError):
                 results.append(None)
-    for rank, res in enumerate(results):
-        if res is not None and "error" in res:
-            err = res["error"]
-            message = f"rank {rank}: {err.get('message', '')}"
-            if note:
-                message += f" ({note})"
-            raise ProfileError(
-                str(err.get("kind") or "runtime"),  # type: ignore[arg-type]
-                message,
-                err.get("line"),
-                traceback=err.get("traceback"),
-            )
+    failed = [(float(res.get("at") or 0.0), r) for r, res in enumerate(results)
+              if res is not None and "error" in res]  # fmt: skip
+    if failed:
+        # The first rank to fail is the cause (its peers then fail in their collectives).
+        rank = min(failed)[1]
+        err = (results[rank] or {})["error"]
+        message = f"rank {rank}: {err.get('message', '')}"
+        if note:
+            message += f" ({note})"
+        raise ProfileError(
+            str(err.get("kind") or "runtime"),  # type: ignore[arg-type]
+            message,
+            err.get("line"),
+            traceback=err.get("traceback"),
+        )
     missing = [r for r, res in enumerate(results) if res is None]
     if rc != 0 or missing:
         why = "timed out" if rc is None else f"exited with status {rc}"

@@ -18,6 +18,7 @@ import dataclasses
 import json
 import os
 import sys
+import time
 from typing import Any
 
 __all__ = ["DEFAULT_RANK_REPS", "RANK_STAGES", "main", "rank_request"]
@@ -88,10 +89,12 @@ def main(argv: list[str] | None = None) -> int:
         with stdout_to_stderr():
             result = run_profile(rank_request(params), progress)
     except ProfileError as err:
-        _write(out, {"error": err.to_json()})
+        # ``at``: the first rank to fail is the cause; its peers then fail in their collectives.
+        _write(out, {"error": err.to_json(), "at": time.time()})
         return 1
     except BaseException as exc:  # noqa: BLE001 - every way a rank ends is reported
-        _write(out, {"error": {"kind": "internal", "message": f"{type(exc).__name__}: {exc}"}})
+        error = {"kind": "internal", "message": f"{type(exc).__name__}: {exc}"}
+        _write(out, {"error": error, "at": time.time()})
         return 1
     result.pop("_trace_events", None)
     _write(out, result)

@@ -220,14 +220,14 @@ def rank_collectives(events: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
                 }
             )
             comm_iv.append((ts, ts + float(g["dur"])))
-        comm_iv.extend((float(e["ts"]), float(e["ts"]) + float(e["dur"])) for e in ops)
         compute_ops = _top_level(
             [e for e in evs if e.get("cat") == "cpu_op" and not COLLECTIVE_OP_RE.match(str(e["name"]))]
         )
         compute = [(float(e["ts"]), float(e["ts"]) + float(e["dur"])) for e in compute_ops]
-        # Ops nested in a collective op are the collective's (copies into its buffer).
-        comm_merged = merge_intervals(comm_iv)
-        compute = [iv for iv in compute if not _inside(iv, comm_merged)]
+        # The c10d op itself is the collective's enqueue, and ops nested in it (copies into its
+        # buffer) are the collective's: neither is computation.
+        issued = merge_intervals((float(e["ts"]), float(e["ts"]) + float(e["dur"])) for e in ops)
+        compute = [iv for iv in compute if not _inside(iv, issued)]
         busy = merge_intervals([*comm_iv, *compute])
         source = "cpu"
     return {

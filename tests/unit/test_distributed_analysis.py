@@ -1,0 +1,126 @@
+"""The distributed analysis on recorded traces: two real CPU ranks (gloo, a deliberate
+straggler; tests/data/distributed/README.md); the per-rank numbers checked against
+HolisticTraceAnalysis (HTA), the test-only dependency, on the same traces (the GPU check, NCCL
+kernels on two H200s, is tests/gpu/test_gpu_distributed.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kernel_lens.analysis.distributed import (
+    comm_name,
+    is_comm_kernel,
+    merge_ranks,
+    rank_collectives,
+    rank_metrics,
+    rank_skew,
+)
+from kernel_lens.analysis.distributed_text import comm_text, line_ranks_text, ranks_hover
+from tests.conftest import ROOT
+
+DATA = ROOT / "tests" / "data" / "distributed"
+AR_LINE = 24  # kernels/allreduce_step.py: dist.all_reduce(y)
+
+
+def _trace(rank: int) -> dict[str, Any]:
+    return json.loads((DATA / f"allreduce_step-straggler-rank{rank}.json").read_text())
+
+
+def _events(rank: int) -> list[dict[str, Any]]:
+    return _trace(rank)["traceEvents"]
+
+
+def test_names_match_every_spelling() -> None:
+    assert is_comm_kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*)")
+    assert is_comm_kernel("NCCLKERNEL_x") and not is_comm_kernel("vectorized_elementwise")
+    assert comm_name("c10d::allreduce_") == "all_reduce" == comm_name("gloo:all_reduce")
+    assert comm_name("ncclDevKernel_ReduceScatter_Sum") == "reduce_scatter"
+    assert comm_name("c10d::_reduce_scatter_base_") == "reduce_scatter"
+
+
+def test_gloo_collectives_land_on_the_line_that_called_all_reduce() -> None:
+    for rank in (0, 1):
+        got = rank_collectives(_events(rank))
+        assert got["source"] == "cpu"
+        assert [c["name"] for c in got["collectives"]] == ["all_reduce", "all_reduce"]
+        assert {c["line"] for c in got["collectives"]} == {AR_LINE}
+        assert all(c["op"] == "c10d::allreduce_" for c in got["collectives"])
+
+
+def test_the_straggler_is_the_rank_that_waits_least_with_its_skew() -> None:
+    skew = rank_skew([rank_collectives(_events(r))["collectives"] for r in (0, 1)])
+    assert skew["straggler"] == 1
+    assert skew["wait_us"][1] == 0.0 and skew["wait_us"][0] > 30_000
+    # rank 1 slept 20 ms before each all_reduce: it is last at each, by about that much
+    assert [c["last_rank"] for c in skew["collectives"]] == [1, 1]
+    assert all(15_000 < c["skew_us"] < 40_000 for c in skew["collectives"])
+
+
+def test_merged_result_has_each_rank_the_slowest_and_the_spread() -> None:
+    base = {"function": "step", "device": "CPU", "device_kind": "cpu", "timing": {"median_ms": 1},
+            "lines": [{"line": 21, "source": "y = x @ w", "ops": [{"cpu_us": 50.0}]},
+                      {"line": AR_LINE, "source": "dist.all_reduce(y)", "ops": [{"cpu_us": 9.0}]}]}  # fmt: skip
+    other = json.loads(json.dumps(base))
+    other["lines"][0]["ops"][0]["cpu_us"] = 80.0
+    other["timing"]["median_ms"] = 2
+    merged = merge_ranks([base, other], [_events(0), _events(1)], calls=2)
+    first = merged["lines"][0]["ranks"]
+    assert first["us"] == [50.0, 80.0] and first["slowest_rank"] == 1
+    assert first["spread_pct"] == pytest.approx(37.5)
+    comm = merged["lines"][1]["comm"][0]
+    assert comm["name"] == "all_reduce" and comm["slowest_rank"] == 0  # rank 0 waited in it
+    assert comm["calls"] == 1.0 and comm["us"] > 10_000
+    assert merged["distributed"]["straggler"] == 1 and merged["distributed"]["slowest_rank"] == 1
+    assert len(merged["ranks"]) == 2
+    assert comm_text(comm).startswith("all_reduce ") and "overlapped 0% with compute" in comm_text(
+        comm
+    )
+    assert line_ranks_text(merged["lines"][0]) == "rank 0 · slowest rank 1 (+60%)"
+    assert "skew" in (line_ranks_text(merged["lines"][1]) or "")
+    hover = ranks_hover(merged, AR_LINE) or ""
+    assert "| 0 (slowest) |" in hover and "| 1 |" in hover
+
+
+def _as_kernels(trace: dict[str, Any]) -> dict[str, Any]:
+    """The CPU trace's intervals handed to HTA as what it reads, GPU kernels on one stream:
+    each gloo collective as an ``nccl`` kernel, each computation interval as a kernel."""
+    got = rank_collectives(trace["traceEvents"])
+    events: list[dict[str, Any]] = []
+    for c in got["collectives"]:
+        events.append({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce (gloo)",
+                       "ts": c["ts"], "dur": c["dur"], "pid": 0, "tid": 7,
+                       "args": {"stream": 7, "device": 0, "correlation": len(events) + 1}})  # fmt: skip
+    for ts, end in got["compute"]:
+        events.append({"ph": "X", "cat": "kernel", "name": "cpu_compute", "ts": ts,
+                       "dur": end - ts, "pid": 0, "tid": 7,
+                       "args": {"stream": 7, "device": 0, "correlation": len(events) + 1}})  # fmt: skip
+    return {"distributedInfo": trace["distributedInfo"], "traceEvents": events,
+            "displayTimeUnit": "ms", "baseTimeNanoseconds": 0}  # fmt: skip
+
+
+def _hta(trace_dir: Path) -> tuple[Any, Any]:
+    hta = pytest.importorskip("hta.trace_analysis")
+    analysis = hta.TraceAnalysis(trace_dir=str(trace_dir))
+    return (
+        analysis.get_comm_comp_overlap(visualize=False).set_index("rank"),
+        analysis.get_temporal_breakdown(visualize=False).set_index("rank"),
+    )
+
+
+def test_overlap_and_idle_agree_with_hta_on_the_two_rank_traces(tmp_path: Path) -> None:
+    """HTA reads GPU kernels only: the CPU ranks' communication and computation intervals
+    (ours) are given to it as kernels, and its overlap and idle definitions must give ours."""
+    for rank in (0, 1):
+        (tmp_path / f"rank{rank}.json").write_text(json.dumps(_as_kernels(_trace(rank))))
+    overlap, temporal = _hta(tmp_path)
+    for rank in (0, 1):
+        ours = rank_metrics(rank_collectives(_events(rank)))
+        theirs_overlap = float(overlap.loc[rank, "comp_comm_overlap_pctg"])
+        assert ours["overlap_pct"] == pytest.approx(theirs_overlap, abs=5.0)
+        theirs_idle = float(temporal.loc[rank, "idle_time_pctg"])
+        assert ours["idle_pct"] == pytest.approx(theirs_idle, abs=5.0)
+        assert ours["idle_us"] == pytest.approx(float(temporal.loc[rank, "idle_time(us)"]), rel=0.05)

@@ -61,9 +61,12 @@ def test_the_straggler_is_the_rank_that_waits_least_with_its_skew() -> None:
 
 
 def test_merged_result_has_each_rank_the_slowest_and_the_spread() -> None:
-    base = {"function": "step", "device": "CPU", "device_kind": "cpu", "timing": {"median_ms": 1},
-            "lines": [{"line": 21, "source": "y = x @ w", "ops": [{"cpu_us": 50.0}]},
-                      {"line": AR_LINE, "source": "dist.all_reduce(y)", "ops": [{"cpu_us": 9.0}]}]}  # fmt: skip
+    lines = [
+        {"line": 21, "source": "y = x @ w", "ops": [{"cpu_us": 50.0}]},
+        {"line": AR_LINE, "source": "dist.all_reduce(y)", "ops": [{"cpu_us": 9.0}]},
+    ]
+    base = {"function": "step", "device": "CPU", "device_kind": "cpu",
+            "timing": {"median_ms": 1}, "lines": lines}  # fmt: skip
     other = json.loads(json.dumps(base))
     other["lines"][0]["ops"][0]["cpu_us"] = 80.0
     other["timing"]["median_ms"] = 2
@@ -85,19 +88,21 @@ def test_merged_result_has_each_rank_the_slowest_and_the_spread() -> None:
     assert "| 0 (slowest) |" in hover and "| 1 |" in hover
 
 
+def _kernel(name: str, ts: float, dur: float, n: int) -> dict[str, Any]:
+    args = {"stream": 7, "device": 0, "correlation": n}
+    return {"ph": "X", "cat": "kernel", "name": name, "ts": ts, "dur": dur, "pid": 0, "tid": 7,
+            "args": args}  # fmt: skip
+
+
 def _as_kernels(trace: dict[str, Any]) -> dict[str, Any]:
     """The CPU trace's intervals handed to HTA as what it reads, GPU kernels on one stream:
     each gloo collective as an ``nccl`` kernel, each computation interval as a kernel."""
     got = rank_collectives(trace["traceEvents"])
     events: list[dict[str, Any]] = []
     for c in got["collectives"]:
-        events.append({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce (gloo)",
-                       "ts": c["ts"], "dur": c["dur"], "pid": 0, "tid": 7,
-                       "args": {"stream": 7, "device": 0, "correlation": len(events) + 1}})  # fmt: skip
+        events.append(_kernel("ncclDevKernel_AllReduce (gloo)", c["ts"], c["dur"], len(events)))
     for ts, end in got["compute"]:
-        events.append({"ph": "X", "cat": "kernel", "name": "cpu_compute", "ts": ts,
-                       "dur": end - ts, "pid": 0, "tid": 7,
-                       "args": {"stream": 7, "device": 0, "correlation": len(events) + 1}})  # fmt: skip
+        events.append(_kernel("cpu_compute", ts, end - ts, len(events)))
     return {"distributedInfo": trace["distributedInfo"], "traceEvents": events,
             "displayTimeUnit": "ms", "baseTimeNanoseconds": 0}  # fmt: skip
 
@@ -123,4 +128,6 @@ def test_overlap_and_idle_agree_with_hta_on_the_two_rank_traces(tmp_path: Path) 
         assert ours["overlap_pct"] == pytest.approx(theirs_overlap, abs=5.0)
         theirs_idle = float(temporal.loc[rank, "idle_time_pctg"])
         assert ours["idle_pct"] == pytest.approx(theirs_idle, abs=5.0)
-        assert ours["idle_us"] == pytest.approx(float(temporal.loc[rank, "idle_time(us)"]), rel=0.05)
+        assert ours["idle_us"] == pytest.approx(
+            float(temporal.loc[rank, "idle_time(us)"]), rel=0.05
+        )

@@ -44,8 +44,8 @@ __all__ = [
     "total",
 ]
 
-#: A c10d collective op of the calling thread (``c10d::allreduce_``, ``c10d::_reduce_scatter_base_``)
-#: or the profiler's ``record_param_comms``.
+#: A c10d collective op of the calling thread (``c10d::allreduce_``,
+#: ``c10d::_reduce_scatter_base_``) or the profiler's ``record_param_comms``.
 COLLECTIVE_OP_RE = re.compile(r"^(c10d::|record_param_comms$)")
 #: gloo's collective on its own thread (``gloo:all_reduce``); nccl's host-side annotation.
 _BACKEND_RE = re.compile(r"^(gloo|nccl):", re.IGNORECASE)
@@ -81,7 +81,8 @@ def is_comm_kernel(name: str) -> bool:
 
 
 def comm_name(name: str) -> str:
-    """``all_reduce`` for ``c10d::allreduce_``, ``gloo:all_reduce``, ``ncclDevKernel_AllReduce_…``."""
+    """``all_reduce`` for ``c10d::allreduce_``, ``gloo:all_reduce``,
+    ``ncclDevKernel_AllReduce_…``."""
     low = name.lower()
     for word, short in _COMM_WORDS:
         if word in low:
@@ -202,8 +203,8 @@ def rank_collectives(events: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         for g in sorted(backend, key=lambda e: float(e["ts"])):
             ts = float(g["ts"])
             # The c10d op that enqueued it: the latest one started before it.
-            k = bisect_right(op_starts, ts) - 1
-            issuer = ops[k] if k >= 0 else None
+            idx = bisect_right(op_starts, ts) - 1
+            issuer = ops[idx] if idx >= 0 else None
             line = None
             if issuer is not None:
                 at = float(issuer["ts"])
@@ -221,7 +222,11 @@ def rank_collectives(events: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
             )
             comm_iv.append((ts, ts + float(g["dur"])))
         compute_ops = _top_level(
-            [e for e in evs if e.get("cat") == "cpu_op" and not COLLECTIVE_OP_RE.match(str(e["name"]))]
+            [
+                e
+                for e in evs
+                if e.get("cat") == "cpu_op" and not COLLECTIVE_OP_RE.match(str(e["name"]))
+            ]
         )
         compute = [(float(e["ts"]), float(e["ts"]) + float(e["dur"])) for e in compute_ops]
         # The c10d op itself is the collective's enqueue, and ops nested in it (copies into its
@@ -384,8 +389,9 @@ def merge_ranks(
         "straggler": skew["straggler"],
         "collectives": skew["collectives"],
         "max_skew_us": max((c["skew_us"] for c in skew["collectives"]), default=0.0),
-        "aligned_on_us": [c["collectives"][0]["ts"] if c and c["collectives"] else None
-                          for c in collected],  # fmt: skip
+        "aligned_on_us": [
+            c["collectives"][0]["ts"] if c and c["collectives"] else None for c in collected
+        ],  # fmt: skip
     }
     return base
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from lsprotocol import types
 
+from kernel_lens.analysis.distributed_text import ranks_hover
 from kernel_lens.analysis.error_actions import error_actions, error_markdown
 from kernel_lens.analysis.functions import SourceSyntaxError, find_function
 from kernel_lens.analysis.lens_targets import lens_targets
@@ -80,7 +81,11 @@ def document_hover(
             + _command_link("re-profile", CMD_PROFILE, {"uri": uri, "function": info.qualname})
         )
     measured = line0 + 1 - placed.offset
-    return hover_markdown(record.result, measured, word=word)
+    text = hover_markdown(record.result, measured, word=word)
+    ranks = ranks_hover(record.result, measured)  # a distributed profile: every rank's time
+    if ranks:
+        text = f"{text}\n\n{ranks}" if text else ranks
+    return text
 
 
 def _error_hover(uri: str, qualname: str, error: Mapping[str, Any]) -> str:

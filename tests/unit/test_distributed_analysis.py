@@ -131,3 +131,27 @@ def test_overlap_and_idle_agree_with_hta_on_the_two_rank_traces(tmp_path: Path) 
         assert ours["idle_us"] == pytest.approx(
             float(temporal.loc[rank, "idle_time(us)"]), rel=0.05
         )
+
+
+def test_a_file_that_calls_init_process_group_is_distributed() -> None:
+    from kernel_lens.analysis.lens_targets import uses_process_group
+
+    assert uses_process_group("import torch.distributed as dist\ndist.init_process_group('gloo')\n")
+    assert uses_process_group("from torch.distributed import init_process_group\n"
+                              "def main():\n    init_process_group(backend='nccl')\n")  # fmt: skip
+    assert not uses_process_group("import torch\n# init_process_group in a comment\n")
+    assert not uses_process_group("def broken(:\n")
+
+
+def test_every_rank_makes_the_same_calls() -> None:
+    """A rank's request: a fixed count (two warm-up calls, then reps), only the stages whose
+    call counts do not depend on the rank's own times."""
+    from kernel_lens.agent.rank import DEFAULT_RANK_REPS, rank_request
+
+    stages = ["timing", "ops", "trace", "sweep"]
+    params = {"path": "/x.py", "function": "step", "nproc_per_node": 2, "reps": 0,
+              "warmup_ms": 25.0, "stages": stages}  # fmt: skip
+    req = rank_request(params)
+    assert req.nproc_per_node == 0 and req.warmup_ms == 0.0 and req.reps == DEFAULT_RANK_REPS
+    assert req.stages == ("timing", "ops", "trace")
+    assert rank_request({"path": "/x.py", "reps": 7}).reps == 7

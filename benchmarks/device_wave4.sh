@@ -75,3 +75,24 @@ cols = read_columns(out)
 print(len(cols), "complete events;", summarize_columns(cols).to_json().get("gpu_busy_us"))
 PY
 # ---- end of section traces ----
+# ---- section dist (issue 27 items 1-3, 6): a 2-rank DDP step over NCCL — for the nvidia-h200-x2
+# kind (two GPUs of one host); on one GPU it only checks the "ranks share a device" label.
+# About 3 minutes of device time.
+GPUS=$(nvidia-smi -L 2>/dev/null | wc -l)
+echo "== dist: $GPUS GPU(s) visible"
+python3 -c "import hta; print('hta', hta.__file__)" 2>&1 | tail -1 || true
+if [ "$GPUS" -ge 2 ]; then
+  echo "== dist: GPU tests (NCCL kernels on their lines, overlap/idle vs HTA within 5%, straggler)"
+  timeout 420 python3 -m pytest -q -rA -s -p no:cacheprovider -o addopts="" \
+    tests/gpu/test_gpu_distributed.py \
+    2>&1 | tee "$OUT/dist-gpu-tests.log" | grep -E "^\||PASSED|FAILED|ERROR|SKIPPED|passed|failed|assert|straggler" | tail -30
+  echo "== dist: the CLI's text for the DDP step (for docs/benchmarks.md)"
+  timeout 200 python3 -m kernel_lens profile tests/data/gpu_only/ddp_step.py::train_step \
+    --nproc-per-node 2 --reps 10 --no-history 2>&1 | grep -v -E "USDT|^\[rank" | tail -25 \
+    | tee "$OUT/dist-ddp-step.txt"
+else
+  echo "== dist: one GPU — two ranks must share it or say they need two"
+  timeout 200 python3 -m pytest -q -rA -p no:cacheprovider -o addopts="" \
+    tests/gpu/test_gpu_distributed.py 2>&1 | tee "$OUT/dist-gpu-tests.log" | tail -5
+fi
+# ---- end of section dist ----

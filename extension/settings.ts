@@ -20,7 +20,8 @@ export type SettingKey =
   | "timing.budgetMs"
   | "timing.reps"
   | "lenses.showAll"
-  | "profileMemory";
+  | "profileMemory"
+  | "distributed.nprocPerNode";
 
 /**
  * Keys read once at server start (interpreter, `initializationOptions.agentCommand`): a change
@@ -52,6 +53,11 @@ export interface Settings {
    * `on`/`off`.
    */
   profileMemory: ProfileMemory;
+  /**
+   * Ranks of *Profile on N ranks* on a file that calls `init_process_group` (the server pulls
+   * this): `0` = the visible GPUs, at least 2 (gloo on the CPU without GPUs).
+   */
+  distributed: Readonly<{ nprocPerNode: number }>;
 }
 
 export const DEFAULTS: Readonly<Settings> = {
@@ -62,6 +68,7 @@ export const DEFAULTS: Readonly<Settings> = {
   timing: { warmupMs: 25, budgetMs: 500, reps: 0 },
   lenses: { showAll: false },
   profileMemory: "auto",
+  distributed: { nprocPerNode: 0 },
 };
 
 /** The part of `vscode.WorkspaceConfiguration` that {@link readSettings} needs. */
@@ -153,6 +160,14 @@ export function readSettings(config: ConfigGetter): ReadResult {
       },
       lenses: { showAll: showAll as boolean },
       profileMemory,
+      distributed: {
+        nprocPerNode: number(
+          "distributed.nprocPerNode",
+          DEFAULTS.distributed.nprocPerNode,
+          0,
+          true,
+        ),
+      },
     },
     problems,
   };

@@ -1158,6 +1158,8 @@ export interface ProfileArgs {
   skip?: number;
   /** A whole script's window: steps profiled, then the script is stopped. */
   steps?: number | null;
+  /** *Profile on N ranks*: run under torchrun on this many ranks (0: one process). */
+  nproc_per_node?: number;
 }
 
 /** Profile every function of the document at `uri`. */

@@ -36,6 +36,7 @@ describe("readSettings", () => {
         "timing.reps": 50,
         "lenses.showAll": true,
         profileMemory: "on",
+        "distributed.nprocPerNode": 4,
       }),
     );
     assert.deepEqual(result, {
@@ -47,6 +48,7 @@ describe("readSettings", () => {
         timing: { warmupMs: 0, budgetMs: 1000, reps: 50 },
         lenses: { showAll: true },
         profileMemory: "on",
+        distributed: { nprocPerNode: 4 },
       },
       problems: [],
     });

@@ -62,6 +62,11 @@ class Engine:
 
         trace_dir = os.path.abspath(request.trace_dir or self.cache.traces)
         request = dataclasses.replace(request, trace_dir=trace_dir)
+        if request.nproc_per_node > 0:
+            # On N ranks under torchrun, each rank a profile of its own, merged here.
+            from kernel_lens.agent.distributed import run_distributed
+
+            return run_distributed(request, progress, trace_dir)
         compiled_dir = os.path.join(os.path.dirname(trace_dir), "compiled")
         return run_profile(request, progress, compiled_dir=compiled_dir)
 

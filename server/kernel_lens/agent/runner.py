@@ -165,7 +165,7 @@ def _run_function(
     if "ops" in request.stages or "trace" in request.stages:
         result.update(_profiled_pass(request, target, device, trace_dir, report))
         events = result.pop("_trace_events", None) or []
-        if device == "cuda" and result.get("kernels"):
+        if device == "cuda" and result.get("kernels") and not _in_rank():
             roofline = _roofline(result, target, events)
             if roofline:
                 result["roofline"] = roofline
@@ -178,6 +178,13 @@ def _run_function(
         result["sweep"] = _sweep_stage(request, target, device, interpreted, report)
     report("done", "done")
     return result
+
+
+def _in_rank() -> bool:
+    """Whether this is one rank of a distributed profile (:mod:`kernel_lens.agent.rank`)."""
+    from kernel_lens.agent.tracefile import RANK_ENV
+
+    return bool(os.environ.get(RANK_ENV))
 
 
 def _first_call(
@@ -372,6 +379,11 @@ def _graph_timing(result: dict[str, Any], target: Target, device: str, report: P
     timing = result["timing"]
     if device != "cuda":
         timing["graph"] = {"reason": "not applicable on CPU"}
+        return
+    if _in_rank():
+        # A graph is timed only where the function is launch-bound, a decision each rank makes
+        # alone: under torchrun every rank must call the function the same number of times.
+        timing["graph"] = {"reason": "not timed in a CUDA graph under torchrun"}
         return
     kernels_us = kernels_us_per_call(result)
     why = launch_bound(float(timing.get("median_ms") or 0.0), kernels_us)

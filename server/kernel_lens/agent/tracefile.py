@@ -21,7 +21,17 @@ from typing import Any
 from kernel_lens.wire.errors import ProfileError
 from kernel_lens.wire.paths import remove_quietly, short_name, temp_beside, write_failure
 
-__all__ = ["SavedTrace", "save_trace"]
+__all__ = ["RANK_ENV", "SavedTrace", "rank_suffix", "save_trace"]
+
+#: Set by the rank entry (:mod:`kernel_lens.agent.rank`) to the rank under ``torchrun``.
+RANK_ENV = "KERNEL_LENS_RANK"
+
+
+def rank_suffix() -> str:
+    """``-rank0`` in a rank of a distributed profile, else empty: the ranks' traces are named
+    apart (the profiler's default ``hostname_pid`` names overwrite each other)."""
+    rank = os.environ.get(RANK_ENV)
+    return f"-rank{rank}" if rank else ""
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,13 @@ from kernel_lens.analysis.functions import (
 )
 from kernel_lens.analysis.param_edit import int_parameters
 
-__all__ = ["LensRole", "LensTarget", "is_input_factory", "lens_targets"]
+__all__ = [
+    "LensRole",
+    "LensTarget",
+    "is_input_factory",
+    "lens_targets",
+    "uses_process_group",
+]
 
 #: ``profile``: Profile and its actions; ``kernel``: Show Assembly; ``none``: no lens.
 LensRole = Literal["profile", "kernel", "none"]
@@ -390,3 +396,20 @@ def lens_targets(source: str, *, show_all: bool = False) -> list[LensTarget]:
         sweep = tuple(p for p in int_params[q] if p in reach[q]) if role == "profile" else ()
         targets.append(LensTarget(info, role, reason, sweep, launches[q]))
     return targets
+
+
+def uses_process_group(source: str) -> bool:
+    """Whether the file calls ``init_process_group`` (``dist.init_process_group(…)``, or the name
+    imported): a distributed script, offered *Profile on N ranks*. A file that does not parse
+    is not one."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name == "init_process_group":
+                return True
+    return False

@@ -69,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
         memory=bool(args.memory),
         # Neither --memory nor --no-memory: on where it costs under 10% (a CUDA run).
         memory_auto=args.memory is None,
+        nproc_per_node=args.nproc_per_node,
     )
     result = job(request, args)
     if isinstance(result, int):
@@ -84,6 +85,11 @@ def run(args: argparse.Namespace) -> int:
         from kernel_lens.analysis.report_text import format_profile
 
         print(format_profile(result))
+        if result.get("distributed"):
+            from kernel_lens.analysis.distributed_text import distributed_lines
+
+            for text in distributed_lines(result):
+                print(text)
         source = inputs_text(result.get("inputs"), result.get("path"))
         if source is not None and not script:
             args_text = "; ".join(inputs_args_text(result.get("inputs")))
@@ -186,6 +192,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         dest="memory",
         action="store_false",
         help="do not record memory, not even on CUDA",
+    )
+    p.add_argument(
+        "--nproc-per-node",
+        type=int,
+        default=0,
+        metavar="N",
+        help="profile on N ranks, launched as `torchrun --nproc-per-node N FILE` would (the "
+        "file calls init_process_group; gloo on CPU without GPUs): per rank, merged",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     p.add_argument(

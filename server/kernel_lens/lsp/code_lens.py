@@ -21,9 +21,10 @@ from typing import Any
 from lsprotocol import types
 
 from kernel_lens.analysis.compare import line_delta
+from kernel_lens.analysis.distributed_text import distributed_line_text
 from kernel_lens.analysis.error_actions import CMD_SHOW_ERROR, error_actions
 from kernel_lens.analysis.functions import FunctionInfo, SourceSyntaxError, load_inline_lines
-from kernel_lens.analysis.lens_targets import LensTarget, lens_targets
+from kernel_lens.analysis.lens_targets import LensTarget, lens_targets, uses_process_group
 from kernel_lens.analysis.lens_text import (
     LONGER_BUDGET_SCALE,
     error_lens_title,
@@ -238,14 +239,32 @@ def _row(
     return row
 
 
+def _ranks_lens(uri: str, info: FunctionInfo, nproc: int) -> types.CodeLens:
+    """*Profile on N ranks*: the function under torchrun, each rank profiled, merged."""
+    return _lens(
+        info.first_line - 1,
+        f"$(server-process) Profile on {nproc} ranks",
+        CMD_PROFILE,
+        [{"uri": uri, "function": info.qualname, "nproc_per_node": nproc}],
+    )
+
+
 def _function_lenses(
-    uri: str, target: LensTarget, record: Record | None, source: str, *, budget_ms: float = 500.0
+    uri: str,
+    target: LensTarget,
+    record: Record | None,
+    source: str,
+    *,
+    budget_ms: float = 500.0,
+    nproc: int = 0,
 ) -> list[types.CodeLens]:
-    """A function's row and, after a run, its per-line lenses."""
+    """A function's row and, after a run, its per-line lenses (``nproc``: the file calls
+    ``init_process_group``, and the row offers *Profile on N ranks*)."""
     info = target.info
     first0 = info.first_line - 1
+    ranks = [_ranks_lens(uri, info, nproc)] if nproc > 0 else []
     if record is None:
-        head = [_profile_lens(uri, info, "$(play) Profile")]
+        head = [_profile_lens(uri, info, "$(play) Profile"), *ranks]
         return _row(first0, head, more_actions(uri, target, None), info.qualname)
     if record.state == "running":
         return [_lens(first0, "$(sync~spin) Profiling…")]
@@ -290,6 +309,7 @@ def _function_lenses(
             info.qualname,
         ),
         _reprofile_lens(uri, info, result, budget_ms),
+        *ranks,
     ]
     # Re-profile is one of the row's two actions: the first other one (Report) joins it.
     actions = more_actions(uri, target, record, ncu_ok=cuda)
@@ -315,6 +335,9 @@ def _function_lenses(
         delta = line_delta(result, int(line["line"]))  # what changed since the reference run
         if delta:
             line_title = f"{line_title} · {delta}" if line_title else delta
+        distributed = distributed_line_text(line)  # rank 0, the slowest rank, the skew
+        if distributed:
+            line_title = f"{line_title} · {distributed}" if line_title else distributed
         if line_title is not None:
             lenses.append(_lens(placed.current_line(line["line"]) - 1, line_title))
     return lenses
@@ -517,6 +540,8 @@ def document_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.C
     records = {r.qualname: r for r in ls.documents.records(uri)}
     trusted = ls.settings.workspace_trusted
     lenses: list[types.CodeLens] = _file_lenses(ls, uri, source) if trusted else []
+    # A distributed script (it calls init_process_group): Profile on N ranks on its functions.
+    nproc = ls.settings.ranks() if uses_process_group(source) else 0
     for target in targets:
         info = target.info
         record = records.get(info.qualname)
@@ -535,7 +560,9 @@ def document_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.C
             lenses.append(_kernel_lens(ls, uri, info))
         else:
             lenses.extend(
-                _function_lenses(uri, target, record, source, budget_ms=ls.settings.budget_ms)
+                _function_lenses(
+                    uri, target, record, source, budget_ms=ls.settings.budget_ms, nproc=nproc
+                )
             )
     # Another script's whole run last: its line lenses only where this file's own results
     # (a function profiled here, from a driver or not) put none — never two rows on a line.

@@ -9,6 +9,7 @@ from typing import Any
 
 from lsprotocol import types
 
+from kernel_lens.analysis.distributed_text import ranks_hover
 from kernel_lens.analysis.error_actions import error_actions, error_markdown
 from kernel_lens.analysis.functions import SourceSyntaxError, find_function
 from kernel_lens.analysis.lens_targets import lens_targets
@@ -84,7 +85,11 @@ def document_hover(
     state = ls.documents.peek(uri)
     ncu = state.ncu.get(info.qualname) if state else None
     result = with_ncu_roofline(record.result, ncu) or record.result
-    return hover_markdown(dict(result), measured, word=word)
+    text = hover_markdown(dict(result), measured, word=word)
+    ranks = ranks_hover(record.result, measured)  # a distributed profile: every rank's time
+    if ranks:
+        text = f"{text}\n\n{ranks}" if text else ranks
+    return text
 
 
 def _error_hover(uri: str, qualname: str, error: Mapping[str, Any]) -> str:

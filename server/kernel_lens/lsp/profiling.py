@@ -176,6 +176,7 @@ async def profile_function(
     memory: bool = False,
     budget_scale: float | None = None,
     driver: dict[str, Any] | None = None,
+    nproc_per_node: int = 0,
 ) -> ProfileCommandResult:
     """Profile one function of the document ``uri`` and store the outcome.
 
@@ -223,6 +224,8 @@ async def profile_function(
     if budget_scale is not None and budget_scale > 1:
         budget_ms *= min(float(budget_scale), 20.0)  # *Re-profile longer*, for this run only
         with_bwd += f", timing budget {budget_ms:g} ms"
+    if nproc_per_node > 0:
+        with_bwd += f" on {nproc_per_node} ranks (torchrun)"
     ls.log(f"profile{with_bwd} {qualname} ({path}:{info.def_line})", types.MessageType.Info)
     request = ProfileRequest(
         path=path,
@@ -239,6 +242,7 @@ async def profile_function(
         env={str(k): str(v) for k, v in ((driver or {}).get("env") or {}).items()},
         memory=memory,
         memory_auto=ls.settings.profile_memory == "auto",
+        nproc_per_node=nproc_per_node,
     )
     outcome: ProfileCommandResult
     ran = await _run_checked(ls, uri, info, snapshot, lines, f"Profiling {qualname}", request)
@@ -379,6 +383,7 @@ async def profile(ls: KernelLensServer, args: ProfileArgs) -> ProfileCommandResu
         memory=args.memory,
         budget_scale=args.budget_scale,
         driver=driver,
+        nproc_per_node=args.nproc_per_node,
     )
 
 

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 import sys
 from typing import Any
 
@@ -20,6 +22,18 @@ def _positive(default: float, *, allow_zero: bool = False) -> Any:
         return number if number > 0 or (allow_zero and number == 0) else default
 
     return convert
+
+
+def visible_gpus() -> int:
+    """NVIDIA GPUs this machine shows the agent, without importing torch (the server never
+    does): ``CUDA_VISIBLE_DEVICES`` when set, else the ``/dev/nvidiaN`` device files."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        return len([d for d in visible.split(",") if d.strip() and d.strip() != "-1"])
+    try:
+        return sum(1 for name in os.listdir("/dev") if re.fullmatch(r"nvidia\d+", name))
+    except OSError:
+        return 0
 
 
 @attrs.define
@@ -54,6 +68,15 @@ class Settings:
     ``off``, or ``auto`` — on when the function runs on CUDA, where it costs under 10%
     (docs/benchmarks.md); an old boolean value is read as ``on``/``off``."""
 
+    nproc_per_node: int = 0
+    """Ranks of *Profile on N ranks* (``distributed.nprocPerNode``); 0: the visible GPUs, at
+    least 2 (gloo on the CPU without GPUs)."""
+
+    def ranks(self) -> int:
+        """The ranks *Profile on N ranks* launches: the setting, else the visible GPUs (at
+        least 2)."""
+        return self.nproc_per_node if self.nproc_per_node > 0 else max(2, visible_gpus())
+
     def update(self, options: dict[str, Any] | None) -> None:
         """Apply ``initializationOptions`` or the ``kernelLens`` configuration section."""
         if not options:
@@ -78,6 +101,12 @@ class Settings:
         lenses = options.get("lenses")
         if isinstance(lenses, dict) and isinstance(lenses.get("showAll"), bool):
             self.show_all_lenses = lenses["showAll"]
+        distributed = options.get("distributed")
+        if isinstance(distributed, dict) and "nprocPerNode" in distributed:
+            try:
+                self.nproc_per_node = max(0, min(64, int(distributed["nprocPerNode"])))
+            except (TypeError, ValueError):
+                pass
         timing = options.get("timing")
         if isinstance(timing, dict):
             if "warmupMs" in timing:

@@ -138,6 +138,9 @@ class ProfileRequest(JobRequest):
     only_lines: tuple[int, int] | None = None
     """A whole run (``script``): tag only these lines of the file (a notebook's profiled cell),
     so a call into code outside them stays on its calling line."""
+    nproc_per_node: int = 0
+    """Profile on this many ranks, launched as ``torchrun --nproc-per-node N FILE`` would (0: one
+    process, no launcher): each rank profiles the function, the result merges them."""
 
 
 @dataclass

@@ -310,6 +310,8 @@ class ProfileArgs:
     """A whole script's window: steps run unprofiled first."""
     steps: int | None = None
     """A whole script's window: steps profiled, then the script is stopped."""
+    nproc_per_node: int = 0
+    """*Profile on N ranks*: run under torchrun on this many ranks (0: one process)."""
 
 
 @dataclass

@@ -164,10 +164,12 @@ def profile_pass(
                 if step > 0:
                     wall_ms += (time.perf_counter() - t0) * 1e3
                 prof.step()
-    from kernel_lens.agent.tracefile import save_trace
+    from kernel_lens.agent.tracefile import rank_suffix, save_trace
 
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    saved = save_trace(prof.export_chrome_trace, trace_dir, f"{label}-{stamp}-{os.getpid()}.json")
+    saved = save_trace(
+        prof.export_chrome_trace, trace_dir, f"{label}-{stamp}-{os.getpid()}{rank_suffix()}.json"
+    )
     return ProfiledPass(
         trace=saved.trace,
         trace_path=saved.path,

@@ -287,14 +287,14 @@ def profile_script(
     if "start" not in clock:
         raise ProfileError("not-found", _never_started(window), None)
     wall_s = clock["end"] - clock["start"]
-    from kernel_lens.agent.tracefile import save_trace
+    from kernel_lens.agent.tracefile import rank_suffix, save_trace
 
     stem = os.path.splitext(os.path.basename(path))[0]
     stamp = time.strftime("%Y%m%d-%H%M%S")
     saved = save_trace(
         prof.export_chrome_trace,
         trace_dir,
-        f"{stem}-script-{stamp}-{os.getpid()}.json",
+        f"{stem}-script-{stamp}-{os.getpid()}{rank_suffix()}.json",
         transform=mark_line_ranges,
     )
     trace, trace_path = saved.trace, saved.path

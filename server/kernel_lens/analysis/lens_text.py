@@ -272,7 +272,9 @@ def roofline_summary_text(result: dict[str, Any]) -> str | None:
 def roofline_hover_lines(result: dict[str, Any], line: dict[str, Any]) -> list[str]:
     """Each kernel of ``line`` against the limit: ``square_kernel 0.192 ms · 4.16 TB/s · 97% of
     peak bandwidth``, and which peaks; nothing for kernels whose bytes and FLOPs are unknown."""
-    names = {k["name"] for op in all_ops(line) for k in op["kernels"]}
+    if not result.get("roofline"):
+        return []  # a CPU run, or no kernel whose bytes or FLOPs are known
+    names = {k["name"] for op in all_ops(line) for k in op.get("kernels") or []}
     roofs = [r for r in result.get("roofline") or [] if r.get("name") in names]
     if not roofs:
         return []

@@ -22,6 +22,7 @@ from kernel_lens.lsp.common import (
     DiagnosticKey,
     diagnostic_data,
     document_source,
+    driver_fields,
     failure_message,
     refresh_lenses,
     resolve_target,
@@ -213,7 +214,7 @@ async def profile_function(
     # A driver chosen for this function (a quick fix) is remembered; later runs use it.
     if driver is not None and driver.get("driver"):
         state.drivers[qualname] = driver
-    driver = state.drivers.get(qualname)
+    from_driver = driver_fields(ls, uri, qualname)
     snapshot = function_text(lines, info)
     ls.documents.put(uri, Record(qualname, "running", snapshot, info.first_line))
     refresh_lenses(ls)
@@ -233,10 +234,7 @@ async def profile_function(
         reps=ls.settings.reps,
         keep_samples=True,  # for the history's comparisons; dropped from the record after
         backward=backward,
-        driver=str(driver["driver"]) if driver else None,
-        argv=[str(a) for a in (driver or {}).get("argv") or []],
-        cwd=(driver or {}).get("cwd"),
-        env={str(k): str(v) for k, v in ((driver or {}).get("env") or {}).items()},
+        **from_driver,
         memory=memory,
         memory_auto=ls.settings.profile_memory == "auto",
     )

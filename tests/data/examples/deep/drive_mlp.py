@@ -1,7 +1,8 @@
 """The driver of mlp.py, with a required argument: builds the layer and calls it with four
-chunks; writes driven_mlp.txt once it gets past the call."""
+chunks on a (KL_BATCH or 8, 4, dim) tensor; writes driven_mlp.txt once it gets past the call."""
 
 import argparse
+import os
 
 import torch
 
@@ -13,7 +14,7 @@ def main() -> None:
     parser.add_argument("--dim", type=int, required=True)
     args = parser.parse_args()
     net = Mlp(args.dim)
-    x = torch.randn(8, 4, args.dim)
+    x = torch.randn(int(os.environ.get("KL_BATCH", "8")), 4, args.dim)
     y = net(x, chunks=4)
     with open("driven_mlp.txt", "w") as fh:
         fh.write(f"{float(y.sum()):.3f}\n")

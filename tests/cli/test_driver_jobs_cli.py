@@ -99,3 +99,26 @@ def test_nsight_compute_from_a_driver_says_what_it_needs_without_a_gpu(tmp_path:
     )  # fmt: skip
     assert code == 1 and out["error"]["kind"] == "unsupported", out
     assert not (ws / "driven_mlp.txt").exists()
+
+
+def test_a_nanogpt_shaped_attention_takes_its_inputs_from_bench_on_the_cpu(
+    tmp_path: Path, trace_dir: str
+) -> None:
+    """The CPU half of the H200 check (tests/gpu/test_gpu_deep.py): the nanoGPT-shaped bench
+    (globals overridden by ``--key=value`` through an exec'd configurator.py) gives
+    CausalSelfAttention its input and ``self`` (built from a GPTConfig)."""
+    ws = tmp_path / "ng"
+    shutil.copytree(EXAMPLES / "nanogpt_like", ws)
+    code, out, err = run_cli(
+        "profile", f"{ws / 'model.py'}::CausalSelfAttention.forward",
+        "--from", str(ws / "bench.py"), "--json", "--no-samples", "--no-history",
+        "--reps", "3", "--runs", "1", "--trace-dir", trace_dir,
+        "--", "--device=cpu", "--dtype=float32", "--batch_size=2", "--block_size=32",
+    )  # fmt: skip
+    assert code == 0, (out, err)
+    inputs = out["inputs"]
+    assert inputs["call"] == (
+        "logits, loss = model(X, Y) → GPT.forward → Block.forward → CausalSelfAttention.forward"
+    )
+    assert inputs["args"][0]["shape"] == [2, 32, 128] and inputs["self"]["how"] == "captured"
+    assert not (ws / "benched.txt").exists()

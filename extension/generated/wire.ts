@@ -1138,6 +1138,11 @@ export interface ProfileArgs {
   skip?: number;
   /** A whole script's window: steps profiled, then the script is stopped. */
   steps?: number | null;
+  /**
+   * A whole script's wall-clock window: profiling starts no earlier than this many seconds
+   * into the run (at the first step end past it, or the first line when no step was seen).
+   */
+  after_s?: number | null;
 }
 
 /** Profile every function of the document at `uri`. */

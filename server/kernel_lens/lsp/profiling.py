@@ -272,10 +272,12 @@ async def profile_script(
     *,
     skip: int = 0,
     steps: int | None = None,
+    after_s: float | None = None,
 ) -> ProfileCommandResult:
     """Run the whole document once as ``__main__`` with each module-level line profiled.
 
-    The result is stored as the ``<script>`` record: its summary lens on the first line says
+    A window (``skip``/``steps``/``after_s``, see :class:`~kernel_lens.wire.lsp.ProfileArgs`)
+    profiles part of a long run only. The result is stored as the ``<script>`` record: its summary lens on the first line says
     the wall time of that one run (never a median), its per-line lenses sit on the module-level
     lines, and any edit of the file outdates it.
     """
@@ -303,6 +305,7 @@ async def profile_script(
         argv=list(state.script_args),
         skip=max(0, skip),
         steps=steps,
+        after_s=None if after_s is None else max(0.0, float(after_s)),
     )
     name = path.rsplit("/", 1)[-1]
     outcome: ProfileCommandResult
@@ -350,7 +353,9 @@ def _keep_run_lines(ls: KernelLensServer, path: str, result: dict[str, Any]) -> 
 async def profile(ls: KernelLensServer, args: ProfileArgs) -> ProfileCommandResult:
     """``kernelLens.profile``: a function (by name, line or cursor position) or the script."""
     if args.script:
-        return await profile_script(ls, args.uri, args.argv, skip=args.skip, steps=args.steps)
+        return await profile_script(
+            ls, args.uri, args.argv, skip=args.skip, steps=args.steps, after_s=args.after_s
+        )
     function = args.function
     if function is None and args.position is not None:
         try:

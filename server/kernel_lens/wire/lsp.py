@@ -304,6 +304,9 @@ class ProfileArgs:
     """A whole script's window: steps run unprofiled first."""
     steps: int | None = None
     """A whole script's window: steps profiled, then the script is stopped."""
+    after_s: float | None = None
+    """A whole script's wall-clock window: profiling starts no earlier than this many seconds
+    into the run (at the first step end past it, or the first line when no step was seen)."""
 
 
 @dataclass

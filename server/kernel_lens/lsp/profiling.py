@@ -277,9 +277,9 @@ async def profile_script(
     """Run the whole document once as ``__main__`` with each module-level line profiled.
 
     A window (``skip``/``steps``/``after_s``, see :class:`~kernel_lens.wire.lsp.ProfileArgs`)
-    profiles part of a long run only. The result is stored as the ``<script>`` record: its summary lens on the first line says
-    the wall time of that one run (never a median), its per-line lenses sit on the module-level
-    lines, and any edit of the file outdates it.
+    profiles part of a long run only. The result is stored as the ``<script>`` record: its
+    summary lens on the first line says the wall time of that one run (never a median), its
+    per-line lenses sit on the module-level lines, and any edit of the file outdates it.
     """
     opened = _trusted_source(ls, uri)
     if isinstance(opened, dict):

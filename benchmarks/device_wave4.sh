@@ -96,3 +96,16 @@ else
     tests/gpu/test_gpu_distributed.py 2>&1 | tee "$OUT/dist-gpu-tests.log" | tail -5
 fi
 # ---- end of section dist ----
+# ---- section real (issue 23): jobs on a layer whose inputs come from its driver ---------------
+# about 2-3 minutes of device time: Nsight Compute `ncu run … --from`, the nanoGPT-shaped layer
+# from its bench driver (bf16 under its autocast), a sweep from a driver
+echo "== real: GPU tests (ncu --from a driver, nanoGPT-shaped attention from bench.py)"
+timeout 300 python3 -m pytest -q -rA -p no:cacheprovider -o addopts="" \
+  "tests/gpu/test_gpu_deep.py::test_nsight_compute_on_a_layer_from_its_driver_profiles_the_layers_kernels" \
+  "tests/gpu/test_gpu_deep.py::test_a_nanogpt_like_attention_from_its_bench_driver_runs_bf16_under_its_autocast" \
+  2>&1 | tee "$OUT/real-gpu-tests.log" | grep -E "PASSED|FAILED|ERROR|SKIPPED|passed|failed|assert" | tail -20
+echo "== real: ncu run model.py::Attention.forward --from drive_cuda.py (text)"
+R=$(mktemp -d); cp -r tests/data/examples/deep "$R/ws"
+timeout 240 python3 -m kernel_lens ncu run "$R/ws/model.py::Attention.forward" \
+  --from "$R/ws/drive_cuda.py" -- --dim 256 2>&1 | head -30 | tee "$OUT/real-ncu-from-driver.txt"
+# ---- end of section real ----

@@ -232,7 +232,9 @@ async function profileScript(ctx: Ctx): Promise<void> {
 
 /**
  * A window of a long run: N steps unprofiled, the next M profiled, then the script is stopped
- * (steps: `optimizer.step()`, the profiler's `step()`, a `# kernel-lens: step` line).
+ * (steps: `optimizer.step()`, the profiler's `step()`, a `# kernel-lens: step` line); or a
+ * wall-clock window: nothing profiled before `30s` into the run (then M steps, or to the end or
+ * the time limit, whatever comes first). Parsed by {@link parseWindow}.
  */
 async function profileScriptWindow(ctx: Ctx): Promise<void> {
   const editor = pythonEditor();
@@ -240,10 +242,11 @@ async function profileScriptWindow(ctx: Ctx): Promise<void> {
     return;
   }
   const line = await vscode.window.showInputBox({
-    title: `${DISPLAY_NAME}: a window of the script's steps`,
+    title: `${DISPLAY_NAME}: a window of the script's run`,
     prompt:
-      "Steps to skip, then steps to profile (a step ends at optimizer.step(), the profiler's " +
-      "step() or a `# kernel-lens: step` line); the script is stopped after them",
+      "Steps to skip, then steps to profile (2 3), or a time into the run (30s, after 2m; " +
+      "30s 3: three steps from 30 s in). A step ends at optimizer.step(), the profiler's " +
+      "step() or a `# kernel-lens: step` line; the script is stopped after the window",
     value: "2 3",
     validateInput: (text) => {
       const parsed = parseWindow(text);
@@ -256,7 +259,13 @@ async function profileScriptWindow(ctx: Ctx): Promise<void> {
   }
   await execute(ctx, editor.document.uri, (uri) => ({
     command: ServerCommands.profile,
-    args: { uri, script: true, skip: parsed.skip, steps: parsed.steps },
+    args: {
+      uri,
+      script: true,
+      skip: parsed.skip,
+      ...(parsed.steps !== undefined ? { steps: parsed.steps } : {}),
+      ...(parsed.afterS !== undefined ? { after_s: parsed.afterS } : {}),
+    },
   }));
 }
 

@@ -84,15 +84,55 @@ export function joinArgs(argv: readonly string[]): string {
     .join(" ");
 }
 
-/** `2 3` → skip 2 steps, profile 3: two whole numbers, the second at least 1. */
-export function parseWindow(line: string): { skip: number; steps: number } | { error: string } {
-  const words = line.trim().split(/\s+/);
-  if (words.length !== 2 || !words.every((w) => /^\d+$/.test(w))) {
-    return { error: "two whole numbers: the steps to skip, then the steps to profile (2 3)" };
+/**
+ * A window of a long run, as *Profile Script: a Window…* sends it: `skip` steps unprofiled, then
+ * `steps` profiled (absent: to the end of the run, or the time limit), and with `afterS` no
+ * profiling before that many seconds into the run (`ProfileArgs.after_s`).
+ */
+export interface ScriptWindow {
+  skip: number;
+  steps?: number;
+  afterS?: number;
+}
+
+const WINDOW_HELP =
+  "steps to skip then steps to profile (2 3), or a time into the run: 30s, after 1.5m, " +
+  "30s 3 (3 steps from 30 s in)";
+
+const SECONDS_PER: Record<string, number> = {
+  ms: 1e-3,
+  s: 1,
+  sec: 1,
+  m: 60,
+  min: 60,
+  h: 3600,
+};
+
+/**
+ * `2 3` → skip 2 steps, profile 3 (two whole numbers, the second at least 1); `30s`,
+ * `after 30s`, `1.5m`, `200ms` → profile from that time into the run; `30s 3` (or
+ * `after 30s, 3 steps`) → 3 steps from that time. A time needs its unit (a bare number is a
+ * step count).
+ */
+export function parseWindow(line: string): ScriptWindow | { error: string } {
+  const text = line.trim().toLowerCase();
+  const bySteps = /^(\d+)\s+(\d+)$/.exec(text);
+  if (bySteps !== null) {
+    const skip = Number(bySteps[1]);
+    const steps = Number(bySteps[2]);
+    return steps < 1 ? { error: "profile at least one step" } : { skip, steps };
   }
-  const [skip, steps] = words.map(Number) as [number, number];
-  if (steps < 1) {
-    return { error: "profile at least one step" };
+  const byTime =
+    /^(?:after\s+)?(\d+(?:\.\d+)?|\.\d+)\s*(ms|sec|s|min|m|h)(?:\s*,?\s*(?:then\s+)?(\d+)(?:\s+steps?)?)?$/.exec(
+      text,
+    );
+  if (byTime === null) {
+    return { error: WINDOW_HELP };
   }
-  return { skip, steps };
+  const afterS = Number(byTime[1]) * (SECONDS_PER[byTime[2] ?? "s"] ?? 1);
+  if (byTime[3] === undefined) {
+    return { skip: 0, afterS };
+  }
+  const steps = Number(byTime[3]);
+  return steps < 1 ? { error: "profile at least one step" } : { skip: 0, steps, afterS };
 }

@@ -1160,6 +1160,11 @@ export interface ProfileArgs {
   steps?: number | null;
   /** *Profile on N ranks*: run under torchrun on this many ranks (0: one process). */
   nproc_per_node?: number;
+  /**
+   * A whole script's wall-clock window: profiling starts no earlier than this many seconds
+   * into the run (at the first step end past it, or the first line when no step was seen).
+   */
+  after_s?: number | null;
 }
 
 /** Profile every function of the document at `uri`. */

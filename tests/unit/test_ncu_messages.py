@@ -98,3 +98,40 @@ def test_the_stage_asks_for_bytes_and_flops_and_places_the_kernels(
     (roof,) = result.get("roofline") or []
     assert roof["source"] == "ncu" and roof["name"] == "triton_poi_fused_add_mul_relu_0"
     assert roof["tb_per_s"] == pytest.approx(1.008923, rel=1e-5)
+
+
+def test_the_profiled_process_gets_the_functions_driver_and_its_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a driver (``ncu run … --from``, or the editor's remembered one) the process ncu
+    profiles loads the function through that driver, with its arguments, folder and
+    environment (a stand-in ``ncu`` records what it was asked to run)."""
+    import json
+
+    script = tmp_path / "bin" / "ncu"
+    script.parent.mkdir()
+    script.write_text(
+        f"#!/bin/sh\nprintf '%s\\n' \"$@\" > {tmp_path}/args\n"
+        f'echo "$KL_BATCH" > {tmp_path}/env\necho "==WARNING== No kernels were profiled."\n'
+    )
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("KL_BATCH", raising=False)
+    model = tmp_path / "mlp.py"
+    model.write_text("def f(x):\n    return x\n")
+    with pytest.raises(ProfileError):
+        run_ncu(
+            str(model), model.read_text(), "f", report_dir=str(tmp_path / "r"),
+            driver="drive_mlp.py", argv=["--dim", "24"], cwd=str(tmp_path), env={"KL_BATCH": "6"},
+        )  # fmt: skip
+    args = (tmp_path / "args").read_text().splitlines()
+    child = args.index("kernel_lens.agent.ncu_child")
+    assert args[child + 1 : child + 3] == [str(model), "f"]
+    driver = json.loads(args[child + 4])
+    assert driver == {
+        "driver": os.path.abspath("drive_mlp.py"),
+        "argv": ["--dim", "24"],
+        "cwd": str(tmp_path),
+    }
+    assert (tmp_path / "env").read_text().strip() == "6"
+    assert "KL_BATCH" not in os.environ  # set for the child only

@@ -81,6 +81,24 @@ def test_profile_error_rejects_an_unknown_kind_and_reads_one_as_internal() -> No
         AsmRequest(path="/k.py", kernel="k", arch=80, stage="ptx"),
         InlineRequest(path="/i.py", text="x = 1\n", build=True),
         NcuRequest(path="/a.py", function="f", set="full", timeout=30.0),
+        # A function's inputs from a driver script's call: every job carries the same four.
+        SweepRequest(
+            path="/m.py",
+            function="L.forward",
+            param="n",
+            driver="/bench.py",
+            argv=["--dim", "8"],
+            cwd="/w",
+            env={"K": "v"},
+        ),
+        NcuRequest(
+            path="/m.py",
+            function="L.forward",
+            driver="/bench.py",
+            argv=["--dim", "8"],
+            cwd="/w",
+            env={"K": "v"},
+        ),
     ],
 )
 def test_requests_round_trip_through_json(request_: JobRequest) -> None:

@@ -81,6 +81,11 @@ class Engine:
             budget_ms=request.budget_ms,
             reps=request.reps,
             extra={"sweep_param": request.param, "sweep_values": list(request.values)},
+            # A driver's call gives the inputs and self, as in a profile of the function.
+            driver=request.driver,
+            argv=list(request.argv),
+            cwd=request.cwd,
+            env=dict(request.env),
         )
         return self.profile(profile, progress)
 
@@ -121,6 +126,10 @@ class Engine:
             section_set=request.set,
             report_dir=self.cache.ncu,
             timeout=request.timeout,
+            driver=request.driver,
+            argv=list(request.argv),
+            cwd=request.cwd,
+            env=dict(request.env),
         )
 
 

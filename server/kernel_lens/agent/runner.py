@@ -555,9 +555,11 @@ def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> 
         script_info["window"] = run.window
         script_info["label"] = WINDOW_LABEL
         if run.window.get("cut_at_limit") or run.window.get("cancelled"):
+            # Seconds into the run (``wall_s`` is the profiled window's, which may start late).
+            into_run = float(run.window.get("started_s") or 0.0) + run.wall_s
             script_info["partial"] = {
                 "reason": "cancelled" if run.window.get("cancelled") else "time limit",
-                "after_s": round(run.wall_s, 3),
+                "after_s": round(into_run, 3),
                 "setting": "kernelLens.timeoutSeconds",
             }
 

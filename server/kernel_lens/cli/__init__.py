@@ -12,8 +12,8 @@
     kernel-lens trace summarize FILE.json [--json]
     kernel-lens asm PATH::KERNEL [--stage ptx|sass|ttir|ttgir|llir] [--arch 90] [--json]
     kernel-lens inline PATH [--arch 90] [--build] [--json]
-    kernel-lens sweep PATH::FUNC --param NAME [--values 64,128,…] [--json]
-    kernel-lens ncu run PATH::FUNC [--set basic|full] [--json]
+    kernel-lens sweep PATH::FUNC --param NAME [--values 64,128,…] [--from DRIVER] [--json]
+    kernel-lens ncu run PATH::FUNC [--set basic|full] [--from DRIVER [-- ARGS…]] [--json]
     kernel-lens ncu show FILE.ncu-rep [--json]
 
 The commands that run user code (profile, asm, inline, sweep, ncu run) run it the way the editor

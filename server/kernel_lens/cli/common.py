@@ -16,6 +16,8 @@ from kernel_lens.wire.jobs import JobRequest
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",
+    "driver_option",
+    "driver_request",
     "emit_error",
     "for_the_cli",
     "job",
@@ -147,3 +149,30 @@ def timeout_option(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help=f"stop the job (and its agent) after this long (default {DEFAULT_TIMEOUT_S:g})",
     )
+
+
+def driver_option(parser: argparse.ArgumentParser) -> None:
+    """Add ``--from DRIVER`` (the function's inputs from a driver script's call; the driver's
+    arguments after ``--``) to a command that loads a function."""
+    parser.add_argument(
+        "--from",
+        dest="driver",
+        metavar="DRIVER",
+        help="take FUNC's inputs, self and calling context from its first call in a run of "
+        "DRIVER (`python DRIVER ARGS…`, ARGS after --), in whatever workspace module FUNC is",
+    )
+    parser.set_defaults(takes_script_args=True)
+
+
+def driver_request(args: argparse.Namespace) -> dict[str, Any] | int:
+    """The job's ``driver``/``argv`` fields from ``--from`` and the words after ``--``, or the
+    exit status of a usage error (arguments without a driver, a driver that is no file)."""
+    argv = [str(a) for a in getattr(args, "script_args", None) or []]
+    if not args.driver:
+        if argv:
+            return usage_error(args, "arguments after -- are a driver's: give --from DRIVER")
+        return {"driver": None, "argv": []}
+    driver = os.path.abspath(args.driver)
+    if not os.path.isfile(driver):
+        return usage_error(args, f"--from: no such file {args.driver}")
+    return {"driver": driver, "argv": argv}

@@ -9,7 +9,14 @@ import os
 import sys
 from typing import Any
 
-from kernel_lens.cli.common import emit_error, job, split_target, timeout_option
+from kernel_lens.cli.common import (
+    driver_option,
+    driver_request,
+    emit_error,
+    job,
+    split_target,
+    timeout_option,
+)
 from kernel_lens.wire.jobs import NcuRequest
 
 
@@ -63,12 +70,17 @@ def run(args: argparse.Namespace) -> int:
     if func is None:
         print("give PATH::FUNC", file=sys.stderr)
         return 2
+    driver = driver_request(args)
+    if isinstance(driver, int):
+        return driver
     request = NcuRequest(
         path=os.path.abspath(path),
         function=func,
         set=args.set,
         # ncu itself stops a little before the job's own deadline, so its error is the one seen.
         timeout=args.timeout * 0.95,
+        driver=driver["driver"],
+        argv=driver["argv"],
     )
     result = job(request, args)
     if isinstance(result, int):
@@ -89,6 +101,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     nr.add_argument("target")
     nr.add_argument("--set", default="basic", choices=["basic", "detailed", "full"])
     nr.add_argument("--json", action="store_true")
+    driver_option(nr)
     timeout_option(nr)
     nr.set_defaults(func=run)
     ns = nsub.add_parser("show", help="kernels, metrics and hints of a .ncu-rep or CSV file")

@@ -8,7 +8,13 @@ import json
 import os
 import sys
 
-from kernel_lens.cli.common import job, split_target, timeout_option
+from kernel_lens.cli.common import (
+    driver_option,
+    driver_request,
+    job,
+    split_target,
+    timeout_option,
+)
 from kernel_lens.wire.jobs import SweepRequest
 
 
@@ -23,6 +29,9 @@ def run(args: argparse.Namespace) -> int:
     except ValueError:
         print(f"--values takes integers, e.g. 64,128,256 (got {args.values!r})", file=sys.stderr)
         return 2
+    driver = driver_request(args)
+    if isinstance(driver, int):
+        return driver
     request = SweepRequest(
         path=os.path.abspath(path),
         function=func,
@@ -30,13 +39,25 @@ def run(args: argparse.Namespace) -> int:
         values=values,
         budget_ms=args.budget_ms,
         warmup_ms=args.warmup_ms,
+        driver=driver["driver"],
+        argv=driver["argv"],
     )
     result = job(request, args)
     if isinstance(result, int):
         return result
     sweep = result["sweep"]
     if args.json:
-        print(json.dumps({"function": result["function"], "device": result["device"], **sweep}))
+        # With the inputs it was timed on (a driver's call's, with --from).
+        print(
+            json.dumps(
+                {
+                    "function": result["function"],
+                    "device": result["device"],
+                    "inputs": result.get("inputs"),
+                    **sweep,
+                }
+            )
+        )
         return 0
     print(f"{result['function']} · sweep {sweep['param']} · {result['device']}")
     print(f"{sweep['param']:>10}  {'median':>10}  {'±':>6}  {'GB/s':>8}")
@@ -78,5 +99,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     w.add_argument("--budget-ms", type=float, default=200.0, help="timing budget per value, ms")
     w.add_argument("--warmup-ms", type=float, default=25.0)
     w.add_argument("--json", action="store_true")
+    driver_option(w)
     timeout_option(w)
     w.set_defaults(func=run)

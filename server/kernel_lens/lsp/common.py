@@ -241,3 +241,20 @@ def _line_character(position: Any) -> tuple[int, int]:
     if isinstance(position, dict):
         return int(position.get("line", 0)), int(position.get("character", 0))
     return int(position.line), int(getattr(position, "character", 0))
+
+
+def driver_fields(ls: KernelLensServer, uri: str, function: str) -> dict[str, Any]:
+    """The job fields (``driver``, ``argv``, ``cwd``, ``env``) of the driver remembered for
+    ``function`` of ``uri`` (chosen from a quick fix), so every job on the function — profile,
+    Nsight Compute, sweep, generated code — gets the same inputs and ``self``; ``{}`` when its
+    inputs come from elsewhere."""
+    state = ls.documents.peek(uri)
+    driver = state.drivers.get(function) if state is not None else None
+    if not driver or not driver.get("driver"):
+        return {}
+    return {
+        "driver": str(driver["driver"]),
+        "argv": [str(a) for a in driver.get("argv") or []],
+        "cwd": driver.get("cwd"),
+        "env": {str(k): str(v) for k, v in (driver.get("env") or {}).items()},
+    }

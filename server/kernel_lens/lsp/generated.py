@@ -14,6 +14,7 @@ from lsprotocol import types
 from kernel_lens.lsp.common import (
     DiagnosticKey,
     document_source,
+    driver_fields,
     refresh_lenses,
     request_failed,
     require_trusted,
@@ -132,6 +133,8 @@ async def generated_code(ls: KernelLensServer, raw: Any) -> GeneratedCodeResult:
             warmup_ms=ls.settings.warmup_ms,
             budget_ms=ls.settings.budget_ms,
             reps=ls.settings.reps,
+            # The driver the function's inputs came from (a quick fix's), as its profile uses.
+            **driver_fields(ls, params.uri, function),
         ),
     )
     compiled: dict[str, Any] = dict(result["compiled"])

@@ -22,6 +22,7 @@ from kernel_lens.lsp.common import (
     DiagnosticKey,
     diagnostic_data,
     document_source,
+    driver_fields,
     failure_message,
     refresh_lenses,
     resolve_target,
@@ -214,7 +215,7 @@ async def profile_function(
     # A driver chosen for this function (a quick fix) is remembered; later runs use it.
     if driver is not None and driver.get("driver"):
         state.drivers[qualname] = driver
-    driver = state.drivers.get(qualname)
+    from_driver = driver_fields(ls, uri, qualname)
     snapshot = function_text(lines, info)
     ls.documents.put(uri, Record(qualname, "running", snapshot, info.first_line))
     refresh_lenses(ls)
@@ -236,10 +237,7 @@ async def profile_function(
         reps=ls.settings.reps,
         keep_samples=True,  # for the history's comparisons; dropped from the record after
         backward=backward,
-        driver=str(driver["driver"]) if driver else None,
-        argv=[str(a) for a in (driver or {}).get("argv") or []],
-        cwd=(driver or {}).get("cwd"),
-        env={str(k): str(v) for k, v in ((driver or {}).get("env") or {}).items()},
+        **from_driver,
         memory=memory,
         memory_auto=ls.settings.profile_memory == "auto",
         nproc_per_node=nproc_per_node,
@@ -278,12 +276,14 @@ async def profile_script(
     *,
     skip: int = 0,
     steps: int | None = None,
+    after_s: float | None = None,
 ) -> ProfileCommandResult:
     """Run the whole document once as ``__main__`` with each module-level line profiled.
 
-    The result is stored as the ``<script>`` record: its summary lens on the first line says
-    the wall time of that one run (never a median), its per-line lenses sit on the module-level
-    lines, and any edit of the file outdates it.
+    A window (``skip``/``steps``/``after_s``, see :class:`~kernel_lens.wire.lsp.ProfileArgs`)
+    profiles part of a long run only. The result is stored as the ``<script>`` record: its
+    summary lens on the first line says the wall time of that one run (never a median), its
+    per-line lenses sit on the module-level lines, and any edit of the file outdates it.
     """
     opened = _trusted_source(ls, uri)
     if isinstance(opened, dict):
@@ -309,6 +309,7 @@ async def profile_script(
         argv=list(state.script_args),
         skip=max(0, skip),
         steps=steps,
+        after_s=None if after_s is None else max(0.0, float(after_s)),
     )
     name = path.rsplit("/", 1)[-1]
     outcome: ProfileCommandResult
@@ -356,7 +357,9 @@ def _keep_run_lines(ls: KernelLensServer, path: str, result: dict[str, Any]) -> 
 async def profile(ls: KernelLensServer, args: ProfileArgs) -> ProfileCommandResult:
     """``kernelLens.profile``: a function (by name, line or cursor position) or the script."""
     if args.script:
-        return await profile_script(ls, args.uri, args.argv, skip=args.skip, steps=args.steps)
+        return await profile_script(
+            ls, args.uri, args.argv, skip=args.skip, steps=args.steps, after_s=args.after_s
+        )
     function = args.function
     if function is None and args.position is not None:
         try:

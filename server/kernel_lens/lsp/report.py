@@ -22,6 +22,7 @@ from kernel_lens.history import History, HistoryError
 from kernel_lens.lsp.code_lens import restore_results, restored_result
 from kernel_lens.lsp.common import (
     document_source,
+    driver_fields,
     failure_message,
     request_failed,
     require_trusted,
@@ -253,7 +254,8 @@ def setup(ls: KernelLensServer) -> None:
         ran = await _run(
             ls, args.uri, function, f"Nsight Compute: {function}", "Nsight Compute",
             lambda path, text: NcuRequest(
-                path=path, text=text, function=function, set=args.set, timeout=timeout
+                path=path, text=text, function=function, set=args.set, timeout=timeout,
+                **driver_fields(ls, args.uri, function),
             ),
             _check_ncu,
         )  # fmt: skip
@@ -288,6 +290,7 @@ def setup(ls: KernelLensServer) -> None:
                 path=path, text=text, function=function, param=args.param,
                 values=list(args.values or []), warmup_ms=settings.warmup_ms,
                 budget_ms=min(settings.budget_ms, 200.0), reps=settings.reps,
+                **driver_fields(ls, args.uri, function),
             ),
             _check_sweep,
         )  # fmt: skip

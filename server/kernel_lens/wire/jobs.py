@@ -156,6 +156,10 @@ class SweepRequest(JobRequest):
         warmup_ms: timing warm-up per value, milliseconds.
         budget_ms: timing budget per value, milliseconds.
         reps: fixed repetitions per value (0 = adaptive).
+        driver: a script that calls ``function`` (``--from bench.py``): its inputs and ``self``
+            are those of the function's first call in ``python DRIVER ARGV…`` (as a profile's).
+        argv: the driver's ``sys.argv[1:]``; cwd: its folder (default: the driver's own);
+            env: environment variables set for the run.
     """
 
     method: ClassVar[str] = "sweep"
@@ -168,6 +172,10 @@ class SweepRequest(JobRequest):
     warmup_ms: float = 25.0
     budget_ms: float = 200.0
     reps: int = 0
+    driver: str | None = None
+    argv: list[str] = field(default_factory=list)
+    cwd: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -222,6 +230,12 @@ class NcuRequest(JobRequest):
         text: the buffer text (``None``: read the file).
         set: ncu's section set: ``basic``, ``detailed`` or ``full``.
         timeout: seconds ncu may run.
+        driver: a script that calls ``function`` (``--from bench.py``): the profiled process
+            runs ``python DRIVER ARGV…`` to the function's first call and profiles the function
+            with that call's inputs, ``self`` and calling context (the driver's set-up kernels
+            are never profiled).
+        argv: the driver's ``sys.argv[1:]``; cwd: its folder (default: the driver's own);
+            env: environment variables set for the profiled process.
     """
 
     method: ClassVar[str] = "ncu"
@@ -231,3 +245,7 @@ class NcuRequest(JobRequest):
     text: str | None = None
     set: str = "basic"
     timeout: float = 600.0
+    driver: str | None = None
+    argv: list[str] = field(default_factory=list)
+    cwd: str | None = None
+    env: dict[str, str] = field(default_factory=dict)

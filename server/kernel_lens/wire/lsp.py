@@ -312,6 +312,9 @@ class ProfileArgs:
     """A whole script's window: steps profiled, then the script is stopped."""
     nproc_per_node: int = 0
     """*Profile on N ranks*: run under torchrun on this many ranks (0: one process)."""
+    after_s: float | None = None
+    """A whole script's wall-clock window: profiling starts no earlier than this many seconds
+    into the run (at the first step end past it, or the first line when no step was seen)."""
 
 
 @dataclass

@@ -7,6 +7,7 @@ report carries the line that launched it. Clocks are left alone (``--clock-contr
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -76,8 +77,17 @@ def run_ncu(
     section_set: str = "basic",
     report_dir: str,
     timeout: float = 600,
+    driver: str | None = None,
+    argv: list[str] | None = None,
+    cwd: str | None = None,
+    env: dict[str, str] | None = None,
 ) -> NcuResult:
     """Profile ``function`` under ncu; return kernels with metrics, hints and lines.
+
+    With ``driver`` the profiled process takes the function's inputs, ``self`` and calling
+    context from its first call in ``python DRIVER ARGV…`` (run in ``cwd``, with ``env``), as
+    a profile ``--from DRIVER`` does; the driver's own kernels before that call are not
+    profiled (``--profile-from-start off``).
 
     Raises:
         ProfileError: ``unsupported`` (no ncu, no GPU, counters not permitted), ``not-found``
@@ -102,7 +112,9 @@ def run_ncu(
         fh.write(text)
         text_file = fh.name
     package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env = dict(os.environ)
+    child_env = dict(os.environ)
+    child_env.update({str(k): str(v) for k, v in (env or {}).items()})
+    env = child_env
     env["PYTHONPATH"] = os.pathsep.join(
         p for p in [env.get("PYTHONPATH", ""), os.path.dirname(package_root)] if p
     )
@@ -114,6 +126,9 @@ def run_ncu(
         sys.executable, "-m", "kernel_lens.agent.ncu_child", os.path.abspath(path), function,
         text_file,
     ]  # fmt: skip
+    if driver is not None:
+        cmd.append(json.dumps({"driver": os.path.abspath(driver), "argv": list(argv or []),
+                               "cwd": cwd}))  # fmt: skip
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:

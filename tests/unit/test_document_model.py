@@ -110,3 +110,65 @@ def test_rows_made_in_the_worker_are_the_lenses_made_on_the_loop() -> None:
         objects = [unstructure(lens) for lens in document_lenses(ls, uri, source, model)]
         assert objects  # the comparison has something to compare
         assert json.loads(document_lenses_json(ls, uri, source, model, rows)) == objects
+
+
+class _Doc:
+    def __init__(self, source: str, version: int) -> None:
+        self.source, self.version = source, version
+
+
+class _Server:
+    """What `DocumentModels` reads of the server: its open documents and settings."""
+
+    def __init__(self) -> None:
+        from kernel_lens.lsp.settings import Settings
+
+        self.settings = Settings()
+        self.workspace = type("W", (), {"text_documents": {}})()
+
+    def open(self, uri: str, source: str, version: int) -> str:
+        self.workspace.text_documents[uri] = _Doc(source, version)
+        return source
+
+
+def test_models_are_kept_by_uri_and_version_newest_only() -> None:
+    from kernel_lens.lsp.models import DocumentModels
+
+    ls, models = _Server(), DocumentModels()
+    uri = "file:///tmp/a.py"
+    v1 = ls.open(uri, generated_module(8), 1)
+    first = models.now(ls, uri, v1)
+    assert models.now(ls, uri, v1) is first and models.analysed == 1
+    v2 = ls.open(uri, generated_module(9), 2)
+    assert len(models.now(ls, uri, v2).functions) == 9
+    assert models.ready(ls, uri, v1) is None  # the older version went
+    models.forget(uri)
+    assert models.ready(ls, uri, v2) is None
+
+
+def test_a_big_text_is_analysed_once_in_the_worker_with_its_rows() -> None:
+    import asyncio
+
+    from kernel_lens.lsp.code_lens import rows_ahead
+    from kernel_lens.lsp.models import DocumentModels
+
+    async def run() -> None:
+        ls, models = _Server(), DocumentModels(inline_chars=0)
+        models.rows_ahead = rows_ahead
+        uri = "file:///tmp/big.py"
+        source = ls.open(uri, generated_module(200), 1)
+        try:
+            model, again = await asyncio.gather(
+                models.get(ls, uri, source),
+                models.get(ls, uri, source),
+            )
+            assert model is again and models.analysed == 1  # one parse, both waited for it
+            assert model == analyze(source)
+            rows = models.rows(ls, uri, source)
+            assert rows is not None and len(rows.trusted) == 200
+            lint = await models.lint(ls, uri, source)
+            assert lint == document_model.lint(source)
+        finally:
+            models.shutdown()
+
+    asyncio.run(run())

@@ -174,8 +174,9 @@ def lint(source: str, tree: ast.Module | None = None) -> tuple[TimingIssue, ...]
 
 #: Trees of the last versions analysed in this (worker) process, by the caller's key.
 _TREES: OrderedDict[Any, ast.Module | None] = OrderedDict()
-#: How many trees a worker keeps (a 6 MB file's tree is a few hundred MB of objects).
-TREES_KEPT = 2
+#: How many trees a worker keeps (a 6 MB file's tree is a few hundred MB of objects; the lint
+#: of a version comes right after its model).
+TREES_KEPT = 1
 
 
 def analyze_keyed(key: Any, source: str, show_all: bool = False) -> DocumentModel:

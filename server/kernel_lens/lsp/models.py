@@ -158,8 +158,19 @@ class DocumentModels:
     def _analyse_here(self, key: ModelKey, source: str) -> DocumentModel:
         model = document_model.analyze(source, show_all=key[2])
         self.analysed += 1
-        self._models.put(key, model)
+        self._keep(key, model, None)
         return model
+
+    def _keep(self, key: ModelKey, model: DocumentModel, rows: LensRows | None) -> None:
+        """Keep a document's newest model only (a big file's model and rows are hundreds of
+        MB: its older versions go as soon as a newer one is ready)."""
+        for other in list(self._models):
+            if other[0] == key[0] and other != key:
+                self._models.discard(other)
+                self._rows.discard(other)
+        self._models.put(key, model)
+        if rows is not None:
+            self._rows.put(key, rows)
 
     async def get(self, ls: KernelLensServer, uri: str, source: str) -> DocumentModel:
         """The model of this text: kept, made at once (small), or made in the worker."""
@@ -188,9 +199,7 @@ class DocumentModels:
                 else:
                     model, rows = f.result()
                     self.analysed += 1
-                    self._models.put(key, model)
-                    if rows is not None:
-                        self._rows.put(key, rows)
+                    self._keep(key, model, rows)
                     future.set_result(model)
 
             worked.add_done_callback(done)
@@ -240,7 +249,14 @@ class DocumentModels:
         return await asyncio.shield(future)
 
     def forget(self, uri: str) -> None:
-        """Drop a closed document's queued work (kept models age out of the LRU)."""
+        """Drop a closed document's models and its queued work."""
+        for key in list(self._models):
+            if key[0] == uri:
+                self._models.discard(key)
+                self._rows.discard(key)
+        for lkey in list(self._lints):
+            if lkey[0] == uri:
+                self._lints.discard(lkey)
         for key in list(self._workers):
             if key[0] == uri:
                 self._workers.pop(key).cancel()

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeGuard
 
 __all__ = [
     "CONTEXT_DIRECTIVE_RE",
@@ -18,12 +19,16 @@ __all__ = [
     "NotInFunctionError",
     "SourceSyntaxError",
     "TargetKind",
+    "aliases_of_imports",
     "dotted_name",
     "find_function",
     "find_functions",
     "function_at",
+    "functions_in_tree",
     "import_aliases",
     "load_inline_lines",
+    "load_inline_lines_of",
+    "parse_source",
     "resolve_name",
 ]
 
@@ -45,6 +50,8 @@ INPUTS_DIRECTIVE_RE = re.compile(r"^\s*#\s*kernel-lens:\s*inputs\s*=\s*(?P<expr>
 #: ``# kernel-lens: context = torch.autocast("cuda", dtype=torch.bfloat16)`` above a def: the
 #: context manager(s) every stage runs the function under, where no capture gives one.
 CONTEXT_DIRECTIVE_RE = re.compile(r"^\s*#\s*kernel-lens:\s*context\s*=\s*(?P<expr>.+?)\s*$")
+#: ``def name`` on a line (the name's column is where the function's lens and symbol point).
+_DEF_NAME_RE = re.compile(r"\bdef\s+(\w+)")
 
 
 class SourceSyntaxError(ValueError):
@@ -150,8 +157,15 @@ def import_aliases(tree: ast.Module) -> dict[str, str]:
     """What each imported name of a module stands for: ``{"tl": "triton.language", "jit":
     "triton.jit", "cuda": "numba.cuda", "torch": "torch"}`` (imports anywhere in the file, the
     first binding of a name wins; ``from triton import *`` binds ``jit`` to ``triton.jit``)."""
+    return aliases_of_imports(
+        node for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom)
+    )
+
+
+def aliases_of_imports(imports: Iterable[ast.AST]) -> dict[str, str]:
+    """:func:`import_aliases` of a module's import statements (in ``ast.walk`` order)."""
     aliases: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in imports:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -196,9 +210,24 @@ def find_functions(source: str, filename: str = "<source>") -> list[FunctionInfo
     Raises:
         SourceSyntaxError: the text does not parse.
     """
-    tree = _parse(source, filename)
-    lines = source.splitlines()
-    aliases = import_aliases(tree)
+    return functions_in_tree(_parse(source, filename), source.splitlines())
+
+
+def parse_source(source: str, filename: str = "<source>") -> ast.Module:
+    """``ast.parse`` with a syntax error as :class:`SourceSyntaxError`.
+
+    Raises:
+        SourceSyntaxError: the text does not parse.
+    """
+    return _parse(source, filename)
+
+
+def functions_in_tree(
+    tree: ast.Module, lines: list[str], aliases: dict[str, str] | None = None
+) -> list[FunctionInfo]:
+    """:func:`find_functions` of an already parsed module (``lines``: its text's lines)."""
+    if aliases is None:
+        aliases = import_aliases(tree)
     found: list[FunctionInfo] = []
 
     def visit(body: list[ast.stmt], prefix: str, in_class: bool) -> None:
@@ -213,7 +242,10 @@ def find_functions(source: str, filename: str = "<source>") -> list[FunctionInfo
                 if ctx is None and first != node.lineno:
                     ctx, ctx_line = _directive_above(lines, node.lineno, CONTEXT_DIRECTIVE_RE)
                 def_text = lines[node.lineno - 1] if node.lineno - 1 < len(lines) else ""
-                name_match = re.search(rf"\bdef\s+({re.escape(node.name)})\b", def_text)
+                # One compiled pattern for every name (a pattern per name costs a compile each).
+                name_match = next(
+                    (m for m in _DEF_NAME_RE.finditer(def_text) if m.group(1) == node.name), None
+                )
                 col = name_match.start(1) if name_match else 0
                 args = node.args
                 params = tuple(
@@ -365,11 +397,18 @@ def load_inline_lines(source: str) -> list[int]:
         tree = ast.parse(source)
     except SyntaxError:
         return []
-    lines = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            func = node.func
-            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-            if name == "load_inline":
-                lines.append(node.lineno)
-    return sorted(lines)
+    return load_inline_lines_of(tree)
+
+
+def load_inline_lines_of(tree: ast.AST) -> list[int]:
+    """:func:`load_inline_lines` of an already parsed module."""
+    return sorted(node.lineno for node in ast.walk(tree) if is_load_inline_call(node))
+
+
+def is_load_inline_call(node: ast.AST) -> TypeGuard[ast.Call]:
+    """A ``load_inline(...)`` call (``torch.utils.cpp_extension.load_inline`` or its alias)."""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    return name == "load_inline"

@@ -24,6 +24,7 @@ parameter swept), for the ``kernelLens.lenses.showAll`` setting.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -31,17 +32,19 @@ from kernel_lens.analysis.functions import (
     INPUTS_DIRECTIVE_RE,
     FunctionInfo,
     dotted_name,
-    find_functions,
+    functions_in_tree,
     import_aliases,
+    parse_source,
     resolve_name,
 )
-from kernel_lens.analysis.param_edit import int_parameters
+from kernel_lens.analysis.param_edit import int_defaults
 
 __all__ = [
     "LensRole",
     "LensTarget",
     "is_input_factory",
     "lens_targets",
+    "lens_targets_in_tree",
     "uses_process_group",
 ]
 
@@ -128,22 +131,6 @@ def _module_classes(tree: ast.Module, aliases: dict[str, str]) -> set[str]:
     return modules
 
 
-def _tensor_work(node: ast.AST, aliases: dict[str, str]) -> bool:
-    """Direct use of a tensor module, a ``@`` product, ``.cuda()`` or a kernel launch."""
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Name) and sub.id in aliases:
-            if _is_tensor_module(aliases[sub.id]):
-                return True
-        elif isinstance(sub, ast.BinOp | ast.AugAssign) and isinstance(sub.op, ast.MatMult):
-            return True
-        elif isinstance(sub, ast.Call):
-            if isinstance(sub.func, ast.Subscript):
-                return True
-            if isinstance(sub.func, ast.Attribute) and sub.func.attr == "cuda":
-                return True
-    return False
-
-
 def _trivial(node: ast.FunctionDef | ast.AsyncFunctionDef | None) -> bool:
     """One statement (a docstring aside) that computes nothing (``return x``, ``pass``,
     ``return CONST``): a helper, not something worth a profile. ``return a * a`` — the lecture's
@@ -163,33 +150,6 @@ def _trivial(node: ast.FunctionDef | ast.AsyncFunctionDef | None) -> bool:
         return False
     computes = (ast.BinOp, ast.UnaryOp, ast.Call, ast.Subscript, ast.Compare, ast.AugAssign)
     return not any(isinstance(sub, computes) for stmt in body for sub in ast.walk(stmt))
-
-
-def _launches(node: ast.AST) -> bool:
-    return any(
-        isinstance(sub, ast.Call) and isinstance(sub.func, ast.Subscript) for sub in ast.walk(node)
-    )
-
-
-def _callees(
-    node: ast.AST, qualname: str, functions: dict[str, FunctionInfo], top_level: set[str]
-) -> set[str]:
-    """Functions of the file that ``node`` names: ``f`` (module level) and ``self.m``."""
-    owner = qualname.rsplit(".", 1)[0] if "." in qualname else None
-    out: set[str] = set()
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and sub.id in top_level:
-            out.add(sub.id)
-        elif (
-            owner is not None
-            and isinstance(sub, ast.Attribute)
-            and isinstance(sub.value, ast.Name)
-            and sub.value.id in ("self", "cls")
-            and f"{owner}.{sub.attr}" in functions
-        ):
-            out.add(f"{owner}.{sub.attr}")
-    out.discard(qualname)
-    return out
 
 
 def _script_references(tree: ast.Module, functions: dict[str, FunctionInfo]) -> set[str]:
@@ -261,46 +221,156 @@ def _uses(node: ast.AST | None, names: set[str]) -> bool:
     )
 
 
+def _walk(node: ast.AST) -> Iterator[ast.AST]:
+    """Every node under ``node`` (itself included), depth first: ``ast.walk`` without its
+    per-node generators (twice as fast), for walks whose order does not matter."""
+    stack = [node]
+    pop, push, more = stack.pop, stack.append, stack.extend
+    ast_type = ast.AST
+    while stack:
+        current = pop()
+        yield current
+        for name in current._fields:
+            value = getattr(current, name, None)
+            if isinstance(value, ast_type):
+                push(value)
+            elif isinstance(value, list):
+                more(v for v in value if isinstance(v, ast_type))
+
+
+@dataclass
+class _Facts:
+    """What one walk of a function's body finds (each function is walked once)."""
+
+    tensor_work: bool = False
+    launches: bool = False
+    callees: set[str] | None = None
+    calls: list[ast.Call] | None = None
+
+
+def _facts(
+    node: ast.FunctionDef | ast.AsyncFunctionDef,
+    qualname: str,
+    aliases: dict[str, str],
+    functions: dict[str, FunctionInfo],
+    top_level: set[str],
+) -> _Facts:
+    """Tensor work, launches, the functions of the file it names and its calls: one walk.
+
+    Tensor work: a tensor module named, a ``@`` product, ``.cuda()`` or a kernel launch.
+    Callees: functions of the file it names (``f`` at module level, ``self.m``).
+    """
+    owner = qualname.rsplit(".", 1)[0] if "." in qualname else None
+    tensor = launches = False
+    callees: set[str] = set()
+    calls: list[ast.Call] = []
+    for sub in _walk(node):
+        if isinstance(sub, ast.Name):
+            if sub.id in aliases and _is_tensor_module(aliases[sub.id]):
+                tensor = True
+            if isinstance(sub.ctx, ast.Load) and sub.id in top_level:
+                callees.add(sub.id)
+        elif isinstance(sub, ast.Attribute):
+            if (
+                owner is not None
+                and isinstance(sub.value, ast.Name)
+                and sub.value.id in ("self", "cls")
+                and f"{owner}.{sub.attr}" in functions
+            ):
+                callees.add(f"{owner}.{sub.attr}")
+        elif isinstance(sub, ast.Call):
+            calls.append(sub)
+            if isinstance(sub.func, ast.Subscript):
+                tensor = launches = True
+            elif isinstance(sub.func, ast.Attribute) and sub.func.attr == "cuda":
+                tensor = True
+        elif isinstance(sub, ast.BinOp | ast.AugAssign) and isinstance(sub.op, ast.MatMult):
+            tensor = True
+    callees.discard(qualname)
+    return _Facts(tensor, launches, callees, calls)
+
+
+def _propagate(
+    flags: dict[str, bool], callees: dict[str, set[str]], skip: set[str]
+) -> dict[str, bool]:
+    """``flags`` spread from each function to the functions of the file that call it (not
+    through ``skip``): a worklist over the reversed call graph, linear in its size."""
+    callers: dict[str, list[str]] = {}
+    for q, named in callees.items():
+        for callee in named:
+            if callee not in skip:
+                callers.setdefault(callee, []).append(q)
+    out = dict(flags)
+    work = [q for q, on in out.items() if on]
+    while work:
+        callee = work.pop()
+        for q in callers.get(callee, ()):
+            if not out[q]:
+                out[q] = True
+                work.append(q)
+    return out
+
+
 def _launch_params(
     nodes: dict[str, ast.FunctionDef | ast.AsyncFunctionDef],
     functions: dict[str, FunctionInfo],
     candidates: dict[str, tuple[str, ...]],
+    calls: dict[str, list[ast.Call]],
 ) -> dict[str, set[str]]:
-    """Per function, its candidate int parameters that reach a kernel launch."""
+    """Per function, its candidate int parameters that reach a kernel launch (passed to
+    ``k[grid](…)``, used in its grid, or handed on to a function of the file that does so).
+
+    Each function's calls and tainted names are found once, and a function is checked again
+    only when a function it calls gains a parameter (a worklist, not a fixed point over all).
+    """
     reach: dict[str, set[str]] = {q: set() for q in functions}
-    changed = True
-    while changed:
-        changed = False
-        for qualname, params in candidates.items():
-            node = nodes.get(qualname)
-            if node is None:
+    tainted: dict[tuple[str, str], set[str]] = {}
+    callers: dict[str, set[str]] = {}
+    for qualname in candidates:
+        for call in calls.get(qualname, ()):
+            if isinstance(call.func, ast.Name) and call.func.id in reach:
+                callers.setdefault(call.func.id, set()).add(qualname)
+
+    def check(qualname: str) -> bool:
+        node = nodes.get(qualname)
+        if node is None:
+            return False
+        grew = False
+        for param in candidates[qualname]:
+            if param in reach[qualname]:
                 continue
-            for param in params:
-                if param in reach[qualname]:
-                    continue
-                tainted = _tainted(node, param)
-                for call in (c for c in ast.walk(node) if isinstance(c, ast.Call)):
-                    hit = False
-                    if isinstance(call.func, ast.Subscript):
-                        hit = _uses(call.func.slice, tainted) or any(
-                            _uses(a, tainted) for a in [*call.args, *call.keywords]
-                        )
-                    elif isinstance(call.func, ast.Name) and call.func.id in reach:
-                        callee = call.func.id
-                        wanted = reach[callee]
-                        callee_params = functions[callee].params
-                        hit = any(
-                            kw.arg in wanted and _uses(kw.value, tainted) for kw in call.keywords
-                        ) or any(
-                            i < len(callee_params)
-                            and callee_params[i] in wanted
-                            and _uses(arg, tainted)
-                            for i, arg in enumerate(call.args)
-                        )
-                    if hit:
-                        reach[qualname].add(param)
-                        changed = True
-                        break
+            names = tainted.get((qualname, param))
+            if names is None:
+                names = tainted[(qualname, param)] = _tainted(node, param)
+            for call in calls.get(qualname, ()):
+                hit = False
+                if isinstance(call.func, ast.Subscript):
+                    hit = _uses(call.func.slice, names) or any(
+                        _uses(a, names) for a in [*call.args, *call.keywords]
+                    )
+                elif isinstance(call.func, ast.Name) and call.func.id in reach:
+                    callee = call.func.id
+                    wanted = reach[callee]
+                    if not wanted:
+                        continue
+                    callee_params = functions[callee].params
+                    hit = any(
+                        kw.arg in wanted and _uses(kw.value, names) for kw in call.keywords
+                    ) or any(
+                        i < len(callee_params) and callee_params[i] in wanted and _uses(arg, names)
+                        for i, arg in enumerate(call.args)
+                    )
+                if hit:
+                    reach[qualname].add(param)
+                    grew = True
+                    break
+        return grew
+
+    work = [q for q, params in candidates.items() if params]
+    while work:
+        qualname = work.pop()
+        if check(qualname):
+            work.extend(c for c in callers.get(qualname, ()) if candidates.get(c))
     return reach
 
 
@@ -315,13 +385,39 @@ def lens_targets(source: str, *, show_all: bool = False) -> list[LensTarget]:
     Raises:
         SourceSyntaxError: the text does not parse.
     """
-    infos = find_functions(source)
-    tree = ast.parse(source)
-    aliases = import_aliases(tree)
+    tree = parse_source(source)
+    return lens_targets_in_tree(tree, source, show_all=show_all)
+
+
+def lens_targets_in_tree(
+    tree: ast.Module,
+    source: str,
+    *,
+    show_all: bool = False,
+    infos: list[FunctionInfo] | None = None,
+    aliases: dict[str, str] | None = None,
+) -> list[LensTarget]:
+    """:func:`lens_targets` of an already parsed module, in time linear in its size (each
+    function's body is walked a bounded number of times; nothing is parsed again).
+
+    Args:
+        tree: ``source`` parsed.
+        source: the module's text.
+        show_all: see :func:`lens_targets`.
+        infos: its functions (:func:`~kernel_lens.analysis.functions.functions_in_tree`),
+            when the caller has them already.
+        aliases: its imports (:func:`~kernel_lens.analysis.functions.import_aliases`).
+    """
+    if aliases is None:
+        aliases = import_aliases(tree)
+    if infos is None:
+        infos = functions_in_tree(tree, source.splitlines(), aliases)
     nodes = _nodes_by_qualname(tree)
     functions = {info.qualname: info for info in infos}
     top_level = {q for q in functions if "." not in q}
-    int_params = {q: tuple(int_parameters(source, q)) for q in functions}
+    int_params = {q: tuple(int_defaults(nodes[q])) if q in nodes else () for q in functions}
+    facts = {q: _facts(nodes[q], q, aliases, functions, top_level) for q in functions if q in nodes}
+    launches = {q: q in facts and facts[q].launches for q in functions}
     if show_all:
         return [
             LensTarget(
@@ -329,7 +425,7 @@ def lens_targets(source: str, *, show_all: bool = False) -> list[LensTarget]:
                 "kernel" if info.is_triton_kernel else "profile",
                 "triton kernel" if info.is_triton_kernel else "all lenses shown",
                 () if info.is_triton_kernel else int_params[info.qualname],
-                _launches(nodes[info.qualname]) if info.qualname in nodes else False,
+                launches[info.qualname],
             )
             for info in infos
         ]
@@ -337,24 +433,15 @@ def lens_targets(source: str, *, show_all: bool = False) -> list[LensTarget]:
     module_classes = _module_classes(tree, aliases)
     script = _script_references(tree, functions)
     factories = _directive_names(source)
-    callees = {
-        q: _callees(nodes[q], q, functions, top_level) if q in nodes else set() for q in functions
-    }
-    direct = {q: q in nodes and _tensor_work(nodes[q], aliases) for q in functions}
-    launches = {q: q in nodes and _launches(nodes[q]) for q in functions}
+    callees = {q: (facts[q].callees or set()) if q in facts else set() for q in functions}
+    kernels = {q for q, info in functions.items() if info.is_triton_kernel or info.is_numba_kernel}
     # Tensor work and launches through the functions of the file a function calls.
-    changed = True
-    while changed:
-        changed = False
-        for q in functions:
-            for callee in callees[q]:
-                if functions[callee].is_triton_kernel or functions[callee].is_numba_kernel:
-                    continue
-                if direct[callee] and not direct[q]:
-                    direct[q] = changed = True
-                if launches[callee] and not launches[q]:
-                    launches[q] = changed = True
-    reach = _launch_params(nodes, functions, int_params)
+    tensor = {q: q in facts and facts[q].tensor_work for q in functions}
+    direct = _propagate(tensor, callees, kernels)
+    launches = _propagate(launches, callees, kernels)
+    reach = _launch_params(
+        nodes, functions, int_params, {q: f.calls or [] for q, f in facts.items()}
+    )
 
     targets: list[LensTarget] = []
     for info in infos:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from kernel_lens.analysis.functions import find_function
 
-__all__ = ["TextEdit", "int_parameters", "parameter_edits"]
+__all__ = ["TextEdit", "int_defaults", "int_parameters", "parameter_edits"]
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,11 @@ def int_parameters(source: str, qualname: str) -> dict[str, int]:
     node = _function_node(source, qualname)
     if node is None:
         return {}
+    return int_defaults(node)
+
+
+def int_defaults(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, int]:
+    """:func:`int_parameters` of a parsed function."""
     return {
         name: default.value
         for name, default in _defaults(node).items()

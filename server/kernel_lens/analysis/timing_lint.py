@@ -338,19 +338,21 @@ def _uses_gpu(source: str, imports: _Imports) -> bool:
     return imports.gpu or "cuda" in source
 
 
-def lint_timing(source: str) -> list[TimingIssue]:
+def lint_timing(source: str, tree: ast.Module | None = None) -> list[TimingIssue]:
     """Every timing mistake found in ``source`` (empty when it does not parse), by line.
 
     Args:
         source: the file's text.
+        tree: ``source`` already parsed (one parse per document version in the server).
 
     Returns:
         The findings, sorted by position; at most one per rule and call.
     """
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return []
+    if tree is None:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            return []
     imports = _Imports(tree)
     names = _Names(tree)
     gpu = _uses_gpu(source, imports)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gc
 import gzip
+import io
 import math
 import os
 import zlib
@@ -37,7 +38,9 @@ __all__ = [
     "TraceError",
     "columns_from_trace",
     "gc_paused",
+    "check_json_depth",
     "grouping_key",
+    "max_trace_bytes",
     "parse_trace_bytes",
     "read_trace_bytes",
     "trace_device_name",
@@ -262,11 +265,107 @@ def read_trace_bytes(path: str | os.PathLike[str]) -> bytes | bytearray:
     except OSError as exc:
         raise TraceError(f"cannot read trace file {shown}: {exc.strerror or exc}") from None
     if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise TraceError(f"trace file {shown} is not valid gzip: {exc}") from None
+        raw = _gunzip(raw, shown)
     return raw
+
+
+#: The most JSON a trace file may hold (gzip's contents included), unless
+#: ``$KERNEL_LENS_TRACE_MAX_BYTES`` says otherwise: beyond any trace a profiler writes.
+MAX_TRACE_BYTES = 16 * 2**30
+#: A gzip that inflates more than this many times its size, past :data:`_RATIO_FLOOR`, is a
+#: gzip bomb (JSON traces compress 5–40×; a file of zeros, 1000×).
+MAX_GZIP_RATIO = 250
+_RATIO_FLOOR = 256 * 2**20
+#: Deepest JSON nesting a trace may have (a torch.profiler trace: 5 or 6); deeper is refused
+#: before any parser recurses into it.
+MAX_JSON_DEPTH = 64
+_INFLATE_STEP = 16 * 2**20
+
+
+def max_trace_bytes() -> int:
+    """The bound on a trace's JSON size (:data:`MAX_TRACE_BYTES`, or the environment's)."""
+    try:
+        return max(1, int(os.environ["KERNEL_LENS_TRACE_MAX_BYTES"]))
+    except (KeyError, ValueError):
+        return MAX_TRACE_BYTES
+
+
+def _gunzip(raw: bytes | bytearray, shown: str) -> bytes | bytearray:
+    """Inflate a gzip file a step at a time, never past the bounds (a gzip bomb is refused
+    when it has inflated to the bound, not after it has filled the memory)."""
+    limit = max_trace_bytes()
+    ratio_limit = max(_RATIO_FLOOR, len(raw) * MAX_GZIP_RATIO)
+    out = bytearray()
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(raw)) as stream:
+            while True:
+                chunk = stream.read(_INFLATE_STEP)
+                if not chunk:
+                    break
+                out += chunk
+                if len(out) > limit:
+                    raise TraceError(
+                        f"trace file {shown} inflates past {limit / 2**20:,.0f} MiB of JSON "
+                        "(the bound on a trace; $KERNEL_LENS_TRACE_MAX_BYTES sets it): not read"
+                    )
+                if len(out) > ratio_limit:
+                    raise TraceError(
+                        f"trace file {shown} inflates more than {MAX_GZIP_RATIO}× its "
+                        f"{len(raw):,} bytes (a gzip bomb, not a profiler trace): not read"
+                    )
+    except (OSError, EOFError, zlib.error) as exc:
+        raise TraceError(f"trace file {shown} is not valid gzip: {exc}") from None
+    except MemoryError:
+        raise TraceError(f"trace file {shown} does not fit in memory once inflated") from None
+    return out
+
+
+def check_json_depth(raw: bytes | bytearray, shown: str, limit: int = MAX_JSON_DEPTH) -> None:
+    """Refuse JSON nested deeper than ``limit`` (brackets inside strings do not count).
+
+    Vectorised: the brackets and quotes are found with numpy, an escaped quote is one after an
+    odd run of backslashes, and the depth is a running sum over the brackets outside strings.
+
+    Raises:
+        TraceError: the text is nested deeper than ``limit``.
+    """
+    data = np.frombuffer(raw, dtype=np.uint8)
+    if not len(data):
+        return
+    interesting = np.flatnonzero(
+        (data == 0x22) | (data == 0x5B) | (data == 0x5D) | (data == 0x7B) | (data == 0x7D)
+    )
+    if not len(interesting):
+        return
+    values = data[interesting]
+    quotes = interesting[values == 0x22]
+    if len(quotes):
+        # A quote is escaped when an odd number of backslashes stands right before it.
+        backslashes = data == 0x5C
+        escaped = np.zeros(len(quotes), dtype=bool)
+        run = np.zeros(len(quotes), dtype=np.int64)
+        pos = quotes - 1
+        active = pos >= 0
+        while active.any():
+            hit = np.zeros(len(quotes), dtype=bool)
+            hit[active] = backslashes[pos[active]]
+            run += hit
+            pos = pos - 1
+            active = hit & (pos >= 0)
+        escaped = run % 2 == 1
+        real = np.ones(len(values), dtype=bool)
+        real[np.flatnonzero(values == 0x22)[escaped]] = False
+        keep = (values != 0x22) | real
+        interesting, values = interesting[keep], values[keep]
+    is_quote = values == 0x22
+    in_string = (np.cumsum(is_quote) - is_quote) % 2 == 1
+    bracket = ~is_quote & ~in_string
+    step = np.where((values == 0x5B) | (values == 0x7B), 1, -1)[bracket]
+    if len(step) and int(np.cumsum(step).max()) > limit:
+        raise TraceError(
+            f"trace file {shown} is JSON nested more than {limit} levels deep "
+            "(a profiler trace has a few): not read"
+        )
 
 
 def parse_trace_bytes(raw: bytes | bytearray, shown: str) -> dict[str, Any]:
@@ -277,11 +376,16 @@ def parse_trace_bytes(raw: bytes | bytearray, shown: str) -> dict[str, Any]:
     """
     import json
 
+    check_json_depth(raw, shown)
     try:
         with gc_paused():
             data = json.loads(raw)
     except UnicodeDecodeError as exc:
         raise TraceError(f"trace file {shown} is not UTF-8 JSON: {exc}") from None
+    except RecursionError:
+        raise TraceError(f"trace file {shown} is JSON nested too deeply to read") from None
+    except MemoryError:
+        raise TraceError(f"trace file {shown} does not fit in memory as parsed JSON") from None
     except json.JSONDecodeError as exc:
         raise TraceError(
             f"trace file {shown} is not valid JSON (line {exc.lineno}, column {exc.colno}: "

@@ -455,8 +455,9 @@ def build_store(
     sort = kept[np.lexsort((tie[kept], start[kept], depth[kept], lane_rank[kept]))]
     seg_key = lane_rank[sort] * (int(depth.max()) + 1) + depth[sort]
     seg_bounds = np.flatnonzero(np.diff(seg_key)) + 1
-    firsts = np.concatenate(([0], seg_bounds))
-    stops = np.concatenate((seg_bounds, [len(sort)]))
+    # No event on any lane (only events of no known kind): no segment at all.
+    firsts = np.concatenate(([0], seg_bounds)) if len(sort) else np.zeros(0, dtype=np.int64)
+    stops = np.concatenate((seg_bounds, [len(sort)])) if len(sort) else firsts
     segments = np.stack(
         [lane_rank[sort][firsts], depth[sort][firsts], firsts, stops], axis=1
     ).astype(np.int64)

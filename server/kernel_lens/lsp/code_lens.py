@@ -15,16 +15,18 @@ File-level lenses (e.g. profiling the whole script) go on the first line, from
 
 from __future__ import annotations
 
-import ast
+import asyncio
+import json
 from typing import Any
 
 from lsprotocol import types
 
 from kernel_lens.analysis.compare import line_delta
 from kernel_lens.analysis.distributed_text import distributed_line_text
+from kernel_lens.analysis.document_model import DocumentModel
 from kernel_lens.analysis.error_actions import CMD_SHOW_ERROR, error_actions
-from kernel_lens.analysis.functions import FunctionInfo, SourceSyntaxError, load_inline_lines
-from kernel_lens.analysis.lens_targets import LensTarget, lens_targets, uses_process_group
+from kernel_lens.analysis.functions import FunctionInfo, SourceSyntaxError
+from kernel_lens.analysis.lens_targets import LensTarget, uses_process_group
 from kernel_lens.analysis.lens_text import (
     LONGER_BUDGET_SCALE,
     error_lens_title,
@@ -35,11 +37,13 @@ from kernel_lens.analysis.lens_text import (
     summary_lens_title,
 )
 from kernel_lens.analysis.memory_text import oom_lines
-from kernel_lens.analysis.scripts import SCRIPT_NAME, module_work_lines, script_summary_title
+from kernel_lens.analysis.scripts import SCRIPT_NAME, script_summary_title
 from kernel_lens.history import History, HistoryError
-from kernel_lens.lsp.common import uri_to_path
+from kernel_lens.lsp.common import refresh_lenses, uri_to_path
+from kernel_lens.lsp.convert import RawJson, raw_json_list
 from kernel_lens.lsp.feature import LanguageFeature
 from kernel_lens.lsp.language_server import KernelLensServer
+from kernel_lens.lsp.models import LENS_WAIT_S, LensRows
 from kernel_lens.lsp.results import Record, place
 from kernel_lens.wire.errors import ProfileError
 from kernel_lens.wire.lsp import (
@@ -59,7 +63,10 @@ __all__ = [
     "MAX_ROW_ACTIONS",
     "CodeLenses",
     "document_lenses",
+    "document_lenses_json",
+    "rows_ahead",
     "more_actions",
+    "reading_lens",
     "setup",
 ]
 
@@ -257,6 +264,7 @@ def _function_lenses(
     *,
     budget_ms: float = 500.0,
     nproc: int = 0,
+    model: DocumentModel | None = None,
 ) -> list[types.CodeLens]:
     """A function's row and, after a run, its per-line lenses (``nproc``: the file calls
     ``init_process_group``, and the row offers *Profile on N ranks*)."""
@@ -293,7 +301,7 @@ def _function_lenses(
             _profile_lens(uri, info, "$(play) Profile"),
         ]
     result = record.result or {}
-    placed = place(record, source)
+    placed = place(record, source, model)
     if placed is None or placed.outdated:
         return [
             _lens(first0, f"$(history) outdated: {summary_lens_title(result)}"),
@@ -358,16 +366,16 @@ def _kernel_lens(ls: KernelLensServer, uri: str, info: FunctionInfo) -> types.Co
     )
 
 
-def _file_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.CodeLens]:
+def _file_lenses(
+    ls: KernelLensServer, uri: str, source: str, model: DocumentModel
+) -> list[types.CodeLens]:
     """Lenses about the whole file, on its first line: ``Profile Script`` on a file with
     module-level work (issue 10); after a run, the script's wall time and its per-line lenses
     on the module-level lines."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
+    if model.syntax_error is not None:
         return []
     record = ls.documents.get(uri, SCRIPT_NAME)
-    if record is None and not module_work_lines(tree):
+    if record is None and not model.module_work:
         return []
     args: list[Any] = [{"uri": uri, "script": True}]
     run = _lens(0, "$(run-all) Profile Script", CMD_PROFILE, args)
@@ -515,18 +523,90 @@ def _restore_from_history(ls: KernelLensServer, uri: str, targets: list[LensTarg
 def restore_results(ls: KernelLensServer, uri: str, source: str) -> None:
     """The document's results from the history, for a request that reads them before any lens
     was asked (the Report panel restored after *Reload Window* asks first)."""
-    try:
-        targets = lens_targets(source, show_all=ls.settings.show_all_lenses)
-    except SourceSyntaxError:
+    model = ls.models.now(ls, uri, source)
+    if model.syntax_error is not None:
         return
-    _restore_from_history(ls, uri, targets)
+    _restore_from_history(ls, uri, list(model.targets))
 
 
-def document_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.CodeLens]:
-    """All lenses of one document, from its current text and the stored results."""
+#: The trust lens of a function in an untrusted workspace.
+TRUST_TITLE = "$(shield) Kernel Lens: trust this workspace to profile"
+
+#: A run of a document's lenses: objects, or a row made ahead (``(line0, JSON text)``).
+_Piece = list[types.CodeLens] | tuple[int, str]
+
+
+def document_lenses(
+    ls: KernelLensServer, uri: str, source: str, model: DocumentModel | None = None
+) -> list[types.CodeLens]:
+    """All lenses of one document, from its current text and the stored results.
+
+    ``model``: the text parsed (:mod:`kernel_lens.lsp.models`); made here when not given.
+    """
+    lenses: list[types.CodeLens] = []
+    for piece in _lens_pieces(ls, uri, source, model, None):
+        assert isinstance(piece, list)  # rows made ahead only where they were given
+        lenses.extend(piece)
+    return lenses
+
+
+def document_lenses_json(
+    ls: KernelLensServer, uri: str, source: str, model: DocumentModel, rows: LensRows
+) -> RawJson:
+    """:func:`document_lenses` as JSON text, with the rows of the functions that have no
+    result taken from ``rows`` (made in the document worker, serialised there): a big file's
+    answer costs the loop a join, not tens of thousands of objects."""
+    unstructure = ls.protocol._converter.unstructure
+    parts: list[str] = []
+    for piece in _lens_pieces(ls, uri, source, model, rows):
+        if isinstance(piece, tuple):
+            if piece[1]:
+                parts.append(piece[1])
+        else:
+            parts.extend(json.dumps(unstructure(lens)) for lens in piece)
+    return raw_json_list(parts)
+
+
+def row_json(lenses: list[types.CodeLens], unstructure: Any) -> str:
+    """A row's lenses as the items of a JSON list (no brackets; ``""`` for none)."""
+    return ",".join(json.dumps(unstructure(lens)) for lens in lenses)
+
+
+def rows_ahead(uri: str, source: str, model: DocumentModel, unstructure: Any) -> LensRows:
+    """Each lens target's row before any run (trusted; ``None`` for a kernel, whose lens reads
+    the server's state) and its row in an untrusted workspace, as JSON (for
+    :func:`document_lenses_json`; made in the document worker)."""
+    trusted: list[str | None] = []
+    untrusted: list[str] = []
+    for target in model.targets:
+        info = target.info
+        if target.role == "none":
+            trusted.append("")
+            untrusted.append("")
+            continue
+        untrusted.append(
+            row_json([_lens(info.first_line - 1, TRUST_TITLE, TRUST_COMMAND)], unstructure)
+        )
+        if target.role == "kernel":
+            trusted.append(None)
+        else:
+            trusted.append(row_json(_function_lenses(uri, target, None, source), unstructure))
+    return LensRows(tuple(trusted), tuple(untrusted))
+
+
+def _lens_pieces(
+    ls: KernelLensServer,
+    uri: str,
+    source: str,
+    model: DocumentModel | None,
+    rows: LensRows | None,
+) -> list[_Piece]:
     state = ls.documents.peek(uri)
+    if model is None:
+        model = ls.models.now(ls, uri, source)
     try:
-        targets = lens_targets(source, show_all=ls.settings.show_all_lenses)
+        model.check()
+        targets = model.targets
     except SourceSyntaxError as exc:
         line0 = max((exc.line or 1) - 1, 0)
         failed = state.syntax_error if state is not None else None
@@ -535,52 +615,67 @@ def document_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.C
             if failed is not None
             else f"$(warning) Kernel Lens: syntax error — {exc} — fix it to profile"
         )
-        return [_lens(line0, title)]
-    _restore_from_history(ls, uri, targets)
+        return [[_lens(line0, title)]]
+    _restore_from_history(ls, uri, list(targets))
     records = {r.qualname: r for r in ls.documents.records(uri)}
     trusted = ls.settings.workspace_trusted
-    lenses: list[types.CodeLens] = _file_lenses(ls, uri, source) if trusted else []
+    pieces: list[_Piece] = [_file_lenses(ls, uri, source, model)] if trusted else []
+    occupied: set[int] = set()
     # A distributed script (it calls init_process_group): Profile on N ranks on its functions.
     nproc = ls.settings.ranks() if uses_process_group(source) else 0
-    for target in targets:
+    for i, target in enumerate(targets):
         info = target.info
         record = records.get(info.qualname)
         # A function that was profiled keeps its lenses whatever the heuristics say.
         if target.role == "none" and record is None:
             continue
+        line0 = info.first_line - 1
+        if rows is not None and record is None and nproc == 0:
+            # (rows made ahead in the worker have no Profile on N ranks lens)
+            ahead = rows.trusted[i] if trusted else rows.untrusted[i]
+            if ahead is not None:
+                pieces.append((line0, ahead))
+                occupied.add(line0)
+                continue
         if not trusted:
-            lenses.append(
-                _lens(
-                    info.first_line - 1,
-                    "$(shield) Kernel Lens: trust this workspace to profile",
-                    TRUST_COMMAND,
-                )
-            )
+            pieces.append([_lens(line0, TRUST_TITLE, TRUST_COMMAND)])
         elif target.role == "kernel":
-            lenses.append(_kernel_lens(ls, uri, info))
+            pieces.append([_kernel_lens(ls, uri, info)])
         else:
-            lenses.extend(
+            pieces.append(
                 _function_lenses(
-                    uri, target, record, source, budget_ms=ls.settings.budget_ms, nproc=nproc
+                    uri,
+                    target,
+                    record,
+                    source,
+                    budget_ms=ls.settings.budget_ms,
+                    nproc=nproc,
+                    model=model,
                 )
             )
     # Another script's whole run last: its line lenses only where this file's own results
     # (a function profiled here, from a driver or not) put none — never two rows on a line.
-    occupied = {lens.range.start.line for lens in lenses}
+    occupied.update(
+        lens.range.start.line for piece in pieces if isinstance(piece, list) for lens in piece
+    )
+    run_lines: list[types.CodeLens] = []
     for i, lens in enumerate(_run_lines_lenses(ls, uri, source)):
         if i == 0 or lens.range.start.line not in occupied:
-            lenses.append(lens)
+            run_lines.append(lens)
+    pieces.append(run_lines)
     if trusted:
-        for line in load_inline_lines(source):
-            lenses.append(
+        pieces.append(
+            [
                 _lens(
                     line - 1,
                     "$(tools) load_inline: PTX, sources, nvcc",
                     CMD_SHOW_INLINE,
                     [{"uri": uri, "line": line}],
                 )
-            )
-    return lenses
+                for line in model.load_inline
+            ]
+        )
+    return pieces
 
 
 class CodeLenses(LanguageFeature):
@@ -591,11 +686,36 @@ class CodeLenses(LanguageFeature):
     def __init__(self, ls: KernelLensServer) -> None:
         self.ls = ls
 
-    def code_lens(self, params: types.CodeLensParams) -> list[types.CodeLens]:
-        doc = self.ls.workspace.get_text_document(params.text_document.uri)
-        return document_lenses(self.ls, doc.uri, doc.source)
+    async def code_lens(self, params: types.CodeLensParams) -> list[types.CodeLens] | RawJson:
+        ls = self.ls
+        doc = ls.workspace.get_text_document(params.text_document.uri)
+        source = doc.source
+        model = ls.models.ready(ls, doc.uri, source)
+        if model is None:
+            waiting = asyncio.ensure_future(ls.models.get(ls, doc.uri, source))
+            try:
+                model = await asyncio.wait_for(asyncio.shield(waiting), LENS_WAIT_S)
+            except TimeoutError:
+                # A big file still being read: say so now, and bring the lenses when it is read.
+                def ready(f: asyncio.Future[DocumentModel]) -> None:
+                    if not f.cancelled() and f.exception() is None:
+                        refresh_lenses(ls)
+
+                waiting.add_done_callback(ready)
+                return [reading_lens(source)]
+        rows = ls.models.rows(ls, doc.uri, source)
+        if rows is not None:
+            return document_lenses_json(ls, doc.uri, source, model, rows)
+        return document_lenses(ls, doc.uri, source, model)
+
+
+def reading_lens(source: str) -> types.CodeLens:
+    """The one lens of a document whose functions are still being found (a big file)."""
+    lines = source.count("\n") + 1
+    return _lens(0, f"$(sync~spin) Kernel Lens: reading {lines:,} lines…")
 
 
 def setup(ls: KernelLensServer) -> None:
     """Take part in ``textDocument/codeLens``."""
     ls.dispatcher.add(CodeLenses(ls))
+    ls.models.rows_ahead = rows_ahead  # a big document's rows are made in the worker

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -25,6 +26,7 @@ from typing import Any, TypeVar
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
+from kernel_lens.lsp.convert import RawJson, raw_json_list
 from kernel_lens.lsp.feature import LanguageFeature
 
 __all__ = ["PUBLISH_DIAGNOSTICS", "Dispatcher"]
@@ -172,7 +174,9 @@ class Dispatcher:
 
     # The shared requests.
 
-    async def _on_code_lens(self, params: types.CodeLensParams) -> list[types.CodeLens] | None:
+    async def _on_code_lens(
+        self, params: types.CodeLensParams
+    ) -> list[types.CodeLens] | RawJson | None:
         return await self.code_lens(params)
 
     async def _on_hover(self, params: types.HoverParams) -> types.Hover | None:
@@ -185,8 +189,9 @@ class Dispatcher:
 
     async def code_lens(
         self, params: types.CodeLensParams, *, routed: bool = True
-    ) -> list[types.CodeLens] | None:
-        """Every feature's lenses for the document, joined (``None`` when none gave any)."""
+    ) -> list[types.CodeLens] | RawJson | None:
+        """Every feature's lenses for the document, joined (``None`` when none gave any); JSON
+        text when a feature answered with JSON text (a big file's lenses)."""
         uri = params.text_document.uri
         answers = await self._answers(
             "code_lens",
@@ -197,6 +202,16 @@ class Dispatcher:
         )
         if not answers:
             return None
+        if any(isinstance(answer, RawJson) for answer in answers):
+            unstructure = self._server.protocol._converter.unstructure
+            return raw_json_list(
+                [
+                    answer[1:-1]
+                    if isinstance(answer, RawJson)
+                    else ",".join(json.dumps(unstructure(lens)) for lens in answer)
+                    for answer in answers
+                ]
+            )
         return [lens for answer in answers for lens in answer]
 
     async def hover(self, params: types.HoverParams, *, routed: bool = True) -> types.Hover | None:

@@ -28,6 +28,8 @@ from typing import Any, ClassVar, TypeAlias, TypeVar
 
 from lsprotocol import types
 
+from kernel_lens.lsp.convert import RawJson
+
 __all__ = ["LanguageFeature", "MaybeAwaitable"]
 
 T = TypeVar("T")
@@ -73,8 +75,9 @@ class LanguageFeature:
 
     def code_lens(
         self, params: types.CodeLensParams
-    ) -> MaybeAwaitable[list[types.CodeLens] | None]:
-        """``textDocument/codeLens``: this feature's lenses (``None``: none to give)."""
+    ) -> MaybeAwaitable[list[types.CodeLens] | RawJson | None]:
+        """``textDocument/codeLens``: this feature's lenses (``None``: none to give; JSON text
+        of a list of lenses for a big file's, see ``code_lens.document_lenses_json``)."""
         del params
         return None
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import urllib.parse
 from collections.abc import Mapping
@@ -10,9 +11,8 @@ from typing import Any
 from lsprotocol import types
 
 from kernel_lens.analysis.distributed_text import ranks_hover
+from kernel_lens.analysis.document_model import DocumentModel
 from kernel_lens.analysis.error_actions import error_actions, error_markdown
-from kernel_lens.analysis.functions import SourceSyntaxError, find_function
-from kernel_lens.analysis.lens_targets import lens_targets
 from kernel_lens.analysis.lens_text import code_span, hover_markdown
 from kernel_lens.analysis.roofline import with_ncu_roofline
 from kernel_lens.analysis.scripts import SCRIPT_NAME
@@ -31,23 +31,32 @@ def _command_link(title: str, command: str, args: object) -> str:
     return f"[{title}](command:{command}?{encoded})"
 
 
-def _has_profile_lens(ls: KernelLensServer, source: str, qualname: str) -> bool:
+#: How long a hover waits for its document's model (a big file being read) before giving none.
+HOVER_WAIT_S = 5.0
+
+
+def _has_profile_lens(model: DocumentModel, qualname: str) -> bool:
     """Whether ``qualname`` gets a Profile lens (see ``analysis/lens_targets.py``)."""
-    try:
-        targets = lens_targets(source, show_all=ls.settings.show_all_lenses)
-    except SourceSyntaxError:
-        return False
-    return any(t.info.qualname == qualname and t.role == "profile" for t in targets)
+    return any(t.info.qualname == qualname and t.role == "profile" for t in model.targets)
 
 
 def document_hover(
-    ls: KernelLensServer, uri: str, source: str, line0: int, word: str | None
+    ls: KernelLensServer,
+    uri: str,
+    source: str,
+    line0: int,
+    word: str | None,
+    model: DocumentModel | None = None,
 ) -> str | None:
-    """The hover Markdown at 0-based ``line0``, or ``None``."""
-    try:
-        info = find_function(source, line=line0 + 1)
-    except SourceSyntaxError:
+    """The hover Markdown at 0-based ``line0``, or ``None``.
+
+    ``model``: the text parsed (:mod:`kernel_lens.lsp.models`); made here when not given.
+    """
+    if model is None:
+        model = ls.models.now(ls, uri, source)
+    if model.syntax_error is not None:
         return None
+    info = model.function_at(line0 + 1)
     if info is None:
         return _script_hover(ls, uri, source, line0, word) or _run_lines_hover(
             ls, uri, source, line0, word
@@ -63,7 +72,7 @@ def document_hover(
         )
         if whole is not None:
             return whole
-    if record is None and not _has_profile_lens(ls, source, info.qualname):
+    if record is None and not _has_profile_lens(model, info.qualname):
         # No offer where the lenses offer nothing (``__init__``, factories, helpers).
         return None
     if record is not None and record.state == "error" and record.error is not None:
@@ -75,7 +84,7 @@ def document_hover(
             f"Profile {info.qualname}", CMD_PROFILE, {"uri": uri, "function": info.qualname}
         )
         return f"**Kernel Lens** · not profiled yet · {link} {code_span(info.qualname)}"
-    placed = place(record, source)
+    placed = place(record, source, model)
     if placed is None or placed.outdated:
         return (
             f"**Kernel Lens** · {code_span(info.qualname)} changed since it was profiled; "
@@ -152,11 +161,17 @@ def _run_lines_hover(
     return None if body is None else f"*{held.label}* (a whole-script run)\n\n{body}"
 
 
-def hover_at(ls: KernelLensServer, uri: str, position: types.Position) -> types.Hover | None:
-    """The hover of the document ``uri`` at ``position`` (Markdown), or ``None``."""
+async def hover_at(ls: KernelLensServer, uri: str, position: types.Position) -> types.Hover | None:
+    """The hover of the document ``uri`` at ``position`` (Markdown), or ``None`` (also when
+    its document is a big file still being read after :data:`HOVER_WAIT_S`)."""
     doc = ls.workspace.get_text_document(uri)
+    source = doc.source
+    try:
+        model = await asyncio.wait_for(ls.models.get(ls, doc.uri, source), HOVER_WAIT_S)
+    except TimeoutError:
+        return None
     word = doc.word_at_position(position) or None
-    text = document_hover(ls, doc.uri, doc.source, position.line, word)
+    text = document_hover(ls, doc.uri, source, position.line, word, model)
     if text is None:
         return None
     return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
@@ -170,8 +185,8 @@ class Hovers(LanguageFeature):
     def __init__(self, ls: KernelLensServer) -> None:
         self.ls = ls
 
-    def hover(self, params: types.HoverParams) -> types.Hover | None:
-        return hover_at(self.ls, params.text_document.uri, params.position)
+    async def hover(self, params: types.HoverParams) -> types.Hover | None:
+        return await hover_at(self.ls, params.text_document.uri, params.position)
 
 
 def setup(ls: KernelLensServer) -> None:

@@ -6,18 +6,68 @@ several features answer). Feature modules receive it; the assembly is
 from __future__ import annotations
 
 import asyncio
+import inspect
+import json
+from typing import Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidRequest
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 
 from kernel_lens import __version__
 from kernel_lens.client import AgentClient
-from kernel_lens.lsp.convert import server_converter
+from kernel_lens.lsp.convert import RawJson, server_converter
 from kernel_lens.lsp.dispatch import Dispatcher
+from kernel_lens.lsp.models import DocumentModels
 from kernel_lens.lsp.settings import Settings
 from kernel_lens.lsp.state import DocumentStore, Job, RunLines, TraceCaches
 
-__all__ = ["KernelLensServer"]
+__all__ = ["KernelLensProtocol", "KernelLensServer"]
+
+
+class KernelLensProtocol(LanguageServerProtocol):
+    """pygls's protocol, answering a request that comes after ``shutdown`` as the LSP says.
+
+    pygls 2.1.1 drops every message after ``shutdown`` but ``exit`` without a word, so a client
+    that still asks waits for ever. The specification: "If a server receives requests after a
+    shutdown request those requests should error with ``InvalidRequest``" (-32600);
+    notifications after it are dropped (``exit`` still ends the server).
+    """
+
+    def handle_message(self, message: Any) -> None:
+        if (
+            self._shutdown
+            and getattr(message, "method", None) not in (None, types.EXIT)
+            and getattr(message, "id", None) is not None
+        ):
+            error = JsonRpcInvalidRequest(
+                f"the server is shutting down: {message.method} after shutdown"
+            )
+            self._send_response(message.id, error=error.to_response_error())
+            return
+        super().handle_message(message)
+
+    def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        """A :class:`~kernel_lens.lsp.convert.RawJson` result goes out as the JSON text it is
+        (a big file's lenses: no walk of tens of thousands of objects on the event loop)."""
+        if error is not None or not isinstance(result, RawJson):
+            super()._send_response(msg_id, result, error)
+            return
+        self._result_types.pop(msg_id, None)
+        if self.writer is None:
+            return
+        body = f'{{"jsonrpc": "2.0", "id": {json.dumps(msg_id)}, "result": {result}}}'
+        if self._include_headers:
+            length = len(body.encode(self.CHARSET))
+            header = (
+                f"Content-Length: {length}\r\n"
+                f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
+            )
+            body = header + body
+        written = self.writer.write(body.encode(self.CHARSET))
+        if inspect.isawaitable(written):
+            asyncio.ensure_future(written)
 
 
 class KernelLensServer(LanguageServer):
@@ -38,10 +88,13 @@ class KernelLensServer(LanguageServer):
                 ]
             ),
             converter_factory=server_converter,
+            protocol_cls=KernelLensProtocol,
         )
         self.settings = Settings()
         #: One state object per document; ``didClose`` releases it.
         self.documents = DocumentStore()
+        #: Each document version parsed once (lenses, hovers, diagnostics), off the loop.
+        self.models = DocumentModels()
         #: Trace files read for the report and the trace viewer (bounded).
         self.traces = TraceCaches()
         #: Path → the lines a whole run of another file gave it (the last such run; kept on

@@ -4,7 +4,6 @@ cancel from the progress notification, and shutdown."""
 
 from __future__ import annotations
 
-import ast
 import asyncio
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -67,16 +66,16 @@ class Documents(LanguageFeature):
         if params.text_document.language_id == "python":
             prewarm(self.ls)
 
-    def document_change(self, params: types.DidChangeTextDocumentParams) -> None:
+    async def document_change(self, params: types.DidChangeTextDocumentParams) -> None:
         ls = self.ls
         uri = params.text_document.uri
         state = ls.documents.peek(uri)
         if state is None or state.syntax_error is None:
             return
-        # A syntax error found by a profile goes away as soon as the text parses again.
-        try:
-            ast.parse(ls.workspace.get_text_document(uri).source)
-        except SyntaxError:
+        # A syntax error found by a profile goes away as soon as the text parses again (the
+        # version's one parse, off the loop when the file is big).
+        model = await ls.models.get(ls, uri, ls.workspace.get_text_document(uri).source)
+        if model.syntax_error is not None or ls.documents.peek(uri) is not state:
             return
         state.syntax_error = None
         set_diagnostic(ls, uri, SYNTAX_KEY, None)
@@ -86,6 +85,7 @@ class Documents(LanguageFeature):
         ls = self.ls
         uri = params.text_document.uri
         state = ls.documents.release(uri)
+        ls.models.forget(uri)
         if state is not None and state.diagnostics:
             clear_diagnostics(ls, uri)
 
@@ -148,5 +148,6 @@ def setup(ls: KernelLensServer) -> None:
 
     @ls.feature(types.SHUTDOWN)
     async def shutdown(ls: KernelLensServer, params: None) -> None:
+        ls.models.shutdown()
         await stop_spare_reader(ls)
         await ls.agent.kill()

@@ -13,7 +13,6 @@ from kernel_lens.analysis.functions import (
     find_function,
     find_functions,
 )
-from kernel_lens.analysis.lens_targets import lens_targets
 from kernel_lens.analysis.lens_text import line_lens_title, summary_lens_title, trace_text
 from kernel_lens.analysis.memory_text import oom_lines
 from kernel_lens.analysis.scripts import SCRIPT_NAME
@@ -399,11 +398,9 @@ async def profile_all(ls: KernelLensServer, args: ProfileAllArgs) -> list[Profil
         return [{"ok": False, "error": err.to_json()}]
     try:
         # What has a Profile lens: no input factories, __init__, kernels or helpers.
-        names = [
-            t.info.qualname
-            for t in lens_targets(source, show_all=ls.settings.show_all_lenses)
-            if t.role == "profile"
-        ]
+        model = await ls.models.get(ls, args.uri, source)
+        model.check()
+        names = [t.info.qualname for t in model.targets if t.role == "profile"]
     except SourceSyntaxError as exc:
         return [await profile_function(ls, args.uri, function=None, line0=(exc.line or 1) - 1)]
     outcomes = []

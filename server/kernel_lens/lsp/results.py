@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kernel_lens.analysis.document_model import DocumentModel
 from kernel_lens.analysis.functions import FunctionInfo, SourceSyntaxError, find_functions
 from kernel_lens.analysis.scripts import SCRIPT_NAME
 from kernel_lens.wire.errors import ErrorObject
@@ -74,19 +75,25 @@ def script_info(lines: list[str]) -> FunctionInfo:
     )
 
 
-def place(record: Record, source: str) -> Placed | None:
+def place(record: Record, source: str, model: DocumentModel | None = None) -> Placed | None:
     """Locate ``record``'s function in ``source``; ``None`` when it no longer exists.
 
     A whole script's result (``<script>``) belongs to the whole text: any edit outdates it.
+    ``model``: ``source`` already parsed (nothing is parsed again).
     """
     if record.qualname == SCRIPT_NAME:
         lines = source.splitlines()
         return Placed(record, script_info(lines), outdated=lines != record.text, offset=0)
-    try:
-        functions = find_functions(source)
-    except SourceSyntaxError:
-        return None
-    info = next((f for f in functions if f.qualname == record.qualname), None)
+    if model is not None:
+        if model.syntax_error is not None:
+            return None
+        info = model.function_named(record.qualname)
+    else:
+        try:
+            functions = find_functions(source)
+        except SourceSyntaxError:
+            return None
+        info = next((f for f in functions if f.qualname == record.qualname), None)
     if info is None:
         return None
     lines = source.splitlines()

@@ -71,6 +71,10 @@ class LRU(Generic[K, V]):
         while len(self._items) > self.size:
             self._items.popitem(last=False)
 
+    def discard(self, key: K) -> None:
+        """Drop ``key``'s entry, if any."""
+        self._items.pop(key, None)
+
     def clear(self) -> None:
         """Drop every entry."""
         self._items.clear()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 
 from lsprotocol import types
 
@@ -50,8 +51,13 @@ def _range(issue: TimingIssue) -> types.Range:
     )
 
 
-def lint_diagnostics(source: str) -> list[types.Diagnostic]:
-    """The lint's findings in ``source`` as diagnostics (``data``: rule and timed function)."""
+def lint_diagnostics(
+    source: str, issues: Sequence[TimingIssue] | None = None
+) -> list[types.Diagnostic]:
+    """The lint's findings in ``source`` as diagnostics (``data``: rule and timed function).
+
+    ``issues``: the findings already made (from the document's one parse), else linted here.
+    """
     return [
         types.Diagnostic(
             range=_range(issue),
@@ -61,7 +67,7 @@ def lint_diagnostics(source: str) -> list[types.Diagnostic]:
             code=issue.rule,
             data={"rule": issue.rule, "function": issue.function},
         )
-        for issue in lint_timing(source)
+        for issue in (lint_timing(source) if issues is None else issues)
     ]
 
 
@@ -71,11 +77,13 @@ def _overlaps(a: types.Range, b: types.Range) -> bool:
     return a0 <= b1 and b0 <= a1
 
 
-def code_actions(uri: str, source: str, where: types.Range) -> list[types.CodeAction]:
+def code_actions(
+    uri: str, source: str, where: types.Range, issues: Sequence[TimingIssue] | None = None
+) -> list[types.CodeAction]:
     """A "Profile this instead" action per finding at ``where`` that names its function."""
     actions: list[types.CodeAction] = []
     seen: set[str] = set()
-    for diag in lint_diagnostics(source):
+    for diag in lint_diagnostics(source, issues):
         data = diag.data if isinstance(diag.data, dict) else {}
         function = data.get("function")
         if not function or not _overlaps(diag.range, where) or function in seen:
@@ -96,17 +104,32 @@ def code_actions(uri: str, source: str, where: types.Range) -> list[types.CodeAc
     return actions
 
 
-def _publish(ls: KernelLensServer, uri: str) -> None:
-    """Lint the open document and publish, with its other diagnostics (when changed)."""
+async def _publish(ls: KernelLensServer, uri: str) -> None:
+    """Lint the open document (from its one parse, off the loop when it is big) and publish,
+    with its other diagnostics (when changed)."""
     if uri not in ls.workspace.text_documents:
         return
     document = ls.workspace.get_text_document(uri)
     if document.language_id not in (None, "python") and not uri.endswith(".py"):
         return
-    found = lint_diagnostics(document.source)
+    source = document.source
+    issues = await ls.models.lint(ls, uri, source)
+    if uri not in ls.workspace.text_documents or document.source is not source:
+        return  # closed or changed meanwhile: the next lint publishes
+    found = lint_diagnostics(source, issues)
     if ls.documents(uri).diagnostics.get(LINT_KEY, []) == found:
         return
     set_diagnostics(ls, uri, LINT_KEY, found)
+
+
+def _start(ls: KernelLensServer, uri: str) -> None:
+    task = asyncio.ensure_future(_publish(ls, uri))
+
+    def done(f: asyncio.Future[None]) -> None:
+        if not f.cancelled() and f.exception() is not None:
+            logger.error("timing lint failed", exc_info=f.exception())
+
+    task.add_done_callback(done)
 
 
 class TimingLint(LanguageFeature):
@@ -121,25 +144,18 @@ class TimingLint(LanguageFeature):
         self._pending: dict[str, asyncio.TimerHandle] = {}
 
     def document_open(self, params: types.DidOpenTextDocumentParams) -> None:
-        _publish(self.ls, params.text_document.uri)
+        _start(self.ls, params.text_document.uri)
 
     def document_change(self, params: types.DidChangeTextDocumentParams) -> None:
         uri = params.text_document.uri
         handle = self._pending.pop(uri, None)
         if handle is not None:
             handle.cancel()
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            _publish(self.ls, uri)
-            return
+        loop = asyncio.get_running_loop()
 
         def run() -> None:
             self._pending.pop(uri, None)
-            try:
-                _publish(self.ls, uri)
-            except Exception:
-                logger.exception("timing lint failed")
+            _start(self.ls, uri)
 
         self._pending[uri] = loop.call_later(DEBOUNCE_S, run)
 
@@ -153,7 +169,12 @@ class TimingLint(LanguageFeature):
         uri = params.text_document.uri
         if uri not in ls.workspace.text_documents:
             return []
-        return code_actions(uri, ls.workspace.get_text_document(uri).source, params.range)
+        source = ls.workspace.get_text_document(uri).source
+        # The findings of this version's lint, when it has run (never a parse per request).
+        issues = ls.models.lint_ready(ls, uri, source)
+        if issues is None:
+            return []
+        return code_actions(uri, source, params.range, issues)
 
 
 def setup(ls: KernelLensServer) -> None:

@@ -35,9 +35,12 @@ import pandas as pd
 from kernel_lens.analysis.trace_columns import (
     Progress,
     TraceColumns,
+    TraceError,
+    check_json_depth,
     columns_from_trace,
     gc_paused,
     grouping_key,
+    max_trace_bytes,
     parse_trace_bytes,
     read_trace_bytes,
     trace_device_name,
@@ -700,9 +703,19 @@ def read_columns(
     if columns is not None:
         return columns
     raw = read_trace_bytes(path)
+    if len(raw) > max_trace_bytes():
+        raise TraceError(
+            f"trace file {shown} holds {len(raw) / 2**20:,.0f} MiB of JSON, past the bound on a "
+            f"trace ({max_trace_bytes() / 2**20:,.0f} MiB; $KERNEL_LENS_TRACE_MAX_BYTES sets it)"
+        )
+    # Depth first: no parser (msgspec's, json's) recurses into a 10**6-deep nesting.
+    check_json_depth(raw, shown)
     if progress:
         progress(0.1, f"parsing {len(raw) / 1e6:.0f} MB of JSON")
-    columns = _columns_typed(raw, progress)
+    try:
+        columns = _columns_typed(raw, progress)
+    except (RecursionError, MemoryError):
+        columns = None  # the standard parser says what is wrong, as a TraceError
     if columns is not None:
         return columns
     trace = parse_trace_bytes(raw, shown)

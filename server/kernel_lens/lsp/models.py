@@ -1,0 +1,306 @@
+"""One parse per document version: the :class:`~kernel_lens.analysis.document_model.DocumentModel`
+of each open document, computed off the event loop and kept by (URI, version).
+
+Lenses, hovers, result placement and the timing lint's diagnostics all read the model; nothing
+parses a document's text per request any more.
+
+Where the work runs:
+
+- a small text (up to :data:`INLINE_CHARS`, a thousand lines or so) is analysed on the event loop,
+  at once: a few tens of milliseconds, less than a trip to another process;
+- a bigger one in a worker process (:data:`WORKER`: one, started on the first big document and
+  kept). Not a thread: ``ast.parse`` and the walks over the tree are Python holding the GIL, and
+  a thread would stop the event loop as surely as running them inline. The worker keeps the
+  tree of the versions it analysed, so the lint of a version reuses the parse its lenses made.
+  A newer version of a document cancels the older one's work still queued.
+
+The lens request waits at most :data:`LENS_WAIT_S` for a model; a document still being read
+then gets one lens saying so, and the client is asked to refresh its lenses when the model is
+ready (``workspace/codeLens/refresh``). Requests on other documents never wait for it.
+
+A helper of the feature layer; it imports no feature module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import multiprocessing
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from kernel_lens.analysis import document_model
+from kernel_lens.analysis.document_model import DocumentModel
+from kernel_lens.analysis.timing_lint import TimingIssue
+from kernel_lens.lsp.state import LRU
+
+
+class KernelLensServer(Protocol):
+    """What this module reads of the server (its documents and settings); not imported, so
+    that the server can own a :class:`DocumentModels`."""
+
+    @property
+    def workspace(self) -> Any: ...
+
+    @property
+    def settings(self) -> Any: ...
+
+
+__all__ = ["INLINE_CHARS", "LENS_WAIT_S", "DocumentModels", "LensRows"]
+
+logger = logging.getLogger(__name__)
+
+#: Texts up to this many characters (~500 functions) are analysed on the event loop (tens of
+#: milliseconds).
+INLINE_CHARS = 32_000
+#: How long a lens request waits for a model before it answers "reading…" (then refreshes).
+LENS_WAIT_S = 0.5
+#: Models kept (by URI, version and the show-all setting); lints kept.
+MODELS_KEPT = 32
+
+#: ``(uri, version or text hash, show_all)``.
+ModelKey = tuple[str, Any, bool]
+
+
+@dataclass(frozen=True)
+class LensRows:
+    """The lens rows of a big document's functions before any run, made and serialised in the
+    worker (``code_lens.rows_ahead``): one JSON text per lens target, ``""`` for none.
+
+    Attributes:
+        trusted: each target's row (``None``: made on the loop, a kernel's).
+        untrusted: each target's row in an untrusted workspace.
+    """
+
+    trusted: tuple[str | None, ...]
+    untrusted: tuple[str, ...]
+
+
+#: ``rows(uri, source, model, unstructure)``: a document's lens rows made ahead (the lens
+#: feature's ``rows_ahead``, handed over by reference: this module imports no feature).
+RowsMaker = Callable[[str, str, DocumentModel, Callable[[Any], Any]], LensRows]
+
+
+def work(
+    key: ModelKey, source: str, rows_ahead: RowsMaker | None
+) -> tuple[DocumentModel, LensRows | None]:
+    """In the worker: the model of a text, and its lens rows made ahead (``None`` when it
+    does not parse, or no maker was given)."""
+    import attrs
+
+    from kernel_lens.lsp.convert import server_converter
+
+    model = document_model.analyze_keyed(key, source, key[2])
+    if model.syntax_error is not None or rows_ahead is None:
+        return model, None
+    with attrs.validators.disabled():  # the lenses' values are ours; checks cost half the time
+        rows = rows_ahead(key[0], source, model, server_converter().unstructure)
+    return model, rows
+
+
+class DocumentModels:
+    """The models of a server's documents, by (URI, version): one parse per version.
+
+    Args:
+        inline_chars: the size up to which a text is analysed on the loop (tests lower it).
+    """
+
+    def __init__(self, inline_chars: int = INLINE_CHARS) -> None:
+        self.inline_chars = inline_chars
+        self._models: LRU[ModelKey, DocumentModel] = LRU(MODELS_KEPT)
+        self._rows: LRU[ModelKey, LensRows] = LRU(MODELS_KEPT)
+        self._lints: LRU[tuple[str, Any], tuple[TimingIssue, ...]] = LRU(MODELS_KEPT)
+        self._pending: dict[ModelKey, asyncio.Future[DocumentModel]] = {}
+        #: The worker's futures behind ``_pending`` (cancelled with them).
+        self._workers: dict[ModelKey, asyncio.Future[Any]] = {}
+        self._pending_lints: dict[tuple[str, Any], asyncio.Future[tuple[TimingIssue, ...]]] = {}
+        self._pool: concurrent.futures.ProcessPoolExecutor | None = None
+        #: How many texts were analysed (parsed), for tests and the benchmark.
+        self.analysed = 0
+        #: Makes a big document's lens rows in the worker (set by the lens feature).
+        self.rows_ahead: RowsMaker | None = None
+
+    # -- keys -----------------------------------------------------------------------------
+
+    @staticmethod
+    def version_of(ls: KernelLensServer, uri: str, source: str) -> Any:
+        """The document's version when ``source`` is its open text, else the text's hash (a
+        notebook's virtual script, a text given by a caller)."""
+        doc = ls.workspace.text_documents.get(uri)
+        if doc is not None and doc.version is not None and doc.source is source:
+            return doc.version
+        return ("text", len(source), hash(source))
+
+    def _key(self, ls: KernelLensServer, uri: str, source: str) -> ModelKey:
+        return (uri, self.version_of(ls, uri, source), bool(ls.settings.show_all_lenses))
+
+    # -- models ---------------------------------------------------------------------------
+
+    def ready(self, ls: KernelLensServer, uri: str, source: str) -> DocumentModel | None:
+        """The model of this text if it is made already."""
+        return self._models.get(self._key(ls, uri, source))
+
+    def rows(self, ls: KernelLensServer, uri: str, source: str) -> LensRows | None:
+        """The lens rows the worker made ahead for this text (big texts only)."""
+        return self._rows.get(self._key(ls, uri, source))
+
+    def now(self, ls: KernelLensServer, uri: str, source: str) -> DocumentModel:
+        """The model of this text, made here and now if need be (on the loop: for a caller that
+        cannot wait, e.g. a notebook's virtual script, or a command about one function)."""
+        key = self._key(ls, uri, source)
+        found = self._models.get(key)
+        if found is None:
+            found = self._analyse_here(key, source)
+        return found
+
+    def _analyse_here(self, key: ModelKey, source: str) -> DocumentModel:
+        model = document_model.analyze(source, show_all=key[2])
+        self.analysed += 1
+        self._keep(key, model, None)
+        return model
+
+    def _keep(self, key: ModelKey, model: DocumentModel, rows: LensRows | None) -> None:
+        """Keep a document's newest model only (a big file's model and rows are hundreds of
+        MB: its older versions go as soon as a newer one is ready)."""
+        for other in list(self._models):
+            if other[0] == key[0] and other != key:
+                self._models.discard(other)
+                self._rows.discard(other)
+        self._models.put(key, model)
+        if rows is not None:
+            self._rows.put(key, rows)
+
+    async def get(self, ls: KernelLensServer, uri: str, source: str) -> DocumentModel:
+        """The model of this text: kept, made at once (small), or made in the worker."""
+        key = self._key(ls, uri, source)
+        found = self._models.get(key)
+        if found is not None:
+            return found
+        if len(source) <= self.inline_chars:
+            return self._analyse_here(key, source)
+        future = self._pending.get(key)
+        if future is None:
+            self._cancel_older(uri, key)
+            worked = self._submit(key, work, key, source, self.rows_ahead)
+            future = asyncio.get_running_loop().create_future()
+            self._pending[key] = future
+
+            def done(
+                f: asyncio.Future[tuple[DocumentModel, LensRows | None]], key: ModelKey = key
+            ) -> None:
+                self._pending.pop(key, None)
+                self._workers.pop(key, None)
+                if f.cancelled():
+                    future.cancel()
+                elif f.exception() is not None:
+                    future.set_exception(f.exception())  # type: ignore[arg-type]
+                else:
+                    model, rows = f.result()
+                    self.analysed += 1
+                    self._keep(key, model, rows)
+                    future.set_result(model)
+
+            worked.add_done_callback(done)
+            self._pending[key] = future
+            self._workers[key] = worked
+        return await asyncio.shield(future)
+
+    def pending(self, ls: KernelLensServer, uri: str, source: str) -> bool:
+        """Whether this text's model is being made."""
+        return self._key(ls, uri, source) in self._pending
+
+    def lint_ready(
+        self, ls: KernelLensServer, uri: str, source: str
+    ) -> tuple[TimingIssue, ...] | None:
+        """The lint's findings in this text if it has run (or a small text's, made now)."""
+        lkey = (uri, self.version_of(ls, uri, source))
+        found = self._lints.get(lkey)
+        if found is None and len(source) <= self.inline_chars:
+            found = document_model.lint(source)
+            self._lints.put(lkey, found)
+        return found
+
+    async def lint(self, ls: KernelLensServer, uri: str, source: str) -> tuple[TimingIssue, ...]:
+        """The timing lint's findings in this text (from the parse its model made)."""
+        version = self.version_of(ls, uri, source)
+        lkey = (uri, version)
+        found = self._lints.get(lkey)
+        if found is not None:
+            return found
+        if len(source) <= self.inline_chars:
+            result = document_model.lint(source)
+            self._lints.put(lkey, result)
+            return result
+        future = self._pending_lints.get(lkey)
+        if future is None:
+            # After the model's work in the same worker: the tree it kept is reused.
+            model_key = self._key(ls, uri, source)
+            future = self._submit(lkey, document_model.lint_keyed, model_key, source)
+            self._pending_lints[lkey] = future
+
+            def done(f: asyncio.Future[tuple[TimingIssue, ...]]) -> None:
+                self._pending_lints.pop(lkey, None)
+                if not f.cancelled() and f.exception() is None:
+                    self._lints.put(lkey, f.result())
+
+            future.add_done_callback(done)
+        return await asyncio.shield(future)
+
+    def forget(self, uri: str) -> None:
+        """Drop a closed document's models and its queued work."""
+        for key in list(self._models):
+            if key[0] == uri:
+                self._models.discard(key)
+                self._rows.discard(key)
+        for lkey in list(self._lints):
+            if lkey[0] == uri:
+                self._lints.discard(lkey)
+        for key in list(self._workers):
+            if key[0] == uri:
+                self._workers.pop(key).cancel()
+        for lkey, lint_future in list(self._pending_lints.items()):
+            if lkey[0] == uri:
+                lint_future.cancel()
+
+    def _cancel_older(self, uri: str, key: ModelKey) -> None:
+        for other in list(self._workers):
+            if other[0] == uri and other != key:
+                self._workers.pop(other).cancel()  # queued work of an older version never starts
+        for lkey, lint_future in list(self._pending_lints.items()):
+            if lkey[0] == uri and lkey[1] != key[1]:
+                lint_future.cancel()
+
+    # -- the worker -----------------------------------------------------------------------
+
+    def _executor(self) -> concurrent.futures.ProcessPoolExecutor:
+        if self._pool is None:
+            # spawn: the server has threads (a fork could copy a held lock into the child).
+            self._pool = concurrent.futures.ProcessPoolExecutor(
+                max_workers=1, mp_context=multiprocessing.get_context("spawn")
+            )
+        return self._pool
+
+    def _submit(self, key: Any, fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+        loop = asyncio.get_running_loop()
+        try:
+            inner = self._executor().submit(fn, *args)
+        except concurrent.futures.BrokenExecutor:
+            self._pool = None  # a worker that died (out of memory): a fresh one
+            inner = self._executor().submit(fn, *args)
+        outer: asyncio.Future[Any] = asyncio.wrap_future(inner, loop=loop)
+
+        def broken(f: asyncio.Future[Any]) -> None:
+            if not f.cancelled() and isinstance(f.exception(), concurrent.futures.BrokenExecutor):
+                logger.warning("the document worker died on %s; a new one starts", key)
+                self._pool = None
+
+        outer.add_done_callback(broken)
+        return outer
+
+    def shutdown(self) -> None:
+        """Stop the worker (server shutdown)."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)

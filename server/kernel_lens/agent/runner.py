@@ -219,7 +219,7 @@ def _run_function(
             if roofline:
                 result["roofline"] = roofline
         del events, summarize
-        rest = {k: result[k] for k in ("trace", "roofline") if k in result}
+        rest: dict[str, Any] = {k: result[k] for k in ("trace", "roofline") if k in result}
         if rest:
             stream.send(rest, list(rest), "timing")
     if timed:

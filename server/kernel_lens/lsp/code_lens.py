@@ -16,6 +16,9 @@ File-level lenses (e.g. profiling the whole script) go on the first line, from
 from __future__ import annotations
 
 import ast
+import asyncio
+import os
+import time
 from typing import Any
 
 from lsprotocol import types
@@ -30,16 +33,18 @@ from kernel_lens.analysis.lens_text import (
     line_lens_title,
     line_shares,
     noise_hint,
+    running_lens_title,
     share_text,
     summary_lens_title,
 )
 from kernel_lens.analysis.memory_text import oom_lines
 from kernel_lens.analysis.scripts import SCRIPT_NAME, module_work_lines, script_summary_title
 from kernel_lens.history import History, HistoryError
-from kernel_lens.lsp.common import uri_to_path
+from kernel_lens.lsp.common import refresh_lenses, uri_to_path
 from kernel_lens.lsp.feature import LanguageFeature
 from kernel_lens.lsp.language_server import KernelLensServer
-from kernel_lens.lsp.results import Record, place
+from kernel_lens.lsp.results import Placed, Record, place
+from kernel_lens.lsp.state import DocumentState
 from kernel_lens.wire.errors import ProfileError
 from kernel_lens.wire.lsp import (
     CMD_PROFILE,
@@ -248,7 +253,7 @@ def _function_lenses(
         head = [_profile_lens(uri, info, "$(play) Profile")]
         return _row(first0, head, more_actions(uri, target, None), info.qualname)
     if record.state == "running":
-        return [_lens(first0, "$(sync~spin) Profiling…")]
+        return _running_lenses(record, source, first0)
     if record.state == "cancelled":
         return [
             _lens(first0, "$(circle-slash) Profile cancelled"),
@@ -302,6 +307,12 @@ def _function_lenses(
                 first0, MORE_TITLE, CMD_MORE_ACTIONS, [{"function": info.qualname, "items": rest}]
             )
         )
+    return lenses + _line_lenses(result, placed, cuda)
+
+
+def _line_lenses(result: dict[str, Any], placed: Placed, cuda: bool) -> list[types.CodeLens]:
+    """A result's per-line lenses (each on the line it was measured on, where it is now)."""
+    lenses: list[types.CodeLens] = []
     timing = result.get("timing") or {}
     median_ms = timing.get("median_ms")
     shares = line_shares(result) if isinstance(median_ms, int | float) and median_ms > 0 else {}
@@ -318,6 +329,26 @@ def _function_lenses(
         if line_title is not None:
             lenses.append(_lens(placed.current_line(line["line"]) - 1, line_title))
     return lenses
+
+
+def _running_lenses(record: Record, source: str, first0: int) -> list[types.CodeLens]:
+    """A running profile: one summary lens on the function's row (replaced as the job streams
+    its result, never added to), and the per-line lenses as soon as its lines are known, on the
+    lines they will keep (issue 28)."""
+    result = record.result
+    if not result:
+        return [_lens(first0, "$(sync~spin) Profiling…")]
+    placed = place(record, source)
+    if placed is None or placed.outdated:  # edited while it runs: the lines wait for the end
+        return [_lens(first0, "$(sync~spin) Profiling…")]
+    try:
+        cuda = result.get("device_kind") == "cuda"
+        return [
+            _lens(first0, running_lens_title(result, record.stage or "")),
+            *_line_lenses(result, placed, cuda),
+        ]
+    except Exception:  # a part that cannot be shown yet: the spinner until the whole result
+        return [_lens(first0, "$(sync~spin) Profiling…")]
 
 
 def _kernel_lens(ls: KernelLensServer, uri: str, info: FunctionInfo) -> types.CodeLens:
@@ -436,11 +467,12 @@ def _run_lines_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types
     return [summary, *lenses]
 
 
-#: Per document, the ``id`` of the state its results were restored into (a state released on
-#: close and made again on reopen is restored again; a state never twice).
-_restored: dict[str, int] = {}
-#: Documents remembered in ``_restored`` before it starts again.
-RESTORED_DOCUMENTS = 256
+#: Seconds the first lens answer after an open waits for the document's last runs from the
+#: history; past that it answers without them and the lenses are refreshed once they are in.
+RESTORE_WAIT_S = 5.0
+#: Seconds to delay each reading of the history for restored results (tests: it pins that the
+#: first lens answer after an open holds them however slow the read, not by timing).
+HISTORY_DELAY_ENV = "KERNEL_LENS_TEST_HISTORY_DELAY_S"
 
 
 def restored_result(entry: dict[str, Any]) -> dict[str, Any]:
@@ -454,49 +486,93 @@ def restored_result(entry: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def _restore_from_history(ls: KernelLensServer, uri: str, targets: list[LensTarget]) -> None:
-    """Give each function of an open document without a result its last run from the history
-    (after a close and reopen, or a server restart); ``place`` marks it outdated when the
-    function's text has changed since. Reads files, once per document state."""
-    if uri not in ls.workspace.text_documents:
-        return
-    state = ls.documents(uri)
-    if _restored.get(uri) == id(state):
-        return
-    if len(_restored) >= RESTORED_DOCUMENTS:
-        _restored.clear()  # bounded: a document forgotten here is only looked up again
-    _restored[uri] = id(state)
-    try:
-        path = uri_to_path(uri)
-        history = History.default(path)
-        for target in targets:
-            info = target.info
-            if target.role != "profile" or info.qualname in state.records:
-                continue
-            entries = history.entries(path, info.qualname)
-            if not entries:
-                continue
-            last = entries[-1]
-            state.records[info.qualname] = Record(
-                info.qualname,
-                "ok",
-                [str(x) for x in last.get("text") or []],
-                int(last.get("first_line") or info.first_line),
-                result=restored_result(last),
-            )
-    except (HistoryError, ProfileError, OSError, ValueError, TypeError) as exc:
-        # A history that cannot be read costs the restored results, never the lenses.
-        ls.log(f"results of {uri} not restored from the history: {exc}", types.MessageType.Warning)
-
-
-def restore_results(ls: KernelLensServer, uri: str, source: str) -> None:
-    """The document's results from the history, for a request that reads them before any lens
-    was asked (the Report panel restored after *Reload Window* asks first)."""
+def _profile_names(ls: KernelLensServer, source: str) -> list[str] | None:
+    """The functions of ``source`` with a Profile lens (``None``: it does not parse)."""
     try:
         targets = lens_targets(source, show_all=ls.settings.show_all_lenses)
     except SourceSyntaxError:
+        return None
+    return [t.info.qualname for t in targets if t.role == "profile"]
+
+
+def _last_runs(path: str, names: list[str]) -> dict[str, dict[str, Any]]:
+    """Each function's last run in the history (blocking: files, ``git``; a thread's work)."""
+    delay = float(os.environ.get(HISTORY_DELAY_ENV) or 0.0)
+    if delay > 0:
+        time.sleep(delay)
+    history = History.default(path)
+    found: dict[str, dict[str, Any]] = {}
+    for name in names:
+        entries = history.entries(path, name)
+        if entries:
+            found[name] = entries[-1]
+    return found
+
+
+def _apply_restored(state: DocumentState, found: dict[str, dict[str, Any]]) -> bool:
+    """Give each function without a record its last run (``place`` marks it outdated when the
+    function's text has changed since); whether any was given."""
+    given = False
+    for name, last in found.items():
+        if name in state.records:  # a run started or ended meanwhile: it stands
+            continue
+        state.records[name] = Record(
+            name,
+            "ok",
+            [str(x) for x in last.get("text") or []],
+            int(last.get("first_line") or 1),
+            result=restored_result(last),
+        )
+        given = True
+    return given
+
+
+async def _restore(ls: KernelLensServer, uri: str, state: DocumentState) -> None:
+    """Read the document's last runs in a thread, into ``state`` if it is still the document's
+    (a close meanwhile drops them); refresh the lenses when an answer did not wait for them."""
+    try:
+        names = _profile_names(ls, ls.workspace.get_text_document(uri).source)
+        if names is None:
+            state.restore = None  # tried again at the next lens request, once it parses
+            return
+        found = await asyncio.to_thread(_last_runs, uri_to_path(uri), names)
+    except (HistoryError, ProfileError, OSError, ValueError, TypeError) as exc:
+        # A history that cannot be read costs the restored results, never the lenses.
+        ls.log(f"results of {uri} not restored from the history: {exc}", types.MessageType.Warning)
         return
-    _restore_from_history(ls, uri, targets)
+    if ls.documents.peek(uri) is not state:
+        return
+    if _apply_restored(state, found) and state.lens_waited_out:
+        refresh_lenses(ls)
+
+
+def start_restore(ls: KernelLensServer, uri: str) -> asyncio.Future[None] | None:
+    """Start reading an open document's last runs from the history (once per document state:
+    a close releases it, a reopen reads again); the reading, or ``None`` for a document that
+    is not open."""
+    if uri not in ls.workspace.text_documents:
+        return None
+    state = ls.documents(uri)
+    if state.restore is None:
+        state.restore = asyncio.ensure_future(_restore(ls, uri, state))
+    return state.restore
+
+
+def restore_results(ls: KernelLensServer, uri: str, source: str) -> None:
+    """The document's results from the history, now (blocking), for a request that reads them
+    before any lens was asked (the Report panel restored after *Reload Window* asks first)."""
+    if uri not in ls.workspace.text_documents:
+        return
+    state = ls.documents(uri)
+    if state.restore is not None and state.restore.done():
+        return
+    names = _profile_names(ls, source)
+    if names is None:
+        return
+    try:
+        _apply_restored(state, _last_runs(uri_to_path(uri), names))
+    except (HistoryError, ProfileError, OSError, ValueError, TypeError) as exc:
+        ls.log(f"results of {uri} not restored from the history: {exc}", types.MessageType.Warning)
 
 
 def document_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.CodeLens]:
@@ -513,7 +589,6 @@ def document_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.C
             else f"$(warning) Kernel Lens: syntax error — {exc} — fix it to profile"
         )
         return [_lens(line0, title)]
-    _restore_from_history(ls, uri, targets)
     records = {r.qualname: r for r in ls.documents.records(uri)}
     trusted = ls.settings.workspace_trusted
     lenses: list[types.CodeLens] = _file_lenses(ls, uri, source) if trusted else []
@@ -564,8 +639,24 @@ class CodeLenses(LanguageFeature):
     def __init__(self, ls: KernelLensServer) -> None:
         self.ls = ls
 
-    def code_lens(self, params: types.CodeLensParams) -> list[types.CodeLens]:
-        doc = self.ls.workspace.get_text_document(params.text_document.uri)
+    def document_open(self, params: types.DidOpenTextDocumentParams) -> None:
+        # The last runs from the history, read while the editor gets to its first lens request.
+        if params.text_document.language_id == "python":
+            start_restore(self.ls, params.text_document.uri)
+
+    async def code_lens(self, params: types.CodeLensParams) -> list[types.CodeLens]:
+        uri = params.text_document.uri
+        # The first answer after an open holds the restored results (issue 28): it waits for
+        # them (bounded; past that the lenses are refreshed once they are in).
+        reading = start_restore(self.ls, uri)
+        if reading is not None and not reading.done():
+            try:
+                await asyncio.wait_for(asyncio.shield(reading), RESTORE_WAIT_S)
+            except asyncio.TimeoutError:
+                state = self.ls.documents.peek(uri)
+                if state is not None:
+                    state.lens_waited_out = True
+        doc = self.ls.workspace.get_text_document(uri)
         return document_lenses(self.ls, doc.uri, doc.source)
 
 

@@ -173,4 +173,6 @@ def test_the_running_summary_lens_says_what_it_does_and_how_close_the_timing_is(
     assert running_lens_title(result, "timing").endswith("CPU · timing…")
     result["timing"] = {"median_ms": 0.07, "spread_pct": 0.4, "ci_pct": 2.13, "converging": True}
     title = running_lens_title(result, "timing")
-    assert title.startswith("$(sync~spin) $(watch) 0.070 ms ±0.4%") and title.endswith("timing… CI ±2.1%")
+    assert title.startswith("$(sync~spin) $(watch) 0.070 ms ±0.4%") and title.endswith(
+        "timing… CI ±2.1%"
+    )

@@ -328,26 +328,33 @@ def interference_warning(
     return None
 
 
-def _first_batch(config: TimingConfig, estimate_ms: float) -> int:
-    """Repetitions of the first batch: the minimum for the rule to speak and its minimum time
-    (all of them for a fixed ``reps``), within the budget."""
+def _plan_reps(config: TimingConfig, estimate_ms: float) -> int:
+    """The repetitions the budget allows (the most a timing takes: it stops earlier once the
+    median is known), from the per-call estimate, within ``min_reps``…``max_reps``."""
     if config.reps > 0:
         return config.reps
-    wanted = max(20, int(config.min_time_ms / max(estimate_ms, 1e-6)) + 1)
-    cap = max(config.min_reps, int(config.budget_ms / max(estimate_ms, 1e-6)))
-    return max(1, min(wanted, cap, config.max_reps))
+    wanted = int(config.budget_ms / max(estimate_ms, 1e-6))
+    return max(config.min_reps, min(config.max_reps, wanted))
 
 
-def _next_batch(config: TimingConfig, done: int, estimate_ms: float, spent_ms: float) -> int:
-    """Repetitions of the next batch: half again as many as so far, within what is left of the
-    budget (at least the minimum count) and of the hard cap."""
-    if config.reps > 0:
-        return max(0, config.reps - done)
-    left_ms = max(config.budget_ms - spent_ms, 0.0)
-    fit = int(left_ms / max(estimate_ms, 1e-6)) + 1
-    fit = max(fit, config.min_reps - done)
-    hard = int(max(config.max_total_ms - spent_ms, 0.0) / max(estimate_ms, 1e-6)) + 1
-    return max(1, min(max(done // 2, 10), fit, hard, config.max_reps - done))
+def _converging(config: TimingConfig) -> bool:
+    return config.reps <= 0 and config.target_ci_pct > 0
+
+
+def _batches(config: TimingConfig, target: int, estimate_ms: float) -> list[int]:
+    """Sizes of the CUDA batches up to ``target`` repetitions: the first holds what the
+    stopping rule needs to speak (its minimum count and time), each next one half again as many
+    as so far; one batch when the rule is off (fixed reps, or no target interval)."""
+    if not _converging(config):
+        return [target]
+    first = max(20, math.ceil(config.min_time_ms / max(estimate_ms, 1e-6)))
+    sizes: list[int] = []
+    done = 0
+    while done < target:
+        size = min(first if not sizes else max(done // 2, 10), target - done)
+        sizes.append(size)
+        done += size
+    return sizes
 
 
 def partial_timing(samples_ms: Sequence[float], decision: Decision, method: str) -> dict[str, Any]:
@@ -404,32 +411,50 @@ def _time_cpu(
         warm += 1
         if warm >= 1000:
             break
+    estimate = (time.perf_counter() - start) * 1e3 / warm
     samples: list[float] = []
+    target = _plan_reps(config, estimate)
     usage = _Usage()
     began = time.perf_counter()
-    # The rule is asked every CHECK_EVERY_MS or CHECK_GROWTH× more samples, whichever first.
-    next_check, checked = 1, began
+    converging = _converging(config)
+    # The stopping rule is asked every CHECK_EVERY_MS or CHECK_GROWTH× more samples.
+    next_check, checked = 20, began
     decision = Decision(False, "continue", None)
-    while True:
+    while len(samples) < target:
         t0 = time.perf_counter()
         fn()
         t1 = time.perf_counter()
         samples.append((t1 - t0) * 1e3)
-        n = len(samples)
-        if n < next_check and (t1 - checked) * 1e3 < CHECK_EVERY_MS:
-            continue
-        spent = (t1 - began) * 1e3
-        decision = config.decide(samples, spent)
-        next_check, checked = max(n + 1, int(n * CHECK_GROWTH)), time.perf_counter()
-        if on_batch is not None:
-            on_batch(samples, decision)
-        if decision.stop:
-            break
+        if config.reps == 0:
+            spent = (t1 - began) * 1e3
+            # The budget ends it (once min_reps are in); the hard cap ends even those.
+            if (spent > config.budget_ms and len(samples) >= config.min_reps) or (
+                spent > config.max_total_ms
+            ):
+                break
+            n = len(samples)
+            if converging and (n >= next_check or (t1 - checked) * 1e3 >= CHECK_EVERY_MS):
+                decision = config.decide(samples, spent)
+                next_check, checked = max(n + 1, int(n * CHECK_GROWTH)), time.perf_counter()
+                if decision.stop and decision.reason != "budget":
+                    break
+                if on_batch is not None:
+                    on_batch(samples, decision)
+    if not decision.stop or decision.reason == "budget":
+        decision = _at_the_end(config, samples)
     result = TimingResult(
         "perf-counter", "cpu", tuple(samples), warm, False,
         stopped=decision.text, ci_pct=decision.ci_pct,
     )  # fmt: skip
     return _finish(result, usage.stop())
+
+
+def _at_the_end(config: TimingConfig, samples: Sequence[float]) -> Decision:
+    """Why repetitions that ran to their planned count stopped: fixed, or the budget."""
+    from kernel_lens.analysis.stopping import median_ci_pct
+
+    reason = "fixed reps" if config.reps > 0 else "budget"
+    return Decision(True, reason, median_ci_pct(samples))
 
 
 def _time_cuda(
@@ -462,18 +487,19 @@ def _time_cuda(
         fn()
     torch.cuda.synchronize()
 
-    # Batches of event pairs, each read after one synchronisation; the stopping rule between
-    # batches (the first sized for the rule's minimum, then half again as many each time).
+    # Batches of event pairs sized to the budget, each read after one synchronisation; the
+    # stopping rule between batches (the budget counts the planned cost of each repetition).
+    n = _plan_reps(config, estimate)
+    if config.reps == 0:
+        n = min(n, max(config.min_reps, int(config.max_total_ms / estimate)))
     usage = _Usage()
     before = read_gpu()
     samples: list[float] = []
-    began = time.perf_counter()
-    n = _first_batch(config, estimate)
     decision = Decision(False, "continue", None)
-    while n > 0:
-        starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
-        ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
-        for i in range(n):
+    for size in _batches(config, n, estimate):
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(size)]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in range(size)]
+        for i in range(size):
             if cache is not None:
                 cache.zero_()
             starts[i].record()
@@ -481,15 +507,15 @@ def _time_cuda(
             ends[i].record()
         torch.cuda.synchronize()
         samples.extend(s.elapsed_time(e) for s, e in zip(starts, ends, strict=True))
-        # The budget counts the device's time of the timed calls (flushes and syncs aside).
-        spent = sum(samples)
-        decision = config.decide(samples, spent)
+        if len(samples) >= n or not _converging(config):
+            break
+        decision = config.decide(samples, len(samples) * estimate)
+        if decision.stop and decision.reason != "budget":
+            break
         if on_batch is not None:
             on_batch(samples, decision)
-        if decision.stop:
-            break
-        per_call = max((time.perf_counter() - began) * 1e3 / len(samples), estimate)
-        n = _next_batch(config, len(samples), per_call, spent)
+    if not decision.stop or decision.reason == "budget":
+        decision = _at_the_end(config, samples)
     after = read_gpu()
     del cache
     clocks = {"before": before, "after": after} if before is not None else None

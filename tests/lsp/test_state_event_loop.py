@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +64,12 @@ HISTORY_DELAY_S = 1.0
 @pytest_lsp.fixture(
     config=ClientServerConfig(
         server_command=[sys.executable, "-m", "kernel_lens.lsp"],
-        server_env={**os.environ, "KERNEL_LENS_TEST_HISTORY_DELAY_S": str(HISTORY_DELAY_S)},
+        # Its own history (the config is made at import, before the per-test one is set).
+        server_env={
+            **os.environ,
+            "KERNEL_LENS_TEST_HISTORY_DELAY_S": str(HISTORY_DELAY_S),
+            "KERNEL_LENS_HISTORY": tempfile.mkdtemp(prefix="kernel-lens-history-"),
+        },
     )
 )
 async def slow_history(lsp_client: LanguageClient) -> Any:
@@ -209,8 +215,8 @@ async def test_a_reopen_and_close_before_the_history_is_read_keeps_nothing(
     again, its first lens answer has the restored result."""
     client = slow_history
     uri = open_doc(client, SQUARE)
-    def0 = line0_of(SQUARE, "def square_three_ways")
-    assert (await click_profile(client, uri, "def square_three_ways", SQUARE))["ok"] is True
+    def0 = line0_of(SQUARE, "def square_mul")
+    assert (await click_profile(client, uri, "def square_mul", SQUARE))["ok"] is True
     close = types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
     client.text_document_did_close(close)
     open_doc(client, SQUARE)  # the read starts …

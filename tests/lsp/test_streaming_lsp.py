@@ -30,7 +30,6 @@ from tests.lsp.test_lsp_e2e import (
     line0_of,
     open_doc,
     server_config,
-    titles,
 )
 
 SPIN = "$(sync~spin) "

@@ -109,3 +109,13 @@ R=$(mktemp -d); cp -r tests/data/examples/deep "$R/ws"
 timeout 240 python3 -m kernel_lens ncu run "$R/ws/model.py::Attention.forward" \
   --from "$R/ws/drive_cuda.py" -- --dim 256 2>&1 | head -30 | tee "$OUT/real-ncu-from-driver.txt"
 # ---- end of section real ----
+# ---- section instant (issue 28 items 1, 2, 5): streamed lenses, timing that stops when known ----
+# about 2 minutes of device time
+echo "== instant: GPU stopping-rule tests (a stable kernel converges; agrees with the whole budget)"
+timeout 200 python3 -m pytest -q -rA -s -p no:cacheprovider -o addopts="" \
+  tests/gpu/test_gpu_stopping.py \
+  2>&1 | tee "$OUT/instant-gpu-stopping.log" | grep -E "PASSED|FAILED|ERROR|SKIPPED|passed|failed|converged|early" | tail -20
+echo "== instant: bench_agent_warm (cold, first-after-open, warm and first-useful-lens; docs/benchmarks.md)"
+timeout 300 python3 benchmarks/bench_agent_warm.py --warm 3 --think 1 --delay 8 --settle 2 \
+  2>&1 | grep -v USDT | tee "$OUT/instant-bench-agent-warm.txt" | tail -16
+# ---- end of section instant ----

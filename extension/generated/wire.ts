@@ -397,6 +397,14 @@ export interface TimingPolicy {
   stable?: boolean;
   /** Why no GPU clocks were read (no `nvidia-ml-py`, NVML did not start). */
   nvml?: string;
+  /**
+   * Why the repetitions stopped: `converged (CI ±0.8%)` (the median's ~95% interval
+   * within ±1%), `not shrinking (CI ±3.1%)` (drifting or bimodal samples), `budget` (the
+   * time budget ran out first) or `fixed reps`.
+   */
+  stopped?: string;
+  /** Half-width of the median's ~95% interval when it stopped, percent of the median. */
+  ci_pct?: number | null;
   /** The policy in one line: `eager · L2 cold · CPU launch overhead included · …`. */
   text: string;
 }
@@ -408,6 +416,8 @@ export const checkTimingPolicy: Check<TimingPolicy> = shape<TimingPolicy>({
   rel_stdev_pct: optional(nullable(number)),
   stable: optional(boolean),
   nvml: optional(string),
+  stopped: optional(string),
+  ci_pct: optional(nullable(number)),
   text: string,
 });
 
@@ -739,6 +749,8 @@ export interface SweepRow {
   cooldown_s?: number;
   /** A clock drop or throttling while this value was timed (NVML). */
   warnings?: string[];
+  /** Why this value's repetitions stopped (`converged (CI ±0.6%)`, `budget`…). */
+  stopped?: string;
 }
 export const checkSweepRow: Check<SweepRow> = shape<SweepRow>({
   value: int,
@@ -750,6 +762,7 @@ export const checkSweepRow: Check<SweepRow> = shape<SweepRow>({
   error: nullable(string),
   cooldown_s: optional(number),
   warnings: optional(listOf(string)),
+  stopped: optional(string),
 });
 
 /** The fastest value of a sweep. */

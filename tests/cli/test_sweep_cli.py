@@ -20,6 +20,8 @@ def test_sweep_times_each_value_and_marks_the_best() -> None:
         n = 10_000 * 10_000 if HAS_CUDA else 1 << 14
         assert rows[value]["bytes"] == 2 * 4 * n  # x read once, out written once
         assert rows[value]["gb_per_s"] > 0
+        # each value's repetitions stopped by the timing's rule, which says why (issue 28)
+        assert rows[value]["stopped"].startswith(("converged", "not shrinking", "budget"))
     best = min((rows[256], rows[1024]), key=lambda r: r["median_ms"])
     assert out["best"] == {"value": best["value"], "median_ms": best["median_ms"]}
 

@@ -15,11 +15,15 @@ click). ``--bad FUNCTION=MODE`` makes the jobs on FUNCTION fail in one way a bro
 broken reply can: ``garbage`` (a line that is not JSON), ``not-an-object`` (a result that is a
 string), ``bad-shape`` (a result object of the wrong shape), ``huge-error`` (a 70 MB error
 message, one protocol line), ``odd-kind`` (an error of a kind that does not exist), ``exit`` (the
-process exits without a reply).
+process exits without a reply). ``--stream DIR`` streams each profile as the real agent does:
+a ``partial`` with everything but the timing (the lines and kernels), then it waits for
+``DIR/go`` (the test's signal, up to 60 s), removes it and sends the whole result; with
+``DIR/plain`` present it replies at once, without partials.
 """
 
 import json
 import sys
+import time
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "h200"
@@ -37,7 +41,27 @@ def _bad_modes(argv: list[str]) -> dict[str, str]:
     return modes
 
 
-def _reply(message: dict, out) -> None:
+def _stream_dir(argv: list[str]) -> Path | None:
+    if "--stream" in argv:
+        return Path(argv[argv.index("--stream") + 1])
+    return None
+
+
+def _stream_parts(message: dict, result: dict, gate: Path, out) -> None:
+    """The result's lines first (a ``partial``), then wait for the test's ``go``."""
+    first = {k: v for k, v in result.items() if k != "timing"}
+    part = {"result": first, "final": list(first), "stage": "timing"}
+    out.write(json.dumps({"id": message["id"], "partial": part}) + "\n")
+    out.flush()
+    go = gate / "go"
+    for _ in range(600):
+        if go.exists():
+            go.unlink()
+            return
+        time.sleep(0.1)
+
+
+def _reply(message: dict, out, stream: Path | None = None) -> None:
     params = message["params"]
     if message["method"] == "ncu":
         sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "server"))
@@ -62,6 +86,8 @@ def _reply(message: dict, out) -> None:
     else:
         result = json.loads(RECORDED.read_text())
         result["path"] = params["path"]
+        if stream is not None and not (stream / "plain").exists():
+            _stream_parts(message, result, stream, out)
     out.write(json.dumps({"id": message["id"], "result": result}) + "\n")
 
 
@@ -100,7 +126,7 @@ def main() -> None:
         if mode:
             _misbehave(message, mode, out)
             continue
-        _reply(message, out)
+        _reply(message, out, _stream_dir(sys.argv))
         out.flush()
 
 

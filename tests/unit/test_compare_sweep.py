@@ -107,7 +107,7 @@ def test_a_sweep_result_keeps_the_shape_the_tools_read(clock: _VirtualTime) -> N
     failed, timed = result["rows"]
     assert failed == {"value": 0, "error": "ValueError: no"}
     assert list(timed) == [
-        "value", "median_ms", "spread_pct", "reps", "bytes", "gb_per_s", "error",
+        "value", "median_ms", "spread_pct", "reps", "bytes", "gb_per_s", "error", "stopped",
     ]  # fmt: skip
     assert timed["error"] is None
     assert result["best"] == {"value": 64, "median_ms": timed.get("median_ms")}

@@ -103,6 +103,9 @@ def _time_cuda(
 ) -> tuple[timing.TimingResult, FakeCuda]:
     fake = FakeCuda(cost, flush_ms)
     monkeypatch.setitem(sys.modules, "torch", fake.module)
+    # The budget's mechanics: the stopping rule (tests/unit/test_stopping.py) is off here, as
+    # constant fake samples would converge at once.
+    config.setdefault("target_ci_pct", 0.0)
     result = time_function(fake.fn, device="cuda", config=TimingConfig(**config))
     return result, fake
 
@@ -204,6 +207,7 @@ def _time_cpu(
 ) -> tuple[timing.TimingResult, FakeClock]:
     clock = FakeClock(cost)
     monkeypatch.setattr(timing, "time", types.SimpleNamespace(perf_counter=clock.perf_counter))
+    config.setdefault("target_ci_pct", 0.0)  # the budget's mechanics (see _time_cuda)
     return time_function(clock.fn, device="cpu", config=TimingConfig(**config)), clock
 
 
@@ -333,7 +337,10 @@ def test_to_json_carries_every_statistic(monkeypatch: pytest.MonkeyPatch) -> Non
             "reps": 5,
             "rel_stdev_pct": 52.705,
             "stable": False,
-            "text": "eager · 5 reps · not stable (σ 52.7%)",
+            # why the repetitions stopped, and the median's interval then (issue 28)
+            "stopped": "fixed reps",
+            "ci_pct": 66.667,
+            "text": "eager · 5 reps · not stable (σ 52.7%) · fixed reps",
         },
         "samples_ms": [4 * U, 1 * U, 2 * U, 3 * U, 5 * U],
     }
@@ -496,7 +503,7 @@ def test_cpu_loop_on_a_clock_that_does_not_start_at_zero(monkeypatch: pytest.Mon
     clock = FakeClock(lambda i: 2 * MS)
     clock.now = 1024.0
     monkeypatch.setattr(timing, "time", types.SimpleNamespace(perf_counter=clock.perf_counter))
-    config = TimingConfig(warmup_ms=4 * U * 1.0005, budget_ms=30 * 2 * U)
+    config = TimingConfig(warmup_ms=4 * U * 1.0005, budget_ms=30 * 2 * U, target_ci_pct=0.0)
     result = time_function(clock.fn, device="cpu", config=config)
     assert (result.warmup_calls, result.reps) == (3, 30)
 

@@ -42,7 +42,7 @@ from collections.abc import Callable
 from typing import Any, BinaryIO
 
 from kernel_lens.agent.deadline import request_stop, set_job_timeout
-from kernel_lens.agent.engine import METHODS
+from kernel_lens.agent.engine import METHODS, dispatch
 from kernel_lens.wire.envelope import HURRY, STOP, decode, encode, error_object
 from kernel_lens.wire.errors import ErrorKind, ErrorObject, ProfileError
 from kernel_lens.wire.processes import (
@@ -394,6 +394,11 @@ def main() -> int:
         def progress(stage: str, text: str, job_id: Any = job_id) -> None:
             send({"id": job_id, "progress": {"stage": stage, "message": text}})
 
+        def partial(
+            patch: dict[str, Any], final: list[str], stage: str, job_id: Any = job_id
+        ) -> None:
+            send({"id": job_id, "partial": {"result": patch, "final": final, "stage": stage}})
+
         timeout = message.get("timeout")
         set_job_timeout(
             float(timeout) if isinstance(timeout, int | float) and timeout > 0 else None
@@ -409,7 +414,7 @@ def main() -> int:
             children_timer.start()
         reply: dict[str, Any]
         try:
-            reply = {"id": job_id, "result": handler(params, progress)}
+            reply = {"id": job_id, "result": dispatch(method, params, progress, partial)}
         except ProfileError as exc:
             reply = {"id": job_id, "error": error_object(exc)}
         except ImportError as exc:

@@ -26,10 +26,13 @@ from kernel_lens.wire.jobs import (
 from kernel_lens.wire.paths import CacheDirs
 from kernel_lens.wire.results import InlineResult, NcuResult
 
-__all__ = ["METHODS", "Engine", "Progress", "dispatch"]
+__all__ = ["METHODS", "STREAMING", "Engine", "Partial", "Progress", "dispatch"]
 
 #: ``progress(stage, message)``: one line of progress for the user.
 Progress = Callable[[str, str], None]
+#: ``partial(changed keys, final keys, stage)``: part of a profile's result, known before its
+#: end (the agent sends it as a ``partial`` message, :mod:`kernel_lens.wire.envelope`).
+Partial = Callable[[dict[str, Any], list[str], str], None]
 
 
 def _no_progress(stage: str, message: str) -> None:
@@ -52,8 +55,14 @@ class Engine:
         """The cache folders in use."""
         return self._cache or CacheDirs.from_env()
 
-    def profile(self, request: ProfileRequest, progress: Progress = _no_progress) -> dict[str, Any]:
-        """Timing, ops per line, trace (and *compiled* / *sweep* when asked): the profile JSON.
+    def profile(
+        self,
+        request: ProfileRequest,
+        progress: Progress = _no_progress,
+        partial: Partial | None = None,
+    ) -> dict[str, Any]:
+        """Timing, ops per line, trace (and *compiled* / *sweep* when asked): the profile JSON;
+        ``partial`` gets its parts as they are known.
 
         A relative ``trace_dir`` is taken from the current folder *now*, before user code can
         ``os.chdir``; the *compiled* stage's code goes beside the trace folder.
@@ -68,7 +77,7 @@ class Engine:
 
             return run_distributed(request, progress, trace_dir)
         compiled_dir = os.path.join(os.path.dirname(trace_dir), "compiled")
-        return run_profile(request, progress, compiled_dir=compiled_dir)
+        return run_profile(request, progress, compiled_dir=compiled_dir, partial=partial)
 
     def sweep(self, request: SweepRequest, progress: Progress = _no_progress) -> dict[str, Any]:
         """The profile JSON with a ``sweep`` key (the rows, the best value, the method)."""
@@ -144,8 +153,10 @@ def _parse(cls: type[_R], params: dict[str, Any]) -> _R:
         raise ProfileError("internal", f"bad params for {cls.method!r}: {exc}") from None
 
 
-def _profile(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
-    return _ENGINE.profile(_parse(ProfileRequest, params), progress)
+def _profile(
+    params: dict[str, Any], progress: Progress, partial: Partial | None = None
+) -> dict[str, Any]:
+    return _ENGINE.profile(_parse(ProfileRequest, params), progress, partial)
 
 
 def _sweep(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
@@ -174,10 +185,20 @@ METHODS: dict[str, Callable[[dict[str, Any], Progress], Mapping[str, Any]]] = {
 }
 
 
+#: The methods that stream parts of their result (``partial``) before it ends.
+STREAMING: dict[str, Callable[[dict[str, Any], Progress, Partial | None], Mapping[str, Any]]] = {
+    ProfileRequest.method: _profile,
+}
+
+
 def dispatch(
-    method: str, params: dict[str, Any], progress: Progress = _no_progress
+    method: str,
+    params: dict[str, Any],
+    progress: Progress = _no_progress,
+    partial: Partial | None = None,
 ) -> Mapping[str, Any]:
-    """Run one job of ``method`` on its JSON ``params``; return the result's JSON.
+    """Run one job of ``method`` on its JSON ``params``; return the result's JSON (a
+    streaming method sends parts of it to ``partial`` first).
 
     Raises:
         ProfileError: the job's failure (``internal`` for an unknown method or bad params).
@@ -185,4 +206,7 @@ def dispatch(
     handler = METHODS.get(method)
     if handler is None:
         raise ProfileError("internal", f"unknown method {method!r}; known: {', '.join(METHODS)}")
+    streaming = STREAMING.get(method)
+    if streaming is not None:
+        return streaming(params, progress, partial)
     return handler(params, progress)

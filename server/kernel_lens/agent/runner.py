@@ -2,7 +2,11 @@
 
 The engine (:mod:`kernel_lens.agent.engine`) calls :func:`run_profile` for the ``profile`` and
 ``sweep`` methods, in the agent (for the editor and the CLI alike). The order is fixed: target →
-warm-up call → timing (never under the profiler) → one profiled pass shared by *ops* and *trace*.
+warm-up call → one profiled pass shared by *ops* and *trace* (its per-line ops and kernels are
+streamed at once: the first useful lens) → timing, in its own pass after the profiler has
+stopped (never under it; streamed as it converges) → the trace's summary, the roofline and the
+CUDA-graph timing → *compiled* → *sweep*. With a ``partial`` callback each stage boundary sends
+what is known (:class:`_Stream`); the result returned at the end is whole.
 The user's code is loaded and called through :mod:`kernel_lens.agent.usercode`; the result is
 built by :mod:`kernel_lens.agent.results`.
 """
@@ -47,6 +51,42 @@ __all__ = [
 ]
 
 ProgressFn = Callable[[str, str], None]
+#: ``partial(changed keys, final keys, stage)``: part of the result, known before the end.
+PartialFn = Callable[[dict[str, Any], list[str], str], None]
+#: Partials of a converging timing at most this often (seconds).
+TIMING_PARTIAL_EVERY_S = 0.05
+
+
+class _Stream:
+    """Sends the result's parts as they become known (nothing without a ``partial``)."""
+
+    def __init__(self, partial: PartialFn | None) -> None:
+        self.partial = partial
+        self.last = 0.0
+
+    def send(self, patch: dict[str, Any], final: list[str], stage: str) -> None:
+        if self.partial is None:
+            return
+        import time
+
+        self.last = time.monotonic()
+        self.partial(patch, final, stage)
+
+    def timing(self, method: str) -> Callable[[Any, Any], None] | None:
+        """An ``on_batch`` for the timing stage: the converging number, throttled."""
+        if self.partial is None:
+            return None
+        import time
+
+        from kernel_lens.agent.stages.timing import partial_timing
+
+        def on_batch(samples: Any, decision: Any) -> None:
+            if decision.stop or time.monotonic() - self.last < TIMING_PARTIAL_EVERY_S:
+                return
+            self.send({"timing": partial_timing(samples, decision, method)}, [], "timing")
+
+        return on_batch
+
 
 #: The device label of a run whose Triton kernels ran under Triton's interpreter.
 INTERPRETER_DEVICE = "CPU · Triton interpreter"
@@ -106,6 +146,7 @@ def run_profile(
     progress: ProgressFn | None = None,
     *,
     compiled_dir: str | None = None,
+    partial: PartialFn | None = None,
 ) -> dict[str, Any]:
     """Run ``request`` and return the result object of the CLI's ``--json``.
 
@@ -114,6 +155,8 @@ def run_profile(
         progress: called with ``(stage, message)`` as stages start.
         compiled_dir: where the *compiled* stage writes inductor's code (default: beside the
             trace folder).
+        partial: called with parts of the result as they are known (a function's profile:
+            lines and kernels, then the converging timing, then the rest).
 
     Raises:
         ProfileError: with the kind and the user's line.
@@ -131,7 +174,7 @@ def run_profile(
     if request.script:
         return _run_script(request, report, trace_dir)
     with contextlib.ExitStack() as context:
-        return _run_function(request, report, trace_dir, compiled_dir, context)
+        return _run_function(request, report, trace_dir, compiled_dir, context, _Stream(partial))
 
 
 def _run_function(
@@ -140,6 +183,7 @@ def _run_function(
     trace_dir: str,
     compiled_dir: str | None,
     context: contextlib.ExitStack,
+    stream: _Stream,
 ) -> dict[str, Any]:
     """A function's stages, every one of them under the target's calling context (entered on
     ``context`` once the target is loaded, before its first call)."""
@@ -160,17 +204,38 @@ def _run_function(
         call_style=style,
         triton_interpreter=interpreted,
     )
-    if "timing" in request.stages:
-        result["timing"] = _timing_stage(request, target, device, report)
+    timed = "timing" in request.stages
     if "ops" in request.stages or "trace" in request.stages:
-        result.update(_profiled_pass(request, target, device, trace_dir, report))
-        events = result.pop("_trace_events", None) or []
+        # The profiled pass first: its lines and kernels are the first useful lens.
+        passed, summarize = _profiled_pass(request, target, device, trace_dir, report)
+        events = passed.pop("_trace_events", None) or []
+        result.update(passed)
+        stream.send(dict(result), list(result), "trace" if summarize else "timing")
+        # The rest of what the trace says, and the trace itself let go of, before the timing:
+        # the timing runs after the profiler has stopped (its state gone; caches warm, as
+        # after any warm-up), never under it.
+        if summarize is not None:
+            report("trace", "summarising the trace")
+            result["trace"] = summarize()
         if device == "cuda" and result.get("kernels") and not _in_rank():
             roofline = _roofline(result, target, events)
             if roofline:
                 result["roofline"] = roofline
+        del events, summarize
+        rest: dict[str, Any] = {k: result[k] for k in ("trace", "roofline") if k in result}
+        if rest:
+            stream.send(rest, list(rest), "timing")
+    if timed:
+        result["timing"] = _timing_stage(request, target, device, report, stream)
     if isinstance(result.get("timing"), dict):
         _graph_timing(result, target, device, report)
+        timing = result["timing"]
+        stopped = (timing.get("policy") or {}).get("stopped") or ""
+        # "timed": nothing is timed from here on (a client may start its next agent now).
+        report("timed", f"timed: {timing.get('reps')} reps, {stopped or 'done'}")
+    later = [s for s in ("compiled", "sweep") if s in request.stages]
+    if later and "timing" in result:
+        stream.send({"timing": _without_samples(result["timing"])}, ["timing"], later[0])
     if "compiled" in request.stages:
         cache = compiled_dir or os.path.join(os.path.dirname(trace_dir), "compiled")
         result["compiled"] = _compiled_stage(request, target, device, cache, report)
@@ -316,6 +381,13 @@ def _interpreted_launch_ranges() -> Iterator[None]:
         InterpretedFunction.run = original  # type: ignore[method-assign]
 
 
+def _without_samples(timing: Any) -> Any:
+    """A timing object without its raw samples (a partial need not carry thousands)."""
+    if isinstance(timing, dict) and "samples_ms" in timing:
+        return {k: v for k, v in timing.items() if k != "samples_ms"}
+    return timing
+
+
 def _timing_config(request: ProfileRequest) -> TimingConfig:
     from kernel_lens.agent.stages.timing import TimingConfig
 
@@ -323,15 +395,22 @@ def _timing_config(request: ProfileRequest) -> TimingConfig:
 
 
 def _timing_stage(
-    request: ProfileRequest, target: Target, device: str, report: ProgressFn
+    request: ProfileRequest,
+    target: Target,
+    device: str,
+    report: ProgressFn,
+    stream: _Stream | None = None,
 ) -> dict[str, Any]:
-    """The *timing* stage: the result's ``timing`` (with the raw samples when asked)."""
+    """The *timing* stage: the result's ``timing`` (with the raw samples when asked), streamed
+    as it converges when ``stream`` sends partials."""
     from kernel_lens.agent.stages.timing import time_function
 
-    report("timing", "timing (warm-up, then repetitions)")
+    report("timing", "timing (warm-up, then repetitions until the median is known)")
     config = _timing_config(request)
+    method = "cuda-events" if device == "cuda" else "perf-counter"
+    on_batch = stream.timing(method) if stream is not None else None
     timing: TimingResult = call_user(
-        lambda: time_function(target.call, device=device, config=config),
+        lambda: time_function(target.call, device=device, config=config, on_batch=on_batch),
         target.path,
         target.info.qualname,
     )
@@ -401,9 +480,10 @@ def _graph_timing(result: dict[str, Any], target: Target, device: str, report: P
 
 def _profiled_pass(
     request: ProfileRequest, target: Target, device: str, trace_dir: str, report: ProgressFn
-) -> dict[str, Any]:
-    """One profiled pass shared by *ops* and *trace*: the trace's path, the lines with their
-    ops and kernels (*ops*) and the trace's summary (*trace*)."""
+) -> tuple[dict[str, Any], Callable[[], dict[str, Any]] | None]:
+    """One profiled pass shared by *ops* and *trace*: the trace's path and the lines with their
+    ops and kernels (*ops*); and (*trace*) a function that summarises the trace, called later
+    (once the lines are sent: the summary is not what the first lens needs)."""
     from kernel_lens.agent.stages.ops import profile_pass
 
     report("ops", "profiling each line")
@@ -436,12 +516,12 @@ def _profiled_pass(
                 within=(target.info.first_line, target.info.last_line),
             )
         )
-    if "trace" in request.stages:
-        from kernel_lens.analysis.trace_summary import summarize_trace
+    if "trace" not in request.stages:
+        return out, None
+    from kernel_lens.analysis.trace_summary import summarize_trace
 
-        report("trace", "summarising the trace")
-        out["trace"] = summarize_trace(passed.trace).to_json()
-    return out
+    trace = passed.trace
+    return out, lambda: summarize_trace(trace).to_json()
 
 
 def _compiled_stage(

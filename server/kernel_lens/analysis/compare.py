@@ -26,6 +26,7 @@ a few samples), with ``baseline`` named when the reference is the pinned baselin
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import math
 import statistics
@@ -154,6 +155,9 @@ class Verdict:
             ``incomparable`` (different clocks or policy: ``note`` says which).
         reference: ``previous``, ``baseline`` or another label of the reference run.
         note: why the runs were not compared (``incomparable``).
+        unconverged: which run's timing did not converge (``this run``, ``the reference``,
+            ``both runs``: it stopped at the time budget, or its interval stopped shrinking),
+            said after the verdict; ``None`` when both did or a run does not say.
     """
 
     before_ms: float
@@ -165,8 +169,16 @@ class Verdict:
     method: str
     reference: str = "previous"
     note: str | None = None
+    unconverged: str | None = None
 
     def text(self) -> str:
+        """:meth:`verdict_text`, then ``· not converged (this run)`` when a timing did not."""
+        text = self.verdict_text()
+        if self.unconverged and self.method != "incomparable":
+            text += f" · not converged ({self.unconverged})"
+        return text
+
+    def verdict_text(self) -> str:
         """``−49.8% vs 0.383 ms`` / ``×3.2 vs 0.383 ms`` (twice as slow or more) /
         ``≈ same (±0.4%)``, or ``too noisy to tell (±180%)`` when the runs' interval is wider
         than :data:`NOISY_PCT`; the baseline is named when it is the reference (``vs baseline
@@ -209,6 +221,7 @@ class Verdict:
             "method": self.method,
             "reference": self.reference,
             "note": self.note,
+            "unconverged": self.unconverged,
             "text": self.text(),
         }
 
@@ -241,7 +254,34 @@ def compare_timing(
     before: dict[str, Any], after: dict[str, Any], *, reference: str = "previous"
 ) -> Verdict:
     """The verdict on two timing objects (``{"median_ms", "samples_ms"?, "q1_ms"?, …}``);
-    ``incomparable`` when their ``clocks`` or ``policy`` differ (see the module docstring)."""
+    ``incomparable`` when their ``clocks`` or ``policy`` differ (see the module docstring); a
+    timing that did not converge (``policy.stopped``) is named in ``unconverged``."""
+    verdict = _compare_timing(before, after, reference=reference)
+    late = [_not_converged(before), _not_converged(after)]
+    which = (
+        "both runs"
+        if all(late)
+        else "the reference"
+        if late[0]
+        else "this run"
+        if late[1]
+        else None
+    )
+    return dataclasses.replace(verdict, unconverged=which) if which else verdict
+
+
+def _not_converged(timing: dict[str, Any]) -> bool:
+    """Whether a timing says it stopped before its median was known within the target (the
+    budget ran out, or its interval stopped shrinking); an older run that does not say is not
+    held against."""
+    policy = timing.get("policy")
+    stopped = policy.get("stopped") if isinstance(policy, dict) else None
+    return isinstance(stopped, str) and (stopped == "budget" or stopped.startswith("not shrink"))
+
+
+def _compare_timing(
+    before: dict[str, Any], after: dict[str, Any], *, reference: str = "previous"
+) -> Verdict:
     differ = incomparable(before, after)
     if differ is not None:
         m1, m2 = float(before.get("median_ms") or 0.0), float(after.get("median_ms") or 0.0)

@@ -39,6 +39,7 @@ __all__ = [
     "short_op_name",
     "noise_hint",
     "LONGER_BUDGET_SCALE",
+    "running_lens_title",
     "summary_lens_title",
     "timing_warning_short",
     "timing_policy_lines",
@@ -245,6 +246,31 @@ def summary_lens_title(result: dict[str, Any]) -> str:
         # An ``async def`` is awaited, a generator consumed, on each call (issue 10 item 7).
         parts.append(str(result["call_style"]))
     return " · ".join(parts)
+
+
+#: What a streamed profile does now, as its summary lens says it (a stage's progress name).
+RUNNING_STAGES = {
+    "timing": "timing",
+    "trace": "reading the trace",
+    "compiled": "torch.compile",
+    "sweep": "sweeping",
+}
+
+
+def running_lens_title(result: dict[str, Any], stage: str) -> str:
+    """The summary lens of a profile still running, from what it streamed so far (issue 28):
+    ``$(sync~spin) 1 kernel · NVIDIA H200 · timing…`` once the lines are known, then
+    ``$(sync~spin) $(watch) 0.192 ms ±0.3% · 1 kernel · NVIDIA H200 · timing… CI ±2.1%`` as the
+    timing converges, ``$(sync~spin) Profiling…`` before anything is known."""
+    if not result.get("lines") and not result.get("timing"):
+        return "$(sync~spin) Profiling…"
+    timing = result.get("timing")
+    doing = RUNNING_STAGES.get(stage, stage or "profiling") + "…"
+    if isinstance(timing, dict) and timing.get("converging"):
+        ci = timing.get("ci_pct")
+        if isinstance(ci, int | float):
+            doing += f" CI ±{ci:.1f}%"
+    return f"$(sync~spin) {summary_lens_title(result)} · {doing}"
 
 
 def trace_text(result: dict[str, Any]) -> str | None:

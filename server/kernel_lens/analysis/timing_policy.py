@@ -282,11 +282,15 @@ def make_policy(
     reps: int,
     samples_ms: Sequence[float],
     nvml: str | None = None,
+    stopped: str | None = None,
+    ci_pct: float | None = None,
 ) -> dict[str, Any]:
     """The policy of an eager timing: ``l2`` (``cold``/``warm``; ``n/a`` on the CPU), ``mode``
     (``eager``), ``cpu_overhead`` (``included``: each call's launch cost is inside the CUDA
     events; ``n/a`` on the CPU, where the clock times the CPU's work itself), ``reps``,
-    ``rel_stdev_pct``, ``stable`` and ``text``; ``nvml`` notes why no GPU clocks were read."""
+    ``rel_stdev_pct``, ``stable`` and ``text``; ``nvml`` notes why no GPU clocks were read;
+    ``stopped`` why the repetitions stopped (``converged (CI ±0.8%)``, ``budget``: see
+    :mod:`kernel_lens.analysis.stopping`) with ``ci_pct``, the median's interval then."""
     cuda = method == "cuda-events"
     rel = relative_stdev_pct(samples_ms)
     policy: dict[str, Any] = {
@@ -299,6 +303,9 @@ def make_policy(
     }
     if nvml:
         policy["nvml"] = nvml
+    if stopped:
+        policy["stopped"] = stopped
+        policy["ci_pct"] = None if ci_pct is None else round(ci_pct, 3)
     policy["text"] = policy_text(policy)
     return policy
 
@@ -318,6 +325,11 @@ def policy_text(policy: Mapping[str, Any]) -> str:
     rel = policy.get("rel_stdev_pct")
     sigma = f" (σ {rel:.1f}%)" if isinstance(rel, int | float) else ""
     parts.append(("stable" if policy.get("stable") else "not stable") + sigma)
+    stopped = policy.get("stopped")
+    if stopped == "budget":
+        parts.append("hit the time budget")
+    elif stopped:
+        parts.append(str(stopped))
     return " · ".join(parts)
 
 

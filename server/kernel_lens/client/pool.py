@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import logging
 import os
 import re
 import signal
@@ -31,17 +32,25 @@ from kernel_lens.wire.envelope import (
     decode,
     encode,
     error_from_object,
+    merge_partial,
     read_message_line,
 )
 from kernel_lens.wire.errors import ProfileError
 from kernel_lens.wire.processes import ChildProcess, children_from_lines, waiting_text
 
-__all__ = ["AgentClient"]
+__all__ = ["AgentClient", "PartialCallback"]
 
-#: Progress stages after a profile's timing: the next spare may start warming meanwhile.
+logger = logging.getLogger(__name__)
+
+#: ``on_partial(result so far, final keys, stage)``: a job's result before its end.
+PartialCallback = Callable[[dict[str, Any], list[str], str], None]
+
 #: Seconds a cancelled whole-script run has to send the part that ran before it is killed.
 STOP_GRACE_S = 15.0
-_AFTER_TIMING = frozenset({"ops", "trace", "done"})
+#: Progress stages after a profile's timing: the next spare may start warming meanwhile (the
+#: profiled pass, ``ops`` and ``trace``, now runs *before* the timing: the runner says ``timed``
+#: once the timing, CUDA graph included, is over).
+_AFTER_TIMING = frozenset({"timed", "done"})
 #: Stages that time the function again later in the job (the spare waits for the end).
 _TIMED_LATE = frozenset({"compiled", "sweep"})
 #: A line of a Python traceback naming the exception (``ModuleNotFoundError: No module …``).
@@ -388,10 +397,14 @@ class AgentClient:
         cancelled: asyncio.Event | None = None,
         method: str = "profile",
         limit_name: str = "kernelLens.timeoutSeconds",
+        on_partial: PartialCallback | None = None,
     ) -> dict[str, Any]:
         """Run one job on a fresh agent and return its result object.
 
         ``limit_name`` is the setting that ``timeout`` came from, named in a timeout's message.
+        ``on_partial(result so far, final keys, stage)`` gets the parts of the result that the
+        job streams before its end (a profile's lines first, then its converging timing): the
+        result so far is a new dict each time, merged from every ``partial`` message.
 
         Raises:
             ProfileError: the job's own error, or ``timeout``/``crash``/``cancelled``/``exit``/
@@ -406,8 +419,9 @@ class AgentClient:
             self.info = agent.info
             try:
                 return await self._job(
-                    agent, params, (timeout, limit_name), on_progress, cancelled, method
-                )
+                    agent, params, (timeout, limit_name), on_progress, cancelled, method,
+                    on_partial,
+                )  # fmt: skip
             except ProfileError:
                 raise
             except asyncio.CancelledError:
@@ -452,6 +466,7 @@ class AgentClient:
         on_progress: Callable[[str, str], None] | None,
         cancelled: asyncio.Event | None,
         method: str,
+        on_partial: PartialCallback | None = None,
     ) -> dict[str, Any]:
         """Send the job to ``agent`` and read its messages until its result or error.
 
@@ -478,6 +493,8 @@ class AgentClient:
         )
         stoppable = method == "profile" and bool(params.get("script"))
         stopping = False
+        known: dict[str, Any] = {}
+        final: list[str] = []
         try:
             while True:
                 try:
@@ -511,6 +528,16 @@ class AgentClient:
                     spare.at_stage(stage)
                     if on_progress is not None:
                         on_progress(stage, str(progress.get("message")))
+                elif "partial" in message:
+                    try:
+                        stage = merge_partial(known, final, message["partial"])
+                    except (ValueError, AttributeError):
+                        continue  # a malformed part is skipped: the whole result still comes
+                    if on_partial is not None:
+                        try:
+                            on_partial(dict(known), list(final), stage)
+                        except Exception:  # the consumer's failure must not end the job
+                            logger.exception("on_partial failed")
                 elif "result" in message:
                     result: dict[str, Any] = message["result"]
                     return result

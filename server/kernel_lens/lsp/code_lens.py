@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import time
 from typing import Any
 
 from lsprotocol import types
@@ -33,6 +35,7 @@ from kernel_lens.analysis.lens_text import (
     line_lens_title,
     line_shares,
     noise_hint,
+    running_lens_title,
     share_text,
     summary_lens_title,
 )
@@ -44,7 +47,8 @@ from kernel_lens.lsp.convert import RawJson, raw_json_list
 from kernel_lens.lsp.feature import LanguageFeature
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.models import LENS_WAIT_S, LensRows
-from kernel_lens.lsp.results import Record, place
+from kernel_lens.lsp.results import Placed, Record, place
+from kernel_lens.lsp.state import DocumentState
 from kernel_lens.wire.errors import ProfileError
 from kernel_lens.wire.lsp import (
     CMD_PROFILE,
@@ -275,7 +279,7 @@ def _function_lenses(
         head = [_profile_lens(uri, info, "$(play) Profile"), *ranks]
         return _row(first0, head, more_actions(uri, target, None), info.qualname)
     if record.state == "running":
-        return [_lens(first0, "$(sync~spin) Profiling…")]
+        return _running_lenses(record, source, first0)
     if record.state == "cancelled":
         return [
             _lens(first0, "$(circle-slash) Profile cancelled"),
@@ -330,6 +334,12 @@ def _function_lenses(
                 first0, MORE_TITLE, CMD_MORE_ACTIONS, [{"function": info.qualname, "items": rest}]
             )
         )
+    return lenses + _line_lenses(result, placed, cuda)
+
+
+def _line_lenses(result: dict[str, Any], placed: Placed, cuda: bool) -> list[types.CodeLens]:
+    """A result's per-line lenses (each on the line it was measured on, where it is now)."""
+    lenses: list[types.CodeLens] = []
     timing = result.get("timing") or {}
     median_ms = timing.get("median_ms")
     shares = line_shares(result) if isinstance(median_ms, int | float) and median_ms > 0 else {}
@@ -349,6 +359,26 @@ def _function_lenses(
         if line_title is not None:
             lenses.append(_lens(placed.current_line(line["line"]) - 1, line_title))
     return lenses
+
+
+def _running_lenses(record: Record, source: str, first0: int) -> list[types.CodeLens]:
+    """A running profile: one summary lens on the function's row (replaced as the job streams
+    its result, never added to), and the per-line lenses as soon as its lines are known, on the
+    lines they will keep (issue 28)."""
+    result = record.result
+    if not result:
+        return [_lens(first0, "$(sync~spin) Profiling…")]
+    placed = place(record, source)
+    if placed is None or placed.outdated:  # edited while it runs: the lines wait for the end
+        return [_lens(first0, "$(sync~spin) Profiling…")]
+    try:
+        cuda = result.get("device_kind") == "cuda"
+        return [
+            _lens(first0, running_lens_title(result, record.stage or "")),
+            *_line_lenses(result, placed, cuda),
+        ]
+    except Exception:  # a part that cannot be shown yet: the spinner until the whole result
+        return [_lens(first0, "$(sync~spin) Profiling…")]
 
 
 def _kernel_lens(ls: KernelLensServer, uri: str, info: FunctionInfo) -> types.CodeLens:
@@ -467,11 +497,12 @@ def _run_lines_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types
     return [summary, *lenses]
 
 
-#: Per document, the ``id`` of the state its results were restored into (a state released on
-#: close and made again on reopen is restored again; a state never twice).
-_restored: dict[str, int] = {}
-#: Documents remembered in ``_restored`` before it starts again.
-RESTORED_DOCUMENTS = 256
+#: Seconds the first lens answer after an open waits for the document's last runs from the
+#: history; past that it answers without them and the lenses are refreshed once they are in.
+RESTORE_WAIT_S = 5.0
+#: Seconds to delay each reading of the history for restored results (tests: it pins that the
+#: first lens answer after an open holds them however slow the read, not by timing).
+HISTORY_DELAY_ENV = "KERNEL_LENS_TEST_HISTORY_DELAY_S"
 
 
 def restored_result(entry: dict[str, Any]) -> dict[str, Any]:
@@ -485,48 +516,93 @@ def restored_result(entry: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def _restore_from_history(ls: KernelLensServer, uri: str, targets: list[LensTarget]) -> None:
-    """Give each function of an open document without a result its last run from the history
-    (after a close and reopen, or a server restart); ``place`` marks it outdated when the
-    function's text has changed since. Reads files, once per document state."""
-    if uri not in ls.workspace.text_documents:
-        return
-    state = ls.documents(uri)
-    if _restored.get(uri) == id(state):
-        return
-    if len(_restored) >= RESTORED_DOCUMENTS:
-        _restored.clear()  # bounded: a document forgotten here is only looked up again
-    _restored[uri] = id(state)
+def _profile_names(model: DocumentModel) -> list[str] | None:
+    """The functions of the model's text with a Profile lens (``None``: it does not parse)."""
+    if model.syntax_error is not None:
+        return None
+    return [t.info.qualname for t in model.targets if t.role == "profile"]
+
+
+def _last_runs(path: str, names: list[str]) -> dict[str, dict[str, Any]]:
+    """Each function's last run in the history (blocking: files, ``git``; a thread's work)."""
+    delay = float(os.environ.get(HISTORY_DELAY_ENV) or 0.0)
+    if delay > 0:
+        time.sleep(delay)
+    history = History.default(path)
+    found: dict[str, dict[str, Any]] = {}
+    for name in names:
+        entries = history.entries(path, name)
+        if entries:
+            found[name] = entries[-1]
+    return found
+
+
+def _apply_restored(state: DocumentState, found: dict[str, dict[str, Any]]) -> bool:
+    """Give each function without a record its last run (``place`` marks it outdated when the
+    function's text has changed since); whether any was given."""
+    given = False
+    for name, last in found.items():
+        if name in state.records:  # a run started or ended meanwhile: it stands
+            continue
+        state.records[name] = Record(
+            name,
+            "ok",
+            [str(x) for x in last.get("text") or []],
+            int(last.get("first_line") or 1),
+            result=restored_result(last),
+        )
+        given = True
+    return given
+
+
+async def _restore(ls: KernelLensServer, uri: str, state: DocumentState) -> None:
+    """Read the document's last runs in a thread, into ``state`` if it is still the document's
+    (a close meanwhile drops them); refresh the lenses when an answer did not wait for them."""
     try:
-        path = uri_to_path(uri)
-        history = History.default(path)
-        for target in targets:
-            info = target.info
-            if target.role != "profile" or info.qualname in state.records:
-                continue
-            entries = history.entries(path, info.qualname)
-            if not entries:
-                continue
-            last = entries[-1]
-            state.records[info.qualname] = Record(
-                info.qualname,
-                "ok",
-                [str(x) for x in last.get("text") or []],
-                int(last.get("first_line") or info.first_line),
-                result=restored_result(last),
-            )
+        source = ls.workspace.get_text_document(uri).source
+        # the document's one parse (a big file's in the worker: never the loop's time)
+        names = _profile_names(await ls.models.get(ls, uri, source))
+        if names is None:
+            state.restore = None  # tried again at the next lens request, once it parses
+            return
+        found = await asyncio.to_thread(_last_runs, uri_to_path(uri), names)
     except (HistoryError, ProfileError, OSError, ValueError, TypeError) as exc:
         # A history that cannot be read costs the restored results, never the lenses.
         ls.log(f"results of {uri} not restored from the history: {exc}", types.MessageType.Warning)
+        return
+    if ls.documents.peek(uri) is not state:
+        return
+    if _apply_restored(state, found) and state.lens_waited_out:
+        refresh_lenses(ls)
+
+
+def start_restore(ls: KernelLensServer, uri: str) -> asyncio.Future[None] | None:
+    """Start reading an open document's last runs from the history (once per document state:
+    a close releases it, a reopen reads again); the reading, or ``None`` for a document that
+    is not open."""
+    if uri not in ls.workspace.text_documents:
+        return None
+    state = ls.documents(uri)
+    if state.restore is None:
+        state.restore = asyncio.ensure_future(_restore(ls, uri, state))
+    return state.restore
 
 
 def restore_results(ls: KernelLensServer, uri: str, source: str) -> None:
-    """The document's results from the history, for a request that reads them before any lens
-    was asked (the Report panel restored after *Reload Window* asks first)."""
-    model = ls.models.now(ls, uri, source)
-    if model.syntax_error is not None:
+    """The document's results from the history, now (blocking), for a request that reads them
+    before any lens was asked (the Report panel restored after *Reload Window* asks first)."""
+    if uri not in ls.workspace.text_documents:
         return
-    _restore_from_history(ls, uri, list(model.targets))
+    state = ls.documents(uri)
+    if state.restore is not None and state.restore.done():
+        return
+    names = _profile_names(ls.models.now(ls, uri, source))
+    if names is None:
+        return
+    try:
+        _apply_restored(state, _last_runs(uri_to_path(uri), names))
+    except (HistoryError, ProfileError, OSError, ValueError, TypeError) as exc:
+        ls.log(f"results of {uri} not restored from the history: {exc}", types.MessageType.Warning)
 
 
 #: The trust lens of a function in an untrusted workspace.
@@ -616,7 +692,6 @@ def _lens_pieces(
             else f"$(warning) Kernel Lens: syntax error — {exc} — fix it to profile"
         )
         return [[_lens(line0, title)]]
-    _restore_from_history(ls, uri, list(targets))
     records = {r.qualname: r for r in ls.documents.records(uri)}
     trusted = ls.settings.workspace_trusted
     pieces: list[_Piece] = [_file_lenses(ls, uri, source, model)] if trusted else []
@@ -686,10 +761,34 @@ class CodeLenses(LanguageFeature):
     def __init__(self, ls: KernelLensServer) -> None:
         self.ls = ls
 
+    def document_open(self, params: types.DidOpenTextDocumentParams) -> None:
+        # The last runs from the history, read while the editor gets to its first lens request.
+        if params.text_document.language_id == "python":
+            start_restore(self.ls, params.text_document.uri)
+
     async def code_lens(self, params: types.CodeLensParams) -> list[types.CodeLens] | RawJson:
         ls = self.ls
-        doc = ls.workspace.get_text_document(params.text_document.uri)
+        uri = params.text_document.uri
+        # The first answer after an open holds the restored results (issue 28): it waits for
+        # them (bounded; past that the lenses are refreshed once they are in).
+        reading = start_restore(ls, uri)
+        doc = ls.workspace.get_text_document(uri)
         source = doc.source
+        if reading is not None and not reading.done():
+            # A big file still being read answers at once (its restore waits for that reading
+            # too): its lenses are refreshed when the results are in.
+            parsed = (
+                ls.models.ready(ls, doc.uri, source) is not None
+                or len(source) <= ls.models.inline_chars
+            )
+            try:
+                if not parsed:
+                    raise asyncio.TimeoutError
+                await asyncio.wait_for(asyncio.shield(reading), RESTORE_WAIT_S)
+            except asyncio.TimeoutError:
+                state = ls.documents.peek(uri)
+                if state is not None:
+                    state.lens_waited_out = True
         model = ls.models.ready(ls, doc.uri, source)
         if model is None:
             waiting = asyncio.ensure_future(ls.models.get(ls, doc.uri, source))

@@ -15,6 +15,7 @@ from typing import Any
 
 from lsprotocol import types
 
+from kernel_lens.client.pool import PartialCallback
 from kernel_lens.lsp.common import failure_message, status
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.state import Job
@@ -31,8 +32,11 @@ async def agent_call(
     job: Job | None = None,
     on_progress: Callable[[str, str], None] | None = None,
     compiler: bool = False,
+    on_partial: PartialCallback | None = None,
 ) -> dict[str, Any]:
     """Run ``request`` on the agent; any failure becomes a :class:`ProfileError`.
+
+    ``on_partial`` gets the parts of the result the job streams before its end.
 
     A ``compiler`` job (nvcc, Triton's compiler, torch.compile) runs under the larger of the
     two limits, ``timeoutSeconds`` and ``compileTimeoutSeconds``.
@@ -55,6 +59,7 @@ async def agent_call(
             on_progress=on_progress,
             cancelled=job.cancelled if job is not None else None,
             method=request.method,
+            on_partial=on_partial,
         )
     except ProfileError:
         raise
@@ -80,8 +85,10 @@ async def run_job(
     qualname: str,
     title: str,
     request: JobRequest,
+    on_partial: PartialCallback | None = None,
 ) -> dict[str, Any]:
-    """Run ``request`` on the agent with progress; the caller reports success.
+    """Run ``request`` on the agent with progress; the caller reports success (and shows the
+    parts of the result that ``on_partial`` gets before the end).
 
     On failure the status item shows the error (or idle after a cancel) and the error is raised.
 
@@ -111,7 +118,9 @@ async def run_job(
             ls.work_done_progress.report(token, types.WorkDoneProgressReport(message=message))
 
     try:
-        return await agent_call(ls, request, job=job, on_progress=on_progress)
+        return await agent_call(
+            ls, request, job=job, on_progress=on_progress, on_partial=on_partial
+        )
     except ProfileError as err:
         if err.kind == "cancelled":
             status(ls, "idle", f"{qualname}: cancelled", uri)

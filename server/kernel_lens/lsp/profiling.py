@@ -3,6 +3,8 @@ progress, cancellation, a timeout, diagnostics for failures and lenses for resul
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Any
 
 from lsprotocol import types
@@ -47,9 +49,84 @@ from kernel_lens.wire.lsp import (
     ResultsChangedParams,
 )
 
-__all__ = ["Profiling", "profile", "profile_all", "profile_function", "profile_script", "setup"]
+__all__ = [
+    "Profiling",
+    "StreamedRecord",
+    "ThrottledRefresh",
+    "profile",
+    "profile_all",
+    "profile_function",
+    "profile_script",
+    "setup",
+]
 
 DIAGNOSTIC_SOURCE = "Kernel Lens"
+#: Lenses are refreshed for a streamed part at most this often (seconds).
+REFRESH_EVERY_S = 0.1
+
+
+class ThrottledRefresh:
+    """``workspace/codeLens/refresh`` at most every :data:`REFRESH_EVERY_S`: a call within that
+    time of the last refresh schedules one at its end (one at most), so the last state is
+    always shown."""
+
+    def __init__(self, ls: KernelLensServer, every_s: float = REFRESH_EVERY_S) -> None:
+        self.ls = ls
+        self.every_s = every_s
+        self.last = -1e9
+        self.pending: asyncio.TimerHandle | None = None
+
+    def __call__(self) -> None:
+        if self.pending is not None:
+            return
+        wait = self.last + self.every_s - time.monotonic()
+        if wait <= 0:
+            self._fire()
+            return
+        try:
+            self.pending = asyncio.get_running_loop().call_later(wait, self._fire)
+        except RuntimeError:  # no loop (a direct call in a test): now
+            self._fire()
+
+    def _fire(self) -> None:
+        self.pending = None
+        self.last = time.monotonic()
+        refresh_lenses(self.ls)
+
+    def cancel(self) -> None:
+        """Drop a scheduled refresh (the job's end refreshes anyway)."""
+        if self.pending is not None:
+            self.pending.cancel()
+            self.pending = None
+
+
+class StreamedRecord:
+    """Puts a running job's streamed parts into its document's record (state ``running``,
+    with the result so far and the stage) and refreshes the lenses, throttled. A record
+    replaced meanwhile (a newer job, a close) is left alone."""
+
+    def __init__(self, ls: KernelLensServer, uri: str, record: Record) -> None:
+        self.ls = ls
+        self.uri = uri
+        self.record = record
+        self.refresh = ThrottledRefresh(ls)
+
+    def __call__(self, result: dict[str, Any], final: list[str], stage: str) -> None:
+        del final  # the lenses show every part as it is; the end replaces them all
+        held = self.ls.documents.get(self.uri, self.record.qualname)
+        if held is not self.record:
+            return
+        record = Record(
+            self.record.qualname,
+            "running",
+            self.record.text,
+            self.record.first_line,
+            result=result,
+            stage=stage,
+        )
+        self.ls.documents.put(self.uri, record)
+        self.record = record
+        self.refresh()
 
 
 def _key(qualname: str) -> DiagnosticKey:
@@ -150,11 +227,14 @@ async def _run_checked(
     lines: list[str],
     title: str,
     request: ProfileRequest,
+    streamed: StreamedRecord | None = None,
 ) -> dict[str, Any]:
     """Run the job; its usable result, or (as ``{"failed": outcome}``) the failure stored and
-    shown by :func:`_failed`."""
+    shown by :func:`_failed`. ``streamed`` shows the parts the job sends before its end."""
     try:
-        result = await run_job(ls, uri=uri, qualname=info.qualname, title=title, request=request)
+        result = await run_job(
+            ls, uri=uri, qualname=info.qualname, title=title, request=request, on_partial=streamed
+        )
         _check_result(result)
     except ProfileError as err:
         return {"failed": _failed(ls, uri, info, snapshot, lines, err)}
@@ -163,6 +243,9 @@ async def _run_checked(
             "internal", f"unusable result from the agent: {failure_message(exc)}"
         )
         return {"failed": _failed(ls, uri, info, snapshot, lines, unusable)}
+    finally:
+        if streamed is not None:
+            streamed.refresh.cancel()
     return {"result": result}
 
 
@@ -216,8 +299,11 @@ async def profile_function(
         state.drivers[qualname] = driver
     from_driver = driver_fields(ls, uri, qualname)
     snapshot = function_text(lines, info)
-    ls.documents.put(uri, Record(qualname, "running", snapshot, info.first_line))
+    running = Record(qualname, "running", snapshot, info.first_line)
+    ls.documents.put(uri, running)
     refresh_lenses(ls)
+    # The lines, then the timing as it converges, shown as they come (issue 28).
+    streamed = StreamedRecord(ls, uri, running)
     memory = memory or ls.settings.profile_memory == "on"
     with_bwd = (" with backward" if backward else "") + (" with memory" if memory else "")
     budget_ms = ls.settings.budget_ms
@@ -242,7 +328,9 @@ async def profile_function(
         nproc_per_node=nproc_per_node,
     )
     outcome: ProfileCommandResult
-    ran = await _run_checked(ls, uri, info, snapshot, lines, f"Profiling {qualname}", request)
+    ran = await _run_checked(
+        ls, uri, info, snapshot, lines, f"Profiling {qualname}", request, streamed
+    )
     if "failed" in ran:
         outcome = ran["failed"]
     else:

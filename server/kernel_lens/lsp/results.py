@@ -28,8 +28,10 @@ class Record:
         state: ``running``, ``ok``, ``error`` or ``cancelled``.
         text: the function's lines (first..last) when the job started.
         first_line: its 1-based first line then.
-        result: the profile result (state ``ok``).
+        result: the profile result (state ``ok``), or what a running job streamed so far
+            (state ``running``, with ``stage``).
         error: the error object (states ``error``/``cancelled``).
+        stage: what a running job with a partial result does now (``timing``…).
     """
 
     qualname: str
@@ -38,6 +40,7 @@ class Record:
     first_line: int
     result: dict[str, Any] | None = None
     error: ErrorObject | None = None
+    stage: str | None = None
 
 
 @dataclass(frozen=True)

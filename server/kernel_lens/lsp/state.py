@@ -127,6 +127,11 @@ class DocumentState:
     drivers: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: The arguments of this script's whole-script runs (``sys.argv[1:]``), as last given.
     script_args: list[str] = field(default_factory=list)
+    #: The reading of this document's last runs from the history (started when it opens; the
+    #: first lens answer waits for it), ``None`` before it starts or to try again.
+    restore: asyncio.Future[None] | None = None
+    #: A lens answer gave up waiting for :attr:`restore`: its end refreshes the lenses.
+    lens_waited_out: bool = False
 
 
 class DocumentStore:

@@ -11,7 +11,14 @@ Agent → server (the original stdout; user output is moved to stderr), one obje
 
     {"event": "ready", "pid": 123, "python": "3.11.7", "torch": "2.13.0", "cuda": false}
     {"id": 1, "progress": {"stage": "timing", "message": "…"}}      # ProgressMessage
+    {"id": 1, "partial": {"result": {…}, "final": […], "stage": "timing"}}   # PartialMessage
     {"id": 1, "result": {…}}                                        # ResultMessage
+
+A ``partial`` message streams what is known before the job ends (issue 28): ``result`` holds the
+result's top-level keys that changed since the last one (the per-line ``lines`` and ``kernels``
+of the profiled pass first, then ``timing`` as it converges), to be merged into what came
+before; ``final`` lists the keys that will not change any more and ``stage`` says what runs now.
+The ``result`` message at the end is whole and stands on its own: a reader may ignore partials.
     {"id": 1, "error": {"kind", "message", "line", "traceback"}}    # ErrorMessage
 
 An error object carries ``suggested_directive`` too when the job has one (an ``inputs`` error).
@@ -35,6 +42,8 @@ __all__ = [
     "MAX_TRACEBACK_CHARS",
     "ErrorMessage",
     "JobMessage",
+    "PartialMessage",
+    "PartialUpdate",
     "ProgressMessage",
     "ProgressUpdate",
     "ResultMessage",
@@ -43,6 +52,7 @@ __all__ = [
     "encode",
     "error_from_object",
     "error_object",
+    "merge_partial",
     "read_message_line",
 ]
 
@@ -84,6 +94,24 @@ class ProgressMessage(TypedDict):
     progress: ProgressUpdate
 
 
+class PartialUpdate(TypedDict):
+    """Part of a job's result, known before the job ends."""
+
+    result: dict[str, Any]
+    """The result's top-level keys that changed since the last partial (merge them in)."""
+    final: list[str]
+    """The result's keys whose values will not change any more (``lines``, ``kernels``…)."""
+    stage: str
+    """What the job does now (``timing``, ``trace``, …)."""
+
+
+class PartialMessage(TypedDict):
+    """Job ``id`` knows part of its result (see the module docstring)."""
+
+    id: int
+    partial: PartialUpdate
+
+
 class ResultMessage(TypedDict):
     """Job ``id`` succeeded: ``result`` is its JSON (the profile result, say)."""
 
@@ -109,6 +137,22 @@ def decode(line: bytes | str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ValueError(f"expected a JSON object, got {type(value).__name__}")
     return value
+
+
+def merge_partial(known: dict[str, Any], final: list[str], update: Mapping[str, Any]) -> str:
+    """Merge one ``partial`` message's :class:`PartialUpdate` into ``known`` (the result so far,
+    changed in place) and ``final`` (its final keys, in order); returns its ``stage``.
+
+    Raises:
+        ValueError: ``update`` is not a partial update.
+    """
+    result = update.get("result")
+    keys = update.get("final")
+    if not isinstance(result, dict) or not isinstance(keys, list):
+        raise ValueError("a partial update has a 'result' object and a 'final' list")
+    known.update(result)
+    final.extend(str(k) for k in keys if str(k) not in final)
+    return str(update.get("stage") or "")
 
 
 def clip(text: str, limit: int) -> str:

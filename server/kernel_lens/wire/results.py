@@ -260,6 +260,12 @@ class TimingPolicy(TypedDict):
     """Relative standard deviation under 2% (Nsight Python's rule)."""
     nvml: NotRequired[str]
     """Why no GPU clocks were read (no ``nvidia-ml-py``, NVML did not start)."""
+    stopped: NotRequired[str]
+    """Why the repetitions stopped: ``converged (CI ±0.8%)`` (the median's ~95% interval
+    within ±1%), ``not shrinking (CI ±3.1%)`` (drifting or bimodal samples), ``budget`` (the
+    time budget ran out first) or ``fixed reps``."""
+    ci_pct: NotRequired[float | None]
+    """Half-width of the median's ~95% interval when it stopped, percent of the median."""
     text: str
     """The policy in one line: ``eager · L2 cold · CPU launch overhead included · …``."""
 
@@ -510,6 +516,8 @@ class SweepRow(TypedDict):
     """Seconds waited for a hot GPU to cool before this value was timed."""
     warnings: NotRequired[list[str]]
     """A clock drop or throttling while this value was timed (NVML)."""
+    stopped: NotRequired[str]
+    """Why this value's repetitions stopped (``converged (CI ±0.6%)``, ``budget``…)."""
 
 
 class SweepBest(TypedDict):

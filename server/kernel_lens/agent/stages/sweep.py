@@ -1,9 +1,11 @@
 """Stage *sweep*: time the function across values of one integer parameter (``BLOCK_SIZE``).
 
 Each value gets its own warm-up (a Triton kernel compiles per ``constexpr`` value) and a full
-timing (the timing stage's method), and an effective bandwidth: bytes of the tensor inputs read
-once plus the tensor outputs written once, over the median time. A value that fails (too many
-resources, a shape assertion) is recorded with its error and the sweep goes on.
+timing (the timing stage's method, which stops each value's repetitions once its median is known
+within ±1% — ``stopped`` on the row — or at the budget), and an effective bandwidth: bytes of
+the tensor inputs read once plus the tensor outputs written once, over the median time. A value
+that fails (too many resources, a shape assertion) is recorded with its error and the sweep goes
+on.
 
 The fastest value is called the best only when it is significantly faster than the runner-up
 (the statistics of :mod:`kernel_lens.analysis.compare`); otherwise the values that are equal
@@ -110,6 +112,8 @@ def run_sweep(
             "gb_per_s": moved / (median * 1e-3) / 1e9 if median > 0 else None,
             "error": None,
         }
+        if timing.stopped:  # the timing stage's stopping rule, per value
+            row["stopped"] = timing.stopped
         if cooled:
             row["cooldown_s"] = cooled["waited_s"]
         clocks = [w for w in timing.warnings if w.startswith(CLOCK_WARNING_PREFIXES)]

@@ -3,10 +3,13 @@
 On CUDA: warm-up, then one CUDA event pair per repetition around the call, the L2 cache flushed
 (a 256 MiB buffer zeroed) before each repetition, one synchronisation at the end — the method of
 ``triton.testing.do_bench``. On CPU: ``time.perf_counter`` around each call. The number of
-repetitions adapts to the function's cost and stops at the time budget: on a noisy machine the
-spread is reported, not chased with more repetitions. A busy machine is said: when other processes
-took CPU time during the measurement (``/proc/stat``), the load average is over the core count, or
-the samples are bimodal or drift, the result carries a ``warning``. Never run under the profiler.
+repetitions adapts to the function's cost: repetitions run in batches and stop once the median's
+confidence interval is within ±1% (:func:`kernel_lens.analysis.stopping.should_stop`, after
+nvbench's stopping criteria), or once it stops shrinking, capped by the time budget — a stable
+kernel stops in milliseconds, a noisy one says it hit the budget (``policy.stopped``). A busy
+machine is said: when other processes took CPU time during the measurement (``/proc/stat``), the
+load average is over the core count, or the samples are bimodal or drift, the result carries a
+``warning``. Never run under the profiler.
 
 Every result says how it was made (``policy``: L2 cold or warm, eager, CPU launch overhead
 included, reps, stable or not) and, on CUDA, the GPU's clocks and temperature read through NVML
@@ -26,10 +29,11 @@ import math
 import os
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernel_lens.analysis.stopping import Decision, should_stop
 from kernel_lens.analysis.timing_policy import (
     capture_reason,
     clock_warnings,
@@ -38,11 +42,13 @@ from kernel_lens.analysis.timing_policy import (
 )
 
 __all__ = [
+    "BatchFn",
     "CpuUsage",
     "GraphTiming",
     "TimingConfig",
     "TimingResult",
     "interference_warning",
+    "partial_timing",
     "sample_shape",
     "time_function",
     "time_in_graph",
@@ -59,6 +65,14 @@ BIMODAL_GAP = 1.3
 DRIFT_RATIO = 0.2
 #: /proc/stat's measurement window must span this many clock ticks per core to be read.
 MIN_TICKS = 10
+#: Between two looks at the stopping rule (CPU), at least this much time (ms) …
+CHECK_EVERY_MS = 5.0
+#: … or this growth of the sample count.
+CHECK_GROWTH = 1.25
+
+#: ``on_batch(samples_ms, decision)``: called after each batch of repetitions (the timing so
+#: far and the stopping rule's verdict on it), e.g. to stream the converging number.
+BatchFn = Callable[[Sequence[float], Decision], None]
 
 
 @dataclass(frozen=True)
@@ -74,6 +88,9 @@ class TimingConfig:
         max_total_ms: hard cap on the whole measurement (warm-up excluded), in milliseconds: a
             slow function still gets ``min_reps`` repetitions up to this cap.
         flush_l2: zero a 256 MiB buffer before each CUDA repetition.
+        target_ci_pct: stop once the median's ~95% interval is within ± this percent
+            (0: never, time the whole budget).
+        min_time_ms: measured time before a stop on convergence.
     """
 
     warmup_ms: float = 25.0
@@ -83,6 +100,25 @@ class TimingConfig:
     max_reps: int = 10_000
     max_total_ms: float = 4_000.0
     flush_l2: bool = True
+    target_ci_pct: float = 1.0
+    min_time_ms: float = 10.0
+
+    def decide(self, samples: Sequence[float], spent_ms: float) -> Decision:
+        """The stopping rule on the samples so far (a fixed ``reps`` stops at that count)."""
+        if self.reps > 0:
+            done = len(samples) >= self.reps
+            return Decision(done, "fixed reps" if done else "continue", None)
+        if len(samples) >= self.max_reps:
+            return Decision(True, "budget", None)
+        return should_stop(
+            samples,
+            spent_ms=spent_ms,
+            budget_ms=self.budget_ms,
+            max_total_ms=self.max_total_ms,
+            target_pct=self.target_ci_pct if self.target_ci_pct > 0 else -1.0,
+            min_time_ms=self.min_time_ms,
+            budget_min_reps=self.min_reps,
+        )
 
 
 @dataclass(frozen=True)
@@ -108,6 +144,10 @@ class TimingResult:
     warning: str | None = None
     clocks: dict[str, Any] | None = None
     nvml_note: str | None = None
+    #: Why the repetitions stopped (``converged (CI ±0.8%)``, ``not shrinking (…)``,
+    #: ``budget``, ``fixed reps``), and the median's interval then (percent).
+    stopped: str | None = None
+    ci_pct: float | None = None
 
     @property
     def reps(self) -> int:
@@ -163,6 +203,8 @@ class TimingResult:
                 reps=self.reps,
                 samples_ms=self.samples_ms,
                 nvml=self.nvml_note,
+                stopped=self.stopped,
+                ci_pct=self.ci_pct,
             ),
         }
         if self.clocks is not None:
@@ -287,10 +329,52 @@ def interference_warning(
 
 
 def _plan_reps(config: TimingConfig, estimate_ms: float) -> int:
+    """The repetitions the budget allows (the most a timing takes: it stops earlier once the
+    median is known), from the per-call estimate, within ``min_reps``…``max_reps``."""
     if config.reps > 0:
         return config.reps
     wanted = int(config.budget_ms / max(estimate_ms, 1e-6))
     return max(config.min_reps, min(config.max_reps, wanted))
+
+
+def _converging(config: TimingConfig) -> bool:
+    return config.reps <= 0 and config.target_ci_pct > 0
+
+
+def _batches(config: TimingConfig, target: int, estimate_ms: float) -> list[int]:
+    """Sizes of the CUDA batches up to ``target`` repetitions: the first holds what the
+    stopping rule needs to speak (its minimum count and time), each next one half again as many
+    as so far; one batch when the rule is off (fixed reps, or no target interval)."""
+    if not _converging(config):
+        return [target]
+    first = max(20, math.ceil(config.min_time_ms / max(estimate_ms, 1e-6)))
+    sizes: list[int] = []
+    done = 0
+    while done < target:
+        size = min(first if not sizes else max(done // 2, 10), target - done)
+        sizes.append(size)
+        done += size
+    return sizes
+
+
+def partial_timing(samples_ms: Sequence[float], decision: Decision, method: str) -> dict[str, Any]:
+    """The timing so far, as a streamed partial result shows it while it converges:
+    ``median_ms``, ``spread_pct``, ``reps``, ``ci_pct``, ``method`` and ``converging: true``."""
+    ordered = sorted(samples_ms)
+    med = statistics.median(ordered)
+    spread = 0.0
+    if len(ordered) >= 2 and med > 0:
+        q = statistics.quantiles(ordered, n=4, method="inclusive")
+        spread = 50.0 * (q[2] - q[0]) / med
+    return {
+        "median_ms": med,
+        "spread_pct": round(spread, 3),
+        "reps": len(ordered),
+        "ci_pct": None if decision.ci_pct is None else round(decision.ci_pct, 3),
+        "method": method,
+        "warnings": [],
+        "converging": True,
+    }
 
 
 def _finish(result: TimingResult, usage: CpuUsage) -> TimingResult:
@@ -317,7 +401,9 @@ def _warnings(result: TimingResult) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _time_cpu(fn: Callable[[], Any], config: TimingConfig) -> TimingResult:
+def _time_cpu(
+    fn: Callable[[], Any], config: TimingConfig, on_batch: BatchFn | None = None
+) -> TimingResult:
     warm = 0
     start = time.perf_counter()
     while warm < 2 or (time.perf_counter() - start) * 1e3 < config.warmup_ms:
@@ -330,6 +416,10 @@ def _time_cpu(fn: Callable[[], Any], config: TimingConfig) -> TimingResult:
     target = _plan_reps(config, estimate)
     usage = _Usage()
     began = time.perf_counter()
+    converging = _converging(config)
+    # The stopping rule is asked every CHECK_EVERY_MS or CHECK_GROWTH× more samples.
+    next_check, checked = 20, began
+    decision = Decision(False, "continue", None)
     while len(samples) < target:
         t0 = time.perf_counter()
         fn()
@@ -342,11 +432,34 @@ def _time_cpu(fn: Callable[[], Any], config: TimingConfig) -> TimingResult:
                 spent > config.max_total_ms
             ):
                 break
-    result = TimingResult("perf-counter", "cpu", tuple(samples), warm, False)
+            n = len(samples)
+            if converging and (n >= next_check or (t1 - checked) * 1e3 >= CHECK_EVERY_MS):
+                decision = config.decide(samples, spent)
+                next_check, checked = max(n + 1, int(n * CHECK_GROWTH)), time.perf_counter()
+                if decision.stop and decision.reason != "budget":
+                    break
+                if on_batch is not None:
+                    on_batch(samples, decision)
+    if not decision.stop or decision.reason == "budget":
+        decision = _at_the_end(config, samples)
+    result = TimingResult(
+        "perf-counter", "cpu", tuple(samples), warm, False,
+        stopped=decision.text, ci_pct=decision.ci_pct,
+    )  # fmt: skip
     return _finish(result, usage.stop())
 
 
-def _time_cuda(fn: Callable[[], Any], config: TimingConfig) -> TimingResult:
+def _at_the_end(config: TimingConfig, samples: Sequence[float]) -> Decision:
+    """Why repetitions that ran to their planned count stopped: fixed, or the budget."""
+    from kernel_lens.analysis.stopping import median_ci_pct
+
+    reason = "fixed reps" if config.reps > 0 else "budget"
+    return Decision(True, reason, median_ci_pct(samples))
+
+
+def _time_cuda(
+    fn: Callable[[], Any], config: TimingConfig, on_batch: BatchFn | None = None
+) -> TimingResult:
     import torch
 
     from kernel_lens.agent.gpu_clocks import nvml_note, read_gpu
@@ -374,22 +487,35 @@ def _time_cuda(fn: Callable[[], Any], config: TimingConfig) -> TimingResult:
         fn()
     torch.cuda.synchronize()
 
-    # One batch sized to the budget: events are read after a single synchronisation.
+    # Batches of event pairs sized to the budget, each read after one synchronisation; the
+    # stopping rule between batches (the budget counts the planned cost of each repetition).
     n = _plan_reps(config, estimate)
     if config.reps == 0:
         n = min(n, max(config.min_reps, int(config.max_total_ms / estimate)))
     usage = _Usage()
     before = read_gpu()
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
-    for i in range(n):
-        if cache is not None:
-            cache.zero_()
-        starts[i].record()
-        fn()
-        ends[i].record()
-    torch.cuda.synchronize()
-    samples = [s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)]
+    samples: list[float] = []
+    decision = Decision(False, "continue", None)
+    for size in _batches(config, n, estimate):
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(size)]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in range(size)]
+        for i in range(size):
+            if cache is not None:
+                cache.zero_()
+            starts[i].record()
+            fn()
+            ends[i].record()
+        torch.cuda.synchronize()
+        samples.extend(s.elapsed_time(e) for s, e in zip(starts, ends, strict=True))
+        if len(samples) >= n or not _converging(config):
+            break
+        decision = config.decide(samples, len(samples) * estimate)
+        if decision.stop and decision.reason != "budget":
+            break
+        if on_batch is not None:
+            on_batch(samples, decision)
+    if not decision.stop or decision.reason == "budget":
+        decision = _at_the_end(config, samples)
     after = read_gpu()
     del cache
     clocks = {"before": before, "after": after} if before is not None else None
@@ -401,12 +527,18 @@ def _time_cuda(fn: Callable[[], Any], config: TimingConfig) -> TimingResult:
         config.flush_l2,
         clocks=clocks,
         nvml_note=nvml_note() if before is None else None,
+        stopped=decision.text,
+        ci_pct=decision.ci_pct,
     )
     return _finish(result, usage.stop())
 
 
 def time_function(
-    fn: Callable[[], Any], *, device: str, config: TimingConfig | None = None
+    fn: Callable[[], Any],
+    *,
+    device: str,
+    config: TimingConfig | None = None,
+    on_batch: BatchFn | None = None,
 ) -> TimingResult:
     """Time ``fn()`` (no arguments: bind inputs first) on ``device`` (``cuda`` or ``cpu``).
 
@@ -414,14 +546,16 @@ def time_function(
         fn: the call to time.
         device: ``cuda`` uses CUDA events and an L2 flush; anything else uses ``perf_counter``.
         config: repetition policy; defaults to :class:`TimingConfig`.
+        on_batch: called after each batch with the samples so far and the stopping rule's
+            decision (the timing as it converges).
 
     Returns:
         The repetition times in milliseconds and their summary.
     """
     config = config or TimingConfig()
     if device == "cuda":
-        return _time_cuda(fn, config)
-    return _time_cpu(fn, config)
+        return _time_cuda(fn, config, on_batch)
+    return _time_cpu(fn, config, on_batch)
 
 
 @dataclass(frozen=True)

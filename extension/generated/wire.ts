@@ -269,10 +269,16 @@ export interface ProfileMemory {
   devices: MemoryDevice[];
   /** `profile_memory` (the profiler's allocation events). */
   source: string;
+  /**
+   * Recorded by default (a CUDA run: its cost there is under 10%), not asked for: the lenses
+   * put each line's time first and its memory after.
+   */
+  auto?: boolean;
 }
 export const checkProfileMemory: Check<ProfileMemory> = shape<ProfileMemory>({
   devices: listOf(checkMemoryDevice),
   source: string,
+  auto: optional(boolean),
 });
 
 /**

@@ -280,3 +280,42 @@ def test_an_out_of_memory_is_in_the_failed_functions_hover() -> None:
     text = error_markdown(error, function="fill", path=None, links=[])
     assert "  138 GiB from line 62" in text
     assert "out of memory on GPU 0 allocating 1 GiB" in text
+
+
+def test_memory_recorded_by_default_follows_the_time_and_asked_for_leads() -> None:
+    line = {
+        "line": 3,
+        "source": "y = x * 2",
+        "device_us": 188.0,
+        "ops": [
+            {
+                "name": "aten::mul",
+                "dispatch": [],
+                "calls": 1,
+                "device_us": 188.0,
+                "kernels": [
+                    {
+                        "name": "vectorized_elementwise_kernel",
+                        "short_name": "vectorized_elementwise_kernel",
+                        "device_us": 188.0,
+                        "calls": 1,
+                    }
+                ],
+            }
+        ],
+        "memory": [
+            {
+                "device": "cuda:0",
+                "allocated_bytes": 64 * MIB,
+                "freed_bytes": 0,
+                "live_bytes": 128 * MIB,
+            }
+        ],
+    }
+    asked = line_lens_title(line, cuda=True)
+    assert asked is not None and asked.startswith(
+        "$(database) +64 MiB · live 128 MiB  |  aten::mul"
+    )
+    auto = line_lens_title(line, cuda=True, memory_first=False)
+    assert auto is not None and auto.startswith("aten::mul")
+    assert auto.endswith("  |  $(database) +64 MiB · live 128 MiB")

@@ -188,7 +188,8 @@ def _run_function(
     """A function's stages, every one of them under the target's calling context (entered on
     ``context`` once the target is loaded, before its first call)."""
     target, style, interpreted, device, device_name = _first_call(request, report, context)
-    if request.memory_auto and not request.memory and device == "cuda":
+    auto_memory = request.memory_auto and not request.memory and device == "cuda"
+    if auto_memory:
         # On by default where it costs under 10% (CUDA; docs/benchmarks.md): this run records it.
         request = dataclasses.replace(request, memory=True)
     result = profile_result(
@@ -210,6 +211,8 @@ def _run_function(
         passed, summarize = _profiled_pass(request, target, device, trace_dir, report)
         events = passed.pop("_trace_events", None) or []
         result.update(passed)
+        if auto_memory and isinstance(result.get("memory"), dict):
+            result["memory"]["auto"] = True  # recorded by default, not asked for
         stream.send(dict(result), list(result), "trace" if summarize else "timing")
         # The rest of what the trace says, and the trace itself let go of, before the timing:
         # the timing runs after the profiler has stopped (its state gone; caches warm, as

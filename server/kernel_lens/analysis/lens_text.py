@@ -418,8 +418,13 @@ def accounting_text(result: dict[str, Any], *, short: bool = False) -> str | Non
     return " · ".join(parts)
 
 
-def line_lens_title(line: dict[str, Any], *, cuda: bool, share: str | None = None) -> str | None:
+def line_lens_title(
+    line: dict[str, Any], *, cuda: bool, share: str | None = None, memory_first: bool = True
+) -> str | None:
     """The lens above one profiled line, or ``None`` when the line ran no ops.
+
+    ``memory_first``: the line's memory leads (asked for: *Profile memory*); else (recorded by
+    default) it follows the time.
 
     ``share`` (see :func:`share_text`) starts a CPU line's lens: its part of the measured median.
     A line whose forward ops caused backward work leads with both (``fwd 1.42 ms · bwd 2.12 ms``
@@ -457,9 +462,11 @@ def line_lens_title(line: dict[str, Any], *, cuda: bool, share: str | None = Non
     if share:
         # First: the number is what the line is read for, and a long row is cut at its end.
         title = f"{share} · {title}"
-    if memory:
+    if memory and memory_first:
         # Asked for (Profile memory): ahead of the time, which the row may cut.
         title = f"{memory}  |  {title}"
+    elif memory:
+        title = f"{title}  |  {memory}"
     return title
 
 

@@ -349,6 +349,7 @@ def _line_lenses(result: dict[str, Any], placed: Placed, cuda: bool) -> list[typ
             line,
             cuda=cuda,
             share=share_text(share, float(median_ms)) if share is not None and median_ms else None,
+            memory_first=not (result.get("memory") or {}).get("auto"),
         )
         delta = line_delta(result, int(line["line"]))  # what changed since the reference run
         if delta:

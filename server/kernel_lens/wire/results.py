@@ -171,6 +171,9 @@ class ProfileMemory(TypedDict):
     devices: list[MemoryDevice]
     source: str
     """``profile_memory`` (the profiler's allocation events)."""
+    auto: NotRequired[bool]
+    """Recorded by default (a CUDA run: its cost there is under 10%), not asked for: the lenses
+    put each line's time first and its memory after."""
 
 
 class OomMemory(TypedDict):

@@ -132,11 +132,18 @@ class AgentProcess:
         return self.proc is not None and self.proc.returncode is None
 
     async def start(
-        self, argv: list[str], env: dict[str, str], cwd: str | None, *, template: bool = False
+        self,
+        argv: list[str],
+        env: dict[str, str],
+        cwd: str | None,
+        *,
+        template: bool = False,
+        preamble: bytes = b"",
     ) -> None:
         """Start the process and wait for its ``ready`` line (it comes once the agent is warm).
 
-        With ``template``, the process is a fork template (see :meth:`spawn`).
+        With ``template``, the process is a fork template (see :meth:`spawn`). ``preamble`` is
+        written on its stdin first (a remote bootstrap's package zip).
         """
         pass_fds: tuple[int, ...] = ()
         child: socket.socket | None = None
@@ -163,7 +170,12 @@ class AgentProcess:
         finally:
             if child is not None:
                 child.close()
-        await self._until_ready(" ".join(argv))
+        if preamble and self.proc.stdin is not None:
+            # Buffered by the transport and written as the far side reads (no drain: a link
+            # that hangs is the ready timeout's to end).
+            with contextlib.suppress(ConnectionError, OSError):
+                self.proc.stdin.write(preamble)
+        await self._until_ready(" ".join(argv) if not preamble else " ".join(argv[:-1]) + " …")
         if template:
             self._events_task = asyncio.ensure_future(self._template_events())
 

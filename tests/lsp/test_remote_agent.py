@@ -180,8 +180,12 @@ def _assert_came_back(result: dict[str, Any], remote: Remote, cache: Path) -> No
     assert trace.is_file() and json.loads(trace.read_text())["traceEvents"]
     # Written on the other side (its HOME's cache), brought back whole under the same name.
     assert (remote.remote_traces / trace.name).read_bytes() == trace.read_bytes()
-    # The job's private copy of the workspace is gone from the remote TMPDIR.
+    # The job's private copy of the workspace is gone from the remote TMPDIR, and the agent.
     assert not [p for p in remote.tmp.iterdir() if p.name.startswith("kernel-lens-job-")]
+    deadline = time.monotonic() + 15
+    while _agents() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _agents(), f"remote agents left: {_agents()}"
 
 
 def test_cli_profiles_through_ssh_with_the_workspace_modules(
@@ -204,6 +208,14 @@ def test_cli_profiles_through_srun_on_a_real_slurm(
     result = _cli(argv, env, remote, cache)
     assert "aten::mul" in _line_ops(result, "y = scale(x)")
     _assert_came_back(result, remote, cache)
+    # srun was stopped so that it ended its step: the allocation is released, not leaked.
+    deadline = time.monotonic() + 30
+    while True:
+        queue = subprocess.run(["squeue", "-h"], env=env, capture_output=True, text=True)
+        if queue.returncode == 0 and not queue.stdout.strip():
+            break
+        assert time.monotonic() < deadline, f"jobs left in Slurm: {queue.stdout}{queue.stderr}"
+        time.sleep(0.5)
 
 
 def server_config() -> ClientServerConfig:

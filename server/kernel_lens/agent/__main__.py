@@ -305,6 +305,9 @@ def main() -> int:
     # And every process the job starts stays below us, new sessions and daemons included.
     _JOB_AGENT = True
     set_child_subreaper()
+    # srun (and container runtimes) stop a task with SIGTERM: the job's processes end with it.
+    with contextlib.suppress(ValueError, OSError):
+        signal.signal(signal.SIGTERM, lambda signum, frame: _end_now())
     faulthandler.enable(file=sys.stderr, all_threads=True)
 
     from kernel_lens.agent.channel import ChannelGuard, send_on

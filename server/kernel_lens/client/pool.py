@@ -46,6 +46,8 @@ from kernel_lens.wire.processes import ChildProcess, children_from_lines, waitin
 
 __all__ = ["AgentClient"]
 
+#: Seconds a remote agent's ``ssh``/``srun`` has to end the remote side after a ``SIGTERM``.
+REMOTE_STOP_S = 5.0
 #: Progress stages after a profile's timing: the next spare may start warming meanwhile.
 #: Seconds a cancelled whole-script run has to send the part that ran before it is killed.
 STOP_GRACE_S = 15.0
@@ -198,6 +200,8 @@ class AgentClient:
 
     async def _start_agent(self, agent: AgentProcess | None = None) -> AgentProcess:
         agent = agent or AgentProcess(self._log)
+        if not self.local:
+            agent.graceful_s = REMOTE_STOP_S
         template = self._template
         if _task_alive(template) and template is not None and template.done():
             try:

@@ -117,6 +117,10 @@ class AgentProcess:
         self._spawned: asyncio.Queue[int] = asyncio.Queue()
         self.exits: dict[int, asyncio.Future[int]] = {}
         self._events_task: asyncio.Task[None] | None = None
+        #: (An agent on another machine) seconds :meth:`kill` gives the local ``ssh``/``srun``
+        #: after a ``SIGTERM`` before its ``SIGKILL``: srun then ends the job step and releases
+        #: the allocation (a SIGKILLed srun leaves the step, and the agent, running there).
+        self.graceful_s = 0.0
         #: Seconds to wait for ``ready`` (a template may be paused while jobs time: longer).
         self.ready_timeout = START_TIMEOUT_S
         self.recent: collections.deque[str] = collections.deque(maxlen=_RECENT_LINES)
@@ -373,6 +377,11 @@ class AgentProcess:
         if with_descendants and proc.returncode is None:
             with contextlib.suppress(Exception):
                 await asyncio.get_running_loop().run_in_executor(None, kill_descendants, proc.pid)
+        if self.graceful_s and proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGTERM)
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(proc.wait(), self.graceful_s)
         if proc.returncode is None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)

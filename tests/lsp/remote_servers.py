@@ -185,6 +185,18 @@ PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
             time.sleep(0.5)
         yield env
     finally:
+        if procs and all(p.poll() is None for p in procs):
+            # Whatever a failed test left running on the cluster ends before the daemons.
+            with contextlib.suppress(Exception):
+                subprocess.run(["scancel", "--full", "--user=root"], env=env, timeout=10)
+                deadline = time.monotonic() + 15
+                while time.monotonic() < deadline:
+                    queue = subprocess.run(
+                        ["squeue", "-h"], env=env, capture_output=True, text=True, timeout=10
+                    )
+                    if not queue.stdout.strip():
+                        break
+                    time.sleep(0.5)
         for proc in reversed(procs):
             _stop(proc)
 

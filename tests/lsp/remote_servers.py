@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["Unavailable", "free_port", "slurm", "sshd"]
+__all__ = ["UnavailableError", "free_port", "slurm", "sshd"]
 
 SSHD = "/usr/sbin/sshd"
 MUNGED = "/usr/sbin/munged"
@@ -25,7 +25,7 @@ SLURMCTLD = "/usr/sbin/slurmctld"
 SLURMD = "/usr/sbin/slurmd"
 
 
-class Unavailable(Exception):
+class UnavailableError(Exception):
     """The server cannot run here (the message says why)."""
 
 
@@ -50,9 +50,9 @@ def sshd(home: Path) -> Iterator[list[str]]:
     """An sshd on 127.0.0.1 (a free port, a temporary host key, one authorized throw-away key);
     yields the ``ssh … localhost`` argv prefix that logs in with it."""
     if not os.path.exists(SSHD) or shutil.which("ssh-keygen") is None or not shutil.which("ssh"):
-        raise Unavailable(f"{SSHD}, ssh or ssh-keygen is missing (scripts/ci-apt.sh)")
+        raise UnavailableError(f"{SSHD}, ssh or ssh-keygen is missing (scripts/ci-apt.sh)")
     if os.geteuid() != 0:
-        raise Unavailable("sshd needs root here (privilege separation)")
+        raise UnavailableError("sshd needs root here (privilege separation)")
     for key in ("host_key", "id"):
         subprocess.run(
             ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(home / key)], check=True
@@ -84,7 +84,7 @@ def sshd(home: Path) -> Iterator[list[str]]:
             if probe.returncode == 0:
                 break
             if proc.poll() is not None or time.monotonic() > deadline:
-                raise Unavailable(f"sshd did not start: {probe.stderr.strip()}")
+                raise UnavailableError(f"sshd did not start: {probe.stderr.strip()}")
             time.sleep(0.2)
         yield prefix
     finally:
@@ -99,11 +99,11 @@ def slurm(folder: Path) -> Iterator[dict[str, str]]:
     (``SLURM_CONF``) under which ``srun`` reaches it."""
     for daemon in (MUNGED, SLURMCTLD, SLURMD):
         if not os.path.exists(daemon):
-            raise Unavailable(f"{daemon} is missing (scripts/ci-apt.sh installs slurm-wlm, munge)")
+            raise UnavailableError(f"{daemon} is missing (scripts/ci-apt.sh installs slurm-wlm, munge)")
     if shutil.which("srun") is None or shutil.which("munge") is None:
-        raise Unavailable("srun or munge is missing (scripts/ci-apt.sh installs slurm-wlm, munge)")
+        raise UnavailableError("srun or munge is missing (scripts/ci-apt.sh installs slurm-wlm, munge)")
     if os.geteuid() != 0:
-        raise Unavailable("slurmd needs root here (it starts jobs as their user)")
+        raise UnavailableError("slurmd needs root here (it starts jobs as their user)")
     folder.chmod(0o755)
     for sub in ("state", "spool", "log"):
         (folder / sub).mkdir()
@@ -161,7 +161,7 @@ PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
         deadline = time.monotonic() + 10
         while not sock.exists():
             if procs[0].poll() is not None or time.monotonic() > deadline:
-                raise Unavailable(f"munged did not start: {_tail(folder / 'log' / 'munged.out')}")
+                raise UnavailableError(f"munged did not start: {_tail(folder / 'log' / 'munged.out')}")
             time.sleep(0.1)
         start([SLURMCTLD, "-D", "-i", "-f", str(conf)])
         start([SLURMD, "-D", "-N", "localhost", "-f", str(conf)])
@@ -181,7 +181,7 @@ PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
                     _tail(folder / "log" / name)
                     for name in ("slurmctld.log", "slurmd.log", "slurmd.out", "slurmctld.out")
                 )
-                raise Unavailable(f"Slurm did not start: {probe.stderr.strip()} | {logs}")
+                raise UnavailableError(f"Slurm did not start: {probe.stderr.strip()} | {logs}")
             time.sleep(0.5)
         yield env
     finally:

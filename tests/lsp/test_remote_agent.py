@@ -34,7 +34,7 @@ import pytest
 import pytest_lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from tests.lsp.remote_servers import Unavailable, slurm, sshd
+from tests.lsp.remote_servers import UnavailableError, slurm, sshd
 from tests.lsp.test_lsp_e2e import _init, click_profile, open_doc
 
 MARKER = f"kl_remote_test_{uuid.uuid4().hex[:12]}"
@@ -91,7 +91,8 @@ class Remote:
             f'{sys.executable} -S -X {MARKER} "$@"'
         )
         self.python.write_text(
-            "#!/bin/sh\n# The remote machine's python3: the workspace hidden, another HOME and cwd.\n"
+            "#!/bin/sh\n"
+            "# The remote machine's python3: the workspace hidden, another HOME and cwd.\n"
             f"exec unshare -m sh -c {shlex.quote(inner)} {self.ws} {self.elsewhere} \"$@\"\n"
         )
         self.python.chmod(0o755)
@@ -133,7 +134,7 @@ def ssh_python(remote: Remote, tmp_path_factory: pytest.TempPathFactory) -> Iter
             argv = [*prefix, str(remote.python)]
             _check_remote([*argv, str(remote.ws)])
             yield argv
-    except Unavailable as exc:
+    except UnavailableError as exc:
         pytest.skip(str(exc))
 
 
@@ -147,7 +148,7 @@ def srun_python(
             argv = ["srun", "-N1", "-n1", "--immediate=30", str(remote.python)]
             _check_remote([*argv, str(remote.ws)], env)
             yield argv, env
-    except Unavailable as exc:
+    except UnavailableError as exc:
         pytest.skip(str(exc))
 
 

@@ -126,7 +126,7 @@ def package_payload() -> bytes:
 
 
 def _through_ssh(prefix: list[str]) -> bool:
-    return any(os.path.basename(arg) in ("ssh", "autossh") for arg in prefix[:1] + prefix[1:])
+    return any(os.path.basename(arg) in ("ssh", "autossh") for arg in prefix)
 
 
 def bootstrap_argv(prefix: list[str]) -> list[str]:

@@ -23,6 +23,7 @@ SSHD = "/usr/sbin/sshd"
 MUNGED = "/usr/sbin/munged"
 SLURMCTLD = "/usr/sbin/slurmctld"
 SLURMD = "/usr/sbin/slurmd"
+_INSTALL = "scripts/ci-apt.sh installs slurm-wlm and munge"
 
 
 class UnavailableError(Exception):
@@ -99,9 +100,9 @@ def slurm(folder: Path) -> Iterator[dict[str, str]]:
     (``SLURM_CONF``) under which ``srun`` reaches it."""
     for daemon in (MUNGED, SLURMCTLD, SLURMD):
         if not os.path.exists(daemon):
-            raise UnavailableError(f"{daemon} is missing (scripts/ci-apt.sh installs slurm-wlm, munge)")
+            raise UnavailableError(f"{daemon} is missing ({_INSTALL})")
     if shutil.which("srun") is None or shutil.which("munge") is None:
-        raise UnavailableError("srun or munge is missing (scripts/ci-apt.sh installs slurm-wlm, munge)")
+        raise UnavailableError(f"srun or munge is missing ({_INSTALL})")
     if os.geteuid() != 0:
         raise UnavailableError("slurmd needs root here (it starts jobs as their user)")
     folder.chmod(0o755)
@@ -161,7 +162,8 @@ PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
         deadline = time.monotonic() + 10
         while not sock.exists():
             if procs[0].poll() is not None or time.monotonic() > deadline:
-                raise UnavailableError(f"munged did not start: {_tail(folder / 'log' / 'munged.out')}")
+                why = _tail(folder / "log" / "munged.out")
+                raise UnavailableError(f"munged did not start: {why}")
             time.sleep(0.1)
         start([SLURMCTLD, "-D", "-i", "-f", str(conf)])
         start([SLURMD, "-D", "-N", "localhost", "-f", str(conf)])

@@ -93,7 +93,7 @@ class Remote:
         self.python.write_text(
             "#!/bin/sh\n"
             "# The remote machine's python3: the workspace hidden, another HOME and cwd.\n"
-            f"exec unshare -m sh -c {shlex.quote(inner)} {self.ws} {self.elsewhere} \"$@\"\n"
+            f'exec unshare -m sh -c {shlex.quote(inner)} {self.ws} {self.elsewhere} "$@"\n'
         )
         self.python.chmod(0o755)
 
@@ -155,9 +155,20 @@ def srun_python(
 def _cli(argv: list[str], env: dict[str, str], remote: Remote, cache: Path) -> dict[str, Any]:
     out = subprocess.run(
         [
-            sys.executable, "-m", "kernel_lens.cli", "profile", f"{remote.ws / 'main.py'}::work",
-            "--json", "--reps", "5", "--budget-ms", "50", "--timeout", "200",
-            "--agent-command", shlex.join(argv),
+            sys.executable,
+            "-m",
+            "kernel_lens.cli",
+            "profile",
+            f"{remote.ws / 'main.py'}::work",
+            "--json",
+            "--reps",
+            "5",
+            "--budget-ms",
+            "50",
+            "--timeout",
+            "200",
+            "--agent-command",
+            shlex.join(argv),
         ],  # fmt: skip
         capture_output=True,
         text=True,

@@ -240,3 +240,29 @@ def test_the_agent_runs_the_bundle_under_the_editors_paths(tmp_path: Path) -> No
     assert got["buffer"] == "BUFFER = 1\n"
     assert got["cwd_copy"].startswith(str(tmp_path)) and got["cwd_copy"].endswith("/pkg")
     assert gone == "False"
+
+
+async def test_a_host_that_cannot_be_reached_is_named() -> None:
+    """A real ssh client against a closed port on loopback: the error names the host and what
+    ssh said, not "the agent exited at start"."""
+    import shutil
+    import socket
+
+    from kernel_lens.client import AgentClient
+    from kernel_lens.wire.errors import ProfileError
+
+    if shutil.which("ssh") is None:
+        pytest.skip("no ssh client (scripts/ci-apt.sh installs openssh-server, which brings it)")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed once the block ends: nothing listens there
+    prefix = ["ssh", "-p", str(port), "-o", "BatchMode=yes", "127.0.0.1", "python3"]
+    client = AgentClient(prefix, [].append, local=False, spare=False)
+    try:
+        with pytest.raises(ProfileError) as info:
+            await client.run({"path": "/nowhere/x.py", "function": "f"}, timeout=30)
+    finally:
+        await client.close()
+    assert info.value.kind == "crash"
+    assert info.value.message.startswith("cannot reach 127.0.0.1 (kernelLens.agentCommand): ")
+    assert "Connection refused" in info.value.message

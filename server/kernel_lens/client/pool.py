@@ -127,6 +127,9 @@ class AgentClient:
         cwd: the agent's working directory (the workspace folder).
         spare: keep a warm agent ready for the next job (started by :meth:`prewarm` and after
             each job). ``False`` for a one-job client such as the CLI: nothing outlives it.
+        ship_agent: (not ``local``) the agent's code travels on its stdin to a ``python -c``
+            bootstrap (the default: the far side needs no ``kernel_lens``); ``False``: the
+            command runs ``-m kernel_lens.agent`` itself (``kernel_lens`` is there).
     """
 
     def __init__(
@@ -137,9 +140,11 @@ class AgentClient:
         local: bool = True,
         cwd: str | None = None,
         spare: bool = True,
+        ship_agent: bool | None = None,
     ) -> None:
         self.argv_prefix = list(argv_prefix)
         self.local = local
+        self.ship_agent = not local if ship_agent is None else ship_agent and not local
         self.cwd = cwd
         self.spare = spare
         self._log = log
@@ -175,7 +180,9 @@ class AgentClient:
             for p in env.get("PYTHONPATH", "").split(os.pathsep)
             if p and os.path.abspath(p) != _PACKAGE_ROOT
         ]
-        # A remote agent gets this package through its stdin (client/remote.py), not the path.
+        if not self.local and not self.ship_agent:
+            parts.append(_PACKAGE_ROOT)  # ``-m kernel_lens.agent`` by a command that keeps env
+        # A shipped agent gets this package through its stdin (client/remote.py), not the path.
         if parts:
             env["PYTHONPATH"] = os.pathsep.join(parts)
         else:
@@ -192,6 +199,8 @@ class AgentClient:
                 "from kernel_lens.agent.__main__ import main; sys.exit(main())"
             )
             return [*self.argv_prefix, "-c", boot, _PACKAGE_ROOT]
+        if not self.ship_agent:
+            return [*self.argv_prefix, "-m", "kernel_lens.agent"]
         # Another machine (ssh, srun): a bootstrap that receives this package on its stdin.
         return bootstrap_argv(self.argv_prefix)
 
@@ -225,7 +234,7 @@ class AgentClient:
                 self._argv(),
                 self._env(),
                 self._cwd(),
-                preamble=b"" if self.local else package_payload(),
+                preamble=package_payload() if self.ship_agent else b"",
             )
         except ProfileError as err:
             if not self.local and dropped_connection(self.argv_prefix, None, agent.recent):

@@ -396,9 +396,15 @@ class AgentClient:
             self._busy = agent
             self.info = agent.info
             remote: tuple[dict[str, Any], str | None] | None = None
-            if not self.local:
-                params, remote = self._remote_job(params)
             try:
+                if not self.local:
+                    # Reading and parsing the workspace's modules: off the server's event loop.
+                    loop = asyncio.get_running_loop()
+                    params, remote, notes = await loop.run_in_executor(
+                        None, self._remote_job, params
+                    )
+                    for note in notes:
+                        self._log(f"kernel-lens: {note}")
                 return await self._job(
                     agent, params, (timeout, limit_name), on_progress, cancelled, method, remote
                 )
@@ -421,17 +427,19 @@ class AgentClient:
 
     def _remote_job(
         self, params: dict[str, Any]
-    ) -> tuple[dict[str, Any], tuple[dict[str, Any], str | None]]:
+    ) -> tuple[dict[str, Any], tuple[dict[str, Any], str | None], list[str]]:
         """A job for an agent on another machine: its paths absolute, the workspace files it
         needs in its ``bundle``, the files its result names sent back; a ``trace_dir`` of this
         machine is where the trace lands here (the agent writes into its own cache).
 
         Returns:
-            The params, and (the message's extra keys, the local trace folder).
+            The params, (the message's extra keys, the local trace folder), and notes for the
+            log (files left out of the bundle). Runs on a worker thread: it logs nothing.
         """
         params = dict(params)
         trace_dir = params.pop("trace_dir", None)
         extra: dict[str, Any] = {"send_files": True}
+        notes: list[str] = []
         path = params.get("path")
         if isinstance(path, str):
             params["path"] = path = os.path.abspath(path)
@@ -445,10 +453,8 @@ class AgentClient:
             roots += [self.cwd or os.getcwd()]
             text = params.get("text") if isinstance(params.get("text"), str) else None
             files, notes = workspace_bundle(path, text, roots, extra=drivers)
-            for note in notes:
-                self._log(f"kernel-lens: {note}")
             extra["bundle"] = files
-        return params, (extra, trace_dir if isinstance(trace_dir, str) else None)
+        return params, (extra, trace_dir if isinstance(trace_dir, str) else None), notes
 
     async def _wait_cancellable(self, coro: Any, cancelled: asyncio.Event | None) -> AgentProcess:
         """Await an agent start, giving up when ``cancelled`` is set."""

@@ -119,3 +119,11 @@ echo "== instant: bench_agent_warm (cold, first-after-open, warm and first-usefu
 timeout 300 python3 benchmarks/bench_agent_warm.py --warm 3 --think 1 --delay 8 --settle 2 \
   2>&1 | grep -v USDT | tee "$OUT/instant-bench-agent-warm.txt" | tail -16
 # ---- end of section instant ----
+# ---- section remote (issue 27 item 5): the shipped agent (the ssh/srun bootstrap) on CUDA ------
+# about 1 minute of device time: a Python that cannot import kernel_lens runs the agent from the
+# zip it receives on stdin; CUDA timing, kernels on the line, the trace back in the local cache.
+echo "== remote: the shipped agent on the GPU"
+timeout 200 python3 -m pytest -q -rA -s -p no:cacheprovider -o addopts="" \
+  tests/gpu/test_gpu_remote_agent.py \
+  2>&1 | tee "$OUT/remote-agent-gpu.log" | grep -E "PASSED|FAILED|ERROR|SKIPPED|passed|failed|assert|median_ms" | tail -20
+# ---- end of section remote ----

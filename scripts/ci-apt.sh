@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
-# System packages some tests need (CI runs as root). Today: an sshd for the remote-agent tests
-# (tests/lsp/test_clean_agent_ssh.py), which skip with the reason when it is missing.
+# System packages some tests need (CI runs as root): an sshd (openssh-server) for the remote-agent
+# tests (tests/lsp/test_clean_agent_ssh.py, tests/lsp/test_remote_agent.py) and a one-node Slurm
+# (slurm-wlm: slurmctld, slurmd, srun; munge) for the srun test. The tests skip with the reason
+# when they are missing.
 set -euo pipefail
-if [ ! -x /usr/sbin/sshd ]; then
+missing=()
+[ -x /usr/sbin/sshd ] || missing+=(openssh-server)
+[ -x /usr/sbin/slurmd ] && [ -x /usr/sbin/slurmctld ] || missing+=(slurm-wlm)
+[ -x /usr/sbin/munged ] || missing+=(munge)
+if [ ${#missing[@]} -gt 0 ]; then
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi

@@ -29,7 +29,7 @@ def stand_in(body: str) -> list[str]:
 
 def client(body: str, lines: list[str] | None = None) -> AgentClient:
     log = lines if lines is not None else []
-    return AgentClient(stand_in(body), log.append, local=False, spare=False)
+    return AgentClient(stand_in(body), log.append, local=False, spare=False, ship_agent=False)
 
 
 async def test_a_70_mib_result_line_is_read_whole() -> None:
@@ -124,7 +124,9 @@ async def test_a_client_used_once_leaves_no_process() -> None:
 
 
 async def test_kill_stops_the_spare_too() -> None:
-    agent = AgentClient(stand_in("import time; time.sleep(60)"), [].append, local=False)
+    agent = AgentClient(
+        stand_in("import time; time.sleep(60)"), [].append, local=False, ship_agent=False
+    )
     agent.prewarm()
     for _ in range(100):
         if agent.running and agent._spare_task is not None and agent._spare_task.done():  # noqa: SLF001

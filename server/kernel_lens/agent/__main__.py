@@ -41,6 +41,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
+from kernel_lens.agent import remote
 from kernel_lens.agent.deadline import request_stop, set_job_timeout
 from kernel_lens.agent.engine import METHODS, dispatch
 from kernel_lens.wire.envelope import HURRY, STOP, decode, encode, error_object
@@ -85,6 +86,8 @@ def _end_now() -> None:
     """Stop this agent and everything it started, at once (the parent is gone)."""
     with contextlib.suppress(Exception):
         sys.stderr.flush()
+    with contextlib.suppress(Exception):
+        remote.cleanup()
     if _JOB_AGENT:
         # New sessions and double-forked daemons too: they are below this subreaper.
         with contextlib.suppress(Exception):
@@ -318,6 +321,9 @@ def main() -> int:
     # And every process the job starts stays below us, new sessions and daemons included.
     _JOB_AGENT = True
     set_child_subreaper()
+    # srun (and container runtimes) stop a task with SIGTERM: the job's processes end with it.
+    with contextlib.suppress(ValueError, OSError):
+        signal.signal(signal.SIGTERM, lambda signum, frame: _end_now())
     faulthandler.enable(file=sys.stderr, all_threads=True)
 
     from kernel_lens.agent.channel import ChannelGuard, send_on
@@ -414,6 +420,8 @@ def main() -> int:
             children_timer.start()
         reply: dict[str, Any]
         try:
+            # A job from another machine: the workspace modules it carries go on sys.path.
+            remote.install_bundle(message.get("bundle"))
             reply = {"id": job_id, "result": dispatch(method, params, progress, partial)}
         except ProfileError as exc:
             reply = {"id": job_id, "error": error_object(exc)}
@@ -449,6 +457,11 @@ def main() -> int:
         # daemons), before the parent hears of the end.
         with contextlib.suppress(Exception):
             kill_descendants(os.getpid())
+        if message.get("send_files") and "result" in reply:
+            # The trace and reports the result names go back to the editor's machine first.
+            for item in remote.returned_files(reply["result"], lambda t: print(t, file=sys.stderr)):
+                send({"id": job_id, "file": item})
+        remote.cleanup()
         send(reply)
         sys.stderr.flush()
     sys.stderr.flush()

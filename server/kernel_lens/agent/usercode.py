@@ -25,6 +25,7 @@ import types
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal
 
+from kernel_lens.agent import remote
 from kernel_lens.agent.errors import (
     ErrorKind,
     ProfileError,
@@ -67,9 +68,15 @@ def read_source(path: str) -> str:
     """The text of a Python file, decoded as Python decodes it: a PEP 263 coding line or a
     UTF-8 BOM, else UTF-8; newlines universal.
 
+    A file a job from another machine carried (:mod:`kernel_lens.agent.remote`) is read from
+    what it carried.
+
     Raises:
         ProfileError: ``not-found`` (cannot read), ``syntax`` (undecodable, bad coding line).
     """
+    carried = remote.bundled_text(path)
+    if carried is not None:
+        return carried
     try:
         with open(path, "rb") as fh:
             data = fh.read()
@@ -187,7 +194,7 @@ def main_module(
         sys.path.remove(folder)
     sys.path.insert(0, folder)
     sys.argv = [path, *argv]
-    os.chdir(cwd or folder)
+    os.chdir(remote.local_folder(cwd or folder))
     previous_main = sys.modules.get("__main__")
     sys.modules["__main__"] = module
     try:

@@ -8,6 +8,7 @@ import argparse
 import asyncio
 import json
 import os
+import shlex
 import sys
 from typing import Any
 
@@ -82,8 +83,11 @@ def for_the_cli(err: ProfileError) -> ProfileError:
     return err
 
 
-async def run_in_agent(request: JobRequest, *, timeout: float, progress: bool) -> dict[str, Any]:
-    """Run one job in a fresh agent (no spare) and return its result.
+async def run_in_agent(
+    request: JobRequest, *, timeout: float, progress: bool, agent_command: list[str] | None = None
+) -> dict[str, Any]:
+    """Run one job in a fresh agent (no spare) and return its result; with ``agent_command``
+    (``["ssh", "gpu-box", "python3"]``) on another machine, as ``kernelLens.agentCommand`` does.
 
     Raises:
         ProfileError: the job's failure, whatever way it ended.
@@ -105,7 +109,13 @@ async def run_in_agent(request: JobRequest, *, timeout: float, progress: bool) -
 
     # One job, one agent (no spare): it is stopped, with its process group, when the job ends,
     # whatever threads the user's code left running.
-    client = AgentClient([sys.executable], stderr_line, local=True, spare=False)
+    client = AgentClient(
+        agent_command or [sys.executable],
+        stderr_line,
+        local=not agent_command,
+        spare=False,
+        cwd=os.getcwd() if agent_command else None,
+    )
     try:
         return await client.run(
             request.to_json(), timeout=timeout, on_progress=on_progress, method=request.method
@@ -127,7 +137,11 @@ def job(request: JobRequest, args: argparse.Namespace) -> dict[str, Any] | int:
         return 1
     progress = not args.json and not getattr(args, "quiet", False)
     try:
-        return asyncio.run(run_in_agent(request, timeout=args.timeout, progress=progress))
+        command = getattr(args, "agent_command", None)
+        agent = shlex.split(command) if command else None
+        return asyncio.run(
+            run_in_agent(request, timeout=args.timeout, progress=progress, agent_command=agent)
+        )
     except ProfileError as exc:
         emit_error(for_the_cli(exc).to_json(), args.json, path)
         return 1
@@ -141,7 +155,16 @@ def _seconds(text: str) -> float:
 
 
 def timeout_option(parser: argparse.ArgumentParser) -> None:
-    """Add ``--timeout SECONDS`` (default :data:`DEFAULT_TIMEOUT_S`) to a command."""
+    """Add ``--timeout SECONDS`` (default :data:`DEFAULT_TIMEOUT_S`) and ``--agent-command`` (the
+    agent on another machine) to a command that runs a job."""
+    parser.add_argument(
+        "--agent-command",
+        default=os.environ.get("KERNEL_LENS_AGENT_COMMAND") or None,
+        metavar="COMMAND",
+        help="start Python elsewhere, e.g. 'ssh gpu-box python3' or 'srun -N1 -n1 python3' "
+        "(default $KERNEL_LENS_AGENT_COMMAND, else this interpreter); the agent's code and the "
+        "workspace modules the file imports travel with the job, the trace comes back",
+    )
     parser.add_argument(
         "--timeout",
         type=_seconds,

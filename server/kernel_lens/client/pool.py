@@ -26,6 +26,15 @@ from typing import Any
 
 from kernel_lens.client.faults import describe_exit, failing_frame, fault_frames, where_text
 from kernel_lens.client.process import AgentProcess
+from kernel_lens.client.remote import (
+    bootstrap_argv,
+    dropped_connection,
+    package_payload,
+    remote_name,
+    rewrite_paths,
+    save_returned_file,
+    workspace_bundle,
+)
 from kernel_lens.wire.envelope import (
     STOP,
     clip,
@@ -45,6 +54,8 @@ logger = logging.getLogger(__name__)
 #: ``on_partial(result so far, final keys, stage)``: a job's result before its end.
 PartialCallback = Callable[[dict[str, Any], list[str], str], None]
 
+#: Seconds a remote agent's ``ssh``/``srun`` has to end the remote side after a ``SIGTERM``.
+REMOTE_STOP_S = 5.0
 #: Seconds a cancelled whole-script run has to send the part that ran before it is killed.
 STOP_GRACE_S = 15.0
 #: Progress stages after a profile's timing: the next spare may start warming meanwhile (the
@@ -136,6 +147,9 @@ class AgentClient:
         cwd: the agent's working directory (the workspace folder).
         spare: keep a warm agent ready for the next job (started by :meth:`prewarm` and after
             each job). ``False`` for a one-job client such as the CLI: nothing outlives it.
+        ship_agent: (not ``local``) the agent's code travels on its stdin to a ``python -c``
+            bootstrap (the default: the far side needs no ``kernel_lens``); ``False``: the
+            command runs ``-m kernel_lens.agent`` itself (``kernel_lens`` is there).
     """
 
     def __init__(
@@ -146,9 +160,11 @@ class AgentClient:
         local: bool = True,
         cwd: str | None = None,
         spare: bool = True,
+        ship_agent: bool | None = None,
     ) -> None:
         self.argv_prefix = list(argv_prefix)
         self.local = local
+        self.ship_agent = not local if ship_agent is None else ship_agent and not local
         self.cwd = cwd
         self.spare = spare
         self._log = log
@@ -184,13 +200,13 @@ class AgentClient:
             for p in env.get("PYTHONPATH", "").split(os.pathsep)
             if p and os.path.abspath(p) != _PACKAGE_ROOT
         ]
-        if self.local:
-            if parts:
-                env["PYTHONPATH"] = os.pathsep.join(parts)
-            else:
-                env.pop("PYTHONPATH", None)
+        if not self.local and not self.ship_agent:
+            parts.append(_PACKAGE_ROOT)  # ``-m kernel_lens.agent`` by a command that keeps env
+        # A shipped agent gets this package through its stdin (client/remote.py), not the path.
+        if parts:
+            env["PYTHONPATH"] = os.pathsep.join(parts)
         else:
-            env["PYTHONPATH"] = os.pathsep.join([*parts, _PACKAGE_ROOT])
+            env.pop("PYTHONPATH", None)
         env["PYTHONUNBUFFERED"] = "1"
         return env
 
@@ -203,13 +219,18 @@ class AgentClient:
                 "from kernel_lens.agent.__main__ import main; sys.exit(main())"
             )
             return [*self.argv_prefix, "-c", boot, _PACKAGE_ROOT]
-        return [*self.argv_prefix, "-m", "kernel_lens.agent"]
+        if not self.ship_agent:
+            return [*self.argv_prefix, "-m", "kernel_lens.agent"]
+        # Another machine (ssh, srun): a bootstrap that receives this package on its stdin.
+        return bootstrap_argv(self.argv_prefix)
 
     def _cwd(self) -> str | None:
         return self.cwd if self.cwd and os.path.isdir(self.cwd) else None
 
     async def _start_agent(self, agent: AgentProcess | None = None) -> AgentProcess:
         agent = agent or AgentProcess(self._log)
+        if not self.local:
+            agent.graceful_s = REMOTE_STOP_S
         template = self._template
         if _task_alive(template) and template is not None and template.done():
             try:
@@ -228,7 +249,21 @@ class AgentClient:
             except ProfileError as err:
                 self._log(f"agent template: {err.message}; starting a fresh agent")
             agent.proc = None
-        await agent.start(self._argv(), self._env(), self._cwd())
+        try:
+            await agent.start(
+                self._argv(),
+                self._env(),
+                self._cwd(),
+                preamble=package_payload() if self.ship_agent else b"",
+            )
+        except ProfileError as err:
+            if not self.local and dropped_connection(self.argv_prefix, None, agent.recent):
+                raise ProfileError(
+                    "crash",
+                    f"cannot reach {remote_name(self.argv_prefix)} (kernelLens.agentCommand): "
+                    f"{agent.tail_text()}",
+                ) from None
+            raise err from None
         self._fresh_info = dict(agent.info)
         self._maybe_start_template(agent.info)
         return agent
@@ -417,10 +452,19 @@ class AgentClient:
             generation = self._generation
             self._busy = agent
             self.info = agent.info
+            remote: tuple[dict[str, Any], str | None] | None = None
             try:
+                if not self.local:
+                    # Reading and parsing the workspace's modules: off the server's event loop.
+                    loop = asyncio.get_running_loop()
+                    params, remote, notes = await loop.run_in_executor(
+                        None, self._remote_job, params
+                    )
+                    for note in notes:
+                        self._log(f"kernel-lens: {note}")
                 return await self._job(
                     agent, params, (timeout, limit_name), on_progress, cancelled, method,
-                    on_partial,
+                    on_partial, remote,
                 )  # fmt: skip
             except ProfileError:
                 raise
@@ -438,6 +482,37 @@ class AgentClient:
                     # Nothing is being measured now: the spare may warm at normal priority.
                     if self._spare_agent is not None:
                         self._spare_agent.hurry()
+
+    def _remote_job(
+        self, params: dict[str, Any]
+    ) -> tuple[dict[str, Any], tuple[dict[str, Any], str | None], list[str]]:
+        """A job for an agent on another machine: its paths absolute, the workspace files it
+        needs in its ``bundle``, the files its result names sent back; a ``trace_dir`` of this
+        machine is where the trace lands here (the agent writes into its own cache).
+
+        Returns:
+            The params, (the message's extra keys, the local trace folder), and notes for the
+            log (files left out of the bundle). Runs on a worker thread: it logs nothing.
+        """
+        params = dict(params)
+        trace_dir = params.pop("trace_dir", None)
+        extra: dict[str, Any] = {"send_files": True}
+        notes: list[str] = []
+        path = params.get("path")
+        if isinstance(path, str):
+            params["path"] = path = os.path.abspath(path)
+            driver = params.get("driver")
+            drivers = []
+            if isinstance(driver, str):
+                params["driver"] = driver = os.path.abspath(driver)
+                drivers.append(driver)
+            workspace = params.get("workspace")
+            roots = [str(w) for w in workspace] if isinstance(workspace, list) else []
+            roots += [self.cwd or os.getcwd()]
+            text = params.get("text") if isinstance(params.get("text"), str) else None
+            files, notes = workspace_bundle(path, text, roots, extra=drivers)
+            extra["bundle"] = files
+        return params, (extra, trace_dir if isinstance(trace_dir, str) else None), notes
 
     async def _wait_cancellable(self, coro: Any, cancelled: asyncio.Event | None) -> AgentProcess:
         """Await an agent start, giving up when ``cancelled`` is set."""
@@ -467,10 +542,13 @@ class AgentClient:
         cancelled: asyncio.Event | None,
         method: str,
         on_partial: PartialCallback | None = None,
+        remote: tuple[dict[str, Any], str | None] | None = None,
     ) -> dict[str, Any]:
         """Send the job to ``agent`` and read its messages until its result or error.
 
-        ``limit`` is the time limit in seconds and the name of the setting it came from.
+        ``limit`` is the time limit in seconds and the name of the setting it came from;
+        ``remote`` (an agent on another machine): the message's extra keys and the local folder
+        for the trace that comes back.
         """
         timeout = limit[0]
         proc = agent.proc
@@ -480,9 +558,8 @@ class AgentClient:
         agent.flush_suppressed()
         try:
             # ``timeout`` lets the agent dump its stack just before the deadline.
-            proc.stdin.write(
-                encode({"id": job_id, "method": method, "params": params, "timeout": timeout})
-            )
+            message_out = {"id": job_id, "method": method, "params": params, "timeout": timeout}
+            proc.stdin.write(encode({**message_out, **(remote[0] if remote else {})}))
             await proc.stdin.drain()
         except (BrokenPipeError, ConnectionResetError):
             raise ProfileError("crash", "the agent closed its input") from None
@@ -491,6 +568,8 @@ class AgentClient:
         cancel_wait = asyncio.ensure_future(
             cancelled.wait() if cancelled is not None else asyncio.Event().wait()
         )
+        #: A returned file's path on the agent's machine → its copy here.
+        returned: dict[str, str] = {}
         stoppable = method == "profile" and bool(params.get("script"))
         stopping = False
         known: dict[str, Any] = {}
@@ -538,14 +617,27 @@ class AgentClient:
                             on_partial(dict(known), list(final), stage)
                         except Exception:  # the consumer's failure must not end the job
                             logger.exception("on_partial failed")
+                elif "file" in message:
+                    self._keep_file(message["file"], remote[1] if remote else None, returned)
                 elif "result" in message:
-                    result: dict[str, Any] = message["result"]
+                    result: dict[str, Any] = rewrite_paths(message["result"], returned)
                     return result
                 elif "error" in message:
                     raise error_from_object(message["error"])
         finally:
             cancel_wait.cancel()
             spare.end()
+
+    def _keep_file(self, item: Any, trace_dir: str | None, returned: dict[str, str]) -> None:
+        """Write a file the remote agent sent back into the local cache (the result will name
+        the copy); one that cannot be kept is logged and the result keeps the remote path."""
+        try:
+            local = save_returned_file(item, trace_dir)
+        except Exception as exc:
+            where = item.get("path") if isinstance(item, dict) else "a file"
+            self._log(f"kernel-lens: {where} from {remote_name(self.argv_prefix)} not kept: {exc}")
+            return
+        returned[str(item["path"])] = local
 
     async def _next_message(
         self,
@@ -628,6 +720,16 @@ class AgentClient:
 
     def _crash_error(self, agent: AgentProcess, code: int | None, path: str | None) -> ProfileError:
         frames = fault_frames(agent.recent, main_thread=self._main_thread(agent))
+        if (
+            not self.local
+            and not frames
+            and dropped_connection(self.argv_prefix, code, agent.recent)
+        ):
+            return ProfileError(
+                "crash",
+                f"the connection to {remote_name(self.argv_prefix)} dropped: "
+                f"{agent.tail_text(2)} ({describe_exit(code)}); the next job starts a new agent",
+            )
         frame = failing_frame(frames, path)
         if frames:
             fatal = next(

@@ -131,6 +131,10 @@ class AgentProcess:
         self._spawned: asyncio.Queue[int] = asyncio.Queue()
         self.exits: dict[int, asyncio.Future[int]] = {}
         self._events_task: asyncio.Task[None] | None = None
+        #: (An agent on another machine) seconds :meth:`kill` gives the local ``ssh``/``srun``
+        #: after a ``SIGTERM`` before its ``SIGKILL``: srun then ends the job step and releases
+        #: the allocation (a SIGKILLed srun leaves the step, and the agent, running there).
+        self.graceful_s = 0.0
         #: Seconds to wait for ``ready`` (a template may be paused while jobs time: longer).
         self.ready_timeout = START_TIMEOUT_S
         self.recent: collections.deque[str] = collections.deque(maxlen=_RECENT_LINES)
@@ -150,11 +154,18 @@ class AgentProcess:
         return self.proc is not None and self.proc.returncode is None
 
     async def start(
-        self, argv: list[str], env: dict[str, str], cwd: str | None, *, template: bool = False
+        self,
+        argv: list[str],
+        env: dict[str, str],
+        cwd: str | None,
+        *,
+        template: bool = False,
+        preamble: bytes = b"",
     ) -> None:
         """Start the process and wait for its ``ready`` line (it comes once the agent is warm).
 
-        With ``template``, the process is a fork template (see :meth:`spawn`).
+        With ``template``, the process is a fork template (see :meth:`spawn`). ``preamble`` is
+        written on its stdin first (a remote bootstrap's package zip).
         """
         pass_fds: tuple[int, ...] = ()
         child: socket.socket | None = None
@@ -182,7 +193,12 @@ class AgentProcess:
         finally:
             if child is not None:
                 child.close()
-        await self._until_ready(" ".join(argv))
+        if preamble and self.proc.stdin is not None:
+            # Buffered by the transport and written as the far side reads (no drain: a link
+            # that hangs is the ready timeout's to end).
+            with contextlib.suppress(ConnectionError, OSError):
+                self.proc.stdin.write(preamble)
+        await self._until_ready(" ".join(argv) if not preamble else " ".join(argv[:-1]) + " …")
         if template:
             self._events_task = asyncio.ensure_future(self._template_events())
 
@@ -389,6 +405,11 @@ class AgentProcess:
         if with_descendants and proc.returncode is None:
             with contextlib.suppress(Exception):
                 await asyncio.get_running_loop().run_in_executor(None, kill_descendants, proc.pid)
+        if self.graceful_s and proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGTERM)
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(proc.wait(), self.graceful_s)
         if proc.returncode is None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)

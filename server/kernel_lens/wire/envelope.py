@@ -7,11 +7,16 @@ Server → agent (stdin), one object per line (:class:`JobMessage`)::
     {"method": "hurry"}                  # a warming spare: a job waits for it (HURRY)
     {"method": "stop"}                   # cancel: a whole-script run stops, keeping its part (STOP)
 
+A job for a remote agent (``kernelLens.agentCommand`` = ``ssh …``, ``srun …``) carries the
+workspace modules the file imports (``bundle``, :class:`BundleFile`) and asks for the files its
+result names to come back (``send_files``): before the result, one :class:`FileMessage` per file.
+
 Agent → server (the original stdout; user output is moved to stderr), one object per line::
 
     {"event": "ready", "pid": 123, "python": "3.11.7", "torch": "2.13.0", "cuda": false}
     {"id": 1, "progress": {"stage": "timing", "message": "…"}}      # ProgressMessage
     {"id": 1, "partial": {"result": {…}, "final": […], "stage": "timing"}}   # PartialMessage
+    {"id": 1, "file": {"path", "rel", "data"}}                      # FileMessage (remote)
     {"id": 1, "result": {…}}                                        # ResultMessage
 
 A ``partial`` message streams what is known before the job ends (issue 28): ``result`` holds the
@@ -40,7 +45,10 @@ __all__ = [
     "MAX_MESSAGE_BYTES",
     "MAX_MESSAGE_CHARS",
     "MAX_TRACEBACK_CHARS",
+    "BundleFile",
     "ErrorMessage",
+    "FileMessage",
+    "ReturnedFile",
     "JobMessage",
     "PartialMessage",
     "PartialUpdate",
@@ -70,6 +78,34 @@ MAX_TRACEBACK_CHARS = 200_000
 MAX_MESSAGE_BYTES = 1 << 30
 
 
+class BundleFile(TypedDict):
+    """A workspace file a remote job needs (the target's buffer, a module it imports)."""
+
+    path: str
+    """The file's absolute path on the editor's machine (its code is compiled under it)."""
+    root: str
+    """The ``sys.path`` folder it was found under there (its import name is relative to it)."""
+    text: str
+
+
+class ReturnedFile(TypedDict):
+    """A file a remote job's result names (a trace, a report), brought back whole."""
+
+    path: str
+    """Its path on the agent's machine, as the result names it."""
+    rel: str
+    """Its path relative to the agent's cache root (``traces/…``): where it goes locally."""
+    data: str
+    """Its bytes, zlib-compressed, base64."""
+
+
+class FileMessage(TypedDict):
+    """A file of job ``id``'s result, sent before the result (remote agents only)."""
+
+    id: int
+    file: ReturnedFile
+
+
 class JobMessage(TypedDict):
     """A job for the agent (``params``: the request's fields, :mod:`kernel_lens.wire.jobs`)."""
 
@@ -78,6 +114,10 @@ class JobMessage(TypedDict):
     params: NotRequired[dict[str, Any]]
     timeout: NotRequired[float]
     """Seconds the parent waits: the agent dumps its stack just before."""
+    bundle: NotRequired[list[BundleFile]]
+    """(A remote agent) the workspace files the job needs, put on its ``sys.path``."""
+    send_files: NotRequired[bool]
+    """(A remote agent) send the files the result names back (:class:`FileMessage`)."""
 
 
 class ProgressUpdate(TypedDict):

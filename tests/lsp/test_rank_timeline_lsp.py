@@ -20,6 +20,7 @@ import pytest
 import pytest_lsp
 from pytest_lsp import LanguageClient
 
+from kernel_lens.wire.lsp import RESULT_TYPES, Timeline
 from tests.conftest import KERNELS
 from tests.lsp.test_lsp_e2e import (
     FAKE_AGENT,
@@ -31,6 +32,7 @@ from tests.lsp.test_lsp_e2e import (
     open_doc,
     server_config,
 )
+from tests.lsp.test_protocol_answers import check_type
 
 STEP = KERNELS / "allreduce_step.py"
 DATA = ROOT / "tests" / "data" / "distributed" / "report"
@@ -76,6 +78,7 @@ async def test_report_timeline_of_a_distributed_step_has_a_lane_group_per_rank(
     assert (await click(client, ranks_lens))["ok"]
     report = await request(client, "kernelLens/report", {"uri": uri, "function": "step"})
     timeline = report["timeline"]
+    check_type(timeline, Timeline)  # the wire's type, rank groups included
     paths = [str(DATA / f"step-rank{r}.json") for r in (0, 1)]
     assert [(lane["id"], lane["title"], lane["rank"]) for lane in timeline["lanes"]] == [
         ("rank0/cpu-30961-30961", "CPU thread 30961", 0),
@@ -120,6 +123,7 @@ async def test_report_timeline_of_a_distributed_step_has_a_lane_group_per_rank(
             "ranks": [{"path": g["path"], "shift_us": g["shift_us"]} for g in timeline["ranks"]],
         },
     )
+    check_type(window, RESULT_TYPES["kernelLens/timelineWindow"])
     assert window["window"] == [21000.0, 23000.0]
     assert {lane["rank"] for lane in window["lanes"]} == {0, 1}
     starts = sorted(

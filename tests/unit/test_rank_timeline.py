@@ -175,3 +175,60 @@ def test_a_rank_without_a_collective_stays_on_its_trace_start() -> None:
     assert merged["ranks"][0]["straggler"] is False
     assert merged["lanes"][0]["id"] == "rank0/cpu-1-1"
     assert merged["lanes"][0]["events"][0]["start"] == 0.0
+
+
+def _gpu_rank(offset: float, nccl_at: float) -> dict[str, Any]:
+    """A rank's trace on a GPU: a compute kernel, then an NCCL all_reduce on its own stream."""
+
+    def kernel(name: str, ts: float, dur: float, stream: int) -> dict[str, Any]:
+        return {"ph": "X", "cat": "kernel", "name": name, "ts": offset + ts, "dur": dur,
+                "pid": 0, "tid": stream, "args": {"device": 0, "stream": stream}}  # fmt: skip
+
+    return {
+        "traceEvents": [
+            {
+                "ph": "X",
+                "cat": "cpu_op",
+                "name": "aten::mm",
+                "ts": offset,
+                "dur": 10.0,
+                "pid": 1,
+                "tid": 1,
+            },  # fmt: skip
+            kernel("ampere_sgemm_128x64_nn", 5.0, 20.0, 7),
+            kernel(
+                "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long)",
+                nccl_at,
+                50.0,
+                13,
+            ),  # fmt: skip
+        ]
+    }
+
+
+def test_on_gpus_the_ranks_are_aligned_on_their_first_nccl_kernel() -> None:
+    traces = [_gpu_rank(1000.0, 40.0), _gpu_rank(5000.0, 100.0)]
+    stores = [build_store(columns_from_trace(t)) for t in traces]
+    found = [collective_events(s) for s in stores]
+    assert [[(f[0], f[3]) for f in fs] for fs in found] == [
+        [(40.0, "gpu-0-13")],
+        [(100.0, "gpu-0-13")],
+    ]
+    merged_result = merge_ranks([{"lines": []}, {"lines": []}], [t["traceEvents"] for t in traces])
+    dist = merged_result["distributed"]
+    assert dist["source"] == "gpu" and dist["aligned_on_us"] == [1040.0, 5100.0]
+    firsts = first_collectives(dist["aligned_on_us"], [s.origin_us for s in stores], found)
+    assert firsts == [40.0, 100.0] and rank_shifts(firsts) == [60.0, 0.0]
+    merged = merge_rank_timelines(
+        [s.timeline() for s in stores], shifts=rank_shifts(firsts), paths=["a", "b"],
+        firsts=firsts, distributed=dist, found=found,
+    )  # fmt: skip
+    assert [(lane["id"], lane["title"]) for lane in merged["lanes"]] == [
+        ("rank0/cpu-1-1", "CPU thread 1"),
+        ("rank0/gpu-0-13", "GPU 0 · stream 13 · NCCL collectives"),
+        ("rank0/gpu-0-7", "GPU 0 · stream 7"),
+        ("rank1/cpu-1-1", "CPU thread 1"),
+        ("rank1/gpu-0-13", "GPU 0 · stream 13 · NCCL collectives"),
+        ("rank1/gpu-0-7", "GPU 0 · stream 7"),
+    ]
+    assert merged["collectives"][0]["starts"] == [100.0, 100.0]

@@ -1567,6 +1567,11 @@ export interface TimelineLane {
   events: TimelineEvent[];
   /** Where the lane's time goes in view: the names with the most own time, most first. */
   top?: TimelineTop[];
+  /**
+   * A distributed step's timeline: the rank whose trace the lane is of (its id is then
+   * `rank<N>/<the lane's id in that trace>`).
+   */
+  rank?: number;
 }
 export const checkTimelineLane: Check<TimelineLane> = shape<TimelineLane>({
   id: string,
@@ -1574,6 +1579,65 @@ export const checkTimelineLane: Check<TimelineLane> = shape<TimelineLane>({
   kind: checkLaneKind,
   events: listOf(checkTimelineEvent),
   top: optional(listOf(checkTimelineTop)),
+  rank: optional(int),
+});
+
+/** One rank's lane group of a distributed step's timeline (`analysis/rank_timeline.py`). */
+export interface TimelineRank {
+  rank: number;
+  /** The rank's trace file. */
+  path: string | null;
+  /**
+   * How much later the rank's events are drawn than in its own trace, so that every rank's
+   * first collective starts at the same time (0 for the rank that reached it latest).
+   */
+  shift_us: number;
+  /**
+   * Its first collective's start, µs from its trace's start (null: it made none, and is
+   * aligned on its trace's start).
+   */
+  first_collective_us: number | null;
+  /** The rank the others wait for (the least total wait in collectives). */
+  straggler: boolean;
+  /** Its total wait in the collectives every rank made. */
+  wait_us: number | null;
+  /** Its lanes' ids, in order. */
+  lanes: string[];
+}
+export const checkTimelineRank: Check<TimelineRank> = shape<TimelineRank>({
+  rank: int,
+  path: nullable(string),
+  shift_us: number,
+  first_collective_us: nullable(number),
+  straggler: boolean,
+  wait_us: nullable(number),
+  lanes: listOf(string),
+});
+
+/** A collective every rank made, with its skew across ranks (a marker on each rank's group). */
+export interface TimelineCollective {
+  /** Its place in the ranks' order of collectives (0: the first, where they are aligned). */
+  index: number;
+  /** `all_reduce`, `reduce_scatter`, … */
+  name: string;
+  line: number | null;
+  /** The last rank's start less the first's, on the trace clocks. */
+  skew_us: number;
+  first_rank: number | null;
+  last_rank: number | null;
+  /** Each rank's start of it on the merged time axis (null: not found in its trace). */
+  starts: (number | null)[];
+  durs: (number | null)[];
+}
+export const checkTimelineCollective: Check<TimelineCollective> = shape<TimelineCollective>({
+  index: int,
+  name: string,
+  line: nullable(int),
+  skew_us: number,
+  first_rank: nullable(int),
+  last_rank: nullable(int),
+  starts: listOf(nullable(number)),
+  durs: listOf(nullable(number)),
 });
 
 /**
@@ -1595,6 +1659,9 @@ export interface Timeline {
   /** Items left after merging short neighbours. */
   kept: number;
   lanes: TimelineLane[];
+  /** A distributed step: one lane group per rank, aligned on the first collective. */
+  ranks?: TimelineRank[];
+  collectives?: TimelineCollective[];
 }
 export const checkTimeline: Check<Timeline> = shape<Timeline>({
   span_us: number,
@@ -1603,6 +1670,8 @@ export const checkTimeline: Check<Timeline> = shape<Timeline>({
   event_count: int,
   kept: int,
   lanes: listOf(checkTimelineLane),
+  ranks: optional(listOf(checkTimelineRank)),
+  collectives: optional(listOf(checkTimelineCollective)),
 });
 
 /** The sweep of an int parameter of a function, as the server keeps it. */
@@ -1741,11 +1810,21 @@ export const checkNcuFileResult: Check<NcuFileResult> = shape<NcuFileResult>({
   kernels: listOf(checkNcuKernel),
 });
 
-/** A trace file's events between `start_us` and `end_us` (from the trace's start). */
+/** One rank's trace in a distributed step's timeline window, and its shift. */
+export interface TimelineRankSource {
+  path: string;
+  shift_us: number;
+}
+
+/**
+ * A trace file's events between `start_us` and `end_us` (from the trace's start); with
+ * `ranks`, the window of a distributed step's merged timeline (every rank's trace, shifted).
+ */
 export interface TimelineWindowParams {
   path: string;
   start_us: number;
   end_us: number;
+  ranks?: TimelineRankSource[] | null;
 }
 
 /** The report panel's tabs a server notification may ask for. */

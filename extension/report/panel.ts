@@ -21,6 +21,7 @@ import { commandFor } from "./actions";
 import { HistoryDocs } from "./historyDocs";
 import { actionOf, isFromWebview, type Action, type FromWebview, type ReportTab } from "./messages";
 import { savedTarget } from "./savedTarget";
+import { timelineSource, type TimelineSource } from "./timelineSource";
 import { REPORT_PANEL_TYPE } from "./viewTypes";
 import type { ClientWaiter, ThemeBroadcast } from "./webviews";
 import { answerTimelineWindow, messageOf, postTo, setShell, webviewRoot } from "./webviews";
@@ -38,8 +39,8 @@ export class ReportPanel implements vscode.Disposable {
   /** Numbers the report requests, so that an old answer never replaces a newer one. */
   private requests = 0;
   private panelSubscriptions: vscode.Disposable[] = [];
-  /** The trace file of the timeline shown, for its detail windows. */
-  private timelinePath: string | undefined;
+  /** The trace file(s) of the timeline shown, for its detail windows. */
+  private timelineSource: TimelineSource | undefined;
   /** The History tab's runs, for opening a run's text in the diff editor. */
   private history: HistoryResult | undefined;
   private readonly historyDocs = new HistoryDocs();
@@ -156,7 +157,7 @@ export class ReportPanel implements vscode.Disposable {
         return;
       case "timelineWindow":
         if (this.panel !== undefined) {
-          void answerTimelineWindow(this.ctx, this.panel.webview, this.timelinePath, message);
+          void answerTimelineWindow(this.ctx, this.panel.webview, this.timelineSource, message);
         }
         return;
       case "historyDiff":
@@ -209,7 +210,7 @@ export class ReportPanel implements vscode.Disposable {
       }
       const tab = this.tab;
       this.tab = undefined;
-      this.timelinePath = result.timeline?.path;
+      this.timelineSource = timelineSource(result.timeline);
       this.post({ type: "report", report: result, ...(tab === undefined ? {} : { tab }) });
       this.post({ type: "busy", action: this.busy });
       await this.loadHistory(target, request);

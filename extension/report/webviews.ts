@@ -10,6 +10,7 @@ import { type Timeline } from "../generated/wire";
 import { TimelineWindowRequest } from "../protocol";
 import { isCancellation, sendChecked } from "../requests";
 import type { ToWebview, ViewMode } from "./messages";
+import type { TimelineSource } from "./timelineSource";
 
 /** The only folder a report webview may load from: the bundled script, stylesheet and nothing else. */
 export function webviewRoot(extensionUri: vscode.Uri): vscode.Uri {
@@ -51,17 +52,20 @@ export function postTo(webview: vscode.Webview, message: ToWebview): void {
 
 /**
  * Answers the webview's `timelineWindow` request number `id`: the server's detail of the
- * window of the trace at `path`, or null when there is none to be had (no server, no path, an
- * error, which is logged: the overview stays on screen).
+ * window of the trace at `source` (a path, or a distributed step's ranks: every rank's trace at
+ * its shift), or null when there is none to be had (no server, no path, an error, which is
+ * logged: the overview stays on screen).
  */
 export async function answerTimelineWindow(
   ctx: Ctx,
   webview: vscode.Webview,
-  path: string | undefined,
+  source: TimelineSource | string | undefined,
   request: { id: number; start: number; end: number },
 ): Promise<void> {
   let timeline: Timeline | null = null;
   const client = ctx.client;
+  const { path, ranks } =
+    typeof source === "string" ? { path: source, ranks: undefined } : (source ?? {});
   if (client !== undefined && path !== undefined) {
     const method = TimelineWindowRequest.method;
     try {
@@ -69,6 +73,7 @@ export async function answerTimelineWindow(
         path,
         start_us: request.start,
         end_us: request.end,
+        ...(ranks === undefined ? {} : { ranks }),
       });
     } catch (error) {
       if (!isCancellation(error)) {

@@ -5,7 +5,9 @@ Started by the server as ``[python, fake_agent.py, *options] + ["-m", "kernel_le
 speaks the real agent protocol (kernel_lens.agent.protocol):
 
 - ``profile`` (and ``sweep``) jobs get tests/data/h200/square_three_ways_profile.json, its path
-  replaced by the job's;
+  replaced by the job's; with ``--distributed``, a profile job on ranks (``nproc_per_node``) gets
+  tests/data/distributed/report/step-result.json instead (a recorded 2-rank gloo run of
+  ``kernels/allreduce_step.py::step``, its trace paths made absolute);
 - ``ncu`` jobs get the kernels of tests/data/h200/triton_square_small.ncu-rep (a recorded H200
   ncu run of ``square_kernel``) read with ``ncu_report``, or without it those of
   tests/data/h200/triton_fused_details.csv, read by Kernel Lens' own readers.
@@ -30,6 +32,21 @@ DATA = Path(__file__).resolve().parent.parent / "data" / "h200"
 RECORDED = DATA / "square_three_ways_profile.json"
 NCU_REPORT = DATA / "triton_square_small.ncu-rep"
 NCU_CSV = DATA / "triton_fused_details.csv"
+ROOT = DATA.parent.parent.parent
+DISTRIBUTED = DATA.parent / "distributed" / "report" / "step-result.json"
+
+
+def _distributed(params: dict) -> dict:
+    """The recorded 2-rank result, its repository-relative trace paths made absolute."""
+    result = json.loads(DISTRIBUTED.read_text())
+    paths = [str(ROOT / p) for p in result["distributed"]["trace_paths"]]
+    result["distributed"]["trace_paths"] = paths
+    for rank, path in zip(result["ranks"], paths, strict=True):
+        rank["trace_path"] = path
+        rank["path"] = params["path"]
+    result["trace_path"] = paths[0]
+    result["path"] = params["path"]
+    return result
 
 
 def _bad_modes(argv: list[str]) -> dict[str, str]:
@@ -83,6 +100,8 @@ def _reply(message: dict, out, stream: Path | None = None) -> None:
             "kernels": kernels,
             "ncu_log": "",
         }
+    elif "--distributed" in sys.argv and params.get("nproc_per_node"):
+        result = _distributed(params)
     else:
         result = json.loads(RECORDED.read_text())
         result["path"] = params["path"]

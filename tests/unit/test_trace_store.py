@@ -114,12 +114,20 @@ def test_a_saved_store_reads_back_equal(tmp_path: Path) -> None:
     save_store(store, str(tmp_path / "store"))
     loaded = load_store(str(tmp_path / "store"))
     assert loaded is not None and loaded.summary == summary
+    # the trace's first timestamp survives (a distributed step's ranks are aligned with it)
+    assert loaded.origin_us == store.origin_us == float(columns_from_trace(trace).ts.min()) > 0
     window = (store.span_us * 0.3, store.span_us * 0.31)
     assert loaded.timeline() == store.timeline()
     assert loaded.timeline(window=window) == store.timeline(window=window)
     assert load_store(str(tmp_path / "missing")) is None
     (tmp_path / "store" / "meta.json").write_text('{"format": -1}')
     assert load_store(str(tmp_path / "store")) is None
+    # a folder written before the origin was kept: read the trace again
+    save_store(store, str(tmp_path / "old"))
+    meta = json.loads((tmp_path / "old" / "meta.json").read_text())
+    del meta["origin_us"]
+    (tmp_path / "old" / "meta.json").write_text(json.dumps(meta))
+    assert load_store(str(tmp_path / "old")) is None
 
 
 def test_the_overview_of_a_big_trace_shows_density_not_one_block_per_lane() -> None:

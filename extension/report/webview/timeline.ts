@@ -4,11 +4,23 @@
  * around the cursor, drag to pan (both ways), a tooltip on hover, and a click on an event with
  * a source line revealing that line in the editor. Only the visible events are drawn
  * (`timelineModel.ts` does the maths); colours are read from the theme at every draw.
+ *
+ * A distributed step's timeline has one lane group per rank, under a band saying the rank, the
+ * straggler and its wait, with a marker at each collective (its skew across ranks on hover);
+ * the ranks are aligned on their first collective's start (`rankGroups.ts`).
  */
 import type { MemoryDevice, Timeline, TimelineEvent } from "../../generated/wire";
 import { cssVar, el } from "./dom";
 import { formatBytes, formatUs } from "./format";
 import { laneCorners } from "./memoryModel";
+import {
+  collectiveTooltip,
+  markerAt,
+  markersOf,
+  rankGroupLabel,
+  rankGroupTooltip,
+  type Marker,
+} from "./rankGroups";
 import {
   DEFAULT_METRICS,
   LEGEND,
@@ -18,6 +30,8 @@ import {
   detailWindow,
   fitText,
   fullView,
+  GROUP_HEIGHT,
+  groupBandAt,
   hitTest,
   initiallyCollapsed,
   laneHeaderAt,
@@ -26,11 +40,13 @@ import {
   needsDetail,
   panBy,
   ticks,
+  timeToX,
   visibleBoxes,
   wheelZoomFactor,
   withDetail,
   xToTime,
   zoomAround,
+  type GroupBlock,
   type LaneBlock,
   type Row,
   type TimeView,
@@ -78,6 +94,7 @@ export class TimelineView {
   private readonly scroller: HTMLElement;
   private readonly tooltip: HTMLElement;
   private lanes: LaneBlock[] = [];
+  private groups: GroupBlock[] = [];
   private rows: Row[] = [];
   private readonly laneIds: string[];
   private height = 0;
@@ -134,9 +151,13 @@ export class TimelineView {
       attrs: { type: "button" },
       onClick: () => this.setView(this.bounds),
     });
+    const ranks = timeline.ranks ?? [];
     const facts = el("span", {
       className: "muted",
       text:
+        (ranks.length > 0
+          ? `${ranks.length} ranks, aligned on their first collective's start · `
+          : "") +
         `${timeline.kept} of ${timeline.event_count} events shown · span ${formatUs(timeline.span_us)}` +
         (timeline.kept < timeline.event_count ? " · short neighbours merged (hatched)" : ""),
     });
@@ -167,6 +188,7 @@ export class TimelineView {
         text:
           "Wheel: zoom around the pointer · Shift+wheel or drag: pan · double-click: show all · " +
           "click a lane's title: fold it" +
+          (ranks.length > 0 ? " · hover a rank's marker: the collective's skew across ranks" : "") +
           (options.onRevealLine === undefined ? "" : " · click an event: go to its source line"),
       }),
     ]);
@@ -195,6 +217,7 @@ export class TimelineView {
   private relayout(): void {
     const layout = layoutLanes(this.timeline, DEFAULT_METRICS, this.collapsed);
     this.lanes = layout.lanes;
+    this.groups = layout.groups;
     this.rows = layout.rows;
     this.height = layout.height;
     if (this.detail !== undefined) {
@@ -347,6 +370,12 @@ export class TimelineView {
     }
     const onHeader = laneHeaderAt(this.lanes, DEFAULT_METRICS, e.offsetY) !== undefined;
     this.body.classList.toggle("on-header", onHeader);
+    const group = groupBandAt(this.groups, DEFAULT_METRICS, e.offsetY);
+    if (group !== undefined) {
+      this.setHovered(undefined, 0, 0);
+      this.showTooltip(this.groupTooltip(group, e.offsetX), e.offsetX, e.offsetY);
+      return;
+    }
     const event = hitTest(
       this.currentRows(),
       DEFAULT_METRICS,
@@ -398,6 +427,26 @@ export class TimelineView {
     if (event.line !== null && this.options.onRevealLine !== undefined) {
       lines.push("click: go to the source line");
     }
+    this.showTooltip(lines, x, y);
+  }
+
+  /** What the tooltip says over a rank group's band: the collective under x, else the rank. */
+  private groupTooltip(group: GroupBlock, x: number): string[] {
+    const marker = markerAt(this.markers(group), this.view, this.width, x);
+    if (marker !== undefined) {
+      return collectiveTooltip(marker, formatUs);
+    }
+    return group.info === undefined
+      ? [`rank ${group.rank}`]
+      : rankGroupTooltip(group.info, formatUs);
+  }
+
+  private markers(group: GroupBlock): Marker[] {
+    return markersOf(this.timeline.collectives, group.rank);
+  }
+
+  /** Shows `lines` (text only) beside the pointer, flipped to stay inside the frame. */
+  private showTooltip(lines: readonly string[], x: number, y: number): void {
     this.tooltip.replaceChildren(
       ...lines.map((text, i) => el("div", { className: i === 0 ? "tooltip-name" : "", text })),
     );
@@ -513,6 +562,9 @@ export class TimelineView {
         c.fillText(`   ${lane.top}`, 6 + c.measureText(title).width, lane.y + header / 2);
       }
     }
+    for (const group of this.groups) {
+      this.drawGroup(c, group, width, colors);
+    }
     for (const row of this.currentRows()) {
       if (row.y + rowHeight < top || row.y > bottom) {
         continue;
@@ -520,6 +572,59 @@ export class TimelineView {
       for (const box of visibleBoxes(row, this.view, width)) {
         this.drawBox(c, box.event, box.x, row.y, box.w, rowHeight, box.hidden, colors);
       }
+    }
+  }
+
+  /**
+   * A rank group's band: its label (the straggler's accent in the theme's warning colour), and a
+   * marker at each of its collectives, a thin line down through its lanes, so the ranks' starts
+   * of one collective can be compared at a glance.
+   */
+  private drawGroup(
+    c: CanvasRenderingContext2D,
+    group: GroupBlock,
+    width: number,
+    colors: { fg: string; header: string; focus: string; grid: string },
+  ): void {
+    const straggler = group.info?.straggler === true;
+    const accent = straggler
+      ? cssVar("--vscode-editorWarning-foreground", "#cca700")
+      : colors.focus;
+    const marker = cssVar("--vscode-charts-red", "#f14c4c");
+    c.fillStyle = colors.header;
+    c.fillRect(0, group.y, width, GROUP_HEIGHT);
+    c.globalAlpha = 0.15;
+    c.fillStyle = accent;
+    c.fillRect(0, group.y, width, GROUP_HEIGHT);
+    c.globalAlpha = 1;
+    c.fillStyle = accent;
+    c.fillRect(0, group.y, 4, group.bottom - group.y);
+    const label =
+      group.info === undefined ? `rank ${group.rank}` : rankGroupLabel(group.info, formatUs);
+    const font = c.font;
+    c.font = `bold ${font}`;
+    c.fillStyle = straggler ? accent : colors.fg;
+    c.fillText(label, 10, group.y + GROUP_HEIGHT / 2);
+    c.font = font;
+    for (const m of this.markers(group)) {
+      const x = Math.round(timeToX(m.start, this.view, width)) + 0.5;
+      if (x < -6 || x > width + 6) {
+        continue;
+      }
+      c.strokeStyle = marker;
+      c.globalAlpha = 0.45;
+      c.beginPath();
+      c.moveTo(x, group.y + GROUP_HEIGHT);
+      c.lineTo(x, group.bottom);
+      c.stroke();
+      c.globalAlpha = 1;
+      c.fillStyle = marker;
+      c.beginPath();
+      c.moveTo(x - 5, group.y + GROUP_HEIGHT - 9);
+      c.lineTo(x + 5, group.y + GROUP_HEIGHT - 9);
+      c.lineTo(x, group.y + GROUP_HEIGHT - 1);
+      c.closePath();
+      c.fill();
     }
   }
 

@@ -7,7 +7,13 @@
  * Times are microseconds from the trace's first event, as the server sends them; x is in CSS
  * pixels from the left edge of the time area. Pure (no DOM).
  */
-import type { LaneKind, Timeline, TimelineEvent, TimelineTop } from "../../generated/wire";
+import type {
+  LaneKind,
+  Timeline,
+  TimelineEvent,
+  TimelineRank,
+  TimelineTop,
+} from "../../generated/wire";
 
 /** The visible time range, in microseconds. */
 export interface TimeView {
@@ -190,20 +196,49 @@ export function topText(top: readonly TimelineTop[] | undefined): string {
 export interface RowMetrics {
   header: number;
   row: number;
+  /** A rank group's band (a distributed step's timeline); {@link GROUP_HEIGHT} if absent. */
+  group?: number;
 }
 
 export const DEFAULT_METRICS: RowMetrics = { header: 20, row: 18 };
 
-/** The timeline's lanes, one header band each, then one row per depth. */
+/** Height of a rank group's band, in CSS pixels. */
+export const GROUP_HEIGHT = 22;
+
+/**
+ * A distributed step's rank group: a band above the rank's lanes (its label, the markers of its
+ * collectives), from `y` to `bottom` (the end of its last lane).
+ */
+export interface GroupBlock {
+  rank: number;
+  /** Top of the group's band. */
+  y: number;
+  /** Bottom of the group's last lane. */
+  bottom: number;
+  /** What the server says of the rank (undefined: the timeline has no entry for it). */
+  info: TimelineRank | undefined;
+}
+
+/**
+ * The timeline's lanes, one header band each, then one row per depth; a distributed step's
+ * lanes (those with a `rank`) under one band per rank, before the rank's first lane.
+ */
 export function layoutLanes(
   timeline: Timeline,
   metrics: RowMetrics = DEFAULT_METRICS,
   collapsed: ReadonlySet<string> = new Set(),
-): { lanes: LaneBlock[]; rows: Row[]; height: number } {
+): { lanes: LaneBlock[]; rows: Row[]; height: number; groups: GroupBlock[] } {
   const lanes: LaneBlock[] = [];
   const rows: Row[] = [];
+  const groups: GroupBlock[] = [];
   let y = 0;
   timeline.lanes.forEach((lane, index) => {
+    const rank = lane.rank;
+    if (rank !== undefined && rank !== timeline.lanes[index - 1]?.rank) {
+      const info = timeline.ranks?.find((r) => r.rank === rank);
+      groups.push({ rank, y, bottom: y, info });
+      y += metrics.group ?? GROUP_HEIGHT;
+    }
     const byDepth = new Map<number, TimelineEvent[]>();
     for (const event of lane.events) {
       const list = byDepth.get(event.depth);
@@ -236,8 +271,22 @@ export function layoutLanes(
       y += metrics.row;
     }
     lanes.push(block);
+    const group = groups[groups.length - 1];
+    if (group !== undefined && rank === group.rank) {
+      group.bottom = y;
+    }
   });
-  return { lanes, rows, height: y };
+  return { lanes, rows, height: y, groups };
+}
+
+/** The rank group whose band is at y, if any. */
+export function groupBandAt(
+  groups: readonly GroupBlock[],
+  metrics: RowMetrics,
+  y: number,
+): GroupBlock | undefined {
+  const band = metrics.group ?? GROUP_HEIGHT;
+  return groups.find((g) => y >= g.y && y < g.y + band);
 }
 
 /**

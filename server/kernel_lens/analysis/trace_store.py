@@ -72,6 +72,9 @@ class TraceStore:
     cats: tuple[str, ...]
     summary: dict[str, Any] | None = None
     """The trace's summary as JSON (`TraceSummary.to_json`), when it was built with it."""
+    origin_us: float = 0.0
+    """The trace's first timestamp, in its own clock: the store's times are from it (a
+    distributed step's ranks are aligned with it, `rank_timeline`)."""
 
     def timeline(
         self, *, resolution: int = 4000, window: tuple[float, float] | None = None
@@ -488,6 +491,7 @@ def build_store(
         strings=tuple(strings),
         cats=tuple(out_cats),
         summary=summary,
+        origin_us=t0,
     )
 
 

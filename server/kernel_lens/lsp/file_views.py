@@ -12,7 +12,7 @@ from kernel_lens.analysis.trace_summary import TraceError
 from kernel_lens.lsp.common import RequestFailed
 from kernel_lens.lsp.convert import JsonReady, structure
 from kernel_lens.lsp.language_server import KernelLensServer
-from kernel_lens.lsp.traces import read_trace_file, window_timeline
+from kernel_lens.lsp.traces import ranks_window_timeline, read_trace_file, window_timeline
 from kernel_lens.ncu_files import read_ncu_file
 from kernel_lens.wire.lsp import (
     REQ_NCU_FILE,
@@ -39,10 +39,15 @@ async def trace_file(ls: KernelLensServer, raw: Any) -> TraceFileResult:
 
 
 async def timeline_window(ls: KernelLensServer, raw: Any) -> Timeline:
-    """The events of a window of a trace file, in detail."""
+    """The events of a window of a trace file (or of a distributed step's ranks), in detail."""
     params = structure(TimelineWindowParams, raw)
     try:
-        timeline = await window_timeline(ls, params.path, params.start_us, params.end_us)
+        if params.ranks:
+            # a distributed step's rank groups: every rank's trace at its shift
+            sources = [(r.path, r.shift_us) for r in params.ranks]
+            timeline = await ranks_window_timeline(ls, sources, params.start_us, params.end_us)
+        else:
+            timeline = await window_timeline(ls, params.path, params.start_us, params.end_us)
         return cast(Timeline, JsonReady(timeline))
     except (TraceError, OSError) as exc:
         raise RequestFailed(message=str(exc)) from None

@@ -34,7 +34,7 @@ from kernel_lens.lsp.common import (
 from kernel_lens.lsp.convert import structure
 from kernel_lens.lsp.jobs import run_job
 from kernel_lens.lsp.language_server import KernelLensServer
-from kernel_lens.lsp.traces import overview_timeline
+from kernel_lens.lsp.traces import report_timeline
 from kernel_lens.wire.errors import ProfileError
 from kernel_lens.wire.jobs import JobRequest, NcuRequest, SweepRequest
 from kernel_lens.wire.lsp import (
@@ -231,7 +231,7 @@ def setup(ls: KernelLensServer) -> None:
             int_params = int_parameters(document_source(ls, params.uri), function)
         except (SyntaxError, ProfileError):
             int_params = {}
-        timeline = await overview_timeline(ls, profile.get("trace_path")) if profile else None
+        timeline = await report_timeline(ls, profile) if profile else None
         ncu = state.ncu.get(function) if state else None
         return {
             "function": function,

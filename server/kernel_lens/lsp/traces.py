@@ -38,6 +38,12 @@ from typing import Any, cast
 
 from lsprotocol import types
 
+from kernel_lens.analysis.rank_timeline import (
+    collective_events,
+    first_collectives,
+    merge_rank_timelines,
+    rank_shifts,
+)
 from kernel_lens.analysis.trace_columns import TraceError
 from kernel_lens.analysis.trace_store import TraceStore
 from kernel_lens.lsp.language_server import KernelLensServer
@@ -65,7 +71,10 @@ __all__ = [
     "cache_folder",
     "open_trace",
     "overview_timeline",
+    "ranks_timeline",
+    "ranks_window_timeline",
     "read_trace_file",
+    "report_timeline",
     "start_spare_reader",
     "stop_spare_reader",
     "trace_cache_root",
@@ -302,6 +311,95 @@ async def window_timeline(
     """
     store = await open_trace(ls, path)
     return await asyncio.to_thread(_timeline, store, path, (start_us, end_us))
+
+
+def rank_trace_paths(profile: dict[str, Any]) -> list[str]:
+    """A distributed result's trace files, by rank (empty: not a distributed result, or a rank
+    without a trace)."""
+    dist = profile.get("distributed")
+    if not isinstance(dist, dict):
+        return []
+    paths = dist.get("trace_paths") or [
+        r.get("trace_path") for r in profile.get("ranks") or [] if isinstance(r, dict)
+    ]
+    if len(paths) < 2 or not all(isinstance(p, str) and p for p in paths):
+        return []
+    return [str(p) for p in paths]
+
+
+def _ranks_timeline(
+    stores: list[TraceStore], paths: list[str], distributed: dict[str, Any]
+) -> Timeline:
+    found = [collective_events(s) for s in stores]
+    firsts = first_collectives(
+        distributed.get("aligned_on_us"), [s.origin_us for s in stores], found
+    )
+    timeline = merge_rank_timelines(
+        [s.timeline() for s in stores],
+        shifts=rank_shifts(firsts),
+        paths=paths,
+        firsts=firsts,
+        distributed=distributed,
+        found=found,
+    )
+    timeline["path"] = paths[0]
+    return cast(Timeline, timeline)
+
+
+async def ranks_timeline(ls: KernelLensServer, profile: dict[str, Any]) -> Timeline | None:
+    """A distributed result's timeline: one lane group per rank, aligned on the ranks' first
+    collective (`rank_timeline`); ``None`` when it is not one or a rank's trace file is gone.
+
+    Raises:
+        TraceError: a rank's trace cannot be read.
+    """
+    paths = rank_trace_paths(profile)
+    if not paths or not all(os.path.isfile(p) for p in paths):
+        return None
+    stores = [await open_trace(ls, p) for p in paths]
+    return await asyncio.to_thread(_ranks_timeline, stores, paths, profile["distributed"])
+
+
+async def report_timeline(ls: KernelLensServer, profile: dict[str, Any]) -> Timeline | None:
+    """The Report's timeline of a profile: a distributed step's rank groups, else its trace's."""
+    merged = await ranks_timeline(ls, profile)
+    if merged is not None:
+        return merged
+    return await overview_timeline(ls, profile.get("trace_path"))
+
+
+def _ranks_window(
+    stores: list[TraceStore], paths: list[str], shifts: list[float], window: tuple[float, float]
+) -> Timeline:
+    timelines = [
+        s.timeline(window=(window[0] - shift, window[1] - shift))
+        for s, shift in zip(stores, shifts, strict=True)
+    ]
+    timeline = merge_rank_timelines(
+        timelines,
+        shifts=shifts,
+        paths=paths,
+        firsts=[None] * len(stores),
+        found=[collective_events(s) for s in stores],
+        window=window,
+    )
+    timeline["path"] = paths[0]
+    return cast(Timeline, timeline)
+
+
+async def ranks_window_timeline(
+    ls: KernelLensServer, sources: list[tuple[str, float]], start_us: float, end_us: float
+) -> Timeline:
+    """A window of a distributed step's merged timeline: each rank's trace ``(path, shift)``
+    read at the window less its shift, shifted back, grouped by rank.
+
+    Raises:
+        TraceError: a rank's trace cannot be read.
+    """
+    stores = [await open_trace(ls, path) for path, _ in sources]
+    paths = [path for path, _ in sources]
+    shifts = [float(shift) for _, shift in sources]
+    return await asyncio.to_thread(_ranks_window, stores, paths, shifts, (start_us, end_us))
 
 
 async def read_trace_file(ls: KernelLensServer, path: str) -> TraceFileResult:

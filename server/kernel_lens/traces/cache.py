@@ -70,6 +70,7 @@ def save_store(store: TraceStore, folder: str) -> None:
         "strings": list(store.strings),
         "cats": list(store.cats),
         "summary": store.summary,
+        "origin_us": store.origin_us,
     }
     atomic_write(os.path.join(folder, "meta.json"), json.dumps(meta))
 
@@ -80,7 +81,8 @@ def load_store(folder: str) -> TraceStore | None:
     try:
         with open(os.path.join(folder, "meta.json"), encoding="utf-8") as f:
             meta = json.load(f)
-        if meta.get("format") != FORMAT:
+        # no origin: written before the ranks' alignment needed it; read the trace again
+        if meta.get("format") != FORMAT or "origin_us" not in meta:
             return None
         arrays = {
             field: np.load(os.path.join(folder, f"{field}.npy"), mmap_mode="r")
@@ -95,5 +97,6 @@ def load_store(folder: str) -> TraceStore | None:
         strings=tuple(meta["strings"]),
         cats=tuple(meta["cats"]),
         summary=meta["summary"],
+        origin_us=float(meta["origin_us"]),
         **arrays,
     )

@@ -134,8 +134,11 @@ __all__ = [
     "SweepCommandResult",
     "SweepResult",
     "Timeline",
+    "TimelineCollective",
     "TimelineEvent",
     "TimelineLane",
+    "TimelineRank",
+    "TimelineRankSource",
     "TimelineTop",
     "TimelineWindowParams",
     "TimingOptions",
@@ -589,6 +592,46 @@ class TimelineLane(TypedDict):
     """Sorted by depth, then start."""
     top: NotRequired[list[TimelineTop]]
     """Where the lane's time goes in view: the names with the most own time, most first."""
+    rank: NotRequired[int]
+    """A distributed step's timeline: the rank whose trace the lane is of (its id is then
+    ``rank<N>/<the lane's id in that trace>``)."""
+
+
+class TimelineRank(TypedDict):
+    """One rank's lane group of a distributed step's timeline (``analysis/rank_timeline.py``)."""
+
+    rank: int
+    path: str | None
+    """The rank's trace file."""
+    shift_us: float
+    """How much later the rank's events are drawn than in its own trace, so that every rank's
+    first collective starts at the same time (0 for the rank that reached it latest)."""
+    first_collective_us: float | None
+    """Its first collective's start, µs from its trace's start (null: it made none, and is
+    aligned on its trace's start)."""
+    straggler: bool
+    """The rank the others wait for (the least total wait in collectives)."""
+    wait_us: float | None
+    """Its total wait in the collectives every rank made."""
+    lanes: list[str]
+    """Its lanes' ids, in order."""
+
+
+class TimelineCollective(TypedDict):
+    """A collective every rank made, with its skew across ranks (a marker on each rank's group)."""
+
+    index: int
+    """Its place in the ranks' order of collectives (0: the first, where they are aligned)."""
+    name: str
+    """``all_reduce``, ``reduce_scatter``, …"""
+    line: int | None
+    skew_us: float
+    """The last rank's start less the first's, on the trace clocks."""
+    first_rank: int | None
+    last_rank: int | None
+    starts: list[float | None]
+    """Each rank's start of it on the merged time axis (null: not found in its trace)."""
+    durs: list[float | None]
 
 
 class Timeline(TypedDict):
@@ -607,6 +650,9 @@ class Timeline(TypedDict):
     kept: int
     """Items left after merging short neighbours."""
     lanes: list[TimelineLane]
+    ranks: NotRequired[list[TimelineRank]]
+    """A distributed step: one lane group per rank, aligned on the first collective."""
+    collectives: NotRequired[list[TimelineCollective]]
 
 
 class SweepResult(SweepStageResult):
@@ -694,12 +740,22 @@ class NcuFileResult(TypedDict):
 
 
 @dataclass
+class TimelineRankSource:
+    """One rank's trace in a distributed step's timeline window, and its shift."""
+
+    path: str
+    shift_us: float
+
+
+@dataclass
 class TimelineWindowParams:
-    """A trace file's events between ``start_us`` and ``end_us`` (from the trace's start)."""
+    """A trace file's events between ``start_us`` and ``end_us`` (from the trace's start); with
+    ``ranks``, the window of a distributed step's merged timeline (every rank's trace, shifted)."""
 
     path: str
     start_us: float
     end_us: float
+    ranks: list[TimelineRankSource] | None = None
 
 
 #: The report panel's tabs a server notification may ask for.

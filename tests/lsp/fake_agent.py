@@ -129,7 +129,20 @@ def _misbehave(message: dict, mode: str, out) -> None:
     out.flush()
 
 
+def _take_shipped_agent() -> None:
+    """A non-default agent command is started as a remote one: ``-c <bootstrap>`` after it and
+    Kernel Lens's package on stdin (``<size> <sha256>\n`` + a zip; client/remote.py). The
+    stand-in has its own code: it reads the package past, as the bootstrap would."""
+    if "-c" not in sys.argv[1:]:
+        return
+    head = sys.stdin.buffer.readline()
+    size = int(head.split()[0])
+    while size > 0:
+        size -= len(sys.stdin.buffer.read(size))
+
+
 def main() -> None:
+    _take_shipped_agent()
     bad = _bad_modes(sys.argv)
     if "--started" in sys.argv:
         with open(sys.argv[sys.argv.index("--started") + 1], "a") as fh:
@@ -137,7 +150,7 @@ def main() -> None:
     out = sys.stdout
     out.write(json.dumps({"event": "ready", "pid": 0, "torch": "recorded", "cuda": True}) + "\n")
     out.flush()
-    for raw in sys.stdin:
+    for raw in sys.stdin.buffer:
         message = json.loads(raw)
         if "id" not in message or "params" not in message:
             continue  # a control message (e.g. ``hurry``): nothing to warm here

@@ -245,7 +245,9 @@ async def test_a_job_waiting_for_a_warming_agent_says_what_it_waits_for(tmp_path
         "sys.stdout.write(json.dumps({'id': job['id'], 'result': {'ok': 1}}) + '\\n')\n"
         "sys.stdout.flush()\n"
     )
-    agent = AgentClient([sys.executable, "-c", code], [].append, local=False, spare=True)
+    agent = AgentClient(
+        [sys.executable, "-c", code], [].append, local=False, spare=True, ship_agent=False
+    )
     said: list[tuple[str, str]] = []
     try:
         agent.prewarm()

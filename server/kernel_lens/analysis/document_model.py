@@ -132,8 +132,7 @@ def analyze_tree(tree: ast.Module, source: str, *, show_all: bool = False) -> Do
     # their expressions are not walked for them.
     inline: list[int] = []
     process_group = False
-    wanted = [w for w in ("load_inline", "init_process_group") if w in source or not source.isascii()]
-    if wanted:
+    if not source.isascii() or "load_inline" in source or "init_process_group" in source:
         for node in ast.walk(tree):
             if isinstance(node, ast.Call):
                 if is_load_inline_call(node):

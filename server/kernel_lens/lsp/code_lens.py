@@ -500,9 +500,18 @@ def _restore_from_history(ls: KernelLensServer, uri: str, targets: list[LensTarg
     try:
         path = uri_to_path(uri)
         history = History.default(path)
+        wanted = [
+            t.info.qualname
+            for t in targets
+            if t.role == "profile" and t.info.qualname not in state.records
+        ]
+        # One read for which have runs (most have none), then each of those.
+        stored = history.with_runs(path, wanted) if wanted else set()
         for target in targets:
             info = target.info
-            if target.role != "profile" or info.qualname in state.records:
+            if target.role != "profile" or info.qualname not in stored:
+                continue
+            if info.qualname in state.records:
                 continue
             entries = history.entries(path, info.qualname)
             if not entries:

@@ -265,3 +265,37 @@ def test_rows_from_templates_are_the_rows_made_lens_by_lens(show_all: bool, uri:
     assert made["profile"] > 10 and made["kernel"] >= 1
     if show_all:
         assert {0, 1, 2, 3} <= sweeps  # rows with More…, too
+
+
+def test_the_lint_asked_first_runs_after_the_model_and_reuses_its_parse() -> None:
+    """On open the lint is asked before the lenses: in the one worker it still comes after the
+    model (the lenses never wait behind it) and lints the tree the model's work kept."""
+    import asyncio
+
+    from kernel_lens.lsp.code_lens import rows_ahead
+    from kernel_lens.lsp.models import DocumentModels
+
+    async def run() -> None:
+        ls, models = _Server(), DocumentModels(inline_chars=0)
+        models.rows_ahead = rows_ahead
+        uri = "file:///tmp/big-lint-first.py"
+        timed = (
+            "def q(x):\n    t0 = time.perf_counter()\n    y = torch.relu(x)\n"
+            "    return time.perf_counter() - t0\n"
+        )
+        source = ls.open(uri, "import time\n" + generated_module(300) + timed, 1)
+        order: list[str] = []
+        try:
+            lint = asyncio.ensure_future(models.lint(ls, uri, source))
+            lint.add_done_callback(lambda _: order.append("lint"))
+            await asyncio.sleep(0)  # the lint is asked (and queued) first
+            model = asyncio.ensure_future(models.get(ls, uri, source))
+            model.add_done_callback(lambda _: order.append("model"))
+            found, issues = await asyncio.gather(model, lint)
+            assert order == ["model", "lint"]
+            assert models.analysed == 1 and found == analyze(source)
+            assert issues == document_model.lint(source) and issues
+        finally:
+            models.shutdown()
+
+    asyncio.run(run())

@@ -266,9 +266,7 @@ class DocumentModels:
             return result
         future = self._pending_lints.get(lkey)
         if future is None:
-            # After the model's work in the same worker: the tree it kept is reused.
-            model_key = self._key(ls, uri, source)
-            future = self._submit(lkey, lint_work, model_key, source)
+            future = asyncio.ensure_future(self._lint_after_model(ls, uri, source))
             self._pending_lints[lkey] = future
 
             def done(f: asyncio.Future[tuple[TimingIssue, ...]]) -> None:
@@ -278,6 +276,17 @@ class DocumentModels:
 
             future.add_done_callback(done)
         return await asyncio.shield(future)
+
+    async def _lint_after_model(
+        self, ls: KernelLensServer, uri: str, source: str
+    ) -> tuple[TimingIssue, ...]:
+        """The lint of a big text, queued after its model's work (the lint on open is asked
+        before the lenses are): the lenses never wait behind the lint, and the lint reuses the
+        tree the model's work kept instead of parsing again."""
+        model_key = self._key(ls, uri, source)
+        with contextlib.suppress(Exception):  # a model that failed: the lint parses by itself
+            await self.get(ls, uri, source)
+        return await self._submit((uri, model_key[1]), lint_work, model_key, source)  # type: ignore[no-any-return]
 
     def forget(self, uri: str) -> None:
         """Drop a closed document's models and its queued work."""

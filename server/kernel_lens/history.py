@@ -33,7 +33,7 @@ import re
 import sqlite3
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -530,6 +530,21 @@ class History:
 
         nothing: tuple[list[dict[str, Any]], list[str]] = ([], [])
         return self._run(fetch, write=False, empty=nothing)
+
+    def with_runs(self, path: str, functions: Iterable[str]) -> set[str]:
+        """Which of ``functions`` of ``path`` have runs stored (one read for all: a file's
+        lenses ask this for each of its functions, 60 000 in a big one).
+
+        Raises:
+            HistoryError: the store cannot be read.
+        """
+        keys = {function_key(path, f): f for f in functions}
+
+        def fetch(conn: sqlite3.Connection) -> set[str]:
+            found = (row[0] for row in conn.execute("SELECT DISTINCT fkey FROM runs"))
+            return {keys[k] for k in found if k in keys}
+
+        return self._run(fetch, write=False, empty=set())
 
     def entries(self, path: str, function: str) -> list[dict[str, Any]]:
         """The runs of ``function`` in ``path`` that can be read, oldest first (see

@@ -172,3 +172,130 @@ def test_a_big_text_is_analysed_once_in_the_worker_with_its_rows() -> None:
             models.shutdown()
 
     asyncio.run(run())
+
+
+#: Imports at several depths (a name bound twice: the first in ``ast.walk`` order wins), in
+#: handlers, cases and nested defs; a distributed call; int parameters to sweep (show-all).
+TRICKY = """
+import numpy as np
+try:
+    import torch as np2
+except ImportError:
+    import triton as tr
+    from triton import language as tl
+else:
+    pass
+finally:
+    import os
+def ünïcode_fn(x, A=1, B=2, C=3):
+    import cupy as np
+    def inner():
+        import numba as tr
+    return torch.distributed.init_process_group("nccl") @ x
+class K:
+    def m(self, BLOCK=4):
+        match self:
+            case 1:
+                import triton.language as tl
+            case _:
+                from torch import nn as tr
+        return np.zeros(BLOCK) @ self
+async def g(*, N=8, M=9, O=None):
+    global np
+    return {**{}, 1: N} @ N
+"""
+
+
+def test_the_model_finds_imports_and_process_groups_as_the_full_walk_does() -> None:
+    from kernel_lens.analysis.document_model import _imports
+    from kernel_lens.analysis.functions import import_aliases
+    from kernel_lens.analysis.lens_targets import uses_process_group
+
+    tree = ast.parse(TRICKY)
+    walked = [n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)]
+    assert _imports(tree) == walked and len(walked) == 9
+    model = analyze(TRICKY)
+    assert model.process_group is uses_process_group(TRICKY) is True
+    assert analyze(TRICKY.replace("init_process_group", "barrier")).process_group is False
+    assert dict(import_aliases(tree))["np"] == "numpy"
+    assert list(model.targets) == lens_targets(TRICKY)
+
+
+@pytest.mark.parametrize("show_all", [False, True])
+@pytest.mark.parametrize(
+    "uri", ["file:///tmp/kernel-lens-rows.py", "file:///tmp/a{0}b/%7B\\ue0001\ue000/ü.py"]
+)
+def test_rows_from_templates_are_the_rows_made_lens_by_lens(show_all: bool, uri: str) -> None:
+    """A big file's rows are filled-in templates (one per number of sweep parameters): each is
+    byte for byte the row made from its lenses, whatever the names and the URI hold."""
+    from kernel_lens.lsp.code_lens import (
+        TRUST_COMMAND,
+        TRUST_TITLE,
+        _function_lenses,
+        _lens,
+        row_json,
+        rows_ahead,
+    )
+    from kernel_lens.lsp.convert import server_converter
+
+    unstructure = server_converter().unstructure
+    source = (
+        (ROOT / "kernels" / "triton_square.py").read_text()
+        + TRICKY
+        + generated_module(12)
+        + (ROOT / "tests" / "data" / "examples" / "lsp_cases.py").read_text()
+    )
+    model = analyze(source, show_all=show_all)
+    rows = rows_ahead(uri, source, model, unstructure)
+    made = {"profile": 0, "kernel": 0}
+    sweeps = set()
+    for target, trusted, untrusted in zip(model.targets, rows.trusted, rows.untrusted, strict=True):
+        line0 = target.info.first_line - 1
+        if target.role == "none":
+            assert trusted == untrusted == ""
+            continue
+        made[target.role] += 1
+        assert untrusted == row_json([_lens(line0, TRUST_TITLE, TRUST_COMMAND)], unstructure)
+        if target.role == "kernel":
+            assert trusted is None
+            continue
+        sweeps.add(len(target.sweep_params))
+        assert trusted == row_json(_function_lenses(uri, target, None, source), unstructure)
+        assert json.loads(f"[{trusted}]")[0]["range"]["start"]["line"] == line0
+    assert made["profile"] > 10 and made["kernel"] >= 1
+    if show_all:
+        assert {0, 1, 2, 3} <= sweeps  # rows with More…, too
+
+
+def test_the_lint_asked_first_runs_after_the_model_and_reuses_its_parse() -> None:
+    """On open the lint is asked before the lenses: in the one worker it still comes after the
+    model (the lenses never wait behind it) and lints the tree the model's work kept."""
+    import asyncio
+
+    from kernel_lens.lsp.code_lens import rows_ahead
+    from kernel_lens.lsp.models import DocumentModels
+
+    async def run() -> None:
+        ls, models = _Server(), DocumentModels(inline_chars=0)
+        models.rows_ahead = rows_ahead
+        uri = "file:///tmp/big-lint-first.py"
+        timed = (
+            "def q(x):\n    t0 = time.perf_counter()\n    y = torch.relu(x)\n"
+            "    return time.perf_counter() - t0\n"
+        )
+        source = ls.open(uri, "import time\n" + generated_module(300) + timed, 1)
+        order: list[str] = []
+        try:
+            lint = asyncio.ensure_future(models.lint(ls, uri, source))
+            lint.add_done_callback(lambda _: order.append("lint"))
+            await asyncio.sleep(0)  # the lint is asked (and queued) first
+            model = asyncio.ensure_future(models.get(ls, uri, source))
+            model.add_done_callback(lambda _: order.append("model"))
+            found, issues = await asyncio.gather(model, lint)
+            assert order == ["model", "lint"]
+            assert models.analysed == 1 and found == analyze(source)
+            assert issues == document_model.lint(source) and issues
+        finally:
+            models.shutdown()
+
+    asyncio.run(run())

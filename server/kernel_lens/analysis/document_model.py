@@ -61,6 +61,8 @@ class DocumentModel:
         syntax_error: ``(message, line, column)`` when the text does not parse (everything
             else is then empty).
         size: the text's length in characters.
+        process_group: the text calls ``init_process_group``
+            (:func:`~kernel_lens.analysis.lens_targets.uses_process_group`).
     """
 
     functions: tuple[FunctionInfo, ...] = ()
@@ -70,6 +72,7 @@ class DocumentModel:
     load_inline: tuple[int, ...] = ()
     syntax_error: tuple[str, int | None, int | None] | None = None
     size: int = 0
+    process_group: bool = False
     _starts: tuple[int, ...] = field(default=(), repr=False, compare=False)
     _by_name: dict[str, FunctionInfo] = field(default_factory=dict, repr=False, compare=False)
 
@@ -94,6 +97,7 @@ class DocumentModel:
                 self.load_inline,
                 self.syntax_error,
                 self.size,
+                self.process_group,
             ),
         )
 
@@ -122,15 +126,19 @@ class DocumentModel:
 
 def analyze_tree(tree: ast.Module, source: str, *, show_all: bool = False) -> DocumentModel:
     """The model of an already parsed text."""
-    # One walk of the whole module for its imports and its load_inline calls.
-    imports: list[ast.AST] = []
+    aliases = aliases_of_imports(_imports(tree))
+    # Calls named in the text only (an identifier is in the text as written, or NFKC-normalised
+    # from other characters, which an ASCII text has none of): most files have neither, and
+    # their expressions are not walked for them.
     inline: list[int] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import | ast.ImportFrom):
-            imports.append(node)
-        elif is_load_inline_call(node):
-            inline.append(node.lineno)
-    aliases = aliases_of_imports(imports)
+    process_group = False
+    if not source.isascii() or "load_inline" in source or "init_process_group" in source:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                if is_load_inline_call(node):
+                    inline.append(node.lineno)
+                elif _calls_process_group(node):
+                    process_group = True
     infos = functions_in_tree(tree, source.splitlines(), aliases)
     targets = lens_targets_in_tree(tree, source, show_all=show_all, infos=infos, aliases=aliases)
     return DocumentModel(
@@ -140,7 +148,41 @@ def analyze_tree(tree: ast.Module, source: str, *, show_all: bool = False) -> Do
         module_work=tuple(module_work_lines(tree)),
         load_inline=tuple(sorted(inline)),
         size=len(source),
+        process_group=process_group,
     )
+
+
+#: Nodes that hold statements (imports are statements: they are found in these only).
+_BLOCKS = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
+def _imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    """The module's imports, wherever they are, in ``ast.walk`` order (breadth first: which
+    binding of a name comes first), walking its statements only, not their expressions.
+
+    A statement's parent is a statement, an ``except`` handler, a ``case`` or the module: the
+    breadth-first walk restricted to those visits them in the order of the full walk."""
+    found: list[ast.Import | ast.ImportFrom] = []
+    level: list[ast.AST] = [tree]
+    blocks = _BLOCKS
+    while level:
+        nxt: list[ast.AST] = []
+        for node in level:
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                found.append(node)
+                continue
+            for name in node._fields:
+                value = getattr(node, name, None)
+                if type(value) is list and value and isinstance(value[0], blocks):
+                    nxt.extend(v for v in value if isinstance(v, blocks))
+        level = nxt
+    return found
+
+
+def _calls_process_group(node: ast.Call) -> bool:
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return bool(name == "init_process_group")
 
 
 def _parse(source: str) -> ast.Module | DocumentModel:

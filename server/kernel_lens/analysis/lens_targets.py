@@ -177,6 +177,8 @@ def _script_references(tree: ast.Module, functions: dict[str, FunctionInfo]) -> 
 def _directive_names(source: str) -> set[str]:
     """Names called in the file's ``# kernel-lens: inputs = …`` directives."""
     names: set[str] = set()
+    if "kernel-lens" not in source:
+        return names  # no directive (most files): no line is matched
     for line in source.splitlines():
         match = INPUTS_DIRECTIVE_RE.match(line)
         if not match:
@@ -221,21 +223,49 @@ def _uses(node: ast.AST | None, names: set[str]) -> bool:
     )
 
 
-def _walk(node: ast.AST) -> Iterator[ast.AST]:
-    """Every node under ``node`` (itself included), depth first: ``ast.walk`` without its
-    per-node generators (twice as fast), for walks whose order does not matter."""
+#: Fields that hold no node any of the walks below looks at: names and other strings, a name's
+#: load or store, operators (``BinOp.op`` is read from the BinOp), comparison operators.
+_LEAF_FIELDS = frozenset(
+    {"ctx", "op", "ops", "id", "attr", "arg", "asname", "module", "level", "kind", "conversion"}
+    | {"type_comment", "is_async"}
+    | {"names"}  # ``global``'s and ``nonlocal``'s strings (an import's aliases hold no names)
+)
+#: Per node class, its fields that can hold nodes (see :func:`_walk_exprs`).
+_NODE_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: ()}
+
+
+def _node_fields(cls: type) -> tuple[str, ...]:
+    fields = _NODE_FIELDS.get(cls)
+    if fields is None:
+        fields = _NODE_FIELDS[cls] = tuple(
+            f for f in getattr(cls, "_fields", ()) if f not in _LEAF_FIELDS
+        )
+    return fields
+
+
+def _walk_exprs(node: ast.AST) -> Iterator[ast.AST]:
+    """Every node under ``node`` (itself included) but the leaves of :data:`_LEAF_FIELDS`
+    (``Load``, ``Store``, ``Add``…: a third of a function's nodes), depth first: ``ast.walk``
+    without its per-node generators, for walks whose order does not matter."""
     stack = [node]
     pop, push, more = stack.pop, stack.append, stack.extend
     ast_type = ast.AST
+    fields_of = _NODE_FIELDS
     while stack:
         current = pop()
+        if not isinstance(current, ast_type):
+            continue  # a list's None (``{**d}``'s key, a keyword-only parameter's default)
         yield current
-        for name in current._fields:
+        cls = type(current)
+        fields = fields_of.get(cls)
+        if fields is None:
+            fields = _node_fields(cls)
+        for name in fields:
             value = getattr(current, name, None)
-            if isinstance(value, ast_type):
+            if type(value) is list:
+                more(value)  # nodes, or None in a few lists (their strings' fields are skipped)
+            elif isinstance(value, ast_type):
                 push(value)
-            elif isinstance(value, list):
-                more(v for v in value if isinstance(v, ast_type))
 
 
 @dataclass
@@ -264,27 +294,35 @@ def _facts(
     tensor = launches = False
     callees: set[str] = set()
     calls: list[ast.Call] = []
-    for sub in _walk(node):
-        if isinstance(sub, ast.Name):
-            if sub.id in aliases and _is_tensor_module(aliases[sub.id]):
+    name_t, attribute_t, call_t, binop_t, augassign_t = (
+        ast.Name, ast.Attribute, ast.Call, ast.BinOp, ast.AugAssign
+    )  # fmt: skip
+    matmult_t, subscript_t, load_t = ast.MatMult, ast.Subscript, ast.Load
+    for sub in _walk_exprs(node):
+        cls = type(sub)  # parsed nodes are of the ast classes themselves, never subclasses
+        if cls is name_t:
+            sub_id = sub.id  # type: ignore[attr-defined]
+            if sub_id in aliases and _is_tensor_module(aliases[sub_id]):
                 tensor = True
-            if isinstance(sub.ctx, ast.Load) and sub.id in top_level:
-                callees.add(sub.id)
-        elif isinstance(sub, ast.Attribute):
+            if sub_id in top_level and type(sub.ctx) is load_t:  # type: ignore[attr-defined]
+                callees.add(sub_id)
+        elif cls is attribute_t:
+            value = sub.value  # type: ignore[attr-defined]
             if (
                 owner is not None
-                and isinstance(sub.value, ast.Name)
-                and sub.value.id in ("self", "cls")
-                and f"{owner}.{sub.attr}" in functions
+                and type(value) is name_t
+                and value.id in ("self", "cls")
+                and f"{owner}.{sub.attr}" in functions  # type: ignore[attr-defined]
             ):
-                callees.add(f"{owner}.{sub.attr}")
-        elif isinstance(sub, ast.Call):
-            calls.append(sub)
-            if isinstance(sub.func, ast.Subscript):
+                callees.add(f"{owner}.{sub.attr}")  # type: ignore[attr-defined]
+        elif cls is call_t:
+            calls.append(sub)  # type: ignore[arg-type]
+            func = sub.func  # type: ignore[attr-defined]
+            if isinstance(func, subscript_t):
                 tensor = launches = True
-            elif isinstance(sub.func, ast.Attribute) and sub.func.attr == "cuda":
+            elif isinstance(func, attribute_t) and func.attr == "cuda":
                 tensor = True
-        elif isinstance(sub, ast.BinOp | ast.AugAssign) and isinstance(sub.op, ast.MatMult):
+        elif (cls is binop_t or cls is augassign_t) and isinstance(sub.op, matmult_t):  # type: ignore[attr-defined]
             tensor = True
     callees.discard(qualname)
     return _Facts(tensor, launches, callees, calls)
@@ -339,11 +377,20 @@ def _launch_params(
         for param in candidates[qualname]:
             if param in reach[qualname]:
                 continue
-            names = tainted.get((qualname, param))
-            if names is None:
-                names = tainted[(qualname, param)] = _tainted(node, param)
+            names: set[str] | None = None
             for call in calls.get(qualname, ()):
                 hit = False
+                if names is None and (
+                    isinstance(call.func, ast.Subscript)
+                    or (isinstance(call.func, ast.Name) and reach.get(call.func.id))
+                ):
+                    # What the param taints, found once, and only for a function with a call
+                    # it could reach (most have none).
+                    names = tainted.get((qualname, param))
+                    if names is None:
+                        names = tainted[(qualname, param)] = _tainted(node, param)
+                if names is None:
+                    continue
                 if isinstance(call.func, ast.Subscript):
                     hit = _uses(call.func.slice, names) or any(
                         _uses(a, names) for a in [*call.args, *call.keywords]

@@ -28,7 +28,7 @@ from kernel_lens.analysis.distributed_text import distributed_line_text
 from kernel_lens.analysis.document_model import DocumentModel
 from kernel_lens.analysis.error_actions import CMD_SHOW_ERROR, error_actions
 from kernel_lens.analysis.functions import FunctionInfo, SourceSyntaxError
-from kernel_lens.analysis.lens_targets import LensTarget, uses_process_group
+from kernel_lens.analysis.lens_targets import LensTarget
 from kernel_lens.analysis.lens_text import (
     LONGER_BUDGET_SCALE,
     error_lens_title,
@@ -531,7 +531,11 @@ def _last_runs(path: str, names: list[str]) -> dict[str, dict[str, Any]]:
         time.sleep(delay)
     history = History.default(path)
     found: dict[str, dict[str, Any]] = {}
+    # One read for which have runs (most have none: a big file's 45 000), then each of those.
+    stored = history.with_runs(path, names) if names else set()
     for name in names:
+        if name not in stored:
+            continue
         entries = history.entries(path, name)
         if entries:
             found[name] = entries[-1]
@@ -652,23 +656,82 @@ def row_json(lenses: list[types.CodeLens], unstructure: Any) -> str:
 def rows_ahead(uri: str, source: str, model: DocumentModel, unstructure: Any) -> LensRows:
     """Each lens target's row before any run (trusted; ``None`` for a kernel, whose lens reads
     the server's state) and its row in an untrusted workspace, as JSON (for
-    :func:`document_lenses_json`; made in the document worker)."""
+    :func:`document_lenses_json`; made in the document worker).
+
+    A row before any run differs from function to function only in its line, name and sweep
+    parameters: it is made once per number of sweep parameters (:func:`_row_template`) and
+    filled in, which is what ``row_json(_function_lenses(…))`` gives, byte for byte."""
+    del source  # a row before any run reads no text
+    uri_json = json.dumps(uri)[1:-1]
+    untrusted_row = _row_template(-1, unstructure)
     trusted: list[str | None] = []
     untrusted: list[str] = []
     for target in model.targets:
-        info = target.info
-        if target.role == "none":
+        role = target.role
+        if role == "none":
             trusted.append("")
             untrusted.append("")
             continue
-        untrusted.append(
-            row_json([_lens(info.first_line - 1, TRUST_TITLE, TRUST_COMMAND)], unstructure)
-        )
-        if target.role == "kernel":
+        line0 = target.info.first_line - 1
+        untrusted.append(untrusted_row.format(line0))
+        if role == "kernel":
             trusted.append(None)
         else:
-            trusted.append(row_json(_function_lenses(uri, target, None, source), unstructure))
+            params = target.sweep_params
+            trusted.append(
+                _row_template(len(params), unstructure).format(
+                    line0,
+                    uri_json,
+                    json.dumps(target.info.qualname)[1:-1],
+                    *(json.dumps(p)[1:-1] for p in params),
+                )
+            )
     return LensRows(tuple(trusted), tuple(untrusted))
+
+
+#: ``str.format`` templates of rows before any run, by number of sweep parameters (``-1``: the
+#: untrusted row), for :func:`rows_ahead`.
+_ROW_TEMPLATES: dict[int, str] = {}
+#: Marks a value in a row's JSON (a private-use character: ``json.dumps`` writes ``\ue000``).
+_MARK = "\ue000"
+#: The line of a probe row (``"line": 987654321`` is nowhere else in a row's JSON: a string's
+#: quotes are escaped there).
+_PROBE_LINE = 987_654_321
+
+
+def _row_template(params: int, unstructure: Any) -> str:
+    """The JSON of a row before any run, as a ``str.format`` template of ``(line0, uri,
+    qualname, *sweep params)`` given as JSON string contents (``params == -1``: the untrusted
+    row, of ``(line0,)``). Made from a probe function whose values are markers, so the template
+    holds no text of the user's."""
+    found = _ROW_TEMPLATES.get(params)
+    if found is not None:
+        return found
+    marks = [f"{_MARK}{i}{_MARK}" for i in range(1, 3 + max(params, 0))]
+    if params < 0:
+        lenses = [_lens(_PROBE_LINE, TRUST_TITLE, TRUST_COMMAND)]
+    else:
+        info = FunctionInfo(
+            qualname=marks[1],
+            def_line=_PROBE_LINE + 1,
+            first_line=_PROBE_LINE + 1,
+            last_line=_PROBE_LINE + 1,
+            body_first_line=_PROBE_LINE + 1,
+            params=tuple(marks[2:]),
+            is_method=False,
+            inputs_expr=None,
+            inputs_line=None,
+            name_column=0,
+        )
+        target = LensTarget(info, "profile", "", tuple(marks[2:]))
+        lenses = _function_lenses(marks[0], target, None, "")
+    text = row_json(lenses, unstructure).replace("{", "{{").replace("}", "}}")
+    encoded = [json.dumps(m)[1:-1] for m in marks]
+    text = text.replace(f'"line": {_PROBE_LINE}', '"line": {0}')
+    for i, mark in enumerate(encoded, start=1):
+        text = text.replace(mark, "{" + str(i) + "}")
+    _ROW_TEMPLATES[params] = text
+    return text
 
 
 def _lens_pieces(
@@ -698,7 +761,7 @@ def _lens_pieces(
     pieces: list[_Piece] = [_file_lenses(ls, uri, source, model)] if trusted else []
     occupied: set[int] = set()
     # A distributed script (it calls init_process_group): Profile on N ranks on its functions.
-    nproc = ls.settings.ranks() if uses_process_group(source) else 0
+    nproc = ls.settings.ranks() if model.process_group else 0
     for i, target in enumerate(targets):
         info = target.info
         record = records.get(info.qualname)

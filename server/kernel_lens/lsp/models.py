@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
+import gc
 import logging
 import multiprocessing
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -92,12 +94,41 @@ def work(
 
     from kernel_lens.lsp.convert import server_converter
 
-    model = document_model.analyze_keyed(key, source, key[2])
-    if model.syntax_error is not None or rows_ahead is None:
-        return model, None
-    with attrs.validators.disabled():  # the lenses' values are ours; checks cost half the time
-        rows = rows_ahead(key[0], source, model, server_converter().unstructure)
+    with _no_gc():
+        model = document_model.analyze_keyed(key, source, key[2])
+        if model.syntax_error is not None or rows_ahead is None:
+            return model, None
+        with attrs.validators.disabled():  # the lenses' values are ours; checks cost half the time
+            rows = rows_ahead(key[0], source, model, server_converter().unstructure)
     return model, rows
+
+
+def lint_work(key: ModelKey, source: str) -> tuple[TimingIssue, ...]:
+    """In the worker: the timing lint of a text (on the tree its model's work kept)."""
+    with _no_gc():
+        return document_model.lint_keyed(key, source)
+
+
+@contextlib.contextmanager
+def _no_gc() -> Iterator[None]:
+    """The cyclic garbage collector off while a big text is parsed and walked (in the worker).
+
+    A 6 MB file's tree is a million objects, made in one go and without cycles (freed by their
+    reference counts): each collection the allocations trigger walks all that are alive, so
+    with the collector on, parsing and walking such a tree takes several times as long (50 s
+    instead of 5 for ``ast.parse`` of the 60 000-function benchmark file, another tree alive).
+
+    What is alive at the end (the tree kept for the lint, the result being sent) is frozen
+    (``gc.freeze``): the collections that follow never walk it — they would cost seconds, paid
+    while the result is pickled — and it is freed by its reference counts all the same."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if was:
+            gc.enable()
 
 
 class DocumentModels:
@@ -235,9 +266,7 @@ class DocumentModels:
             return result
         future = self._pending_lints.get(lkey)
         if future is None:
-            # After the model's work in the same worker: the tree it kept is reused.
-            model_key = self._key(ls, uri, source)
-            future = self._submit(lkey, document_model.lint_keyed, model_key, source)
+            future = asyncio.ensure_future(self._lint_after_model(ls, uri, source))
             self._pending_lints[lkey] = future
 
             def done(f: asyncio.Future[tuple[TimingIssue, ...]]) -> None:
@@ -247,6 +276,17 @@ class DocumentModels:
 
             future.add_done_callback(done)
         return await asyncio.shield(future)
+
+    async def _lint_after_model(
+        self, ls: KernelLensServer, uri: str, source: str
+    ) -> tuple[TimingIssue, ...]:
+        """The lint of a big text, queued after its model's work (the lint on open is asked
+        before the lenses are): the lenses never wait behind the lint, and the lint reuses the
+        tree the model's work kept instead of parsing again."""
+        model_key = self._key(ls, uri, source)
+        with contextlib.suppress(Exception):  # a model that failed: the lint parses by itself
+            await self.get(ls, uri, source)
+        return await self._submit((uri, model_key[1]), lint_work, model_key, source)  # type: ignore[no-any-return]
 
     def forget(self, uri: str) -> None:
         """Drop a closed document's models and its queued work."""

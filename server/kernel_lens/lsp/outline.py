@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel_lens.analysis.functions import FunctionInfo, SourceSyntaxError, find_functions
+from kernel_lens.analysis.functions import FunctionInfo, SourceSyntaxError
 from kernel_lens.lsp.common import RequestFailed, document_source, request_failed
 from kernel_lens.lsp.convert import structure
 from kernel_lens.lsp.language_server import KernelLensServer
@@ -39,7 +39,10 @@ async def functions(ls: KernelLensServer, raw: Any) -> FunctionsResult:
     except ProfileError as err:
         raise request_failed(err) from None
     try:
-        found = find_functions(source)
+        # The document's model (one parse per version; a big file's made off the loop).
+        model = await ls.models.get(ls, params.uri, source)
+        model.check()
+        found = list(model.functions)
     except SourceSyntaxError as exc:
         raise RequestFailed(message=f"Kernel Lens: fix the syntax error first ({exc}).") from None
     return {"functions": function_entries(found)}

@@ -290,11 +290,30 @@ def max_trace_bytes() -> int:
         return MAX_TRACE_BYTES
 
 
+def check_inflated(inflated: int, compressed: int, shown: str) -> None:
+    """Refuse a gzip that has inflated past the bounds: :func:`max_trace_bytes` of JSON, or —
+    past :data:`_RATIO_FLOOR` — :data:`MAX_GZIP_RATIO` times its ``compressed`` size (a gzip
+    bomb). Called as it inflates, so a bomb is refused before it fills the memory.
+
+    Raises:
+        TraceError: past a bound.
+    """
+    limit = max_trace_bytes()
+    if inflated > limit:
+        raise TraceError(
+            f"trace file {shown} inflates past {limit / 2**20:,.0f} MiB of JSON "
+            "(the bound on a trace; $KERNEL_LENS_TRACE_MAX_BYTES sets it): not read"
+        )
+    if inflated > max(_RATIO_FLOOR, compressed * MAX_GZIP_RATIO):
+        raise TraceError(
+            f"trace file {shown} inflates more than {MAX_GZIP_RATIO}× its "
+            f"{compressed:,} bytes (a gzip bomb, not a profiler trace): not read"
+        )
+
+
 def _gunzip(raw: bytes | bytearray, shown: str) -> bytes | bytearray:
     """Inflate a gzip file a step at a time, never past the bounds (a gzip bomb is refused
     when it has inflated to the bound, not after it has filled the memory)."""
-    limit = max_trace_bytes()
-    ratio_limit = max(_RATIO_FLOOR, len(raw) * MAX_GZIP_RATIO)
     out = bytearray()
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(raw)) as stream:
@@ -303,16 +322,7 @@ def _gunzip(raw: bytes | bytearray, shown: str) -> bytes | bytearray:
                 if not chunk:
                     break
                 out += chunk
-                if len(out) > limit:
-                    raise TraceError(
-                        f"trace file {shown} inflates past {limit / 2**20:,.0f} MiB of JSON "
-                        "(the bound on a trace; $KERNEL_LENS_TRACE_MAX_BYTES sets it): not read"
-                    )
-                if len(out) > ratio_limit:
-                    raise TraceError(
-                        f"trace file {shown} inflates more than {MAX_GZIP_RATIO}× its "
-                        f"{len(raw):,} bytes (a gzip bomb, not a profiler trace): not read"
-                    )
+                check_inflated(len(out), len(raw), shown)
     except (OSError, EOFError, zlib.error) as exc:
         raise TraceError(f"trace file {shown} is not valid gzip: {exc}") from None
     except MemoryError:

@@ -553,7 +553,7 @@ def _columns_streamed(
 
     try:
         if magic == b"\x1f\x8b":
-            streamed = StreamedText(gzip_blocks(path))
+            streamed = StreamedText(_bounded(gzip_blocks(path), size, path))
             with gc_paused():
                 for chunk in streamed.chunks(EVENTS_DECODER):
                     take(chunk, 0.5 if seen[1] == 0 else 0.9)
@@ -580,6 +580,19 @@ def _columns_streamed(
     if progress:
         progress(0.65, "building columns")
     return _finish(parts, cats, names, keys, trace_device_name(meta))
+
+
+def _bounded(blocks: Iterator[bytes], compressed: int, shown: str) -> Iterator[bytes]:
+    """The inflated blocks of a gzip, refused (a ``TraceError``) once past the bounds on a
+    trace's size and on its inflation ratio (:func:`check_inflated`): a gzip bomb read as a
+    stream is stopped as the file read whole is."""
+    from kernel_lens.analysis.trace_columns import check_inflated
+
+    total = 0
+    for block in blocks:
+        total += len(block)
+        check_inflated(total, compressed, shown)
+        yield block
 
 
 def _mapped_ranges(

@@ -575,7 +575,8 @@ def _columns_streamed(
                 meta = metadata(head, tail or b"}")
             finally:
                 text.close()
-    except (ChunkError, UnusualTraceError, OSError, EOFError, zlib.error):
+    except (ChunkError, UnusualTraceError, OSError, EOFError, zlib.error, RecursionError):
+        # (a nesting too deep for the decoder: the whole-text path refuses it by its depth)
         return None
     if progress:
         progress(0.65, "building columns")

@@ -69,3 +69,14 @@ def _own_history(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     """Each test keeps its own profile history (issue 11): servers and CLI runs it starts
     compare only with runs it made, never with another test's or the user's cache."""
     monkeypatch.setenv("KERNEL_LENS_HISTORY", str(tmp_path_factory.mktemp("history")))
+
+
+@pytest.fixture(autouse=True)
+def _main_module_kept() -> Any:
+    """Each test leaves ``sys.modules["__main__"]`` as it found it: an in-process IPython shell
+    (tests/cli/test_magic.py) puts its own ``__main__`` there, without the ``__spec__`` that
+    multiprocessing's spawn reads when a later test starts a worker process."""
+    main = sys.modules.get("__main__")
+    yield
+    if main is not None and sys.modules.get("__main__") is not main:
+        sys.modules["__main__"] = main

@@ -11,10 +11,8 @@ no agent of the server is left. Skips, saying why, when sshd cannot be started
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
-import shutil
-import socket
-import subprocess
 import sys
 import time
 import uuid
@@ -28,10 +26,10 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 
 from kernel_lens.client import AgentClient
 from kernel_lens.wire.errors import ProfileError
+from tests.lsp.remote_servers import UnavailableError, sshd
 from tests.lsp.test_lsp_e2e import _init, click, lenses, open_doc
 
 SERVER_DIR = Path(__file__).resolve().parent.parent.parent / "server"
-SSHD = "/usr/sbin/sshd"
 MARKER = f"kl_ssh_test_{uuid.uuid4().hex[:12]}"
 SPIN = """\
 import os
@@ -46,76 +44,27 @@ def spins(x):
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def ssh_prefix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[str]]:
-    """An argv prefix that starts this interpreter on localhost through a real sshd."""
-    if not os.path.exists(SSHD) or shutil.which("ssh-keygen") is None:
-        pytest.skip(f"{SSHD} or ssh-keygen is missing (scripts/ci-apt.sh installs openssh-server)")
-    if os.geteuid() != 0:
-        pytest.skip("sshd needs root here (privilege separation)")
+    """An argv prefix that starts this interpreter on localhost through a real sshd
+    (:func:`tests.lsp.remote_servers.sshd`)."""
     home = tmp_path_factory.mktemp("sshd")
-    for key in ("host_key", "id"):
-        subprocess.run(
-            ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(home / key)], check=True
-        )
-    (home / "authorized_keys").write_text((home / "id.pub").read_text())
-    port = _free_port()
     pid_file = home / "spin.pid"
-    config = home / "sshd_config"
-    config.write_text(
-        f"Port {port}\nListenAddress 127.0.0.1\nHostKey {home / 'host_key'}\n"
-        f"AuthorizedKeysFile {home / 'authorized_keys'}\nPidFile {home / 'sshd.pid'}\n"
-        "StrictModes no\nUsePAM no\nPasswordAuthentication no\nPermitRootLogin yes\n"
-    )
-    os.makedirs("/run/sshd", exist_ok=True)
-    sshd = subprocess.Popen(
-        [SSHD, "-D", "-e", "-f", str(config)], stderr=subprocess.PIPE, stdin=subprocess.DEVNULL
-    )
-    prefix = [
-        "ssh",
-        "-p",
-        str(port),
-        "-i",
-        str(home / "id"),
-        "-o",
-        "StrictHostKeyChecking=no",
-        "-o",
-        "UserKnownHostsFile=/dev/null",
-        "-o",
-        "BatchMode=yes",
-        "-o",
-        "LogLevel=ERROR",
-        "localhost",
-        "env",
-        f"PYTHONPATH={SERVER_DIR}",
-        f"KL_PID_FILE={pid_file}",
-        sys.executable,
-        "-X",
-        MARKER,  # names every remote agent of this module, for the leftovers check
-    ]
+    servers = contextlib.ExitStack()
     try:
-        deadline = time.monotonic() + 10
-        while True:
-            probe = subprocess.run(
-                [*prefix[:-5], "true"], capture_output=True, text=True, timeout=20
-            )
-            if probe.returncode == 0:
-                break
-            if sshd.poll() is not None or time.monotonic() > deadline:
-                sshd.kill()
-                err = (sshd.stderr.read() if sshd.stderr else b"").decode()[-500:]
-                pytest.skip(f"sshd did not start: {probe.stderr.strip()} {err}")
-            time.sleep(0.2)
-        yield prefix
-    finally:
-        sshd.kill()
-        sshd.wait()
+        login = servers.enter_context(sshd(home))
+    except UnavailableError as exc:
+        pytest.skip(str(exc))
+    with servers:
+        yield [
+            *login,
+            "env",
+            f"PYTHONPATH={SERVER_DIR}",
+            f"KL_PID_FILE={pid_file}",
+            sys.executable,
+            "-X",
+            MARKER,  # names every remote agent of this module, for the leftovers check
+        ]
 
 
 def _pid_file(prefix: list[str]) -> Path:

@@ -1859,8 +1859,7 @@ export const SCENARIOS = [
         "Reload Window: the Report comes back on train_step, no empty editor group",
         150_000,
         async () => {
-          await r.command("Developer: Reload Window");
-          await r.page.waitForLoadState("domcontentloaded");
+          await r.reloadWindow();
           const view = await r.waitWebview(
             "train_step's Report after the reload",
             (v) => v.mode === "report" && /train_step/.test(v.title) && /Per line/.test(v.text),

@@ -206,6 +206,26 @@ export class Run {
     await this.parkMouse();
   }
 
+  /**
+   * Developer: Reload Window, then waits for the new document's workbench. The command returns
+   * before the navigation starts, so the old page (and its webviews) would still answer a look
+   * made at once: a marker set on the old window tells the two documents apart.
+   */
+  async reloadWindow() {
+    await this.page.evaluate(() => {
+      window.__kernelLensBeforeReload = true;
+    });
+    await this.command("Developer: Reload Window");
+    await this.until(
+      "the window to reload",
+      async () => !(await this.page.evaluate(() => window.__kernelLensBeforeReload === true)),
+      60_000,
+      250,
+    );
+    await this.page.waitForLoadState("domcontentloaded");
+    await this.page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
+  }
+
   /** Opens a workspace file by name with Quick Open and waits for its editor tab. */
   async openFile(name) {
     await this.quickInput(name);

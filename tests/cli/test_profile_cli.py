@@ -59,7 +59,7 @@ def test_a_stable_function_stops_timing_once_converged_well_before_the_budget(
     assert policy["stopped"].startswith("converged (CI ±"), policy
     assert policy["ci_pct"] <= 1.0 and policy["reps"] == timing["reps"] >= 20
     assert sum(timing["samples_ms"]) < budget_ms / 4, (timing["reps"], policy)
-    assert "converged (CI ±" in policy["text"]
+    assert "median converged (95% CI ±" in policy["text"]
 
 
 def test_three_ways_names_the_op_of_each_line(trace_dir: str) -> None:

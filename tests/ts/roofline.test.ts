@@ -250,7 +250,7 @@ describe("the timing's warnings and stability in the Summary", () => {
     assert.equal(stabilityText({ ...base, policy: { ...policy, stable: true } }), " · stable");
     assert.equal(
       stabilityText({ ...base, policy: { ...policy, stable: false, rel_stdev_pct: 3.14 } }),
-      " · not stable (σ 3.1%)",
+      " · calls vary (σ 3.1%)",
     );
   });
 });

@@ -365,7 +365,7 @@ def test_the_hover_says_how_each_time_was_made() -> None:
     lines = timing_policy_lines(GRAPHED)
     assert (
         lines[1]
-        == "Timed: eager · L2 cold · CPU launch overhead included · 812 reps · not stable (σ 2.8%)"
+        == "Timed: eager · L2 cold · CPU launch overhead included · 812 reps · calls vary (σ 2.8%)"
     )
     assert lines[2] == (
         "- 1.12 µs in a CUDA graph · kernels 0.83 µs (launch-bound: median 3.58 µs < 20 µs)"

@@ -340,7 +340,7 @@ def test_to_json_carries_every_statistic(monkeypatch: pytest.MonkeyPatch) -> Non
             # why the repetitions stopped, and the median's interval then (issue 28)
             "stopped": "fixed reps",
             "ci_pct": 66.667,
-            "text": "eager · 5 reps · not stable (σ 52.7%) · fixed reps",
+            "text": "eager · 5 reps · calls vary (σ 52.7%) · fixed reps",
         },
         "samples_ms": [4 * U, 1 * U, 2 * U, 3 * U, 5 * U],
     }
@@ -511,3 +511,26 @@ def test_cpu_loop_on_a_clock_that_does_not_start_at_zero(monkeypatch: pytest.Mon
 def test_equal_gaps_split_at_the_first() -> None:
     samples = [1.0] * 7 + [2.0] * 6 + [4.0] * 7
     assert "samples bimodal (1 ms and 4 ms, 13 of 20 slow)" in timing.sample_shape(samples)
+
+
+def test_a_noisy_function_whose_median_converged_reads_as_one_statement() -> None:
+    """The samples' spread and the median's interval are two facts: the text says which is
+    which (the calls vary; the median is known), never "not stable" beside "converged"."""
+    from kernel_lens.analysis.timing_policy import make_policy, stopped_words
+
+    samples = [1.0] * 40 + [9.0] * 3
+    policy = make_policy(
+        method="cpu-clock",
+        l2_flushed=False,
+        reps=len(samples),
+        samples_ms=samples,
+        stopped="converged (CI ±0.9%)",
+        ci_pct=0.9,
+    )
+    assert policy["stable"] is False
+    assert policy["stopped"] == "converged (CI ±0.9%)"  # stored as the stopping rule said it
+    assert policy["text"].endswith(" · median converged (95% CI ±0.9%)"), policy["text"]
+    assert " · calls vary (σ " in policy["text"] and "not stable" not in policy["text"]
+    assert stopped_words("not shrinking (CI ±3.1%)") == "median's CI stopped shrinking at ±3.1%"
+    assert stopped_words("budget") == "hit the time budget"
+    assert stopped_words("fixed reps") == "fixed reps"

@@ -77,7 +77,12 @@ export function otherTimingWarnings(timing: ProfileTiming | null): string[] {
   return warnings.filter((w) => !CLOCK_WARNING.test(w)).map((w) => `⚠ ${w}`);
 }
 
-/** ` · stable` / ` · not stable (σ 3.1%)` on the median, or "" where the policy does not say. */
+/**
+ * ` · stable` / ` · calls vary (σ 3.1%)` after the median, or "" where the policy does not say.
+ * It is said of the calls, not the median: a noisy function's median can still be known to
+ * ±1% (the `Timed:` line's `median converged (95% CI ±0.9%)`), and "not stable" next to
+ * "converged" read as a contradiction.
+ */
 export function stabilityText(timing: ProfileTiming): string {
   const stable = timing.policy?.stable;
   if (stable === undefined) {
@@ -85,7 +90,7 @@ export function stabilityText(timing: ProfileTiming): string {
   }
   const sigma = timing.policy?.rel_stdev_pct;
   const detail = typeof sigma === "number" ? ` (σ ${sigma.toFixed(1)}%)` : "";
-  return stable ? " · stable" : ` · not stable${detail}`;
+  return stable ? " · stable" : ` · calls vary${detail}`;
 }
 
 /**

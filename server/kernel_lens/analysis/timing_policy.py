@@ -24,6 +24,7 @@ Standard library only: the agent, the language server and the CLI use it.
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -51,6 +52,8 @@ __all__ = [
     "needs_cooldown",
     "policy_text",
     "relative_stdev_pct",
+    "stability_words",
+    "stopped_words",
     "throttle_names",
 ]
 
@@ -322,15 +325,36 @@ def policy_text(policy: Mapping[str, Any]) -> str:
         parts.append("CPU launch overhead excluded")
     if policy.get("reps"):
         parts.append(f"{policy['reps']} reps")
+    parts.append(stability_words(policy))
+    stopped = policy.get("stopped")
+    if stopped:
+        parts.append(stopped_words(str(stopped)))
+    return " · ".join(parts)
+
+
+def stability_words(policy: Mapping[str, Any]) -> str:
+    """How much the calls varied: ``stable (σ 0.4%)``, or ``calls vary (σ 176%)`` past
+    :data:`STABLE_REL_PCT`. Said of the *samples*, so that it never reads as a verdict on the
+    median, whose own precision is :func:`stopped_words`' (a noisy function's median can be
+    known to ±1%)."""
     rel = policy.get("rel_stdev_pct")
     sigma = f" (σ {rel:.1f}%)" if isinstance(rel, int | float) else ""
-    parts.append(("stable" if policy.get("stable") else "not stable") + sigma)
-    stopped = policy.get("stopped")
+    return ("stable" if policy.get("stable") else "calls vary") + sigma
+
+
+def stopped_words(stopped: str) -> str:
+    """Why the repetitions stopped, said of the median: ``converged (CI ±0.8%)`` (as stored in
+    ``policy.stopped``) reads ``median converged (95% CI ±0.8%)``; ``not shrinking (CI ±3.1%)``
+    reads ``median's CI stopped shrinking at ±3.1%``; ``budget`` reads ``hit the time
+    budget``; anything else (``fixed reps``) as it is."""
     if stopped == "budget":
-        parts.append("hit the time budget")
-    elif stopped:
-        parts.append(str(stopped))
-    return " · ".join(parts)
+        return "hit the time budget"
+    match = re.fullmatch(r"(converged|not shrinking) \(CI (±[^)]*)\)", stopped)
+    if match is None:
+        return stopped
+    if match.group(1) == "converged":
+        return f"median converged (95% CI {match.group(2)})"
+    return f"median's CI stopped shrinking at {match.group(2)}"
 
 
 def _us(ms: float) -> str:

@@ -17,7 +17,7 @@ import {
 } from "vscode-languageclient/node";
 import { CLIENT_ID, DISPLAY_NAME, LANGUAGE } from "./constants";
 import { CrashPolicy } from "./crashPolicy";
-import { SERVER_MODULE, bundledLibs, serverEnv } from "./python";
+import { SERVER_MODULE, bundledLibs, earlyAgentEnv, serverEnv, type EarlyAgent } from "./python";
 import { NotificationProgress } from "./progress";
 import { SECTION, initializationOptions, type Settings } from "./settings";
 
@@ -30,13 +30,17 @@ export interface ClientConfig {
 }
 
 /** The server command: bundled PYTHONPATH, unbuffered, started outside the workspace. */
-export function serverExecutable(python: string, extensionPath: string): Executable {
+export function serverExecutable(
+  python: string,
+  extensionPath: string,
+  early?: EarlyAgent,
+): Executable {
   return {
     command: python,
     args: ["-m", SERVER_MODULE],
     transport: TransportKind.stdio,
     options: {
-      env: serverEnv(extensionPath, process.env),
+      env: { ...serverEnv(extensionPath, process.env), ...earlyAgentEnv(early) },
       // Not the workspace folder: `-m` puts the working folder first on sys.path, and a file
       // in an untrusted workspace must not be able to shadow a module of the server.
       cwd: bundledLibs(extensionPath),
@@ -49,7 +53,12 @@ const MAX_CONNECTION_ERRORS = 3;
 
 /** A new (not yet started) language client for the given interpreter and settings. */
 export function createClient(config: ClientConfig): LanguageClient {
-  const executable = serverExecutable(config.python, config.extensionPath);
+  const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+  const executable = serverExecutable(config.python, config.extensionPath, {
+    trusted: vscode.workspace.isTrusted,
+    agentCommand: config.settings.agentCommand,
+    folder: folder?.scheme === "file" ? folder.fsPath : undefined,
+  });
   const policy = new CrashPolicy();
   let everRunning = false;
   const errorHandler: ErrorHandler = {

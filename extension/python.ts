@@ -39,6 +39,29 @@ export function serverEnv(extensionPath: string, base: NodeJS.ProcessEnv): NodeJ
   return { ...base, PYTHONPATH: entries.join(path.delimiter), PYTHONUNBUFFERED: "1" };
 }
 
+/**
+ * Where the server may start its agent at once, before its own imports
+ * (`server/kernel_lens/early_agent.py`): a trusted workspace whose agent is the default local
+ * one, in the workspace's first folder (the folder the server would give it).
+ */
+export interface EarlyAgent {
+  trusted: boolean;
+  agentCommand: readonly string[];
+  folder: string | undefined;
+}
+
+/** The environment variables that ask the server for its early agent, or none. */
+export function earlyAgentEnv(early: EarlyAgent | undefined): Record<string, string> {
+  if (early === undefined || !early.trusted || early.agentCommand.length > 0) {
+    return {};
+  }
+  const env: Record<string, string> = { KERNEL_LENS_EARLY_AGENT: "1" };
+  if (early.folder !== undefined) {
+    env["KERNEL_LENS_EARLY_AGENT_CWD"] = early.folder;
+  }
+  return env;
+}
+
 /** Values for {@link expandVariables}. */
 export interface Variables {
   workspaceFolder?: string | undefined;

@@ -11,6 +11,7 @@ import {
   pipInstallArgs,
   probeServer,
   resolveRelative,
+  earlyAgentEnv,
   serverEnv,
   terminalText,
 } from "../../extension/python";
@@ -185,5 +186,23 @@ describe("findWheel", () => {
 describe("terminalText", () => {
   it("ends lines with CR LF, keeping progress-bar carriage returns", () => {
     assert.equal(terminalText("a\nb\r\nc\rd"), "a\r\nb\r\nc\rd");
+  });
+});
+
+describe("earlyAgentEnv", () => {
+  it("asks for the early agent only in a trusted workspace with the default agent", () => {
+    assert.deepEqual(earlyAgentEnv({ trusted: true, agentCommand: [], folder: "/ws" }), {
+      KERNEL_LENS_EARLY_AGENT: "1",
+      KERNEL_LENS_EARLY_AGENT_CWD: "/ws",
+    });
+    assert.deepEqual(earlyAgentEnv({ trusted: true, agentCommand: [], folder: undefined }), {
+      KERNEL_LENS_EARLY_AGENT: "1",
+    });
+    assert.deepEqual(earlyAgentEnv({ trusted: false, agentCommand: [], folder: "/ws" }), {});
+    assert.deepEqual(
+      earlyAgentEnv({ trusted: true, agentCommand: ["ssh", "gpu", "python3"], folder: "/ws" }),
+      {},
+    );
+    assert.deepEqual(earlyAgentEnv(undefined), {});
   });
 });

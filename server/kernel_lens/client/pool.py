@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from kernel_lens import early_agent
 from kernel_lens.client.faults import describe_exit, failing_frame, fault_frames, where_text
 from kernel_lens.client.process import AgentProcess
 from kernel_lens.client.remote import (
@@ -66,8 +67,6 @@ _AFTER_TIMING = frozenset({"timed", "done"})
 _TIMED_LATE = frozenset({"compiled", "sweep"})
 #: A line of a Python traceback naming the exception (``ModuleNotFoundError: No module …``).
 _ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt|Exit)\b(: .*)?$")
-#: The folder holding the ``kernel_lens`` package (``server/``, or the extension's bundled libs).
-_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def warming_text(agent: AgentProcess) -> str | None:
@@ -192,33 +191,17 @@ class AgentClient:
         return _task_alive(self._spare_task) or _task_alive(self._template)
 
     def _env(self) -> dict[str, str]:
-        env = dict(os.environ)
         # The server's folder (in the .vsix: bundled/libs with pygls, attrs, typing_extensions)
-        # must not shadow the user's packages in the agent: it goes last, via the boot line.
-        parts = [
-            p
-            for p in env.get("PYTHONPATH", "").split(os.pathsep)
-            if p and os.path.abspath(p) != _PACKAGE_ROOT
-        ]
-        if not self.local and not self.ship_agent:
-            parts.append(_PACKAGE_ROOT)  # ``-m kernel_lens.agent`` by a command that keeps env
+        # must not shadow the user's packages in the agent: it goes last, via the boot line; a
+        # command that runs ``-m kernel_lens.agent`` itself (and keeps env) gets it on the path.
         # A shipped agent gets this package through its stdin (client/remote.py), not the path.
-        if parts:
-            env["PYTHONPATH"] = os.pathsep.join(parts)
-        else:
-            env.pop("PYTHONPATH", None)
-        env["PYTHONUNBUFFERED"] = "1"
-        return env
+        return early_agent.agent_env(
+            dict(os.environ), keep_package=not self.local and not self.ship_agent
+        )
 
     def _argv(self) -> list[str]:
         if self.local:
-            # Appending (not prepending) the package's folder keeps the user's own site-packages
-            # first; no shell sits in between, so the one-line boot script is safe.
-            boot = (
-                "import sys; sys.path.append(sys.argv.pop(1)); "
-                "from kernel_lens.agent.__main__ import main; sys.exit(main())"
-            )
-            return [*self.argv_prefix, "-c", boot, _PACKAGE_ROOT]
+            return early_agent.agent_argv(self.argv_prefix)
         if not self.ship_agent:
             return [*self.argv_prefix, "-m", "kernel_lens.agent"]
         # Another machine (ssh, srun): a bootstrap that receives this package on its stdin.
@@ -249,13 +232,19 @@ class AgentClient:
             except ProfileError as err:
                 self._log(f"agent template: {err.message}; starting a fresh agent")
             agent.proc = None
+        early = early_agent.take(self._argv(), self._cwd()) if self.local else None
         try:
-            await agent.start(
-                self._argv(),
-                self._env(),
-                self._cwd(),
-                preamble=package_payload() if self.ship_agent else b"",
-            )
+            if early is not None:
+                # Started with the server, before its imports: already warming (or warm).
+                self._log(f"agent: taking the agent started with the server (pid {early.proc.pid})")
+                await agent.adopt(early)
+            else:
+                await agent.start(
+                    self._argv(),
+                    self._env(),
+                    self._cwd(),
+                    preamble=package_payload() if self.ship_agent else b"",
+                )
         except ProfileError as err:
             if not self.local and dropped_connection(self.argv_prefix, None, agent.recent):
                 raise ProfileError(

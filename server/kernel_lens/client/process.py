@@ -13,14 +13,19 @@ import os
 import re
 import signal
 import socket
+import subprocess
+import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernel_lens.client.faults import describe_exit
 from kernel_lens.wire.envelope import HURRY, clip, decode, read_message_line
 from kernel_lens.wire.errors import ProfileError
 from kernel_lens.wire.processes import ChildProcess, descendants, kill_descendants
+
+if TYPE_CHECKING:
+    from kernel_lens.early_agent import EarlyAgent
 
 __all__ = [
     "MAX_LINE_CHARS",
@@ -103,6 +108,40 @@ async def _write_pipe(fd: int) -> tuple[asyncio.StreamWriter, asyncio.BaseTransp
     )
     writer = asyncio.StreamWriter(transport, protocol, None, loop)
     return writer, transport
+
+
+def _exit_future(popen: subprocess.Popen[bytes]) -> asyncio.Future[int]:
+    """A future of ``popen``'s exit status, for a process the loop did not start: a pidfd
+    read by the loop where Linux has them, else a daemon thread in ``wait`` (never joined at
+    exit)."""
+    loop = asyncio.get_running_loop()
+    exited: asyncio.Future[int] = loop.create_future()
+
+    def done(code: int) -> None:
+        if not exited.done():
+            exited.set_result(code)
+
+    try:
+        pidfd = os.pidfd_open(popen.pid)
+    except (AttributeError, OSError):
+        pidfd = -1
+    if pidfd >= 0:
+
+        def readable() -> None:
+            loop.remove_reader(pidfd)
+            os.close(pidfd)
+            done(popen.wait())
+
+        loop.add_reader(pidfd, readable)
+        return exited
+
+    def wait() -> None:
+        code = popen.wait()
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
+            loop.call_soon_threadsafe(done, code)
+
+    threading.Thread(target=wait, name="early-agent-wait", daemon=True).start()
+    return exited
 
 
 def _warming_phase(raw: bytes) -> str | None:
@@ -201,6 +240,37 @@ class AgentProcess:
         await self._until_ready(" ".join(argv) if not preamble else " ".join(argv[:-1]) + " …")
         if template:
             self._events_task = asyncio.ensure_future(self._template_events())
+
+    async def adopt(self, early: EarlyAgent) -> None:
+        """Take over the agent started with the server (:mod:`kernel_lens.early_agent`), its
+        pipes wrapped for the loop, and wait for its ``ready`` line (it may have come already)."""
+        self.started_at = early.started_at
+        popen = early.proc
+        streams = [popen.stdin, popen.stdout, popen.stderr]
+        fds: list[int] = []
+        transports: list[asyncio.BaseTransport] = []
+        try:
+            for stream in streams:
+                assert stream is not None
+                fds.append(os.dup(stream.fileno()))
+                stream.close()
+            stdin, t_in = await _write_pipe(fds[0])
+            transports.append(t_in)
+            stdout, t_out = await _read_pipe(fds[1])
+            transports.append(t_out)
+            stderr, t_err = await _read_pipe(fds[2])
+            transports.append(t_err)
+        except BaseException:
+            for transport in transports:
+                transport.close()
+            for fd in fds[len(transports) :]:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            early.kill()
+            raise
+        exited = _exit_future(popen)
+        self.proc = ForkedProc(popen.pid, stdin, stdout, stderr, exited, transports)
+        await self._until_ready(" ".join(early.argv[:1]) + " (started with the server)")
 
     async def start_forked(self, template: AgentProcess) -> None:
         """Start as a fork of ``template`` and wait for the ``ready`` line."""

@@ -21,7 +21,13 @@ Modules, from the leaves up (each imports only modules above it in this list):
   any order).
 """
 
+# A trusted workspace's agent starts now, importing torch while the server imports pygls and
+# its modules (only when the client asked for it: kernel_lens/early_agent.py).
+from kernel_lens.early_agent import start as _start_early_agent
+
+_start_early_agent()
+
 # The agent's analysis needs pandas in the same interpreter. Importing it here makes the
 # extension's start-up check (`import kernel_lens.lsp`) fail where it is missing, so the user is
 # offered the install instead of meeting the error at the first profile.
-import pandas  # noqa: F401
+import pandas  # noqa: E402, F401

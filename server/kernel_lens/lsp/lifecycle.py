@@ -10,6 +10,7 @@ from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
 
+from kernel_lens import early_agent
 from kernel_lens.lsp.common import (
     SYNTAX_KEY,
     clear_diagnostics,
@@ -103,6 +104,11 @@ def setup(ls: KernelLensServer) -> None:
         root = folders[0].uri if folders else params.root_uri
         if root and root.startswith("file:"):
             ls.settings.workspace_root = unquote(urlparse(root).path)
+        # An agent started with the server (the client asked for it) is kept only where the
+        # settings would have started one: a trusted workspace, the default local agent.
+        early_agent.keep_if(
+            bool(ls.settings.workspace_trusted) and ls.settings.agent_command_is_default
+        )
 
     @ls.feature(types.INITIALIZED)
     async def initialized(ls: KernelLensServer, params: types.InitializedParams) -> None:
@@ -113,6 +119,8 @@ def setup(ls: KernelLensServer) -> None:
             f"workspace {trust}; timeout {ls.settings.timeout_seconds:g} s",
             types.MessageType.Info,
         )
+        if early_agent.pending():
+            prewarm(ls)  # the agent started with the server becomes the spare
         # A trace reader waiting for the first big trace (after the start-up's own work).
         asyncio.ensure_future(start_spare_reader(ls, delay_s=2.0))
 
@@ -148,6 +156,7 @@ def setup(ls: KernelLensServer) -> None:
 
     @ls.feature(types.SHUTDOWN)
     async def shutdown(ls: KernelLensServer, params: None) -> None:
+        early_agent.discard()
         ls.models.shutdown()
         await stop_spare_reader(ls)
         await ls.agent.kill()

@@ -50,8 +50,10 @@ NOT_IN_ANALYSIS = (
 #: Processes and shared memory, which ``analysis/`` stays out of.
 PROCESSES = ("multiprocessing", "signal", "mmap", "os.fork")
 STDLIB_ONLY = {
-    "kernel_lens.client": ("kernel_lens.wire", "kernel_lens.client"),
+    "kernel_lens.client": ("kernel_lens.wire", "kernel_lens.client", "kernel_lens.early_agent"),
     "kernel_lens.wire": ("kernel_lens.wire",),
+    # Runs first in the server's process, before its imports (issue 28's cold click).
+    "kernel_lens.early_agent": (),
 }
 #: The agent's orchestrators, which stages never import.
 ORCHESTRATORS = ("kernel_lens.agent.runner", "kernel_lens.agent.engine")
@@ -353,6 +355,7 @@ def _package(tmp_path: Path, files: dict[str, str]) -> Path:
         ("stdlib-only", "client/pool.py", "from kernel_lens.agent.errors import ProfileError\n"),
         ("stdlib-only", "client/pool.py", "from ..agent import engine\n"),
         ("stdlib-only", "client/__init__.py", "from kernel_lens.analysis import names\n"),
+        ("stdlib-only", "early_agent.py", "from kernel_lens.client import pool\n"),
     ],
 )
 def test_the_checker_catches_a_forbidden_import(

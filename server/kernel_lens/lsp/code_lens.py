@@ -46,7 +46,7 @@ from kernel_lens.lsp.common import refresh_lenses, uri_to_path
 from kernel_lens.lsp.convert import RawJson, raw_json_list
 from kernel_lens.lsp.feature import LanguageFeature
 from kernel_lens.lsp.language_server import KernelLensServer
-from kernel_lens.lsp.models import LENS_WAIT_S, LensRows
+from kernel_lens.lsp.models import LENS_WAIT_S, FirstLenses, LensRows
 from kernel_lens.lsp.results import Placed, Record, place
 from kernel_lens.lsp.state import DocumentState
 from kernel_lens.wire.errors import ProfileError
@@ -68,6 +68,8 @@ __all__ = [
     "CodeLenses",
     "document_lenses",
     "document_lenses_json",
+    "first_lenses_json",
+    "first_rows",
     "rows_ahead",
     "more_actions",
     "reading_lens",
@@ -649,8 +651,9 @@ def document_lenses_json(
 
 
 def row_json(lenses: list[types.CodeLens], unstructure: Any) -> str:
-    """A row's lenses as the items of a JSON list (no brackets; ``""`` for none)."""
-    return ",".join(json.dumps(unstructure(lens)) for lens in lenses)
+    """A row's lenses as the items of a JSON list (no brackets; ``""`` for none), compact (no
+    space after separators: a big file's answer is tens of thousands of rows)."""
+    return ",".join(json.dumps(unstructure(lens), separators=(",", ":")) for lens in lenses)
 
 
 def rows_ahead(uri: str, source: str, model: DocumentModel, unstructure: Any) -> LensRows:
@@ -689,12 +692,62 @@ def rows_ahead(uri: str, source: str, model: DocumentModel, unstructure: Any) ->
     return LensRows(tuple(trusted), tuple(untrusted))
 
 
+def first_rows(
+    uri: str, targets: tuple[tuple[int, str, str], ...], unstructure: Any
+) -> tuple[str, str]:
+    """The rows before any run of the scan's targets (``(first line, qualified name, role)``),
+    as :func:`rows_ahead` makes them from a model without sweeps: the ``profile`` targets'
+    rows, and every target's row in an untrusted workspace, each joined into one JSON text (a
+    kernel's row reads the server's state: made on the loop)."""
+    uri_json = json.dumps(uri)[1:-1]
+    row = _row_template(0, unstructure)
+    untrusted_row = _row_template(-1, unstructure)
+    trusted = [
+        row.format(line - 1, uri_json, name if name.isascii() else json.dumps(name)[1:-1])
+        for line, name, role in targets
+        if role == "profile"
+    ]
+    untrusted = [untrusted_row.format(line - 1) for line, _, _ in targets]
+    return ",".join(trusted), ",".join(untrusted)
+
+
+def first_lenses_json(
+    ls: KernelLensServer, uri: str, source: str, first: FirstLenses
+) -> RawJson | None:
+    """A big document's lenses before its tree is made, from the scan of its text (its
+    functions' rows where the scan is sure of them; the rest come with the full model, which
+    only adds: see :mod:`kernel_lens.analysis.def_scan`). ``None`` where the rows need the
+    model: a document with results (a function's or the script's), or a distributed script
+    (its rows offer *Profile on N ranks*)."""
+    if ls.documents.records(uri) or ls.documents.get(uri, SCRIPT_NAME) is not None:
+        return None
+    if first.process_group and ls.settings.ranks() > 0:
+        return None
+    unstructure = ls.protocol._converter.unstructure
+    parts: list[str] = []
+    occupied: set[int] = set()
+    if ls.settings.workspace_trusted:
+        parts.append(first.trusted)
+        for line, qualname, role in first.targets:
+            occupied.add(line - 1)
+            if role == "kernel":
+                info = FunctionInfo(qualname, line, line, line, line, (), False, None, None, 0)
+                parts.append(json.dumps(unstructure(_kernel_lens(ls, uri, info))))
+    else:
+        parts.append(first.untrusted)
+        occupied.update(line - 1 for line, _, _ in first.targets)
+    for i, lens in enumerate(_run_lines_lenses(ls, uri, source)):
+        if i == 0 or lens.range.start.line not in occupied:
+            parts.append(json.dumps(unstructure(lens)))
+    return raw_json_list(parts)
+
+
 #: ``str.format`` templates of rows before any run, by number of sweep parameters (``-1``: the
 #: untrusted row), for :func:`rows_ahead`.
 _ROW_TEMPLATES: dict[int, str] = {}
 #: Marks a value in a row's JSON (a private-use character: ``json.dumps`` writes ``\ue000``).
 _MARK = "\ue000"
-#: The line of a probe row (``"line": 987654321`` is nowhere else in a row's JSON: a string's
+#: The line of a probe row (``"line":987654321`` is nowhere else in a row's JSON: a string's
 #: quotes are escaped there).
 _PROBE_LINE = 987_654_321
 
@@ -727,7 +780,7 @@ def _row_template(params: int, unstructure: Any) -> str:
         lenses = _function_lenses(marks[0], target, None, "")
     text = row_json(lenses, unstructure).replace("{", "{{").replace("}", "}}")
     encoded = [json.dumps(m)[1:-1] for m in marks]
-    text = text.replace(f'"line": {_PROBE_LINE}', '"line": {0}')
+    text = text.replace(f'"line":{_PROBE_LINE}', '"line":{0}')
     for i, mark in enumerate(encoded, start=1):
         text = text.replace(mark, "{" + str(i) + "}")
     _ROW_TEMPLATES[params] = text
@@ -856,6 +909,14 @@ class CodeLenses(LanguageFeature):
         model = ls.models.ready(ls, doc.uri, source)
         if model is None:
             waiting = asyncio.ensure_future(ls.models.get(ls, doc.uri, source))
+            if len(source) > ls.models.inline_chars:
+                # A big file: its functions' rows from the scan of its text now, the tree's
+                # lenses when the worker has made it (a refresh, if they differ).
+                answer = await self._first_answer(uri, source, waiting)
+                if answer is not None:
+                    return answer
+                model = ls.models.ready(ls, doc.uri, source)
+        if model is None:
             try:
                 model = await asyncio.wait_for(asyncio.shield(waiting), LENS_WAIT_S)
             except TimeoutError:
@@ -871,6 +932,29 @@ class CodeLenses(LanguageFeature):
             return document_lenses_json(ls, doc.uri, source, model, rows)
         return document_lenses(ls, doc.uri, source, model)
 
+    async def _first_answer(
+        self, uri: str, source: str, waiting: asyncio.Future[DocumentModel]
+    ) -> RawJson | None:
+        """The answer from the scan of a big file's text (``None``: the model must answer)."""
+        ls = self.ls
+        first = await ls.models.first(ls, uri, source)
+        if first is None or ls.models.ready(ls, uri, source) is not None:
+            return None  # no scan, or the model came first
+        answer = first_lenses_json(ls, uri, source, first)
+        if answer is not None and not first.refresh_armed:
+            first.refresh_armed = True
+
+            def ready(f: asyncio.Future[DocumentModel]) -> None:
+                if (
+                    not f.cancelled()
+                    and f.exception() is None
+                    and not first.same_lenses(f.result())
+                ):
+                    refresh_lenses(ls)
+
+            waiting.add_done_callback(ready)
+        return answer
+
 
 def reading_lens(source: str) -> types.CodeLens:
     """The one lens of a document whose functions are still being found (a big file)."""
@@ -882,3 +966,7 @@ def setup(ls: KernelLensServer) -> None:
     """Take part in ``textDocument/codeLens``."""
     ls.dispatcher.add(CodeLenses(ls))
     ls.models.rows_ahead = rows_ahead  # a big document's rows are made in the worker
+    # and its first rows from the scan of its text, in a thread
+    ls.models.first_rows = lambda uri, targets: first_rows(
+        uri, targets, ls.protocol._converter.unstructure
+    )

@@ -14,9 +14,14 @@ Where the work runs:
   tree of the versions it analysed, so the lint of a version reuses the parse its lenses made.
   A newer version of a document cancels the older one's work still queued.
 
-The lens request waits at most :data:`LENS_WAIT_S` for a model; a document still being read
-then gets one lens saying so, and the client is asked to refresh its lenses when the model is
-ready (``workspace/codeLens/refresh``). Requests on other documents never wait for it.
+A big document's first lenses do not wait for its tree: :meth:`DocumentModels.first` scans its
+text without ``ast`` (:mod:`kernel_lens.analysis.def_scan`, a few tenths of a second for 6 MB, in
+a thread) for its functions and the lens roles it can be sure of, and the lens feature answers
+with their rows while the worker makes the full model; when that adds lenses the client is
+asked to refresh (``workspace/codeLens/refresh``). So each version is read twice, each once: the
+scan, and the one ``ast.parse`` of the worker. Where the scan cannot answer (results stored for
+the document, the show-all setting) the lens request waits at most :data:`LENS_WAIT_S` for the
+model, then answers one lens saying it is reading. Requests on other documents never wait.
 
 A helper of the feature layer; it imports no feature module.
 """
@@ -29,11 +34,13 @@ import contextlib
 import gc
 import logging
 import multiprocessing
+import os
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from kernel_lens.analysis import document_model
+from kernel_lens.analysis import def_scan, document_model
 from kernel_lens.analysis.document_model import DocumentModel
 from kernel_lens.analysis.timing_lint import TimingIssue
 from kernel_lens.lsp.state import LRU
@@ -50,7 +57,7 @@ class KernelLensServer(Protocol):
     def settings(self) -> Any: ...
 
 
-__all__ = ["INLINE_CHARS", "LENS_WAIT_S", "DocumentModels", "LensRows"]
+__all__ = ["INLINE_CHARS", "LENS_WAIT_S", "DocumentModels", "FirstLenses", "LensRows"]
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +66,11 @@ logger = logging.getLogger(__name__)
 INLINE_CHARS = 32_000
 #: How long a lens request waits for a model before it answers "reading…" (then refreshes).
 LENS_WAIT_S = 0.5
+#: How much lower the worker's CPU priority is than the server's (``os.nice``).
+WORKER_NICE = 5
+#: Seconds the worker waits before each model (tests: the first lenses of a big file come
+#: from the scan of its text, not by timing).
+MODEL_DELAY_ENV = "KERNEL_LENS_TEST_MODEL_DELAY_S"
 #: Models kept (by URI, version and the show-all setting); lints kept.
 MODELS_KEPT = 32
 
@@ -80,6 +92,50 @@ class LensRows:
     untrusted: tuple[str, ...]
 
 
+@dataclass
+class FirstLenses:
+    """A big document's first lenses, from the scan of its text (no tree).
+
+    Attributes:
+        targets: ``(first line, qualified name, role)`` of each function the scan gives a lens
+            (``profile`` or ``kernel``), in source order.
+        process_group: the text calls ``init_process_group``.
+        trusted: the rows of the ``profile`` targets (JSON, joined), as :class:`LensRows`'.
+        untrusted: the rows of all targets in an untrusted workspace (JSON, joined).
+        refresh_armed: a refresh is asked once the full model is ready (if it differs).
+    """
+
+    targets: tuple[tuple[int, str, str], ...]
+    process_group: bool
+    trusted: str
+    untrusted: str
+    refresh_armed: bool = False
+
+    def same_lenses(self, model: DocumentModel) -> bool:
+        """Whether the full model gives the same lenses (nothing to refresh)."""
+        if model.syntax_error is not None or model.module_work or model.load_inline:
+            return False
+        if model.process_group != self.process_group:
+            return False
+        full = tuple(
+            (t.info.first_line, t.info.qualname, t.role) for t in model.targets if t.role != "none"
+        )
+        return full == self.targets and not any(t.sweep_params for t in model.targets)
+
+
+#: ``rows(uri, targets)``: the first lenses' rows, ``(trusted, untrusted)`` JSON (the lens
+#: feature's ``first_rows``).
+FirstRowsMaker = Callable[[str, tuple[tuple[int, str, str], ...]], tuple[str, str]]
+
+
+def first_work(uri: str, source: str, rows: FirstRowsMaker) -> FirstLenses:
+    """In a thread: the scan's lens targets of a text, and their rows."""
+    roles, process_group = def_scan.outline_targets(source)
+    targets = tuple((d.first_line, d.qualname, role) for d, role in roles if role != "none")
+    trusted, untrusted = rows(uri, targets)
+    return FirstLenses(targets, process_group, trusted, untrusted)
+
+
 #: ``rows(uri, source, model, unstructure)``: a document's lens rows made ahead (the lens
 #: feature's ``rows_ahead``, handed over by reference: this module imports no feature).
 RowsMaker = Callable[[str, str, DocumentModel, Callable[[Any], Any]], LensRows]
@@ -94,6 +150,9 @@ def work(
 
     from kernel_lens.lsp.convert import server_converter
 
+    delay = float(os.environ.get(MODEL_DELAY_ENV) or 0.0)
+    if delay > 0:
+        time.sleep(delay)
     with _no_gc():
         model = document_model.analyze_keyed(key, source, key[2])
         if model.syntax_error is not None or rows_ahead is None:
@@ -131,6 +190,14 @@ def _no_gc() -> Iterator[None]:
             gc.enable()
 
 
+def _background() -> None:
+    """The worker's work is background work (a big file's full model, its lint): it yields
+    the CPU to the server's loop and its scan of the same file (its first lenses), and to the
+    editor, on a machine with few cores."""
+    with contextlib.suppress(OSError, AttributeError):
+        os.nice(WORKER_NICE)
+
+
 class DocumentModels:
     """The models of a server's documents, by (URI, version): one parse per version.
 
@@ -147,11 +214,17 @@ class DocumentModels:
         #: The worker's futures behind ``_pending`` (cancelled with them).
         self._workers: dict[ModelKey, asyncio.Future[Any]] = {}
         self._pending_lints: dict[tuple[str, Any], asyncio.Future[tuple[TimingIssue, ...]]] = {}
+        self._firsts: LRU[ModelKey, FirstLenses] = LRU(MODELS_KEPT)
+        self._pending_firsts: dict[ModelKey, asyncio.Future[FirstLenses]] = {}
         self._pool: concurrent.futures.ProcessPoolExecutor | None = None
         #: How many texts were analysed (parsed), for tests and the benchmark.
         self.analysed = 0
         #: Makes a big document's lens rows in the worker (set by the lens feature).
         self.rows_ahead: RowsMaker | None = None
+        #: Makes a big document's first lens rows from its scan (set by the lens feature).
+        self.first_rows: FirstRowsMaker | None = None
+        #: How many texts were scanned for their first lenses, for tests and the benchmark.
+        self.scanned = 0
 
     # -- keys -----------------------------------------------------------------------------
 
@@ -192,6 +265,36 @@ class DocumentModels:
         self._keep(key, model, None)
         return model
 
+    async def first(self, ls: KernelLensServer, uri: str, source: str) -> FirstLenses | None:
+        """A big text's first lenses from the scan of its text (made once per version, in a
+        thread: the loop answers other requests meanwhile); ``None`` when the scan is not used
+        (the show-all setting: every function's lenses need the tree, or no rows maker)."""
+        key = self._key(ls, uri, source)
+        if key[2] or self.first_rows is None:
+            return None
+        found = self._firsts.get(key)
+        if found is not None:
+            return found
+        future = self._pending_firsts.get(key)
+        if future is None:
+            future = asyncio.ensure_future(
+                asyncio.to_thread(first_work, uri, source, self.first_rows)
+            )
+            self._pending_firsts[key] = future
+
+            def done(f: asyncio.Future[FirstLenses], key: ModelKey = key) -> None:
+                self._pending_firsts.pop(key, None)
+                if not f.cancelled() and f.exception() is None:
+                    self.scanned += 1
+                    for other in list(self._firsts):
+                        if other[0] == key[0] and other != key:
+                            self._firsts.discard(other)
+                    if self._models.get(key) is None:  # a model made meanwhile: not needed
+                        self._firsts.put(key, f.result())
+
+            future.add_done_callback(done)
+        return await asyncio.shield(future)
+
     def _keep(self, key: ModelKey, model: DocumentModel, rows: LensRows | None) -> None:
         """Keep a document's newest model only (a big file's model and rows are hundreds of
         MB: its older versions go as soon as a newer one is ready)."""
@@ -199,6 +302,9 @@ class DocumentModels:
             if other[0] == key[0] and other != key:
                 self._models.discard(other)
                 self._rows.discard(other)
+        for other in list(self._firsts):
+            if other[0] == key[0]:
+                self._firsts.discard(other)  # the full model answers from now on
         self._models.put(key, model)
         if rows is not None:
             self._rows.put(key, rows)
@@ -297,6 +403,9 @@ class DocumentModels:
         for lkey in list(self._lints):
             if lkey[0] == uri:
                 self._lints.discard(lkey)
+        for key in list(self._firsts):
+            if key[0] == uri:
+                self._firsts.discard(key)
         for key in list(self._workers):
             if key[0] == uri:
                 self._workers.pop(key).cancel()
@@ -318,7 +427,9 @@ class DocumentModels:
         if self._pool is None:
             # spawn: the server has threads (a fork could copy a held lock into the child).
             self._pool = concurrent.futures.ProcessPoolExecutor(
-                max_workers=1, mp_context=multiprocessing.get_context("spawn")
+                max_workers=1,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_background,
             )
         return self._pool
 

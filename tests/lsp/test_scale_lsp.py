@@ -158,6 +158,7 @@ async def test_the_full_model_only_adds_lenses(slow_client: LanguageClient, tmp_
     lens of the first answer stays where it was."""
     client = slow_client
     text = generated_module(400) + (
+        "\n\nimport triton\n\n\n@triton.jit\ndef kernel(x_ptr):\n    pass\n"
         "\n\ndef _helper(x):\n    y = x + 1\n    return y * 2\n"
         "\n\ndef main():\n    total = 0\n    for i in range(3):\n        total += _helper(i)\n"
         "    print(total)\n\n\nmain()\nprint(_helper(2))\n"
@@ -169,6 +170,10 @@ async def test_the_full_model_only_adds_lenses(slow_client: LanguageClient, tmp_
     _open(client, uri, text)
     first = await asyncio.wait_for(_lenses(client, uri), ANSWER_BOUND_S)
     assert _titles(first).count("$(play) Profile") == 300
+    kernel_line = text.splitlines().index("@triton.jit")
+    assert (kernel_line, "$(file-binary) Show Assembly") in {
+        (lens.range.start.line, lens.command.title) for lens in first
+    }
     assert "$(run-all) Profile Script" not in _titles(first)
     deadline = time.monotonic() + 600
     while client.lens_refreshes == refreshes and time.monotonic() < deadline:  # type: ignore[attr-defined]
@@ -184,6 +189,33 @@ async def test_the_full_model_only_adds_lenses(slow_client: LanguageClient, tmp_
         main_line,
         helper_line,
     }
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(
+        server_command=[sys.executable, "-m", "kernel_lens.lsp"],
+        server_env={**os.environ, MODEL_DELAY_ENV: str(MODEL_DELAY_S)},
+    )
+)
+async def slow_untrusted(lsp_client: LanguageClient) -> Any:
+    await _init(lsp_client, {**OPTIONS, "workspaceTrusted": False})
+    yield
+    with contextlib.suppress(Exception):
+        await lsp_client.shutdown_session()
+
+
+async def test_an_untrusted_workspace_gets_trust_lenses_first(
+    slow_untrusted: LanguageClient, tmp_path: Path
+) -> None:
+    client = slow_untrusted
+    text = generated_module(400)
+    path = tmp_path / "untrusted.py"
+    path.write_text(text)
+    _open(client, path.as_uri(), text)
+    first = await asyncio.wait_for(_lenses(client, path.as_uri()), ANSWER_BOUND_S)
+    assert _titles(first) == ["$(shield) Kernel Lens: trust this workspace to profile"] * 300
+    lines = text.splitlines()
+    assert all(lines[lens.range.start.line].startswith("def ") for lens in first)
 
 
 async def test_a_request_after_shutdown_is_an_invalid_request(client: LanguageClient) -> None:

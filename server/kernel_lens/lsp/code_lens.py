@@ -693,22 +693,24 @@ def rows_ahead(uri: str, source: str, model: DocumentModel, unstructure: Any) ->
 
 
 def first_rows(
-    uri: str, targets: tuple[tuple[int, str, str], ...], unstructure: Any
-) -> tuple[str, str]:
+    uri: str, targets: tuple[tuple[int, str, str], ...], trusted: bool, unstructure: Any
+) -> str:
     """The rows before any run of the scan's targets (``(first line, qualified name, role)``),
-    as :func:`rows_ahead` makes them from a model without sweeps: the ``profile`` targets'
-    rows, and every target's row in an untrusted workspace, each joined into one JSON text (a
-    kernel's row reads the server's state: made on the loop)."""
+    as :func:`rows_ahead` makes them from a model without sweeps, joined into one JSON text:
+    trusted, the ``profile`` targets' rows (a kernel's row reads the server's state: made on
+    the loop); untrusted, every target's trust lens."""
+    if not trusted:
+        untrusted_row = _row_template(-1, unstructure)
+        return ",".join([untrusted_row.format(line - 1) for line, _, _ in targets])
     uri_json = json.dumps(uri)[1:-1]
     row = _row_template(0, unstructure)
-    untrusted_row = _row_template(-1, unstructure)
-    trusted = [
-        row.format(line - 1, uri_json, name if name.isascii() else json.dumps(name)[1:-1])
-        for line, name, role in targets
-        if role == "profile"
-    ]
-    untrusted = [untrusted_row.format(line - 1) for line, _, _ in targets]
-    return ",".join(trusted), ",".join(untrusted)
+    return ",".join(
+        [
+            row.format(line - 1, uri_json, name if name.isascii() else json.dumps(name)[1:-1])
+            for line, name, role in targets
+            if role == "profile"
+        ]
+    )
 
 
 def first_lenses_json(
@@ -723,18 +725,19 @@ def first_lenses_json(
         return None
     if first.process_group and ls.settings.ranks() > 0:
         return None
+    trusted = bool(ls.settings.workspace_trusted)
+    if trusted != first.trusted:
+        return None  # the workspace's trust changed since the rows were made
     unstructure = ls.protocol._converter.unstructure
-    parts: list[str] = []
+    parts: list[str] = [first.rows]
     occupied: set[int] = set()
-    if ls.settings.workspace_trusted:
-        parts.append(first.trusted)
+    if trusted:
         for line, qualname, role in first.targets:
             occupied.add(line - 1)
             if role == "kernel":
                 info = FunctionInfo(qualname, line, line, line, line, (), False, None, None, 0)
                 parts.append(json.dumps(unstructure(_kernel_lens(ls, uri, info))))
     else:
-        parts.append(first.untrusted)
         occupied.update(line - 1 for line, _, _ in first.targets)
     for i, lens in enumerate(_run_lines_lenses(ls, uri, source)):
         if i == 0 or lens.range.start.line not in occupied:
@@ -967,6 +970,6 @@ def setup(ls: KernelLensServer) -> None:
     ls.dispatcher.add(CodeLenses(ls))
     ls.models.rows_ahead = rows_ahead  # a big document's rows are made in the worker
     # and its first rows from the scan of its text, in a thread
-    ls.models.first_rows = lambda uri, targets: first_rows(
-        uri, targets, ls.protocol._converter.unstructure
+    ls.models.first_rows = lambda uri, targets, trusted: first_rows(
+        uri, targets, trusted, ls.protocol._converter.unstructure
     )

@@ -100,15 +100,16 @@ class FirstLenses:
         targets: ``(first line, qualified name, role)`` of each function the scan gives a lens
             (``profile`` or ``kernel``), in source order.
         process_group: the text calls ``init_process_group``.
-        trusted: the rows of the ``profile`` targets (JSON, joined), as :class:`LensRows`'.
-        untrusted: the rows of all targets in an untrusted workspace (JSON, joined).
+        trusted: whether ``rows`` are for a trusted workspace (as it was when they were made).
+        rows: trusted, the ``profile`` targets' rows; untrusted, every target's (its trust
+            lens): JSON, joined, as :class:`LensRows`'.
         refresh_armed: a refresh is asked once the full model is ready (if it differs).
     """
 
     targets: tuple[tuple[int, str, str], ...]
     process_group: bool
-    trusted: str
-    untrusted: str
+    trusted: bool
+    rows: str
     refresh_armed: bool = False
 
     def same_lenses(self, model: DocumentModel) -> bool:
@@ -123,17 +124,16 @@ class FirstLenses:
         return full == self.targets and not any(t.sweep_params for t in model.targets)
 
 
-#: ``rows(uri, targets)``: the first lenses' rows, ``(trusted, untrusted)`` JSON (the lens
-#: feature's ``first_rows``).
-FirstRowsMaker = Callable[[str, tuple[tuple[int, str, str], ...]], tuple[str, str]]
+#: ``rows(uri, targets, trusted)``: the first lenses' rows, JSON (the lens feature's
+#: ``first_rows``).
+FirstRowsMaker = Callable[[str, tuple[tuple[int, str, str], ...], bool], str]
 
 
-def first_work(uri: str, source: str, rows: FirstRowsMaker) -> FirstLenses:
+def first_work(uri: str, source: str, rows: FirstRowsMaker, trusted: bool) -> FirstLenses:
     """In a thread: the scan's lens targets of a text, and their rows."""
     roles, process_group = def_scan.outline_targets(source)
     targets = tuple((d.first_line, d.qualname, role) for d, role in roles if role != "none")
-    trusted, untrusted = rows(uri, targets)
-    return FirstLenses(targets, process_group, trusted, untrusted)
+    return FirstLenses(targets, process_group, trusted, rows(uri, targets, trusted))
 
 
 #: ``rows(uri, source, model, unstructure)``: a document's lens rows made ahead (the lens
@@ -278,7 +278,9 @@ class DocumentModels:
         future = self._pending_firsts.get(key)
         if future is None:
             future = asyncio.ensure_future(
-                asyncio.to_thread(first_work, uri, source, self.first_rows)
+                asyncio.to_thread(
+                    first_work, uri, source, self.first_rows, bool(ls.settings.workspace_trusted)
+                )
             )
             self._pending_firsts[key] = future
 

@@ -882,9 +882,18 @@ class CodeLenses(LanguageFeature):
         self.ls = ls
 
     def document_open(self, params: types.DidOpenTextDocumentParams) -> None:
+        if params.text_document.language_id != "python":
+            return
+        ls = self.ls
+        uri = params.text_document.uri
+        doc = ls.workspace.text_documents.get(uri)
+        if doc is not None and len(doc.source) > ls.models.inline_chars:
+            # A big file's first lenses: the scan of its text starts now (its full model
+            # after it), while the editor gets to its first lens request.
+            scan = asyncio.ensure_future(ls.models.first(ls, uri, doc.source))
+            scan.add_done_callback(lambda f: f.cancelled() or f.exception())  # the request's
         # The last runs from the history, read while the editor gets to its first lens request.
-        if params.text_document.language_id == "python":
-            start_restore(self.ls, params.text_document.uri)
+        start_restore(ls, uri)
 
     async def code_lens(self, params: types.CodeLensParams) -> list[types.CodeLens] | RawJson:
         ls = self.ls
@@ -940,7 +949,11 @@ class CodeLenses(LanguageFeature):
     ) -> RawJson | None:
         """The answer from the scan of a big file's text (``None``: the model must answer)."""
         ls = self.ls
-        first = await ls.models.first(ls, uri, source)
+        try:
+            first = await ls.models.first(ls, uri, source)
+        except Exception as exc:  # a scan that failed costs its answer, never the lenses
+            ls.log(f"the scan of {uri} failed: {exc!r}", types.MessageType.Warning)
+            return None
         if first is None or ls.models.ready(ls, uri, source) is not None:
             return None  # no scan, or the model came first
         answer = first_lenses_json(ls, uri, source, first)

@@ -130,10 +130,19 @@ FirstRowsMaker = Callable[[str, tuple[tuple[int, str, str], ...], bool], str]
 
 
 def first_work(uri: str, source: str, rows: FirstRowsMaker, trusted: bool) -> FirstLenses:
-    """In a thread: the scan's lens targets of a text, and their rows."""
-    roles, process_group = def_scan.outline_targets(source)
-    targets = tuple((d.first_line, d.qualname, role) for d, role in roles if role != "none")
-    return FirstLenses(targets, process_group, trusted, rows(uri, targets, trusted))
+    """In a thread: the scan's lens targets of a text, and their rows (the collector off: tens
+    of thousands of new tuples, no cycles; a collection in the server's heap costs more than
+    the scan of a few MB)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        roles, process_group = def_scan.outline_targets(source)
+        targets = tuple((d.first_line, d.qualname, role) for d, role in roles if role != "none")
+        del roles
+        return FirstLenses(targets, process_group, trusted, rows(uri, targets, trusted))
+    finally:
+        if was:
+            gc.enable()
 
 
 #: ``rows(uri, source, model, unstructure)``: a document's lens rows made ahead (the lens

@@ -191,6 +191,36 @@ async def test_the_full_model_only_adds_lenses(slow_client: LanguageClient, tmp_
     }
 
 
+async def test_an_edit_while_the_text_is_scanned_gets_the_new_texts_lenses(
+    slow_client: LanguageClient, tmp_path: Path
+) -> None:
+    client = slow_client
+    path = tmp_path / "edited.py"
+    old, new = generated_module(4000), generated_module(4004)
+    path.write_text(old)
+    uri = path.as_uri()
+    _open(client, uri, old)  # its scan starts at once
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=new)],
+        )
+    )
+    lenses = await asyncio.wait_for(_lenses(client, uri), ANSWER_BOUND_S)
+    assert _titles(lenses).count("$(play) Profile") == 3003
+    # closed while its scan runs, opened again: scanned again, answered
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri))
+    )
+    _open(client, uri, old)
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri))
+    )
+    _open(client, uri, new)
+    lenses = await asyncio.wait_for(_lenses(client, uri), ANSWER_BOUND_S)
+    assert _titles(lenses).count("$(play) Profile") == 3003
+
+
 @pytest_lsp.fixture(
     config=ClientServerConfig(
         server_command=[sys.executable, "-m", "kernel_lens.lsp"],

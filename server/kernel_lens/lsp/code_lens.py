@@ -951,6 +951,11 @@ class CodeLenses(LanguageFeature):
         ls = self.ls
         try:
             first = await ls.models.first(ls, uri, source)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise
+            return None  # the scan of an older version, or of a closed document
         except Exception as exc:  # a scan that failed costs its answer, never the lenses
             ls.log(f"the scan of {uri} failed: {exc!r}", types.MessageType.Warning)
             return None

@@ -199,6 +199,19 @@ def _no_gc() -> Iterator[None]:
             gc.enable()
 
 
+async def _outlive(future: asyncio.Future[Any]) -> None:
+    """Wait for ``future`` to end, however it ends (failed, cancelled: another version, a
+    closed document); only the waiter's own cancellation goes on."""
+    try:
+        await asyncio.shield(future)
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise
+    except Exception:  # the scan's failure is its lens request's to report
+        pass
+
+
 def _background() -> None:
     """The worker's work is background work (a big file's full model, its lint): it yields
     the CPU to the server's loop and its scan of the same file (its first lenses), and to the
@@ -286,6 +299,7 @@ class DocumentModels:
             return found
         future = self._pending_firsts.get(key)
         if future is None:
+            self._cancel_older_scans(uri, key)
             future = asyncio.ensure_future(
                 asyncio.to_thread(
                     first_work, uri, source, self.first_rows, bool(ls.settings.workspace_trusted)
@@ -332,8 +346,7 @@ class DocumentModels:
         if scan is not None and key not in self._pending:
             # The scan of the text first (its first lenses): on a machine of two cores the
             # worker's parse would halve its speed. A few tenths of a second for 6 MB.
-            with contextlib.suppress(Exception):
-                await asyncio.shield(scan)
+            await _outlive(scan)
             found = self._models.get(key)
             if found is not None:
                 return found
@@ -426,12 +439,20 @@ class DocumentModels:
         for key in list(self._firsts):
             if key[0] == uri:
                 self._firsts.discard(key)
+        for key, scan in list(self._pending_firsts.items()):
+            if key[0] == uri:
+                scan.cancel()  # its thread ends by itself; what it found is not kept
         for key in list(self._workers):
             if key[0] == uri:
                 self._workers.pop(key).cancel()
         for lkey, lint_future in list(self._pending_lints.items()):
             if lkey[0] == uri:
                 lint_future.cancel()
+
+    def _cancel_older_scans(self, uri: str, key: ModelKey) -> None:
+        for other, scan in list(self._pending_firsts.items()):
+            if other[0] == uri and other != key:
+                scan.cancel()
 
     def _cancel_older(self, uri: str, key: ModelKey) -> None:
         for other in list(self._workers):

@@ -281,7 +281,7 @@ def _function_lenses(
         head = [_profile_lens(uri, info, "$(play) Profile"), *ranks]
         return _row(first0, head, more_actions(uri, target, None), info.qualname)
     if record.state == "running":
-        return _running_lenses(record, source, first0)
+        return _running_lenses(record, source, first0, model)
     if record.state == "cancelled":
         return [
             _lens(first0, "$(circle-slash) Profile cancelled"),
@@ -364,14 +364,16 @@ def _line_lenses(result: dict[str, Any], placed: Placed, cuda: bool) -> list[typ
     return lenses
 
 
-def _running_lenses(record: Record, source: str, first0: int) -> list[types.CodeLens]:
+def _running_lenses(
+    record: Record, source: str, first0: int, model: DocumentModel | None = None
+) -> list[types.CodeLens]:
     """A running profile: one summary lens on the function's row (replaced as the job streams
     its result, never added to), and the per-line lenses as soon as its lines are known, on the
     lines they will keep (issue 28)."""
     result = record.result
     if not result:
         return [_lens(first0, "$(sync~spin) Profiling…")]
-    placed = place(record, source)
+    placed = place(record, source, model)  # the parsed text: never parsed again here
     if placed is None or placed.outdated:  # edited while it runs: the lines wait for the end
         return [_lens(first0, "$(sync~spin) Profiling…")]
     try:

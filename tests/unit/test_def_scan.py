@@ -362,3 +362,13 @@ def test_init_process_group_is_read_from_the_code() -> None:
     assert not outline(
         "s = 'init_process_group()'\n\n\ndef init_process_group(x):\n    pass\n"
     ).process_group
+
+
+def test_brackets_nested_deeper_than_the_removal_passes() -> None:
+    deep = "(" * 40 + "1" + ")" * 40
+    source = (
+        f"class A:\n    X = {deep[:-1]}\n){deep}\n\n    def m(self):\n        return 1\n\n\n"
+        f"def f():\n    return {'[' * 30}\n{']' * 30}\n"
+    )
+    ast.parse(source)
+    assert _found(source) == _expected(source)

@@ -62,6 +62,8 @@ _STRINGS = re.compile(
 )
 #: A bracket group on one line, with no bracket inside (removed pass after pass).
 _GROUP = re.compile(r"[(\[{][^()\[\]{}\n]*[)\]}]")
+#: Passes of :data:`_GROUP` (each removes one level of nesting; what is left is counted).
+_GROUP_PASSES = 8
 #: What is left that can carry a line on: brackets, a backslash at a line's end.
 _CARRY = re.compile(r"[(\[{]|[)\]}]|\\\n")
 #: A logical line's head (after the indentation the pattern starts with).
@@ -172,7 +174,7 @@ class Outline:
 def _carried_lines(code: str) -> set[int]:
     """1-based lines that start inside brackets or after a backslash (not logical lines)."""
     reduced = code
-    while True:
+    for _ in range(_GROUP_PASSES):  # brackets nested deeper are counted one by one below
         reduced, n = _GROUP.subn("", reduced)
         if not n:
             break

@@ -22,7 +22,8 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from kernel_lens.lsp.models import MODEL_DELAY_ENV
-from tests.lsp.test_lsp_e2e import FAKE_AGENT, OPTIONS, ROOT, _init, server_config
+from kernel_lens.wire.lsp import CMD_PROFILE, CMD_SET_BASELINE
+from tests.lsp.test_lsp_e2e import FAKE_AGENT, OPTIONS, ROOT, _init, click, server_config
 
 SQUARE = ROOT / "kernels" / "square.py"
 #: Generous on a busy 2-core machine (the benchmark measures: docs/benchmarks.md).
@@ -265,3 +266,39 @@ async def test_a_request_after_shutdown_is_an_invalid_request(client: LanguageCl
     assert caught.value.code == -32600  # InvalidRequest, as the specification says
     assert "shutdown" in caught.value.message
     client.exit(None)
+
+
+async def test_a_result_keeps_its_row_in_the_first_answer_after_an_edit(
+    slow_client: LanguageClient, tmp_path: Path
+) -> None:
+    """A big file with a result, edited: the new version's first answer (its model is late)
+    has the result's row on the function where it is now, and the scan's rows elsewhere."""
+    client = slow_client
+    text = generated_module(400)
+    path = tmp_path / "ran.py"
+    path.write_text(text)
+    uri = path.as_uri()
+    _open(client, uri, text)
+    first = await asyncio.wait_for(_lenses(client, uri), ANSWER_BOUND_S)
+    line0 = text.splitlines().index("def f4(x, BLOCK=128):")
+    profile = next(
+        lens
+        for lens in first
+        if lens.range.start.line == line0 and lens.command.command == CMD_PROFILE
+    )
+    await click(client, profile)
+    edited = "# an edit above everything\n" + text
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=edited)],
+        )
+    )
+    lenses = await asyncio.wait_for(_lenses(client, uri), ANSWER_BOUND_S)
+    titles = _titles(lenses)
+    assert not any("reading" in t for t in titles)
+    row = [lens for lens in lenses if lens.range.start.line == line0 + 1]
+    assert any(lens.command.command == CMD_SET_BASELINE for lens in row), _titles(row)
+    assert not any("outdated" in t for t in _titles(row))
+    assert "$(refresh) Re-profile" in _titles(row)
+    assert titles.count("$(play) Profile") == 299  # the others' rows, from the scan

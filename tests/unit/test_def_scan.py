@@ -372,3 +372,30 @@ def test_brackets_nested_deeper_than_the_removal_passes() -> None:
     )
     ast.parse(source)
     assert _found(source) == _expected(source)
+
+
+def test_where_functions_end_is_where_ast_ends_them() -> None:
+    """``last_line`` (a result's row placed before the tree is made) against ``end_lineno``:
+    equal but where the last statement is a string over several lines (said in its doc)."""
+    from kernel_lens.analysis.def_scan import last_line
+
+    checked = 0
+    for path in REAL:
+        source = path.read_text(encoding="utf-8")
+        tree = ast.parse(source)
+        ends_in_string = {
+            node.lineno
+            for node in ast.walk(tree)
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            and isinstance(node.body[-1], ast.Expr)
+            and isinstance(node.body[-1].value, ast.Constant)
+            and isinstance(node.body[-1].value.value, str)
+        }
+        expected = {(f.def_line, f.qualname): f.last_line for f in find_functions(source)}
+        found = outline(source)
+        for d in found.functions:
+            end = last_line(found.code, d.def_line, d.def_start, d.end)
+            if d.def_line not in ends_in_string:
+                assert end == expected[(d.def_line, d.qualname)], (path, d.qualname)
+                checked += 1
+    assert checked > 1000

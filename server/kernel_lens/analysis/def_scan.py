@@ -46,7 +46,14 @@ from kernel_lens.analysis.lens_targets import (
     is_input_factory,
 )
 
-__all__ = ["Outline", "OutlineDef", "blank_strings", "outline", "outline_targets"]
+__all__ = [
+    "Outline",
+    "OutlineDef",
+    "blank_strings",
+    "last_line",
+    "outline",
+    "outline_targets",
+]
 
 #: A comment, or a string (its prefix, if any, stays: letters of no consequence here). A
 #: backslash escapes the next character in every kind of string, raw ones included, as far as
@@ -626,3 +633,14 @@ def _has_work(d: OutlineDef, code: str, work: re.Pattern[str], m: re.Match[str] 
                 return True
         m = work.search(code, m.end(), d.end)
     return False
+
+
+def last_line(code: str, def_line: int, def_start: int, end: int) -> int:
+    """The 1-based line where a function ends as ``ast`` ends it (``end_lineno``: its last
+    statement's line, trailing blank and comment lines aside), from the scan's ``code`` and the
+    function's ``def_line``, the offset of that line and the offset of the next statement.
+
+    A function whose last statement is a string over several lines (a stub's docstring) ends
+    here on that string's first line: its blanked lines cannot be told from blank ones."""
+    stop = len(code[def_start:end].rstrip()) + def_start
+    return def_line + code.count("\n", def_start, max(stop - 1, def_start))

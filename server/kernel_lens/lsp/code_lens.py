@@ -19,16 +19,17 @@ import asyncio
 import json
 import os
 import time
-from typing import Any
+from typing import Any, cast
 
 from lsprotocol import types
 
 from kernel_lens.analysis.compare import line_delta
+from kernel_lens.analysis.def_scan import last_line
 from kernel_lens.analysis.distributed_text import distributed_line_text
 from kernel_lens.analysis.document_model import DocumentModel
 from kernel_lens.analysis.error_actions import CMD_SHOW_ERROR, error_actions
 from kernel_lens.analysis.functions import FunctionInfo, SourceSyntaxError
-from kernel_lens.analysis.lens_targets import LensTarget
+from kernel_lens.analysis.lens_targets import LensRole, LensTarget
 from kernel_lens.analysis.lens_text import (
     LONGER_BUDGET_SCALE,
     error_lens_title,
@@ -695,24 +696,73 @@ def rows_ahead(uri: str, source: str, model: DocumentModel, unstructure: Any) ->
 
 
 def first_rows(
-    uri: str, targets: tuple[tuple[int, str, str], ...], trusted: bool, unstructure: Any
-) -> str:
-    """The rows before any run of the scan's targets (``(first line, qualified name, role)``),
-    as :func:`rows_ahead` makes them from a model without sweeps, joined into one JSON text:
-    trusted, the ``profile`` targets' rows (a kernel's row reads the server's state: made on
-    the loop); untrusted, every target's trust lens."""
+    uri: str, functions: list[tuple[int, str, str]], trusted: bool, unstructure: Any
+) -> list[str]:
+    """Each scanned function's row before any run (``(first line, qualified name, role)``;
+    ``""`` for none), as :func:`rows_ahead` makes them from a model without sweeps: trusted, a
+    ``profile`` function's row (a kernel's reads the server's state: made on the loop);
+    untrusted, the trust lens of each function with a role."""
     if not trusted:
         untrusted_row = _row_template(-1, unstructure)
-        return ",".join([untrusted_row.format(line - 1) for line, _, _ in targets])
+        return [
+            untrusted_row.format(line - 1) if role != "none" else "" for line, _, role in functions
+        ]
     uri_json = json.dumps(uri)[1:-1]
     row = _row_template(0, unstructure)
-    return ",".join(
-        [
-            row.format(line - 1, uri_json, name if name.isascii() else json.dumps(name)[1:-1])
-            for line, name, role in targets
-            if role == "profile"
-        ]
+    return [
+        row.format(line - 1, uri_json, name if name.isascii() else json.dumps(name)[1:-1])
+        if role == "profile"
+        else ""
+        for line, name, role in functions
+    ]
+
+
+def _first_with_results(
+    ls: KernelLensServer, uri: str, source: str, first: FirstLenses, records: dict[str, Record]
+) -> list[str]:
+    """The first answer's rows of a document with results: the scan's rows, and the rows of
+    the functions with results made here, placed on a model of the scanned functions that
+    have results (their last line where ``ast`` would end them: trailing blank and comment
+    lines aside)."""
+    unstructure = ls.protocol._converter.unstructure
+    code = first.code
+
+    def info_of(f: tuple[int, str, int, int, int, bool, str]) -> FunctionInfo:
+        line, qualname, def_line, def_start, end, is_method, _ = f
+        last = last_line(code, def_line, def_start, end)
+        return FunctionInfo(
+            qualname, def_line, line, last, def_line + 1, (), is_method, None, None, 0
+        )
+
+    named: dict[str, FunctionInfo] = {}
+    for f in first.functions:
+        if f[1] in records and f[1] not in named:
+            named[f[1]] = info_of(f)  # the first def of a name, as the full model finds it
+    model = DocumentModel(
+        functions=tuple(named.values()),
+        targets=tuple(LensTarget(i, "profile", "") for i in named.values()),
     )
+    parts: list[str] = []
+    for f, row in zip(first.functions, first.function_rows, strict=True):
+        line, qualname, def_line, _, _, is_method, role = f
+        record = records.get(qualname)
+        if role == "kernel":
+            info = FunctionInfo(qualname, def_line, line, line, line, (), is_method, None, None, 0)
+            parts.append(json.dumps(unstructure(_kernel_lens(ls, uri, info))))
+        elif record is None:
+            if row:
+                parts.append(row)
+        else:
+            lenses = _function_lenses(
+                uri,
+                LensTarget(info_of(f), cast(LensRole, role), ""),
+                record,
+                source,
+                budget_ms=ls.settings.budget_ms,
+                model=model,
+            )
+            parts.append(row_json(lenses, unstructure))
+    return parts
 
 
 def first_lenses_json(
@@ -720,17 +770,31 @@ def first_lenses_json(
 ) -> RawJson | None:
     """A big document's lenses before its tree is made, from the scan of its text (its
     functions' rows where the scan is sure of them; the rest come with the full model, which
-    only adds: see :mod:`kernel_lens.analysis.def_scan`). ``None`` where the rows need the
-    model: a document with results (a function's or the script's), or a distributed script
-    (its rows offer *Profile on N ranks*)."""
-    if ls.documents.records(uri) or ls.documents.get(uri, SCRIPT_NAME) is not None:
-        return None
+    only adds: see :mod:`kernel_lens.analysis.def_scan`); a function with a result gets its
+    result's row, placed on the scanned function. ``None`` where the rows need the model: a
+    distributed script (its rows offer *Profile on N ranks*), results in an untrusted
+    workspace, a trust changed since the scan."""
     if first.process_group and ls.settings.ranks() > 0:
         return None
     trusted = bool(ls.settings.workspace_trusted)
     if trusted != first.trusted:
         return None  # the workspace's trust changed since the rows were made
     unstructure = ls.protocol._converter.unstructure
+    records = {r.qualname: r for r in ls.documents.records(uri) if r.qualname != SCRIPT_NAME}
+    script = ls.documents.get(uri, SCRIPT_NAME)
+    if (records or script is not None) and trusted:
+        first.answered_results = True
+        file_lenses = _file_lenses(ls, uri, source, DocumentModel())
+        held = [json.dumps(unstructure(lens)) for lens in file_lenses]
+        held += _first_with_results(ls, uri, source, first, records)
+        taken = {lens.range.start.line for lens in file_lenses}
+        taken.update(f[0] - 1 for f in first.functions if f[6] != "none" or f[1] in records)
+        for i, lens in enumerate(_run_lines_lenses(ls, uri, source)):
+            if i == 0 or lens.range.start.line not in taken:
+                held.append(json.dumps(unstructure(lens)))
+        return raw_json_list(held)
+    if records or script is not None:
+        return None  # untrusted: the model answers
     parts: list[str] = [first.rows]
     occupied: set[int] = set()
     if trusted:

@@ -111,6 +111,15 @@ class FirstLenses:
     trusted: bool
     rows: str
     refresh_armed: bool = False
+    #: every function the scan found: ``(first line, qualified name, def line, offset of its
+    #: def line, offset of the next statement at its level, is a method, role)``, in order
+    functions: tuple[tuple[int, str, int, int, int, bool, str], ...] = ()
+    #: each function's row (``""``: none, or a kernel's), as in ``rows``
+    function_rows: tuple[str, ...] = ()
+    #: the text with strings and comments blanked (where a function's last statement ends)
+    code: str = ""
+    #: the first answer held results: the full model's answer is asked for in any case
+    answered_results: bool = False
 
     def same_lenses(self, model: DocumentModel) -> bool:
         """Whether the full model gives the same lenses (nothing to refresh)."""
@@ -121,12 +130,16 @@ class FirstLenses:
         full = tuple(
             (t.info.first_line, t.info.qualname, t.role) for t in model.targets if t.role != "none"
         )
-        return full == self.targets and not any(t.sweep_params for t in model.targets)
+        return (
+            not self.answered_results
+            and full == self.targets
+            and not any(t.sweep_params for t in model.targets)
+        )
 
 
-#: ``rows(uri, targets, trusted)``: the first lenses' rows, JSON (the lens feature's
-#: ``first_rows``).
-FirstRowsMaker = Callable[[str, tuple[tuple[int, str, str], ...], bool], str]
+#: ``rows(uri, functions, trusted)``: each function's first row, JSON (``""`` for none; the
+#: lens feature's ``first_rows``); ``functions`` are ``(first line, qualified name, role)``.
+FirstRowsMaker = Callable[[str, list[tuple[int, str, str]], bool], list[str]]
 
 
 def first_work(uri: str, source: str, rows: FirstRowsMaker, trusted: bool) -> FirstLenses:
@@ -136,10 +149,24 @@ def first_work(uri: str, source: str, rows: FirstRowsMaker, trusted: bool) -> Fi
     was = gc.isenabled()
     gc.disable()
     try:
-        roles, process_group = def_scan.outline_targets(source)
-        targets = tuple((d.first_line, d.qualname, role) for d, role in roles if role != "none")
+        found = def_scan.outline(source)
+        roles, process_group = def_scan.outline_targets(source, found)
+        functions = tuple(
+            (d.first_line, d.qualname, d.def_line, d.def_start, d.end, d.is_method, role)
+            for d, role in roles
+        )
         del roles
-        return FirstLenses(targets, process_group, trusted, rows(uri, targets, trusted))
+        targets = tuple((f[0], f[1], f[6]) for f in functions if f[6] != "none")
+        made = rows(uri, [(f[0], f[1], f[6]) for f in functions], trusted)
+        return FirstLenses(
+            targets,
+            process_group,
+            trusted,
+            ",".join([r for r in made if r]),
+            functions=functions,
+            function_rows=tuple(made),
+            code=found.code,
+        )
     finally:
         if was:
             gc.enable()

@@ -19,9 +19,10 @@ text without ``ast`` (:mod:`kernel_lens.analysis.def_scan`, a few tenths of a se
 a thread) for its functions and the lens roles it can be sure of, and the lens feature answers
 with their rows while the worker makes the full model; when that adds lenses the client is
 asked to refresh (``workspace/codeLens/refresh``). So each version is read twice, each once: the
-scan, and the one ``ast.parse`` of the worker. Where the scan cannot answer (results stored for
-the document, the show-all setting) the lens request waits at most :data:`LENS_WAIT_S` for the
-model, then answers one lens saying it is reading. Requests on other documents never wait.
+scan, and the one ``ast.parse`` of the worker. Where the scan cannot answer (the show-all
+setting, a distributed script, results in an untrusted workspace) the lens request waits at
+most :data:`LENS_WAIT_S` for the model, then answers one lens saying it is reading. Requests on
+other documents never wait.
 
 A helper of the feature layer; it imports no feature module.
 """

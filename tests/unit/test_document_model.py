@@ -299,3 +299,27 @@ def test_the_lint_asked_first_runs_after_the_model_and_reuses_its_parse() -> Non
             models.shutdown()
 
     asyncio.run(run())
+
+
+def test_a_running_profiles_lenses_read_the_model_not_the_text(parses: list[int]) -> None:
+    """A big file's lenses while one of its functions is profiled (a refresh at each streamed
+    stage) place the record on the model: no parse of the whole text per request."""
+    from kernel_lens.lsp.code_lens import _running_lenses
+    from kernel_lens.lsp.results import Record, function_text
+
+    source = generated_module(40)
+    model = analyze(source)
+    parses.clear()
+    info = model.function_named("f4")
+    assert info is not None
+    record = Record(
+        "f4",
+        "running",
+        function_text(source.splitlines(), info),
+        info.first_line,
+        result={"lines": [{"line": info.body_first_line + 1, "source": "c = torch.relu(x) * 4"}]},
+        stage="timing",
+    )
+    lenses = _running_lenses(record, source, info.first_line - 1, model)
+    assert parses == []
+    assert lenses[0].command is not None and "Profiling" not in lenses[0].command.title

@@ -19,16 +19,17 @@ import asyncio
 import json
 import os
 import time
-from typing import Any
+from typing import Any, cast
 
 from lsprotocol import types
 
 from kernel_lens.analysis.compare import line_delta
+from kernel_lens.analysis.def_scan import last_line
 from kernel_lens.analysis.distributed_text import distributed_line_text
 from kernel_lens.analysis.document_model import DocumentModel
 from kernel_lens.analysis.error_actions import CMD_SHOW_ERROR, error_actions
 from kernel_lens.analysis.functions import FunctionInfo, SourceSyntaxError
-from kernel_lens.analysis.lens_targets import LensTarget
+from kernel_lens.analysis.lens_targets import LensRole, LensTarget
 from kernel_lens.analysis.lens_text import (
     LONGER_BUDGET_SCALE,
     error_lens_title,
@@ -46,7 +47,7 @@ from kernel_lens.lsp.common import refresh_lenses, uri_to_path
 from kernel_lens.lsp.convert import RawJson, raw_json_list
 from kernel_lens.lsp.feature import LanguageFeature
 from kernel_lens.lsp.language_server import KernelLensServer
-from kernel_lens.lsp.models import LENS_WAIT_S, LensRows
+from kernel_lens.lsp.models import LENS_WAIT_S, FirstLenses, LensRows
 from kernel_lens.lsp.results import Placed, Record, place
 from kernel_lens.lsp.state import DocumentState
 from kernel_lens.wire.errors import ProfileError
@@ -68,6 +69,8 @@ __all__ = [
     "CodeLenses",
     "document_lenses",
     "document_lenses_json",
+    "first_lenses_json",
+    "first_rows",
     "rows_ahead",
     "more_actions",
     "reading_lens",
@@ -279,7 +282,7 @@ def _function_lenses(
         head = [_profile_lens(uri, info, "$(play) Profile"), *ranks]
         return _row(first0, head, more_actions(uri, target, None), info.qualname)
     if record.state == "running":
-        return _running_lenses(record, source, first0)
+        return _running_lenses(record, source, first0, model)
     if record.state == "cancelled":
         return [
             _lens(first0, "$(circle-slash) Profile cancelled"),
@@ -362,14 +365,16 @@ def _line_lenses(result: dict[str, Any], placed: Placed, cuda: bool) -> list[typ
     return lenses
 
 
-def _running_lenses(record: Record, source: str, first0: int) -> list[types.CodeLens]:
+def _running_lenses(
+    record: Record, source: str, first0: int, model: DocumentModel | None = None
+) -> list[types.CodeLens]:
     """A running profile: one summary lens on the function's row (replaced as the job streams
     its result, never added to), and the per-line lenses as soon as its lines are known, on the
     lines they will keep (issue 28)."""
     result = record.result
     if not result:
         return [_lens(first0, "$(sync~spin) Profiling…")]
-    placed = place(record, source)
+    placed = place(record, source, model)  # the parsed text: never parsed again here
     if placed is None or placed.outdated:  # edited while it runs: the lines wait for the end
         return [_lens(first0, "$(sync~spin) Profiling…")]
     try:
@@ -649,8 +654,9 @@ def document_lenses_json(
 
 
 def row_json(lenses: list[types.CodeLens], unstructure: Any) -> str:
-    """A row's lenses as the items of a JSON list (no brackets; ``""`` for none)."""
-    return ",".join(json.dumps(unstructure(lens)) for lens in lenses)
+    """A row's lenses as the items of a JSON list (no brackets; ``""`` for none), compact (no
+    space after separators: a big file's answer is tens of thousands of rows)."""
+    return ",".join(json.dumps(unstructure(lens), separators=(",", ":")) for lens in lenses)
 
 
 def rows_ahead(uri: str, source: str, model: DocumentModel, unstructure: Any) -> LensRows:
@@ -689,12 +695,128 @@ def rows_ahead(uri: str, source: str, model: DocumentModel, unstructure: Any) ->
     return LensRows(tuple(trusted), tuple(untrusted))
 
 
+def first_rows(
+    uri: str, functions: list[tuple[int, str, str]], trusted: bool, unstructure: Any
+) -> list[str]:
+    """Each scanned function's row before any run (``(first line, qualified name, role)``;
+    ``""`` for none), as :func:`rows_ahead` makes them from a model without sweeps: trusted, a
+    ``profile`` function's row (a kernel's reads the server's state: made on the loop);
+    untrusted, the trust lens of each function with a role."""
+    if not trusted:
+        untrusted_row = _row_template(-1, unstructure)
+        return [
+            untrusted_row.format(line - 1) if role != "none" else "" for line, _, role in functions
+        ]
+    uri_json = json.dumps(uri)[1:-1]
+    row = _row_template(0, unstructure)
+    return [
+        row.format(line - 1, uri_json, name if name.isascii() else json.dumps(name)[1:-1])
+        if role == "profile"
+        else ""
+        for line, name, role in functions
+    ]
+
+
+def _first_with_results(
+    ls: KernelLensServer, uri: str, source: str, first: FirstLenses, records: dict[str, Record]
+) -> list[str]:
+    """The first answer's rows of a document with results: the scan's rows, and the rows of
+    the functions with results made here, placed on a model of the scanned functions that
+    have results (their last line where ``ast`` would end them: trailing blank and comment
+    lines aside)."""
+    unstructure = ls.protocol._converter.unstructure
+    code = first.code
+
+    def info_of(f: tuple[int, str, int, int, int, bool, str]) -> FunctionInfo:
+        line, qualname, def_line, def_start, end, is_method, _ = f
+        last = last_line(code, def_line, def_start, end)
+        return FunctionInfo(
+            qualname, def_line, line, last, def_line + 1, (), is_method, None, None, 0
+        )
+
+    named: dict[str, FunctionInfo] = {}
+    for f in first.functions:
+        if f[1] in records and f[1] not in named:
+            named[f[1]] = info_of(f)  # the first def of a name, as the full model finds it
+    model = DocumentModel(
+        functions=tuple(named.values()),
+        targets=tuple(LensTarget(i, "profile", "") for i in named.values()),
+    )
+    parts: list[str] = []
+    for f, row in zip(first.functions, first.function_rows, strict=True):
+        line, qualname, def_line, _, _, is_method, role = f
+        record = records.get(qualname)
+        if role == "kernel":
+            info = FunctionInfo(qualname, def_line, line, line, line, (), is_method, None, None, 0)
+            parts.append(json.dumps(unstructure(_kernel_lens(ls, uri, info))))
+        elif record is None:
+            if row:
+                parts.append(row)
+        else:
+            lenses = _function_lenses(
+                uri,
+                LensTarget(info_of(f), cast(LensRole, role), ""),
+                record,
+                source,
+                budget_ms=ls.settings.budget_ms,
+                model=model,
+            )
+            parts.append(row_json(lenses, unstructure))
+    return parts
+
+
+def first_lenses_json(
+    ls: KernelLensServer, uri: str, source: str, first: FirstLenses
+) -> RawJson | None:
+    """A big document's lenses before its tree is made, from the scan of its text (its
+    functions' rows where the scan is sure of them; the rest come with the full model, which
+    only adds: see :mod:`kernel_lens.analysis.def_scan`); a function with a result gets its
+    result's row, placed on the scanned function. ``None`` where the rows need the model: a
+    distributed script (its rows offer *Profile on N ranks*), results in an untrusted
+    workspace, a trust changed since the scan."""
+    if first.process_group and ls.settings.ranks() > 0:
+        return None
+    trusted = bool(ls.settings.workspace_trusted)
+    if trusted != first.trusted:
+        return None  # the workspace's trust changed since the rows were made
+    unstructure = ls.protocol._converter.unstructure
+    records = {r.qualname: r for r in ls.documents.records(uri) if r.qualname != SCRIPT_NAME}
+    script = ls.documents.get(uri, SCRIPT_NAME)
+    if (records or script is not None) and trusted:
+        first.answered_results = True
+        file_lenses = _file_lenses(ls, uri, source, DocumentModel())
+        held = [json.dumps(unstructure(lens)) for lens in file_lenses]
+        held += _first_with_results(ls, uri, source, first, records)
+        taken = {lens.range.start.line for lens in file_lenses}
+        taken.update(f[0] - 1 for f in first.functions if f[6] != "none" or f[1] in records)
+        for i, lens in enumerate(_run_lines_lenses(ls, uri, source)):
+            if i == 0 or lens.range.start.line not in taken:
+                held.append(json.dumps(unstructure(lens)))
+        return raw_json_list(held)
+    if records or script is not None:
+        return None  # untrusted: the model answers
+    parts: list[str] = [first.rows]
+    occupied: set[int] = set()
+    if trusted:
+        for line, qualname, role in first.targets:
+            occupied.add(line - 1)
+            if role == "kernel":
+                info = FunctionInfo(qualname, line, line, line, line, (), False, None, None, 0)
+                parts.append(json.dumps(unstructure(_kernel_lens(ls, uri, info))))
+    else:
+        occupied.update(line - 1 for line, _, _ in first.targets)
+    for i, lens in enumerate(_run_lines_lenses(ls, uri, source)):
+        if i == 0 or lens.range.start.line not in occupied:
+            parts.append(json.dumps(unstructure(lens)))
+    return raw_json_list(parts)
+
+
 #: ``str.format`` templates of rows before any run, by number of sweep parameters (``-1``: the
 #: untrusted row), for :func:`rows_ahead`.
 _ROW_TEMPLATES: dict[int, str] = {}
 #: Marks a value in a row's JSON (a private-use character: ``json.dumps`` writes ``\ue000``).
 _MARK = "\ue000"
-#: The line of a probe row (``"line": 987654321`` is nowhere else in a row's JSON: a string's
+#: The line of a probe row (``"line":987654321`` is nowhere else in a row's JSON: a string's
 #: quotes are escaped there).
 _PROBE_LINE = 987_654_321
 
@@ -727,7 +849,7 @@ def _row_template(params: int, unstructure: Any) -> str:
         lenses = _function_lenses(marks[0], target, None, "")
     text = row_json(lenses, unstructure).replace("{", "{{").replace("}", "}}")
     encoded = [json.dumps(m)[1:-1] for m in marks]
-    text = text.replace(f'"line": {_PROBE_LINE}', '"line": {0}')
+    text = text.replace(f'"line":{_PROBE_LINE}', '"line":{0}')
     for i, mark in enumerate(encoded, start=1):
         text = text.replace(mark, "{" + str(i) + "}")
     _ROW_TEMPLATES[params] = text
@@ -826,9 +948,18 @@ class CodeLenses(LanguageFeature):
         self.ls = ls
 
     def document_open(self, params: types.DidOpenTextDocumentParams) -> None:
+        if params.text_document.language_id != "python":
+            return
+        ls = self.ls
+        uri = params.text_document.uri
+        doc = ls.workspace.text_documents.get(uri)
+        if doc is not None and len(doc.source) > ls.models.inline_chars:
+            # A big file's first lenses: the scan of its text starts now (its full model
+            # after it), while the editor gets to its first lens request.
+            scan = asyncio.ensure_future(ls.models.first(ls, uri, doc.source))
+            scan.add_done_callback(lambda f: f.cancelled() or f.exception())  # the request's
         # The last runs from the history, read while the editor gets to its first lens request.
-        if params.text_document.language_id == "python":
-            start_restore(self.ls, params.text_document.uri)
+        start_restore(ls, uri)
 
     async def code_lens(self, params: types.CodeLensParams) -> list[types.CodeLens] | RawJson:
         ls = self.ls
@@ -856,6 +987,14 @@ class CodeLenses(LanguageFeature):
         model = ls.models.ready(ls, doc.uri, source)
         if model is None:
             waiting = asyncio.ensure_future(ls.models.get(ls, doc.uri, source))
+            if len(source) > ls.models.inline_chars:
+                # A big file: its functions' rows from the scan of its text now, the tree's
+                # lenses when the worker has made it (a refresh, if they differ).
+                answer = await self._first_answer(uri, source, waiting)
+                if answer is not None:
+                    return answer
+                model = ls.models.ready(ls, doc.uri, source)
+        if model is None:
             try:
                 model = await asyncio.wait_for(asyncio.shield(waiting), LENS_WAIT_S)
             except TimeoutError:
@@ -871,6 +1010,38 @@ class CodeLenses(LanguageFeature):
             return document_lenses_json(ls, doc.uri, source, model, rows)
         return document_lenses(ls, doc.uri, source, model)
 
+    async def _first_answer(
+        self, uri: str, source: str, waiting: asyncio.Future[DocumentModel]
+    ) -> RawJson | None:
+        """The answer from the scan of a big file's text (``None``: the model must answer)."""
+        ls = self.ls
+        try:
+            first = await ls.models.first(ls, uri, source)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise
+            return None  # the scan of an older version, or of a closed document
+        except Exception as exc:  # a scan that failed costs its answer, never the lenses
+            ls.log(f"the scan of {uri} failed: {exc!r}", types.MessageType.Warning)
+            return None
+        if first is None or ls.models.ready(ls, uri, source) is not None:
+            return None  # no scan, or the model came first
+        answer = first_lenses_json(ls, uri, source, first)
+        if answer is not None and not first.refresh_armed:
+            first.refresh_armed = True
+
+            def ready(f: asyncio.Future[DocumentModel]) -> None:
+                if (
+                    not f.cancelled()
+                    and f.exception() is None
+                    and not first.same_lenses(f.result())
+                ):
+                    refresh_lenses(ls)
+
+            waiting.add_done_callback(ready)
+        return answer
+
 
 def reading_lens(source: str) -> types.CodeLens:
     """The one lens of a document whose functions are still being found (a big file)."""
@@ -882,3 +1053,7 @@ def setup(ls: KernelLensServer) -> None:
     """Take part in ``textDocument/codeLens``."""
     ls.dispatcher.add(CodeLenses(ls))
     ls.models.rows_ahead = rows_ahead  # a big document's rows are made in the worker
+    # and its first rows from the scan of its text, in a thread
+    ls.models.first_rows = lambda uri, targets, trusted: first_rows(
+        uri, targets, trusted, ls.protocol._converter.unstructure
+    )

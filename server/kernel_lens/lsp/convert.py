@@ -46,7 +46,7 @@ class RawJson(str):
 def raw_json_list(items: list[str]) -> RawJson:
     """The JSON list of ``items``, each the JSON text of one item (or of several, joined by
     commas)."""
-    return RawJson("[" + ",".join(i for i in items if i) + "]")
+    return RawJson("[" + ",".join([i for i in items if i]) + "]")
 
 
 def _is_wire_dataclass(cls: Any) -> bool:

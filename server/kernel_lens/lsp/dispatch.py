@@ -202,6 +202,8 @@ class Dispatcher:
         )
         if not answers:
             return None
+        if len(answers) == 1 and isinstance(answers[0], RawJson):
+            return answers[0]  # a big file's lenses: not copied again
         if any(isinstance(answer, RawJson) for answer in answers):
             unstructure = self._server.protocol._converter.unstructure
             return raw_json_list(

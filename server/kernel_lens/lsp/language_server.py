@@ -57,15 +57,17 @@ class KernelLensProtocol(LanguageServerProtocol):
         self._result_types.pop(msg_id, None)
         if self.writer is None:
             return
-        body = f'{{"jsonrpc": "2.0", "id": {json.dumps(msg_id)}, "result": {result}}}'
+        # Encoded once (a big file's lenses are tens of MB: each copy costs).
+        data = f'{{"jsonrpc": "2.0", "id": {json.dumps(msg_id)}, "result": {result}}}'.encode(
+            self.CHARSET
+        )
         if self._include_headers:
-            length = len(body.encode(self.CHARSET))
             header = (
-                f"Content-Length: {length}\r\n"
+                f"Content-Length: {len(data)}\r\n"
                 f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
             )
-            body = header + body
-        written = self.writer.write(body.encode(self.CHARSET))
+            data = header.encode(self.CHARSET) + data
+        written = self.writer.write(data)
         if inspect.isawaitable(written):
             asyncio.ensure_future(written)
 

@@ -14,9 +14,15 @@ Where the work runs:
   tree of the versions it analysed, so the lint of a version reuses the parse its lenses made.
   A newer version of a document cancels the older one's work still queued.
 
-The lens request waits at most :data:`LENS_WAIT_S` for a model; a document still being read
-then gets one lens saying so, and the client is asked to refresh its lenses when the model is
-ready (``workspace/codeLens/refresh``). Requests on other documents never wait for it.
+A big document's first lenses do not wait for its tree: :meth:`DocumentModels.first` scans its
+text without ``ast`` (:mod:`kernel_lens.analysis.def_scan`, a few tenths of a second for 6 MB, in
+a thread) for its functions and the lens roles it can be sure of, and the lens feature answers
+with their rows while the worker makes the full model; when that adds lenses the client is
+asked to refresh (``workspace/codeLens/refresh``). So each version is read twice, each once: the
+scan, and the one ``ast.parse`` of the worker. Where the scan cannot answer (the show-all
+setting, a distributed script, results in an untrusted workspace) the lens request waits at
+most :data:`LENS_WAIT_S` for the model, then answers one lens saying it is reading. Requests on
+other documents never wait.
 
 A helper of the feature layer; it imports no feature module.
 """
@@ -29,11 +35,13 @@ import contextlib
 import gc
 import logging
 import multiprocessing
+import os
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from kernel_lens.analysis import document_model
+from kernel_lens.analysis import def_scan, document_model
 from kernel_lens.analysis.document_model import DocumentModel
 from kernel_lens.analysis.timing_lint import TimingIssue
 from kernel_lens.lsp.state import LRU
@@ -50,7 +58,7 @@ class KernelLensServer(Protocol):
     def settings(self) -> Any: ...
 
 
-__all__ = ["INLINE_CHARS", "LENS_WAIT_S", "DocumentModels", "LensRows"]
+__all__ = ["INLINE_CHARS", "LENS_WAIT_S", "DocumentModels", "FirstLenses", "LensRows"]
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +67,11 @@ logger = logging.getLogger(__name__)
 INLINE_CHARS = 32_000
 #: How long a lens request waits for a model before it answers "reading…" (then refreshes).
 LENS_WAIT_S = 0.5
+#: How much lower the worker's CPU priority is than the server's (``os.nice``).
+WORKER_NICE = 5
+#: Seconds the worker waits before each model (tests: the first lenses of a big file come
+#: from the scan of its text, not by timing).
+MODEL_DELAY_ENV = "KERNEL_LENS_TEST_MODEL_DELAY_S"
 #: Models kept (by URI, version and the show-all setting); lints kept.
 MODELS_KEPT = 32
 
@@ -80,6 +93,86 @@ class LensRows:
     untrusted: tuple[str, ...]
 
 
+@dataclass
+class FirstLenses:
+    """A big document's first lenses, from the scan of its text (no tree).
+
+    Attributes:
+        targets: ``(first line, qualified name, role)`` of each function the scan gives a lens
+            (``profile`` or ``kernel``), in source order.
+        process_group: the text calls ``init_process_group``.
+        trusted: whether ``rows`` are for a trusted workspace (as it was when they were made).
+        rows: trusted, the ``profile`` targets' rows; untrusted, every target's (its trust
+            lens): JSON, joined, as :class:`LensRows`'.
+        refresh_armed: a refresh is asked once the full model is ready (if it differs).
+    """
+
+    targets: tuple[tuple[int, str, str], ...]
+    process_group: bool
+    trusted: bool
+    rows: str
+    refresh_armed: bool = False
+    #: every function the scan found: ``(first line, qualified name, def line, offset of its
+    #: def line, offset of the next statement at its level, is a method, role)``, in order
+    functions: tuple[tuple[int, str, int, int, int, bool, str], ...] = ()
+    #: each function's row (``""``: none, or a kernel's), as in ``rows``
+    function_rows: tuple[str, ...] = ()
+    #: the text with strings and comments blanked (where a function's last statement ends)
+    code: str = ""
+    #: the first answer held results: the full model's answer is asked for in any case
+    answered_results: bool = False
+
+    def same_lenses(self, model: DocumentModel) -> bool:
+        """Whether the full model gives the same lenses (nothing to refresh)."""
+        if model.syntax_error is not None or model.module_work or model.load_inline:
+            return False
+        if model.process_group != self.process_group:
+            return False
+        full = tuple(
+            (t.info.first_line, t.info.qualname, t.role) for t in model.targets if t.role != "none"
+        )
+        return (
+            not self.answered_results
+            and full == self.targets
+            and not any(t.sweep_params for t in model.targets)
+        )
+
+
+#: ``rows(uri, functions, trusted)``: each function's first row, JSON (``""`` for none; the
+#: lens feature's ``first_rows``); ``functions`` are ``(first line, qualified name, role)``.
+FirstRowsMaker = Callable[[str, list[tuple[int, str, str]], bool], list[str]]
+
+
+def first_work(uri: str, source: str, rows: FirstRowsMaker, trusted: bool) -> FirstLenses:
+    """In a thread: the scan's lens targets of a text, and their rows (the collector off: tens
+    of thousands of new tuples, no cycles; a collection in the server's heap costs more than
+    the scan of a few MB)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        found = def_scan.outline(source)
+        roles, process_group = def_scan.outline_targets(source, found)
+        functions = tuple(
+            (d.first_line, d.qualname, d.def_line, d.def_start, d.end, d.is_method, role)
+            for d, role in roles
+        )
+        del roles
+        targets = tuple((f[0], f[1], f[6]) for f in functions if f[6] != "none")
+        made = rows(uri, [(f[0], f[1], f[6]) for f in functions], trusted)
+        return FirstLenses(
+            targets,
+            process_group,
+            trusted,
+            ",".join([r for r in made if r]),
+            functions=functions,
+            function_rows=tuple(made),
+            code=found.code,
+        )
+    finally:
+        if was:
+            gc.enable()
+
+
 #: ``rows(uri, source, model, unstructure)``: a document's lens rows made ahead (the lens
 #: feature's ``rows_ahead``, handed over by reference: this module imports no feature).
 RowsMaker = Callable[[str, str, DocumentModel, Callable[[Any], Any]], LensRows]
@@ -94,6 +187,9 @@ def work(
 
     from kernel_lens.lsp.convert import server_converter
 
+    delay = float(os.environ.get(MODEL_DELAY_ENV) or 0.0)
+    if delay > 0:
+        time.sleep(delay)
     with _no_gc():
         model = document_model.analyze_keyed(key, source, key[2])
         if model.syntax_error is not None or rows_ahead is None:
@@ -131,6 +227,27 @@ def _no_gc() -> Iterator[None]:
             gc.enable()
 
 
+async def _outlive(future: asyncio.Future[Any]) -> None:
+    """Wait for ``future`` to end, however it ends (failed, cancelled: another version, a
+    closed document); only the waiter's own cancellation goes on."""
+    try:
+        await asyncio.shield(future)
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise
+    except Exception:  # the scan's failure is its lens request's to report
+        pass
+
+
+def _background() -> None:
+    """The worker's work is background work (a big file's full model, its lint): it yields
+    the CPU to the server's loop and its scan of the same file (its first lenses), and to the
+    editor, on a machine with few cores."""
+    with contextlib.suppress(OSError, AttributeError):
+        os.nice(WORKER_NICE)
+
+
 class DocumentModels:
     """The models of a server's documents, by (URI, version): one parse per version.
 
@@ -147,11 +264,17 @@ class DocumentModels:
         #: The worker's futures behind ``_pending`` (cancelled with them).
         self._workers: dict[ModelKey, asyncio.Future[Any]] = {}
         self._pending_lints: dict[tuple[str, Any], asyncio.Future[tuple[TimingIssue, ...]]] = {}
+        self._firsts: LRU[ModelKey, FirstLenses] = LRU(MODELS_KEPT)
+        self._pending_firsts: dict[ModelKey, asyncio.Future[FirstLenses]] = {}
         self._pool: concurrent.futures.ProcessPoolExecutor | None = None
         #: How many texts were analysed (parsed), for tests and the benchmark.
         self.analysed = 0
         #: Makes a big document's lens rows in the worker (set by the lens feature).
         self.rows_ahead: RowsMaker | None = None
+        #: Makes a big document's first lens rows from its scan (set by the lens feature).
+        self.first_rows: FirstRowsMaker | None = None
+        #: How many texts were scanned for their first lenses, for tests and the benchmark.
+        self.scanned = 0
 
     # -- keys -----------------------------------------------------------------------------
 
@@ -192,6 +315,39 @@ class DocumentModels:
         self._keep(key, model, None)
         return model
 
+    async def first(self, ls: KernelLensServer, uri: str, source: str) -> FirstLenses | None:
+        """A big text's first lenses from the scan of its text (made once per version, in a
+        thread: the loop answers other requests meanwhile); ``None`` when the scan is not used
+        (the show-all setting: every function's lenses need the tree, or no rows maker)."""
+        key = self._key(ls, uri, source)
+        if key[2] or self.first_rows is None:
+            return None
+        found = self._firsts.get(key)
+        if found is not None:
+            return found
+        future = self._pending_firsts.get(key)
+        if future is None:
+            self._cancel_older_scans(uri, key)
+            future = asyncio.ensure_future(
+                asyncio.to_thread(
+                    first_work, uri, source, self.first_rows, bool(ls.settings.workspace_trusted)
+                )
+            )
+            self._pending_firsts[key] = future
+
+            def done(f: asyncio.Future[FirstLenses], key: ModelKey = key) -> None:
+                self._pending_firsts.pop(key, None)
+                if not f.cancelled() and f.exception() is None:
+                    self.scanned += 1
+                    for other in list(self._firsts):
+                        if other[0] == key[0] and other != key:
+                            self._firsts.discard(other)
+                    if self._models.get(key) is None:  # a model made meanwhile: not needed
+                        self._firsts.put(key, f.result())
+
+            future.add_done_callback(done)
+        return await asyncio.shield(future)
+
     def _keep(self, key: ModelKey, model: DocumentModel, rows: LensRows | None) -> None:
         """Keep a document's newest model only (a big file's model and rows are hundreds of
         MB: its older versions go as soon as a newer one is ready)."""
@@ -199,6 +355,9 @@ class DocumentModels:
             if other[0] == key[0] and other != key:
                 self._models.discard(other)
                 self._rows.discard(other)
+        for other in list(self._firsts):
+            if other[0] == key[0]:
+                self._firsts.discard(other)  # the full model answers from now on
         self._models.put(key, model)
         if rows is not None:
             self._rows.put(key, rows)
@@ -211,6 +370,14 @@ class DocumentModels:
             return found
         if len(source) <= self.inline_chars:
             return self._analyse_here(key, source)
+        scan = self._pending_firsts.get(key)
+        if scan is not None and key not in self._pending:
+            # The scan of the text first (its first lenses): on a machine of two cores the
+            # worker's parse would halve its speed. A few tenths of a second for 6 MB.
+            await _outlive(scan)
+            found = self._models.get(key)
+            if found is not None:
+                return found
         future = self._pending.get(key)
         if future is None:
             self._cancel_older(uri, key)
@@ -297,12 +464,23 @@ class DocumentModels:
         for lkey in list(self._lints):
             if lkey[0] == uri:
                 self._lints.discard(lkey)
+        for key in list(self._firsts):
+            if key[0] == uri:
+                self._firsts.discard(key)
+        for key, scan in list(self._pending_firsts.items()):
+            if key[0] == uri:
+                scan.cancel()  # its thread ends by itself; what it found is not kept
         for key in list(self._workers):
             if key[0] == uri:
                 self._workers.pop(key).cancel()
         for lkey, lint_future in list(self._pending_lints.items()):
             if lkey[0] == uri:
                 lint_future.cancel()
+
+    def _cancel_older_scans(self, uri: str, key: ModelKey) -> None:
+        for other, scan in list(self._pending_firsts.items()):
+            if other[0] == uri and other != key:
+                scan.cancel()
 
     def _cancel_older(self, uri: str, key: ModelKey) -> None:
         for other in list(self._workers):
@@ -318,7 +496,9 @@ class DocumentModels:
         if self._pool is None:
             # spawn: the server has threads (a fork could copy a held lock into the child).
             self._pool = concurrent.futures.ProcessPoolExecutor(
-                max_workers=1, mp_context=multiprocessing.get_context("spawn")
+                max_workers=1,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_background,
             )
         return self._pool
 

@@ -237,3 +237,93 @@ def test_a_file_that_is_not_protobuf_is_refused_with_its_name(tmp_path: Path) ->
     path.write_bytes(b'{"traceEvents": []}')
     with pytest.raises(TraceError, match="bad.pftrace"):
         read.read_columns(path)
+
+
+def test_the_typed_columns_take_absent_and_null_args_and_mixed_keys_as_the_json_parser(
+    tmp_path: Path, small_chunks: None
+) -> None:
+    # What the column building codes through dicts: args absent, null or partial (stream and
+    # device fall back to tid and pid only when absent), int and str keys that print alike,
+    # null names and categories, events that are not complete ones, in chunks of ~40 kB.
+    events: list[dict[str, Any]] = []
+    for i in range(3000):
+        e: dict[str, Any] = {
+            "ph": "X" if i % 11 else "i",
+            "cat": ["cpu_op", "kernel", None][i % 3],
+            "name": None if i % 17 == 0 else f"op{i % 23}",
+            "ts": i * 2.5,
+            "dur": 1.25,
+            "pid": [1, "1", 0][i % 3],
+            "tid": [7, "7", "main"][i % 3],
+        }
+        shape = i % 6
+        if shape == 1:
+            e["args"] = None
+        elif shape == 2:
+            e["args"] = {"stream": [7, "7", None][i % 3], "External id": i}
+        elif shape == 3:
+            e["args"] = {"device": [0, "0"][i % 2], "correlation": i, "bytes": 64}
+        elif shape == 4:
+            e["args"] = {"stream": 3, "device": 1, "Record function id": 5}
+        elif shape == 5:
+            e["args"] = {}
+        if i % 29 == 0:
+            del e["cat"]
+        events.append(e)
+    trace = {"traceEvents": events}
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(trace))
+    got = read._columns_streamed(str(path), None, None)
+    assert got is not None  # the typed reader took it (no fallback to the json parser)
+    _same(got, columns_from_trace(trace))
+    assert -1 not in set(got.stream.tolist()) | set(got.device.tolist())
+
+
+def test_the_streamed_synthetic_writer_writes_what_dumping_the_replica_writes() -> None:
+    import io
+    import sys
+
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.trace_synth import replicate_trace, write_replicated
+
+    recorded = load_trace(H200)
+    for events in (1, 700, 5000):
+        out = io.StringIO()
+        write_replicated(recorded, events, out, block=3)
+        assert out.getvalue() == json.dumps(replicate_trace(recorded, events)), events
+
+
+def test_reading_holds_the_columns_and_a_chunk_not_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Python's and numpy's allocations while a ~20 MB trace is read in one process in chunks
+    # of 1 MB: the columns (88 bytes an event) and one chunk's records, far below the file
+    # (the whole-text reading held the file's bytes, then its events' records).
+    import sys
+    import tracemalloc
+
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.trace_synth import write_replicated
+
+    monkeypatch.setattr(stream, "CHUNK_BYTES", 1 << 20)
+    monkeypatch.setenv("KERNEL_LENS_TRACE_WORKERS", "1")
+    path = tmp_path / "t.json"
+    with open(path, "w") as f:
+        write_replicated(load_trace(H200), 80_000, f)
+    size = path.stat().st_size
+
+    def peak_reading() -> tuple[int, int]:
+        tracemalloc.start()
+        try:
+            n = len(read.read_columns(path))
+            return n, tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    events, chunked = peak_reading()
+    assert events > 75_000 and size > 15e6
+    # The columns are built twice over at the end (the chunks' parts joined): ~0.7x the file.
+    assert chunked < 0.8 * size, (chunked, size)
+    monkeypatch.setattr(read, "_columns_streamed", lambda *a: None)  # the whole-text reading
+    whole = peak_reading()[1]
+    assert whole > size > chunked / 0.8, (whole, size)

@@ -308,6 +308,31 @@ def _nest(start: list[float], end: list[float], own: list[int]) -> tuple[list[in
     return depth, line
 
 
+#: Events walked at a time by `_nest` (its Python lists hold one piece, not a whole thread).
+_NEST_PIECE = 1 << 16
+
+
+def _nest_pieces(rows: I64, start: F64, end: F64, own: I64, depth: I64, line: I64) -> None:
+    """`_nest` of one thread's ``rows`` (sorted by (start, -end)) into ``depth`` and ``line``,
+    a piece of about `_NEST_PIECE` events at a time. A piece starts where every earlier event
+    has ended (the walk's stack is empty there), so the pieces are walked independently and the
+    answer is the walk's over the whole thread."""
+    n = len(rows)
+    cuts = [0, n]
+    if n > _NEST_PIECE:
+        prior_end = np.empty(n)
+        prior_end[0] = -_INF
+        np.maximum.accumulate(end[:-1], out=prior_end[1:])
+        empty = np.flatnonzero(prior_end <= start)  # where the stack is empty
+        wanted = np.searchsorted(empty, np.arange(_NEST_PIECE, n, _NEST_PIECE), "left")
+        picked = empty[wanted[wanted < len(empty)]]
+        cuts = sorted({0, n, *picked.tolist()})
+    for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+        d, ln = _nest(start[a:b].tolist(), end[a:b].tolist(), own[a:b].tolist())
+        depth[rows[a:b]] = d
+        line[rows[a:b]] = ln
+
+
 def build_store(
     columns: TraceColumns,
     *,
@@ -330,11 +355,10 @@ def build_store(
     # As the trace's clock has it: the last end minus the first start (not the rebased ends).
     span = max(float((columns.ts + dur).max()) - t0, 1e-9)
     cats = list(columns.cats)
-    cat_name = np.array(cats + [""], dtype=object)[columns.cat]
     is_cpu = columns.cat_in(_CPU)
     is_runtime = columns.cat_in(_RUNTIME)
-    device_kind = np.array([_DEVICE.get(c, "") for c in cats] + [""], dtype=object)[columns.cat]
-    is_device = device_kind != ""
+    is_device = columns.cat_in(frozenset(_DEVICE))
+    is_kernel = columns.cat_in(frozenset(c for c, k in _DEVICE.items() if k == "kernel"))
     keys = columns.keys
 
     # Depths and source lines per CPU thread (its CPU events and runtime calls together).
@@ -357,6 +381,7 @@ def build_store(
     bounds = np.flatnonzero(np.diff(thread_sorted)) + 1
     host_rank = np.zeros(n, dtype=np.int64)  # processing order, for "first line wins"
     host_rank[order] = np.arange(len(order))
+    del thread, thread_sorted
     for a, b in zip(
         np.concatenate(([0], bounds)).tolist(),
         np.concatenate((bounds, [len(order)])).tolist(),
@@ -364,9 +389,7 @@ def build_store(
     ):
         rows = order[a:b]
         own = np.where(columns.cat[rows] == annotation, name_line[columns.name[rows]], -1)
-        d, ln = _nest(start[rows].tolist(), end[rows].tolist(), own.tolist())
-        depth[rows] = d
-        line[rows] = ln
+        _nest_pieces(rows, start[rows], end[rows], own, depth, line)
     depth[is_runtime] = 0
 
     # GPU events take the line of the runtime call (correlation) or op (External id) behind them.
@@ -433,7 +456,7 @@ def build_store(
     # Strings: names, and the short kernel names as labels.
     strings = list(columns.names)
     label_of = np.arange(len(strings) + 1, dtype=np.int64)
-    kernel_names = np.unique(columns.name[device_kind == "kernel"]).tolist()
+    kernel_names = np.unique(columns.name[is_kernel]).tolist()
     index = {s: i for i, s in enumerate(strings)}
     for code in kernel_names:
         short = short_kernel_name(strings[code])
@@ -441,7 +464,8 @@ def build_store(
             index[short] = len(strings)
             strings.append(short)
         label_of[code] = index[short]
-    label = np.where(device_kind == "kernel", label_of[columns.name], columns.name)
+    label = np.where(is_kernel, label_of[columns.name], columns.name)
+    del is_kernel, host_rank
     out_cats = list(cats)
     for kind in ("kernel", "memcpy", "memset"):
         if kind not in out_cats:
@@ -449,13 +473,13 @@ def build_store(
     cat_index = {c: i for i, c in enumerate(out_cats)}
     shown_cat = np.array([cat_index[_DEVICE.get(c, c)] for c in cats] + [0], dtype=np.int64)
     cat = shown_cat[columns.cat]
-    del cat_name
 
     # Order: lane, depth, start; ties as an event-by-event walk meets them (host events
     # longest first, then file order).
     kept = np.flatnonzero(lane_of >= 0)
     tie = np.where(is_device, 0.0, -dur)
     sort = kept[np.lexsort((tie[kept], start[kept], depth[kept], lane_rank[kept]))]
+    del tie, kept
     seg_key = lane_rank[sort] * (int(depth.max()) + 1) + depth[sort]
     seg_bounds = np.flatnonzero(np.diff(seg_key)) + 1
     # No event on any lane (only events of no known kind): no segment at all.

@@ -12,7 +12,8 @@ measurement runs in its own child process, so that its peak memory (``ru_maxrss`
 interpreter included) is its own; one run prints, per size:
 
 - **language server, first open**: the reading child process the server starts (its Python
-  start-up and imports included), then the saved store read back and its overview;
+  start-up and imports included, its allocator set as the server sets it), then the saved store
+  read back and its overview;
 - **language server request** (``lsp``): the real server and a pygls client, the trace
   viewer's ``kernelLens/traceFile`` request timed to its answer (summary and overview as JSON),
   with the spare reader the server keeps waiting, and with a reader started for the request;
@@ -135,14 +136,16 @@ def measure_server_open(path: str) -> dict[str, Any]:
     """What the language server does on a first open: the reading child process (its Python
     start and imports included), then the saved store mapped and its overview built."""
     from kernel_lens.traces.cache import load_store
+    from kernel_lens.traces.readers import READER_MALLOC
 
     folder = os.path.join(tempfile.mkdtemp(prefix="kl-bench-open-"), "store")
+    env = {"GLIBC_TUNABLES": READER_MALLOC, **os.environ, "PYTHONPATH": str(ROOT / "server")}
     t0 = time.perf_counter()
     subprocess.run(
         [sys.executable, "-m", "kernel_lens.traces.reader", path, folder],
         check=True,
         capture_output=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "server")},
+        env=env,
     )
     store = load_store(folder)
     assert store is not None and store.summary is not None

@@ -311,3 +311,18 @@ def test_threads_walked_in_pieces_nest_as_walked_whole(monkeypatch: pytest.Monke
                   "self_dur"):  # fmt: skip
         np.testing.assert_array_equal(getattr(pieces, field), getattr(whole, field), field)
     assert (whole.line >= 0).any() and len(np.unique(whole.segments[:, 1])) > 3  # lines, depths
+
+
+def test_the_layout_order_is_lexsorts_order() -> None:
+    # Ties of starts (and -0.0 against 0.0), ties of the tie-breaker, groups that fit 16 bits
+    # and groups that do not: always np.lexsort's (stable) order.
+    from kernel_lens.analysis.trace_store import _order
+
+    rng = np.random.default_rng(5)
+    for trial in range(600):
+        n = int(rng.integers(0, 80))
+        start = rng.integers(0, 9, n).astype(float)
+        start[rng.random(n) < 0.1] = -0.0
+        tie = -rng.integers(0, 4, n).astype(float)
+        group = rng.integers(0, [1, 3, 70_000][trial % 3], n)
+        np.testing.assert_array_equal(_order(start, tie, group), np.lexsort((tie, start, group)))

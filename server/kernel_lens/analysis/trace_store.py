@@ -308,6 +308,31 @@ def _nest(start: list[float], end: list[float], own: list[int]) -> tuple[list[in
     return depth, line
 
 
+def _order(start: F64, tie: F64, group: I64) -> I64:
+    """``np.lexsort((tie, start, group))`` (``group``: non-negative ints), a few times faster on
+    millions of events: a stable sort by start alone (the events come nearly in time order, which
+    that sort takes in runs), the runs of equal starts sorted by ``tie`` among themselves, then a
+    stable sort by group (a radix sort when the groups fit 16 bits)."""
+    by_start = np.argsort(start, kind="stable")
+    s = start[by_start]
+    new_run = np.empty(len(s), dtype=bool)
+    new_run[:1] = True
+    np.not_equal(s[1:], s[:-1], out=new_run[1:])
+    del s
+    if not new_run.all():
+        # The events of runs of equal starts, by (run, tie): they stay on the run's places.
+        tied = np.flatnonzero(~new_run | np.append(~new_run[1:], False))
+        run = np.cumsum(new_run)[tied]
+        sub = by_start[tied]
+        by_start[tied] = sub[np.lexsort((tie[sub], run))]
+        del tied, run, sub
+    del new_run
+    g = group[by_start]
+    if len(g) and int(g.max()) < 1 << 16:
+        g = g.astype(np.uint16)
+    return by_start[np.argsort(g, kind="stable")]
+
+
 #: Events walked at a time by `_nest` (its Python lists hold one piece, not a whole thread).
 _NEST_PIECE = 1 << 16
 
@@ -376,11 +401,11 @@ def build_store(
     annotation = columns.cat_code("user_annotation")
     host = np.flatnonzero(is_cpu | is_runtime)
     thread = columns.pid[host] * (len(keys) + 1) + columns.tid[host]
-    order = host[np.lexsort((-end[host], start[host], thread))]
+    thread_code = pd.factorize(thread, sort=True)[0].astype(np.int64, copy=False)
+    order = host[_order(start[host], -end[host], thread_code)]
+    del thread_code
     thread_sorted = columns.pid[order] * (len(keys) + 1) + columns.tid[order]
     bounds = np.flatnonzero(np.diff(thread_sorted)) + 1
-    host_rank = np.zeros(n, dtype=np.int64)  # processing order, for "first line wins"
-    host_rank[order] = np.arange(len(order))
     del thread, thread_sorted
     for a, b in zip(
         np.concatenate(([0], bounds)).tolist(),
@@ -393,8 +418,8 @@ def build_store(
     depth[is_runtime] = 0
 
     # GPU events take the line of the runtime call (correlation) or op (External id) behind them.
-    with_line = host[line[host] >= 0]
-    with_line = with_line[np.argsort(host_rank[with_line], kind="stable")]
+    with_line = order[line[order] >= 0]  # in the walk's order, for "first line wins"
+    del order
     corr_line = _lookup(columns.corr[with_line], line[with_line], last=True)
     ext_line = _lookup(columns.ext_id[with_line], line[with_line], last=False)
     dev = np.flatnonzero(is_device)
@@ -464,22 +489,21 @@ def build_store(
             index[short] = len(strings)
             strings.append(short)
         label_of[code] = index[short]
-    label = np.where(is_kernel, label_of[columns.name], columns.name)
-    del is_kernel, host_rank
     out_cats = list(cats)
     for kind in ("kernel", "memcpy", "memset"):
         if kind not in out_cats:
             out_cats.append(kind)
     cat_index = {c: i for i, c in enumerate(out_cats)}
     shown_cat = np.array([cat_index[_DEVICE.get(c, c)] for c in cats] + [0], dtype=np.int64)
-    cat = shown_cat[columns.cat]
 
     # Order: lane, depth, start; ties as an event-by-event walk meets them (host events
     # longest first, then file order).
     kept = np.flatnonzero(lane_of >= 0)
-    tie = np.where(is_device, 0.0, -dur)
-    sort = kept[np.lexsort((tie[kept], start[kept], depth[kept], lane_rank[kept]))]
-    del tie, kept
+    group = lane_rank[kept] * (int(depth.max()) + 1)
+    group += depth[kept]
+    tie = np.where(is_device[kept], 0.0, -dur[kept])
+    sort = kept[_order(start[kept], tie, group)]
+    del tie, kept, group
     seg_key = lane_rank[sort] * (int(depth.max()) + 1) + depth[sort]
     seg_bounds = np.flatnonzero(np.diff(seg_key)) + 1
     # No event on any lane (only events of no known kind): no segment at all.
@@ -509,8 +533,8 @@ def build_store(
         self_dur=self_dur,
         reach=reach,
         name=columns.name[sort],
-        label=label[sort],
-        cat=cat[sort],
+        label=np.where(is_kernel[sort], label_of[columns.name[sort]], columns.name[sort]),
+        cat=shown_cat[columns.cat[sort]],
         line=line[sort],
         strings=tuple(strings),
         cats=tuple(out_cats),

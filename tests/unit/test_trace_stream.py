@@ -327,3 +327,40 @@ def test_reading_holds_the_columns_and_a_chunk_not_the_file(
     monkeypatch.setattr(read, "_columns_streamed", lambda *a: None)  # the whole-text reading
     whole = peak_reading()[1]
     assert whole > size > chunked / 0.8, (whole, size)
+
+
+@pytest.mark.parametrize("aside", [True, False], ids=["forked", "here"])
+def test_the_reader_saves_the_summary_it_computes_beside_the_layout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    aside: bool,
+) -> None:  # fmt: skip
+    # From _SUMMARY_ASIDE_EVENTS a forked process computes the summary while the store is laid
+    # out; the saved store is the same either way, and equals the one built in one go.
+    import os
+
+    from kernel_lens.traces import reader
+    from kernel_lens.traces.cache import load_store
+
+    monkeypatch.setattr(reader, "_SUMMARY_ASIDE_EVENTS", 1 if aside else 10**9)
+    forks: list[int] = []
+    fork = os.fork
+
+    def counted_fork() -> int:
+        forks.append(1)
+        return fork()
+
+    monkeypatch.setattr(os, "fork", counted_fork)
+    trace = _awkward_trace(3000)
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(trace))
+    folder = str(tmp_path / "store")
+    assert reader.main([str(path), folder]) == 0
+    assert json.loads(capsys.readouterr().out.splitlines()[-1]) == {"done": folder}
+    saved = load_store(folder)
+    columns = columns_from_trace(trace)
+    expected = build_store(columns, summary=summarize_columns(columns).to_json())
+    assert saved is not None and saved.summary is not None
+    assert saved.summary == json.loads(json.dumps(expected.summary))
+    assert saved.summary["event_count"] == len(columns) > 2000
+    assert saved.timeline() == expected.timeline()
+    assert len(forks) == (1 if aside else 0)

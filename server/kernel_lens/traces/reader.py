@@ -8,9 +8,11 @@ memory back; a big trace's parse never holds the server's interpreter.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from kernel_lens.analysis.trace_columns import TraceColumns, TraceError
@@ -49,8 +51,9 @@ def main(argv: list[str]) -> int:
     try:
         columns = read_columns(path, progress, on_prefix)
         progress(0.7, "summarising")
-        summary = summarize_columns(columns).to_json()
-        store = build_store(columns, summary=summary, progress=progress)
+        summary = _summary_aside(columns)
+        store = build_store(columns, progress=progress)
+        store = dataclasses.replace(store, summary=summary())
         del columns
         progress(0.95, "saving the columns")
         save_store(store, folder)
@@ -62,6 +65,51 @@ def main(argv: list[str]) -> int:
         return 1
     say({"done": folder})
     return 0
+
+
+#: Events from which the summary is computed by a forked process while the store is laid out.
+_SUMMARY_ASIDE_EVENTS = 400_000
+
+
+def _summary_aside(columns: TraceColumns) -> Callable[[], dict[str, Any]]:
+    """The summary of ``columns`` as JSON, computed by a forked process while this one lays out
+    the store (Linux, big traces): returns the function that waits for it. The summary comes
+    through a pipe as the JSON it is saved as; a child that fails costs its time here (the
+    summary is computed here then)."""
+
+    def here() -> dict[str, Any]:
+        return summarize_columns(columns).to_json()
+
+    if len(columns) < _SUMMARY_ASIDE_EVENTS or not sys.platform.startswith("linux"):
+        summary = here()
+        return lambda: summary
+    try:
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()
+    except OSError:
+        summary = here()
+        return lambda: summary
+    if pid == 0:  # the child: never returns from here
+        code = 1
+        try:
+            os.close(read_fd)
+            with os.fdopen(write_fd, "wb") as f:
+                f.write(json.dumps(here()).encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_fd)
+
+    def wait() -> dict[str, Any]:
+        with os.fdopen(read_fd, "rb") as f:
+            data = f.read()
+        _, status = os.waitpid(pid, 0)
+        if status != 0 or not data:
+            return here()
+        got: dict[str, Any] = json.loads(data)
+        return got
+
+    return wait
 
 
 def _serve() -> int:

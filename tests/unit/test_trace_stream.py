@@ -364,3 +364,34 @@ def test_the_reader_saves_the_summary_it_computes_beside_the_layout(
     assert saved.summary["event_count"] == len(columns) > 2000
     assert saved.timeline() == expected.timeline()
     assert len(forks) == (1 if aside else 0)
+
+
+@pytest.mark.parametrize("child_fails", [False, True], ids=["forked", "child-fails"])
+def test_the_nesting_walked_in_two_processes_is_the_walk_in_one(
+    monkeypatch: pytest.MonkeyPatch, child_fails: bool
+) -> None:
+    import os
+
+    from kernel_lens.analysis import trace_store
+    from kernel_lens.traces import reader
+
+    monkeypatch.setattr(trace_store, "_NEST_PIECE", 200)
+    monkeypatch.setattr(reader, "_WALK_TWO_EVENTS", 1)
+    columns = columns_from_trace(_awkward_trace(6000))
+    one = build_store(columns)
+    parent, walks = os.getpid(), []
+
+    def walk(pieces: list[Any]) -> Any:
+        walks.append(len(pieces))
+        if child_fails and os.getpid() != parent:
+            raise RuntimeError("the child's walk fails")
+        return trace_store.walk_pieces(pieces)
+
+    monkeypatch.setattr(reader, "walk_pieces", walk)
+    two = build_store(columns, walk=reader.walk_in_two)
+    # Here: the earlier half, then (the child failed) the later half again.
+    assert len(walks) == (2 if child_fails else 1) and walks[0] > 5
+    for field in ("segments", "start", "end", "dur", "reach", "name", "label", "cat", "line",
+                  "self_dur"):  # fmt: skip
+        np.testing.assert_array_equal(getattr(two, field), getattr(one, field), field)
+    assert (one.line >= 0).any()

@@ -14,6 +14,7 @@ trace's first event.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +26,7 @@ from kernel_lens.analysis.line_attribution import BACKWARD_PREFIX, LINE_RANGE_RE
 from kernel_lens.analysis.names import short_kernel_name
 from kernel_lens.analysis.trace_columns import Progress, TraceColumns
 
-__all__ = ["ARRAYS", "TraceStore", "build_store"]
+__all__ = ["ARRAYS", "Piece", "TraceStore", "Walk", "build_store", "walk_pieces"]
 
 _CPU = frozenset({"cpu_op", "user_annotation", "python_function"})
 _RUNTIME = frozenset({"cuda_runtime", "cuda_driver"})
@@ -337,12 +338,17 @@ def _order(start: F64, tie: F64, group: I64) -> I64:
 _NEST_PIECE = 1 << 16
 
 
-def _nest_pieces(rows: I64, start: F64, end: F64, own: I64, depth: I64, line: I64) -> None:
-    """`_nest` of one thread's ``rows`` (sorted by (start, -end)) into ``depth`` and ``line``,
-    a piece of about `_NEST_PIECE` events at a time. A piece starts where every earlier event
-    has ended (the walk's stack is empty there), so the pieces are walked independently and the
-    answer is the walk's over the whole thread."""
-    n = len(rows)
+#: One thread's stretch of events for `_nest` (sorted by (start, -end)): start, end, own line.
+Piece = tuple[F64, F64, I64]
+#: Walks pieces: the depth and line of their events, piece after piece (`walk_pieces`).
+Walk = Callable[[list[Piece]], tuple[I64, I64]]
+
+
+def _cut_thread(start: F64, end: F64, own: I64) -> list[Piece]:
+    """One thread's events (sorted by (start, -end)) as pieces of about `_NEST_PIECE` events,
+    each starting where every earlier event has ended (the walk's stack is empty there), so the
+    pieces are walked independently and the answer is the walk's over the whole thread."""
+    n = len(start)
     cuts = [0, n]
     if n > _NEST_PIECE:
         prior_end = np.empty(n)
@@ -352,10 +358,19 @@ def _nest_pieces(rows: I64, start: F64, end: F64, own: I64, depth: I64, line: I6
         wanted = np.searchsorted(empty, np.arange(_NEST_PIECE, n, _NEST_PIECE), "left")
         picked = empty[wanted[wanted < len(empty)]]
         cuts = sorted({0, n, *picked.tolist()})
-    for a, b in zip(cuts[:-1], cuts[1:], strict=True):
-        d, ln = _nest(start[a:b].tolist(), end[a:b].tolist(), own[a:b].tolist())
-        depth[rows[a:b]] = d
-        line[rows[a:b]] = ln
+    return [(start[a:b], end[a:b], own[a:b]) for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+
+
+def walk_pieces(pieces: list[Piece]) -> tuple[I64, I64]:
+    """The depth and line of the pieces' events by `_nest`, piece after piece (its Python lists
+    hold one piece at a time)."""
+    depths: list[I64] = [np.zeros(0, dtype=np.int64)]
+    lines: list[I64] = [np.zeros(0, dtype=np.int64)]
+    for start, end, own in pieces:
+        d, ln = _nest(start.tolist(), end.tolist(), own.tolist())
+        depths.append(np.asarray(d, dtype=np.int64))
+        lines.append(np.asarray(ln, dtype=np.int64))
+    return np.concatenate(depths), np.concatenate(lines)
 
 
 def build_store(
@@ -363,8 +378,10 @@ def build_store(
     *,
     summary: dict[str, Any] | None = None,
     progress: Progress | None = None,
+    walk: Walk | None = None,
 ) -> TraceStore:
-    """Lay out a trace's events for the timeline (see `TraceStore`)."""
+    """Lay out a trace's events for the timeline (see `TraceStore`); ``walk`` nests the threads'
+    pieces (`walk_pieces` by default; the reader process spreads them over processes)."""
     n = len(columns)
     if progress:
         progress(0.8, "laying out the timeline")
@@ -407,6 +424,7 @@ def build_store(
     thread_sorted = columns.pid[order] * (len(keys) + 1) + columns.tid[order]
     bounds = np.flatnonzero(np.diff(thread_sorted)) + 1
     del thread, thread_sorted
+    pieces: list[Piece] = []
     for a, b in zip(
         np.concatenate(([0], bounds)).tolist(),
         np.concatenate((bounds, [len(order)])).tolist(),
@@ -414,7 +432,9 @@ def build_store(
     ):
         rows = order[a:b]
         own = np.where(columns.cat[rows] == annotation, name_line[columns.name[rows]], -1)
-        _nest_pieces(rows, start[rows], end[rows], own, depth, line)
+        pieces += _cut_thread(start[rows], end[rows], own)
+    depth[order], line[order] = (walk or walk_pieces)(pieces)
+    del pieces
     depth[is_runtime] = 0
 
     # GPU events take the line of the runtime call (correlation) or op (External id) behind them.

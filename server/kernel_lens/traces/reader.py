@@ -10,18 +10,24 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import mmap
 import os
 import sys
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from kernel_lens.analysis.trace_columns import TraceColumns, TraceError
-from kernel_lens.analysis.trace_store import build_store
+from kernel_lens.analysis.trace_store import Piece, build_store, walk_pieces
 from kernel_lens.analysis.trace_summary import summarize_columns
 from kernel_lens.traces.cache import save_store
 from kernel_lens.traces.read import read_columns
 
-__all__ = ["main"]
+__all__ = ["main", "walk_in_two"]
+
+I64 = npt.NDArray[np.int64]
 
 
 def main(argv: list[str]) -> int:
@@ -52,7 +58,7 @@ def main(argv: list[str]) -> int:
         columns = read_columns(path, progress, on_prefix)
         progress(0.7, "summarising")
         summary = _summary_aside(columns)
-        store = build_store(columns, progress=progress)
+        store = build_store(columns, progress=progress, walk=walk_in_two)
         store = dataclasses.replace(store, summary=summary())
         del columns
         progress(0.95, "saving the columns")
@@ -65,6 +71,48 @@ def main(argv: list[str]) -> int:
         return 1
     say({"done": folder})
     return 0
+
+
+#: Events from which the threads' nesting is walked in two processes.
+_WALK_TWO_EVENTS = 400_000
+
+
+def walk_in_two(pieces: list[Piece]) -> tuple[I64, I64]:
+    """`walk_pieces` with the later half of the events walked by a forked process (Linux, big
+    traces), which writes its depths and lines into shared memory; a child that fails costs its
+    time here (its half is walked here then)."""
+    sizes = np.cumsum([len(p[0]) for p in pieces])
+    total = int(sizes[-1]) if len(sizes) else 0
+    split = int(np.searchsorted(sizes, total // 2, "right")) + 1
+    later = pieces[split:]
+    if total < _WALK_TWO_EVENTS or not later or not sys.platform.startswith("linux"):
+        return walk_pieces(pieces)
+    m = total - int(sizes[split - 1])
+    out = mmap.mmap(-1, 16 * m)
+    try:
+        pid = os.fork()
+    except OSError:
+        return walk_pieces(pieces)
+    if pid == 0:  # the child: never returns from here
+        code = 1
+        try:
+            depth, line = walk_pieces(later)
+            np.frombuffer(out, np.int64, m, 0)[:] = depth
+            np.frombuffer(out, np.int64, m, 8 * m)[:] = line
+            code = 0
+        finally:
+            os._exit(code)
+    try:
+        depth, line = walk_pieces(pieces[:split])
+    finally:
+        _, status = os.waitpid(pid, 0)
+    if status != 0:
+        later_depth, later_line = walk_pieces(later)
+    else:
+        later_depth = np.frombuffer(out, np.int64, m, 0).copy()
+        later_line = np.frombuffer(out, np.int64, m, 8 * m).copy()
+    out.close()
+    return np.concatenate([depth, later_depth]), np.concatenate([line, later_line])
 
 
 #: Events from which the summary is computed by a forked process while the store is laid out.

@@ -1,15 +1,19 @@
-"""Big traces (issue 12): open, first view and zoom of 100k–3M-event traces, with the floors.
+"""Big traces (issues 12 and 28): open, first view and zoom of 100k–10M-event traces, with the
+floors.
 
-    python benchmarks/bench_traces.py [--sizes 100000,1000000,3000000] [--before REV]
+    python benchmarks/bench_traces.py [--sizes 1000000,3000000,10000000] [--before REV]
         [--kinds kl,server,lsp,floor,hta] [--repeat N]
 
 Synthetic traces are made by repeating a recorded H200 trace's step end to end with consistent
-ids (`benchmarks/trace_synth.py`), written once to ``$TMPDIR/kernel-lens-bench-traces``. Each
+ids (`benchmarks/trace_synth.py`), written once to ``$TMPDIR/kernel-lens-bench-traces`` and
+kept there between runs: streamed from one pre-encoded copy of the step (`write_replicated`,
+about 2 s per million events, the same text as dumping `replicate_trace`'s object). Each
 measurement runs in its own child process, so that its peak memory (``ru_maxrss``, the
 interpreter included) is its own; one run prints, per size:
 
 - **language server, first open**: the reading child process the server starts (its Python
-  start-up and imports included), then the saved store read back and its overview;
+  start-up and imports included, its allocator set as the server sets it), then the saved store
+  read back and its overview;
 - **language server request** (``lsp``): the real server and a pygls client, the trace
   viewer's ``kernelLens/traceFile`` request timed to its answer (summary and overview as JSON),
   with the spare reader the server keeps waiting, and with a reader started for the request;
@@ -21,7 +25,11 @@ interpreter included) is its own; one run prints, per size:
 - **before** (``--before REV``, e.g. the commit before the columnar store): that revision's
   ``load_trace`` + ``summarize_trace``, and ``build_timeline`` for the overview and one zoom;
 - **floor**: ``json.load`` + a pandas group-by of the complete events' durations by name;
-- **HolisticTraceAnalysis**: its ``TraceAnalysis`` on the file's folder, if ``hta`` is installed.
+- **HolisticTraceAnalysis**: its ``TraceAnalysis`` on a folder holding only this file (and
+  ``get_gpu_kernel_breakdown``), if ``hta`` is installed;
+- **ratios** of the above that ran, in the same run, and peak memory against the file's size.
+
+A measuring child answers in a file of its own, never on its stdout (where a library may print).
 
 Times are wall-clock seconds (medians of ``--repeat`` runs, default 1), with the process's CPU
 seconds beside the main ones: on a shared machine the wall times are noisy, the CPU times much
@@ -57,17 +65,20 @@ def _peak_mb() -> float:
 
 def make_trace(events: int) -> Path:
     """The synthetic trace of about ``events`` events (written once)."""
-    from benchmarks.trace_synth import replicate_trace
+    from benchmarks.trace_synth import write_replicated
 
     from kernel_lens.analysis.trace_summary import load_trace  # noqa: I001 (two roots)
 
     path = DIR / f"h200_x{events}.json"
     if not path.exists():
         DIR.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        with open(tmp, "w") as f:
-            json.dump(replicate_trace(load_trace(RECORDED), events), f)
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        t0 = time.perf_counter()
+        with open(tmp, "w", buffering=8 << 20) as f:
+            write_replicated(load_trace(RECORDED), events, f)
         tmp.replace(path)
+        print(f"  (wrote {path}: {path.stat().st_size / 1e6:,.0f} MB in "
+              f"{time.perf_counter() - t0:.1f} s)", flush=True)  # fmt: skip
     return path
 
 
@@ -125,14 +136,16 @@ def measure_server_open(path: str) -> dict[str, Any]:
     """What the language server does on a first open: the reading child process (its Python
     start and imports included), then the saved store mapped and its overview built."""
     from kernel_lens.traces.cache import load_store
+    from kernel_lens.traces.readers import READER_MALLOC
 
     folder = os.path.join(tempfile.mkdtemp(prefix="kl-bench-open-"), "store")
+    env = {"GLIBC_TUNABLES": READER_MALLOC, **os.environ, "PYTHONPATH": str(ROOT / "server")}
     t0 = time.perf_counter()
     subprocess.run(
         [sys.executable, "-m", "kernel_lens.traces.reader", path, folder],
         check=True,
         capture_output=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "server")},
+        env=env,
     )
     store = load_store(folder)
     assert store is not None and store.summary is not None
@@ -158,7 +171,7 @@ def measure_lsp(path: str) -> dict[str, Any]:
     imports included)."""
     import asyncio
 
-    async def one(spare: bool) -> tuple[float, int, int]:
+    async def one(spare: bool) -> tuple[float, float, int, int]:
         env = {
             **os.environ,
             "PYTHONPATH": str(ROOT / "server"),
@@ -289,20 +302,30 @@ def measure_hta(path: str) -> dict[str, Any]:
         from hta.trace_analysis import TraceAnalysis  # type: ignore[import-not-found]
     except ImportError:
         return {"missing": True}
+    # HTA reads every trace of a folder: a folder of its own holding a link to this one.
+    folder = Path(tempfile.mkdtemp(prefix="kl-bench-hta-"))
+    (folder / Path(path).name).symlink_to(Path(path).resolve())
     t0 = time.perf_counter()
-    analysis = TraceAnalysis(trace_dir=str(Path(path).parent))
+    analysis = TraceAnalysis(trace_dir=str(folder))
     analysis.get_gpu_kernel_breakdown()
     return {"hta_s": time.perf_counter() - t0, "peak_mb": _peak_mb()}
 
 
 def _child(kind: str, path: Path, rev: str | None) -> dict[str, Any]:
-    argv = [sys.executable, __file__, "--measure", kind, str(path)]
-    if rev:
-        argv += ["--before", rev]
-    done = subprocess.run(argv, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        return {"error": (done.stderr.strip().splitlines() or ["?"])[-1]}
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    """One measurement in its own process. Its answer comes back in a file of its own, never
+    on its stdout (where a library may print: torch's ``USDT:`` lines on the H200 host); what it
+    writes in temporary folders (saved stores, caches: ~0.7 GB at 10M events) goes into a folder
+    removed after it."""
+    with tempfile.TemporaryDirectory(prefix="kl-bench-") as folder:
+        answer = Path(folder) / "answer.json"
+        argv = [sys.executable, __file__, "--measure", kind, str(path), "--answer", str(answer)]
+        if rev:
+            argv += ["--before", rev]
+        env = {**os.environ, "TMPDIR": folder}
+        done = subprocess.run(argv, capture_output=True, text=True, check=False, env=env)
+        if done.returncode != 0 or not answer.exists():
+            return {"error": (done.stderr.strip().splitlines() or ["?"])[-1]}
+        result: dict[str, Any] = json.loads(answer.read_text())
     return result
 
 
@@ -321,6 +344,7 @@ def main() -> int:
         "--kinds", default="kl,server,lsp,floor,hta", help="which measurements (before: --before)"
     )
     parser.add_argument("--measure", nargs=2, metavar=("KIND", "FILE"), help=argparse.SUPPRESS)
+    parser.add_argument("--answer", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
         kind, file = args.measure
@@ -332,7 +356,10 @@ def main() -> int:
             "hta": measure_hta,
         }
         result = measure_before(file, args.before) if kind == "before" else funcs[kind](file)
-        print(json.dumps(result))
+        if args.answer:
+            Path(args.answer).write_text(json.dumps(result))
+        else:
+            print(json.dumps(result))
         return 0
 
     print(f"machine: {os.cpu_count()} CPUs, python {sys.version.split()[0]}")
@@ -415,7 +442,32 @@ def main() -> int:
             print(f"  HolisticTraceAnalysis: failed: {hta['error']}")
         else:
             print(f"  HolisticTraceAnalysis: {hta['hta_s']:.2f} s · peak {hta['peak_mb']:,.0f} MB")
+        _ratios(kl, server, lsp, floor, hta, mb)
     return 0
+
+
+def _ratios(kl: dict[str, Any], server: dict[str, Any], lsp: dict[str, Any],
+            floor: dict[str, Any], hta: dict[str, Any], mb: float) -> None:  # fmt: skip
+    """One line of ratios between the measurements of this run (those that ran)."""
+    ran = (("kl", kl), ("server", server), ("lsp", lsp), ("floor", floor), ("hta", hta))
+    ok = {name: m for name, m in ran if not {"error", "missing", "skipped"} & m.keys()}
+    ours: list[tuple[str, float]] = []
+    if "lsp" in ok:
+        ours += [("first view (server)", ok["lsp"]["lsp_spare_s"]),
+                 ("whole trace (server)", ok["lsp"]["lsp_spare_full_s"])]  # fmt: skip
+    if "kl" in ok:
+        ours.append(("whole trace in process", ok["kl"]["first_view_s"]))
+    parts = []
+    for label, value in ours:
+        for base, key, shown in (("floor", "floor_s", "json.load+pandas"), ("hta", "hta_s", "HTA")):
+            if base in ok:
+                parts.append(f"{label} / {shown} {value / ok[base][key]:.2f}x")
+    for name, key in (("kl", "peak_mb"), ("server", "child_peak_mb")):
+        if name in ok:
+            shown = "in process" if name == "kl" else "reader process"
+            parts.append(f"peak {shown} {ok[name][key] / mb:.2f}x the file")
+    if parts:
+        print("  ratios: " + " · ".join(parts))
 
 
 if __name__ == "__main__":

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import copy
 import math
-from typing import Any
+import re
+from typing import IO, Any
 
-__all__ = ["replicate_trace"]
+__all__ = ["replicate_trace", "write_replicated"]
 
 _ID_ARGS = ("External id", "correlation", "Record function id", "Ev Idx", "Python id")
 _PAUSE_US = 10.0
@@ -70,3 +71,87 @@ def replicate_trace(trace: dict[str, Any], events: int) -> dict[str, Any]:
     result = copy.copy(trace)
     result["traceEvents"] = copy.deepcopy(once) + out
     return result
+
+
+def write_replicated(trace: dict[str, Any], events: int, out: IO[str], block: int = 256) -> None:
+    """Write ``json.dumps(replicate_trace(trace, events))`` to ``out``, the same text, without
+    building the events: one copy of the step is encoded once as a ``%``-template whose slots
+    are its timestamps and ids, and each copy is that template filled with the shifted values
+    (``block`` copies at a time, their values computed by numpy), streamed to ``out``.
+
+    About 1 s per million events, and memory of one block, where building and dumping the
+    replicated object takes minutes and gigabytes at 10M events.
+    """
+    import json
+
+    import numpy as np
+
+    base = trace["traceEvents"]
+    once = [e for e in base if e.get("ph") == "M" or e.get("cat") == "Trace"]
+    timed = [e for e in base if not (e.get("ph") == "M" or e.get("cat") == "Trace")]
+    stamps = [e for e in timed if isinstance(e.get("ts"), int | float)]
+    t0 = min(e["ts"] for e in stamps)
+    t1 = max(e["ts"] + (e.get("dur") or 0) for e in stamps)
+    period = (t1 - t0) + _PAUSE_US
+    stride = 1 + max(
+        [
+            int(v)
+            for e in timed
+            for k, v in [*(e.get("args") or {}).items(), ("id", e.get("id"))]
+            if (k in _ID_ARGS or k in ("Python parent id", "id"))
+            and isinstance(v, int)
+            and not isinstance(v, bool)
+        ],
+        default=0,
+    )
+    copies = max(1, math.ceil(events / max(len(timed), 1)))
+    # The template of one copy: each slot a marker string, then "%r".
+    values: list[Any] = []  # slot -> its value in copy 0
+    kinds: list[bool] = []  # slot -> a timestamp (else an id)
+
+    def mark(value: Any, is_ts: bool) -> str:
+        kinds.append(is_ts)
+        values.append(value)
+        return f"@@KLSLOT{len(kinds) - 1}@@"
+
+    marked = []
+    for event in timed:
+        e = dict(event)
+        if isinstance(e.get("ts"), int | float):
+            e["ts"] = mark(e["ts"], True)
+        if isinstance(e.get("id"), int):
+            e["id"] = mark(e["id"], False)
+        args = e.get("args")
+        if isinstance(args, dict):
+            args = dict(args)
+            for key in (*_ID_ARGS, "Python parent id"):
+                value = args.get(key)
+                if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                    args[key] = mark(value, False)
+            e["args"] = args
+        marked.append(json.dumps(e))
+    text = ", ".join(marked).replace("%", "%%")
+    # The slots in the text's order (an event's args keep their own key order).
+    slots = [int(m) for m in re.findall(r'"@@KLSLOT(\d+)@@"', text)]
+    template = re.sub(r'"@@KLSLOT\d+@@"', "%r", text)
+    order = np.asarray([kinds[s] for s in slots], dtype=bool)
+    ts_cols, id_cols = np.flatnonzero(order), np.flatnonzero(~order)
+    ts_values = np.asarray([values[s] for s in slots if kinds[s]], dtype=np.float64)
+    id_values = np.asarray([values[s] for s in slots if not kinds[s]], dtype=np.int64)
+
+    head, tail = json.dumps({**trace, "traceEvents": "@@KLEVENTS@@"}).split('"@@KLEVENTS@@"')
+    out.write(head + "[")
+    if once:
+        out.write(", ".join(json.dumps(e) for e in once))
+    for k0 in range(0, copies, block):
+        ks = np.arange(k0, min(copies, k0 + block))
+        rows = np.empty((len(ks), len(kinds)), dtype=object)
+        # The same float additions as replicate_trace's ``ts + k * period``.
+        shifts = ks.astype(np.float64) * period
+        rows[:, ts_cols] = (ts_values[None, :] + shifts[:, None]).tolist()
+        rows[:, id_cols] = (id_values[None, :] + (ks * stride)[:, None]).tolist()
+        filled = [template % tuple(row) for row in rows.tolist()]
+        if once or k0:
+            out.write(", ")
+        out.write(", ".join(filled))
+    out.write("]" + tail)

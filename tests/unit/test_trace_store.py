@@ -285,3 +285,44 @@ def test_each_lane_names_where_its_own_time_goes_in_view() -> None:
     assert top["aten::relu"] == 20
     assert top["step"] == pytest.approx(20 * 30 / 100 + 20 * 10 / 20)  # parts of both steps
     assert sum(t["share"] for t in window["cpu"]["top"]) <= 1 + 1e-9
+
+
+def test_threads_walked_in_pieces_nest_as_walked_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A piece starts only where every earlier event of the thread has ended, so depths and
+    # lines are the whole walk's; the replica's ranges outlive the Python calls they start in,
+    # so the events are not properly nested (what the walk is for).
+    from kernel_lens.analysis import trace_store
+
+    trace = replicate_trace(load_trace(H200), 6000)
+    columns = columns_from_trace(trace)
+    whole = build_store(columns)
+    walked: list[int] = []
+    nest = trace_store._nest
+
+    def counted(start: list[float], end: list[float], own: list[int]) -> Any:
+        walked.append(len(start))
+        return nest(start, end, own)
+
+    monkeypatch.setattr(trace_store, "_NEST_PIECE", 50)
+    monkeypatch.setattr(trace_store, "_nest", counted)
+    pieces = build_store(columns)
+    assert len(walked) > 20 and max(walked) < len(columns) // 10
+    for field in ("segments", "start", "end", "dur", "reach", "name", "label", "cat", "line",
+                  "self_dur"):  # fmt: skip
+        np.testing.assert_array_equal(getattr(pieces, field), getattr(whole, field), field)
+    assert (whole.line >= 0).any() and len(np.unique(whole.segments[:, 1])) > 3  # lines, depths
+
+
+def test_the_layout_order_is_lexsorts_order() -> None:
+    # Ties of starts (and -0.0 against 0.0), ties of the tie-breaker, groups that fit 16 bits
+    # and groups that do not: always np.lexsort's (stable) order.
+    from kernel_lens.analysis.trace_store import _order
+
+    rng = np.random.default_rng(5)
+    for trial in range(600):
+        n = int(rng.integers(0, 80))
+        start = rng.integers(0, 9, n).astype(float)
+        start[rng.random(n) < 0.1] = -0.0
+        tie = -rng.integers(0, 4, n).astype(float)
+        group = rng.integers(0, [1, 3, 70_000][trial % 3], n)
+        np.testing.assert_array_equal(_order(start, tie, group), np.lexsort((tie, start, group)))

@@ -237,3 +237,161 @@ def test_a_file_that_is_not_protobuf_is_refused_with_its_name(tmp_path: Path) ->
     path.write_bytes(b'{"traceEvents": []}')
     with pytest.raises(TraceError, match="bad.pftrace"):
         read.read_columns(path)
+
+
+def test_the_typed_columns_take_absent_and_null_args_and_mixed_keys_as_the_json_parser(
+    tmp_path: Path, small_chunks: None
+) -> None:
+    # What the column building codes through dicts: args absent, null or partial (stream and
+    # device fall back to tid and pid only when absent), int and str keys that print alike,
+    # null names and categories, events that are not complete ones, in chunks of ~40 kB.
+    events: list[dict[str, Any]] = []
+    for i in range(3000):
+        e: dict[str, Any] = {
+            "ph": "X" if i % 11 else "i",
+            "cat": ["cpu_op", "kernel", None][i % 3],
+            "name": None if i % 17 == 0 else f"op{i % 23}",
+            "ts": i * 2.5,
+            "dur": 1.25,
+            "pid": [1, "1", 0][i % 3],
+            "tid": [7, "7", "main"][i % 3],
+        }
+        shape = i % 6
+        if shape == 1:
+            e["args"] = None
+        elif shape == 2:
+            e["args"] = {"stream": [7, "7", None][i % 3], "External id": i}
+        elif shape == 3:
+            e["args"] = {"device": [0, "0"][i % 2], "correlation": i, "bytes": 64}
+        elif shape == 4:
+            e["args"] = {"stream": 3, "device": 1, "Record function id": 5}
+        elif shape == 5:
+            e["args"] = {}
+        if i % 29 == 0:
+            del e["cat"]
+        events.append(e)
+    trace = {"traceEvents": events}
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(trace))
+    got = read._columns_streamed(str(path), None, None)
+    assert got is not None  # the typed reader took it (no fallback to the json parser)
+    _same(got, columns_from_trace(trace))
+    assert -1 not in set(got.stream.tolist()) | set(got.device.tolist())
+
+
+def test_the_streamed_synthetic_writer_writes_what_dumping_the_replica_writes() -> None:
+    import io
+    import sys
+
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.trace_synth import replicate_trace, write_replicated
+
+    recorded = load_trace(H200)
+    for events in (1, 700, 5000):
+        out = io.StringIO()
+        write_replicated(recorded, events, out, block=3)
+        assert out.getvalue() == json.dumps(replicate_trace(recorded, events)), events
+
+
+def test_reading_holds_the_columns_and_a_chunk_not_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Python's and numpy's allocations while a ~20 MB trace is read in one process in chunks
+    # of 1 MB: the columns (88 bytes an event) and one chunk's records, far below the file
+    # (the whole-text reading held the file's bytes, then its events' records).
+    import sys
+    import tracemalloc
+
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.trace_synth import write_replicated
+
+    monkeypatch.setattr(stream, "CHUNK_BYTES", 1 << 20)
+    monkeypatch.setenv("KERNEL_LENS_TRACE_WORKERS", "1")
+    path = tmp_path / "t.json"
+    with open(path, "w") as f:
+        write_replicated(load_trace(H200), 80_000, f)
+    size = path.stat().st_size
+
+    def peak_reading() -> tuple[int, int]:
+        tracemalloc.start()
+        try:
+            n = len(read.read_columns(path))
+            return n, tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    events, chunked = peak_reading()
+    assert events > 75_000 and size > 15e6
+    # The columns are built twice over at the end (the chunks' parts joined): ~0.7x the file.
+    assert chunked < 0.8 * size, (chunked, size)
+    monkeypatch.setattr(read, "_columns_streamed", lambda *a: None)  # the whole-text reading
+    whole = peak_reading()[1]
+    assert whole > size > chunked / 0.8, (whole, size)
+
+
+@pytest.mark.parametrize("aside", [True, False], ids=["forked", "here"])
+def test_the_reader_saves_the_summary_it_computes_beside_the_layout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    aside: bool,
+) -> None:  # fmt: skip
+    # From _SUMMARY_ASIDE_EVENTS a forked process computes the summary while the store is laid
+    # out; the saved store is the same either way, and equals the one built in one go.
+    import os
+
+    from kernel_lens.traces import reader
+    from kernel_lens.traces.cache import load_store
+
+    monkeypatch.setattr(reader, "_SUMMARY_ASIDE_EVENTS", 1 if aside else 10**9)
+    forks: list[int] = []
+    fork = os.fork
+
+    def counted_fork() -> int:
+        forks.append(1)
+        return fork()
+
+    monkeypatch.setattr(os, "fork", counted_fork)
+    trace = _awkward_trace(3000)
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(trace))
+    folder = str(tmp_path / "store")
+    assert reader.main([str(path), folder]) == 0
+    assert json.loads(capsys.readouterr().out.splitlines()[-1]) == {"done": folder}
+    saved = load_store(folder)
+    columns = columns_from_trace(trace)
+    expected = build_store(columns, summary=summarize_columns(columns).to_json())
+    assert saved is not None and saved.summary is not None
+    assert saved.summary == json.loads(json.dumps(expected.summary))
+    assert saved.summary["event_count"] == len(columns) > 2000
+    assert saved.timeline() == expected.timeline()
+    assert len(forks) == (1 if aside else 0)
+
+
+@pytest.mark.parametrize("child_fails", [False, True], ids=["forked", "child-fails"])
+def test_the_nesting_walked_in_two_processes_is_the_walk_in_one(
+    monkeypatch: pytest.MonkeyPatch, child_fails: bool
+) -> None:
+    import os
+
+    from kernel_lens.analysis import trace_store
+    from kernel_lens.traces import reader
+
+    monkeypatch.setattr(trace_store, "_NEST_PIECE", 200)
+    monkeypatch.setattr(reader, "_WALK_TWO_EVENTS", 1)
+    columns = columns_from_trace(_awkward_trace(6000))
+    one = build_store(columns)
+    parent, walks = os.getpid(), []
+
+    def walk(pieces: list[Any]) -> Any:
+        walks.append(len(pieces))
+        if child_fails and os.getpid() != parent:
+            raise RuntimeError("the child's walk fails")
+        return trace_store.walk_pieces(pieces)
+
+    monkeypatch.setattr(reader, "walk_pieces", walk)
+    two = build_store(columns, walk=reader.walk_in_two)
+    # Here: the earlier half, then (the child failed) the later half again.
+    assert len(walks) == (2 if child_fails else 1) and walks[0] > 5
+    for field in ("segments", "start", "end", "dur", "reach", "name", "label", "cat", "line",
+                  "self_dur"):  # fmt: skip
+        np.testing.assert_array_equal(getattr(two, field), getattr(one, field), field)
+    assert (one.line >= 0).any()

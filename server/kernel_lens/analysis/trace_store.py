@@ -14,6 +14,7 @@ trace's first event.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +26,7 @@ from kernel_lens.analysis.line_attribution import BACKWARD_PREFIX, LINE_RANGE_RE
 from kernel_lens.analysis.names import short_kernel_name
 from kernel_lens.analysis.trace_columns import Progress, TraceColumns
 
-__all__ = ["ARRAYS", "TraceStore", "build_store"]
+__all__ = ["ARRAYS", "Piece", "TraceStore", "Walk", "build_store", "walk_pieces"]
 
 _CPU = frozenset({"cpu_op", "user_annotation", "python_function"})
 _RUNTIME = frozenset({"cuda_runtime", "cuda_driver"})
@@ -308,13 +309,79 @@ def _nest(start: list[float], end: list[float], own: list[int]) -> tuple[list[in
     return depth, line
 
 
+def _order(start: F64, tie: F64, group: I64) -> I64:
+    """``np.lexsort((tie, start, group))`` (``group``: non-negative ints), a few times faster on
+    millions of events: a stable sort by start alone (the events come nearly in time order, which
+    that sort takes in runs), the runs of equal starts sorted by ``tie`` among themselves, then a
+    stable sort by group (a radix sort when the groups fit 16 bits)."""
+    by_start = np.argsort(start, kind="stable")
+    s = start[by_start]
+    new_run = np.empty(len(s), dtype=bool)
+    new_run[:1] = True
+    np.not_equal(s[1:], s[:-1], out=new_run[1:])
+    del s
+    if not new_run.all():
+        # The events of runs of equal starts, by (run, tie): they stay on the run's places.
+        tied = np.flatnonzero(~new_run | np.append(~new_run[1:], False))
+        run = np.cumsum(new_run)[tied]
+        sub = by_start[tied]
+        by_start[tied] = sub[np.lexsort((tie[sub], run))]
+        del tied, run, sub
+    del new_run
+    g = group[by_start]
+    if len(g) and int(g.max()) < 1 << 16:
+        g = g.astype(np.uint16)
+    return by_start[np.argsort(g, kind="stable")]
+
+
+#: Events walked at a time by `_nest` (its Python lists hold one piece, not a whole thread).
+_NEST_PIECE = 1 << 16
+
+
+#: One thread's stretch of events for `_nest` (sorted by (start, -end)): start, end, own line.
+Piece = tuple[F64, F64, I64]
+#: Walks pieces: the depth and line of their events, piece after piece (`walk_pieces`).
+Walk = Callable[[list[Piece]], tuple[I64, I64]]
+
+
+def _cut_thread(start: F64, end: F64, own: I64) -> list[Piece]:
+    """One thread's events (sorted by (start, -end)) as pieces of about `_NEST_PIECE` events,
+    each starting where every earlier event has ended (the walk's stack is empty there), so the
+    pieces are walked independently and the answer is the walk's over the whole thread."""
+    n = len(start)
+    cuts = [0, n]
+    if n > _NEST_PIECE:
+        prior_end = np.empty(n)
+        prior_end[0] = -_INF
+        np.maximum.accumulate(end[:-1], out=prior_end[1:])
+        empty = np.flatnonzero(prior_end <= start)  # where the stack is empty
+        wanted = np.searchsorted(empty, np.arange(_NEST_PIECE, n, _NEST_PIECE), "left")
+        picked = empty[wanted[wanted < len(empty)]]
+        cuts = sorted({0, n, *picked.tolist()})
+    return [(start[a:b], end[a:b], own[a:b]) for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+
+
+def walk_pieces(pieces: list[Piece]) -> tuple[I64, I64]:
+    """The depth and line of the pieces' events by `_nest`, piece after piece (its Python lists
+    hold one piece at a time)."""
+    depths: list[I64] = [np.zeros(0, dtype=np.int64)]
+    lines: list[I64] = [np.zeros(0, dtype=np.int64)]
+    for start, end, own in pieces:
+        d, ln = _nest(start.tolist(), end.tolist(), own.tolist())
+        depths.append(np.asarray(d, dtype=np.int64))
+        lines.append(np.asarray(ln, dtype=np.int64))
+    return np.concatenate(depths), np.concatenate(lines)
+
+
 def build_store(
     columns: TraceColumns,
     *,
     summary: dict[str, Any] | None = None,
     progress: Progress | None = None,
+    walk: Walk | None = None,
 ) -> TraceStore:
-    """Lay out a trace's events for the timeline (see `TraceStore`)."""
+    """Lay out a trace's events for the timeline (see `TraceStore`); ``walk`` nests the threads'
+    pieces (`walk_pieces` by default; the reader process spreads them over processes)."""
     n = len(columns)
     if progress:
         progress(0.8, "laying out the timeline")
@@ -330,11 +397,10 @@ def build_store(
     # As the trace's clock has it: the last end minus the first start (not the rebased ends).
     span = max(float((columns.ts + dur).max()) - t0, 1e-9)
     cats = list(columns.cats)
-    cat_name = np.array(cats + [""], dtype=object)[columns.cat]
     is_cpu = columns.cat_in(_CPU)
     is_runtime = columns.cat_in(_RUNTIME)
-    device_kind = np.array([_DEVICE.get(c, "") for c in cats] + [""], dtype=object)[columns.cat]
-    is_device = device_kind != ""
+    is_device = columns.cat_in(frozenset(_DEVICE))
+    is_kernel = columns.cat_in(frozenset(c for c, k in _DEVICE.items() if k == "kernel"))
     keys = columns.keys
 
     # Depths and source lines per CPU thread (its CPU events and runtime calls together).
@@ -352,11 +418,13 @@ def build_store(
     annotation = columns.cat_code("user_annotation")
     host = np.flatnonzero(is_cpu | is_runtime)
     thread = columns.pid[host] * (len(keys) + 1) + columns.tid[host]
-    order = host[np.lexsort((-end[host], start[host], thread))]
+    thread_code = pd.factorize(thread, sort=True)[0].astype(np.int64, copy=False)
+    order = host[_order(start[host], -end[host], thread_code)]
+    del thread_code
     thread_sorted = columns.pid[order] * (len(keys) + 1) + columns.tid[order]
     bounds = np.flatnonzero(np.diff(thread_sorted)) + 1
-    host_rank = np.zeros(n, dtype=np.int64)  # processing order, for "first line wins"
-    host_rank[order] = np.arange(len(order))
+    del thread, thread_sorted
+    pieces: list[Piece] = []
     for a, b in zip(
         np.concatenate(([0], bounds)).tolist(),
         np.concatenate((bounds, [len(order)])).tolist(),
@@ -364,14 +432,14 @@ def build_store(
     ):
         rows = order[a:b]
         own = np.where(columns.cat[rows] == annotation, name_line[columns.name[rows]], -1)
-        d, ln = _nest(start[rows].tolist(), end[rows].tolist(), own.tolist())
-        depth[rows] = d
-        line[rows] = ln
+        pieces += _cut_thread(start[rows], end[rows], own)
+    depth[order], line[order] = (walk or walk_pieces)(pieces)
+    del pieces
     depth[is_runtime] = 0
 
     # GPU events take the line of the runtime call (correlation) or op (External id) behind them.
-    with_line = host[line[host] >= 0]
-    with_line = with_line[np.argsort(host_rank[with_line], kind="stable")]
+    with_line = order[line[order] >= 0]  # in the walk's order, for "first line wins"
+    del order
     corr_line = _lookup(columns.corr[with_line], line[with_line], last=True)
     ext_line = _lookup(columns.ext_id[with_line], line[with_line], last=False)
     dev = np.flatnonzero(is_device)
@@ -433,7 +501,7 @@ def build_store(
     # Strings: names, and the short kernel names as labels.
     strings = list(columns.names)
     label_of = np.arange(len(strings) + 1, dtype=np.int64)
-    kernel_names = np.unique(columns.name[device_kind == "kernel"]).tolist()
+    kernel_names = np.unique(columns.name[is_kernel]).tolist()
     index = {s: i for i, s in enumerate(strings)}
     for code in kernel_names:
         short = short_kernel_name(strings[code])
@@ -441,21 +509,21 @@ def build_store(
             index[short] = len(strings)
             strings.append(short)
         label_of[code] = index[short]
-    label = np.where(device_kind == "kernel", label_of[columns.name], columns.name)
     out_cats = list(cats)
     for kind in ("kernel", "memcpy", "memset"):
         if kind not in out_cats:
             out_cats.append(kind)
     cat_index = {c: i for i, c in enumerate(out_cats)}
     shown_cat = np.array([cat_index[_DEVICE.get(c, c)] for c in cats] + [0], dtype=np.int64)
-    cat = shown_cat[columns.cat]
-    del cat_name
 
     # Order: lane, depth, start; ties as an event-by-event walk meets them (host events
     # longest first, then file order).
     kept = np.flatnonzero(lane_of >= 0)
-    tie = np.where(is_device, 0.0, -dur)
-    sort = kept[np.lexsort((tie[kept], start[kept], depth[kept], lane_rank[kept]))]
+    group = lane_rank[kept] * (int(depth.max()) + 1)
+    group += depth[kept]
+    tie = np.where(is_device[kept], 0.0, -dur[kept])
+    sort = kept[_order(start[kept], tie, group)]
+    del tie, kept, group
     seg_key = lane_rank[sort] * (int(depth.max()) + 1) + depth[sort]
     seg_bounds = np.flatnonzero(np.diff(seg_key)) + 1
     # No event on any lane (only events of no known kind): no segment at all.
@@ -485,8 +553,8 @@ def build_store(
         self_dur=self_dur,
         reach=reach,
         name=columns.name[sort],
-        label=label[sort],
-        cat=cat[sort],
+        label=np.where(is_kernel[sort], label_of[columns.name[sort]], columns.name[sort]),
+        cat=shown_cat[columns.cat[sort]],
         line=line[sort],
         strings=tuple(strings),
         cats=tuple(out_cats),

@@ -52,28 +52,36 @@ __all__ = ["PREFIX_BYTES", "Prefix", "read_columns", "summarize_file"]
 I64 = npt.NDArray[np.int64]
 
 
+class _Index(dict[Any, int]):
+    """Value -> code; a value not seen yet is given the next code (``__missing__``, so that
+    ``map(index.__getitem__, values)`` codes a whole column at C speed)."""
+
+    def __init__(self, table: list[Any]) -> None:
+        super().__init__()
+        self.table = table
+
+    def __missing__(self, value: Any) -> int:
+        code = self[value] = len(self.table)
+        self.table.append(value)
+        return code
+
+
 class _Coder:
     """Codes of hashable values (str, int, None) seen chunk by chunk, into one table."""
 
     def __init__(self) -> None:
-        self.index: dict[Any, int] = {}
         self.values: list[Any] = []
+        self.index = _Index(self.values)
 
     def _code(self, value: Any) -> int:
-        code = self.index.get(value)
-        if code is None:
-            code = self.index[value] = len(self.values)
-            self.values.append(value)
-        return code
+        return self.index[value]
 
-    def codes(self, values: list[Any]) -> I64:
-        if not values:
-            return np.zeros(0, dtype=np.int64)
-        array = np.empty(len(values), dtype=object)
-        array[:] = values
-        local, uniques = pd.factorize(array, use_na_sentinel=True)
-        table = [self._code(u) for u in uniques.tolist()] + [self._code(None)]
-        return np.asarray(table, dtype=np.int64)[np.asarray(local, dtype=np.int64)]
+    def absent(self, value: Any) -> None:
+        """Code ``value`` (a sentinel: a field absent from an event) as -1, outside the table."""
+        dict.__setitem__(self.index, value, -1)
+
+    def codes(self, values: Sequence[Any]) -> I64:
+        return np.fromiter(map(self.index.__getitem__, values), dtype=np.int64, count=len(values))
 
     def finish(self, codes: I64, normalize: Callable[[Any], Any]) -> tuple[I64, list[Any]]:
         """``codes`` into the table of distinct normalised values."""
@@ -200,14 +208,11 @@ def _finish(
         chunks = parts[k] if keep else parts.pop(k)
         joined[k] = np.concatenate(chunks) if chunks else np.zeros(0)
         del chunks
-    n = len(joined["ts"])
     cat, cat_table = cats.finish(joined.pop("cat").astype(np.int64, copy=False), str)
     name, name_table = names.finish(joined.pop("name").astype(np.int64, copy=False), str)
-    key_codes = np.concatenate(
-        [joined.pop(k).astype(np.int64, copy=False) for k in ("pid", "tid", "stream", "device")]
-    )
-    key, key_table = keys.finish(key_codes, grouping_key)
-    del key_codes
+    # The keys' codes into the table of distinct normalised keys, column by column.
+    remap, key_table = keys.finish(np.arange(len(keys.values), dtype=np.int64), grouping_key)
+    key = {k: remap[joined.pop(k).astype(np.int64, copy=False)] for k in _KEY_PARTS}
     return TraceColumns(
         cat=cat,
         cats=tuple(cat_table),
@@ -215,10 +220,10 @@ def _finish(
         names=tuple(name_table),
         ts=joined["ts"].astype(np.float64, copy=False),
         dur=joined["dur"].astype(np.float64, copy=False),
-        pid=key[:n],
-        tid=key[n : 2 * n],
-        stream=key[2 * n : 3 * n],
-        device=key[3 * n :],
+        pid=key["pid"],
+        tid=key["tid"],
+        stream=key["stream"],
+        device=key["device"],
         keys=tuple(key_table),
         ext_id=joined["ext_id"].astype(np.float64, copy=False),
         corr=joined["corr"].astype(np.float64, copy=False),
@@ -227,6 +232,7 @@ def _finish(
     )
 
 
+_KEY_PARTS = ("pid", "tid", "stream", "device")
 _PARTS = ("cat", "name", "ts", "dur", "pid", "tid", "stream", "device", "ext_id", "corr", "nbytes")
 #: Events from which a trace is decoded by several processes (below, one is faster).
 _PARALLEL_EVENTS = 400_000
@@ -236,10 +242,14 @@ _SHARED: list[Any] = []
 _SHARED_RAW: list[bytes | bytearray] = []
 
 
+#: The most processes that read one trace (each a share of the file's byte ranges).
+_MAX_WORKERS = 8
+
+
 def _workers(n_events: int) -> int:
     """How many processes decode a trace of ``n_events``: one below :data:`_PARALLEL_EVENTS`,
     off Linux, or with ``KERNEL_LENS_TRACE_WORKERS=1``; else up to the
-    CPUs this process may use (at most 4)."""
+    CPUs this process may use (at most `_MAX_WORKERS`)."""
     # Linux only: forking a process that has used macOS's system frameworks is not safe.
     if n_events < _PARALLEL_EVENTS or not sys.platform.startswith("linux"):
         return 1
@@ -253,7 +263,7 @@ def _workers(n_events: int) -> int:
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         cpus = os.cpu_count() or 1
-    return max(1, min(4, cpus))
+    return max(1, min(_MAX_WORKERS, cpus))
 
 
 def _decode_range(bounds: tuple[int, int]) -> dict[str, Any] | None:
@@ -408,45 +418,47 @@ def _chunk_columns(
     keys: _Coder,
     unset: Any,
 ) -> None:
-    """Append the columns of one chunk of decoded events to ``parts``."""
+    """Append the columns of one chunk of decoded events to ``parts``.
+
+    One comprehension per field (an attribute read is much cheaper than ``getattr`` or a
+    tuple per event), the strings and keys coded through a dict at C speed (`_Coder.codes`).
+    """
+    from kernel_lens.traces.decode import Args
+
     ts = np.array([e.ts for e in events], dtype=np.float64)
     dur = np.array([e.dur for e in events], dtype=np.float64)
     is_x = np.array([e.ph == "X" for e in events], dtype=bool)
     with np.errstate(invalid="ignore"):
         keep = is_x & np.isfinite(ts) & np.isfinite(dur) & (dur >= 0)
     rows = np.flatnonzero(keep)
-    kept = events if len(rows) == len(events) else [events[i] for i in rows.tolist()]
+    if len(rows) == len(events):
+        kept = events
+    else:
+        kept = list(map(events.__getitem__, rows.tolist()))
+        ts, dur = ts[rows], dur[rows]
     args = [e.args for e in kept]
-    nbytes = np.array([None if a is None else a.bytes for a in args], dtype=np.float64)
+    if args.count(None):  # no args: no ids, no bytes, stream and device absent
+        empty = Args()
+        args = [empty if a is None else a for a in args]
+    nbytes = np.array([a.bytes for a in args], dtype=np.float64)
     nbytes[~np.isfinite(nbytes)] = 0.0
-    tid = [e.tid for e in kept]
-    pid = [e.pid for e in kept]
-    parts["ts"].append(ts[rows])
-    parts["dur"].append(dur[rows])
-    parts["ext_id"].append(
-        np.array([None if a is None else a.external_id for a in args], dtype=np.float64)
-    )
-    parts["corr"].append(
-        np.array([None if a is None else a.correlation for a in args], dtype=np.float64)
-    )
+    parts["ts"].append(ts)
+    parts["dur"].append(dur)
+    parts["ext_id"].append(np.array([a.external_id for a in args], dtype=np.float64))
+    parts["corr"].append(np.array([a.correlation for a in args], dtype=np.float64))
     parts["nbytes"].append(nbytes.astype(np.int64, copy=False))
     parts["cat"].append(cats.codes([e.cat for e in kept]))
     parts["name"].append(names.codes([e.name for e in kept]))
-    pid_codes, tid_codes = keys.codes(pid), keys.codes(tid)
+    pid_codes, tid_codes = keys.codes([e.pid for e in kept]), keys.codes([e.tid for e in kept])
     parts["pid"].append(pid_codes)
     parts["tid"].append(tid_codes)
-    # stream and device default to tid and pid; only device events name them in args.
-    # (Two spelled-out comprehensions: an attribute read is much cheaper than getattr.)
-    streams = [i for i, a in enumerate(args) if a is not None and a.stream is not unset]
-    stream_codes = tid_codes.copy()
-    if streams:
-        stream_codes[streams] = keys.codes([args[i].stream for i in streams])
-    devices = [i for i, a in enumerate(args) if a is not None and a.device is not unset]
-    device_codes = pid_codes.copy()
-    if devices:
-        device_codes[devices] = keys.codes([args[i].device for i in devices])
-    parts["stream"].append(stream_codes)
-    parts["device"].append(device_codes)
+    # stream and device default to tid and pid; only device events name them in args (an
+    # absent one is coded -1).
+    keys.absent(unset)
+    streams = keys.codes([a.stream for a in args])
+    devices = keys.codes([a.device for a in args])
+    parts["stream"].append(np.where(streams < 0, tid_codes, streams))
+    parts["device"].append(np.where(devices < 0, pid_codes, devices))
 
 
 #: ``on_prefix(columns, fraction)``: the columns of the events read so far (a first view of a

@@ -8,18 +8,26 @@ memory back; a big trace's parse never holds the server's interpreter.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import mmap
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from kernel_lens.analysis.trace_columns import TraceColumns, TraceError
-from kernel_lens.analysis.trace_store import build_store
+from kernel_lens.analysis.trace_store import Piece, build_store, walk_pieces
 from kernel_lens.analysis.trace_summary import summarize_columns
 from kernel_lens.traces.cache import save_store
 from kernel_lens.traces.read import read_columns
 
-__all__ = ["main"]
+__all__ = ["main", "walk_in_two"]
+
+I64 = npt.NDArray[np.int64]
 
 
 def main(argv: list[str]) -> int:
@@ -49,8 +57,9 @@ def main(argv: list[str]) -> int:
     try:
         columns = read_columns(path, progress, on_prefix)
         progress(0.7, "summarising")
-        summary = summarize_columns(columns).to_json()
-        store = build_store(columns, summary=summary, progress=progress)
+        summary = _summary_aside(columns)
+        store = build_store(columns, progress=progress, walk=walk_in_two)
+        store = dataclasses.replace(store, summary=summary())
         del columns
         progress(0.95, "saving the columns")
         save_store(store, folder)
@@ -62,6 +71,93 @@ def main(argv: list[str]) -> int:
         return 1
     say({"done": folder})
     return 0
+
+
+#: Events from which the threads' nesting is walked in two processes.
+_WALK_TWO_EVENTS = 400_000
+
+
+def walk_in_two(pieces: list[Piece]) -> tuple[I64, I64]:
+    """`walk_pieces` with the later half of the events walked by a forked process (Linux, big
+    traces), which writes its depths and lines into shared memory; a child that fails costs its
+    time here (its half is walked here then)."""
+    sizes = np.cumsum([len(p[0]) for p in pieces])
+    total = int(sizes[-1]) if len(sizes) else 0
+    split = int(np.searchsorted(sizes, total // 2, "right")) + 1
+    later = pieces[split:]
+    if total < _WALK_TWO_EVENTS or not later or not sys.platform.startswith("linux"):
+        return walk_pieces(pieces)
+    m = total - int(sizes[split - 1])
+    out = mmap.mmap(-1, 16 * m)
+    try:
+        pid = os.fork()
+    except OSError:
+        return walk_pieces(pieces)
+    if pid == 0:  # the child: never returns from here
+        code = 1
+        try:
+            depth, line = walk_pieces(later)
+            np.frombuffer(out, np.int64, m, 0)[:] = depth
+            np.frombuffer(out, np.int64, m, 8 * m)[:] = line
+            code = 0
+        finally:
+            os._exit(code)
+    try:
+        depth, line = walk_pieces(pieces[:split])
+    finally:
+        _, status = os.waitpid(pid, 0)
+    if status != 0:
+        later_depth, later_line = walk_pieces(later)
+    else:
+        later_depth = np.frombuffer(out, np.int64, m, 0).copy()
+        later_line = np.frombuffer(out, np.int64, m, 8 * m).copy()
+    out.close()
+    return np.concatenate([depth, later_depth]), np.concatenate([line, later_line])
+
+
+#: Events from which the summary is computed by a forked process while the store is laid out.
+_SUMMARY_ASIDE_EVENTS = 400_000
+
+
+def _summary_aside(columns: TraceColumns) -> Callable[[], dict[str, Any]]:
+    """The summary of ``columns`` as JSON, computed by a forked process while this one lays out
+    the store (Linux, big traces): returns the function that waits for it. The summary comes
+    through a pipe as the JSON it is saved as; a child that fails costs its time here (the
+    summary is computed here then)."""
+
+    def here() -> dict[str, Any]:
+        return summarize_columns(columns).to_json()
+
+    if len(columns) < _SUMMARY_ASIDE_EVENTS or not sys.platform.startswith("linux"):
+        summary = here()
+        return lambda: summary
+    try:
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()
+    except OSError:
+        summary = here()
+        return lambda: summary
+    if pid == 0:  # the child: never returns from here
+        code = 1
+        try:
+            os.close(read_fd)
+            with os.fdopen(write_fd, "wb") as f:
+                f.write(json.dumps(here()).encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_fd)
+
+    def wait() -> dict[str, Any]:
+        with os.fdopen(read_fd, "rb") as f:
+            data = f.read()
+        _, status = os.waitpid(pid, 0)
+        if status != 0 or not data:
+            return here()
+        got: dict[str, Any] = json.loads(data)
+        return got
+
+    return wait
 
 
 def _serve() -> int:

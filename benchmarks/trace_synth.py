@@ -21,16 +21,12 @@ _ID_ARGS = ("External id", "correlation", "Record function id", "Ev Idx", "Pytho
 _PAUSE_US = 10.0
 
 
-def replicate_trace(trace: dict[str, Any], events: int) -> dict[str, Any]:
-    """The trace with its timed events repeated until there are at least ``events`` of them.
-
-    Args:
-        trace: a parsed Chrome trace (``load_trace``).
-        events: how many timed (non-metadata) events the result should have, at least.
-
-    Returns:
-        A new trace object (the input is not changed).
-    """
+def _one_step(
+    trace: dict[str, Any], events: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], float, int, int]:
+    """What a replication copies: the events written once (metadata), the timed ones, the
+    period of one copy (its span and a pause), the stride of its ids and how many copies make
+    ``events``."""
     base = trace["traceEvents"]
     once = [e for e in base if e.get("ph") == "M" or e.get("cat") == "Trace"]
     timed = [e for e in base if not (e.get("ph") == "M" or e.get("cat") == "Trace")]
@@ -50,6 +46,20 @@ def replicate_trace(trace: dict[str, Any], events: int) -> dict[str, Any]:
         default=0,
     )
     copies = max(1, math.ceil(events / max(len(timed), 1)))
+    return once, timed, period, stride, copies
+
+
+def replicate_trace(trace: dict[str, Any], events: int) -> dict[str, Any]:
+    """The trace with its timed events repeated until there are at least ``events`` of them.
+
+    Args:
+        trace: a parsed Chrome trace (``load_trace``).
+        events: how many timed (non-metadata) events the result should have, at least.
+
+    Returns:
+        A new trace object (the input is not changed).
+    """
+    once, timed, period, stride, copies = _one_step(trace, events)
     out: list[dict[str, Any]] = []
     for k in range(copies):
         shift, offset = k * period, k * stride
@@ -86,25 +96,7 @@ def write_replicated(trace: dict[str, Any], events: int, out: IO[str], block: in
 
     import numpy as np
 
-    base = trace["traceEvents"]
-    once = [e for e in base if e.get("ph") == "M" or e.get("cat") == "Trace"]
-    timed = [e for e in base if not (e.get("ph") == "M" or e.get("cat") == "Trace")]
-    stamps = [e for e in timed if isinstance(e.get("ts"), int | float)]
-    t0 = min(e["ts"] for e in stamps)
-    t1 = max(e["ts"] + (e.get("dur") or 0) for e in stamps)
-    period = (t1 - t0) + _PAUSE_US
-    stride = 1 + max(
-        [
-            int(v)
-            for e in timed
-            for k, v in [*(e.get("args") or {}).items(), ("id", e.get("id"))]
-            if (k in _ID_ARGS or k in ("Python parent id", "id"))
-            and isinstance(v, int)
-            and not isinstance(v, bool)
-        ],
-        default=0,
-    )
-    copies = max(1, math.ceil(events / max(len(timed), 1)))
+    once, timed, period, stride, copies = _one_step(trace, events)
     # The template of one copy: each slot a marker string, then "%r".
     values: list[Any] = []  # slot -> its value in copy 0
     kinds: list[bool] = []  # slot -> a timestamp (else an id)

@@ -70,6 +70,15 @@ def _server_pid(client: LanguageClient) -> int:
     return server.pid
 
 
+async def _early_agent(client: LanguageClient) -> tuple[int, int]:
+    """The server's pid and its one agent, started before ``initialize`` (nothing sent yet)."""
+    server_pid = _server_pid(client)
+    early = await _until(lambda: _agents_under(server_pid), 10)
+    assert early, "no agent started before initialize"
+    assert len(early) == 1, early
+    return server_pid, early[0]
+
+
 @pytest_lsp.fixture(config=_config())
 async def early_client(lsp_client: LanguageClient) -> Any:
     yield  # initialised by each test (trusted or not)
@@ -80,16 +89,13 @@ async def test_the_agent_starts_with_the_server_and_runs_the_first_profile(
     early_client: LanguageClient,
 ) -> None:
     lsp_client = early_client
-    server_pid = _server_pid(lsp_client)
-    early = await _until(lambda: _agents_under(server_pid), 10)
-    assert early, "no agent started before initialize"
-    assert len(early) == 1, early
+    server_pid, early = await _early_agent(lsp_client)
     await _init(lsp_client, {**OPTIONS, "workspaceTrusted": True})
     uri = open_doc(lsp_client, SQUARE)
     result = await click_profile(lsp_client, uri, "def square_three_ways(", SQUARE)
     assert result and result.get("ok") is not False, result
     said = [m.message for m in lsp_client.log_messages if "started with the server" in m.message]
-    assert said == [f"[agent] agent: taking the agent started with the server (pid {early[0]})"], (
+    assert said == [f"[agent] agent: taking the agent started with the server (pid {early})"], (
         said or [m.message for m in lsp_client.log_messages][-20:]
     )
 
@@ -98,9 +104,7 @@ async def test_an_untrusted_workspace_stops_the_early_agent_at_initialize(
     early_client: LanguageClient,
 ) -> None:
     lsp_client = early_client
-    server_pid = _server_pid(lsp_client)
-    early = await _until(lambda: _agents_under(server_pid), 10)
-    assert early, "no agent started before initialize"
+    server_pid, _ = await _early_agent(lsp_client)
     await _init(lsp_client, {**OPTIONS, "workspaceTrusted": False})
     lsp_client.text_document_did_open(
         types.DidOpenTextDocumentParams(

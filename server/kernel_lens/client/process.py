@@ -110,6 +110,31 @@ async def _write_pipe(fd: int) -> tuple[asyncio.StreamWriter, asyncio.BaseTransp
     return writer, transport
 
 
+async def _wrap_pipes(
+    fds: list[int],
+) -> tuple[
+    asyncio.StreamWriter, asyncio.StreamReader, asyncio.StreamReader, list[asyncio.BaseTransport]
+]:
+    """Our ends of a child's stdin, stdout and stderr (``fds``, owned from here) as the loop's
+    streams, with their transports; on a failure every one of them is closed."""
+    transports: list[asyncio.BaseTransport] = []
+    try:
+        stdin, t_in = await _write_pipe(fds[0])
+        transports.append(t_in)
+        stdout, t_out = await _read_pipe(fds[1])
+        transports.append(t_out)
+        stderr, t_err = await _read_pipe(fds[2])
+        transports.append(t_err)
+    except BaseException:
+        for transport in transports:
+            transport.close()
+        for fd in fds[len(transports) :]:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        raise
+    return stdin, stdout, stderr, transports
+
+
 def _exit_future(popen: subprocess.Popen[bytes]) -> asyncio.Future[int]:
     """A future of ``popen``'s exit status, for a process the loop did not start: a pidfd
     read by the loop where Linux has them, else a daemon thread in ``wait`` (never joined at
@@ -248,24 +273,17 @@ class AgentProcess:
         popen = early.proc
         streams = [popen.stdin, popen.stdout, popen.stderr]
         fds: list[int] = []
-        transports: list[asyncio.BaseTransport] = []
         try:
             for stream in streams:
                 assert stream is not None
                 fds.append(os.dup(stream.fileno()))
                 stream.close()
-            stdin, t_in = await _write_pipe(fds[0])
-            transports.append(t_in)
-            stdout, t_out = await _read_pipe(fds[1])
-            transports.append(t_out)
-            stderr, t_err = await _read_pipe(fds[2])
-            transports.append(t_err)
+            stdin, stdout, stderr, transports = await _wrap_pipes(fds)
         except BaseException:
-            for transport in transports:
-                transport.close()
-            for fd in fds[len(transports) :]:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
+            if len(fds) < 3:  # not yet handed to _wrap_pipes, which closes them itself
+                for fd in fds:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
             early.kill()
             raise
         exited = _exit_future(popen)
@@ -299,27 +317,18 @@ class AgentProcess:
             for fd in theirs:
                 os.close(fd)
             ours = [fds[0][1], fds[1][0], fds[2][0]]
-            transports: list[asyncio.BaseTransport] = []
+            stdin, stdout, stderr, transports = await _wrap_pipes(ours)
             try:
-                stdin, t_in = await _write_pipe(ours[0])
-                transports.append(t_in)
-                stdout, t_out = await _read_pipe(ours[1])
-                transports.append(t_out)
-                stderr, t_err = await _read_pipe(ours[2])
-                transports.append(t_err)
                 pid = await asyncio.wait_for(self._spawned.get(), 30)
             except BaseException as exc:
                 # Closing our ends ends a child forked meanwhile (its input closes).
                 for transport in transports:
                     transport.close()
-                for fd in ours[len(transports) :]:
-                    with contextlib.suppress(OSError):
-                        os.close(fd)
                 if isinstance(exc, asyncio.TimeoutError):
                     raise ProfileError("crash", "the agent template did not fork") from None
                 raise
             exited = self.exits.setdefault(pid, asyncio.get_running_loop().create_future())
-            return ForkedProc(pid, stdin, stdout, stderr, exited, [t_in, t_out, t_err])
+            return ForkedProc(pid, stdin, stdout, stderr, exited, transports)
 
     async def _template_events(self) -> None:
         assert self.proc is not None and self.proc.stdout is not None

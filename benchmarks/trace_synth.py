@@ -13,12 +13,34 @@ from __future__ import annotations
 import copy
 import math
 import re
+from collections.abc import Callable
 from typing import IO, Any
 
 __all__ = ["replicate_trace", "write_replicated"]
 
 _ID_ARGS = ("External id", "correlation", "Record function id", "Ev Idx", "Python id")
 _PAUSE_US = 10.0
+
+
+def _remapped(
+    event: dict[str, Any], ts: Callable[[Any], Any], ident: Callable[[Any], Any]
+) -> dict[str, Any]:
+    """A copy of ``event`` with its timestamp through ``ts`` and its ids (``id``, the args'
+    correlation and parent ids) through ``ident``."""
+    e = dict(event)
+    if isinstance(e.get("ts"), int | float):
+        e["ts"] = ts(e["ts"])
+    if isinstance(e.get("id"), int):
+        e["id"] = ident(e["id"])
+    args = e.get("args")
+    if isinstance(args, dict):
+        args = dict(args)
+        for key in (*_ID_ARGS, "Python parent id"):
+            value = args.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                args[key] = ident(value)
+        e["args"] = args
+    return e
 
 
 def _one_step(
@@ -64,20 +86,7 @@ def replicate_trace(trace: dict[str, Any], events: int) -> dict[str, Any]:
     for k in range(copies):
         shift, offset = k * period, k * stride
         for event in timed:
-            e = dict(event)
-            if isinstance(e.get("ts"), int | float):
-                e["ts"] = e["ts"] + shift
-            if isinstance(e.get("id"), int):
-                e["id"] = e["id"] + offset
-            args = e.get("args")
-            if isinstance(args, dict):
-                args = dict(args)
-                for key in (*_ID_ARGS, "Python parent id"):
-                    value = args.get(key)
-                    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-                        args[key] = value + offset
-                e["args"] = args
-            out.append(e)
+            out.append(_remapped(event, lambda ts, k=shift: ts + k, lambda i, k=offset: i + k))
     result = copy.copy(trace)
     result["traceEvents"] = copy.deepcopy(once) + out
     return result
@@ -108,20 +117,9 @@ def write_replicated(trace: dict[str, Any], events: int, out: IO[str], block: in
 
     marked = []
     for event in timed:
-        e = dict(event)
-        if isinstance(e.get("ts"), int | float):
-            e["ts"] = mark(e["ts"], True)
-        if isinstance(e.get("id"), int):
-            e["id"] = mark(e["id"], False)
-        args = e.get("args")
-        if isinstance(args, dict):
-            args = dict(args)
-            for key in (*_ID_ARGS, "Python parent id"):
-                value = args.get(key)
-                if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-                    args[key] = mark(value, False)
-            e["args"] = args
-        marked.append(json.dumps(e))
+        marked.append(
+            json.dumps(_remapped(event, lambda ts: mark(ts, True), lambda i: mark(i, False)))
+        )
     text = ", ".join(marked).replace("%", "%%")
     # The slots in the text's order (an event's args keep their own key order).
     slots = [int(m) for m in re.findall(r'"@@KLSLOT(\d+)@@"', text)]

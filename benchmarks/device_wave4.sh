@@ -116,8 +116,12 @@ timeout 200 python3 -m pytest -q -rA -s -p no:cacheprovider -o addopts="" \
   tests/gpu/test_gpu_stopping.py \
   2>&1 | tee "$OUT/instant-gpu-stopping.log" | grep -E "PASSED|FAILED|ERROR|SKIPPED|passed|failed|converged|early" | tail -20
 echo "== instant: bench_agent_warm (cold, first-after-open, warm and first-useful-lens; docs/benchmarks.md)"
-timeout 300 python3 benchmarks/bench_agent_warm.py --warm 3 --think 1 --delay 8 --settle 2 \
-  2>&1 | grep -v USDT | tee "$OUT/instant-bench-agent-warm.txt" | tail -16
+# --cold 3: three cold sessions each way (agent at didOpen, agent started with the server)
+timeout 420 python3 benchmarks/bench_agent_warm.py --warm 3 --think 1 --delay 8 --settle 2 --cold 3 \
+  2>&1 | grep -v USDT | tee "$OUT/instant-bench-agent-warm.txt" | tail -18
+echo "== instant: bench_traces on the host's 16 cores (1M, 3M, 10M; the floor at 1M and 3M)"
+timeout 480 python3 benchmarks/bench_traces.py --sizes 1000000,3000000,10000000 --kinds kl,server,lsp \
+  2>&1 | grep -v USDT | tee "$OUT/instant-bench-traces.txt" | tail -30
 # ---- end of section instant ----
 # ---- section remote (issue 27 item 5): the shipped agent (the ssh/srun bootstrap) on CUDA ------
 # about 1 minute of device time: a Python that cannot import kernel_lens runs the agent from the

@@ -13,7 +13,7 @@ adopts it as its spare (:meth:`kernel_lens.client.process.AgentProcess.adopt`).
 Only when the client asks for it — the extension sets ``KERNEL_LENS_EARLY_AGENT=1`` when the
 workspace is trusted and ``kernelLens.agentCommand`` is not set (a local agent on the server's
 own interpreter) and ``KERNEL_LENS_EARLY_AGENT_CWD`` to the workspace folder — and the server
-confirms it at ``initialize`` (:func:`keep_if`): an agent the settings would not have started
+confirms it at ``initialize`` (else :func:`discard`): an agent the settings would not have started
 (untrusted, another command, another folder) is stopped there, before any job could reach it.
 
 This module imports only the standard library's light modules: it runs before everything else.
@@ -35,7 +35,7 @@ __all__ = [
     "agent_argv",
     "agent_env",
     "discard",
-    "keep_if",
+    "pending",
     "start",
     "take",
 ]
@@ -156,12 +156,6 @@ def take(argv: list[str], cwd: str | None) -> EarlyAgent | None:
         return early
     early.kill()
     return None
-
-
-def keep_if(ok: bool) -> None:
-    """At ``initialize``: stop the early agent unless the settings would have started it."""
-    if not ok:
-        discard()
 
 
 def discard() -> None:

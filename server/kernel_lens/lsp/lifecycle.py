@@ -106,9 +106,8 @@ def setup(ls: KernelLensServer) -> None:
             ls.settings.workspace_root = unquote(urlparse(root).path)
         # An agent started with the server (the client asked for it) is kept only where the
         # settings would have started one: a trusted workspace, the default local agent.
-        early_agent.keep_if(
-            bool(ls.settings.workspace_trusted) and ls.settings.agent_command_is_default
-        )
+        if not (ls.settings.workspace_trusted and ls.settings.agent_command_is_default):
+            early_agent.discard()
 
     @ls.feature(types.INITIALIZED)
     async def initialized(ls: KernelLensServer, params: types.InitializedParams) -> None:

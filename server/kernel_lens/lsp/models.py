@@ -147,9 +147,7 @@ def first_work(uri: str, source: str, rows: FirstRowsMaker, trusted: bool) -> Fi
     """In a thread: the scan's lens targets of a text, and their rows (the collector off: tens
     of thousands of new tuples, no cycles; a collection in the server's heap costs more than
     the scan of a few MB)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
+    with _no_gc(freeze=False):
         found = def_scan.outline(source)
         roles, process_group = def_scan.outline_targets(source, found)
         functions = tuple(
@@ -168,9 +166,6 @@ def first_work(uri: str, source: str, rows: FirstRowsMaker, trusted: bool) -> Fi
             function_rows=tuple(made),
             code=found.code,
         )
-    finally:
-        if was:
-            gc.enable()
 
 
 #: ``rows(uri, source, model, unstructure)``: a document's lens rows made ahead (the lens
@@ -206,8 +201,10 @@ def lint_work(key: ModelKey, source: str) -> tuple[TimingIssue, ...]:
 
 
 @contextlib.contextmanager
-def _no_gc() -> Iterator[None]:
-    """The cyclic garbage collector off while a big text is parsed and walked (in the worker).
+def _no_gc(*, freeze: bool = True) -> Iterator[None]:
+    """The cyclic garbage collector off while a big text is parsed and walked (in the worker;
+    also around the scan of a text in the server's thread, there with ``freeze=False``: the
+    server's heap is not frozen).
 
     A 6 MB file's tree is a million objects, made in one go and without cycles (freed by their
     reference counts): each collection the allocations trigger walks all that are alive, so
@@ -222,7 +219,8 @@ def _no_gc() -> Iterator[None]:
     try:
         yield
     finally:
-        gc.freeze()
+        if freeze:
+            gc.freeze()
         if was:
             gc.enable()
 

@@ -92,6 +92,7 @@ def walk_in_two(pieces: list[Piece]) -> tuple[I64, I64]:
     try:
         pid = os.fork()
     except OSError:
+        out.close()
         return walk_pieces(pieces)
     if pid == 0:  # the child: never returns from here
         code = 1
@@ -103,15 +104,17 @@ def walk_in_two(pieces: list[Piece]) -> tuple[I64, I64]:
         finally:
             os._exit(code)
     try:
-        depth, line = walk_pieces(pieces[:split])
+        try:
+            depth, line = walk_pieces(pieces[:split])
+        finally:
+            _, status = os.waitpid(pid, 0)
+        if status != 0:
+            later_depth, later_line = walk_pieces(later)
+        else:
+            later_depth = np.frombuffer(out, np.int64, m, 0).copy()
+            later_line = np.frombuffer(out, np.int64, m, 8 * m).copy()
     finally:
-        _, status = os.waitpid(pid, 0)
-    if status != 0:
-        later_depth, later_line = walk_pieces(later)
-    else:
-        later_depth = np.frombuffer(out, np.int64, m, 0).copy()
-        later_line = np.frombuffer(out, np.int64, m, 8 * m).copy()
-    out.close()
+        out.close()
     return np.concatenate([depth, later_depth]), np.concatenate([line, later_line])
 
 

@@ -17,11 +17,14 @@ import sys
 from types import ModuleType
 
 from kernel_lens.analysis.ncu import NcuError, NcuKernel, kernels_from_report, read_ncu_csv
+from kernel_lens.analysis.regular_files import check_regular, read_regular
 
 __all__ = ["IMPORT_TIMEOUT_S", "find_ncu", "load_ncu_report_module", "read_ncu_file"]
 
 #: ``ncu --import`` of a large report can take minutes.
 IMPORT_TIMEOUT_S = 300
+#: The largest ncu CSV export read (far beyond any report's).
+MAX_CSV_BYTES = 1 << 30
 
 
 def load_ncu_report_module() -> ModuleType | None:
@@ -74,11 +77,15 @@ def read_ncu_file(path: str) -> tuple[list[NcuKernel], str]:
     Raises:
         NcuError: missing or unreadable file, or no reader available.
     """
-    if not os.path.isfile(path):
-        raise NcuError(f"no such file: {path}")
-    if path.endswith(".csv"):
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return read_ncu_csv(fh.read()), "csv"
+    try:
+        check_regular(path)  # a FIFO or a device is refused, never opened
+        if path.endswith(".csv"):
+            data = read_regular(path, MAX_CSV_BYTES)
+            return read_ncu_csv(data.decode("utf-8", errors="replace")), "csv"
+    except FileNotFoundError:
+        raise NcuError(f"no such file: {path}") from None
+    except OSError as exc:
+        raise NcuError(f"cannot read {path}: {exc.strerror or exc}") from None
     module = load_ncu_report_module()
     if module is not None:
         kernels = kernels_from_report(module, module.load_report(path))

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kernel_lens.analysis.report_text import format_us
+from kernel_lens.analysis.safe_text import md_text
 
 __all__ = [
     "comm_text",
@@ -83,7 +84,8 @@ def ranks_hover(result: Mapping[str, Any], line_no: int) -> str | None:
         return None
     per = {int(p["rank"]): p for p in dist.get("per_rank") or []}
     comm = line.get("comm") or []
-    head = "| rank | line | " + " | ".join(c["name"] for c in comm) + (" | " if comm else "")
+    head = "| rank | line | " + " | ".join(md_text(c["name"]) for c in comm)
+    head += " | " if comm else ""
     head += "overlap | idle | wait |"
     rows = [head, "|" + "---|" * (5 + len(comm))]
     for r, us in enumerate(line["ranks"].get("us") or []):
@@ -95,7 +97,7 @@ def ranks_hover(result: Mapping[str, Any], line_no: int) -> str | None:
                   format_us(float(p.get("wait_us") or 0.0))]  # fmt: skip
         rows.append("| " + " | ".join(cells) + " |")
     title = distributed_summary(result) or ""
-    return f"**{title}**\n\n" + "\n".join(rows)
+    return f"**{md_text(title)}**\n\n" + "\n".join(rows)
 
 
 def distributed_lines(result: Mapping[str, Any]) -> list[str]:

@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernel_lens.analysis.regular_files import read_regular
+
 __all__ = [
     "Driver",
     "LaunchConfig",
@@ -26,6 +28,8 @@ __all__ = [
     "parse_jsonc",
 ]
 
+#: The most of one workspace file read (a source file, an env file, launch.json).
+_MAX_READ = 16 << 20
 #: Folders never searched for scripts.
 _SKIP_DIRS = {".git", ".venv", "venv", "env", "node_modules", "__pycache__", "build", "dist"}
 
@@ -127,8 +131,7 @@ def find_drivers(root: str, module_path: str, *, limit: int = 2000) -> list[Driv
     names: dict[str, str] = {}  # import name -> file
     for path in _python_files(root, limit):
         try:
-            with open(path, encoding="utf-8") as fh:
-                tree = ast.parse(fh.read(), path)
+            tree = ast.parse(read_regular(path, _MAX_READ).decode("utf-8"), path)
         except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
             continue
         files[path] = (_imports(tree), _is_script(tree))
@@ -177,13 +180,12 @@ def parse_jsonc(text: str) -> Any:
 def _env_file(path: str) -> dict[str, str]:
     out: dict[str, str] = {}
     try:
-        with open(path, encoding="utf-8") as fh:
-            for raw in fh:
-                line = raw.strip()
-                if not line or line.startswith("#") or "=" not in line:
-                    continue
-                key, value = line.split("=", 1)
-                out[key.strip().removeprefix("export ").strip()] = value.strip().strip("'\"")
+        for raw in read_regular(path, _MAX_READ).decode("utf-8", "replace").splitlines():
+            line = raw.strip()
+            if not line or line.startswith("#") or "=" not in line:
+                continue
+            key, value = line.split("=", 1)
+            out[key.strip().removeprefix("export ").strip()] = value.strip().strip("'\"")
     except OSError:
         return {}
     return out
@@ -196,8 +198,7 @@ def launch_configs(root: str) -> list[LaunchConfig]:
     program is ``${file}`` (whatever is open) is left out."""
     path = os.path.join(root, ".vscode", "launch.json")
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = parse_jsonc(fh.read())
+        data = parse_jsonc(read_regular(path, _MAX_READ).decode("utf-8"))
     except (OSError, ValueError):
         return []
     configs = data.get("configurations") if isinstance(data, dict) else None

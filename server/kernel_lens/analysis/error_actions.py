@@ -16,6 +16,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from kernel_lens.analysis.safe_text import md_code, md_fence, md_text
 from kernel_lens.wire.lsp import CMD_REVEAL_LINE, CMD_SHOW_ERROR, ErrorAction
 
 __all__ = [
@@ -106,21 +107,22 @@ def error_markdown(
     (``links``: Markdown command links, made by the caller)."""
     kind = str(error.get("kind", "error"))
     message = str(error.get("message", "")).strip()
-    out = [f"**Kernel Lens** · `{function}` failed: {kind}", ""]
-    out.append("```text")
-    out.extend(message.splitlines() or ["(no message)"])
+    # Every stored string is data: code-spanned, escaped, or in a fence it cannot close.
+    out = [f"**Kernel Lens** · {md_code(function)} failed: {md_text(kind)}", ""]
+    body = message.splitlines() or ["(no message)"]
     memory = error.get("memory")
     if isinstance(memory, Mapping):
         # an out-of-memory: what was alive at the failure, by line (the allocator's snapshot)
         from kernel_lens.analysis.memory_text import oom_lines
 
-        out += ["", *oom_lines(memory)]
-    out.append("```")
+        body += ["", *oom_lines(memory)]
+    out.extend(md_fence(body))
     frames = user_traceback(error.get("traceback"), path)
     if len(frames) > 1:  # more than the exception line, which the message already says
-        out += ["", "Your code, innermost last:", "```text", *frames, "```"]
+        out += ["", "Your code, innermost last:", *md_fence(frames)]
     if error.get("suggested_directive"):
-        out += ["", f"Suggested: `{error['suggested_directive']}` (the quick fix inserts it)"]
+        directive = md_code(error["suggested_directive"])
+        out += ["", f"Suggested: {directive} (the quick fix inserts it)"]
     if links:
         out += ["", " · ".join(links)]
     return "\n".join(out)

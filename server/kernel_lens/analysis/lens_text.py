@@ -7,7 +7,6 @@ code spans (kernel names are full of ``<``, ``>``, ``&`` and ``*``).
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,6 +24,7 @@ from kernel_lens.analysis.memory_text import (
     oom_short_text,
 )
 from kernel_lens.analysis.report_text import format_time_ms, format_us
+from kernel_lens.analysis.safe_text import md_code, md_text
 from kernel_lens.analysis.timing_policy import clock_warning, graph_parts
 
 __all__ = [
@@ -117,11 +117,9 @@ def inputs_args_text(inputs: Any) -> list[str]:
 
 
 def code_span(text: str) -> str:
-    """``text`` as a Markdown code span, with a fence longer than any backtick run inside."""
-    runs = [len(m) for m in re.findall(r"`+", text)]
-    fence = "`" * (max(runs, default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
+    """``text`` as a Markdown code span (:func:`kernel_lens.analysis.safe_text.md_code`: a fence
+    longer than any backtick run inside, one line, bidi controls shown)."""
+    return md_code(text)
 
 
 def _calls(calls: float) -> str:
@@ -311,10 +309,10 @@ def roofline_hover_lines(result: dict[str, Any], line: dict[str, Any]) -> list[s
             "tensors": "the tensors' sizes",
             "ncu": "Nsight Compute (DRAM bytes, FLOP counters)",
         }.get(str(roof.get("source")), str(roof.get("source")))
-        out.append(f"- {roof['text']} · bytes from {source}")
+        out.append(f"- {md_text(roof['text'])} · bytes from {md_text(source)}")
     note = roofs[0].get("peak_note")
     if note:
-        out.append(f"_Peaks: {note}._")
+        out.append(f"_Peaks: {md_text(note)}._")
     return out
 
 
@@ -539,20 +537,21 @@ def hover_markdown(result: dict[str, Any], line_no: int, *, word: str | None = N
     if any(_is_compiled_region(op["name"]) for op in all_ops(line)):
         out += ["", COMPILED_REGION_NOTE]
     out.append("")
-    runs = result.get("profiled_runs", "?")
+    runs = md_text(result.get("profiled_runs", "?"))
+    device = md_text(result.get("device", "?"))
     if attributed:
         note = (
             f"Shares of the function's measured median, split as the profiler attributed CPU "
-            f"time over {runs} profiled calls on {result.get('device', '?')}."
+            f"time over {runs} profiled calls on {device}."
         )
     elif result.get("script"):
         note = (
-            f"Totals of the script's one run as `__main__` on {result.get('device', '?')}, "
+            f"Totals of the script's one run as `__main__` on {device}, "
             "under the profiler" + ("" if cuda else " (CPU times for attribution only)") + "."
         )
     else:
         note = (
-            f"Per call, from {runs} profiled calls on {result.get('device', '?')}"
+            f"Per call, from {runs} profiled calls on {device}"
             + ("" if cuda else " (CPU times under the profiler: for attribution only)")
             + "."
         )
@@ -573,12 +572,12 @@ def hover_markdown(result: dict[str, Any], line_no: int, *, word: str | None = N
     source = inputs_text(result.get("inputs"), result.get("path"))
     if source is not None and not result.get("script"):
         out.append("")
-        out.append(f"Inputs: {source}")
+        out.append(f"Inputs: {md_text(source)}")
         out.extend(f"- {code_span(arg)}" for arg in inputs_args_text(result.get("inputs")))
     warning = timing_warning_text(timing)
     if warning:
         out.append("")
-        out.append(f"⚠ Timing: {warning}")
+        out.append(f"⚠ Timing: {md_text(warning)}")
     return "\n".join(out)
 
 
@@ -590,22 +589,22 @@ def timing_policy_lines(timing: dict[str, Any] | None) -> list[str]:
     if not timing or not isinstance(timing.get("policy"), dict):
         return []
     policy = timing["policy"]
-    out = ["", f"Timed: {policy.get('text', '')}"]
+    out = ["", f"Timed: {md_text(policy.get('text', ''))}"]
     if policy.get("nvml"):
-        out.append(f"- {policy['nvml']}")
+        out.append(f"- {md_text(policy['nvml'])}")
     graph = timing.get("graph")
     parts = graph_parts(timing)
     if parts and isinstance(graph, dict):
-        why = f" (launch-bound: {graph['why']})" if graph.get("why") else ""
-        out.append(f"- {' · '.join(parts)}{why}")
+        why = f" (launch-bound: {md_text(graph['why'])})" if graph.get("why") else ""
+        out.append(f"- {md_text(' · '.join(parts))}{why}")
         graph_policy = graph.get("policy")
         if isinstance(graph_policy, dict) and graph_policy.get("text"):
-            out.append(f"- graph: {graph_policy['text']}")
+            out.append(f"- graph: {md_text(graph_policy['text'])}")
     clocks = timing.get("clocks")
     if isinstance(clocks, dict):
         text = clocks_text(clocks)
         if text:
-            out.append(f"- GPU: {text}")
+            out.append(f"- GPU: {md_text(text)}")
     return out
 
 

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kernel_lens.analysis.memory import device_label, format_bytes
+from kernel_lens.analysis.safe_text import md_code, md_text
 
 __all__ = [
     "live_group_text",
@@ -92,15 +93,16 @@ def memory_summary_text(result: Mapping[str, Any]) -> str | None:
 def live_group_text(group: Mapping[str, Any], *, markdown: bool = False) -> str:
     """``412 MiB from line 23 (out = model(x)) · saved for backward``."""
     source = str(group.get("source") or "")
-    where = f"line {group.get('line')}"
+    esc = md_text if markdown else str
+    where = f"line {esc(group.get('line'))}"
     if group.get("file"):
-        where = f"{group['file']}:{group.get('line')}"
+        where = f"{esc(group['file'])}:{esc(group.get('line'))}"
     if source:
-        where += f" (`{source}`)" if markdown else f" ({source})"
+        where += f" ({md_code(source)})" if markdown else f" ({source})"
     text = f"{format_bytes(int(group['bytes']))} from {where}"
     kind = group.get("kind")
     if kind:
-        text += " · " + ("allocated by its backward" if kind == "backward" else str(kind))
+        text += " · " + ("allocated by its backward" if kind == "backward" else esc(kind))
     return text
 
 
@@ -124,7 +126,8 @@ def memory_hover_lines(result: Mapping[str, Any], line: Mapping[str, Any]) -> li
     if entries:
         out += ["", "**Memory** per call:"]
         for e in entries:
-            text = f"- {device_label(str(e.get('device', '')))}: " + _entry_text(e, label=False)
+            label = md_text(device_label(str(e.get("device", ""))))
+            text = f"- {label}: " + md_text(_entry_text(e, label=False))
             bwd = int(e.get("backward_allocated_bytes") or 0)
             if bwd:
                 text += f" — {format_bytes(bwd)} of it allocated by this line's backward"
@@ -138,11 +141,11 @@ def memory_hover_lines(result: Mapping[str, Any], line: Mapping[str, Any]) -> li
             continue
         out += [
             "",
-            f"**Peak** {device_label(str(dev.get('device')))}: "
-            f"**{format_bytes(int(dev['peak_bytes']))}** {_peak_where(dev)}; alive then:",
+            f"**Peak** {md_text(device_label(str(dev.get('device'))))}: "
+            f"**{format_bytes(int(dev['peak_bytes']))}** {md_text(_peak_where(dev))}; alive then:",
         ]
         out += [f"- {live_group_text(g, markdown=True)}" for g in dev.get("live_at_peak") or []]
-        out += [f"- {text}" for text in _rest_text(dev)]
+        out += [f"- {md_text(text)}" for text in _rest_text(dev)]
     return out
 
 

@@ -32,6 +32,8 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from kernel_lens.analysis.regular_files import open_regular
+
 __all__ = [
     "Progress",
     "TraceColumns",
@@ -252,14 +254,21 @@ def read_trace_bytes(path: str | os.PathLike[str]) -> bytes | bytearray:
         TraceError: the file is missing, unreadable or broken gzip.
     """
     shown = os.fspath(path)
+    bound = max_trace_bytes()
     try:
-        with open(path, "rb") as f:
+        # Only a regular file (a FIFO or a link to /dev/zero is refused, never waited on),
+        # and never more than the bound on a trace: a plain read is bounded as gzip's is.
+        with open_regular(path) as f:
             size = os.fstat(f.fileno()).st_size
+            if size > bound:
+                raise TraceError(_too_big(shown, size))
             raw: bytes | bytearray = bytearray(size)
             got = f.readinto(raw)
             if got != size or f.read(1):  # the file changed while it was read
                 f.seek(0)
-                raw = f.read()
+                raw = f.read(bound + 1)
+                if len(raw) > bound:
+                    raise TraceError(_too_big(shown, len(raw)))
     except FileNotFoundError:
         raise TraceError(f"trace file not found: {shown}") from None
     except OSError as exc:
@@ -280,6 +289,13 @@ _RATIO_FLOOR = 256 * 2**20
 #: before any parser recurses into it.
 MAX_JSON_DEPTH = 64
 _INFLATE_STEP = 16 * 2**20
+
+
+def _too_big(shown: str, size: int) -> str:
+    return (
+        f"trace file {shown} holds {size / 2**20:,.0f} MiB of JSON, past the bound on a "
+        f"trace ({max_trace_bytes() / 2**20:,.0f} MiB; $KERNEL_LENS_TRACE_MAX_BYTES sets it)"
+    )
 
 
 def max_trace_bytes() -> int:

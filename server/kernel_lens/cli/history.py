@@ -9,7 +9,11 @@ import os
 import sys
 from typing import Any
 
+from kernel_lens.analysis.regular_files import read_regular
 from kernel_lens.cli.common import emit_error, split_target
+
+#: The largest ``profile --json`` file read for a comparison.
+MAX_PROFILE_BYTES = 256 << 20
 
 
 def _history_run(spec: str) -> tuple[dict[str, Any], str]:
@@ -23,9 +27,8 @@ def _history_run(spec: str) -> tuple[dict[str, Any], str]:
 
     if "::" not in spec:
         try:
-            with open(spec, encoding="utf-8") as f:
-                data = json.load(f)
-        except (OSError, json.JSONDecodeError) as exc:
+            data = json.loads(read_regular(spec, MAX_PROFILE_BYTES).decode("utf-8"))
+        except (OSError, ValueError) as exc:
             raise ValueError(f"cannot read {spec}: {exc}") from None
         if not isinstance(data, dict) or "timing" not in data:
             raise ValueError(f"{spec} is not a profile (no 'timing'): use `profile --json`")

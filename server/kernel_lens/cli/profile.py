@@ -108,12 +108,14 @@ def run(args: argparse.Namespace) -> int:
 def _read_source(file: str) -> str | None:
     """The file's text as Python reads it (PEP 263), or ``None`` when it cannot be read (the
     job then reads it, and says why it cannot)."""
-    import tokenize
+    import importlib.util
+
+    from kernel_lens.analysis.regular_files import read_regular
 
     try:
-        with tokenize.open(file) as fh:
-            return fh.read()
-    except (OSError, SyntaxError, UnicodeDecodeError):
+        # a regular file only, bounded: a FIFO is refused here and by the job, never waited on
+        return importlib.util.decode_source(read_regular(file, 64 << 20))
+    except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
         return None
 
 

@@ -23,6 +23,7 @@ from kernel_lens.analysis.functions import (
     TargetKind,
     function_at,
 )
+from kernel_lens.analysis.regular_files import read_regular
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.state import DiagnosticKey
 from kernel_lens.wire.errors import ProfileError
@@ -51,6 +52,8 @@ __all__ = [
 
 #: The diagnostic key of a syntax error found by a profile attempt.
 SYNTAX_KEY: DiagnosticKey = ("syntax", "")
+#: The largest source file read from disk (a document not open in the editor).
+MAX_SOURCE_BYTES = 64 << 20
 #: Longest error text put in a message or a result (an exception message can be megabytes).
 MAX_MESSAGE_CHARS = 2000
 
@@ -103,8 +106,8 @@ def document_source(ls: KernelLensServer, uri: str) -> str:
         return ls.workspace.get_text_document(uri).source
     path = uri_to_path(uri)
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
+        # only a regular file, with a bound: a FIFO named like a module never blocks the loop
+        data = read_regular(path, MAX_SOURCE_BYTES)
     except OSError as exc:
         raise ProfileError(
             "not-found", f"{path} is not open and cannot be read ({exc.strerror or exc})"

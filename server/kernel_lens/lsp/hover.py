@@ -15,6 +15,7 @@ from kernel_lens.analysis.document_model import DocumentModel
 from kernel_lens.analysis.error_actions import error_actions, error_markdown
 from kernel_lens.analysis.lens_text import code_span, hover_markdown
 from kernel_lens.analysis.roofline import with_ncu_roofline
+from kernel_lens.analysis.safe_text import md_text
 from kernel_lens.analysis.scripts import SCRIPT_NAME
 from kernel_lens.lsp.common import uri_to_path
 from kernel_lens.lsp.feature import LanguageFeature
@@ -27,8 +28,10 @@ __all__ = ["Hovers", "document_hover", "hover_at", "setup"]
 
 
 def _command_link(title: str, command: str, args: object) -> str:
-    encoded = urllib.parse.quote(json.dumps([args]))
-    return f"[{title}](command:{command}?{encoded})"
+    """A command link the server made itself: its title escaped, its arguments JSON,
+    percent-encoded whole (no character of them can end the link's target)."""
+    encoded = urllib.parse.quote(json.dumps([args]), safe="")
+    return f"[{md_text(title)}](command:{command}?{encoded})"
 
 
 #: How long a hover waits for its document's model (a big file being read) before giving none.
@@ -104,7 +107,8 @@ def document_hover(
 def _error_hover(uri: str, qualname: str, error: Mapping[str, Any]) -> str:
     """A failed function's hover: the whole error, the user's frames, what can fix it."""
     links = [
-        f"[{a['label']}](command:{a['command']}?{urllib.parse.quote(json.dumps(a['arguments']))})"
+        f"[{md_text(a['label'])}](command:{a['command']}?"
+        f"{urllib.parse.quote(json.dumps(a['arguments']), safe='')})"
         for a in error_actions(error, uri=uri)
     ]
     links.append(_command_link("Profile again", CMD_PROFILE, {"uri": uri, "function": qualname}))
@@ -158,7 +162,7 @@ def _run_lines_hover(
         "lines": [row],
     }
     body = hover_markdown(result, line0 + 1, word=word)
-    return None if body is None else f"*{held.label}* (a whole-script run)\n\n{body}"
+    return None if body is None else f"*{md_text(held.label)}* (a whole-script run)\n\n{body}"
 
 
 async def hover_at(ls: KernelLensServer, uri: str, position: types.Position) -> types.Hover | None:

@@ -44,6 +44,7 @@ from kernel_lens.analysis.rank_timeline import (
     merge_rank_timelines,
     rank_shifts,
 )
+from kernel_lens.analysis.regular_files import check_regular
 from kernel_lens.analysis.trace_columns import TraceError
 from kernel_lens.analysis.trace_store import TraceStore
 from kernel_lens.lsp.language_server import KernelLensServer
@@ -96,8 +97,14 @@ _readers: weakref.WeakKeyDictionary[KernelLensServer, ReaderPool] = weakref.Weak
 
 
 def _stat(path: str) -> os.stat_result:
+    """The trace file's ``stat``, only of a regular file (a FIFO, a device, a directory is
+    refused: never opened, never waited on).
+
+    Raises:
+        TraceError: missing, not a regular file, or unreadable.
+    """
     try:
-        return os.stat(path)
+        return check_regular(path)
     except FileNotFoundError:
         raise TraceError(f"trace file not found: {path}") from None
     except OSError as exc:
@@ -155,7 +162,7 @@ async def _open(
     store = await asyncio.to_thread(load_store, folder)
     if store is not None:
         return store
-    json_size = readers.json_size(path, size)
+    json_size = await asyncio.to_thread(readers.json_size, path, size)
     if json_size <= _IN_PROCESS_BYTES:
         # A trace of a profiled call or two: read here, in a thread, in well under a second
         # (a child process would spend longer starting); no progress notification to flash.
@@ -163,7 +170,7 @@ async def _open(
         await asyncio.to_thread(_save, store, folder)
         remove_older(path, folder)
         return store
-    readers.check_memory(path, size)
+    await asyncio.to_thread(readers.check_memory, path, size)
     name = os.path.basename(path)
     token = f"kernel-lens-trace-{uuid.uuid4()}"
     job = Job(uri=path, qualname=f"trace {name}", token=token)
@@ -223,7 +230,7 @@ async def _open_trace(
 ) -> TraceStore | tuple[TraceStore, TracePartial]:
     """`open_trace`; with ``first_view``, the store of a big trace's first chunk and what it
     covers when that comes before the whole trace is read (``on_first`` is called then)."""
-    stat = _stat(path)
+    stat = await asyncio.to_thread(_stat, path)
     key = (stat.st_size, stat.st_mtime_ns)
     kept = _stores.setdefault(ls, LRU(_KEPT))
     found = kept.get(path)

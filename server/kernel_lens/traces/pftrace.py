@@ -32,12 +32,18 @@ names are kept per packet sequence. Then `columns_from_trace` applies the Chrome
 
 from __future__ import annotations
 
-import gzip
+import os
 import struct
 import zlib
 from typing import Any
 
-from kernel_lens.analysis.trace_columns import TraceColumns, TraceError, columns_from_trace
+from kernel_lens.analysis.regular_files import open_regular
+from kernel_lens.analysis.trace_columns import (
+    TraceColumns,
+    TraceError,
+    columns_from_trace,
+    max_trace_bytes,
+)
 
 __all__ = ["is_pftrace", "read_pftrace", "trace_from_pftrace"]
 
@@ -246,15 +252,22 @@ def read_pftrace(path: str) -> TraceColumns:
         TraceError: the file is missing, unreadable, or not a Perfetto trace.
     """
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        with open_regular(path) as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > max_trace_bytes():
+                raise TraceError(f"trace file {path} is past the bound on a trace ({size:,} bytes)")
+            data = f.read(size + 1)
     except FileNotFoundError:
         raise TraceError(f"trace file not found: {path}") from None
     except OSError as exc:
         raise TraceError(f"cannot read trace file {path}: {exc.strerror or exc}") from None
     if data[:2] == b"\x1f\x8b":
         try:
-            data = gzip.decompress(data)
+            # bounded as a JSON trace's gzip is: a gzip bomb stops at the bound
+            inflater = zlib.decompressobj(zlib.MAX_WBITS | 16)
+            data = inflater.decompress(data, max_trace_bytes() + 1)
+            if len(data) > max_trace_bytes() or inflater.unconsumed_tail:
+                raise TraceError(f"trace file {path} inflates past the bound on a trace")
         except (OSError, EOFError, zlib.error) as exc:
             raise TraceError(f"trace file {path} is not valid gzip: {exc}") from None
     try:

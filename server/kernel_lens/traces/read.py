@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from kernel_lens.analysis.regular_files import open_regular
 from kernel_lens.analysis.trace_columns import (
     Progress,
     TraceColumns,
@@ -539,7 +540,7 @@ def _columns_streamed(
     except ImportError:
         return None
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             magic = f.read(2)
             size = os.fstat(f.fileno()).st_size
     except OSError:

@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Callable
 
 import kernel_lens
+from kernel_lens.analysis.regular_files import open_regular
 from kernel_lens.analysis.trace_columns import TraceError
 
 __all__ = ["ReaderPool", "check_memory", "json_size"]
@@ -33,7 +34,7 @@ READER_MODULE = "kernel_lens.traces.reader"
 def json_size(path: str, size: int) -> int:
     """The JSON's size: the file's, or for gzip the size its trailer records (mod 4 GiB)."""
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             if f.read(2) != b"\x1f\x8b":
                 return size
             f.seek(-4, os.SEEK_END)

@@ -28,6 +28,9 @@ import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from kernel_lens.analysis.regular_files import open_regular
+from kernel_lens.analysis.trace_columns import max_trace_bytes
+
 __all__ = [
     "CHUNK_BYTES",
     "MappedText",
@@ -69,7 +72,7 @@ def gzip_blocks(path: str, block: int = _BLOCK) -> Iterator[bytes]:
         OSError: the file cannot be read. zlib.error: broken gzip.
         EOFError: the stream ends early.
     """
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         inflater = zlib.decompressobj(zlib.MAX_WBITS | 16)
         fed = False
         while True:
@@ -206,8 +209,10 @@ class MappedText:
     back."""
 
     def __init__(self, path: str) -> None:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             self.size = f.seek(0, 2)
+            if self.size > max_trace_bytes():
+                raise UnusualTraceError("past the bound on a trace (the whole-text path says so)")
             self.map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY) if self.size else None
 
     def release(self, lo: int, hi: int) -> None:

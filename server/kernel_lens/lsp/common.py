@@ -23,6 +23,7 @@ from kernel_lens.analysis.functions import (
     TargetKind,
     function_at,
 )
+from kernel_lens.analysis.places import inside, outside_message
 from kernel_lens.analysis.regular_files import read_regular
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.state import DiagnosticKey
@@ -46,8 +47,10 @@ __all__ = [
     "set_diagnostic",
     "set_diagnostics",
     "status",
+    "target_path",
     "text_key",
     "uri_to_path",
+    "workspace_folders",
 ]
 
 #: The diagnostic key of a syntax error found by a profile attempt.
@@ -89,7 +92,7 @@ def uri_to_path(uri: str) -> str:
         ProfileError: ``not-found`` for a URI that is not a file on disk.
     """
     parsed = urlparse(uri)
-    if parsed.scheme not in ("file", ""):
+    if parsed.scheme not in ("file", "") or parsed.netloc not in ("", "localhost"):
         raise ProfileError("not-found", f"only files on disk can be profiled, not {uri}")
     return unquote(parsed.path)
 
@@ -104,7 +107,7 @@ def document_source(ls: KernelLensServer, uri: str) -> str:
     """
     if uri in ls.workspace.text_documents:
         return ls.workspace.get_text_document(uri).source
-    path = uri_to_path(uri)
+    path = target_path(ls, uri)
     try:
         # only a regular file, with a bound: a FIFO named like a module never blocks the loop
         data = read_regular(path, MAX_SOURCE_BYTES)
@@ -116,6 +119,37 @@ def document_source(ls: KernelLensServer, uri: str) -> str:
         return importlib.util.decode_source(data)
     except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
         raise ProfileError("syntax", f"cannot decode {os.path.basename(path)}: {exc}") from None
+
+
+def workspace_folders(ls: KernelLensServer) -> list[str]:
+    """The workspace folders' paths (every ``file:`` folder the client named, and the root)."""
+    folders: list[str] = []
+    for folder in list(ls.workspace.folders.values()):
+        parsed = urlparse(folder.uri)
+        if parsed.scheme == "file":
+            folders.append(unquote(parsed.path))
+    for root in (ls.workspace.root_path, ls.settings.workspace_root):
+        if root and root not in folders:
+            folders.append(root)
+    return folders
+
+
+def target_path(ls: KernelLensServer, uri: str, what: str = "read or run") -> str:
+    """The path of a ``file:`` URI the client named as a target (a document to profile, to run
+    Nsight Compute or a sweep on, to compile, to read the history of): only an open document
+    or a file inside a workspace folder, checked here whatever the client checked.
+
+    Raises:
+        ProfileError: ``not-found`` for a URI that is not a ``file:`` one, or a file neither
+            open nor inside a workspace folder (nothing is read or run).
+    """
+    path = uri_to_path(uri)
+    if uri in ls.workspace.text_documents:
+        return path
+    folders = workspace_folders(ls)
+    if not inside(path, folders):
+        raise ProfileError("not-found", outside_message(what, path, folders))
+    return path
 
 
 def failure_message(exc: BaseException) -> str:

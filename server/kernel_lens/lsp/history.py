@@ -24,6 +24,7 @@ from kernel_lens.lsp.common import (
     refresh_lenses,
     request_failed,
     resolve_target,
+    target_path,
     uri_to_path,
 )
 from kernel_lens.lsp.convert import structure
@@ -114,7 +115,7 @@ def _target(ls: KernelLensServer, uri: str, name: str | None, position: Any) -> 
     """``(path, qualified name)`` of the function a request is about."""
     try:
         source = document_source(ls, uri) if not name else ""
-        return uri_to_path(uri), resolve_target(source, name=name, position=position)
+        return target_path(ls, uri), resolve_target(source, name=name, position=position)
     except ProfileError as err:
         raise request_failed(err) from None
 

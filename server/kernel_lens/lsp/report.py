@@ -29,6 +29,7 @@ from kernel_lens.lsp.common import (
     resolve_target,
     set_diagnostics,
     status,
+    target_path,
     uri_to_path,
 )
 from kernel_lens.lsp.convert import structure
@@ -200,7 +201,7 @@ def _inputs_of(profile: dict[str, Any] | None) -> ReportInputs | None:
 def _last_run(ls: KernelLensServer, uri: str, function: str) -> dict[str, Any] | None:
     """``function``'s last run from the history, restored as the lenses restore it."""
     try:
-        path = uri_to_path(uri)
+        path = target_path(ls, uri)
         entries = History.default(path).entries(path, function)
     except (HistoryError, ProfileError, OSError, ValueError) as exc:
         ls.log(f"report of {function}: the history could not be read: {exc}")

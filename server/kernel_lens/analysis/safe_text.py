@@ -2,9 +2,9 @@
 
 One helper per place a string is shown:
 
-- `md_text`: plain text in Markdown (a hover): every ASCII punctuation character is
-  backslash-escaped (CommonMark allows it for all of them), so no link, image, HTML, emphasis or
-  autolink (``http\\://``) can be formed, and line breaks become spaces (no new block);
+- `md_text`: plain text in Markdown (a hover): every character that can start Markdown syntax
+  inline is backslash-escaped, so no link, image, HTML, emphasis or autolink (``http\\://``)
+  can be formed, and line breaks become spaces (no new block);
 - `md_code`: a code span whose content can never end the span early (a fence longer than any
   backtick run inside) nor break the paragraph (line breaks become spaces);
 - `link_safe`: text for a notification, a progress title or message (``window/showMessage``,
@@ -21,14 +21,16 @@ All of them also replace bidi controls (U+202A–U+202E, U+2066–U+2069) with a
 from __future__ import annotations
 
 import re
-import string
 
 __all__ = ["BIDI", "link_safe", "md_code", "md_fence", "md_text", "terminal_safe"]
 
 #: The bidirectional embedding, override and isolate controls.
 BIDI = frozenset(chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A)))
 _BIDI_RE = re.compile("[" + "".join(sorted(BIDI)) + "]")
-_MD_PUNCT = re.compile("([" + re.escape(string.punctuation) + "])")
+#: What can start Markdown syntax inline: links and images (``[ ] ( ) !``), HTML and autolinks
+#: (``< >``, ``&`` entities), emphasis and code (``* _ ~ ` ``), tables (``|``), headings
+#: (``#``), the escape itself; and a bare URL's ``://`` or ``www.`` (GFM autolinks).
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]()<>!&#|~{}])|(:)(?=//)|(?<=www)(\.)", re.I)
 _LINE_BREAKS = re.compile(r"[\r\n\u0085\u2028\u2029]+")
 #: C0 (but tab), DEL and C1 controls: never shown raw anywhere.
 _CONTROLS = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
@@ -53,7 +55,7 @@ def _one_line(text: str) -> str:
 
 def md_text(value: object) -> str:
     """``value`` as plain text inside Markdown: no link, image, HTML or formatting can form."""
-    return _MD_PUNCT.sub(r"\\\1", _one_line(str(value)))
+    return _MD_SPECIAL.sub(lambda m: "\\" + m.group(), _one_line(str(value)))
 
 
 def md_code(value: object) -> str:
@@ -61,7 +63,7 @@ def md_code(value: object) -> str:
     text = _one_line(str(value)).replace("\t", " ")
     runs = [len(m) for m in re.findall(r"`+", text)]
     fence = "`" * (max(runs, default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"
 
 

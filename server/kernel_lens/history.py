@@ -31,6 +31,7 @@ import json
 import os
 import re
 import sqlite3
+import stat
 import subprocess
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -38,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+from kernel_lens.analysis.regular_files import check_regular, read_regular
 from kernel_lens.wire import paths
 
 __all__ = [
@@ -73,23 +75,55 @@ def cache_root() -> Path:
     return Path(paths.cache_root())
 
 
-#: A folder of this name in a file's folder or any folder above it (the workspace, say) opts
-#: that tree in: its history is kept in ``.kernel-lens/history`` there, beside the code.
+#: A folder of this name at the root of a workspace folder (the editor's; the CLI's is its
+#: working directory) opts that workspace in: its history is kept in ``.kernel-lens/history``
+#: there, beside the code. Never looked for in the folders above (issue 45 item 7).
 WORKSPACE_FOLDER = ".kernel-lens"
 
 
-def _history_root(path: str | None = None) -> Path:
-    """``$KERNEL_LENS_HISTORY``; else ``.kernel-lens/history`` of the nearest folder above
-    ``path`` that has a ``.kernel-lens/`` folder (the user's opt-in); else the cache folder."""
+def _history_root(path: str | None = None, roots: Iterable[str] | None = None) -> Path:
+    """``$KERNEL_LENS_HISTORY``; else ``.kernel-lens/history`` at the root of the workspace
+    folder holding ``path`` (``roots``: the editor's workspace folders, by default the working
+    directory), when that root has a ``.kernel-lens/`` folder (the user's opt-in); else the
+    cache folder. Never a folder above the workspace root."""
     own = os.environ.get("KERNEL_LENS_HISTORY")
     if own:
         return Path(os.path.abspath(own))
     if path is not None:
-        folder = Path(os.path.abspath(path)).parent
-        for candidate in (folder, *folder.parents):
-            if (candidate / WORKSPACE_FOLDER).is_dir():
-                return candidate / WORKSPACE_FOLDER / "history"
+        from kernel_lens.analysis.places import inside
+
+        file = os.path.abspath(path)
+        candidates = [os.path.abspath(r) for r in (roots if roots is not None else [os.getcwd()])]
+        # the innermost workspace folder holding the file
+        for root in sorted(candidates, key=len, reverse=True):
+            if inside(file, [root]) and os.path.isdir(os.path.join(root, WORKSPACE_FOLDER)):
+                return Path(root) / WORKSPACE_FOLDER / "history"
     return cache_root() / "history"
+
+
+def folder_problem(folder: Path, *, uid: int | None = None) -> str | None:
+    """Why ``folder`` (an existing history folder, or a ``.kernel-lens`` folder) cannot be
+    trusted with the history: owned by another user, or writable by the group or by others
+    (anyone could feed it crafted runs or read everyone's); ``None`` when it is fine or absent.
+    """
+    me = os.geteuid() if uid is None and hasattr(os, "geteuid") else uid
+    try:
+        st = os.stat(folder)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"{folder} cannot be examined ({exc.strerror or exc})"
+    if not stat.S_ISDIR(st.st_mode):
+        return f"{folder} is not a directory"
+    if me is not None and st.st_uid != me:
+        return f"{folder} is owned by another user (uid {st.st_uid}, you are uid {me})"
+    if st.st_mode & 0o022:
+        who = "everyone" if st.st_mode & 0o002 else "its group"
+        return (
+            f"{folder} is writable by {who} (mode {stat.S_IMODE(st.st_mode):o}): "
+            f"run `chmod go-w {folder}` if it is yours"
+        )
+    return None
 
 
 def thin_samples(samples: list[float], limit: int = MAX_SAMPLES) -> list[float]:
@@ -296,6 +330,8 @@ def _decode(raw: bytes) -> tuple[Any, str | None]:
 STORE_NAME = "history.sqlite3"
 #: Seconds a writer waits for another's transaction before it gives up.
 BUSY_TIMEOUT_S = 30.0
+#: The largest legacy JSON-lines file imported.
+MAX_LEGACY_BYTES = 256 << 20
 #: The schema's version (``PRAGMA user_version``); 0 is a store not yet set up.
 SCHEMA_VERSION = 1
 #: SQLite's result codes of a damaged file: SQLITE_CORRUPT, SQLITE_NOTADB.
@@ -337,13 +373,40 @@ class History:
     root: Path
     size: int = HISTORY_SIZE
     notes: list[str] = field(default_factory=list, compare=False, repr=False)
+    read_only: bool = False
 
     @classmethod
-    def default(cls, path: str | None = None) -> History:
+    def default(
+        cls, path: str | None = None, roots: Iterable[str] | None = None, *, read_only: bool = False
+    ) -> History:
         """The history of ``path``'s runs: ``$KERNEL_LENS_HISTORY``, else the opted-in
-        ``.kernel-lens/`` folder above the file, else the cache folder (read each time, so
-        tests can change it)."""
-        return cls(_history_root(path))
+        ``.kernel-lens/`` folder at the root of the workspace folder holding the file (``roots``;
+        by default the working directory), else the cache folder (read each time, so tests can
+        change it). ``read_only``: never written, not even set up (an untrusted workspace's)."""
+        return cls(_history_root(path, roots), read_only=read_only)
+
+    def _check_folders(self) -> None:
+        """Refuse a history folder (or its ``.kernel-lens``) that is another user's or writable
+        by others; the cache's own folder, when it is this user's, is made private instead.
+
+        Raises:
+            HistoryError: why, and where the history was looked for.
+        """
+        guarded = [self.root]
+        if self.root.parent.name == WORKSPACE_FOLDER:
+            guarded.insert(0, self.root.parent)
+        for folder in guarded:
+            problem = folder_problem(folder)
+            if problem and folder == cache_root() / "history" and "writable" in problem:
+                with contextlib.suppress(OSError):  # the user's own cache: made private
+                    os.chmod(folder, stat.S_IMODE(os.stat(folder).st_mode) & ~0o022)
+                    problem = folder_problem(folder)
+            if problem:
+                raise HistoryError(
+                    f"history folder refused: {problem}. Kernel Lens keeps the history in "
+                    f"{self.root} ($KERNEL_LENS_HISTORY, else .kernel-lens/history at the "
+                    "workspace root, else its cache folder): nothing was read or written there"
+                )
 
     @property
     def file(self) -> Path:
@@ -368,18 +431,26 @@ class History:
         """
         file = self.file
         verb = "write" if write else "read"
+        if write and self.read_only:
+            raise HistoryError(
+                "the history is not written in Restricted Mode (an untrusted workspace): "
+                "trust the workspace to record runs or pin a baseline; nothing was changed"
+            )
+        self._check_folders()
+        if self.read_only:
+            return self._read_only(fn, empty)
         for attempt in range(2):
             try:
-                inode: int | None = os.stat(file).st_ino
+                inode: int | None = check_regular(file).st_ino
             except FileNotFoundError:
                 inode = None
                 if not write and not self._legacy_files():
                     return empty  # nothing recorded yet: no store is made by a read
             except OSError as exc:
-                raise HistoryError(f"cannot {verb} {file}: {exc}") from None
+                raise HistoryError(f"cannot {verb} {file}: {exc.strerror or exc}") from None
             try:
                 if inode is None:
-                    self.root.mkdir(parents=True, exist_ok=True)
+                    self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
                 conn = sqlite3.connect(file, timeout=BUSY_TIMEOUT_S, isolation_level=None)
             except (OSError, sqlite3.Error) as exc:
                 raise HistoryError(f"cannot {verb} {file}: {exc}") from None
@@ -395,6 +466,30 @@ class History:
             finally:
                 conn.close()
         raise HistoryError(f"cannot {verb} {file}: damaged again after it was replaced")
+
+    def _read_only(self, fn: Callable[[sqlite3.Connection], _T], empty: _T) -> _T:
+        """``fn`` on the store opened read-only: nothing set up, imported or moved aside."""
+        file = self.file
+        try:
+            check_regular(file)
+        except FileNotFoundError:
+            return empty
+        except OSError as exc:
+            raise HistoryError(f"cannot read {file}: {exc.strerror or exc}") from None
+        try:
+            conn = sqlite3.connect(
+                f"{file.as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None
+            )
+        except sqlite3.Error as exc:
+            raise HistoryError(f"cannot read {file}: {exc}") from None
+        try:
+            if conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
+                return empty
+            return _transaction(conn, fn, write=False)
+        except sqlite3.Error as exc:
+            raise HistoryError(f"cannot read {file}: {exc}") from None
+        finally:
+            conn.close()
 
     def _prepare(self, conn: sqlite3.Connection) -> None:
         """WAL mode, the busy timeout, the schema; the legacy JSON-lines files imported once."""
@@ -465,7 +560,7 @@ class History:
             named = re.search(r"-([0-9a-f]{16})\.jsonl$", source.name)
             file_key = named.group(1) if named else None
             try:
-                raw = source.read_bytes()
+                raw = read_regular(source, MAX_LEGACY_BYTES)
             except OSError as exc:
                 self.notes.append(f"history: {source.name} not imported ({exc})")
                 continue
@@ -492,7 +587,7 @@ class History:
                 _insert(conn, fkey, entry.get("path"), entry.get("function"), entry)
             baseline = source.with_suffix(".baseline")
             try:
-                pinned = baseline.read_text(encoding="utf-8").strip()
+                pinned = read_regular(baseline, 4096).decode("utf-8").strip()
             except (OSError, UnicodeDecodeError):
                 pinned = ""
             if pinned and file_key in keys:
@@ -725,6 +820,7 @@ def record_run(
     file_text: str | None,
     compare_with: Literal["auto", "previous", "baseline"] | None = "auto",
     keep: bool = True,
+    roots: Iterable[str] | None = None,
 ) -> Recorded:
     """Record a successful profile of ``function`` in ``path`` and compare it with a reference
     run: the one place of the editor's and the CLI's record-and-compare. Blocking (files,
@@ -739,13 +835,15 @@ def record_run(
         compare_with: ``auto`` (the pinned baseline, else the previous run: the editor's),
             ``previous``, ``baseline``, or ``None`` (no comparison).
         keep: add the run to the history (``False``: only compare it).
+        roots: the workspace folders whose root may hold ``.kernel-lens`` (by default the
+            working directory).
 
     Raises:
         HistoryError: the history cannot be read or written.
     """
     from kernel_lens.analysis.compare import compare_results
 
-    history = History.default(path)
+    history = History.default(path, roots)
     reference: dict[str, Any] | None = None
     label = "previous"
     if compare_with == "auto":

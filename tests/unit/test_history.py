@@ -138,7 +138,7 @@ def test_git_state(tmp_path: Path) -> None:
     assert git_state(str(tmp_path / "k.py"))["dirty"] is True  # type: ignore[index]
 
 
-def test_a_kernel_lens_folder_above_the_file_opts_its_tree_in(
+def test_a_kernel_lens_folder_at_the_workspace_root_opts_its_tree_in(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.delenv("KERNEL_LENS_HISTORY", raising=False)
@@ -149,9 +149,15 @@ def test_a_kernel_lens_folder_above_the_file_opts_its_tree_in(
     source.write_text("def f(x):\n    return x\n")
     # Not opted in: the cache folder, outside the source tree.
     assert History.default(str(source)).root == tmp_path / "cache" / "history"
-    # A .kernel-lens/ folder in the workspace (any folder above the file) opts the tree in.
+    # A .kernel-lens/ folder at the workspace root opts the tree in (issue 45 item 7: only
+    # there, never in a folder above it; the CLI's workspace is its working directory).
     (workspace / ".kernel-lens").mkdir()
+    roots = [str(workspace)]
+    assert History.default(str(source), roots).root == workspace / ".kernel-lens" / "history"
+    monkeypatch.chdir(workspace)
     assert History.default(str(source)).root == workspace / ".kernel-lens" / "history"
+    monkeypatch.chdir(source.parent)
+    assert History.default(str(source)).root == tmp_path / "cache" / "history"
     # The environment wins over both.
     monkeypatch.setenv("KERNEL_LENS_HISTORY", str(tmp_path / "own"))
-    assert History.default(str(source)).root == tmp_path / "own"
+    assert History.default(str(source), roots).root == tmp_path / "own"

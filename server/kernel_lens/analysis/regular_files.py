@@ -14,9 +14,9 @@ Standard library only: the language server, the CLI, the trace readers and the h
 from __future__ import annotations
 
 import errno
+import io
 import os
 import stat
-from typing import BinaryIO
 
 __all__ = [
     "NotRegularFileError",
@@ -67,7 +67,7 @@ def check_regular(path: str | os.PathLike[str]) -> os.stat_result:
     return st
 
 
-def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
+def open_regular(path: str | os.PathLike[str]) -> io.BufferedReader:
     """``path`` opened for binary reading, only if it is a regular file.
 
     Opened with ``O_NONBLOCK`` (a FIFO opens at once instead of waiting for a writer, and is

@@ -43,7 +43,7 @@ from kernel_lens.analysis.lens_text import (
 from kernel_lens.analysis.memory_text import oom_lines
 from kernel_lens.analysis.scripts import SCRIPT_NAME, script_summary_title
 from kernel_lens.history import History, HistoryError
-from kernel_lens.lsp.common import refresh_lenses, uri_to_path
+from kernel_lens.lsp.common import refresh_lenses, server_history, uri_to_path
 from kernel_lens.lsp.convert import RawJson, raw_json_list
 from kernel_lens.lsp.feature import LanguageFeature
 from kernel_lens.lsp.language_server import KernelLensServer
@@ -529,12 +529,11 @@ def _profile_names(model: DocumentModel) -> list[str] | None:
     return [t.info.qualname for t in model.targets if t.role == "profile"]
 
 
-def _last_runs(path: str, names: list[str]) -> dict[str, dict[str, Any]]:
-    """Each function's last run in the history (blocking: files, ``git``; a thread's work)."""
+def _last_runs(path: str, names: list[str], history: History) -> dict[str, dict[str, Any]]:
+    """Each function's last run in ``history`` (blocking: files, ``git``; a thread's work)."""
     delay = float(os.environ.get(HISTORY_DELAY_ENV) or 0.0)
     if delay > 0:
         time.sleep(delay)
-    history = History.default(path)
     found: dict[str, dict[str, Any]] = {}
     # One read for which have runs (most have none: a big file's 45 000), then each of those.
     stored = history.with_runs(path, names) if names else set()
@@ -575,7 +574,8 @@ async def _restore(ls: KernelLensServer, uri: str, state: DocumentState) -> None
         if names is None:
             state.restore = None  # tried again at the next lens request, once it parses
             return
-        found = await asyncio.to_thread(_last_runs, uri_to_path(uri), names)
+        path = uri_to_path(uri)
+        found = await asyncio.to_thread(_last_runs, path, names, server_history(ls, path))
     except (HistoryError, ProfileError, OSError, ValueError, TypeError) as exc:
         # A history that cannot be read costs the restored results, never the lenses.
         ls.log(f"results of {uri} not restored from the history: {exc}", types.MessageType.Warning)
@@ -610,7 +610,8 @@ def restore_results(ls: KernelLensServer, uri: str, source: str) -> None:
     if names is None:
         return
     try:
-        _apply_restored(state, _last_runs(uri_to_path(uri), names))
+        path = uri_to_path(uri)
+        _apply_restored(state, _last_runs(path, names, server_history(ls, path)))
     except (HistoryError, ProfileError, OSError, ValueError, TypeError) as exc:
         ls.log(f"results of {uri} not restored from the history: {exc}", types.MessageType.Warning)
 

@@ -25,6 +25,7 @@ from kernel_lens.analysis.functions import (
 )
 from kernel_lens.analysis.places import inside, outside_message
 from kernel_lens.analysis.regular_files import read_regular
+from kernel_lens.history import History
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.state import DiagnosticKey
 from kernel_lens.wire.errors import ProfileError
@@ -150,6 +151,13 @@ def target_path(ls: KernelLensServer, uri: str, what: str = "read or run") -> st
     if not inside(path, folders):
         raise ProfileError("not-found", outside_message(what, path, folders))
     return path
+
+
+def server_history(ls: KernelLensServer, path: str) -> History:
+    """The history of ``path``'s runs as this server may use it: its ``.kernel-lens`` looked
+    for at the workspace folders' roots only, and read-only in an untrusted workspace (issue 45
+    items 7 and 9)."""
+    return History.default(path, workspace_folders(ls), read_only=not is_trusted(ls))
 
 
 def failure_message(exc: BaseException) -> str:

@@ -17,15 +17,18 @@ from lsprotocol import types
 
 from kernel_lens.analysis.compare import compare_results, compare_timing
 from kernel_lens.analysis.functions import SourceSyntaxError, find_functions
-from kernel_lens.history import History, HistoryError, entry_summary, record_run
+from kernel_lens.history import HistoryError, entry_summary, record_run
 from kernel_lens.lsp.common import (
     RequestFailed,
     document_source,
+    is_trusted,
     refresh_lenses,
     request_failed,
     resolve_target,
+    server_history,
     target_path,
     uri_to_path,
+    workspace_folders,
 )
 from kernel_lens.lsp.convert import structure
 from kernel_lens.lsp.language_server import KernelLensServer
@@ -51,11 +54,16 @@ __all__ = ["record_profile", "setup"]
 
 
 def _record(
-    path: str, qualname: str, text: list[str], source: str, result: dict[str, Any]
+    path: str,
+    qualname: str,
+    text: list[str],
+    source: str,
+    result: dict[str, Any],
+    roots: list[str],
 ) -> tuple[str, ...]:
     """Store the run and put its ``comparison`` (and ``history``) into ``result``; what the
     store had to report. Blocking (files, ``git``): run in a thread."""
-    recorded = record_run(path, qualname, result, text=text, file_text=source)
+    recorded = record_run(path, qualname, result, text=text, file_text=source, roots=roots)
     result["history"] = {"id": recorded.entry["id"], "baseline": recorded.baseline_id}
     if recorded.comparison is not None:
         result["comparison"] = recorded.comparison
@@ -100,7 +108,10 @@ async def record_profile(
         if source is None:
             source = document_source(ls, uri)
         path = uri_to_path(uri)
-        warnings = await asyncio.to_thread(_record, path, qualname, text, source, result)
+        if not is_trusted(ls):
+            return  # an untrusted workspace's history is never written (nothing runs anyway)
+        roots = workspace_folders(ls)
+        warnings = await asyncio.to_thread(_record, path, qualname, text, source, result, roots)
     except Exception as exc:  # the profile stands without its history
         _report(ls, f"history of {qualname}: not recorded ({exc})", key=f"failed:{path}")
     else:
@@ -138,7 +149,7 @@ def _current_text(ls: KernelLensServer, uri: str, qualname: str) -> list[str] | 
 
 def history_of(ls: KernelLensServer, uri: str, path: str, qualname: str) -> HistoryResult:
     """The function's runs, each with its verdict against the run before it."""
-    history = History.default(path)
+    history = server_history(ls, path)
     try:
         entries, unreadable = history.read(path, qualname)
     except HistoryError as exc:
@@ -182,8 +193,14 @@ def history_of(ls: KernelLensServer, uri: str, path: str, qualname: str) -> Hist
 def set_baseline(
     ls: KernelLensServer, uri: str, path: str, qualname: str, run: str | None, clear: bool
 ) -> SetBaselineResult:
-    """Pin (or unpin) the baseline; the function's lenses then name it."""
-    history = History.default(path)
+    """Pin (or unpin) the baseline; the function's lenses then name it (refused in an
+    untrusted workspace, whose history is never written)."""
+    if not is_trusted(ls):
+        raise RequestFailed(
+            message="Kernel Lens: Set as Baseline writes the history, which an untrusted "
+            "workspace never does: trust this workspace first (nothing was changed)."
+        )
+    history = server_history(ls, path)
     try:
         entry = history.set_baseline(path, qualname, None if clear else (run or "-1"))
     except HistoryError as exc:
@@ -205,9 +222,11 @@ def set_baseline(
     return {"function": qualname, "baseline": None if entry is None else _run_json(entry)}
 
 
-def compare_runs(path: str, qualname: str, before: str, after: str) -> CompareResult:
+def compare_runs(
+    ls: KernelLensServer, path: str, qualname: str, before: str, after: str
+) -> CompareResult:
     """Two runs of the history compared (ids, ``-1``, ``-2``…, ``baseline``)."""
-    history = History.default(path)
+    history = server_history(ls, path)
     try:
         a = history.get(path, qualname, before)
         b = history.get(path, qualname, after)
@@ -245,4 +264,4 @@ def setup(ls: KernelLensServer) -> None:
     def compare(ls: KernelLensServer, raw: Any) -> CompareResult:
         params = structure(CompareParams, raw)
         path, qualname = _target(ls, params.uri, params.function, params.position)
-        return compare_runs(path, qualname, params.before, params.after)
+        return compare_runs(ls, path, qualname, params.before, params.after)

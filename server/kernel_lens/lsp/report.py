@@ -18,7 +18,7 @@ from kernel_lens.analysis.lens_text import inputs_args_text, inputs_text
 from kernel_lens.analysis.names import short_kernel_name
 from kernel_lens.analysis.param_edit import int_parameters, parameter_edits
 from kernel_lens.analysis.roofline import with_ncu_roofline
-from kernel_lens.history import History, HistoryError
+from kernel_lens.history import HistoryError
 from kernel_lens.lsp.code_lens import restore_results, restored_result
 from kernel_lens.lsp.common import (
     document_source,
@@ -27,6 +27,7 @@ from kernel_lens.lsp.common import (
     request_failed,
     require_trusted,
     resolve_target,
+    server_history,
     set_diagnostics,
     status,
     target_path,
@@ -202,7 +203,7 @@ def _last_run(ls: KernelLensServer, uri: str, function: str) -> dict[str, Any] |
     """``function``'s last run from the history, restored as the lenses restore it."""
     try:
         path = target_path(ls, uri)
-        entries = History.default(path).entries(path, function)
+        entries = server_history(ls, path).entries(path, function)
     except (HistoryError, ProfileError, OSError, ValueError) as exc:
         ls.log(f"report of {function}: the history could not be read: {exc}")
         return None

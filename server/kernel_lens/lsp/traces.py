@@ -38,6 +38,7 @@ from typing import Any, cast
 
 from lsprotocol import types
 
+from kernel_lens.analysis.places import inside
 from kernel_lens.analysis.rank_timeline import (
     collective_events,
     first_collectives,
@@ -47,6 +48,7 @@ from kernel_lens.analysis.rank_timeline import (
 from kernel_lens.analysis.regular_files import check_regular
 from kernel_lens.analysis.trace_columns import TraceError
 from kernel_lens.analysis.trace_store import TraceStore
+from kernel_lens.lsp.common import workspace_folders
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.state import LRU, Job
 from kernel_lens.traces import readers
@@ -67,6 +69,7 @@ from kernel_lens.wire.lsp import (
     TraceProgress,
     TraceReady,
 )
+from kernel_lens.wire.paths import cache_root
 
 __all__ = [
     "cache_folder",
@@ -296,9 +299,12 @@ def _timeline(store: TraceStore, path: str, window: tuple[float, float] | None) 
 
 async def overview_timeline(ls: KernelLensServer, path: str | None) -> Timeline | None:
     """The whole-trace timeline of a trace file (``None`` when there is no such file)."""
-    if not path or not os.path.isfile(path):
+    if not path:
         return None
-    stat = os.stat(path)
+    try:
+        stat = await asyncio.to_thread(check_regular, path)
+    except OSError:
+        return None  # gone, or not a regular file: no timeline
     cached = ls.traces.timelines.get(path)
     if cached is not None and cached[0] == stat.st_mtime:
         return cast(Timeline, cached[1])
@@ -318,6 +324,14 @@ async def window_timeline(
     """
     store = await open_trace(ls, path)
     return await asyncio.to_thread(_timeline, store, path, (start_us, end_us))
+
+
+def _is_regular(path: str) -> bool:
+    try:
+        check_regular(path)
+    except OSError:
+        return False
+    return True
 
 
 def rank_trace_paths(profile: dict[str, Any]) -> list[str]:
@@ -361,18 +375,42 @@ async def ranks_timeline(ls: KernelLensServer, profile: dict[str, Any]) -> Timel
         TraceError: a rank's trace cannot be read.
     """
     paths = rank_trace_paths(profile)
-    if not paths or not all(os.path.isfile(p) for p in paths):
+    if not paths or not await asyncio.to_thread(lambda: all(_is_regular(p) for p in paths)):
         return None
     stores = [await open_trace(ls, p) for p in paths]
     return await asyncio.to_thread(_ranks_timeline, stores, paths, profile["distributed"])
 
 
+def stored_path_allowed(ls: KernelLensServer, path: object) -> bool:
+    """Whether a trace path a stored run names (a profile, the history) may be followed: only
+    inside Kernel Lens's cache or a workspace folder, trusted or not (issue 45 item 9). A path
+    refused is logged with where it had to be."""
+    roots = [cache_root(), *workspace_folders(ls)]
+    if isinstance(path, str) and inside(path, roots):
+        return True
+    ls.log(
+        f"a stored run names the trace {path!r}, outside the cache and the workspace folders "
+        f"({', '.join(roots)}): not read",
+        types.MessageType.Warning,
+    )
+    return False
+
+
 async def report_timeline(ls: KernelLensServer, profile: dict[str, Any]) -> Timeline | None:
-    """The Report's timeline of a profile: a distributed step's rank groups, else its trace's."""
+    """The Report's timeline of a profile: a distributed step's rank groups, else its trace's.
+
+    A stored trace path is followed only inside the cache or a workspace folder
+    (`stored_path_allowed`); else there is no timeline (and the log says why)."""
+    ranks = rank_trace_paths(profile)
+    if ranks and not all(stored_path_allowed(ls, p) for p in ranks):
+        return None
     merged = await ranks_timeline(ls, profile)
     if merged is not None:
         return merged
-    return await overview_timeline(ls, profile.get("trace_path"))
+    path = profile.get("trace_path")
+    if not path or not stored_path_allowed(ls, path):
+        return None
+    return await overview_timeline(ls, path)
 
 
 def _ranks_window(

@@ -9,7 +9,7 @@ import os
 import sys
 from typing import Any
 
-from kernel_lens.cli.common import job, split_target, timeout_option
+from kernel_lens.cli.common import job, say, split_target, timeout_option
 from kernel_lens.wire.jobs import AsmRequest
 
 
@@ -20,7 +20,7 @@ def run(args: argparse.Namespace) -> int:
     for item in [x for arg in args.types or [] for x in arg.split(",") if x.strip()]:
         name, sep, value = item.partition("=")
         if not sep or not name.strip() or not value.strip():
-            print(
+            say(
                 f"kernel-lens asm: --types takes NAME=TYPE (x_ptr=*fp16, BLOCK=256), not {item!r}",
                 file=sys.stderr,
             )
@@ -38,23 +38,23 @@ def run(args: argparse.Namespace) -> int:
         return result
     rows: list[dict[str, Any]] = [result] if kernel else list(result["kernels"])
     if args.json:
-        print(json.dumps(rows[0] if kernel else rows))
+        say(json.dumps(rows[0] if kernel else rows))
         return 0
     for j in rows:
-        print(
+        say(
             f"// {j['kernel']} · {args.stage.upper()} · {j['arch']} · {j['registers']} registers · "
             f"{j['spills']} bytes spilled · launched by {j['launcher']} with {j['constexprs']}"
         )
-        print(f"// {asm_origin(j)}")
+        say(f"// {asm_origin(j)}")
         if j.get("types_note"):
-            print(f"// {j['types_note']}")
+            say(f"// {j['types_note']}")
         tuned = j.get("autotune")
         if tuned:
-            print(f"// autotuned: chose {tuned['chosen']}")
+            say(f"// autotuned: chose {tuned['chosen']}")
             for row in tuned["configs"]:
                 ms = "?" if row["ms"] is None else f"{row['ms']:.4g} ms"
-                print(f"//   {'*' if row['chosen'] else ' '} {row['config']}: {ms}")
-        print(j["asm"])
+                say(f"//   {'*' if row['chosen'] else ' '} {row['config']}: {ms}")
+        say(j["asm"])
     return 0
 
 

@@ -10,8 +10,9 @@ import json
 import os
 import shlex
 import sys
-from typing import Any
+from typing import Any, TextIO
 
+from kernel_lens.analysis.safe_text import terminal_safe
 from kernel_lens.wire.errors import ErrorObject, ProfileError
 from kernel_lens.wire.jobs import JobRequest
 
@@ -23,6 +24,7 @@ __all__ = [
     "for_the_cli",
     "job",
     "run_in_agent",
+    "say",
     "split_target",
     "stderr_line",
     "timeout_option",
@@ -41,33 +43,52 @@ def split_target(spec: str) -> tuple[str, str | None]:
     return spec, None
 
 
+def say(
+    *values: object,
+    sep: str = " ",
+    end: str = "\n",
+    file: TextIO | None = None,
+    flush: bool = False,
+) -> None:
+    """``print`` for every line the CLI shows: escape sequences and control characters (but
+    newline and tab) removed, bidi controls shown as ``<U+…>``
+    (:func:`kernel_lens.analysis.safe_text.terminal_safe`), so no name from a trace, a report,
+    the history or user code can write the clipboard, retitle the window, clear the screen or
+    make a link (``--json`` output is JSON-escaped already and passes unchanged)."""
+    text = sep.join(str(v) for v in values) + end
+    out = sys.stdout if file is None else file
+    out.write(terminal_safe(text))
+    if flush:
+        out.flush()
+
+
 def emit_error(err: ErrorObject, as_json: bool, path: str | None) -> None:
     """Print a job's error: ``{"error": …}`` on stdout with ``--json``, else a line (and the
     traceback) on stderr."""
     if as_json:
-        print(json.dumps({"error": err}), flush=True)
+        say(json.dumps({"error": err}), flush=True)
         return
     where = f" at {path}:{err['line']}" if err.get("line") and path else ""
-    print(f"error ({err['kind']}){where}: {err['message']}", file=sys.stderr)
+    say(f"error ({err['kind']}){where}: {err['message']}", file=sys.stderr)
     memory = err.get("memory")
     if memory:
         from kernel_lens.analysis.memory_text import oom_lines
 
         for text in oom_lines(memory):
-            print(text, file=sys.stderr)
+            say(text, file=sys.stderr)
     # An "unsupported" result is a fact about the machine, not a bug to debug: no traceback.
     if err.get("traceback") and err.get("kind") != "unsupported":
-        print(err["traceback"], file=sys.stderr)
+        say(err["traceback"], file=sys.stderr)
 
 
 def stderr_line(text: str) -> None:
     """One line on stderr (the agent's output, progress, warnings), flushed."""
-    print(text, file=sys.stderr, flush=True)
+    say(text, file=sys.stderr, flush=True)
 
 
 def usage_error(args: argparse.Namespace, message: str) -> int:
     """Bad command-line usage found after parsing: one line on stderr, exit status 2."""
-    print(f"kernel-lens {getattr(args, 'command', '')}: error: {message}", file=sys.stderr)
+    say(f"kernel-lens {getattr(args, 'command', '')}: error: {message}", file=sys.stderr)
     return 2
 
 

@@ -10,7 +10,7 @@ import sys
 from typing import Any
 
 from kernel_lens.analysis.regular_files import read_regular
-from kernel_lens.cli.common import emit_error, split_target
+from kernel_lens.cli.common import emit_error, say, split_target
 
 #: The largest ``profile --json`` file read for a comparison.
 MAX_PROFILE_BYTES = 256 << 20
@@ -51,7 +51,7 @@ def run_history(args: argparse.Namespace) -> int:
 
     path, func = split_target(args.target)
     if func is None:
-        print("give PATH::FUNC", file=sys.stderr)
+        say("give PATH::FUNC", file=sys.stderr)
         return 2
     file = os.path.abspath(path)
     history = History.default(file)
@@ -63,7 +63,7 @@ def run_history(args: argparse.Namespace) -> int:
         emit_error({"kind": "not-found", "message": str(exc), "line": None}, args.json, None)
         return 1
     for note in history.notes:
-        print(f"history: {note}", file=sys.stderr)
+        say(f"history: {note}", file=sys.stderr)
     baseline = history.baseline_id(file, func)
     rows: list[dict[str, Any]] = []
     before: dict[str, Any] | None = None
@@ -81,7 +81,7 @@ def run_history(args: argparse.Namespace) -> int:
         rows.append(row)
         before = entry
     if args.json:
-        print(
+        say(
             json.dumps(
                 {
                     "function": func,
@@ -94,19 +94,17 @@ def run_history(args: argparse.Namespace) -> int:
         )
         return 0
     if not rows:
-        print(f"{func}: no runs yet in {history.root}")
+        say(f"{func}: no runs yet in {history.root}")
         _print_unreadable(unreadable)
         return 0
-    print(
-        f"{func} · {file} · {len(rows)} runs" + (f" · baseline run {baseline}" if baseline else "")
-    )
+    say(f"{func} · {file} · {len(rows)} runs" + (f" · baseline run {baseline}" if baseline else ""))
     for row in rows:
         t = row["timing"]
         git = row.get("git") or {}
         commit = (git.get("commit") or "")[:8] + ("+dirty" if git.get("dirty") else "")
         verdict = (row["verdict"] or {}).get("text") or ""
         pin = " (baseline)" if row["id"] == baseline else ""
-        print(
+        say(
             f"{row['id']:>4}  {row.get('time') or '':<25}  {t['median_ms']:>9.4f} ms "
             f"±{float(t.get('spread_pct') or 0):.1f}%  {row['kernel_count']:g} kernels  "
             f"{row.get('device') or '?'}  {commit}  {verdict}{pin}".rstrip()
@@ -118,9 +116,9 @@ def run_history(args: argparse.Namespace) -> int:
 def _print_unreadable(unreadable: list[str]) -> None:
     """The runs of the history that could not be read, each named with why."""
     if unreadable:
-        print(f"{len(unreadable)} unreadable (not shown):")
+        say(f"{len(unreadable)} unreadable (not shown):")
         for what in unreadable:
-            print(f"   ?  {what}")
+            say(f"   ?  {what}")
 
 
 def run_compare(args: argparse.Namespace) -> int:
@@ -137,9 +135,9 @@ def run_compare(args: argparse.Namespace) -> int:
         before, after, reference=before_label, reference_id=before.get("id")
     )
     if args.json:
-        print(json.dumps(comparison))
+        say(json.dumps(comparison))
     else:
-        print(format_comparison(comparison, before=before_label, after=after_label))
+        say(format_comparison(comparison, before=before_label, after=after_label))
     return 0
 
 

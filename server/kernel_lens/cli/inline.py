@@ -7,7 +7,7 @@ import argparse
 import json
 import os
 
-from kernel_lens.cli.common import job, split_target, timeout_option
+from kernel_lens.cli.common import job, say, split_target, timeout_option
 from kernel_lens.wire.jobs import InlineRequest
 
 
@@ -19,14 +19,14 @@ def run(args: argparse.Namespace) -> int:
     if isinstance(result, int):
         return result
     if args.json:
-        print(json.dumps(result))
+        say(json.dumps(result))
         return 0
     for m in result["modules"]:
-        print(f"// load_inline {m['name']} (line {m['call_line']}) · {m['arch']} · {m['nvcc']}")
+        say(f"// load_inline {m['name']} (line {m['call_line']}) · {m['arch']} · {m['nvcc']}")
         for err in m["errors"]:
-            print(f"{path}:{err['line']}: {err['severity']}: {err['message']}")
+            say(f"{path}:{err['line']}: {err['severity']}: {err['message']}")
         if m["ptx"]:
-            print(m["ptx"])
+            say(m["ptx"])
     return 0
 
 

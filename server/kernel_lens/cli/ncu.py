@@ -14,6 +14,7 @@ from kernel_lens.cli.common import (
     driver_request,
     emit_error,
     job,
+    say,
     split_target,
     timeout_option,
 )
@@ -32,8 +33,8 @@ def _print_ncu(kernels: list[dict[str, Any]]) -> None:
     for k in kernels:
         where = f" · line {k['line']}" if k.get("line") else ""
         duration = "-" if k["duration_us"] is None else f"{k['duration_us']:.2f} µs"
-        print(f"{short_kernel_name(k['demangled'])}{where} · {duration}")
-        print(
+        say(f"{short_kernel_name(k['demangled'])}{where} · {duration}")
+        say(
             f"  compute {pct(k['compute_throughput_pct'])} · memory "
             f"{pct(k['memory_throughput_pct'])} · DRAM {pct(k['dram_throughput_pct'])} · "
             f"occupancy {pct(k['achieved_occupancy_pct'])} of "
@@ -46,7 +47,7 @@ def _print_ncu(kernels: list[dict[str, Any]]) -> None:
                 if h["speedup_pct"]
                 else ""
             )
-            print(f"  [{h['kind']}] {h['title']}{gain}: {h['message'][:160]}")
+            say(f"  [{h['kind']}] {h['title']}{gain}: {h['message'][:160]}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -62,13 +63,13 @@ def run(args: argparse.Namespace) -> int:
             return 1
         rows = [k.to_json() for k in kernels]
         if args.json:
-            print(json.dumps({"report_path": args.file, "reader": reader, "kernels": rows}))
+            say(json.dumps({"report_path": args.file, "reader": reader, "kernels": rows}))
         else:
             _print_ncu(rows)
         return 0
     path, func = split_target(args.target)
     if func is None:
-        print("give PATH::FUNC", file=sys.stderr)
+        say("give PATH::FUNC", file=sys.stderr)
         return 2
     driver = driver_request(args)
     if isinstance(driver, int):
@@ -86,9 +87,9 @@ def run(args: argparse.Namespace) -> int:
     if isinstance(result, int):
         return result
     if args.json:
-        print(json.dumps(result))
+        say(json.dumps(result))
     else:
-        print(f"report {result['report_path']} ({result['set']} set)")
+        say(f"report {result['report_path']} ({result['set']} set)")
         _print_ncu(result["kernels"])
     return 0
 

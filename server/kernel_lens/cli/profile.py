@@ -11,6 +11,7 @@ from typing import Any
 
 from kernel_lens.cli.common import (
     job,
+    say,
     split_target,
     stderr_line,
     timeout_option,
@@ -79,29 +80,29 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         if comparison is not None:
             result["comparison"] = comparison
-        print(json.dumps(result))
+        say(json.dumps(result))
     else:
         from kernel_lens.analysis.lens_text import inputs_args_text, inputs_text
         from kernel_lens.analysis.report_text import format_profile
 
-        print(format_profile(result))
+        say(format_profile(result))
         if result.get("distributed"):
             from kernel_lens.analysis.distributed_text import distributed_lines
 
             for text in distributed_lines(result):
-                print(text)
+                say(text)
         source = inputs_text(result.get("inputs"), result.get("path"))
         if source is not None and not script:
             args_text = "; ".join(inputs_args_text(result.get("inputs")))
-            print(f"inputs: {source}" + (f" · {args_text}" if args_text else ""))
+            say(f"inputs: {source}" + (f" · {args_text}" if args_text else ""))
         if comparison is not None:
             from kernel_lens.analysis.compare import format_comparison
 
             ref = comparison["reference"]
-            print(format_comparison(comparison, before=f"{ref} (run {comparison['reference_id']})",
+            say(format_comparison(comparison, before=f"{ref} (run {comparison['reference_id']})",
                                     after="this run"))  # fmt: skip
         elif args.compare:
-            print(f"compare: no {args.compare} run of {result.get('function')} to compare with")
+            say(f"compare: no {args.compare} run of {result.get('function')} to compare with")
     return 0
 
 

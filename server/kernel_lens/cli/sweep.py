@@ -12,6 +12,7 @@ from kernel_lens.cli.common import (
     driver_option,
     driver_request,
     job,
+    say,
     split_target,
     timeout_option,
 )
@@ -22,12 +23,12 @@ def run(args: argparse.Namespace) -> int:
     """The sweep's table and, beyond noise, its best value."""
     path, func = split_target(args.target)
     if func is None:
-        print("give PATH::FUNC", file=sys.stderr)
+        say("give PATH::FUNC", file=sys.stderr)
         return 2
     try:
         values = [int(v) for v in args.values.split(",")] if args.values else []
     except ValueError:
-        print(f"--values takes integers, e.g. 64,128,256 (got {args.values!r})", file=sys.stderr)
+        say(f"--values takes integers, e.g. 64,128,256 (got {args.values!r})", file=sys.stderr)
         return 2
     driver = driver_request(args)
     if isinstance(driver, int):
@@ -48,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     sweep = result["sweep"]
     if args.json:
         # With the inputs it was timed on (a driver's call's, with --from).
-        print(
+        say(
             json.dumps(
                 {
                     "function": result["function"],
@@ -59,11 +60,11 @@ def run(args: argparse.Namespace) -> int:
             )
         )
         return 0
-    print(f"{result['function']} · sweep {sweep['param']} · {result['device']}")
-    print(f"{sweep['param']:>10}  {'median':>10}  {'±':>6}  {'GB/s':>8}")
+    say(f"{result['function']} · sweep {sweep['param']} · {result['device']}")
+    say(f"{sweep['param']:>10}  {'median':>10}  {'±':>6}  {'GB/s':>8}")
     for row in sweep["rows"]:
         if row.get("error"):
-            print(f"{row['value']:>10}  failed: {row['error']}")
+            say(f"{row['value']:>10}  failed: {row['error']}")
             continue
         best = (sweep.get("best") or {}).get("value")
         ties = sweep.get("ties") or []
@@ -79,14 +80,14 @@ def run(args: argparse.Namespace) -> int:
             else ""
         )
         gbps = f"{row['gb_per_s']:.3g}" if row.get("gb_per_s") else "-"
-        print(
+        say(
             f"{row['value']:>10}  {row['median_ms']:>8.4f}ms  {row['spread_pct']:>5.1f}%  "
             f"{gbps:>8}{mark}"
         )
     if sweep.get("verdict") and not sweep.get("note"):
-        print(sweep["verdict"])
+        say(sweep["verdict"])
     if sweep.get("note"):
-        print(f"note: {sweep['note']}")
+        say(f"note: {sweep['note']}")
     return 0
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from kernel_lens.cli.common import emit_error
+from kernel_lens.cli.common import emit_error, say
 
 
 def run_summarize(args: argparse.Namespace) -> int:
@@ -21,9 +21,9 @@ def run_summarize(args: argparse.Namespace) -> int:
         emit_error({"kind": "trace", "message": str(exc), "line": None}, args.json, None)
         return 1
     if args.json:
-        print(json.dumps(summary.to_json()))
+        say(json.dumps(summary.to_json()))
     else:
-        print(format_trace_summary(summary))
+        say(format_trace_summary(summary))
     return 0
 
 

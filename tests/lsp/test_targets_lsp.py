@@ -108,7 +108,9 @@ async def test_an_open_document_outside_the_workspace_is_the_users_choice(
     uri = script.as_uri()
     client.text_document_did_open(
         types.DidOpenTextDocumentParams(
-            types.TextDocumentItem(uri=uri, language_id="python", version=1, text=script.read_text())
+            types.TextDocumentItem(
+                uri=uri, language_id="python", version=1, text=script.read_text()
+            )
         )
     )
     answer = await asyncio.wait_for(

@@ -8,8 +8,8 @@ One helper per place a string is shown:
 - `md_code`: a code span whose content can never end the span early (a fence longer than any
   backtick run inside) nor break the paragraph (line breaks become spaces);
 - `link_safe`: text for a notification, a progress title or message (``window/showMessage``,
-  ``$/progress``), which VS Code scans for ``[text](target)`` links: ``[ ] ( )`` are
-  backslash-escaped so no link can be formed, line breaks become spaces;
+  ``$/progress``), which VS Code scans for ``[text](target)`` links: every ``](`` is split
+  (``] (``) so no link can be formed, line breaks become spaces;
 - `terminal_safe`: text for a terminal (the CLI's text output): escape sequences (CSI, OSC,
   DCS…) and C0/C1 control characters (but ``\\n`` and ``\\t``) are removed, bidi controls shown
   visibly as ``<U+202E>``.
@@ -69,8 +69,12 @@ def md_code(value: object) -> str:
 
 def link_safe(value: object) -> str:
     """``value`` for a notification or a progress title/message: no ``[text](target)`` link
-    can be formed (``[ ] ( )`` escaped), one line."""
-    return re.sub(r"([\[\]()\\])", r"\\\1", _one_line(str(value)))
+    can be formed, one line.
+
+    A link needs ``]`` right before ``(`` (VS Code's notification links and Markdown's alike,
+    and VS Code honours no backslash escape there): each ``](`` becomes ``] (``, which reads the
+    same and links nothing; the rest of the text is left as written."""
+    return re.sub(r"\]\s*\(", "] (", _one_line(str(value)))
 
 
 def terminal_safe(value: object) -> str:

@@ -25,6 +25,7 @@ from kernel_lens.analysis.functions import (
 )
 from kernel_lens.analysis.places import inside, outside_message
 from kernel_lens.analysis.regular_files import read_regular
+from kernel_lens.analysis.safe_text import link_safe
 from kernel_lens.history import History
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.state import DiagnosticKey
@@ -205,7 +206,8 @@ def refresh_lenses(ls: KernelLensServer) -> None:
 
 def status(ls: KernelLensServer, state: ServerState, message: str, uri: str | None = None) -> None:
     """Send ``kernelLens/status`` (``idle``, ``profiling`` or ``error``)."""
-    ls.protocol.notify(NOTIFY_STATUS, StatusParams(state=state, message=message, uri=uri))  # type: ignore[arg-type]
+    params = StatusParams(state=state, message=link_safe(message), uri=uri)
+    ls.protocol.notify(NOTIFY_STATUS, params)  # type: ignore[arg-type]
 
 
 def publish_diagnostics(ls: KernelLensServer, uri: str) -> None:

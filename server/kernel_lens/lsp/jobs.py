@@ -15,6 +15,7 @@ from typing import Any
 
 from lsprotocol import types
 
+from kernel_lens.analysis.safe_text import link_safe
 from kernel_lens.client.pool import PartialCallback
 from kernel_lens.lsp.common import failure_message, status
 from kernel_lens.lsp.language_server import KernelLensServer
@@ -105,7 +106,9 @@ async def run_job(
             await ls.work_done_progress.create_async(token)
             ls.work_done_progress.begin(
                 token,
-                types.WorkDoneProgressBegin(title=title, message="starting", cancellable=True),
+                types.WorkDoneProgressBegin(
+                    title=link_safe(title), message="starting", cancellable=True
+                ),
             )
             progress = True
         except Exception as exc:
@@ -115,7 +118,9 @@ async def run_job(
     def on_progress(stage: str, message: str) -> None:
         ls.log(f"  [{stage}] {message}")
         if progress:
-            ls.work_done_progress.report(token, types.WorkDoneProgressReport(message=message))
+            ls.work_done_progress.report(
+                token, types.WorkDoneProgressReport(message=link_safe(message))
+            )
 
     try:
         return await agent_call(

@@ -16,6 +16,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
 from kernel_lens import __version__
+from kernel_lens.analysis.safe_text import link_safe
 from kernel_lens.client import AgentClient
 from kernel_lens.lsp.convert import RawJson, server_converter
 from kernel_lens.lsp.dispatch import Dispatcher
@@ -122,6 +123,14 @@ class KernelLensServer(LanguageServer):
             if old is not None and old.running:
                 asyncio.ensure_future(old.kill())
         return self._agent
+
+    def window_show_message(self, params: types.ShowMessageParams) -> None:
+        """``window/showMessage``, whatever a feature put in it (a file name, a stored string):
+        no ``[text](target)`` link can form in the notification (issue 45 item 3; the
+        extension neutralises it again)."""
+        super().window_show_message(
+            types.ShowMessageParams(type=params.type, message=link_safe(params.message))
+        )
 
     def log(self, message: str, kind: types.MessageType = types.MessageType.Log) -> None:
         """A line in the client's Kernel Lens output channel."""

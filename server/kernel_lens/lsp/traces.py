@@ -46,6 +46,7 @@ from kernel_lens.analysis.rank_timeline import (
     rank_shifts,
 )
 from kernel_lens.analysis.regular_files import check_regular
+from kernel_lens.analysis.safe_text import link_safe
 from kernel_lens.analysis.trace_columns import TraceError
 from kernel_lens.analysis.trace_store import TraceStore
 from kernel_lens.lsp.common import workspace_folders
@@ -186,7 +187,10 @@ async def _open(
             ls.work_done_progress.begin(
                 token,
                 types.WorkDoneProgressBegin(
-                    title=f"Reading {name}", message="starting", cancellable=True, percentage=0
+                    title=link_safe(f"Reading {name}"),
+                    message="starting",
+                    cancellable=True,
+                    percentage=0,
                 ),
             )
             progress = True
@@ -197,7 +201,8 @@ async def _open(
         percentage = max(0, min(100, int(fraction * 100)))
         if progress:
             ls.work_done_progress.report(
-                token, types.WorkDoneProgressReport(message=message, percentage=percentage)
+                token,
+                types.WorkDoneProgressReport(message=link_safe(message), percentage=percentage),
             )
         note: TraceProgress = {"path": path, "percentage": percentage, "message": message}
         ls.protocol.notify(NOTIFY_TRACE_PROGRESS, note)

@@ -109,12 +109,10 @@ def folder_problem(folder: Path, *, uid: int | None = None) -> str | None:
     me = os.geteuid() if uid is None and hasattr(os, "geteuid") else uid
     try:
         st = os.stat(folder)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        return f"{folder} cannot be examined ({exc.strerror or exc})"
+    except OSError:
+        return None  # absent, or not reachable: the store's own use says why
     if not stat.S_ISDIR(st.st_mode):
-        return f"{folder} is not a directory"
+        return None  # the store's use fails on it, saying so
     if me is not None and st.st_uid != me:
         return f"{folder} is owned by another user (uid {st.st_uid}, you are uid {me})"
     if st.st_mode & 0o022:

@@ -2,9 +2,9 @@
 
 One helper per place a string is shown:
 
-- `md_text`: plain text in Markdown (a hover): every character that can start Markdown syntax
-  inline is backslash-escaped, so no link, image, HTML, emphasis or autolink (``http\\://``)
-  can be formed, and line breaks become spaces (no new block);
+- `md_text`: plain text in Markdown (a hover): every character that can start a link, an
+  image, HTML or a code span is backslash-escaped, so none can be formed (nor an autolink:
+  ``http\\://``), and line breaks become spaces (no new block);
 - `md_code`: a code span whose content can never end the span early (a fence longer than any
   backtick run inside) nor break the paragraph (line breaks become spaces);
 - `link_safe`: text for a notification, a progress title or message (``window/showMessage``,
@@ -27,10 +27,11 @@ __all__ = ["BIDI", "link_safe", "md_code", "md_fence", "md_text", "terminal_safe
 #: The bidirectional embedding, override and isolate controls.
 BIDI = frozenset(chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A)))
 _BIDI_RE = re.compile("[" + "".join(sorted(BIDI)) + "]")
-#: What can start Markdown syntax inline: links and images (``[ ] ( ) !``), HTML and autolinks
-#: (``< >``, ``&`` entities), emphasis and code (``* _ ~ ` ``), tables (``|``), headings
-#: (``#``), the escape itself; and a bare URL's ``://`` or ``www.`` (GFM autolinks).
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]()<>!&#|~{}])|(:)(?=//)|(?<=www)(\.)", re.I)
+#: What can form a link, an image, HTML or a code span inline: ``[ ]`` (a link or an image
+#: needs them), ``< >`` (HTML, autolinks), ``&`` (entities), backticks, the escape itself; and
+#: a bare URL's ``://`` or ``www.`` (GFM autolinks). Parentheses, ``!``, ``_``… are left as
+#: written: without ``[ ]`` they form no link.
+_MD_SPECIAL = re.compile(r"([\\`\[\]<>&])|(:)(?=//)|(?<=www)(\.)", re.I)
 _LINE_BREAKS = re.compile(r"[\r\n\u0085\u2028\u2029]+")
 #: C0 (but tab), DEL and C1 controls: never shown raw anywhere.
 _CONTROLS = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")

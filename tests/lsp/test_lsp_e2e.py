@@ -467,6 +467,14 @@ async def test_a_file_not_open_is_read_as_python_reads_it(
             "latin-1"
         )
     )
+    # A file not open is profiled only inside a workspace folder (issue 45): add tmp_path's.
+    recorded.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(
+            event=types.WorkspaceFoldersChangeEvent(
+                added=[types.WorkspaceFolder(uri=tmp_path.as_uri(), name="tmp")], removed=[]
+            )
+        )
+    )
     outcome = await recorded.workspace_execute_command_async(
         types.ExecuteCommandParams(
             command="kernelLens.profile",

@@ -528,13 +528,16 @@ def _profiled_pass(
     if passed.trace_error is not None:
         out["trace_error"] = passed.trace_error
     if "ops" in request.stages:
-        files = [os.path.abspath(target.path)]
-        graphs: dict[str, Any] = {}
-        if capture is not None:
-            from kernel_lens.agent.inductor_capture import placed_graphs
-            from kernel_lens.agent.stages.deep import default_workspace
+        from kernel_lens.agent.inductor_capture import (
+            add_compile_report,
+            line_keys,
+            placed_graphs,
+        )
+        from kernel_lens.agent.stages.deep import default_workspace
 
-            graphs = placed_graphs(capture, files, [default_workspace(target.path)])
+        files = [os.path.abspath(target.path)]
+        line_key = line_keys(files, [default_workspace(target.path)])
+        graphs = placed_graphs(capture, line_key) if capture is not None else {}
         out.update(
             line_results(
                 passed.trace,
@@ -545,6 +548,9 @@ def _profiled_pass(
                 **({"files": files, "sources": _source_in} if len(files) > 1 else {}),
             )
         )
+        if capture is not None:
+            # (the function's first call compiled: before the profiled pass, said here)
+            add_compile_report(out, capture, line_key, files)
     if "trace" not in request.stages:
         return out, None
     from kernel_lens.analysis.trace_summary import summarize_trace
@@ -622,7 +628,9 @@ def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> 
         cut_after_s = max(seconds - max(3.0, 0.15 * limit), 0.5)
     from kernel_lens.agent.inductor_capture import (
         CompileCapture,
+        add_compile_report,
         capture_compiled,
+        line_keys,
         placed_graphs,
     )
 
@@ -663,7 +671,21 @@ def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> 
     from kernel_lens.agent.stages.deep import default_workspace
 
     files = list(run.files)
-    graphs = placed_graphs(capture, files, list(request.workspace) or [default_workspace(path)])
+    line_key = line_keys(files, list(request.workspace) or [default_workspace(path)])
+    graphs = placed_graphs(capture, line_key)
+    lines_part = line_results(
+        run.trace,
+        runs=1,
+        source_of=source_of,
+        only_with_ops=True,
+        in_line_order=True,
+        files=files,
+        sources=_source_in,
+        compiled=graphs,
+    )
+    notes = list(run.notes)
+    lines_part["notes"] = notes
+    add_compile_report(lines_part, capture, line_key, files)
 
     script_info: dict[str, Any] = {"wall_s": round(run.wall_s, 6), "runs": 1, "label": WALL_LABEL}
     if request.argv:
@@ -693,22 +715,13 @@ def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> 
         call_style="script",
         triton_interpreter=interpreted,
         script=script_info,
-        notes=run.notes,
+        notes=lines_part.pop("notes"),
         trace_path=run.trace_path,
         **({"trace_error": run.trace_error} if run.trace_error else {}),
         profiled_runs=1,
         # A script's lines that ran no op (imports, defs) are left out; the other workspace
         # files' lines are under ``files``.
-        **line_results(
-            run.trace,
-            runs=1,
-            source_of=source_of,
-            only_with_ops=True,
-            in_line_order=True,
-            files=files,
-            sources=_source_in,
-            compiled=graphs,
-        ),
+        **lines_part,
     )
     if "trace" in request.stages:
         from kernel_lens.analysis.trace_summary import summarize_trace

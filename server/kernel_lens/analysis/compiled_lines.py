@@ -28,6 +28,8 @@ __all__ = [
     "CompiledGraph",
     "CompiledKernel",
     "compiled_graph",
+    "break_reason",
+    "compile_report",
     "compiled_graphs",
     "extern_calls",
     "graph_call_key",
@@ -243,3 +245,88 @@ def compiled_graphs(
 ) -> dict[str, CompiledGraph]:
     """:func:`compiled_graph` of each captured graph, by key."""
     return {key: compiled_graph(raw, line_key) for key, raw in raws.items()}
+
+
+def _innermost(
+    frames: list[Any], line_key: Callable[[str, int], int | None]
+) -> tuple[int | None, tuple[str, int] | None]:
+    """The attribution key of the innermost of ``frames`` (``(file, line)`` pairs, outermost
+    first) that ``line_key`` knows, with that frame."""
+    for frame in reversed(frames):
+        try:
+            file, line = str(frame[0]), int(frame[1])
+        except (TypeError, ValueError, IndexError):
+            continue
+        key = line_key(file, line)
+        if key is not None:
+            return key, (file, line)
+    return None, None
+
+
+def compile_report(
+    compiles: Mapping[str, Mapping[str, Any]],
+    breaks: list[Mapping[str, Any]],
+    recompiles: list[Mapping[str, Any]],
+    line_key: Callable[[str, int], int | None],
+) -> tuple[dict[int, dict[str, Any]], dict[str, Any]]:
+    """Compilation, said apart from the run's op time: per line (attribution key) that started
+    a compilation, its seconds, graphs and compile ids (``compiled in 9.8 s · 1 graph``); and
+    the run's ``compile`` object, with its graph breaks and recompilations on their lines.
+
+    Args:
+        compiles: by compile id, ``{"seconds", "backward_s", "graphs", "frames",
+            "recompile"?}`` (:class:`kernel_lens.agent.inductor_capture.CompileCapture`).
+        breaks: ``{"reason", "frames"}`` each (Dynamo's user stack, innermost last).
+        recompiles: ``{"reason", "function", "compile_id"?}`` each.
+        line_key: the attribution key of ``(file, line)``, ``None`` for a file not the run's.
+
+    Returns:
+        ``(per_line, summary)``; a line key is in ``summary`` entries as ``key``.
+    """
+    per_line: dict[int, dict[str, Any]] = {}
+    entries: list[dict[str, Any]] = []
+    for cid, raw in compiles.items():
+        key, _ = _innermost(list(raw.get("frames") or []), line_key)
+        seconds = float(raw.get("seconds") or 0.0)
+        entry: dict[str, Any] = {
+            "compile_id": str(cid),
+            "seconds": round(seconds, 3),
+            "backward_s": round(float(raw.get("backward_s") or 0.0), 3),
+            "graphs": int(raw.get("graphs") or 0),
+            "key": key,
+        }
+        reason = next(
+            (str(r.get("reason")) for r in recompiles if r.get("compile_id") == cid), None
+        )
+        if reason:
+            entry["recompile"] = reason
+        entries.append(entry)
+        if key is None:
+            continue
+        row = per_line.setdefault(
+            key, {"seconds": 0.0, "graphs": 0, "compile_ids": [], "recompiles": []}
+        )
+        row["seconds"] = round(row["seconds"] + seconds, 3)
+        row["graphs"] += entry["graphs"]
+        row["compile_ids"].append(str(cid))
+        if reason:
+            row["recompiles"].append(reason)
+    found_breaks: list[dict[str, Any]] = []
+    for raw in breaks:
+        key, _ = _innermost(list(raw.get("frames") or []), line_key)
+        item = {"reason": str(raw.get("reason") or ""), "key": key}
+        if item not in found_breaks:
+            found_breaks.append(item)
+    summary = {
+        "seconds": round(sum(float(r.get("seconds") or 0.0) for r in compiles.values()), 3),
+        "graphs": sum(int(r.get("graphs") or 0) for r in compiles.values()),
+        "compiles": entries,
+        "graph_breaks": found_breaks,
+    }
+    return per_line, summary
+
+
+def break_reason(reason: str) -> str:
+    """Dynamo's graph-break reason, on one line and short enough for a diagnostic."""
+    first = " ".join(reason.split())
+    return first if len(first) <= 300 else first[:297] + "…"

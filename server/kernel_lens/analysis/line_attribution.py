@@ -261,6 +261,7 @@ class _Node:
 
     __slots__ = (
         "cat",
+        "compiling",
         "end",
         "event",
         "gcall",
@@ -291,6 +292,8 @@ class _Node:
         self.inner: _Node | None = None
         self.gcall: _Node | None = None
         self.gchild: _Node | None = None
+        #: the outermost compilation range this event is in (Dynamo, AOT, Inductor)
+        self.compiling: _Node | None = None
 
     def link(self, parent: _Node | None) -> None:
         """Set the parent and derive the cached fields from it."""
@@ -302,8 +305,16 @@ class _Node:
             self.gchild = self if parent.gcall is parent else parent.gchild
         if self.name.startswith(GRAPH_CALL_PREFIX):
             self.gcall, self.gchild = self, None
+        if parent is not None and parent.compiling is not None:
+            self.compiling = parent.compiling
+        elif self.name in COMPILE_RANGES:
+            self.compiling = self
         if cat == "user_annotation":
             match = LINE_RANGE_RE.match(self.name)
+            if match and _in_compiled_region(parent):
+                # The compiled code of a frame Dynamo compiled runs under its ``def`` line: the
+                # work is the calling line's, or the compiled graph's lines.
+                match = None
             if match:
                 index = match.group("file")
                 self.line = int(match.group("line")) + (int(index) * FILE_STRIDE if index else 0)
@@ -333,6 +344,19 @@ class _Node:
             if self.top is None:
                 self.top = self
             self.inner = self
+
+
+#: The outermost ranges of a compilation (``dynamo_timed``): Dynamo's compile of a frame (with
+#: AOTAutograd and Inductor inside), AOTAutograd's lazy compile of the backward.
+COMPILE_RANGES = frozenset({"dynamo", "entire_backward_compile"})
+
+#: The profiler's range around the run of a frame's code compiled by Dynamo.
+COMPILED_REGION_PREFIX = "Torch-Compiled Region"
+
+
+def _in_compiled_region(parent: _Node | None) -> bool:
+    inner = parent.inner if parent is not None else None
+    return inner is not None and inner.name.startswith(COMPILED_REGION_PREFIX)
 
 
 def _build_cpu_forest(
@@ -389,6 +413,7 @@ REMAINDER_REASONS = {
     "other-thread": "launched from another thread, outside the function's lines",
     "outside": "launched outside the function's lines",
     "backward-unlinked": "backward work with no forward line",
+    "compile": "torch.compile's own kernels while compiling (autotuning)",
 }
 
 
@@ -822,6 +847,20 @@ def _attribute(
             stat.hits += 1
             stat.cpu_us += node.end - node.start
             continue
+        if node.compiling is not None:
+            if node.compiling is node:
+                # Compilation is its own figure (the run's ``compile``), never op time.
+                dur = node.end - node.start
+                if node.line is not None:
+                    line_stat(node.line).cpu_us -= dur
+                top = node.top
+                place = place_of(node)
+                if top is not None and top is not node and place is not None:
+                    moved[(place[0], place[1], op_name(top, place[1]))] += dur
+                    bpass = pass_of(node)
+                    if bpass is not None:
+                        bpass.cpu_us -= dur
+            continue
         if node.gchild is node:
             found = compiled_place(node)
             if found is not None:
@@ -875,9 +914,13 @@ def _attribute(
         accounting.device_us += dur
         kind = _device_kind(str(cat))
         place = place_of(launcher) if launcher is not None else None
+        if launcher is not None and launcher.compiling is not None:
+            place = None  # the compilation's own kernels (autotuning): a remainder
         if launcher is None or place is None or not in_function(place[0]):
             if launcher is None:
                 reason = "no-launch"
+            elif launcher.compiling is not None:
+                reason = "compile"
             elif place is not None:
                 reason = "outside"
             elif index.in_seed(launcher):

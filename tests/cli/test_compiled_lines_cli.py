@@ -9,7 +9,6 @@ call line; the graph break a note on its line.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest

@@ -545,7 +545,8 @@ def _profiled_pass(
                 source_of=target.source_line,
                 within=(target.info.first_line, target.info.last_line),
                 compiled=graphs,
-                **({"files": files, "sources": _source_in} if len(files) > 1 else {}),
+                files=files if len(files) > 1 else None,
+                sources=_source_in if len(files) > 1 else None,
             )
         )
         if capture is not None:

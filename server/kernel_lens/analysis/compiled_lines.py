@@ -19,7 +19,7 @@ Everything here is pure (tested on recorded output code).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -265,8 +265,8 @@ def _innermost(
 
 def compile_report(
     compiles: Mapping[str, Mapping[str, Any]],
-    breaks: list[Mapping[str, Any]],
-    recompiles: list[Mapping[str, Any]],
+    breaks: Sequence[Mapping[str, Any]],
+    recompiles: Sequence[Mapping[str, Any]],
     line_key: Callable[[str, int], int | None],
 ) -> tuple[dict[int, dict[str, Any]], dict[str, Any]]:
     """Compilation, said apart from the run's op time: per line (attribution key) that started

@@ -146,7 +146,7 @@ class OpStat:
     def to_json(self) -> dict[str, Any]:
         """Plain JSON (``compiled``: for a kernel of a compiled graph, its nodes, ATen ops and
         every line it belongs to, as attribution keys)."""
-        out = {
+        out: dict[str, Any] = {
             "name": self.name,
             "calls": _num(self.calls),
             "cpu_us": round(self.cpu_us, 3),
@@ -995,9 +995,9 @@ def _attribute(
 
     for (at, backward, top_name), dur in moved.items():
         stat = line_stat(at)
-        op = (stat.backward if backward else stat.ops).get(top_name)
-        if op is not None:
-            op.cpu_us = max(0.0, op.cpu_us - dur)
+        top_op = (stat.backward if backward else stat.ops).get(top_name)
+        if top_op is not None:
+            top_op.cpu_us = max(0.0, top_op.cpu_us - dur)
         if backward:
             stat.bwd_cpu_us = max(0.0, stat.bwd_cpu_us - dur)
     for no, stat in lines.items():

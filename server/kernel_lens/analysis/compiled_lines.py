@@ -29,6 +29,8 @@ __all__ = [
     "CompiledKernel",
     "compiled_graph",
     "break_reason",
+    "compile_lens_text",
+    "fused_text",
     "compile_report",
     "compiled_graphs",
     "extern_calls",
@@ -330,3 +332,31 @@ def break_reason(reason: str) -> str:
     """Dynamo's graph-break reason, on one line and short enough for a diagnostic."""
     first = " ".join(reason.split())
     return first if len(first) <= 300 else first[:297] + "…"
+
+
+def fused_text(op: dict[str, Any]) -> str:
+    """``fused with lines 56, 64 · `` for a compiled graph's kernel fused from this line and
+    others (``counted on line 56`` where it is counted on another line); ``""`` otherwise."""
+    info = op.get("compiled")
+    if not isinstance(info, dict):
+        return ""
+    others = [int(n) for n in info.get("shared_with") or []]
+    others += [int(e["line"]) for e in info.get("elsewhere") or [] if e.get("line") is not None]
+    if not others:
+        return ""
+    return f"fused with line{'s' if len(others) > 1 else ''} {', '.join(map(str, others))} · "
+
+
+def compile_lens_text(line: dict[str, Any]) -> str | None:
+    """``compiled in 9.8 s · 1 graph`` on a line that started a torch.compile compilation
+    (``· recompiled: <guard>`` when one was a recompilation)."""
+    info = line.get("compile")
+    if not isinstance(info, dict):
+        return None
+    graphs = int(info.get("graphs") or 0)
+    text = f"compiled in {float(info.get('seconds') or 0.0):.1f} s · {graphs} graph"
+    text += "" if graphs == 1 else "s"
+    recompiles = info.get("recompiles") or []
+    if recompiles:
+        text += f" · recompiled: {str(recompiles[0])[:60]}"
+    return text

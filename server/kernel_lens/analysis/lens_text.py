@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kernel_lens.analysis.compare import summary_delta
+from kernel_lens.analysis.compiled_lines import compile_lens_text, fused_text
 from kernel_lens.analysis.line_attribution import (
     BACKWARD_PREFIX,
     INTERPRETED_PREFIX,
@@ -338,34 +339,6 @@ def short_op_name(name: str) -> str:
     if name.startswith(INTERPRETED_PREFIX) and name.endswith(INTERPRETED_SUFFIX):
         return f"{name[len(INTERPRETED_PREFIX) : -len(INTERPRETED_SUFFIX)]} · interpreted"
     return name
-
-
-def fused_text(op: dict[str, Any]) -> str:
-    """``fused with lines 56, 64 · `` for a compiled graph's kernel fused from this line and
-    others (``counted on line 56`` where it is counted on another line); ``""`` otherwise."""
-    info = op.get("compiled")
-    if not isinstance(info, dict):
-        return ""
-    others = [int(n) for n in info.get("shared_with") or []]
-    others += [int(e["line"]) for e in info.get("elsewhere") or [] if e.get("line") is not None]
-    if not others:
-        return ""
-    return f"fused with line{'s' if len(others) > 1 else ''} {', '.join(map(str, others))} · "
-
-
-def compile_lens_text(line: dict[str, Any]) -> str | None:
-    """``compiled in 9.8 s · 1 graph`` on a line that started a torch.compile compilation
-    (``· recompiled: <guard>`` when one was a recompilation)."""
-    info = line.get("compile")
-    if not isinstance(info, dict):
-        return None
-    graphs = int(info.get("graphs") or 0)
-    text = f"compiled in {float(info.get('seconds') or 0.0):.1f} s · {graphs} graph"
-    text += "" if graphs == 1 else "s"
-    recompiles = info.get("recompiles") or []
-    if recompiles:
-        text += f" · recompiled: {str(recompiles[0])[:60]}"
-    return text
 
 
 def _compiled_op_text(op: dict[str, Any], cuda: bool, *, backward: bool = False) -> str:

@@ -166,7 +166,7 @@ def window_text(window: dict[str, Any]) -> str:
 def _line_rows(lines: list[dict[str, Any]], cuda: bool) -> list[str]:
     """The table rows of ``lines`` (each line's ops, its backward, their kernels; a compiled
     graph's kernels fused with other lines, and the compilation a line started)."""
-    from kernel_lens.analysis.lens_text import compile_lens_text, fused_text
+    from kernel_lens.analysis.compiled_lines import compile_lens_text, fused_text
 
     out: list[str] = []
     for line in lines:

@@ -203,8 +203,11 @@ def _watch_compiles(capture: CompileCapture) -> Iterator[None]:
     try:
         yield
     finally:
-        callback_handler.remove_start_callback(start)
-        callback_handler.remove_end_callback(end)
+        # (torch._dynamo.reset(), the compiled stage's, clears the callbacks already)
+        with contextlib.suppress(ValueError):
+            callback_handler.remove_start_callback(start)
+        with contextlib.suppress(ValueError):
+            callback_handler.remove_end_callback(end)
         if why is not None:
             convert_frame.get_and_maybe_log_recompilation_reasons = why  # type: ignore[union-attr]
         for entry in capture.compiles.values():

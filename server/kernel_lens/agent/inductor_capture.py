@@ -28,6 +28,7 @@ line that called it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -258,7 +259,41 @@ def _aten_name(node: Any) -> str | None:
 @contextlib.contextmanager
 def capture_compiled(capture: CompileCapture) -> Iterator[CompileCapture]:
     """Record what Inductor says about the graphs compiled inside the block (see the module
-    docstring); the kernel-profile and provenance switches are on inside it."""
+    docstring); the kernel-profile and provenance switches are on inside it.
+
+    Dynamo and Inductor take seconds to import: a run that never calls ``torch.compile`` must
+    not pay for them. So unless they are imported already, the hooks go in at the block's first
+    ``torch.compile(...)`` (``nn.Module.compile`` and the decorator go through it too), before
+    anything is compiled (that happens at the compiled code's first call)."""
+    import sys
+
+    import torch
+
+    with contextlib.ExitStack() as stack:
+        if "torch._inductor.output_code" in sys.modules:
+            stack.enter_context(_installed(capture))
+            yield capture
+            return
+        original = torch.compile
+
+        @functools.wraps(original)
+        def compile_hooked(*args: Any, **kwargs: Any) -> Any:
+            if not capture.installed:
+                torch.compile = original  # type: ignore[assignment]
+                stack.enter_context(_installed(capture))
+            return original(*args, **kwargs)
+
+        torch.compile = compile_hooked  # type: ignore[assignment]
+        try:
+            yield capture
+        finally:
+            if torch.compile is compile_hooked:
+                torch.compile = original  # type: ignore[assignment]
+
+
+@contextlib.contextmanager
+def _installed(capture: CompileCapture) -> Iterator[CompileCapture]:
+    """The hooks and switches of :func:`capture_compiled`, in place for the block."""
     try:
         import torch._inductor.config as inductor_config
         from torch._inductor import debug

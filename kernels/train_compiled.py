@@ -1,8 +1,10 @@
 """A torch.compile'd training step: Inductor's Triton kernels for the forward and the backward.
 
-Profile ``train_step``: the compiled forward's kernels land on ``out = model(x)`` (the line that
-called the compiled module) and the ``CompiledFunctionBackward`` region's kernels on the same line
-as its backward part. On a CPU Inductor generates C++ (the first call compiles for a while).
+Profile ``train_step``: each kernel Inductor generated lands on the lines of ``MLP.forward``
+whose operations it fused (from Inductor's provenance), the backward graph's kernels on the same
+forward lines as their backward part, and ``out = model(x)`` keeps the compilation (its own
+figure) and the compiled region's overhead. On a CPU Inductor generates C++ (the first call
+compiles for a while).
 """
 
 import torch

@@ -64,11 +64,17 @@ def test_a_forward_called_under_autocast_is_profiled_under_it(tmp_path: Any) -> 
     assert result["timing"]["median_ms"] < 1.0  # fp32 took 1.42 ms; bf16 ≈ 0.3 ms
 
 
-def test_a_compiled_steps_backward_region_is_on_the_calling_line(tmp_path: Any) -> None:
+def test_a_compiled_steps_kernels_are_on_the_forward_lines(tmp_path: Any) -> None:
+    """Inductor's Triton kernels on MLP.forward's lines (forward and backward), not on the
+    line that called the compiled model; all of the step's kernel time still on lines, once."""
     result = _profile(f"{KERNELS}/train_compiled.py::train_step", tmp_path, "--timeout", "600")
     model = _line(result, "out = model(x)")
-    names = [op["name"] for op in model["backward"]["ops"]]
-    assert names == ["CompiledFunctionBackward"], names
-    kernels = [k["name"] for op in model["backward"]["ops"] for k in op["kernels"]]
-    assert any(k.startswith("triton_") for k in kernels), kernels
+    assert not [k for op in model["ops"] for k in op["kernels"]]
+    assert not [k for op in (model.get("backward") or {}).get("ops", []) for k in op["kernels"]]
+    assert model["compile"]["graphs"] == 2
+    gelu = _line(result, "h = F.gelu(self.fc1(x))")
+    fwd = [k["name"] for op in gelu["ops"] for k in op["kernels"]]
+    bwd = [k["name"] for op in gelu["backward"]["ops"] for k in op["kernels"]]
+    assert any(k.startswith("triton_") for k in fwd), fwd
+    assert any(k.startswith("triton_") for k in bwd), bwd
     assert result["accounting"]["on_lines_pct"] >= 99.0

@@ -12,7 +12,7 @@ import platform
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from kernel_lens.analysis.line_attribution import all_ops, split_line_key
+from kernel_lens.analysis.line_attribution import FILE_STRIDE, all_ops, split_line_key
 from kernel_lens.analysis.memory import attribute_memory
 
 __all__ = ["device_of_run", "kernel_totals", "line_results", "profile_result"]
@@ -72,6 +72,7 @@ def line_results(
     in_line_order: bool = False,
     files: Sequence[str] | None = None,
     sources: Callable[[str, int], str] | None = None,
+    compiled: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The ``lines``, ``kernels``, ``unattributed`` and ``accounting`` keys of a result, from a
     profiled pass's Chrome trace (numbers per run): each line with the backward its forward ops
@@ -88,6 +89,9 @@ def line_results(
         files: a deep whole run's files (:mod:`kernel_lens.agent.stages.deep`), the profiled
             one first: the lines of the others go under ``files`` (``{path: [lines…]}``).
         sources: the stripped text of a line of one of ``files``.
+        compiled: the run's compiled graphs by key
+            (:func:`kernel_lens.analysis.compiled_lines.compiled_graphs`): their kernels on the
+            lines of the nodes they fused, kept even outside ``within``.
     """
     from kernel_lens.analysis.line_attribution import attribute_trace
 
@@ -96,8 +100,10 @@ def line_results(
         runs=runs,
         first_line=within[0] if within is not None else None,
         last_line=within[1] if within is not None else None,
+        compiled=compiled,
     )
     lines = found.lines
+    kept = found.compiled_lines
     items: Iterable[tuple[int, Any]] = sorted(lines.items()) if in_line_order else lines.items()
     # A pass with profile_memory: what each line allocated, and the peak.
     per_line, memory = attribute_memory(
@@ -112,13 +118,16 @@ def line_results(
     for key, stat in items:
         index, no = split_line_key(key)
         mem = per_line.get(key)
-        if only_with_ops and not (stat.ops or stat.backward or stat.backward_pass or mem):
+        if only_with_ops and not (
+            stat.ops or stat.backward or stat.backward_pass or stat.shared or mem
+        ):
             continue
         if index == 0:
-            if within is None or within[0] <= no <= within[1]:
+            if within is None or within[0] <= no <= within[1] or key in kept:
                 row = stat.to_json(source_of(no))
                 if mem:
                     row["memory"] = mem
+                _compiled_lines(row, 0, files)
                 rows.append(row)
             continue
         if files is None or index >= len(files):
@@ -129,6 +138,7 @@ def line_results(
         if mem:
             row["memory"] = mem
         _local_lines(row)
+        _compiled_lines(row, index, files)
         others.setdefault(path, []).append(row)
     for row in rows:
         _local_lines(row)
@@ -141,6 +151,38 @@ def line_results(
     if memory is not None:
         out["memory"] = memory
     return out
+
+
+def _compiled_lines(row: dict[str, Any], index: int, files: Sequence[str] | None) -> None:
+    """A row's compiled kernels' ``compiled.lines`` (attribution keys) as the lines of the row's
+    own file (``lines``) and the others (``elsewhere``: ``{"path", "line"}``), and
+    ``shared_with`` / ``counted_on``: the kernel's other lines, and where it is counted."""
+    key_of_row = index * FILE_STRIDE + int(row["line"])
+    for op in [*all_ops(row), *(row.get("shared") or [])]:
+        info = op.get("compiled")
+        if not isinstance(info, dict):
+            continue
+        keys = [int(k) for k in info.get("lines") or []]
+        local: list[int] = []
+        elsewhere: list[dict[str, Any]] = []
+        for key in keys:
+            i, no = split_line_key(key)
+            if i == index:
+                local.append(no)
+            elif files is not None and i < len(files):
+                elsewhere.append({"path": files[i], "line": no})
+        info["lines"] = local
+        if elsewhere:
+            info["elsewhere"] = elsewhere
+        info["shared_with"] = [
+            split_line_key(k)[1] for k in keys if k != key_of_row and split_line_key(k)[0] == index
+        ]
+        if keys and keys[0] != key_of_row:
+            i, no = split_line_key(keys[0])
+            info["counted_on"] = {
+                "line": no,
+                **({"path": files[i]} if files and i != index and i < len(files) else {}),
+            }
 
 
 def _local_lines(row: dict[str, Any]) -> None:

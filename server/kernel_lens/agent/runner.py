@@ -37,6 +37,7 @@ from kernel_lens.wire.paths import CacheDirs
 from kernel_lens.wire.results import CompiledResult, SweepStageResult
 
 if TYPE_CHECKING:
+    from kernel_lens.agent.inductor_capture import CompileCapture
     from kernel_lens.agent.stages.ops import ProfiledPass
     from kernel_lens.agent.stages.target import Target
     from kernel_lens.agent.stages.timing import TimingConfig, TimingResult
@@ -132,6 +133,13 @@ def _uses_interpreted_kernels(module: types.ModuleType) -> bool:
     return False
 
 
+def _source_in(file: str, no: int) -> str:
+    """The stripped text of line ``no`` of ``file`` (a line of a run's other file)."""
+    import linecache
+
+    return linecache.getline(file, no).strip()
+
+
 def _check_stages(stages: tuple[str, ...]) -> None:
     unknown = [s for s in stages if s not in ALL_STAGES]
     if unknown:
@@ -187,6 +195,10 @@ def _run_function(
 ) -> dict[str, Any]:
     """A function's stages, every one of them under the target's calling context (entered on
     ``context`` once the target is loaded, before its first call)."""
+    from kernel_lens.agent.inductor_capture import CompileCapture, capture_compiled
+
+    # What Inductor says of the graphs compiled from here on (the first call compiles).
+    capture = context.enter_context(capture_compiled(CompileCapture()))
     target, style, interpreted, device, device_name = _first_call(request, report, context)
     auto_memory = request.memory_auto and not request.memory and device == "cuda"
     if auto_memory:
@@ -208,7 +220,7 @@ def _run_function(
     timed = "timing" in request.stages
     if "ops" in request.stages or "trace" in request.stages:
         # The profiled pass first: its lines and kernels are the first useful lens.
-        passed, summarize = _profiled_pass(request, target, device, trace_dir, report)
+        passed, summarize = _profiled_pass(request, target, device, trace_dir, report, capture)
         events = passed.pop("_trace_events", None) or []
         result.update(passed)
         if auto_memory and isinstance(result.get("memory"), dict):
@@ -482,7 +494,12 @@ def _graph_timing(result: dict[str, Any], target: Target, device: str, report: P
 
 
 def _profiled_pass(
-    request: ProfileRequest, target: Target, device: str, trace_dir: str, report: ProgressFn
+    request: ProfileRequest,
+    target: Target,
+    device: str,
+    trace_dir: str,
+    report: ProgressFn,
+    capture: CompileCapture | None = None,
 ) -> tuple[dict[str, Any], Callable[[], dict[str, Any]] | None]:
     """One profiled pass shared by *ops* and *trace*: the trace's path and the lines with their
     ops and kernels (*ops*); and (*trace*) a function that summarises the trace, called later
@@ -511,14 +528,30 @@ def _profiled_pass(
     if passed.trace_error is not None:
         out["trace_error"] = passed.trace_error
     if "ops" in request.stages:
+        from kernel_lens.agent.inductor_capture import (
+            add_compile_report,
+            line_keys,
+            placed_graphs,
+        )
+        from kernel_lens.agent.stages.deep import default_workspace
+
+        files = [os.path.abspath(target.path)]
+        line_key = line_keys(files, [default_workspace(target.path)])
+        graphs = placed_graphs(capture, line_key) if capture is not None else {}
         out.update(
             line_results(
                 passed.trace,
                 runs=passed.runs,
                 source_of=target.source_line,
                 within=(target.info.first_line, target.info.last_line),
+                compiled=graphs,
+                files=files if len(files) > 1 else None,
+                sources=_source_in if len(files) > 1 else None,
             )
         )
+        if capture is not None:
+            # (the function's first call compiled: before the profiled pass, said here)
+            add_compile_report(out, capture, line_key, files)
     if "trace" not in request.stages:
         return out, None
     from kernel_lens.analysis.trace_summary import summarize_trace
@@ -594,23 +627,33 @@ def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> 
     if left is not None:
         seconds, limit = left
         cut_after_s = max(seconds - max(3.0, 0.15 * limit), 0.5)
+    from kernel_lens.agent.inductor_capture import (
+        CompileCapture,
+        add_compile_report,
+        capture_compiled,
+        line_keys,
+        placed_graphs,
+    )
+
+    capture = CompileCapture()
     try:
-        run = profile_script(
-            path,
-            text,
-            trace_dir=trace_dir,
-            cuda_available=cuda,
-            argv=list(request.argv),
-            workspace=list(request.workspace),
-            skip=request.skip,
-            steps=request.steps,
-            after_s=request.after_s,
-            cwd=request.cwd,
-            memory=request.memory,
-            cut_after_s=cut_after_s,
-            progress=lambda text: report("script", text),
-            only_lines=tuple(request.only_lines) if request.only_lines else None,  # type: ignore[arg-type]
-        )
+        with capture_compiled(capture):
+            run = profile_script(
+                path,
+                text,
+                trace_dir=trace_dir,
+                cuda_available=cuda,
+                argv=list(request.argv),
+                workspace=list(request.workspace),
+                skip=request.skip,
+                steps=request.steps,
+                after_s=request.after_s,
+                cwd=request.cwd,
+                memory=request.memory,
+                cut_after_s=cut_after_s,
+                progress=lambda text: report("script", text),
+                only_lines=tuple(request.only_lines) if request.only_lines else None,  # type: ignore[arg-type]
+            )
     except ProfileError as err:
         raise as_needs_gpu(err) from None
     device, device_name = device_of_run()
@@ -626,10 +669,24 @@ def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> 
     def source_of(no: int) -> str:
         return source_lines[no - 1].strip() if 1 <= no <= len(source_lines) else ""
 
-    def source_in(file: str, no: int) -> str:
-        import linecache
+    from kernel_lens.agent.stages.deep import default_workspace
 
-        return linecache.getline(file, no).strip()
+    files = list(run.files)
+    line_key = line_keys(files, list(request.workspace) or [default_workspace(path)])
+    graphs = placed_graphs(capture, line_key)
+    lines_part = line_results(
+        run.trace,
+        runs=1,
+        source_of=source_of,
+        only_with_ops=True,
+        in_line_order=True,
+        files=files,
+        sources=_source_in,
+        compiled=graphs,
+    )
+    notes = list(run.notes)
+    lines_part["notes"] = notes
+    add_compile_report(lines_part, capture, line_key, files)
 
     script_info: dict[str, Any] = {"wall_s": round(run.wall_s, 6), "runs": 1, "label": WALL_LABEL}
     if request.argv:
@@ -659,21 +716,13 @@ def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> 
         call_style="script",
         triton_interpreter=interpreted,
         script=script_info,
-        notes=run.notes,
+        notes=lines_part.pop("notes"),
         trace_path=run.trace_path,
         **({"trace_error": run.trace_error} if run.trace_error else {}),
         profiled_runs=1,
         # A script's lines that ran no op (imports, defs) are left out; the other workspace
         # files' lines are under ``files``.
-        **line_results(
-            run.trace,
-            runs=1,
-            source_of=source_of,
-            only_with_ops=True,
-            in_line_order=True,
-            files=run.files,
-            sources=source_in,
-        ),
+        **lines_part,
     )
     if "trace" in request.stages:
         from kernel_lens.analysis.trace_summary import summarize_trace

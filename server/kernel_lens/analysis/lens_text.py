@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kernel_lens.analysis.compare import summary_delta
+from kernel_lens.analysis.compiled_lines import compile_lens_text, fused_text
 from kernel_lens.analysis.line_attribution import (
     BACKWARD_PREFIX,
     INTERPRETED_PREFIX,
@@ -338,7 +339,19 @@ def short_op_name(name: str) -> str:
     return name
 
 
+def _compiled_op_text(op: dict[str, Any], cuda: bool, *, backward: bool = False) -> str:
+    """A compiled graph's kernel on a line: ``fused with lines 56, 64 · <kernel> 88 µs``."""
+    head = ("bwd " if backward else "") + fused_text(op) + short_op_name(op["name"])
+    if cuda and op["kernels"] and op["name"] not in [k["name"] for k in op["kernels"]]:
+        head += " → " + op["kernels"][0]["short_name"]  # an extern call's library kernel
+    if cuda:
+        return f"{head}{_calls(op['calls'])} {format_us(op['device_us'])}"
+    return f"{head}{_calls(op['calls'])} · CPU"
+
+
 def _op_text(op: dict[str, Any], cuda: bool) -> str:
+    if isinstance(op.get("compiled"), dict):
+        return _compiled_op_text(op, cuda)
     chain = [short_op_name(op["name"]), *op["dispatch"]]
     if cuda and op["kernels"]:
         names = [k["short_name"] for k in op["kernels"]]
@@ -429,22 +442,32 @@ def line_lens_title(
     on CUDA); the line that ran the backward pass says so (``backward pass 2.14 ms · spread over
     lines 44–45``) before its own ops.
     """
-    ops = line.get("ops") or []
+    ops = list(line.get("ops") or [])
     bpass = backward_pass_text(line, cuda=cuda)
     memory = memory_lens_text(line)
-    if not ops and bpass is None:
-        return memory
+    compiled = compile_lens_text(line)
+    backward = line.get("backward")
+    # a compiled graph's kernels fused from this line and others, counted on another line
+    shared = line.get("shared") or []
+    if not ops and bpass is None and not backward and not shared:
+        return compiled or memory
     if cuda:
         # Kernels first: they are what the line costs on the GPU.
         ops = sorted(ops, key=lambda op: -op["device_us"])
     texts = [_op_text(op, cuda) for op in ops[:MAX_LENS_OPS]]
     more = len(ops) - MAX_LENS_OPS
-    title = "  |  ".join(texts) + (f"  |  +{more} more" if more > 0 else "")
-    backward = line.get("backward")
+    if more > 0:
+        texts.append(f"+{more} more")
+    texts += [
+        _compiled_op_text(op, cuda, backward=bool(op.get("backward")))
+        for op in shared[:MAX_LENS_OPS]
+    ]
+    title = "  |  ".join(texts)
+    lead = ""
     if backward and cuda:
-        title = (
+        lead = (
             f"fwd {format_us(float(line.get('device_us') or 0.0))} · "
-            f"bwd {format_us(float(backward.get('device_us') or 0.0))} · " + title
+            f"bwd {format_us(float(backward.get('device_us') or 0.0))}"
         )
     elif backward:
         # On a CPU the line's share (its lead) covers both passes: say how it splits.
@@ -452,11 +475,15 @@ def line_lens_title(
         bwd_cpu = float(backward.get("cpu_us") or 0.0)
         if fwd_cpu + bwd_cpu > 0:
             bwd_pct = round(100 * bwd_cpu / (fwd_cpu + bwd_cpu))
-            title = f"fwd {100 - bwd_pct}% · bwd {bwd_pct}% · " + title
+            lead = f"fwd {100 - bwd_pct}% · bwd {bwd_pct}%"
     elif cuda and len(ops) > 1 and line.get("device_us"):
-        title = f"{format_us(line['device_us'])} · " + title
+        lead = format_us(line["device_us"])
+    if lead:
+        title = f"{lead} · {title}" if title else lead
     if bpass is not None:
-        title = bpass + (f"  |  {title}" if ops else "")
+        title = bpass + (f"  |  {title}" if title else "")
+    if compiled:
+        title = f"{compiled}  |  {title}" if title else compiled
     if share:
         # First: the number is what the line is read for, and a long row is cut at its end.
         title = f"{share} · {title}"
@@ -483,7 +510,14 @@ def error_lens_title(error: Mapping[str, Any]) -> str:
 def hover_markdown(result: dict[str, Any], line_no: int, *, word: str | None = None) -> str | None:
     """Markdown for a hover on 1-based ``line_no`` of a profiled function, or ``None``."""
     line = next((x for x in result.get("lines") or [] if x["line"] == line_no), None)
-    if line is None or not (line["ops"] or line.get("backward_pass") or line.get("memory")):
+    if line is None or not (
+        line["ops"]
+        or line.get("backward_pass")
+        or line.get("memory")
+        or line.get("backward")
+        or line.get("shared")
+        or line.get("compile")
+    ):
         return None
     cuda = result.get("device_kind") == "cuda"
     ops = list(line["ops"])
@@ -506,8 +540,17 @@ def hover_markdown(result: dict[str, Any], line_no: int, *, word: str | None = N
         op_shares = {
             id(op): (float(op.get("cpu_us") or 0.0) / whole if whole > 0 else 0.0) for op in ops
         }
+    compiled = compile_lens_text(line)
+    if compiled:
+        ids = ", ".join(str(c) for c in (line.get("compile") or {}).get("compile_ids") or [])
+        out += [
+            f"**{compiled}** — torch.compile's own time (Dynamo, AOTAutograd, Inductor; "
+            f"compile {ids}), said apart: not the line's op time.",
+            "",
+        ]
     for op in ops:
         chain = " → ".join(code_span(n) for n in [op["name"], *op["dispatch"]])
+        out_len = len(out)
         if cuda:
             out.append(
                 f"- {chain} · **{format_us(op['device_us'])}** device · "
@@ -531,10 +574,29 @@ def hover_markdown(result: dict[str, Any], line_no: int, *, word: str | None = N
                 f"- {chain} · {op['calls']:g} call{'s' if op['calls'] != 1 else ''} · "
                 f"{format_us(op['cpu_us'])} CPU under the profiler"
             )
+        if isinstance(op.get("compiled"), dict) and len(out) > out_len:
+            out.insert(out_len + 1, compiled_hover_line(op))
     out.extend(_backward_hover(line, cuda=cuda))
+    shared = line.get("shared") or []
+    if shared:
+        out += ["", "**Fused with other lines** (each kernel counted once, on its first line):"]
+        for op in shared:
+            value = (
+                f"{format_us(op['device_us'])} device"
+                if cuda
+                else f"{format_us(op['cpu_us'])} CPU under the profiler"
+            )
+            where = (op.get("compiled") or {}).get("counted_on") or {}
+            out.append(
+                f"- {'bwd ' if op.get('backward') else ''}{code_span(op['name'])} · {value}"
+                + (f" · counted on line {where.get('line')}" if where.get("line") else "")
+            )
+            out.append(compiled_hover_line(op))
     out.extend(roofline_hover_lines(result, line))
     out.extend(memory_hover_lines(result, line))
-    if any(_is_compiled_region(op["name"]) for op in all_ops(line)):
+    if any(isinstance(op.get("compiled"), dict) for op in [*all_ops(line), *shared]):
+        out += ["", COMPILED_KERNELS_NOTE]
+    elif any(_is_compiled_region(op["name"]) for op in all_ops(line)):
         out += ["", COMPILED_REGION_NOTE]
     out.append("")
     runs = md_text(result.get("profiled_runs", "?"))
@@ -631,6 +693,32 @@ COMPILED_REGION_NOTE = (
 )
 
 
+#: Said on a line that holds kernels of a compiled graph.
+COMPILED_KERNELS_NOTE = (
+    "_torch.compile: each kernel Inductor generated is on the lines of the FX nodes it fused "
+    "(Inductor's provenance of the kernel), counted once on the first of them; the backward "
+    "graph's kernels are on the forward lines whose nodes they differentiate._"
+)
+
+
+def compiled_hover_line(op: dict[str, Any]) -> str:
+    """``  - fused from lines 24, 25 · nodes `mul`, `erf` · ATen `aten.gelu```."""
+    info = op.get("compiled") or {}
+    lines = [str(n) for n in info.get("lines") or []]
+    lines += [f"{e.get('path')}:{e.get('line')}" for e in info.get("elsewhere") or []]
+    parts = [f"{info.get('graph', 'graph')} graph"]
+    if lines:
+        parts.append(f"from line{'s' if len(lines) > 1 else ''} {', '.join(lines)}")
+    nodes = [str(n) for n in info.get("nodes") or []]
+    if nodes:
+        shown = ", ".join(code_span(n) for n in nodes[:8])
+        parts.append(f"nodes {shown}" + (f" +{len(nodes) - 8}" if len(nodes) > 8 else ""))
+    aten = [str(a) for a in info.get("aten") or []]
+    if aten:
+        parts.append("ATen " + ", ".join(code_span(a) for a in aten[:8]))
+    return "  - " + " · ".join(parts)
+
+
 def _is_compiled_region(name: str) -> bool:
     return name.startswith("Torch-Compiled Region") or name in (
         "CompiledFunction",
@@ -666,4 +754,6 @@ def _backward_hover(line: dict[str, Any], *, cuda: bool) -> list[str]:
             )
         else:
             out.append(f"- {chain} · {calls} · {format_us(op['cpu_us'])} CPU under the profiler")
+        if isinstance(op.get("compiled"), dict):
+            out.append(compiled_hover_line(op))
     return out

@@ -24,6 +24,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernel_lens.analysis.compiled_lines import (
+    GRAPH_CALL_PREFIX,
+    CompiledGraph,
+    CompiledKernel,
+    graph_call_key,
+)
 from kernel_lens.analysis.names import short_kernel_name
 
 __all__ = [
@@ -135,10 +141,12 @@ class OpStat:
     device_us: float = 0.0
     dispatch: list[str] = field(default_factory=list)
     kernels: dict[str, KernelStat] = field(default_factory=dict)
+    compiled: CompiledKernel | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """Plain JSON."""
-        return {
+        """Plain JSON (``compiled``: for a kernel of a compiled graph, its nodes, ATen ops and
+        every line it belongs to, as attribution keys)."""
+        out: dict[str, Any] = {
             "name": self.name,
             "calls": _num(self.calls),
             "cpu_us": round(self.cpu_us, 3),
@@ -148,6 +156,9 @@ class OpStat:
                 k.to_json() for k in sorted(self.kernels.values(), key=lambda k: -k.device_us)
             ],
         }
+        if self.compiled is not None:
+            out["compiled"] = self.compiled.to_json()
+        return out
 
 
 @dataclass
@@ -189,6 +200,9 @@ class LineOps:
         bwd_device_us: device time of their kernels, per call, in microseconds.
         backward_pass: for a line that ran a backward pass (``loss.backward()``): the pass's
             total, which is also on the forward lines (never added to them twice).
+        shared: kernels of a compiled graph fused from this line and others, counted on another
+            line (the first of theirs): shown here, never added to this line's totals; by
+            ``(name, backward?)``.
     """
 
     line: int
@@ -200,6 +214,7 @@ class LineOps:
     bwd_cpu_us: float = 0.0
     bwd_device_us: float = 0.0
     backward_pass: BackwardPass | None = None
+    shared: dict[tuple[str, bool], OpStat] = field(default_factory=dict)
 
     def to_json(self, source: str = "") -> dict[str, Any]:
         """Plain JSON (``source`` is the line's text); ``backward`` and ``backward_pass`` only
@@ -225,6 +240,13 @@ class LineOps:
             }
         if self.backward_pass is not None:
             out["backward_pass"] = self.backward_pass.to_json()
+        if self.shared:
+            out["shared"] = [
+                {**op.to_json(), "backward": backward}
+                for (_, backward), op in sorted(
+                    self.shared.items(), key=lambda kv: (kv[0][1], -kv[1].device_us)
+                )
+            ]
         return out
 
 
@@ -239,8 +261,11 @@ class _Node:
 
     __slots__ = (
         "cat",
+        "compiling",
         "end",
         "event",
+        "gcall",
+        "gchild",
         "inner",
         "line",
         "line_node",
@@ -265,13 +290,31 @@ class _Node:
         self.root: _Node | None = None
         self.top: _Node | None = None
         self.inner: _Node | None = None
+        self.gcall: _Node | None = None
+        self.gchild: _Node | None = None
+        #: the outermost compilation range this event is in (Dynamo, AOT, Inductor)
+        self.compiling: _Node | None = None
 
     def link(self, parent: _Node | None) -> None:
         """Set the parent and derive the cached fields from it."""
         self.parent = parent
         cat = self.cat
+        if parent is not None and parent.gcall is not None:
+            # inside a compiled graph's call: the event directly in it is a kernel's
+            self.gcall = parent.gcall
+            self.gchild = self if parent.gcall is parent else parent.gchild
+        if self.name.startswith(GRAPH_CALL_PREFIX):
+            self.gcall, self.gchild = self, None
+        if parent is not None and parent.compiling is not None:
+            self.compiling = parent.compiling
+        elif self.name in COMPILE_RANGES:
+            self.compiling = self
         if cat == "user_annotation":
             match = LINE_RANGE_RE.match(self.name)
+            if match and _in_compiled_region(parent):
+                # The compiled code of a frame Dynamo compiled runs under its ``def`` line: the
+                # work is the calling line's, or the compiled graph's lines.
+                match = None
             if match:
                 index = match.group("file")
                 self.line = int(match.group("line")) + (int(index) * FILE_STRIDE if index else 0)
@@ -301,6 +344,19 @@ class _Node:
             if self.top is None:
                 self.top = self
             self.inner = self
+
+
+#: The outermost ranges of a compilation (``dynamo_timed``): Dynamo's compile of a frame (with
+#: AOTAutograd and Inductor inside), AOTAutograd's lazy compile of the backward.
+COMPILE_RANGES = frozenset({"dynamo", "entire_backward_compile"})
+
+#: The profiler's range around the run of a frame's code compiled by Dynamo.
+COMPILED_REGION_PREFIX = "Torch-Compiled Region"
+
+
+def _in_compiled_region(parent: _Node | None) -> bool:
+    inner = parent.inner if parent is not None else None
+    return inner is not None and inner.name.startswith(COMPILED_REGION_PREFIX)
 
 
 def _build_cpu_forest(
@@ -357,6 +413,7 @@ REMAINDER_REASONS = {
     "other-thread": "launched from another thread, outside the function's lines",
     "outside": "launched outside the function's lines",
     "backward-unlinked": "backward work with no forward line",
+    "compile": "torch.compile's own kernels while compiling (autotuning)",
 }
 
 
@@ -426,17 +483,24 @@ class Attribution:
         lines: the lines by number.
         unattributed: device work on no line, by kernel name.
         accounting: the reconciliation of the trace's device time with the lines.
+        compiled_lines: the lines (attribution keys) compiled kernels were placed on: lines of
+            the function's file outside its own lines are kept for them.
     """
 
     lines: dict[int, LineOps]
     unattributed: list[KernelStat]
     accounting: Accounting
+    compiled_lines: set[int] = field(default_factory=set)
 
 
 class _Index:
     """The trace's CPU forest with the look-ups attribution needs."""
 
-    def __init__(self, events: Sequence[Mapping[str, Any]]) -> None:
+    def __init__(
+        self,
+        events: Sequence[Mapping[str, Any]],
+        compiled: Mapping[str, CompiledGraph] | None = None,
+    ) -> None:
         flows = [ev for ev in events if ev.get("cat") == "fwdbwd" and ev.get("ts") is not None]
         marks: dict[tuple[Any, Any], set[float]] = defaultdict(set)
         for ev in flows:
@@ -478,12 +542,36 @@ class _Index:
         self._root_place: dict[int, tuple[int, bool] | None] = {}
         self._by_thread: dict[tuple[Any, Any], tuple[list[float], list[_Node]]] | None = None
         self._link_flows(flows, at)
+        #: the compiled graph's kernel of each event directly inside a graph's call
+        self.kernel_of: dict[int, CompiledKernel] = {}
+        if compiled:
+            self._match_kernels(compiled)
         for root in roots:
             if id(root) not in self.forward_of:
                 seq = (root.event.get("args") or {}).get("Sequence number")
                 fwd = forward_by_seq.get(seq) if seq is not None else None
                 if fwd is not None:
                     self.forward_of[id(root)] = fwd
+
+    def _match_kernels(self, compiled: Mapping[str, CompiledGraph]) -> None:
+        """Each event directly inside a ``## Call CompiledFxGraph`` range: its graph's kernel
+        (externs by their order in the call, per ATen op)."""
+        seen: dict[tuple[int, str], int] = defaultdict(int)
+        keys: dict[int, str | None] = {}
+        for node in self.nodes:  # each thread's in time order
+            call = node.gcall
+            if node.gchild is not node or call is None:
+                continue
+            if id(call) not in keys:
+                keys[id(call)] = graph_call_key(call.name)
+            graph = compiled.get(keys[id(call)] or "")
+            if graph is None:
+                continue
+            nth = seen[(id(call), node.name)]
+            seen[(id(call), node.name)] = nth + 1
+            kernel = graph.kernel_of(node.name, nth)
+            if kernel is not None and kernel.lines:
+                self.kernel_of[id(node)] = kernel
 
     def _link_flows(
         self, flows: Sequence[Mapping[str, Any]], at: dict[tuple[Any, Any, float], _Node]
@@ -622,6 +710,7 @@ def attribute_trace(
     runs: int = 1,
     first_line: int | None = None,
     last_line: int | None = None,
+    compiled: Mapping[str, CompiledGraph] | None = None,
 ) -> Attribution:
     """Per-line ops and kernels, the backward on the forward lines, and the accounting.
 
@@ -637,6 +726,11 @@ def attribute_trace(
         runs: how many calls of the function the trace holds; every number is divided by it.
         first_line, last_line: the function's lines; device time on other lines is a
             remainder (``outside``). None: every line counts.
+        compiled: the compiled graphs of the run, by key
+            (:func:`~kernel_lens.analysis.compiled_lines.compiled_graphs`): a kernel of one,
+            run from a line of the function, is on the lines of the nodes it fused instead
+            (counted on the first, ``shared`` on the others; the backward graph's as their
+            backward part), wherever they are (:attr:`Attribution.compiled_lines`).
 
     Returns:
         the :class:`Attribution`.
@@ -646,18 +740,68 @@ def attribute_trace(
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _attribute(trace, runs=max(1, runs), first_line=first_line, last_line=last_line)
+        return _attribute(
+            trace,
+            runs=max(1, runs),
+            first_line=first_line,
+            last_line=last_line,
+            compiled=compiled,
+        )
     finally:
         if paused:
             gc.enable()
 
 
 def _attribute(
-    trace: Mapping[str, Any], *, runs: int, first_line: int | None, last_line: int | None
+    trace: Mapping[str, Any],
+    *,
+    runs: int,
+    first_line: int | None,
+    last_line: int | None,
+    compiled: Mapping[str, CompiledGraph] | None = None,
 ) -> Attribution:
     events = [ev for ev in trace.get("traceEvents", []) if isinstance(ev, dict)]
-    index = _Index(events)
+    index = _Index(events, compiled)
     lines: dict[int, LineOps] = {}
+    low, high = first_line, last_line
+
+    def in_function(line: int) -> bool:
+        return low is None or high is None or low <= line <= high
+
+    # CPU time of compiled kernels moved off the line that called the graph, to take off the
+    # top-level op there (``Torch-Compiled Region``…): by (line, backward?, op name)
+    moved: dict[tuple[int, bool, str], float] = defaultdict(float)
+    compiled_lines: set[int] = set()
+
+    def compiled_place(node: _Node) -> tuple[CompiledKernel, tuple[int, bool]] | None:
+        """The compiled kernel ``node`` is (or ran in) and where its call was made from,
+        when that call was on a line of the function."""
+        child = node.gchild
+        kernel = index.kernel_of.get(id(child)) if child is not None else None
+        if kernel is None or child is None:
+            return None
+        place = place_of(child)
+        if place is None or not in_function(place[0]):
+            return None
+        return kernel, place
+
+    def compiled_op(kernel: CompiledKernel, node: _Node, backward: bool) -> list[OpStat]:
+        """The op a compiled kernel is on each of its lines: counted on the first, shared on
+        the others."""
+        name = kernel.name if not kernel.name.startswith("extern_kernels.") else node.name
+        found: list[OpStat] = []
+        for i, line in enumerate(kernel.lines):
+            compiled_lines.add(line)
+            if i == 0:
+                op = op_stat(line, backward, name)
+            else:
+                shared = line_stat(line).shared
+                op = shared.get((name, backward)) or OpStat(name)
+                shared[(name, backward)] = op
+            op.compiled = kernel
+            found.append(op)
+        return found
+
     # per autograd node: the pass it belongs to
     root_pass: dict[int, BackwardPass | None] = {}
 
@@ -703,6 +847,39 @@ def _attribute(
             stat.hits += 1
             stat.cpu_us += node.end - node.start
             continue
+        if node.compiling is not None:
+            if node.compiling is node:
+                # Compilation is its own figure (the run's ``compile``), never op time.
+                dur = node.end - node.start
+                if node.line is not None:
+                    line_stat(node.line).cpu_us -= dur
+                top = node.top
+                place = place_of(node)
+                if top is not None and top is not node and place is not None:
+                    moved[(place[0], place[1], op_name(top, place[1]))] += dur
+                    bpass = pass_of(node)
+                    if bpass is not None:
+                        bpass.cpu_us -= dur
+            continue
+        if node.gchild is node:
+            found = compiled_place(node)
+            if found is not None:
+                kernel, (at, backward) = found
+                dur = node.end - node.start
+                ops = compiled_op(kernel, node, backward)
+                for op in ops:
+                    op.calls += 1
+                    op.cpu_us += dur
+                owner = kernel.lines[0]
+                if backward:
+                    line_stat(owner).bwd_cpu_us += dur
+                    bpass = pass_of(node)
+                    if bpass is not None:
+                        bpass.lines.update(kernel.lines)
+                top = node.top
+                if top is not None and top is not node:
+                    moved[(at, backward, op_name(top, backward))] += dur
+                continue
         if node.top is not node:
             continue  # not a top-level op (nested ops are in their top op's dispatch)
         place = place_of(node)
@@ -723,10 +900,6 @@ def _attribute(
 
     accounting = Accounting()
     unattributed: dict[str, KernelStat] = {}
-    low, high = first_line, last_line
-
-    def in_function(line: int) -> bool:
-        return low is None or high is None or low <= line <= high
 
     for ev in events:
         cat = ev.get("cat")
@@ -741,9 +914,13 @@ def _attribute(
         accounting.device_us += dur
         kind = _device_kind(str(cat))
         place = place_of(launcher) if launcher is not None else None
+        if launcher is not None and launcher.compiling is not None:
+            place = None  # the compilation's own kernels (autotuning): a remainder
         if launcher is None or place is None or not in_function(place[0]):
             if launcher is None:
                 reason = "no-launch"
+            elif launcher.compiling is not None:
+                reason = "compile"
             elif place is not None:
                 reason = "outside"
             elif index.in_seed(launcher):
@@ -765,6 +942,27 @@ def _attribute(
             continue
         accounting.on_lines_us += dur
         line, backward = place
+        found = compiled_place(launcher)
+        if found is not None:
+            kernel, _ = found
+            for op in compiled_op(kernel, launcher, backward):
+                k = op.kernels.get(name)
+                if k is None:
+                    k = op.kernels[name] = KernelStat(name, kind=kind)
+                k.device_us += dur
+                k.calls += 1
+                op.device_us += dur
+            stat = line_stat(kernel.lines[0])
+            if backward:
+                stat.bwd_device_us += dur
+            else:
+                stat.device_us += dur
+            bpass = pass_of(launcher)
+            if bpass is not None:
+                bpass.device_us += dur
+                if backward:
+                    bpass.lines.update(kernel.lines)
+            continue
         top = launcher.top
         if top is not None:
             top_name = op_name(top, backward)
@@ -795,6 +993,13 @@ def _attribute(
             if backward:
                 bpass.lines.add(line)
 
+    for (at, backward, top_name), dur in moved.items():
+        stat = line_stat(at)
+        top_op = (stat.backward if backward else stat.ops).get(top_name)
+        if top_op is not None:
+            top_op.cpu_us = max(0.0, top_op.cpu_us - dur)
+        if backward:
+            stat.bwd_cpu_us = max(0.0, stat.bwd_cpu_us - dur)
     for no, stat in lines.items():
         bpass = stat.backward_pass
         if bpass is not None and bpass.lines <= {no}:
@@ -816,6 +1021,7 @@ def _attribute(
         dict(sorted(lines.items())),
         sorted(unattributed.values(), key=lambda k: -k.device_us),
         accounting,
+        compiled_lines,
     )
 
 
@@ -825,7 +1031,7 @@ def _scale_line(stat: LineOps, runs: int) -> None:
     stat.hits /= runs
     stat.bwd_cpu_us /= runs
     stat.bwd_device_us /= runs
-    for op in [*stat.ops.values(), *stat.backward.values()]:
+    for op in [*stat.ops.values(), *stat.backward.values(), *stat.shared.values()]:
         op.calls /= runs
         op.cpu_us /= runs
         op.device_us /= runs

@@ -164,7 +164,10 @@ def window_text(window: dict[str, Any]) -> str:
 
 
 def _line_rows(lines: list[dict[str, Any]], cuda: bool) -> list[str]:
-    """The table rows of ``lines`` (each line's ops, its backward, their kernels)."""
+    """The table rows of ``lines`` (each line's ops, its backward, their kernels; a compiled
+    graph's kernels fused with other lines, and the compilation a line started)."""
+    from kernel_lens.analysis.compiled_lines import compile_lens_text, fused_text
+
     out: list[str] = []
     for line in lines:
         first = True
@@ -179,11 +182,32 @@ def _line_rows(lines: list[dict[str, Any]], cuda: bool) -> list[str]:
                 f"{_clip(label, 44):<44} {'':>5} {format_us(value):>9}"
             )
             first = False
+        compiled = compile_lens_text(line)
+        if compiled:
+            out.append(
+                f"{line['line']:>5}  {_clip(line['source'], 34):<34} "
+                f"{_clip(compiled + ' (not op time)', 44):<44}"
+            )
+            first = False
         backward = line.get("backward") or {}
-        parts = [("", line["ops"]), ("bwd ", backward.get("ops") or [])]
+        shared = line.get("shared") or []
+        parts = [
+            ("", line["ops"]),
+            ("bwd ", backward.get("ops") or []),
+            ("", [op for op in shared if not op.get("backward")]),
+            ("bwd ", [op for op in shared if op.get("backward")]),
+        ]
         for prefix, ops in parts:
             for op in ops:
                 label = prefix + op["name"] + "".join(f" → {d}" for d in op["dispatch"])
+                info = op.get("compiled")
+                if isinstance(info, dict) and info.get("counted_on"):
+                    # fused with this line, counted on another: shown, not added again
+                    label = (
+                        f"{prefix}= {op['name']} (fused, counted on {info['counted_on']['line']})"
+                    )
+                elif isinstance(info, dict):
+                    label = prefix + fused_text(op) + op["name"]
                 value = op["device_us"] if cuda else op["cpu_us"]
                 out.append(
                     f"{line['line'] if first else '':>5}  "

@@ -542,7 +542,9 @@ def hover_markdown(result: dict[str, Any], line_no: int, *, word: str | None = N
         }
     compiled = compile_lens_text(line)
     if compiled:
-        ids = ", ".join(str(c) for c in (line.get("compile") or {}).get("compile_ids") or [])
+        ids = md_text(
+            ", ".join(str(c) for c in (line.get("compile") or {}).get("compile_ids") or [])
+        )
         out += [
             f"**{compiled}** — torch.compile's own time (Dynamo, AOTAutograd, Inductor; "
             f"compile {ids}), said apart: not the line's op time.",
@@ -705,8 +707,8 @@ def compiled_hover_line(op: dict[str, Any]) -> str:
     """``  - fused from lines 24, 25 · nodes `mul`, `erf` · ATen `aten.gelu```."""
     info = op.get("compiled") or {}
     lines = [str(n) for n in info.get("lines") or []]
-    lines += [f"{e.get('path')}:{e.get('line')}" for e in info.get("elsewhere") or []]
-    parts = [f"{info.get('graph', 'graph')} graph"]
+    lines += [md_text(f"{e.get('path')}:{e.get('line')}") for e in info.get("elsewhere") or []]
+    parts = [f"{md_text(str(info.get('graph', 'graph')))} graph"]
     if lines:
         parts.append(f"from line{'s' if len(lines) > 1 else ''} {', '.join(lines)}")
     nodes = [str(n) for n in info.get("nodes") or []]

@@ -28,6 +28,7 @@ from kernel_lens.lsp.common import (
     refresh_lenses,
     resolve_target,
     set_diagnostic,
+    set_diagnostics,
     status,
     uri_to_path,
 )
@@ -150,6 +151,54 @@ def _error_diagnostic(err: ProfileError, lines: list[str], fallback_line: int) -
         code=err.kind,
         data=diagnostic_data(err),
     )
+
+
+def _graph_break_key(qualname: str) -> DiagnosticKey:
+    """The key of a run's torch.compile graph-break diagnostics (issue 33)."""
+    return ("graph-break", qualname)
+
+
+def _graph_break_diagnostics(
+    notes: list[Any], lines: list[str], path: str | None = None
+) -> list[types.Diagnostic]:
+    """A warning on each line where Dynamo broke the graph, with its reason: the notes of
+    kind ``graph-break`` of the profiled file (no ``path``), or of ``path`` when given."""
+    out: list[types.Diagnostic] = []
+    for note in notes:
+        if not isinstance(note, dict) or note.get("kind") != "graph-break":
+            continue
+        if note.get("path") != path or not isinstance(note.get("line"), int):
+            continue
+        line0 = max(0, min(int(note["line"]) - 1, max(len(lines) - 1, 0)))
+        text = lines[line0] if line0 < len(lines) else ""
+        start = len(text) - len(text.lstrip())
+        out.append(
+            types.Diagnostic(
+                range=types.Range(
+                    types.Position(line0, start), types.Position(line0, max(len(text), start))
+                ),
+                message=str(note.get("message") or "torch.compile graph break"),
+                severity=types.DiagnosticSeverity.Warning,
+                source=DIAGNOSTIC_SOURCE,
+                code="graph-break",
+            )
+        )
+    return out
+
+
+def _publish_graph_breaks(
+    ls: KernelLensServer, uri: str, qualname: str, lines: list[str], result: dict[str, Any]
+) -> None:
+    """The run's graph breaks as Problems entries on their lines, in the profiled document and
+    in every other open document the run's notes name (replacing that run's earlier ones)."""
+    notes = list(result.get("notes") or [])
+    set_diagnostics(ls, uri, _graph_break_key(qualname), _graph_break_diagnostics(notes, lines))
+    for doc_uri, doc in list(ls.workspace.text_documents.items()):
+        if doc_uri == uri or not doc_uri.startswith("file:"):
+            continue
+        found = _graph_break_diagnostics(notes, doc.lines, doc.path)
+        if found or ls.documents.peek(doc_uri) is not None:
+            set_diagnostics(ls, doc_uri, _graph_break_key(qualname), found)
 
 
 def _warn(ls: KernelLensServer, message: str) -> None:
@@ -342,6 +391,7 @@ async def profile_function(
         if isinstance(inputs, dict) and inputs.get("args"):
             state.inputs[qualname] = inputs
         set_diagnostic(ls, uri, _key(qualname), None)
+        _publish_graph_breaks(ls, uri, qualname, lines, result)
         timing = result.get("timing") or {}
         summary = (
             f"{qualname}: {timing.get('median_ms', 0):.4f} ms median "
@@ -408,6 +458,7 @@ async def profile_script(
         ls.documents.put(uri, Record(SCRIPT_NAME, "ok", lines, 1, result=result))
         _keep_run_lines(ls, path, result)
         set_diagnostic(ls, uri, _key(SCRIPT_NAME), None)
+        _publish_graph_breaks(ls, uri, SCRIPT_NAME, lines, result)
         script = result.get("script") or {}
         summary = (
             f"{name}: {float(script.get('wall_s') or 0):.3f} s wall, one run as __main__ "

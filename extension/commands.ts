@@ -54,7 +54,9 @@ export function registerCommands(ctx: Ctx): void {
     vscode.commands.registerCommand(SCRIPT_ARGUMENTS, (args: unknown) =>
       scriptArguments(ctx, args),
     ),
-    vscode.commands.registerCommand(Commands.chooseInterpreter, () => chooseInterpreter()),
+    vscode.commands.registerCommand(Commands.chooseInterpreter, () =>
+      chooseInterpreter(ctx.extensionPath),
+    ),
     vscode.commands.registerCommand(Commands.showError, (args: unknown) => showError(ctx, args)),
     vscode.commands.registerCommand(Commands.revealLine, (args: unknown) => revealLine(ctx, args)),
     // The server's own messages take the same single way as the client's failures.

@@ -31,6 +31,7 @@ import {
 import { reportFailure, runningClient, showFailure } from "./requests";
 import { summarize } from "./errorText";
 import { chooseInterpreter } from "./install";
+import { showErrorModal, showInformation } from "./notify";
 
 /** Registers every command of {@link Commands} as an extension-scoped disposable. */
 export function registerCommands(ctx: Ctx): void {
@@ -78,7 +79,7 @@ function showServerMessage(ctx: Ctx, params: ShowMessageParams): void {
     return;
   }
   ctx.log.info(params.message);
-  void vscode.window.showInformationMessage(summarize(params.message).text);
+  void showInformation(summarize(params.message).text);
 }
 
 /**
@@ -92,7 +93,7 @@ async function showError(ctx: Ctx, args: unknown): Promise<void> {
     return;
   }
   const { kind, message } = args.error;
-  const picked = await vscode.window.showErrorMessage(
+  const picked = await showErrorModal(
     `${DISPLAY_NAME}: profiling ${args.function} failed (${kind})`,
     { modal: true, detail: message },
     ...args.actions.map((a) => a.label),
@@ -131,7 +132,7 @@ async function moreActions(ctx: Ctx, args: unknown): Promise<void> {
   if (picked?.action !== undefined) {
     await vscode.commands.executeCommand(picked.action.command, ...picked.action.arguments);
   } else if (picked?.description !== undefined) {
-    void vscode.window.showInformationMessage(
+    void showInformation(
       `${DISPLAY_NAME}: ${picked.label.replace(/^\$\([^)]+\)\s*/, "")} is ${picked.description}.`,
     );
   }
@@ -182,7 +183,7 @@ async function scriptArguments(ctx: Ctx, args: unknown): Promise<void> {
 function pythonEditor(): vscode.TextEditor | undefined {
   const editor = vscode.window.activeTextEditor;
   if (editor?.document.languageId !== LANGUAGE || editor.document.uri.scheme !== "file") {
-    void vscode.window.showInformationMessage(
+    void showInformation(
       `${DISPLAY_NAME}: open a Python file and put the cursor in the function to profile.`,
     );
     return undefined;

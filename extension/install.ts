@@ -23,6 +23,7 @@ import {
 import { type ProbeResult, findWheel, pipInstallArgs, terminalText } from "./python";
 import { SECTION } from "./settings";
 import { insideWorkspace } from "./trust";
+import { showError, withInertProgress } from "./notify";
 
 export interface FixActions {
   log: vscode.LogOutputChannel;
@@ -87,12 +88,10 @@ export async function offerFix(
     `${advice.message} (${result.reason}; torch: ${torch === undefined ? "not checked" : String(torch)})`,
   );
   pendingFix = true;
-  const choice = await vscode.window
-    .showErrorMessage(advice.message, ...advice.actions)
-    .then((picked) => {
-      pendingFix = false;
-      return picked;
-    });
+  const choice = await showError(advice.message, ...advice.actions).then((picked) => {
+    pendingFix = false;
+    return picked;
+  });
   if (choice === "Install Kernel Lens" && wheel !== undefined) {
     installInTerminal(python, wheel, actions);
   } else if (choice === "Choose Interpreter") {
@@ -157,7 +156,7 @@ async function pickInterpreter(extensionPath: string): Promise<void> {
     vscode.workspace.isTrusted,
     (file) => insideWorkspace(file, folders, { real: realPath, cwd: extensionPath }),
   );
-  const found = await vscode.window.withProgress(
+  const found = await withInertProgress(
     { location: vscode.ProgressLocation.Window, title: `${DISPLAY_NAME}: finding interpreters` },
     async () =>
       ranked(
@@ -259,22 +258,20 @@ function installInTerminal(python: string, wheel: string, actions: FixActions): 
     vscode.window.createTerminal({ name: `${DISPLAY_NAME}: install`, pty }).show();
   });
 
-  void vscode.window
-    .withProgress(
-      {
-        location: vscode.ProgressLocation.Notification,
-        title: `Installing Kernel Lens into ${python} (see the terminal)…`,
-      },
-      () => exited,
-    )
-    .then((code) => {
-      actions.log.info(`pip install finished with exit code ${String(code)}`);
-      if (code === 0) {
-        actions.restart();
-      } else {
-        void vscode.window.showErrorMessage(
-          `Installing Kernel Lens into ${python} failed; pip's error is in the terminal.`,
-        );
-      }
-    });
+  void withInertProgress(
+    {
+      location: vscode.ProgressLocation.Notification,
+      title: `Installing Kernel Lens into ${python} (see the terminal)…`,
+    },
+    () => exited,
+  ).then((code) => {
+    actions.log.info(`pip install finished with exit code ${String(code)}`);
+    if (code === 0) {
+      actions.restart();
+    } else {
+      void showError(
+        `Installing Kernel Lens into ${python} failed; pip's error is in the terminal.`,
+      );
+    }
+  });
 }

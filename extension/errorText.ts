@@ -72,7 +72,8 @@ const BREAK = "\u200b";
  * `[label](command:…)` (or `https:`, `file:`) in them into a live link, with no escape syntax
  * (a backslash is shown, not obeyed). A zero-width space after every `]` keeps the text as it
  * reads (a file name, a stored string, a server message) but leaves no `](` to make a link.
+ * Idempotent: a string made inert twice is the same.
  */
 export function inert(text: string): string {
-  return text.replace(/\]/g, `]${BREAK}`);
+  return text.replace(/\](?!\u200b)/g, `]${BREAK}`);
 }

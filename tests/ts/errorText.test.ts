@@ -81,6 +81,11 @@ describe("inert", () => {
     assert.doesNotMatch(inert(text), /\]\(/);
   });
 
+  it("is idempotent (a server title made inert again shows one break)", () => {
+    const once = inert("[a](command:b) [c]");
+    assert.equal(inert(once), once);
+  });
+
   it("changes nothing in a string without a closing bracket", () => {
     assert.equal(inert("Profiling square (3 reps)…"), "Profiling square (3 reps)…");
   });

@@ -242,13 +242,15 @@ export const RESTRICTED_SCENARIOS = [
         await r.openFromExplorer(TRACE_NAME);
         const toast = await r.until(
           "the reading progress notification",
-          async () => (await r.toastTexts()).find((t) => /Reading \[Details\]/.test(t)) ?? null,
+          async () =>
+            (await r.toastTexts()).find((t) => /Reading .*\.pt\.trace\.json\.gz/.test(t)) ?? null,
           90_000,
           100,
         );
         const links = await notificationLinks(r);
         r.log(`    toast: ${toast}`);
         r.log(`    links in the notifications: ${JSON.stringify(links)}`);
+        await new Promise((resolve) => setTimeout(resolve, 600)); // the toast's fade-in
         await r.shot("restricted-trace-name-notification");
         assert(
           toast.replace(/\u200b/g, "").includes(`Reading ${TRACE_NAME}`),

@@ -14,7 +14,10 @@ export function targetRefusal(uri: unknown, allowOpen: boolean): string | undefi
     folders: (vscode.workspace.workspaceFolders ?? [])
       .filter((f) => f.uri.scheme === "file")
       .map((f) => f.uri.fsPath),
-    openDocuments: vscode.workspace.textDocuments.map((d) => d.uri.toString()),
+    openDocuments: [
+      ...vscode.workspace.textDocuments.map((d) => d.uri.toString()),
+      ...vscode.workspace.notebookDocuments.map((d) => d.uri.toString()),
+    ],
     allowOpen,
     real: realPath,
   });

@@ -1,8 +1,8 @@
 /**
  * Targets the extension made, not ones it was handed: a Report panel restored from its
  * webview's saved state, a hover or lens link, a webview message or a command argument names a
- * document by URI; only a `file:` URI inside a workspace folder (by its real path), or a
- * document open in the editor, is acted on. The server checks too; this is the client's check.
+ * document by URI; only a `file:` URI (or a cell of a notebook file) inside a workspace folder
+ * (by its real path), or a document open in the editor, is acted on. The server checks too; this is the client's check.
  *
  * Pure (no `vscode` import, the file system injected): tests/ts/targets.test.ts.
  */
@@ -21,7 +21,10 @@ export interface TargetContext {
   real(file: string): string;
 }
 
-/** The local path of a `file:` URI, or undefined for anything else (another scheme, a host). */
+/**
+ * The local path of a `file:` URI, or of the notebook of a `vscode-notebook-cell:` URI (a cell
+ * of a local notebook); undefined for anything else (another scheme, a host).
+ */
 export function localPath(uri: string): string | undefined {
   let url: URL;
   try {
@@ -29,14 +32,21 @@ export function localPath(uri: string): string | undefined {
   } catch {
     return undefined;
   }
-  if (url.protocol !== "file:" || (url.host !== "" && url.host !== "localhost")) {
+  if (url.host !== "" && url.host !== "localhost") {
     return undefined;
   }
   try {
-    return path.normalize(fileURLToPath(url));
+    if (url.protocol === "file:") {
+      return path.normalize(fileURLToPath(url));
+    }
+    if (url.protocol === "vscode-notebook-cell:") {
+      // Same encoding as file: (VS Code's Uri.toString), without file:'s URL rules.
+      return path.normalize(fileURLToPath(new URL(`file://${url.pathname}`)));
+    }
   } catch {
     return undefined;
   }
+  return undefined;
 }
 
 /**
@@ -47,12 +57,12 @@ export function targetProblem(uri: unknown, ctx: TargetContext): string | undefi
   if (typeof uri !== "string" || uri === "") {
     return "no document named";
   }
+  if (ctx.allowOpen && ctx.openDocuments.includes(uri)) {
+    return undefined;
+  }
   const file = localPath(uri);
   if (file === undefined) {
     return `${uri} is not a local file`;
-  }
-  if (ctx.allowOpen && ctx.openDocuments.includes(uri)) {
-    return undefined;
   }
   const real = ctx.real(file);
   const inside = ctx.folders.some((folder) => isWithin(real, ctx.real(folder)));

@@ -30,6 +30,11 @@ describe("localPath", () => {
     assert.equal(localPath("vscode-remote://x/w/a.py"), undefined);
     assert.equal(localPath("/w/a.py"), undefined);
     assert.equal(localPath("file:///w/a%2Fb.py"), undefined);
+    assert.equal(
+      localPath("vscode-notebook-cell:/w/nb%20a.ipynb#W0sZmlsZQ%3D%3D"),
+      "/w/nb a.ipynb",
+    );
+    assert.equal(localPath("vscode-notebook-cell://host/w/nb.ipynb#W0"), undefined);
   });
 });
 
@@ -55,6 +60,13 @@ describe("targetProblem", () => {
     assert.match(targetProblem("command:workbench.action.openSettings", ctx) ?? "", /not a local/);
     assert.equal(targetProblem(42, ctx), "no document named");
     assert.equal(targetProblem("", ctx), "no document named");
+  });
+
+  it("accepts a cell of a workspace notebook, and an open cell of any notebook where allowed", () => {
+    assert.equal(targetProblem("vscode-notebook-cell:/w/nb.ipynb#W0sZmlsZQ%3D%3D", ctx), undefined);
+    assert.match(targetProblem("vscode-notebook-cell:/etc/nb.ipynb#W0", ctx) ?? "", /not in a/);
+    const open = { ...ctx, allowOpen: true, openDocuments: ["vscode-notebook-cell:/t/n.ipynb#W1"] };
+    assert.equal(targetProblem("vscode-notebook-cell:/t/n.ipynb#W1", open), undefined);
   });
 
   it("accepts a document open in the editor only where allowed, never without a folder", () => {

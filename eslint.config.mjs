@@ -19,6 +19,13 @@ export default defineConfig(
       "@typescript-eslint/no-floating-promises": "error",
       "@typescript-eslint/consistent-type-imports": "error",
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_" }],
+      // Notifications go through extension/notify.ts, which makes their text inert (no link).
+      "no-restricted-properties": [
+        "error",
+        ...["showInformationMessage", "showWarningMessage", "showErrorMessage", "withProgress"].map(
+          (property) => ({ property, message: "use extension/notify.ts (its text is made inert)" }),
+        ),
+      ],
     },
   },
   {

@@ -19,7 +19,10 @@ import { CLIENT_ID, DISPLAY_NAME, LANGUAGE } from "./constants";
 import { CrashPolicy } from "./crashPolicy";
 import { SERVER_MODULE, bundledLibs, earlyAgentEnv, serverEnv, type EarlyAgent } from "./python";
 import { NotificationProgress } from "./progress";
+import { showWarning } from "./notify";
 import { SECTION, initializationOptions, type Settings } from "./settings";
+import { targetRefusal } from "./targetGuard";
+import { commandTargetUri } from "./targets";
 
 export interface ClientConfig {
   /** Interpreter that runs the server. */
@@ -85,6 +88,19 @@ export function createClient(config: ClientConfig): LanguageClient {
     middleware: {
       handleWorkDoneProgress: (token, params, next) => {
         progressUi.handle(token, params, next);
+      },
+      // A server command from a hover or lens link, or run with an argument of anyone's
+      // making: only on a document of the workspace (or one open in the editor).
+      executeCommand: (command, args, next) => {
+        const uri = commandTargetUri(args);
+        const refusal = uri === undefined ? undefined : targetRefusal(uri, true);
+        if (refusal !== undefined) {
+          config.log.warn(`${command} refused: ${refusal}`);
+          void showWarning(`${DISPLAY_NAME}: ${command} refused: ${refusal}.`);
+          return undefined;
+        }
+        const result: unknown = next(command, args);
+        return result;
       },
     },
     // Python cells of Jupyter notebooks too: the server declares notebook-document sync and

@@ -31,6 +31,7 @@ import {
 import { reportFailure, runningClient, showFailure } from "./requests";
 import { summarize } from "./errorText";
 import { chooseInterpreter } from "./install";
+import { showErrorModal, showInformation } from "./notify";
 
 /** Registers every command of {@link Commands} as an extension-scoped disposable. */
 export function registerCommands(ctx: Ctx): void {
@@ -54,7 +55,9 @@ export function registerCommands(ctx: Ctx): void {
     vscode.commands.registerCommand(SCRIPT_ARGUMENTS, (args: unknown) =>
       scriptArguments(ctx, args),
     ),
-    vscode.commands.registerCommand(Commands.chooseInterpreter, () => chooseInterpreter()),
+    vscode.commands.registerCommand(Commands.chooseInterpreter, () =>
+      chooseInterpreter(ctx.extensionPath),
+    ),
     vscode.commands.registerCommand(Commands.showError, (args: unknown) => showError(ctx, args)),
     vscode.commands.registerCommand(Commands.revealLine, (args: unknown) => revealLine(ctx, args)),
     // The server's own messages take the same single way as the client's failures.
@@ -76,7 +79,7 @@ function showServerMessage(ctx: Ctx, params: ShowMessageParams): void {
     return;
   }
   ctx.log.info(params.message);
-  void vscode.window.showInformationMessage(summarize(params.message).text);
+  void showInformation(summarize(params.message).text);
 }
 
 /**
@@ -90,7 +93,7 @@ async function showError(ctx: Ctx, args: unknown): Promise<void> {
     return;
   }
   const { kind, message } = args.error;
-  const picked = await vscode.window.showErrorMessage(
+  const picked = await showErrorModal(
     `${DISPLAY_NAME}: profiling ${args.function} failed (${kind})`,
     { modal: true, detail: message },
     ...args.actions.map((a) => a.label),
@@ -129,7 +132,7 @@ async function moreActions(ctx: Ctx, args: unknown): Promise<void> {
   if (picked?.action !== undefined) {
     await vscode.commands.executeCommand(picked.action.command, ...picked.action.arguments);
   } else if (picked?.description !== undefined) {
-    void vscode.window.showInformationMessage(
+    void showInformation(
       `${DISPLAY_NAME}: ${picked.label.replace(/^\$\([^)]+\)\s*/, "")} is ${picked.description}.`,
     );
   }
@@ -180,7 +183,7 @@ async function scriptArguments(ctx: Ctx, args: unknown): Promise<void> {
 function pythonEditor(): vscode.TextEditor | undefined {
   const editor = vscode.window.activeTextEditor;
   if (editor?.document.languageId !== LANGUAGE || editor.document.uri.scheme !== "file") {
-    void vscode.window.showInformationMessage(
+    void showInformation(
       `${DISPLAY_NAME}: open a Python file and put the cursor in the function to profile.`,
     );
     return undefined;

@@ -13,11 +13,17 @@ import { Coalescer, withTimeout } from "./async";
 import { createClient, traceFor } from "./client";
 import { DISPLAY_NAME } from "./constants";
 import { offerFix, withdrawFix } from "./install";
-import { onDidChangePythonInterpreter, resolveInterpreter, type Interpreter } from "./interpreter";
+import {
+  onDidChangePythonInterpreter,
+  pythonExtensionInterpreter,
+  resolveInterpreter,
+  type Interpreter,
+} from "./interpreter";
 import { isStatusParams, SetTrustedNotification, StatusNotification } from "./protocol";
-import { bundledLibs, probeServer, serverEnv } from "./python";
+import { DEFAULT_PYTHON, bundledLibs, probeServer, serverEnv } from "./python";
 import { SECTION, needsRestart, readSettings, type Settings } from "./settings";
 import { StatusItem } from "./statusItem";
+import { nodePathHost, serverInterpreter } from "./trust";
 
 /** Time limit for the server's shutdown before its process is killed, in milliseconds. */
 export const STOP_TIMEOUT_MS = 2_000;
@@ -42,6 +48,8 @@ export class Ctx implements vscode.Disposable {
   /** Settings and interpreter of the last start attempt (successful or not). */
   private lastSettings: Settings | undefined;
   private lastInterpreter: Interpreter | undefined;
+  /** The interpreter the server was last started with (another in Restricted Mode, or none). */
+  private startedWith: string | undefined;
   private disposed = false;
 
   constructor(private readonly extCtx: vscode.ExtensionContext) {
@@ -144,23 +152,49 @@ export class Ctx implements vscode.Disposable {
     this.lastInterpreter = interpreter;
     this.log.info(`Interpreter: ${interpreter.python} (from ${interpreter.source})`);
 
+    // Restricted Mode: an interpreter inside a workspace folder is not run (not even probed);
+    // the server starts on one outside it, or not at all, and the status item says why.
+    const trusted = vscode.workspace.isTrusted;
+    const choice = serverInterpreter({
+      trusted,
+      wanted: interpreter.python,
+      pythonExtension:
+        trusted || interpreter.source === "python-extension"
+          ? undefined
+          : await pythonExtensionInterpreter(this.log),
+      fallback: DEFAULT_PYTHON,
+      folders: (vscode.workspace.workspaceFolders ?? [])
+        .filter((f) => f.uri.scheme === "file")
+        .map((f) => f.uri.fsPath),
+      host: nodePathHost(),
+    });
+    this.startedWith = choice.python;
+    this.status.setHeld(choice.held);
+    if (this.disposed) {
+      return;
+    }
+    if (choice.python === undefined) {
+      this.log.warn(`${choice.held ?? ""}; no interpreter outside the workspace was found.`);
+      this.status.set("unavailable", "no interpreter outside the workspace was found");
+      return;
+    }
+    const python = choice.python;
+    if (choice.held !== undefined) {
+      this.log.warn(`${choice.held}; the server starts with ${python} meanwhile.`);
+    }
+
     const env = serverEnv(this.extensionPath, process.env);
-    const probe = await probeServer(
-      interpreter.python,
-      env,
-      bundledLibs(this.extensionPath),
-      PROBE_TIMEOUT_MS,
-    );
+    const probe = await probeServer(python, env, bundledLibs(this.extensionPath), PROBE_TIMEOUT_MS);
     if (this.disposed) {
       return;
     }
     if (!probe.ok) {
-      this.log.error(`${interpreter.python} cannot run the server: ${probe.reason}`);
+      this.log.error(`${python} cannot run the server: ${probe.reason}`);
       if (probe.detail !== "") {
         this.log.error(probe.detail);
       }
       this.status.set("unavailable", probe.reason);
-      void offerFix(interpreter.python, probe, {
+      void offerFix(python, probe, {
         log: this.log,
         extensionPath: this.extensionPath,
         restart: () => void this.restart("install finished"),
@@ -170,7 +204,7 @@ export class Ctx implements vscode.Disposable {
     void withdrawFix(this.log);
 
     const client = createClient({
-      python: interpreter.python,
+      python,
       extensionPath: this.extensionPath,
       settings,
       log: this.log,
@@ -211,7 +245,7 @@ export class Ctx implements vscode.Disposable {
     if (this.status.state === "starting") {
       this.status.set("idle");
     }
-    this.log.info(`Server started (${interpreter.python} -m kernel_lens.lsp)`);
+    this.log.info(`Server started (${python} -m kernel_lens.lsp)`);
   }
 
   /** Stops the client, waiting at most `timeoutMs` for its shutdown, and drops its handlers. */
@@ -260,6 +294,12 @@ export class Ctx implements vscode.Disposable {
 
   private onDidGrantWorkspaceTrust(): void {
     this.status.setTrusted(true);
+    // The server ran on another interpreter (or none) while the chosen one was held back.
+    const wanted = this.lastInterpreter?.python;
+    if (wanted !== undefined && wanted !== this.startedWith) {
+      void this.restart(`the workspace is trusted: the server starts with ${wanted}`);
+      return;
+    }
     const client = this._client;
     if (client !== undefined && client.needsStop()) {
       client

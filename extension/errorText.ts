@@ -2,6 +2,8 @@
  * One line for a notification from any failure message, however long: the rest goes to the
  * output channel behind "Show details".
  *
+ * Also: {@link inert}, which every string shown in a notification goes through.
+ *
  * Pure (no `vscode` import): unit-tested in tests/ts/errorText.test.ts.
  */
 
@@ -60,4 +62,18 @@ export function summarize(message: string, max = MAX_SUMMARY): Summary {
   const first = meaningful[0] ?? lines[0] ?? "failed (no message)";
   const text = clip(first, max);
   return { text, more: lines.length > 1 || text !== first };
+}
+
+/** Zero-width space: invisible, and no link syntax spans it. */
+const BREAK = "\u200b";
+
+/**
+ * `text` made inert for a notification, a progress title or message: VS Code turns
+ * `[label](command:…)` (or `https:`, `file:`) in them into a live link, with no escape syntax
+ * (a backslash is shown, not obeyed). A zero-width space after every `]` keeps the text as it
+ * reads (a file name, a stored string, a server message) but leaves no `](` to make a link.
+ * Idempotent: a string made inert twice is the same.
+ */
+export function inert(text: string): string {
+  return text.replace(/\](?!\u200b)/g, `]${BREAK}`);
 }

@@ -92,9 +92,13 @@ export function firstRunAdvice(
   }
 }
 
-/** The arguments, after the interpreter, that tell whether torch can be imported (exit 0). */
+/**
+ * The arguments, after the interpreter, that tell whether torch can be imported (exit 0);
+ * isolated (`-I`), so an `importlib/` of the working folder is never what runs.
+ */
 export function torchCheckArgs(): string[] {
   return [
+    "-I",
     "-c",
     "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('torch') else 1)",
   ];

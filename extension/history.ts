@@ -9,6 +9,7 @@ import { Commands, DISPLAY_NAME } from "./constants";
 import type { Ctx } from "./ctx";
 import { SetBaselineRequest } from "./protocol";
 import { atCursor, reportFailure, sendChecked } from "./requests";
+import { showInformation } from "./notify";
 
 /** Registers Set as Baseline (extension-scoped). */
 export function registerHistory(ctx: Ctx): void {
@@ -25,7 +26,7 @@ async function setBaselineAtCursor(ctx: Ctx): Promise<void> {
   try {
     const result = await sendChecked(ctx, target.client, SetBaselineRequest, target.params);
     const run = result.baseline;
-    void vscode.window.showInformationMessage(
+    void showInformation(
       run === null
         ? `${DISPLAY_NAME}: ${result.function} has no baseline now.`
         : `${DISPLAY_NAME}: run ${run.id} of ${result.function} is its baseline; later profiles are compared with it.`,

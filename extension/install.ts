@@ -11,15 +11,19 @@ import * as vscode from "vscode";
 import { DISPLAY_NAME, PYTHON_EXTENSION_ID } from "./constants";
 import { firstRunAdvice, torchCheckArgs } from "./firstRun";
 import {
+  HELD_DESCRIPTION,
   type Host,
   type ProbedInterpreter,
   candidates,
   describe,
   probeInterpreter,
   ranked,
+  splitForTrust,
 } from "./interpreters";
 import { type ProbeResult, findWheel, pipInstallArgs, terminalText } from "./python";
 import { SECTION } from "./settings";
+import { insideWorkspace } from "./trust";
+import { showError, withInertProgress } from "./notify";
 
 export interface FixActions {
   log: vscode.LogOutputChannel;
@@ -28,13 +32,16 @@ export interface FixActions {
   restart: () => void;
 }
 
-/** Whether `python` can import torch (undefined when that cannot be told in time). */
-function hasTorch(python: string): Promise<boolean | undefined> {
+/**
+ * Whether `python` can import torch (undefined when that cannot be told in time); isolated, in
+ * `cwd` (the extension's folder, never the workspace).
+ */
+function hasTorch(python: string, cwd: string): Promise<boolean | undefined> {
   return new Promise((resolve) => {
     execFile(
       python,
       torchCheckArgs(),
-      { timeout: 15_000, killSignal: "SIGKILL", windowsHide: true },
+      { cwd, timeout: 15_000, killSignal: "SIGKILL", windowsHide: true },
       (error) => {
         if (error === null) {
           resolve(true);
@@ -74,33 +81,44 @@ export async function offerFix(
   actions: FixActions,
 ): Promise<void> {
   const wheel = findWheel(path.join(actions.extensionPath, "bundled"));
-  const torch = result.failure === "import-error" ? await hasTorch(python) : undefined;
+  const torch =
+    result.failure === "import-error" ? await hasTorch(python, actions.extensionPath) : undefined;
   const advice = firstRunAdvice(python, result, torch, wheel !== undefined);
   actions.log.error(
     `${advice.message} (${result.reason}; torch: ${torch === undefined ? "not checked" : String(torch)})`,
   );
   pendingFix = true;
-  const choice = await vscode.window
-    .showErrorMessage(advice.message, ...advice.actions)
-    .then((picked) => {
-      pendingFix = false;
-      return picked;
-    });
+  const choice = await showError(advice.message, ...advice.actions).then((picked) => {
+    pendingFix = false;
+    return picked;
+  });
   if (choice === "Install Kernel Lens" && wheel !== undefined) {
     installInTerminal(python, wheel, actions);
   } else if (choice === "Choose Interpreter") {
-    await chooseInterpreter();
+    await chooseInterpreter(actions.extensionPath);
   } else if (choice === "Show Details") {
     actions.log.show();
   }
 }
 
-/** The Python extension's interpreter picker where it is installed, else the setting. */
-export async function chooseInterpreter(): Promise<void> {
+/**
+ * The Python extension's interpreter picker where it is installed, else Kernel Lens's own;
+ * its probes run isolated in `extensionPath`, never in the workspace.
+ */
+export async function chooseInterpreter(extensionPath: string): Promise<void> {
   if (vscode.extensions.getExtension(PYTHON_EXTENSION_ID) !== undefined) {
     await vscode.commands.executeCommand("python.setInterpreter");
   } else {
-    await pickInterpreter();
+    await pickInterpreter(extensionPath);
+  }
+}
+
+/** The real path of `file`, or `file` itself when it cannot be resolved. */
+export function realPath(file: string): string {
+  try {
+    return realpathSync(file);
+  } catch {
+    return file;
   }
 }
 
@@ -114,19 +132,14 @@ interface InterpreterItem extends vscode.QuickPickItem {
  * Without the Python extension: the interpreters found (workspace environments, conda, `PATH`),
  * each with its Python and torch versions, those with torch first; the pick is written to
  * `kernelLens.python` for the workspace (the server restarts on it). A path can be browsed
- * for, or typed in the setting.
+ * for, or typed in the setting. In Restricted Mode the interpreters inside a workspace folder
+ * are listed without being run: their versions are unknown until the folder is trusted.
  */
-async function pickInterpreter(): Promise<void> {
+async function pickInterpreter(extensionPath: string): Promise<void> {
   const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
   const host: Host = {
     exists: (file) => existsSync(file),
-    real: (file) => {
-      try {
-        return realpathSync(file);
-      } catch {
-        return file;
-      }
-    },
+    real: realPath,
     listDir: (dir) => {
       try {
         return readdirSync(dir);
@@ -138,17 +151,28 @@ async function pickInterpreter(): Promise<void> {
     home: os.homedir(),
     platform: process.platform,
   };
-  const found = await vscode.window.withProgress(
+  const { probe, held } = splitForTrust(
+    candidates(folders, host),
+    vscode.workspace.isTrusted,
+    (file) => insideWorkspace(file, folders, { real: realPath, cwd: extensionPath }),
+  );
+  const found = await withInertProgress(
     { location: vscode.ProgressLocation.Window, title: `${DISPLAY_NAME}: finding interpreters` },
     async () =>
       ranked(
-        (await Promise.all(candidates(folders, host).map((c) => probeInterpreter(c)))).filter(
+        (await Promise.all(probe.map((c) => probeInterpreter(c, extensionPath)))).filter(
           (f): f is ProbedInterpreter => f !== undefined,
         ),
       ),
   );
   const current = vscode.workspace.getConfiguration(SECTION).get<string>("python") ?? "";
   const items: InterpreterItem[] = [
+    ...held.map((c) => ({
+      label: c.path,
+      description: HELD_DESCRIPTION,
+      ...(c.path === current ? { detail: "the current setting" } : {}),
+      python: c.path,
+    })),
     ...found.map((f) => ({
       label: f.path,
       description: describe(f),
@@ -161,7 +185,7 @@ async function pickInterpreter(): Promise<void> {
   const picked = await vscode.window.showQuickPick(items, {
     title: `${DISPLAY_NAME}: the interpreter of your PyTorch project`,
     placeHolder:
-      found.length === 0
+      found.length + held.length === 0
         ? "No interpreter found in the workspace, conda or PATH"
         : "Kernel Lens runs your code with it (torch is the user's)",
   });
@@ -204,7 +228,12 @@ function installInTerminal(python: string, wheel: string, actions: FixActions): 
         write(`$ ${commandLine}\n`);
         // pip is the process itself: no shell quoting, and this environment has no bundled
         // PYTHONPATH, so pip installs every dependency the interpreter lacks.
-        child = spawn(python, args, { env: process.env, windowsHide: true });
+        // Isolated (-I) and in the extension's folder: no workspace module can stand in for pip.
+        child = spawn(python, args, {
+          env: process.env,
+          cwd: actions.extensionPath,
+          windowsHide: true,
+        });
         child.stdout?.on("data", (data: Buffer) => write(data.toString()));
         child.stderr?.on("data", (data: Buffer) => write(data.toString()));
         child.on("error", (error) => {
@@ -229,22 +258,20 @@ function installInTerminal(python: string, wheel: string, actions: FixActions): 
     vscode.window.createTerminal({ name: `${DISPLAY_NAME}: install`, pty }).show();
   });
 
-  void vscode.window
-    .withProgress(
-      {
-        location: vscode.ProgressLocation.Notification,
-        title: `Installing Kernel Lens into ${python} (see the terminal)…`,
-      },
-      () => exited,
-    )
-    .then((code) => {
-      actions.log.info(`pip install finished with exit code ${String(code)}`);
-      if (code === 0) {
-        actions.restart();
-      } else {
-        void vscode.window.showErrorMessage(
-          `Installing Kernel Lens into ${python} failed; pip's error is in the terminal.`,
-        );
-      }
-    });
+  void withInertProgress(
+    {
+      location: vscode.ProgressLocation.Notification,
+      title: `Installing Kernel Lens into ${python} (see the terminal)…`,
+    },
+    () => exited,
+  ).then((code) => {
+    actions.log.info(`pip install finished with exit code ${String(code)}`);
+    if (code === 0) {
+      actions.restart();
+    } else {
+      void showError(
+        `Installing Kernel Lens into ${python} failed; pip's error is in the terminal.`,
+      );
+    }
+  });
 }

@@ -89,6 +89,17 @@ export async function resolveInterpreter(
     });
     return { python: resolveRelative(python, workspaceFolder), source: "setting" };
   }
+  const executable = await pythonExtensionInterpreter(log);
+  if (executable !== undefined) {
+    return { python: executable, source: "python-extension" };
+  }
+  return { python: DEFAULT_PYTHON, source: "default" };
+}
+
+/** The interpreter selected in the Python extension, or undefined (not installed, none). */
+export async function pythonExtensionInterpreter(
+  log: vscode.LogOutputChannel,
+): Promise<string | undefined> {
   try {
     const api = await pythonEnvironments();
     if (api !== undefined) {
@@ -100,7 +111,7 @@ export async function resolveInterpreter(
       );
       const executable = resolved?.executable.uri?.fsPath;
       if (executable !== undefined && executable !== "") {
-        return { python: executable, source: "python-extension" };
+        return executable;
       }
       log.warn(
         `The Python extension has no interpreter for ${envPath.path}; using ${DEFAULT_PYTHON}`,
@@ -109,7 +120,7 @@ export async function resolveInterpreter(
   } catch (error) {
     log.warn(`Could not ask the Python extension for its interpreter: ${String(error)}`);
   }
-  return { python: DEFAULT_PYTHON, source: "default" };
+  return undefined;
 }
 
 /**

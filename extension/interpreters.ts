@@ -2,7 +2,8 @@
  * The interpreters *Choose Interpreter* lists when the Python extension is not installed: the
  * workspace's virtual environments (`.venv`, `venv`, `env`), the active and the usual conda
  * environments, and `python3` / `python` on `PATH`; each is probed for its Python and torch
- * versions (from package metadata: torch is not imported, so a probe takes milliseconds).
+ * versions (from package metadata: torch is not imported, so a probe takes milliseconds). In
+ * Restricted Mode those inside a workspace folder are listed but not run ({@link splitForTrust}).
  *
  * Pure but for {@link probeInterpreter} (a child process), so the candidate list is unit-tested.
  */
@@ -111,16 +112,29 @@ export function parseProbe(candidate: Candidate, stdout: string): ProbedInterpre
   };
 }
 
-/** Runs the probe in `candidate` (at most `timeoutMs`); undefined when it does not answer. */
+/**
+ * The probe's arguments, after the interpreter: isolated (`-I`: no `PYTHON*` variables, no user
+ * site, neither the working folder nor the script's on `sys.path`), so no module of a workspace
+ * can shadow the one the probe imports.
+ */
+export function probeVersionArgs(): string[] {
+  return ["-I", "-c", PROBE_VERSIONS];
+}
+
+/**
+ * Runs the probe in `candidate` (at most `timeoutMs`), isolated and in `cwd` (a folder outside
+ * the workspace, e.g. the extension's); undefined when it does not answer.
+ */
 export function probeInterpreter(
   candidate: Candidate,
+  cwd: string,
   timeoutMs = 10_000,
 ): Promise<ProbedInterpreter | undefined> {
   return new Promise((resolve) => {
     execFile(
       candidate.path,
-      ["-c", PROBE_VERSIONS],
-      { timeout: timeoutMs, killSignal: "SIGKILL", windowsHide: true },
+      probeVersionArgs(),
+      { cwd, timeout: timeoutMs, killSignal: "SIGKILL", windowsHide: true },
       (error, stdout) => resolve(error === null ? parseProbe(candidate, stdout) : undefined),
     );
   });
@@ -130,6 +144,27 @@ export function probeInterpreter(
 export function describe(found: ProbedInterpreter): string {
   const torch = found.torch === null ? "no torch" : `torch ${found.torch}`;
   return `Python ${found.python} · ${torch} · ${found.source}`;
+}
+
+/** The picker's line for an interpreter of an untrusted workspace, listed but not probed. */
+export const HELD_DESCRIPTION = "in the workspace · runs once the folder is trusted";
+
+/**
+ * The candidates split into those that may be probed now and those held back: in Restricted
+ * Mode, every candidate inside a workspace folder (`inside`) is listed, never run.
+ */
+export function splitForTrust(
+  found: readonly Candidate[],
+  trusted: boolean,
+  inside: (file: string) => boolean,
+): { probe: Candidate[]; held: Candidate[] } {
+  if (trusted) {
+    return { probe: [...found], held: [] };
+  }
+  return {
+    probe: found.filter((c) => !inside(c.path)),
+    held: found.filter((c) => inside(c.path)),
+  };
 }
 
 /** Those with torch first (a PyTorch project's interpreter), keeping the candidates' order. */

@@ -8,12 +8,14 @@
  * its agent). Non-cancellable progress keeps the library's default.
  */
 import * as vscode from "vscode";
+import { inert } from "./errorText";
 import type {
   ProgressToken,
   WorkDoneProgressBegin,
   WorkDoneProgressEnd,
   WorkDoneProgressReport,
 } from "vscode-languageclient";
+import { withInertProgress } from "./notify";
 
 interface Shown {
   report(message: string): void;
@@ -21,6 +23,18 @@ interface Shown {
 }
 
 type Params = WorkDoneProgressBegin | WorkDoneProgressReport | WorkDoneProgressEnd;
+
+/** `params` with its title and message made inert ({@link inert}). */
+export function inertParams<P extends Params>(params: P): P {
+  const out: P = { ...params };
+  if ("title" in out && typeof out.title === "string") {
+    out.title = inert(out.title);
+  }
+  if (out.message !== undefined) {
+    out.message = inert(out.message);
+  }
+  return out;
+}
 
 /** Shows cancellable server progress as notifications; `cancel` is called with the token. */
 export class NotificationProgress implements vscode.Disposable {
@@ -34,6 +48,9 @@ export class NotificationProgress implements vscode.Disposable {
     params: Params,
     next: (token: ProgressToken, params: Params) => void,
   ): void {
+    // The title and messages hold file and function names: no link syntax reaches the UI, in
+    // this notification or in the library's own (status bar) progress.
+    params = inertParams(params);
     switch (params.kind) {
       case "begin":
         if (params.cancellable !== true) {
@@ -82,7 +99,7 @@ export class NotificationProgress implements vscode.Disposable {
       },
       finish: () => finish(),
     });
-    void vscode.window.withProgress(
+    void withInertProgress(
       { location: vscode.ProgressLocation.Notification, title: params.title, cancellable: true },
       (p, cancellation) => {
         progress = p;

@@ -121,18 +121,30 @@ export type ProbeResult =
 /** Exit status of the probe script when the interpreter is too old. */
 const TOO_OLD_EXIT = 3;
 
-/** Checks the version first: an old Python would fail on syntax with a far less clear message. */
+/**
+ * Checks the version first: an old Python would fail on syntax with a far less clear message.
+ * Run isolated (`-I`), it rebuilds the import path the server has: the `PYTHONPATH` entries,
+ * passed as arguments, first; the user's site-packages unless `PYTHONNOUSERSITE` is set.
+ */
 const PROBE_SCRIPT = [
-  "import sys",
+  "import os, site, sys",
   `if sys.version_info < (${MIN_PYTHON.join(", ")}):`,
   `    sys.stderr.write("Python %d.%d is too old: Kernel Lens needs Python ${MIN_PYTHON.join(".")} or newer\\n" % sys.version_info[:2])`,
   `    sys.exit(${TOO_OLD_EXIT})`,
+  "sys.path[0:0] = [p for p in sys.argv[1:] if p]",
+  "if not os.environ.get('PYTHONNOUSERSITE') and os.path.isdir(site.getusersitepackages()):",
+  "    site.addsitedir(site.getusersitepackages())",
   `import ${SERVER_MODULE}`,
 ].join("\n");
 
-/** The arguments of the import check, after the interpreter. */
-export function probeArgs(): string[] {
-  return ["-c", PROBE_SCRIPT];
+/**
+ * The arguments of the import check, after the interpreter: isolated (`-I`: neither the
+ * working folder nor `PYTHON*` variables count), so no workspace file can shadow a module;
+ * `pythonPath` (the server's `PYTHONPATH` entries, the bundled libs first) is put on
+ * `sys.path` by the script itself.
+ */
+export function probeArgs(pythonPath: readonly string[]): string[] {
+  return ["-I", "-c", PROBE_SCRIPT, ...pythonPath];
 }
 
 /** The last non-empty line of a traceback: the exception and its message. */
@@ -145,12 +157,13 @@ export function lastLine(text: string): string {
 }
 
 /**
- * Runs `<python> -c "import kernel_lens.lsp"` (after a version check) in the server's
- * environment and reports whether the server can start, and if not, why.
+ * Runs `<python> -I -c "import kernel_lens.lsp"` (after a version check) with the server's
+ * import path and reports whether the server can start, and if not, why.
  *
  * Args:
  *   python: interpreter path or command name.
- *   env: the server environment (see {@link serverEnv}).
+ *   env: the server environment (see {@link serverEnv}); its PYTHONPATH is passed to the
+ *     isolated interpreter as arguments.
  *   cwd: working folder; not the workspace, so a workspace file cannot shadow a module.
  *   timeoutMs: time limit in milliseconds; the interpreter is killed past it.
  */
@@ -161,9 +174,10 @@ export function probeServer(
   timeoutMs: number,
 ): Promise<ProbeResult> {
   return new Promise((resolve) => {
+    const pythonPath = (env["PYTHONPATH"] ?? "").split(path.delimiter).filter((p) => p !== "");
     execFile(
       python,
-      probeArgs(),
+      probeArgs(pythonPath),
       { env, cwd, timeout: timeoutMs, killSignal: "SIGKILL", windowsHide: true },
       (error, stdout, stderr) => {
         if (error === null) {
@@ -214,9 +228,12 @@ export function findWheel(folder: string): string | undefined {
   return newest === undefined ? undefined : path.join(folder, newest);
 }
 
-/** Arguments, after the interpreter, that install the bundled wheel and its dependencies. */
+/**
+ * Arguments, after the interpreter, that install the bundled wheel and its dependencies;
+ * isolated (`-I`), so a `pip/` of the working folder is never what runs.
+ */
 export function pipInstallArgs(wheel: string): string[] {
-  return ["-m", "pip", "install", wheel];
+  return ["-I", "-m", "pip", "install", wheel];
 }
 
 /** Process output made fit for a terminal, which needs CR LF to start a new line. */

@@ -14,6 +14,7 @@ import type { Position } from "./generated/wire";
 import { Invalid } from "./guards";
 import type { CheckedRequest } from "./protocol";
 import { summarize } from "./errorText";
+import { showError, showInformation, showWarning, withInertProgress } from "./notify";
 
 /**
  * The running client, or undefined after offering to show the output or restart the server.
@@ -23,7 +24,7 @@ export async function runningClient(ctx: Ctx): Promise<LanguageClient | undefine
   if (client !== undefined) {
     return client;
   }
-  const choice = await vscode.window.showWarningMessage(
+  const choice = await showWarning(
     `${DISPLAY_NAME}: the server is not running.`,
     "Show Output",
     "Restart Server",
@@ -51,9 +52,7 @@ export async function atCursor(
   const editor = vscode.window.activeTextEditor;
   const document = editor?.document;
   if (editor === undefined || document?.languageId !== LANGUAGE || document.uri.scheme !== "file") {
-    void vscode.window.showInformationMessage(
-      `${DISPLAY_NAME}: open a Python file and put the cursor in ${what}.`,
-    );
+    void showInformation(`${DISPLAY_NAME}: open a Python file and put the cursor in ${what}.`);
     return undefined;
   }
   const position = editor.selection.active;
@@ -107,8 +106,7 @@ export function showFailure(
   } else {
     ctx.log.warn(message);
   }
-  const show =
-    severity === "error" ? vscode.window.showErrorMessage : vscode.window.showWarningMessage;
+  const show = severity === "error" ? showError : showWarning;
   void show(prefixed, SHOW_DETAILS).then((choice) => {
     if (choice === SHOW_DETAILS) {
       ctx.log.show(true);
@@ -133,7 +131,7 @@ export function reportFailure(ctx: Ctx, what: string, error: unknown): void {
   const forUser = userMessage(error);
   if (forUser !== undefined) {
     ctx.log.info(`${what}: ${forUser}`);
-    void vscode.window.showInformationMessage(summarize(forUser).text);
+    void showInformation(summarize(forUser).text);
     return;
   }
   ctx.log.error(`${what} failed:`);
@@ -207,7 +205,7 @@ export function withProgress<T>(
   title: string,
   request: (token: vscode.CancellationToken) => Promise<T>,
 ): Thenable<T> {
-  return vscode.window.withProgress(
+  return withInertProgress(
     { location: vscode.ProgressLocation.Notification, title, cancellable: true },
     (_progress, token) => untilCancelled(request(token), token),
   );

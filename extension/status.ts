@@ -18,6 +18,8 @@ export interface StatusInput {
   uri?: string | undefined;
   /** Whether the workspace is trusted; in Restricted Mode nothing is profiled. */
   trusted: boolean;
+  /** Why the interpreter asked for is not run (Restricted Mode), kept whatever the state. */
+  held?: string | undefined;
 }
 
 export type Severity = "none" | "warning" | "error";
@@ -51,6 +53,7 @@ export function afterFailure(input: StatusInput): StatusInput {
     message: last === "" ? "" : `Last failure: ${last} (details in the output).`,
     uri: input.uri,
     trusted: input.trusted,
+    held: input.held,
   };
 }
 
@@ -83,8 +86,17 @@ function lines(...parts: (string | undefined)[]): string {
   return parts.filter((p): p is string => p !== undefined && p !== "").join("\n");
 }
 
-/** The status bar text, tooltip and severity for a state. */
+/**
+ * The status bar text, tooltip and severity for a state; an interpreter held back until trust
+ * is said first in the tooltip, whatever the state.
+ */
 export function present(input: StatusInput): Presentation {
+  const shown = presentState(input);
+  const held = input.held?.trim() ?? "";
+  return held === "" ? shown : { ...shown, tooltip: lines(held, shown.tooltip) };
+}
+
+function presentState(input: StatusInput): Presentation {
   const where = input.uri === undefined ? undefined : `in ${fileName(input.uri)}`;
   const message = input.message.trim();
   switch (input.state) {

@@ -52,7 +52,7 @@ export class StatusItem implements vscode.Disposable {
 
   /** Shows a new state; an error goes back to normal by itself after {@link ERROR_HOLD_MS}. */
   set(state: ViewState, message = "", uri?: string): void {
-    this.input = { state, message, uri, trusted: this.input.trusted };
+    this.input = { state, message, uri, trusted: this.input.trusted, held: this.input.held };
     this.schedule(state === "error" ? ERROR_HOLD_MS : undefined);
     this.render();
   }
@@ -79,6 +79,12 @@ export class StatusItem implements vscode.Disposable {
         this.render();
       }, ms);
     }
+  }
+
+  /** Why the interpreter asked for is not run (undefined: it is), shown in the tooltip. */
+  setHeld(held: string | undefined): void {
+    this.input = { ...this.input, held };
+    this.render();
   }
 
   setTrusted(trusted: boolean): void {

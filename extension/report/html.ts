@@ -43,7 +43,7 @@ export function makeNonce(): string {
 /**
  * The page's Content Security Policy: nothing by default; images, styles and fonts only from
  * the extension's resources; scripts only with the nonce. No inline styles, no remote content,
- * no `eval`.
+ * no `eval`; no `<base>` to re-point relative URLs, no form to submit anywhere.
  */
 export function contentSecurityPolicy(cspSource: string, nonce: string): string {
   if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(nonce)) {
@@ -61,6 +61,8 @@ export function contentSecurityPolicy(cspSource: string, nonce: string): string 
     `style-src ${sources.join(" ")}`,
     `font-src ${sources.join(" ")}`,
     `script-src 'nonce-${nonce}'`,
+    "base-uri 'none'",
+    "form-action 'none'",
   ].join("; ");
 }
 

@@ -20,6 +20,8 @@ import { isCancellation, runningClient, sendChecked } from "../requests";
 import { commandFor } from "./actions";
 import { HistoryDocs } from "./historyDocs";
 import { actionOf, isFromWebview, type Action, type FromWebview, type ReportTab } from "./messages";
+import { showWarning } from "../notify";
+import { targetRefusal } from "../targetGuard";
 import { savedTarget } from "./savedTarget";
 import { timelineSource, type TimelineSource } from "./timelineSource";
 import { REPORT_PANEL_TYPE } from "./viewTypes";
@@ -52,8 +54,17 @@ export class ReportPanel implements vscode.Disposable {
     private readonly theme: ThemeBroadcast,
   ) {}
 
-  /** Opens the panel on `target` (or shows it there), on `tab` if given. */
+  /**
+   * Opens the panel on `target` (or shows it there), on `tab` if given; a target outside the
+   * workspace (and not open in the editor) is refused.
+   */
   show(target: ShowReportArgs, tab?: ReportTab): void {
+    const refusal = targetRefusal(target.uri, true);
+    if (refusal !== undefined) {
+      this.ctx.log.warn(`Report refused: ${refusal}`);
+      void showWarning(`${DISPLAY_NAME}: no report: ${refusal}.`);
+      return;
+    }
     this.target = target;
     this.tab = tab;
     const title = `${DISPLAY_NAME}: ${target.function}`;
@@ -91,6 +102,14 @@ export class ReportPanel implements vscode.Disposable {
   restore(panel: vscode.WebviewPanel, state: unknown): void {
     const target = savedTarget(state);
     if (target === undefined || this.panel !== undefined) {
+      panel.dispose();
+      return;
+    }
+    // The saved state is the webview's word, not the extension's: only a workspace file's
+    // report comes back (in Restricted Mode its buttons run nothing).
+    const refusal = targetRefusal(target.uri, false);
+    if (refusal !== undefined) {
+      this.ctx.log.warn(`Report panel not restored: ${refusal}`);
       panel.dispose();
       return;
     }
@@ -312,6 +331,18 @@ export class ReportPanel implements vscode.Disposable {
     }
     const invocation = commandFor(target, message);
     if (invocation === undefined) {
+      return;
+    }
+    if (!vscode.workspace.isTrusted) {
+      this.post({
+        type: "error",
+        message: "Restricted Mode: nothing is run until the workspace is trusted.",
+      });
+      return;
+    }
+    const refusal = targetRefusal(target.uri, true);
+    if (refusal !== undefined) {
+      this.post({ type: "error", message: `Refused: ${refusal}.` });
       return;
     }
     const client = await runningClient(this.ctx);

@@ -47,6 +47,7 @@ import {
   assemblyInfo,
   generatedCodeInfo,
 } from "./virtualDocs";
+import { showInformation } from "../notify";
 
 /** Registers the two commands, extension-scoped, over the views of `documents.ts`. */
 export function registerCompiledCommands(ctx: Ctx, views: Views): void {
@@ -109,9 +110,7 @@ function targetOf(
   const document = editor?.document;
   if (editor === undefined || document?.languageId !== LANGUAGE || document.uri.scheme !== "file") {
     const what = kind === "assembly" ? "a @triton.jit kernel" : "a function";
-    void vscode.window.showInformationMessage(
-      `${DISPLAY_NAME}: open a Python file and put the cursor in ${what}.`,
-    );
+    void showInformation(`${DISPLAY_NAME}: open a Python file and put the cursor in ${what}.`);
     return undefined;
   }
   return { source: document.uri, at: { position: cursorPosition(editor.selection.active) } };
@@ -228,7 +227,7 @@ async function pickArgumentTypes(ctx: Ctx, views: Views): Promise<void> {
   const editor = vscode.window.activeTextEditor;
   const view = editor === undefined ? undefined : views.viewOf(editor.document.uri);
   if (view?.kind !== "assembly") {
-    void vscode.window.showInformationMessage(
+    void showInformation(
       `${DISPLAY_NAME}: open a kernel's assembly (Show Assembly) to change its argument types.`,
     );
     return;

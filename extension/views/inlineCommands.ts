@@ -39,6 +39,7 @@ import {
 import { fileName } from "../status";
 import type { Views } from "./documents";
 import { inlineInfo } from "./virtualDocs";
+import { showError, showInformation, showWarning } from "../notify";
 
 /** Source documents whose last result is kept for the file picker; more forget the oldest. */
 export const MAX_RESULTS = 16;
@@ -205,7 +206,7 @@ class InlineCommands {
       document?.languageId !== LANGUAGE ||
       document.uri.scheme !== "file"
     ) {
-      void vscode.window.showInformationMessage(
+      void showInformation(
         `${DISPLAY_NAME}: open a Python file that calls torch.utils.cpp_extension.load_inline(...).`,
       );
       return undefined;
@@ -359,19 +360,19 @@ class InlineCommands {
     }
     if (module.errors.length > 0) {
       const cuda = module.files["cuda.cu"] === null ? [] : ["Open cuda.cu"];
-      void vscode.window
-        .showErrorMessage(`${DISPLAY_NAME}: ${problemsMessage(module)}`, "Show Problems", ...cuda)
-        .then(async (choice) => {
+      void showError(`${DISPLAY_NAME}: ${problemsMessage(module)}`, "Show Problems", ...cuda).then(
+        async (choice) => {
           if (choice === "Show Problems") {
             await vscode.commands.executeCommand(SHOW_PROBLEMS);
           } else if (choice === "Open cuda.cu") {
             await this.open(source, module, "cuda.cu", sourceVersion);
           }
-        });
+        },
+      );
       return;
     }
     await this.open(source, module, "main.cpp", sourceVersion);
-    void vscode.window.showInformationMessage(
+    void showInformation(
       `${DISPLAY_NAME}: load_inline module ${module.name} has no cuda_sources, so no PTX: ` +
         "this is its main.cpp.",
     );
@@ -409,7 +410,7 @@ class InlineCommands {
       return;
     }
     if (built.build_log === null) {
-      void vscode.window.showWarningMessage(
+      void showWarning(
         `${DISPLAY_NAME}: load_inline built ${built.name} but the server returned no build log.`,
       );
       return;

@@ -142,11 +142,15 @@ export function installExtension(dirs, vsix = VSIX) {
 }
 
 /**
- * Starts code-server in its own process group on 127.0.0.1 and waits for /healthz.
+ * Starts code-server in its own process group on 127.0.0.1 (in `cwd`, with `env` added to
+ * this process's environment) and waits for /healthz.
  *
  * @returns {Promise<{url: string, port: number, pid: number, stop: () => Promise<void>}>}
  */
-export async function start(dirs, { logFile, port, extraArgs = [], timeoutMs = 60_000 } = {}) {
+export async function start(
+  dirs,
+  { logFile, port, extraArgs = [], timeoutMs = 60_000, cwd, env = {} } = {},
+) {
   const bindPort = port ?? (await freePort());
   const args = [
     ...baseArgs(dirs),
@@ -164,7 +168,10 @@ export async function start(dirs, { logFile, port, extraArgs = [], timeoutMs = 6
   const child = spawn(CODE_SERVER, args, {
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, PASSWORD: "" },
+    // `cwd`: the folder the editor is started in (the Restricted Mode run starts it in the
+    // workspace, whose modules must then never shadow an interpreter's).
+    ...(cwd === undefined ? {} : { cwd }),
+    env: { ...process.env, PASSWORD: "", ...env },
   });
   if (logFile) {
     const out = createWriteStream(logFile);

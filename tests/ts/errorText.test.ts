@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { MAX_SUMMARY, clip, messageLines, summarize } from "../../extension/errorText";
+import { MAX_SUMMARY, clip, messageLines, summarize, inert } from "../../extension/errorText";
 import { afterFailure, present } from "../../extension/status";
 
 describe("summarize", () => {
@@ -55,5 +55,38 @@ describe("afterFailure", () => {
   it("leaves any other state alone", () => {
     const profiling = { state: "profiling", message: "f", trusted: true } as const;
     assert.equal(afterFailure(profiling), profiling);
+  });
+});
+
+describe("inert", () => {
+  /** VS Code's own link syntax for notification messages (parseLinkedText, vs/base/common/linkedText.ts). */
+  const NOTIFICATION_LINK =
+    /\[([^\]]+)\]\(((?:https?:\/\/|command:|file:)[^)\s]+)(?: (["'])(.+?)(\3))?\)/gi;
+  /** A Markdown inline link, for the renderers that read Markdown. */
+  const MARKDOWN_LINK = /\[[^\]]*\]\s*\(/;
+
+  it("leaves no link in a trace file's hostile name, which reads the same", () => {
+    const name = "[Details](command:foo?%5B%5D).pt.trace.json.gz";
+    assert.equal([...name.matchAll(NOTIFICATION_LINK)].length, 1, "the name is a link as it is");
+    const shown = inert(`Reading ${name} (3 MB)…`);
+    assert.deepEqual([...shown.matchAll(NOTIFICATION_LINK)], []);
+    assert.doesNotMatch(shown, MARKDOWN_LINK);
+    assert.equal(shown.replace(/\u200b/g, ""), `Reading ${name} (3 MB)…`);
+  });
+
+  it("breaks every link of a string, with a title, https or file", () => {
+    const text =
+      'a [x](https://e.com "t") b [y](file:///etc/passwd) [z](command:a.b?%7B%7D) [[w]](command:c)';
+    assert.deepEqual([...inert(text).matchAll(NOTIFICATION_LINK)], []);
+    assert.doesNotMatch(inert(text), /\]\(/);
+  });
+
+  it("is idempotent (a server title made inert again shows one break)", () => {
+    const once = inert("[a](command:b) [c]");
+    assert.equal(inert(once), once);
+  });
+
+  it("changes nothing in a string without a closing bracket", () => {
+    assert.equal(inert("Profiling square (3 reps)…"), "Profiling square (3 reps)…");
   });
 });

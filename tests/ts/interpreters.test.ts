@@ -3,12 +3,19 @@
  * environments, conda, PATH), in order, each once; the probe's answer read back.
  */
 import assert from "node:assert/strict";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
 import { describe, it } from "node:test";
 import {
   candidates,
   describe as describeInterpreter,
+  HELD_DESCRIPTION,
   parseProbe,
+  probeInterpreter,
+  probeVersionArgs,
   ranked,
+  splitForTrust,
   type Host,
 } from "../../extension/interpreters";
 
@@ -82,5 +89,49 @@ describe("the probe", () => {
 
   it("rejects an answer that is not one", () => {
     assert.equal(parseProbe(venv, "Traceback (most recent call last):"), undefined);
+  });
+});
+
+describe("splitForTrust", () => {
+  const found = [
+    { path: "/w/.venv/bin/python", source: "workspace" as const },
+    { path: "/w/bin/python3", source: "PATH" as const },
+    { path: "/usr/bin/python3", source: "PATH" as const },
+  ];
+  const inside = (file: string): boolean => file.startsWith("/w/");
+
+  it("probes every candidate in a trusted workspace", () => {
+    assert.deepEqual(splitForTrust(found, true, inside), { probe: found, held: [] });
+  });
+
+  it("lists the workspace's interpreters unprobed in Restricted Mode, whatever their source", () => {
+    const { probe, held } = splitForTrust(found, false, inside);
+    assert.deepEqual(
+      probe.map((c) => c.path),
+      ["/usr/bin/python3"],
+    );
+    assert.deepEqual(
+      held.map((c) => c.path),
+      ["/w/.venv/bin/python", "/w/bin/python3"],
+    );
+    assert.equal(HELD_DESCRIPTION, "in the workspace · runs once the folder is trusted");
+  });
+
+  it("runs the probe isolated: a csv.py or email/ of its working folder never runs", async () => {
+    assert.deepEqual(probeVersionArgs().slice(0, 2), ["-I", "-c"]);
+    const dir = mkdtempSync(path.join(tmpdir(), "kernel-lens-shadow-"));
+    try {
+      const marker = path.join(dir, "ran");
+      const payload = `open(${JSON.stringify(marker)}, "w").close()\n`;
+      writeFileSync(path.join(dir, "csv.py"), payload);
+      mkdirSync(path.join(dir, "email"));
+      writeFileSync(path.join(dir, "email", "__init__.py"), payload);
+      const python = process.env["KERNEL_LENS_TEST_PYTHON"] ?? "python3";
+      const found = await probeInterpreter({ path: python, source: "PATH" }, dir);
+      assert.match(found?.python ?? "", /^3\.\d+\.\d+$/);
+      assert.equal(existsSync(marker), false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

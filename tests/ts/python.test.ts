@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -131,6 +131,19 @@ describe("probeServer", () => {
     assert.match(result.detail, /^Traceback/);
   });
 
+  it("imports nothing from its working folder (a workspace's csv.py)", async () => {
+    const ext = extensionWith("isolated", "import csv\n");
+    const cwd = path.join(root, "hostile");
+    mkdirSync(path.join(cwd, "kernel_lens"), { recursive: true });
+    const marker = path.join(root, "hostile-ran");
+    const payload = `open(${JSON.stringify(marker)}, "w").close()\nraise SystemExit(9)\n`;
+    writeFileSync(path.join(cwd, "kernel_lens", "__init__.py"), payload);
+    writeFileSync(path.join(cwd, "csv.py"), payload);
+    const result = await probeServer(PYTHON, serverEnv(ext, process.env), cwd, 20_000);
+    assert.deepEqual(result, { ok: true });
+    assert.equal(existsSync(marker), false);
+  });
+
   it("kills an import that hangs", async () => {
     const result = await probe(extensionWith("hang", "import time\ntime.sleep(30)\n"), 300);
     assert.ok(!result.ok);
@@ -175,6 +188,7 @@ describe("findWheel", () => {
 
   it("installs the wheel with pip, dependencies included", () => {
     assert.deepEqual(pipInstallArgs("/ext/bundled/k.whl"), [
+      "-I",
       "-m",
       "pip",
       "install",

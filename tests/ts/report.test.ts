@@ -22,6 +22,7 @@ import {
   type FromWebview,
 } from "../../extension/report/messages";
 import type { SweepResult } from "../../extension/generated/wire";
+import { noBidi } from "../../extension/report/webview/format";
 import {
   commandFailure,
   isNcuFileResult,
@@ -103,7 +104,8 @@ describe("report html shell", () => {
       "default-src 'none'; img-src https://file+.vscode-resource.vscode-cdn.net data:; " +
         "style-src https://file+.vscode-resource.vscode-cdn.net; " +
         "font-src https://file+.vscode-resource.vscode-cdn.net; " +
-        "script-src 'nonce-0123456789abcdef0123456789abcdef'",
+        "script-src 'nonce-0123456789abcdef0123456789abcdef'; " +
+        "base-uri 'none'; form-action 'none'",
     );
     assert.equal(html.match(/Content-Security-Policy/g)?.length, 1);
   });
@@ -146,7 +148,7 @@ describe("report html shell", () => {
       contentSecurityPolicy("'self' https://*.vscode-cdn.net", "abc"),
       "default-src 'none'; img-src 'self' https://*.vscode-cdn.net data:; " +
         "style-src 'self' https://*.vscode-cdn.net; font-src 'self' https://*.vscode-cdn.net; " +
-        "script-src 'nonce-abc'",
+        "script-src 'nonce-abc'; base-uri 'none'; form-action 'none'",
     );
   });
 
@@ -378,5 +380,20 @@ describe("package.json: the report", () => {
 
   it("bundles Chart.js at build time (a dev dependency, never a runtime one)", () => {
     assert.ok(manifest.devDependencies["chart.js"] !== undefined);
+  });
+});
+
+describe("noBidi", () => {
+  it("shows a stored string's bidi controls instead of obeying them", () => {
+    assert.equal(noBidi("NVIDIA \u202eH200 evil"), "NVIDIA <U+202E>H200 evil");
+    assert.equal(
+      noBidi("\u202a\u202b\u202c\u202d\u2066\u2067\u2068\u2069"),
+      "<U+202A><U+202B><U+202C><U+202D><U+2066><U+2067><U+2068><U+2069>",
+    );
+    assert.doesNotMatch(noBidi("a\u202eb\u2067c"), /[\u202a-\u202e\u2066-\u2069]/);
+  });
+
+  it("leaves other text alone, right-to-left script included", () => {
+    assert.equal(noBidi("aten::mm → sm80_xmma_gemm<…> שלום"), "aten::mm → sm80_xmma_gemm<…> שלום");
   });
 });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { MAX_SUBJECT, fileName, present, truncate } from "../../extension/status";
+import { MAX_SUBJECT, afterFailure, fileName, present, truncate } from "../../extension/status";
 
 describe("present", () => {
   it("shows a ready server", () => {
@@ -62,6 +62,26 @@ describe("present", () => {
       unavailable.tooltip,
       /cannot start: ModuleNotFoundError: No module named 'pandas'/,
     );
+  });
+});
+
+describe("an interpreter held back in Restricted Mode", () => {
+  const held =
+    "Restricted Mode: /w/.venv/bin/python is in the workspace; it runs once the folder is trusted";
+
+  it("is said first in the tooltip, whatever the state", () => {
+    for (const state of ["idle", "unavailable", "starting", "error"] as const) {
+      const shown = present({ state, message: "m", trusted: false, held });
+      assert.equal(shown.tooltip.split("\n")[0], held, state);
+    }
+    assert.doesNotMatch(
+      present({ state: "idle", message: "", trusted: false }).tooltip,
+      /held|workspace;/,
+    );
+  });
+
+  it("survives an error going back to idle", () => {
+    assert.equal(afterFailure({ state: "error", message: "x", trusted: false, held }).held, held);
   });
 });
 

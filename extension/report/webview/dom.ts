@@ -1,7 +1,10 @@
 /**
  * Small DOM helpers for the report views. Text always goes in through `textContent` (kernel
- * names are full of `<`, `>` and `&`); nothing here takes HTML.
+ * names are full of `<`, `>` and `&`); nothing here takes HTML. Every text, tooltip, attribute
+ * and string child passes through {@link noBidi}: a stored string's bidi controls are shown,
+ * not obeyed.
  */
+import { noBidi } from "./format";
 
 /** Options of {@link el}. */
 export interface ElOptions {
@@ -27,16 +30,16 @@ export function el<K extends keyof HTMLElementTagNameMap>(
     node.className = options.className;
   }
   if (options.text !== undefined) {
-    node.textContent = options.text;
+    node.textContent = noBidi(options.text);
   }
   if (options.title !== undefined) {
-    node.title = options.title;
+    node.title = noBidi(options.title);
   }
   for (const [name, value] of Object.entries(options.attrs ?? {})) {
     if (name.toLowerCase() === "style" || name.toLowerCase().startsWith("on")) {
       throw new Error(`el: attribute ${name} is not allowed`);
     }
-    node.setAttribute(name, value);
+    node.setAttribute(name, noBidi(value));
   }
   const onClick = options.onClick;
   if (onClick !== undefined) {
@@ -46,7 +49,7 @@ export function el<K extends keyof HTMLElementTagNameMap>(
     if (child instanceof Node) {
       node.append(child);
     } else if (typeof child === "string") {
-      node.append(document.createTextNode(child));
+      node.append(document.createTextNode(noBidi(child)));
     }
   }
   return node;
@@ -68,7 +71,7 @@ export function button(
     onClick: () => onClick(),
   });
   if (options.title !== undefined) {
-    node.title = options.title;
+    node.title = noBidi(options.title);
   }
   return node;
 }

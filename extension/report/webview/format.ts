@@ -136,3 +136,20 @@ export function accountingText(profile: Pick<Profile, "accounting">): string {
   const rest = acc.remainder.map((r) => `${formatUs(r.device_us)} ${r.text}`);
   return ` · ${[head, ...rest].join(" · ")}`;
 }
+
+/**
+ * Bidirectional embedding, override and isolate controls (U+202A–U+202E, U+2066–U+2069): one
+ * in a device or kernel name would reorder the rest of the line it is shown on.
+ */
+const BIDI_CONTROLS = /[\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * `text` with every bidi control shown as its code (`<U+202E>`) instead of obeyed, so a stored
+ * string reorders nothing around it. Every string the views show goes through it (`dom.ts`).
+ */
+export function noBidi(text: string): string {
+  return text.replace(
+    BIDI_CONTROLS,
+    (ch) => `<U+${ch.codePointAt(0)?.toString(16).toUpperCase() ?? "?"}>`,
+  );
+}

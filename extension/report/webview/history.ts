@@ -6,6 +6,7 @@
  * kernel side by side.
  */
 import type { CompareResult, HistoryResult, HistoryRun } from "../../generated/wire";
+import { noBidi } from "./format";
 import {
   chartModel,
   formatRunMs,
@@ -61,7 +62,9 @@ function chart(model: ChartModel): SVGSVGElement {
       class: `run ${p.verdict ?? "first"}${p.baseline ? " baseline" : ""}`,
     });
     const title = document.createElementNS(SVG, "title");
-    title.textContent = `run ${p.id}: ${formatRunMs(p.medianMs)}${p.baseline ? " (baseline)" : ""}`;
+    title.textContent = noBidi(
+      `run ${p.id}: ${formatRunMs(p.medianMs)}${p.baseline ? " (baseline)" : ""}`,
+    );
     dot.append(title);
     parts.push(dot);
     const label = svg("text", {
@@ -70,7 +73,7 @@ function chart(model: ChartModel): SVGSVGElement {
       class: "tick",
       "text-anchor": "middle",
     });
-    label.textContent = p.id;
+    label.textContent = noBidi(p.id);
     parts.push(label);
   }
   return svg(

@@ -5,7 +5,7 @@
  */
 import type { NcuHint, NcuKernel } from "../../generated/wire";
 import { bar, button, el } from "./dom";
-import { formatCount, formatGbs, formatPct, formatUs, significant } from "./format";
+import { formatCount, formatGbs, formatPct, formatUs, noBidi, significant } from "./format";
 
 export interface NcuActions {
   /** Absent in a custom editor (nothing to run). */
@@ -41,7 +41,7 @@ function runButtons(actions: NcuActions): HTMLElement[] {
   // Offered, but disabled with the reason, rather than a failure after the click.
   for (const b of buttons) {
     b.disabled = true;
-    b.title = reason;
+    b.title = noBidi(reason);
   }
   return [...buttons, el("span", { className: "muted disabled-reason", text: reason })];
 }

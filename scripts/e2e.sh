@@ -27,7 +27,7 @@ RG_CACHE="${TMPDIR:-/tmp}/vscode-ripgrep-cache-1.15.11"
 # The whole test run, code-server start-up included (the scenarios bound each step themselves).
 RUN_LIMIT_S=900
 # The Restricted Mode run (tests/e2e/restricted.mjs), its own code-server.
-RESTRICTED_LIMIT_S=420
+RESTRICTED_LIMIT_S=600
 
 log() { printf '[e2e] %s\n' "$*"; }
 die() { printf '[e2e] error: %s\n' "$*" >&2; exit 1; }

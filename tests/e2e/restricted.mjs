@@ -24,8 +24,15 @@
  *     file outside the workspace (keybindings with arguments) are refused; a Report panel whose
  *     webview state is forged to /etc/passwd (as a compromised webview would) is not restored
  *     after Reload Window, and no editor opens /etc/passwd.
+ * 94. A crafted history: the workspace's `.kernel-lens/` holds a real run of square_three_ways
+ *     whose device name is a Markdown image of a local beacon and a command link, and whose
+ *     timing warning is another command link. The restored results show in Restricted Mode; a
+ *     hover on `x**2` shows those strings as text: no `img`, no `a` with a `command:` href in
+ *     the hover, and the beacon is never requested.
  */
+import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
+import http from "node:http";
 import { chmod, copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -34,7 +41,7 @@ import * as codeServer from "./codeserver.mjs";
 import { findFiles } from "./scenarios.mjs";
 import { CHROMIUM_ARGS, playwright, Run } from "./ui.mjs";
 
-const RUN_LIMIT_MS = 6 * 60_000;
+const RUN_LIMIT_MS = 9 * 60_000;
 const VIEWPORT = { width: 1400, height: 900 };
 const THREE_WAYS = "def square_three_ways(x):";
 const TRACE_NAME = "[Details](command:workbench.action.openSettings).pt.trace.json.gz";
@@ -153,6 +160,64 @@ async function notificationLinks(r) {
     .evaluateAll((nodes) =>
       nodes.map((n) => ({ href: n.getAttribute("href") ?? "", text: n.textContent ?? "" })),
     );
+}
+
+/**
+ * A local HTTP server that counts the requests for `/beacon.png` (an image a hover would
+ * fetch if a stored string became Markdown): `{url, hits(), close()}`.
+ */
+async function beacon() {
+  const seen = [];
+  const server = http.createServer((req, res) => {
+    seen.push(req.url ?? "");
+    res.writeHead(200, { "content-type": "image/png" });
+    res.end();
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address();
+  return {
+    url: `http://127.0.0.1:${port}/beacon.png`,
+    hits: () => seen.length,
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
+}
+
+/**
+ * A crafted history in `workspace/.kernel-lens/`: a real CPU profile of square_three_ways (the
+ * CLI, run outside the workspace before anything is planted in it) whose device name and
+ * timing warning were rewritten into Markdown an attacker would store, recorded through the
+ * history's own API. Returns the strings planted.
+ */
+function craftHistory(workspace, work, beaconUrl) {
+  const square = path.join(workspace, "square.py");
+  const device = `NVIDIA ![beacon](${beaconUrl}) [Open Settings](command:workbench.action.openSettings) <img src="${beaconUrl}?html">`;
+  const warning = `noisy [Re-run](command:workbench.action.openSettings) ![w](${beaconUrl}?warning)`;
+  const script = [
+    "import json, sys",
+    "from kernel_lens.history import record_run",
+    "path, device, warning, root = sys.argv[1:5]",
+    "result = json.load(sys.stdin)",
+    "result['device'] = device",
+    "timing = result.setdefault('timing', {})",
+    "timing['warning'] = warning",
+    "timing['warnings'] = [warning]",
+    "text = open(path, encoding='utf-8').read()",
+    "lines = text.splitlines()",
+    "fn = lines[result['first_line'] - 1 : result['last_line']]",
+    "record_run(path, result['function'], result, text=fn, file_text=text, compare_with=None, roots=[root])",
+  ].join("\n");
+  const profiled = execFileSync(
+    codeServer.PYTHON,
+    ["-m", "kernel_lens.cli", "profile", `${square}::square_three_ways`, "--json", "--no-history"],
+    { cwd: work, encoding: "utf8", timeout: 240_000, maxBuffer: 64 << 20 },
+  );
+  execFileSync(codeServer.PYTHON, ["-I", "-c", script, square, device, warning, workspace], {
+    cwd: work,
+    input: profiled,
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  return { device, warning };
 }
 
 /** @type {{name: string, run: (r: Run) => Promise<void>}[]} */
@@ -362,6 +427,59 @@ export const RESTRICTED_SCENARIOS = [
       );
     },
   },
+  {
+    name: "94. Restricted Mode: a crafted history's strings show as text in the hover (no image fetched, no command link)",
+    async run(r) {
+      await r.step("the server runs on an interpreter outside the workspace", 120_000, async () => {
+        await serverOutside(r);
+      });
+      await r.step(
+        "the restored run's hover on x**2 shows the stored strings as text",
+        90_000,
+        async () => {
+          await r.openFile("square.py");
+          await r.gotoLine(await r.lineIn("square.py", "c = x**2"));
+          const text = await r.until(
+            "the restored run's hover",
+            async () => {
+              await r.hoverOn("c = x**2", "x**2");
+              const shown = await r.hoverText();
+              return shown !== null && /aten::pow/.test(shown) ? shown : null;
+            },
+            60_000,
+            500,
+          );
+          const hover = r.page.locator(".monaco-hover:visible").first();
+          const images = await hover.locator("img").count();
+          const links = await hover.locator("a").evaluateAll((nodes) =>
+            nodes.map((n) => ({
+              href: n.getAttribute("href") ?? n.getAttribute("data-href") ?? "",
+              text: n.textContent ?? "",
+            })),
+          );
+          r.log(`    hover: ${text.replace(/\s+/g, " ").slice(0, 400)}`);
+          r.log(`    links in the hover: ${JSON.stringify(links)}`);
+          await new Promise((resolve) => setTimeout(resolve, 1_500)); // an image would load by now
+          await r.shot("restricted-crafted-history-hover");
+          assert(
+            text.includes("Open Settings") && text.includes("beacon"),
+            `the device is not shown: ${text}`,
+          );
+          assert(images === 0, `the hover holds ${images} image(s)`);
+          const commands = links.filter(
+            (l) => /command:/i.test(l.href) && !/command:kernelLens\.profile\b/.test(l.href),
+          );
+          assert(
+            commands.length === 0,
+            `a stored string became a link: ${JSON.stringify(commands)}`,
+          );
+          assert(r.beacon.hits() === 0, `the hover fetched the beacon ${r.beacon.hits()} time(s)`);
+          await r.parkMouse();
+          await assertNothingRan(r);
+        },
+      );
+    },
+  },
 ];
 
 // ---- the run ------------------------------------------------------------------------------
@@ -388,6 +506,7 @@ const results = [];
 let server = null;
 let browser = null;
 let run = null;
+let beaconServer = null;
 
 async function finish(fatal) {
   if (fatal) {
@@ -407,6 +526,7 @@ async function finish(fatal) {
   }
   await browser?.close().catch(() => {});
   await server?.stop();
+  await beaconServer?.close().catch(() => {});
   const passed = results.filter((r) => r.ok).length;
   const failed = results.length - passed;
   if (failed === 0) await rm(work, { recursive: true, force: true });
@@ -434,6 +554,12 @@ for (const signal of ["SIGINT", "SIGTERM"]) {
 
 try {
   const dirs = await codeServer.prepare(work, { trusted: false });
+  // Before anything is planted: the CLI's own run must not be the one that imports them.
+  beaconServer = await beacon();
+  if (selected.some((s) => s.name.startsWith("94."))) {
+    craftHistory(dirs.workspace, work, beaconServer.url);
+    console.log("[e2e] crafted history written to .kernel-lens/");
+  }
   await plant(dirs.workspace, marker);
   const settingsFile = path.join(dirs.dataDir, "User", "settings.json");
   const settings = JSON.parse(await readFile(settingsFile, "utf8"));
@@ -481,6 +607,7 @@ try {
   run = new Run(page, outDir, dirs.workspace);
   run.url = server.url;
   run.marker = marker;
+  run.beacon = beaconServer;
   run.dataDir = dirs.dataDir;
   run.scenario = "start-up";
   await run.step("the folder opens untrusted (and stays so)", 120_000, async () => {

@@ -143,11 +143,14 @@ def test_compare_lines_cpu_shares_of_the_medians() -> None:
     assert compare_lens_text(by[5], cuda=False) == (
         "compiled: 375 µs (was 500 µs) · 3 ops fused into 1 (with line 6)"
     )
-    assert compare_lens_text(by[6], cuda=False) == "compiled: fused with line 5 (was 1 ms)"
+    assert compare_lens_text(by[6], cuda=False) == "compiled: fused with line 5 (was 1.5 ms)"
     assert compare_lens_text(by[7], cuda=False) == "compiled: no kernel (was 0 µs)"
     hover = "\n".join(compare_hover_lines(by[6], cuda=False))
     assert "`aten::sin`" in hover and "`cpp_fused_add_mul_sin_0`" in hover
     assert "counted on line 5" in hover and "fused from lines 5, 6" in hover
+
+
+TRITON = "triton_poi_fused_add_mul_0"
 
 
 def test_compare_lines_cuda_device_times_and_kernel_counts() -> None:
@@ -158,7 +161,7 @@ def test_compare_lines_cuda_device_times_and_kernel_counts() -> None:
         {**_op("aten::mul", 1, 5), "kernels": [k("mul_kernel", 10)]},
         {**_op("aten::add", 1, 5), "kernels": [k("add_kernel", 20)]}]}]  # fmt: skip
     compiled = [{"line": 3, "source": "a", "device_us": 12.0, "ops": [
-        {**_op("triton_poi_fused_add_mul_0", 1, 5), "kernels": [k("triton_poi_fused_add_mul_0", 12)],
+        {**_op(TRITON, 1, 5), "kernels": [k(TRITON, 12)],
          "compiled": {"lines": [3], "shared_with": []}}]}]  # fmt: skip
     (row,) = compare_lines(eager, compiled, cuda=True, eager_ms=0.1, compiled_ms=0.05)
     assert (row["eager_us"], row["compiled_us"]) == (30.0, 12.0)

@@ -21,6 +21,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kernel_lens.analysis.line_attribution import all_ops
+from kernel_lens.analysis.report_text import format_time_ms, format_us
+from kernel_lens.analysis.safe_text import md_code as code_span
 
 __all__ = [
     "compare_hover_lines",
@@ -170,8 +172,6 @@ def compare_lines(
 
 
 def _us(us: float) -> str:
-    from kernel_lens.analysis.report_text import format_us
-
     return format_us(us)
 
 
@@ -214,8 +214,6 @@ def compare_lens_text(row: Mapping[str, Any], *, cuda: bool) -> str:
 def compare_summary_text(cmp: Mapping[str, Any], *, short: bool = False) -> str | None:
     """``eager 1.20 ms ±2.1% → compiled 0.410 ms ±3.0% · ×2.93`` (``short``: ``compiled 0.410
     ms ±3.0% · ×2.93``); ``None`` without both timings."""
-    from kernel_lens.analysis.report_text import format_time_ms
-
     e, c = cmp.get("eager") or {}, cmp.get("compiled") or {}
     if not isinstance(e.get("median_ms"), int | float) or not isinstance(
         c.get("median_ms"), int | float
@@ -232,8 +230,6 @@ def compare_summary_text(cmp: Mapping[str, Any], *, short: bool = False) -> str 
 
 def compare_hover_lines(row: Mapping[str, Any], *, cuda: bool) -> list[str]:
     """The hover's part: the line's eager ops (and kernels) against its compiled kernels."""
-    from kernel_lens.analysis.lens_text import code_span
-
     out = ["", f"**Eager vs compiled** · {compare_lens_text(row, cuda=cuda)}", "", "Eager:"]
     for op in row.get("eager") or []:
         kernels = ", ".join(code_span(k) for k in op.get("kernels") or [])

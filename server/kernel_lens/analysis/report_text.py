@@ -124,13 +124,6 @@ def format_profile(result: dict[str, Any], *, width: int = 110) -> str:
                 )
         elif cuda:
             out.append("no GPU kernels were launched by this function")
-    compared = result.get("compare_compiled")
-    if isinstance(compared, dict):
-        from kernel_lens.analysis.compiled_compare import compare_text_rows
-
-        out.extend(
-            compare_text_rows(compared, cuda=result.get("device_kind") == "cuda", width=width)
-        )
     summary = result.get("trace")
     if summary:
         busy = summary.get("gpu_busy_pct")

@@ -96,6 +96,12 @@ def run(args: argparse.Namespace) -> int:
 
             for text in distributed_lines(result):
                 say(text)
+        compared = result.get("compare_compiled")
+        if isinstance(compared, dict):
+            from kernel_lens.analysis.compiled_compare import compare_text_rows
+
+            for text in compare_text_rows(compared, cuda=result.get("device_kind") == "cuda"):
+                say(text)
         source = inputs_text(result.get("inputs"), result.get("path"))
         if source is not None and not script:
             args_text = "; ".join(inputs_args_text(result.get("inputs")))

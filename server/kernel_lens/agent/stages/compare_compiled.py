@@ -93,6 +93,9 @@ def compare_compiled(
 
     with watching as cap:
         before = set(cap.graphs)
+        # Compiled afresh: Dynamo's cache is per code object, and a graph compiled before (the
+        # compiled stage's, the function's own) would be reused without telling its kernels.
+        torch._dynamo.reset()
         compiled_fn = torch.compile(target.fn)
 
         def call_compiled() -> Any:

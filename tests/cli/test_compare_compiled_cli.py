@@ -96,7 +96,8 @@ def test_text_output(tmp_path: Path) -> None:
     assert "time   eager " in out and " → compiled " in out and " · ×" in out
     assert "ops → kernels per call · compiled in " in out
     assert f"compiled: fused with line {first} (was " in out
-    assert "ops fused into 1 (with lines " in out
+    assert "(was " in out and f" on lines {first}–{_lineno('return z + 1.0')}) · " in out
+    assert "ops fused into 1" in out
 
 
 def test_script_is_refused() -> None:

@@ -68,7 +68,9 @@ async def test_eager_vs_compiled_action_lenses_and_hover(
 
     first0, tanh0 = line0_of(path, "y = x * 0.5"), line0_of(path, "torch.tanh")
     head = [t for t in titles(after, first0) if t.startswith("$(zap) compiled: ")]
-    assert len(head) == 1 and "ops fused into 1 (with lines " in head[0], titles(after, first0)
+    assert len(head) == 1 and "ops fused into 1" in head[0] and " on lines " in head[0], titles(
+        after, first0
+    )
     fused = [t for t in titles(after, tanh0) if t.startswith("$(zap) compiled: ")]
     assert fused == [
         f"$(zap) compiled: fused with line {first0 + 1} (was " + fused[0].split("(was ")[1]

@@ -1155,6 +1155,11 @@ export interface ProfileArgs {
   /** *Profile memory*: each line's allocations, the peak and what is alive at it. */
   memory?: boolean;
   /**
+   * *Eager vs Compiled*: the function also `torch.compile`'d, profiled and timed; per line
+   * what compilation changed, and the speed-up (the `compare_compiled` stage).
+   */
+  compare_compiled?: boolean;
+  /**
    * *Re-profile longer*: this run's timing budget is `kernelLens.timing.budgetMs` × this
    * (at most 20).
    */

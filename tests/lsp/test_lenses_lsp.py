@@ -62,21 +62,27 @@ async def test_lenses_only_where_they_mean_something(client: LanguageClient) -> 
     uri = open_doc(client, MIX)
     found = rows(await lenses(client, uri), MIX)
     assert found == {
-        "def forward(self, x):": ["$(play) Profile", "$(symbol-namespace) Generated Code"],
+        "def forward(self, x):": [
+            "$(play) Profile",
+            "$(symbol-namespace) Generated Code",
+            "$(zap) Eager vs Compiled",
+        ],
         "@triton.jit": ["$(file-binary) Show Assembly"],
         "def add(x, y, BLOCK=1024, repeat=3):": [
             "$(play) Profile",
             "$(settings) Sweep BLOCK",
             "$(symbol-namespace) Generated Code",
+            "More…",  # Eager vs Compiled
         ],
         "def numba_launch(a, threads=128):": [
             "$(play) Profile",
             "$(settings) Sweep threads",
             "$(symbol-namespace) Generated Code",
+            "More…",  # Eager vs Compiled
         ],
     }, found
     # No lens at all on __init__, __repr__, the factories, the helpers or numba's @cuda.jit.
-    assert sum(len(v) for v in found.values()) == 9
+    assert sum(len(v) for v in found.values()) == 12
 
 
 async def test_show_all_setting_brings_every_lens_back(client: LanguageClient) -> None:

@@ -136,7 +136,11 @@ async def test_profile_lens_then_results_on_the_lines(client: LanguageClient) ->
     uri = open_doc(client, SQUARE)
     def0 = line0_of(SQUARE, "def square_three_ways")
     before = await lenses(client, uri)
-    assert titles(before, def0) == ["$(play) Profile", "$(symbol-namespace) Generated Code"]
+    assert titles(before, def0) == [
+        "$(play) Profile",
+        "$(symbol-namespace) Generated Code",
+        "$(zap) Eager vs Compiled",
+    ]
     assert "$(play) Profile" in titles(before, line0_of(SQUARE, "def square_mul"))
     # Before a run, the hover offers to profile.
     offer = await hover_text(client, uri, def0 + 3, 8)

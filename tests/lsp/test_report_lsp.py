@@ -62,6 +62,7 @@ async def test_report_after_a_profile_has_timeline_lanes(client: LanguageClient)
         "$(symbol-namespace) Generated Code",
         "$(pulse) Nsight Compute",
         "$(database) Profile Memory",
+        "$(zap) Eager vs Compiled",
     ]
     ncu = more["items"][1]
     if HAS_CUDA:

@@ -248,12 +248,16 @@ def _run_function(
         stopped = (timing.get("policy") or {}).get("stopped") or ""
         # "timed": nothing is timed from here on (a client may start its next agent now).
         report("timed", f"timed: {timing.get('reps')} reps, {stopped or 'done'}")
-    later = [s for s in ("compiled", "sweep") if s in request.stages]
+    later = [s for s in ("compiled", "compare_compiled", "sweep") if s in request.stages]
     if later and "timing" in result:
         stream.send({"timing": _without_samples(result["timing"])}, ["timing"], later[0])
     if "compiled" in request.stages:
         cache = compiled_dir or os.path.join(os.path.dirname(trace_dir), "compiled")
-        result["compiled"] = _compiled_stage(request, target, device, cache, report)
+        result["compiled"] = _compiled_stage(request, target, device, cache, report, capture)
+    if "compare_compiled" in request.stages:
+        result["compare_compiled"] = _compare_stage(
+            request, target, device, trace_dir, report, capture, result
+        )
     if "sweep" in request.stages:
         result["sweep"] = _sweep_stage(request, target, device, interpreted, report)
     report("done", "done")
@@ -561,7 +565,12 @@ def _profiled_pass(
 
 
 def _compiled_stage(
-    request: ProfileRequest, target: Target, device: str, cache: str, report: ProgressFn
+    request: ProfileRequest,
+    target: Target,
+    device: str,
+    cache: str,
+    report: ProgressFn,
+    capture: CompileCapture | None = None,
 ) -> CompiledResult:
     """The *compiled* stage: inductor's code for the function, eager against compiled."""
     from kernel_lens.agent.stages.compiled import compile_and_compare
@@ -573,11 +582,45 @@ def _compiled_stage(
             device=device,
             timing_config=_timing_config(request),
             cache_dir=cache,
+            capture=capture,
         ),
         target.path,
         target.info.qualname,
     )
     return compiled
+
+
+def _compare_stage(
+    request: ProfileRequest,
+    target: Target,
+    device: str,
+    trace_dir: str,
+    report: ProgressFn,
+    capture: CompileCapture | None,
+    result: dict[str, Any],
+) -> dict[str, Any]:
+    """The *compare_compiled* stage: the function eager (this profile's lines and timing)
+    against compiled, per line (:mod:`kernel_lens.agent.stages.compare_compiled`)."""
+    from kernel_lens.agent.stages.compare_compiled import compare_compiled
+
+    report("compare_compiled", "eager vs compiled: torch.compile, then profiling and timing")
+    timing = result.get("timing")
+    compared: dict[str, Any] = call_user(
+        lambda: compare_compiled(
+            target,
+            device=device,
+            timing_config=_timing_config(request),
+            trace_dir=trace_dir,
+            runs=request.profile_runs,
+            eager_lines=result.get("lines"),
+            eager_timing=timing if isinstance(timing, dict) else None,
+            capture=capture,
+            progress=lambda text: report("compare_compiled", text),
+        ),
+        target.path,
+        target.info.qualname,
+    )
+    return compared
 
 
 def _sweep_stage(

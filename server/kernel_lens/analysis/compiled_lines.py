@@ -33,6 +33,7 @@ __all__ = [
     "fused_text",
     "compile_report",
     "compiled_graphs",
+    "called_kernels",
     "extern_calls",
     "graph_call_key",
     "kernel_event_name",
@@ -240,6 +241,26 @@ def compiled_graph(
     for handle, op in extern_calls(code):
         graph.externs.append((op, make(handle)))
     return graph
+
+
+def called_kernels(graph: CompiledGraph, calls: Sequence[str]) -> list[CompiledKernel | None]:
+    """The kernel of each call of a graph's output code, in call order (``calls``: the names
+    the code calls, ``cpp_fused_…``/``triton_…`` or ``extern_kernels.mm``): the one place that
+    says which lines a kernel of the code belongs to. It is :meth:`CompiledGraph.kernel_of`, the
+    match the attribution makes for the trace's events (a generated kernel by name, the ``n``-th
+    ``extern_kernels.mm`` call as the ``n``-th ``aten::mm`` event of the graph's call), so the
+    Generated Code view and the lenses put every kernel on the same lines."""
+    seen: dict[str, int] = {}
+    out: list[CompiledKernel | None] = []
+    for name in calls:
+        if name.startswith("extern_kernels."):
+            op = "aten::" + name.split(".", 1)[1]
+            nth = seen.get(op, 0)
+            seen[op] = nth + 1
+            out.append(graph.kernel_of(op, nth))
+        else:
+            out.append(graph.kernel_of(name, 0))
+    return out
 
 
 def compiled_graphs(

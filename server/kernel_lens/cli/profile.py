@@ -43,6 +43,11 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         return usage_error(args, f"--after: {exc}")
     stages = tuple(s.strip() for s in args.stages.split(",") if s.strip())
+    if args.compare_compiled:
+        if script:
+            return usage_error(args, "--compare-compiled compares a function: PATH::FUNC")
+        # The eager side is the profile's own lines and timing: they run too.
+        stages += tuple(s for s in ("timing", "ops", "compare_compiled") if s not in stages)
     # The text measured is the text kept: read once, now, and given to the job (a file edited
     # during the run is stored as it was run, not as it is afterwards).
     measured = None if script or driver is not None else _read_source(os.path.abspath(path))
@@ -90,6 +95,12 @@ def run(args: argparse.Namespace) -> int:
             from kernel_lens.analysis.distributed_text import distributed_lines
 
             for text in distributed_lines(result):
+                say(text)
+        compared = result.get("compare_compiled")
+        if isinstance(compared, dict):
+            from kernel_lens.analysis.compiled_compare import compare_text_rows
+
+            for text in compare_text_rows(compared, cuda=result.get("device_kind") == "cuda"):
                 say(text)
         source = inputs_text(result.get("inputs"), result.get("path"))
         if source is not None and not script:
@@ -168,7 +179,16 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--line", type=int, help="1-based line inside the function to profile")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument(
-        "--stages", default="timing,ops,trace", help="comma list: timing,ops,trace,compiled"
+        "--stages",
+        default="timing,ops,trace",
+        help="comma list: timing,ops,trace,compiled,compare_compiled,sweep",
+    )
+    p.add_argument(
+        "--compare-compiled",
+        action="store_true",
+        help="eager against torch.compile'd: the function also compiled, profiled and timed the "
+        "same way; per line what compilation changed (time, kernels fused), and the speed-up "
+        "(the stage compare_compiled, with timing and ops for the eager side)",
     )
     p.add_argument("--reps", type=int, default=0, help="timed repetitions (0 = adaptive)")
     p.add_argument("--warmup-ms", type=float, default=25.0, help="timing warm-up, ms")

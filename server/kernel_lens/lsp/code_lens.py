@@ -32,6 +32,7 @@ from kernel_lens.analysis.functions import FunctionInfo, SourceSyntaxError
 from kernel_lens.analysis.lens_targets import LensRole, LensTarget
 from kernel_lens.analysis.lens_text import (
     LONGER_BUDGET_SCALE,
+    compared_lens_title,
     error_lens_title,
     line_lens_title,
     line_shares,
@@ -223,6 +224,19 @@ def more_actions(
     else:
         actions.extend(sweeps)
         actions.append(generated)
+    compare = _action(
+        "$(zap) Eager vs Compiled",
+        CMD_PROFILE,
+        {**args, "compare_compiled": True},
+        "profile it eager and torch.compile'd: per line what compilation changed, the speed-up",
+    )
+    if interpreted:
+        compare = _disabled(
+            "$(zap) Eager vs Compiled",
+            "torch.compile cannot trace Triton kernels run by Triton's interpreter (no GPU)",
+        )
+    if not ok:
+        actions.append(compare)  # behind "…" before a run (the row keeps its two actions)
     if ok:
         # In the row's "…" after a run (a row before one keeps its two actions); before a run
         # it is the palette's *Profile Memory of Function at Cursor*.
@@ -234,6 +248,7 @@ def more_actions(
                 "what each line allocates and frees, the peak and what is alive at it, by line",
             )
         )
+        actions.append(compare)
     return actions
 
 
@@ -354,6 +369,9 @@ def _line_lenses(result: dict[str, Any], placed: Placed, cuda: bool) -> list[typ
             share=share_text(share, float(median_ms)) if share is not None and median_ms else None,
             memory_first=not (result.get("memory") or {}).get("auto"),
         )
+        compared = compared_lens_title(result, int(line["line"]))
+        if compared is not None:  # Eager vs Compiled: what compilation changed on the line
+            lenses.append(_lens(placed.current_line(line["line"]) - 1, compared))
         delta = line_delta(result, int(line["line"]))  # what changed since the reference run
         if delta:
             line_title = f"{line_title} · {delta}" if line_title else delta

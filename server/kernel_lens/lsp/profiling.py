@@ -39,7 +39,7 @@ from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.results import Record, function_text, script_info
 from kernel_lens.lsp.state import RunLines
 from kernel_lens.wire.errors import ProfileError
-from kernel_lens.wire.jobs import ProfileRequest
+from kernel_lens.wire.jobs import DEFAULT_STAGES, ProfileRequest
 from kernel_lens.wire.lsp import (
     CMD_PROFILE,
     CMD_PROFILE_ALL,
@@ -309,8 +309,10 @@ async def profile_function(
     budget_scale: float | None = None,
     driver: dict[str, Any] | None = None,
     nproc_per_node: int = 0,
+    compare_compiled: bool = False,
 ) -> ProfileCommandResult:
-    """Profile one function of the document ``uri`` and store the outcome.
+    """Profile one function of the document ``uri`` and store the outcome (``compare_compiled``:
+    with the function also compiled, per line eager against compiled).
 
     Returns a small JSON summary (``{"ok": true, "function": …}`` or ``{"ok": false, "error":
     …}``); a failure of any kind ends with an error outcome and a Profile lens to click again.
@@ -361,6 +363,8 @@ async def profile_function(
         with_bwd += f", timing budget {budget_ms:g} ms"
     if nproc_per_node > 0:
         with_bwd += f" on {nproc_per_node} ranks (torchrun)"
+    if compare_compiled:
+        with_bwd += ", eager vs torch.compile"
     ls.log(f"profile{with_bwd} {qualname} ({path}:{info.def_line})", types.MessageType.Info)
     request = ProfileRequest(
         path=path,
@@ -375,6 +379,7 @@ async def profile_function(
         memory=memory,
         memory_auto=ls.settings.profile_memory == "auto",
         nproc_per_node=nproc_per_node,
+        stages=(*DEFAULT_STAGES, "compare_compiled") if compare_compiled else DEFAULT_STAGES,
     )
     outcome: ProfileCommandResult
     ran = await _run_checked(
@@ -525,6 +530,7 @@ async def profile(ls: KernelLensServer, args: ProfileArgs) -> ProfileCommandResu
         budget_scale=args.budget_scale,
         driver=driver,
         nproc_per_node=args.nproc_per_node,
+        compare_compiled=args.compare_compiled,
     )
 
 

@@ -24,7 +24,14 @@ __all__ = [
 
 #: Stages of the ``profile`` method, in the order they run.
 DEFAULT_STAGES: tuple[str, ...] = ("timing", "ops", "trace")
-ALL_STAGES: tuple[str, ...] = ("timing", "ops", "trace", "compiled", "sweep")
+ALL_STAGES: tuple[str, ...] = (
+    "timing",
+    "ops",
+    "trace",
+    "compiled",
+    "compare_compiled",
+    "sweep",
+)
 
 #: The agent's job methods (besides ``ping`` and ``shutdown``).
 METHOD_NAMES: tuple[str, ...] = ("profile", "sweep", "asm", "inline", "ncu")

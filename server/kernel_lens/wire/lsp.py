@@ -296,6 +296,9 @@ class ProfileArgs:
     """*Profile with backward*: each call followed by the backward of the function's output."""
     memory: bool = False
     """*Profile memory*: each line's allocations, the peak and what is alive at it."""
+    compare_compiled: bool = False
+    """*Eager vs Compiled*: the function also ``torch.compile``'d, profiled and timed; per line
+    what compilation changed, and the speed-up (the ``compare_compiled`` stage)."""
     budget_scale: float | None = None
     """*Re-profile longer*: this run's timing budget is ``kernelLens.timing.budgetMs`` × this
     (at most 20)."""

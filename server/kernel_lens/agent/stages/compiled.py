@@ -1,12 +1,12 @@
 """Stage *compiled*: torch.compile the function, capture inductor's generated code, list its
 kernels with the user's source lines each one fused, and measure eager vs compiled.
 
-Kernel → source lines come from the graph, not from kernel names: inductor reports, for every
-kernel it generates, the stack traces of the FX nodes it fused
-(``torch._inductor.debug.set_kernel_post_grad_provenance_tracing``, active with
-``config.trace.provenance_tracking_level = 1``); this stage wraps that one hook and keeps the
-user's file's lines. The generated module is captured with ``run_and_get_code``. Private torch
-API lives here only, behind guards: a torch without the hook still gives code and numbers.
+Kernel → source lines come from the graph, not from kernel names: what Inductor records of each
+kernel's FX nodes (:mod:`kernel_lens.agent.inductor_capture`), placed by
+:func:`kernel_lens.analysis.compiled_lines.called_kernels` — the same match the per-line
+attribution makes of a profiled compiled run's events, so this view and the lenses agree. The
+generated module is captured with ``run_and_get_code``. Private torch API behind guards: a torch
+without the hooks still gives code and numbers.
 """
 
 from __future__ import annotations
@@ -17,15 +17,18 @@ import os
 import re
 import warnings
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernel_lens.agent.errors import ProfileError, format_exception, user_line_from_traceback
+from kernel_lens.analysis.compiled_lines import CompiledGraph, called_kernels, compiled_graph
 from kernel_lens.wire.paths import atomic_write, short_name, write_failure
 from kernel_lens.wire.results import CompiledResult, GeneratedKernel, RunSummary
 
-__all__ = ["compile_and_compare", "generated_kernel", "kernel_lines_from_traces"]
+if TYPE_CHECKING:
+    from kernel_lens.agent.inductor_capture import CompileCapture
 
-_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+__all__ = ["compile_and_compare", "generated_kernel", "user_lines"]
+
 _KERNEL_DEF = re.compile(
     r"^(?P<name>(?:triton|cpp)_\w+)\s*=\s*async_compile\.(?P<kind>triton|cpp_pybinding|cpp)\("
 )
@@ -33,61 +36,29 @@ _EXTERN_CALL = re.compile(r"^\s*(?:\w+\s*=\s*)?extern_kernels\.(?P<name>\w+)\(")
 _KERNEL_CALL = re.compile(r"^\s*(?P<name>(?:triton|cpp)_\w+)(?:\.run)?\(")
 
 
-def kernel_lines_from_traces(traces: list[str], path: str) -> list[int]:
-    """The lines of ``path`` named in FX stack traces (the innermost frame of that file each)."""
-    lines: list[int] = []
-    for trace in traces:
-        found = [int(m.group("line")) for m in _FRAME.finditer(trace) if m.group("file") == path]
-        if found and found[-1] not in lines:
-            lines.append(found[-1])
-    return sorted(lines)
-
-
 @contextlib.contextmanager
-def _capture_kernel_traces(store: dict[str, list[str]]) -> Iterator[bool]:
-    """Wrap inductor's per-kernel provenance hook; yield whether it could be installed."""
+def _fresh_compile() -> Iterator[None]:
+    """Compile afresh (a cache hit skips the code generation that names each kernel's nodes)
+    and keep each Triton kernel's compiled artifacts (PTX…) on its launcher."""
     try:
         import torch._inductor.config as inductor_config
-        from torch._inductor import debug
     except ImportError:
-        yield False
+        yield
         return
-    original = getattr(debug, "set_kernel_post_grad_provenance_tracing", None)
-    if original is None:
-        yield False
-        return
+    with inductor_config.patch({"force_disable_caches": True, "triton.store_cubin": True}):
+        yield
 
-    def wrapper(node_schedule: Any, kernel_name: str, *args: Any, **kwargs: Any) -> Any:
-        handle = original(node_schedule, kernel_name, *args, **kwargs)
-        # Keyed "<kernel>:<debug handle>" (torch 2.11–2.13); plain "<kernel>" tolerated.
-        table = getattr(debug, "_inductor_kernel_stack_trace", {})
-        traces = table.get(f"{kernel_name}:{handle}") or table.get(kernel_name)
-        if traces:
-            store.setdefault(kernel_name, [])
-            store[kernel_name].extend(t for t in traces if t not in store[kernel_name])
-        return handle
 
-    modules: list[Any] = [debug]
-    for name in ("torch._inductor.codegen.triton", "torch._inductor.codegen.cpp"):
-        with contextlib.suppress(ImportError):
-            modules.append(__import__(name, fromlist=["_"]))
-    patched = [m for m in modules if getattr(m, "set_kernel_post_grad_provenance_tracing", None)]
-    try:
-        for m in patched:
-            m.set_kernel_post_grad_provenance_tracing = wrapper
-        # A cache hit skips code generation, and with it the hook: compile afresh.
-        # store_cubin keeps each Triton kernel's compiled artifacts (PTX…) on its launcher.
-        with inductor_config.patch(
-            {
-                "trace.provenance_tracking_level": 1,
-                "force_disable_caches": True,
-                "triton.store_cubin": True,
-            }
-        ):
-            yield True
-    finally:
-        for m in patched:
-            m.set_kernel_post_grad_provenance_tracing = original
+def user_lines(keys: list[int]) -> list[int]:
+    """The profiled file's lines among attribution keys (those of other files left out)."""
+    from kernel_lens.analysis.line_attribution import split_line_key
+
+    out: list[int] = []
+    for key in keys:
+        index, no = split_line_key(key)
+        if index == 0 and no not in out:
+            out.append(no)
+    return sorted(out)
 
 
 def _kernels_in_code(code: str) -> list[dict[str, Any]]:
@@ -253,8 +224,28 @@ def generated_kernel(k: Mapping[str, Any]) -> GeneratedKernel:
     return kernel
 
 
+def _placed_graph(graphs: Mapping[str, Any], code: str, path: str) -> CompiledGraph | None:
+    """The captured graph whose output code is ``code`` (else the first one compiled), its
+    kernels placed on lines of ``path`` (and of other workspace files, left out later)."""
+    from kernel_lens.agent.inductor_capture import line_keys
+    from kernel_lens.agent.stages.deep import default_workspace
+
+    raw = next((g for g in graphs.values() if g.get("source_code") == code), None)
+    if raw is None:
+        raw = next(iter(graphs.values()), None)
+    if raw is None:
+        return None
+    line_key = line_keys([os.path.abspath(path)], [default_workspace(path)])
+    return compiled_graph(raw, line_key)
+
+
 def compile_and_compare(
-    target: Any, *, device: str, timing_config: Any, cache_dir: str
+    target: Any,
+    *,
+    device: str,
+    timing_config: Any,
+    cache_dir: str,
+    capture: CompileCapture | None = None,
 ) -> CompiledResult:
     """torch.compile ``target``'s function, capture its code and compare it with eager.
 
@@ -263,23 +254,33 @@ def compile_and_compare(
         device: ``cuda`` or ``cpu``.
         timing_config: the timing stage's config (same method for both sides).
         cache_dir: where to write the generated module (for the editor).
+        capture: the run's capture of what Inductor compiles (one is made for the stage
+            when ``None``).
     """
     import torch
     from torch._inductor.utils import run_and_get_code
 
+    from kernel_lens.agent.inductor_capture import CompileCapture, capture_compiled
     from kernel_lens.agent.stages.timing import time_function
 
-    compiled_fn = torch.compile(target.fn)
-    traces: dict[str, list[str]] = {}
     loaded: list[Any] = []
+    watching = (
+        contextlib.nullcontext(capture)
+        if capture is not None
+        else capture_compiled(CompileCapture())
+    )
     try:
-        with (
-            warnings.catch_warnings(),
-            _capture_kernel_traces(traces) as hooked,
-            _capture_loaded_modules(loaded),
-        ):
-            warnings.filterwarnings("ignore", message=".*force disabled by.*")
-            _, codes = run_and_get_code(compiled_fn, *target.args, **target.kwargs)
+        with watching as cap:
+            before = set(cap.graphs)
+            compiled_fn = torch.compile(target.fn)
+            with (
+                warnings.catch_warnings(),
+                _fresh_compile(),
+                _capture_loaded_modules(loaded),
+            ):
+                warnings.filterwarnings("ignore", message=".*force disabled by.*")
+                _, codes = run_and_get_code(compiled_fn, *target.args, **target.kwargs)
+            graphs = {k: v for k, v in cap.graphs.items() if k not in before}
     except Exception as exc:
         raise ProfileError(
             "runtime",
@@ -300,8 +301,14 @@ def compile_and_compare(
         code_path, code_error = None, f"generated code not saved: {write_failure(exc)}"
 
     kernels = _kernels_in_code(code)
-    for k in kernels:
-        k["lines"] = kernel_lines_from_traces(traces.get(k["name"], []), target.path)
+    placed = _placed_graph(graphs, code, target.path)
+    hooked = placed is not None and any(
+        kernel.lines for kernel in [*placed.kernels.values(), *(k for _, k in placed.externs)]
+    )
+    found = called_kernels(placed, [k["name"] for k in kernels]) if placed is not None else []
+    for i, k in enumerate(kernels):
+        kernel = found[i] if i < len(found) else None
+        k["lines"] = user_lines(kernel.lines) if kernel is not None else []
 
     if device == "cuda":
         asm = _inductor_triton_asm([k["name"] for k in kernels if k["kind"] == "triton"], loaded)

@@ -73,9 +73,10 @@ def link_safe(value: object) -> str:
     can be formed, one line.
 
     A link needs ``]`` right before ``(`` (VS Code's notification links and Markdown's alike,
-    and VS Code honours no backslash escape there): each ``](`` becomes ``] (``, which reads the
-    same and links nothing; the rest of the text is left as written."""
-    return re.sub(r"\]\s*\(", "] (", _one_line(str(value)))
+    and VS Code honours no backslash escape there): a zero-width space follows every ``]``, so
+    the text reads as written and links nothing. The extension does the same
+    (``extension/errorText.ts:inert``); both are idempotent, so the two layers agree."""
+    return re.sub("\\](?!\u200b)", "]\u200b", _one_line(str(value)))
 
 
 def terminal_safe(value: object) -> str:

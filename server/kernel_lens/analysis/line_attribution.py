@@ -704,6 +704,24 @@ def place_instants(
             gc.enable()
 
 
+def _add_kernel(op: OpStat, name: str, kind: str, dur: float) -> None:
+    """One launch of kernel ``name`` (``dur`` µs on the device) under ``op``."""
+    k = op.kernels.get(name)
+    if k is None:
+        k = op.kernels[name] = KernelStat(name, kind=kind)
+    k.device_us += dur
+    k.calls += 1
+    op.device_us += dur
+
+
+def _add_line_time(stat: LineOps, backward: bool, dur: float) -> None:
+    """``dur`` µs of device time on a line, to its backward part or its forward."""
+    if backward:
+        stat.bwd_device_us += dur
+    else:
+        stat.device_us += dur
+
+
 def attribute_trace(
     trace: Mapping[str, Any],
     *,
@@ -946,17 +964,8 @@ def _attribute(
         if found is not None:
             kernel, _ = found
             for op in compiled_op(kernel, launcher, backward):
-                k = op.kernels.get(name)
-                if k is None:
-                    k = op.kernels[name] = KernelStat(name, kind=kind)
-                k.device_us += dur
-                k.calls += 1
-                op.device_us += dur
-            stat = line_stat(kernel.lines[0])
-            if backward:
-                stat.bwd_device_us += dur
-            else:
-                stat.device_us += dur
+                _add_kernel(op, name, kind, dur)
+            _add_line_time(line_stat(kernel.lines[0]), backward, dur)
             bpass = pass_of(launcher)
             if bpass is not None:
                 bpass.device_us += dur
@@ -976,17 +985,8 @@ def _attribute(
             op = op_stat(line, backward, launcher.name)
             if launcher.cat in ("cuda_runtime", "cuda_driver"):
                 op.calls += 1
-        k = op.kernels.get(name)
-        if k is None:
-            k = op.kernels[name] = KernelStat(name, kind=kind)
-        k.device_us += dur
-        k.calls += 1
-        op.device_us += dur
-        stat = line_stat(line)
-        if backward:
-            stat.bwd_device_us += dur
-        else:
-            stat.device_us += dur
+        _add_kernel(op, name, kind, dur)
+        _add_line_time(line_stat(line), backward, dur)
         bpass = pass_of(launcher)
         if bpass is not None:
             bpass.device_us += dur

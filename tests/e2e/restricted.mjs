@@ -33,12 +33,12 @@
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import http from "node:http";
-import { chmod, copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
 import * as codeServer from "./codeserver.mjs";
-import { findFiles } from "./scenarios.mjs";
+import { keepKernelLensLogs, printResults } from "./scenarios.mjs";
 import { CHROMIUM_ARGS, playwright, Run } from "./ui.mjs";
 
 const RUN_LIMIT_MS = 9 * 60_000;
@@ -518,12 +518,7 @@ async function finish(fatal) {
     });
     if (run) await run.shot("FAILED").catch(() => {});
   }
-  const logs = await findFiles(path.join(work, "data", "logs"), (f) => /Kernel Lens/.test(f)).catch(
-    () => [],
-  );
-  for (const [i, file] of logs.entries()) {
-    await copyFile(file, path.join(outDir, `kernel-lens-output-${i + 1}.log`)).catch(() => {});
-  }
+  await keepKernelLensLogs(work, outDir).catch(() => {});
   await browser?.close().catch(() => {});
   await server?.stop();
   await beaconServer?.close().catch(() => {});
@@ -532,11 +527,7 @@ async function finish(fatal) {
   if (failed === 0) await rm(work, { recursive: true, force: true });
   else console.error(`[e2e] workspace and code-server data kept in ${work}`);
   console.log("");
-  for (const r of results) {
-    const time = r.seconds === undefined ? "" : ` (${r.seconds.toFixed(0)} s)`;
-    console.log(`[e2e] ${r.ok ? "pass" : "FAIL"}  ${r.name}${time}`);
-    if (!r.ok) console.log(`[e2e]         at "${r.step}": ${r.error}`);
-  }
+  printResults(results);
   console.log(`[e2e] screenshots and logs: ${outDir}`);
   console.log(
     `Restricted Mode: ${passed} passed, ${failed} failed in ${((Date.now() - startedAt) / 1000).toFixed(0)} s`,

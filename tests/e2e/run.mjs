@@ -13,7 +13,7 @@ import { copyFile, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import * as codeServer from "./codeserver.mjs";
-import { findFiles, SCENARIOS } from "./scenarios.mjs";
+import { keepKernelLensLogs, printResults, SCENARIOS } from "./scenarios.mjs";
 import { CHROMIUM_ARGS, playwright, Run } from "./ui.mjs";
 
 /** The whole run, start-up included (scripts/e2e.sh adds a hard limit above this). */
@@ -123,10 +123,7 @@ async function finish(fatal) {
     await reportFailure(current, fatal);
   }
   // Keep the extension's log with the screenshots.
-  const logs = await findFiles(path.join(work, "data", "logs"), (f) => /Kernel Lens/.test(f));
-  for (const [i, file] of logs.entries()) {
-    await copyFile(file, path.join(outDir, `kernel-lens-output-${i + 1}.log`)).catch(() => {});
-  }
+  await keepKernelLensLogs(work, outDir).catch(() => {});
   if (run) {
     const lines = run.console.map(
       (m) => `[${m.scenario.split(".")[0] || "-"}] ${m.kind}/${m.type} ${m.url} ${m.text}`,
@@ -151,11 +148,7 @@ async function finish(fatal) {
   if (failed === 0) await rm(work, { recursive: true, force: true });
   else console.error(`[e2e] workspace and code-server data kept in ${work}`);
   console.log("");
-  for (const r of results) {
-    const time = r.seconds === undefined ? "" : ` (${r.seconds.toFixed(0)} s)`;
-    console.log(`[e2e] ${r.ok ? "pass" : "FAIL"}  ${r.name}${time}`);
-    if (!r.ok) console.log(`[e2e]         at "${r.step}": ${r.error}`);
-  }
+  printResults(results);
   const notRun =
     selected.length - results.filter((r) => selected.some((s) => s.name === r.name)).length;
   console.log(`[e2e] screenshots and logs: ${outDir}`);

@@ -6,7 +6,7 @@
  * canvases draw through the recorder `ui.mjs` installs in every frame (`Run.canvasText`).
  */
 import { existsSync } from "node:fs";
-import { readdir, readFile } from "node:fs/promises";
+import { copyFile, readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { NOTEBOOK_SCENARIO } from "./notebook.mjs";
 
@@ -2129,4 +2129,21 @@ export async function findFiles(dir, keep) {
     if (entry.isFile() && keep(full)) found.push(full);
   }
   return found;
+}
+
+/** Copies the Kernel Lens output channel's logs of a code-server data folder next to the screenshots. */
+export async function keepKernelLensLogs(work, outDir) {
+  const logs = await findFiles(path.join(work, "data", "logs"), (f) => /Kernel Lens/.test(f));
+  for (const [i, file] of logs.entries()) {
+    await copyFile(file, path.join(outDir, `kernel-lens-output-${i + 1}.log`)).catch(() => {});
+  }
+}
+
+/** Prints a pass/FAIL line per scenario result (`{name, ok, step, error, seconds}`). */
+export function printResults(results) {
+  for (const r of results) {
+    const time = r.seconds === undefined ? "" : ` (${r.seconds.toFixed(0)} s)`;
+    console.log(`[e2e] ${r.ok ? "pass" : "FAIL"}  ${r.name}${time}`);
+    if (!r.ok) console.log(`[e2e]         at "${r.step}": ${r.error}`);
+  }
 }

@@ -32,3 +32,28 @@ def test_ncu_counts_the_square_kernels_bytes_and_flops() -> None:
     assert roof["intensity"] == pytest.approx(1e8 / 8e8, rel=0.15)
     # under ncu (clocks untouched) the copy-like kernel still reaches most of the measured copy
     assert 50 < roof["bandwidth_pct"] < 110
+
+
+@pytest.mark.skipif(shutil.which("ncu") is None, reason="Nsight Compute not installed")
+def test_ncu_puts_the_backward_on_the_forward_lines() -> None:
+    """A training step under ncu (issue 34 item 2): the backward's kernels on the forward lines
+    that caused them, as the profile puts them, the optimizer's on ``opt.step()``; none on
+    ``loss.backward()`` and (almost) none without a line."""
+    source = (KERNELS / "train_step.py").read_text().splitlines()
+    line_of = {text.strip(): no for no, text in enumerate(source, 1)}
+    code, out, err = run_cli(
+        "ncu", "run", f"{KERNELS / 'train_step.py'}::train_step", "--json", timeout=600
+    )
+    assert code == 0, (out, err)
+    kernels = out["kernels"]
+    lines = [k["line"] for k in kernels]
+    print("ncu train_step lines:", [(k["demangled"][:40], k["line"]) for k in kernels])
+    forward = {line_of["out = model(x)"], line_of["loss = F.mse_loss(out, y)"]}
+    step = line_of["opt.step()"]
+    assert sum(line is not None for line in lines) >= 0.95 * len(lines)
+    assert line_of["loss.backward()"] not in lines
+    # fc1, fc2 forward GEMMs and their four backward GEMMs, all on `out = model(x)`
+    gemms = [k for k in kernels if "gemm" in k["demangled"].lower() or "nvjet" in k["demangled"]]
+    assert len(gemms) >= 6 and all(k["line"] == line_of["out = model(x)"] for k in gemms)
+    assert {line for line in lines if line is not None} <= forward | {step}
+    assert step in lines

@@ -75,6 +75,23 @@ def kernel_lines_from_report(path: str, marks: SeqMarks | None = None) -> list[i
     return [kernel_line(names, marks) for names in kernel_ranges_from_report(path)]
 
 
+def tensor_metrics(ncu: str, *, timeout: float = 60) -> tuple[str, ...]:
+    """The tensor-core FLOP counters this GPU has (``ncu --query-metrics``, for the device
+    present): asking ncu for a metric the chip lacks fails the whole run, so only these are
+    added. Empty when the query fails (then tensor FLOPs are unknown, never zero)."""
+    from kernel_lens.analysis.ncu import tensor_metric_names
+
+    try:
+        proc = subprocess.run(
+            [ncu, "--query-metrics"], capture_output=True, text=True, timeout=timeout
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    if proc.returncode != 0:
+        return ()
+    return tensor_metric_names(line.split()[0] for line in proc.stdout.splitlines() if line.strip())
+
+
 def _read_marks(path: str) -> SeqMarks | None:
     try:
         with open(path, encoding="utf-8") as fh:
@@ -136,7 +153,7 @@ def run_ncu(
     seq_file = report + ".seq.json"
     env["KERNEL_LENS_NCU_SEQ_FILE"] = seq_file
     cmd = [
-        ncu, "--set", section_set, "--metrics", ",".join(ROOFLINE_METRICS),
+        ncu, "--set", section_set, "--metrics", ",".join((*ROOFLINE_METRICS, *tensor_metrics(ncu))),
         "--clock-control", "none", "--profile-from-start", "off",
         "--nvtx", "--import-source", "yes", "--export", report, "--force-overwrite",
         sys.executable, "-m", "kernel_lens.agent.ncu_child", os.path.abspath(path), function,

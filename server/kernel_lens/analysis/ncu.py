@@ -378,10 +378,10 @@ def kernels_from_report(module: ModuleType, ctx: Any) -> list[NcuKernel]:
                     elif field_name == "dram_bandwidth_gbs":
                         value = float(value) / 1e9
                     setattr(k, field_name, float(value))
-            metric = functools.partial(_value, action)
-            k.flops = kernel_flops(metric)
-            tensor_names = [n for n in action.metric_names() if tensor_path(str(n))]
-            _add_tensor(k, {str(n): metric(str(n)) for n in tensor_names}, metric)
+            value_of = functools.partial(_value, action)
+            k.flops = kernel_flops(value_of)
+            tensor_names = [str(n) for n in action.metric_names() if tensor_path(str(n))]
+            _add_tensor(k, {n: value_of(n) for n in tensor_names}, value_of)
             hints: list[NcuHint] = []
             for d in action.rule_results_as_dicts():
                 msg = d.get("rule_message") or {}

@@ -2113,6 +2113,13 @@ export interface CompareVerdict {
   method: "mann-whitney" | "iqr" | "none" | "incomparable";
   reference: string;
   note?: string | null;
+  /** The four-way verdict (or why there is none); absent in runs stored before it. */
+  kind?: "faster" | "slower" | "same" | "ambiguous" | "incomparable" | "untested";
+  /**
+   * Why the verdict is ambiguous although the test called a change: a run drifted or was
+   * bimodal while timed (`this run drifts +6.1% while timed`).
+   */
+  shape?: string | null;
   text: string;
 }
 export const checkCompareVerdict: Check<CompareVerdict> = shape<CompareVerdict>({
@@ -2125,6 +2132,8 @@ export const checkCompareVerdict: Check<CompareVerdict> = shape<CompareVerdict>(
   method: oneOf("mann-whitney", "iqr", "none", "incomparable"),
   reference: string,
   note: optional(nullable(string)),
+  kind: optional(oneOf("faster", "slower", "same", "ambiguous", "incomparable", "untested")),
+  shape: optional(nullable(string)),
   text: string,
 });
 

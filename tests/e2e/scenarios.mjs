@@ -1317,7 +1317,7 @@ export const SCENARIOS = [
       const BODY = "return x * x";
       const EDITED = "return x * x * x";
       const PANEL = "Kernel Lens: square_mul";
-      const DELTA = /≈ same|too noisy to tell|vs \d/;
+      const DELTA = /≈ same|ambiguous|vs \d/;
       const profileAgain = () => profileFresh(r, SQ_MUL, PROFILE_MS - 20_000);
       await r.step("profile square_mul (the first run kept)", PROFILE_MS, async () => {
         await r.command("View: Close All Editor Groups");
@@ -1370,7 +1370,7 @@ export const SCENARIOS = [
         r.log(`    ${norm.length} runs: ${norm.join(" | ")}`);
         assert(norm.length >= 2, `${norm.length} runs in the History tab`);
         assert(
-          norm.slice(0, -1).every((t) => /≈ same|too noisy to tell|vs /.test(t)),
+          norm.slice(0, -1).every((t) => /≈ same|ambiguous|vs /.test(t)),
           `a run without its verdict: ${JSON.stringify(norm)}`,
         );
         assert(/first run/.test(norm[norm.length - 1] ?? ""), "the oldest run is not the first");

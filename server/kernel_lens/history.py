@@ -378,6 +378,17 @@ def _in_words(exc: BaseException, file: Path) -> str:
     return text
 
 
+def _writable(folder: Path) -> bool:
+    """Whether this process can make files in ``folder`` (a read-only mount says no even to
+    root, whom permission bits do not stop)."""
+    try:
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return False
+    except (OSError, AttributeError):
+        pass
+    return os.access(folder, os.W_OK)
+
+
 def _damaged(exc: sqlite3.Error) -> bool:
     code = getattr(exc, "sqlite_errorcode", None)
     if isinstance(code, int):
@@ -476,6 +487,15 @@ class History:
         self._check_folders()
         if self.read_only:
             return self._read_only(fn, empty)
+        if write and self.root.is_dir() and not _writable(self.root):
+            raise HistoryError(
+                f"cannot write {file}: the folder {self.root} is read-only (its runs can still "
+                "be read); nothing was changed"
+            )
+        if not write and self.file.exists() and not _writable(self.root):
+            # A read-only folder (a read-only mount, another user's copy): its runs are shown,
+            # read-only, rather than hidden behind "unable to open database file".
+            return self._read_only(fn, empty)
         for attempt in range(2):
             try:
                 inode: int | None = check_regular(file).st_ino
@@ -564,7 +584,9 @@ class History:
         )
 
     def _read_only(self, fn: Callable[[sqlite3.Connection], _T], empty: _T) -> _T:
-        """``fn`` on the store opened read-only: nothing set up, imported or moved aside."""
+        """``fn`` on the store opened read-only: nothing set up, imported or moved aside. In a
+        folder this process cannot write, a WAL store cannot make its shared-memory file, so
+        it is opened as immutable (nothing else can be writing there either)."""
         file = self.file
         try:
             check_regular(file)
@@ -572,23 +594,30 @@ class History:
             return empty
         except OSError as exc:
             raise HistoryError(f"cannot read {file}: {exc.strerror or exc}") from None
-        try:
-            conn = sqlite3.connect(
-                f"{file.as_uri()}?mode=ro",
-                uri=True,
-                timeout=self.busy_timeout_s,
-                isolation_level=None,
-            )
-        except sqlite3.Error as exc:
-            raise HistoryError(f"cannot read {file}: {exc}") from None
-        try:
-            if conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
-                return empty
-            return _transaction(conn, fn, write=False)
-        except sqlite3.Error as exc:
-            raise HistoryError(f"cannot read {file}: {exc}") from None
-        finally:
-            conn.close()
+        modes = ["mode=ro"] + ([] if _writable(self.root) else ["mode=ro&immutable=1"])
+        if not _writable(self.root):
+            modes.reverse()
+        failure: sqlite3.Error | None = None
+        for mode in modes:
+            try:
+                conn = sqlite3.connect(
+                    f"{file.as_uri()}?{mode}",
+                    uri=True,
+                    timeout=self.busy_timeout_s,
+                    isolation_level=None,
+                )
+            except sqlite3.Error as exc:
+                failure = exc
+                continue
+            try:
+                if conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
+                    return empty
+                return _transaction(conn, fn, write=False)
+            except sqlite3.Error as exc:
+                failure = exc
+            finally:
+                conn.close()
+        raise HistoryError(f"cannot read {file}: {_in_words(failure or Exception(), file)}")
 
     def _prepare(self, conn: sqlite3.Connection) -> None:
         """WAL mode, the busy timeout, the schema; the legacy JSON-lines files imported once."""

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from kernel_lens.history import STORE_NAME, History, function_key, make_entry
+from kernel_lens.history import STORE_NAME, History, HistoryError, function_key, make_entry
 
 
 def _result(median: float = 0.5, path: str = "/w/k.py", function: str = "f") -> dict:
@@ -252,3 +252,34 @@ def test_which_functions_have_runs_is_one_read_for_all(
     monkeypatch.undo()
     assert found == {"f"} == {n for n in ["f", "g", "h"] if history.entries("/w/k.py", n)}
     assert len(connects) == 1
+
+
+def test_a_read_only_folder_shows_its_runs_read_only(tmp_path: Path) -> None:
+    """Issue 39 item 7: a history on a read-only mount (as root too) shows its runs; a write
+    says the folder is read-only and changes nothing."""
+    import subprocess
+
+    mount = tmp_path / "ro"
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=4m,mode=0700", "tmpfs", str(mount)],
+        capture_output=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        history = History(mount)
+        for _ in range(3):
+            history.add("/w/k.py", "f", make_entry(_result()))
+        history.set_baseline("/w/k.py", "f", "2")
+        remount = ["mount", "-o", "remount,ro", str(mount)]
+        assert subprocess.run(remount, capture_output=True, check=False).returncode == 0
+        reader = History(mount)
+        assert [e["id"] for e in reader.entries("/w/k.py", "f")] == ["1", "2", "3"]
+        assert reader.baseline_id("/w/k.py", "f") == "2"
+        with pytest.raises(HistoryError) as err:
+            reader.add("/w/k.py", "f", make_entry(_result()))
+        assert "is read-only" in str(err.value)
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)

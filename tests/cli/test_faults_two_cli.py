@@ -36,3 +36,24 @@ def test_a_file_nested_too_deeply_is_a_syntax_error_on_its_line(tmp_path: Path) 
     assert out["error"]["kind"] == "syntax", out  # type: ignore[index]
     assert out["error"]["line"] == 6  # type: ignore[index]
     assert "nested too deeply for Python to parse" in out["error"]["message"]  # type: ignore[index]
+
+
+NO_STEPS = """import torch
+
+x = torch.ones(256)
+for _ in range(3):
+    x = x * 1.5
+print(float(x.sum()))
+"""
+
+
+def test_a_window_on_a_script_without_steps_says_the_whole_run(tmp_path: Path) -> None:
+    """Item 8: ``--steps 3`` on a script that never ends a step profiles the whole run, and
+    says so instead of ``no step profiled``."""
+    path = tmp_path / "nosteps.py"
+    path.write_text(NO_STEPS)
+    code, out, err = run_cli("profile", str(path), "--steps", "3", timeout=300)
+    assert code == 0, err
+    assert "no step profiled" not in out, out
+    assert "the whole run profiled: no step was seen" in out, out
+    assert "x = x * 1.5" in out  # and its lines are there

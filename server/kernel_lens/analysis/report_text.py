@@ -150,6 +150,12 @@ def window_text(window: dict[str, Any]) -> str:
     first = seen - int(profiled) + 1
     span = f"step {first}" if profiled == 1 else f"steps {first}–{seen}"
     head = f"{span} profiled" if profiled else "no step profiled"
+    if not seen and not profiled and not window.get("stopped"):
+        # Started at once and no step ever ended: the whole run is what was profiled.
+        head = (
+            "the whole run profiled: no step was seen (steps are counted from "
+            "optimizer.step(), a torch.profiler step() or a `# kernel-lens: step` comment)"
+        )
     skipped = int(window.get("skip") or 0)
     after = window.get("after_s")
     why = [f"{skipped} skipped"] if skipped else []

@@ -57,3 +57,57 @@ def test_a_window_on_a_script_without_steps_says_the_whole_run(tmp_path: Path) -
     assert "no step profiled" not in out, out
     assert "the whole run profiled: no step was seen" in out, out
     assert "x = x * 1.5" in out  # and its lines are there
+
+
+LONG_STEPS = """import time
+
+import torch
+
+x = torch.ones(64)
+for step in range(10_000):
+    x = x * 1.0001  # kernel-lens: step
+    time.sleep(0.01)
+"""
+
+
+def test_ctrl_c_in_a_script_window_keeps_what_was_profiled(tmp_path: Path) -> None:
+    """Item 3: Ctrl-C during ``--steps`` of a long script keeps the part that ran, as the
+    editor's Cancel does (printed, labelled, exit 130); the agent does not outlive the CLI."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import ROOT
+
+    path = tmp_path / "long.py"
+    path.write_text(LONG_STEPS)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kernel_lens", "profile", str(path), "--steps", "5000"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        start_new_session=True,
+    )
+    try:
+        assert proc.stderr is not None
+        started = time.monotonic()
+        for line in proc.stderr:  # wait until the run is inside the script's loop
+            if any(f"line {n} of long.py" in line for n in (6, 7, 8)):
+                break
+            assert time.monotonic() - started < 240, "the script never started"
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, (out, err)
+    assert "partial the run was stopped (Cancel, Ctrl-C)" in out, out
+    assert "x = x * 1.0001" in out and "aten::mul" in out, out
+    # nothing the job started outlives it
+    left = subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True, text=True)
+    assert left.stdout.strip() == "", left.stdout

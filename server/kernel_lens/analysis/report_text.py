@@ -67,7 +67,12 @@ def format_profile(result: dict[str, Any], *, width: int = 110) -> str:
             out.append(f"argv   {' '.join(script['argv'])}")
         window = script.get("window")
         partial = script.get("partial")
-        if isinstance(partial, dict):
+        if isinstance(partial, dict) and partial.get("reason") == "cancelled":
+            out.append(
+                f"partial the run was stopped (Cancel, Ctrl-C) after {partial.get('after_s')} s: "
+                "the lines below are the part that ran"
+            )
+        elif isinstance(partial, dict):
             out.append(
                 f"partial the run was cut at the time limit after {partial.get('after_s')} s, "
                 "shortly before the job's limit: the lines below are the part that ran (a longer "

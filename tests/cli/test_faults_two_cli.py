@@ -111,3 +111,36 @@ def test_ctrl_c_in_a_script_window_keeps_what_was_profiled(tmp_path: Path) -> No
     # nothing the job started outlives it
     left = subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True, text=True)
     assert left.stdout.strip() == "", left.stdout
+
+
+CRASH_WITH_A_DAEMON = """import os
+import subprocess
+
+import torch
+
+
+# kernel-lens: inputs = (torch.ones(4),)
+def f(x):
+    subprocess.Popen(["sleep", "{marker}"], start_new_session=True)
+    os._exit(3)
+"""
+
+
+def test_a_crashed_agents_new_session_child_does_not_outlive_the_job(tmp_path: Path) -> None:
+    """Item 4: user code starts a process in a new session, then its agent dies (``os._exit``):
+    the process is adopted by the client (a subreaper) and stopped when the job ends — the
+    same code path the language server's client takes."""
+    import random
+    import subprocess
+
+    marker = str(random.randint(10_000, 99_999))
+    path = tmp_path / "crash.py"
+    path.write_text(CRASH_WITH_A_DAEMON.replace("{marker}", marker))
+    try:
+        code, out, err = run_cli("profile", f"{path}::f", "--json", timeout=300)
+        assert code != 0 and out["error"]["kind"] == "crash", (out, err)  # type: ignore[index]
+        assert "stopped 1 process(es) the job left running" in err, err
+        left = subprocess.run(["pgrep", "-f", f"sleep {marker}"], capture_output=True, text=True)
+        assert left.stdout.strip() == "", f"the job's process outlived it: {left.stdout}"
+    finally:
+        subprocess.run(["pkill", "-f", f"sleep {marker}"], check=False)

@@ -22,6 +22,8 @@ class Args(msgspec.Struct, gc=False):
     """The ``args`` an event's columns come from."""
 
     external_id: float | None = msgspec.field(default=None, name="External id")
+    #: the 2021 schema's spelling (runtime calls and device events of PyTorch 1.8 and 1.9)
+    external_id_2021: float | None = msgspec.field(default=None, name="external id")
     correlation: float | None = None
     stream: int | str | None | msgspec.UnsetType = msgspec.UNSET
     device: int | str | None | msgspec.UnsetType = msgspec.UNSET
@@ -46,6 +48,7 @@ class Trace(msgspec.Struct, gc=False):
 
     traceEvents: list[Event]  # noqa: N815 (the file's key)
     deviceProperties: Any = None  # noqa: N815
+    computeProperties: Any = None  # noqa: N815 (mid-2021's name for deviceProperties)
 
 
 DECODER: msgspec.json.Decoder[Trace] = msgspec.json.Decoder(Trace)
@@ -56,6 +59,7 @@ class LazyTrace(msgspec.Struct, gc=False):
 
     traceEvents: list[msgspec.Raw]  # noqa: N815
     deviceProperties: Any = None  # noqa: N815
+    computeProperties: Any = None  # noqa: N815
 
 
 #: The trace with its events as raw JSON, so they can be decoded a chunk at a time.

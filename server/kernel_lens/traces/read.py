@@ -39,12 +39,13 @@ from kernel_lens.analysis.trace_columns import (
     TraceError,
     check_json_depth,
     columns_from_trace,
+    device_table,
     gc_paused,
     grouping_key,
     max_trace_bytes,
+    normalize_columns,
     parse_trace_bytes,
     read_trace_bytes,
-    trace_device_name,
 )
 from kernel_lens.analysis.trace_summary import TraceSummary, summarize_columns
 
@@ -188,9 +189,8 @@ def _columns_typed(raw: bytes | bytearray, progress: Progress | None) -> TraceCo
     del events, lazy.traceEvents
     if progress:
         progress(0.65, "building columns")
-    return _finish(
-        parts, cats, names, keys, trace_device_name({"deviceProperties": lazy.deviceProperties})
-    )
+    meta = {"deviceProperties": lazy.deviceProperties, "computeProperties": lazy.computeProperties}
+    return _finish(parts, cats, names, keys, device_table(meta))
 
 
 def _finish(
@@ -198,7 +198,7 @@ def _finish(
     cats: _Coder,
     names: _Coder,
     keys: _Coder,
-    device_name: str | None,
+    devices: Sequence[tuple[int | str, str]],
     *,
     keep: bool = False,
 ) -> TraceColumns:
@@ -214,7 +214,7 @@ def _finish(
     # The keys' codes into the table of distinct normalised keys, column by column.
     remap, key_table = keys.finish(np.arange(len(keys.values), dtype=np.int64), grouping_key)
     key = {k: remap[joined.pop(k).astype(np.int64, copy=False)] for k in _KEY_PARTS}
-    return TraceColumns(
+    columns = TraceColumns(
         cat=cat,
         cats=tuple(cat_table),
         name=name,
@@ -229,8 +229,9 @@ def _finish(
         ext_id=joined["ext_id"].astype(np.float64, copy=False),
         corr=joined["corr"].astype(np.float64, copy=False),
         nbytes=joined["nbytes"].astype(np.int64, copy=False),
-        device_name=device_name,
+        device_name=None,
     )
+    return normalize_columns(columns, devices)
 
 
 _KEY_PARTS = ("pid", "tid", "stream", "device")
@@ -445,7 +446,13 @@ def _chunk_columns(
     nbytes[~np.isfinite(nbytes)] = 0.0
     parts["ts"].append(ts)
     parts["dur"].append(dur)
-    parts["ext_id"].append(np.array([a.external_id for a in args], dtype=np.float64))
+    ext_id = np.array([a.external_id for a in args], dtype=np.float64)
+    missing = np.isnan(ext_id)
+    if missing.any():  # the 2021 schema's "external id"
+        ext_id[missing] = np.array(
+            [args[i].external_id_2021 for i in np.flatnonzero(missing).tolist()], dtype=np.float64
+        )
+    parts["ext_id"].append(ext_id)
     parts["corr"].append(np.array([a.correlation for a in args], dtype=np.float64))
     parts["nbytes"].append(nbytes.astype(np.int64, copy=False))
     parts["cat"].append(cats.codes([e.cat for e in kept]))
@@ -562,7 +569,7 @@ def _columns_streamed(
             progress(0.1 + 0.5 * min(fraction, 1.0), f"reading events: {seen[0]:,}…")
         if prefix_wanted and on_prefix is not None:
             prefix_wanted = False
-            on_prefix(_finish(parts, cats, names, keys, None, keep=True), fraction)
+            on_prefix(_finish(parts, cats, names, keys, (), keep=True), fraction)
 
     try:
         if magic == b"\x1f\x8b":
@@ -593,7 +600,7 @@ def _columns_streamed(
         return None
     if progress:
         progress(0.65, "building columns")
-    return _finish(parts, cats, names, keys, trace_device_name(meta))
+    return _finish(parts, cats, names, keys, device_table(meta))
 
 
 def _bounded(blocks: Iterator[bytes], compressed: int, shown: str) -> Iterator[bytes]:

@@ -27,6 +27,7 @@ import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -125,6 +126,8 @@ def gc_paused() -> Iterator[None]:
 
 def _number(value: Any) -> float | None:
     """`value` as a finite float, or None (bools and strings are not numbers here)."""
+    if isinstance(value, Decimal):
+        value = float(value)
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     number = float(value)
@@ -321,10 +324,12 @@ def columns_from_trace(trace: Mapping[str, Any] | list[Any]) -> TraceColumns:
     ext: list[float | None] = []
     corr: list[float | None] = []
     nbytes: list[int] = []
+    exact: list[Any] = []  # each ts as the file has it (a Decimal when parsed exactly)
     for ev in raw_events:
         if not isinstance(ev, Mapping) or ev.get("ph") != "X":
             continue
-        t, d = _number(ev.get("ts")), _number(ev.get("dur"))
+        raw_ts = ev.get("ts")
+        t, d = _number(raw_ts), _number(ev.get("dur"))
         if t is None or d is None or d < 0:
             continue
         args = ev.get("args")
@@ -333,6 +338,7 @@ def columns_from_trace(trace: Mapping[str, Any] | list[Any]) -> TraceColumns:
         cat.append(str(ev.get("cat", "")))
         name.append(str(ev.get("name", "")))
         ts.append(t)
+        exact.append(raw_ts)
         dur.append(d)
         pid.append(grouping_key(ev.get("pid")))
         tid.append(grouping_key(ev.get("tid")))
@@ -343,7 +349,13 @@ def columns_from_trace(trace: Mapping[str, Any] | list[Any]) -> TraceColumns:
         ext.append(external if external is not None else _number(args.get("external id")))
         corr.append(_number(args.get("correlation")))
         nbytes.append(int(_number(args.get("bytes")) or 0))
-    return _assemble(
+    ts_base = 0
+    first = next((v for v in exact if isinstance(v, Decimal)), None)
+    if first is not None and abs(first) >= 2**42:
+        # past a float's nanoseconds: the base off before the conversion
+        ts_base = int(first)
+        ts = [float((v if isinstance(v, Decimal | int) else Decimal(v)) - ts_base) for v in exact]
+    columns = _assemble(
         cat=cat,
         name=name,
         ts=np.array(ts, dtype=np.float64),
@@ -357,6 +369,7 @@ def columns_from_trace(trace: Mapping[str, Any] | list[Any]) -> TraceColumns:
         nbytes=np.array(nbytes, dtype=np.int64),
         devices=device_table(trace),
     )
+    return dataclasses.replace(columns, ts_base=float(ts_base)) if ts_base else columns
 
 
 def read_trace_bytes(path: str | os.PathLike[str]) -> bytes | bytearray:
@@ -506,8 +519,10 @@ def check_json_depth(raw: bytes | bytearray, shown: str, limit: int = MAX_JSON_D
         )
 
 
-def parse_trace_bytes(raw: bytes | bytearray, shown: str) -> dict[str, Any]:
-    """Parse a trace's JSON text with the standard parser (collector paused).
+def parse_trace_bytes(raw: bytes | bytearray, shown: str, *, exact: bool = False) -> dict[str, Any]:
+    """Parse a trace's JSON text with the standard parser (collector paused); ``exact``: every
+    fractional number as a `decimal.Decimal` (timestamps past a float's precision, read by
+    `columns_from_trace` with their base subtracted first).
 
     Raises:
         TraceError: not UTF-8 JSON, or no ``traceEvents`` list.
@@ -517,7 +532,7 @@ def parse_trace_bytes(raw: bytes | bytearray, shown: str) -> dict[str, Any]:
     check_json_depth(raw, shown)
     try:
         with gc_paused():
-            data = json.loads(raw)
+            data = json.loads(raw, parse_float=Decimal) if exact else json.loads(raw)
     except UnicodeDecodeError as exc:
         raise TraceError(f"trace file {shown} is not UTF-8 JSON: {exc}") from None
     except RecursionError:

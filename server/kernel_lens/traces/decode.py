@@ -8,11 +8,19 @@ flow events' ids, …) is skipped by the decoder, never made into Python objects
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 import msgspec
 
-__all__ = ["DECODER", "EVENTS_DECODER", "LAZY_DECODER", "UNSET", "DecodeError"]
+__all__ = [
+    "DECODER",
+    "EVENTS_DECODER",
+    "EXACT_EVENTS_DECODER",
+    "LAZY_DECODER",
+    "UNSET",
+    "DecodeError",
+]
 
 UNSET = msgspec.UNSET
 DecodeError = msgspec.DecodeError
@@ -66,3 +74,17 @@ class LazyTrace(msgspec.Struct, gc=False):
 LAZY_DECODER: msgspec.json.Decoder[LazyTrace] = msgspec.json.Decoder(LazyTrace)
 #: A JSON array of events.
 EVENTS_DECODER: msgspec.json.Decoder[list[Event]] = msgspec.json.Decoder(list[Event])
+
+
+class ExactEvent(Event, gc=False):
+    """An event whose ``ts`` keeps every digit of the file (epoch-scale microseconds with
+    nanosecond fractions are past a float's precision): the base is subtracted before the
+    conversion to float (`kernel_lens.traces.read`)."""
+
+    ts: Decimal | None = None  # type: ignore[assignment]
+
+
+#: A JSON array of events with exact ``ts``.
+EXACT_EVENTS_DECODER: msgspec.json.Decoder[list[ExactEvent]] = msgspec.json.Decoder(
+    list[ExactEvent]
+)

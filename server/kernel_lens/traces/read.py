@@ -18,9 +18,11 @@ Not pure (it forks, maps memory, and kills a worker left behind by an error): it
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import mmap
 import os
 import pickle
+import re
 import signal
 import sys
 import zlib
@@ -151,7 +153,6 @@ def _columns_typed(raw: bytes | bytearray, progress: Progress | None) -> TraceCo
     """
     try:
         from kernel_lens.traces.decode import (
-            EVENTS_DECODER,
             LAZY_DECODER,
             UNSET,
             DecodeError,
@@ -180,7 +181,7 @@ def _columns_typed(raw: bytes | bytearray, progress: Progress | None) -> TraceCo
             try:
                 last = min(len(events), first + _CHUNK)
                 with gc_paused(), _chunk_json(raw, events, first, last) as text:
-                    chunk = EVENTS_DECODER.decode(text)
+                    chunk = _events_decoder().decode(text)
             except DecodeError:  # incl. ValidationError: an event the typed records cannot hold
                 return None
             with gc_paused():
@@ -271,7 +272,7 @@ def _workers(n_events: int) -> int:
 def _decode_range(bounds: tuple[int, int]) -> dict[str, Any] | None:
     """In a worker: the columns of events ``[first, last)`` with the worker's own code tables
     (``None``: an event the typed records cannot hold)."""
-    from kernel_lens.traces.decode import EVENTS_DECODER, UNSET, DecodeError
+    from kernel_lens.traces.decode import UNSET, DecodeError
 
     first, last = bounds
     cats, names, keys = _Coder(), _Coder(), _Coder()
@@ -280,7 +281,7 @@ def _decode_range(bounds: tuple[int, int]) -> dict[str, Any] | None:
         stop = min(last, start + _CHUNK)
         try:
             with gc_paused(), _chunk_json(_SHARED_RAW[0], _SHARED, start, stop) as text:
-                chunk = EVENTS_DECODER.decode(text)
+                chunk = _events_decoder().decode(text)
         except DecodeError:
             return None
         with gc_paused():
@@ -427,7 +428,13 @@ def _chunk_columns(
     """
     from kernel_lens.traces.decode import Args
 
-    ts = np.array([e.ts for e in events], dtype=np.float64)
+    base = _TS_BASE[0] if _TS_BASE else None
+    if base is None:
+        ts = np.array([e.ts for e in events], dtype=np.float64)
+    else:  # exact: the base off before the conversion to float (`_exact_base`)
+        ts = np.array(
+            [np.nan if e.ts is None else float(e.ts - base) for e in events], dtype=np.float64
+        )
     dur = np.array([e.dur for e in events], dtype=np.float64)
     is_x = np.array([e.ph == "X" for e in events], dtype=bool)
     with np.errstate(invalid="ignore"):
@@ -469,6 +476,41 @@ def _chunk_columns(
     parts["device"].append(np.where(devices < 0, pid_codes, devices))
 
 
+#: While a trace with epoch-scale, nanosecond-fraction timestamps is read: the whole
+#: microseconds subtracted from every ``ts`` before its conversion to float (set before any
+#: worker is forked, so the workers read it too).
+_TS_BASE: list[int] = []
+#: From this many µs (about 51 days) a float64 keeps less than a nanosecond's digits.
+_EXACT_FROM_US = 2**42
+_FRACTIONAL_TS = re.compile(rb'"ts"[ \t\r\n]*:[ \t\r\n]*(-?[0-9]+)\.[0-9]')
+#: Bytes of a trace's start looked at for such timestamps.
+_SNIFF_BYTES = 1 << 20
+
+
+def _events_decoder() -> Any:
+    """The decoder of a chunk of events: exact ``ts`` while `_TS_BASE` is set."""
+    from kernel_lens.traces import decode
+
+    return decode.EXACT_EVENTS_DECODER if _TS_BASE else decode.EVENTS_DECODER
+
+
+def _exact_base(path: str) -> int | None:
+    """The whole microseconds of the first fractional ``ts`` near the file's start, when it is
+    past `_EXACT_FROM_US` (an epoch-scale clock with nanosecond fractions, which a float64
+    cannot hold: ``1712195495505543.234`` becomes ``…543.25``); else None."""
+    try:
+        with open_regular(path) as f:
+            head = f.read(_SNIFF_BYTES)
+        if head[:2] == b"\x1f\x8b":
+            head = zlib.decompressobj(zlib.MAX_WBITS | 16).decompress(head, _SNIFF_BYTES)
+    except (OSError, zlib.error):
+        return None
+    m = _FRACTIONAL_TS.search(head)
+    if m is None or abs(int(m.group(1))) < _EXACT_FROM_US:
+        return None
+    return int(m.group(1))
+
+
 #: ``on_prefix(columns, fraction)``: the columns of the events read so far (a first view of a
 #: big trace while the rest is read) and about which fraction of the file they are.
 Prefix = Callable[[TraceColumns, float], None]
@@ -483,7 +525,7 @@ def _fork_mapped(text: Any, lo: int, stop: int | None) -> tuple[int, int, Any]:
     pipe's read end, the file)."""
     import tempfile
 
-    from kernel_lens.traces.decode import EVENTS_DECODER, UNSET
+    from kernel_lens.traces.decode import UNSET
     from kernel_lens.traces.stream import ChunkError, UnusualTraceError, decode_range
 
     out = tempfile.TemporaryFile()
@@ -505,7 +547,7 @@ def _fork_mapped(text: Any, lo: int, stop: int | None) -> tuple[int, int, Any]:
         result: dict[str, Any]
         try:
             with gc_paused():
-                tail = decode_range(EVENTS_DECODER, text, lo, stop, take)
+                tail = decode_range(_events_decoder(), text, lo, stop, take)
             n = 0
             for key in _PARTS:
                 column = np.concatenate(parts.pop(key)).astype(_PART_DTYPES[key], copy=False)
@@ -533,7 +575,7 @@ def _columns_streamed(
     or a gzip stream inflated block by block. None when msgspec is absent, the file cannot be
     read this way (the caller's path says why), or an event needs the json parser."""
     try:
-        from kernel_lens.traces.decode import EVENTS_DECODER, UNSET
+        from kernel_lens.traces.decode import UNSET
         from kernel_lens.traces.stream import (
             ChunkError,
             MappedText,
@@ -575,7 +617,7 @@ def _columns_streamed(
         if magic == b"\x1f\x8b":
             streamed = StreamedText(_bounded(gzip_blocks(path), size, path))
             with gc_paused():
-                for chunk in streamed.chunks(EVENTS_DECODER):
+                for chunk in streamed.chunks(_events_decoder()):
                     take(chunk, 0.5 if seen[1] == 0 else 0.9)
             meta = metadata(streamed.head, streamed.tail)
         else:
@@ -589,7 +631,7 @@ def _columns_streamed(
                     parts.update({k: [] for k in _PARTS})
                     with gc_paused():
                         tail = decode_range(
-                            EVENTS_DECODER, text, first, None,
+                            _events_decoder(), text, first, None,
                             lambda chunk: take(chunk, 0.5),
                         )  # fmt: skip
                 meta = metadata(head, tail or b"}")
@@ -629,7 +671,6 @@ def _mapped_ranges(
     the others in forked workers (files of ``_PARALLEL_BYTES`` and more). Returns the text
     after the array; None when a worker failed (nothing is appended then from the workers)."""
     from kernel_lens.traces import stream
-    from kernel_lens.traces.decode import EVENTS_DECODER
     from kernel_lens.traces.stream import decode_range, range_starts
 
     workers = _workers(text.size // _BYTES_PER_EVENT)
@@ -648,7 +689,7 @@ def _mapped_ranges(
             take(chunk, min(1.0, done[0] * stream.CHUNK_BYTES / total))
 
         with gc_paused():
-            tail = decode_range(EVENTS_DECODER, text, first, here_stop, here)
+            tail = decode_range(_events_decoder(), text, first, here_stop, here)
         results: list[dict[str, Any]] = []
         while forked:
             pid, fd, out = forked[0]
@@ -733,6 +774,25 @@ def read_columns(
 
     if is_pftrace(shown):
         return read_pftrace(shown)
+    base = _exact_base(shown)
+    if base is not None:
+        _TS_BASE[:] = [base]
+    try:
+        columns = _read_json(path, shown, progress, on_prefix)
+    finally:
+        _TS_BASE.clear()
+    if base is not None and columns.ts_base == 0.0:
+        columns = dataclasses.replace(columns, ts_base=float(base))
+    return columns
+
+
+def _read_json(
+    path: str | os.PathLike[str],
+    shown: str,
+    progress: Progress | None,
+    on_prefix: Prefix | None,
+) -> TraceColumns:
+    """`read_columns` of a JSON trace (`_TS_BASE` set for an exact one)."""
     columns = _columns_streamed(shown, progress, on_prefix)
     if columns is not None:
         return columns
@@ -752,7 +812,7 @@ def read_columns(
         columns = None  # the standard parser says what is wrong, as a TraceError
     if columns is not None:
         return columns
-    trace = parse_trace_bytes(raw, shown)
+    trace = parse_trace_bytes(raw, shown, exact=bool(_TS_BASE))
     del raw
     if progress:
         progress(0.55, "building columns")

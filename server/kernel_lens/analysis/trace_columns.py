@@ -351,7 +351,7 @@ def columns_from_trace(trace: Mapping[str, Any] | list[Any]) -> TraceColumns:
         nbytes.append(int(_number(args.get("bytes")) or 0))
     ts_base = 0
     first = next((v for v in exact if isinstance(v, Decimal)), None)
-    if first is not None and abs(first) >= 2**42:
+    if first is not None and abs(first) >= 2**43:  # as `read._EXACT_FROM_US`
         # past a float's nanoseconds: the base off before the conversion
         ts_base = int(first)
         ts = [float((v if isinstance(v, Decimal | int) else Decimal(v)) - ts_base) for v in exact]

@@ -480,8 +480,9 @@ def _chunk_columns(
 #: microseconds subtracted from every ``ts`` before its conversion to float (set before any
 #: worker is forked, so the workers read it too).
 _TS_BASE: list[int] = []
-#: From this many µs (about 51 days) a float64 keeps less than a nanosecond's digits.
-_EXACT_FROM_US = 2**42
+#: From this many µs (about 102 days) a float64 keeps less than the nanoseconds of a time (its
+#: step passes 0.001 µs: rounding to 3 decimals no longer gives back the file's digits).
+_EXACT_FROM_US = 2**43
 _FRACTIONAL_TS = re.compile(rb'"ts"[ \t\r\n]*:[ \t\r\n]*(-?[0-9]+)\.[0-9]')
 #: Bytes of a trace's start looked at for such timestamps.
 _SNIFF_BYTES = 1 << 20

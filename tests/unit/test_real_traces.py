@@ -273,7 +273,12 @@ def test_the_device_is_the_one_the_kernels_ran_on(tmp_path: Path) -> None:
 
 
 def test_short_name_collisions_are_told_apart() -> None:
-    text = format_trace_summary(summarize_file(DATA / "kineto_2021-05_v100_gpu_metrics.json.gz"))
+    summary = summarize_file(DATA / "kineto_2021-05_v100_gpu_metrics.json.gz")
+    labels = [k["label"] for k in summary.to_json()["kernels"]]  # what the trace view shows
+    assert "vectorized_elementwise_kernel ‹FillFunctor›" in labels
+    assert "volta_sgemm_128x32_nt" in labels  # a name of its own stays as it is
+    assert len(labels) == len(set(labels))
+    text = format_trace_summary(summary)
     rows = [line.split("  ")[1].strip() for line in text.splitlines() if "_kernel ‹" in line]
     assert "vectorized_elementwise_kernel ‹AddFunctor›" in rows
     assert "vectorized_elementwise_kernel ‹FillFunctor›" in rows

@@ -57,7 +57,11 @@ export function traceSummaryView(path: string, summary: Json): HTMLElement {
       : table(
           ["Kernel", "Calls", "Total", "Mean", "Share"],
           kernels.map((k) => [
-            el("code", { text: text(k["short_name"]) || text(k["name"]), title: text(k["name"]) }),
+            // the label tells apart two kernels of one short name
+            el("code", {
+              text: text(k["label"]) || text(k["short_name"]) || text(k["name"]),
+              title: text(k["name"]),
+            }),
             String(num(k["calls"]) ?? ""),
             formatUs(num(k["total_us"]) ?? 0),
             formatUs(num(k["mean_us"]) ?? 0),

@@ -76,6 +76,9 @@ class KernelRow:
     max_us: float
     pct: float
     """Share of the total kernel time of the whole trace, in percent."""
+    label: str = ""
+    """The short name, told apart from another kernel's of the same short name by the first
+    name in the full names that differs (``vectorized_elementwise_kernel ‹AddFunctor›``)."""
 
 
 @dataclass(frozen=True)
@@ -334,8 +337,14 @@ def format_trace_summary(summary: TraceSummary, *, width: int = 100) -> str:
         lines += _table(
             ["kernel", "calls", "total µs", "mean µs", "%"],
             [
-                [label, str(k.calls), _us(k.total_us), _us(k.mean_us), f"{k.pct:.1f}"]
-                for k, label in zip(summary.kernels, _kernel_labels(summary.kernels), strict=True)
+                [
+                    k.label or k.short_name,
+                    str(k.calls),
+                    _us(k.total_us),
+                    _us(k.mean_us),
+                    f"{k.pct:.1f}",
+                ]
+                for k in summary.kernels
             ],
             width,
         )
@@ -490,7 +499,7 @@ def _kernel_rows(
         columns,
     )
     table = table.sort_values(["total_us", "name"], ascending=[False, True]).head(max(top, 0))
-    return tuple(
+    rows = tuple(
         KernelRow(
             name=str(r["name"]),
             short_name=short_kernel_name(str(r["name"])),
@@ -502,6 +511,10 @@ def _kernel_rows(
             pct=float(r["total_us"]) / total_us * 100 if total_us > 0 else 0.0,
         )
         for r in table.to_dict("records")
+    )
+    return tuple(
+        dataclasses.replace(k, label=label)
+        for k, label in zip(rows, _kernel_labels(rows), strict=True)
     )
 
 

@@ -283,3 +283,24 @@ def test_short_name_collisions_are_told_apart() -> None:
     assert "vectorized_elementwise_kernel ‹AddFunctor›" in rows
     assert "vectorized_elementwise_kernel ‹FillFunctor›" in rows
     assert len(rows) == len(set(rows))
+
+
+@pytest.mark.parametrize("name", sorted(TOTALS))
+def test_forked_workers_and_small_chunks_read_the_same(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The byte ranges of forked workers, chunk after chunk (the path of big traces): the same
+    summary, the exact timestamps and the 2021 spellings included."""
+    from kernel_lens.traces import read as trace_read
+    from kernel_lens.traces import stream
+
+    one = summarize_file(DATA / name, top=100000).to_json()
+    plain = tmp_path / name.removesuffix(".gz")
+    plain.write_bytes(gzip.decompress((DATA / name).read_bytes()))
+    monkeypatch.setattr(trace_read, "_PARALLEL_EVENTS", 10)
+    monkeypatch.setattr(trace_read, "_BYTES_PER_EVENT", 1)
+    monkeypatch.setattr(trace_read, "_CHUNK", 50)
+    monkeypatch.setattr(stream, "CHUNK_BYTES", 4096)
+    monkeypatch.setenv("KERNEL_LENS_TRACE_WORKERS", "3")
+    assert summarize_file(plain, top=100000).to_json() == one
+    assert summarize_file(DATA / name, top=100000).to_json() == one  # gzip, streamed

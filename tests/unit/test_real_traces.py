@@ -304,3 +304,18 @@ def test_forked_workers_and_small_chunks_read_the_same(
     monkeypatch.setenv("KERNEL_LENS_TRACE_WORKERS", "3")
     assert summarize_file(plain, top=100000).to_json() == one
     assert summarize_file(DATA / name, top=100000).to_json() == one  # gzip, streamed
+
+
+def test_nothing_to_summarise_is_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An array of objects that are not events is not a trace; a trace of no complete event
+    says so rather than showing zeros."""
+    path = tmp_path / "rows.json"
+    path.write_text('[{"a": 1}, {"b": 2}]')
+    assert main(["trace", "summarize", str(path), "--json"]) == 1
+    assert (
+        "is not an array of trace events"
+        in json.loads(capsys.readouterr().out)["error"]["message"]
+    )
+    path.write_text('{"traceEvents": [{"ph": "M", "name": "process_name"}]}')
+    assert main(["trace", "summarize", str(path)]) == 0
+    assert 'the trace has no complete event ("ph": "X"' in " ".join(capsys.readouterr().out.split())

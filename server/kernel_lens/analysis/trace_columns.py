@@ -544,7 +544,12 @@ def parse_trace_bytes(raw: bytes | bytearray, shown: str, *, exact: bool = False
             f"trace file {shown} is not valid JSON (line {exc.lineno}, column {exc.colno}: "
             f"{exc.msg})"
         ) from None
-    if isinstance(data, list) and any(isinstance(e, dict) and "ph" in e for e in data):
+    if isinstance(data, list):
+        if not any(isinstance(e, dict) and "ph" in e for e in data):
+            raise TraceError(
+                f"trace file {shown} has no 'traceEvents' list and is not an array of trace "
+                "events: not a torch.profiler Chrome trace"
+            )
         data = {"traceEvents": data}  # the "JSON Array Format": the events alone
     if not isinstance(data, dict) or not isinstance(data.get("traceEvents"), list):
         raise TraceError(

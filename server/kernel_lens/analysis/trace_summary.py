@@ -622,6 +622,11 @@ def _notes(
     """The summary's plain-sentence notes (see `TraceSummary.notes`)."""
     notes: list[str] = []
     device = columns.device_kind
+    if not len(columns):
+        notes.append(
+            'the trace has no complete event ("ph": "X" with a time and a duration): nothing '
+            "here could be summarised"
+        )
     if kernel_total_us > 0 and (events["cat"].to_numpy() == columns.cat_code(_CPU_OP)).any():
         share = op_device_us / kernel_total_us * 100
         if share < 99.95:

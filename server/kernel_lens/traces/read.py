@@ -643,7 +643,14 @@ def _columns_streamed(
         return None
     if progress:
         progress(0.65, "building columns")
-    return _finish(parts, cats, names, keys, device_table(meta))
+    columns = _finish(parts, cats, names, keys, device_table(meta))
+    if not meta and not len(columns):
+        # a top-level array (no object around it) of which no element is an event
+        raise TraceError(
+            f"trace file {path} has no 'traceEvents' list and is not an array of trace events: "
+            "not a torch.profiler Chrome trace"
+        )
+    return columns
 
 
 def _bounded(blocks: Iterator[bytes], compressed: int, shown: str) -> Iterator[bytes]:

@@ -879,6 +879,10 @@ export const SCENARIOS = [
           );
           r.log(`    lane titles drawn: ${drawn.join(" | ")}`);
           assert(!drawn.some((t) => /GPU \d/.test(t)), `a GPU lane in an MTIA trace: ${drawn}`);
+          assert(
+            /MTIA runtime/.test(view.text) && !/CUDA runtime/.test(view.text),
+            "the timeline's legend does not name the MTIA runtime",
+          );
           await view.frame.getByRole("tab", { name: "Summary" }).click();
           const summary = await r.waitWebview(
             "its Summary tab naming ARTEMIS (MTIA)",

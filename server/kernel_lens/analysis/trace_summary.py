@@ -160,7 +160,8 @@ class TraceSummary:
     """
 
     device: str | None
-    """GPU name from the trace's `deviceProperties`; None for a CPU-only trace."""
+    """The name of the device the kernels ran on, from the trace's `deviceProperties` (or
+    `computeProperties`); None for a trace that lists no device."""
     event_count: int
     """Complete (`ph == "X"`) events with a usable `ts` and `dur`."""
     kernels: tuple[KernelRow, ...]

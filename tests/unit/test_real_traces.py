@@ -313,9 +313,42 @@ def test_nothing_to_summarise_is_said(tmp_path: Path, capsys: pytest.CaptureFixt
     path.write_text('[{"a": 1}, {"b": 2}]')
     assert main(["trace", "summarize", str(path), "--json"]) == 1
     assert (
-        "is not an array of trace events"
-        in json.loads(capsys.readouterr().out)["error"]["message"]
+        "is not an array of trace events" in json.loads(capsys.readouterr().out)["error"]["message"]
     )
     path.write_text('{"traceEvents": [{"ph": "M", "name": "process_name"}]}')
     assert main(["trace", "summarize", str(path)]) == 0
     assert 'the trace has no complete event ("ph": "X"' in " ".join(capsys.readouterr().out.split())
+
+
+@pytest.mark.parametrize(
+    "path",
+    [DATA / n for n in sorted(TOTALS) if n.startswith("hta_")]
+    + [DATA.parent / "h200" / "matmul_relu_trace.json"],
+    ids=lambda p: p.name,
+)
+def test_the_op_of_each_kernel_is_the_line_attributions(path: Path) -> None:
+    """The summary's rule is the profile's: each kernel's op is the innermost op around the
+    runtime call of its correlation (else the op of its External id), as the line attribution's
+    index (``runtime_by_corr``, ``op_by_external``, a node's ``inner``) finds it."""
+    from kernel_lens.analysis.launch_links import kernel_ops
+    from kernel_lens.analysis.line_attribution import _Index
+
+    raw = path.read_bytes()
+    trace = json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
+    events = [e for e in trace["traceEvents"] if isinstance(e, dict)]
+    index = _Index(events)
+    want = []
+    for e in events:
+        if e.get("ph") != "X" or e.get("cat") != "kernel":
+            continue
+        args = e.get("args") or {}
+        launcher = index.runtime_by_corr.get(args.get("correlation"))
+        if launcher is None and args.get("External id") != args.get("correlation"):
+            launcher = index.op_by_external.get(args.get("External id"))
+        op = launcher.inner if launcher is not None else None
+        want.append(None if op is None else (op.name, op.start))
+    columns = columns_from_trace(trace)
+    kernels = np.flatnonzero(columns.cat == columns.cat_code("kernel"))
+    owner = kernel_ops(columns, columns.ts, columns.ts + columns.dur, kernels).tolist()
+    got = [None if o < 0 else (columns.names[columns.name[o]], float(columns.ts[o])) for o in owner]
+    assert got == want

@@ -352,3 +352,15 @@ def test_the_op_of_each_kernel_is_the_line_attributions(path: Path) -> None:
     owner = kernel_ops(columns, columns.ts, columns.ts + columns.dur, kernels).tolist()
     got = [None if o < 0 else (columns.names[columns.name[o]], float(columns.ts[o])) for o in owner]
     assert got == want
+
+
+def test_exact_and_plain_traces_read_at_once_in_threads() -> None:
+    """The server reads small traces in threads, maybe two at once: one trace's exact reading
+    (its base) never leaks into the other's."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    names = ["hta_2024-04_v100_ns_resolution_excerpt.json.gz", "hta_2024-12_mi250_rocm6.2.json.gz"]
+    alone = {n: summarize_file(DATA / n).to_json() for n in names}
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda n: (n, summarize_file(DATA / n).to_json()), names * 8))
+    assert all(summary == alone[n] for n, summary in got)

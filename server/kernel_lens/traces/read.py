@@ -25,6 +25,7 @@ import pickle
 import re
 import signal
 import sys
+import threading
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -428,7 +429,7 @@ def _chunk_columns(
     """
     from kernel_lens.traces.decode import Args
 
-    base = _TS_BASE[0] if _TS_BASE else None
+    base = _ts_base()
     if base is None:
         ts = np.array([e.ts for e in events], dtype=np.float64)
     else:  # exact: the base off before the conversion to float (`_exact_base`)
@@ -476,10 +477,11 @@ def _chunk_columns(
     parts["device"].append(np.where(devices < 0, pid_codes, devices))
 
 
-#: While a trace with epoch-scale, nanosecond-fraction timestamps is read: the whole
-#: microseconds subtracted from every ``ts`` before its conversion to float (set before any
-#: worker is forked, so the workers read it too).
-_TS_BASE: list[int] = []
+#: While a trace with epoch-scale, nanosecond-fraction timestamps is read, ``base``: the whole
+#: microseconds subtracted from every ``ts`` before its conversion to float. Per thread (the
+#: server reads small traces in threads, maybe two at once); a worker forked by the reading
+#: thread has it too.
+_READING = threading.local()
 #: From this many µs (about 102 days) a float64 keeps less than the nanoseconds of a time (its
 #: step passes 0.001 µs: rounding to 3 decimals no longer gives back the file's digits).
 _EXACT_FROM_US = 2**43
@@ -488,11 +490,16 @@ _FRACTIONAL_TS = re.compile(rb'"ts"[ \t\r\n]*:[ \t\r\n]*(-?[0-9]+)\.[0-9]')
 _SNIFF_BYTES = 1 << 20
 
 
+def _ts_base() -> int | None:
+    """The base of this thread's exact reading (`_READING`), or None."""
+    return getattr(_READING, "base", None)
+
+
 def _events_decoder() -> Any:
-    """The decoder of a chunk of events: exact ``ts`` while `_TS_BASE` is set."""
+    """The decoder of a chunk of events: exact ``ts`` during an exact reading (`_READING`)."""
     from kernel_lens.traces import decode
 
-    return decode.EXACT_EVENTS_DECODER if _TS_BASE else decode.EVENTS_DECODER
+    return decode.EVENTS_DECODER if _ts_base() is None else decode.EXACT_EVENTS_DECODER
 
 
 def _exact_base(path: str) -> int | None:
@@ -783,12 +790,11 @@ def read_columns(
     if is_pftrace(shown):
         return read_pftrace(shown)
     base = _exact_base(shown)
-    if base is not None:
-        _TS_BASE[:] = [base]
+    _READING.base = base
     try:
         columns = _read_json(path, shown, progress, on_prefix)
     finally:
-        _TS_BASE.clear()
+        _READING.base = None
     if base is not None and columns.ts_base == 0.0:
         columns = dataclasses.replace(columns, ts_base=float(base))
     return columns
@@ -800,7 +806,7 @@ def _read_json(
     progress: Progress | None,
     on_prefix: Prefix | None,
 ) -> TraceColumns:
-    """`read_columns` of a JSON trace (`_TS_BASE` set for an exact one)."""
+    """`read_columns` of a JSON trace (`_READING` set for an exact one)."""
     columns = _columns_streamed(shown, progress, on_prefix)
     if columns is not None:
         return columns
@@ -820,7 +826,7 @@ def _read_json(
         columns = None  # the standard parser says what is wrong, as a TraceError
     if columns is not None:
         return columns
-    trace = parse_trace_bytes(raw, shown, exact=bool(_TS_BASE))
+    trace = parse_trace_bytes(raw, shown, exact=_ts_base() is not None)
     del raw
     if progress:
         progress(0.55, "building columns")

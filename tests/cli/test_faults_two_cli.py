@@ -144,3 +144,69 @@ def test_a_crashed_agents_new_session_child_does_not_outlive_the_job(tmp_path: P
         assert left.stdout.strip() == "", f"the job's process outlived it: {left.stdout}"
     finally:
         subprocess.run(["pkill", "-f", f"sleep {marker}"], check=False)
+
+
+def _bomb(path: Path, *, lie: bool) -> None:
+    """A valid-looking trace of one small event repeated: ~300× smaller gzipped than inflated
+    (real traces compress 3–40×); with ``lie`` its trailer claims 1 MB."""
+    import gzip
+    import io
+
+    event = b'{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":1,"args":{}},'
+    buf = io.BytesIO()
+    with gzip.GzipFile(fileobj=buf, mode="wb", compresslevel=9) as out:
+        out.write(b'{"traceEvents":[')
+        while buf.tell() < 400_000:
+            out.write(event * 20_000)
+        out.write(event[:-1] + b"]}")
+    data = bytearray(buf.getvalue())
+    if lie:
+        data[-4:] = (1_000_000).to_bytes(4, "little")
+    path.write_bytes(bytes(data))
+
+
+def _peak_mib(*args: str, limit_kib: int | None = None) -> tuple[int, str, float]:
+    """Run the CLI in a child: (exit code, stdout, its peak resident memory in MiB)."""
+    import os
+    import resource
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    def limit() -> None:
+        if limit_kib is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (limit_kib * 1024, limit_kib * 1024))
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kernel_lens", *args],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT,
+        preexec_fn=limit,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    out = proc.stdout.read()
+    # This child's own peak (not the test process's other children's).
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, out, usage.ru_maxrss / 1024
+
+
+def test_a_gzip_bomb_is_refused_before_it_costs_memory(tmp_path: Path) -> None:
+    """Item 6: an honest bomb is refused by its trailer before a byte is inflated; one whose
+    trailer lies is stopped as it inflates; under an address-space limit the refusal is still
+    a JSON error, never an uncaught MemoryError."""
+    import json
+
+    honest, liar = tmp_path / "bomb.json.gz", tmp_path / "liar.json.gz"
+    _bomb(honest, lie=False)
+    _bomb(liar, lie=True)
+    code, out, peak = _peak_mib("trace", "summarize", str(honest), "--json")
+    error = json.loads(out)["error"]
+    assert code == 1 and error["kind"] == "trace" and "gzip bomb" in error["message"], out
+    assert peak < 400, f"{peak:.0f} MiB"
+    code, out, _ = _peak_mib("trace", "summarize", str(liar), "--json")
+    assert code == 1 and "gzip bomb" in json.loads(out)["error"]["message"], out
+    code, out, _ = _peak_mib("trace", "summarize", str(liar), "--json", limit_kib=700_000)
+    error = json.loads(out)["error"]
+    assert code == 1 and error["kind"] == "trace", out
+    assert "gzip bomb" in error["message"] or "does not fit" in error["message"], out

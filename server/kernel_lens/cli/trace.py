@@ -20,6 +20,11 @@ def run_summarize(args: argparse.Namespace) -> int:
     except TraceError as exc:
         emit_error({"kind": "trace", "message": str(exc), "line": None}, args.json, None)
         return 1
+    except MemoryError:
+        # Under an address-space limit a large trace can still run out: said, as JSON too.
+        message = f"trace file {args.file} does not fit in this process's memory: not read"
+        emit_error({"kind": "trace", "message": message, "line": None}, args.json, None)
+        return 1
     if args.json:
         say(json.dumps(summary.to_json()))
     else:

@@ -600,8 +600,16 @@ def _columns_streamed(
         with open_regular(path) as f:
             magic = f.read(2)
             size = os.fstat(f.fileno()).st_size
+            trailer = b""
+            if magic == b"\x1f\x8b" and size >= 18:
+                f.seek(-4, os.SEEK_END)
+                trailer = f.read(4)
     except OSError:
         return None
+    if trailer:
+        from kernel_lens.analysis.trace_columns import check_gzip_trailer
+
+        check_gzip_trailer(trailer, size, path)
     cats, names, keys = _Coder(), _Coder(), _Coder()
     parts: dict[str, list[Any]] = {k: [] for k in _PARTS}
     seen = [0, 0]  # events, chunks
@@ -648,6 +656,10 @@ def _columns_streamed(
     except (ChunkError, UnusualTraceError, OSError, EOFError, zlib.error, RecursionError):
         # (a nesting too deep for the decoder: the whole-text path refuses it by its depth)
         return None
+    except MemoryError:
+        raise TraceError(
+            f"trace file {path} does not fit in this process's memory once read: not read"
+        ) from None
     if progress:
         progress(0.65, "building columns")
     columns = _finish(parts, cats, names, keys, device_table(meta))

@@ -83,7 +83,9 @@ def gzip_blocks(path: str, block: int = _BLOCK) -> Iterator[bytes]:
                 break
             while data:
                 fed = True
-                out = inflater.decompress(data)
+                # At most CHUNK_BYTES out per call: 4 MiB of a bomb would otherwise inflate to
+                # gigabytes in one call, before any bound is checked (issue 39 item 6).
+                out = inflater.decompress(data, CHUNK_BYTES)
                 if out:
                     yield out
                 if inflater.eof:  # a member ended: more may follow
@@ -93,7 +95,7 @@ def gzip_blocks(path: str, block: int = _BLOCK) -> Iterator[bytes]:
                     if not data.strip(b"\x00"):
                         data = b""
                 else:
-                    data = b""
+                    data = inflater.unconsumed_tail
         if fed and not inflater.eof:
             raise EOFError("compressed file ended before the end-of-stream marker was reached")
 

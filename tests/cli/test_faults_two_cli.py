@@ -210,3 +210,21 @@ def test_a_gzip_bomb_is_refused_before_it_costs_memory(tmp_path: Path) -> None:
     error = json.loads(out)["error"]
     assert code == 1 and error["kind"] == "trace", out
     assert "gzip bomb" in error["message"] or "does not fit" in error["message"], out
+
+
+def test_a_json_trace_named_pftrace_is_read_as_json(tmp_path: Path) -> None:
+    """Item 11: the content decides, not the name (``protobuf wire type 3`` before)."""
+    import json
+    import shutil
+
+    from tests.conftest import ROOT
+
+    misnamed = tmp_path / "run.pftrace"
+    shutil.copy(ROOT / "tests" / "data" / "h200" / "matmul_relu_trace.json", misnamed)
+    code, out, err = run_cli("trace", "summarize", str(misnamed), "--json")
+    assert code == 0, (out, err)
+    same = run_cli(
+        "trace", "summarize", str(ROOT / "tests" / "data" / "h200" / "matmul_relu_trace.json"),
+        "--json",
+    )[1]  # fmt: skip
+    assert json.dumps(out, sort_keys=True) == json.dumps(same, sort_keys=True)

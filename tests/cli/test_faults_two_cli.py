@@ -228,3 +228,28 @@ def test_a_json_trace_named_pftrace_is_read_as_json(tmp_path: Path) -> None:
         "--json",
     )[1]  # fmt: skip
     assert json.dumps(out, sort_keys=True) == json.dumps(same, sort_keys=True)
+
+
+def test_an_agent_command_that_never_answers_fails_at_the_jobs_limit(tmp_path: Path) -> None:
+    """Item 11: ``--timeout 5`` with an agent command that never says ready: a ``timeout``
+    after about 5 s (not silence for the start's own 180 s), and nothing left running."""
+    import subprocess
+    import time
+
+    silent = tmp_path / "silent.sh"
+    silent.write_text("#!/bin/sh\nexec sleep 4321\n")
+    silent.chmod(0o755)
+    src = tmp_path / "k.py"
+    src.write_text("import torch\n\n\n# kernel-lens: inputs = (torch.ones(4),)\ndef f(x):\n"
+                   "    return x * 2\n")  # fmt: skip
+    started = time.monotonic()
+    code, out, err = run_cli(
+        "profile", f"{src}::f", "--json", "--timeout", "5", "--agent-command", str(silent),
+        timeout=120,
+    )  # fmt: skip
+    took = time.monotonic() - started
+    assert code != 0 and out["error"]["kind"] == "timeout", (out, err)  # type: ignore[index]
+    assert "did not start within 5 s (--timeout)" in out["error"]["message"]  # type: ignore[index]
+    assert took < 60, took
+    left = subprocess.run(["pgrep", "-f", "sleep 4321"], capture_output=True, text=True)
+    assert left.stdout.strip() == "", left.stdout

@@ -452,7 +452,9 @@ class AgentClient:
         async with self._lock:
             if cancelled is not None and cancelled.is_set():
                 raise ProfileError("cancelled", "cancelled before it started")
-            agent = await self._wait_cancellable(self._take_agent(on_progress), cancelled)
+            agent = await self._wait_cancellable(
+                self._take_agent(on_progress), cancelled, (timeout, limit_name)
+            )
             job_ticks = clock_ticks_now()
             generation = self._generation
             self._busy = agent
@@ -538,15 +540,26 @@ class AgentClient:
             extra["bundle"] = files
         return params, (extra, trace_dir if isinstance(trace_dir, str) else None), notes
 
-    async def _wait_cancellable(self, coro: Any, cancelled: asyncio.Event | None) -> AgentProcess:
-        """Await an agent start, giving up when ``cancelled`` is set."""
+    async def _wait_cancellable(
+        self,
+        coro: Any,
+        cancelled: asyncio.Event | None,
+        limit: tuple[float, str] | None = None,
+    ) -> AgentProcess:
+        """Await an agent start, giving up when ``cancelled`` is set or after the job's own
+        time limit (``limit``: seconds and the setting they came from): an agent command that
+        never answers fails the job at its limit, not at the start's own 180 s (issue 39)."""
         start: asyncio.Future[AgentProcess] = asyncio.ensure_future(coro)
-        if cancelled is None:
-            return await start
-        cancel_wait = asyncio.ensure_future(cancelled.wait())
+        cancel_wait = asyncio.ensure_future(
+            cancelled.wait() if cancelled is not None else asyncio.Event().wait()
+        )
         both: set[asyncio.Future[Any]] = {start, cancel_wait}
         try:
-            done, _ = await asyncio.wait(both, return_when=asyncio.FIRST_COMPLETED)
+            done, _ = await asyncio.wait(
+                both,
+                timeout=limit[0] if limit is not None else None,
+                return_when=asyncio.FIRST_COMPLETED,
+            )
         finally:
             cancel_wait.cancel()
         if start in done:
@@ -555,7 +568,15 @@ class AgentClient:
         with contextlib.suppress(BaseException):
             agent = await start
             await agent.kill()
-        raise ProfileError("cancelled", "cancelled while the agent was starting")
+        if cancel_wait in done:
+            raise ProfileError("cancelled", "cancelled while the agent was starting")
+        assert limit is not None
+        command = " ".join(self.argv_prefix) or "the agent"
+        raise ProfileError(
+            "timeout",
+            f"the agent did not start within {limit[0]:g} s ({limit[1]}): `{command}` never "
+            "said it was ready",
+        )
 
     async def _job(
         self,

@@ -25,8 +25,8 @@ import math
 import os
 import sys
 import types
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -765,9 +765,6 @@ def run_values(
     Raises:
         ProfileError: no such kernel, no launch, or a launcher that failed before it.
     """
-    from kernel_lens.agent.stages.triton_ir import launched_at_module_level, launchers_in_text
-    from kernel_lens.agent.stages.target import load_target
-
     path = os.path.abspath(path)
     chosen = parse_program(program)
     if isinstance(iteration, str) and iteration not in ("first", "last"):
@@ -784,71 +781,16 @@ def run_values(
         raise ProfileError("not-found", f"no kernel {kernel!r} in {os.path.basename(path)}")
     recorder = ValueRecorder(path, kernel, iteration, statements)
     check = MemoryCheck(path, kernel)
-    launchers = launchers_in_text(text, kernel)
-    launcher_label = ""
-    failure: BaseException | None = None
-    inputs: Any = None
-    launch = _Launch()
-    with _interpreter_on():
-        if launchers:
-            last_error: ProfileError | None = None
-            for launcher in launchers:
-                try:
-                    target = load_target(
-                        path, text, name=launcher, driver=driver, argv=argv, cwd=cwd
-                    )
-                except ProfileError as err:
-                    last_error = err
-                    continue
-                inputs = target.inputs
-                with _hooks(kernel, chosen, recorder, check) as launch:
-                    try:
-                        target.call()
-                    except _StopAfterLaunch:
-                        pass
-                    except Exception as exc:
-                        if not launch.started:
-                            last_error = ProfileError(
-                                "runtime",
-                                f"{launcher} raised {type(exc).__name__}: {exc} before "
-                                f"launching {kernel}",
-                                _error_line(exc, path),
-                                format_exception(exc),
-                            )
-                            continue
-                        failure = exc
-                if launch.started:
-                    launcher_label = launcher
-                    break
-            else:
-                raise last_error or ProfileError(
-                    "not-found", f"{kernel} was not launched by {', '.join(launchers)}"
-                )
-        elif launched_at_module_level(text, kernel):
-            # The script launches it: run it as __main__ with the hooks, up to that launch.
-            launcher_label = "<script>"
-            with _hooks(kernel, chosen, recorder, check) as launch:
-                try:
-                    _launch_from_script_with_hooks(path, text)
-                except _StopAfterLaunch:
-                    pass
-                except BaseException as exc:  # the script's own ending, whatever it is
-                    if not launch.started:
-                        raise ProfileError(
-                            "runtime",
-                            f"the script raised {type(exc).__name__}: {exc} before launching "
-                            f"{kernel}",
-                            _error_line(exc, path),
-                            format_exception(exc),
-                        ) from None
-                    failure = exc
-        else:
-            raise ProfileError(
-                "not-found",
-                f"no function in {os.path.basename(path)} launches {kernel}[grid](…) and the "
-                "script does not launch it: Show Values runs a real launch",
-                def_line,
-            )
+    launch, launcher_label, inputs, failure = run_first_launch(
+        path,
+        text,
+        kernel,
+        def_line,
+        lambda: _hooks(kernel, chosen, recorder, check),
+        driver=driver,
+        argv=argv,
+        cwd=cwd,
+    )
     if launch.grid is None:
         raise ProfileError("runtime", f"{kernel}'s launch did not reach the interpreter", def_line)
     error: dict[str, Any] | None = None
@@ -878,6 +820,99 @@ def run_values(
         "interpreter": True,
         "label": INTERPRETER_LABEL,
     }
+
+
+def run_first_launch(
+    path: str,
+    text: str,
+    kernel: str,
+    def_line: int,
+    hooks: Callable[[], AbstractContextManager[_Launch]],
+    *,
+    driver: str | None = None,
+    argv: list[str] | None = None,
+    cwd: str | None = None,
+) -> tuple[_Launch, str, Any, BaseException | None]:
+    """Run ``kernel``'s first launch under the interpreter, inside ``hooks()`` (which stop the
+    launcher after it): by the file's launcher function (its inputs as Profile builds them, or a
+    driver's call), else by the script's module-level code.
+
+    Returns:
+        ``(launch, launcher, inputs, failure)``: what the hooks learnt, the launcher's name
+        (``<script>``), the inputs' description, and how the launch ended badly (if it did).
+
+    Raises:
+        ProfileError: no launcher, or one that failed before launching the kernel.
+    """
+    from kernel_lens.agent.stages.target import load_target
+    from kernel_lens.agent.stages.triton_ir import launched_at_module_level, launchers_in_text
+
+    launchers = launchers_in_text(text, kernel)
+    launcher_label = ""
+    failure: BaseException | None = None
+    inputs: Any = None
+    launch = _Launch()
+    with _interpreter_on():
+        if launchers:
+            last_error: ProfileError | None = None
+            for launcher in launchers:
+                try:
+                    target = load_target(
+                        path, text, name=launcher, driver=driver, argv=argv, cwd=cwd
+                    )
+                except ProfileError as err:
+                    last_error = err
+                    continue
+                inputs = target.inputs
+                with hooks() as launch:
+                    try:
+                        target.call()
+                    except _StopAfterLaunch:
+                        pass
+                    except Exception as exc:
+                        if not launch.started:
+                            last_error = ProfileError(
+                                "runtime",
+                                f"{launcher} raised {type(exc).__name__}: {exc} before "
+                                f"launching {kernel}",
+                                _error_line(exc, path),
+                                format_exception(exc),
+                            )
+                            continue
+                        failure = exc
+                if launch.started:
+                    launcher_label = launcher
+                    break
+            else:
+                raise last_error or ProfileError(
+                    "not-found", f"{kernel} was not launched by {', '.join(launchers)}"
+                )
+        elif launched_at_module_level(text, kernel):
+            # The script launches it: run it as __main__ with the hooks, up to that launch.
+            launcher_label = "<script>"
+            with hooks() as launch:
+                try:
+                    _launch_from_script_with_hooks(path, text)
+                except _StopAfterLaunch:
+                    pass
+                except BaseException as exc:  # the script's own ending, whatever it is
+                    if not launch.started:
+                        raise ProfileError(
+                            "runtime",
+                            f"the script raised {type(exc).__name__}: {exc} before launching "
+                            f"{kernel}",
+                            _error_line(exc, path),
+                            format_exception(exc),
+                        ) from None
+                    failure = exc
+        else:
+            raise ProfileError(
+                "not-found",
+                f"no function in {os.path.basename(path)} launches {kernel}[grid](…) and the "
+                "script does not launch it: Show Values runs a real launch",
+                def_line,
+            )
+    return launch, launcher_label, inputs, failure
 
 
 def _launch_from_script_with_hooks(path: str, text: str) -> None:

@@ -49,7 +49,8 @@ def test_masked_vector_kernel_first_and_last_program() -> None:
     y = _values(first, scaled)["y"]
     assert x["dtype"] == "float32" and x["shape"] == [1024] and len(x["data"]) == 1024
     # y = x * 2, lane by lane (both rounded to 4 significant digits)
-    assert all(abs(b - 2 * a) <= 1e-3 * max(1.0, abs(b)) for a, b in zip(x["data"], y["data"]))
+    pairs = zip(x["data"], y["data"], strict=True)
+    assert all(abs(b - 2 * a) <= 1e-3 * max(1.0, abs(b)) for a, b in pairs)
     assert abs(y["max"] - 2 * x["max"]) <= 1e-3 * abs(y["max"])
     # the parameters, on the def line
     params = _values(first, _line(INSIDE, "def scale_kernel"))
@@ -127,7 +128,7 @@ def test_bad_program_id_is_a_clear_error() -> None:
     assert out["error"]["kind"] == "inputs" and "program id" in out["error"]["message"]
 
 
-_STRIDED = '''
+_STRIDED = """
 import os
 os.environ["TRITON_INTERPRET"] = "1"
 import torch
@@ -149,7 +150,7 @@ def copy(x):
     out = torch.empty_like(x)
     copy_rows[(x.shape[0],)](out, x, x.shape[1], x.shape[1] + 1, BLOCK=8)
     return out
-'''
+"""
 
 
 def test_negative_offset_and_wrong_stride_under_a_mask(tmp_path: Path) -> None:

@@ -18,8 +18,8 @@
     kernel-lens ncu run PATH::FUNC [--set basic|full] [--from DRIVER [-- ARGS…]] [--json]
     kernel-lens ncu show FILE.ncu-rep [--json]
 
-The commands that run user code (profile, asm, values, inline, sweep, ncu run) run it the way the editor
-does: in a fresh agent process (``python -m kernel_lens.agent``) through the same client and
+The commands that run user code (profile, asm, values, inline, sweep, ncu run) run it the way the
+editor does: in a fresh agent process (``python -m kernel_lens.agent``) through the same client and
 engine, so however the code ends — an exception, ``sys.exit``, ``os._exit``, a segfault, Ctrl-C
 raised by the code, a hang past ``--timeout``, threads left running — the command ends with the
 same error contract. ``trace summarize`` and ``ncu show`` read files and run in-process.

@@ -24,6 +24,7 @@ from kernel_lens.lsp import (
     quick_fix,
     report,
     timing_lint,
+    values,
 )
 from kernel_lens.lsp.language_server import KernelLensServer
 
@@ -45,6 +46,7 @@ FEATURES: list[Callable[[KernelLensServer], None]] = [
     quick_fix.setup,
     notebooks.setup,
     timing_lint.setup,
+    values.setup,
 ]
 
 

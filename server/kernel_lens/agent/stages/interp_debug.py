@@ -2,11 +2,11 @@
 ``debugpy`` runs, stopping on the kernel's first line for one chosen program.
 
 The interpreter runs a rewritten copy of the kernel (compiled under the file's own path, so the
-debugger shows the user's lines). Here that rewrite is given one more statement on the body's
-``def`` line: ``if <this is the chosen program>: debugpy.breakpoint()`` — called from the
-kernel's own frame, so the debugger stops there, on the body's first line, before it runs; every other program runs
-through. No debugger of our own: the stop, the stepping, the watches are debugpy's. The blocks
-show as arrays in the Variables view through a pydevd type resolver
+debugger shows the user's lines). Here that rewrite is given one more statement, on the ``def``
+line: ``if <this is the chosen program>: debugpy.breakpoint()`` — called from the kernel's own
+frame, so the debugger stops there, on the body's first line, before it runs; every other
+program runs through. No debugger of our own: the stop, the stepping, the watches are
+debugpy's. The blocks show as arrays in the Variables view through a pydevd type resolver
 (``debug_plugins/pydevd_plugins/extensions/pydevd_plugin_kernel_lens.py``).
 """
 
@@ -55,7 +55,9 @@ def _inject(tree: ast.AST, kernel: str) -> None:
                 test=ast.Call(func=ast.Name(id=AT_PROGRAM, ctx=ast.Load()), args=[], keywords=[]),
                 body=[
                     ast.Expr(
-                        value=ast.Call(func=ast.Name(id=BREAK, ctx=ast.Load()), args=[], keywords=[])
+                        value=ast.Call(
+                            func=ast.Name(id=BREAK, ctx=ast.Load()), args=[], keywords=[]
+                        )
                     )
                 ],
                 orelse=[],
@@ -122,7 +124,7 @@ def _debug_hooks(
                 launch.target = (0, 0, 0)
             elif program == "last":
                 launch.target = (int(nx) - 1, int(ny) - 1, int(nz) - 1)
-            else:
+            elif isinstance(program, tuple):
                 launch.target = program
         return originals["grid_dim"](nx, ny, nz)
 
@@ -213,7 +215,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     pid = ", ".join(map(str, launch.target or ()))
     grid = " × ".join(map(str, launch.grid or ()))
-    if launch.target and launch.grid and any(t >= g for t, g in zip(launch.target, launch.grid)):
+    target, grid_dims = launch.target, launch.grid
+    if target and grid_dims and any(t >= g for t, g in zip(target, grid_dims, strict=True)):
         print(f"Kernel Lens: program ({pid}) is outside the grid {grid}: nothing stopped")
     print(
         f"Kernel Lens: {args.kernel} ran under Triton's interpreter ({launch.programs} programs "

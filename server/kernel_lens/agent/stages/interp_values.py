@@ -145,7 +145,11 @@ class Storages:
         """The storage closest to ``address`` (for an access that falls in none)."""
         best, best_d = -1, None
         for i, s in enumerate(self.items):
-            d = 0 if s.start <= address < s.end else min(abs(address - s.start), abs(address - s.end))
+            d = (
+                0
+                if s.start <= address < s.end
+                else min(abs(address - s.start), abs(address - s.end))
+            )
             if best_d is None or d < best_d:
                 best, best_d = i, d
         return best
@@ -321,7 +325,9 @@ def _ints_text(flat: Any) -> str:
     return text
 
 
-def describe_value(name: str, value: Any, storages: Storages | None = None) -> dict[str, Any] | None:
+def describe_value(
+    name: str, value: Any, storages: Storages | None = None
+) -> dict[str, Any] | None:
     """What one local holds, for a line's text and its hover: ``None`` for what is not a value
     (a function, a module, the interpreter's helpers).
 
@@ -650,7 +656,7 @@ def _hooks(
                 launch.target = (0, 0, 0)
             elif program == "last":
                 launch.target = (int(nx) - 1, int(ny) - 1, int(nz) - 1)
-            else:
+            elif isinstance(program, tuple):
                 launch.target = program
         return originals["grid_dim"](nx, ny, nz)
 
@@ -717,7 +723,9 @@ def _kernel_lines(text: str, kernel: str) -> tuple[int | None, set[int]]:
     for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.FunctionDef) and node.name == kernel:
             starts = {
-                sub.lineno for sub in ast.walk(node) if isinstance(sub, ast.stmt) and sub is not node
+                sub.lineno
+                for sub in ast.walk(node)
+                if isinstance(sub, ast.stmt) and sub is not node
             }
             return node.lineno, starts
     return None, set()

@@ -14,10 +14,9 @@ __all__ = ["TritonBlockResolver", "TritonBlockText"]
 
 
 def _is_block(type_object: Any) -> bool:
-    return (
-        getattr(type_object, "__name__", "") == "tensor"
-        and getattr(type_object, "__module__", "").startswith("triton.language")
-    )
+    return getattr(type_object, "__name__", "") == "tensor" and getattr(
+        type_object, "__module__", ""
+    ).startswith("triton.language")
 
 
 def _array(obj: Any) -> Any:
@@ -27,7 +26,7 @@ def _array(obj: Any) -> Any:
     if not isinstance(data, np.ndarray):
         return None
     tl_type = getattr(obj, "type", None)
-    if getattr(tl_type, "is_block", lambda: False)():
+    if tl_type is not None and getattr(tl_type, "is_block", lambda: False)():
         shape = tuple(int(s) for s in tl_type.shape)
         if data.shape != shape:
             data = np.broadcast_to(data, shape)

@@ -120,9 +120,11 @@ function decoration(
   hover?: vscode.MarkdownString,
 ): vscode.DecorationOptions {
   const line0 = Math.min(Math.max(line - 1, 0), Math.max(document.lineCount - 1, 0));
-  const end = document.lineAt(line0).range.end;
+  const row = document.lineAt(line0);
+  // The whole line's text: the hover shows wherever the line is pointed at; `after` follows it.
+  const start = new vscode.Position(line0, row.firstNonWhitespaceCharacterIndex);
   return {
-    range: new vscode.Range(end, end),
+    range: new vscode.Range(start, row.range.end),
     renderOptions: { after: { contentText: text } },
     ...(hover === undefined ? {} : { hoverMessage: hover }),
   };

@@ -244,7 +244,7 @@ export const INTERP_SCENARIOS = [
           "offs in Variables",
           async () => {
             const texts = (await variables.allInnerTexts()).join("\n").replace(/\u00a0/g, " ");
-            return /offs\s*:?\s*int32\[1024\] 0 1 2 … 1023/.test(texts) ? texts : null;
+            return /offs\s*[=:]?\s*int32\[1024\] 0 1 2 … 1023/.test(texts) ? texts : null;
           },
           40_000,
           500,

@@ -19,6 +19,7 @@ from kernel_lens.wire.jobs import (
     JobRequest,
     NcuRequest,
     ProfileRequest,
+    SanitizerRequest,
     SweepRequest,
     ValuesRequest,
 )
@@ -134,6 +135,7 @@ def test_every_method_has_a_request_and_an_engine_entry() -> None:
         InlineRequest,
         NcuRequest,
         ValuesRequest,
+        SanitizerRequest,
     )
     assert {r.method for r in requests} == set(METHOD_NAMES)
 

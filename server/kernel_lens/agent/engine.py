@@ -21,6 +21,7 @@ from kernel_lens.wire.jobs import (
     JobRequest,
     NcuRequest,
     ProfileRequest,
+    SanitizerRequest,
     SweepRequest,
     ValuesRequest,
 )
@@ -150,6 +151,27 @@ class Engine:
                 else:
                     os.environ[key] = value
 
+    def sanitize(
+        self, request: SanitizerRequest, progress: Progress = _no_progress
+    ) -> dict[str, Any]:
+        """Check Memory: the function's call under compute-sanitizer, reports on their lines."""
+        from kernel_lens.agent.stages.sanitizer import run_sanitizer
+        from kernel_lens.agent.usercode import read_source
+
+        progress("sanitize", f"compute-sanitizer --tool {request.tool}")
+        text = request.text if request.text is not None else read_source(request.path)
+        return run_sanitizer(
+            os.path.abspath(request.path),
+            text,
+            request.function,
+            tool=request.tool,
+            timeout=request.timeout,
+            driver=request.driver,
+            argv=list(request.argv),
+            cwd=request.cwd,
+            env=dict(request.env),
+        )
+
     def ncu(self, request: NcuRequest, progress: Progress = _no_progress) -> NcuResult:
         """Nsight Compute on the function's kernels: metrics, hints, source lines, report file."""
         from kernel_lens.agent.stages.ncu import run_ncu
@@ -208,6 +230,10 @@ def _values(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
     return _ENGINE.values(_parse(ValuesRequest, params), progress)
 
 
+def _sanitize(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    return _ENGINE.sanitize(_parse(SanitizerRequest, params), progress)
+
+
 #: The agent's job methods: each takes the request's ``params`` and a progress callback.
 METHODS: dict[str, Callable[[dict[str, Any], Progress], Mapping[str, Any]]] = {
     ProfileRequest.method: _profile,
@@ -216,6 +242,7 @@ METHODS: dict[str, Callable[[dict[str, Any], Progress], Mapping[str, Any]]] = {
     InlineRequest.method: _inline,
     NcuRequest.method: _ncu,
     ValuesRequest.method: _values,
+    SanitizerRequest.method: _sanitize,
 }
 
 

@@ -19,6 +19,7 @@ __all__ = [
     "JobRequest",
     "NcuRequest",
     "ProfileRequest",
+    "SanitizerRequest",
     "SweepRequest",
     "ValuesRequest",
 ]
@@ -35,7 +36,15 @@ ALL_STAGES: tuple[str, ...] = (
 )
 
 #: The agent's job methods (besides ``ping`` and ``shutdown``).
-METHOD_NAMES: tuple[str, ...] = ("profile", "sweep", "asm", "inline", "ncu", "values")
+METHOD_NAMES: tuple[str, ...] = (
+    "profile",
+    "sweep",
+    "asm",
+    "inline",
+    "ncu",
+    "values",
+    "sanitize",
+)
 
 _R = TypeVar("_R", bound="JobRequest")
 
@@ -285,6 +294,34 @@ class ValuesRequest(JobRequest):
     text: str | None = None
     program: str = "first"
     iteration: str = "first"
+    driver: str | None = None
+    argv: list[str] = field(default_factory=list)
+    cwd: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class SanitizerRequest(JobRequest):
+    """Check Memory: one call of a function under NVIDIA's ``compute-sanitizer`` (method
+    ``sanitize``), each report on the source line it names (a GPU and the CUDA toolkit needed).
+
+    Attributes:
+        path: the file's path.
+        function: ``func`` or ``Class.method``.
+        text: the buffer text (``None``: read the file).
+        tool: ``memcheck`` (out-of-bounds, misaligned), ``racecheck`` (shared-memory hazards),
+            ``initcheck`` or ``synccheck``.
+        timeout: seconds the checked process may run.
+        driver, argv, cwd, env: the inputs from a driver's call, as for Nsight Compute.
+    """
+
+    method: ClassVar[str] = "sanitize"
+
+    path: str
+    function: str
+    text: str | None = None
+    tool: str = "memcheck"
+    timeout: float = 600.0
     driver: str | None = None
     argv: list[str] = field(default_factory=list)
     cwd: str | None = None

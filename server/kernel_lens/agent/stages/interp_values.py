@@ -368,8 +368,8 @@ def describe_value(
             dtype = str(data.dtype) if data.dtype != np.bool_ else "bool"
         if not is_block:
             scalar = data.reshape(-1)[0] if data.size else None
-            if is_ptr and scalar is not None and storages is not None:
-                owner = storages.owner(int(scalar))
+            if is_ptr and scalar is not None:
+                owner = storages.owner(int(scalar)) if storages is not None else None
                 where = (
                     f"{owner.name} + {(int(scalar) - owner.data_ptr) // owner.itemsize}"
                     if owner

@@ -20,6 +20,8 @@ export const Commands = {
   showOutput: "kernelLens.showOutput",
   restartServer: "kernelLens.restartServer",
   runNcuAtCursor: "kernelLens.runNcuAtCursor",
+  /** Check Memory (compute-sanitizer, a GPU) of the function at the cursor. */
+  checkMemoryAtCursor: "kernelLens.checkMemoryAtCursor",
   /** Also the command of the server's lens above each function (`protocol.ts`). */
   showGeneratedCode: ClientCommands.showGeneratedCode,
   /** Also the command of the server's lens above each `@triton.jit` kernel. */

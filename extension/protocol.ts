@@ -15,6 +15,7 @@ import { Invalid, is, record, type Check } from "./guards";
 import {
   CLIENT_COMMAND_CHECKS,
   CMD_APPLY_PARAMETER,
+  CMD_CHECK_MEMORY,
   CMD_PROFILE,
   CMD_PROFILE_ALL,
   CMD_RUN_NCU,
@@ -185,6 +186,8 @@ export const ReportServerCommands = {
   sweep: CMD_SWEEP,
   /** Write a parameter's new default as an edit. Argument: one `ApplyParameterArgs`. */
   applyParameter: CMD_APPLY_PARAMETER,
+  /** Check Memory: a function's call under compute-sanitizer. Argument: one `CheckMemoryArgs`. */
+  checkMemory: CMD_CHECK_MEMORY,
 } as const;
 
 /**

@@ -984,6 +984,12 @@ export const CMD_PROFILE_ALL = "kernelLens.profileAll";
 /** `workspace/executeCommand`: Nsight Compute on a function (`RunNcuArgs`). */
 export const CMD_RUN_NCU = "kernelLens.runNcu";
 
+/**
+ * `workspace/executeCommand`: Check Memory, a function's call under compute-sanitizer on a
+ * GPU, its reports as diagnostics on their lines (`CheckMemoryArgs`).
+ */
+export const CMD_CHECK_MEMORY = "kernelLens.checkMemory";
+
 /** `workspace/executeCommand`: sweep an int parameter (`SweepArgs`). */
 export const CMD_SWEEP = "kernelLens.sweep";
 
@@ -2105,6 +2111,38 @@ export const checkNcuCommandResult: Check<NcuCommandResult> = shape<NcuCommandRe
 });
 
 /**
+ * Check Memory of a function (by name, or the one around `position`): one call under
+ * `compute-sanitizer --tool TOOL` (`memcheck`, `racecheck`, `initcheck`,
+ * `synccheck`).
+ */
+export interface CheckMemoryArgs {
+  uri: string;
+  function?: string | null;
+  tool?: string;
+  position?: Position | null;
+}
+
+/** Result of `kernelLens.checkMemory`. */
+export interface CheckMemoryCommandResult {
+  ok: boolean;
+  function?: string;
+  error?: ErrorObject;
+  message?: string;
+  /** compute-sanitizer's error count. */
+  errors?: number;
+  /** Diagnostics published on lines. */
+  lines?: number;
+}
+export const checkCheckMemoryCommandResult: Check<CheckMemoryCommandResult> = shape<CheckMemoryCommandResult>({
+  ok: boolean,
+  function: optional(string),
+  error: optional(checkErrorObject),
+  message: optional(string),
+  errors: optional(int),
+  lines: optional(int),
+});
+
+/**
  * Sweep `param` of a function (by name, or the one around `position`) over `values`
  * (default: powers of two around the current value).
  */
@@ -2556,6 +2594,10 @@ export interface ServerCommandTypes {
   "kernelLens.profile": { argument: ProfileArgs; result: ProfileCommandResult };
   "kernelLens.profileAll": { argument: ProfileAllArgs; result: ProfileCommandResult[] };
   "kernelLens.runNcu": { argument: RunNcuArgs; result: NcuCommandResult | CommandResult };
+  "kernelLens.checkMemory": {
+    argument: CheckMemoryArgs;
+    result: CheckMemoryCommandResult | CommandResult;
+  };
   "kernelLens.sweep": { argument: SweepArgs; result: SweepCommandResult | CommandResult };
   "kernelLens.applyParameter": { argument: ApplyParameterArgs; result: ApplyParameterResult };
   "kernelLens.setBaseline": { argument: SetBaselineParams; result: SetBaselineResult };

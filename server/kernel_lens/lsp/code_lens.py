@@ -54,6 +54,7 @@ from kernel_lens.lsp.results import Placed, Record, place
 from kernel_lens.lsp.state import DocumentState
 from kernel_lens.wire.errors import ProfileError
 from kernel_lens.wire.lsp import (
+    CMD_CHECK_MEMORY,
     CMD_DEBUG_KERNEL,
     CMD_PROFILE,
     CMD_RUN_NCU,
@@ -224,6 +225,19 @@ def more_actions(
                     "why each kernel is not faster: Speed of Light, occupancy, rule hints",
                 )
             )
+        actions.append(
+            _disabled(
+                "$(shield) Check Memory",
+                "needs an NVIDIA GPU: this function ran on the CPU",
+            )
+            if ncu_ok is False
+            else _action(
+                "$(shield) Check Memory",
+                CMD_CHECK_MEMORY,
+                args,
+                "compute-sanitizer: out-of-bounds and misaligned accesses, on their lines",
+            )
+        )
     else:
         actions.extend(sweeps)
         actions.append(generated)

@@ -23,6 +23,7 @@ from kernel_lens.lsp import (
     profiling,
     quick_fix,
     report,
+    sanitizer,
     timing_lint,
     values,
 )
@@ -47,6 +48,7 @@ FEATURES: list[Callable[[KernelLensServer], None]] = [
     notebooks.setup,
     timing_lint.setup,
     values.setup,
+    sanitizer.setup,
 ]
 
 

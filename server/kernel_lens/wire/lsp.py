@@ -51,6 +51,9 @@ __all__ = [
     "CMD_SHOW_REPORT",
     "CMD_SHOW_VALUES",
     "CMD_DEBUG_KERNEL",
+    "CMD_CHECK_MEMORY",
+    "CheckMemoryArgs",
+    "CheckMemoryCommandResult",
     "CMD_SWEEP",
     "NOTIFICATIONS",
     "NOTIFY_RESULTS_CHANGED",
@@ -167,6 +170,9 @@ CMD_PROFILE = "kernelLens.profile"
 CMD_PROFILE_ALL = "kernelLens.profileAll"
 #: ``workspace/executeCommand``: Nsight Compute on a function (:class:`RunNcuArgs`).
 CMD_RUN_NCU = "kernelLens.runNcu"
+#: ``workspace/executeCommand``: Check Memory, a function's call under compute-sanitizer on a
+#: GPU, its reports as diagnostics on their lines (:class:`CheckMemoryArgs`).
+CMD_CHECK_MEMORY = "kernelLens.checkMemory"
 #: ``workspace/executeCommand``: sweep an int parameter (:class:`SweepArgs`).
 CMD_SWEEP = "kernelLens.sweep"
 #: ``workspace/executeCommand``: write a parameter's new default (:class:`ApplyParameterArgs`).
@@ -962,6 +968,27 @@ class NcuCommandResult(CommandResult):
     report_path: NotRequired[str]
 
 
+@dataclass
+class CheckMemoryArgs:
+    """Check Memory of a function (by name, or the one around ``position``): one call under
+    ``compute-sanitizer --tool TOOL`` (``memcheck``, ``racecheck``, ``initcheck``,
+    ``synccheck``)."""
+
+    uri: str
+    function: str | None = None
+    tool: str = "memcheck"
+    position: Position | None = None
+
+
+class CheckMemoryCommandResult(CommandResult):
+    """Result of ``kernelLens.checkMemory``."""
+
+    errors: NotRequired[int]
+    """compute-sanitizer's error count."""
+    lines: NotRequired[int]
+    """Diagnostics published on lines."""
+
+
 @dataclass(kw_only=True)
 class SweepArgs:
     """Sweep ``param`` of a function (by name, or the one around ``position``) over ``values``
@@ -1261,6 +1288,7 @@ SERVER_COMMANDS: dict[str, tuple[Any, Any]] = {
     CMD_PROFILE: (ProfileArgs, ProfileCommandResult),
     CMD_PROFILE_ALL: (ProfileAllArgs, list[ProfileCommandResult]),
     CMD_RUN_NCU: (RunNcuArgs, NcuCommandResult | CommandResult),
+    CMD_CHECK_MEMORY: (CheckMemoryArgs, CheckMemoryCommandResult | CommandResult),
     CMD_SWEEP: (SweepArgs, SweepCommandResult | CommandResult),
     CMD_APPLY_PARAMETER: (ApplyParameterArgs, ApplyParameterResult),
     CMD_SET_BASELINE: (SetBaselineParams, SetBaselineResult),

@@ -166,3 +166,54 @@ def test_negative_offset_and_wrong_stride_under_a_mask(tmp_path: Path) -> None:
     # with a stride of 9 for rows of 8, the last row reads offsets 26…33: two past the end (32)
     assert problem["lanes"] == 1 + 2 and problem["programs"] == 2
     assert result["programs_run"] == 4
+
+
+_ASM_KERNEL = """
+import os
+os.environ["TRITON_INTERPRET"] = "1"
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def asm_kernel(out_ptr, in_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(in_ptr + offs, mask=offs < n)
+    y = tl.inline_asm_elementwise(
+        "mov.b32 $0, $1;", "=r,r", [x], dtype=tl.float32, is_pure=True, pack=1
+    )
+    tl.store(out_ptr + offs, y, mask=offs < n)
+
+
+def run(x):
+    out = torch.empty_like(x)
+    asm_kernel[(triton.cdiv(x.numel(), 64),)](out, x, x.numel(), BLOCK=64)
+    return out
+"""
+
+_DRIVER = """
+import torch
+from asm_kernels import run
+
+run(torch.arange(100, dtype=torch.float32))
+"""
+
+
+def test_inputs_from_a_driver_and_what_the_interpreter_cannot_run_on_its_line(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "asm_kernels.py"
+    path.write_text(_ASM_KERNEL)
+    (tmp_path / "drive.py").write_text(_DRIVER)
+    code, result, err = run_cli(
+        "values", f"{path}::asm_kernel", "--from", str(tmp_path / "drive.py"), "--json"
+    )
+    assert code == 0, err
+    # the driver's tensor: arange(100), so x of program 0 runs 0 … 63
+    x = _values(result, _line(path, "x = tl.load(in_ptr"))["x"]
+    assert x["min"] == 0 and x["max"] == 63 and result["grid"] == [2, 1, 1]
+    assert _values(result, _line(path, "def asm_kernel"))["n"]["text"] == "n: int32 100"
+    stop = result["error"]
+    assert stop["line"] == _line(path, "y = tl.inline_asm_elementwise(")
+    assert "inline_asm not supported in interpreter mode" in stop["message"]

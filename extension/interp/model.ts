@@ -38,8 +38,8 @@ export function headerText(result: ValuesResult): string {
       : ` · ${result.oob.length} line${result.oob.length === 1 ? "" : "s"} out of bounds`;
   const outside = result.in_grid ? "" : " · outside the grid: no line ran";
   return (
-    `program ${pidText(result.pid)} of ${gridText(result.grid)} · Triton interpreter ` +
-    `(semantics, not GPU time)${outside}${oob}${stopped}`
+    `program ${pidText(result.pid)} of ${gridText(result.grid)} · Triton interpreter, ` +
+    `not GPU time${outside}${oob}${stopped}`
   );
 }
 

@@ -69,7 +69,7 @@ describe("Show Values text", () => {
   it("says the program, the grid and that the interpreter ran it, never GPU time", () => {
     assert.equal(
       headerText(RESULT),
-      "program (3, 0, 0) of 4 × 1 × 1 · Triton interpreter (semantics, not GPU time)",
+      "program (3, 0, 0) of 4 × 1 × 1 · Triton interpreter, not GPU time",
     );
     const bad = { ...RESULT, oob: [{ ...oob(), line: 26 }], in_grid: false };
     assert.match(headerText(bad), /outside the grid: no line ran · 1 line out of bounds$/);

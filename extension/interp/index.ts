@@ -27,7 +27,9 @@ import {
   DEBUG_TYPE,
   afterText,
   debugpyConfig,
+  debugpyMissing,
   headerText,
+  installCommand,
   pickChoices,
   pidText,
   programProblem,
@@ -280,14 +282,6 @@ async function debugKernel(arg: unknown): Promise<void> {
   await vscode.debug.startDebugging(vscode.workspace.getWorkspaceFolder(source), config);
 }
 
-/** Missing debugpy: the message, with the command that installs it. */
-function debugpyMissing(python: string): string {
-  return (
-    `${DISPLAY_NAME}: Debug Kernel needs debugpy in ${python}. Install it with: ` +
-    `${python} -m pip install debugpy`
-  );
-}
-
 function hasDebugpy(python: string): Promise<boolean> {
   return new Promise((resolve) => {
     execFile(python, ["-c", "import debugpy"], { cwd: os.tmpdir(), timeout: 30_000 }, (error) =>
@@ -318,7 +312,7 @@ async function resolveDebugConfig(
     const copy = "Copy Install Command";
     const answer = await showError(debugpyMissing(python), copy);
     if (answer === copy) {
-      await vscode.env.clipboard.writeText(`"${python}" -m pip install debugpy`);
+      await vscode.env.clipboard.writeText(installCommand(python));
     }
     return undefined;
   }

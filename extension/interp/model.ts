@@ -12,6 +12,19 @@ export const DEBUG_MODULE = "kernel_lens.agent.stages.interp_debug";
 /** The longest text after a line (the hover has the rest). */
 export const MAX_AFTER = 160;
 
+/** The command that installs debugpy into `python` (quoted for a shell). */
+export function installCommand(python: string): string {
+  return `"${python.replace(/"/g, '\\"')}" -m pip install debugpy`;
+}
+
+/** What Debug Kernel says when `python` lacks debugpy: why, and the command that fixes it. */
+export function debugpyMissing(python: string): string {
+  return (
+    `Kernel Lens: Debug Kernel needs debugpy in ${python} (the debugger it runs). ` +
+    `Install it with: ${installCommand(python)}`
+  );
+}
+
 /** `(3, 0, 0)`. */
 export function pidText(pid: readonly number[]): string {
   return `(${pid.join(", ")})`;

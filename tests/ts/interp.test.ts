@@ -6,6 +6,7 @@ import {
   DEBUG_MODULE,
   afterText,
   debugpyConfig,
+  debugpyMissing,
   headerText,
   pickChoices,
   programProblem,
@@ -146,5 +147,15 @@ describe("Debug Kernel launch", () => {
     });
     assert.equal(config["justMyCode"], true);
     assert.equal("kernelFile" in config, false);
+  });
+});
+
+describe("Debug Kernel without debugpy", () => {
+  it("says what is missing where, and the command that installs it", () => {
+    assert.equal(
+      debugpyMissing("/env/bin/python"),
+      "Kernel Lens: Debug Kernel needs debugpy in /env/bin/python (the debugger it runs). " +
+        'Install it with: "/env/bin/python" -m pip install debugpy',
+    );
   });
 });

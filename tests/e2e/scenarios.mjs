@@ -8,6 +8,7 @@
 import { existsSync } from "node:fs";
 import { copyFile, readdir, readFile } from "node:fs/promises";
 import path from "node:path";
+import { INTERP_SCENARIOS } from "./interp.mjs";
 import { NOTEBOOK_SCENARIO } from "./notebook.mjs";
 
 /** Whether nvcc can be found the way the server looks for it. */
@@ -2204,6 +2205,7 @@ export const SCENARIOS = [
       }
     },
   },
+  ...INTERP_SCENARIOS,
   NOTEBOOK_SCENARIO,
 ];
 

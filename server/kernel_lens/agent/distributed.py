@@ -16,11 +16,13 @@ import collections
 import dataclasses
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -34,9 +36,15 @@ __all__ = ["MAX_NPROC", "launch_command", "run_distributed"]
 MAX_NPROC = 64
 #: Seconds torchrun gets to stop its ranks after SIGTERM before it is killed.
 _GRACE_S = 10.0
-#: Set for the ranks: seconds after their start at which each writes its Python stack to
+#: Set for the ranks: the time (``time.time()``) at which each writes its Python stack to
 #: ``OUT/rank<R>.stack`` (just before the job's deadline: where a hung rank waits).
-DUMP_ENV = "KERNEL_LENS_RANK_DUMP_S"
+DUMP_ENV = "KERNEL_LENS_RANK_DUMP_AT"
+#: A collective's error when its peer process went away (gloo, NCCL): the rank waited in vain.
+_PEER_GONE = re.compile(
+    r"Connection closed by peer|Connection reset by peer|remote process exited|"
+    r"NCCL communicator was aborted|Broken pipe",
+    re.IGNORECASE,
+)
 #: The ranks dump their stacks this long before torchrun is stopped.
 _DUMP_AHEAD_S = 2.0
 
@@ -97,7 +105,7 @@ def run_distributed(
         env.setdefault("OMP_NUM_THREADS", "1")
         wait = _wait_s()
         if wait is not None:
-            env[DUMP_ENV] = f"{max(0.5, wait - _DUMP_AHEAD_S):.1f}"
+            env[DUMP_ENV] = f"{time.time() + max(0.5, wait - _DUMP_AHEAD_S):.3f}"
         cwd = request.cwd or os.path.dirname(os.path.abspath(request.driver or request.path))
         rc, tail = _run(launch_command(nproc, req_path, tmp), env, cwd, wait)
         stacks = [_read_stack(os.path.join(tmp, f"rank{r}.stack")) for r in range(nproc)]
@@ -116,6 +124,18 @@ def run_distributed(
         rank = min(failed)[1]
         err = (results[rank] or {})["error"]
         message = f"rank {rank}: {err.get('message', '')}"
+        finished = [r for r, res in enumerate(results) if res is not None and "error" not in res]
+        if finished and _PEER_GONE.search(str(err.get("message") or "")):
+            # Not the rank's own fault: it waited in a collective that a peer never reached
+            # (the peer finished and left); said as such, on the rank's line (issue 39 item 9).
+            where = f" at line {err.get('line')}" if err.get("line") else ""
+            peers = ", ".join(map(str, finished))
+            message = (
+                f"rank {rank} was waiting in a collective{where} that rank"
+                f"{'s' if len(finished) > 1 else ''} {peers} finished without reaching (every "
+                "rank must make the same collective calls in the same order); "
+                + str(err.get("message") or "").splitlines()[0][:200]
+            )
         if note:
             message += f" ({note})"
         raise ProfileError(

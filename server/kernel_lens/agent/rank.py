@@ -60,13 +60,13 @@ def _die_with_parent() -> None:
 
 
 def _dump_stack_later(path: str) -> None:
-    """Just before the job's deadline (``KERNEL_LENS_RANK_DUMP_S`` seconds from now), write
+    """Just before the job's deadline (``KERNEL_LENS_RANK_DUMP_AT``, a ``time.time()``), write
     this rank's Python stack to ``path``: where it waits if it hangs (a collective its peer
     never reaches). A rank that finishes first never writes it."""
     import faulthandler
 
     try:
-        seconds = float(os.environ["KERNEL_LENS_RANK_DUMP_S"])
+        seconds = max(0.1, float(os.environ["KERNEL_LENS_RANK_DUMP_AT"]) - time.time())
     except (KeyError, ValueError):
         return
     try:

@@ -26,7 +26,7 @@ from typing import Any
 
 from kernel_lens import early_agent
 from kernel_lens.client.faults import describe_exit, failing_frame, fault_frames, where_text
-from kernel_lens.client.process import AgentProcess
+from kernel_lens.client.process import AgentProcess, exit_code
 from kernel_lens.client.remote import (
     bootstrap_argv,
     dropped_connection,
@@ -714,7 +714,7 @@ class AgentClient:
             raise self._timeout_error(agent, limit, path)
         raw = read.result()
         if not raw:
-            code = await proc.wait()
+            code = await exit_code(proc)
             await agent.drain_stderr()
             raise self._crash_error(agent, code, path)
         try:

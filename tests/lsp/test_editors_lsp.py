@@ -386,3 +386,57 @@ async def test_vscode_keeps_its_titles_and_gets_no_function_actions(tmp_path: Pa
     finally:
         await client.shutdown_session()
         await client.stop()
+
+
+async def test_assembly_and_generated_code_open_as_read_only_files(tmp_path: Path) -> None:
+    """Helix: a Triton kernel's *Show Assembly* lens and a function's *Generated Code* code
+    action run the server's commands, which write read-only files under the cache and open them
+    with ``window/showDocument``."""
+    client, markers, workspace = await _start(tmp_path, "module")
+    for name in ("triton_square.py", "fusion.py"):
+        (workspace / name).write_text((ROOT / "kernels" / name).read_text())
+    try:
+        init = await _init(client, "helix", workspace, trusted=True)
+        provider = init.capabilities.execute_command_provider
+        assert provider is not None
+        executable = set(provider.commands)
+
+        triton_uri = _open(client, workspace / "triton_square.py")
+        lenses = await _lenses(client, triton_uri)
+        _assert_plain(lenses, executable)
+        show = next(
+            lens for lens in lenses if lens.command and lens.command.title == "Show Assembly"
+        )
+        assert show.command is not None and show.command.command == "kernelLens.openAssembly"
+        arguments = [{**show.command.arguments[0], "arch": 90}]  # type: ignore[index]
+        opened = await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="kernelLens.openAssembly", arguments=arguments)
+        )
+        assert opened["ok"] is True, opened
+        ptx = Path(opened["path"])
+        assert ptx.name == "square_kernel.sm_90.ptx"
+        assert ".target sm_90a" in ptx.read_text()
+        assert not ptx.stat().st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)
+
+        fusion_uri = _open(client, workspace / "fusion.py")
+        line0 = (workspace / "fusion.py").read_text().splitlines().index("def matmul_relu(x, y):")
+        actions = await _actions(client, fusion_uri, line0)
+        generated = next(
+            a for a in actions if a.title == "Kernel Lens: Generated Code (matmul_relu)"
+        )
+        assert generated.command is not None
+        assert generated.command.command == "kernelLens.openGeneratedCode"
+        opened = await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command=generated.command.command, arguments=generated.command.arguments
+            )
+        )
+        assert opened["ok"] is True, opened
+        code = Path(opened["path"])
+        assert code.name.startswith("matmul_relu.inductor")
+        assert "def call(" in code.read_text()
+        assert [p.uri for p in client.shown_documents] == [ptx.as_uri(), code.as_uri()]
+    finally:
+        await client.shutdown_session()
+        await client.stop()
+    assert sorted(os.listdir(markers)) == []

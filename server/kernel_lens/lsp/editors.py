@@ -332,7 +332,7 @@ class Editors(LanguageFeature):
         if args.arch is not None:
             raw["arch"] = args.arch
         result = await generated.assembly(self.ls, raw)
-        name = _file_name(args.kernel, f".sm{result['arch']}.{args.stage}")
+        name = _file_name(args.kernel, f".{result['arch']}.{args.stage}")  # sm_90
         return write_view(args.uri, name, str(result["asm"]))
 
     async def _show(self, path: str) -> None:

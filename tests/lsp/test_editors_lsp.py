@@ -330,9 +330,18 @@ async def test_profile_through_a_code_action(tmp_path: Path, name: str) -> None:
         assert hover is not None and isinstance(hover.contents, types.MarkupContent)
         assert "command:" not in hover.contents.value and "$(" not in hover.contents.value
 
-        after = [a.title for a in await _actions(client, uri, DEF_LINE0)]
+        after_actions = await _actions(client, uri, DEF_LINE0)
+        after = [a.title for a in after_actions]
         assert after[0] == "Kernel Lens: Re-profile scale"
         assert "Kernel Lens: Report of scale (text)" in after
+        # Nsight Compute needs a GPU: listed disabled with why where the client shows those
+        nsight = [a for a in after_actions if "Nsight Compute" in a.title]
+        action_caps = capabilities(name).text_document.code_action  # type: ignore[union-attr]
+        if action_caps is not None and action_caps.disabled_support:
+            assert len(nsight) == 1 and nsight[0].command is None
+            assert nsight[0].disabled is not None and "GPU" in nsight[0].disabled.reason
+        else:
+            assert nsight == []
 
         opened = await client.workspace_execute_command_async(
             types.ExecuteCommandParams(

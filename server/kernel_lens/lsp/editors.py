@@ -158,7 +158,9 @@ def function_actions(
         _action(f"Profile Memory of {name}", CMD_PROFILE, {**args, "memory": True}),
     ]
     seen = {"Profile Memory"}
-    for item in more_actions(uri, target, record):
+    # Nsight Compute after a run on the CPU: listed with why, as the lens row's ``…`` does.
+    ncu_ok = (record.result or {}).get("device_kind") == "cuda" if ok else None
+    for item in more_actions(uri, target, record, ncu_ok=ncu_ok):
         label = plain_title(str(item["label"]))
         if label in seen:
             continue

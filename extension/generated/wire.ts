@@ -1017,6 +1017,25 @@ export const CMD_APPLY_PARAMETER = "kernelLens.applyParameter";
 /** `workspace/executeCommand` (the summary lens): pin the latest run (`SetBaselineParams`). */
 export const CMD_SET_BASELINE = "kernelLens.setBaseline";
 
+/**
+ * `workspace/executeCommand`, for editors other than VS Code (which opens the Report panel
+ * instead): a function's last profile as the CLI's per-line text, written under the cache and
+ * opened with `window/showDocument` (`OpenFunctionArgs`).
+ */
+export const CMD_OPEN_REPORT = "kernelLens.openReport";
+
+/**
+ * `workspace/executeCommand`, for other editors: torch.compile's code for a function, a
+ * read-only file under the cache opened with `window/showDocument` (`OpenFunctionArgs`).
+ */
+export const CMD_OPEN_GENERATED_CODE = "kernelLens.openGeneratedCode";
+
+/**
+ * `workspace/executeCommand`, for other editors: a `@triton.jit` kernel's assembly, a
+ * read-only file under the cache opened with `window/showDocument` (`OpenAssemblyArgs`).
+ */
+export const CMD_OPEN_ASSEMBLY = "kernelLens.openAssembly";
+
 /** Client-side command the server's lenses invoke: the report panel (`ShowReportArgs`). */
 export const CMD_SHOW_REPORT = "kernelLens.showReport";
 
@@ -1140,7 +1159,17 @@ export interface InitializationOptions {
   /** False in Restricted Mode: the server runs no code until `kernelLens/setTrusted`. */
   workspaceTrusted: boolean;
   timing: TimingOptions;
+  /**
+   * `vscode` from the Kernel Lens extension: lens titles with `$(icon)` markup, hover links
+   * to `command:` URIs and lenses that run the extension's own commands (the Report panel,
+   * Generated Code, More…). Any other client (Neovim, Helix, Emacs, Zed) gets plain titles,
+   * links only to commands the server executes, code actions and inlay hints.
+   */
+  client?: "vscode";
 }
+
+/** The `client` value of the Kernel Lens extension (`InitializationOptions`). */
+export const CLIENT_VSCODE = "vscode";
 
 /** What the server is doing, as shown in the status bar. */
 export type ServerState = "idle" | "profiling" | "error";
@@ -2095,6 +2124,37 @@ export const checkShowReportArgs: Check<ShowReportArgs> = shape<ShowReportArgs>(
   function: string,
 });
 
+/** A function of a document, for the commands that open a document about it. */
+export interface OpenFunctionArgs {
+  uri: string;
+  function: string;
+}
+
+/**
+ * A `@triton.jit` kernel of a document, for `kernelLens.openAssembly`: one stage
+ * compiled for `arch` (default: the device's).
+ */
+export interface OpenAssemblyArgs {
+  uri: string;
+  kernel: string;
+  stage?: AsmStage;
+  arch?: number | null;
+}
+
+/** What the commands that open a document return: `ok` and the file they wrote. */
+export interface OpenDocumentResult {
+  ok: boolean;
+  /** The read-only file that was opened (under the cache). */
+  path?: string;
+  /** Why nothing was opened (`ok: false`). */
+  message?: string;
+}
+export const checkOpenDocumentResult: Check<OpenDocumentResult> = shape<OpenDocumentResult>({
+  ok: boolean,
+  path: optional(string),
+  message: optional(string),
+});
+
 /**
  * Nsight Compute on a function (by name, or the one around `position`); `set` is ncu's
  * section set (the server's default is `basic`).
@@ -2628,6 +2688,9 @@ export interface ServerCommandTypes {
   "kernelLens.sweep": { argument: SweepArgs; result: SweepCommandResult | CommandResult };
   "kernelLens.applyParameter": { argument: ApplyParameterArgs; result: ApplyParameterResult };
   "kernelLens.setBaseline": { argument: SetBaselineParams; result: SetBaselineResult };
+  "kernelLens.openReport": { argument: OpenFunctionArgs; result: OpenDocumentResult };
+  "kernelLens.openGeneratedCode": { argument: OpenFunctionArgs; result: OpenDocumentResult };
+  "kernelLens.openAssembly": { argument: OpenAssemblyArgs; result: OpenDocumentResult };
 }
 
 /** Each command the server's lenses carry that the extension registers itself -> its argument. */

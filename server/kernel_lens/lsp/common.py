@@ -208,10 +208,19 @@ def text_key(text: str) -> str:
 
 
 def refresh_lenses(ls: KernelLensServer) -> None:
-    """Ask the client to re-request code lenses (when it supports it)."""
+    """Ask the client to re-request code lenses (and, for editors other than VS Code, inlay
+    hints) when it supports it."""
     caps = ls.client_capabilities.workspace
     if caps and caps.code_lens and caps.code_lens.refresh_support:
         ls.workspace_code_lens_refresh(None)
+    # Other editors show the lines' results as inlay hints too (lsp/editors.py).
+    if (
+        not ls.settings.vscode_client
+        and caps
+        and caps.inlay_hint
+        and caps.inlay_hint.refresh_support
+    ):
+        ls.workspace_inlay_hint_refresh(None)
 
 
 def status(ls: KernelLensServer, state: ServerState, message: str, uri: str | None = None) -> None:

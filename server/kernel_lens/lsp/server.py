@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 from kernel_lens.lsp import (
     code_lens,
+    editors,
     file_views,
     generated,
     history,
@@ -37,6 +38,7 @@ logger = logging.getLogger(__name__)
 FEATURES: list[Callable[[KernelLensServer], None]] = [
     lifecycle.setup,
     code_lens.setup,
+    editors.setup,
     hover.setup,
     outline.setup,
     profiling.setup,

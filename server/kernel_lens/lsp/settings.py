@@ -68,6 +68,11 @@ class Settings:
     ``off``, or ``auto`` — on when the function runs on CUDA, where it costs under 10%
     (docs/benchmarks.md); an old boolean value is read as ``on``/``off``."""
 
+    vscode_client: bool = False
+    """The client is the Kernel Lens extension (``initializationOptions.client`` is ``vscode``):
+    ``$(icon)`` titles, ``command:`` links and the extension's own commands in lenses. Any other
+    editor gets plain titles and only commands the server executes (``lsp/editors.py``)."""
+
     nproc_per_node: int = 0
     """Ranks of *Profile on N ranks* (``distributed.nprocPerNode``); 0: the visible GPUs, at
     least 2 (gloo on the CPU without GPUs)."""
@@ -81,6 +86,8 @@ class Settings:
         """Apply ``initializationOptions`` or the ``kernelLens`` configuration section."""
         if not options:
             return
+        if options.get("client") == "vscode":
+            self.vscode_client = True
         command = options.get("agentCommand")
         if isinstance(command, list) and command and all(isinstance(c, str) for c in command):
             self.agent_command = list(command)

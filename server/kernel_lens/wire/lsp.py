@@ -38,7 +38,11 @@ __all__ = [
     "ASM_SCALAR_TYPES",
     "ASM_STAGES",
     "CLIENT_COMMANDS",
+    "CLIENT_VSCODE",
     "CMD_APPLY_PARAMETER",
+    "CMD_OPEN_ASSEMBLY",
+    "CMD_OPEN_GENERATED_CODE",
+    "CMD_OPEN_REPORT",
     "CMD_PROFILE",
     "CMD_PROFILE_ALL",
     "CMD_RUN_NCU",
@@ -117,6 +121,9 @@ __all__ = [
     "HistoryRun",
     "InitializationOptions",
     "InlineParams",
+    "OpenAssemblyArgs",
+    "OpenDocumentResult",
+    "OpenFunctionArgs",
     "KernelDelta",
     "MemoryDelta",
     "LaneKind",
@@ -179,6 +186,16 @@ CMD_SWEEP = "kernelLens.sweep"
 CMD_APPLY_PARAMETER = "kernelLens.applyParameter"
 #: ``workspace/executeCommand`` (the summary lens): pin the latest run (:class:`SetBaselineParams`).
 CMD_SET_BASELINE = "kernelLens.setBaseline"
+#: ``workspace/executeCommand``, for editors other than VS Code (which opens the Report panel
+#: instead): a function's last profile as the CLI's per-line text, written under the cache and
+#: opened with ``window/showDocument`` (:class:`OpenFunctionArgs`).
+CMD_OPEN_REPORT = "kernelLens.openReport"
+#: ``workspace/executeCommand``, for other editors: torch.compile's code for a function, a
+#: read-only file under the cache opened with ``window/showDocument`` (:class:`OpenFunctionArgs`).
+CMD_OPEN_GENERATED_CODE = "kernelLens.openGeneratedCode"
+#: ``workspace/executeCommand``, for other editors: a ``@triton.jit`` kernel's assembly, a
+#: read-only file under the cache opened with ``window/showDocument`` (:class:`OpenAssemblyArgs`).
+CMD_OPEN_ASSEMBLY = "kernelLens.openAssembly"
 #: Client-side command the server's lenses invoke: the report panel (:class:`ShowReportArgs`).
 CMD_SHOW_REPORT = "kernelLens.showReport"
 #: Client-side command: a ``load_inline`` call's build (:class:`ShowInlineExtensionArgs`).
@@ -268,6 +285,15 @@ class InitializationOptions(TypedDict):
     workspaceTrusted: bool
     """False in Restricted Mode: the server runs no code until ``kernelLens/setTrusted``."""
     timing: TimingOptions
+    client: NotRequired[Literal["vscode"]]
+    """``vscode`` from the Kernel Lens extension: lens titles with ``$(icon)`` markup, hover links
+    to ``command:`` URIs and lenses that run the extension's own commands (the Report panel,
+    Generated Code, More…). Any other client (Neovim, Helix, Emacs, Zed) gets plain titles,
+    links only to commands the server executes, code actions and inlay hints."""
+
+
+#: The ``client`` value of the Kernel Lens extension (:class:`InitializationOptions`).
+CLIENT_VSCODE = "vscode"
 
 
 #: What the server is doing, as shown in the status bar.
@@ -948,6 +974,35 @@ class ShowReportArgs(TypedDict):
 
 
 @dataclass
+class OpenFunctionArgs:
+    """A function of a document, for the commands that open a document about it."""
+
+    uri: str
+    function: str
+
+
+@dataclass
+class OpenAssemblyArgs:
+    """A ``@triton.jit`` kernel of a document, for ``kernelLens.openAssembly``: one stage
+    compiled for ``arch`` (default: the device's)."""
+
+    uri: str
+    kernel: str
+    stage: AsmStage = "ptx"
+    arch: int | None = None
+
+
+class OpenDocumentResult(TypedDict):
+    """What the commands that open a document return: ``ok`` and the file they wrote."""
+
+    ok: bool
+    path: NotRequired[str]
+    """The read-only file that was opened (under the cache)."""
+    message: NotRequired[str]
+    """Why nothing was opened (``ok: false``)."""
+
+
+@dataclass
 class RunNcuArgs:
     """Nsight Compute on a function (by name, or the one around ``position``); ``set`` is ncu's
     section set (the server's default is ``basic``)."""
@@ -1297,6 +1352,9 @@ SERVER_COMMANDS: dict[str, tuple[Any, Any]] = {
     CMD_SWEEP: (SweepArgs, SweepCommandResult | CommandResult),
     CMD_APPLY_PARAMETER: (ApplyParameterArgs, ApplyParameterResult),
     CMD_SET_BASELINE: (SetBaselineParams, SetBaselineResult),
+    CMD_OPEN_REPORT: (OpenFunctionArgs, OpenDocumentResult),
+    CMD_OPEN_GENERATED_CODE: (OpenFunctionArgs, OpenDocumentResult),
+    CMD_OPEN_ASSEMBLY: (OpenAssemblyArgs, OpenDocumentResult),
 }
 
 #: Each command the server's lenses carry that the extension registers itself -> its argument.

@@ -37,7 +37,9 @@ def scale(x, factor=2.0, BLOCK=1024):
 
 
 @triton.jit
-def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+def matmul_kernel(
+    a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr
+):
     pid_m = tl.program_id(axis=0)
     pid_n = tl.program_id(axis=1)
     rm = pid_m * BM + tl.arange(0, BM)

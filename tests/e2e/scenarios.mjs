@@ -23,7 +23,9 @@ function hasNvcc() {
 }
 
 /** What the summary lens of a CPU run looks like: `0.131 ms ±0.6% · 3 ops · CPU` (or `4.80 µs ±…`). */
-const SUMMARY = /\d (ms|µs) ±[\d.]+%.*CPU/;
+// The final summary: a lens still timing ("… · CPU · timing…") is not it (the streamed lens
+// already matches the rest, and its Re-profile is not there yet).
+const SUMMARY = /^(?!.*timing…).*\d (ms|µs) ±[\d.]+%.*CPU/;
 /** A result of any kind (summary, per-line op, failure) rather than a Profile/trust link. */
 const ANY_RESULT = /(ms|µs) ±|aten::|Profile failed|Profile cancelled/;
 /** A row of lenses (links joined by " | ") with a plain `Profile` link among them. */

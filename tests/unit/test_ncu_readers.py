@@ -122,6 +122,9 @@ class _Action:
     def metric_by_name(self, name: str) -> _Metric | None:
         return _Metric(self._metrics[name]) if name in self._metrics else None
 
+    def metric_names(self) -> tuple[str, ...]:
+        return tuple(self._metrics)
+
     def rule_results_as_dicts(self) -> list[dict[str, Any]]:
         return self._rules
 
@@ -185,7 +188,16 @@ def test_report_kernels_across_ranges_with_units_and_rule_kinds() -> None:
         ],
     )
     second = _Action("k2", {}, [])
-    third = _Action("k3", {"gpu__time_duration.sum": 1000}, [])
+    third = _Action(
+        "k3",
+        {
+            "gpu__time_duration.sum": 1000,
+            "sm__ops_path_tensor_src_bf16_dst_fp32.sum": 2.0 * 64**3,
+            "sm__ops_path_tensor_src_bf16_dst_fp32_sparsity_off.sum": 2.0 * 64**3,  # not again
+            "sm__sass_thread_inst_executed_op_ffma_pred_on.sum": 10,
+        },
+        [],
+    )
     ctx = _Context([_Range([first, second]), _Range([]), _Range([third])])
     k1, k2, k3 = kernels_from_report(module, ctx)
     assert [(k.id, k.name, k.demangled) for k in (k1, k2, k3)] == [
@@ -195,6 +207,10 @@ def test_report_kernels_across_ranges_with_units_and_rule_kinds() -> None:
     ]
     assert k1.device == "NVIDIA H200" and k2.device is None
     assert k1.duration_us == 4.16 and k3.duration_us == 1.0
+    # a tensor-core kernel: its tensor-path FLOPs counted once, on top of the CUDA cores' 20,
+    # and its roof is the bf16 tensor one (issue 34 item 3)
+    assert k3.tensor_flops == 2.0 * 64**3 and k3.flops == 2.0 * 64**3 + 20
+    assert k3.math == "bf16 tensor" and k1.tensor_flops is None
     assert k1.dram_bandwidth_gbs == 2500.0
     assert k1.registers == 16.0 and isinstance(k1.registers, float)
     assert k1.grid_size == 2048.0 and k1.waves is None

@@ -380,7 +380,9 @@ def kernels_from_report(module: ModuleType, ctx: Any) -> list[NcuKernel]:
                     setattr(k, field_name, float(value))
             value_of = functools.partial(_value, action)
             k.flops = kernel_flops(value_of)
-            tensor_names = [str(n) for n in action.metric_names() if tensor_path(str(n))]
+            listed = getattr(action, "metric_names", None)
+            names = listed() if callable(listed) else ()
+            tensor_names = [str(n) for n in names if tensor_path(str(n))]
             _add_tensor(k, {n: value_of(n) for n in tensor_names}, value_of)
             hints: list[NcuHint] = []
             for d in action.rule_results_as_dicts():

@@ -110,7 +110,14 @@ def use_triton_interpreter() -> bool:
 
     if not torch.cuda.is_available():
         os.environ.setdefault("TRITON_INTERPRET", "1")
-    return os.environ.get("TRITON_INTERPRET", "0").lower() in ("1", "true", "on", "yes")
+    on = os.environ.get("TRITON_INTERPRET", "0").lower() in ("1", "true", "on", "yes")
+    if on:
+        # @triton.autotune benchmarks through the GPU driver: under the interpreter its first
+        # config runs instead (said on the result). One job per agent: it stays for the job.
+        from kernel_lens.agent.stages.triton_jit import keep_untimed_autotune
+
+        keep_untimed_autotune()
+    return on
 
 
 def _is_interpreted(value: Any) -> bool:

@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         tuned = j.get("autotune")
         if tuned:
             if tuned.get("shown"):
-                say(f"// autotuned: showing {tuned['shown']} (the launch chose {tuned['chosen']})")
+                say(f"// autotuned: config {args.config} picked, {tuned['shown']}")
             else:
                 say(f"// autotuned: chose {tuned['chosen']}")
             if tuned.get("note"):

@@ -349,8 +349,9 @@ def _launch_from_driver(
     calls: dict[KernelKey, list[LaunchSpec]] = {}
     failure: BaseException | None = None
     finder = _BufferFinder(path, text)
-    with main_module(driver, argv, cwd) as module, _intercept_runs(
-        captured, stop_at=key, calls=calls
+    with (
+        main_module(driver, argv, cwd) as module,
+        _intercept_runs(captured, stop_at=key, calls=calls),
     ):
         sys.meta_path.insert(0, finder)
         try:
@@ -369,9 +370,11 @@ def _launch_from_driver(
         return captured[key]
     if failure is not None:
         raise _run_failure(failure, driver, label, key[1])
-    raise ProfileError(
-        "not-found", f"{label} ran to its end without launching {key[1]} of {path}"
-    )
+    raise ProfileError("not-found", f"{label} ran to its end without launching {key[1]} of {path}")
+
+
+#: The autotune config a job asked for (``AsmRequest.config``), chosen at the launch.
+_PREFER_CONFIG: list[int | None] = [None]
 
 
 @contextmanager
@@ -454,7 +457,7 @@ def _intercept_runs(
             cls.run = make(original, cls is not jit_mod.JITFunction)
         if tuner_cls is not None:
             tuner_cls.run = tuned
-        with untimed_autotune():
+        with untimed_autotune(_PREFER_CONFIG[0]):
             yield
     finally:
         for cls, original in originals.items():
@@ -641,9 +644,7 @@ def _compilable(fn: Any, done: dict[int, Any]) -> Any:
         done[id(fn)] = fn
         return fn
     patched = dict(scope)
-    made = types.FunctionType(
-        fn.__code__, patched, fn.__name__, fn.__defaults__, fn.__closure__
-    )
+    made = types.FunctionType(fn.__code__, patched, fn.__name__, fn.__defaults__, fn.__closure__)
     made.__kwdefaults__ = fn.__kwdefaults__
     made.__annotations__ = dict(getattr(fn, "__annotations__", {}) or {})
     made.__qualname__ = fn.__qualname__
@@ -776,6 +777,7 @@ def compile_file_kernels(
     if not targets:
         raise ProfileError("not-found", f"no @triton.jit kernel in {os.path.basename(path)}")
     results: list[AsmResult] = []
+    _PREFER_CONFIG[0] = config
     for name in targets:
         kernels: dict[str, Any] = {}
         try:
@@ -804,7 +806,7 @@ def compile_file_kernels(
         elif spec.types_from == "text":
             _refuse_degenerate(name, spec)
         from_launch: AsmResult | None = None
-        if not overrides and config is None and spec.compiled is not None:
+        if not overrides and spec.compiled is not None:
             launched_arch = _compiled_arch(spec)
             if requested_arch is None or launched_arch in (None, arch):
                 from_launch = result_from_launch(jit, spec, path=path)
@@ -814,10 +816,7 @@ def compile_file_kernels(
         try:
             result = compile_kernel(jit, spec, arch=arch, path=path)
             result.compiled_note = aot_note(
-                arch,
-                "an autotune config picked"
-                if config is not None
-                else _aot_reason(spec, arch, requested_arch, bool(overrides)),
+                arch, _aot_reason(spec, arch, requested_arch, bool(overrides))
             )
         except Exception as exc:
             line = getattr(exc, "lineno", None) or getattr(jit.fn, "__code__", None)
@@ -840,7 +839,8 @@ def compile_file_kernels(
 
 
 def _pick_config(spec: LaunchSpec, index: int) -> None:
-    """Put an autotuned kernel's config ``index`` in place of the chosen one."""
+    """Say that an autotuned kernel's config ``index`` is shown: the launch chose it (see
+    :data:`_PREFER_CONFIG`) when it ran; from the text, its values are put in."""
     configs = (spec.autotune or {}).get("configs") or []
     if not spec.autotune:
         raise ProfileError("inputs", "the kernel is not autotuned: it has no configs to pick")
@@ -849,14 +849,15 @@ def _pick_config(spec: LaunchSpec, index: int) -> None:
         raise ProfileError(
             "inputs", f"config {index} is not one of the kernel's {len(listed)} configs (0…)"
         )
+    spec.autotune = {**spec.autotune, "shown": listed[index]["config"]}
+    if spec.types_from != "text":
+        return
     for key, value in listed[index]["kwargs"].items():
         if key in ("num_warps", "num_stages"):
             spec.options[key] = value
         elif key in spec.signature:
             spec.signature[key] = "constexpr"
             spec.constexprs[key] = value
-    spec.autotune = {**spec.autotune, "shown": listed[index]["config"]}
-    spec.compiled = None
 
 
 def _refuse_degenerate(name: str, spec: LaunchSpec) -> None:

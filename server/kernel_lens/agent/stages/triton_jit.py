@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "PICKED_NOTE",
     "UNTIMED_NOTE",
     "LaunchedKernel",
     "autotune_info",
@@ -31,6 +32,8 @@ UNTIMED_NOTE = (
     "Triton's interpreter: the configs were not benchmarked (no GPU); the first config that "
     "fits ran"
 )
+#: ... when a config was asked for.
+PICKED_NOTE = "the config asked for ran (the configs were not benchmarked)"
 _UNTIMED_FLAG = "_kernel_lens_untimed"
 
 #: Stages of a compiled kernel's ``asm`` that are text.
@@ -261,7 +264,9 @@ def autotune_info(autotuner: Any) -> dict[str, Any] | None:
         "configs": rows,
     }
     if untimed:
-        out["note"] = UNTIMED_NOTE
+        out["note"] = (
+            PICKED_NOTE if getattr(autotuner, _UNTIMED_FLAG, None) == "picked" else UNTIMED_NOTE
+        )
     return out
 
 
@@ -286,14 +291,16 @@ def _interpreted(fn: Any) -> bool:
     return False
 
 
-def untimed_autotune() -> Any:
+def untimed_autotune(prefer: int | None = None) -> Any:
     """Make ``@triton.autotune`` work without a GPU: while the returned context is active,
     a kernel that runs in Triton's interpreter (or any, on a machine without CUDA) is not
     benchmarked — benchmarking asks the active driver for a timer, which the interpreter does
     not have ("0 active drivers") — and its first config that fits is chosen (the others are
     each "later" in the order the kernel lists them). The tuner is marked, so that
     :func:`autotune_info` says its configs were not timed. A GPU launch is benchmarked as
-    usual."""
+    usual. With ``prefer`` (a config's index in the kernel's list), that config is chosen
+    wherever it fits, on a GPU too (nothing is benchmarked then): its launch is the real one,
+    heuristics and all."""
     import contextlib
 
     @contextlib.contextmanager
@@ -306,11 +313,14 @@ def untimed_autotune() -> Any:
         original = Autotuner._bench
 
         def bench(self: Any, *args: Any, config: Any, **meta: Any) -> Any:
-            if _has_gpu() and not _interpreted(getattr(self, "fn", None)):
+            gpu = _has_gpu() and not _interpreted(getattr(self, "fn", None))
+            if gpu and prefer is None:
                 return original(self, *args, config=config, **meta)
-            setattr(self, _UNTIMED_FLAG, True)
+            setattr(self, _UNTIMED_FLAG, "picked" if prefer is not None else True)
             configs = list(getattr(self, "configs", None) or [])
             rank = float(configs.index(config)) if config in configs else float(len(configs))
+            if prefer is not None:
+                rank = -1.0 if rank == prefer else rank
             return [rank, rank, rank]
 
         Autotuner._bench = bench

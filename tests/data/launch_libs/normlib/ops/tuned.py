@@ -3,7 +3,6 @@ import triton
 import triton.language as tl
 
 
-@triton.heuristics({"EVEN_N": lambda args: args["n"] % args["BLOCK"] == 0})
 @triton.autotune(
     configs=[
         triton.Config({"BLOCK": 128}, num_warps=4),
@@ -11,6 +10,7 @@ import triton.language as tl
     ],
     key=["n"],
 )
+@triton.heuristics({"EVEN_N": lambda args: args["n"] % args["BLOCK"] == 0})
 @triton.jit
 def add_kernel(out_ptr, a_ptr, b_ptr, n, alpha, BLOCK: tl.constexpr, EVEN_N: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -30,4 +30,4 @@ def add(a, b, alpha=0.5):
 
 
 def add_inputs():
-    return torch.randn(1024), torch.randn(1024)
+    return torch.randn(1000), torch.randn(1000)

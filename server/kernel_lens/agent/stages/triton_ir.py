@@ -830,7 +830,7 @@ def compile_file_kernels(
             result.warnings.insert(0, spec.types_note)
         if spec.types_from == "text" and not overrides:
             result.warnings.insert(
-                0,
+                1 if spec.types_note else 0,
                 "registers, spills and shared memory are of this compile, not the launch's: "
                 "its types and specialisation were read from the text",
             )
@@ -984,7 +984,8 @@ def _launched_spec(
         except ProfileError as err:
             if err.kind == "syntax" and file == path:
                 raise
-            if last_error is None or (err.kind == "import" and last_error.kind != "import"):
+            own_import = err.kind == "import" and file == path
+            if last_error is None or (own_import and last_error.kind != "import"):
                 last_error = err
             continue
         if spec is not None:

@@ -248,7 +248,7 @@ def autotune_info(autotuner: Any) -> dict[str, Any] | None:
                 }
             )
         rows.sort(key=lambda r: (r["ms"] is None, r["ms"] or 0.0))
-    else:  # not benchmarked: every config, in the order the kernel lists them
+    elif untimed:  # not benchmarked: every config, in the order the kernel lists them
         for config in list(getattr(autotuner, "configs", None) or []):
             rows.append(
                 {

@@ -135,12 +135,7 @@ def _imported_names(tree: ast.Module, module: str, package: str, names: set[str]
     for node in ast.walk(tree):
         if not isinstance(node, ast.ImportFrom):
             continue
-        source = node.module or ""
-        if node.level:
-            base = package.split(".") if package else []
-            base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
-            source = ".".join([*base, source] if source else base)
-        if source != module and not module.endswith("." + source) and source:
+        if _resolve(node.level, node.module, package) != module:
             continue
         for alias in node.names:
             if alias.name in names:
@@ -162,7 +157,9 @@ def package_launchers(path: str, names: set[str]) -> list[tuple[str, list[str]]]
     found: list[tuple[int, str, list[str]]] = []
     seen = 0
     for folder, dirs, files in os.walk(top):
-        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "__pycache__")))
+        # A package: all of it; a file in none: its folder's files only.
+        keep = place.package and seen < MAX_FILES
+        dirs[:] = sorted(d for d in dirs if keep and not d.startswith((".", "__pycache__")))
         for file in sorted(files):
             if not file.endswith(".py") or seen >= MAX_FILES:
                 continue
@@ -184,18 +181,38 @@ def package_launchers(path: str, names: set[str]) -> list[tuple[str, list[str]]]
             except SyntaxError:
                 continue
             other_place = package_place(other)
+            if not _imports_module(tree, place.name, other_place.package):
+                continue  # a same-named kernel of another module is another kernel
             local = _imported_names(tree, place.name, other_place.package, names)
             own = set(kernels_in_text(tree))
             launchers = launcher_candidates(tree, local, own)
             if launchers:
-                imports = 0 if local - names or _imports_any(tree, names) else 1
-                found.append((imports, other, launchers))
+                found.append((0 if local - names else 1, other, launchers))
     found.sort(key=lambda f: f[0])
     return [(file, launchers) for _, file, launchers in found]
 
 
-def _imports_any(tree: ast.Module, names: set[str]) -> bool:
-    return any(
-        isinstance(node, ast.ImportFrom) and any(a.name in names for a in node.names)
-        for node in ast.walk(tree)
-    )
+def _resolve(level: int, module: str | None, package: str) -> str:
+    """The absolute name of ``from <dots><module> import …`` in ``package``."""
+    if not level:
+        return module or ""
+    base = package.split(".") if package else []
+    base = base[: len(base) - (level - 1)] if level > 1 else base
+    return ".".join([*base, module] if module else base)
+
+
+def _imports_module(tree: ast.Module, module: str, package: str) -> bool:
+    """Whether a module imports ``module`` (``pkg.ops.x``): ``import pkg.ops.x``,
+    ``from pkg.ops.x import …``, ``from pkg.ops import x`` (relative forms too)."""
+    parent, _, stem = module.rpartition(".")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            if any(a.name == module or a.name.startswith(module + ".") for a in node.names):
+                return True
+        elif isinstance(node, ast.ImportFrom):
+            source = _resolve(node.level, node.module, package)
+            if source == module:
+                return True
+            if source == parent and any(a.name == stem for a in node.names):
+                return True
+    return False

@@ -118,6 +118,31 @@ def _is_def(node: ast.stmt) -> bool:
     return isinstance(node, ast.Import | ast.ImportFrom | ast.FunctionDef | ast.ClassDef)
 
 
+def _imports_only(node: ast.stmt) -> bool:
+    """A ``try``/``if`` whose branches only import or assign (``try: from
+    triton.language.extra.libdevice import rsqrt`` ``except ImportError: …``)."""
+    if isinstance(node, ast.Try):
+        bodies = [node.body, node.orelse, node.finalbody, *[h.body for h in node.handlers]]
+    elif isinstance(node, ast.If):
+        bodies = [node.body, node.orelse]
+    else:
+        return False
+    for body in bodies:
+        for stmt in body:
+            if isinstance(stmt, ast.Pass):
+                continue
+            if _is_def(stmt) and not isinstance(stmt, ast.ClassDef):
+                continue
+            if isinstance(stmt, ast.Assign | ast.AnnAssign) and (
+                stmt.value is None or _calls_only_constants(stmt.value)
+            ):
+                continue
+            if _imports_only(stmt):
+                continue
+            return False
+    return True
+
+
 def _calls_only_constants(value: ast.expr) -> bool:
     """Whether an assignment's value calls nothing but constant helpers (``tl.constexpr(…)``,
     ``triton.cdiv``, ``os.environ.get``) — it allocates nothing and launches nothing."""
@@ -134,18 +159,31 @@ def definitions_module(path: str, text: str) -> tuple[types.ModuleType, list[int
     """The file's definitions run as a module (``_kernel_lens_defs_<stem>``), each top-level
     statement on its own: imports, ``def``/``class`` (with their decorators) and constant
     assignments; a statement that fails is skipped. Returns the module and the skipped lines."""
+    from kernel_lens.agent.usercode import package_place
+
     tree = ast.parse(text, path)
     stem = os.path.splitext(os.path.basename(path))[0]
     module = types.ModuleType(f"_kernel_lens_defs_{stem}")
     module.__file__ = path
     module.__dict__["__builtins__"] = __builtins__
+    place = package_place(path)
+    if place.package:
+        # Its package's imports (relative and absolute) resolve as when Python imports it.
+        module.__dict__["__package__"] = place.package
+        if place.root in sys.path:
+            sys.path.remove(place.root)
+        sys.path.insert(0, place.root)
     sys.modules[module.__name__] = module
     skipped: list[int] = []
     for node in tree.body:
-        keep = _is_def(node) or (
-            isinstance(node, ast.Assign | ast.AnnAssign)
-            and node.value is not None
-            and _calls_only_constants(node.value)
+        keep = (
+            _is_def(node)
+            or _imports_only(node)
+            or (
+                isinstance(node, ast.Assign | ast.AnnAssign)
+                and node.value is not None
+                and _calls_only_constants(node.value)
+            )
         )
         if not keep:
             continue

@@ -121,8 +121,18 @@ def use_triton_interpreter() -> bool:
 
 
 def _is_interpreted(value: Any) -> bool:
-    cls = type(value)
-    return cls.__name__ == "InterpretedFunction" and cls.__module__.startswith("triton")
+    """An interpreted kernel, or an ``@triton.autotune``/``@triton.heuristics`` wrapper of one."""
+    for _ in range(8):
+        cls = type(value)
+        if cls.__name__ == "InterpretedFunction" and cls.__module__.startswith("triton"):
+            return True
+        if not cls.__module__.startswith("triton"):
+            return False
+        inner = getattr(value, "fn", None)
+        if inner is None or inner is value:
+            return False
+        value = inner
+    return False
 
 
 def _uses_interpreted_kernels(module: types.ModuleType) -> bool:

@@ -1003,7 +1003,7 @@ def _launched_spec(
         label = launcher if file == path else f"{os.path.basename(file)}::{launcher}"
         tried.append(label)
         try:
-            spec = _launch_by(file, text if file == path else None, launcher, key)
+            found_spec = _launch_by(file, text if file == path else None, launcher, key)
         except ProfileError as err:
             if err.kind == "syntax" and file == path:
                 raise
@@ -1011,9 +1011,9 @@ def _launched_spec(
             if last_error is None or (own_import and last_error.kind != "import"):
                 last_error = err
             continue
-        if spec is not None:
-            spec.launcher = spec.launcher or label
-            return spec
+        if found_spec is not None:
+            found_spec.launcher = found_spec.launcher or label
+            return found_spec
     if not tried:
         raise ProfileError(
             "not-found",

@@ -59,9 +59,9 @@ def kernels_in_text(tree: ast.Module) -> dict[str, TextKernel]:
     too, by its own name)."""
     defs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     out: dict[str, TextKernel] = {}
-    for node in defs.values():
-        if any(_makes_kernel(d) for d in node.decorator_list):
-            out[node.name] = TextKernel(node.name, node.name, node.lineno)
+    for fn in defs.values():
+        if any(_makes_kernel(d) for d in fn.decorator_list):
+            out[fn.name] = TextKernel(fn.name, fn.name, fn.lineno)
     for node in tree.body:
         if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Call):
             continue

@@ -24,7 +24,9 @@ def rms_norm_kernel(
 def rms_norm(x, w, bias=None, eps=1e-6, gate=1.0, offset=0.5):
     rows, n_cols = x.shape
     y = torch.empty_like(x)
-    rms_norm_kernel[(rows,)](y, x, w, bias, n_cols, eps, gate, BLOCK=rows_block(n_cols), OFFSET=offset)
+    rms_norm_kernel[(rows,)](
+        y, x, w, bias, n_cols, eps, gate, BLOCK=rows_block(n_cols), OFFSET=offset
+    )
     return y
 
 

@@ -57,6 +57,12 @@ def main():
         "rms_norm",
         lambda: rms_norm.LigerRMSNormFunction.apply(_t(4, h), _t(h), 1e-6, 0.0, "llama", False),
     )
+    # rows >= 32768 of <= 256 columns, row_mode None: the block-of-rows kernels.
+    _run(
+        "rms_norm (row blocks)",
+        lambda: rms_norm.LigerRMSNormFunction.apply(_t(32768, h), _t(h), 1e-6, 0.0, "llama", False),
+    )
+    _run("fused gate-up swiglu", lambda: swiglu.LigerFusedGateUpSiLUMulFunction.apply(_t(4, 2 * h)))
     _run(
         "layer_norm", lambda: layer_norm.LigerLayerNormFunction.apply(_t(4, h), _t(h), _t(h), 1e-5)
     )

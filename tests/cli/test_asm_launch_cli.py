@@ -201,3 +201,28 @@ def test_kernels_in_text_finds_every_way_of_making_one() -> None:
     )
     made = kernels_in_text(tree)
     assert made["fast"].def_name == "_impl" and made["_impl"].def_line == 3
+
+
+def test_a_launcher_without_inputs_runs_on_suggested_inputs_checked_to_run_and_says_so(
+    tmp_path: Path,
+) -> None:
+    """No directive, no factory, no call in the script: the launcher's suggested inputs (from
+    its type hints, checked to run) launch the kernel, and the result says they are a guess."""
+    src = tmp_path / "sug.py"
+    src.write_text(
+        "import torch\nimport triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def mul_kernel(out_ptr, x_ptr, n, factor, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    mask = offs < n\n"
+        "    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * factor, mask=mask)\n\n\n"
+        "def mul(x: torch.Tensor, factor: float):\n"
+        "    out = torch.empty_like(x)\n"
+        "    mul_kernel[(triton.cdiv(x.numel(), 128),)](out, x, x.numel(), factor, BLOCK=128)\n"
+        "    return out\n"
+    )
+    code, out, err = run_cli("asm", f"{src}::mul_kernel", "--json")
+    assert code == 0, err
+    assert out["types_from"] == "suggested" and out["launcher"] == "mul"
+    assert out["signature"]["factor"] == "fp32"
+    assert "suggested inputs" in out["types_note"] and "checked: it runs" in out["types_note"]
+    assert "a guess" in out["types_note"]

@@ -226,3 +226,12 @@ def test_a_launcher_without_inputs_runs_on_suggested_inputs_checked_to_run_and_s
     assert out["signature"]["factor"] == "fp32"
     assert "suggested inputs" in out["types_note"] and "checked: it runs" in out["types_note"]
     assert "a guess" in out["types_note"]
+
+
+def test_argument_types_may_leave_an_optional_pointer_out() -> None:
+    """`--types bias_ptr=None` (Argument Types… offers None for a pointer): the kernel compiles
+    with the optional pointer a constexpr None, and back to a pointer type with `*bf16`."""
+    out = _asm("normlib/ops/absolute.py::rms_norm_kernel", "--types", "bias_ptr=*bf16")
+    assert out["signature"]["bias_ptr"] == "*bf16" and out["types_from"] == "user"
+    out = _asm("normlib/ops/absolute.py::rms_norm_kernel", "--types", "bias_ptr=None")
+    assert out["signature"]["bias_ptr"] == "constexpr" and out["constexprs"]["bias_ptr"] is None

@@ -441,7 +441,19 @@ def apply_overrides(
     for name, value in overrides.items():
         if name not in signature:
             raise ValueError(f"the kernel has no parameter {name!r} ({', '.join(signature)})")
-        if signature[name] == "constexpr":
+        if value == "None" and (signature[name].startswith("*") or constexprs.get(name, 0) is None):
+            # An optional pointer left out (``bias=None``): Triton makes it a constexpr None.
+            signature[name] = "constexpr"
+            constexprs[name] = None
+        elif (
+            signature[name] == "constexpr"
+            and constexprs.get(name, 0) is None
+            and value in POINTER_TYPES + SCALAR_TYPES
+        ):
+            # A None the launch passed (an optional pointer): given a type, it is passed.
+            signature[name] = value
+            constexprs.pop(name, None)
+        elif signature[name] == "constexpr":
             try:
                 constexprs[name] = ast.literal_eval(value)
             except (ValueError, SyntaxError):

@@ -235,3 +235,14 @@ def test_argument_types_may_leave_an_optional_pointer_out() -> None:
     assert out["signature"]["bias_ptr"] == "*bf16" and out["types_from"] == "user"
     out = _asm("normlib/ops/absolute.py::rms_norm_kernel", "--types", "bias_ptr=None")
     assert out["signature"]["bias_ptr"] == "constexpr" and out["constexprs"]["bias_ptr"] is None
+
+
+def test_whole_file_mode_lists_every_kernel_and_why_one_did_not_compile() -> None:
+    code, out, err = run_cli("asm", f"{LIBS}/normlib/ops/relative.py", "--json")
+    assert code == 0, err
+    by_name = {k["kernel"]: k for k in out}
+    assert set(by_name) == {"scale_kernel", "shift_kernel", "twice_kernel"}
+    assert by_name["twice_kernel"]["types_from"] == "launch"  # made by triton.jit(k)
+    # The launcher's defaults take the other branch of the alias: said, not guessed.
+    assert by_name["shift_kernel"]["error"]["kind"] == "not-found"
+    assert "asm" not in by_name["shift_kernel"]

@@ -125,7 +125,13 @@ class Engine:
         )
         if request.kernel is not None:
             return compiled[0].to_json(request.stage)
-        return {"kernels": [c.to_json(request.stage) for c in compiled]}
+        from kernel_lens.agent.stages.triton_ir import FAILED
+
+        return {
+            "kernels": [c.to_json(request.stage) for c in compiled],
+            # Every kernel of the file is listed: those that did not compile say why.
+            "failed": [{"kernel": name, "error": err.to_json()} for name, err in FAILED],
+        }
 
     def inline(self, request: InlineRequest, progress: Progress = _no_progress) -> InlineResult:
         """Every ``load_inline`` call of the file: sources, PTX and line map, nvcc errors."""

@@ -50,9 +50,13 @@ def run(args: argparse.Namespace) -> int:
     if isinstance(result, int):
         return result
     rows: list[dict[str, Any]] = [result] if kernel else list(result["kernels"])
+    failed: list[dict[str, Any]] = [] if kernel else list(result.get("failed") or [])
     if args.json:
-        say(json.dumps(rows[0] if kernel else rows))
+        # Every kernel of the file: one that did not compile is {"kernel", "error"}.
+        say(json.dumps(rows[0] if kernel else rows + failed))
         return 0
+    for f in failed:
+        say(f"// {f['kernel']}: not compiled ({f['error']['kind']}): {f['error']['message']}")
     for j in rows:
         say(
             f"// {j['kernel']} · {args.stage.upper()} · {j['arch']} · {j['registers']} registers · "

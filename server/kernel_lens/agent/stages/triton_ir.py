@@ -779,7 +779,6 @@ def compile_file_kernels(
     requested_arch = arch
     arch = arch or default_arch()
     made = kernels_in_text(parse_source(text, path))
-    names_in_text = list(made)
     if kernel:
         targets = [kernel]
     else:  # every kernel once, by its def's name, in the file's order
@@ -792,73 +791,107 @@ def compile_file_kernels(
     results: list[AsmResult] = []
     _PREFER_CONFIG[0] = config
     del INTERPRETER_SKIPS[:]
+    del FAILED[:]
     for name in targets:
-        kernels: dict[str, Any] = {}
         try:
-            spec = _launched_spec(path, text, name, driver=driver, argv=argv, cwd=cwd)
+            result = _compile_one(
+                path, text, name, made, arch, requested_arch, overrides, driver, argv, cwd, config
+            )
         except ProfileError as err:
-            missing = err.kind == "import" and (
-                "ModuleNotFoundError" in err.message or "ImportError" in err.message
-            )
-            if err.kind == "syntax" or missing or name not in names_in_text or driver:
+            if kernel is not None or err.kind == "syntax":
                 raise
-            spec, kernels = _text_spec(path, text, made[name].def_name, err)
-        jit = spec.kernel if spec.kernel is not None else kernels.get(made[name].def_name)
-        if jit is None:
-            raise ProfileError("not-found", f"{name} is not a kernel of {os.path.basename(path)}")
-        if config is not None:
-            _pick_config(spec, config)
-        if overrides:
-            from kernel_lens.agent.stages.triton_static import apply_overrides, types_note
-
-            try:
-                changed = apply_overrides(spec.signature, spec.constexprs, overrides)
-            except ValueError as exc:
-                raise ProfileError("inputs", f"Argument Types: {exc}") from None
-            assumed = {k: v for k, v in spec.assumed.items() if k not in overrides}
-            launcher = spec.launcher or ""
-            line = int(launcher[5:]) if launcher.startswith("line ") else None
-            spec.types_note = types_note(line, spec.why_text or "", assumed, changed)
-            spec.types_from = "user"
-        elif spec.types_from == "text":
-            _refuse_degenerate(name, spec)
-        from_launch: AsmResult | None = None
-        if not overrides and spec.compiled is not None:
-            launched_arch = _compiled_arch(spec)
-            if requested_arch is None or launched_arch in (None, arch):
-                from_launch = result_from_launch(jit, spec, path=path)
-        if from_launch is not None:
-            results.append(from_launch)
+            FAILED.append((name, err))  # every kernel of the file: the others still compile
             continue
-        try:
-            result = compile_kernel(jit, spec, arch=arch, path=path)
-            result.compiled_note = aot_note(
-                arch, _aot_reason(spec, arch, requested_arch, bool(overrides))
-            )
-        except Exception as exc:
-            line = getattr(exc, "lineno", None) or getattr(jit.fn, "__code__", None)
-            raise ProfileError(
-                "runtime",
-                f"Triton could not compile {name} for sm_{arch} with "
-                f"{_signature_text(spec)}: {type(exc).__name__}: {exc}",
-                line if isinstance(line, int) else None,
-            ) from None
-        if spec.types_note:
-            result.warnings.insert(0, spec.types_note)
-        if INTERPRETER_SKIPS and spec.types_from != "text":
-            result.warnings.append(
-                "on the way to this launch, Triton's interpreter could not run "
-                + "; ".join(dict.fromkeys(INTERPRETER_SKIPS))
-                + " (their outputs were left as they were; the types are the launch's)"
-            )
-        if spec.types_from == "text" and not overrides:
-            result.warnings.insert(
-                1 if spec.types_note else 0,
-                "registers, spills and shared memory are of this compile, not the launch's: "
-                "its types and specialisation were read from the text",
-            )
         results.append(result)
+    if not results and FAILED:
+        raise FAILED[0][1]
     return results
+
+
+#: Whole-file mode: the kernels that did not compile, with why (the engine reports them).
+FAILED: list[tuple[str, ProfileError]] = []
+
+
+def _compile_one(
+    path: str,
+    text: str,
+    name: str,
+    made: dict[str, TextKernel],
+    arch: int,
+    requested_arch: int | None,
+    overrides: dict[str, str] | None,
+    driver: str | None,
+    argv: list[str] | None,
+    cwd: str | None,
+    config: int | None,
+) -> AsmResult:
+    """One kernel of :func:`compile_file_kernels`."""
+    names_in_text = list(made)
+    def_name = made[name].def_name if name in made else name
+    kernels: dict[str, Any] = {}
+    try:
+        spec = _launched_spec(path, text, name, driver=driver, argv=argv, cwd=cwd)
+    except ProfileError as err:
+        missing = err.kind == "import" and (
+            "ModuleNotFoundError" in err.message or "ImportError" in err.message
+        )
+        if err.kind == "syntax" or missing or name not in names_in_text or driver:
+            raise
+        spec, kernels = _text_spec(path, text, def_name, err)
+    jit = spec.kernel if spec.kernel is not None else kernels.get(def_name)
+    if jit is None:
+        raise ProfileError("not-found", f"{name} is not a kernel of {os.path.basename(path)}")
+    if config is not None:
+        _pick_config(spec, config)
+    if overrides:
+        from kernel_lens.agent.stages.triton_static import apply_overrides, types_note
+
+        try:
+            changed = apply_overrides(spec.signature, spec.constexprs, overrides)
+        except ValueError as exc:
+            raise ProfileError("inputs", f"Argument Types: {exc}") from None
+        assumed = {k: v for k, v in spec.assumed.items() if k not in overrides}
+        launcher = spec.launcher or ""
+        line = int(launcher[5:]) if launcher.startswith("line ") else None
+        spec.types_note = types_note(line, spec.why_text or "", assumed, changed)
+        spec.types_from = "user"
+    elif spec.types_from == "text":
+        _refuse_degenerate(name, spec)
+    from_launch: AsmResult | None = None
+    if not overrides and spec.compiled is not None:
+        launched_arch = _compiled_arch(spec)
+        if requested_arch is None or launched_arch in (None, arch):
+            from_launch = result_from_launch(jit, spec, path=path)
+    if from_launch is not None:
+        return from_launch
+    try:
+        result = compile_kernel(jit, spec, arch=arch, path=path)
+        result.compiled_note = aot_note(
+            arch, _aot_reason(spec, arch, requested_arch, bool(overrides))
+        )
+    except Exception as exc:
+        line = getattr(exc, "lineno", None) or getattr(jit.fn, "__code__", None)
+        raise ProfileError(
+            "runtime",
+            f"Triton could not compile {name} for sm_{arch} with "
+            f"{_signature_text(spec)}: {type(exc).__name__}: {exc}",
+            line if isinstance(line, int) else None,
+        ) from None
+    if spec.types_note:
+        result.warnings.insert(0, spec.types_note)
+    if INTERPRETER_SKIPS and spec.types_from != "text":
+        result.warnings.append(
+            "on the way to this launch, Triton's interpreter could not run "
+            + "; ".join(dict.fromkeys(INTERPRETER_SKIPS))
+            + " (their outputs were left as they were; the types are the launch's)"
+        )
+    if spec.types_from == "text" and not overrides:
+        result.warnings.insert(
+            1 if spec.types_note else 0,
+            "registers, spills and shared memory are of this compile, not the launch's: "
+            "its types and specialisation were read from the text",
+        )
+    return result
 
 
 def _pick_config(spec: LaunchSpec, index: int) -> None:

@@ -1051,8 +1051,8 @@ def _launched_spec(
         raise ProfileError(
             "not-found",
             f"nothing in {os.path.basename(path)} or its package launches {name}; Kernel Lens "
-            "compiles a kernel for the argument types of a launch (give a driver script that "
-            "launches it: --from DRIVER, or Argument Types…)",
+            "compiles a kernel for the argument types of a launch: give a driver script that "
+            "launches it (--from DRIVER; in the editor, Profile a function from a driver)",
         )
     raise last_error or ProfileError("not-found", f"{name} was not launched by {', '.join(tried)}")
 

@@ -246,3 +246,28 @@ def test_whole_file_mode_lists_every_kernel_and_why_one_did_not_compile() -> Non
     # The launcher's defaults take the other branch of the alias: said, not guessed.
     assert by_name["shift_kernel"]["error"]["kind"] == "not-found"
     assert "asm" not in by_name["shift_kernel"]
+
+
+def test_the_text_never_types_a_float_as_an_integer_silently(tmp_path: Path) -> None:
+    """A GPU-only launcher (types from the text): a scalar the launcher annotates `float` is
+    fp32; one nothing types is fp32 when its name says float (eps) and i32 otherwise, both said
+    in the note."""
+    src = tmp_path / "scalars.py"
+    src.write_text(
+        "import torch\nimport triton\nimport triton.language as tl\n\n"
+        "DEVICE = triton.runtime.driver.active.get_active_torch_device()\n\n\n"
+        "@triton.jit\n"
+        "def k(x_ptr, n, eps, gate, steps, BLOCK: tl.constexpr):\n"
+        "    offs = tl.arange(0, BLOCK)\n"
+        "    x = tl.load(x_ptr + offs, mask=offs < n)\n"
+        "    tl.store(x_ptr + offs, x * gate + eps * steps, mask=offs < n)\n\n\n"
+        "def launch(x, eps, gate: float, steps):\n"
+        "    k[(1,)](x, x.numel(), eps, gate, steps, BLOCK=128)\n"
+    )
+    code, out, err = run_cli("asm", f"{src}::k", "--json")
+    assert code == 0, err
+    assert out["types_from"] == "text"
+    assert out["signature"]["eps"] == "fp32" and out["signature"]["gate"] == "fp32"
+    assert out["signature"]["steps"] == "i32"
+    note = out["types_note"]
+    assert "eps" in note and "steps" in note and "gate" not in note

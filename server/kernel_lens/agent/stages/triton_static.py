@@ -356,10 +356,17 @@ def static_launch(
     bound: dict[str, ast.expr] = {}
     options: dict[str, Any] = {}
     constants = dict(vars(module))
+    hinted: dict[str, str] = {}  # the launcher's parameters annotated ``float``/``int``/``bool``
     if call is not None:
         # The launcher's own parameters with literal defaults (``activation=""``).
         launcher = _enclosing_def(tree, call)
         if launcher is not None:
+            every = launcher.args.posonlyargs + launcher.args.args + launcher.args.kwonlyargs
+            for arg in every:
+                hint = ast.unparse(arg.annotation) if arg.annotation is not None else ""
+                kind = {"float": "fp32", "int": "i32", "bool": "i1"}.get(hint.split("|")[0].strip())
+                if kind:
+                    hinted[arg.arg] = kind
             args = launcher.args
             positional = args.posonlyargs + args.args
             pairs: list[tuple[ast.arg, ast.expr]] = list(
@@ -418,10 +425,14 @@ def static_launch(
             signature[name] = "fp32"
         elif ok and isinstance(value, int):
             signature[name] = "i32" if -(2**31) <= value < 2**31 else "i64"
+        elif isinstance(expr, ast.Name) and expr.id in hinted:
+            signature[name] = hinted[expr.id]  # the launcher's annotation says it
         else:
-            signature[name] = "i32"
-            if expr is None:
-                assumed[name] = "i32"
+            # Nothing in the text says: a float-named scalar (eps, scale, alpha…) is fp32, any
+            # other i32 — either way said, never silent.
+            guess = "fp32" if _float_name(name) else "i32"
+            signature[name] = guess
+            assumed[name] = guess
     return StaticLaunch(
         signature=signature,
         constexprs=constexprs,
@@ -430,6 +441,19 @@ def static_launch(
         call=ast.unparse(call) if call is not None else None,
         assumed=assumed,
     )
+
+
+#: Scalar parameter names that hold a float in the kernels Kernel Lens has met.
+_FLOAT_NAMES = (
+    "eps", "epsilon", "scale", "alpha", "beta", "gamma", "factor", "temperature", "momentum",
+    "dropout", "p_drop", "lr", "weight_decay", "softcap", "label_smoothing", "multiplier",
+)  # fmt: skip
+
+
+def _float_name(name: str) -> bool:
+    lowered = name.lower()
+    return any(lowered == n or lowered.endswith("_" + n) or lowered.startswith(n + "_")
+               for n in _FLOAT_NAMES)  # fmt: skip
 
 
 def apply_overrides(

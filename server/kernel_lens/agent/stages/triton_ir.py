@@ -2,11 +2,13 @@
 and SASS for a GPU architecture — ahead of time, so it works without a GPU — with registers,
 spills, shared memory and the source ↔ assembly line maps.
 
-Argument types come from a real launch: the function that launches the kernel (found in the file's
-text by ``kernel[grid](…)``, with its inputs as for profiling) is called once while Triton's
-``run`` is intercepted (on a CPU machine under ``TRITON_INTERPRET=1``), so the kernel is compiled
-for the dtypes and ``constexpr`` values it really runs with. Uses triton internals
-(``ASTSource``, ``triton.compile``, ``knobs``): kept in this one module.
+Argument types come from a real launch, caught where it happens: Triton's ``run`` is
+intercepted while a driver runs (``--from``), or while a candidate launcher — a function of the
+file naming the kernel, else of another module of its package (:mod:`triton_launch`) — is
+called once on its inputs as for profiling (on a CPU machine under ``TRITON_INTERPRET=1``), so
+the kernel is compiled for the dtypes, scalars, ``constexpr`` and heuristic values,
+divisibility and options it really runs with. Uses triton internals (``ASTSource``,
+``triton.compile``, ``knobs``): kept in this module and :mod:`triton_jit`.
 """
 
 from __future__ import annotations

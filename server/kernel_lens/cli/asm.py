@@ -117,6 +117,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "chosen one",
     )
     a.add_argument("--json", action="store_true")
-    driver_option(a)
+    driver_option(
+        a,
+        "compile KERNEL for its first launch in a run of DRIVER (`python DRIVER ARGS…`, ARGS "
+        "after --), wherever the driver launches it from",
+    )
     timeout_option(a)
     a.set_defaults(func=run)

@@ -150,7 +150,10 @@ def package_place(path: str) -> PackagePlace:
     parts: list[str] = []
     for _ in range(_MAX_PACKAGE_DEPTH):
         name = os.path.basename(folder)
-        if not name.isidentifier() or not os.path.isfile(os.path.join(folder, "__init__.py")):
+        init = os.path.join(folder, "__init__.py")
+        # A job from another machine carries the package's __init__.py files (remote bundle).
+        has_init = os.path.isfile(init) or remote.bundled_text(init) is not None
+        if not name.isidentifier() or not has_init:
             break
         parts.insert(0, name)
         parent = os.path.dirname(folder)

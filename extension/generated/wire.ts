@@ -552,6 +552,13 @@ export interface KernelRoofline {
   peak_note: string | null;
   peak_tbs?: number;
   peak_tflops?: number;
+  /** The compute peak's precision and unit (`FP32`, `BF16 tensor`…). */
+  math?: string;
+  /**
+   * Why a rate above a peak cannot be the kernel's own (data from L2, a wrong FLOP count):
+   * shown instead of the percentage, never as a win.
+   */
+  impossible?: string | null;
   /** `square_kernel 0.192 ms · 4.16 TB/s · 97% of peak bandwidth`. */
   text: string;
 }
@@ -572,6 +579,8 @@ export const checkKernelRoofline: Check<KernelRoofline> = shape<KernelRoofline>(
   peak_note: nullable(string),
   peak_tbs: optional(number),
   peak_tflops: optional(number),
+  math: optional(string),
+  impossible: optional(nullable(string)),
   text: string,
 });
 
@@ -918,8 +927,15 @@ export interface NcuKernel {
   /** DRAM bytes the launch read (`dram__bytes_read.sum`), when collected. */
   dram_bytes_read?: number | null;
   dram_bytes_write?: number | null;
-  /** FLOPs of the launch from ncu's instruction counters (an FMA counts twice). */
+  /**
+   * FLOPs of the launch from ncu's counters: CUDA cores (an FMA counts twice) and tensor
+   * cores.
+   */
   flops?: number | null;
+  /** The tensor cores' part of `flops` (null: the chip's tensor counters not collected). */
+  tensor_flops?: number | null;
+  /** What most FLOPs were done in (`bf16 tensor`, `fp32`…): the compute roof used. */
+  math?: string | null;
   /** 1-based source line that launched it (absent in a report opened from a file). */
   line?: number | null;
   /** Ranked: errors, then optimisations by estimated speedup, then warnings. */
@@ -946,6 +962,8 @@ export const checkNcuKernel: Check<NcuKernel> = shape<NcuKernel>({
   dram_bytes_read: optional(nullable(number)),
   dram_bytes_write: optional(nullable(number)),
   flops: optional(nullable(number)),
+  tensor_flops: optional(nullable(number)),
+  math: optional(nullable(string)),
   line: optional(nullable(int)),
   hints: listOf(checkNcuHint),
 });
@@ -984,6 +1002,12 @@ export const CMD_PROFILE_ALL = "kernelLens.profileAll";
 /** `workspace/executeCommand`: Nsight Compute on a function (`RunNcuArgs`). */
 export const CMD_RUN_NCU = "kernelLens.runNcu";
 
+/**
+ * `workspace/executeCommand`: Check Memory, a function's call under compute-sanitizer on a
+ * GPU, its reports as diagnostics on their lines (`CheckMemoryArgs`).
+ */
+export const CMD_CHECK_MEMORY = "kernelLens.checkMemory";
+
 /** `workspace/executeCommand`: sweep an int parameter (`SweepArgs`). */
 export const CMD_SWEEP = "kernelLens.sweep";
 
@@ -1014,6 +1038,18 @@ export const CMD_SHOW_ERROR = "kernelLens.showError";
 /** Client-side command (an error's *Go to Line*): reveal a line of a file (`RevealLineArgs`). */
 export const CMD_REVEAL_LINE = "kernelLens.revealLine";
 
+/**
+ * Client-side command: a `@triton.jit` kernel's values per line under Triton's interpreter,
+ * for a program (`ShowValuesArgs`; `pick`: the program-id picker first).
+ */
+export const CMD_SHOW_VALUES = "kernelLens.showValues";
+
+/**
+ * Client-side command: a debug session (debugpy) of a kernel's launch under Triton's
+ * interpreter, stopped on its first line for a program (`DebugKernelArgs`).
+ */
+export const CMD_DEBUG_KERNEL = "kernelLens.debugKernel";
+
 /** Server -> client notification: `StatusParams`. */
 export const NOTIFY_STATUS = "kernelLens/status";
 
@@ -1043,6 +1079,12 @@ export const NOTIFY_TRACE_READY = "kernelLens/traceReady";
 
 /** Client -> server request: `AssemblyParams` -> `AssemblyResult`. */
 export const REQ_ASSEMBLY = "kernelLens/assembly";
+
+/**
+ * Client -> server request: `ValuesParams` -> `ValuesResult`; the out-of-bounds
+ * accesses are also published as diagnostics on their lines.
+ */
+export const REQ_VALUES = "kernelLens/values";
 
 /** Client -> server request: `GeneratedCodeParams` -> `GeneratedCodeResult`. */
 export const REQ_GENERATED_CODE = "kernelLens/generatedCode";
@@ -1437,6 +1479,191 @@ export interface ShowAssemblyArgs {
 export const checkShowAssemblyArgs: Check<ShowAssemblyArgs> = shape<ShowAssemblyArgs>({
   uri: string,
   kernel: string,
+});
+
+/** Argument of `kernelLens.showValues` from a kernel's lens. */
+export interface ShowValuesArgs {
+  uri: string;
+  kernel: string;
+  /** `first` (the default), `last` or `x,y,z`. */
+  program?: string;
+  /** Ask for the program (and a loop's pass) first. */
+  pick?: boolean;
+}
+export const checkShowValuesArgs: Check<ShowValuesArgs> = shape<ShowValuesArgs>({
+  uri: string,
+  kernel: string,
+  program: optional(string),
+  pick: optional(boolean),
+});
+
+/** Argument of `kernelLens.debugKernel` from a kernel's lens. */
+export interface DebugKernelArgs {
+  uri: string;
+  kernel: string;
+  program?: string;
+}
+export const checkDebugKernelArgs: Check<DebugKernelArgs> = shape<DebugKernelArgs>({
+  uri: string,
+  kernel: string,
+  program: optional(string),
+});
+
+/**
+ * Run one `@triton.jit` kernel's launch (by name, else the kernel around `position`)
+ * under Triton's interpreter, keeping each line's values for `program`.
+ */
+export interface ValuesParams {
+  uri: string;
+  kernel?: string | null;
+  position?: Position | null;
+  /** `first`, `last` or `x[,y[,z]]`. */
+  program?: string;
+  /** A line that ran several times (a loop's body): `first`, `last` or the pass (1-based). */
+  iteration?: string;
+}
+
+/** One local a kernel's line bound, for the chosen program. */
+export interface KernelValue {
+  name: string;
+  kind: "block" | "pointers" | "scalar" | "constexpr";
+  /** `float32`, `bool`, `*float32` (a pointer), `constexpr`. */
+  dtype: string;
+  /** The block's shape (`[]` for a scalar). */
+  shape: number[];
+  /** `offs: int32[1024] 0 1 2 … 1023`, `mask: bool[1024] · 24 lanes masked`. */
+  text: string;
+  /** The block's elements, row-major, at most 4096 (pointers: offsets into `arg`). */
+  data?: unknown[];
+  truncated?: boolean;
+  /** A bool block's lanes that are off. */
+  masked?: number;
+  min?: unknown;
+  max?: unknown;
+  nan?: number;
+  /** Pointers: the argument they point into. */
+  arg?: string;
+  /** A scalar's value. */
+  value?: unknown;
+}
+export const checkKernelValue: Check<KernelValue> = shape<KernelValue>({
+  name: string,
+  kind: oneOf("block", "pointers", "scalar", "constexpr"),
+  dtype: string,
+  shape: listOf(int),
+  text: string,
+  data: optional(listOf(anything)),
+  truncated: optional(boolean),
+  masked: optional(int),
+  min: optional(anything),
+  max: optional(anything),
+  nan: optional(int),
+  arg: optional(string),
+  value: optional(anything),
+});
+
+/** What one line of the kernel's body bound for the chosen program. */
+export interface ValuesLine {
+  /** 1-based. */
+  line: number;
+  /** How many times the line ran in that program (a loop's body: once per pass). */
+  hits: number;
+  /** The pass shown (1-based). */
+  hit: number;
+  values: KernelValue[];
+  /**
+   * The line's values as Markdown (the server's): each block whole, a 2-D block as a grid
+   * with a heat map, masked lanes marked.
+   */
+  hover?: string;
+}
+export const checkValuesLine: Check<ValuesLine> = shape<ValuesLine>({
+  line: int,
+  hits: int,
+  hit: int,
+  values: listOf(checkKernelValue),
+  hover: optional(string),
+});
+
+/** Loads or stores of one line that fell outside the storage their pointers belong to. */
+export interface OutOfBounds {
+  line: number;
+  op: "load" | "store";
+  /** The argument whose storage the block points into. */
+  arg: string;
+  /** The first program it happened in. */
+  pid: number[];
+  /** Its first lane (an index into the block). */
+  lane: number[];
+  /** That lane's element offset from the argument's start. */
+  offset: number;
+  numel: number;
+  /** Lanes out of bounds, in every program. */
+  lanes: number;
+  programs: number;
+  message: string;
+}
+export const checkOutOfBounds: Check<OutOfBounds> = shape<OutOfBounds>({
+  line: int,
+  op: oneOf("load", "store"),
+  arg: string,
+  pid: listOf(int),
+  lane: listOf(int),
+  offset: int,
+  numel: int,
+  lanes: int,
+  programs: int,
+  message: string,
+});
+
+/** What stopped the interpreter (a feature it cannot run, an error in the kernel). */
+export interface InterpreterStop {
+  line: number | null;
+  message: string;
+}
+export const checkInterpreterStop: Check<InterpreterStop> = shape<InterpreterStop>({
+  line: nullable(int),
+  message: string,
+});
+
+/** Result of `kernelLens/values`: one kernel's launch under Triton's interpreter. */
+export interface ValuesResult {
+  kernel: string;
+  def_line: number;
+  /** The function whose launch ran (`<script>` for a module-level launch). */
+  launcher: string;
+  grid: number[];
+  /** The program whose values are kept. */
+  pid: number[];
+  program: string;
+  in_grid: boolean;
+  /** `first`, `last` or a pass number. */
+  iteration: unknown;
+  programs_run: number;
+  lines: ValuesLine[];
+  oob: OutOfBounds[];
+  error: InterpreterStop | null;
+  interpreter: boolean;
+  /** Where the values come from (Triton's interpreter: semantics, not performance). */
+  label: string;
+  inputs?: unknown;
+}
+export const checkValuesResult: Check<ValuesResult> = shape<ValuesResult>({
+  kernel: string,
+  def_line: int,
+  launcher: string,
+  grid: listOf(int),
+  pid: listOf(int),
+  program: string,
+  in_grid: boolean,
+  iteration: anything,
+  programs_run: int,
+  lines: listOf(checkValuesLine),
+  oob: listOf(checkOutOfBounds),
+  error: nullable(checkInterpreterStop),
+  interpreter: boolean,
+  label: string,
+  inputs: optional(anything),
 });
 
 /** One action that can fix an error: a VS Code command and its arguments. */
@@ -1903,6 +2130,38 @@ export const checkNcuCommandResult: Check<NcuCommandResult> = shape<NcuCommandRe
 });
 
 /**
+ * Check Memory of a function (by name, or the one around `position`): one call under
+ * `compute-sanitizer --tool TOOL` (`memcheck`, `racecheck`, `initcheck`,
+ * `synccheck`).
+ */
+export interface CheckMemoryArgs {
+  uri: string;
+  function?: string | null;
+  tool?: string;
+  position?: Position | null;
+}
+
+/** Result of `kernelLens.checkMemory`. */
+export interface CheckMemoryCommandResult {
+  ok: boolean;
+  function?: string;
+  error?: ErrorObject;
+  message?: string;
+  /** compute-sanitizer's error count. */
+  errors?: number;
+  /** Diagnostics published on lines. */
+  lines?: number;
+}
+export const checkCheckMemoryCommandResult: Check<CheckMemoryCommandResult> = shape<CheckMemoryCommandResult>({
+  ok: boolean,
+  function: optional(string),
+  error: optional(checkErrorObject),
+  message: optional(string),
+  errors: optional(int),
+  lines: optional(int),
+});
+
+/**
  * Sweep `param` of a function (by name, or the one around `position`) over `values`
  * (default: powers of two around the current value).
  */
@@ -2096,6 +2355,13 @@ export interface CompareVerdict {
   method: "mann-whitney" | "iqr" | "none" | "incomparable";
   reference: string;
   note?: string | null;
+  /** The four-way verdict (or why there is none); absent in runs stored before it. */
+  kind?: "faster" | "slower" | "same" | "ambiguous" | "incomparable" | "untested";
+  /**
+   * Why the verdict is ambiguous although the test called a change: a run drifted or was
+   * bimodal while timed (`this run drifts +6.1% while timed`).
+   */
+  shape?: string | null;
   text: string;
 }
 export const checkCompareVerdict: Check<CompareVerdict> = shape<CompareVerdict>({
@@ -2108,6 +2374,8 @@ export const checkCompareVerdict: Check<CompareVerdict> = shape<CompareVerdict>(
   method: oneOf("mann-whitney", "iqr", "none", "incomparable"),
   reference: string,
   note: optional(nullable(string)),
+  kind: optional(oneOf("faster", "slower", "same", "ambiguous", "incomparable", "untested")),
+  shape: optional(nullable(string)),
   text: string,
 });
 
@@ -2309,6 +2577,7 @@ export interface RequestTypes {
   "kernelLens/history": { params: HistoryParams; result: HistoryResult };
   "kernelLens/setBaseline": { params: SetBaselineParams; result: SetBaselineResult };
   "kernelLens/compare": { params: CompareParams; result: CompareResult };
+  "kernelLens/values": { params: ValuesParams; result: ValuesResult };
 }
 /** The check of each request's result. */
 export const RESULT_CHECKS: { readonly [M in keyof RequestTypes]: Check<RequestTypes[M]["result"]> } = {
@@ -2323,6 +2592,7 @@ export const RESULT_CHECKS: { readonly [M in keyof RequestTypes]: Check<RequestT
   "kernelLens/history": checkHistoryResult,
   "kernelLens/setBaseline": checkSetBaselineResult,
   "kernelLens/compare": checkCompareResult,
+  "kernelLens/values": checkValuesResult,
 };
 
 /** Each custom notification -> its params (the direction is in the method's comment above). */
@@ -2352,6 +2622,10 @@ export interface ServerCommandTypes {
   "kernelLens.profile": { argument: ProfileArgs; result: ProfileCommandResult };
   "kernelLens.profileAll": { argument: ProfileAllArgs; result: ProfileCommandResult[] };
   "kernelLens.runNcu": { argument: RunNcuArgs; result: NcuCommandResult | CommandResult };
+  "kernelLens.checkMemory": {
+    argument: CheckMemoryArgs;
+    result: CheckMemoryCommandResult | CommandResult;
+  };
   "kernelLens.sweep": { argument: SweepArgs; result: SweepCommandResult | CommandResult };
   "kernelLens.applyParameter": { argument: ApplyParameterArgs; result: ApplyParameterResult };
   "kernelLens.setBaseline": { argument: SetBaselineParams; result: SetBaselineResult };
@@ -2365,6 +2639,8 @@ export interface ClientCommandTypes {
   "kernelLens.showInlineExtension": ShowInlineExtensionArgs;
   "kernelLens.showError": ShowErrorArgs;
   "kernelLens.revealLine": RevealLineArgs;
+  "kernelLens.showValues": ShowValuesArgs;
+  "kernelLens.debugKernel": DebugKernelArgs;
 }
 /** The check of each client command's argument. */
 export const CLIENT_COMMAND_CHECKS: { readonly [C in keyof ClientCommandTypes]: Check<ClientCommandTypes[C]> } = {
@@ -2374,4 +2650,6 @@ export const CLIENT_COMMAND_CHECKS: { readonly [C in keyof ClientCommandTypes]: 
   "kernelLens.showInlineExtension": checkShowInlineExtensionArgs,
   "kernelLens.showError": checkShowErrorArgs,
   "kernelLens.revealLine": checkRevealLineArgs,
+  "kernelLens.showValues": checkShowValuesArgs,
+  "kernelLens.debugKernel": checkDebugKernelArgs,
 };

@@ -23,7 +23,9 @@ from kernel_lens.lsp import (
     profiling,
     quick_fix,
     report,
+    sanitizer,
     timing_lint,
+    values,
 )
 from kernel_lens.lsp.language_server import KernelLensServer
 
@@ -45,6 +47,8 @@ FEATURES: list[Callable[[KernelLensServer], None]] = [
     quick_fix.setup,
     notebooks.setup,
     timing_lint.setup,
+    values.setup,
+    sanitizer.setup,
 ]
 
 

@@ -49,6 +49,11 @@ __all__ = [
     "CMD_SHOW_GENERATED_CODE",
     "CMD_SHOW_INLINE",
     "CMD_SHOW_REPORT",
+    "CMD_SHOW_VALUES",
+    "CMD_DEBUG_KERNEL",
+    "CMD_CHECK_MEMORY",
+    "CheckMemoryArgs",
+    "CheckMemoryCommandResult",
     "CMD_SWEEP",
     "NOTIFICATIONS",
     "NOTIFY_RESULTS_CHANGED",
@@ -58,6 +63,15 @@ __all__ = [
     "NOTIFY_TRACE_PROGRESS",
     "NOTIFY_TRACE_READY",
     "REQUESTS",
+    "REQ_VALUES",
+    "ValuesParams",
+    "ValuesResult",
+    "ValuesLine",
+    "KernelValue",
+    "OutOfBounds",
+    "InterpreterStop",
+    "ShowValuesArgs",
+    "DebugKernelArgs",
     "REQ_ASSEMBLY",
     "REQ_COMPARE",
     "REQ_FUNCTIONS",
@@ -156,6 +170,9 @@ CMD_PROFILE = "kernelLens.profile"
 CMD_PROFILE_ALL = "kernelLens.profileAll"
 #: ``workspace/executeCommand``: Nsight Compute on a function (:class:`RunNcuArgs`).
 CMD_RUN_NCU = "kernelLens.runNcu"
+#: ``workspace/executeCommand``: Check Memory, a function's call under compute-sanitizer on a
+#: GPU, its reports as diagnostics on their lines (:class:`CheckMemoryArgs`).
+CMD_CHECK_MEMORY = "kernelLens.checkMemory"
 #: ``workspace/executeCommand``: sweep an int parameter (:class:`SweepArgs`).
 CMD_SWEEP = "kernelLens.sweep"
 #: ``workspace/executeCommand``: write a parameter's new default (:class:`ApplyParameterArgs`).
@@ -175,6 +192,12 @@ CMD_SHOW_GENERATED_CODE = "kernelLens.showGeneratedCode"
 CMD_SHOW_ERROR = "kernelLens.showError"
 #: Client-side command (an error's *Go to Line*): reveal a line of a file (:class:`RevealLineArgs`).
 CMD_REVEAL_LINE = "kernelLens.revealLine"
+#: Client-side command: a ``@triton.jit`` kernel's values per line under Triton's interpreter,
+#: for a program (:class:`ShowValuesArgs`; ``pick``: the program-id picker first).
+CMD_SHOW_VALUES = "kernelLens.showValues"
+#: Client-side command: a debug session (debugpy) of a kernel's launch under Triton's
+#: interpreter, stopped on its first line for a program (:class:`DebugKernelArgs`).
+CMD_DEBUG_KERNEL = "kernelLens.debugKernel"
 
 #: Server -> client notification: :class:`StatusParams`.
 NOTIFY_STATUS = "kernelLens/status"
@@ -194,6 +217,9 @@ NOTIFY_TRACE_READY = "kernelLens/traceReady"
 
 #: Client -> server request: :class:`AssemblyParams` -> :class:`AssemblyResult`.
 REQ_ASSEMBLY = "kernelLens/assembly"
+#: Client -> server request: :class:`ValuesParams` -> :class:`ValuesResult`; the out-of-bounds
+#: accesses are also published as diagnostics on their lines.
+REQ_VALUES = "kernelLens/values"
 #: Client -> server request: :class:`GeneratedCodeParams` -> :class:`GeneratedCodeResult`.
 REQ_GENERATED_CODE = "kernelLens/generatedCode"
 #: Client -> server request: :class:`InlineParams` -> the ``inline`` CLI's JSON; nvcc errors
@@ -491,6 +517,138 @@ class ShowAssemblyArgs(TypedDict):
 
     uri: str
     kernel: str
+
+
+class ShowValuesArgs(TypedDict):
+    """Argument of ``kernelLens.showValues`` from a kernel's lens."""
+
+    uri: str
+    kernel: str
+    program: NotRequired[str]
+    """``first`` (the default), ``last`` or ``x,y,z``."""
+    pick: NotRequired[bool]
+    """Ask for the program (and a loop's pass) first."""
+
+
+class DebugKernelArgs(TypedDict):
+    """Argument of ``kernelLens.debugKernel`` from a kernel's lens."""
+
+    uri: str
+    kernel: str
+    program: NotRequired[str]
+
+
+# Values under Triton's interpreter (Show Values).
+
+
+@dataclass
+class ValuesParams:
+    """Run one ``@triton.jit`` kernel's launch (by name, else the kernel around ``position``)
+    under Triton's interpreter, keeping each line's values for ``program``."""
+
+    uri: str
+    kernel: str | None = None
+    position: Position | None = None
+    program: str = "first"
+    """``first``, ``last`` or ``x[,y[,z]]``."""
+    iteration: str = "first"
+    """A line that ran several times (a loop's body): ``first``, ``last`` or the pass (1-based)."""
+
+
+#: What a value of a kernel's line is: a block, a block of pointers (shown as offsets into the
+#: argument they point in), a scalar or a ``constexpr``.
+KernelValueKind = Literal["block", "pointers", "scalar", "constexpr"]
+
+
+class KernelValue(TypedDict):
+    """One local a kernel's line bound, for the chosen program."""
+
+    name: str
+    kind: KernelValueKind
+    dtype: str
+    """``float32``, ``bool``, ``*float32`` (a pointer), ``constexpr``."""
+    shape: list[int]
+    """The block's shape (``[]`` for a scalar)."""
+    text: str
+    """``offs: int32[1024] 0 1 2 … 1023``, ``mask: bool[1024] · 24 lanes masked``."""
+    data: NotRequired[list[Any]]
+    """The block's elements, row-major, at most 4096 (pointers: offsets into ``arg``)."""
+    truncated: NotRequired[bool]
+    masked: NotRequired[int]
+    """A bool block's lanes that are off."""
+    min: NotRequired[Any]
+    max: NotRequired[Any]
+    nan: NotRequired[int]
+    arg: NotRequired[str]
+    """Pointers: the argument they point into."""
+    value: NotRequired[Any]
+    """A scalar's value."""
+
+
+class ValuesLine(TypedDict):
+    """What one line of the kernel's body bound for the chosen program."""
+
+    line: int
+    """1-based."""
+    hits: int
+    """How many times the line ran in that program (a loop's body: once per pass)."""
+    hit: int
+    """The pass shown (1-based)."""
+    values: list[KernelValue]
+    hover: NotRequired[str]
+    """The line's values as Markdown (the server's): each block whole, a 2-D block as a grid
+    with a heat map, masked lanes marked."""
+
+
+class OutOfBounds(TypedDict):
+    """Loads or stores of one line that fell outside the storage their pointers belong to."""
+
+    line: int
+    op: Literal["load", "store"]
+    arg: str
+    """The argument whose storage the block points into."""
+    pid: list[int]
+    """The first program it happened in."""
+    lane: list[int]
+    """Its first lane (an index into the block)."""
+    offset: int
+    """That lane's element offset from the argument's start."""
+    numel: int
+    lanes: int
+    """Lanes out of bounds, in every program."""
+    programs: int
+    message: str
+
+
+class InterpreterStop(TypedDict):
+    """What stopped the interpreter (a feature it cannot run, an error in the kernel)."""
+
+    line: int | None
+    message: str
+
+
+class ValuesResult(TypedDict):
+    """Result of ``kernelLens/values``: one kernel's launch under Triton's interpreter."""
+
+    kernel: str
+    def_line: int
+    launcher: str
+    """The function whose launch ran (``<script>`` for a module-level launch)."""
+    grid: list[int]
+    pid: list[int]
+    """The program whose values are kept."""
+    program: str
+    in_grid: bool
+    iteration: Any
+    """``first``, ``last`` or a pass number."""
+    programs_run: int
+    lines: list[ValuesLine]
+    oob: list[OutOfBounds]
+    error: InterpreterStop | None
+    interpreter: bool
+    label: str
+    """Where the values come from (Triton's interpreter: semantics, not performance)."""
+    inputs: NotRequired[Any]
 
 
 class ErrorAction(TypedDict):
@@ -811,6 +969,27 @@ class NcuCommandResult(CommandResult):
     report_path: NotRequired[str]
 
 
+@dataclass
+class CheckMemoryArgs:
+    """Check Memory of a function (by name, or the one around ``position``): one call under
+    ``compute-sanitizer --tool TOOL`` (``memcheck``, ``racecheck``, ``initcheck``,
+    ``synccheck``)."""
+
+    uri: str
+    function: str | None = None
+    tool: str = "memcheck"
+    position: Position | None = None
+
+
+class CheckMemoryCommandResult(CommandResult):
+    """Result of ``kernelLens.checkMemory``."""
+
+    errors: NotRequired[int]
+    """compute-sanitizer's error count."""
+    lines: NotRequired[int]
+    """Diagnostics published on lines."""
+
+
 @dataclass(kw_only=True)
 class SweepArgs:
     """Sweep ``param`` of a function (by name, or the one around ``position``) over ``values``
@@ -954,6 +1133,11 @@ class CompareVerdict(TypedDict):
     policy (``note`` says which); no change is called."""
     reference: str
     note: NotRequired[str | None]
+    kind: NotRequired[Literal["faster", "slower", "same", "ambiguous", "incomparable", "untested"]]
+    """The four-way verdict (or why there is none); absent in runs stored before it."""
+    shape: NotRequired[str | None]
+    """Why the verdict is ambiguous although the test called a change: a run drifted or was
+    bimodal while timed (``this run drifts +6.1% while timed``)."""
     text: str
 
 
@@ -1088,6 +1272,7 @@ REQUESTS: dict[str, tuple[Any, Any]] = {
     REQ_HISTORY: (HistoryParams, HistoryResult),
     REQ_SET_BASELINE: (SetBaselineParams, SetBaselineResult),
     REQ_COMPARE: (CompareParams, CompareResult),
+    REQ_VALUES: (ValuesParams, ValuesResult),
 }
 
 #: Each custom request -> the declared type of its result.
@@ -1109,6 +1294,7 @@ SERVER_COMMANDS: dict[str, tuple[Any, Any]] = {
     CMD_PROFILE: (ProfileArgs, ProfileCommandResult),
     CMD_PROFILE_ALL: (ProfileAllArgs, list[ProfileCommandResult]),
     CMD_RUN_NCU: (RunNcuArgs, NcuCommandResult | CommandResult),
+    CMD_CHECK_MEMORY: (CheckMemoryArgs, CheckMemoryCommandResult | CommandResult),
     CMD_SWEEP: (SweepArgs, SweepCommandResult | CommandResult),
     CMD_APPLY_PARAMETER: (ApplyParameterArgs, ApplyParameterResult),
     CMD_SET_BASELINE: (SetBaselineParams, SetBaselineResult),
@@ -1122,4 +1308,6 @@ CLIENT_COMMANDS: dict[str, Any] = {
     CMD_SHOW_INLINE: ShowInlineExtensionArgs,
     CMD_SHOW_ERROR: ShowErrorArgs,
     CMD_REVEAL_LINE: RevealLineArgs,
+    CMD_SHOW_VALUES: ShowValuesArgs,
+    CMD_DEBUG_KERNEL: DebugKernelArgs,
 }

@@ -185,6 +185,24 @@ def _launches(node: ast.AST, kernel: str) -> bool:
     )
 
 
+def launchers_in_text(text: str, kernel: str) -> list[str]:
+    """Qualified names of the functions whose body contains ``kernel[...](...)`` (Show Values
+    starts from these; Show Assembly's candidates are :func:`triton_launch.launcher_candidates`,
+    aliases and other modules included)."""
+    found: list[str] = []
+
+    def visit(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                if _launches(node, kernel):
+                    found.append(prefix + node.name)
+            elif isinstance(node, ast.ClassDef):
+                visit(node.body, f"{prefix}{node.name}.")
+
+    visit(ast.parse(text).body, "")
+    return found
+
+
 def _type_of(value: Any) -> str:
     dtype = getattr(value, "dtype", None)
     if dtype is not None and hasattr(value, "data_ptr"):

@@ -1353,11 +1353,12 @@ export const ASM_POINTER_TYPES: readonly string[] = [
 export const ASM_SCALAR_TYPES: readonly string[] = ["i32", "i64", "fp32", "i1"];
 
 /**
- * Where a compiled kernel's argument types came from: a real launch of it, the launch's text
+ * Where a compiled kernel's argument types came from: a real launch of it, a real launch on
+ * suggested inputs that were checked to run (their dtypes and sizes a guess), the launch's text
  * (the launcher could not run here), or the user's picks over one of those.
  */
-export type AsmTypesFrom = "launch" | "text" | "user";
-export const checkAsmTypesFrom: Check<AsmTypesFrom> = oneOf("launch", "text", "user");
+export type AsmTypesFrom = "launch" | "suggested" | "text" | "user";
+export const checkAsmTypesFrom: Check<AsmTypesFrom> = oneOf("launch", "suggested", "text", "user");
 
 /**
  * Where a kernel's assembly and resources came from: the launch's own compiled kernel

@@ -269,7 +269,9 @@ async function pickArgumentTypes(ctx: Ctx, views: Views): Promise<void> {
         value: JSON.stringify(last.constexprs[chosen.param] ?? ""),
       });
     } else {
-      const choices = type?.startsWith("*") === true ? ASM_POINTER_TYPES : ASM_SCALAR_TYPES;
+      // An optional pointer may be left out: None (Triton makes it a constexpr None).
+      const choices =
+        type?.startsWith("*") === true ? [...ASM_POINTER_TYPES, "None"] : ASM_SCALAR_TYPES;
       value = await vscode.window.showQuickPick([...choices], {
         title: `${DISPLAY_NAME}: type of ${chosen.param} (now ${type ?? "?"})`,
       });

@@ -304,6 +304,8 @@ export function assemblyInfo(result: AssemblyResult, stage: AsmStage): ViewInfo 
   // Types not from a real launch are said where the numbers are: they may not be the real ones.
   if (result.types_from === "text") {
     parts.push("types read from the source");
+  } else if (result.types_from === "suggested") {
+    parts.push("types from suggested inputs");
   } else if (result.types_from === "user") {
     parts.push("types picked");
   }

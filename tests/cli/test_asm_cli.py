@@ -72,7 +72,8 @@ def test_kernel_without_a_launcher_says_why(tmp_path: Path) -> None:
     code, out, _ = run_cli("asm", f"{src}::k", "--json")
     assert code == 1
     assert out["error"]["kind"] == "not-found"
-    assert "launches k[grid]" in out["error"]["message"]
+    assert "launches k;" in out["error"]["message"]
+    assert "--from DRIVER" in out["error"]["message"]
 
 
 def test_file_without_kernels() -> None:

@@ -116,8 +116,18 @@ def test_an_autotuners_choice_and_each_configs_time() -> None:
         "chosen": "BLOCK_M=128, num_warps=4, num_stages=3",
         "chosen_kwargs": {"BLOCK_M": 128, "num_warps": 4, "num_stages": 3},
         "configs": [
-            {"config": "BLOCK_M=128, num_warps=4, num_stages=3", "ms": 0.0123, "chosen": True},
-            {"config": "BLOCK_M=64, num_warps=8, num_stages=4", "ms": 0.5, "chosen": False},
+            {
+                "config": "BLOCK_M=128, num_warps=4, num_stages=3",
+                "ms": 0.0123,
+                "chosen": True,
+                "kwargs": {"BLOCK_M": 128, "num_warps": 4, "num_stages": 3},
+            },
+            {
+                "config": "BLOCK_M=64, num_warps=8, num_stages=4",
+                "ms": 0.5,
+                "chosen": False,
+                "kwargs": {"BLOCK_M": 64, "num_warps": 8, "num_stages": 4},
+            },
         ],
     }
     # One config only: the autotuner benchmarks nothing, the choice is still said.

@@ -102,19 +102,38 @@ class Engine:
 
     def asm(self, request: AsmRequest, progress: Progress = _no_progress) -> dict[str, Any]:
         """One kernel's compiled assembly; every kernel's (``{"kernels": […]}``) without a name."""
+        from kernel_lens.agent.runner import use_triton_interpreter
         from kernel_lens.agent.stages.triton_ir import compile_file_kernels
 
         progress("asm", f"compiling {request.kernel or 'every @triton.jit kernel'}")
+        # Without a GPU the launchers run their kernels in Triton's interpreter, so that a
+        # kernel launched after another one (a backward's second kernel) is reached too.
+        # triton.language first, as the warmed agent has it: its own @jit functions (tl.sum,
+        # tl.cdiv, …) stay compilable; only the user's kernels become interpreted.
+        import triton.language  # noqa: F401
+
+        use_triton_interpreter()
+        os.environ.update(request.env)
         compiled = compile_file_kernels(
             request.path,
             request.text,
             kernel=request.kernel,
             arch=request.arch,
             overrides=request.overrides,
+            driver=request.driver,
+            argv=list(request.argv),
+            cwd=request.cwd,
+            config=request.config,
         )
         if request.kernel is not None:
             return compiled[0].to_json(request.stage)
-        return {"kernels": [c.to_json(request.stage) for c in compiled]}
+        from kernel_lens.agent.stages.triton_ir import FAILED
+
+        return {
+            "kernels": [c.to_json(request.stage) for c in compiled],
+            # Every kernel of the file is listed: those that did not compile say why.
+            "failed": [{"kernel": name, "error": err.to_json()} for name, err in FAILED],
+        }
 
     def inline(self, request: InlineRequest, progress: Progress = _no_progress) -> InlineResult:
         """Every ``load_inline`` call of the file: sources, PTX and line map, nvcc errors."""

@@ -110,12 +110,29 @@ def use_triton_interpreter() -> bool:
 
     if not torch.cuda.is_available():
         os.environ.setdefault("TRITON_INTERPRET", "1")
-    return os.environ.get("TRITON_INTERPRET", "0").lower() in ("1", "true", "on", "yes")
+    on = os.environ.get("TRITON_INTERPRET", "0").lower() in ("1", "true", "on", "yes")
+    if on:
+        # @triton.autotune benchmarks through the GPU driver: under the interpreter its first
+        # config runs instead (said on the result). One job per agent: it stays for the job.
+        from kernel_lens.agent.stages.triton_jit import keep_untimed_autotune
+
+        keep_untimed_autotune()
+    return on
 
 
 def _is_interpreted(value: Any) -> bool:
-    cls = type(value)
-    return cls.__name__ == "InterpretedFunction" and cls.__module__.startswith("triton")
+    """An interpreted kernel, or an ``@triton.autotune``/``@triton.heuristics`` wrapper of one."""
+    for _ in range(8):
+        cls = type(value)
+        if cls.__name__ == "InterpretedFunction" and cls.__module__.startswith("triton"):
+            return True
+        if not cls.__module__.startswith("triton"):
+            return False
+        inner = getattr(value, "fn", None)
+        if inner is None or inner is value:
+            return False
+        value = inner
+    return False
 
 
 def _uses_interpreted_kernels(module: types.ModuleType) -> bool:

@@ -16,6 +16,7 @@ import ast
 import asyncio
 import contextlib
 import functools
+import importlib.abc
 import importlib.util
 import inspect
 import linecache
@@ -23,6 +24,7 @@ import os
 import sys
 import types
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from kernel_lens.agent import remote
@@ -36,15 +38,18 @@ from kernel_lens.agent.errors import (
 __all__ = [
     "NEEDS_GPU_MESSAGE",
     "CallStyle",
+    "PackagePlace",
     "as_main",
     "as_needs_gpu",
     "call_style",
     "call_user",
     "compile_text",
     "exec_module",
+    "import_failure",
     "main_module",
     "module_name_for",
     "needs_gpu",
+    "package_place",
     "parse_source",
     "read_source",
     "with_call_style",
@@ -120,15 +125,115 @@ def compile_text(path: str, text: str) -> types.CodeType:
     return code
 
 
+@dataclass(frozen=True)
+class PackagePlace:
+    """Where a file sits as Python imports it.
+
+    Attributes:
+        root: the folder that goes on ``sys.path`` (the parent of the top package; the file's
+            own folder when it is in no package).
+        package: the dotted package the file belongs to (``pkg.ops``); ``""`` in none.
+        name: the module's dotted name (``pkg.ops.x``; ``pkg.ops`` for its ``__init__.py``).
+    """
+
+    root: str
+    package: str
+    name: str
+
+
+#: How many ``__init__.py`` levels are walked up at most.
+_MAX_PACKAGE_DEPTH = 32
+
+
+def package_place(path: str) -> PackagePlace:
+    """The file's package as ``python -m`` would see it: walk up the folders that hold an
+    ``__init__.py`` (a ``src/`` layout's ``src`` has none, so it becomes the root). A folder
+    whose name is no identifier ends the walk (it cannot be imported as a package)."""
+    path = os.path.abspath(path)
+    folder = os.path.dirname(path)
+    stem = os.path.splitext(os.path.basename(path))[0]
+    parts: list[str] = []
+    for _ in range(_MAX_PACKAGE_DEPTH):
+        name = os.path.basename(folder)
+        init = os.path.join(folder, "__init__.py")
+        # A job from another machine carries the package's __init__.py files (remote bundle).
+        has_init = os.path.isfile(init) or remote.bundled_text(init) is not None
+        if not name.isidentifier() or not has_init:
+            break
+        parts.insert(0, name)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    if not parts or not stem.isidentifier():
+        return PackagePlace(os.path.dirname(path), "", stem)
+    package = ".".join(parts)
+    name = package if stem == "__init__" else f"{package}.{stem}"
+    return PackagePlace(folder, package, name)
+
+
+def _package_free(place: PackagePlace) -> bool:
+    """Whether the package's top name is free for the workspace's own package: not imported
+    yet, or imported from this same root (an earlier job's load in this process, an editable
+    install)."""
+    top = place.package.split(".")[0]
+    taken = sys.modules.get(top)
+    if taken is None:
+        return True
+    for folder in list(getattr(taken, "__path__", None) or []):
+        if os.path.realpath(os.path.dirname(str(folder))) == os.path.realpath(place.root):
+            return True
+    return False
+
+
+def _put_root_first(place: PackagePlace) -> None:
+    """The package's root first on ``sys.path`` (as ``python -m`` from it would have it)."""
+    if place.root in sys.path:
+        sys.path.remove(place.root)
+    sys.path.insert(0, place.root)
+
+
+def import_failure(exc: BaseException, path: str, doing: str) -> ProfileError | None:
+    """An ``import`` error for an ``ImportError`` raised while ``doing`` (``loading the file``):
+    a missing module is named with the interpreter to install it into, and a module of the
+    workspace's own package that failed is said as such. ``None`` for any other exception."""
+    if not isinstance(exc, ImportError):
+        return None
+    missing = getattr(exc, "name", None) if isinstance(exc, ModuleNotFoundError) else None
+    line = user_line_from_traceback(exc.__traceback__, path)
+    if missing:
+        top = str(missing).split(".")[0]
+        place = package_place(path)
+        if place.package and top == place.package.split(".")[0]:
+            message = (
+                f"{doing} raised ModuleNotFoundError: {exc} (a module of the package "
+                f"{place.package.split('.')[0]} itself, under {place.root})"
+            )
+        else:
+            message = (
+                f"{doing} raised ModuleNotFoundError: no module named '{missing}' in "
+                f"{sys.executable}: install the package that provides it into that "
+                f"interpreter ({sys.executable} -m pip install …), or pick the interpreter "
+                "that has it"
+            )
+    else:
+        message = f"{doing} raised {type(exc).__name__}: {exc}"
+    return ProfileError("import", message, line, format_exception(exc))
+
+
 def module_name_for(path: str) -> str:
-    """The name the file's module gets when a function of it is profiled: the name
-    ``import STEM`` gives it with the file's folder first on ``sys.path`` (as when the user
+    """The name the file's module gets when a function of it is profiled: its dotted name in
+    its package (``pkg.ops.x``, as ``import pkg.ops.x`` names it) when it is in one, else the
+    name ``import STEM`` gives it with the file's folder first on ``sys.path`` (as when the user
     imports it), so that what pickles its functions by name — ``multiprocessing`` with spawn or
     forkserver, whose workers import the module from disk — finds it again. When that name is
     already a module of another file in this process (a user ``json.py`` while the agent has
     the standard library's), ``_kernel_lens_target_<stem>``: the agent's own modules are never
     replaced.
     """
+    place = package_place(path)
+    if place.package and _package_free(place):
+        return place.name
     stem = os.path.splitext(os.path.basename(path))[0]
     taken = sys.modules.get(stem)
     ours = taken is not None and sys.modules.get(f"_kernel_lens_target_{stem}") is taken
@@ -141,15 +246,103 @@ def module_name_for(path: str) -> str:
     return f"_kernel_lens_target_{stem}"
 
 
+class _BufferFinder:
+    """A ``sys.meta_path`` finder that gives the module named ``name`` the editor's buffer text
+    (unsaved edits included), compiled under the file's real path, when anything imports it
+    (the package's ``__init__`` as well as the load itself)."""
+
+    def __init__(self, name: str, path: str, text: str) -> None:
+        self.name = name
+        self.path = path
+        self.text = text
+
+    def find_spec(self, name: str, search: Any, target: Any = None) -> Any:
+        if name != self.name:
+            return None
+        spec = importlib.util.spec_from_loader(name, _BufferLoader(self.path, self.text))
+        if spec is not None:
+            spec.origin = self.path
+            spec.has_location = True
+            if os.path.basename(self.path) == "__init__.py":
+                spec.submodule_search_locations = [os.path.dirname(self.path)]
+        return spec
+
+
+class _BufferLoader(importlib.abc.Loader):
+    def __init__(self, path: str, text: str) -> None:
+        self.path = path
+        self.text = text
+
+    def create_module(self, spec: Any) -> None:
+        return None
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        module.__file__ = self.path
+        exec(compile_text(self.path, self.text), module.__dict__)
+
+
+def _forget(name: str) -> None:
+    """Drop ``name`` (and its submodules) from ``sys.modules`` so that it loads anew."""
+    for key in [k for k in sys.modules if k == name or k.startswith(name + ".")]:
+        sys.modules.pop(key, None)
+
+
+def _exec_package_member(path: str, text: str, place: PackagePlace) -> types.ModuleType:
+    """Import ``place.name`` as Python would (its packages' ``__init__``s first), the file
+    itself from ``text``."""
+    import importlib
+
+    compile_text(path, text)  # a syntax error is said on its line before anything runs
+    _put_root_first(place)
+    folder = os.path.dirname(path)
+    if folder not in sys.path:
+        sys.path.append(folder)  # after the root: sibling imports still work, never shadow
+    sys.modules.pop(place.name, None)
+    finder = _BufferFinder(place.name, path, text)
+    sys.meta_path.insert(0, finder)
+    try:
+        module = importlib.import_module(place.name)
+    except BaseException as exc:
+        stem = os.path.splitext(os.path.basename(path))[0]
+        sys.modules.pop(place.name, None)
+        in_file = user_line_from_traceback(exc.__traceback__, path) is not None
+        doing = "loading the file" if in_file else f"importing its package {place.package}"
+        failed = import_failure(exc, path, doing)
+        if failed is not None:
+            raise failed from None
+        kind: ErrorKind = "interrupted" if isinstance(exc, KeyboardInterrupt) else "import"
+        raise ProfileError(
+            kind,
+            f"{doing} raised {type(exc).__name__}: {exc}",
+            user_line_from_traceback(exc.__traceback__, path),
+            format_exception(exc),
+        ) from None
+    finally:
+        if finder in sys.meta_path:
+            sys.meta_path.remove(finder)
+    stem = os.path.splitext(os.path.basename(path))[0]
+    sys.modules[f"_kernel_lens_target_{stem}"] = module
+    return module
+
+
 def exec_module(path: str, text: str) -> types.ModuleType:
     """Run ``text`` as the module :func:`module_name_for` names (imported, not ``__main__``;
-    ``_kernel_lens_target_<stem>`` names it too), the file's folder first on ``sys.path`` so
-    that sibling imports work and the workers of a spawn ``multiprocessing`` pool can import it.
+    ``_kernel_lens_target_<stem>`` names it too).
+
+    A file of a package (its folder holds an ``__init__.py``) is imported as that package's
+    member: the top package's parent first on ``sys.path``, the packages' ``__init__``s run,
+    ``__package__`` set, so relative and absolute imports of the package work as they do for
+    ``python -m``. Any other file runs with its folder first on ``sys.path``, so that sibling
+    imports work and the workers of a spawn ``multiprocessing`` pool can import it.
 
     Raises:
-        ProfileError: ``syntax``; ``import`` (the file raised or exited while loading);
+        ProfileError: ``syntax``; ``import`` (the file raised or exited while loading, or a
+            module it imports is missing: named, with the interpreter to install it into);
             ``interrupted`` (its own Ctrl-C).
     """
+    place = package_place(path)
+    if place.package and _package_free(place):
+        return _exec_package_member(path, text, place)
     code = compile_text(path, text)
     stem = os.path.splitext(os.path.basename(path))[0]
     name = module_name_for(path)
@@ -165,6 +358,9 @@ def exec_module(path: str, text: str) -> types.ModuleType:
     try:
         exec(code, module.__dict__)
     except BaseException as exc:
+        failed = import_failure(exc, path, "loading the file")
+        if failed is not None:
+            raise failed from None
         # sys.exit() at import is an ``import`` error (the file is not meant to be imported);
         # Ctrl-C raised by the file's own code is ``interrupted``. Neither ends the agent.
         kind: ErrorKind = "interrupted" if isinstance(exc, KeyboardInterrupt) else "import"
@@ -198,6 +394,13 @@ def main_module(
     if folder in sys.path:
         sys.path.remove(folder)
     sys.path.insert(0, folder)
+    place = package_place(path)
+    if place.package and _package_free(place):
+        # As `python -m pkg.ops.x`: relative imports resolve against its package, absolute
+        # imports of the package find it (its root first, the file's folder after it).
+        module.__dict__["__package__"] = place.package
+        module.__dict__["__spec__"] = importlib.util.spec_from_loader(place.name, None, origin=path)
+        _put_root_first(place)
     sys.argv = [path, *argv]
     os.chdir(remote.local_folder(cwd or folder))
     previous_main = sys.modules.get("__main__")

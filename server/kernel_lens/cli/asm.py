@@ -9,7 +9,14 @@ import os
 import sys
 from typing import Any
 
-from kernel_lens.cli.common import job, say, split_target, timeout_option
+from kernel_lens.cli.common import (
+    driver_option,
+    driver_request,
+    job,
+    say,
+    split_target,
+    timeout_option,
+)
 from kernel_lens.wire.jobs import AsmRequest
 
 
@@ -26,20 +33,30 @@ def run(args: argparse.Namespace) -> int:
             )
             return 2
         overrides[name.strip()] = value.strip()
+    driver = driver_request(args)
+    if isinstance(driver, int):
+        return driver
     request = AsmRequest(
         path=os.path.abspath(path),
         kernel=kernel,
         arch=args.arch,
         stage=args.stage,
         overrides=overrides or None,
+        driver=driver["driver"],
+        argv=driver["argv"],
+        config=args.config,
     )
     result = job(request, args)
     if isinstance(result, int):
         return result
     rows: list[dict[str, Any]] = [result] if kernel else list(result["kernels"])
+    failed: list[dict[str, Any]] = [] if kernel else list(result.get("failed") or [])
     if args.json:
-        say(json.dumps(rows[0] if kernel else rows))
+        # Every kernel of the file: one that did not compile is {"kernel", "error"}.
+        say(json.dumps(rows[0] if kernel else rows + failed))
         return 0
+    for f in failed:
+        say(f"// {f['kernel']}: not compiled ({f['error']['kind']}): {f['error']['message']}")
     for j in rows:
         say(
             f"// {j['kernel']} · {args.stage.upper()} · {j['arch']} · {j['registers']} registers · "
@@ -50,10 +67,15 @@ def run(args: argparse.Namespace) -> int:
             say(f"// {j['types_note']}")
         tuned = j.get("autotune")
         if tuned:
-            say(f"// autotuned: chose {tuned['chosen']}")
-            for row in tuned["configs"]:
-                ms = "?" if row["ms"] is None else f"{row['ms']:.4g} ms"
-                say(f"//   {'*' if row['chosen'] else ' '} {row['config']}: {ms}")
+            if tuned.get("shown"):
+                say(f"// autotuned: config {args.config} picked, {tuned['shown']}")
+            else:
+                say(f"// autotuned: chose {tuned['chosen']}")
+            if tuned.get("note"):
+                say(f"// {tuned['note']}")
+            for i, row in enumerate(tuned["configs"]):
+                ms = "not timed" if row["ms"] is None else f"{row['ms']:.4g} ms"
+                say(f"//   {'*' if row['chosen'] else ' '} [{i}] {row['config']}: {ms}")
         say(j["asm"])
     return 0
 
@@ -86,6 +108,19 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="an argument's type (x_ptr=*fp16, n=i64) or a constexpr's value (BLOCK=256), over "
         "those of the launch; repeatable, or comma-separated",
     )
+    a.add_argument(
+        "--config",
+        type=int,
+        default=None,
+        metavar="N",
+        help="an @triton.autotune kernel's config N (0 = the first it lists) instead of the "
+        "chosen one",
+    )
     a.add_argument("--json", action="store_true")
+    driver_option(
+        a,
+        "compile KERNEL for its first launch in a run of DRIVER (`python DRIVER ARGS…`, ARGS "
+        "after --), wherever the driver launches it from",
+    )
     timeout_option(a)
     a.set_defaults(func=run)

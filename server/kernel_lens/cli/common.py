@@ -227,14 +227,16 @@ def timeout_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def driver_option(parser: argparse.ArgumentParser) -> None:
+def driver_option(parser: argparse.ArgumentParser, help_text: str | None = None) -> None:
     """Add ``--from DRIVER`` (the function's inputs from a driver script's call; the driver's
-    arguments after ``--``) to a command that loads a function."""
+    arguments after ``--``) to a command that loads a function (``help_text``: another
+    command's own words for it)."""
     parser.add_argument(
         "--from",
         dest="driver",
         metavar="DRIVER",
-        help="take FUNC's inputs, self and calling context from its first call in a run of "
+        help=help_text
+        or "take FUNC's inputs, self and calling context from its first call in a run of "
         "DRIVER (`python DRIVER ARGS…`, ARGS after --), in whatever workspace module FUNC is",
     )
     parser.set_defaults(takes_script_args=True)

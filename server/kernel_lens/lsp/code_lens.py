@@ -449,6 +449,12 @@ def _kernel_lens(ls: KernelLensServer, uri: str, info: FunctionInfo) -> types.Co
         if latest
         else "$(file-binary) Show Assembly"
     )
+    # Numbers of a compile not for the launch's own types say so where they are shown.
+    said = {"text": "types read from the source", "suggested": "suggested inputs"}
+    if latest and latest.get("types_from") in said:
+        title += f" · {said[latest['types_from']]}"
+    elif latest and latest.get("types_from") == "user":
+        title += " · types picked"
     return _lens(
         info.first_line - 1, title, CMD_SHOW_ASSEMBLY, [{"uri": uri, "kernel": info.qualname}]
     )

@@ -309,6 +309,20 @@ def _line_character(position: Any) -> tuple[int, int]:
     return int(position.line), int(getattr(position, "character", 0))
 
 
+def kernel_driver_fields(ls: KernelLensServer, uri: str, kernel: str) -> dict[str, Any]:
+    """The driver fields for a Triton kernel's assembly: the driver remembered for the kernel
+    itself, else the one remembered for a function of the same file (its launcher, profiled
+    from a driver), so that Show Assembly uses the launch Profile uses; ``{}`` when none."""
+    own = driver_fields(ls, uri, kernel)
+    if own:
+        return own
+    state = ls.documents.peek(uri)
+    for function, driver in list(state.drivers.items()) if state is not None else []:
+        if driver and driver.get("driver"):
+            return driver_fields(ls, uri, function)
+    return {}
+
+
 def driver_fields(ls: KernelLensServer, uri: str, function: str) -> dict[str, Any]:
     """The job fields (``driver``, ``argv``, ``cwd``, ``env``) of the driver remembered for
     ``function`` of ``uri`` (chosen from a quick fix), so every job on the function — profile,

@@ -15,6 +15,7 @@ from kernel_lens.lsp.common import (
     DiagnosticKey,
     document_source,
     driver_fields,
+    kernel_driver_fields,
     refresh_lenses,
     request_failed,
     require_trusted,
@@ -72,7 +73,16 @@ async def assembly(ls: KernelLensServer, raw: Any) -> AssemblyResult:
     kernel = resolve_target(source, name=params.kernel, position=params.position, kind="kernel")
     state = ls.documents(params.uri)
     overrides = dict(sorted((params.overrides or {}).items()))
-    key = (kernel, params.arch, text_key(source), tuple(overrides.items()))
+    # The driver Profile remembers for this file's functions launches the kernel the same way.
+    from_driver = kernel_driver_fields(ls, params.uri, kernel)
+    key = (
+        kernel,
+        params.arch,
+        text_key(source),
+        tuple(overrides.items()),
+        from_driver.get("driver"),
+        tuple(from_driver.get("argv") or ()),
+    )
     result = state.asm.get(key)
     if result is None:
         ls.log(f"assembly of {kernel} (sm_{params.arch or 'device'})", types.MessageType.Info)
@@ -85,6 +95,7 @@ async def assembly(ls: KernelLensServer, raw: Any) -> AssemblyResult:
                 kernel=kernel,
                 arch=params.arch,
                 overrides=overrides or None,
+                **from_driver,
             ),
         )
         # A document closed meanwhile has released ``state``: nothing is kept for it then.

@@ -206,6 +206,13 @@ class AsmRequest(JobRequest):
         arch: compute capability (``90``); ``None``: the GPU's, else 90.
         stage: with a stage (``ptx``…), ``asm``/``line_map`` hold that stage only.
         overrides: argument types (``*fp16``, ``i64``) and constexpr values picked by the user.
+        driver: a script that launches the kernel (``--from bench.py``): the types are those
+            of the kernel's first launch in a run of ``python DRIVER ARGV…`` (the kernel's file
+            loaded from ``text`` wherever the driver imports it).
+        argv: the driver's ``sys.argv[1:]``; cwd: its folder (default: the driver's own);
+            env: environment variables set for the run.
+        config: an ``@triton.autotune`` kernel's config to show (its index in the kernel's
+            list) instead of the chosen one.
     """
 
     method: ClassVar[str] = "asm"
@@ -216,6 +223,11 @@ class AsmRequest(JobRequest):
     arch: int | None = None
     stage: str | None = None
     overrides: dict[str, str] | None = None
+    driver: str | None = None
+    argv: list[str] = field(default_factory=list)
+    cwd: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    config: int | None = None
 
 
 @dataclass

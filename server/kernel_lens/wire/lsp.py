@@ -447,9 +447,10 @@ ASM_POINTER_TYPES: tuple[str, ...] = (
 )
 ASM_SCALAR_TYPES: tuple[str, ...] = ("i32", "i64", "fp32", "i1")
 
-#: Where a compiled kernel's argument types came from: a real launch of it, the launch's text
+#: Where a compiled kernel's argument types came from: a real launch of it, a real launch on
+#: suggested inputs that were checked to run (their dtypes and sizes a guess), the launch's text
 #: (the launcher could not run here), or the user's picks over one of those.
-AsmTypesFrom = Literal["launch", "text", "user"]
+AsmTypesFrom = Literal["launch", "suggested", "text", "user"]
 
 #: Where a kernel's assembly and resources came from: the launch's own compiled kernel
 #: (Triton's JIT cache after a real GPU launch) or a compile made again here ahead of time.

@@ -27,7 +27,7 @@ from typing import Any
 
 from kernel_lens.agent.context import CallContext, snapshot
 from kernel_lens.agent.errors import format_exception, user_line_from_traceback
-from kernel_lens.agent.usercode import NEEDS_GPU_MESSAGE, main_module, needs_gpu
+from kernel_lens.agent.usercode import NEEDS_GPU_MESSAGE, import_failure, main_module, needs_gpu
 from kernel_lens.analysis.functions import FunctionInfo
 from kernel_lens.wire.errors import ProfileError
 from kernel_lens.wire.results import InputArg
@@ -299,6 +299,10 @@ def run_until_call(
             chain = f"{chain} → {target_code.co_qualname}" if chain else target_code.co_qualname
         del seen[:]
         return Capture(module, args, kwargs, line, chain, round(elapsed, 3), context)
+    if failure is not None:
+        failed = import_failure(failure, path, f"the script (before calling {name})")
+        if failed is not None:  # a module it imports is missing: no directive can help
+            raise failed
     fix = _checked(suggest, info, text, path, module)
     missed = (
         " (a call Kernel Lens could see: the script replaced the profile hook that watches for "
@@ -522,6 +526,12 @@ def run_driver_until_call(
             home.__dict__.update(frame.f_globals)
         del seen[:]
         return Capture(home, args, kwargs, line, chain, round(elapsed, 3), context, driver)
+    if failure is not None:
+        failed = import_failure(
+            failure, driver, f"{os.path.basename(driver)} (before calling {name})"
+        )
+        if failed is not None:  # a module it imports is missing: no directive can help
+            raise failed
     fix = _checked(suggest, info, text, path, home)
     hint = f"; add this directive above the def instead: {fix}"
     if failure is None:

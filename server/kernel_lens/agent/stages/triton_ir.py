@@ -2,11 +2,13 @@
 and SASS for a GPU architecture — ahead of time, so it works without a GPU — with registers,
 spills, shared memory and the source ↔ assembly line maps.
 
-Argument types come from a real launch: the function that launches the kernel (found in the file's
-text by ``kernel[grid](…)``, with its inputs as for profiling) is called once while Triton's
-``run`` is intercepted (on a CPU machine under ``TRITON_INTERPRET=1``), so the kernel is compiled
-for the dtypes and ``constexpr`` values it really runs with. Uses triton internals
-(``ASTSource``, ``triton.compile``, ``knobs``): kept in this one module.
+Argument types come from a real launch, caught where it happens: Triton's ``run`` is
+intercepted while a driver runs (``--from``), or while a candidate launcher — a function of the
+file naming the kernel, else of another module of its package (:mod:`triton_launch`) — is
+called once on its inputs as for profiling (on a CPU machine under ``TRITON_INTERPRET=1``), so
+the kernel is compiled for the dtypes, scalars, ``constexpr`` and heuristic values,
+divisibility and options it really runs with. Uses triton internals (``ASTSource``,
+``triton.compile``, ``knobs``): kept in this module and :mod:`triton_jit`.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import ast
 import inspect
 import os
 import subprocess
+import sys
 import tempfile
 import types
 from collections.abc import Iterator
@@ -23,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernel_lens.agent.errors import ProfileError
+from kernel_lens.agent.stages.triton_launch import TextKernel
 from kernel_lens.agent.usercode import compile_text, main_module, parse_source, read_source
 from kernel_lens.analysis.asm_map import line_map, parse_ptxas_info
 
@@ -54,7 +58,9 @@ class LaunchSpec:
     options: dict[str, Any] = field(default_factory=dict)
     launcher: str | None = None
     types_from: str = "launch"
-    """``launch`` (a real launch), ``text`` (read from the source) or ``user`` (picked)."""
+    """``launch`` (a real launch), ``suggested`` (a real launch on suggested inputs that were
+    checked to run: their dtypes and sizes are a guess), ``text`` (read from the source) or
+    ``user`` (picked)."""
     types_note: str | None = None
     assumed: dict[str, str] = field(default_factory=dict)
     """Read from the text: parameter → what was assumed for it."""
@@ -68,6 +74,8 @@ class LaunchSpec:
     autotune: dict[str, Any] | None = None
     """An ``@triton.autotune`` kernel's choice and each config's time
     (:func:`triton_jit.autotune_info`)."""
+    kernel: Any = None
+    """The ``JITFunction`` (or ``InterpretedFunction``) that was launched."""
 
 
 @dataclass
@@ -178,7 +186,9 @@ def _launches(node: ast.AST, kernel: str) -> bool:
 
 
 def launchers_in_text(text: str, kernel: str) -> list[str]:
-    """Qualified names of the functions whose body contains ``kernel[...](...)``."""
+    """Qualified names of the functions whose body contains ``kernel[...](...)`` (Show Values
+    starts from these; Show Assembly's candidates are :func:`triton_launch.launcher_candidates`,
+    aliases and other modules included)."""
     found: list[str] = []
 
     def visit(body: list[ast.stmt], prefix: str) -> None:
@@ -264,7 +274,20 @@ def _do_not_specialize(kernel: Any) -> set[str]:
 
 
 class _StopScript(BaseException):
-    """Raised at a kernel's first launch when a whole script ran only to find it."""
+    """Raised at a kernel's first launch when a run went only as far as needed to find it."""
+
+
+KernelKey = tuple[str, str]
+"""A kernel as a launch names it: its file (real path) and its ``def``'s name."""
+
+
+def kernel_key(kernel: Any) -> KernelKey | None:
+    """The key of a ``JITFunction`` (or an autotune/heuristics wrapper's kernel)."""
+    fn = getattr(_unwrap(kernel), "fn", None)
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return None
+    return os.path.realpath(code.co_filename), str(getattr(fn, "__name__", ""))
 
 
 def launched_at_module_level(text: str, kernel: str) -> bool:
@@ -276,48 +299,107 @@ def launched_at_module_level(text: str, kernel: str) -> bool:
     )
 
 
-def _launch_from_script(path: str, text: str, name: str) -> tuple[LaunchSpec, dict[str, Any]]:
-    """Run the file as ``__main__`` up to ``name``'s first launch (which does not run): the
-    launch's types and the module's kernels. The rest of the script never runs."""
+def _run_failure(failure: BaseException, path: str, what: str, name: str) -> ProfileError:
+    """Why a run (a script, a driver) ended before launching ``name``."""
     from kernel_lens.agent.errors import format_exception, user_line_from_traceback
+    from kernel_lens.agent.usercode import as_needs_gpu, import_failure
 
+    failed = import_failure(failure, path, f"{what} (before launching {name})")
+    if failed is not None:
+        return failed
+    return as_needs_gpu(
+        ProfileError(
+            "runtime",
+            f"{what} raised {type(failure).__name__}: {failure} before launching {name}",
+            user_line_from_traceback(failure.__traceback__, path),
+            format_exception(failure),
+        )
+    )
+
+
+def _launch_from_script(path: str, text: str, key: KernelKey) -> LaunchSpec:
+    """Run the file as ``__main__`` up to the kernel's first launch (which does not run
+    without a GPU): the launch's types. The rest of the script never runs."""
     code = compile_text(path, text)
-    captured: dict[str, LaunchSpec] = {}
-    calls: dict[str, list[LaunchSpec]] = {}
+    captured: dict[KernelKey, LaunchSpec] = {}
+    calls: dict[KernelKey, list[LaunchSpec]] = {}
     failure: BaseException | None = None
-    with main_module(path) as module, _intercept_runs(captured, stop_at=name, calls=calls):
+    with main_module(path) as module, _intercept_runs(captured, stop_at=key, calls=calls):
         try:
             exec(code, module.__dict__)
         except _StopScript:
             pass
         except BaseException as exc:  # the script's own ending, whatever it is
             failure = exc
-    if name in captured:
-        _chosen_launch(module.__dict__.get(name), name, captured, calls)
-        return captured[name], find_kernels(module)
+    if key in captured:
+        _chosen_launch(key, captured, calls)
+        return captured[key]
     if failure is not None:
-        raise ProfileError(
-            "runtime",
-            f"the script raised {type(failure).__name__}: {failure} before launching {name}",
-            user_line_from_traceback(failure.__traceback__, path),
-            format_exception(failure),
-        )
-    raise ProfileError("not-found", f"the script ran to its end without launching {name}")
+        raise _run_failure(failure, path, "the script", key[1])
+    raise ProfileError("not-found", f"the script ran to its end without launching {key[1]}")
+
+
+def _launch_from_driver(
+    path: str, text: str, key: KernelKey, driver: str, argv: list[str], cwd: str | None
+) -> LaunchSpec:
+    """Run ``python DRIVER ARGV…`` up to the kernel's first launch (``--from``): the kernel's
+    file is loaded from the buffer ``text`` wherever the driver imports it from."""
+    from kernel_lens.agent.stages.capture import _BufferFinder
+    from kernel_lens.agent.usercode import read_source
+
+    driver = os.path.abspath(driver)
+    code = compile_text(driver, read_source(driver))
+    captured: dict[KernelKey, LaunchSpec] = {}
+    calls: dict[KernelKey, list[LaunchSpec]] = {}
+    failure: BaseException | None = None
+    finder = _BufferFinder(path, text)
+    with (
+        main_module(driver, argv, cwd) as module,
+        _intercept_runs(captured, stop_at=key, calls=calls),
+    ):
+        sys.meta_path.insert(0, finder)
+        try:
+            exec(code, module.__dict__)
+        except _StopScript:
+            pass
+        except BaseException as exc:  # the driver's own ending, whatever it is
+            failure = exc
+        finally:
+            if finder in sys.meta_path:
+                sys.meta_path.remove(finder)
+    label = os.path.basename(driver)
+    if key in captured:
+        _chosen_launch(key, captured, calls)
+        captured[key].launcher = label
+        return captured[key]
+    if failure is not None:
+        raise _run_failure(failure, driver, label, key[1])
+    raise ProfileError("not-found", f"{label} ran to its end without launching {key[1]} of {path}")
+
+
+#: Launches on the way to the kernel asked for that Triton's interpreter could not run.
+INTERPRETER_SKIPS: list[str] = []
+#: The autotune config a job asked for (``AsmRequest.config``), chosen at the launch.
+_PREFER_CONFIG: list[int | None] = [None]
 
 
 @contextmanager
 def _intercept_runs(
-    captured: dict[str, LaunchSpec],
+    captured: dict[KernelKey, LaunchSpec],
     *,
-    stop_at: str | None = None,
-    calls: dict[str, list[LaunchSpec]] | None = None,
+    stop_at: KernelKey | None = None,
+    calls: dict[KernelKey, list[LaunchSpec]] | None = None,
 ) -> Iterator[None]:
     """Record the first launch of each kernel (and, in ``calls``, every launch), then let it run
     as usual; a GPU launch's own compiled kernel (what ``JITFunction.run`` returns) is kept on
-    its spec. For ``stop_at``, stop the script at that kernel's first launch
-    (:class:`_StopScript`): before it under the interpreter, right after it on a GPU (so that
-    its compiled kernel is read), after the autotuner's choice for an autotuned kernel."""
+    its spec. For ``stop_at``, stop the run at that kernel's first launch
+    (:class:`_StopScript`): before it without a GPU (nothing needs it to run), right after it
+    on a GPU (so that its compiled kernel is read), after the autotuner's choice for an
+    autotuned kernel. ``@triton.autotune`` is not benchmarked without a GPU
+    (:func:`triton_jit.untimed_autotune`): its first config is launched."""
     from triton.runtime import jit as jit_mod
+
+    from kernel_lens.agent.stages.triton_jit import untimed_autotune
 
     classes: list[Any] = [jit_mod.JITFunction]
     try:
@@ -328,25 +410,38 @@ def _intercept_runs(
         pass
     originals = {cls: cls.run for cls in classes}
     tuners = 0  # depth of Autotuner.run calls: a launch inside one is a config's benchmark
+    gpu = _has_gpu()
 
     def make(original: Any, interpreted: bool) -> Any:
         def run(self: Any, *args: Any, **kwargs: Any) -> Any:
-            name = getattr(self.fn, "__name__", "")
+            key = kernel_key(self)
             spec: LaunchSpec | None = None
             try:
                 spec = spec_from_call(self, args, kwargs)
+                spec.kernel = self
             except Exception:  # never break the user's launch for our bookkeeping
                 pass
-            if spec is not None and name not in captured:
-                captured[name] = spec
-            stop = stop_at is not None and name == stop_at and name in captured
-            if stop and (interpreted or not _has_gpu()):
+            if spec is not None and key is not None:
+                captured.setdefault(key, spec)
+                if calls is not None:
+                    calls.setdefault(key, []).append(spec)
+            stop = stop_at is not None and key == stop_at and key in captured
+            if stop and (interpreted or not gpu):
                 raise _StopScript
+            if interpreted and stop_at is not None:
+                # Another kernel on the way to the one asked for: Triton's interpreter cannot
+                # run everything a GPU can (bf16 scalars, say); its outputs are left as they
+                # were, so that the run still reaches the launch it is for (types are right).
+                try:
+                    return original(self, *args, **kwargs)
+                except Exception as exc:
+                    name = getattr(getattr(self, "fn", None), "__name__", "a kernel")
+                    text = str(exc).strip().splitlines()[0][:160] if str(exc).strip() else ""
+                    INTERPRETER_SKIPS.append(f"{name}: {type(exc).__name__}: {text}")
+                    return None
             result = original(self, *args, **kwargs)
             if spec is not None and not interpreted:
                 spec.compiled = result
-                if calls is not None:
-                    calls.setdefault(name, []).append(spec)
             if stop and tuners == 0:
                 raise _StopScript
             return result
@@ -369,8 +464,8 @@ def _intercept_runs(
             result = tuner_run(self, *args, **kwargs)
         finally:
             tuners -= 1
-        name = getattr(getattr(self, "base_fn", None), "__name__", "")
-        if stop_at is not None and name == stop_at and name in captured and tuners == 0:
+        key = kernel_key(self)
+        if stop_at is not None and key == stop_at and key in captured and tuners == 0:
             raise _StopScript
         return result
 
@@ -379,7 +474,8 @@ def _intercept_runs(
             cls.run = make(original, cls is not jit_mod.JITFunction)
         if tuner_cls is not None:
             tuner_cls.run = tuned
-        yield
+        with untimed_autotune(_PREFER_CONFIG[0]):
+            yield
     finally:
         for cls, original in originals.items():
             cls.run = original
@@ -396,29 +492,46 @@ def _has_gpu() -> bool:
         return False
 
 
+def _tuner_of(kernel: Any) -> Any:
+    """The ``Autotuner`` that wraps a launched kernel, if any: found through the kernel's
+    module globals (``@triton.autotune`` binds the tuner to the def's name)."""
+    fn = getattr(kernel, "fn", None)
+    scope = getattr(fn, "__globals__", None) or {}
+    for value in list(scope.values()):
+        obj = value
+        for _ in range(8):
+            if obj is None:
+                break
+            if hasattr(obj, "best_config") and _unwrap(obj) is kernel:
+                return obj
+            obj = getattr(obj, "fn", None)
+    return None
+
+
 def _chosen_launch(
-    obj: Any, name: str, captured: dict[str, LaunchSpec], calls: dict[str, list[LaunchSpec]]
+    key: KernelKey,
+    captured: dict[KernelKey, LaunchSpec],
+    calls: dict[KernelKey, list[LaunchSpec]],
+    tuner: Any = None,
 ) -> None:
     """For an ``@triton.autotune`` kernel, put the launch with the chosen config (the last one
     that matches it) in ``captured`` instead of the first benchmark's, and note the choice."""
     from kernel_lens.agent.stages.triton_jit import autotune_info
 
-    tuner = obj
-    for _ in range(8):  # @triton.heuristics over @triton.autotune, say
-        if tuner is None or hasattr(tuner, "best_config"):
-            break
-        tuner = getattr(tuner, "fn", None)
+    if key not in captured:
+        return
+    tuner = tuner if tuner is not None else _tuner_of(captured[key].kernel)
     info = autotune_info(tuner) if tuner is not None else None
-    if info is None or name not in captured:
+    if info is None:
         return
     chosen = info["chosen_kwargs"]
-    for spec in reversed(calls.get(name, [])):
+    for spec in reversed(calls.get(key, [])):
         values = {**spec.constexprs, **spec.options}
         if all(values.get(k, v) == v for k, v in chosen.items()):
-            spec.launcher = captured[name].launcher
-            captured[name] = spec
+            spec.launcher = captured[key].launcher
+            captured[key] = spec
             break
-    captured[name].autotune = info
+    captured[key].autotune = info
 
 
 def _tool(name: str) -> str | None:
@@ -475,14 +588,15 @@ def compile_kernel(kernel: Any, spec: LaunchSpec, *, arch: int, path: str) -> As
     from kernel_lens.agent.stages.triton_jit import divisibility_attrs
 
     fn = kernel.fn
-    jit = kernel if type(kernel).__name__ == "JITFunction" else JITFunction(fn)
+    jit = kernel if type(kernel).__name__ == "JITFunction" else JITFunction(_compilable(fn, {}))
     order = list(spec.signature)
     attrs = divisibility_attrs([order.index(n) for n in spec.divisible if n in order])
     source = ASTSource(
         fn=jit, signature=dict(spec.signature), constexprs=dict(spec.constexprs), attrs=attrs
     )
     options = {k: v for k, v in spec.options.items() if k in ("num_warps", "num_stages")}
-    compiled = triton.compile(source, target=GPUTarget("cuda", arch, 32), options=options)
+    with _not_interpreting():
+        compiled = triton.compile(source, target=GPUTarget("cuda", arch, 32), options=options)
     asm: dict[str, str] = {}
     for stage in ("ttir", "ttgir", "llir", "ptx"):
         text = compiled.asm.get(stage)
@@ -514,6 +628,49 @@ def compile_kernel(kernel: Any, spec: LaunchSpec, *, arch: int, path: str) -> As
         launch=spec,
         warnings=warnings,
     )
+
+
+@contextmanager
+def _not_interpreting() -> Iterator[None]:
+    """``TRITON_INTERPRET`` off while compiling ahead of time (the launchers ran under the
+    interpreter; Triton's compiler reads the setting while it generates code)."""
+    before = os.environ.get("TRITON_INTERPRET")
+    os.environ["TRITON_INTERPRET"] = "0"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("TRITON_INTERPRET", None)
+        else:
+            os.environ["TRITON_INTERPRET"] = before
+
+
+def _compilable(fn: Any, done: dict[int, Any]) -> Any:
+    """``fn`` with globals in which the kernels Triton's interpreter made
+    (``InterpretedFunction``: the ``@triton.jit`` helpers a kernel calls, in its module or
+    another) are ``JITFunction``s again, as the compiler needs them; helpers' own globals
+    likewise. The module's other globals (aliases, libdevice, constexprs) are its own."""
+    from triton.runtime.jit import JITFunction
+
+    if id(fn) in done:
+        return done[id(fn)]
+    scope = getattr(fn, "__globals__", None)
+    if not isinstance(scope, dict) or not any(
+        type(v).__name__ == "InterpretedFunction" for v in scope.values()
+    ):
+        done[id(fn)] = fn
+        return fn
+    patched = dict(scope)
+    made = types.FunctionType(fn.__code__, patched, fn.__name__, fn.__defaults__, fn.__closure__)
+    made.__kwdefaults__ = fn.__kwdefaults__
+    made.__annotations__ = dict(getattr(fn, "__annotations__", {}) or {})
+    made.__qualname__ = fn.__qualname__
+    made.__module__ = fn.__module__
+    done[id(fn)] = made
+    for key, value in scope.items():
+        if type(value).__name__ == "InterpretedFunction" and callable(getattr(value, "fn", None)):
+            patched[key] = JITFunction(_compilable(value.fn, done))
+    return made
 
 
 def result_from_launch(kernel: Any, spec: LaunchSpec, *, path: str) -> AsmResult | None:
@@ -600,74 +757,188 @@ def compile_file_kernels(
     kernel: str | None = None,
     arch: int | None = None,
     overrides: dict[str, str] | None = None,
+    driver: str | None = None,
+    argv: list[str] | None = None,
+    cwd: str | None = None,
+    config: int | None = None,
 ) -> list[AsmResult]:
     """Compile the kernels of a file (or the one named ``kernel``) for ``sm_<arch>``.
 
-    The argument types are those of a real launch; when the launch cannot run here (a GPU-only
-    launcher on a CPU machine, say) they are read from the launch's text
-    (:mod:`triton_static`), and ``overrides`` (the user's picks) go over either.
+    The argument types are those of a real launch, caught where it happens: a run of
+    ``driver`` (``--from``), else a launcher — a function of the file that names the kernel,
+    else one of another module of its package that does — called on its inputs, else the
+    script's own run. When no launch can run here they are read from the launch's text
+    (:mod:`triton_static`, said so), and ``overrides`` (the user's picks) go over either.
+    ``config``: an autotuned kernel's config (its index in the kernel's list) instead of the
+    chosen one.
 
     Raises:
         ProfileError: no kernels, no launch at all, or a compile error (with its line).
     """
+    from kernel_lens.agent.stages.triton_launch import kernels_in_text
+
     path = os.path.abspath(path)
     if text is None:
         text = read_source(path)
     requested_arch = arch
     arch = arch or default_arch()
-    names_in_text = [
-        n.name
-        for n in ast.walk(parse_source(text, path))
-        if isinstance(n, ast.FunctionDef) and any("jit" in ast.unparse(d) for d in n.decorator_list)
-    ]
-    targets = [kernel] if kernel else names_in_text
+    made = kernels_in_text(parse_source(text, path))
+    if kernel:
+        targets = [kernel]
+    else:  # every kernel once, by its def's name, in the file's order
+        firsts: dict[str, TextKernel] = {}
+        for k in made.values():
+            firsts.setdefault(k.def_name, k)
+        targets = [k.def_name for k in sorted(firsts.values(), key=lambda k: k.def_line)]
     if not targets:
         raise ProfileError("not-found", f"no @triton.jit kernel in {os.path.basename(path)}")
     results: list[AsmResult] = []
+    _PREFER_CONFIG[0] = config
+    del INTERPRETER_SKIPS[:]
+    del FAILED[:]
     for name in targets:
         try:
-            spec, kernels = _launched_spec(path, text, name)
-        except ProfileError as err:
-            if err.kind == "syntax" or name not in names_in_text:
-                raise
-            spec, kernels = _text_spec(path, text, name, err)
-        if overrides:
-            from kernel_lens.agent.stages.triton_static import apply_overrides, types_note
-
-            try:
-                changed = apply_overrides(spec.signature, spec.constexprs, overrides)
-            except ValueError as exc:
-                raise ProfileError("inputs", f"Argument Types: {exc}") from None
-            assumed = {k: v for k, v in spec.assumed.items() if k not in overrides}
-            launcher = spec.launcher or ""
-            line = int(launcher[5:]) if launcher.startswith("line ") else None
-            spec.types_note = types_note(line, spec.why_text or "", assumed, changed)
-            spec.types_from = "user"
-        from_launch: AsmResult | None = None
-        if not overrides and spec.compiled is not None:
-            launched_arch = _compiled_arch(spec)
-            if requested_arch is None or launched_arch in (None, arch):
-                from_launch = result_from_launch(kernels[name], spec, path=path)
-        if from_launch is not None:
-            results.append(from_launch)
-            continue
-        try:
-            result = compile_kernel(kernels[name], spec, arch=arch, path=path)
-            result.compiled_note = aot_note(
-                arch, _aot_reason(spec, arch, requested_arch, bool(overrides))
+            result = _compile_one(
+                path, text, name, made, arch, requested_arch, overrides, driver, argv, cwd, config
             )
-        except Exception as exc:
-            line = getattr(exc, "lineno", None) or getattr(kernels[name].fn, "__code__", None)
-            raise ProfileError(
-                "runtime",
-                f"Triton could not compile {name} for sm_{arch} with "
-                f"{_signature_text(spec)}: {type(exc).__name__}: {exc}",
-                line if isinstance(line, int) else None,
-            ) from None
-        if spec.types_note:
-            result.warnings.insert(0, spec.types_note)
+        except ProfileError as err:
+            if kernel is not None or err.kind == "syntax":
+                raise
+            FAILED.append((name, err))  # every kernel of the file: the others still compile
+            continue
         results.append(result)
+    if not results and FAILED:
+        raise FAILED[0][1]
     return results
+
+
+#: Whole-file mode: the kernels that did not compile, with why (the engine reports them).
+FAILED: list[tuple[str, ProfileError]] = []
+
+
+def _compile_one(
+    path: str,
+    text: str,
+    name: str,
+    made: dict[str, TextKernel],
+    arch: int,
+    requested_arch: int | None,
+    overrides: dict[str, str] | None,
+    driver: str | None,
+    argv: list[str] | None,
+    cwd: str | None,
+    config: int | None,
+) -> AsmResult:
+    """One kernel of :func:`compile_file_kernels`."""
+    names_in_text = list(made)
+    def_name = made[name].def_name if name in made else name
+    kernels: dict[str, Any] = {}
+    try:
+        spec = _launched_spec(path, text, name, driver=driver, argv=argv, cwd=cwd)
+    except ProfileError as err:
+        missing = err.kind == "import" and (
+            "ModuleNotFoundError" in err.message or "ImportError" in err.message
+        )
+        if err.kind == "syntax" or missing or name not in names_in_text or driver:
+            raise
+        spec, kernels = _text_spec(path, text, def_name, err)
+    jit = spec.kernel if spec.kernel is not None else kernels.get(def_name)
+    if jit is None:
+        raise ProfileError("not-found", f"{name} is not a kernel of {os.path.basename(path)}")
+    if config is not None:
+        _pick_config(spec, config)
+    if overrides:
+        from kernel_lens.agent.stages.triton_static import apply_overrides, types_note
+
+        try:
+            changed = apply_overrides(spec.signature, spec.constexprs, overrides)
+        except ValueError as exc:
+            raise ProfileError("inputs", f"Argument Types: {exc}") from None
+        assumed = {k: v for k, v in spec.assumed.items() if k not in overrides}
+        launcher = spec.launcher or ""
+        line = int(launcher[5:]) if launcher.startswith("line ") else None
+        spec.types_note = types_note(line, spec.why_text or "", assumed, changed)
+        spec.types_from = "user"
+    elif spec.types_from == "text":
+        _refuse_degenerate(name, spec)
+    from_launch: AsmResult | None = None
+    if not overrides and spec.compiled is not None:
+        launched_arch = _compiled_arch(spec)
+        if requested_arch is None or launched_arch in (None, arch):
+            from_launch = result_from_launch(jit, spec, path=path)
+    if from_launch is not None:
+        return from_launch
+    try:
+        result = compile_kernel(jit, spec, arch=arch, path=path)
+        result.compiled_note = aot_note(
+            arch, _aot_reason(spec, arch, requested_arch, bool(overrides))
+        )
+    except Exception as exc:
+        line = getattr(exc, "lineno", None) or getattr(jit.fn, "__code__", None)
+        raise ProfileError(
+            "runtime",
+            f"Triton could not compile {name} for sm_{arch} with "
+            f"{_signature_text(spec)}: {type(exc).__name__}: {exc}",
+            line if isinstance(line, int) else None,
+        ) from None
+    if spec.types_note:
+        result.warnings.insert(0, spec.types_note)
+    if INTERPRETER_SKIPS and spec.types_from != "text":
+        result.warnings.append(
+            "on the way to this launch, Triton's interpreter could not run "
+            + "; ".join(dict.fromkeys(INTERPRETER_SKIPS))
+            + " (their outputs were left as they were; the types are the launch's)"
+        )
+    if spec.types_from == "text" and not overrides:
+        result.warnings.insert(
+            1 if spec.types_note else 0,
+            "registers, spills and shared memory are of this compile, not the launch's: "
+            "its types and specialisation were read from the text",
+        )
+    return result
+
+
+def _pick_config(spec: LaunchSpec, index: int) -> None:
+    """Say that an autotuned kernel's config ``index`` is shown: the launch chose it (see
+    :data:`_PREFER_CONFIG`) when it ran; from the text, its values are put in."""
+    configs = (spec.autotune or {}).get("configs") or []
+    if not spec.autotune:
+        raise ProfileError("inputs", "the kernel is not autotuned: it has no configs to pick")
+    listed = [row for row in configs if isinstance(row.get("kwargs"), dict)]
+    if not 0 <= index < len(listed):
+        raise ProfileError(
+            "inputs", f"config {index} is not one of the kernel's {len(listed)} configs (0…)"
+        )
+    spec.autotune = {**spec.autotune, "shown": listed[index]["config"]}
+    if spec.types_from != "text":
+        return
+    for key, value in listed[index]["kwargs"].items():
+        if key in ("num_warps", "num_stages"):
+            spec.options[key] = value
+        elif key in spec.signature:
+            spec.signature[key] = "constexpr"
+            spec.constexprs[key] = value
+
+
+def _refuse_degenerate(name: str, spec: LaunchSpec) -> None:
+    """No compile from the text with a constexpr nobody knows standing in as 1 (a flag, a
+    count, a heuristic's value): the kernel would be a degenerate one. Said with the names, for
+    Argument Types…"""
+    unknown = [
+        param
+        for param, what in spec.assumed.items()
+        if "computed at run time" in what and spec.constexprs.get(param) == 1
+    ]
+    if not unknown:
+        return
+    raise ProfileError(
+        "inputs",
+        f"{name}: no launch could run here ({spec.why_text or 'no launcher ran'}), and the text "
+        f"does not say {', '.join(unknown)} (computed at run time); Kernel Lens does not compile "
+        "it with a guess of 1: give them with Argument Types… (kernel-lens asm --types "
+        f"{unknown[0]}=VALUE), or the launch's inputs (an inputs directive on the launcher, or "
+        "--from DRIVER)",
+    )
 
 
 def _compiled_arch(spec: LaunchSpec) -> int | None:
@@ -721,51 +992,122 @@ def _text_spec(
     return spec, kernels
 
 
-def _launched_spec(path: str, text: str, name: str) -> tuple[LaunchSpec, dict[str, Any]]:
-    """The types of ``name``'s first real launch (by its launcher, or by the script), and the
-    module's kernels."""
-    from kernel_lens.agent.stages.target import load_target
+def _launched_spec(
+    path: str,
+    text: str,
+    name: str,
+    *,
+    driver: str | None = None,
+    argv: list[str] | None = None,
+    cwd: str | None = None,
+) -> LaunchSpec:
+    """The types of ``name``'s first real launch: by ``driver``'s run, else by a launcher (a
+    function of the file naming the kernel, else of another module of its package), else by
+    the script's own run."""
+    from kernel_lens.agent.stages.triton_launch import (
+        kernels_in_text,
+        launcher_candidates,
+        package_launchers,
+    )
 
-    launchers = launchers_in_text(text, name)
-    if not launchers and launched_at_module_level(text, name):
+    made = kernels_in_text(parse_source(text, path))
+    def_name = made[name].def_name if name in made else name
+    key: KernelKey = (os.path.realpath(path), def_name)
+    if driver is not None:
+        return _launch_from_driver(path, text, key, driver, list(argv or []), cwd)
+    names = {n for n, k in made.items() if k.def_name == def_name} | {def_name, name}
+    own = {k.def_name for k in made.values()}
+    tree = parse_source(text, path)
+    launchers = launcher_candidates(tree, names, own)
+    if not launchers and any(launched_at_module_level(text, n) for n in names):
         # A script that launches the kernel itself: its first launch gives the types.
-        spec, found = _launch_from_script(path, text, name)
+        spec = _launch_from_script(path, text, key)
         spec.launcher = "<script>"
-        if name not in found:
-            raise ProfileError("not-found", f"{name} is not a kernel of the script's module")
-        return spec, found
-    if not launchers:
+        return spec
+    last_error: ProfileError | None = None
+    tried: list[str] = []
+
+    def candidates() -> Iterator[tuple[str, str]]:
+        for launcher in launchers:
+            yield path, launcher
+        for other, found in package_launchers(path, names):
+            for launcher in found:
+                yield other, launcher
+
+    for file, launcher in candidates():
+        if len(tried) >= _MAX_LAUNCHERS:
+            break
+        label = launcher if file == path else f"{os.path.basename(file)}::{launcher}"
+        tried.append(label)
+        try:
+            found_spec = _launch_by(file, text if file == path else None, launcher, key)
+        except ProfileError as err:
+            if err.kind == "syntax" and file == path:
+                raise
+            own_import = err.kind == "import" and file == path
+            if last_error is None or (own_import and last_error.kind != "import"):
+                last_error = err
+            continue
+        if found_spec is not None:
+            found_spec.launcher = found_spec.launcher or label
+            return found_spec
+    if not tried:
         raise ProfileError(
             "not-found",
-            f"no function in {os.path.basename(path)} launches {name}[grid](…); Kernel Lens "
-            "compiles a kernel for the argument types of a launch",
+            f"nothing in {os.path.basename(path)} or its package launches {name}; Kernel Lens "
+            "compiles a kernel for the argument types of a launch: give a driver script that "
+            "launches it (--from DRIVER; in the editor, Profile a function from a driver)",
         )
-    captured: dict[str, LaunchSpec] = {}
-    calls: dict[str, list[LaunchSpec]] = {}
-    last_error: ProfileError | None = None
-    kernels: dict[str, Any] = {}
-    for launcher in launchers:
+    raise last_error or ProfileError("not-found", f"{name} was not launched by {', '.join(tried)}")
+
+
+#: Launcher candidates tried at most for one kernel.
+_MAX_LAUNCHERS = 8
+
+
+def _launch_by(file: str, text: str | None, launcher: str, key: KernelKey) -> LaunchSpec | None:
+    """Call ``launcher`` of ``file`` once on its inputs (as a profile builds them) while
+    launches are caught; its spec of the kernel ``key``, or ``None`` when it ran without
+    launching it. Inputs that had to be suggested (checked to run) are used, and said."""
+    from kernel_lens.agent.stages.target import load_target
+
+    captured: dict[KernelKey, LaunchSpec] = {}
+    calls: dict[KernelKey, list[LaunchSpec]] = {}
+    with _intercept_runs(captured, calls=calls):
         try:
-            module_target = load_target(path, text, name=launcher)
-        except ProfileError as exc:
-            last_error = exc
-            continue
-        kernels = find_kernels(module_target.module)
-        with _intercept_runs(captured, calls=calls):
-            try:
-                module_target.call()
-            except Exception as exc:
-                if name not in captured:
-                    last_error = ProfileError(
-                        "runtime", f"{launcher} raised {type(exc).__name__}: {exc}"
-                    )
-                    continue
-        if name in captured:
-            captured[name].launcher = launcher
-            _chosen_launch(vars(module_target.module).get(name), name, captured, calls)
-            break
-    if name not in captured or name not in kernels:
-        raise last_error or ProfileError(
-            "not-found", f"{name} was not launched by {', '.join(launchers)}"
-        )
-    return captured[name], kernels
+            target = load_target(file, text, name=launcher)
+        except ProfileError as err:
+            fix = err.suggested_directive or ""
+            if key in calls and err.kind == "inputs" and "checked: it runs" in fix:
+                # The suggestion's check called the launcher, and that call launched the
+                # kernel: the last launch is the one of the candidate that ran.
+                spec = calls[key][-1]
+                captured[key] = spec
+                _chosen_launch(key, captured, calls)
+                spec = captured[key]
+                spec.types_from = "suggested"
+                expr = fix.split("inputs = ", 1)[-1].split("  #", 1)[0]
+                spec.types_note = (
+                    f"argument types from a launch by {launcher} on suggested inputs "
+                    f"({expr}; checked: it runs) — their dtypes and sizes are a guess; the real "
+                    "ones come from a driver (--from DRIVER) or an inputs directive on "
+                    f"{launcher}"
+                )
+                return spec
+            raise
+    captured.clear()
+    calls.clear()
+    failure: BaseException | None = None
+    with _intercept_runs(captured, stop_at=key, calls=calls):
+        try:
+            target.call()
+        except _StopScript:
+            pass
+        except Exception as exc:
+            failure = exc
+    if key in captured:
+        _chosen_launch(key, captured, calls)
+        return captured[key]
+    if failure is not None:
+        raise _run_failure(failure, file, launcher, key[1])
+    return None

@@ -14,14 +14,27 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "PICKED_NOTE",
+    "UNTIMED_NOTE",
     "LaunchedKernel",
     "autotune_info",
     "cached_kernels",
     "divisibility_attrs",
+    "keep_untimed_autotune",
     "read_compiled",
     "specialize",
     "triton_version",
+    "untimed_autotune",
 ]
+
+#: What an autotuned kernel's choice says when its configs ran under Triton's interpreter.
+UNTIMED_NOTE = (
+    "Triton's interpreter: the configs were not benchmarked (no GPU); the first config that "
+    "fits ran"
+)
+#: ... when a config was asked for.
+PICKED_NOTE = "the config asked for ran (the configs were not benchmarked)"
+_UNTIMED_FLAG = "_kernel_lens_untimed"
 
 #: Stages of a compiled kernel's ``asm`` that are text.
 TEXT_STAGES = ("ttir", "ttgir", "llir", "ptx")
@@ -222,19 +235,109 @@ def autotune_info(autotuner: Any) -> dict[str, Any] | None:
     if best is None or not hasattr(autotuner, "configs"):
         return None
     timings = getattr(autotuner, "configs_timings", None) or {}
+    untimed = bool(getattr(autotuner, _UNTIMED_FLAG, False))
     rows: list[dict[str, Any]] = []
-    if isinstance(timings, dict):
+    if isinstance(timings, dict) and timings and not untimed:
         for config, timing in timings.items():
             rows.append(
-                {"config": _config_text(config), "ms": _ms(timing), "chosen": config is best}
+                {
+                    "config": _config_text(config),
+                    "ms": _ms(timing),
+                    "chosen": config is best,
+                    "kwargs": config_kwargs(config),
+                }
             )
-    rows.sort(key=lambda r: (r["ms"] is None, r["ms"] or 0.0))
-    kwargs = dict(getattr(best, "kwargs", None) or {})
-    for option in ("num_warps", "num_stages"):
-        if getattr(best, option, None) is not None:
-            kwargs[option] = getattr(best, option)
-    return {
+        rows.sort(key=lambda r: (r["ms"] is None, r["ms"] or 0.0))
+    elif untimed:  # not benchmarked: every config, in the order the kernel lists them
+        for config in list(getattr(autotuner, "configs", None) or []):
+            rows.append(
+                {
+                    "config": _config_text(config),
+                    "ms": None,
+                    "chosen": config is best,
+                    "kwargs": config_kwargs(config),
+                }
+            )
+    out: dict[str, Any] = {
         "chosen": _config_text(best),
-        "chosen_kwargs": {k: v for k, v in kwargs.items() if isinstance(v, int | float | str)},
+        "chosen_kwargs": config_kwargs(best),
         "configs": rows,
     }
+    if untimed:
+        out["note"] = (
+            PICKED_NOTE if getattr(autotuner, _UNTIMED_FLAG, None) == "picked" else UNTIMED_NOTE
+        )
+    return out
+
+
+def config_kwargs(config: Any) -> dict[str, Any]:
+    """A ``triton.Config``'s constexpr values with ``num_warps``/``num_stages`` (plain values)."""
+    kwargs = dict(getattr(config, "kwargs", None) or {})
+    for option in ("num_warps", "num_stages"):
+        if getattr(config, option, None) is not None:
+            kwargs[option] = getattr(config, option)
+    return {k: v for k, v in kwargs.items() if isinstance(v, int | float | str)}
+
+
+def _interpreted(fn: Any) -> bool:
+    """Whether a kernel (under autotune/heuristics wrappers) runs in Triton's interpreter."""
+    for _ in range(8):
+        if type(fn).__name__ == "InterpretedFunction":
+            return True
+        inner = getattr(fn, "fn", None)
+        if inner is None or inner is fn:
+            return False
+        fn = inner
+    return False
+
+
+def untimed_autotune(prefer: int | None = None) -> Any:
+    """Make ``@triton.autotune`` work without a GPU: while the returned context is active,
+    a kernel that runs in Triton's interpreter (or any, on a machine without CUDA) is not
+    benchmarked — benchmarking asks the active driver for a timer, which the interpreter does
+    not have ("0 active drivers") — and its first config that fits is chosen (the others are
+    each "later" in the order the kernel lists them). The tuner is marked, so that
+    :func:`autotune_info` says its configs were not timed. A GPU launch is benchmarked as
+    usual. With ``prefer`` (a config's index in the kernel's list), that config is chosen
+    wherever it fits, on a GPU too (nothing is benchmarked then): its launch is the real one,
+    heuristics and all."""
+    import contextlib
+
+    @contextlib.contextmanager
+    def patched() -> Any:
+        try:
+            from triton.runtime.autotuner import Autotuner
+        except ImportError:  # pragma: no cover - no triton
+            yield
+            return
+        original = Autotuner._bench
+
+        def bench(self: Any, *args: Any, config: Any, **meta: Any) -> Any:
+            gpu = _has_gpu() and not _interpreted(getattr(self, "fn", None))
+            if gpu and prefer is None:
+                return original(self, *args, config=config, **meta)
+            setattr(self, _UNTIMED_FLAG, "picked" if prefer is not None else True)
+            configs = list(getattr(self, "configs", None) or [])
+            rank = float(configs.index(config)) if config in configs else float(len(configs))
+            if prefer is not None:
+                rank = -1.0 if rank == prefer else rank
+            return [rank, rank, rank]
+
+        Autotuner._bench = bench
+        try:
+            yield
+        finally:
+            Autotuner._bench = original
+
+    return patched()
+
+
+_KEPT: list[Any] = []
+
+
+def keep_untimed_autotune() -> None:
+    """:func:`untimed_autotune` for the rest of the process (an agent runs one job); once."""
+    if not _KEPT:
+        context = untimed_autotune()
+        context.__enter__()
+        _KEPT.append(context)

@@ -118,6 +118,31 @@ def _is_def(node: ast.stmt) -> bool:
     return isinstance(node, ast.Import | ast.ImportFrom | ast.FunctionDef | ast.ClassDef)
 
 
+def _imports_only(node: ast.stmt) -> bool:
+    """A ``try``/``if`` whose branches only import or assign (``try: from
+    triton.language.extra.libdevice import rsqrt`` ``except ImportError: …``)."""
+    if isinstance(node, ast.Try):
+        bodies = [node.body, node.orelse, node.finalbody, *[h.body for h in node.handlers]]
+    elif isinstance(node, ast.If):
+        bodies = [node.body, node.orelse]
+    else:
+        return False
+    for body in bodies:
+        for stmt in body:
+            if isinstance(stmt, ast.Pass):
+                continue
+            if _is_def(stmt) and not isinstance(stmt, ast.ClassDef):
+                continue
+            if isinstance(stmt, ast.Assign | ast.AnnAssign) and (
+                stmt.value is None or _calls_only_constants(stmt.value)
+            ):
+                continue
+            if _imports_only(stmt):
+                continue
+            return False
+    return True
+
+
 def _calls_only_constants(value: ast.expr) -> bool:
     """Whether an assignment's value calls nothing but constant helpers (``tl.constexpr(…)``,
     ``triton.cdiv``, ``os.environ.get``) — it allocates nothing and launches nothing."""
@@ -134,18 +159,31 @@ def definitions_module(path: str, text: str) -> tuple[types.ModuleType, list[int
     """The file's definitions run as a module (``_kernel_lens_defs_<stem>``), each top-level
     statement on its own: imports, ``def``/``class`` (with their decorators) and constant
     assignments; a statement that fails is skipped. Returns the module and the skipped lines."""
+    from kernel_lens.agent.usercode import package_place
+
     tree = ast.parse(text, path)
     stem = os.path.splitext(os.path.basename(path))[0]
     module = types.ModuleType(f"_kernel_lens_defs_{stem}")
     module.__file__ = path
     module.__dict__["__builtins__"] = __builtins__
+    place = package_place(path)
+    if place.package:
+        # Its package's imports (relative and absolute) resolve as when Python imports it.
+        module.__dict__["__package__"] = place.package
+        if place.root in sys.path:
+            sys.path.remove(place.root)
+        sys.path.insert(0, place.root)
     sys.modules[module.__name__] = module
     skipped: list[int] = []
     for node in tree.body:
-        keep = _is_def(node) or (
-            isinstance(node, ast.Assign | ast.AnnAssign)
-            and node.value is not None
-            and _calls_only_constants(node.value)
+        keep = (
+            _is_def(node)
+            or _imports_only(node)
+            or (
+                isinstance(node, ast.Assign | ast.AnnAssign)
+                and node.value is not None
+                and _calls_only_constants(node.value)
+            )
         )
         if not keep:
             continue
@@ -318,10 +356,17 @@ def static_launch(
     bound: dict[str, ast.expr] = {}
     options: dict[str, Any] = {}
     constants = dict(vars(module))
+    hinted: dict[str, str] = {}  # the launcher's parameters annotated ``float``/``int``/``bool``
     if call is not None:
         # The launcher's own parameters with literal defaults (``activation=""``).
         launcher = _enclosing_def(tree, call)
         if launcher is not None:
+            every = launcher.args.posonlyargs + launcher.args.args + launcher.args.kwonlyargs
+            for arg in every:
+                hint = ast.unparse(arg.annotation) if arg.annotation is not None else ""
+                kind = {"float": "fp32", "int": "i32", "bool": "i1"}.get(hint.split("|")[0].strip())
+                if kind:
+                    hinted[arg.arg] = kind
             args = launcher.args
             positional = args.posonlyargs + args.args
             pairs: list[tuple[ast.arg, ast.expr]] = list(
@@ -380,10 +425,14 @@ def static_launch(
             signature[name] = "fp32"
         elif ok and isinstance(value, int):
             signature[name] = "i32" if -(2**31) <= value < 2**31 else "i64"
+        elif isinstance(expr, ast.Name) and expr.id in hinted:
+            signature[name] = hinted[expr.id]  # the launcher's annotation says it
         else:
-            signature[name] = "i32"
-            if expr is None:
-                assumed[name] = "i32"
+            # Nothing in the text says: a float-named scalar (eps, scale, alpha…) is fp32, any
+            # other i32 — either way said, never silent.
+            guess = "fp32" if _float_name(name) else "i32"
+            signature[name] = guess
+            assumed[name] = guess
     return StaticLaunch(
         signature=signature,
         constexprs=constexprs,
@@ -392,6 +441,19 @@ def static_launch(
         call=ast.unparse(call) if call is not None else None,
         assumed=assumed,
     )
+
+
+#: Scalar parameter names that hold a float in the kernels Kernel Lens has met.
+_FLOAT_NAMES = (
+    "eps", "epsilon", "scale", "alpha", "beta", "gamma", "factor", "temperature", "momentum",
+    "dropout", "p_drop", "lr", "weight_decay", "softcap", "label_smoothing", "multiplier",
+)  # fmt: skip
+
+
+def _float_name(name: str) -> bool:
+    lowered = name.lower()
+    return any(lowered == n or lowered.endswith("_" + n) or lowered.startswith(n + "_")
+               for n in _FLOAT_NAMES)  # fmt: skip
 
 
 def apply_overrides(
@@ -403,7 +465,19 @@ def apply_overrides(
     for name, value in overrides.items():
         if name not in signature:
             raise ValueError(f"the kernel has no parameter {name!r} ({', '.join(signature)})")
-        if signature[name] == "constexpr":
+        if value == "None" and (signature[name].startswith("*") or constexprs.get(name, 0) is None):
+            # An optional pointer left out (``bias=None``): Triton makes it a constexpr None.
+            signature[name] = "constexpr"
+            constexprs[name] = None
+        elif (
+            signature[name] == "constexpr"
+            and constexprs.get(name, 0) is None
+            and value in POINTER_TYPES + SCALAR_TYPES
+        ):
+            # A None the launch passed (an optional pointer): given a type, it is passed.
+            signature[name] = value
+            constexprs.pop(name, None)
+        elif signature[name] == "constexpr":
             try:
                 constexprs[name] = ast.literal_eval(value)
             except (ValueError, SyntaxError):

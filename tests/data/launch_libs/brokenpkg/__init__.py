@@ -1,0 +1,1 @@
+import kernel_lens_not_installed_anywhere  # noqa: F401

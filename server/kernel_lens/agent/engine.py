@@ -119,7 +119,9 @@ class Engine:
         from kernel_lens.agent.stages.inline_ext import analyze_inline
 
         progress("inline", "nvcc: compiling the CUDA source to PTX")
-        return analyze_inline(request.path, request.text, arch=request.arch, build=request.build)
+        return analyze_inline(
+            request.path, request.text, arch=request.arch, build=request.build, sass=request.sass
+        )
 
     def ncu(self, request: NcuRequest, progress: Progress = _no_progress) -> NcuResult:
         """Nsight Compute on the function's kernels: metrics, hints, source lines, report file."""

@@ -11,12 +11,14 @@
     kernel-lens compare A B [--json]   (A, B: PATH::FUNC#ID, #-1, #baseline, or profile JSONs)
     kernel-lens trace summarize FILE.json [--json]
     kernel-lens asm PATH::KERNEL [--stage ptx|sass|ttir|ttgir|llir] [--arch 90] [--json]
+    kernel-lens asm-diff A B [--stage ptx|sass] [--original] [--json]  (A, B: PATH::KERNEL,
+                                          PATH::KERNEL[BLOCK_SIZE=64], a load_inline kernel)
     kernel-lens inline PATH [--arch 90] [--build] [--json]
     kernel-lens sweep PATH::FUNC --param NAME [--values 64,128,…] [--from DRIVER] [--json]
     kernel-lens ncu run PATH::FUNC [--set basic|full] [--from DRIVER [-- ARGS…]] [--json]
     kernel-lens ncu show FILE.ncu-rep [--json]
 
-The commands that run user code (profile, asm, inline, sweep, ncu run) run it the way the editor
+The commands that run user code (profile, asm, asm-diff, inline, sweep, ncu run) run it the way the editor
 does: in a fresh agent process (``python -m kernel_lens.agent``) through the same client and
 engine, so however the code ends — an exception, ``sys.exit``, ``os._exit``, a segfault, Ctrl-C
 raised by the code, a hang past ``--timeout``, threads left running — the command ends with the
@@ -28,7 +30,7 @@ with ``--json``, one line on stderr without; the kinds are
 itself is interrupted (Ctrl-C).
 
 Each command is one module of this package (``profile``, ``history`` with ``compare``, ``asm``,
-``ncu``, ``sweep``, ``inline``, ``trace``) with an ``add_parser`` that registers its parser and
+``asm_diff``, ``ncu``, ``sweep``, ``inline``, ``trace``) with an ``add_parser`` that registers its parser and
 the function it runs; this module only composes them (``common`` holds what they share).
 """
 
@@ -37,14 +39,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from kernel_lens.cli import asm, history, inline, ncu, profile, sweep, trace
+from kernel_lens.cli import asm, asm_diff, history, inline, ncu, profile, sweep, trace
 from kernel_lens.cli.common import emit_error
 from kernel_lens.wire.errors import ErrorObject
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
 #: The commands' modules, in the order ``kernel-lens --help`` lists them.
-COMMANDS = (profile, history, asm, ncu, sweep, inline, trace)
+COMMANDS = (profile, history, asm, asm_diff, ncu, sweep, inline, trace)
 
 
 def build_parser() -> argparse.ArgumentParser:

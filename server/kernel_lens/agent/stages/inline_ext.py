@@ -390,7 +390,10 @@ def _add_kernels(
                 "entry": name,
                 "registers": info.get("registers"),
                 "spills": spills,
-                "shared_bytes": info.get("shared_bytes"),
+                # ptxas names shared memory only when a kernel has some ("N bytes smem").
+                "shared_bytes": info.get("shared_bytes")
+                if info.get("shared_bytes") is not None or info.get("registers") is None
+                else 0,
             }
         )
     entry["kernels"] = kernels

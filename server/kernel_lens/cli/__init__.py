@@ -18,11 +18,12 @@
     kernel-lens ncu run PATH::FUNC [--set basic|full] [--from DRIVER [-- ARGS…]] [--json]
     kernel-lens ncu show FILE.ncu-rep [--json]
 
-The commands that run user code (profile, asm, asm-diff, inline, sweep, ncu run) run it the way the editor
-does: in a fresh agent process (``python -m kernel_lens.agent``) through the same client and
-engine, so however the code ends — an exception, ``sys.exit``, ``os._exit``, a segfault, Ctrl-C
-raised by the code, a hang past ``--timeout``, threads left running — the command ends with the
-same error contract. ``trace summarize`` and ``ncu show`` read files and run in-process.
+The commands that run user code (profile, asm, asm-diff, inline, sweep, ncu run) run it the way
+the editor does: in a fresh agent process (``python -m kernel_lens.agent``) through the same
+client and engine, so however the code ends — an exception, ``sys.exit``, ``os._exit``, a
+segfault, Ctrl-C raised by the code, a hang past ``--timeout``, threads left running — the command
+ends with the same error contract. ``trace summarize`` and ``ncu show`` read files and run
+in-process.
 
 Exit status: 0 on success, 1 when the job failed (``{"error": {"kind", "message", "line"}}``
 with ``--json``, one line on stderr without; the kinds are
@@ -30,8 +31,9 @@ with ``--json``, one line on stderr without; the kinds are
 itself is interrupted (Ctrl-C).
 
 Each command is one module of this package (``profile``, ``history`` with ``compare``, ``asm``,
-``asm_diff``, ``ncu``, ``sweep``, ``inline``, ``trace``) with an ``add_parser`` that registers its parser and
-the function it runs; this module only composes them (``common`` holds what they share).
+``asm_diff``, ``ncu``, ``sweep``, ``inline``, ``trace``) with an ``add_parser`` that registers its
+parser and the function it runs; this module only composes them (``common`` holds what they
+share).
 """
 
 from __future__ import annotations

@@ -58,10 +58,6 @@ def _request(
     return InlineRequest(path=path, arch=arch or 90, sass=stage == "sass")
 
 
-def _label(picks: dict[str, str]) -> str | None:
-    return ", ".join(f"{k}={v}" for k, v in picks.items()) or None
-
-
 async def _both(requests: list[JobRequest], timeout: float) -> list[dict[str, Any]]:
     jobs = [run_in_agent(r, timeout=timeout, progress=False) for r in requests]
     return list(await asyncio.gather(*jobs))
@@ -108,10 +104,10 @@ def run(args: argparse.Namespace) -> int:
         emit_error(for_the_cli(exc).to_json(), args.json, None)
         return 1
     built: list[Side] = []
-    for (path, name, picks, kind), result in zip(sides, results, strict=True):
+    for (path, name, _picks, kind), result in zip(sides, results, strict=True):
         try:
             if kind == "triton":
-                built.append(triton_side(result, path, args.stage, _label(picks)))
+                built.append(triton_side(result, path, args.stage))
             else:
                 built.append(inline_side(result, path, name, args.stage))
         except ValueError as exc:

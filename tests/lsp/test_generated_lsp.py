@@ -44,10 +44,21 @@ async def test_assembly_of_a_triton_kernel_and_its_lens(client: LanguageClient) 
     uri = open_doc(client, TRITON)
     kernel0 = line0_of(TRITON, "@triton.jit")
     lens = [x for x in await lenses(client, uri) if x.range.start.line == kernel0]
-    assert [x.command.title for x in lens if x.command] == ["$(file-binary) Show Assembly"]
+    assert [x.command.title for x in lens if x.command] == ["$(file-binary) Show Assembly", "More…"]
     assert lens[0].command is not None
     assert lens[0].command.command == "kernelLens.showAssembly"
     assert list(lens[0].command.arguments or []) == [{"uri": uri, "kernel": "square_kernel"}]
+    # `…`: Compare Assembly… of the same kernel (the extension's quick pick runs it).
+    assert lens[1].command is not None and lens[1].command.command == "kernelLens.moreActions"
+    (more,) = lens[1].command.arguments or []
+    assert more["function"] == "square_kernel"
+    assert [(i["label"], i["command"], i["arguments"]) for i in more["items"]] == [
+        (
+            "$(diff) Compare Assembly…",
+            "kernelLens.compareAssembly",
+            [{"uri": uri, "kernel": "square_kernel"}],
+        )
+    ]
 
     result = await request(
         client,
@@ -64,7 +75,7 @@ async def test_assembly_of_a_triton_kernel_and_its_lens(client: LanguageClient) 
 
     # The kernel's lens now carries the numbers, for the arch it was compiled for.
     after = titles(await lenses(client, uri), kernel0)
-    assert after == [f"$(file-binary) PTX · {result.registers} regs · 0 spills · sm_90"]
+    assert after == [f"$(file-binary) PTX · {result.registers} regs · 0 spills · sm_90", "More…"]
 
     sass = await request(
         client,

@@ -7,7 +7,8 @@ One row per function, short enough for half an editor's width:
 - after a run: the summary (the number), ``Re-profile``, ``Report`` and ``…``, a quick pick of
   the rest (Generated Code, Nsight Compute, sweeps), where an action that cannot work here is
   listed with the reason instead of failing after the click; the per-line lenses below;
-- a Triton kernel: ``Show Assembly`` (its numbers once compiled).
+- a Triton kernel: ``Show Assembly`` (its numbers once compiled) and ``…`` (*Compare
+  Assembly…*).
 
 File-level lenses (e.g. profiling the whole script) go on the first line, from
 :func:`_file_lenses`, before the functions' rows.
@@ -53,6 +54,7 @@ from kernel_lens.lsp.results import Placed, Record, place
 from kernel_lens.lsp.state import DocumentState
 from kernel_lens.wire.errors import ProfileError
 from kernel_lens.wire.lsp import (
+    CMD_COMPARE_ASSEMBLY,
     CMD_PROFILE,
     CMD_RUN_NCU,
     CMD_SET_BASELINE,
@@ -405,8 +407,9 @@ def _running_lenses(
         return [_lens(first0, "$(sync~spin) Profiling…")]
 
 
-def _kernel_lens(ls: KernelLensServer, uri: str, info: FunctionInfo) -> types.CodeLens:
-    """``Show Assembly`` above a Triton kernel, with its numbers once compiled."""
+def _kernel_lenses(ls: KernelLensServer, uri: str, info: FunctionInfo) -> list[types.CodeLens]:
+    """``Show Assembly`` above a Triton kernel, with its numbers once compiled, and ``…`` with
+    *Compare Assembly…* (this kernel against another, or itself at another BLOCK_SIZE)."""
     state = ls.documents.peek(uri)
     latest = state.asm_latest.get(info.qualname) if state is not None else None
     title = (
@@ -415,9 +418,21 @@ def _kernel_lens(ls: KernelLensServer, uri: str, info: FunctionInfo) -> types.Co
         if latest
         else "$(file-binary) Show Assembly"
     )
-    return _lens(
-        info.first_line - 1, title, CMD_SHOW_ASSEMBLY, [{"uri": uri, "kernel": info.qualname}]
+    args = {"uri": uri, "kernel": info.qualname}
+    compare = _action(
+        "$(diff) Compare Assembly…",
+        CMD_COMPARE_ASSEMBLY,
+        args,
+        "this kernel's PTX or SASS beside another's (a load_inline CUDA kernel, another "
+        "BLOCK_SIZE, the last commit), normalised, with a summary of each",
     )
+    line0 = info.first_line - 1
+    return [
+        _lens(line0, title, CMD_SHOW_ASSEMBLY, [args]),
+        _lens(
+            line0, MORE_TITLE, CMD_MORE_ACTIONS, [{"function": info.qualname, "items": [compare]}]
+        ),
+    ]
 
 
 def _file_lenses(
@@ -767,7 +782,7 @@ def _first_with_results(
         record = records.get(qualname)
         if role == "kernel":
             info = FunctionInfo(qualname, def_line, line, line, line, (), is_method, None, None, 0)
-            parts.append(json.dumps(unstructure(_kernel_lens(ls, uri, info))))
+            parts.extend(json.dumps(unstructure(k)) for k in _kernel_lenses(ls, uri, info))
         elif record is None:
             if row:
                 parts.append(row)
@@ -821,7 +836,7 @@ def first_lenses_json(
             occupied.add(line - 1)
             if role == "kernel":
                 info = FunctionInfo(qualname, line, line, line, line, (), False, None, None, 0)
-                parts.append(json.dumps(unstructure(_kernel_lens(ls, uri, info))))
+                parts.extend(json.dumps(unstructure(k)) for k in _kernel_lenses(ls, uri, info))
     else:
         occupied.update(line - 1 for line, _, _ in first.targets)
     for i, lens in enumerate(_run_lines_lenses(ls, uri, source)):
@@ -920,7 +935,7 @@ def _lens_pieces(
         if not trusted:
             pieces.append([_lens(line0, TRUST_TITLE, TRUST_COMMAND)])
         elif target.role == "kernel":
-            pieces.append([_kernel_lens(ls, uri, info)])
+            pieces.append(_kernel_lenses(ls, uri, info))
         else:
             pieces.append(
                 _function_lenses(

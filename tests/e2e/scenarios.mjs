@@ -2112,6 +2112,142 @@ export const SCENARIOS = [
       }
     },
   },
+  {
+    name: "49. Compare Assembly from a kernel's PTX view: the diff editor with each side's summary, normalised ↔ original",
+    async run(r) {
+      const JIT = "@triton.jit";
+      const diff = r.page.locator(".monaco-diff-editor").first();
+      const side = (which) => diff.locator(`.editor.${which}`).first();
+      const picker = r.page.locator(".quick-input-widget");
+      const row = (label) =>
+        picker
+          .locator(".quick-input-list .monaco-list-row")
+          .filter({ has: r.page.locator(".label-name", { hasText: label }) })
+          .first();
+      await r.step("Show Assembly above square_kernel, PTX", 150_000, async () => {
+        await r.closeEverything();
+        await r.openFile("triton_square.py");
+        await r.gotoLine(await r.lineIn("triton_square.py", "def square(x, BLOCK_SIZE"));
+        await r.clickLensAbove(JIT, /^Show Assembly$/, 30_000);
+        await r.until("the stage picker", () => picker.isVisible(), 15_000);
+        await r.page.keyboard.press("Enter");
+        await r.until(
+          "an editor group showing square_kernel.ptx",
+          async () => ((await r.groupTitles()).includes("square_kernel.ptx") ? true : null),
+          120_000,
+        );
+      });
+      await r.step(
+        "Compare Assembly… from the PTX view: PTX, then the same kernel at BLOCK_SIZE=64",
+        30_000,
+        async () => {
+          await r.editorIn("square_kernel.ptx").click({ position: { x: 300, y: 80 } });
+          await r.command("Kernel Lens: Compare Assembly…");
+          await r.until("the stage picker (PTX first)", () => row("PTX").isVisible(), 15_000);
+          await r.page.keyboard.press("Enter");
+          const title = await r.until(
+            "the 'compare square_kernel with…' picker",
+            async () => {
+              if (!(await row("with other constexprs").isVisible())) return null;
+              return picker.locator(".quick-input-title").innerText();
+            },
+            20_000,
+          );
+          const labels = await picker
+            .locator(".quick-input-list .monaco-list-row .label-name")
+            .allInnerTexts();
+          r.log(`    ${title}: ${labels.join(" | ")}`);
+          assert(/compare square_kernel with/.test(title), `picker title: ${title}`);
+          await r.shot("asm-diff-picker");
+          await row("with other constexprs").click();
+          const input = picker.locator(".quick-input-box input");
+          await r.until("the NAME=VALUE input", () => input.isVisible(), 10_000);
+          await input.fill("BLOCK_SIZE=64");
+          await input.press("Enter");
+        },
+      );
+      await r.step(
+        "the diff editor opens, each side headed by its summary and what differs most",
+        150_000,
+        async () => {
+          const tab = await r.until(
+            "a diff editor titled square_kernel · BLOCK_SIZE=64 ↔ …",
+            async () => {
+              const titles = await r.groupTitles();
+              return titles.find((t) => /↔/.test(t)) ?? null;
+            },
+            140_000,
+          );
+          r.log(`    tab: ${tab}`);
+          assert(/BLOCK_SIZE=64 ↔ square_kernel .* PTX \(normalised\)/.test(tab), `tab: ${tab}`);
+          const left = await r.until(
+            "the left side's summary",
+            async () => {
+              const lines = await r.visibleLines(side("original"));
+              return lines.some((l) => /^\/\/ A: square_kernel/.test(l)) ? lines : null;
+            },
+            15_000,
+          );
+          const right = await r.visibleLines(side("modified"));
+          for (const l of [...left.slice(0, 6), ...right.slice(0, 6)]) r.log(`    ${l}`);
+          assert(
+            left.some((l) =>
+              /^\/\/ A: square_kernel · Triton · triton_square\.py · BLOCK_SIZE=64/.test(l),
+            ),
+            `no A title: ${left.slice(0, 3)}`,
+          );
+          assert(
+            left.some((l) => /global loads 1 × 32-bit/.test(l)) &&
+              right.some((l) => /global loads 2 × 128-bit/.test(l)),
+            "the summaries do not give the load widths",
+          );
+          assert(
+            right.some((l) =>
+              /differs most: B loads 128 bits per thread per instruction, A 32: A issues 4× the load/.test(
+                l,
+              ),
+            ),
+            `no verdict on the right: ${right.slice(0, 6)}`,
+          );
+          assert(
+            right.some((l) =>
+              /ld\.global\.v4\.b32 \{%r\d+, %r\d+, %r\d+, %r\d+\}, \[%rd\d+\]/.test(l),
+            ) || right.some((l) => /^\s*(ld\.param|mov\.u32) /.test(l)),
+            "the right side shows no normalised PTX",
+          );
+          assert(!right.some((l) => /\.loc\s/.test(l)), "the normalised side still has .loc lines");
+          await r.shot("asm-diff");
+        },
+      );
+      await r.step(
+        "Normalised ↔ Original: the PTX as compiled, the summary kept",
+        30_000,
+        async () => {
+          await side("modified").click({ position: { x: 200, y: 200 } });
+          await r.command("Kernel Lens: Normalised ↔ Original");
+          const tab = await r.until(
+            "the diff retitled (original)",
+            async () => (await r.groupTitles()).find((t) => /↔.*\(original\)/.test(t)) ?? null,
+            15_000,
+          );
+          const lines = await r.until(
+            "the original PTX (its LLVM banner) under the summary",
+            async () => {
+              const seen = await r.visibleLines(side("modified"));
+              return seen.some((l) => /Generated by LLVM NVPTX Back-End/.test(l)) ? seen : null;
+            },
+            15_000,
+          );
+          r.log(`    tab: ${tab}`);
+          assert(/^\/\/ B: square_kernel/.test(lines[0] ?? ""), `no summary above: ${lines[0]}`);
+          await r.shot("asm-diff-original");
+        },
+      );
+      await r.step("close the editors", 15_000, async () => {
+        await r.command("View: Close All Editor Groups");
+      });
+    },
+  },
   NOTEBOOK_SCENARIO,
 ];
 

@@ -35,6 +35,7 @@ import {
 } from "./asmDiffModel";
 import type { Views } from "./documents";
 import { assemblyLink, selectedLines, type LineLink } from "./lineMap";
+import { SCHEME as VIEW_SCHEME } from "./virtualDocs";
 
 /** Comparisons kept (each holds four documents); the oldest go first. */
 const MAX_DIFFS = 10;
@@ -60,6 +61,7 @@ class AsmDiffDocs implements vscode.TextDocumentContentProvider, vscode.Disposab
   private readonly diffs = new Map<number, Shown>();
   private next = 1;
   private readonly decoration: vscode.TextEditorDecorationType;
+  private readonly item: vscode.StatusBarItem;
   private readonly subscriptions: vscode.Disposable[] = [];
 
   constructor() {
@@ -67,11 +69,43 @@ class AsmDiffDocs implements vscode.TextDocumentContentProvider, vscode.Disposab
       isWholeLine: true,
       backgroundColor: new vscode.ThemeColor(LINKED_LINE_COLOR),
     });
+    this.item = vscode.window.createStatusBarItem(
+      "kernelLens.asmDiff",
+      vscode.StatusBarAlignment.Left,
+      -1,
+    );
+    this.item.name = "Kernel Lens Compare Assembly";
     this.subscriptions.push(
       this.decoration,
+      this.item,
       vscode.workspace.registerTextDocumentContentProvider(ASM_DIFF_SCHEME, this),
       vscode.window.onDidChangeTextEditorSelection((e) => this.onSelection(e)),
+      vscode.window.onDidChangeActiveTextEditor(() => this.render()),
     );
+  }
+
+  /**
+   * While a side of a comparison is the active editor, the status bar says what differs most
+   * (the diff may be too narrow for the header's long lines); its tooltip holds both summaries.
+   */
+  private render(): void {
+    const uri = vscode.window.activeTextEditor?.document.uri;
+    const n = uri?.scheme === ASM_DIFF_SCHEME ? Number(uri.path.split("/")[1]) : NaN;
+    const shown = this.diffs.get(n);
+    if (shown === undefined) {
+      this.item.hide();
+      return;
+    }
+    const { result } = shown;
+    this.item.text = `$(diff) ${result.verdict}`;
+    const strip = (lines: readonly string[]): string =>
+      lines
+        .map((l) => l.replace(/^\/\/ ?/, ""))
+        .filter((l) => l !== "" && !l.startsWith("differs most"))
+        .join("\n");
+    this.item.tooltip = `${strip(result.a.header)}\n\n${strip(result.b.header)}\n\ndiffers most: ${result.verdict}`;
+    this.item.command = { title: "Normalised ↔ Original", command: Commands.toggleAsmDiffText };
+    this.item.show();
   }
 
   provideTextDocumentContent(uri: vscode.Uri): string {
@@ -135,10 +169,15 @@ class AsmDiffDocs implements vscode.TextDocumentContentProvider, vscode.Disposab
         }
       }
     }
+    // From a Kernel Lens view (the kernel's PTX) or a diff, in its group, beside the source;
+    // from the source, beside it.
+    const active = vscode.window.activeTextEditor?.document.uri.scheme;
+    const here = active === ASM_DIFF_SCHEME || active === VIEW_SCHEME;
     await vscode.commands.executeCommand("vscode.diff", left, right, diffTitle(result, mode), {
       preview: false,
-      viewColumn: vscode.ViewColumn.Beside,
+      viewColumn: here ? vscode.ViewColumn.Active : vscode.ViewColumn.Beside,
     });
+    this.render();
   }
 
   private forget(n: number): void {

@@ -2117,7 +2117,6 @@ export const SCENARIOS = [
     async run(r) {
       const JIT = "@triton.jit";
       const diff = r.page.locator(".monaco-diff-editor").first();
-      const side = (which) => diff.locator(`.editor.${which}`).first();
       const picker = r.page.locator(".quick-input-widget");
       const row = (label) =>
         picker
@@ -2171,7 +2170,7 @@ export const SCENARIOS = [
         150_000,
         async () => {
           const tab = await r.until(
-            "a diff editor titled square_kernel · BLOCK_SIZE=64 ↔ …",
+            "a diff editor titled square_kernel · BLOCK_SIZE=1024 ↔ square_kernel · BLOCK_SIZE=64",
             async () => {
               const titles = await r.groupTitles();
               return titles.find((t) => /↔/.test(t)) ?? null;
@@ -2179,43 +2178,49 @@ export const SCENARIOS = [
             140_000,
           );
           r.log(`    tab: ${tab}`);
-          assert(/BLOCK_SIZE=64 ↔ square_kernel .* PTX \(normalised\)/.test(tab), `tab: ${tab}`);
-          const left = await r.until(
-            "the left side's summary",
+          assert(
+            /BLOCK_SIZE=1024 ↔ square_kernel · BLOCK_SIZE=64 · PTX \(normalised\)/.test(tab),
+            `tab: ${tab}`,
+          );
+          // Side by side or inline (a narrow group): the lines of both sides, top to bottom.
+          const lines = await r.until(
+            "both sides' summaries",
             async () => {
-              const lines = await r.visibleLines(side("original"));
-              return lines.some((l) => /^\/\/ A: square_kernel/.test(l)) ? lines : null;
+              const seen = await r.visibleLines(diff);
+              return seen.some((l) => /^\/\/ A: square_kernel/.test(l)) &&
+                seen.some((l) => /^\/\/ B: square_kernel/.test(l))
+                ? seen
+                : null;
             },
             15_000,
           );
-          const right = await r.visibleLines(side("modified"));
-          for (const l of [...left.slice(0, 6), ...right.slice(0, 6)]) r.log(`    ${l}`);
+          for (const l of lines.filter((x) => x.startsWith("//")).slice(0, 12)) r.log(`    ${l}`);
+          const has = (re) => lines.some((l) => re.test(l));
           assert(
-            left.some((l) =>
-              /^\/\/ A: square_kernel · Triton · triton_square\.py · BLOCK_SIZE=64/.test(l),
+            has(
+              /^\/\/ A: square_kernel · Triton · triton_square\.py · BLOCK_SIZE=1024 · PTX sm_\d+/,
             ),
-            `no A title: ${left.slice(0, 3)}`,
+            "no A title (BLOCK_SIZE=1024)",
           );
           assert(
-            left.some((l) => /global loads 1 × 32-bit/.test(l)) &&
-              right.some((l) => /global loads 2 × 128-bit/.test(l)),
+            has(/^\/\/ B: square_kernel · Triton · triton_square\.py · BLOCK_SIZE=64 · PTX sm_\d+/),
+            "no B title (BLOCK_SIZE=64)",
+          );
+          assert(
+            has(/global loads 2 × 128-bit/) && has(/global loads 1 × 32-bit/),
             "the summaries do not give the load widths",
           );
           assert(
-            right.some((l) =>
-              /differs most: B loads 128 bits per thread per instruction, A 32: A issues 4× the load/.test(
-                l,
-              ),
+            has(
+              /differs most: A loads 128 bits per thread per instruction, B 32: B issues 4× the load/,
             ),
-            `no verdict on the right: ${right.slice(0, 6)}`,
+            "no 'differs most' line",
           );
-          assert(
-            right.some((l) =>
-              /ld\.global\.v4\.b32 \{%r\d+, %r\d+, %r\d+, %r\d+\}, \[%rd\d+\]/.test(l),
-            ) || right.some((l) => /^\s*(ld\.param|mov\.u32) /.test(l)),
-            "the right side shows no normalised PTX",
-          );
-          assert(!right.some((l) => /\.loc\s/.test(l)), "the normalised side still has .loc lines");
+          assert(has(/^\s*ld\.param\.b64 %rd0, \[param_0\];/), "no normalised PTX in sight");
+          assert(!has(/^\s*\.loc\s/), "the normalised PTX still has .loc lines");
+          const status = await r.statusBarText();
+          r.log(`    status bar: ${status.match(/A loads[^$]*?instructions/)?.[0] ?? status}`);
+          assert(/A loads 128 bits per thread/.test(status), `status bar: ${status}`);
           await r.shot("asm-diff");
         },
       );
@@ -2223,7 +2228,7 @@ export const SCENARIOS = [
         "Normalised ↔ Original: the PTX as compiled, the summary kept",
         30_000,
         async () => {
-          await side("modified").click({ position: { x: 200, y: 200 } });
+          await diff.click({ position: { x: 200, y: 300 } });
           await r.command("Kernel Lens: Normalised ↔ Original");
           const tab = await r.until(
             "the diff retitled (original)",
@@ -2233,13 +2238,16 @@ export const SCENARIOS = [
           const lines = await r.until(
             "the original PTX (its LLVM banner) under the summary",
             async () => {
-              const seen = await r.visibleLines(side("modified"));
+              const seen = await r.visibleLines(diff);
               return seen.some((l) => /Generated by LLVM NVPTX Back-End/.test(l)) ? seen : null;
             },
             15_000,
           );
           r.log(`    tab: ${tab}`);
-          assert(/^\/\/ B: square_kernel/.test(lines[0] ?? ""), `no summary above: ${lines[0]}`);
+          assert(
+            lines.some((l) => /^\/\/ A: square_kernel/.test(l)),
+            "no summary above the original",
+          );
           await r.shot("asm-diff-original");
         },
       );

@@ -21,6 +21,7 @@ import { AsmDiffRequest, isShowAssemblyArgs } from "../protocol";
 import { reportFailure, runningClient, sendWithProgress } from "../requests";
 import {
   ASM_DIFF_SCHEME,
+  cudaKernelAt,
   diffDocPath,
   diffTitle,
   otherItems,
@@ -274,13 +275,15 @@ function firstSide(views: Views, arg: unknown): { target: DiffTarget; stage?: st
   }
   const document = editor?.document;
   if (editor !== undefined && document?.languageId === LANGUAGE && document.uri.scheme === "file") {
-    const kernel = tritonKernelAt(document.getText(), editor.selection.active.line);
+    const text = document.getText();
+    const line = editor.selection.active.line;
+    const kernel = tritonKernelAt(text, line) ?? cudaKernelAt(text, line);
     if (kernel !== undefined) {
       return { target: { uri: document.uri.toString(), kernel } };
     }
   }
   void showInformation(
-    `${DISPLAY_NAME}: put the cursor in a @triton.jit kernel, or open its assembly, to compare it.`,
+    `${DISPLAY_NAME}: put the cursor in a @triton.jit kernel (or a load_inline __global__ kernel), or open its assembly, to compare it.`,
   );
   return undefined;
 }

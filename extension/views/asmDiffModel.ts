@@ -59,6 +59,32 @@ export function tritonKernelAt(text: string, line: number): string | undefined {
   return found;
 }
 
+/**
+ * The `__global__` CUDA kernel whose definition is at or above the 0-based `line` of a file that
+ * calls `load_inline` (the cursor in the CUDA source string), if any.
+ */
+export function cudaKernelAt(text: string, line: number): string | undefined {
+  if (!/\bload_inline\s*\(/.test(text)) {
+    return undefined;
+  }
+  const lines = text.split("\n");
+  let found: string | undefined;
+  for (let i = 0; i <= Math.min(line, lines.length - 1); i++) {
+    const l = lines[i] ?? "";
+    const m = GLOBAL_LINE.exec(l);
+    if (m?.[1] !== undefined) {
+      found = m[1];
+    } else if (PYTHON_STATEMENT.test(l)) {
+      // Python again (`def`, `class`, `NAME = …` at the margin): out of the CUDA string.
+      found = undefined;
+    }
+  }
+  return found;
+}
+
+const GLOBAL_LINE = /__global__\s+(?:[\w:<>,\s*&]+?\s+)?([A-Za-z_]\w*)\s*\(/;
+const PYTHON_STATEMENT = /^(?:def |class |@|[A-Za-z_]\w*\s*=(?!=))/;
+
 /** One side to compare, as the request names it. */
 export interface DiffTarget {
   uri: string;
@@ -94,14 +120,16 @@ export function otherItems(
   files: ReadonlyMap<string, FileKernels>,
   hasGit: boolean,
 ): OtherItem[] {
-  const items: OtherItem[] = [
-    {
+  const items: OtherItem[] = [];
+  // Constexprs are a Triton kernel's (A, a CUDA kernel, is compiled as its source says).
+  if (files.get(a.uri)?.cuda.includes(a.kernel) !== true) {
+    items.push({
       label: `$(symbol-constant) ${a.kernel} with other constexprs…`,
       description: "BLOCK_SIZE=64, num_warps…",
       detail: "the same kernel compiled with the values you type (as Argument Types…)",
       choice: { kind: "picks" },
-    },
-  ];
+    });
+  }
   if (hasGit) {
     items.push({
       label: `$(git-commit) ${a.kernel} as of the last commit`,
@@ -112,6 +140,9 @@ export function otherItems(
   }
   for (const [uri, kernels] of files) {
     for (const kernel of kernels.cuda) {
+      if (uri === a.uri && kernel === a.kernel) {
+        continue;
+      }
       items.push({
         label: `$(chip) ${kernel}`,
         description: `CUDA · load_inline · ${baseName(uri)}`,

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import {
+  cudaKernelAt,
   diffDocPath,
   diffTitle,
   otherItems,
@@ -44,6 +45,17 @@ describe("asmDiffModel", () => {
     assert.equal(tritonKernelAt(text, 0), undefined);
   });
 
+  it("names the load_inline CUDA kernel around the cursor", () => {
+    const text = read("kernels/inline_square.py");
+    const lines = text.split("\n");
+    const body = lines.findIndex((l) => l.includes("float v = in[i];"));
+    assert.equal(cudaKernelAt(text, body), "square_kernel");
+    const after = lines.findIndex((l) => l.startsWith("CPP_SOURCE ="));
+    assert.equal(cudaKernelAt(text, after), undefined);
+    assert.equal(cudaKernelAt(text, 0), undefined);
+    assert.equal(cudaKernelAt("__global__ void k(float* x) {}", 0), undefined); // no load_inline
+  });
+
   it("offers other constexprs, the last commit, then the workspace's other kernels", () => {
     const a = { uri: "file:///w/kernels/triton_square.py", kernel: "square_kernel" };
     const files = new Map([
@@ -67,6 +79,12 @@ describe("asmDiffModel", () => {
     assert.equal(
       otherItems(a, files, false).some((i) => i.choice.kind === "head"),
       false,
+    );
+    // From the CUDA kernel: no constexprs to pick, and not itself again.
+    const cuda = { uri: "file:///w/kernels/inline_square.py", kernel: "square_kernel" };
+    assert.deepEqual(
+      otherItems(cuda, files, false).map((i) => i.label),
+      ["$(file-binary) square_kernel", "$(file-binary) other"],
     );
   });
 

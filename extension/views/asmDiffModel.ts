@@ -105,10 +105,19 @@ export interface OtherItem {
   choice: OtherChoice;
 }
 
-/** The file name of a URI (for descriptions). */
+/**
+ * The file name of a URI (for descriptions), with any `$(` broken by a zero-width space: a file
+ * named `$(alert).py` reads as named, not as an icon.
+ */
 export function baseName(uri: string): string {
   const path = uri.split(/[?#]/)[0] ?? uri;
-  return decodeURIComponent(path.slice(path.lastIndexOf("/") + 1));
+  let name = path.slice(path.lastIndexOf("/") + 1);
+  try {
+    name = decodeURIComponent(name);
+  } catch {
+    // A malformed escape: the name as it is.
+  }
+  return name.replace(/\$\(/g, "$\u200b(");
 }
 
 /**

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import {
+  baseName,
   cudaKernelAt,
   diffDocPath,
   diffTitle,
@@ -86,6 +87,12 @@ describe("asmDiffModel", () => {
       otherItems(cuda, files, false).map((i) => i.label),
       ["$(file-binary) square_kernel", "$(file-binary) other"],
     );
+  });
+
+  it("names files inertly", () => {
+    assert.equal(baseName("file:///w/k/inline%20square.py"), "inline square.py");
+    assert.equal(baseName("file:///w/%24(alert).py"), "$\u200b(alert).py");
+    assert.equal(baseName("file:///w/%E0%A4%A.py"), "%E0%A4%A.py");
   });
 
   it("reads NAME=VALUE picks", () => {

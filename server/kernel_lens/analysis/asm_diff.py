@@ -29,15 +29,22 @@ from typing import Any
 __all__ = [
     "CLASSES",
     "Normalised",
+    "Side",
     "Summary",
     "block_size_in_source",
     "carry_line_map",
+    "compare",
     "entry_names",
     "extract_entry",
     "header_lines",
+    "inline_side",
     "kernels_launched_by",
+    "label_of",
+    "matches_kernel",
     "normalise",
     "summarise",
+    "target_kind",
+    "triton_side",
     "verdict",
 ]
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from kernel_lens.analysis.asm_diff import (
+    Summary,
     block_size_in_source,
     compare,
     entry_names,
@@ -214,3 +215,55 @@ def test_target_kind() -> None:
 def test_other_stages_are_refused() -> None:
     with pytest.raises(ValueError, match="PTX or SASS"):
         normalise("ttir", "")
+
+
+# Hand-written SASS and PTX for the classes the recorded squares do not use (tensor cores,
+# shared memory, spills, atomics): the shapes nvdisasm and nvcc print.
+HAND_SASS = """
+        /*0000*/                   LDS.128 R4, [R2] ;
+        /*0010*/                   HMMA.16816.F32 R8, R4, R12, R8 ;
+        /*0020*/                   STL [R1], R9 ;
+        /*0030*/                   LDL R9, [R1] ;
+        /*0040*/                   FFMA R0, R1, R2, R3 ;
+        /*0050*/                   RED.E.ADD.F32.FTZ.RN.STRONG.GPU desc[UR4][R2.64], R0 ;
+        /*0060*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;
+        /*0070*/              @!P0 BRA `(.L_x_1) ;
+        /*0080*/                   LDG.E.U8 R3, desc[UR4][R6.64] ;
+        /*0090*/                   NOP ;
+"""
+
+HAND_PTX = """
+\tld.shared.v4.f32 \t{%f1, %f2, %f3, %f4}, [%r1];
+\tmma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f5, %f6}, {%r2}, {%r4}, {%f5, %f6};
+\tst.local.f32 \t[%rd1], %f1;
+\tfma.rn.f32 \t%f9, %f1, %f2, %f3;
+\tatom.global.add.f32 \t%f10, [%rd2], %f9;
+\tbar.sync \t0;
+\t@%p1 bra \t$L__BB0_2;
+\tld.global.nc.v2.u16 \t{%rs1, %rs2}, [%rd3];
+"""
+
+
+@pytest.mark.parametrize(("stage", "text"), [("sass", HAND_SASS), ("ptx", HAND_PTX)])
+def test_the_other_classes(stage: str, text: str) -> None:
+    s = summarise(stage, text)
+    assert s.classes["shared"] == 1
+    assert s.classes["tensor"] == 1
+    assert s.classes["local"] == (2 if stage == "sass" else 1)
+    assert s.classes["atomic"] == 1
+    assert s.classes["control"] == 2  # the barrier and the branch
+    assert s.fma == 1
+    assert s.load_widths == ({8: 1} if stage == "sass" else {32: 1})  # U8; v2 × u16
+    assert s.classes["global_store"] == 0
+
+
+def test_verdicts_for_spills_tensor_cores_and_registers() -> None:
+    plain = summarise("sass", _text("triton_square_64.sass"), registers=10, spills=0)
+    hand = summarise("sass", HAND_SASS, registers=10, spills=8)
+    assert verdict(hand, plain) == "A spills 8 bytes to local memory, B none"
+    tensor = Summary(classes={**plain.classes, "tensor": 3}, registers=10)
+    assert verdict(plain, tensor) == "B uses the tensor cores (3 instructions), A does not"
+    a = Summary(registers=40)
+    b = Summary(registers=18)
+    assert verdict(a, b) == "A uses 40 registers per thread, B 18: fewer A warps fit an SM"
+    assert verdict(Summary(), Summary()) == "the same instruction mix and resources"

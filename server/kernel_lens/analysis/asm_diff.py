@@ -644,7 +644,8 @@ def verdict(a: Summary, b: Summary, names: tuple[str, str] = ("A", "B")) -> str:
     ta, tb = a.classes["tensor"], b.classes["tensor"]
     if (ta > 0) != (tb > 0):
         user, count, other = (na, ta, nb) if ta else (nb, tb, na)
-        return f"{user} uses the tensor cores ({count} instructions), {other} does not"
+        plural = "s" if count != 1 else ""
+        return f"{user} uses the tensor cores ({count} instruction{plural}), {other} does not"
     ra, rb = a.registers, b.registers
     if ra and rb and max(ra, rb) >= 1.5 * min(ra, rb):
         (more, m), (fewer, f) = ((na, ra), (nb, rb)) if ra > rb else ((nb, rb), (na, ra))

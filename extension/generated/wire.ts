@@ -552,6 +552,13 @@ export interface KernelRoofline {
   peak_note: string | null;
   peak_tbs?: number;
   peak_tflops?: number;
+  /** The compute peak's precision and unit (`FP32`, `BF16 tensor`…). */
+  math?: string;
+  /**
+   * Why a rate above a peak cannot be the kernel's own (data from L2, a wrong FLOP count):
+   * shown instead of the percentage, never as a win.
+   */
+  impossible?: string | null;
   /** `square_kernel 0.192 ms · 4.16 TB/s · 97% of peak bandwidth`. */
   text: string;
 }
@@ -572,6 +579,8 @@ export const checkKernelRoofline: Check<KernelRoofline> = shape<KernelRoofline>(
   peak_note: nullable(string),
   peak_tbs: optional(number),
   peak_tflops: optional(number),
+  math: optional(string),
+  impossible: optional(nullable(string)),
   text: string,
 });
 
@@ -946,8 +955,15 @@ export interface NcuKernel {
   /** DRAM bytes the launch read (`dram__bytes_read.sum`), when collected. */
   dram_bytes_read?: number | null;
   dram_bytes_write?: number | null;
-  /** FLOPs of the launch from ncu's instruction counters (an FMA counts twice). */
+  /**
+   * FLOPs of the launch from ncu's counters: CUDA cores (an FMA counts twice) and tensor
+   * cores.
+   */
   flops?: number | null;
+  /** The tensor cores' part of `flops` (null: the chip's tensor counters not collected). */
+  tensor_flops?: number | null;
+  /** What most FLOPs were done in (`bf16 tensor`, `fp32`…): the compute roof used. */
+  math?: string | null;
   /** 1-based source line that launched it (absent in a report opened from a file). */
   line?: number | null;
   /** Ranked: errors, then optimisations by estimated speedup, then warnings. */
@@ -974,6 +990,8 @@ export const checkNcuKernel: Check<NcuKernel> = shape<NcuKernel>({
   dram_bytes_read: optional(nullable(number)),
   dram_bytes_write: optional(nullable(number)),
   flops: optional(nullable(number)),
+  tensor_flops: optional(nullable(number)),
+  math: optional(nullable(string)),
   line: optional(nullable(int)),
   hints: listOf(checkNcuHint),
 });
@@ -2251,6 +2269,13 @@ export interface CompareVerdict {
   method: "mann-whitney" | "iqr" | "none" | "incomparable";
   reference: string;
   note?: string | null;
+  /** The four-way verdict (or why there is none); absent in runs stored before it. */
+  kind?: "faster" | "slower" | "same" | "ambiguous" | "incomparable" | "untested";
+  /**
+   * Why the verdict is ambiguous although the test called a change: a run drifted or was
+   * bimodal while timed (`this run drifts +6.1% while timed`).
+   */
+  shape?: string | null;
   text: string;
 }
 export const checkCompareVerdict: Check<CompareVerdict> = shape<CompareVerdict>({
@@ -2263,6 +2288,8 @@ export const checkCompareVerdict: Check<CompareVerdict> = shape<CompareVerdict>(
   method: oneOf("mann-whitney", "iqr", "none", "incomparable"),
   reference: string,
   note: optional(nullable(string)),
+  kind: optional(oneOf("faster", "slower", "same", "ambiguous", "incomparable", "untested")),
+  shape: optional(nullable(string)),
   text: string,
 });
 

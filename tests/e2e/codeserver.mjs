@@ -68,6 +68,10 @@ export const RECORDED_FILES = {
   "matmul_relu.pt.trace.json": "tests/data/h200/matmul_relu_trace.json",
   // Shaped like the public Triton tutorials (GPU-only at module level): scenario 41.
   "tutorial_add.py": "tests/data/gpu_only/vector_add_cuda.py",
+  // Real traces of other eras and devices (tests/data/real_traces/README.md): scenario 49.
+  "resnet50_2021.pt.trace.json.gz":
+    "tests/data/real_traces/kineto_2021-01_v100_resnet50_excerpt.json.gz",
+  "mtia_inference.pt.trace.json.gz": "tests/data/real_traces/hta_mtia_inference_excerpt.json.gz",
 };
 
 /** Free TCP port on 127.0.0.1 (closed again before code-server takes it). */

@@ -4,6 +4,7 @@ kernel on the roofline (issue 25 item 4, ``source: "ncu"``)."""
 from __future__ import annotations
 
 import shutil
+from typing import Any
 
 import pytest
 
@@ -32,3 +33,62 @@ def test_ncu_counts_the_square_kernels_bytes_and_flops() -> None:
     assert roof["intensity"] == pytest.approx(1e8 / 8e8, rel=0.15)
     # under ncu (clocks untouched) the copy-like kernel still reaches most of the measured copy
     assert 50 < roof["bandwidth_pct"] < 110
+
+
+@pytest.mark.skipif(shutil.which("ncu") is None, reason="Nsight Compute not installed")
+def test_ncu_puts_the_backward_on_the_forward_lines() -> None:
+    """A training step under ncu (issue 34 item 2): the backward's kernels on the forward lines
+    that caused them, as the profile puts them, the optimizer's on ``opt.step()``; none on
+    ``loss.backward()`` and (almost) none without a line."""
+    source = (KERNELS / "train_step.py").read_text().splitlines()
+    line_of = {text.strip(): no for no, text in enumerate(source, 1)}
+    code, out, err = run_cli(
+        "ncu", "run", f"{KERNELS / 'train_step.py'}::train_step", "--json", timeout=600
+    )
+    assert code == 0, (out, err)
+    kernels = out["kernels"]
+    lines = [k["line"] for k in kernels]
+    print("ncu train_step lines:", [(k["demangled"][:40], k["line"]) for k in kernels])
+    forward = {line_of["out = model(x)"], line_of["loss = F.mse_loss(out, y)"]}
+    step = line_of["opt.step()"]
+    assert sum(line is not None for line in lines) >= 0.95 * len(lines)
+    assert line_of["loss.backward()"] not in lines
+    # fc1, fc2 forward GEMMs and their four backward GEMMs, all on `out = model(x)`
+    gemms = [k for k in kernels if "gemm" in k["demangled"].lower() or "nvjet" in k["demangled"]]
+    assert len(gemms) >= 6 and all(k["line"] == line_of["out = model(x)"] for k in gemms)
+    assert {line for line in lines if line is not None} <= forward | {step}
+    assert step in lines
+
+
+BF16_GEMM = """
+import torch
+
+M = N = K = 4096
+a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
+
+
+def gemm(a=a, b=b):
+    return a @ b
+"""
+
+
+@pytest.mark.skipif(shutil.which("ncu") is None, reason="Nsight Compute not installed")
+def test_ncu_counts_a_bf16_gemms_tensor_flops(tmp_path: Any) -> None:
+    """Issue 34 item 3: a 4096³ bf16 GEMM's FLOPs within 5% of 2·M·N·K from the tensor-path
+    counters, taken against the BF16 tensor peak (not FP32's), and under 100% of it."""
+    path = tmp_path / "bf16_gemm.py"
+    path.write_text(BF16_GEMM)
+    code, out, err = run_cli("ncu", "run", f"{path}::gemm", "--json", timeout=600)
+    assert code == 0, (out, err)
+    gemms = [k for k in out["kernels"] if (k.get("tensor_flops") or 0) > 0]
+    assert len(gemms) == 1, out["kernels"]
+    (k,) = gemms
+    print("ncu bf16 gemm:", {f: k.get(f) for f in ("demangled", "duration_us", "flops",
+                                                   "tensor_flops", "math")})  # fmt: skip
+    assert k["tensor_flops"] == pytest.approx(2 * 4096**3, rel=0.05)
+    assert k["math"] == "bf16 tensor"
+    (roof,) = [r for r in out["roofline"] if r["name"] == k["demangled"]]
+    print("ncu bf16 roofline:", roof["text"])
+    assert roof["math"] == "BF16 tensor" and roof["impossible"] is None
+    assert 10 < roof["flop_pct"] < 100

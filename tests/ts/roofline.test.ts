@@ -44,6 +44,7 @@ const ROOFS: KernelRoofline[] = [
     tflop_per_s: 300,
     tb_per_s: 3,
     peak_tflops: 989.5,
+    math: "BF16 tensor",
     text: "triton_tem_fused_mm_0 0.458 ms · 3 TB/s · 300 TFLOP/s",
   }),
   roof({
@@ -98,7 +99,7 @@ describe("rooflineData", () => {
           ],
         ],
         [
-          "compute roof 989.5 TFLOP/s",
+          "BF16 tensor roof 989.5 TFLOP/s",
           [
             [230.1163, 989.5],
             [1000, 989.5],

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import random
+from typing import Any
 
 import pytest
 
 from kernel_lens.analysis.compare import (
     ALPHA,
     NOISY_PCT,
+    SAME_PCT,
     Verdict,
     compare_results,
     compare_samples,
@@ -21,6 +24,7 @@ from kernel_lens.analysis.compare import (
     line_delta,
     mann_whitney,
     median_interval,
+    sample_shape,
     summary_delta,
 )
 from tests.conftest import ROOT
@@ -87,9 +91,12 @@ def test_draws_from_one_distribution_are_same_in_95_percent_of_seeded_trials(
     for seed in range(trials):
         rng = random.Random(seed)
         verdict = compare_samples(_draws(rng, 1.0, n, spread), _draws(rng, 1.0, n, spread))
-        same += not verdict.significant
-        if not verdict.significant:
+        same += verdict.kind == "same"
+        assert verdict.kind in ("same", "ambiguous", "faster", "slower")
+        if verdict.kind == "same":
             assert verdict.text().startswith("≈ same (±")
+        if verdict.kind == "ambiguous":
+            assert verdict.text().startswith("ambiguous")
     assert same >= 0.95 * trials, same
 
 
@@ -201,23 +208,71 @@ def test_on_the_cpu_lines_compare_op_counts_not_profiler_times() -> None:
 
 def test_runs_too_noisy_to_compare_say_so_instead_of_same() -> None:
     """Two runs with the same median but a wide interval of their ratio (a few samples, one
-    slow outlier half the time): not "≈ same", which would read as a verdict, but "too noisy to
-    tell" with the interval; ±25% is the line between them."""
+    slow outlier half the time): not "≈ same", which would read as a verdict, but "ambiguous"
+    with the interval; ±5% (SAME_PCT) is the line between them."""
     before = [1.0, 1.0, 1.0, 12.0, 12.0, 1.0, 12.0]
     after = [1.0, 12.0, 1.0, 1.0, 12.0, 1.0, 12.0]
     verdict = compare_samples(before, after)
     assert not verdict.significant and verdict.interval_pct > NOISY_PCT
-    assert verdict.text() == f"too noisy to tell (±{verdict.interval_pct:.0f}%)"
+    assert verdict.text() == f"ambiguous (±{verdict.interval_pct:.0f}%)"
+    assert verdict.kind == "ambiguous"
     assert (
         compare_samples(before, after, reference="baseline")
         .text()
-        .startswith("too noisy to tell vs baseline (±")
+        .startswith("ambiguous vs baseline (±")
     )
-    at_line = Verdict(1.0, 1.0, 0.0, NOISY_PCT, 0.5, False, "mann-whitney")
-    assert at_line.text() == "≈ same (±25.0%)"
-    past = Verdict(1.0, 1.0, 0.0, NOISY_PCT + 0.1, 0.5, False, "mann-whitney")
-    assert past.text() == "too noisy to tell (±25.1%)"
+    at_line = Verdict(1.0, 1.0, 0.0, SAME_PCT, 0.5, False, "mann-whitney")
+    assert at_line.text() == "≈ same (±5.0%)" and at_line.kind == "same"
+    past = Verdict(1.0, 1.0, 0.0, SAME_PCT + 0.1, 0.5, False, "mann-whitney")
+    assert past.text() == "ambiguous (±5.1%)"
     # A change larger than the interval widens what is said, as before.
     assert Verdict(1.0, 1.3, 30.0, 2.0, 0.5, False, "mann-whitney").text() == (
-        "too noisy to tell (±30.0%)"
+        "ambiguous (±30.0%)"
     )
+
+
+def _sequence(rng: random.Random, n: int, value: Any, spread: float = 0.005) -> list[float]:
+    """``n`` samples in the order taken, ``value(i)`` each, with multiplicative noise."""
+    return [value(i) * math.exp(rng.gauss(0, spread)) for i in range(n)]
+
+
+def test_four_verdicts_on_recorded_kinds_of_samples() -> None:
+    """Issue 34 item 5: stable, noisy, drifting and bimodal runs each get the verdict they
+    support — FASTER/SLOWER only when the change outweighs what moved inside a run, SAME only
+    when a change past ±5% is ruled out, AMBIGUOUS (with the reason) otherwise."""
+    rng = random.Random(7)
+    stable = _sequence(rng, 200, lambda i: 1.0)
+    # stable against stable, 3% faster: called
+    faster = compare_samples(stable, _sequence(rng, 200, lambda i: 0.97))
+    assert faster.kind == "faster" and faster.text().startswith("\u22123.")
+    slower = compare_samples(stable, _sequence(rng, 200, lambda i: 1.05))
+    assert slower.kind == "slower"
+    same = compare_samples(stable, _sequence(rng, 200, lambda i: 1.0))
+    assert same.kind == "same" and same.text().startswith("≈ same (±")
+    # noisy: 12 samples at ±30% cannot rule out a 5% change either way
+    noisy = compare_samples(
+        _sequence(rng, 12, lambda i: 1.0, 0.3), _sequence(rng, 12, lambda i: 1.0, 0.3)
+    )
+    assert noisy.kind == "ambiguous" and noisy.text().startswith("ambiguous (±")
+    # drifting: the clock fell while this run was timed (1.00 → 1.08 ms over 200 samples);
+    # its median is 4% above the reference, less than twice its own 8% drift
+    drifting = _sequence(rng, 200, lambda i: 1.0 + 0.08 * i / 199)
+    shape = sample_shape(drifting)
+    assert shape is not None and shape[0].startswith("drifts +") and 4 < shape[1] < 6
+    verdict = compare_samples(stable, drifting)
+    assert verdict.significant  # the test alone would call it…
+    assert verdict.kind == "ambiguous"  # …but the run moved as much as the change
+    assert verdict.text() == f"ambiguous: this run {shape[0]}"
+    assert verdict.to_json()["kind"] == "ambiguous"
+    # bimodal: half the samples 30% slower (another process on the GPU)
+    bimodal = _sequence(rng, 200, lambda i: 1.0 if i % 2 else 1.3)
+    shape = sample_shape(bimodal)
+    assert shape is not None and shape[0].startswith("is bimodal (")
+    assert compare_samples(stable, bimodal).kind == "ambiguous"
+    # a change far past the drift stands: twice as slow is slower, drift or not
+    assert compare_samples(drifting, _sequence(rng, 200, lambda i: 2.2)).kind == "slower"
+    # steady samples have no shape
+    assert sample_shape(stable) is None and sample_shape(stable[:5]) is None
+    # the baseline is named
+    named = compare_samples(stable, drifting, reference="baseline")
+    assert named.text().startswith("ambiguous vs baseline: this run drifts")

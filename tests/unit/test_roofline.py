@@ -29,14 +29,19 @@ def test_peaks_are_matched_by_device_name() -> None:
     assert h200 is not None and h200.name == "NVIDIA H200 SXM"
     assert (h200.bandwidth_tbs, h200.measured_bandwidth_tbs) == (4.8, 4.30)
     assert h200.bandwidth_peak_tbs == 4.30  # the measured copy, not the datasheet
-    assert h200.flop_peak("bfloat16") == (989.5, "BF16")
+    assert h200.flop_peak("bfloat16") == (989.5, "BF16 tensor")
+    assert h200.flop_peak("bf16 tensor") == (989.5, "BF16 tensor")
     assert h200.flop_peak(None) == (67.0, "FP32")
-    assert h200.flop_peak("float8_e4m3fn") == (1979.0, "FP8")
+    assert h200.flop_peak("float8_e4m3fn") == (1979.0, "FP8 tensor")
+    assert h200.flop_peak("fp64") == (34.0, "FP64")
+    assert h200.flop_peak("fp64 tensor") == (67.0, "FP64 tensor")
     assert lookup_peaks("NVIDIA H100 80GB HBM3").name == "NVIDIA H100 SXM"  # type: ignore[union-attr]
     assert lookup_peaks("NVIDIA A100-SXM4-80GB").bandwidth_tbs == 2.039  # type: ignore[union-attr]
     assert lookup_peaks("NVIDIA A100 80GB PCIe").bandwidth_tbs == 1.935  # type: ignore[union-attr]
     a100_40 = lookup_peaks("NVIDIA A100-SXM4-40GB")
     assert a100_40 is not None and a100_40.fp8 is None
+    # No FP8 tensor cores on an A100: no peak, rather than FP32's taken for it.
+    assert a100_40.flop_peak("fp8 tensor") == (None, "FP8 tensor")
     assert lookup_peaks("CPU") is None and lookup_peaks("NVIDIA GeForce RTX 4090") is None
     assert lookup_peaks(None) is None
 
@@ -220,3 +225,81 @@ def test_ncu_roofline_replaces_the_profile_entry_of_the_same_kernel() -> None:
     assert profile["roofline"][0]["source"] == "inductor"  # the stored profile is untouched
     assert with_ncu_roofline(profile, None) is profile
     assert with_ncu_roofline(None, ncu) is None
+
+
+def test_tensor_core_flops_and_the_roof_of_their_math() -> None:
+    """Issue 34 item 3: a bf16 GEMM's FLOPs come from the tensor-path counters and are taken
+    against the BF16 tensor peak, not FP32's; integer and sparsity-split paths are not FLOPs."""
+    from kernel_lens.analysis.ncu import (
+        kernel_math,
+        tensor_flops,
+        tensor_metric_names,
+        tensor_path,
+    )
+
+    listed = [
+        "sm__ops_path_tensor_src_bf16_dst_fp32",
+        "sm__ops_path_tensor_src_bf16_dst_fp32_sparsity_off",
+        "sm__ops_path_tensor_src_fp16_dst_fp16",
+        "sm__ops_path_tensor_src_fp8_dst_fp32",
+        "sm__ops_path_tensor_src_fp64",
+        "sm__ops_path_tensor_src_int8",
+        "sm__ops_path_tensor_src_tf32_dst_fp32",
+        "sm__inst_executed_pipe_tensor_op_hmma",
+        "dram__bytes_read",
+    ]
+    assert tensor_metric_names(listed) == (
+        "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
+        "sm__ops_path_tensor_src_fp16_dst_fp16.sum",
+        "sm__ops_path_tensor_src_fp64.sum",
+        "sm__ops_path_tensor_src_fp8_dst_fp32.sum",
+        "sm__ops_path_tensor_src_tf32_dst_fp32.sum",
+    )
+    assert tensor_path("sm__ops_path_tensor_src_int8.sum") is None
+    # 4096³ bf16 GEMM: 2·M·N·K FLOPs on the bf16 path.
+    m = n = k = 4096
+    values = {
+        "sm__ops_path_tensor_src_bf16_dst_fp32.sum": 2.0 * m * n * k,
+        "sm__ops_path_tensor_src_fp16_dst_fp16.sum": 0,
+        "sm__ops_path_tensor_src_bf16_dst_fp32.sum.per_second": 1e15,  # a rate: not a count
+    }
+    total, dtype = tensor_flops(values)
+    assert (total, dtype) == (2.0 * m * n * k, "bf16")
+    assert tensor_flops({"dram__bytes_read.sum": 5}) == (None, None)  # not collected: unknown
+    assert tensor_flops({"sm__ops_path_tensor_src_bf16_dst_fp32.sum": 0}) == (0.0, None)
+    # The epilogue's few FP32 FLOPs do not decide the roof; the tensor work does.
+    assert kernel_math({"f": 1e6}, total, dtype) == "bf16 tensor"
+    assert kernel_math({"f": 1e6, "d": 5e6}, None, None) == "fp64"
+    assert kernel_math({}, None, None) is None
+
+    # Against the H200's BF16 tensor peak: 137.4 GFLOP in 180 µs = 763.6 TFLOP/s = 77% of 989.5.
+    row = {"demangled": "nvjet_tst_128x256_64x4_bf16", "name": "nvjet_tst", "duration_us": 180.0,
+           "dram_bytes_read": 3 * 2 * m * n, "dram_bytes_write": 2 * m * n,
+           "flops": total + 1e6, "tensor_flops": total, "math": "bf16 tensor",
+           "device": "NVIDIA H200"}  # fmt: skip
+    (roof,) = ncu_rooflines([row])
+    assert roof["math"] == "BF16 tensor"
+    assert roof["flop_pct"] == pytest.approx(100 * (total + 1e6) / 180e-6 / 1e12 / 989.5, rel=1e-9)
+    assert 76 < roof["flop_pct"] < 78 and roof["impossible"] is None
+    assert roof["bound"] == "compute"
+    assert "% of BF16 tensor peak" in roof["text"] and "989.5" in roof["peak_note"]
+    # The same counts read as FP32 math would claim 1140% of peak: flagged, never a win.
+    fp32 = ncu_rooflines([{**row, "math": None}])[0]
+    assert fp32["impossible"] and "FP32 peak" in fp32["impossible"]
+    assert "% of peak compute" not in fp32["text"] and "⚠ above peak" in fp32["text"]
+
+
+def test_above_the_memory_peak_is_flagged_not_shown_as_a_win() -> None:
+    """A copy kernel whose bytes came from L2 (no flush between calls): more TB/s than HBM."""
+    h200 = lookup_peaks("NVIDIA H200")
+    work = KernelWork(bytes=8e6, flops=None, source="tensors")
+    roof = achieved(1.0, work, h200)  # 8 MB in 1 µs = 8 TB/s > 4.8 datasheet
+    assert roof is not None and roof["bandwidth_pct"] > 100
+    assert "served from L2" in roof["impossible"]
+    text = roofline_text("copy", 0.001, roof)
+    assert "% of peak bandwidth" not in text and "⚠ above peak" in text
+    # Between the measured copy (4.30) and the datasheet (4.8): said, more softly.
+    near = achieved(1.0, KernelWork(bytes=4.5e6, flops=None, source="tensors"), h200)
+    assert near is not None and "measured copy bandwidth" in near["impossible"]
+    fine = achieved(1.0, KernelWork(bytes=4.0e6, flops=None, source="tensors"), h200)
+    assert fine is not None and fine["impossible"] is None

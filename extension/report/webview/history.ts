@@ -5,7 +5,12 @@
  * pins it as the baseline, and one that compares it with the latest run, per line and per
  * kernel side by side.
  */
-import type { CompareResult, HistoryResult, HistoryRun } from "../../generated/wire";
+import type {
+  CompareResult,
+  CompareVerdict,
+  HistoryResult,
+  HistoryRun,
+} from "../../generated/wire";
 import { noBidi } from "./format";
 import {
   chartModel,
@@ -88,12 +93,17 @@ function chart(model: ChartModel): SVGSVGElement {
   );
 }
 
+/** The four-way verdict; runs stored before it existed are read from `significant`. */
+function verdictKind(v: CompareVerdict): string {
+  return v.kind ?? (!v.significant ? "same" : v.change_pct < 0 ? "faster" : "slower");
+}
+
 function verdictCell(run: HistoryRun): HTMLElement {
   const v = run.verdict ?? null;
   if (v === null) {
     return el("span", { className: "muted", text: "first run" });
   }
-  const kind = !v.significant ? "same" : v.change_pct < 0 ? "faster" : "slower";
+  const kind = verdictKind(v);
   const how =
     v.p_value === null
       ? v.method === "iqr"
@@ -208,7 +218,7 @@ export function historyView(
         (baseline === undefined
           ? "; the lenses compare each profile with the one before"
           : `; the lenses compare with the baseline, run ${baseline.id} (${formatRunMs(baseline.timing.median_ms)})`) +
-        ". A change is called at p < 0.01 (Mann–Whitney) and ≥ 1%, else ≈ same (too noisy to tell past ±25%).",
+        ". A change is called at p < 0.01 (Mann–Whitney) and ≥ 1%, then faster or slower; ≈ same only when a change past ±5% is ruled out; else ambiguous (too noisy, or a run drifted or split in two while timed: collect more with Re-profile longer).",
     }),
     el("div", { className: "history-chart-box" }, [chart(chartModel(history))]),
     el("div", { className: "toolbar" }, [el("label", { text: "Compare against " }), picker]),
@@ -246,7 +256,7 @@ export function comparisonView(c: CompareResult): HTMLElement {
     el("h3", { text: `Run ${c.after.id} against ${c.reference} (run ${c.before.id})` }),
     el("p", {}, [
       el("span", {
-        className: `verdict ${!c.verdict.significant ? "same" : c.verdict.change_pct < 0 ? "faster" : "slower"}`,
+        className: `verdict ${verdictKind(c.verdict)}`,
         text: `${formatRunMs(c.verdict.before_ms)} → ${formatRunMs(c.verdict.after_ms)} · ${c.verdict.text}`,
       }),
       // A peak that changed (both runs profiled with memory): exact figures, no test.

@@ -112,6 +112,13 @@ export function rooflineData(
   const peaks = [...new Set(known.map((r) => r.peak_tflops).filter(positive))].sort(
     (a, b) => a - b,
   );
+  // Each compute roof named by its math (FP32, BF16 tensor…), so a GEMM's roof is not FP32's.
+  const mathOf = new Map<number, string>();
+  for (const r of known) {
+    if (positive(r.peak_tflops) && typeof r.math === "string" && !mathOf.has(r.peak_tflops)) {
+      mathOf.set(r.peak_tflops, r.math);
+    }
+  }
   const ridges = peakTbs === null ? [] : peaks.map((p) => p / peakTbs);
   const xs = [...points.map((p) => p.x), ...ridges];
   const xMin = xs.length === 0 ? 0.01 : decadeBelow(Math.min(...xs) / 2);
@@ -130,7 +137,7 @@ export function rooflineData(
       ? []
       : peaks.map((tflops) => ({
           tflops,
-          label: `compute roof ${tflops} TFLOP/s`,
+          label: `${mathOf.get(tflops) ?? "compute"} roof ${tflops} TFLOP/s`,
           data: [
             { x: tflops / peakTbs, y: tflops },
             { x: xMax, y: tflops },

@@ -10,14 +10,23 @@ every other stage loads it).
 The call runs under the target's calling context, as in every other stage. Only that call's
 kernels are profiled (ncu runs with ``--profile-from-start off``), never the
 set-up's ``randn`` or the warm-up.
+
+The call also runs inside ``torch.autograd.profiler.emit_nvtx``, whose backward-node ranges carry
+the forward's sequence numbers, and at the start of each line the calling thread's next
+sequence number is noted; with ``KERNEL_LENS_NCU_SEQ_FILE`` set, those marks are written there
+as JSON, so the backward's kernels go on the forward lines (``analysis/ncu_lines.py``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sys
+from collections.abc import Callable
 from typing import Any
+
+from kernel_lens.analysis.ncu_lines import SeqMarks
 
 
 def main(argv: list[str]) -> int:
@@ -47,12 +56,43 @@ def main(argv: list[str]) -> int:
         for _ in range(2):
             target.call()
         torch.cuda.synchronize()
+        marker = SeqMarker(NvtxRange)
         torch.cuda.profiler.start()
-        with LineTagger(target.code, NvtxRange):
+        with torch.autograd.profiler.emit_nvtx(), LineTagger(target.code, marker):
             target.call()
+        marks = marker.marks()
         torch.cuda.synchronize()
         torch.cuda.profiler.stop()
+    seq_file = os.environ.get("KERNEL_LENS_NCU_SEQ_FILE")
+    if seq_file:
+        with open(seq_file, "w", encoding="utf-8") as fh:
+            json.dump(marks.to_json(), fh)
     return 0
+
+
+class SeqMarker:
+    """A ``LineTagger`` range factory that also notes, as each line starts, the calling
+    thread's next autograd sequence number (the number the line's first node will take)."""
+
+    def __init__(self, range_factory: Callable[[str], Any]) -> None:
+        self._factory = range_factory
+        self._marks: list[tuple[int, int]] = []
+
+    def __call__(self, name: str) -> Any:
+        import torch
+
+        from kernel_lens.analysis.line_attribution import LINE_RANGE_RE
+
+        m = LINE_RANGE_RE.match(name)
+        if m:
+            self._marks.append((int(torch._C._autograd._get_sequence_nr()), int(m.group("line"))))
+        return self._factory(name)
+
+    def marks(self) -> SeqMarks:
+        """The marks so far, ended at the thread's next number now."""
+        import torch
+
+        return SeqMarks(self._marks, int(torch._C._autograd._get_sequence_nr()))
 
 
 if __name__ == "__main__":

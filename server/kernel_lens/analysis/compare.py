@@ -19,9 +19,17 @@ cold against warm) are not compared: the verdict says so (``not compared: differ
 Without raw samples (a ``profile --json --no-samples`` file, an old recorded result) the
 interquartile ranges stand in: a change is called when they do not overlap.
 
-Text shown to users: ``−49.8% vs 0.383 ms`` (significant), ``≈ same (±0.4%)`` (not), ``too
-noisy to tell (±180%)`` (not, and the interval is wider than :data:`NOISY_PCT`: a loaded machine,
-a few samples), with ``baseline`` named when the reference is the pinned baseline.
+Four verdicts (issue 34, after nvbench-compare-robust's): **faster** / **slower** (a change is
+called), **same** (not called, and the whole interval of the ratio lies within
+±:data:`SAME_PCT`: a change that size is ruled out), **ambiguous** (neither: the interval is too
+wide to rule out a change, or a run's own samples drift or split into two modes by as much as
+the change — then more samples, not a verdict, are the answer: *Re-profile longer*). Samples
+are in the order they were taken, so a run whose clock or temperature moved while it was timed
+shows as a trend (:func:`sample_shape`).
+
+Text shown to users: ``−49.8% vs 0.383 ms`` (faster; the sign says which), ``≈ same (±0.4%)``,
+``ambiguous (±12%)``, ``ambiguous: this run drifts +6.1% while timed``, with ``baseline`` named
+when the reference is the pinned baseline.
 """
 
 from __future__ import annotations
@@ -42,6 +50,7 @@ __all__ = [
     "LINE_NOISE_PCT",
     "MIN_EFFECT_PCT",
     "NOISY_PCT",
+    "SAME_PCT",
     "KernelDelta",
     "LineDelta",
     "Verdict",
@@ -55,6 +64,7 @@ __all__ = [
     "line_delta",
     "mann_whitney",
     "median_interval",
+    "sample_shape",
     "summary_delta",
 ]
 
@@ -68,8 +78,24 @@ LINE_NOISE_PCT = 10.0
 #: Fewer samples than this per side: no test (the normal approximation needs a few).
 MIN_SAMPLES = 5
 #: A change that is not called, with an interval of the ratio wider than this (± percent), is
-#: "too noisy to tell", not "≈ same": runs that noisy could hide a large change.
+#: the "too noisy" end of "ambiguous" (kept for callers; the line between "same" and
+#: "ambiguous" is :data:`SAME_PCT`).
 NOISY_PCT = 25.0
+#: "Same" only when the interval of the ratio of medians (and the change itself) is within
+#: this (± percent): a wider interval could hide a change worth knowing, so it is "ambiguous".
+SAME_PCT = 5.0
+#: A run's samples drift when the medians of their first and last thirds differ by this much
+#: (percent) with a monotone trend that chance would not give (Spearman's ρ·√(n−1) ≥
+#: :data:`DRIFT_Z`, about p < 0.003) — clocks or heat moving while it was timed.
+DRIFT_PCT = 2.0
+DRIFT_Z = 3.0
+#: Samples are bimodal when sorting them leaves a gap of this many percent of the median
+#: between two groups that each hold at least :data:`MODE_SHARE` of them, the gap wider than
+#: twice either group's interquartile range (a few noisy samples always leave some gap), in a
+#: run of at least :data:`MODE_MIN_SAMPLES`.
+MODE_GAP_PCT = 5.0
+MODE_SHARE = 0.2
+MODE_MIN_SAMPLES = 30
 _Z95 = 1.959963984540054
 MINUS = "\u2212"
 
@@ -170,6 +196,24 @@ class Verdict:
     reference: str = "previous"
     note: str | None = None
     unconverged: str | None = None
+    shape: str | None = None
+    """Why a called change (or a "same") is not trusted: a run's samples drift or are bimodal
+    by as much as the change (``this run drifts +6.1% while timed``)."""
+
+    @property
+    def kind(self) -> str:
+        """``faster``, ``slower``, ``same``, ``ambiguous`` — or ``incomparable`` (timed
+        differently) or ``untested`` (too few samples to test)."""
+        if self.method == "incomparable":
+            return "incomparable"
+        if self.method == "none":
+            return "untested"
+        if self.shape:
+            return "ambiguous"
+        if self.significant:
+            return "faster" if self.change_pct < 0 else "slower"
+        within = max(self.interval_pct, abs(self.change_pct))
+        return "same" if within <= SAME_PCT else "ambiguous"
 
     def text(self) -> str:
         """:meth:`verdict_text`, then ``· not converged (this run)`` when a timing did not."""
@@ -180,10 +224,13 @@ class Verdict:
 
     def verdict_text(self) -> str:
         """``−49.8% vs 0.383 ms`` / ``×3.2 vs 0.383 ms`` (twice as slow or more) /
-        ``≈ same (±0.4%)``, or ``too noisy to tell (±180%)`` when the runs' interval is wider
+        ``≈ same (±0.4%)``, or ``ambiguous (±180%)`` when the runs' interval is wider
         than :data:`NOISY_PCT`; the baseline is named when it is the reference (``vs baseline
         0.383 ms``, ``≈ same as baseline (±0.4%)``)."""
         named = "" if self.reference == "previous" else f"{self.reference} "
+        vs = "" if self.reference == "previous" else f" vs {self.reference}"
+        if self.method != "incomparable" and self.method != "none" and self.shape:
+            return f"ambiguous{vs}: {self.shape}"
         if self.method == "incomparable":
             return f"not compared: {self.note or 'the runs were timed differently'}"
         if self.method == "none":
@@ -203,9 +250,8 @@ class Verdict:
             return f"{change} vs {named}{_ms(self.before_ms)}"
         within = max(self.interval_pct, abs(self.change_pct))
         spread = f"±{within:.1f}%" if within < 100 else f"±{within:.0f}%"
-        if within > NOISY_PCT:
-            vs = "" if self.reference == "previous" else f" vs {self.reference}"
-            return f"too noisy to tell{vs} ({spread})"
+        if self.kind == "ambiguous":
+            return f"ambiguous{vs} ({spread})"
         as_ = "" if self.reference == "previous" else f" as {self.reference}"
         return f"≈ same{as_} ({spread})"
 
@@ -222,8 +268,65 @@ class Verdict:
             "reference": self.reference,
             "note": self.note,
             "unconverged": self.unconverged,
+            "shape": self.shape,
+            "kind": self.kind,
             "text": self.text(),
         }
+
+
+def _spearman(values: Sequence[float]) -> float:
+    """Spearman's ρ of ``values`` against their order (ties averaged); 0 for fewer than 3."""
+    n = len(values)
+    if n < 3:
+        return 0.0
+    order = sorted(range(n), key=lambda i: values[i])
+    ranks = [0.0] * n
+    i = 0
+    while i < n:
+        j = i
+        while j + 1 < n and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2
+        i = j + 1
+    mean = (n - 1) / 2
+    cov = sum((r - mean) * (k - mean) for k, r in enumerate(ranks))
+    var_r = sum((r - mean) ** 2 for r in ranks)
+    var_k = sum((k - mean) ** 2 for k in range(n))
+    return cov / math.sqrt(var_r * var_k) if var_r > 0 and var_k > 0 else 0.0
+
+
+def sample_shape(samples: Sequence[float]) -> tuple[str, float] | None:
+    """What is wrong with one run's samples (in the order taken), with its size in percent:
+    ``("drifts +6.1% while timed", 6.1)`` (a monotone trend: clocks or heat moved) or
+    ``("is bimodal (0.381 ms | 0.52 ms)", 36.5)`` (two groups: another process, a clock
+    step); ``None`` for a steady run or fewer than :data:`MIN_SAMPLES` × 2 samples."""
+    n = len(samples)
+    if n < 2 * MIN_SAMPLES:
+        return None
+    median = statistics.median(samples)
+    if median <= 0:
+        return None
+    third = n // 3
+    first, last = statistics.median(samples[:third]), statistics.median(samples[-third:])
+    drift = (last / first - 1) * 100 if first > 0 else 0.0
+    if abs(drift) >= DRIFT_PCT and abs(_spearman(samples)) * math.sqrt(n - 1) >= DRIFT_Z:
+        return f"drifts {_signed_pct(drift)} while timed", abs(drift)
+    ordered = sorted(samples)
+    low = math.ceil(MODE_SHARE * n)
+    best: tuple[float, int] | None = None
+    for i in range(low - 1, n - low):
+        gap = ordered[i + 1] - ordered[i]
+        if best is None or gap > best[0]:
+            best = (gap, i)
+    if n < MODE_MIN_SAMPLES or best is None or best[0] / median * 100 < MODE_GAP_PCT:
+        return None
+    groups = ordered[: best[1] + 1], ordered[best[1] + 1 :]
+    widths = [q[2] - q[0] for q in (statistics.quantiles(g, n=4) for g in groups)]
+    if best[0] < 2 * max(widths):
+        return None
+    lo, hi = (statistics.median(g) for g in groups)
+    return f"is bimodal ({_ms(lo)} | {_ms(hi)})", (hi / lo - 1) * 100
 
 
 def compare_samples(
@@ -247,7 +350,15 @@ def compare_samples(
     _, p = mann_whitney(before, after)
     outside = abs(math.log(m2 / m1)) > half_log
     significant = p < ALPHA and abs(change) >= MIN_EFFECT_PCT and outside
-    return Verdict(m1, m2, change, interval, p, significant, "mann-whitney", reference)
+    # A run whose own samples moved (or split) by as much as the change cannot tell it apart
+    # from what happened while it was timed; a change well past that still stands.
+    shape = None
+    for who, samples in (("the reference", before), ("this run", after)):
+        found = sample_shape(samples)
+        if found is not None and (not significant or abs(change) < 2 * found[1]):
+            shape = f"{who} {found[0]}"
+            break
+    return Verdict(m1, m2, change, interval, p, significant, "mann-whitney", reference, shape=shape)
 
 
 def compare_timing(

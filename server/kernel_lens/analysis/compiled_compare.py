@@ -227,6 +227,13 @@ def compare_summary_text(cmp: Mapping[str, Any], *, short: bool = False) -> str 
         return None
     ratio = cmp.get("speedup")
     tail = f" · ×{ratio:.2f}" if isinstance(ratio, int | float) else ""
+    # The interleaved timing's verdict, where it is not a clear win or loss: a ratio near 1 is
+    # "≈ same" or "ambiguous", never a speed-up to believe.
+    verdict = cmp.get("verdict")
+    if isinstance(verdict, Mapping) and verdict.get("kind") in ("same", "ambiguous"):
+        text = str(verdict.get("text") or verdict["kind"])
+        text = text.replace(" vs eager", "").replace(" as eager", "")
+        tail += f" ({text})"
     after = f"compiled {format_time_ms(float(c['median_ms']))} ±{float(c['spread_pct']):.1f}%"
     if short:
         return after + tail

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import io
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from types import ModuleType
 from typing import Any
@@ -21,6 +21,12 @@ __all__ = [
     "NcuHint",
     "NcuKernel",
     "ROOFLINE_METRICS",
+    "TENSOR_SOURCES",
+    "cuda_core_flops",
+    "kernel_math",
+    "tensor_flops",
+    "tensor_metric_names",
+    "tensor_path",
     "kernel_flops",
     "kernels_from_report",
     "read_ncu_csv",
@@ -67,8 +73,75 @@ FLOP_OPS: tuple[str, ...] = ("dadd", "dmul", "dfma", "fadd", "fmul", "ffma", "ha
 FLOP_METRICS: tuple[str, ...] = tuple(
     f"sm__sass_thread_inst_executed_op_{op}_pred_on.sum" for op in FLOP_OPS
 )
-#: Every metric the ncu stage adds to its section set (``ncu --metrics``).
+#: Every metric the ncu stage adds to its section set (``ncu --metrics``), besides the
+#: tensor-core counters the chip has (:func:`tensor_metric_names`).
 ROOFLINE_METRICS: tuple[str, ...] = ("dram__bytes_read.sum", "dram__bytes_write.sum", *FLOP_METRICS)
+
+#: Tensor-core math: ``sm__ops_path_tensor_src_<src>[_dst_<dst>]`` counts the "math ops executed
+#: in the tensor path" by source precision — an op is a FLOP (an MMA's multiply and its add are
+#: two), which is how NVIDIA says to count a GEMM's FLOPs with them. Which paths exist depends
+#: on the chip, so the ncu stage asks for those ``ncu --query-metrics`` lists (an unknown
+#: metric fails the whole run). Integer paths are not FLOPs and are left out.
+_TENSOR_RE = re.compile(
+    r"^sm__ops_path_tensor_src_(?P<src>[a-z0-9]+?)(?:_dst_(?P<dst>[a-z0-9]+))?(?:\.sum)?$"
+)
+TENSOR_SOURCES: dict[str, str] = {
+    "bf16": "bf16",
+    "fp16": "fp16",
+    "tf32": "tf32",
+    "fp8": "fp8",
+    "e4m3": "fp8",
+    "e5m2": "fp8",
+    "fp64": "fp64",
+}
+
+
+def tensor_path(metric: str) -> str | None:
+    """The precision (``bf16``, ``fp16``, ``tf32``, ``fp8``, ``fp64``) of a tensor-path counter
+    (``sm__ops_path_tensor_src_bf16_dst_fp32[.sum]``); ``None`` for any other metric, an
+    integer path, or a sparsity split (it would count the same ops twice)."""
+    m = _TENSOR_RE.match(metric)
+    if m is None or "sparsity" in metric:
+        return None
+    return TENSOR_SOURCES.get(m.group("src"))
+
+
+def tensor_metric_names(available: Iterable[str]) -> tuple[str, ...]:
+    """The ``.sum`` of each floating-point tensor-path counter among ``available`` (the base
+    names ``ncu --query-metrics`` prints), sorted."""
+    bases = {name.removesuffix(".sum") for name in available if tensor_path(name)}
+    return tuple(sorted(f"{base}.sum" for base in bases))
+
+
+def tensor_flops(values: Mapping[str, Any]) -> tuple[float | None, str | None]:
+    """Tensor-core FLOPs of one launch from its tensor-path counters (``values``: metric name →
+    value, any names) and the precision that did most of them; ``(None, None)`` when no
+    tensor-path counter was collected, ``(0.0, None)`` when they were and read zero."""
+    by_path: dict[str, float] = {}
+    for name, value in values.items():
+        path = tensor_path(name) if name.endswith(".sum") else None
+        if path is not None and isinstance(value, int | float):
+            by_path[path] = by_path.get(path, 0.0) + float(value)
+    if not by_path:
+        return None, None
+    total = sum(by_path.values())
+    if total <= 0:
+        return 0.0, None
+    return total, max(by_path, key=lambda p: by_path[p])
+
+
+def kernel_math(
+    cuda_core: Mapping[str, float], tensor: float | None, tensor_dtype: str | None
+) -> str | None:
+    """The math a launch's FLOPs were mostly done in, so its compute roof is the right one:
+    ``bf16``/``fp16``/``tf32``/``fp8``/``fp64`` on tensor cores (``… tensor``), else ``fp64``
+    or ``fp32`` on CUDA cores (half precision on CUDA cores is taken against FP32, said so by
+    the label); ``None`` without FLOPs. ``cuda_core`` maps ``d``/``f``/``h`` to FLOPs."""
+    by = {f"{p} tensor": v for p, v in [(tensor_dtype, tensor or 0.0)] if p and v > 0}
+    by.update({"fp64": cuda_core.get("d", 0.0), "fp32": cuda_core.get("f", 0.0)})
+    by["fp32"] += cuda_core.get("h", 0.0)
+    by = {k: v for k, v in by.items() if v > 0}
+    return max(by, key=lambda k: by[k]) if by else None
 
 
 class NcuError(RuntimeError):
@@ -112,7 +185,12 @@ class NcuKernel:
     dram_bytes_read: float | None = None
     dram_bytes_write: float | None = None
     flops: float | None = None
-    """FLOPs of the launch (FP64, FP32 and FP16 add, mul and FMA, an FMA counting twice)."""
+    """FLOPs of the launch: FP64, FP32 and FP16 add, mul and FMA on CUDA cores (an FMA counting
+    twice) plus the tensor cores' (``tensor_flops``)."""
+    tensor_flops: float | None = None
+    """The tensor cores' part of ``flops`` (``None``: not collected)."""
+    math: str | None = None
+    """What most FLOPs were done in: ``bf16 tensor``, ``fp32``… — the compute roof to use."""
     hints: list[NcuHint] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -138,6 +216,27 @@ def _number(text: str) -> float | None:
         return float(str(text).replace(",", ""))
     except ValueError:
         return None
+
+
+def cuda_core_flops(metric: Callable[[str], Any]) -> dict[str, float]:
+    """FLOPs per precision (``d``, ``f``, ``h``) from the counters ``kernel_flops`` sums, where
+    collected (empty otherwise)."""
+    out: dict[str, float] = {}
+    for op in FLOP_OPS:
+        value = metric(f"sm__sass_thread_inst_executed_op_{op}_pred_on.sum")
+        if isinstance(value, int | float):
+            out[op[0]] = out.get(op[0], 0.0) + float(value) * (2 if op.endswith("fma") else 1)
+    return out
+
+
+def _add_tensor(k: NcuKernel, values: Mapping[str, Any], metric: Callable[[str], Any]) -> None:
+    """Tensor-core FLOPs into ``k.flops`` (kept apart in ``k.tensor_flops``) and the math that
+    decides its compute roof."""
+    tensor, dtype = tensor_flops(values)
+    k.tensor_flops = tensor
+    if tensor:
+        k.flops = (k.flops or 0.0) + tensor
+    k.math = kernel_math(cuda_core_flops(metric), tensor, dtype)
 
 
 def kernel_flops(metric: Callable[[str], Any]) -> float | None:
@@ -213,7 +312,7 @@ def read_ncu_csv(text: str) -> list[NcuKernel]:
                     elif field_name.startswith("dram_bytes"):
                         value = _scaled(value, unit)
                     setattr(k, field_name, value)
-            elif metric in FLOP_METRICS:
+            elif metric in FLOP_METRICS or tensor_path(metric):
                 value = _number(row["Metric Value"])
                 if value is not None:
                     counts[metric] = _scaled(value, str(row.get("Metric Unit", "")))
@@ -232,6 +331,7 @@ def read_ncu_csv(text: str) -> list[NcuKernel]:
                     )
                 )
         k.flops = kernel_flops(counts.get)
+        _add_tensor(k, counts, counts.get)
         k.hints = _rank(hints)
         kernels.append(k)
     return kernels
@@ -278,7 +378,10 @@ def kernels_from_report(module: ModuleType, ctx: Any) -> list[NcuKernel]:
                     elif field_name == "dram_bandwidth_gbs":
                         value = float(value) / 1e9
                     setattr(k, field_name, float(value))
-            k.flops = kernel_flops(functools.partial(_value, action))
+            value_of = functools.partial(_value, action)
+            k.flops = kernel_flops(value_of)
+            tensor_names = [str(n) for n in action.metric_names() if tensor_path(str(n))]
+            _add_tensor(k, {n: value_of(n) for n in tensor_names}, value_of)
             hints: list[NcuHint] = []
             for d in action.rule_results_as_dicts():
                 msg = d.get("rule_message") or {}

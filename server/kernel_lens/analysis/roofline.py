@@ -55,6 +55,10 @@ class DevicePeaks:
     fp16: float | None
     fp8: float | None
     source: str
+    fp64: float | None = None
+    """FP64 on CUDA cores."""
+    fp64_tensor: float | None = None
+    """FP64 on tensor cores (DMMA)."""
 
     @property
     def bandwidth_peak_tbs(self) -> float:
@@ -67,16 +71,22 @@ class DevicePeaks:
             return f"measured copy bandwidth {self.measured_bandwidth_tbs:g} TB/s"
         return f"datasheet bandwidth {self.bandwidth_tbs:g} TB/s"
 
-    def flop_peak(self, dtype: str | None = None) -> tuple[float, str]:
-        """The compute peak for ``dtype`` (``fp32`` without one: CUDA cores) and its label."""
-        key = (dtype or "fp32").lower().replace("bfloat", "bf").replace("float", "fp")
-        key = {"fp32": "fp32", "tf32": "tf32", "bf16": "bf16", "fp16": "fp16"}.get(key, key)
-        if key.startswith("fp8"):
+    def flop_peak(self, dtype: str | None = None) -> tuple[float | None, str]:
+        """The compute peak for ``dtype`` and its label: ``fp32`` (the default) and ``fp64`` on
+        CUDA cores; ``tf32``, ``bf16``, ``fp16``, ``fp8`` on tensor cores (``bf16 tensor`` is
+        the same), ``fp64 tensor``. ``(None, label)`` when this GPU has no such peak in the
+        table: no fraction is then taken against another precision's peak."""
+        key = (dtype or "fp32").lower().replace("bfloat", "bf").replace("float", "fp").strip()
+        tensor = key.endswith(" tensor")
+        key = key.removesuffix(" tensor").strip()
+        if key.startswith("fp8") or key in ("e4m3", "e5m2"):
             key = "fp8"
-        value = getattr(self, key, None) if key in ("fp32", "tf32", "bf16", "fp16", "fp8") else None
-        if value is None:
-            return self.fp32, "FP32"
-        return float(value), key.upper()
+        if key == "fp64":
+            value = self.fp64_tensor if tensor else self.fp64
+            return value, "FP64 tensor" if tensor else "FP64"
+        if key in ("tf32", "bf16", "fp16", "fp8"):
+            return getattr(self, key), f"{key.upper()} tensor"
+        return self.fp32, "FP32"
 
 
 #: Peaks per GPU. Datasheet values are NVIDIA's (dense, without sparsity); the H200's copy
@@ -93,6 +103,8 @@ PEAKS: tuple[DevicePeaks, ...] = (
         fp16=989.5,
         fp8=1979.0,
         source="NVIDIA H200 SXM datasheet (dense); copy bandwidth measured on an H200",
+        fp64=34.0,
+        fp64_tensor=67.0,
     ),
     DevicePeaks(
         name="NVIDIA H100 SXM",
@@ -105,6 +117,8 @@ PEAKS: tuple[DevicePeaks, ...] = (
         fp16=989.5,
         fp8=1979.0,
         source="NVIDIA H100 SXM datasheet (dense)",
+        fp64=34.0,
+        fp64_tensor=67.0,
     ),
     DevicePeaks(
         name="NVIDIA A100 80GB PCIe",
@@ -117,6 +131,8 @@ PEAKS: tuple[DevicePeaks, ...] = (
         fp16=312.0,
         fp8=None,
         source="NVIDIA A100 datasheet (80GB PCIe, dense)",
+        fp64=9.7,
+        fp64_tensor=19.5,
     ),
     DevicePeaks(
         name="NVIDIA A100 80GB SXM",
@@ -129,6 +145,8 @@ PEAKS: tuple[DevicePeaks, ...] = (
         fp16=312.0,
         fp8=None,
         source="NVIDIA A100 datasheet (80GB SXM, dense)",
+        fp64=9.7,
+        fp64_tensor=19.5,
     ),
     DevicePeaks(
         name="NVIDIA A100 40GB",
@@ -141,6 +159,8 @@ PEAKS: tuple[DevicePeaks, ...] = (
         fp16=312.0,
         fp8=None,
         source="NVIDIA A100 datasheet (40GB, dense)",
+        fp64=9.7,
+        fp64_tensor=19.5,
     ),
 )
 
@@ -199,24 +219,62 @@ def achieved(
         "bound": None,
         "peak_note": None,
     }
+    out["impossible"] = None
     if peaks is None:
         return out
     flop_peak, flop_label = peaks.flop_peak(dtype)
+    out["math"] = flop_label
     if tbs is not None:
         out["bandwidth_pct"] = 100.0 * tbs / peaks.bandwidth_peak_tbs
-    if tflops is not None:
+    if tflops is not None and flop_peak:
         out["flop_pct"] = 100.0 * tflops / flop_peak
-    ridge = flop_peak / peaks.bandwidth_peak_tbs  # FLOP per byte where the roofs meet
-    if out["intensity"] is not None:
+    if out["intensity"] is not None and flop_peak:
+        ridge = flop_peak / peaks.bandwidth_peak_tbs  # FLOP per byte where the roofs meet
         out["bound"] = "memory" if out["intensity"] < ridge else "compute"
     elif tbs is not None:
         out["bound"] = "memory"
-    out["peak_note"] = (
-        f"{peaks.name}: {peaks.bandwidth_source}; {flop_label} {flop_peak:g} TFLOP/s (datasheet)"
+    compute = (
+        f"{flop_label} {flop_peak:g} TFLOP/s (datasheet)"
+        if flop_peak
+        else f"no {flop_label} peak for this GPU in the table"
     )
+    out["peak_note"] = f"{peaks.name}: {peaks.bandwidth_source}; {compute}"
     out["peak_tbs"] = peaks.bandwidth_peak_tbs
-    out["peak_tflops"] = flop_peak
+    if flop_peak:
+        out["peak_tflops"] = flop_peak
+    out["impossible"] = _impossible(tbs, tflops, peaks, flop_peak, flop_label)
     return out
+
+
+def _impossible(
+    tbs: float | None,
+    tflops: float | None,
+    peaks: DevicePeaks,
+    flop_peak: float | None,
+    flop_label: str,
+) -> str | None:
+    """Why a rate above a peak cannot be the kernel's own, or ``None``. More bytes per second
+    than the memory can deliver means the bytes were not all read from DRAM: an earlier call
+    left them in L2 (no flush between calls, or L2 persistence), or the byte count assumes
+    reads the kernel did not do. Above the compute peak, the FLOP count is wrong for the math
+    (a kernel counted against the wrong precision's peak, or FLOPs counted twice)."""
+    if tbs is not None and tbs > peaks.bandwidth_tbs:
+        return (
+            f"{tbs:.3g} TB/s is above the {peaks.bandwidth_tbs:g} TB/s the memory can deliver: "
+            "the data was served from L2 (left by an earlier call: no flush between calls, or "
+            "L2 persistence), not DRAM — not a win"
+        )
+    if tbs is not None and tbs > peaks.bandwidth_peak_tbs:
+        return (
+            f"{tbs:.3g} TB/s is above the measured copy bandwidth "
+            f"({peaks.bandwidth_peak_tbs:g} TB/s): part of the data likely came from L2"
+        )
+    if tflops is not None and flop_peak and tflops > flop_peak:
+        return (
+            f"{tflops:.3g} TFLOP/s is above the {flop_label} peak ({flop_peak:g} TFLOP/s): the "
+            "FLOP count does not match the math this kernel did — not a win"
+        )
+    return None
 
 
 def _rate(value: float, unit: str) -> str:
@@ -229,14 +287,19 @@ def roofline_text(name: str, duration_ms: float, roof: Mapping[str, Any] | None)
     parts = [f"{name} {duration_ms:.3g} ms"]
     if roof is None:
         return parts[0]
+    impossible = roof.get("impossible")
     if roof.get("tb_per_s") is not None:
         parts.append(_rate(float(roof["tb_per_s"]), "TB/s"))
-        if roof.get("bandwidth_pct") is not None:
+        if roof.get("bandwidth_pct") is not None and not impossible:
             parts.append(f"{roof['bandwidth_pct']:.0f}% of peak bandwidth")
     if roof.get("tflop_per_s") is not None:
         parts.append(_rate(float(roof["tflop_per_s"]), "TFLOP/s"))
-        if roof.get("flop_pct") is not None:
-            parts.append(f"{roof['flop_pct']:.0f}% of peak compute")
+        if roof.get("flop_pct") is not None and not impossible:
+            math = roof.get("math")
+            label = f"{math} peak" if math and math != "FP32" else "peak compute"
+            parts.append(f"{roof['flop_pct']:.0f}% of {label}")
+    if impossible:
+        parts.append(f"⚠ above peak: {impossible}")
     return " · ".join(parts)
 
 
@@ -372,7 +435,8 @@ def ncu_rooflines(
             source="ncu",
         )
         device = next((str(r["device"]) for r, _ in works if r.get("device")), device_name)
-        roof = achieved(duration, work, lookup_peaks(device))
+        math = next((str(r["math"]) for r, _ in works if r.get("math")), None)
+        roof = achieved(duration, work, lookup_peaks(device), dtype=math)
         if roof is None:
             continue
         label = str(works[0][0].get("name") or name)

@@ -4,10 +4,11 @@
   :data:`LAUNCH_BOUND_US`, or whose kernels keep the device busy for less than
   :data:`IDLE_SHARE` of its median (the device idles between its kernels, waiting for the CPU to
   launch them). Such a function is also timed captured in a CUDA graph.
-- **The graph's flush arithmetic** (:func:`graph_per_call_ms`): as tritonbench's
-  ``do_bench_cudagraph_with_cache_clear``, the L2 flush runs inside the graph before each call and
-  an isolated flush-only graph of as many flushes is timed; its time is subtracted, so the flush
-  is neither skipped nor counted.
+- **The graph's arithmetic** (:func:`graph_per_call_ms`): a replay's time over its calls. The
+  graph shown to users is L2 warm with no flush in the timed window, as ``do_bench_cudagraph``;
+  with a flush (tritonbench's ``do_bench_cudagraph_with_cache_clear``: inside the graph before
+  each call, a flush-only graph subtracted) the flush's tail stays in each call, so it is not
+  what the number uses (issue 34).
 - **Stability** (:func:`is_stable`): the relative standard deviation of the samples under
   :data:`STABLE_REL_PCT` (Nsight Python's rule for a stable measurement).
 - **GPU clocks** (:func:`clock_warnings`): NVML readings before and after timing; an SM or

@@ -31,7 +31,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     """Register the command's parser."""
     t = sub.add_parser("trace", help="work with torch.profiler Chrome traces")
     tsub = t.add_subparsers(dest="trace_command", required=True)
-    ts = tsub.add_parser("summarize", help="summarise a Chrome trace file")
+    ts = tsub.add_parser(
+        "summarize",
+        help="summarise a torch.profiler (Kineto) trace: .json, .json.gz, a top-level array of "
+        "events, or Perfetto .pftrace",
+    )
     ts.add_argument("file")
     ts.add_argument("--json", action="store_true")
     ts.add_argument("--top", type=int, default=20)

@@ -1053,6 +1053,11 @@ class CompareVerdict(TypedDict):
     policy (``note`` says which); no change is called."""
     reference: str
     note: NotRequired[str | None]
+    kind: NotRequired[Literal["faster", "slower", "same", "ambiguous", "incomparable", "untested"]]
+    """The four-way verdict (or why there is none); absent in runs stored before it."""
+    shape: NotRequired[str | None]
+    """Why the verdict is ambiguous although the test called a change: a run drifted or was
+    bimodal while timed (``this run drifts +6.1% while timed``)."""
     text: str
 
 

@@ -362,6 +362,11 @@ class KernelRoofline(TypedDict):
     """Which peaks, and whether datasheet or measured."""
     peak_tbs: NotRequired[float]
     peak_tflops: NotRequired[float]
+    math: NotRequired[str]
+    """The compute peak's precision and unit (``FP32``, ``BF16 tensor``…)."""
+    impossible: NotRequired[str | None]
+    """Why a rate above a peak cannot be the kernel's own (data from L2, a wrong FLOP count):
+    shown instead of the percentage, never as a win."""
     text: str
     """``square_kernel 0.192 ms · 4.16 TB/s · 97% of peak bandwidth``."""
 
@@ -663,7 +668,12 @@ class NcuKernel(TypedDict):
     """DRAM bytes the launch read (``dram__bytes_read.sum``), when collected."""
     dram_bytes_write: NotRequired[float | None]
     flops: NotRequired[float | None]
-    """FLOPs of the launch from ncu's instruction counters (an FMA counts twice)."""
+    """FLOPs of the launch from ncu's counters: CUDA cores (an FMA counts twice) and tensor
+    cores."""
+    tensor_flops: NotRequired[float | None]
+    """The tensor cores' part of ``flops`` (null: the chip's tensor counters not collected)."""
+    math: NotRequired[str | None]
+    """What most FLOPs were done in (``bf16 tensor``, ``fp32``…): the compute roof used."""
     line: NotRequired[int | None]
     """1-based source line that launched it (absent in a report opened from a file)."""
     hints: list[NcuHint]

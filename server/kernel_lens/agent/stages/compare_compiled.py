@@ -11,8 +11,9 @@ this stage compiles the function and measures the compiled side the same ways:
 called_kernels`). The compiled function's own frame never runs as Python (Dynamo runs its
    graph instead), so its call is tagged as its ``def`` line: the compiled region's overhead
    stays there, the kernels go to their lines;
-3. the timing stage's timing of the compiled call (warm-up, repetitions until the median is
-   known, its spread), after the profiler has stopped.
+3. eager and compiled timed **interleaved** (A B, B A…: a clock or temperature that moves
+   moves both alike), after the profiler has stopped, with the four-way verdict of
+   :func:`kernel_lens.analysis.compare.compare_samples` on their samples.
 
 The rows and texts are :mod:`kernel_lens.analysis.compiled_compare`'s.
 """
@@ -42,7 +43,6 @@ def compare_compiled(
     trace_dir: str,
     runs: int = 3,
     eager_lines: list[dict[str, Any]] | None = None,
-    eager_timing: dict[str, Any] | None = None,
     capture: CompileCapture | None = None,
     progress: Callable[[str], None] = lambda text: None,
 ) -> dict[str, Any]:
@@ -55,7 +55,6 @@ def compare_compiled(
         trace_dir: where the compiled pass's trace goes.
         runs: profiled calls of the compiled function.
         eager_lines: the eager profile's ``lines`` (``None``: no per-line eager side).
-        eager_timing: the eager profile's ``timing`` (``None``: timed here, the same way).
         capture: the run's capture of what Inductor compiles (one is made when ``None``).
 
     Returns:
@@ -72,7 +71,8 @@ def compare_compiled(
     from kernel_lens.agent.results import line_results
     from kernel_lens.agent.stages.deep import default_workspace
     from kernel_lens.agent.stages.ops import profile_pass
-    from kernel_lens.agent.stages.timing import time_function
+    from kernel_lens.agent.stages.timing import time_interleaved
+    from kernel_lens.analysis.compare import compare_samples
     from kernel_lens.analysis.compiled_compare import compare_lines, compare_summary_text, speedup
     from kernel_lens.analysis.line_attribution import line_range_name
 
@@ -141,15 +141,15 @@ def compare_compiled(
         compiled=graphs,
     )
 
-    progress("timing the compiled function")
-    compiled_timing = time_function(call_compiled, device=device, config=timing_config)
-    if eager_timing is None or not isinstance(eager_timing.get("median_ms"), int | float):
-        progress("timing the eager function")
-        eager_timing = time_function(target.call, device=device, config=timing_config).to_json(
-            with_samples=False
-        )
+    # Eager and compiled timed interleaved (A B, B A…) in their own pass, after the profiler:
+    # a clock or temperature that moves while they are timed moves both alike (issue 34).
+    progress("timing eager and compiled, interleaved")
+    eager_run, compiled_timing = time_interleaved(
+        target.call, call_compiled, device=device, config=timing_config
+    )
+    verdict = compare_samples(eager_run.samples_ms, compiled_timing.samples_ms, reference="eager")
     cuda = device == "cuda"
-    eager_ms = float(eager_timing["median_ms"])
+    eager_ms = float(eager_run.median_ms)
     compiled_ms = float(compiled_timing.median_ms)
     rows = compare_lines(
         eager_lines or [],
@@ -162,8 +162,8 @@ def compare_compiled(
     out: dict[str, Any] = {
         "eager": {
             "median_ms": eager_ms,
-            "spread_pct": round(float(eager_timing.get("spread_pct") or 0.0), 3),
-            "reps": int(eager_timing.get("reps") or 0),
+            "spread_pct": round(eager_run.spread_pct, 3),
+            "reps": eager_run.reps,
             "kernels": sum(float(r["eager_kernels"]) for r in rows),
         },
         "compiled": {
@@ -175,6 +175,8 @@ def compare_compiled(
             "graphs": len(graphs_raw),
         },
         "speedup": speedup(eager_ms, compiled_ms),
+        "verdict": verdict.to_json(),
+        "interleaved": True,
         "method": "cuda-events" if cuda else "perf-counter",
         "lines": rows,
         "trace_path": passed.trace_path,

@@ -7,6 +7,7 @@ report carries the line that launched it. Clocks are left alone (``--clock-contr
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -16,10 +17,10 @@ import time
 from typing import cast
 
 from kernel_lens.agent.errors import ProfileError
-from kernel_lens.analysis.line_attribution import LINE_RANGE_RE
+from kernel_lens.analysis.ncu_lines import SeqMarks, kernel_line
 from kernel_lens.wire.results import KernelRoofline, NcuKernel, NcuResult
 
-__all__ = ["kernel_lines_from_report", "run_ncu"]
+__all__ = ["kernel_lines_from_report", "kernel_ranges_from_report", "run_ncu"]
 
 PERMISSION_HELP = (
     "the GPU's performance counters are restricted to administrators (ERR_NVGPUCTRPERM). "
@@ -45,28 +46,58 @@ def _has_gpu() -> bool:
         return False
 
 
-def kernel_lines_from_report(path: str) -> list[int | None]:
-    """For each profiled kernel in order, the ``src:<line>`` NVTX range it ran in."""
+def kernel_ranges_from_report(path: str) -> list[list[str]]:
+    """For each profiled kernel in order, the NVTX push/pop ranges open on its thread at
+    launch, outermost first."""
     from kernel_lens.ncu_files import load_ncu_report_module
 
     module = load_ncu_report_module()
     if module is None:
         return []
     ctx = module.load_report(path)
-    out: list[int | None] = []
+    out: list[list[str]] = []
     for r in range(ctx.num_ranges()):
         rng = ctx.range_by_idx(r)
         for a in range(rng.num_actions()):
-            line: int | None = None
+            names: list[str] = []
             state = rng.action_by_idx(a).nvtx_state()
             if state is not None:
                 for domain_id in state.domains():
-                    for name in state.domain_by_id(domain_id).push_pop_ranges():
-                        m = LINE_RANGE_RE.match(str(name))
-                        if m:
-                            line = int(m.group("line"))
-            out.append(line)
+                    names.extend(str(n) for n in state.domain_by_id(domain_id).push_pop_ranges())
+            out.append(names)
     return out
+
+
+def kernel_lines_from_report(path: str, marks: SeqMarks | None = None) -> list[int | None]:
+    """For each profiled kernel in order, its line: the ``src:<line>`` NVTX range it ran in,
+    or for a backward kernel the forward line that created its autograd node (``marks``, see
+    ``analysis/ncu_lines.py``)."""
+    return [kernel_line(names, marks) for names in kernel_ranges_from_report(path)]
+
+
+def tensor_metrics(ncu: str, *, timeout: float = 60) -> tuple[str, ...]:
+    """The tensor-core FLOP counters this GPU has (``ncu --query-metrics``, for the device
+    present): asking ncu for a metric the chip lacks fails the whole run, so only these are
+    added. Empty when the query fails (then tensor FLOPs are unknown, never zero)."""
+    from kernel_lens.analysis.ncu import tensor_metric_names
+
+    try:
+        proc = subprocess.run(
+            [ncu, "--query-metrics"], capture_output=True, text=True, timeout=timeout
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    if proc.returncode != 0:
+        return ()
+    return tensor_metric_names(line.split()[0] for line in proc.stdout.splitlines() if line.strip())
+
+
+def _read_marks(path: str) -> SeqMarks | None:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return SeqMarks.from_json(json.load(fh))
+    except (OSError, ValueError):
+        return None
 
 
 def run_ncu(
@@ -119,8 +150,10 @@ def run_ncu(
         p for p in [env.get("PYTHONPATH", ""), os.path.dirname(package_root)] if p
     )
     env["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
+    seq_file = report + ".seq.json"
+    env["KERNEL_LENS_NCU_SEQ_FILE"] = seq_file
     cmd = [
-        ncu, "--set", section_set, "--metrics", ",".join(ROOFLINE_METRICS),
+        ncu, "--set", section_set, "--metrics", ",".join((*ROOFLINE_METRICS, *tensor_metrics(ncu))),
         "--clock-control", "none", "--profile-from-start", "off",
         "--nvtx", "--import-source", "yes", "--export", report, "--force-overwrite",
         sys.executable, "-m", "kernel_lens.agent.ncu_child", os.path.abspath(path), function,
@@ -153,7 +186,10 @@ def run_ncu(
         kernels, reader = read_ncu_file(report)
     except NcuError as exc:
         raise ProfileError("runtime", str(exc)) from None
-    lines = kernel_lines_from_report(report) if reader == "ncu_report" else []
+    marks = _read_marks(seq_file)
+    with contextlib.suppress(OSError):
+        os.unlink(seq_file)
+    lines = kernel_lines_from_report(report, marks) if reader == "ncu_report" else []
     out: list[NcuKernel] = []
     for i, k in enumerate(kernels):
         # The parser's dataclass, as JSON (``asdict``): the wire's NcuKernel less its line.

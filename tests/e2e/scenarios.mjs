@@ -2205,7 +2205,7 @@ export const SCENARIOS = [
     },
   },
   {
-    name: "49. Compare Assembly from a kernel's PTX view: the diff editor with each side's summary, normalised ↔ original",
+    name: "147. Compare Assembly from a kernel's PTX view: the diff editor with each side's summary, normalised ↔ original",
     async run(r) {
       const JIT = "@triton.jit";
       const diff = r.page.locator(".monaco-diff-editor").first();

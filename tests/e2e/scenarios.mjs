@@ -2343,6 +2343,55 @@ export const SCENARIOS = [
           await r.shot("asm-diff-original");
         },
       );
+      if (hasNvcc()) {
+        await r.step(
+          "against the load_inline CUDA square (nvcc): B loads 32 bits, block 1024 from the launch",
+          300_000,
+          async () => {
+            await r.page.keyboard.press("Escape");
+            // The cursor in square_kernel, in the source's own editor (group 1).
+            await r.clickInLine("x = tl.load(", "tl.load", r.editorIn("triton_square.py"));
+            await r.command("Kernel Lens: Compare Assembly…");
+            await r.until("the stage picker", () => row("PTX").isVisible(), 15_000);
+            await r.page.keyboard.press("Enter");
+            const cuda = picker
+              .locator(".quick-input-list .monaco-list-row")
+              .filter({ hasText: "CUDA · load_inline · inline_square.py" })
+              .first();
+            await r.until(
+              "the load_inline CUDA kernel in the picker",
+              () => cuda.isVisible(),
+              20_000,
+            );
+            await cuda.click();
+            const lines = await r.until(
+              "a diff of the Triton square against the CUDA square",
+              async () => {
+                const titles = await r.groupTitles();
+                if (!titles.some((t) => /BLOCK_SIZE=1024 ↔ square_kernel · PTX/.test(t)))
+                  return null;
+                const seen = await r.visibleLines(diff);
+                return seen.some((l) => /^\/\/ B: square_kernel · CUDA \(load_inline/.test(l))
+                  ? seen
+                  : null;
+              },
+              280_000,
+              1_000,
+            );
+            for (const l of lines.filter((x) => x.startsWith("// B") || /differs/.test(x))) {
+              r.log(`    ${l}`);
+            }
+            const has = (re) => lines.some((l) => re.test(l));
+            assert(has(/block 1024 threads \(the launch: threads = 1024\)/), "no CUDA block size");
+            assert(has(/global loads 1 × 32-bit/), "no 32-bit CUDA load");
+            assert(
+              has(/differs most: A loads 128 bits per thread per instruction, B 32/),
+              "no 'differs most' line",
+            );
+            await r.shot("asm-diff-cuda");
+          },
+        );
+      }
       await r.step("close the editors", 15_000, async () => {
         await r.command("View: Close All Editor Groups");
       });

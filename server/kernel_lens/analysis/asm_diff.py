@@ -12,8 +12,9 @@ differs between two compiles of the same code:
 * labels become ``L0``, ``L1``… by first appearance; labels no branch names are dropped;
 * the kernel's name becomes ``KERNEL`` and its parameters ``param_N`` (PTX), constant-bank
   addresses become ``c[0x0][K0]``… (SASS), instruction addresses and encodings are dropped;
-* comments, ``.loc``/``.file`` directives, debug sections, blank lines, NOP padding and register
-  reuse flags are dropped; spacing inside operands is made uniform.
+* comments, ``.loc``/``.file`` directives, debug sections, the PTX header (``.version``,
+  ``.target``, ``.address_size``), blank lines, NOP padding and register reuse flags are dropped;
+  spacing inside operands is made uniform.
 
 Each normalised line remembers the original line it came from, so a line map of the original
 text (:mod:`kernel_lens.analysis.asm_map`) carries over (:func:`carry_line_map`).
@@ -81,7 +82,11 @@ _PTX_REG = re.compile(r"%([a-z]+)(\d+)\b")
 _PTX_REG_DECL = re.compile(r"%([a-z]+)<\d+>")
 _PTX_LABEL = re.compile(r"\$L__\w+|\bL__\w+|\bLBB\d+_\d+")
 _PTX_ENTRY = re.compile(r"^\s*(?:\.visible\s+|\.weak\s+)?\.entry\s+([\w$.]+)\s*\(")
-_PTX_SKIP = re.compile(r"^\s*(?:$|//|\.loc\b|\.file\b|\.pragma\b)")
+#: Dropped from the normalised PTX: blank lines, comments, debug line info, and the module's
+#: header (the PTX version and target differ between compilers; the summary says the arch).
+_PTX_SKIP = re.compile(
+    r"^\s*(?:$|//|\.loc\b|\.file\b|\.pragma\b|\.version\b|\.target\b|\.address_size\b)"
+)
 _PTX_ALIGN_BRACKETS = re.compile(r"\[\s*([^\]]*?)\s*\]")
 _PTX_PLUS_ZERO = re.compile(r"\s*\+\s*0\s*$")
 #: Directives written at the left margin in the normalised text (the rest is indented).

@@ -46,9 +46,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     i.add_argument("target", help="PATH of a file that calls load_inline")
     i.add_argument("--arch", type=int, default=90, help="compute capability for the PTX")
     i.add_argument("--build", action="store_true", help="also build it with load_inline (log)")
-    i.add_argument(
-        "--sass", action="store_true", help="also the SASS (ptxas, then nvdisasm -g)"
-    )
+    i.add_argument("--sass", action="store_true", help="also the SASS (ptxas, then nvdisasm -g)")
     i.add_argument("--json", action="store_true")
     timeout_option(i)
     i.set_defaults(func=run)

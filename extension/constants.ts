@@ -28,6 +28,10 @@ export const Commands = {
   showAssembly: ClientCommands.showAssembly,
   /** Pick a kernel's argument types in its assembly view's title bar (compiles it again). */
   assemblyArgumentTypes: "kernelLens.assemblyArgumentTypes",
+  /** A kernel's assembly beside another's in the diff editor, normalised and summarised. */
+  compareAssembly: ClientCommands.compareAssembly,
+  /** The Compare Assembly diff's title bar: normalised ↔ original texts. */
+  toggleAsmDiffText: "kernelLens.toggleAsmDiffText",
   /** Also the command of the server's "Report" lens above each profiled function. */
   showReport: ClientCommands.showReport,
   /** Also the command of the server's lens above each `load_inline(...)` call. */

@@ -16,6 +16,7 @@ import {
   CLIENT_COMMAND_CHECKS,
   CMD_APPLY_PARAMETER,
   CMD_CHECK_MEMORY,
+  CMD_COMPARE_ASSEMBLY,
   CMD_PROFILE,
   CMD_PROFILE_ALL,
   CMD_RUN_NCU,
@@ -35,6 +36,7 @@ import {
   NOTIFY_STATUS,
   NOTIFY_TRACE_PROGRESS,
   NOTIFY_TRACE_READY,
+  REQ_ASM_DIFF,
   REQ_ASSEMBLY,
   REQ_COMPARE,
   REQ_FUNCTIONS,
@@ -95,6 +97,12 @@ export const SetTrustedNotification = new Notification(NOTIFY_SET_TRUSTED);
 /** Client -> server: compile a `@triton.jit` kernel and return one stage with its line map. */
 export const AssemblyRequest = new Request(REQ_ASSEMBLY);
 
+/**
+ * Client -> server: two kernels' PTX or SASS (Triton, load_inline CUDA, another BLOCK_SIZE, an
+ * earlier text), normalised and summarised, for the diff editor.
+ */
+export const AsmDiffRequest = new Request(REQ_ASM_DIFF);
+
 /** Client -> server: torch.compile a function, return its generated code and eager vs compiled. */
 export const GeneratedCodeRequest = new Request(REQ_GENERATED_CODE);
 
@@ -152,6 +160,7 @@ export const TraceReadyNotification = new Notification(NOTIFY_TRACE_READY);
 /** Every request's method object, for the tests that every generated request has one. */
 export const REQUESTS: readonly Request<keyof RequestTypes>[] = [
   AssemblyRequest,
+  AsmDiffRequest,
   GeneratedCodeRequest,
   InlineExtensionRequest,
   ReportRequest,
@@ -197,6 +206,8 @@ export const ReportServerCommands = {
 export const ClientCommands = {
   /** Above each `@triton.jit` kernel. Argument: one `ShowAssemblyArgs`. */
   showAssembly: CMD_SHOW_ASSEMBLY,
+  /** In a kernel's `…` (and its assembly view, the palette). Argument: `ShowAssemblyArgs`. */
+  compareAssembly: CMD_COMPARE_ASSEMBLY,
   /** Above each function. Argument: one `ShowGeneratedCodeArgs`. */
   showGeneratedCode: CMD_SHOW_GENERATED_CODE,
   /** Above each profiled function. Argument: one `ShowReportArgs`. */

@@ -835,6 +835,22 @@ export const checkInlineFiles: Check<InlineFiles> = shape<InlineFiles>({
   "build.ninja": optional(nullable(string)),
 });
 
+/** One `__global__` kernel of a load_inline module's PTX and what `ptxas -v` said of it. */
+export interface InlineKernel {
+  /** The PTX entry (mangled: `_Z13square_kernelPKfPfl`). */
+  entry: string;
+  registers: number | null;
+  /** Spill stores + spill loads, in bytes. */
+  spills: number | null;
+  shared_bytes: number | null;
+}
+export const checkInlineKernel: Check<InlineKernel> = shape<InlineKernel>({
+  entry: string,
+  registers: nullable(int),
+  spills: nullable(int),
+  shared_bytes: nullable(int),
+});
+
 /** One `load_inline(...)` call of the file and what nvcc made of it. */
 export interface InlineModule {
   /** The extension's `name=`. */
@@ -857,6 +873,15 @@ export interface InlineModule {
   build_directory: string | null;
   /** Time nvcc took for the PTX, in seconds (absent without cuda_sources). */
   ptx_seconds?: number;
+  /** Each `__global__` kernel of the PTX with its registers (`ptxas -v`), in PTX order. */
+  kernels?: InlineKernel[];
+  /**
+   * `nvdisasm -g` of the PTX assembled by `ptxas` (asked with `sass`); null if that
+   * failed.
+   */
+  sass?: string | null;
+  /** Lines of the .py file -> lines of `sass`. */
+  sass_line_map?: LineMapEntry[];
 }
 export const checkInlineModule: Check<InlineModule> = shape<InlineModule>({
   name: string,
@@ -870,6 +895,9 @@ export const checkInlineModule: Check<InlineModule> = shape<InlineModule>({
   build_log: nullable(string),
   build_directory: nullable(string),
   ptx_seconds: optional(number),
+  kernels: optional(listOf(checkInlineKernel)),
+  sass: optional(nullable(string)),
+  sass_line_map: optional(listOf(checkLineMapEntry)),
 });
 
 /** The *inline_ext* stage: every `load_inline` call of a file, in syntax-tree order. */
@@ -1045,6 +1073,12 @@ export const CMD_SHOW_INLINE = "kernelLens.showInlineExtension";
 /** Client-side command: a `@triton.jit` kernel's assembly (`ShowAssemblyArgs`). */
 export const CMD_SHOW_ASSEMBLY = "kernelLens.showAssembly";
 
+/**
+ * Client-side command (a kernel's `…`, its assembly view, the palette): compare its assembly
+ * with another kernel's (`ShowAssemblyArgs`).
+ */
+export const CMD_COMPARE_ASSEMBLY = "kernelLens.compareAssembly";
+
 /** Client-side command: torch.compile's code for a function (`ShowGeneratedCodeArgs`). */
 export const CMD_SHOW_GENERATED_CODE = "kernelLens.showGeneratedCode";
 
@@ -1104,6 +1138,9 @@ export const REQ_ASSEMBLY = "kernelLens/assembly";
  * accesses are also published as diagnostics on their lines.
  */
 export const REQ_VALUES = "kernelLens/values";
+
+/** Client -> server request: `AsmDiffParams` -> `AsmDiffResult`. */
+export const REQ_ASM_DIFF = "kernelLens/asmDiff";
 
 /** Client -> server request: `GeneratedCodeParams` -> `GeneratedCodeResult`. */
 export const REQ_GENERATED_CODE = "kernelLens/generatedCode";
@@ -1449,6 +1486,125 @@ export const checkAssemblyResult: Check<AssemblyResult> = shape<AssemblyResult>(
   num_warps: optional(nullable(int)),
   num_stages: optional(nullable(int)),
   autotune: optional(nullable(checkAutotuneChoice)),
+});
+
+/** The stages two kernels' assembly can be compared at. */
+export type AsmDiffStage = "ptx" | "sass";
+
+/**
+ * One side of an assembly comparison: a `@triton.jit` kernel of a document, or a CUDA
+ * kernel (or the host function launching it) of a document's `load_inline` source.
+ */
+export interface AsmDiffTarget {
+  uri: string;
+  kernel: string;
+  /**
+   * Another version of the document's text (an earlier one: git's, the saved file's);
+   * `None`: the document as it is now.
+   */
+  text?: string | null;
+  /** A Triton kernel's argument types or constexpr values (`{"BLOCK_SIZE": "64"}`). */
+  overrides?: Record<string, string> | null;
+  /** Said in the side's title (`HEAD`, `as saved`). */
+  label?: string | null;
+}
+
+/**
+ * Compare two kernels' assembly at `stage` for `arch` (default: the device's, else
+ * 90).
+ */
+export interface AsmDiffParams {
+  a: AsmDiffTarget;
+  b: AsmDiffTarget;
+  stage?: AsmDiffStage;
+  arch?: number | null;
+}
+
+/** One side's document: the summary header (`//` comments), then the assembly. */
+export interface AsmDiffDocument {
+  text: string;
+  /** Lines of the side's source file -> lines of `text` (the header's lines map to none). */
+  line_map: LineMapEntry[];
+}
+export const checkAsmDiffDocument: Check<AsmDiffDocument> = shape<AsmDiffDocument>({
+  text: string,
+  line_map: listOf(checkLineMapEntry),
+});
+
+/** One side's instruction mix and resources (`analysis/asm_diff.py`). */
+export interface AsmDiffSummary {
+  instructions: number;
+  /**
+   * `global_load`, `global_store`, `atomic`, `shared`, `local`, `alu`, `tensor`,
+   * `control`, `other` -> instructions.
+   */
+  classes: Record<string, number>;
+  fma: number;
+  /** Bits per thread of a global load instruction -> how many there are. */
+  load_widths: Record<string, number>;
+  store_widths: Record<string, number>;
+  registers: number | null;
+  spills: number | null;
+  shared_bytes: number | null;
+  block_size: number | null;
+  block_from: string | null;
+}
+export const checkAsmDiffSummary: Check<AsmDiffSummary> = shape<AsmDiffSummary>({
+  instructions: int,
+  classes: recordOf(int),
+  fma: int,
+  load_widths: recordOf(int),
+  store_widths: recordOf(int),
+  registers: nullable(int),
+  spills: nullable(int),
+  shared_bytes: nullable(int),
+  block_size: nullable(int),
+  block_from: nullable(string),
+});
+
+/** One kernel of the comparison. */
+export interface AsmDiffSide {
+  kind: "triton" | "inline";
+  title: string;
+  /** The source file its line maps point into. */
+  path: string;
+  kernel: string;
+  arch: string;
+  summary: AsmDiffSummary;
+  header: string[];
+  /** Registers, labels, parameters and addresses canonicalised, directives dropped. */
+  normalised: AsmDiffDocument;
+  /** The assembly as compiled (for load_inline: its kernel's part of the module). */
+  original: AsmDiffDocument;
+}
+export const checkAsmDiffSide: Check<AsmDiffSide> = shape<AsmDiffSide>({
+  kind: oneOf("triton", "inline"),
+  title: string,
+  path: string,
+  kernel: string,
+  arch: string,
+  summary: checkAsmDiffSummary,
+  header: listOf(string),
+  normalised: checkAsmDiffDocument,
+  original: checkAsmDiffDocument,
+});
+
+/** Result of `kernelLens/asmDiff`. */
+export interface AsmDiffResult {
+  stage: string;
+  /** What differs most, in one line. */
+  verdict: string;
+  /** The normalised texts are the same. */
+  identical: boolean;
+  a: AsmDiffSide;
+  b: AsmDiffSide;
+}
+export const checkAsmDiffResult: Check<AsmDiffResult> = shape<AsmDiffResult>({
+  stage: string,
+  verdict: string,
+  identical: boolean,
+  a: checkAsmDiffSide,
+  b: checkAsmDiffSide,
 });
 
 /** torch.compile one function of a document (by name, or the one around `position`). */
@@ -2627,6 +2783,7 @@ export interface DiagnosticData {
 /** Each custom request -> (its params, its result). */
 export interface RequestTypes {
   "kernelLens/assembly": { params: AssemblyParams; result: AssemblyResult };
+  "kernelLens/asmDiff": { params: AsmDiffParams; result: AsmDiffResult };
   "kernelLens/generatedCode": { params: GeneratedCodeParams; result: GeneratedCodeResult };
   "kernelLens/inlineExtension": { params: InlineParams; result: InlineResult };
   "kernelLens/report": { params: ReportParams; result: ReportResult };
@@ -2642,6 +2799,7 @@ export interface RequestTypes {
 /** The check of each request's result. */
 export const RESULT_CHECKS: { readonly [M in keyof RequestTypes]: Check<RequestTypes[M]["result"]> } = {
   "kernelLens/assembly": checkAssemblyResult,
+  "kernelLens/asmDiff": checkAsmDiffResult,
   "kernelLens/generatedCode": checkGeneratedCodeResult,
   "kernelLens/inlineExtension": checkInlineResult,
   "kernelLens/report": checkReportResult,
@@ -2697,6 +2855,7 @@ export interface ServerCommandTypes {
 /** Each command the server's lenses carry that the extension registers itself -> its argument. */
 export interface ClientCommandTypes {
   "kernelLens.showAssembly": ShowAssemblyArgs;
+  "kernelLens.compareAssembly": ShowAssemblyArgs;
   "kernelLens.showGeneratedCode": ShowGeneratedCodeArgs;
   "kernelLens.showReport": ShowReportArgs;
   "kernelLens.showInlineExtension": ShowInlineExtensionArgs;
@@ -2708,6 +2867,7 @@ export interface ClientCommandTypes {
 /** The check of each client command's argument. */
 export const CLIENT_COMMAND_CHECKS: { readonly [C in keyof ClientCommandTypes]: Check<ClientCommandTypes[C]> } = {
   "kernelLens.showAssembly": checkShowAssemblyArgs,
+  "kernelLens.compareAssembly": checkShowAssemblyArgs,
   "kernelLens.showGeneratedCode": checkShowGeneratedCodeArgs,
   "kernelLens.showReport": checkShowReportArgs,
   "kernelLens.showInlineExtension": checkShowInlineExtensionArgs,

@@ -25,6 +25,7 @@ const RUN_LIMIT_MS = 14 * 60_000;
  */
 const TOUR = {
   "untrusted-lenses": "tour-1-restricted-mode.png",
+  "asm-diff-cuda": "tour-asm-diff.png",
   profiling: "tour-2-profiling.png",
   "profiled-square-three-ways": "tour-3-results.png",
   "hover-aten-pow": "tour-4-hover.png",

@@ -48,10 +48,22 @@ async def test_assembly_of_a_triton_kernel_and_its_lens(client: LanguageClient) 
         "$(file-binary) Show Assembly",
         "$(symbol-variable) Show Values",
         "$(debug-alt) Debug Kernel",
+        "More…",
     ]
     assert lens[0].command is not None
     assert lens[0].command.command == "kernelLens.showAssembly"
     assert list(lens[0].command.arguments or []) == [{"uri": uri, "kernel": "square_kernel"}]
+    # `…`: Compare Assembly… of the same kernel (the extension's quick pick runs it).
+    assert lens[1].command is not None and lens[1].command.command == "kernelLens.moreActions"
+    (more,) = lens[1].command.arguments or []
+    assert more["function"] == "square_kernel"
+    assert [(i["label"], i["command"], i["arguments"]) for i in more["items"]] == [
+        (
+            "$(diff) Compare Assembly…",
+            "kernelLens.compareAssembly",
+            [{"uri": uri, "kernel": "square_kernel"}],
+        )
+    ]
 
     result = await request(
         client,
@@ -131,6 +143,48 @@ async def test_nothing_compiles_untrusted(untrusted: LanguageClient) -> None:
     assert not any("assembly of" in m.message for m in untrusted.log_messages), (
         "nothing may run untrusted"
     )
+
+
+async def test_asm_diff_of_an_unknown_kernel_says_which(client: LanguageClient) -> None:
+    uri = open_doc(client, TRITON)
+    params = {
+        "a": {"uri": uri, "kernel": "square_kernel"},
+        "b": {"uri": uri, "kernel": "square"},  # the launcher, not a kernel
+        "stage": "ptx",
+        "arch": 90,
+    }
+    try:
+        await request(client, "kernelLens/asmDiff", params)
+    except JsonRpcException as exc:
+        assert "not-found: square is no @triton.jit kernel of this file" in str(exc)
+    else:
+        raise AssertionError("expected a RequestFailed error")
+
+
+async def test_asm_diff_against_an_earlier_text(client: LanguageClient) -> None:
+    """An earlier version (the editor sends git HEAD's text) compared with the buffer now: an
+    edit that changes no instruction compares equal once normalised, lines linked to each text."""
+    uri = open_doc(client, TRITON)
+    text = TRITON.read_text()
+    moved = "# a comment line that moves every line below\n" + text
+    params = {
+        "a": {"uri": uri, "kernel": "square_kernel", "text": moved, "label": "HEAD"},
+        "b": {"uri": uri, "kernel": "square_kernel"},
+        "stage": "ptx",
+        "arch": 90,
+    }
+    result = await request(client, "kernelLens/asmDiff", params)
+    assert result.identical is True
+    assert (
+        result.a.title
+        == "square_kernel · Triton · triton_square.py · BLOCK_SIZE=1024 · HEAD · PTX sm_90"
+    )
+    # The earlier text's line map is its own: tl.load one line further down.
+    load = line0_of(TRITON, "tl.load(") + 1
+    assert {e.source_line for e in result.a.normalised.line_map} == {
+        e.source_line + 1 for e in result.b.normalised.line_map
+    }
+    assert load + 1 in {e.source_line for e in result.a.normalised.line_map}
 
 
 @pytest.mark.slow

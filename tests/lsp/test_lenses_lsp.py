@@ -71,6 +71,7 @@ async def test_lenses_only_where_they_mean_something(client: LanguageClient) -> 
             "$(file-binary) Show Assembly",
             "$(symbol-variable) Show Values",
             "$(debug-alt) Debug Kernel",
+            "More…",  # Compare Assembly…
         ],
         "def add(x, y, BLOCK=1024, repeat=3):": [
             "$(play) Profile",
@@ -86,7 +87,7 @@ async def test_lenses_only_where_they_mean_something(client: LanguageClient) -> 
         ],
     }, found
     # No lens at all on __init__, __repr__, the factories, the helpers or numba's @cuda.jit.
-    assert sum(len(v) for v in found.values()) == 14
+    assert sum(len(v) for v in found.values()) == 15
 
 
 async def test_show_all_setting_brings_every_lens_back(client: LanguageClient) -> None:
@@ -103,6 +104,7 @@ async def test_show_all_setting_brings_every_lens_back(client: LanguageClient) -
         "$(file-binary) Show Assembly",
         "$(symbol-variable) Show Values",
         "$(debug-alt) Debug Kernel",
+        "More…",
     ]
     assert "$(settings) Sweep dim" in found["def __init__(self, dim=32, hidden=64):"]
     client.workspace_did_change_configuration(
@@ -112,7 +114,7 @@ async def test_show_all_setting_brings_every_lens_back(client: LanguageClient) -
     # The rows that mean something: Eager vs Compiled beside Generated Code, or behind More…
     # where a sweep takes its place
     found = rows(await lenses(client, uri), MIX)
-    assert sum(len(v) for v in found.values()) == 14, found
+    assert sum(len(v) for v in found.values()) == 15, found
     assert found["def forward(self, x):"][-1] == "$(zap) Eager vs Compiled", found
 
 

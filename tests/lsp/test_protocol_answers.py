@@ -235,6 +235,23 @@ async def test_assembly_by_position(client: LanguageClient) -> None:
     record_or_compare("kernelLens/assembly", answer)
 
 
+async def test_asm_diff_of_two_block_sizes(client: LanguageClient) -> None:
+    uri = open_doc(client, TRITON)
+    params = {
+        "a": {"uri": uri, "kernel": "square_kernel", "overrides": {"BLOCK_SIZE": "64"}},
+        "b": {"uri": uri, "kernel": "square_kernel"},
+        "stage": "ptx",
+        "arch": 90,
+    }
+    answer = await ask(client, client.raw, "kernelLens/asmDiff", params)  # type: ignore[attr-defined]
+    assert answer["a"]["title"].startswith(
+        "square_kernel · Triton · triton_square.py · BLOCK_SIZE=64"
+    )
+    assert answer["verdict"].startswith("B loads 128 bits per thread per instruction, A 32")
+    assert answer["a"]["normalised"]["text"].startswith("// A: square_kernel")
+    record_or_compare("kernelLens/asmDiff", answer)
+
+
 async def test_positions_outside_say_where_to_put_the_cursor(client: LanguageClient) -> None:
     uri = open_doc(client, TRITON)
     outside = position(TRITON, "DEVICE = ", 0)

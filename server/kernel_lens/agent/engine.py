@@ -140,7 +140,9 @@ class Engine:
         from kernel_lens.agent.stages.inline_ext import analyze_inline
 
         progress("inline", "nvcc: compiling the CUDA source to PTX")
-        return analyze_inline(request.path, request.text, arch=request.arch, build=request.build)
+        return analyze_inline(
+            request.path, request.text, arch=request.arch, build=request.build, sass=request.sass
+        )
 
     def values(self, request: ValuesRequest, progress: Progress = _no_progress) -> dict[str, Any]:
         """One kernel's launch under Triton's interpreter: each line's values for the chosen

@@ -7,7 +7,8 @@ One row per function, short enough for half an editor's width:
 - after a run: the summary (the number), ``Re-profile``, ``Report`` and ``…``, a quick pick of
   the rest (Generated Code, Nsight Compute, sweeps), where an action that cannot work here is
   listed with the reason instead of failing after the click; the per-line lenses below;
-- a Triton kernel: ``Show Assembly`` (its numbers once compiled).
+- a Triton kernel: ``Show Assembly`` (its numbers once compiled) and ``…`` (*Compare
+  Assembly…*).
 
 File-level lenses (e.g. profiling the whole script) go on the first line, from
 :func:`_file_lenses`, before the functions' rows.
@@ -55,6 +56,7 @@ from kernel_lens.lsp.state import DocumentState
 from kernel_lens.wire.errors import ProfileError
 from kernel_lens.wire.lsp import (
     CMD_CHECK_MEMORY,
+    CMD_COMPARE_ASSEMBLY,
     CMD_DEBUG_KERNEL,
     CMD_PROFILE,
     CMD_RUN_NCU,
@@ -424,19 +426,29 @@ def _running_lenses(
 
 def _kernel_lenses(ls: KernelLensServer, uri: str, info: FunctionInfo) -> list[types.CodeLens]:
     """``Show Assembly``, ``Show Values`` and ``Debug Kernel`` above a Triton kernel (the last
-    two under Triton's interpreter); the lenses say what each showed last."""
+    two under Triton's interpreter; the lenses say what each showed last), and ``…`` with
+    *Compare Assembly…* (this kernel against another, or itself at another BLOCK_SIZE)."""
     state = ls.documents.peek(uri)
     shown = state.values_latest.get(info.qualname) if state is not None else None
     args: dict[str, Any] = {"uri": uri, "kernel": info.qualname}
+    line0 = info.first_line - 1
     values = (
-        _lens(
-            info.first_line - 1, values_lens_title(shown), CMD_SHOW_VALUES, [{**args, "pick": True}]
-        )
+        _lens(line0, values_lens_title(shown), CMD_SHOW_VALUES, [{**args, "pick": True}])
         if shown
-        else _lens(info.first_line - 1, "$(symbol-variable) Show Values", CMD_SHOW_VALUES, [args])
+        else _lens(line0, "$(symbol-variable) Show Values", CMD_SHOW_VALUES, [args])
     )
-    debug = _lens(info.first_line - 1, "$(debug-alt) Debug Kernel", CMD_DEBUG_KERNEL, [args])
-    return [_kernel_lens(ls, uri, info), values, debug]
+    debug = _lens(line0, "$(debug-alt) Debug Kernel", CMD_DEBUG_KERNEL, [args])
+    compare = _action(
+        "$(diff) Compare Assembly…",
+        CMD_COMPARE_ASSEMBLY,
+        args,
+        "this kernel's PTX or SASS beside another's (a load_inline CUDA kernel, another "
+        "BLOCK_SIZE, the last commit), normalised, with a summary of each",
+    )
+    more = _lens(
+        line0, MORE_TITLE, CMD_MORE_ACTIONS, [{"function": info.qualname, "items": [compare]}]
+    )
+    return [_kernel_lens(ls, uri, info), values, debug, more]
 
 
 def _kernel_lens(ls: KernelLensServer, uri: str, info: FunctionInfo) -> types.CodeLens:

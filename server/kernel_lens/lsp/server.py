@@ -12,6 +12,7 @@ import logging
 from collections.abc import Callable, Sequence
 
 from kernel_lens.lsp import (
+    asm_diff,
     code_lens,
     editors,
     file_views,
@@ -43,6 +44,7 @@ FEATURES: list[Callable[[KernelLensServer], None]] = [
     outline.setup,
     profiling.setup,
     generated.setup,
+    asm_diff.setup,
     report.setup,
     file_views.setup,
     history.setup,

@@ -239,6 +239,7 @@ class InlineRequest(JobRequest):
         text: the buffer text (``None``: read the file).
         arch: compute capability for the PTX.
         build: also build it with load_inline (its log and ``build.ninja``).
+        sass: also assemble the PTX (``ptxas``) and disassemble it (``nvdisasm -g``).
     """
 
     method: ClassVar[str] = "inline"
@@ -247,6 +248,7 @@ class InlineRequest(JobRequest):
     text: str | None = None
     arch: int = 90
     build: bool = False
+    sass: bool = False
 
 
 @dataclass

@@ -43,6 +43,7 @@ __all__ = [
     "CMD_OPEN_ASSEMBLY",
     "CMD_OPEN_GENERATED_CODE",
     "CMD_OPEN_REPORT",
+    "CMD_COMPARE_ASSEMBLY",
     "CMD_PROFILE",
     "CMD_PROFILE_ALL",
     "CMD_RUN_NCU",
@@ -76,6 +77,7 @@ __all__ = [
     "InterpreterStop",
     "ShowValuesArgs",
     "DebugKernelArgs",
+    "REQ_ASM_DIFF",
     "REQ_ASSEMBLY",
     "REQ_COMPARE",
     "REQ_FUNCTIONS",
@@ -99,6 +101,13 @@ __all__ = [
     "RevealLineArgs",
     "ShowErrorArgs",
     "ShownError",
+    "AsmDiffDocument",
+    "AsmDiffParams",
+    "AsmDiffResult",
+    "AsmDiffSide",
+    "AsmDiffStage",
+    "AsmDiffSummary",
+    "AsmDiffTarget",
     "AssemblyParams",
     "AssemblyResult",
     "AutotuneChoice",
@@ -202,6 +211,9 @@ CMD_SHOW_REPORT = "kernelLens.showReport"
 CMD_SHOW_INLINE = "kernelLens.showInlineExtension"
 #: Client-side command: a ``@triton.jit`` kernel's assembly (:class:`ShowAssemblyArgs`).
 CMD_SHOW_ASSEMBLY = "kernelLens.showAssembly"
+#: Client-side command (a kernel's ``…``, its assembly view, the palette): compare its assembly
+#: with another kernel's (:class:`ShowAssemblyArgs`).
+CMD_COMPARE_ASSEMBLY = "kernelLens.compareAssembly"
 #: Client-side command: torch.compile's code for a function (:class:`ShowGeneratedCodeArgs`).
 CMD_SHOW_GENERATED_CODE = "kernelLens.showGeneratedCode"
 #: Client-side command (a failed profile's lens): the whole error and its actions
@@ -237,6 +249,8 @@ REQ_ASSEMBLY = "kernelLens/assembly"
 #: Client -> server request: :class:`ValuesParams` -> :class:`ValuesResult`; the out-of-bounds
 #: accesses are also published as diagnostics on their lines.
 REQ_VALUES = "kernelLens/values"
+#: Client -> server request: :class:`AsmDiffParams` -> :class:`AsmDiffResult`.
+REQ_ASM_DIFF = "kernelLens/asmDiff"
 #: Client -> server request: :class:`GeneratedCodeParams` -> :class:`GeneratedCodeResult`.
 REQ_GENERATED_CODE = "kernelLens/generatedCode"
 #: Client -> server request: :class:`InlineParams` -> the ``inline`` CLI's JSON; nvcc errors
@@ -509,6 +523,92 @@ class AssemblyResult(TypedDict):
     num_stages: NotRequired[int | None]
     autotune: NotRequired[AutotuneChoice | None]
     """An autotuned kernel's chosen config and each config's measured time."""
+
+
+#: The stages two kernels' assembly can be compared at.
+AsmDiffStage = Literal["ptx", "sass"]
+
+
+@dataclass
+class AsmDiffTarget:
+    """One side of an assembly comparison: a ``@triton.jit`` kernel of a document, or a CUDA
+    kernel (or the host function launching it) of a document's ``load_inline`` source."""
+
+    uri: str
+    kernel: str
+    text: str | None = None
+    """Another version of the document's text (an earlier one: git's, the saved file's);
+    ``None``: the document as it is now."""
+    overrides: dict[str, str] | None = None
+    """A Triton kernel's argument types or constexpr values (``{"BLOCK_SIZE": "64"}``)."""
+    label: str | None = None
+    """Said in the side's title (``HEAD``, ``as saved``)."""
+
+
+@dataclass
+class AsmDiffParams:
+    """Compare two kernels' assembly at ``stage`` for ``arch`` (default: the device's, else
+    90)."""
+
+    a: AsmDiffTarget
+    b: AsmDiffTarget
+    stage: AsmDiffStage = "ptx"
+    arch: int | None = None
+
+
+class AsmDiffDocument(TypedDict):
+    """One side's document: the summary header (``//`` comments), then the assembly."""
+
+    text: str
+    line_map: list[LineMapEntry]
+    """Lines of the side's source file -> lines of ``text`` (the header's lines map to none)."""
+
+
+class AsmDiffSummary(TypedDict):
+    """One side's instruction mix and resources (``analysis/asm_diff.py``)."""
+
+    instructions: int
+    classes: dict[str, int]
+    """``global_load``, ``global_store``, ``atomic``, ``shared``, ``local``, ``alu``, ``tensor``,
+    ``control``, ``other`` -> instructions."""
+    fma: int
+    load_widths: dict[str, int]
+    """Bits per thread of a global load instruction -> how many there are."""
+    store_widths: dict[str, int]
+    registers: int | None
+    spills: int | None
+    shared_bytes: int | None
+    block_size: int | None
+    block_from: str | None
+
+
+class AsmDiffSide(TypedDict):
+    """One kernel of the comparison."""
+
+    kind: Literal["triton", "inline"]
+    title: str
+    path: str
+    """The source file its line maps point into."""
+    kernel: str
+    arch: str
+    summary: AsmDiffSummary
+    header: list[str]
+    normalised: AsmDiffDocument
+    """Registers, labels, parameters and addresses canonicalised, directives dropped."""
+    original: AsmDiffDocument
+    """The assembly as compiled (for load_inline: its kernel's part of the module)."""
+
+
+class AsmDiffResult(TypedDict):
+    """Result of ``kernelLens/asmDiff``."""
+
+    stage: str
+    verdict: str
+    """What differs most, in one line."""
+    identical: bool
+    """The normalised texts are the same."""
+    a: AsmDiffSide
+    b: AsmDiffSide
 
 
 @dataclass
@@ -1317,6 +1417,7 @@ class DiagnosticData(TypedDict):
 #: Each custom request -> (its params, its result).
 REQUESTS: dict[str, tuple[Any, Any]] = {
     REQ_ASSEMBLY: (AssemblyParams, AssemblyResult),
+    REQ_ASM_DIFF: (AsmDiffParams, AsmDiffResult),
     REQ_GENERATED_CODE: (GeneratedCodeParams, GeneratedCodeResult),
     REQ_INLINE: (InlineParams, InlineResult),
     REQ_REPORT: (ReportParams, ReportResult),
@@ -1361,6 +1462,7 @@ SERVER_COMMANDS: dict[str, tuple[Any, Any]] = {
 #: Each command the server's lenses carry that the extension registers itself -> its argument.
 CLIENT_COMMANDS: dict[str, Any] = {
     CMD_SHOW_ASSEMBLY: ShowAssemblyArgs,
+    CMD_COMPARE_ASSEMBLY: ShowAssemblyArgs,
     CMD_SHOW_GENERATED_CODE: ShowGeneratedCodeArgs,
     CMD_SHOW_REPORT: ShowReportArgs,
     CMD_SHOW_INLINE: ShowInlineExtensionArgs,

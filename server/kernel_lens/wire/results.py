@@ -21,6 +21,7 @@ __all__ = [
     "CompiledResult",
     "GeneratedKernel",
     "InlineFiles",
+    "InlineKernel",
     "InlineModule",
     "InlineResult",
     "InputArg",
@@ -575,6 +576,17 @@ InlineFiles = TypedDict(
 build.ninja (present only after a build; null if torch wrote none)."""
 
 
+class InlineKernel(TypedDict):
+    """One ``__global__`` kernel of a load_inline module's PTX and what ``ptxas -v`` said of it."""
+
+    entry: str
+    """The PTX entry (mangled: ``_Z13square_kernelPKfPfl``)."""
+    registers: int | None
+    spills: int | None
+    """Spill stores + spill loads, in bytes."""
+    shared_bytes: int | None
+
+
 class InlineModule(TypedDict):
     """One ``load_inline(...)`` call of the file and what nvcc made of it."""
 
@@ -598,6 +610,13 @@ class InlineModule(TypedDict):
     """Where load_inline built the module; null unless built."""
     ptx_seconds: NotRequired[float]
     """Time nvcc took for the PTX, in seconds (absent without cuda_sources)."""
+    kernels: NotRequired[list[InlineKernel]]
+    """Each ``__global__`` kernel of the PTX with its registers (``ptxas -v``), in PTX order."""
+    sass: NotRequired[str | None]
+    """``nvdisasm -g`` of the PTX assembled by ``ptxas`` (asked with ``sass``); null if that
+    failed."""
+    sass_line_map: NotRequired[list[LineMapEntry]]
+    """Lines of the .py file -> lines of ``sass``."""
 
 
 class InlineResult(TypedDict):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import shutil
 import subprocess
 import sysconfig
@@ -22,7 +23,7 @@ from kernel_lens.agent.errors import ProfileError
 from kernel_lens.agent.usercode import exec_module, parse_source, read_source
 from kernel_lens.analysis.asm_map import ptx_line_map
 from kernel_lens.analysis.nvcc import SourcePiece, cuda_file_text, parse_nvcc_diagnostics
-from kernel_lens.wire.results import InlineModule, InlineResult
+from kernel_lens.wire.results import InlineKernel, InlineModule, InlineResult
 
 __all__ = ["analyze_inline", "find_nvcc"]
 
@@ -156,7 +157,7 @@ def _build(module: Any, call_kwargs: dict[str, Any]) -> tuple[str, str | None, s
 
 
 def analyze_inline(
-    path: str, text: str | None = None, *, arch: int = 90, build: bool = False
+    path: str, text: str | None = None, *, arch: int = 90, build: bool = False, sass: bool = False
 ) -> InlineResult:
     """Every ``load_inline`` call of the file: generated sources, PTX with a line map, errors.
 
@@ -204,6 +205,8 @@ def analyze_inline(
         if cuda:
             flags = [str(f) for f in values.get("extra_cuda_cflags") or []]
             _add_ptx(entry, nvcc, cuda_text, starts, arch, flags)
+            if entry["ptx"] is not None:
+                _add_kernels(entry, nvcc, arch, starts, sass=sass)
         if build:
             _add_build(entry, module, values, has_cuda=bool(cuda))
         modules.append(entry)
@@ -324,6 +327,101 @@ def _add_build(entry: InlineModule, module: Any, values: dict[str, Any], *, has_
     entry["build_log"] = log
     entry["build_directory"] = folder
     entry["files"]["build.ninja"] = ninja
+
+
+def _cuda_tool(nvcc: str, name: str) -> str | None:
+    """``ptxas`` / ``nvdisasm`` beside nvcc, else Triton's copy, else PATH."""
+    beside = os.path.join(os.path.dirname(os.path.realpath(nvcc)), name)
+    if os.path.isfile(beside):
+        return beside
+    try:
+        from triton import knobs
+
+        return str(getattr(knobs.nvidia, name).path)
+    except Exception:
+        return shutil.which(name)
+
+
+def _per_entry_ptxas(log: str) -> dict[str, dict[str, int | None]]:
+    """``ptxas -v``'s lines cut per entry function (``Compiling entry function 'X'``)."""
+    from kernel_lens.analysis.asm_map import parse_ptxas_info
+
+    out: dict[str, dict[str, int | None]] = {}
+    parts = re.split(r"Compiling entry function '([^']+)'", log)
+    for name, chunk in zip(parts[1::2], parts[2::2], strict=False):
+        out[name] = parse_ptxas_info(chunk)
+    return out
+
+
+def _add_kernels(
+    entry: InlineModule, nvcc: str, arch: int, starts: list[tuple[int, SourcePiece]], *, sass: bool
+) -> None:
+    """Each kernel's registers, spills and shared memory (``ptxas -v`` on the PTX) and, with
+    ``sass``, the SASS of the assembled PTX (``nvdisasm -g``) mapped to the Python lines."""
+    from kernel_lens.analysis.asm_diff import entry_names
+    from kernel_lens.analysis.asm_map import sass_line_map
+
+    ptx = entry["ptx"] or ""
+    names = entry_names("ptx", ptx)
+    ptxas = _cuda_tool(nvcc, "ptxas")
+    found: dict[str, dict[str, int | None]] = {}
+    cubin: bytes | None = None
+    if ptxas is not None:
+        with tempfile.TemporaryDirectory() as tmp:
+            src, out = os.path.join(tmp, "cuda.ptx"), os.path.join(tmp, "cuda.cubin")
+            with open(src, "w", encoding="utf-8") as fh:
+                fh.write(ptx)
+            proc = subprocess.run(
+                [ptxas, f"-arch=sm_{arch}", "-v", "-lineinfo", src, "-o", out],
+                capture_output=True, text=True, timeout=300,
+            )  # fmt: skip
+            found = _per_entry_ptxas(proc.stdout + proc.stderr)
+            if proc.returncode == 0 and os.path.exists(out):
+                with open(out, "rb") as fh:
+                    cubin = fh.read()
+    kernels: list[InlineKernel] = []
+    for name in names:
+        info = found.get(name, {})
+        spills = None
+        if info.get("spill_stores") is not None or info.get("spill_loads") is not None:
+            spills = (info.get("spill_stores") or 0) + (info.get("spill_loads") or 0)
+        kernels.append(
+            {
+                "entry": name,
+                "registers": info.get("registers"),
+                "spills": spills,
+                # ptxas names shared memory only when a kernel has some ("N bytes smem").
+                "shared_bytes": info.get("shared_bytes")
+                if info.get("shared_bytes") is not None or info.get("registers") is None
+                else 0,
+            }
+        )
+    entry["kernels"] = kernels
+    if not sass:
+        return
+    text = _disassemble(nvcc, cubin) if cubin is not None else None
+    entry["sass"] = text
+    by_py: dict[int, list[int]] = {}
+    if text is not None:
+        for asm_line, cuda_line in sorted(sass_line_map(text, "cuda.cu").asm_to_source.items()):
+            py = _py_line(cuda_line, starts)
+            if py is not None:
+                by_py.setdefault(py, []).append(asm_line)
+    entry["sass_line_map"] = [{"source_line": k, "asm_lines": v} for k, v in sorted(by_py.items())]
+
+
+def _disassemble(nvcc: str, cubin: bytes) -> str | None:
+    nvdisasm = _cuda_tool(nvcc, "nvdisasm")
+    if nvdisasm is None:
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "cuda.cubin")
+        with open(path, "wb") as fh:
+            fh.write(cubin)
+        proc = subprocess.run(
+            [nvdisasm, "-g", "-c", path], capture_output=True, text=True, timeout=120
+        )
+    return proc.stdout if proc.returncode == 0 and proc.stdout.strip() else None
 
 
 def _py_line(cuda_line: int, starts: list[tuple[int, SourcePiece]]) -> int | None:

@@ -166,29 +166,33 @@ def _bomb(path: Path, *, lie: bool) -> None:
 
 
 def _peak_mib(*args: str, limit_kib: int | None = None) -> tuple[int, str, float]:
-    """Run the CLI in a child: (exit code, stdout, its peak resident memory in MiB)."""
-    import os
-    import resource
+    """Run the CLI in a child: (exit code, stdout, its peak resident memory in MiB).
+
+    Measured by a small Python in between: a child forked from the test process would count
+    the test process's own memory in its peak (Linux keeps the high-water mark across exec)."""
+    import json
     import subprocess
     import sys
 
     from tests.conftest import ROOT
 
-    def limit() -> None:
-        if limit_kib is not None:
-            resource.setrlimit(resource.RLIMIT_AS, (limit_kib * 1024, limit_kib * 1024))
-
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "kernel_lens", *args],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT,
-        preexec_fn=limit,
+    wrapper = (
+        "import json, resource, subprocess, sys\n"
+        "limit = json.loads(sys.argv[1])\n"
+        "def cap():\n"
+        "    if limit:\n"
+        "        resource.setrlimit(resource.RLIMIT_AS, (limit * 1024, limit * 1024))\n"
+        "done = subprocess.run(sys.argv[2:], capture_output=True, text=True, preexec_fn=cap)\n"
+        "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
+        "print(json.dumps([done.returncode, done.stdout, peak]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", wrapper, json.dumps(limit_kib),
+         sys.executable, "-m", "kernel_lens", *args],
+        capture_output=True, text=True, cwd=ROOT, timeout=300,
     )  # fmt: skip
-    assert proc.stdout is not None
-    out = proc.stdout.read()
-    # This child's own peak (not the test process's other children's).
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, out, usage.ru_maxrss / 1024
+    code, out, peak = json.loads(done.stdout)
+    return int(code), str(out), float(peak) / 1024
 
 
 def test_a_gzip_bomb_is_refused_before_it_costs_memory(tmp_path: Path) -> None:
@@ -203,6 +207,7 @@ def test_a_gzip_bomb_is_refused_before_it_costs_memory(tmp_path: Path) -> None:
     code, out, peak = _peak_mib("trace", "summarize", str(honest), "--json")
     error = json.loads(out)["error"]
     assert code == 1 and error["kind"] == "trace" and "gzip bomb" in error["message"], out
+    print(f"honest bomb: peak {peak:.0f} MiB")
     assert peak < 400, f"{peak:.0f} MiB"
     code, out, _ = _peak_mib("trace", "summarize", str(liar), "--json")
     assert code == 1 and "gzip bomb" in json.loads(out)["error"]["message"], out

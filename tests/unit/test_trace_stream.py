@@ -234,7 +234,7 @@ def test_a_file_that_is_not_protobuf_is_refused_with_its_name(tmp_path: Path) ->
     from kernel_lens.analysis.trace_columns import TraceError
 
     path = tmp_path / "bad.pftrace"
-    path.write_bytes(b'{"traceEvents": []}')
+    path.write_bytes(b"\x0b\xff\xfe not a protobuf Trace, nor JSON")
     with pytest.raises(TraceError, match="bad.pftrace"):
         read.read_columns(path)
 

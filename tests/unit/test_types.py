@@ -186,6 +186,6 @@ def test_result_json_keeps_the_shape_the_tools_read() -> None:
     )
     assert list(fused) == ["name", "kind", "def_line", "call_line", "lines", "asm"]
     # What a stage may leave out, the wire types say (and the generated TypeScript reads).
-    assert InlineModule.__optional_keys__ == {"ptx_seconds"}
+    assert InlineModule.__optional_keys__ == {"ptx_seconds", "kernels", "sass", "sass_line_map"}
     assert SweepRow.__required_keys__ == {"value", "error"}
     assert GeneratedKernel.__optional_keys__ == {"def_line", "asm"}

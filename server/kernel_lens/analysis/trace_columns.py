@@ -24,7 +24,7 @@ import io
 import math
 import os
 import zlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from decimal import Decimal
@@ -465,23 +465,52 @@ def gzip_trailer_size(trailer: bytes, compressed: int) -> int | None:
     return size
 
 
-def check_gzip_trailer(trailer: bytes, compressed: int, shown: str) -> None:
-    """Refuse, before inflating a byte, a gzip whose trailer says it inflates past the bounds
-    (:func:`check_inflated`): an honest bomb says so itself. A trailer that lies is still
-    stopped by the check as it inflates.
+def check_gzip_trailer(
+    trailer: bytes, compressed: int, shown: str, blocks: Callable[[], Iterable[bytes]]
+) -> None:
+    """Refuse, before keeping a byte, a gzip whose trailer says it inflates past the bounds
+    (:func:`check_inflated`): an honest bomb says so itself. The trailer of a file cut short is
+    any 4 bytes, so before calling it a bomb the stream is inflated (and dropped) up to the
+    bound: a damaged file then says so instead. A trailer that lies is stopped by the check
+    as the reading inflates.
+
+    Args:
+        blocks: the file's compressed bytes, a block at a time (read again here).
 
     Raises:
-        TraceError: past a bound.
+        TraceError: past a bound, or not valid gzip.
     """
     size = gzip_trailer_size(trailer, compressed)
-    if size is not None:
+    if size is None:
+        return
+    try:
         check_inflated(size, compressed, shown)
+    except TraceError:
+        limit = max(_RATIO_FLOOR, compressed * MAX_GZIP_RATIO)
+        inflater = zlib.decompressobj(zlib.MAX_WBITS | 16)
+        total = 0
+        try:
+            for block in blocks():
+                data = block
+                while data and total <= limit:
+                    total += len(inflater.decompress(data, _INFLATE_STEP))
+                    data = inflater.unconsumed_tail
+                if total > limit or inflater.eof:
+                    break
+        except zlib.error as exc:
+            raise TraceError(f"trace file {shown} is not valid gzip: {exc}") from None
+        if total <= limit and not inflater.eof:
+            raise TraceError(
+                f"trace file {shown} is not valid gzip: it ends before its end-of-stream "
+                "marker (cut short)"
+            ) from None
+        raise
 
 
 def _gunzip(raw: bytes | bytearray, shown: str) -> bytes | bytearray:
     """Inflate a gzip file a step at a time, never past the bounds (a gzip bomb is refused
     when it has inflated to the bound, not after it has filled the memory)."""
-    check_gzip_trailer(bytes(raw[-4:]), len(raw), shown)
+    check_gzip_trailer(bytes(raw[-4:]), len(raw), shown, lambda: [bytes(raw)])
     out = bytearray()
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(raw)) as stream:

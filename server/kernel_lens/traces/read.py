@@ -609,7 +609,12 @@ def _columns_streamed(
     if trailer:
         from kernel_lens.analysis.trace_columns import check_gzip_trailer
 
-        check_gzip_trailer(trailer, size, path)
+        def blocks() -> Iterator[bytes]:
+            with open_regular(path) as f:
+                while block := f.read(4 << 20):
+                    yield block
+
+        check_gzip_trailer(trailer, size, path, blocks)
     cats, names, keys = _Coder(), _Coder(), _Coder()
     parts: dict[str, list[Any]] = {k: [] for k in _PARTS}
     seen = [0, 0]  # events, chunks

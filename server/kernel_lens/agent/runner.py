@@ -677,6 +677,9 @@ def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> 
         placed_graphs,
     )
 
+    from kernel_lens.agent.packages import resolve_packages
+
+    packages = resolve_packages(request.packages)
     capture = CompileCapture()
     try:
         with capture_compiled(capture):
@@ -695,6 +698,7 @@ def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> 
                 cut_after_s=cut_after_s,
                 progress=lambda text: report("script", text),
                 only_lines=tuple(request.only_lines) if request.only_lines else None,  # type: ignore[arg-type]
+                packages=packages,
             )
     except ProfileError as err:
         raise as_needs_gpu(err) from None
@@ -728,6 +732,15 @@ def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> 
     )
     notes = list(run.notes)
     lines_part["notes"] = notes
+    from kernel_lens.agent.package_lines import add_package_parts
+
+    add_package_parts(
+        lines_part,
+        trace_events=run.trace.get("traceEvents") or [],
+        files=files,
+        packages=packages,
+        main_path=os.path.abspath(path),
+    )
     add_compile_report(lines_part, capture, line_key, files)
 
     script_info: dict[str, Any] = {"wall_s": round(run.wall_s, 6), "runs": 1, "label": WALL_LABEL}

@@ -321,6 +321,9 @@ class ProfileArgs:
     after_s: float | None = None
     """A whole script's wall-clock window: profiling starts no earlier than this many seconds
     into the run (at the first step end past it, or the first line when no step was seen)."""
+    packages: list[str] | None = None
+    """Installed packages whose code counts as the user's for this run, added to
+    ``kernelLens.attributeInPackages`` (*Attribute inside transformers*)."""
 
 
 @dataclass

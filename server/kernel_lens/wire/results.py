@@ -193,6 +193,17 @@ class OomMemory(TypedDict):
     source: str
 
 
+class InsidePackage(TypedDict):
+    """The part of a line's time spent inside one installed package's code."""
+
+    package: str
+    """The package's top-level name (``transformers``)."""
+    cpu_us: float
+    """Wall time on the CPU inside the package's frames while the line ran, µs (whole run)."""
+    share: float
+    """``cpu_us`` over the line's own wall time on the CPU, 0..1."""
+
+
 class ProfileLine(TypedDict):
     """One source line of a profiled function."""
 
@@ -209,6 +220,9 @@ class ProfileLine(TypedDict):
     backward_pass: NotRequired[BackwardPassInfo]
     memory: NotRequired[list[LineMemory]]
     """Per device (a profile with memory)."""
+    inside: NotRequired[list[InsidePackage]]
+    """A whole run: the installed packages (not named for attribution) this line's Python call
+    spent its time in, most first (``out = model(x)`` → 98% inside ``transformers``)."""
 
 
 class RemainderKernel(TypedDict):
@@ -370,6 +384,17 @@ class KernelRoofline(TypedDict):
     """``square_kernel 0.192 ms · 4.16 TB/s · 97% of peak bandwidth``."""
 
 
+class FileShare(TypedDict):
+    """One file's part of a run: the sum of its lines' own times."""
+
+    path: str
+    package: str | None
+    """The named package the file is in (``None``: a workspace file)."""
+    cpu_us: float
+    device_us: float
+    """Forward and backward device time of its lines, µs per call."""
+
+
 class Profile(TypedDict):
     """The profile of one function, as ``kernel-lens profile --json`` prints it (the agent's
     ``profile`` result; only the keys the report reads are listed, the rest passes through)."""
@@ -390,6 +415,11 @@ class Profile(TypedDict):
     files: NotRequired[dict[str, list[ProfileLine]]]
     """A whole run (a script): the lines of the other workspace files it executed, by path
     (the script's own are ``lines``)."""
+    packages: NotRequired[dict[str, str]]
+    """The installed packages named for attribution, by name: the folder their files are in
+    (``files`` under it are the package's, the others the workspace's)."""
+    by_file: NotRequired[list[FileShare]]
+    """Where a whole run's time is, file by file (the workspace's and the named packages')."""
     memory: NotRequired[ProfileMemory]
     roofline: NotRequired[list[KernelRoofline]]
     """Each kernel whose bytes or FLOPs are known, against the device's peak (on a GPU)."""

@@ -509,8 +509,10 @@ def _profiled_pass(
     """One profiled pass shared by *ops* and *trace*: the trace's path and the lines with their
     ops and kernels (*ops*); and (*trace*) a function that summarises the trace, called later
     (once the lines are sent: the summary is not what the first lens needs)."""
+    from kernel_lens.agent.packages import PackageFiles, resolve_packages
     from kernel_lens.agent.stages.ops import profile_pass
 
+    named = resolve_packages(request.packages)
     report("ops", "profiling each line")
     stem = os.path.splitext(os.path.basename(target.path))[0]
     label = f"{stem}-{target.info.qualname}".replace(".", "_")
@@ -523,6 +525,7 @@ def _profiled_pass(
             trace_dir=trace_dir,
             label=label,
             memory=request.memory,
+            packages=PackageFiles(named) if named else None,
         ),
         target.path,
         target.info.qualname,
@@ -540,7 +543,7 @@ def _profiled_pass(
         )
         from kernel_lens.agent.stages.deep import default_workspace
 
-        files = [os.path.abspath(target.path)]
+        files = [os.path.abspath(target.path), *(passed.files or [])[1:]]
         line_key = line_keys(files, [default_workspace(target.path)])
         graphs = placed_graphs(capture, line_key) if capture is not None else {}
         out.update(
@@ -557,6 +560,16 @@ def _profiled_pass(
         if capture is not None:
             # (the function's first call compiled: before the profiled pass, said here)
             add_compile_report(out, capture, line_key, files)
+        if named:
+            from kernel_lens.agent.package_lines import add_package_parts
+
+            add_package_parts(
+                out,
+                trace_events=passed.trace.get("traceEvents") or [],
+                files=files,
+                packages=named,
+                main_path=files[0],
+            )
     if "trace" not in request.stages:
         return out, None
     from kernel_lens.analysis.trace_summary import summarize_trace

@@ -689,7 +689,6 @@ def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> 
         line_keys,
         placed_graphs,
     )
-
     from kernel_lens.agent.packages import resolve_packages
 
     packages = resolve_packages(request.packages)

@@ -59,27 +59,27 @@ def package_shares(events: Iterable[Mapping[str, Any]]) -> dict[int, list[dict[s
         # Outer before inner at one start: the longer first; a line before a package range.
         items.sort(key=lambda it: (it[0], -it[1], it[2] is None))
         stack: list[tuple[float, int]] = []  # (end, line key) of the open line ranges
-        for ts, dur, key, package in items:
+        for ts, dur, line_key, pkg in items:
             while stack and stack[-1][0] <= ts:
                 stack.pop()
-            if key is not None:
+            if line_key is not None:
                 # A line's own time: only its outermost open range counts (a recursive line
                 # inside itself is not counted twice).
-                if not any(k == key for _, k in stack):
-                    own[key] += dur
-                stack.append((ts + dur, key))
-            elif stack and package is not None:
-                inside[stack[-1][1]][package] += dur
+                if not any(k == line_key for _, k in stack):
+                    own[line_key] += dur
+                stack.append((ts + dur, line_key))
+            elif stack and pkg is not None:
+                inside[stack[-1][1]][pkg] += dur
     out: dict[int, list[dict[str, Any]]] = {}
     for key, packages in inside.items():
         total = own.get(key, 0.0)
         if total <= 0:
             continue
-        rows = [
+        ordered = sorted(packages.items(), key=lambda item: -item[1])
+        rows: list[dict[str, Any]] = [
             {"package": name, "cpu_us": round(us, 3), "share": round(min(1.0, us / total), 4)}
-            for name, us in packages.items()
+            for name, us in ordered
         ]
-        rows.sort(key=lambda r: -float(r["cpu_us"]))
         out[key] = rows
     return out
 

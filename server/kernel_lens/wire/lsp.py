@@ -39,6 +39,7 @@ __all__ = [
     "ASM_STAGES",
     "CLIENT_COMMANDS",
     "CMD_APPLY_PARAMETER",
+    "CMD_ATTRIBUTE_INSIDE",
     "CMD_PROFILE",
     "CMD_PROFILE_ALL",
     "CMD_RUN_NCU",
@@ -78,6 +79,7 @@ __all__ = [
     "AsmCompiledFrom",
     "AsmTypesFrom",
     "ErrorAction",
+    "AttributeInsideArgs",
     "RevealLineArgs",
     "ShowErrorArgs",
     "ShownError",
@@ -175,6 +177,9 @@ CMD_SHOW_GENERATED_CODE = "kernelLens.showGeneratedCode"
 CMD_SHOW_ERROR = "kernelLens.showError"
 #: Client-side command (an error's *Go to Line*): reveal a line of a file (:class:`RevealLineArgs`).
 CMD_REVEAL_LINE = "kernelLens.revealLine"
+#: Client-side command (a line mostly inside an installed package): re-run with the package
+#: attributed inside, and offer to add it to the setting (:class:`AttributeInsideArgs`).
+CMD_ATTRIBUTE_INSIDE = "kernelLens.attributeInside"
 
 #: Server -> client notification: :class:`StatusParams`.
 NOTIFY_STATUS = "kernelLens/status"
@@ -517,6 +522,20 @@ class ShowErrorArgs(TypedDict):
     function: str
     error: ShownError
     actions: list[ErrorAction]
+
+
+class AttributeInsideArgs(TypedDict):
+    """Argument of ``kernelLens.attributeInside``: the run to repeat (a script, or a function
+    of it) and the installed package to attribute inside."""
+
+    uri: str
+    """The workspace file that ran (never the package's)."""
+    package: str
+    """The package's top-level name (``transformers``)."""
+    function: str | None
+    """The function profiled (``None``: the whole script)."""
+    packages: list[str]
+    """The packages the repeated run was already attributed inside."""
 
 
 class RevealLineArgs(TypedDict):
@@ -1129,4 +1148,5 @@ CLIENT_COMMANDS: dict[str, Any] = {
     CMD_SHOW_INLINE: ShowInlineExtensionArgs,
     CMD_SHOW_ERROR: ShowErrorArgs,
     CMD_REVEAL_LINE: RevealLineArgs,
+    CMD_ATTRIBUTE_INSIDE: AttributeInsideArgs,
 }

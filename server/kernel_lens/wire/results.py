@@ -40,6 +40,8 @@ __all__ = [
     "ProfileKernel",
     "ProfileKernelTotal",
     "ProfileLine",
+    "InsidePackage",
+    "FileShare",
     "ProfileMemory",
     "ProfileOp",
     "ProfileTiming",

@@ -34,6 +34,8 @@ export const Commands = {
   showError: ClientCommands.showError,
   /** An error's *Go to Line* (a 1-based line of a document). */
   revealLine: ClientCommands.revealLine,
+  /** A line mostly inside an installed package: run again attributed inside it (issue 48). */
+  attributeInside: ClientCommands.attributeInside,
   /** A load_inline module's files and build, from its views' title bar and status bar item. */
   openInlineFile: "kernelLens.openInlineFile",
   /** Pin the latest run of the function at the cursor as its baseline (issue 11). */

@@ -13,6 +13,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import EXAMPLES, run_cli
 
 INSTALLED = EXAMPLES / "installed"
@@ -83,9 +85,7 @@ def test_in_package_puts_forward_and_backward_on_the_packages_lines(
 ) -> None:
     ws, layers, env = _setup(tmp_path)
     script = ws / "train.py"
-    code, before, err = run_cli(
-        "profile", str(script), "--json", "--trace-dir", trace_dir, env=env
-    )
+    code, before, err = run_cli("profile", str(script), "--json", "--trace-dir", trace_dir, env=env)
     assert code == 0, err
     code, out, err = run_cli(
         "profile",
@@ -180,3 +180,45 @@ def test_a_package_that_is_not_installed_or_is_torch_is_refused_clearly(
     )  # fmt: skip
     assert code != 0
     assert "torch cannot be named" in out["error"]["message"]
+
+
+def test_a_real_transformers_model_has_its_attention_and_mlp_lines(
+    tmp_path: Path, trace_dir: str
+) -> None:
+    """A tiny random-weight ``LlamaForCausalLM`` (no download) trained two steps: named,
+    ``transformers``'s modeling file holds the time on its attention and MLP lines."""
+    pytest.importorskip("transformers")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    script = ws / "llama_train.py"
+    shutil.copy(INSTALLED / "llama_train.py", script)
+    common = ("--json", "--trace-dir", trace_dir)
+    code, before, err = run_cli("profile", str(script), *common, timeout=600)
+    assert code == 0, err
+    call = _row(before["lines"], _lineno(script, "out = model(input_ids=ids, labels=ids)"))
+    assert call["inside"][0]["package"] == "transformers"
+    assert call["inside"][0]["share"] >= 0.5
+    code, out, err = run_cli(
+        "profile", str(script), *common, "--in-package", "transformers", timeout=600
+    )
+    assert code == 0, (out, err)
+    modeling = next(p for p in out["files"] if p.endswith("models/llama/modeling_llama.py"))
+    rows = out["files"][modeling]
+    by_source = {r["source"]: r for r in rows}
+
+    def line_with(text: str) -> dict[str, Any]:
+        return next(r for s, r in by_source.items() if text in s)
+
+    for projection in ("self.q_proj(", "self.k_proj(", "self.v_proj(", "self.o_proj("):
+        row = line_with(projection)
+        assert _calls([row])["aten::linear"] == 4, projection  # 2 layers × 2 steps
+        assert "AddmmBackward0" in _calls([row], "backward") or "MmBackward0" in _calls(
+            [row], "backward"
+        ), projection
+    mlp = line_with("self.down_proj(")
+    assert _calls([mlp])["aten::linear"] == 12  # gate, up, down × 2 layers × 2 steps
+    assert out["accounting"]["on_lines_pct"] == 100.0
+    all_rows = out["lines"] + [r for file_rows in out["files"].values() for r in file_rows]
+    assert _calls(all_rows)["aten::linear"] == _calls(before["lines"])["aten::linear"]
+    files = {f["path"]: f for f in out["by_file"]}
+    assert files[modeling]["package"] == "transformers"

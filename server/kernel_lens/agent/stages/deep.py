@@ -26,7 +26,9 @@ installed packages count as the workspace's (their lines are tagged like a works
 never torch's own. Any *other* installed package (a site-packages one) that a tagged line calls
 into is measured without being tagged: the outermost frame of each such package opens a
 ``pkg:<name>`` range, so a line's lens can say ``98% inside transformers`` and offer to attribute
-inside it (:func:`package_shares`).
+inside it (:func:`package_shares`). A named package's lines are not tagged while a module is
+being imported (``importlib``'s ``_find_and_load`` is running): importing ``transformers`` runs
+millions of lines of its import machinery, and that time is the importing line's.
 """
 
 from __future__ import annotations
@@ -168,6 +170,10 @@ def mark_line_ranges(trace: Mapping[str, Any]) -> int:
             ev["cat"] = "user_annotation"
             n += 1
     return n
+
+
+#: The import machinery's file name (``_find_and_load`` runs each import).
+_IMPORTLIB = "<frozen importlib._bootstrap"
 
 
 class WindowDone(BaseException):
@@ -338,6 +344,11 @@ class DeepTracer:
         self._probe_of: dict[str, str | None] = {}
         # An open package range: its package -> [the outermost frame's code, depth, range].
         self._inside: dict[str, list[Any]] = {}
+        #: the indexes of :attr:`files` that are the named packages' files
+        self._package_indexes: set[int] = set()
+        #: imports running now (``_find_and_load`` frames): a named package's lines are not
+        #: tagged meanwhile
+        self._importing = 0
         if range_factory is None:
             import torch
 
@@ -370,11 +381,12 @@ class DeepTracer:
         if found != -1:
             return found
         index: int | None = None
-        if self.packages.package_of(filename) is not None or is_workspace_file(
-            filename, self.roots, self._libraries
-        ):
+        in_package = self.packages.package_of(filename) is not None
+        if in_package or is_workspace_file(filename, self.roots, self._libraries):
             index = len(self.files)
             self.files.append(os.path.abspath(filename))
+            if in_package and not is_workspace_file(filename, self.roots, self._libraries):
+                self._package_indexes.add(index)
         self._index[filename] = index
         if index is not None and self._window is not None and self._window.active:
             self._markers[filename] = self._read_markers(filename)
@@ -439,6 +451,8 @@ class DeepTracer:
         index = self.file_index(code.co_filename)
         if index is None:
             return None
+        if self._importing and index in self._package_indexes:
+            return None  # a named package's code run by an import: the importing line's
         frame = _Frame(code, self._prefix(index))
         self._stack.append(frame)
         return frame
@@ -529,7 +543,12 @@ class DeepTracer:
     def _on_start(self, code: types.CodeType, offset: int) -> Any:
         if threading.get_ident() != self._main_thread or self._stopped:
             return None
+        if code.co_name == "_find_and_load" and code.co_filename.startswith(_IMPORTLIB):
+            self._importing += 1
+            return None
         if self._enter(code) is None:
+            if self._importing and self._index.get(code.co_filename) is not None:
+                return None  # a named package's code, skipped during an import only
             name = self.probed_package(code.co_filename)
             if name is None:
                 return self._monitoring.DISABLE
@@ -552,6 +571,9 @@ class DeepTracer:
     def _on_leave(self, code: types.CodeType, offset: int, *rest: Any) -> Any:
         if threading.get_ident() != self._main_thread or self._stopped:
             return None
+        if code.co_name == "_find_and_load" and code.co_filename.startswith(_IMPORTLIB):
+            self._importing = max(0, self._importing - 1)
+            return None
         if self.file_index(code.co_filename) is None:
             name = self.probed_package(code.co_filename)
             if name is None:
@@ -564,7 +586,9 @@ class DeepTracer:
 
     def _on_unwind(self, code: types.CodeType, offset: int, exc: BaseException) -> Any:
         if threading.get_ident() == self._main_thread and not self._stopped:
-            if self.file_index(code.co_filename) is None:
+            if code.co_name == "_find_and_load" and code.co_filename.startswith(_IMPORTLIB):
+                self._importing = max(0, self._importing - 1)
+            elif self.file_index(code.co_filename) is None:
                 name = self.probed_package(code.co_filename)
                 if name is not None:
                     self._probe_leave(code, name)
@@ -577,6 +601,12 @@ class DeepTracer:
     def _global(self, frame: types.FrameType, event: str, arg: Any) -> Any:
         if event != "call" or self._stopped:
             return None
+        code = frame.f_code
+        if self.packages and code.co_name == "_find_and_load":
+            if code.co_filename.startswith(_IMPORTLIB):
+                self._importing += 1
+                frame.f_trace_lines = False
+                return self._import_local
         entry = self._enter(frame.f_code)
         if entry is None:
             if self._stack and self._probe:
@@ -587,6 +617,11 @@ class DeepTracer:
             return None
         self._by_frame[id(frame)] = entry
         return self._local
+
+    def _import_local(self, frame: types.FrameType, event: str, arg: Any) -> Any:
+        if event == "return":
+            self._importing = max(0, self._importing - 1)
+        return self._import_local
 
     def _probe_local(self, frame: types.FrameType, event: str, arg: Any) -> Any:
         if event == "return":

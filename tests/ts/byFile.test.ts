@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { fileShares, packageTotals } from "../../extension/report/webview/byFile";
+import { fileShares, packageTotals } from "../../extension/report/webview/byFileModel";
 
 describe("fileShares", () => {
   it("gives each file its share, the package named, most first", () => {

@@ -2112,6 +2112,78 @@ export const SCENARIOS = [
       }
     },
   },
+  {
+    name: "49. a model from an installed package: Attribute inside it, then its file shows its lines",
+    async run(r) {
+      const FILE = "tiny_train.py";
+      const CALL = "out = model(x)";
+      const OFFER = /% inside tinymodel · Attribute inside tinymodel/;
+      await r.step(
+        "Profile Script: the call line says its time is inside tinymodel",
+        PROFILE_MS,
+        async () => {
+          await r.closeEverything();
+          await r.openFile(FILE);
+          await r.clickLensAbove("import torch", /Profile Script/, 30_000);
+          const offer = await r.waitLensAbove(CALL, OFFER, PROFILE_MS - 15_000);
+          r.log(`    call line: ${offer.text}`);
+          await r.shot("package-offer");
+        },
+      );
+      await r.step(
+        "Attribute inside tinymodel: run again, offered for the settings",
+        PROFILE_MS,
+        async () => {
+          await r.clickLensAbove(CALL, OFFER, 15_000);
+          const toast = await r.until(
+            "the offer to add tinymodel to the setting",
+            async () =>
+              (await r.toastTexts()).find((t) =>
+                /attribute inside tinymodel in every run/.test(t),
+              ) ?? null,
+            20_000,
+          );
+          r.log(`    notification: ${toast}`);
+          await r.shot("package-rerun");
+        },
+      );
+      await r.step(
+        "the package's file (opened by path): its lines, read-only",
+        PROFILE_MS,
+        async () => {
+          const layers = path.join(
+            r.workspace,
+            "..",
+            "env",
+            "site-packages",
+            "tinymodel",
+            "layers.py",
+          );
+          await r.command("File: Open File...");
+          const input = r.page.locator(".quick-input-widget input").first();
+          await input.fill(layers);
+          await input.press("Enter");
+          await r.page
+            .locator(".tabs-container .tab.active", { hasText: "layers.py" })
+            .waitFor({ timeout: 15_000 });
+          // (the lenses come once the run started from tiny_train.py has ended)
+          const head = await r.waitLens(
+            /tinymodel \(read-only\) · from tiny_train\.py/,
+            PROFILE_MS - 30_000,
+          );
+          r.log(`    header: ${head}`);
+          const proj = await r.waitLensAbove("h = self.proj(x)", /linear/, 15_000);
+          r.log(`    h = self.proj(x): ${proj.text}`);
+          const texts = await r.lensTexts();
+          assert(
+            !texts.some((t) => /^Profile$|Profile Script|Re-profile/.test(t)),
+            `a lens that would run the package's file: ${texts.join(" | ")}`,
+          );
+          await r.shot("package-file-lenses");
+        },
+      );
+    },
+  },
   NOTEBOOK_SCENARIO,
 ];
 

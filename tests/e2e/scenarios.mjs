@@ -2163,6 +2163,20 @@ export const SCENARIOS = [
           const input = r.page.locator(".quick-input-widget input").first();
           await input.fill(layers);
           await input.press("Enter");
+          // VS Code's own question for a file outside the trusted folder: opened (as Go to
+          // Definition into site-packages asks it too).
+          const asked = await r
+            .until(
+              "VS Code's question about a file outside the workspace",
+              () => r.dialogText(),
+              5_000,
+            )
+            .catch(() => null);
+          if (asked !== null) {
+            r.log(`    VS Code asks: ${asked.replace(/\s+/g, " ").slice(0, 100)}`);
+            await r.shot("package-file-untrusted-question");
+            await r.dialogButton("Open");
+          }
           await r.page
             .locator(".tabs-container .tab.active", { hasText: "layers.py" })
             .waitFor({ timeout: 15_000 });

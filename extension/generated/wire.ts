@@ -303,7 +303,10 @@ export interface OomMemory {
 export interface InsidePackage {
   /** The package's top-level name (`transformers`). */
   package: string;
-  /** Wall time on the CPU inside the package's frames while the line ran, µs (whole run). */
+  /**
+   * Wall time on the CPU inside the package's frames while the line ran, µs (per call of a
+   * function; a whole run's total).
+   */
   cpu_us: number;
   /** `cpu_us` over the line's own wall time on the CPU, 0..1. */
   share: number;

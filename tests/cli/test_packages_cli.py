@@ -222,3 +222,21 @@ def test_a_real_transformers_model_has_its_attention_and_mlp_lines(
     assert _calls(all_rows)["aten::linear"] == _calls(before["lines"])["aten::linear"]
     files = {f["path"]: f for f in out["by_file"]}
     assert files[modeling]["package"] == "transformers"
+
+
+def test_a_function_profiles_call_line_says_its_share_inside_the_package(
+    tmp_path: Path, trace_dir: str
+) -> None:
+    ws, _, env = _setup(tmp_path)
+    step = ws / "step.py"
+    code, out, err = run_cli(
+        "profile", f"{step}::step", "--json", "--trace-dir", trace_dir, "--reps", "3",
+        "--runs", "2", env=env,
+    )  # fmt: skip
+    assert code == 0, (out, err)
+    call = _row(out["lines"], _lineno(step, "out = model(x)"))
+    inside = call["inside"][0]
+    assert inside["package"] == "tinymodel" and inside["share"] >= 0.5
+    # Per call, as the line's own times are: never more than the line's wall time per call.
+    assert 0 < inside["cpu_us"]
+    assert "by_file" not in out  # one file, nothing named

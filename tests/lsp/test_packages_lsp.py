@@ -28,6 +28,7 @@ LIB = _BASE / "env" / "site-packages"
 WS.mkdir(parents=True)
 (WS / ".git").mkdir()
 shutil.copy(INSTALLED / "train.py", WS / "train.py")
+shutil.copy(INSTALLED / "step.py", WS / "step.py")
 shutil.copytree(INSTALLED / "tinymodel", LIB / "tinymodel")
 LAYERS = LIB / "tinymodel" / "layers.py"
 
@@ -126,3 +127,34 @@ async def test_the_call_line_offers_to_attribute_inside_then_the_package_file_sh
     assert "installed package tinymodel" in refused["error"]["message"]
     refused = await _execute(client, "kernelLens.profile", {"uri": layers_uri, "script": True})
     assert refused["ok"] is False
+
+
+async def test_a_profiled_functions_call_line_offers_it_too(client: LanguageClient) -> None:
+    step = WS / "step.py"
+    uri = open_doc(client, step)
+    outcome = await _execute(client, "kernelLens.profile", {"uri": uri, "function": "step"})
+    assert outcome["ok"] is True, outcome
+    call0 = line0_of(step, "out = model(x)")
+    offer = [
+        lens.command
+        for lens in await lenses(client, uri)
+        if lens.range.start.line == call0
+        and lens.command is not None
+        and lens.command.command == "kernelLens.attributeInside"
+    ]
+    assert len(offer) == 1, titles(await lenses(client, uri), call0)
+    assert list(offer[0].arguments or []) == [
+        {"uri": uri, "package": "tinymodel", "function": "step", "packages": []}
+    ]
+    outcome = await _execute(
+        client, "kernelLens.profile", {"uri": uri, "function": "step", "packages": ["tinymodel"]}
+    )
+    assert outcome["ok"] is True, outcome
+    found = await lenses(client, open_doc(client, LAYERS))
+    head = titles(found)[0]
+    assert head.startswith("$(package) tinymodel (read-only) · from step.py"), head
+    header = found[0].command
+    assert header is not None
+    assert list(header.arguments or []) == [
+        {"uri": uri, "function": "step", "packages": ["tinymodel"]}
+    ]

@@ -36,6 +36,7 @@ def add_package_parts(
     files: Sequence[str],
     packages: Mapping[str, str],
     main_path: str,
+    runs: int = 1,
 ) -> None:
     """Add ``inside`` to the rows of ``result`` (``lines`` and ``files``), and ``packages``
     and ``by_file`` to it.
@@ -46,6 +47,8 @@ def add_package_parts(
         files: the run's files in attribution order (the script first).
         packages: the named packages' folders, by name.
         main_path: the script (its rows are ``lines``).
+        runs: the profiled calls the trace holds (a line's ``inside`` is per call, as its
+            times are).
     """
     shares = package_shares(trace_events)
     index_of = {os.path.abspath(p): i for i, p in enumerate(files)}
@@ -58,7 +61,9 @@ def add_package_parts(
                 found = shares.get(index * FILE_STRIDE + int(row["line"]))
                 if found is None:
                     continue
-                row["inside"] = found
+                row["inside"] = [
+                    {**f, "cpu_us": round(float(f["cpu_us"]) / max(1, runs), 3)} for f in found
+                ]
 
     decorate(result.get("lines"), 0)
     others = result.get("files")
@@ -99,4 +104,5 @@ def add_package_parts(
             }
         )
     by_file.sort(key=lambda f: (-(f["device_us"] or f["cpu_us"]), f["path"]))
-    result["by_file"] = by_file
+    if packages or len(by_file) > 1:
+        result["by_file"] = by_file

@@ -560,16 +560,17 @@ def _profiled_pass(
         if capture is not None:
             # (the function's first call compiled: before the profiled pass, said here)
             add_compile_report(out, capture, line_key, files)
-        if named:
-            from kernel_lens.agent.package_lines import add_package_parts
+        # (each line's time inside installed packages always; the file split when named)
+        from kernel_lens.agent.package_lines import add_package_parts
 
-            add_package_parts(
-                out,
-                trace_events=passed.trace.get("traceEvents") or [],
-                files=files,
-                packages=named,
-                main_path=files[0],
-            )
+        add_package_parts(
+            out,
+            trace_events=passed.trace.get("traceEvents") or [],
+            files=files,
+            packages=named,
+            main_path=files[0],
+            runs=passed.runs,
+        )
     if "trace" not in request.stages:
         return out, None
     from kernel_lens.analysis.trace_summary import summarize_trace

@@ -355,11 +355,19 @@ def _function_lenses(
                 first0, MORE_TITLE, CMD_MORE_ACTIONS, [{"function": info.qualname, "items": rest}]
             )
         )
-    return lenses + _line_lenses(result, placed, cuda)
+    return lenses + _line_lenses(result, placed, cuda, uri, record.qualname)
 
 
-def _line_lenses(result: dict[str, Any], placed: Placed, cuda: bool) -> list[types.CodeLens]:
-    """A result's per-line lenses (each on the line it was measured on, where it is now)."""
+def _line_lenses(
+    result: dict[str, Any],
+    placed: Placed,
+    cuda: bool,
+    uri: str | None = None,
+    function: str | None = None,
+) -> list[types.CodeLens]:
+    """A result's per-line lenses (each on the line it was measured on, where it is now); with
+    ``uri`` and ``function``, a line mostly inside an installed package offers to attribute
+    inside it."""
     lenses: list[types.CodeLens] = []
     timing = result.get("timing") or {}
     median_ms = timing.get("median_ms")
@@ -383,6 +391,10 @@ def _line_lenses(result: dict[str, Any], placed: Placed, cuda: bool) -> list[typ
             line_title = f"{line_title} · {distributed}" if line_title else distributed
         if line_title is not None:
             lenses.append(_lens(placed.current_line(line["line"]) - 1, line_title))
+        if uri is not None and line.get("inside"):
+            named = list((result.get("packages") or {}).keys())
+            at = placed.current_line(line["line"]) - 1
+            lenses.extend(_inside_lenses(at, line, uri, function, named))
     return lenses
 
 

@@ -201,7 +201,8 @@ class InsidePackage(TypedDict):
     package: str
     """The package's top-level name (``transformers``)."""
     cpu_us: float
-    """Wall time on the CPU inside the package's frames while the line ran, µs (whole run)."""
+    """Wall time on the CPU inside the package's frames while the line ran, µs (per call of a
+    function; a whole run's total)."""
     share: float
     """``cpu_us`` over the line's own wall time on the CPU, 0..1."""
 

@@ -19,8 +19,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kernel_lens.agent.packages import PackageFiles
+from kernel_lens.agent.packages import PackageFiles, installed_package_of
 from kernel_lens.analysis.line_attribution import line_range_name
+from kernel_lens.analysis.package_share import PACKAGE_RANGE_PREFIX
+
+
+def package_range_name(package: str) -> str:
+    """The range open while the outermost frame of installed ``package`` runs."""
+    return PACKAGE_RANGE_PREFIX + package
+
 
 __all__ = ["LineTagger", "NvtxRange", "ProfiledPass", "profile_pass"]
 
@@ -60,6 +67,7 @@ class LineTagger:
         *,
         packages: PackageFiles | None = None,
         files: list[str] | None = None,
+        probe: bool = False,
     ) -> None:
         if range_factory is None:
             from torch.autograd.profiler import record_function
@@ -71,6 +79,12 @@ class LineTagger:
         self._index: dict[str, int] = {os.path.abspath(f): i for i, f in enumerate(self.files)}
         # The open range of each package frame being traced, by frame id.
         self._package_open: dict[int, Any] = {}
+        # ``probe``: the time the function's lines spend inside other installed packages (not
+        # named, not torch's), as ``pkg:<name>`` ranges around each package's outermost frame
+        # (see ``analysis/package_share.py``).
+        self._probe = probe
+        self._probe_of: dict[str, str | None] = {}
+        self._probe_open: dict[str, tuple[int, Any]] = {}
         self._code = code
         self._record_function = range_factory
         self._frame: types.FrameType | None = None
@@ -99,14 +113,33 @@ class LineTagger:
         if event == "call" and frame.f_code is self._code and self._frame is None:
             self._frame = frame
             return self._local
-        if (
-            event == "call"
-            and self._frame is not None
-            and self._packages is not None
-            and self._packages.package_of(frame.f_code.co_filename) is not None
-        ):
+        if event != "call" or self._frame is None:
+            return None
+        filename = frame.f_code.co_filename
+        if self._packages is not None and self._packages.package_of(filename) is not None:
             return self._package_local
+        if self._probe:
+            name = self._probe_of.get(filename, "")
+            if name == "":
+                name = installed_package_of(filename)
+                if name is not None and self._packages is not None:
+                    name = None if name in self._packages.roots else name
+                self._probe_of[filename] = name
+            if name is not None and name not in self._probe_open:
+                rng = self._record_function(package_range_name(name))
+                rng.__enter__()
+                self._probe_open[name] = (id(frame), rng)
+                frame.f_trace_lines = False
+                return self._probe_local
         return None
+
+    def _probe_local(self, frame: types.FrameType, event: str, arg: Any) -> Any:
+        if event == "return":
+            for name, (key, rng) in list(self._probe_open.items()):
+                if key == id(frame):
+                    del self._probe_open[name]
+                    rng.__exit__(None, None, None)
+        return self._probe_local
 
     def _package_index(self, filename: str) -> int:
         path = os.path.abspath(filename)
@@ -142,6 +175,9 @@ class LineTagger:
         for held in reversed(list(self._package_open.values())):
             held.__exit__(None, None, None)
         self._package_open.clear()
+        for _, rng in reversed(list(self._probe_open.values())):
+            rng.__exit__(None, None, None)
+        self._probe_open.clear()
         self._close()
         self._frame = None
 
@@ -214,7 +250,7 @@ def profile_pass(
             files = [os.path.abspath(code.co_filename)]
             for step in range(runs + 1):
                 t0 = time.perf_counter()
-                with LineTagger(code, packages=packages, files=files):
+                with LineTagger(code, packages=packages, files=files, probe=True):
                     fn()
                 if device == "cuda":
                     torch.cuda.synchronize()

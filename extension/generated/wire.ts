@@ -656,6 +656,11 @@ export interface Profile {
   packages?: Record<string, string>;
   /** Where a whole run's time is, file by file (the workspace's and the named packages'). */
   by_file?: FileShare[];
+  /**
+   * A run of several files: the files in the order of the trace's line ranges
+   * (`src:<k>:<line>` is a line of the `k`-th), so the timeline can name them.
+   */
+  file_order?: string[];
   memory?: ProfileMemory;
   /** Each kernel whose bytes or FLOPs are known, against the device's peak (on a GPU). */
   roofline?: KernelRoofline[];
@@ -673,6 +678,7 @@ export const checkProfile: Check<Profile> = shape<Profile>({
   files: optional(recordOf(listOf(checkProfileLine))),
   packages: optional(recordOf(string)),
   by_file: optional(listOf(checkFileShare)),
+  file_order: optional(listOf(string)),
   memory: optional(checkProfileMemory),
   roofline: optional(listOf(checkKernelRoofline)),
 });

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { fileShares, packageTotals } from "../../extension/report/webview/byFileModel";
+import { fileShares, labelFiles, packageTotals } from "../../extension/report/webview/byFileModel";
 
 describe("fileShares", () => {
   it("gives each file its share, the package named, most first", () => {
@@ -63,5 +63,30 @@ describe("fileShares", () => {
       [],
     );
     assert.deepEqual(fileShares({ device_kind: "cpu" }), []);
+  });
+});
+
+describe("labelFiles", () => {
+  it("names another file's line ranges and the time inside a package", () => {
+    const events = [
+      { name: "src:7", short: "src:7", cat: "user_annotation", line: 7 },
+      { name: "src:1:11", short: "src:1:11", cat: "user_annotation", line: 11 },
+      { name: "src:2:4", short: "src:2:4", cat: "user_annotation", line: 4 },
+      { name: "pkg:timm", short: "pkg:timm", cat: "user_annotation", line: null },
+      { name: "src:1:11", short: "x", cat: "cpu_op", line: 11 },
+    ];
+    labelFiles(events, ["/ws/train.py", "/env/site-packages/tinymodel/layers.py", "/ws/util.py"], {
+      tinymodel: "/env/site-packages/tinymodel",
+    });
+    assert.deepEqual(
+      events.map((e) => [e.short, e.line]),
+      [
+        ["src:7", 7],
+        ["layers.py:11 · tinymodel", null],
+        ["util.py:4", null],
+        ["inside timm", null],
+        ["x", 11],
+      ],
+    );
   });
 });

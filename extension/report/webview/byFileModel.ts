@@ -50,3 +50,56 @@ export function packageTotals(rows: readonly FileShareRow[]): string {
     .map(([where, pct]) => `${where} ${Math.round(pct)}%`)
     .join(" · ");
 }
+
+/** The trace's name of a line range of the `k`-th file of a run (`src:<k>:<line>`). */
+const OTHER_FILE_RANGE = /^src:(\d+):(\d+)$/;
+/** The range open while an installed package's outermost frame runs (`pkg:<name>`). */
+const PACKAGE_RANGE = /^pkg:(.+)$/;
+
+/** The part of a timeline event {@link labelFiles} reads and sets. */
+export interface LabelledEvent {
+  name: string;
+  short: string;
+  cat: string;
+  line: number | null;
+}
+
+/**
+ * Names the line ranges of a run's other files in a timeline (`src:3:11` → `layers.py:11 ·
+ * tinymodel`) and the ranges of time inside a package (`pkg:transformers` → `inside
+ * transformers`), in place. A range of another file loses its `line` (a click would reveal that
+ * line in the wrong document).
+ *
+ * Args:
+ *   events: the timeline's events (of every lane).
+ *   files: the run's `file_order` (the script first).
+ *   packages: the run's `packages` (name → folder).
+ */
+export function labelFiles(
+  events: Iterable<LabelledEvent>,
+  files: readonly string[],
+  packages: Readonly<Record<string, string>> = {},
+): void {
+  const where = (file: string): string => {
+    for (const [name, root] of Object.entries(packages)) {
+      if (file === root || file.startsWith(`${root}/`)) return ` · ${name}`;
+    }
+    return "";
+  };
+  for (const event of events) {
+    if (event.cat !== "user_annotation") continue;
+    const line = OTHER_FILE_RANGE.exec(event.name);
+    if (line !== null) {
+      const file = files[Number(line[1])];
+      if (file !== undefined) {
+        event.short = `${file.slice(file.lastIndexOf("/") + 1)}:${line[2]}${where(file)}`;
+        event.line = null;
+      }
+      continue;
+    }
+    const pkg = PACKAGE_RANGE.exec(event.name);
+    if (pkg !== null) {
+      event.short = `inside ${pkg[1]}`;
+    }
+  }
+}

@@ -74,6 +74,8 @@ def add_package_parts(
                 decorate(rows, index)
     if packages:
         result["packages"] = dict(packages)
+    if len(files) > 1:
+        result["file_order"] = [os.path.abspath(p) for p in files]
 
     def package_of(path: str) -> str | None:
         real = os.path.realpath(path)

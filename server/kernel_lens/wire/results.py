@@ -423,6 +423,9 @@ class Profile(TypedDict):
     (``files`` under it are the package's, the others the workspace's)."""
     by_file: NotRequired[list[FileShare]]
     """Where a whole run's time is, file by file (the workspace's and the named packages')."""
+    file_order: NotRequired[list[str]]
+    """A run of several files: the files in the order of the trace's line ranges
+    (``src:<k>:<line>`` is a line of the ``k``-th), so the timeline can name them."""
     memory: NotRequired[ProfileMemory]
     roofline: NotRequired[list[KernelRoofline]]
     """Each kernel whose bytes or FLOPs are known, against the device's peak (on a GPU)."""

@@ -119,6 +119,17 @@ async def test_the_call_line_offers_to_attribute_inside_then_the_package_file_sh
         {"uri": uri, "script": True, "packages": ["tinymodel"]}
     ]
     assert not any(t.startswith("$(play)") or "Profile" in t for t in shown[1:]), shown
+    # Its hover is the run's line, with no link that would profile the package's function.
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=layers_uri),
+            position=types.Position(line=proj0, character=14),
+        )
+    )
+    assert hover is not None
+    text = hover.contents.value if isinstance(hover.contents, types.MarkupContent) else ""
+    assert "installed package tinymodel" in text and "aten::linear" in text, text
+    assert "command:kernelLens.profile" not in text, text
     # ...and a Profile asked for anyway (a forged argument) is refused, running nothing.
     refused = await _execute(
         client, "kernelLens.profile", {"uri": layers_uri, "function": "Block.forward"}

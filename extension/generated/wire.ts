@@ -167,11 +167,17 @@ export interface BackwardPassInfo {
   cpu_us: number;
   /** The forward lines its work was attributed to. */
   lines: number[];
+  /**
+   * How many other files hold forward lines of it too (a named package's, another workspace
+   * module's): their rows carry those parts.
+   */
+  other_files?: number;
 }
 export const checkBackwardPassInfo: Check<BackwardPassInfo> = shape<BackwardPassInfo>({
   device_us: number,
   cpu_us: number,
   lines: listOf(int),
+  other_files: optional(int),
 });
 
 /**

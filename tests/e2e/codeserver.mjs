@@ -70,6 +70,7 @@ export const RECORDED_FILES = {
   "tutorial_add.py": "tests/data/gpu_only/vector_add_cuda.py",
   // Trains the "installed" tinymodel (on PYTHONPATH, outside the workspace): scenario 49.
   "tiny_train.py": "tests/data/examples/installed/train.py",
+  "tiny_step.py": "tests/data/examples/installed/step.py",
 };
 
 /** Free TCP port on 127.0.0.1 (closed again before code-server takes it). */

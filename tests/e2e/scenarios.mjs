@@ -2196,6 +2196,45 @@ export const SCENARIOS = [
           await r.shot("package-file-lenses");
         },
       );
+      await r.step(
+        "a function profiled inside tinymodel: the Report says where the time is, by file",
+        PROFILE_MS + 60_000,
+        async () => {
+          const DEF = "def step(x):";
+          await r.closeEverything();
+          await r.openFile("tiny_step.py");
+          await r.gotoLine(await r.lineIn("tiny_step.py", DEF));
+          await r.clickLensAbove(DEF, /^Profile$/, 30_000);
+          await r.clickLensAbove(CALL, OFFER, PROFILE_MS - 30_000);
+          await r.until(
+            "the call line without the offer (the model's lines are in the package)",
+            async () => {
+              const row = await r.lensesAbove(CALL);
+              return row !== null && /ops|fwd|µs/.test(row.text) && !OFFER.test(row.text)
+                ? row.text
+                : null;
+            },
+            PROFILE_MS - 30_000,
+            500,
+          );
+          await r.clickLensAbove(DEF, /^Report$/, 30_000);
+          const view = await r.waitWebview(
+            "the report of step with its By file section",
+            (v) => /step/.test(v.title) && /By file/.test(v.text),
+            30_000,
+          );
+          const byFile = /tinymodel \d+% · workspace \d+%|workspace \d+% · tinymodel \d+%/.exec(
+            view.text,
+          );
+          assert(
+            byFile !== null,
+            `no package/workspace split in the report: ${view.text.slice(0, 400)}`,
+          );
+          r.log(`    by file: ${byFile[0]}`);
+          assert(/layers\.py/.test(view.text), "the report does not name layers.py");
+          await r.shot("package-report-by-file");
+        },
+      );
     },
   },
   NOTEBOOK_SCENARIO,

@@ -110,6 +110,9 @@ class BackwardPassInfo(TypedDict):
     cpu_us: float
     lines: list[int]
     """The forward lines its work was attributed to."""
+    other_files: NotRequired[int]
+    """How many other files hold forward lines of it too (a named package's, another workspace
+    module's): their rows carry those parts."""
 
 
 class LineMemory(TypedDict):

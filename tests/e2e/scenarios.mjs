@@ -2161,7 +2161,18 @@ export const SCENARIOS = [
           );
           await r.command("File: Open File...");
           const input = r.page.locator(".quick-input-widget input").first();
-          await input.fill(layers);
+          // The simple file dialog fills in its folder once it has read it: type the path after
+          // that (and again if it was overwritten) before pressing Enter.
+          await r.until(
+            "the Open File dialog with the path typed",
+            async () => {
+              if ((await input.inputValue()) === layers) return true;
+              if ((await input.inputValue()) !== "") await input.fill(layers);
+              return null;
+            },
+            15_000,
+            300,
+          );
           await input.press("Enter");
           // VS Code's own question for a file outside the trusted folder: opened (as Go to
           // Definition into site-packages asks it too).

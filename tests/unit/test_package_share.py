@@ -53,3 +53,14 @@ def test_the_suggestion_is_the_first_package_with_half_the_line_not_yet_named() 
     assert suggestion(inside, ["transformers"]) == inside[1]
     assert suggestion([{"package": "timm", "cpu_us": 1.0, "share": 0.3}]) is None
     assert suggestion(None) is None
+
+
+def test_a_backward_pass_on_another_files_lines_says_so() -> None:
+    from kernel_lens.analysis.lens_text import backward_pass_text
+
+    line = {"backward_pass": {"device_us": 0.0, "cpu_us": 900.0, "lines": [], "other_files": 1}}
+    text = backward_pass_text(line, cuda=False)
+    assert text is not None and text.endswith("spread over another file's lines"), text
+    line["backward_pass"].update(lines=[7], other_files=2)
+    text = backward_pass_text(line, cuda=False)
+    assert text is not None and text.endswith("spread over line 7 and other files' lines"), text

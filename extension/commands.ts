@@ -13,7 +13,7 @@ import {
 import { Commands, DISPLAY_NAME, LANGUAGE } from "./constants";
 import type { Ctx } from "./ctx";
 import { cursorParams } from "./cursor";
-import type { ProfileAllArgs, ProfileArgs, RunNcuArgs } from "./generated/wire";
+import type { CheckMemoryArgs, ProfileAllArgs, ProfileArgs, RunNcuArgs } from "./generated/wire";
 import {
   ReportServerCommands,
   ServerCommands,
@@ -50,6 +50,7 @@ export function registerCommands(ctx: Ctx): void {
     vscode.commands.registerCommand(Commands.profileScript, () => profileScript(ctx)),
     vscode.commands.registerCommand(Commands.profileScriptWindow, () => profileScriptWindow(ctx)),
     vscode.commands.registerCommand(Commands.runNcuAtCursor, () => runNcuAtCursor(ctx)),
+    vscode.commands.registerCommand(Commands.checkMemoryAtCursor, () => checkMemoryAtCursor(ctx)),
     vscode.commands.registerCommand(Commands.showOutput, () => ctx.log.show()),
     vscode.commands.registerCommand(Commands.restartServer, () =>
       ctx.restart("Restart Server command"),
@@ -339,11 +340,24 @@ async function runNcuAtCursor(ctx: Ctx): Promise<void> {
   }
 }
 
+/** Check Memory (compute-sanitizer) of the function at the cursor; the server says why not. */
+async function checkMemoryAtCursor(ctx: Ctx): Promise<void> {
+  const editor = pythonEditor();
+  if (editor !== undefined) {
+    const position = editor.selection.active;
+    await execute(ctx, editor.document.uri, (uri) => ({
+      command: ReportServerCommands.checkMemory,
+      args: cursorParams(uri, position),
+    }));
+  }
+}
+
 /** A server command with its argument. */
 type Invocation =
   | { command: typeof ServerCommands.profile; args: ProfileArgs }
   | { command: typeof ServerCommands.profileAll; args: ProfileAllArgs }
-  | { command: typeof ReportServerCommands.runNcu; args: RunNcuArgs };
+  | { command: typeof ReportServerCommands.runNcu; args: RunNcuArgs }
+  | { command: typeof ReportServerCommands.checkMemory; args: CheckMemoryArgs };
 
 /**
  * Sends `workspace/executeCommand` for `document` (its URI converted as the client converts

@@ -20,6 +20,8 @@ export const Commands = {
   showOutput: "kernelLens.showOutput",
   restartServer: "kernelLens.restartServer",
   runNcuAtCursor: "kernelLens.runNcuAtCursor",
+  /** Check Memory (compute-sanitizer, a GPU) of the function at the cursor. */
+  checkMemoryAtCursor: "kernelLens.checkMemoryAtCursor",
   /** Also the command of the server's lens above each function (`protocol.ts`). */
   showGeneratedCode: ClientCommands.showGeneratedCode,
   /** Also the command of the server's lens above each `@triton.jit` kernel. */
@@ -36,6 +38,10 @@ export const Commands = {
   revealLine: ClientCommands.revealLine,
   /** A line mostly inside an installed package: run again attributed inside it (issue 48). */
   attributeInside: ClientCommands.attributeInside,
+  /** Above a kernel: its values per line under Triton's interpreter, for a program. */
+  showValues: ClientCommands.showValues,
+  /** Above a kernel: a debugpy session of its launch under the interpreter. */
+  debugKernel: ClientCommands.debugKernel,
   /** A load_inline module's files and build, from its views' title bar and status bar item. */
   openInlineFile: "kernelLens.openInlineFile",
   /** Pin the latest run of the function at the cursor as its baseline (issue 11). */

@@ -79,6 +79,11 @@ export class Ctx implements vscode.Disposable {
     return this._client?.isRunning() === true ? this._client : undefined;
   }
 
+  /** The interpreter the server (and the agent) runs, once started. */
+  get python(): string | undefined {
+    return this.startedWith;
+  }
+
   get extensionPath(): string {
     return this.extCtx.extensionPath;
   }

@@ -11,6 +11,7 @@ import type * as vscode from "vscode";
 import { registerCommands } from "./commands";
 import { Ctx } from "./ctx";
 import { registerHistory } from "./history";
+import { registerInterp } from "./interp";
 import { registerReport } from "./report";
 import { registerViews } from "./views";
 
@@ -24,6 +25,8 @@ const FEATURES: readonly { name: string; register: (ctx: Ctx) => void }[] = [
   { name: "report", register: registerReport },
   // Set as Baseline at the cursor (the optimisation loop; its History tab is in the report).
   { name: "history", register: registerHistory },
+  // Show Values and Debug Kernel: a Triton kernel's launch under Triton's interpreter.
+  { name: "interp", register: registerInterp },
 ];
 
 let ctx: Ctx | undefined;

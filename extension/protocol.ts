@@ -15,9 +15,11 @@ import { Invalid, is, record, type Check } from "./guards";
 import {
   CLIENT_COMMAND_CHECKS,
   CMD_APPLY_PARAMETER,
+  CMD_CHECK_MEMORY,
   CMD_PROFILE,
   CMD_PROFILE_ALL,
   CMD_RUN_NCU,
+  CMD_DEBUG_KERNEL,
   CMD_SHOW_ASSEMBLY,
   CMD_SHOW_GENERATED_CODE,
   CMD_SHOW_INLINE,
@@ -25,6 +27,7 @@ import {
   CMD_REVEAL_LINE,
   CMD_ATTRIBUTE_INSIDE,
   CMD_SHOW_REPORT,
+  CMD_SHOW_VALUES,
   CMD_SWEEP,
   NOTIFICATION_CHECKS,
   NOTIFY_RESULTS_CHANGED,
@@ -44,6 +47,7 @@ import {
   REQ_SET_BASELINE,
   REQ_TIMELINE_WINDOW,
   REQ_TRACE_FILE,
+  REQ_VALUES,
   RESULT_CHECKS,
   checkCommandResult,
   checkProfile,
@@ -125,6 +129,12 @@ export const SetBaselineRequest = new Request(REQ_SET_BASELINE);
 /** Client -> server: two runs of a function compared (time verdict, lines, kernels). */
 export const CompareRequest = new Request(REQ_COMPARE);
 
+/**
+ * Client -> server: a kernel's launch run under Triton's interpreter, each line's values for a
+ * program; its out-of-bounds loads and stores are also published as diagnostics.
+ */
+export const ValuesRequest = new Request(REQ_VALUES);
+
 /** Server -> client: open (or reveal) the report panel of a function on a tab. */
 export const RevealReportNotification = new Notification(NOTIFY_REVEAL);
 
@@ -153,6 +163,7 @@ export const REQUESTS: readonly Request<keyof RequestTypes>[] = [
   HistoryRequest,
   SetBaselineRequest,
   CompareRequest,
+  ValuesRequest,
 ];
 
 /**
@@ -176,6 +187,8 @@ export const ReportServerCommands = {
   sweep: CMD_SWEEP,
   /** Write a parameter's new default as an edit. Argument: one `ApplyParameterArgs`. */
   applyParameter: CMD_APPLY_PARAMETER,
+  /** Check Memory: a function's call under compute-sanitizer. Argument: one `CheckMemoryArgs`. */
+  checkMemory: CMD_CHECK_MEMORY,
 } as const;
 
 /**
@@ -200,6 +213,10 @@ export const ClientCommands = {
    * the offer to add it to `kernelLens.attributeInPackages`. Argument: one `AttributeInsideArgs`.
    */
   attributeInside: CMD_ATTRIBUTE_INSIDE,
+  /** Above each `@triton.jit` kernel: values per line. Argument: one `ShowValuesArgs`. */
+  showValues: CMD_SHOW_VALUES,
+  /** Above each `@triton.jit` kernel: a debug session. Argument: one `DebugKernelArgs`. */
+  debugKernel: CMD_DEBUG_KERNEL,
 } as const;
 
 /**
@@ -238,3 +255,5 @@ export const isShowReportArgs = is(CLIENT_COMMAND_CHECKS[CMD_SHOW_REPORT]);
 export const isShowErrorArgs = is(CLIENT_COMMAND_CHECKS[CMD_SHOW_ERROR]);
 export const isRevealLineArgs = is(CLIENT_COMMAND_CHECKS[CMD_REVEAL_LINE]);
 export const isAttributeInsideArgs = is(CLIENT_COMMAND_CHECKS[CMD_ATTRIBUTE_INSIDE]);
+export const isShowValuesArgs = is(CLIENT_COMMAND_CHECKS[CMD_SHOW_VALUES]);
+export const isDebugKernelArgs = is(CLIENT_COMMAND_CHECKS[CMD_DEBUG_KERNEL]);

@@ -5,7 +5,7 @@
  * `vscode.WorkspaceConfiguration` is, so it is unit-tested with a plain object. The defaults
  * here must match `contributes.configuration` in package.json (tests/ts/manifest.test.ts).
  */
-import type { InitializationOptions, TimingOptions } from "./generated/wire";
+import { CLIENT_VSCODE, type InitializationOptions, type TimingOptions } from "./generated/wire";
 
 /** The configuration section; every key below lives under it. */
 export const SECTION = "kernelLens";
@@ -215,5 +215,8 @@ export function initializationOptions(
     compileTimeoutSeconds: settings.compileTimeoutSeconds,
     workspaceTrusted,
     timing: { ...settings.timing },
+    // The server's lenses and hovers may use VS Code's `$(icon)` titles, `command:` links and
+    // this extension's own commands; other editors get plain ones (README: Other editors).
+    client: CLIENT_VSCODE,
   };
 }

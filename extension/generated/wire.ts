@@ -1063,6 +1063,12 @@ export const CMD_PROFILE_ALL = "kernelLens.profileAll";
 /** `workspace/executeCommand`: Nsight Compute on a function (`RunNcuArgs`). */
 export const CMD_RUN_NCU = "kernelLens.runNcu";
 
+/**
+ * `workspace/executeCommand`: Check Memory, a function's call under compute-sanitizer on a
+ * GPU, its reports as diagnostics on their lines (`CheckMemoryArgs`).
+ */
+export const CMD_CHECK_MEMORY = "kernelLens.checkMemory";
+
 /** `workspace/executeCommand`: sweep an int parameter (`SweepArgs`). */
 export const CMD_SWEEP = "kernelLens.sweep";
 
@@ -1071,6 +1077,25 @@ export const CMD_APPLY_PARAMETER = "kernelLens.applyParameter";
 
 /** `workspace/executeCommand` (the summary lens): pin the latest run (`SetBaselineParams`). */
 export const CMD_SET_BASELINE = "kernelLens.setBaseline";
+
+/**
+ * `workspace/executeCommand`, for editors other than VS Code (which opens the Report panel
+ * instead): a function's last profile as the CLI's per-line text, written under the cache and
+ * opened with `window/showDocument` (`OpenFunctionArgs`).
+ */
+export const CMD_OPEN_REPORT = "kernelLens.openReport";
+
+/**
+ * `workspace/executeCommand`, for other editors: torch.compile's code for a function, a
+ * read-only file under the cache opened with `window/showDocument` (`OpenFunctionArgs`).
+ */
+export const CMD_OPEN_GENERATED_CODE = "kernelLens.openGeneratedCode";
+
+/**
+ * `workspace/executeCommand`, for other editors: a `@triton.jit` kernel's assembly, a
+ * read-only file under the cache opened with `window/showDocument` (`OpenAssemblyArgs`).
+ */
+export const CMD_OPEN_ASSEMBLY = "kernelLens.openAssembly";
 
 /** Client-side command the server's lenses invoke: the report panel (`ShowReportArgs`). */
 export const CMD_SHOW_REPORT = "kernelLens.showReport";
@@ -1098,6 +1123,18 @@ export const CMD_REVEAL_LINE = "kernelLens.revealLine";
  * attributed inside, and offer to add it to the setting (`AttributeInsideArgs`).
  */
 export const CMD_ATTRIBUTE_INSIDE = "kernelLens.attributeInside";
+
+/**
+ * Client-side command: a `@triton.jit` kernel's values per line under Triton's interpreter,
+ * for a program (`ShowValuesArgs`; `pick`: the program-id picker first).
+ */
+export const CMD_SHOW_VALUES = "kernelLens.showValues";
+
+/**
+ * Client-side command: a debug session (debugpy) of a kernel's launch under Triton's
+ * interpreter, stopped on its first line for a program (`DebugKernelArgs`).
+ */
+export const CMD_DEBUG_KERNEL = "kernelLens.debugKernel";
 
 /** Server -> client notification: `StatusParams`. */
 export const NOTIFY_STATUS = "kernelLens/status";
@@ -1128,6 +1165,12 @@ export const NOTIFY_TRACE_READY = "kernelLens/traceReady";
 
 /** Client -> server request: `AssemblyParams` -> `AssemblyResult`. */
 export const REQ_ASSEMBLY = "kernelLens/assembly";
+
+/**
+ * Client -> server request: `ValuesParams` -> `ValuesResult`; the out-of-bounds
+ * accesses are also published as diagnostics on their lines.
+ */
+export const REQ_VALUES = "kernelLens/values";
 
 /** Client -> server request: `GeneratedCodeParams` -> `GeneratedCodeResult`. */
 export const REQ_GENERATED_CODE = "kernelLens/generatedCode";
@@ -1183,7 +1226,17 @@ export interface InitializationOptions {
   /** False in Restricted Mode: the server runs no code until `kernelLens/setTrusted`. */
   workspaceTrusted: boolean;
   timing: TimingOptions;
+  /**
+   * `vscode` from the Kernel Lens extension: lens titles with `$(icon)` markup, hover links
+   * to `command:` URIs and lenses that run the extension's own commands (the Report panel,
+   * Generated Code, More…). Any other client (Neovim, Helix, Emacs, Zed) gets plain titles,
+   * links only to commands the server executes, code actions and inlay hints.
+   */
+  client?: "vscode";
 }
+
+/** The `client` value of the Kernel Lens extension (`InitializationOptions`). */
+export const CLIENT_VSCODE = "vscode";
 
 /** What the server is doing, as shown in the status bar. */
 export type ServerState = "idle" | "profiling" | "error";
@@ -1526,6 +1579,191 @@ export interface ShowAssemblyArgs {
 export const checkShowAssemblyArgs: Check<ShowAssemblyArgs> = shape<ShowAssemblyArgs>({
   uri: string,
   kernel: string,
+});
+
+/** Argument of `kernelLens.showValues` from a kernel's lens. */
+export interface ShowValuesArgs {
+  uri: string;
+  kernel: string;
+  /** `first` (the default), `last` or `x,y,z`. */
+  program?: string;
+  /** Ask for the program (and a loop's pass) first. */
+  pick?: boolean;
+}
+export const checkShowValuesArgs: Check<ShowValuesArgs> = shape<ShowValuesArgs>({
+  uri: string,
+  kernel: string,
+  program: optional(string),
+  pick: optional(boolean),
+});
+
+/** Argument of `kernelLens.debugKernel` from a kernel's lens. */
+export interface DebugKernelArgs {
+  uri: string;
+  kernel: string;
+  program?: string;
+}
+export const checkDebugKernelArgs: Check<DebugKernelArgs> = shape<DebugKernelArgs>({
+  uri: string,
+  kernel: string,
+  program: optional(string),
+});
+
+/**
+ * Run one `@triton.jit` kernel's launch (by name, else the kernel around `position`)
+ * under Triton's interpreter, keeping each line's values for `program`.
+ */
+export interface ValuesParams {
+  uri: string;
+  kernel?: string | null;
+  position?: Position | null;
+  /** `first`, `last` or `x[,y[,z]]`. */
+  program?: string;
+  /** A line that ran several times (a loop's body): `first`, `last` or the pass (1-based). */
+  iteration?: string;
+}
+
+/** One local a kernel's line bound, for the chosen program. */
+export interface KernelValue {
+  name: string;
+  kind: "block" | "pointers" | "scalar" | "constexpr";
+  /** `float32`, `bool`, `*float32` (a pointer), `constexpr`. */
+  dtype: string;
+  /** The block's shape (`[]` for a scalar). */
+  shape: number[];
+  /** `offs: int32[1024] 0 1 2 … 1023`, `mask: bool[1024] · 24 lanes masked`. */
+  text: string;
+  /** The block's elements, row-major, at most 4096 (pointers: offsets into `arg`). */
+  data?: unknown[];
+  truncated?: boolean;
+  /** A bool block's lanes that are off. */
+  masked?: number;
+  min?: unknown;
+  max?: unknown;
+  nan?: number;
+  /** Pointers: the argument they point into. */
+  arg?: string;
+  /** A scalar's value. */
+  value?: unknown;
+}
+export const checkKernelValue: Check<KernelValue> = shape<KernelValue>({
+  name: string,
+  kind: oneOf("block", "pointers", "scalar", "constexpr"),
+  dtype: string,
+  shape: listOf(int),
+  text: string,
+  data: optional(listOf(anything)),
+  truncated: optional(boolean),
+  masked: optional(int),
+  min: optional(anything),
+  max: optional(anything),
+  nan: optional(int),
+  arg: optional(string),
+  value: optional(anything),
+});
+
+/** What one line of the kernel's body bound for the chosen program. */
+export interface ValuesLine {
+  /** 1-based. */
+  line: number;
+  /** How many times the line ran in that program (a loop's body: once per pass). */
+  hits: number;
+  /** The pass shown (1-based). */
+  hit: number;
+  values: KernelValue[];
+  /**
+   * The line's values as Markdown (the server's): each block whole, a 2-D block as a grid
+   * with a heat map, masked lanes marked.
+   */
+  hover?: string;
+}
+export const checkValuesLine: Check<ValuesLine> = shape<ValuesLine>({
+  line: int,
+  hits: int,
+  hit: int,
+  values: listOf(checkKernelValue),
+  hover: optional(string),
+});
+
+/** Loads or stores of one line that fell outside the storage their pointers belong to. */
+export interface OutOfBounds {
+  line: number;
+  op: "load" | "store";
+  /** The argument whose storage the block points into. */
+  arg: string;
+  /** The first program it happened in. */
+  pid: number[];
+  /** Its first lane (an index into the block). */
+  lane: number[];
+  /** That lane's element offset from the argument's start. */
+  offset: number;
+  numel: number;
+  /** Lanes out of bounds, in every program. */
+  lanes: number;
+  programs: number;
+  message: string;
+}
+export const checkOutOfBounds: Check<OutOfBounds> = shape<OutOfBounds>({
+  line: int,
+  op: oneOf("load", "store"),
+  arg: string,
+  pid: listOf(int),
+  lane: listOf(int),
+  offset: int,
+  numel: int,
+  lanes: int,
+  programs: int,
+  message: string,
+});
+
+/** What stopped the interpreter (a feature it cannot run, an error in the kernel). */
+export interface InterpreterStop {
+  line: number | null;
+  message: string;
+}
+export const checkInterpreterStop: Check<InterpreterStop> = shape<InterpreterStop>({
+  line: nullable(int),
+  message: string,
+});
+
+/** Result of `kernelLens/values`: one kernel's launch under Triton's interpreter. */
+export interface ValuesResult {
+  kernel: string;
+  def_line: number;
+  /** The function whose launch ran (`<script>` for a module-level launch). */
+  launcher: string;
+  grid: number[];
+  /** The program whose values are kept. */
+  pid: number[];
+  program: string;
+  in_grid: boolean;
+  /** `first`, `last` or a pass number. */
+  iteration: unknown;
+  programs_run: number;
+  lines: ValuesLine[];
+  oob: OutOfBounds[];
+  error: InterpreterStop | null;
+  interpreter: boolean;
+  /** Where the values come from (Triton's interpreter: semantics, not performance). */
+  label: string;
+  inputs?: unknown;
+}
+export const checkValuesResult: Check<ValuesResult> = shape<ValuesResult>({
+  kernel: string,
+  def_line: int,
+  launcher: string,
+  grid: listOf(int),
+  pid: listOf(int),
+  program: string,
+  in_grid: boolean,
+  iteration: anything,
+  programs_run: int,
+  lines: listOf(checkValuesLine),
+  oob: listOf(checkOutOfBounds),
+  error: nullable(checkInterpreterStop),
+  interpreter: boolean,
+  label: string,
+  inputs: optional(anything),
 });
 
 /** One action that can fix an error: a VS Code command and its arguments. */
@@ -1979,6 +2217,37 @@ export const checkShowReportArgs: Check<ShowReportArgs> = shape<ShowReportArgs>(
   function: string,
 });
 
+/** A function of a document, for the commands that open a document about it. */
+export interface OpenFunctionArgs {
+  uri: string;
+  function: string;
+}
+
+/**
+ * A `@triton.jit` kernel of a document, for `kernelLens.openAssembly`: one stage
+ * compiled for `arch` (default: the device's).
+ */
+export interface OpenAssemblyArgs {
+  uri: string;
+  kernel: string;
+  stage?: AsmStage;
+  arch?: number | null;
+}
+
+/** What the commands that open a document return: `ok` and the file they wrote. */
+export interface OpenDocumentResult {
+  ok: boolean;
+  /** The read-only file that was opened (under the cache). */
+  path?: string;
+  /** Why nothing was opened (`ok: false`). */
+  message?: string;
+}
+export const checkOpenDocumentResult: Check<OpenDocumentResult> = shape<OpenDocumentResult>({
+  ok: boolean,
+  path: optional(string),
+  message: optional(string),
+});
+
 /**
  * Nsight Compute on a function (by name, or the one around `position`); `set` is ncu's
  * section set (the server's default is `basic`).
@@ -2010,6 +2279,38 @@ export const checkNcuCommandResult: Check<NcuCommandResult> = shape<NcuCommandRe
   kernels: optional(int),
   hints: optional(int),
   report_path: optional(string),
+});
+
+/**
+ * Check Memory of a function (by name, or the one around `position`): one call under
+ * `compute-sanitizer --tool TOOL` (`memcheck`, `racecheck`, `initcheck`,
+ * `synccheck`).
+ */
+export interface CheckMemoryArgs {
+  uri: string;
+  function?: string | null;
+  tool?: string;
+  position?: Position | null;
+}
+
+/** Result of `kernelLens.checkMemory`. */
+export interface CheckMemoryCommandResult {
+  ok: boolean;
+  function?: string;
+  error?: ErrorObject;
+  message?: string;
+  /** compute-sanitizer's error count. */
+  errors?: number;
+  /** Diagnostics published on lines. */
+  lines?: number;
+}
+export const checkCheckMemoryCommandResult: Check<CheckMemoryCommandResult> = shape<CheckMemoryCommandResult>({
+  ok: boolean,
+  function: optional(string),
+  error: optional(checkErrorObject),
+  message: optional(string),
+  errors: optional(int),
+  lines: optional(int),
 });
 
 /**
@@ -2428,6 +2729,7 @@ export interface RequestTypes {
   "kernelLens/history": { params: HistoryParams; result: HistoryResult };
   "kernelLens/setBaseline": { params: SetBaselineParams; result: SetBaselineResult };
   "kernelLens/compare": { params: CompareParams; result: CompareResult };
+  "kernelLens/values": { params: ValuesParams; result: ValuesResult };
 }
 /** The check of each request's result. */
 export const RESULT_CHECKS: { readonly [M in keyof RequestTypes]: Check<RequestTypes[M]["result"]> } = {
@@ -2442,6 +2744,7 @@ export const RESULT_CHECKS: { readonly [M in keyof RequestTypes]: Check<RequestT
   "kernelLens/history": checkHistoryResult,
   "kernelLens/setBaseline": checkSetBaselineResult,
   "kernelLens/compare": checkCompareResult,
+  "kernelLens/values": checkValuesResult,
 };
 
 /** Each custom notification -> its params (the direction is in the method's comment above). */
@@ -2471,9 +2774,16 @@ export interface ServerCommandTypes {
   "kernelLens.profile": { argument: ProfileArgs; result: ProfileCommandResult };
   "kernelLens.profileAll": { argument: ProfileAllArgs; result: ProfileCommandResult[] };
   "kernelLens.runNcu": { argument: RunNcuArgs; result: NcuCommandResult | CommandResult };
+  "kernelLens.checkMemory": {
+    argument: CheckMemoryArgs;
+    result: CheckMemoryCommandResult | CommandResult;
+  };
   "kernelLens.sweep": { argument: SweepArgs; result: SweepCommandResult | CommandResult };
   "kernelLens.applyParameter": { argument: ApplyParameterArgs; result: ApplyParameterResult };
   "kernelLens.setBaseline": { argument: SetBaselineParams; result: SetBaselineResult };
+  "kernelLens.openReport": { argument: OpenFunctionArgs; result: OpenDocumentResult };
+  "kernelLens.openGeneratedCode": { argument: OpenFunctionArgs; result: OpenDocumentResult };
+  "kernelLens.openAssembly": { argument: OpenAssemblyArgs; result: OpenDocumentResult };
 }
 
 /** Each command the server's lenses carry that the extension registers itself -> its argument. */
@@ -2485,6 +2795,8 @@ export interface ClientCommandTypes {
   "kernelLens.showError": ShowErrorArgs;
   "kernelLens.revealLine": RevealLineArgs;
   "kernelLens.attributeInside": AttributeInsideArgs;
+  "kernelLens.showValues": ShowValuesArgs;
+  "kernelLens.debugKernel": DebugKernelArgs;
 }
 /** The check of each client command's argument. */
 export const CLIENT_COMMAND_CHECKS: { readonly [C in keyof ClientCommandTypes]: Check<ClientCommandTypes[C]> } = {
@@ -2495,4 +2807,6 @@ export const CLIENT_COMMAND_CHECKS: { readonly [C in keyof ClientCommandTypes]: 
   "kernelLens.showError": checkShowErrorArgs,
   "kernelLens.revealLine": checkRevealLineArgs,
   "kernelLens.attributeInside": checkAttributeInsideArgs,
+  "kernelLens.showValues": checkShowValuesArgs,
+  "kernelLens.debugKernel": checkDebugKernelArgs,
 };

@@ -9,7 +9,51 @@ The package has three parts that never mix their imports:
 * :mod:`kernel_lens.lsp` — the pygls language server; it never runs user code.
 """
 
+import os as _os
+import sys as _sys
+
 __version__ = "0.1.0"
+
+#: The modules started with ``python -m`` that never run user code and must import nothing from
+#: the folder they were started in (an editor starts its language server in the project).
+_SERVER_MODULES = frozenset(
+    {"kernel_lens.lsp", "kernel_lens.lsp.__main__", "kernel_lens.traces.reader"}
+)
+
+
+def _started_as_server() -> bool:
+    """Whether this interpreter is ``python -m`` of one of :data:`_SERVER_MODULES`, told while the
+    module is being found: ``sys.argv[0]`` is ``"-m"`` until then, and the module's name is the
+    word of ``sys.orig_argv`` just before the script's own arguments (``-m NAME`` or ``-mNAME``)."""
+    argv = _sys.argv
+    orig = getattr(_sys, "orig_argv", None)
+    if not argv or argv[0] != "-m" or not orig or len(orig) < len(argv) + 1:
+        return False
+    word = orig[len(orig) - len(argv)]
+    return word.removeprefix("-m") in _SERVER_MODULES
+
+
+def _drop_working_directory() -> None:
+    """``python -m kernel_lens.lsp`` puts the working directory first on ``sys.path`` — for an
+    editor's language server that is the user's project, where an ``attrs.py``,
+    ``typing_extensions.py`` or ``pygls.py`` would then be imported instead of the server's own
+    (and run, even in an untrusted workspace). This package's ``__init__`` is the first of the
+    server's code Python runs for ``-m`` (before ``kernel_lens.lsp`` and its imports), so the
+    entry goes here. Python's own ``-m`` machinery (``runpy``: ``importlib``, ``types``,
+    ``functools``, ``contextlib``…, all standard library) has already been imported by then;
+    the ``kernel-lens-lsp`` console script never has the folder on its path at all."""
+    if getattr(_sys.flags, "safe_path", False) or not _started_as_server() or not _sys.path:
+        return  # ``-P`` / ``PYTHONSAFEPATH``: nothing was put there
+    try:
+        here = _os.path.realpath(_os.getcwd())
+    except OSError:
+        here = None
+    first = _sys.path[0]
+    if first == "" or (here is not None and _os.path.realpath(first) == here):
+        del _sys.path[0]
+
+
+_drop_working_directory()
 
 
 def load_ipython_extension(ipython: object) -> None:

@@ -10,10 +10,13 @@ qualified name, numbered ``1``, ``2``… per function (never an id twice, whatev
 processes writing), the last :data:`HISTORY_SIZE` kept, the pinned baseline always.
 
 Writers in several processes (the editor, the CLI, terminals) take turns; a write cut short
-leaves the store as it was; a damaged store (not a database, malformed) is moved aside
-(``history.sqlite3.damaged-<time>-<pid>``), replaced by a new one, and reported once in
-:attr:`History.notes`. The JSON-lines files of earlier versions (``<function>-<key>.jsonl``, a
-``.baseline`` beside) are imported when the store is made; lines that cannot be read are named.
+leaves the store as it was. A damaged store (not a database, malformed) costs only its damaged
+rows: a read shows the rows that can still be read (copied row by row into memory, the store
+untouched), a write replaces the store by a new one holding them and keeps the damaged file
+beside it (``history.sqlite3.damaged-<time>-<pid>``); either is reported once in
+:attr:`History.notes` (:mod:`kernel_lens.history_repair`). The JSON-lines files of earlier
+versions (``<function>-<key>.jsonl``, a ``.baseline`` beside) are imported when the store is
+made; lines that cannot be read are named.
 
 An entry keeps what a later comparison needs and what tells runs apart: time, the function's
 text and the file's hash (as they were when the job started), the git commit and whether the
@@ -347,6 +350,45 @@ _SCHEMA = (
 _T = TypeVar("_T")
 
 
+def _in_words(exc: BaseException, file: Path) -> str:
+    """A storage fault in words: SQLite says ``disk I/O error`` or ``database or disk is full``
+    for a full disk, ``attempt to write a readonly database`` for a read-only folder."""
+    import errno
+
+    text = str(exc)
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        return f"the disk holding {file.parent} is full"
+    if isinstance(exc, sqlite3.Error):
+        code = getattr(exc, "sqlite_errorcode", 0) or 0
+        full = (code & 0xFF) == 13 or "is full" in text  # SQLITE_FULL
+        if full or ((code & 0xFF) == 10 or "disk I/O error" in text):  # SQLITE_IOERR
+            try:
+                st = os.statvfs(file.parent)
+                if full or st.f_bavail * st.f_frsize < 1 << 20:
+                    return f"the disk holding {file.parent} is full ({text})"
+            except OSError:
+                pass
+        if "readonly" in text:
+            return f"{file.parent} is read-only ({text})"
+        if "locked" in text or (code & 0xFF) == 5:  # SQLITE_BUSY
+            return (
+                "it is locked by another process writing to it (a profile being recorded in a "
+                "terminal?): try again in a moment; nothing was changed"
+            )
+    return text
+
+
+def _writable(folder: Path) -> bool:
+    """Whether this process can make files in ``folder`` (a read-only mount says no even to
+    root, whom permission bits do not stop)."""
+    try:
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return False
+    except (OSError, AttributeError):
+        pass
+    return os.access(folder, os.W_OK)
+
+
 def _damaged(exc: sqlite3.Error) -> bool:
     code = getattr(exc, "sqlite_errorcode", None)
     if isinstance(code, int):
@@ -372,16 +414,24 @@ class History:
     size: int = HISTORY_SIZE
     notes: list[str] = field(default_factory=list, compare=False, repr=False)
     read_only: bool = False
+    busy_timeout_s: float = BUSY_TIMEOUT_S
+    """How long a write waits for another process's (the language server waits less: a locked
+    store then says so rather than holding an action)."""
 
     @classmethod
     def default(
-        cls, path: str | None = None, roots: Iterable[str] | None = None, *, read_only: bool = False
+        cls,
+        path: str | None = None,
+        roots: Iterable[str] | None = None,
+        *,
+        read_only: bool = False,
+        busy_timeout_s: float = BUSY_TIMEOUT_S,
     ) -> History:
         """The history of ``path``'s runs: ``$KERNEL_LENS_HISTORY``, else the opted-in
         ``.kernel-lens/`` folder at the root of the workspace folder holding the file (``roots``;
         by default the working directory), else the cache folder (read each time, so tests can
         change it). ``read_only``: never written, not even set up (an untrusted workspace's)."""
-        return cls(_history_root(path, roots), read_only=read_only)
+        return cls(_history_root(path, roots), read_only=read_only, busy_timeout_s=busy_timeout_s)
 
     def _check_folders(self) -> None:
         """Refuse a history folder (or its ``.kernel-lens``) that is another user's or writable
@@ -421,8 +471,8 @@ class History:
 
     def _run(self, fn: Callable[[sqlite3.Connection], _T], *, write: bool, empty: _T) -> _T:
         """``fn(connection)`` in one transaction (``BEGIN IMMEDIATE`` for a write: writers take
-        turns, waiting up to :data:`BUSY_TIMEOUT_S`); a damaged store is moved aside once and
-        the call made again on a new one.
+        turns, waiting up to :data:`BUSY_TIMEOUT_S`); on a damaged store a read reads what can
+        be read of it (in memory), a write repairs it once and makes the call again.
 
         Raises:
             HistoryError: the store cannot be opened, read or written (or ``fn`` raised it).
@@ -437,6 +487,15 @@ class History:
         self._check_folders()
         if self.read_only:
             return self._read_only(fn, empty)
+        if write and self.root.is_dir() and not _writable(self.root):
+            raise HistoryError(
+                f"cannot write {file}: the folder {self.root} is read-only (its runs can still "
+                "be read); nothing was changed"
+            )
+        if not write and self.file.exists() and not _writable(self.root):
+            # A read-only folder (a read-only mount, another user's copy): its runs are shown,
+            # read-only, rather than hidden behind "unable to open database file".
+            return self._read_only(fn, empty)
         for attempt in range(2):
             try:
                 inode: int | None = check_regular(file).st_ino
@@ -449,7 +508,7 @@ class History:
             try:
                 if inode is None:
                     self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
-                conn = sqlite3.connect(file, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+                conn = sqlite3.connect(file, timeout=self.busy_timeout_s, isolation_level=None)
             except (OSError, sqlite3.Error) as exc:
                 raise HistoryError(f"cannot {verb} {file}: {exc}") from None
             try:
@@ -458,15 +517,76 @@ class History:
             except sqlite3.DatabaseError as exc:
                 if attempt == 0 and _damaged(exc):
                     conn.close()
-                    self._move_aside(inode, exc)
+                    if not write:
+                        # A read never moves the store: what can be read of it, in memory.
+                        return self._read_salvaged(fn, exc)
+                    self._repair(inode, exc)
                     continue
-                raise HistoryError(f"cannot {verb} {file}: {exc}") from None
+                raise HistoryError(f"cannot {verb} {file}: {_in_words(exc, file)}") from None
             finally:
                 conn.close()
-        raise HistoryError(f"cannot {verb} {file}: damaged again after it was replaced")
+        raise HistoryError(f"cannot {verb} {file}: damaged again after it was repaired")
+
+    def _read_salvaged(self, fn: Callable[[sqlite3.Connection], _T], exc: Exception) -> _T:
+        """``fn`` on the readable rows of the damaged store, copied into memory; said once in
+        :attr:`notes`. The store itself is not touched (it is repaired on the next write)."""
+        from kernel_lens.history_repair import salvage
+
+        memory = sqlite3.connect(":memory:", isolation_level=None)
+        try:
+            found = salvage(self.file, memory, _SCHEMA, SCHEMA_VERSION, str(exc))
+            self.notes.append(
+                f"history store {self.file} is damaged: {found.note}; shown read-only, it is "
+                "repaired when the next run is recorded"
+            )
+            return _transaction(memory, fn, write=False)
+        finally:
+            memory.close()
+
+    def _repair(self, inode: int | None, exc: Exception) -> None:
+        """Replace a damaged store by a new one holding every row that can still be read; the
+        damaged file kept beside it (``history.sqlite3.damaged-<time>-<pid>``, WAL files too).
+        A store another process already replaced is left alone. Said in :attr:`notes`."""
+        from kernel_lens.history_repair import salvage
+
+        file = self.file
+        with self._lock():
+            try:
+                current: int | None = os.stat(file).st_ino
+            except OSError:
+                current = None
+            if current is None or current != inode:
+                return
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            aside = file.with_name(f"{file.name}.damaged-{stamp}-{os.getpid()}")
+            fresh = Path(paths.temp_beside(str(file)))
+            try:
+                conn = sqlite3.connect(fresh, isolation_level=None)
+                try:
+                    conn.execute("BEGIN")
+                    found = salvage(file, conn, _SCHEMA, SCHEMA_VERSION, str(exc))
+                    conn.execute("COMMIT")
+                finally:
+                    conn.close()
+                os.replace(file, aside)
+                for suffix in ("-wal", "-shm"):
+                    with contextlib.suppress(FileNotFoundError):
+                        os.replace(f"{file}{suffix}", f"{aside}{suffix}")
+                os.replace(fresh, file)
+            except (OSError, sqlite3.Error) as err:
+                paths.remove_quietly(str(fresh))
+                raise HistoryError(
+                    f"{file} is damaged ({exc}), cannot repair it: {_in_words(err, file)}"
+                ) from None
+        self.notes.append(
+            f"history store {file} was damaged: {found.note}; repaired, the damaged file "
+            f"kept as {aside.name}"
+        )
 
     def _read_only(self, fn: Callable[[sqlite3.Connection], _T], empty: _T) -> _T:
-        """``fn`` on the store opened read-only: nothing set up, imported or moved aside."""
+        """``fn`` on the store opened read-only: nothing set up, imported or moved aside. In a
+        folder this process cannot write, a WAL store cannot make its shared-memory file, so
+        it is opened as immutable (nothing else can be writing there either)."""
         file = self.file
         try:
             check_regular(file)
@@ -474,24 +594,34 @@ class History:
             return empty
         except OSError as exc:
             raise HistoryError(f"cannot read {file}: {exc.strerror or exc}") from None
-        try:
-            conn = sqlite3.connect(
-                f"{file.as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None
-            )
-        except sqlite3.Error as exc:
-            raise HistoryError(f"cannot read {file}: {exc}") from None
-        try:
-            if conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
-                return empty
-            return _transaction(conn, fn, write=False)
-        except sqlite3.Error as exc:
-            raise HistoryError(f"cannot read {file}: {exc}") from None
-        finally:
-            conn.close()
+        modes = ["mode=ro"] + ([] if _writable(self.root) else ["mode=ro&immutable=1"])
+        if not _writable(self.root):
+            modes.reverse()
+        failure: sqlite3.Error | None = None
+        for mode in modes:
+            try:
+                conn = sqlite3.connect(
+                    f"{file.as_uri()}?{mode}",
+                    uri=True,
+                    timeout=self.busy_timeout_s,
+                    isolation_level=None,
+                )
+            except sqlite3.Error as exc:
+                failure = exc
+                continue
+            try:
+                if conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
+                    return empty
+                return _transaction(conn, fn, write=False)
+            except sqlite3.Error as exc:
+                failure = exc
+            finally:
+                conn.close()
+        raise HistoryError(f"cannot read {file}: {_in_words(failure or Exception(), file)}")
 
     def _prepare(self, conn: sqlite3.Connection) -> None:
         """WAL mode, the busy timeout, the schema; the legacy JSON-lines files imported once."""
-        conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
         if str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
             conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = FULL")
@@ -507,32 +637,6 @@ class History:
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
         _transaction(conn, set_up, write=True)
-
-    def _move_aside(self, inode: int | None, exc: Exception) -> None:
-        """Rename a damaged store (``history.sqlite3.damaged-<time>-<pid>``, its WAL files too)
-        so the next connection starts a new one; a store another process already replaced is
-        left alone. Reported in :attr:`notes`."""
-        file = self.file
-        with self._lock():
-            try:
-                current: int | None = os.stat(file).st_ino
-            except OSError:
-                current = None
-            if current is None or current != inode:
-                return
-            stamp = time.strftime("%Y%m%d-%H%M%S")
-            aside = file.with_name(f"{file.name}.damaged-{stamp}-{os.getpid()}")
-            try:
-                os.replace(file, aside)
-                for suffix in ("-wal", "-shm"):
-                    with contextlib.suppress(FileNotFoundError):
-                        os.replace(f"{file}{suffix}", f"{aside}{suffix}")
-            except OSError as err:
-                raise HistoryError(f"{file} is damaged ({exc}), cannot move it: {err}") from None
-        self.notes.append(
-            f"history store {file} was damaged ({exc}): moved aside to {aside.name}, "
-            "a new one started"
-        )
 
     @contextlib.contextmanager
     def _lock(self) -> Iterator[None]:
@@ -798,7 +902,7 @@ class Recorded:
         reference: the run it was compared with (``None``: there was none to compare with).
         comparison: :func:`kernel_lens.analysis.compare.compare_results` of ``reference`` and
             ``entry``, labelled ``baseline`` or ``previous`` (``None`` without a reference).
-        warnings: what the store had to report (a damaged store moved aside and replaced,
+        warnings: what the store had to report (a damaged store read in part or repaired,
             legacy lines not imported): to be shown once.
     """
 

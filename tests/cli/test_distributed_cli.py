@@ -69,3 +69,61 @@ def test_a_failing_rank_is_a_clear_error_and_nothing_hangs(tmp_path) -> None:
     assert code == 1
     assert "rank 1" in out["error"]["message"] and "rank one fails" in out["error"]["message"]
     assert out["error"]["line"] == 8
+
+
+@pytest.mark.timeout(240)
+def test_a_rank_that_hangs_in_a_collective_is_named_with_its_line(tmp_path) -> None:
+    """Issue 39 item 9: rank 1 waits in an all_reduce that rank 0, stuck elsewhere, never
+    reaches: the job's timeout says where each rank was, at the lines of the user's file — not
+    torchrun's traceback."""
+    hang = tmp_path / "hang.py"
+    hang.write_text(
+        "import time\n\nimport torch\nimport torch.distributed as dist\n\n\n"
+        "def step(x):\n"
+        "    if dist.get_rank() == 1:\n"
+        "        dist.all_reduce(x)\n"
+        "    else:\n"
+        "        time.sleep(600)\n"
+        "    return x * 2\n\n\n"
+        "if __name__ == '__main__':\n"
+        "    dist.init_process_group('gloo')\n"
+        "    step(torch.ones(4))\n"
+    )
+    code, out, err = run_cli(
+        "profile", f"{hang}::step", "--nproc-per-node", "2", "--reps", "3", "--runs", "2",
+        "--no-history", "--json", "--timeout", "90",
+        env={"KERNEL_LENS_CACHE": str(tmp_path)}, timeout=200,
+    )  # fmt: skip
+    assert code == 1, (out, err)
+    error = out["error"]
+    assert error["kind"] == "timeout", error
+    assert "rank 1 was waiting at line 9" in error["message"], error["message"]
+    assert "rank 0 was waiting at line 11" in error["message"], error["message"]
+    assert error["line"] == 11  # the first rank's (rank 0's: stuck before its collective)
+
+
+@pytest.mark.timeout(200)
+def test_a_rank_left_waiting_by_a_finished_peer_is_said_so(tmp_path) -> None:
+    """Issue 39 item 9, the other shape: rank 0 never calls the all_reduce and finishes; gloo
+    then fails rank 1's wait ("Connection closed by peer"). Said as what it is, on its line."""
+    left = tmp_path / "left.py"
+    left.write_text(
+        "import torch\nimport torch.distributed as dist\n\n\n"
+        "def step(x):\n"
+        "    if dist.get_rank() == 1:\n"
+        "        dist.all_reduce(x)\n"
+        "    return x * 2\n\n\n"
+        "if __name__ == '__main__':\n"
+        "    dist.init_process_group('gloo')\n"
+        "    step(torch.ones(4))\n"
+    )
+    code, out, err = run_cli(
+        "profile", f"{left}::step", "--nproc-per-node", "2", "--reps", "3", "--runs", "2",
+        "--no-history", "--json", "--timeout", "150",
+        env={"KERNEL_LENS_CACHE": str(tmp_path)}, timeout=180,
+    )  # fmt: skip
+    assert code == 1, (out, err)
+    message = out["error"]["message"]
+    assert message.startswith("rank 1 was waiting in a collective at line 7 that rank 0 "
+                              "finished without reaching"), message  # fmt: skip
+    assert out["error"]["line"] == 7

@@ -37,7 +37,7 @@ def test_a_store_of_garbage_costs_no_result(tmp_path: Path) -> None:
     code, out, err = _profile(f"{src}::scale", env, "--json")
     assert code == 0, err
     assert out["timing"]["median_ms"] > 0  # type: ignore[index]
-    assert "was damaged" in err and "moved aside" in err, err
+    assert "was damaged" in err and "repaired" in err, err
     assert [p for p in os.listdir(history) if ".damaged-" in p]
     code, out, err = run_cli("history", f"{src}::scale", "--json", env=env)
     assert code == 0, err

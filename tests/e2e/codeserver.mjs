@@ -68,9 +68,13 @@ export const RECORDED_FILES = {
   "matmul_relu.pt.trace.json": "tests/data/h200/matmul_relu_trace.json",
   // Shaped like the public Triton tutorials (GPU-only at module level): scenario 41.
   "tutorial_add.py": "tests/data/gpu_only/vector_add_cuda.py",
-  // Trains the "installed" tinymodel (on PYTHONPATH, outside the workspace): scenario 49.
+  // Trains the "installed" tinymodel (on PYTHONPATH, outside the workspace): scenario 70.
   "tiny_train.py": "tests/data/examples/installed/train.py",
   "tiny_step.py": "tests/data/examples/installed/step.py",
+  // Real traces of other eras and devices (tests/data/real_traces/README.md): scenario 49.
+  "resnet50_2021.pt.trace.json.gz":
+    "tests/data/real_traces/kineto_2021-01_v100_resnet50_excerpt.json.gz",
+  "mtia_inference.pt.trace.json.gz": "tests/data/real_traces/hta_mtia_inference_excerpt.json.gz",
 };
 
 /** Free TCP port on 127.0.0.1 (closed again before code-server takes it). */
@@ -116,7 +120,7 @@ export async function prepare(base, { trusted, forTest = true }) {
     JSON.stringify(userSettings({ trusted, forTest }), null, 2),
   );
   await writeFile(config, "auth: none\ncert: false\n");
-  // A package "installed" outside the workspace, as pip would (scenario 49): code-server (and
+  // A package "installed" outside the workspace, as pip would (scenario 70): code-server (and
   // so the server and the agent) gets its folder on PYTHONPATH.
   const sitePackages = path.join(base, "env", "site-packages");
   if (forTest) {

@@ -92,6 +92,7 @@ async def _scenario(client: LanguageClient) -> dict[str, Any]:
             root_uri=ROOT.as_uri(),
             initialization_options={
                 **OPTIONS,
+                "client": "vscode",
                 "agentCommand": [sys.executable, str(FAKE_AGENT), "--bad", "broken=odd-kind"],
             },
         )

@@ -8,6 +8,11 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest_lsp
@@ -20,6 +25,7 @@ from tests.lsp.test_lsp_e2e import (
     _init,
     click,
     click_profile,
+    hover_text,
     lenses,
     open_doc,
     server_config,
@@ -189,3 +195,76 @@ async def test_a_history_that_cannot_be_written_costs_the_comparison_not_the_pro
         assert "cannot read /dev/null/history/" in str(exc), exc
     else:
         raise AssertionError("kernelLens/history answered from an unreadable history")
+
+
+LOCKED_HISTORY = Path(tempfile.mkdtemp(prefix="kernel-lens-locked-history-"))
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(
+        server_command=server_config().server_command,
+        server_env={**os.environ, "KERNEL_LENS_HISTORY": str(LOCKED_HISTORY)},
+    )
+)
+async def locked(lsp_client: LanguageClient) -> Any:
+    await _init(lsp_client, {**OPTIONS, "timing": {"warmupMs": 5, "budgetMs": 50, "reps": 0}})
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_a_locked_history_never_holds_the_server(locked: LanguageClient) -> None:
+    """Issue 39 item 5: another process holds the store's write lock (a terminal recording a
+    run): Set as Baseline says it is locked within seconds, and meanwhile lenses and hovers of
+    the document answer at once — the loop is never held by the store."""
+    from pygls.exceptions import JsonRpcException
+
+    uri = open_doc(locked, DOC, FAST)
+    assert (await click_profile(locked, uri, "def scale", DOC))["ok"]
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sqlite3, sys, time\n"
+            "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+            "c.execute('BEGIN IMMEDIATE')\n"
+            "print('locked', flush=True)\n"
+            "time.sleep(60)\n",
+            str(LOCKED_HISTORY / "history.sqlite3"),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        started = time.monotonic()
+        pin = asyncio.ensure_future(
+            locked.protocol.send_request_async(
+                "kernelLens/setBaseline", {"uri": uri, "function": "scale"}
+            )
+        )
+        await asyncio.sleep(0.2)
+        asked = time.monotonic()
+        text = await hover_text(locked, uri, line0(FAST, "y = x * 2"), 8)
+        row = await lenses(locked, uri)
+        answered = time.monotonic() - asked
+        assert text is not None and row, (text, row)
+        assert answered < 2.0, f"the hover and lenses waited {answered:.1f} s behind the store"
+        try:
+            await asyncio.wait_for(pin, 30)
+        except JsonRpcException as exc:
+            assert "locked by another process" in str(exc), exc
+        else:
+            raise AssertionError("Set as Baseline pinned through another process's lock")
+        waited = time.monotonic() - started
+        assert waited < 10, f"Set as Baseline took {waited:.1f} s to say the store is locked"
+    finally:
+        holder.kill()
+        holder.wait()
+    # Once the lock is gone the same action works.
+    pinned = await asyncio.wait_for(
+        locked.protocol.send_request_async(
+            "kernelLens/setBaseline", {"uri": uri, "function": "scale"}
+        ),
+        30,
+    )
+    assert pinned is not None and "scale" in str(pinned), pinned

@@ -67,7 +67,11 @@ async def test_lenses_only_where_they_mean_something(client: LanguageClient) -> 
             "$(symbol-namespace) Generated Code",
             "$(zap) Eager vs Compiled",
         ],
-        "@triton.jit": ["$(file-binary) Show Assembly"],
+        "@triton.jit": [
+            "$(file-binary) Show Assembly",
+            "$(symbol-variable) Show Values",
+            "$(debug-alt) Debug Kernel",
+        ],
         "def add(x, y, BLOCK=1024, repeat=3):": [
             "$(play) Profile",
             "$(settings) Sweep BLOCK",
@@ -82,7 +86,7 @@ async def test_lenses_only_where_they_mean_something(client: LanguageClient) -> 
         ],
     }, found
     # No lens at all on __init__, __repr__, the factories, the helpers or numba's @cuda.jit.
-    assert sum(len(v) for v in found.values()) == 12
+    assert sum(len(v) for v in found.values()) == 14
 
 
 async def test_show_all_setting_brings_every_lens_back(client: LanguageClient) -> None:
@@ -95,7 +99,11 @@ async def test_show_all_setting_brings_every_lens_back(client: LanguageClient) -
     # Every function but the Triton kernel has a Profile lens (numba's kernel too, when asked).
     profiled = [line for line, t in found.items() if "$(play) Profile" in t]
     assert len(profiled) == 11, found
-    assert found["@triton.jit"] == ["$(file-binary) Show Assembly"]
+    assert found["@triton.jit"] == [
+        "$(file-binary) Show Assembly",
+        "$(symbol-variable) Show Values",
+        "$(debug-alt) Debug Kernel",
+    ]
     assert "$(settings) Sweep dim" in found["def __init__(self, dim=32, hidden=64):"]
     client.workspace_did_change_configuration(
         types.DidChangeConfigurationParams(settings={"kernelLens": {"lenses": {"showAll": False}}})
@@ -104,7 +112,7 @@ async def test_show_all_setting_brings_every_lens_back(client: LanguageClient) -
     # The rows that mean something: Eager vs Compiled beside Generated Code, or behind More…
     # where a sweep takes its place
     found = rows(await lenses(client, uri), MIX)
-    assert sum(len(v) for v in found.values()) == 12, found
+    assert sum(len(v) for v in found.values()) == 14, found
     assert found["def forward(self, x):"][-1] == "$(zap) Eager vs Compiled", found
 
 

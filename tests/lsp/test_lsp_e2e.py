@@ -42,7 +42,8 @@ async def _init(client: LanguageClient, options: dict[str, Any]) -> None:
         types.InitializeParams(
             capabilities=pytest_lsp.client_capabilities("visual-studio-code"),
             root_uri=ROOT.as_uri(),
-            initialization_options=options,
+            # as the extension sends them (its `client: "vscode"`: VS Code's titles and links)
+            initialization_options={"client": "vscode", **options},
         )
     )
 

@@ -47,7 +47,9 @@ async def _init(client: LanguageClient, options: dict[str, Any]) -> types.Initia
 
     return await client.initialize_session(
         types.InitializeParams(
-            capabilities=capabilities(), root_uri=ROOT.as_uri(), initialization_options=options
+            capabilities=capabilities(),
+            root_uri=ROOT.as_uri(),
+            initialization_options={"client": "vscode", **options},
         )
     )
 

@@ -355,6 +355,20 @@ async def test_report_with_profile_sweep_and_recorded_ncu(client: LanguageClient
     record_or_compare("kernelLens/report", answer)
 
 
+async def test_values_by_position(client: LanguageClient) -> None:
+    inside = ROOT / "kernels" / "triton_inside.py"
+    uri = open_doc(client, inside)
+    params = {
+        "uri": uri,
+        "position": position(inside, "acc += tl.dot(a, b)", 8),
+        "program": "last",
+        "iteration": "last",
+    }
+    answer = await ask(client, client.raw, "kernelLens/values", params)  # type: ignore[attr-defined]
+    assert answer["kernel"] == "matmul_kernel" and answer["pid"] == [2, 1, 0]
+    record_or_compare("kernelLens/values", answer)
+
+
 def test_every_custom_request_has_a_recorded_answer() -> None:
     missing = [m for m in RESULT_TYPES if not (PROTOCOL / f"{m.replace('/', '_')}.json").exists()]
     assert missing == []

@@ -61,6 +61,7 @@ async def test_report_after_a_profile_has_timeline_lanes(client: LanguageClient)
     assert labels == [
         "$(symbol-namespace) Generated Code",
         "$(pulse) Nsight Compute",
+        "$(shield) Check Memory",
         "$(database) Profile Memory",
         "$(zap) Eager vs Compiled",
     ]
@@ -69,6 +70,7 @@ async def test_report_after_a_profile_has_timeline_lanes(client: LanguageClient)
         assert ncu["command"] == "kernelLens.runNcu"
     else:  # offered with its reason, not as a click that fails
         assert ncu["disabled"] == "needs an NVIDIA GPU: this function ran on the CPU"
+        assert more["items"][2]["disabled"] == ncu["disabled"]  # Check Memory, likewise
     report = await request(
         client, "kernelLens/report", {"uri": uri, "function": "square_three_ways"}
     )

@@ -88,6 +88,8 @@ describe("package.json", () => {
     assert.deepEqual(manifest.activationEvents, [
       "onLanguage:python",
       ...Object.values(Commands).map((id) => `onCommand:${id}`),
+      // A Debug Kernel launch of launch.json (the kernelLens debug type) before any command.
+      "onDebugResolve:kernelLens",
       // The report panel's serializer restores it after Reload Window.
       `onWebviewPanel:${REPORT_PANEL_TYPE}`,
     ]);

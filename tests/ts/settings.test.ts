@@ -154,6 +154,7 @@ describe("initializationOptions", () => {
       compileTimeoutSeconds: 600,
       workspaceTrusted: false,
       timing: { warmupMs: 25, budgetMs: 500, reps: 0 },
+      client: "vscode",
     });
   });
 

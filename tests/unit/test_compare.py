@@ -226,9 +226,7 @@ def test_runs_too_noisy_to_compare_say_so_instead_of_same() -> None:
     past = Verdict(1.0, 1.0, 0.0, SAME_PCT + 0.1, 0.5, False, "mann-whitney")
     assert past.text() == "ambiguous (±5.1%)"
     # A change larger than the interval widens what is said, as before.
-    assert Verdict(1.0, 1.3, 30.0, 2.0, 0.5, False, "mann-whitney").text() == (
-        "ambiguous (±30.0%)"
-    )
+    assert Verdict(1.0, 1.3, 30.0, 2.0, 0.5, False, "mann-whitney").text() == ("ambiguous (±30.0%)")
 
 
 def _sequence(rng: random.Random, n: int, value: Any, spread: float = 0.005) -> list[float]:

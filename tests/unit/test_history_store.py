@@ -1,5 +1,5 @@
 """The history's SQLite store (issue 26): writers in several processes neither lose nor
-duplicate a run, a write cut short changes nothing, a damaged store is moved aside and
+duplicate a run, a write cut short changes nothing, a damaged store is read in part and
 replaced, the JSON-lines files of earlier versions are imported once and their unreadable lines
 named."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from kernel_lens.history import STORE_NAME, History, function_key, make_entry
+from kernel_lens.history import STORE_NAME, History, HistoryError, function_key, make_entry
 
 
 def _result(median: float = 0.5, path: str = "/w/k.py", function: str = "f") -> dict:
@@ -115,28 +115,65 @@ def test_garbage_in_place_of_the_store_is_moved_aside_and_replaced(tmp_path: Pat
     assert again.notes == []
 
 
-def test_a_truncated_store_is_moved_aside_and_replaced(tmp_path: Path) -> None:
+def _big_store(tmp_path: Path, runs: int, functions: int = 1) -> Path:
     history = History(tmp_path, size=1000)
     big = _result()
     big["lines"] = [{"line": i, "source": "x" * 200, "ops": []} for i in range(50)]
-    for _ in range(40):
-        history.add("/w/k.py", "f", make_entry(big))
-    # Fold the WAL into the database, then cut the file in the middle of its pages.
+    for i in range(runs):
+        history.add("/w/k.py", f"f{i % functions}" if functions > 1 else "f", make_entry(big))
+    # Fold the WAL into the database, so the damage below is the whole story.
     with sqlite3.connect(tmp_path / STORE_NAME) as conn:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    file = tmp_path / STORE_NAME
+    for leftover in tmp_path.glob(f"{STORE_NAME}-*"):
+        leftover.unlink()
+    return tmp_path / STORE_NAME
+
+
+def test_a_truncated_store_loses_only_its_missing_rows(tmp_path: Path) -> None:
+    """Issue 39 item 2: a read shows what can still be read and never moves the store; the
+    next write repairs it, keeping every readable run, the damaged file kept beside it."""
+    file = _big_store(tmp_path, 40)
     data = file.read_bytes()
     assert len(data) > 3 * 4096
     file.write_bytes(data[: len(data) // 3])
-    for leftover in tmp_path.glob(f"{STORE_NAME}-*"):
-        leftover.unlink()
-    fresh = History(tmp_path)
-    assert fresh.entries("/w/k.py", "f") == []  # the damage is found, the store replaced
-    assert len(fresh.notes) == 1 and "database disk image is malformed" in fresh.notes[0]
-    aside = [p.name for p in tmp_path.glob(f"{STORE_NAME}.damaged-*")]
-    assert len([a for a in aside if not a.endswith(("-wal", "-shm"))]) == 1, aside
-    assert fresh.add("/w/k.py", "f", make_entry(_result()))["id"] == "1"
-    assert fresh.entries("/w/k.py", "f")[-1]["timing"]["median_ms"] == 0.5
+    before = file.read_bytes()
+    reader = History(tmp_path)
+    readable = reader.entries("/w/k.py", "f")
+    assert 0 < len(readable) < 40, len(readable)
+    assert [int(e["id"]) for e in readable] == sorted(int(e["id"]) for e in readable)
+    assert len(reader.notes) == 1 and "is damaged" in reader.notes[0]
+    assert f"{len(readable)} runs readable" in reader.notes[0]
+    assert "database disk image is malformed" in reader.notes[0]
+    assert file.read_bytes() == before  # a read never moves or changes the store
+    assert list(tmp_path.glob(f"{STORE_NAME}.damaged-*")) == []
+    writer = History(tmp_path)
+    stored = writer.add("/w/k.py", "f", make_entry(_result()))
+    assert int(stored["id"]) > max(int(e["id"]) for e in readable)  # never an id twice
+    assert len(writer.notes) == 1 and "repaired" in writer.notes[0], writer.notes
+    aside = [p for p in tmp_path.glob(f"{STORE_NAME}.damaged-*") if p.name[-1].isdigit()]
+    assert len(aside) == 1 and aside[0].read_bytes() == before
+    after = History(tmp_path)
+    ids = [e["id"] for e in after.entries("/w/k.py", "f")]
+    assert ids == [e["id"] for e in readable] + [stored["id"]]
+    assert after.notes == []  # reported once: the store is sound again
+
+
+def test_one_damaged_page_costs_its_runs_not_the_history(tmp_path: Path) -> None:
+    """The battery's case: one page overwritten in a store of 81 runs of 3 functions — the
+    runs on other pages stay readable for every function."""
+    file = _big_store(tmp_path, 81, functions=3)
+    data = bytearray(file.read_bytes())
+    page = 4096
+    pages = len(data) // page
+    victim = pages * 2 // 3  # a page of run data, well past the schema and the indexes
+    data[victim * page : (victim + 1) * page] = b"\xa5" * page
+    file.write_bytes(bytes(data))
+    history = History(tmp_path)
+    counts = [len(history.entries("/w/k.py", f"f{i}")) for i in range(3)]
+    total = sum(counts)
+    assert all(c > 0 for c in counts), counts
+    assert 70 <= total < 81, counts
+    assert history.notes and "is damaged" in history.notes[0]
 
 
 def test_rows_of_another_shape_are_named_not_fatal(tmp_path: Path) -> None:
@@ -215,3 +252,34 @@ def test_which_functions_have_runs_is_one_read_for_all(
     monkeypatch.undo()
     assert found == {"f"} == {n for n in ["f", "g", "h"] if history.entries("/w/k.py", n)}
     assert len(connects) == 1
+
+
+def test_a_read_only_folder_shows_its_runs_read_only(tmp_path: Path) -> None:
+    """Issue 39 item 7: a history on a read-only mount (as root too) shows its runs; a write
+    says the folder is read-only and changes nothing."""
+    import subprocess
+
+    mount = tmp_path / "ro"
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=4m,mode=0700", "tmpfs", str(mount)],
+        capture_output=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        history = History(mount)
+        for _ in range(3):
+            history.add("/w/k.py", "f", make_entry(_result()))
+        history.set_baseline("/w/k.py", "f", "2")
+        remount = ["mount", "-o", "remount,ro", str(mount)]
+        assert subprocess.run(remount, capture_output=True, check=False).returncode == 0
+        reader = History(mount)
+        assert [e["id"] for e in reader.entries("/w/k.py", "f")] == ["1", "2", "3"]
+        assert reader.baseline_id("/w/k.py", "f") == "2"
+        with pytest.raises(HistoryError) as err:
+            reader.add("/w/k.py", "f", make_entry(_result()))
+        assert "is read-only" in str(err.value)
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)

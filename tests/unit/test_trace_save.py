@@ -49,16 +49,40 @@ def test_a_profiler_that_writes_half_a_trace_leaves_nothing(tmp_path: Path) -> N
 
     def torn_in_the_cache(path: str) -> None:
         calls.append(path)
-        if str(tmp_path) in path:
-            Path(path).write_text('{"traceEvents": [{"na')  # cut by a full disk
-            Path(path + ".tmp").write_text("x")  # the profiler's own temporary file
-        else:
-            _export(path)
+        Path(path).write_text('{"traceEvents": [{"na')  # cut by a full disk
+        Path(path + ".tmp").write_text("x")  # the profiler's own temporary file
 
-    saved = save_trace(torn_in_the_cache, str(tmp_path), "k.json")
-    assert saved.trace == TRACE and saved.path is None
-    assert saved.error is not None and saved.error.startswith("trace not saved: ")
-    assert os.listdir(tmp_path) == [] and len(calls) == 2
+    with pytest.raises(ProfileError) as err:
+        save_trace(torn_in_the_cache, str(tmp_path), "k.json")
+    assert err.value.kind == "internal" and "could not write the profiler's trace" in str(err.value)
+    # exported once (torch's profiler cannot save twice), and nothing left behind
+    assert os.listdir(tmp_path) == [] and len(calls) == 1
+
+
+class OnceOnly:
+    """torch's profiler: a trace is saved once; a second save raises."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, path: str) -> None:
+        self.calls += 1
+        if self.calls > 1:
+            raise RuntimeError("Trace is already saved.")
+        _export(path)
+
+
+def test_the_trace_is_exported_once_whatever_the_cache_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def full(src: str, dst: str) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", dst)
+
+    export = OnceOnly()
+    monkeypatch.setattr(tracefile.os, "replace", full)
+    saved = save_trace(export, str(tmp_path), "k.json")
+    assert export.calls == 1 and saved.trace == TRACE and saved.path is None
+    assert saved.error is not None and saved.error.startswith("trace not saved: disk full")
 
 
 def test_a_cache_path_that_is_a_file(tmp_path: Path) -> None:
@@ -106,3 +130,41 @@ def test_atomic_write_keeps_the_old_file_when_it_fails(
     with pytest.raises(OSError):
         atomic_write(str(target), "new")
     assert target.read_text() == "old" and os.listdir(tmp_path) == ["meta.json"]
+
+
+@pytest.fixture
+def full_disk(tmp_path: Path):  # noqa: ANN201 (a fixture)
+    """A real 64 KiB tmpfs, 56 KiB of it filled (needs root and mount; skipped otherwise)."""
+    import subprocess
+
+    mount = tmp_path / "small"
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)],
+        capture_output=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode(errors='replace')[:80]}")
+    try:
+        (mount / "filler").write_bytes(b"\0" * 56 * 1024)
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_a_full_cache_disk_keeps_the_real_profilers_trace(full_disk: Path) -> None:
+    """Issue 39 item 1: the real torch profiler's trace, the cache on a full disk — the trace
+    is read and kept, the profiler saved once (no "Trace is already saved"), the fault named."""
+    torch = pytest.importorskip("torch")
+    from torch.profiler import ProfilerActivity, profile
+
+    x = torch.ones(64)
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        for _ in range(200):  # a trace far larger than the 8 KiB left
+            x = torch.add(x, 1)
+    saved = save_trace(prof.export_chrome_trace, str(full_disk / "traces"), "k.json")
+    names = [e.get("name") for e in saved.trace["traceEvents"]]
+    assert names.count("aten::add") == 200 and saved.path is None
+    assert saved.error is not None and saved.error.startswith("trace not saved: disk full"), saved
+    assert sorted(os.listdir(full_disk / "traces")) == []

@@ -167,7 +167,13 @@ def test_h200_text_report(h200: TraceSummary) -> None:
     header = next(i for i, line in enumerate(lines) if line.startswith("Top kernels"))
     assert lines[header] == "Top kernels (3 kernel calls, 60.8 µs of kernel time)"
     assert lines[header + 2].split()[-4:] == ["1", "56.5", "56.5", "92.9"]
-    assert lines[header + 3].split() == ["vectorized_elementwise_kernel", "1", "2.3", "2.3", "3.7"]
+    # two different vectorized_elementwise_kernels: told apart by what they compute
+    assert lines[header + 3].split() == [
+        "vectorized_elementwise_kernel", "‹launch_clamp_scalar›", "1", "2.3", "2.3", "3.7"
+    ]  # fmt: skip
+    assert lines[header + 4].split()[:2] == [
+        "vectorized_elementwise_kernel", "‹CUDAFunctorOnSelf_add›"
+    ]  # fmt: skip
     mm = next(line for line in lines if line.strip().startswith("aten::mm "))
     assert mm.split() == ["aten::mm", "1", "3061.6", "3061.6", "56.5"]
     assert all(len(line) <= 100 for line in lines)

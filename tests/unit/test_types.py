@@ -19,7 +19,9 @@ from kernel_lens.wire.jobs import (
     JobRequest,
     NcuRequest,
     ProfileRequest,
+    SanitizerRequest,
     SweepRequest,
+    ValuesRequest,
 )
 from kernel_lens.wire.paths import CacheDirs
 from kernel_lens.wire.results import GeneratedKernel, InlineModule, SweepRow
@@ -126,7 +128,15 @@ def test_profile_request_reads_the_servers_params() -> None:
 
 def test_every_method_has_a_request_and_an_engine_entry() -> None:
     assert set(METHODS) == set(METHOD_NAMES)
-    requests = (ProfileRequest, SweepRequest, AsmRequest, InlineRequest, NcuRequest)
+    requests = (
+        ProfileRequest,
+        SweepRequest,
+        AsmRequest,
+        InlineRequest,
+        NcuRequest,
+        ValuesRequest,
+        SanitizerRequest,
+    )
     assert {r.method for r in requests} == set(METHOD_NAMES)
 
 

@@ -161,13 +161,16 @@ export class TimelineView {
         `${timeline.kept} of ${timeline.event_count} events shown · span ${formatUs(timeline.span_us)}` +
         (timeline.kept < timeline.event_count ? " · short neighbours merged (hatched)" : ""),
     });
+    // The runtime's name as its lane has it ("MTIA runtime" on an MTIA trace).
+    const runtime = timeline.lanes.find((lane) => lane.kind === "runtime")?.title;
     const legend = el(
       "div",
       { className: "legend" },
       LEGEND.map(({ cat, label }) => {
         const swatch = el("span", { className: "swatch" });
         swatch.style.backgroundColor = `var(${categoryColor(cat)})`;
-        return el("span", { className: "legend-item" }, [swatch, label]);
+        const shown = cat === "cuda_runtime" && runtime !== undefined ? runtime : label;
+        return el("span", { className: "legend-item" }, [swatch, shown]);
       }),
     );
     this.element = el("section", { className: "timeline" }, [

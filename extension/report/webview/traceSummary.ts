@@ -27,31 +27,41 @@ const TOP = 15;
 /** The trace summary tab. */
 export function traceSummaryView(path: string, summary: Json): HTMLElement {
   const facts: string[] = [];
+  // GPU, or what the device is when it is not one (MTIA, XPU, PrivateUse1)
+  const kind = text(summary["device_kind"]) || "GPU";
   if (text(summary["device"]) !== "") {
-    facts.push(text(summary["device"]));
+    facts.push(kind === "GPU" ? text(summary["device"]) : `${text(summary["device"])} (${kind})`);
   }
   const busy = num(summary["gpu_busy_us"]);
   const wall = num(summary["wall_us"]);
   if (busy !== null) {
-    facts.push(`GPU busy ${formatUs(busy)}`);
+    facts.push(`${kind} busy ${formatUs(busy)}`);
   }
   if (wall !== null) {
     facts.push(`wall ${formatUs(wall)}`);
   }
   const kernels = records(summary["kernels"]).slice(0, TOP);
   const ops = records(summary["ops"]).slice(0, TOP);
+  // What the numbers cannot say alone: kernel time no op was credited with, launches with no
+  // kernel recorded, categories the reader does not use (plain text from the server).
+  const notes = Array.isArray(summary["notes"]) ? summary["notes"].map(text) : [];
   return el("section", { className: "summary" }, [
     el("p", {}, [
       el("code", { className: "path", text: path }),
       facts.length > 0 ? ` · ${facts.join(" · ")}` : "",
     ]),
+    ...notes.filter((n) => n !== "").map((n) => el("p", { className: "note", text: n })),
     el("h2", { text: "Kernels" }),
     kernels.length === 0
-      ? el("p", { className: "muted", text: "No GPU kernel in this trace." })
+      ? el("p", { className: "muted", text: `No ${kind} kernel in this trace.` })
       : table(
           ["Kernel", "Calls", "Total", "Mean", "Share"],
           kernels.map((k) => [
-            el("code", { text: text(k["short_name"]) || text(k["name"]), title: text(k["name"]) }),
+            // the label tells apart two kernels of one short name
+            el("code", {
+              text: text(k["label"]) || text(k["short_name"]) || text(k["name"]),
+              title: text(k["name"]),
+            }),
             String(num(k["calls"]) ?? ""),
             formatUs(num(k["total_us"]) ?? 0),
             formatUs(num(k["mean_us"]) ?? 0),

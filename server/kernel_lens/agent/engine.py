@@ -21,7 +21,9 @@ from kernel_lens.wire.jobs import (
     JobRequest,
     NcuRequest,
     ProfileRequest,
+    SanitizerRequest,
     SweepRequest,
+    ValuesRequest,
 )
 from kernel_lens.wire.paths import CacheDirs
 from kernel_lens.wire.results import InlineResult, NcuResult
@@ -121,6 +123,55 @@ class Engine:
         progress("inline", "nvcc: compiling the CUDA source to PTX")
         return analyze_inline(request.path, request.text, arch=request.arch, build=request.build)
 
+    def values(self, request: ValuesRequest, progress: Progress = _no_progress) -> dict[str, Any]:
+        """One kernel's launch under Triton's interpreter: each line's values for the chosen
+        program, the out-of-bounds loads and stores of every program."""
+        from kernel_lens.agent.stages.interp_values import run_values
+        from kernel_lens.agent.usercode import read_source
+
+        progress("values", f"running {request.kernel} under Triton's interpreter")
+        text = request.text if request.text is not None else read_source(request.path)
+        saved = {k: os.environ.get(k) for k in request.env}
+        os.environ.update(request.env)
+        try:
+            return run_values(
+                os.path.abspath(request.path),
+                text,
+                request.kernel,
+                program=request.program,
+                iteration=request.iteration,
+                driver=request.driver,
+                argv=list(request.argv),
+                cwd=request.cwd,
+            )
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+
+    def sanitize(
+        self, request: SanitizerRequest, progress: Progress = _no_progress
+    ) -> dict[str, Any]:
+        """Check Memory: the function's call under compute-sanitizer, reports on their lines."""
+        from kernel_lens.agent.stages.sanitizer import run_sanitizer
+        from kernel_lens.agent.usercode import read_source
+
+        progress("sanitize", f"compute-sanitizer --tool {request.tool}")
+        text = request.text if request.text is not None else read_source(request.path)
+        return run_sanitizer(
+            os.path.abspath(request.path),
+            text,
+            request.function,
+            tool=request.tool,
+            timeout=request.timeout,
+            driver=request.driver,
+            argv=list(request.argv),
+            cwd=request.cwd,
+            env=dict(request.env),
+        )
+
     def ncu(self, request: NcuRequest, progress: Progress = _no_progress) -> NcuResult:
         """Nsight Compute on the function's kernels: metrics, hints, source lines, report file."""
         from kernel_lens.agent.stages.ncu import run_ncu
@@ -175,6 +226,14 @@ def _ncu(params: dict[str, Any], progress: Progress) -> NcuResult:
     return _ENGINE.ncu(_parse(NcuRequest, params), progress)
 
 
+def _values(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    return _ENGINE.values(_parse(ValuesRequest, params), progress)
+
+
+def _sanitize(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    return _ENGINE.sanitize(_parse(SanitizerRequest, params), progress)
+
+
 #: The agent's job methods: each takes the request's ``params`` and a progress callback.
 METHODS: dict[str, Callable[[dict[str, Any], Progress], Mapping[str, Any]]] = {
     ProfileRequest.method: _profile,
@@ -182,6 +241,8 @@ METHODS: dict[str, Callable[[dict[str, Any], Progress], Mapping[str, Any]]] = {
     AsmRequest.method: _asm,
     InlineRequest.method: _inline,
     NcuRequest.method: _ncu,
+    ValuesRequest.method: _values,
+    SanitizerRequest.method: _sanitize,
 }
 
 

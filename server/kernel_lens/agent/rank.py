@@ -14,6 +14,7 @@ roofline's extra call) runs. A failed rank exits non-zero, so torchrun stops the
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -58,6 +59,27 @@ def _die_with_parent() -> None:
         pass
 
 
+def _dump_stack_later(path: str) -> None:
+    """Just before the job's deadline (``KERNEL_LENS_RANK_DUMP_AT``, a ``time.time()``), write
+    this rank's Python stack to ``path``: where it waits if it hangs (a collective its peer
+    never reaches). A rank that finishes first never writes it."""
+    import faulthandler
+
+    try:
+        seconds = max(0.1, float(os.environ["KERNEL_LENS_RANK_DUMP_AT"]) - time.time())
+    except (KeyError, ValueError):
+        return
+    try:
+        fh = open(path, "w", encoding="utf-8")  # noqa: SIM115 - open until the process ends
+    except OSError:
+        return
+    _DUMP_FILES.append(fh)
+    faulthandler.dump_traceback_later(seconds, repeat=False, file=fh, exit=False)
+
+
+_DUMP_FILES: list[Any] = []
+
+
 def _write(path: str, obj: Any) -> None:
     tmp = f"{path}.tmp"
     with open(tmp, "w", encoding="utf-8") as fh:
@@ -74,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     rank = int(os.environ.get("RANK", "0"))
     os.environ[RANK_ENV] = str(rank)
     out = os.path.join(out_dir, f"rank{rank}.json")
+    _dump_stack_later(os.path.join(out_dir, f"rank{rank}.stack"))
     with open(request_path, encoding="utf-8") as fh:
         params = json.load(fh)
 
@@ -97,6 +120,10 @@ def main(argv: list[str] | None = None) -> int:
         _write(out, {"error": error, "at": time.time()})
         return 1
     result.pop("_trace_events", None)
+    with contextlib.suppress(Exception):
+        import faulthandler
+
+        faulthandler.cancel_dump_traceback_later()
     _write(out, result)
     _finish_group()
     return 0

@@ -75,6 +75,43 @@ def _torn(folder: str) -> str:
     return f"the profiler could not write it in {folder}"
 
 
+def _free_bytes(folder: str) -> int:
+    """Bytes free to this user in ``folder`` (or the nearest existing folder above it); 0 when
+    it cannot be told."""
+    probe = os.path.abspath(folder)
+    while probe and not os.path.isdir(probe):
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return 0
+        probe = parent
+    try:
+        stats = os.statvfs(probe)
+    except (OSError, AttributeError):
+        return 0
+    return int(stats.f_bavail) * int(stats.f_frsize)
+
+
+def _copy_into(trace_file: str, final: str) -> None:
+    """The exported file into the cache as ``final``: moved when on the same file system, else
+    copied beside it and renamed (atomic either way); the temporary copy removed on failure."""
+    try:
+        os.replace(trace_file, final)
+        return
+    except OSError as exc:
+        import errno
+
+        if exc.errno != errno.EXDEV:
+            raise
+    import shutil
+
+    tmp = temp_beside(final)
+    try:
+        shutil.copyfile(trace_file, tmp)
+        os.replace(tmp, final)
+    finally:
+        remove_quietly(tmp)
+
+
 def save_trace(
     export: Callable[[str], None],
     folder: str,
@@ -85,6 +122,13 @@ def save_trace(
     """Export a trace with ``export(path)`` (``prof.export_chrome_trace``) into ``folder`` as
     ``name`` (shortened and hashed when longer than the file system takes), atomically.
 
+    ``export`` is called **once**: torch's profiler saves a trace only once (a second call
+    raises ``Trace is already saved``). So the profiler writes where there is room — beside
+    the final name when the cache folder can take a file and has at least as much free space
+    as the system's temporary folder, else into a private temporary folder — and the file is
+    then moved (or copied) into the cache; when the cache cannot take it, the trace is read
+    from the temporary file and the profile keeps it (``trace not saved: <why>``).
+
     Args:
         export: writes the Chrome trace JSON to the path it is given.
         folder: the cache folder of traces (made if missing).
@@ -93,41 +137,56 @@ def save_trace(
             then the changed trace).
 
     Raises:
-        ProfileError: ``internal`` when the trace cannot even be written to a temporary folder
+        ProfileError: ``internal`` when the profiler could not write the trace anywhere
             (never ``runtime``: it is not the user's function that failed).
     """
     final = os.path.join(folder, short_name(name))
-    tmp = temp_beside(final)
+    beside = temp_beside(final)
+    why: str | None = None
+    in_cache = False
     try:
         os.makedirs(folder, exist_ok=True)
         # Made first, so a folder that cannot take a file says so, not the exporter's log.
-        with open(tmp, "xb"):
+        with open(beside, "xb"):
             pass
-        export(tmp)
-        trace = _load(tmp)
-        if transform is not None and transform(trace):
-            with open(tmp, "w", encoding="utf-8") as fh:
-                json.dump(trace, fh)
-        os.replace(tmp, final)
-        return SavedTrace(trace, final, None)
+        in_cache = _free_bytes(folder) >= _free_bytes(tempfile.gettempdir())
+        if not in_cache:
+            why = f"disk full ({folder})" if _free_bytes(folder) == 0 else None
     except OSError as exc:
         why = write_failure(exc)
-    except _NotWrittenError:
-        why = _torn(folder)
     finally:
-        remove_quietly(tmp, tmp + ".tmp")
-    try:
-        with tempfile.TemporaryDirectory(prefix="kernel-lens-trace-") as spare:
-            path = os.path.join(spare, "trace.json")
-            export(path)
-            trace = _load(path)
-    except (OSError, _NotWrittenError) as exc:
-        other = write_failure(exc) if isinstance(exc, OSError) else str(exc)
-        raise ProfileError(
-            "internal",
-            f"Kernel Lens could not write the profiler's trace ({why}), nor to a temporary "
-            f"folder ({other}): free some disk space or set KERNEL_LENS_CACHE",
-        ) from None
-    if transform is not None:
-        transform(trace)
-    return SavedTrace(trace, None, f"trace not saved: {why}")
+        remove_quietly(beside)
+    with tempfile.TemporaryDirectory(prefix="kernel-lens-trace-") as spare:
+        target = beside if in_cache else os.path.join(spare, "trace.json")
+        try:
+            try:
+                export(target)
+                trace = _load(target)
+            except OSError as exc:
+                raise ProfileError(
+                    "internal",
+                    f"Kernel Lens could not write the profiler's trace ({write_failure(exc)}): "
+                    "free some disk space or set KERNEL_LENS_CACHE",
+                ) from None
+            except _NotWrittenError:
+                where = os.path.dirname(target)
+                raise ProfileError(
+                    "internal",
+                    f"Kernel Lens could not write the profiler's trace ({_torn(where)}): free "
+                    "some disk space or set KERNEL_LENS_CACHE",
+                ) from None
+            changed = transform(trace) if transform is not None else False
+            if why is not None:
+                return SavedTrace(trace, None, f"trace not saved: {why}")
+            try:
+                if changed:
+                    with open(target, "w", encoding="utf-8") as fh:
+                        json.dump(trace, fh)
+                _copy_into(target, final)
+            except OSError as exc:
+                return SavedTrace(trace, None, f"trace not saved: {write_failure(exc)}")
+            except ValueError as exc:  # a trace json cannot write back (never expected)
+                return SavedTrace(trace, None, f"trace not saved: {exc}")
+            return SavedTrace(trace, final, None)
+        finally:
+            remove_quietly(target, target + ".tmp")

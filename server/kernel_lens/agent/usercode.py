@@ -96,6 +96,11 @@ def parse_source(text: str, path: str) -> ast.Module:
         return ast.parse(text, path)
     except SyntaxError as exc:
         raise ProfileError("syntax", f"{exc.msg}", exc.lineno) from None
+    except (MemoryError, RecursionError):
+        from kernel_lens.analysis.functions import too_deep
+
+        deep = too_deep(text)
+        raise ProfileError("syntax", str(deep), deep.line) from None
 
 
 def compile_text(path: str, text: str) -> types.CodeType:

@@ -132,7 +132,7 @@ def find_drivers(root: str, module_path: str, *, limit: int = 2000) -> list[Driv
     for path in _python_files(root, limit):
         try:
             tree = ast.parse(read_regular(path, _MAX_READ).decode("utf-8"), path)
-        except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        except (OSError, SyntaxError, UnicodeDecodeError, ValueError, MemoryError, RecursionError):
             continue
         files[path] = (_imports(tree), _is_script(tree))
         for candidate in (root, os.path.dirname(path)):

@@ -128,6 +128,37 @@ class FunctionInfo:
         return self.first_line <= line <= self.last_line
 
 
+#: Python's parser gives up on deep nesting with ``MemoryError`` (its stack) or
+#: ``RecursionError`` rather than a ``SyntaxError``: both are said as this, on the deepest line.
+TOO_DEEP = "nested too deeply for Python to parse"
+
+
+def deepest_line(source: str) -> int | None:
+    """The 1-based line most deeply nested within itself (brackets open at once, or a run of
+    unary operators): where a parser that gave up on depth most likely did."""
+    best, where = 0, None
+    for number, line in enumerate(source.splitlines(), 1):
+        depth = top = 0
+        for ch in line:
+            if ch in "([{":
+                depth += 1
+                top = max(top, depth)
+            elif ch in ")]}":
+                depth -= 1
+        runs = max((len(m.group()) for m in re.finditer(r"(?:[-+~]\s*){2,}", line)), default=0)
+        score = max(top, runs)
+        if score > best:
+            best, where = score, number
+    return where
+
+
+def too_deep(source: str) -> SourceSyntaxError:
+    """The ``SyntaxError``-like error for a file Python's parser gave up on (depth)."""
+    line = deepest_line(source)
+    where = f" (line {line})" if line else ""
+    return SourceSyntaxError(f"{TOO_DEEP}{where}", line)
+
+
 def _parse(source: str, filename: str) -> ast.Module:
     try:
         return ast.parse(source, filename=filename)
@@ -137,6 +168,8 @@ def _parse(source: str, filename: str) -> ast.Module:
             exc.lineno,
             (exc.offset - 1) if exc.offset else None,
         ) from None
+    except (MemoryError, RecursionError):
+        raise too_deep(source) from None
 
 
 def _directive_above(
@@ -395,7 +428,7 @@ def load_inline_lines(source: str) -> list[int]:
     """1-based lines of the ``load_inline(...)`` calls in ``source`` (``[]`` if it won't parse)."""
     try:
         tree = ast.parse(source)
-    except SyntaxError:
+    except (SyntaxError, MemoryError, RecursionError):
         return []
     return load_inline_lines_of(tree)
 

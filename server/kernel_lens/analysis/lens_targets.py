@@ -538,7 +538,7 @@ def uses_process_group(source: str) -> bool:
     is not one."""
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
         return False
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):

@@ -67,7 +67,12 @@ def format_profile(result: dict[str, Any], *, width: int = 110) -> str:
             out.append(f"argv   {' '.join(script['argv'])}")
         window = script.get("window")
         partial = script.get("partial")
-        if isinstance(partial, dict):
+        if isinstance(partial, dict) and partial.get("reason") == "cancelled":
+            out.append(
+                f"partial the run was stopped (Cancel, Ctrl-C) after {partial.get('after_s')} s: "
+                "the lines below are the part that ran"
+            )
+        elif isinstance(partial, dict):
             out.append(
                 f"partial the run was cut at the time limit after {partial.get('after_s')} s, "
                 "shortly before the job's limit: the lines below are the part that ran (a longer "
@@ -183,6 +188,12 @@ def window_text(window: dict[str, Any]) -> str:
     first = seen - int(profiled) + 1
     span = f"step {first}" if profiled == 1 else f"steps {first}–{seen}"
     head = f"{span} profiled" if profiled else "no step profiled"
+    if not seen and not profiled and not window.get("stopped"):
+        # Started at once and no step ever ended: the whole run is what was profiled.
+        head = (
+            "the whole run profiled: no step was seen (steps are counted from "
+            "optimizer.step(), a torch.profiler step() or a `# kernel-lens: step` comment)"
+        )
     skipped = int(window.get("skip") or 0)
     after = window.get("after_s")
     why = [f"{skipped} skipped"] if skipped else []

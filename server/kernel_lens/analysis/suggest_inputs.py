@@ -83,7 +83,7 @@ def params_of(text: str, info: FunctionInfo) -> list[Param]:
 def _def_node(text: str, def_line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     try:
         tree = ast.parse(text)
-    except SyntaxError:
+    except (SyntaxError, MemoryError, RecursionError):
         return None
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.lineno == def_line:

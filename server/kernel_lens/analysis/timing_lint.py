@@ -351,7 +351,7 @@ def lint_timing(source: str, tree: ast.Module | None = None) -> list[TimingIssue
     if tree is None:
         try:
             tree = ast.parse(source)
-        except (SyntaxError, ValueError):
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
             return []
     imports = _Imports(tree)
     names = _Names(tree)

@@ -22,14 +22,22 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from kernel_lens.analysis.launch_links import RUNTIME_CATS
+from kernel_lens.analysis.launch_links import id_lookup as _lookup
 from kernel_lens.analysis.line_attribution import BACKWARD_PREFIX, LINE_RANGE_RE
 from kernel_lens.analysis.names import short_kernel_name
 from kernel_lens.analysis.trace_columns import Progress, TraceColumns
 
-__all__ = ["ARRAYS", "Piece", "TraceStore", "Walk", "build_store", "walk_pieces"]
+__all__ = ["ARRAYS", "Piece", "TraceStore", "Walk", "build_store", "runtime_title", "walk_pieces"]
+
+
+def runtime_title(device_kind: str) -> str:
+    """The runtime lane's title: ``CUDA runtime`` for a GPU, ``MTIA runtime``, …"""
+    return "CUDA runtime" if device_kind == "GPU" else f"{device_kind} runtime"
+
 
 _CPU = frozenset({"cpu_op", "user_annotation", "python_function"})
-_RUNTIME = frozenset({"cuda_runtime", "cuda_driver"})
+_RUNTIME = RUNTIME_CATS
 _DEVICE = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "memset"}
 _LANE_ORDER = {"cpu": 0, "runtime": 1, "gpu": 2}
 #: A merged block never reaches over more than this many positions of the resolution: the
@@ -480,9 +488,10 @@ def build_store(
                     title += " · backward (autograd engine)"
                 info = (f"cpu-{keys[ka]}-{keys[kb]}", title, "cpu")
             elif kind == "gpu":
-                info = (f"gpu-{keys[ka]}-{keys[kb]}", f"GPU {keys[ka]} · stream {keys[kb]}", "gpu")
+                title = f"{columns.device_kind} {keys[ka]} · stream {keys[kb]}"
+                info = (f"gpu-{keys[ka]}-{keys[kb]}", title, "gpu")
             else:
-                info = ("runtime", "CUDA runtime", "runtime")
+                info = ("runtime", runtime_title(columns.device_kind), "runtime")
             codes.append(lane_key.setdefault((info[0], 0, 0), len(lane_info)))
             if codes[-1] == len(lane_info):
                 lane_info.append(info)
@@ -582,25 +591,3 @@ def _self_times(segments: I64, start: F64, end: F64, dur: F64) -> F64:
         covered = np.clip(np.minimum(end[kids], end[parent]) - start[kids], 0.0, None)
         own -= np.bincount(parent, weights=covered, minlength=len(own))
     return np.asarray(np.clip(own, 0.0, None), dtype=np.float64)
-
-
-def _lookup(keys: F64, values: I64, *, last: bool) -> Any:
-    """A vectorised ``dict.get`` from float ids (NaN: none) to lines; -1 when missing."""
-    ok = ~np.isnan(keys)
-    k, v = keys[ok], values[ok]
-    if not last:
-        k, v = k[::-1], v[::-1]  # the last write of the reversed order is the first of the order
-    order = np.argsort(k, kind="stable")
-    k, v = k[order], v[order]
-    if len(k):
-        keep = np.ones(len(k), dtype=bool)
-        keep[:-1] = k[1:] != k[:-1]  # the last of each equal run
-        k, v = k[keep], v[keep]
-
-    def get(query: F64) -> I64:
-        if not len(k):
-            return np.full(len(query), -1, dtype=np.int64)
-        at = np.clip(np.searchsorted(k, query), 0, len(k) - 1)
-        return np.where(k[at] == query, v[at], -1)
-
-    return get

@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from kernel_lens.analysis.launch_links import RUNTIME_CATS, kernel_ops
 from kernel_lens.analysis.names import short_kernel_name
 from kernel_lens.analysis.trace_columns import (
     TraceColumns,
@@ -53,7 +54,7 @@ _KERNEL = "kernel"
 _CPU_OP = "cpu_op"
 _MEMCPY = "gpu_memcpy"
 _MEMSET = "gpu_memset"
-_RUNTIME_CATS = frozenset({"cuda_runtime", "cuda_driver"})
+_RUNTIME_CATS = RUNTIME_CATS
 _DEVICE_CATS = frozenset({_KERNEL, _MEMCPY, _MEMSET})
 # What "wall" spans: the host work being profiled and the device work it caused. Python stack
 # events, profiler overhead and the profiler's own "Trace" span are left out because they
@@ -75,6 +76,9 @@ class KernelRow:
     max_us: float
     pct: float
     """Share of the total kernel time of the whole trace, in percent."""
+    label: str = ""
+    """The short name, told apart from another kernel's of the same short name by the first
+    name in the full names that differs (``vectorized_elementwise_kernel ‹AddFunctor›``)."""
 
 
 @dataclass(frozen=True)
@@ -84,7 +88,9 @@ class OpRow:
     `cpu_total_us` is inclusive: an op nested in another op of the same name (`aten::sum`
     inside `aten::sum`) is counted in both, as `torch.profiler`'s `key_averages` does.
     `cpu_self_us` leaves out the time of directly nested CPU ops. `device_us` is the time of
-    the kernels launched by the op itself (matched by `External id`), not by nested ops.
+    the kernels the op launched itself, not nested ops: each kernel's launch (its runtime call,
+    by `correlation`) is credited to the innermost op around that call on its thread
+    (`launch_links.kernel_ops`).
     """
 
     name: str
@@ -154,7 +160,8 @@ class TraceSummary:
     """
 
     device: str | None
-    """GPU name from the trace's `deviceProperties`; None for a CPU-only trace."""
+    """The name of the device the kernels ran on, from the trace's `deviceProperties` (or
+    `computeProperties`); None for a trace that lists no device."""
     event_count: int
     """Complete (`ph == "X"`) events with a usable `ts` and `dur`."""
     kernels: tuple[KernelRow, ...]
@@ -175,6 +182,14 @@ class TraceSummary:
     wall time of 0)."""
     gaps: GapStats
     streams: tuple[StreamRow, ...]
+    device_kind: str = "GPU"
+    """What the device is: ``GPU``, ``MTIA``, ``XPU`` or ``PrivateUse1``."""
+    op_device_us: float = 0.0
+    """Kernel time credited to a CPU op through its launch (the ops' `device_us` summed over
+    every op, shown or not); the rest was launched outside any op or has no launch on record."""
+    notes: tuple[str, ...] = ()
+    """What the numbers cannot say alone, in plain sentences: kernel time not credited to an
+    op, launches with no kernel recorded, categories this reader does not read."""
 
     @property
     def has_gpu_activity(self) -> bool:
@@ -241,6 +256,15 @@ def summarize_columns(columns: TraceColumns, *, top: int = 20) -> TraceSummary:
     gap_lengths = (starts[1:] - ends[:-1]).tolist()
     wall_us = _span(events[columns.cat_in(_WALL_CATS)])
     has_device = not device_events.empty
+    ops = _op_rows(
+        events[events["cat"].to_numpy() == columns.cat_code(_CPU_OP)],
+        np.flatnonzero(is_kernel),
+        events,
+        columns,
+        top,
+    )
+    op_device_us, op_rows = ops
+    launches = _launch_stats(events, columns)
 
     return TraceSummary(
         device=columns.device_name,
@@ -248,10 +272,8 @@ def summarize_columns(columns: TraceColumns, *, top: int = 20) -> TraceSummary:
         kernels=_kernel_rows(kernels, columns, kernel_total_us, top),
         kernel_calls=len(kernels),
         kernel_total_us=kernel_total_us,
-        ops=_op_rows(
-            events[events["cat"].to_numpy() == columns.cat_code(_CPU_OP)], kernels, columns, top
-        ),
-        launches=_launch_stats(events, columns),
+        ops=op_rows,
+        launches=launches,
         memcpy=_memcpy_rows(events[events["cat"].to_numpy() == columns.cat_code(_MEMCPY)], columns),
         memset=_memset_stats(events[events["cat"].to_numpy() == columns.cat_code(_MEMSET)]),
         gpu_busy_us=gpu_busy_us,
@@ -264,6 +286,9 @@ def summarize_columns(columns: TraceColumns, *, top: int = 20) -> TraceSummary:
             max_us=max(gap_lengths, default=0.0),
         ),
         streams=_stream_rows(device_events, columns),
+        device_kind=columns.device_kind,
+        op_device_us=op_device_us,
+        notes=_notes(columns, events, kernel_total_us, op_device_us, launches, has_device),
     )
 
 
@@ -281,19 +306,20 @@ def format_trace_summary(summary: TraceSummary, *, width: int = 100) -> str:
     Returns:
         The report, lines joined with newlines, without a trailing newline.
     """
-    lines = [
-        f"Trace: {summary.device or 'no GPU device recorded'} · {summary.event_count} events · "
-        f"wall {_us(summary.wall_us)} µs"
-    ]
+    kind = summary.device_kind
+    device = summary.device or f"no {kind} device recorded"
+    if summary.device and kind != "GPU":
+        device += f" ({kind})"
+    lines = [f"Trace: {device} · {summary.event_count} events · wall {_us(summary.wall_us)} µs"]
     if not summary.has_gpu_activity:
-        lines.append("no GPU activity in this trace")
+        lines.append(f"no {kind} activity in this trace")
     else:
         pct = "-" if summary.gpu_busy_pct is None else f"{summary.gpu_busy_pct:.1f}%"
         lines.append(
-            f"GPU busy {_us(summary.gpu_busy_us)} µs of {_us(summary.wall_us)} µs wall ({pct})"
+            f"{kind} busy {_us(summary.gpu_busy_us)} µs of {_us(summary.wall_us)} µs wall ({pct})"
         )
         lines.append(
-            f"GPU span {_us(summary.gpu_span_us)} µs (first to last device activity); "
+            f"{kind} span {_us(summary.gpu_span_us)} µs (first to last device activity); "
             f"{_n(summary.gaps.count, 'idle gap')}, {_us(summary.gaps.total_us)} µs in all, "
             f"longest {_us(summary.gaps.max_us)} µs"
         )
@@ -312,7 +338,13 @@ def format_trace_summary(summary: TraceSummary, *, width: int = 100) -> str:
         lines += _table(
             ["kernel", "calls", "total µs", "mean µs", "%"],
             [
-                [k.short_name, str(k.calls), _us(k.total_us), _us(k.mean_us), f"{k.pct:.1f}"]
+                [
+                    k.label or k.short_name,
+                    str(k.calls),
+                    _us(k.total_us),
+                    _us(k.mean_us),
+                    f"{k.pct:.1f}",
+                ]
                 for k in summary.kernels
             ],
             width,
@@ -325,7 +357,12 @@ def format_trace_summary(summary: TraceSummary, *, width: int = 100) -> str:
         lines += [
             "",
             "CPU ops (total includes nested ops"
-            + ("; device = kernels the op launched itself)" if with_device else ")"),
+            + (
+                "; device = kernels launched by the op itself, each credited through its launch "
+                "to the innermost op around it)"
+                if with_device
+                else ")"
+            ),
         ]
         lines += _table(
             header,
@@ -373,7 +410,40 @@ def format_trace_summary(summary: TraceSummary, *, width: int = 100) -> str:
         )
     else:
         lines.append("Memset: none")
+    if summary.notes:
+        lines += ["", "Notes:"] + [f"- {note}" for note in summary.notes]
     return "\n".join(_wrap(line, width) for line in lines)
+
+
+def _kernel_labels(kernels: tuple[KernelRow, ...]) -> list[str]:
+    """Each kernel's short name, and where different kernels share one, the first name in
+    their full names that tells them apart (``vectorized_elementwise_kernel ‹launch_clamp_scalar›``,
+    ``reduce_kernel ‹512›``); a number where even that is the same."""
+    labels = [k.short_name for k in kernels]
+    groups: dict[str, list[int]] = {}
+    for i, k in enumerate(kernels):
+        groups.setdefault(k.short_name, []).append(i)
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        names = [kernels[i].name for i in members]
+        common = len(os.path.commonprefix(names))
+        # back to the start of the template argument or name that differs
+        cut = max(names[0].rfind(c, 0, common) for c in "<,( :") + 1
+        seen: dict[str, int] = {}
+        for i, name in zip(members, names, strict=True):
+            part = _NOISE.sub("", name[cut:]).strip()
+            part = re.split(r"[<(,>\s]", part, maxsplit=1)[0] or part[:20]
+            part = part[:40]
+            seen[part] = seen.get(part, 0) + 1
+            labels[i] = f"{kernels[i].short_name} ‹{part}›" + (
+                f" #{seen[part]}" if seen[part] > 1 else ""
+            )
+    return labels
+
+
+#: Namespaces that name no kernel (left out of the part that tells two kernels apart).
+_NOISE = re.compile(r"^(?:\s|at::native::|at::|std::|\(anonymous namespace\)::|void\s)+")
 
 
 def _wrap(line: str, width: int) -> str:
@@ -430,7 +500,7 @@ def _kernel_rows(
         columns,
     )
     table = table.sort_values(["total_us", "name"], ascending=[False, True]).head(max(top, 0))
-    return tuple(
+    rows = tuple(
         KernelRow(
             name=str(r["name"]),
             short_name=short_kernel_name(str(r["name"])),
@@ -443,16 +513,27 @@ def _kernel_rows(
         )
         for r in table.to_dict("records")
     )
+    return tuple(
+        dataclasses.replace(k, label=label)
+        for k, label in zip(rows, _kernel_labels(rows), strict=True)
+    )
 
 
 def _op_rows(
-    ops: pd.DataFrame, kernels: pd.DataFrame, columns: TraceColumns, top: int
-) -> tuple[OpRow, ...]:
+    ops: pd.DataFrame, kernel_rows: npt.NDArray[np.int64], events: pd.DataFrame,
+    columns: TraceColumns, top: int,
+) -> tuple[float, tuple[OpRow, ...]]:  # fmt: skip
+    """The kernel time credited to ops, and the op table."""
+    ts, end = events["ts"].to_numpy(), events["end"].to_numpy()
+    owner = kernel_ops(columns, ts, end, kernel_rows)
+    credited = owner >= 0
+    kernel_dur = columns.dur[kernel_rows]
+    per_op = np.bincount(owner[credited], weights=kernel_dur[credited], minlength=len(columns))
     ops = ops.assign(child_us=_direct_child_time(ops, columns))
     ops = ops.assign(
         # Clock jitter can make children add up to a hair more than their parent.
         self_us=(ops["dur"] - ops["child_us"]).clip(lower=0.0),
-        device_us=ops["ext_id"].map(kernels.groupby("ext_id")["dur"].sum()).fillna(0.0),
+        device_us=per_op[ops.index.to_numpy()] if len(ops) else 0.0,
     )
     table = _named(
         ops.groupby("name", sort=False).agg(
@@ -464,7 +545,7 @@ def _op_rows(
         columns,
     )
     table = table.sort_values(["cpu_total_us", "name"], ascending=[False, True]).head(max(top, 0))
-    return tuple(
+    return float(kernel_dur[credited].sum()), tuple(
         OpRow(
             name=str(r["name"]),
             calls=int(r["calls"]),
@@ -524,8 +605,61 @@ def _direct_child_time(ops: pd.DataFrame, columns: TraceColumns) -> npt.NDArray[
     return child
 
 
+#: Categories the summary reads (after `normalize_columns`) or knowingly leaves out.
+_KNOWN_CATS = _WALL_CATS | frozenset(
+    {"python_function", "gpu_user_annotation", "Trace", "overhead", "cpu_instant_event",
+     "cuda_sync", "cuda_event", "ac2g", "fwdbwd", "async"}
+)  # fmt: skip
+
+
+def _notes(
+    columns: TraceColumns,
+    events: pd.DataFrame,
+    kernel_total_us: float,
+    op_device_us: float,
+    launches: LaunchStats,
+    has_device: bool,
+) -> tuple[str, ...]:
+    """The summary's plain-sentence notes (see `TraceSummary.notes`)."""
+    notes: list[str] = []
+    device = columns.device_kind
+    if not len(columns):
+        notes.append(
+            'the trace has no complete event ("ph": "X" with a time and a duration): nothing '
+            "here could be summarised"
+        )
+    if kernel_total_us > 0 and (events["cat"].to_numpy() == columns.cat_code(_CPU_OP)).any():
+        share = op_device_us / kernel_total_us * 100
+        if share < 99.95:
+            notes.append(
+                f"{share:.1f}% of the kernel time ({_us(op_device_us)} of "
+                f"{_us(kernel_total_us)} µs) is credited to a CPU op through its launch; the "
+                "rest was launched outside any op or has no launch on record"
+            )
+    if launches.count and not has_device:
+        notes.append(
+            f"{launches.count} kernel launch{'' if launches.count == 1 else 'es'} but no "
+            f"kernel, memcpy or memset recorded: the trace has no {device} activity (not "
+            "traced, e.g. a CUPTI range-profiler run)"
+        )
+    counts = np.bincount(columns.cat, minlength=len(columns.cats)).tolist() if len(columns) else []
+    unread = [(c, int(k)) for c, k in zip(columns.cats, counts, strict=False)
+              if k and c not in _KNOWN_CATS]  # fmt: skip
+    if unread and not has_device and not launches.count and not columns.cat_in(_WALL_CATS).any():
+        found = ", ".join(f"{c or '(none)'} ×{k}" for c, k in sorted(unread, key=lambda x: -x[1]))
+        notes.append(
+            f"none of the {len(columns)} complete events is of a kind this reader uses "
+            f"(categories found: {found}): nothing here could be summarised"
+        )
+    return tuple(notes)
+
+
 def _launch_stats(events: pd.DataFrame, columns: TraceColumns) -> LaunchStats:
-    is_launch = np.array(["Launch" in name for name in columns.names] + [False], dtype=bool)
+    # cudaLaunchKernel, cuLaunchKernelEx, hipLaunchKernel, cudaGraphLaunch…; MTIA's runFunction
+    is_launch = np.array(
+        ["Launch" in name or name.startswith("runFunction") for name in columns.names] + [False],
+        dtype=bool,
+    )
     launches = events[
         columns.cat_in(_RUNTIME_CATS) & is_launch[events["name"].to_numpy(dtype=np.int64)]
     ]

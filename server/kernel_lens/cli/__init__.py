@@ -11,16 +11,21 @@
     kernel-lens compare A B [--json]   (A, B: PATH::FUNC#ID, #-1, #baseline, or profile JSONs)
     kernel-lens trace summarize FILE.json [--json]
     kernel-lens asm PATH::KERNEL [--stage ptx|sass|ttir|ttgir|llir] [--arch 90] [--json]
+    kernel-lens values PATH::KERNEL [--pid first|last|X,Y,Z] [--iteration first|last|N]
+                       [--from DRIVER] [--json]  (values per line, Triton's interpreter)
     kernel-lens inline PATH [--arch 90] [--build] [--json]
     kernel-lens sweep PATH::FUNC --param NAME [--values 64,128,…] [--from DRIVER] [--json]
     kernel-lens ncu run PATH::FUNC [--set basic|full] [--from DRIVER [-- ARGS…]] [--json]
     kernel-lens ncu show FILE.ncu-rep [--json]
+    kernel-lens memcheck PATH::FUNC [--tool memcheck|racecheck] [--from DRIVER] [--json]
+                                    (compute-sanitizer on a GPU)
 
-The commands that run user code (profile, asm, inline, sweep, ncu run) run it the way the editor
-does: in a fresh agent process (``python -m kernel_lens.agent``) through the same client and
-engine, so however the code ends — an exception, ``sys.exit``, ``os._exit``, a segfault, Ctrl-C
-raised by the code, a hang past ``--timeout``, threads left running — the command ends with the
-same error contract. ``trace summarize`` and ``ncu show`` read files and run in-process.
+The commands that run user code (profile, asm, values, inline, sweep, ncu run, memcheck) run
+it the way the editor does: in a fresh agent process (``python -m kernel_lens.agent``) through
+the same client and engine, so however the code ends — an exception, ``sys.exit``,
+``os._exit``, a segfault, Ctrl-C raised by the code, a hang past ``--timeout``, threads left
+running — the command ends with the same error contract. ``trace summarize`` and ``ncu show``
+read files and run in-process.
 
 Exit status: 0 on success, 1 when the job failed (``{"error": {"kind", "message", "line"}}``
 with ``--json``, one line on stderr without; the kinds are
@@ -37,14 +42,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from kernel_lens.cli import asm, history, inline, ncu, profile, sweep, trace
+from kernel_lens.cli import asm, history, inline, memcheck, ncu, profile, sweep, trace, values
 from kernel_lens.cli.common import emit_error
 from kernel_lens.wire.errors import ErrorObject
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
 #: The commands' modules, in the order ``kernel-lens --help`` lists them.
-COMMANDS = (profile, history, asm, ncu, sweep, inline, trace)
+COMMANDS = (profile, history, asm, values, ncu, memcheck, sweep, inline, trace)
 
 
 def build_parser() -> argparse.ArgumentParser:

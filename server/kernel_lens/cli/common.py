@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import shlex
+import signal
 import sys
 from typing import Any, TextIO
 
@@ -137,11 +139,41 @@ async def run_in_agent(
         spare=False,
         cwd=os.getcwd() if agent_command else None,
     )
+    # Ctrl-C as the editor's Cancel (issue 39 item 3): the first stops the job — a whole
+    # script's run then sends the part that ran, which is printed — and a second one abandons
+    # it at once (KeyboardInterrupt, as before).
+    cancelled = asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    def on_interrupt() -> None:
+        stderr_line(
+            "kernel-lens: stopping (a whole script keeps the part that ran); Ctrl-C again to "
+            "abandon it"
+        )
+        cancelled.set()
+        with contextlib.suppress(Exception):
+            loop.remove_signal_handler(signal.SIGINT)
+
+    handled = False
+    with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+        loop.add_signal_handler(signal.SIGINT, on_interrupt)
+        handled = True
     try:
         return await client.run(
-            request.to_json(), timeout=timeout, on_progress=on_progress, method=request.method
+            request.to_json(),
+            timeout=timeout,
+            on_progress=on_progress,
+            method=request.method,
+            cancelled=cancelled,
         )
+    except ProfileError as err:
+        if err.kind == "cancelled" and cancelled.is_set():
+            raise KeyboardInterrupt from None  # the job had no part to keep: interrupted
+        raise
     finally:
+        if handled:
+            with contextlib.suppress(Exception):
+                loop.remove_signal_handler(signal.SIGINT)
         await client.kill()
 
 

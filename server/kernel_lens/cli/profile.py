@@ -115,6 +115,9 @@ def run(args: argparse.Namespace) -> int:
                                     after="this run"))  # fmt: skip
         elif args.compare:
             say(f"compare: no {args.compare} run of {result.get('function')} to compare with")
+    partial = (result.get("script") or {}).get("partial")
+    if isinstance(partial, dict) and partial.get("reason") == "cancelled":
+        return 130  # Ctrl-C: what ran is printed above, and the status still says interrupted
     return 0
 
 

@@ -20,6 +20,11 @@ def run_summarize(args: argparse.Namespace) -> int:
     except TraceError as exc:
         emit_error({"kind": "trace", "message": str(exc), "line": None}, args.json, None)
         return 1
+    except MemoryError:
+        # Under an address-space limit a large trace can still run out: said, as JSON too.
+        message = f"trace file {args.file} does not fit in this process's memory: not read"
+        emit_error({"kind": "trace", "message": message, "line": None}, args.json, None)
+        return 1
     if args.json:
         say(json.dumps(summary.to_json()))
     else:
@@ -31,7 +36,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     """Register the command's parser."""
     t = sub.add_parser("trace", help="work with torch.profiler Chrome traces")
     tsub = t.add_subparsers(dest="trace_command", required=True)
-    ts = tsub.add_parser("summarize", help="summarise a Chrome trace file")
+    ts = tsub.add_parser(
+        "summarize",
+        help="summarise a torch.profiler (Kineto) trace: .json, .json.gz, a top-level array of "
+        "events, or Perfetto .pftrace",
+    )
     ts.add_argument("file")
     ts.add_argument("--json", action="store_true")
     ts.add_argument("--top", type=int, default=20)

@@ -26,7 +26,7 @@ from typing import Any
 
 from kernel_lens import early_agent
 from kernel_lens.client.faults import describe_exit, failing_frame, fault_frames, where_text
-from kernel_lens.client.process import AgentProcess
+from kernel_lens.client.process import AgentProcess, exit_code
 from kernel_lens.client.remote import (
     bootstrap_argv,
     dropped_connection,
@@ -46,11 +46,22 @@ from kernel_lens.wire.envelope import (
     read_message_line,
 )
 from kernel_lens.wire.errors import ProfileError
-from kernel_lens.wire.processes import ChildProcess, children_from_lines, waiting_text
+from kernel_lens.wire.processes import (
+    ChildProcess,
+    children_from_lines,
+    clock_ticks_now,
+    reap_orphans,
+    set_child_subreaper,
+    waiting_text,
+)
 
 __all__ = ["AgentClient", "PartialCallback"]
 
 logger = logging.getLogger(__name__)
+
+#: Whether this process is the subreaper of its agents' orphans (set once, by the first local
+#: client).
+_SUBREAPER = [False]
 
 #: ``on_partial(result so far, final keys, stage)``: a job's result before its end.
 PartialCallback = Callable[[dict[str, Any], list[str], str], None]
@@ -163,6 +174,10 @@ class AgentClient:
     ) -> None:
         self.argv_prefix = list(argv_prefix)
         self.local = local
+        if local and not _SUBREAPER[0]:
+            # The processes a job starts in a new session outlive a crashed agent: as their
+            # subreaper this process adopts them, and stops them after the job (``_reap``).
+            _SUBREAPER[0] = set_child_subreaper()
         self.ship_agent = not local if ship_agent is None else ship_agent and not local
         self.cwd = cwd
         self.spare = spare
@@ -437,7 +452,10 @@ class AgentClient:
         async with self._lock:
             if cancelled is not None and cancelled.is_set():
                 raise ProfileError("cancelled", "cancelled before it started")
-            agent = await self._wait_cancellable(self._take_agent(on_progress), cancelled)
+            agent = await self._wait_cancellable(
+                self._take_agent(on_progress), cancelled, (timeout, limit_name)
+            )
+            job_ticks = clock_ticks_now()
             generation = self._generation
             self._busy = agent
             self.info = agent.info
@@ -466,11 +484,30 @@ class AgentClient:
             finally:
                 self._busy = None
                 await agent.kill(with_descendants=self.local)
+                if self.local and agent.proc is not None:
+                    # An agent that died (a crash, ``os._exit``) or was killed leaves what its job
+                    # started in a new session orphaned onto this process, their subreaper:
+                    # stopped here, as the agent would have (issue 39 item 4).
+                    await asyncio.get_running_loop().run_in_executor(None, self._reap, job_ticks)
                 if self.spare and generation == self._generation:
                     self._start_spare()
                     # Nothing is being measured now: the spare may warm at normal priority.
                     if self._spare_agent is not None:
                         self._spare_agent.hurry()
+
+    def _reap(self, since_ticks: int) -> None:
+        """Stop the processes a finished job left orphaned onto this process (a thread)."""
+        if not _SUBREAPER[0]:
+            return
+        known = [p.proc.pid for p in self._processes() if p.proc is not None]
+        killed = reap_orphans(os.getpid(), since_ticks=since_ticks, known=known)
+        if killed:
+            self._log(f"kernel-lens: stopped {killed} process(es) the job left running")
+
+    def _processes(self) -> list[AgentProcess]:
+        """The agent processes this client holds (spare, template, busy)."""
+        held = [self._spare_agent, self._busy, getattr(self, "_template_agent", None)]
+        return [p for p in held if isinstance(p, AgentProcess)]
 
     def _remote_job(
         self, params: dict[str, Any]
@@ -503,15 +540,26 @@ class AgentClient:
             extra["bundle"] = files
         return params, (extra, trace_dir if isinstance(trace_dir, str) else None), notes
 
-    async def _wait_cancellable(self, coro: Any, cancelled: asyncio.Event | None) -> AgentProcess:
-        """Await an agent start, giving up when ``cancelled`` is set."""
+    async def _wait_cancellable(
+        self,
+        coro: Any,
+        cancelled: asyncio.Event | None,
+        limit: tuple[float, str] | None = None,
+    ) -> AgentProcess:
+        """Await an agent start, giving up when ``cancelled`` is set or after the job's own
+        time limit (``limit``: seconds and the setting they came from): an agent command that
+        never answers fails the job at its limit, not at the start's own 180 s (issue 39)."""
         start: asyncio.Future[AgentProcess] = asyncio.ensure_future(coro)
-        if cancelled is None:
-            return await start
-        cancel_wait = asyncio.ensure_future(cancelled.wait())
+        cancel_wait = asyncio.ensure_future(
+            cancelled.wait() if cancelled is not None else asyncio.Event().wait()
+        )
         both: set[asyncio.Future[Any]] = {start, cancel_wait}
         try:
-            done, _ = await asyncio.wait(both, return_when=asyncio.FIRST_COMPLETED)
+            done, _ = await asyncio.wait(
+                both,
+                timeout=limit[0] if limit is not None else None,
+                return_when=asyncio.FIRST_COMPLETED,
+            )
         finally:
             cancel_wait.cancel()
         if start in done:
@@ -520,7 +568,15 @@ class AgentClient:
         with contextlib.suppress(BaseException):
             agent = await start
             await agent.kill()
-        raise ProfileError("cancelled", "cancelled while the agent was starting")
+        if cancel_wait in done:
+            raise ProfileError("cancelled", "cancelled while the agent was starting")
+        assert limit is not None
+        command = " ".join(self.argv_prefix) or "the agent"
+        raise ProfileError(
+            "timeout",
+            f"the agent did not start within {limit[0]:g} s ({limit[1]}): `{command}` never "
+            "said it was ready",
+        )
 
     async def _job(
         self,
@@ -658,7 +714,7 @@ class AgentClient:
             raise self._timeout_error(agent, limit, path)
         raw = read.result()
         if not raw:
-            code = await proc.wait()
+            code = await exit_code(proc)
             await agent.drain_stderr()
             raise self._crash_error(agent, code, path)
         try:

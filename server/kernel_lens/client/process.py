@@ -135,6 +135,19 @@ async def _wrap_pipes(
     return stdin, stdout, stderr, transports
 
 
+async def exit_code(proc: Any, wait_s: float = 10.0) -> int | None:
+    """The exit status of an agent whose output has ended. Not ``proc.wait()`` alone: before
+    Python 3.12 it returns only once every pipe of the process is closed, and a process the job
+    started in a new session keeps the agent's stderr open after the agent died — the job then
+    hung on a crash (issue 39 item 4). The return code is known as soon as the process is
+    reaped; ``None`` if it is still running after ``wait_s``."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + wait_s
+    while proc.returncode is None and loop.time() < end:
+        await asyncio.sleep(0.02)
+    return proc.returncode  # type: ignore[no-any-return]
+
+
 def _exit_future(popen: subprocess.Popen[bytes]) -> asyncio.Future[int]:
     """A future of ``popen``'s exit status, for a process the loop did not start: a pidfd
     read by the loop where Linux has them, else a daemon thread in ``wait`` (never joined at

@@ -29,6 +29,7 @@ from kernel_lens.analysis.distributed_text import distributed_line_text
 from kernel_lens.analysis.document_model import DocumentModel
 from kernel_lens.analysis.error_actions import CMD_SHOW_ERROR, error_actions
 from kernel_lens.analysis.functions import FunctionInfo, SourceSyntaxError
+from kernel_lens.analysis.interp_text import values_lens_title
 from kernel_lens.analysis.lens_targets import LensRole, LensTarget
 from kernel_lens.analysis.lens_text import (
     LONGER_BUDGET_SCALE,
@@ -55,6 +56,8 @@ from kernel_lens.lsp.state import DocumentState
 from kernel_lens.wire.errors import ProfileError
 from kernel_lens.wire.lsp import (
     CMD_ATTRIBUTE_INSIDE,
+    CMD_CHECK_MEMORY,
+    CMD_DEBUG_KERNEL,
     CMD_PROFILE,
     CMD_RUN_NCU,
     CMD_SET_BASELINE,
@@ -62,6 +65,7 @@ from kernel_lens.wire.lsp import (
     CMD_SHOW_GENERATED_CODE,
     CMD_SHOW_INLINE,
     CMD_SHOW_REPORT,
+    CMD_SHOW_VALUES,
     CMD_SWEEP,
     AttributeInsideArgs,
 )
@@ -224,6 +228,19 @@ def more_actions(
                     "why each kernel is not faster: Speed of Light, occupancy, rule hints",
                 )
             )
+        actions.append(
+            _disabled(
+                "$(shield) Check Memory",
+                "needs an NVIDIA GPU: this function ran on the CPU",
+            )
+            if ncu_ok is False
+            else _action(
+                "$(shield) Check Memory",
+                CMD_CHECK_MEMORY,
+                args,
+                "compute-sanitizer: out-of-bounds and misaligned accesses, on their lines",
+            )
+        )
     else:
         actions.extend(sweeps)
         actions.append(generated)
@@ -418,6 +435,23 @@ def _running_lenses(
         ]
     except Exception:  # a part that cannot be shown yet: the spinner until the whole result
         return [_lens(first0, "$(sync~spin) Profiling…")]
+
+
+def _kernel_lenses(ls: KernelLensServer, uri: str, info: FunctionInfo) -> list[types.CodeLens]:
+    """``Show Assembly``, ``Show Values`` and ``Debug Kernel`` above a Triton kernel (the last
+    two under Triton's interpreter); the lenses say what each showed last."""
+    state = ls.documents.peek(uri)
+    shown = state.values_latest.get(info.qualname) if state is not None else None
+    args: dict[str, Any] = {"uri": uri, "kernel": info.qualname}
+    values = (
+        _lens(
+            info.first_line - 1, values_lens_title(shown), CMD_SHOW_VALUES, [{**args, "pick": True}]
+        )
+        if shown
+        else _lens(info.first_line - 1, "$(symbol-variable) Show Values", CMD_SHOW_VALUES, [args])
+    )
+    debug = _lens(info.first_line - 1, "$(debug-alt) Debug Kernel", CMD_DEBUG_KERNEL, [args])
+    return [_kernel_lens(ls, uri, info), values, debug]
 
 
 def _kernel_lens(ls: KernelLensServer, uri: str, info: FunctionInfo) -> types.CodeLens:
@@ -843,7 +877,7 @@ def _first_with_results(
         record = records.get(qualname)
         if role == "kernel":
             info = FunctionInfo(qualname, def_line, line, line, line, (), is_method, None, None, 0)
-            parts.append(json.dumps(unstructure(_kernel_lens(ls, uri, info))))
+            parts.extend(json.dumps(unstructure(x)) for x in _kernel_lenses(ls, uri, info))
         elif record is None:
             if row:
                 parts.append(row)
@@ -897,7 +931,7 @@ def first_lenses_json(
             occupied.add(line - 1)
             if role == "kernel":
                 info = FunctionInfo(qualname, line, line, line, line, (), False, None, None, 0)
-                parts.append(json.dumps(unstructure(_kernel_lens(ls, uri, info))))
+                parts.extend(json.dumps(unstructure(x)) for x in _kernel_lenses(ls, uri, info))
     else:
         occupied.update(line - 1 for line, _, _ in first.targets)
     for i, lens in enumerate(_run_lines_lenses(ls, uri, source)):
@@ -996,7 +1030,7 @@ def _lens_pieces(
         if not trusted:
             pieces.append([_lens(line0, TRUST_TITLE, TRUST_COMMAND)])
         elif target.role == "kernel":
-            pieces.append([_kernel_lens(ls, uri, info)])
+            pieces.append(_kernel_lenses(ls, uri, info))
         else:
             pieces.append(
                 _function_lenses(

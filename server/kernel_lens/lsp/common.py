@@ -195,11 +195,21 @@ def target_path(ls: KernelLensServer, uri: str, what: str = "read or run") -> st
     return path
 
 
+#: How long the server's history actions wait for another process's write (the CLI's 30 s would
+#: hold Set as Baseline that long): then they say the store is locked (issue 39 item 5).
+SERVER_HISTORY_WAIT_S = 3.0
+
+
 def server_history(ls: KernelLensServer, path: str) -> History:
     """The history of ``path``'s runs as this server may use it: its ``.kernel-lens`` looked
     for at the workspace folders' roots only, and read-only in an untrusted workspace (issue 45
     items 7 and 9)."""
-    return History.default(path, workspace_folders(ls), read_only=not is_trusted(ls))
+    return History.default(
+        path,
+        workspace_folders(ls),
+        read_only=not is_trusted(ls),
+        busy_timeout_s=SERVER_HISTORY_WAIT_S,
+    )
 
 
 def failure_message(exc: BaseException) -> str:
@@ -239,10 +249,19 @@ def text_key(text: str) -> str:
 
 
 def refresh_lenses(ls: KernelLensServer) -> None:
-    """Ask the client to re-request code lenses (when it supports it)."""
+    """Ask the client to re-request code lenses (and, for editors other than VS Code, inlay
+    hints) when it supports it."""
     caps = ls.client_capabilities.workspace
     if caps and caps.code_lens and caps.code_lens.refresh_support:
         ls.workspace_code_lens_refresh(None)
+    # Other editors show the lines' results as inlay hints too (lsp/editors.py).
+    if (
+        not ls.settings.vscode_client
+        and caps
+        and caps.inlay_hint
+        and caps.inlay_hint.refresh_support
+    ):
+        ls.workspace_inlay_hint_refresh(None)
 
 
 def status(ls: KernelLensServer, state: ServerState, message: str, uri: str | None = None) -> None:

@@ -177,10 +177,44 @@ class Dispatcher:
     async def _on_code_lens(
         self, params: types.CodeLensParams
     ) -> list[types.CodeLens] | RawJson | None:
-        return await self.code_lens(params)
+        answer = await self.code_lens(params)
+        adapters = self._adapters(types.TEXT_DOCUMENT_CODE_LENS)
+        if answer is None or not adapters:
+            return answer
+        converter = self._server.protocol._converter
+        lenses = (
+            converter.structure(json.loads(answer), list[types.CodeLens])
+            if isinstance(answer, RawJson)
+            else answer
+        )
+        for feature in adapters:
+            try:
+                lenses = feature.adapt_code_lens(lenses)
+            except Exception:
+                logger.exception("%s failed adapting %s", feature.name, "codeLens")
+        return lenses
 
     async def _on_hover(self, params: types.HoverParams) -> types.Hover | None:
-        return await self.hover(params)
+        answer = await self.hover(params)
+        if answer is None:
+            return None
+        for feature in self._adapters(types.TEXT_DOCUMENT_HOVER):
+            try:
+                answer = feature.adapt_hover(answer)
+            except Exception:
+                logger.exception("%s failed adapting %s", feature.name, "hover")
+        return answer
+
+    def _adapters(self, method: str) -> list[LanguageFeature]:
+        """The features that rewrite the joined answer of ``method`` for this client."""
+        found = []
+        for feature in self.features:
+            try:
+                if feature.adapting(method):
+                    found.append(feature)
+            except Exception:
+                logger.exception("%s: adapting(%s) failed", feature.name, method)
+        return found
 
     async def _on_code_action(
         self, params: types.CodeActionParams

@@ -14,7 +14,9 @@ How the answers combine (:mod:`kernel_lens.lsp.dispatch`):
 - ``hover``: the one feature that has an answer (the first by :attr:`order` if several do);
 - diagnostics: published as they are unless a feature :meth:`claims` the document
   (:meth:`route_diagnostics`: a notebook's virtual script, whose diagnostics go to its cells);
-- a command in :attr:`commands`: its one owner's :meth:`execute_command`.
+- a command in :attr:`commands`: its one owner's :meth:`execute_command`;
+- ``code_lens`` / ``hover`` once joined: rewritten, for the client, by the features
+  :meth:`adapting` them (plain titles for editors other than VS Code).
 
 A feature that :meth:`claims` a message for a document answers it alone for that document
 (notebook cells: their lenses, hovers and Profile commands come from the notebook's script).
@@ -92,6 +94,21 @@ class LanguageFeature:
         """``textDocument/codeAction``: this feature's actions (``None``: none to give)."""
         del params
         return None
+
+    def adapting(self, method: str) -> bool:
+        """Whether this feature rewrites the joined answer of ``method`` (``codeLens``,
+        ``hover``) before it goes to the client (:meth:`adapt_code_lens`,
+        :meth:`adapt_hover`): what an editor other than VS Code can show."""
+        del method
+        return False
+
+    def adapt_code_lens(self, lenses: list[types.CodeLens]) -> list[types.CodeLens]:
+        """The client's lenses made from every feature's (when :meth:`adapting`)."""
+        return lenses
+
+    def adapt_hover(self, hover: types.Hover) -> types.Hover:
+        """The client's hover made from the answer (when :meth:`adapting`)."""
+        return hover
 
     def route_diagnostics(
         self, uri: str, diagnostics: list[types.Diagnostic]

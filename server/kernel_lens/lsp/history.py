@@ -17,7 +17,7 @@ from lsprotocol import types
 
 from kernel_lens.analysis.compare import compare_results, compare_timing
 from kernel_lens.analysis.functions import SourceSyntaxError, find_functions
-from kernel_lens.history import HistoryError, entry_summary, record_run
+from kernel_lens.history import History, HistoryError, entry_summary, record_run
 from kernel_lens.lsp.common import (
     RequestFailed,
     document_source,
@@ -147,11 +147,20 @@ def _current_text(ls: KernelLensServer, uri: str, qualname: str) -> list[str] | 
     return None if info is None else function_text(source.splitlines(), info)
 
 
-def history_of(ls: KernelLensServer, uri: str, path: str, qualname: str) -> HistoryResult:
-    """The function's runs, each with its verdict against the run before it."""
+def _read_runs(
+    history: History, path: str, qualname: str
+) -> tuple[list[dict[str, Any]], list[str], str | None]:
+    """The store's part of :func:`history_of`: blocking (run in a thread)."""
+    entries, unreadable = history.read(path, qualname)
+    return entries, unreadable, history.baseline_id(path, qualname)
+
+
+async def history_of(ls: KernelLensServer, uri: str, path: str, qualname: str) -> HistoryResult:
+    """The function's runs, each with its verdict against the run before it (the store read
+    in a thread: a locked or slow store never holds the server's loop)."""
     history = server_history(ls, path)
     try:
-        entries, unreadable = history.read(path, qualname)
+        entries, unreadable, baseline = await asyncio.to_thread(_read_runs, history, path, qualname)
     except HistoryError as exc:
         raise RequestFailed(message=f"Kernel Lens: {exc}") from None
     for note in history.notes:
@@ -181,7 +190,7 @@ def history_of(ls: KernelLensServer, uri: str, path: str, qualname: str) -> Hist
         "function": qualname,
         "uri": uri,
         "path": path,
-        "baseline": history.baseline_id(path, qualname),
+        "baseline": baseline,
         "current_text": _current_text(ls, uri, qualname),
         "runs": runs,
     }
@@ -190,11 +199,22 @@ def history_of(ls: KernelLensServer, uri: str, path: str, qualname: str) -> Hist
     return out
 
 
-def set_baseline(
+def _pin(history: History, path: str, qualname: str, run: str | None) -> dict[str, Any] | None:
+    """The store's part of :func:`set_baseline`: blocking (run in a thread)."""
+    try:
+        return history.set_baseline(path, qualname, run)
+    except HistoryError as exc:
+        if "locked" not in str(exc) and not history.entries(path, qualname):
+            raise HistoryError(f"profile {qualname} first (its history is empty).") from None
+        raise
+
+
+async def set_baseline(
     ls: KernelLensServer, uri: str, path: str, qualname: str, run: str | None, clear: bool
 ) -> SetBaselineResult:
     """Pin (or unpin) the baseline; the function's lenses then name it (refused in an
-    untrusted workspace, whose history is never written)."""
+    untrusted workspace, whose history is never written). The write runs in a thread and waits
+    at most a few seconds for another process's (issue 39 item 5): a locked store says so."""
     if not is_trusted(ls):
         raise RequestFailed(
             message="Kernel Lens: Set as Baseline writes the history, which an untrusted "
@@ -202,12 +222,11 @@ def set_baseline(
         )
     history = server_history(ls, path)
     try:
-        entry = history.set_baseline(path, qualname, None if clear else (run or "-1"))
+        entry = await asyncio.to_thread(
+            _pin, history, path, qualname, None if clear else (run or "-1")
+        )
     except HistoryError as exc:
-        if not history.entries(path, qualname):
-            raise RequestFailed(
-                message=f"Kernel Lens: profile {qualname} first (its history is empty)."
-            ) from None
+        ls.log(f"{qualname}: baseline not set: {exc}", types.MessageType.Warning)
         raise RequestFailed(message=f"Kernel Lens: {exc}") from None
     record = ls.documents.get(uri, qualname)
     if record is not None and record.result is not None:
@@ -222,14 +241,19 @@ def set_baseline(
     return {"function": qualname, "baseline": None if entry is None else _run_json(entry)}
 
 
-def compare_runs(
+def _two_runs(
+    history: History, path: str, qualname: str, before: str, after: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    return history.get(path, qualname, before), history.get(path, qualname, after)
+
+
+async def compare_runs(
     ls: KernelLensServer, path: str, qualname: str, before: str, after: str
 ) -> CompareResult:
     """Two runs of the history compared (ids, ``-1``, ``-2``…, ``baseline``)."""
     history = server_history(ls, path)
     try:
-        a = history.get(path, qualname, before)
-        b = history.get(path, qualname, after)
+        a, b = await asyncio.to_thread(_two_runs, history, path, qualname, before, after)
     except HistoryError as exc:
         raise RequestFailed(message=f"Kernel Lens: {exc}") from None
     label = "baseline" if before == "baseline" else f"run {a['id']}"
@@ -244,24 +268,26 @@ def setup(ls: KernelLensServer) -> None:
     """Register the history requests and the Set as Baseline command."""
 
     @ls.feature(REQ_HISTORY)
-    def history(ls: KernelLensServer, raw: Any) -> HistoryResult:
+    async def history(ls: KernelLensServer, raw: Any) -> HistoryResult:
         params = structure(HistoryParams, raw)
         path, qualname = _target(ls, params.uri, params.function, params.position)
-        return history_of(ls, params.uri, path, qualname)
+        return await history_of(ls, params.uri, path, qualname)
 
     @ls.feature(REQ_SET_BASELINE)
-    def set_baseline_request(ls: KernelLensServer, raw: Any) -> SetBaselineResult:
+    async def set_baseline_request(ls: KernelLensServer, raw: Any) -> SetBaselineResult:
         params = structure(SetBaselineParams, raw)
         path, qualname = _target(ls, params.uri, params.function, params.position)
-        return set_baseline(ls, params.uri, path, qualname, params.run, params.clear)
+        return await set_baseline(ls, params.uri, path, qualname, params.run, params.clear)
 
     @ls.command(CMD_SET_BASELINE)
-    def set_baseline_command(ls: KernelLensServer, args: SetBaselineParams) -> SetBaselineResult:
+    async def set_baseline_command(
+        ls: KernelLensServer, args: SetBaselineParams
+    ) -> SetBaselineResult:
         path, qualname = _target(ls, args.uri, args.function, args.position)
-        return set_baseline(ls, args.uri, path, qualname, args.run, args.clear)
+        return await set_baseline(ls, args.uri, path, qualname, args.run, args.clear)
 
     @ls.feature(REQ_COMPARE)
-    def compare(ls: KernelLensServer, raw: Any) -> CompareResult:
+    async def compare(ls: KernelLensServer, raw: Any) -> CompareResult:
         params = structure(CompareParams, raw)
         path, qualname = _target(ls, params.uri, params.function, params.position)
-        return compare_runs(ls, path, qualname, params.before, params.after)
+        return await compare_runs(ls, path, qualname, params.before, params.after)

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 from kernel_lens.lsp import (
     code_lens,
+    editors,
     file_views,
     generated,
     history,
@@ -23,7 +24,9 @@ from kernel_lens.lsp import (
     profiling,
     quick_fix,
     report,
+    sanitizer,
     timing_lint,
+    values,
 )
 from kernel_lens.lsp.language_server import KernelLensServer
 
@@ -35,6 +38,7 @@ logger = logging.getLogger(__name__)
 FEATURES: list[Callable[[KernelLensServer], None]] = [
     lifecycle.setup,
     code_lens.setup,
+    editors.setup,
     hover.setup,
     outline.setup,
     profiling.setup,
@@ -45,6 +49,8 @@ FEATURES: list[Callable[[KernelLensServer], None]] = [
     quick_fix.setup,
     notebooks.setup,
     timing_lint.setup,
+    values.setup,
+    sanitizer.setup,
 ]
 
 

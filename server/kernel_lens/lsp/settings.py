@@ -83,6 +83,10 @@ class Settings:
     attribute_in_packages: list[str] = attrs.field(factory=list)
     """Installed packages whose code counts as the user's (``attributeInPackages``): runs
     attribute to the innermost line in the workspace or in their files (top-level names)."""
+    vscode_client: bool = False
+    """The client is the Kernel Lens extension (``initializationOptions.client`` is ``vscode``):
+    ``$(icon)`` titles, ``command:`` links and the extension's own commands in lenses. Any other
+    editor gets plain titles and only commands the server executes (``lsp/editors.py``)."""
 
     nproc_per_node: int = 0
     """Ranks of *Profile on N ranks* (``distributed.nprocPerNode``); 0: the visible GPUs, at
@@ -97,6 +101,8 @@ class Settings:
         """Apply ``initializationOptions`` or the ``kernelLens`` configuration section."""
         if not options:
             return
+        if options.get("client") == "vscode":
+            self.vscode_client = True
         command = options.get("agentCommand")
         if isinstance(command, list) and command and all(isinstance(c, str) for c in command):
             self.agent_command = list(command)

@@ -119,6 +119,9 @@ class DocumentState:
     sweeps: dict[str, dict[str, Any]] = field(default_factory=dict)
     asm: LRU[tuple[Any, ...], dict[str, Any]] = field(default_factory=lambda: LRU(ASM_CACHE_SIZE))
     asm_latest: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: The last Show Values run per kernel (its program, grid and out-of-bounds accesses), for
+    #: the kernel's lens.
+    values_latest: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: The inputs (a result's ``inputs`` object) of each function's last good run, for the
     #: quick fix that writes a directive with their shapes and dtypes.
     inputs: dict[str, dict[str, Any]] = field(default_factory=dict)

@@ -50,8 +50,30 @@ __all__ = ["is_pftrace", "read_pftrace", "trace_from_pftrace"]
 _SUFFIXES = (".pftrace", ".perfetto-trace", ".pftrace.gz", ".perfetto-trace.gz", ".pb", ".pb.gz")
 
 
+def _first_bytes(path: str, n: int = 64) -> bytes | None:
+    """The first ``n`` bytes of the file's content (inflated when it is gzip), or ``None``."""
+    try:
+        with open_regular(path) as f:
+            head = f.read(4096)
+    except OSError:
+        return None
+    if head[:2] == b"\x1f\x8b":
+        try:
+            return zlib.decompressobj(zlib.MAX_WBITS | 16).decompress(head, n)
+        except zlib.error:
+            return None
+    return head[:n]
+
+
 def is_pftrace(path: str) -> bool:
-    """Whether ``path`` names a Perfetto protobuf trace (by its suffix)."""
+    """Whether ``path`` holds a Perfetto protobuf trace: a file whose content starts as JSON
+    (``{`` or ``[``) never does, whatever its name (a JSON trace named ``.pftrace`` is read as
+    JSON, issue 39 item 11); otherwise its suffix says."""
+    head = _first_bytes(path)
+    if head:
+        text = head.lstrip(b" \t\r\n").removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\r\n")
+        if text[:1] in (b"{", b"["):
+            return False
     return path.lower().endswith(_SUFFIXES)
 
 

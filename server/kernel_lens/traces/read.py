@@ -18,11 +18,14 @@ Not pure (it forks, maps memory, and kills a worker left behind by an error): it
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import mmap
 import os
 import pickle
+import re
 import signal
 import sys
+import threading
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -39,12 +42,13 @@ from kernel_lens.analysis.trace_columns import (
     TraceError,
     check_json_depth,
     columns_from_trace,
+    device_table,
     gc_paused,
     grouping_key,
     max_trace_bytes,
+    normalize_columns,
     parse_trace_bytes,
     read_trace_bytes,
-    trace_device_name,
 )
 from kernel_lens.analysis.trace_summary import TraceSummary, summarize_columns
 
@@ -150,7 +154,6 @@ def _columns_typed(raw: bytes | bytearray, progress: Progress | None) -> TraceCo
     """
     try:
         from kernel_lens.traces.decode import (
-            EVENTS_DECODER,
             LAZY_DECODER,
             UNSET,
             DecodeError,
@@ -179,7 +182,7 @@ def _columns_typed(raw: bytes | bytearray, progress: Progress | None) -> TraceCo
             try:
                 last = min(len(events), first + _CHUNK)
                 with gc_paused(), _chunk_json(raw, events, first, last) as text:
-                    chunk = EVENTS_DECODER.decode(text)
+                    chunk = _events_decoder().decode(text)
             except DecodeError:  # incl. ValidationError: an event the typed records cannot hold
                 return None
             with gc_paused():
@@ -188,9 +191,8 @@ def _columns_typed(raw: bytes | bytearray, progress: Progress | None) -> TraceCo
     del events, lazy.traceEvents
     if progress:
         progress(0.65, "building columns")
-    return _finish(
-        parts, cats, names, keys, trace_device_name({"deviceProperties": lazy.deviceProperties})
-    )
+    meta = {"deviceProperties": lazy.deviceProperties, "computeProperties": lazy.computeProperties}
+    return _finish(parts, cats, names, keys, device_table(meta))
 
 
 def _finish(
@@ -198,7 +200,7 @@ def _finish(
     cats: _Coder,
     names: _Coder,
     keys: _Coder,
-    device_name: str | None,
+    devices: Sequence[tuple[int | str, str]],
     *,
     keep: bool = False,
 ) -> TraceColumns:
@@ -214,7 +216,7 @@ def _finish(
     # The keys' codes into the table of distinct normalised keys, column by column.
     remap, key_table = keys.finish(np.arange(len(keys.values), dtype=np.int64), grouping_key)
     key = {k: remap[joined.pop(k).astype(np.int64, copy=False)] for k in _KEY_PARTS}
-    return TraceColumns(
+    columns = TraceColumns(
         cat=cat,
         cats=tuple(cat_table),
         name=name,
@@ -229,8 +231,9 @@ def _finish(
         ext_id=joined["ext_id"].astype(np.float64, copy=False),
         corr=joined["corr"].astype(np.float64, copy=False),
         nbytes=joined["nbytes"].astype(np.int64, copy=False),
-        device_name=device_name,
+        device_name=None,
     )
+    return normalize_columns(columns, devices)
 
 
 _KEY_PARTS = ("pid", "tid", "stream", "device")
@@ -270,7 +273,7 @@ def _workers(n_events: int) -> int:
 def _decode_range(bounds: tuple[int, int]) -> dict[str, Any] | None:
     """In a worker: the columns of events ``[first, last)`` with the worker's own code tables
     (``None``: an event the typed records cannot hold)."""
-    from kernel_lens.traces.decode import EVENTS_DECODER, UNSET, DecodeError
+    from kernel_lens.traces.decode import UNSET, DecodeError
 
     first, last = bounds
     cats, names, keys = _Coder(), _Coder(), _Coder()
@@ -279,7 +282,7 @@ def _decode_range(bounds: tuple[int, int]) -> dict[str, Any] | None:
         stop = min(last, start + _CHUNK)
         try:
             with gc_paused(), _chunk_json(_SHARED_RAW[0], _SHARED, start, stop) as text:
-                chunk = EVENTS_DECODER.decode(text)
+                chunk = _events_decoder().decode(text)
         except DecodeError:
             return None
         with gc_paused():
@@ -426,7 +429,13 @@ def _chunk_columns(
     """
     from kernel_lens.traces.decode import Args
 
-    ts = np.array([e.ts for e in events], dtype=np.float64)
+    base = _ts_base()
+    if base is None:
+        ts = np.array([e.ts for e in events], dtype=np.float64)
+    else:  # exact: the base off before the conversion to float (`_exact_base`)
+        ts = np.array(
+            [np.nan if e.ts is None else float(e.ts - base) for e in events], dtype=np.float64
+        )
     dur = np.array([e.dur for e in events], dtype=np.float64)
     is_x = np.array([e.ph == "X" for e in events], dtype=bool)
     with np.errstate(invalid="ignore"):
@@ -445,7 +454,13 @@ def _chunk_columns(
     nbytes[~np.isfinite(nbytes)] = 0.0
     parts["ts"].append(ts)
     parts["dur"].append(dur)
-    parts["ext_id"].append(np.array([a.external_id for a in args], dtype=np.float64))
+    ext_id = np.array([a.external_id for a in args], dtype=np.float64)
+    missing = np.isnan(ext_id)
+    if missing.any():  # the 2021 schema's "external id"
+        ext_id[missing] = np.array(
+            [args[i].external_id_2021 for i in np.flatnonzero(missing).tolist()], dtype=np.float64
+        )
+    parts["ext_id"].append(ext_id)
     parts["corr"].append(np.array([a.correlation for a in args], dtype=np.float64))
     parts["nbytes"].append(nbytes.astype(np.int64, copy=False))
     parts["cat"].append(cats.codes([e.cat for e in kept]))
@@ -462,6 +477,48 @@ def _chunk_columns(
     parts["device"].append(np.where(devices < 0, pid_codes, devices))
 
 
+#: While a trace with epoch-scale, nanosecond-fraction timestamps is read, ``base``: the whole
+#: microseconds subtracted from every ``ts`` before its conversion to float. Per thread (the
+#: server reads small traces in threads, maybe two at once); a worker forked by the reading
+#: thread has it too.
+_READING = threading.local()
+#: From this many µs (about 102 days) a float64 keeps less than the nanoseconds of a time (its
+#: step passes 0.001 µs: rounding to 3 decimals no longer gives back the file's digits).
+_EXACT_FROM_US = 2**43
+_FRACTIONAL_TS = re.compile(rb'"ts"[ \t\r\n]*:[ \t\r\n]*(-?[0-9]+)\.[0-9]')
+#: Bytes of a trace's start looked at for such timestamps.
+_SNIFF_BYTES = 1 << 20
+
+
+def _ts_base() -> int | None:
+    """The base of this thread's exact reading (`_READING`), or None."""
+    return getattr(_READING, "base", None)
+
+
+def _events_decoder() -> Any:
+    """The decoder of a chunk of events: exact ``ts`` during an exact reading (`_READING`)."""
+    from kernel_lens.traces import decode
+
+    return decode.EVENTS_DECODER if _ts_base() is None else decode.EXACT_EVENTS_DECODER
+
+
+def _exact_base(path: str) -> int | None:
+    """The whole microseconds of the first fractional ``ts`` near the file's start, when it is
+    past `_EXACT_FROM_US` (an epoch-scale clock with nanosecond fractions, which a float64
+    cannot hold: ``1712195495505543.234`` becomes ``…543.25``); else None."""
+    try:
+        with open_regular(path) as f:
+            head = f.read(_SNIFF_BYTES)
+        if head[:2] == b"\x1f\x8b":
+            head = zlib.decompressobj(zlib.MAX_WBITS | 16).decompress(head, _SNIFF_BYTES)
+    except (OSError, zlib.error):
+        return None
+    m = _FRACTIONAL_TS.search(head)
+    if m is None or abs(int(m.group(1))) < _EXACT_FROM_US:
+        return None
+    return int(m.group(1))
+
+
 #: ``on_prefix(columns, fraction)``: the columns of the events read so far (a first view of a
 #: big trace while the rest is read) and about which fraction of the file they are.
 Prefix = Callable[[TraceColumns, float], None]
@@ -476,7 +533,7 @@ def _fork_mapped(text: Any, lo: int, stop: int | None) -> tuple[int, int, Any]:
     pipe's read end, the file)."""
     import tempfile
 
-    from kernel_lens.traces.decode import EVENTS_DECODER, UNSET
+    from kernel_lens.traces.decode import UNSET
     from kernel_lens.traces.stream import ChunkError, UnusualTraceError, decode_range
 
     out = tempfile.TemporaryFile()
@@ -498,7 +555,7 @@ def _fork_mapped(text: Any, lo: int, stop: int | None) -> tuple[int, int, Any]:
         result: dict[str, Any]
         try:
             with gc_paused():
-                tail = decode_range(EVENTS_DECODER, text, lo, stop, take)
+                tail = decode_range(_events_decoder(), text, lo, stop, take)
             n = 0
             for key in _PARTS:
                 column = np.concatenate(parts.pop(key)).astype(_PART_DTYPES[key], copy=False)
@@ -526,7 +583,7 @@ def _columns_streamed(
     or a gzip stream inflated block by block. None when msgspec is absent, the file cannot be
     read this way (the caller's path says why), or an event needs the json parser."""
     try:
-        from kernel_lens.traces.decode import EVENTS_DECODER, UNSET
+        from kernel_lens.traces.decode import UNSET
         from kernel_lens.traces.stream import (
             ChunkError,
             MappedText,
@@ -543,8 +600,16 @@ def _columns_streamed(
         with open_regular(path) as f:
             magic = f.read(2)
             size = os.fstat(f.fileno()).st_size
+            trailer = b""
+            if magic == b"\x1f\x8b" and size >= 18:
+                f.seek(-4, os.SEEK_END)
+                trailer = f.read(4)
     except OSError:
         return None
+    if trailer:
+        from kernel_lens.analysis.trace_columns import check_gzip_trailer
+
+        check_gzip_trailer(trailer, size, path)
     cats, names, keys = _Coder(), _Coder(), _Coder()
     parts: dict[str, list[Any]] = {k: [] for k in _PARTS}
     seen = [0, 0]  # events, chunks
@@ -562,13 +627,13 @@ def _columns_streamed(
             progress(0.1 + 0.5 * min(fraction, 1.0), f"reading events: {seen[0]:,}…")
         if prefix_wanted and on_prefix is not None:
             prefix_wanted = False
-            on_prefix(_finish(parts, cats, names, keys, None, keep=True), fraction)
+            on_prefix(_finish(parts, cats, names, keys, (), keep=True), fraction)
 
     try:
         if magic == b"\x1f\x8b":
             streamed = StreamedText(_bounded(gzip_blocks(path), size, path))
             with gc_paused():
-                for chunk in streamed.chunks(EVENTS_DECODER):
+                for chunk in streamed.chunks(_events_decoder()):
                     take(chunk, 0.5 if seen[1] == 0 else 0.9)
             meta = metadata(streamed.head, streamed.tail)
         else:
@@ -582,7 +647,7 @@ def _columns_streamed(
                     parts.update({k: [] for k in _PARTS})
                     with gc_paused():
                         tail = decode_range(
-                            EVENTS_DECODER, text, first, None,
+                            _events_decoder(), text, first, None,
                             lambda chunk: take(chunk, 0.5),
                         )  # fmt: skip
                 meta = metadata(head, tail or b"}")
@@ -591,9 +656,20 @@ def _columns_streamed(
     except (ChunkError, UnusualTraceError, OSError, EOFError, zlib.error, RecursionError):
         # (a nesting too deep for the decoder: the whole-text path refuses it by its depth)
         return None
+    except MemoryError:
+        raise TraceError(
+            f"trace file {path} does not fit in this process's memory once read: not read"
+        ) from None
     if progress:
         progress(0.65, "building columns")
-    return _finish(parts, cats, names, keys, trace_device_name(meta))
+    columns = _finish(parts, cats, names, keys, device_table(meta))
+    if not meta and not len(columns):
+        # a top-level array (no object around it) of which no element is an event
+        raise TraceError(
+            f"trace file {path} has no 'traceEvents' list and is not an array of trace events: "
+            "not a torch.profiler Chrome trace"
+        )
+    return columns
 
 
 def _bounded(blocks: Iterator[bytes], compressed: int, shown: str) -> Iterator[bytes]:
@@ -622,7 +698,6 @@ def _mapped_ranges(
     the others in forked workers (files of ``_PARALLEL_BYTES`` and more). Returns the text
     after the array; None when a worker failed (nothing is appended then from the workers)."""
     from kernel_lens.traces import stream
-    from kernel_lens.traces.decode import EVENTS_DECODER
     from kernel_lens.traces.stream import decode_range, range_starts
 
     workers = _workers(text.size // _BYTES_PER_EVENT)
@@ -641,7 +716,7 @@ def _mapped_ranges(
             take(chunk, min(1.0, done[0] * stream.CHUNK_BYTES / total))
 
         with gc_paused():
-            tail = decode_range(EVENTS_DECODER, text, first, here_stop, here)
+            tail = decode_range(_events_decoder(), text, first, here_stop, here)
         results: list[dict[str, Any]] = []
         while forked:
             pid, fd, out = forked[0]
@@ -726,6 +801,24 @@ def read_columns(
 
     if is_pftrace(shown):
         return read_pftrace(shown)
+    base = _exact_base(shown)
+    _READING.base = base
+    try:
+        columns = _read_json(path, shown, progress, on_prefix)
+    finally:
+        _READING.base = None
+    if base is not None and columns.ts_base == 0.0:
+        columns = dataclasses.replace(columns, ts_base=float(base))
+    return columns
+
+
+def _read_json(
+    path: str | os.PathLike[str],
+    shown: str,
+    progress: Progress | None,
+    on_prefix: Prefix | None,
+) -> TraceColumns:
+    """`read_columns` of a JSON trace (`_READING` set for an exact one)."""
     columns = _columns_streamed(shown, progress, on_prefix)
     if columns is not None:
         return columns
@@ -745,7 +838,7 @@ def read_columns(
         columns = None  # the standard parser says what is wrong, as a TraceError
     if columns is not None:
         return columns
-    trace = parse_trace_bytes(raw, shown)
+    trace = parse_trace_bytes(raw, shown, exact=_ts_base() is not None)
     del raw
     if progress:
         progress(0.55, "building columns")

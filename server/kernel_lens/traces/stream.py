@@ -55,6 +55,8 @@ _KEY = re.compile(rb'"traceEvents"[ \t\r\n]*:[ \t\r\n]*\[')
 _NEXT = re.compile(rb"[ \t\r\n]*,[ \t\r\n]*\{")
 _BOUNDARY = re.compile(rb"\}[ \t\r\n]*,[ \t\r\n]*\{")
 _WS = b" \t\r\n"
+#: A top-level array of events (a byte-order mark allowed before it).
+_ARRAY = re.compile(rb"(?:\xef\xbb\xbf)?[ \t\r\n]*(\[)[ \t\r\n]*\{")
 
 
 class UnusualTraceError(Exception):
@@ -81,7 +83,9 @@ def gzip_blocks(path: str, block: int = _BLOCK) -> Iterator[bytes]:
                 break
             while data:
                 fed = True
-                out = inflater.decompress(data)
+                # At most CHUNK_BYTES out per call: 4 MiB of a bomb would otherwise inflate to
+                # gigabytes in one call, before any bound is checked (issue 39 item 6).
+                out = inflater.decompress(data, CHUNK_BYTES)
                 if out:
                     yield out
                 if inflater.eof:  # a member ended: more may follow
@@ -91,7 +95,7 @@ def gzip_blocks(path: str, block: int = _BLOCK) -> Iterator[bytes]:
                     if not data.strip(b"\x00"):
                         data = b""
                 else:
-                    data = b""
+                    data = inflater.unconsumed_tail
         if fed and not inflater.eof:
             raise EOFError("compressed file ended before the end-of-stream marker was reached")
 
@@ -168,10 +172,21 @@ def _last(decoder: Any, buf: Any, lo: int, end: int) -> tuple[list[Any], int]:
     raise UnusualTraceError("the traceEvents array does not end where expected")
 
 
+def _array_start(buf: Any, limit: int) -> int:
+    """Where a top-level array starts (the Chrome trace format's "JSON Array Format": the
+    events alone, no object around them), or -1."""
+    m = _ARRAY.match(buf, 0, limit)
+    return m.start(1) if m is not None else -1
+
+
 def _head(buf: Any, limit: int) -> tuple[bytes, int]:
-    """The text before the top-level ``"traceEvents"`` key and the index of its ``[``."""
+    """The text before the top-level ``"traceEvents"`` key and the index of its ``[`` (for a
+    top-level array: no head, and the array's ``[``)."""
     import msgspec
 
+    at = _array_start(buf, limit)
+    if at >= 0:
+        return b"", at
     m = _KEY.search(buf, 0, limit)
     if m is None:
         raise UnusualTraceError("no traceEvents key near the start")
@@ -195,6 +210,10 @@ def metadata(head: bytes, tail: bytes) -> dict[str, Any]:
     """
     import msgspec
 
+    if not head:  # a top-level array: nothing around the events
+        if tail.strip(_WS):
+            raise UnusualTraceError("text after the top-level array")
+        return {}
     try:
         doc = msgspec.json.decode(head + b'"traceEvents": []' + tail)
     except msgspec.DecodeError:
@@ -339,6 +358,9 @@ class StreamedText:
             return False
 
         while True:
+            if len(buf) >= 64 or eof:
+                if _array_start(buf, len(buf)) >= 0:
+                    break
             m = _KEY.search(buf)
             if m is not None:
                 break

@@ -19,7 +19,9 @@ __all__ = [
     "JobRequest",
     "NcuRequest",
     "ProfileRequest",
+    "SanitizerRequest",
     "SweepRequest",
+    "ValuesRequest",
 ]
 
 #: Stages of the ``profile`` method, in the order they run.
@@ -34,7 +36,15 @@ ALL_STAGES: tuple[str, ...] = (
 )
 
 #: The agent's job methods (besides ``ping`` and ``shutdown``).
-METHOD_NAMES: tuple[str, ...] = ("profile", "sweep", "asm", "inline", "ncu")
+METHOD_NAMES: tuple[str, ...] = (
+    "profile",
+    "sweep",
+    "asm",
+    "inline",
+    "ncu",
+    "values",
+    "sanitize",
+)
 
 _R = TypeVar("_R", bound="JobRequest")
 
@@ -256,6 +266,66 @@ class NcuRequest(JobRequest):
     function: str
     text: str | None = None
     set: str = "basic"
+    timeout: float = 600.0
+    driver: str | None = None
+    argv: list[str] = field(default_factory=list)
+    cwd: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class ValuesRequest(JobRequest):
+    """Run one ``@triton.jit`` kernel's launch under Triton's interpreter (method ``values``):
+    what each line of its body assigned for one program, and every load and store checked
+    against the storage its pointer belongs to.
+
+    Attributes:
+        path: the file's path.
+        kernel: the kernel's name.
+        text: the buffer text (``None``: read the file).
+        program: the program whose values are kept: ``first``, ``last`` or ``x[,y[,z]]``.
+        iteration: a line that ran several times (a loop's body): ``first``, ``last`` or the
+            1-based pass (as text) to show.
+        driver: a script that calls the kernel's launcher (``--from bench.py``): its inputs are
+            those of the launcher's first call in ``python DRIVER ARGV…`` (as a profile's).
+        argv: the driver's ``sys.argv[1:]``; cwd: its folder (default: the driver's own);
+            env: environment variables set for the run.
+    """
+
+    method: ClassVar[str] = "values"
+
+    path: str
+    kernel: str
+    text: str | None = None
+    program: str = "first"
+    iteration: str = "first"
+    driver: str | None = None
+    argv: list[str] = field(default_factory=list)
+    cwd: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class SanitizerRequest(JobRequest):
+    """Check Memory: one call of a function under NVIDIA's ``compute-sanitizer`` (method
+    ``sanitize``), each report on the source line it names (a GPU and the CUDA toolkit needed).
+
+    Attributes:
+        path: the file's path.
+        function: ``func`` or ``Class.method``.
+        text: the buffer text (``None``: read the file).
+        tool: ``memcheck`` (out-of-bounds, misaligned), ``racecheck`` (shared-memory hazards),
+            ``initcheck`` or ``synccheck``.
+        timeout: seconds the checked process may run.
+        driver, argv, cwd, env: the inputs from a driver's call, as for Nsight Compute.
+    """
+
+    method: ClassVar[str] = "sanitize"
+
+    path: str
+    function: str
+    text: str | None = None
+    tool: str = "memcheck"
     timeout: float = 600.0
     driver: str | None = None
     argv: list[str] = field(default_factory=list)

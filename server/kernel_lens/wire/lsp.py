@@ -38,8 +38,12 @@ __all__ = [
     "ASM_SCALAR_TYPES",
     "ASM_STAGES",
     "CLIENT_COMMANDS",
+    "CLIENT_VSCODE",
     "CMD_APPLY_PARAMETER",
     "CMD_ATTRIBUTE_INSIDE",
+    "CMD_OPEN_ASSEMBLY",
+    "CMD_OPEN_GENERATED_CODE",
+    "CMD_OPEN_REPORT",
     "CMD_PROFILE",
     "CMD_PROFILE_ALL",
     "CMD_RUN_NCU",
@@ -50,6 +54,11 @@ __all__ = [
     "CMD_SHOW_GENERATED_CODE",
     "CMD_SHOW_INLINE",
     "CMD_SHOW_REPORT",
+    "CMD_SHOW_VALUES",
+    "CMD_DEBUG_KERNEL",
+    "CMD_CHECK_MEMORY",
+    "CheckMemoryArgs",
+    "CheckMemoryCommandResult",
     "CMD_SWEEP",
     "NOTIFICATIONS",
     "NOTIFY_RESULTS_CHANGED",
@@ -59,6 +68,15 @@ __all__ = [
     "NOTIFY_TRACE_PROGRESS",
     "NOTIFY_TRACE_READY",
     "REQUESTS",
+    "REQ_VALUES",
+    "ValuesParams",
+    "ValuesResult",
+    "ValuesLine",
+    "KernelValue",
+    "OutOfBounds",
+    "InterpreterStop",
+    "ShowValuesArgs",
+    "DebugKernelArgs",
     "REQ_ASSEMBLY",
     "REQ_COMPARE",
     "REQ_FUNCTIONS",
@@ -105,6 +123,9 @@ __all__ = [
     "HistoryRun",
     "InitializationOptions",
     "InlineParams",
+    "OpenAssemblyArgs",
+    "OpenDocumentResult",
+    "OpenFunctionArgs",
     "KernelDelta",
     "MemoryDelta",
     "LaneKind",
@@ -158,12 +179,25 @@ CMD_PROFILE = "kernelLens.profile"
 CMD_PROFILE_ALL = "kernelLens.profileAll"
 #: ``workspace/executeCommand``: Nsight Compute on a function (:class:`RunNcuArgs`).
 CMD_RUN_NCU = "kernelLens.runNcu"
+#: ``workspace/executeCommand``: Check Memory, a function's call under compute-sanitizer on a
+#: GPU, its reports as diagnostics on their lines (:class:`CheckMemoryArgs`).
+CMD_CHECK_MEMORY = "kernelLens.checkMemory"
 #: ``workspace/executeCommand``: sweep an int parameter (:class:`SweepArgs`).
 CMD_SWEEP = "kernelLens.sweep"
 #: ``workspace/executeCommand``: write a parameter's new default (:class:`ApplyParameterArgs`).
 CMD_APPLY_PARAMETER = "kernelLens.applyParameter"
 #: ``workspace/executeCommand`` (the summary lens): pin the latest run (:class:`SetBaselineParams`).
 CMD_SET_BASELINE = "kernelLens.setBaseline"
+#: ``workspace/executeCommand``, for editors other than VS Code (which opens the Report panel
+#: instead): a function's last profile as the CLI's per-line text, written under the cache and
+#: opened with ``window/showDocument`` (:class:`OpenFunctionArgs`).
+CMD_OPEN_REPORT = "kernelLens.openReport"
+#: ``workspace/executeCommand``, for other editors: torch.compile's code for a function, a
+#: read-only file under the cache opened with ``window/showDocument`` (:class:`OpenFunctionArgs`).
+CMD_OPEN_GENERATED_CODE = "kernelLens.openGeneratedCode"
+#: ``workspace/executeCommand``, for other editors: a ``@triton.jit`` kernel's assembly, a
+#: read-only file under the cache opened with ``window/showDocument`` (:class:`OpenAssemblyArgs`).
+CMD_OPEN_ASSEMBLY = "kernelLens.openAssembly"
 #: Client-side command the server's lenses invoke: the report panel (:class:`ShowReportArgs`).
 CMD_SHOW_REPORT = "kernelLens.showReport"
 #: Client-side command: a ``load_inline`` call's build (:class:`ShowInlineExtensionArgs`).
@@ -180,6 +214,12 @@ CMD_REVEAL_LINE = "kernelLens.revealLine"
 #: Client-side command (a line mostly inside an installed package): re-run with the package
 #: attributed inside, and offer to add it to the setting (:class:`AttributeInsideArgs`).
 CMD_ATTRIBUTE_INSIDE = "kernelLens.attributeInside"
+#: Client-side command: a ``@triton.jit`` kernel's values per line under Triton's interpreter,
+#: for a program (:class:`ShowValuesArgs`; ``pick``: the program-id picker first).
+CMD_SHOW_VALUES = "kernelLens.showValues"
+#: Client-side command: a debug session (debugpy) of a kernel's launch under Triton's
+#: interpreter, stopped on its first line for a program (:class:`DebugKernelArgs`).
+CMD_DEBUG_KERNEL = "kernelLens.debugKernel"
 
 #: Server -> client notification: :class:`StatusParams`.
 NOTIFY_STATUS = "kernelLens/status"
@@ -199,6 +239,9 @@ NOTIFY_TRACE_READY = "kernelLens/traceReady"
 
 #: Client -> server request: :class:`AssemblyParams` -> :class:`AssemblyResult`.
 REQ_ASSEMBLY = "kernelLens/assembly"
+#: Client -> server request: :class:`ValuesParams` -> :class:`ValuesResult`; the out-of-bounds
+#: accesses are also published as diagnostics on their lines.
+REQ_VALUES = "kernelLens/values"
 #: Client -> server request: :class:`GeneratedCodeParams` -> :class:`GeneratedCodeResult`.
 REQ_GENERATED_CODE = "kernelLens/generatedCode"
 #: Client -> server request: :class:`InlineParams` -> the ``inline`` CLI's JSON; nvcc errors
@@ -247,6 +290,15 @@ class InitializationOptions(TypedDict):
     workspaceTrusted: bool
     """False in Restricted Mode: the server runs no code until ``kernelLens/setTrusted``."""
     timing: TimingOptions
+    client: NotRequired[Literal["vscode"]]
+    """``vscode`` from the Kernel Lens extension: lens titles with ``$(icon)`` markup, hover links
+    to ``command:`` URIs and lenses that run the extension's own commands (the Report panel,
+    Generated Code, More…). Any other client (Neovim, Helix, Emacs, Zed) gets plain titles,
+    links only to commands the server executes, code actions and inlay hints."""
+
+
+#: The ``client`` value of the Kernel Lens extension (:class:`InitializationOptions`).
+CLIENT_VSCODE = "vscode"
 
 
 #: What the server is doing, as shown in the status bar.
@@ -498,6 +550,138 @@ class ShowAssemblyArgs(TypedDict):
 
     uri: str
     kernel: str
+
+
+class ShowValuesArgs(TypedDict):
+    """Argument of ``kernelLens.showValues`` from a kernel's lens."""
+
+    uri: str
+    kernel: str
+    program: NotRequired[str]
+    """``first`` (the default), ``last`` or ``x,y,z``."""
+    pick: NotRequired[bool]
+    """Ask for the program (and a loop's pass) first."""
+
+
+class DebugKernelArgs(TypedDict):
+    """Argument of ``kernelLens.debugKernel`` from a kernel's lens."""
+
+    uri: str
+    kernel: str
+    program: NotRequired[str]
+
+
+# Values under Triton's interpreter (Show Values).
+
+
+@dataclass
+class ValuesParams:
+    """Run one ``@triton.jit`` kernel's launch (by name, else the kernel around ``position``)
+    under Triton's interpreter, keeping each line's values for ``program``."""
+
+    uri: str
+    kernel: str | None = None
+    position: Position | None = None
+    program: str = "first"
+    """``first``, ``last`` or ``x[,y[,z]]``."""
+    iteration: str = "first"
+    """A line that ran several times (a loop's body): ``first``, ``last`` or the pass (1-based)."""
+
+
+#: What a value of a kernel's line is: a block, a block of pointers (shown as offsets into the
+#: argument they point in), a scalar or a ``constexpr``.
+KernelValueKind = Literal["block", "pointers", "scalar", "constexpr"]
+
+
+class KernelValue(TypedDict):
+    """One local a kernel's line bound, for the chosen program."""
+
+    name: str
+    kind: KernelValueKind
+    dtype: str
+    """``float32``, ``bool``, ``*float32`` (a pointer), ``constexpr``."""
+    shape: list[int]
+    """The block's shape (``[]`` for a scalar)."""
+    text: str
+    """``offs: int32[1024] 0 1 2 … 1023``, ``mask: bool[1024] · 24 lanes masked``."""
+    data: NotRequired[list[Any]]
+    """The block's elements, row-major, at most 4096 (pointers: offsets into ``arg``)."""
+    truncated: NotRequired[bool]
+    masked: NotRequired[int]
+    """A bool block's lanes that are off."""
+    min: NotRequired[Any]
+    max: NotRequired[Any]
+    nan: NotRequired[int]
+    arg: NotRequired[str]
+    """Pointers: the argument they point into."""
+    value: NotRequired[Any]
+    """A scalar's value."""
+
+
+class ValuesLine(TypedDict):
+    """What one line of the kernel's body bound for the chosen program."""
+
+    line: int
+    """1-based."""
+    hits: int
+    """How many times the line ran in that program (a loop's body: once per pass)."""
+    hit: int
+    """The pass shown (1-based)."""
+    values: list[KernelValue]
+    hover: NotRequired[str]
+    """The line's values as Markdown (the server's): each block whole, a 2-D block as a grid
+    with a heat map, masked lanes marked."""
+
+
+class OutOfBounds(TypedDict):
+    """Loads or stores of one line that fell outside the storage their pointers belong to."""
+
+    line: int
+    op: Literal["load", "store"]
+    arg: str
+    """The argument whose storage the block points into."""
+    pid: list[int]
+    """The first program it happened in."""
+    lane: list[int]
+    """Its first lane (an index into the block)."""
+    offset: int
+    """That lane's element offset from the argument's start."""
+    numel: int
+    lanes: int
+    """Lanes out of bounds, in every program."""
+    programs: int
+    message: str
+
+
+class InterpreterStop(TypedDict):
+    """What stopped the interpreter (a feature it cannot run, an error in the kernel)."""
+
+    line: int | None
+    message: str
+
+
+class ValuesResult(TypedDict):
+    """Result of ``kernelLens/values``: one kernel's launch under Triton's interpreter."""
+
+    kernel: str
+    def_line: int
+    launcher: str
+    """The function whose launch ran (``<script>`` for a module-level launch)."""
+    grid: list[int]
+    pid: list[int]
+    """The program whose values are kept."""
+    program: str
+    in_grid: bool
+    iteration: Any
+    """``first``, ``last`` or a pass number."""
+    programs_run: int
+    lines: list[ValuesLine]
+    oob: list[OutOfBounds]
+    error: InterpreterStop | None
+    interpreter: bool
+    label: str
+    """Where the values come from (Triton's interpreter: semantics, not performance)."""
+    inputs: NotRequired[Any]
 
 
 class ErrorAction(TypedDict):
@@ -812,6 +996,35 @@ class ShowReportArgs(TypedDict):
 
 
 @dataclass
+class OpenFunctionArgs:
+    """A function of a document, for the commands that open a document about it."""
+
+    uri: str
+    function: str
+
+
+@dataclass
+class OpenAssemblyArgs:
+    """A ``@triton.jit`` kernel of a document, for ``kernelLens.openAssembly``: one stage
+    compiled for ``arch`` (default: the device's)."""
+
+    uri: str
+    kernel: str
+    stage: AsmStage = "ptx"
+    arch: int | None = None
+
+
+class OpenDocumentResult(TypedDict):
+    """What the commands that open a document return: ``ok`` and the file they wrote."""
+
+    ok: bool
+    path: NotRequired[str]
+    """The read-only file that was opened (under the cache)."""
+    message: NotRequired[str]
+    """Why nothing was opened (``ok: false``)."""
+
+
+@dataclass
 class RunNcuArgs:
     """Nsight Compute on a function (by name, or the one around ``position``); ``set`` is ncu's
     section set (the server's default is ``basic``)."""
@@ -830,6 +1043,27 @@ class NcuCommandResult(CommandResult):
     hints: NotRequired[int]
     """Rule hints published as diagnostics on the lines that launched them."""
     report_path: NotRequired[str]
+
+
+@dataclass
+class CheckMemoryArgs:
+    """Check Memory of a function (by name, or the one around ``position``): one call under
+    ``compute-sanitizer --tool TOOL`` (``memcheck``, ``racecheck``, ``initcheck``,
+    ``synccheck``)."""
+
+    uri: str
+    function: str | None = None
+    tool: str = "memcheck"
+    position: Position | None = None
+
+
+class CheckMemoryCommandResult(CommandResult):
+    """Result of ``kernelLens.checkMemory``."""
+
+    errors: NotRequired[int]
+    """compute-sanitizer's error count."""
+    lines: NotRequired[int]
+    """Diagnostics published on lines."""
 
 
 @dataclass(kw_only=True)
@@ -1114,6 +1348,7 @@ REQUESTS: dict[str, tuple[Any, Any]] = {
     REQ_HISTORY: (HistoryParams, HistoryResult),
     REQ_SET_BASELINE: (SetBaselineParams, SetBaselineResult),
     REQ_COMPARE: (CompareParams, CompareResult),
+    REQ_VALUES: (ValuesParams, ValuesResult),
 }
 
 #: Each custom request -> the declared type of its result.
@@ -1135,9 +1370,13 @@ SERVER_COMMANDS: dict[str, tuple[Any, Any]] = {
     CMD_PROFILE: (ProfileArgs, ProfileCommandResult),
     CMD_PROFILE_ALL: (ProfileAllArgs, list[ProfileCommandResult]),
     CMD_RUN_NCU: (RunNcuArgs, NcuCommandResult | CommandResult),
+    CMD_CHECK_MEMORY: (CheckMemoryArgs, CheckMemoryCommandResult | CommandResult),
     CMD_SWEEP: (SweepArgs, SweepCommandResult | CommandResult),
     CMD_APPLY_PARAMETER: (ApplyParameterArgs, ApplyParameterResult),
     CMD_SET_BASELINE: (SetBaselineParams, SetBaselineResult),
+    CMD_OPEN_REPORT: (OpenFunctionArgs, OpenDocumentResult),
+    CMD_OPEN_GENERATED_CODE: (OpenFunctionArgs, OpenDocumentResult),
+    CMD_OPEN_ASSEMBLY: (OpenAssemblyArgs, OpenDocumentResult),
 }
 
 #: Each command the server's lenses carry that the extension registers itself -> its argument.
@@ -1149,4 +1388,6 @@ CLIENT_COMMANDS: dict[str, Any] = {
     CMD_SHOW_ERROR: ShowErrorArgs,
     CMD_REVEAL_LINE: RevealLineArgs,
     CMD_ATTRIBUTE_INSIDE: AttributeInsideArgs,
+    CMD_SHOW_VALUES: ShowValuesArgs,
+    CMD_DEBUG_KERNEL: DebugKernelArgs,
 }

@@ -30,7 +30,10 @@ __all__ = [
     "children_line",
     "descendants",
     "kill_descendants",
+    "clock_ticks_now",
+    "orphans_adopted",
     "parse_stat",
+    "reap_orphans",
     "set_child_subreaper",
     "waiting_text",
 ]
@@ -148,6 +151,65 @@ def kill_descendants(root: int, *, exclude: Iterable[int] = (), rounds: int = 50
             killed.add(process.pid)
         time.sleep(0.005)
     return len(killed)
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    """The fields of ``/proc/PID/stat`` after the command name (field 3 on), or ``None``."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    except OSError:
+        return None
+    close = text.rfind(")")
+    return text[close + 1 :].split() if close >= 0 else None
+
+
+def clock_ticks_now() -> int:
+    """Clock ticks since boot now, the unit of a process's start time in ``/proc`` (0 when it
+    cannot be read)."""
+    try:
+        with open("/proc/uptime", encoding="ascii") as fh:
+            seconds = float(fh.read().split()[0])
+        return int(seconds * os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError, AttributeError):
+        return 0
+
+
+def orphans_adopted(parent: int, *, since_ticks: int, known: Iterable[int] = ()) -> list[int]:
+    """The processes ``parent`` (a subreaper) adopted from a job whose agent died: its direct
+    children that it did not start itself (not in ``known``), in a session other than its own
+    (a job agent's session, or one a job made with ``start_new_session``: never a ``git`` or a
+    reader the parent ran), started at or after ``since_ticks`` (the job's start)."""
+    own = _stat_fields(parent)
+    if own is None or len(own) < 4:
+        return []
+    own_session = own[3]
+    skip = set(known)
+    found: list[int] = []
+    for pid, (state, ppid) in _table().items():
+        if ppid != parent or pid in skip or state in ("Z", "X"):
+            continue
+        fields = _stat_fields(pid)
+        if fields is None or len(fields) < 20 or fields[3] == own_session:
+            continue
+        try:
+            started = int(fields[19])
+        except ValueError:
+            continue
+        if started >= since_ticks:
+            found.append(pid)
+    return sorted(found)
+
+
+def reap_orphans(parent: int, *, since_ticks: int, known: Iterable[int] = ()) -> int:
+    """``SIGKILL`` what :func:`orphans_adopted` finds and everything under it; the number."""
+    killed = 0
+    for pid in orphans_adopted(parent, since_ticks=since_ticks, known=known):
+        killed += kill_descendants(pid)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+            killed += 1
+    return killed
 
 
 def set_child_subreaper() -> bool:

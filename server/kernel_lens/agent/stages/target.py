@@ -87,7 +87,7 @@ def _instance_line(text: str, name: str) -> int | None:
     """The line of the module-level assignment to ``name`` (the last one)."""
     try:
         tree = ast.parse(text)
-    except SyntaxError:
+    except (SyntaxError, MemoryError, RecursionError):
         return None
     line: int | None = None
     for node in tree.body:

@@ -1,0 +1,56 @@
+"""The compute-sanitizer report reader on reports in NVIDIA's documented text format (the
+memcheck layout of the Compute Sanitizer guide and of cuda-memcheck before it); the reports of a
+real run are checked on a GPU in tests/gpu/test_gpu_sanitizer.py."""
+
+from kernel_lens.analysis.sanitizer import parse_sanitizer
+
+REPORT = """\
+========= COMPUTE-SANITIZER
+========= Invalid __global__ write of size 4 bytes
+=========     at shifted_copy+0x270 in /w/k.py:11
+=========     by thread (0,0,0) in block (3,0,0)
+=========     Address 0x7f3a0e010000 is out of bounds
+=========     and is 0 bytes after the nearest allocation at 0x7f3a0e00c000 of size 16384 bytes
+=========     Saved host backtrace up to driver entry point at kernel launch time
+=========         Host Frame: [0x2f1c8] in libcuda.so.1
+=========
+========= Invalid __global__ write of size 4 bytes
+=========     at shifted_copy+0x270 in /w/k.py:11
+=========     by thread (1,0,0) in block (3,0,0)
+=========     Address 0x7f3a0e010004 is out of bounds
+=========
+========= Invalid __global__ read of size 8
+========= at 0x000000c8 in /home/u/src/helper.cuh:75:void projection<double>(double*, int)
+========= by thread (9,0,0) in block (0,0,0)
+========= Address 0x000370e8 is out of bounds
+=========
+========= ERROR SUMMARY: 3 errors
+"""
+
+
+def test_reports_grouped_by_line_with_the_first_thread_and_block() -> None:
+    findings, errors = parse_sanitizer(REPORT)
+    assert errors == 3
+    write, read = findings
+    assert (write.kind, write.file, write.line, write.count) == (
+        "Invalid __global__ write of size 4 bytes",
+        "/w/k.py",
+        11,
+        2,
+    )
+    assert write.function == "shifted_copy"
+    assert write.block == [3, 0, 0] and write.thread == [0, 0, 0]
+    assert write.detail[0] == "Address 0x7f3a0e010000 is out of bounds"
+    assert write.message() == (
+        "compute-sanitizer: Invalid __global__ write of size 4 bytes · block (3, 0, 0) thread "
+        "(0, 0, 0) · Address 0x7f3a0e010000 is out of bounds · 2 reports"
+    )
+    assert (read.file, read.line, read.function) == ("/home/u/src/helper.cuh", 75, None)
+
+
+def test_a_clean_run_has_no_findings() -> None:
+    assert parse_sanitizer("========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n") == (
+        [],
+        0,
+    )
+    assert parse_sanitizer("no sanitizer output at all") == ([], None)

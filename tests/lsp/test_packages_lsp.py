@@ -55,7 +55,7 @@ async def client(lsp_client: LanguageClient) -> Any:
             capabilities=pytest_lsp.client_capabilities("visual-studio-code"),
             root_uri=WS.as_uri(),
             workspace_folders=[types.WorkspaceFolder(uri=WS.as_uri(), name="ws")],
-            initialization_options=OPTIONS,
+            initialization_options={"client": "vscode", **OPTIONS},
         )
     )
     yield

@@ -17,9 +17,12 @@ import type { CheckMemoryArgs, ProfileAllArgs, ProfileArgs, RunNcuArgs } from ".
 import {
   ReportServerCommands,
   ServerCommands,
+  isAttributeInsideArgs,
   isRevealLineArgs,
   isShowErrorArgs,
 } from "./protocol";
+import { targetRefusal } from "./targetGuard";
+import { SECTION } from "./settings";
 import { MORE_ACTIONS, isMoreActionsArgs, pickItems, type PickItem } from "./moreActions";
 import {
   SCRIPT_ARGUMENTS,
@@ -61,6 +64,9 @@ export function registerCommands(ctx: Ctx): void {
     ),
     vscode.commands.registerCommand(Commands.showError, (args: unknown) => showError(ctx, args)),
     vscode.commands.registerCommand(Commands.revealLine, (args: unknown) => revealLine(ctx, args)),
+    vscode.commands.registerCommand(Commands.attributeInside, (args: unknown) =>
+      attributeInside(ctx, args),
+    ),
     // The server's own messages take the same single way as the client's failures.
     ctx.onClientCreated((client) => [
       client.onNotification(ShowMessageNotification.type, (params: ShowMessageParams) =>
@@ -118,6 +124,52 @@ async function revealLine(ctx: Ctx, args: unknown): Promise<void> {
   const at = editor.document.lineAt(Math.min(line, editor.document.lineCount - 1)).range;
   editor.selection = new vscode.Selection(at.start, at.end);
   editor.revealRange(at, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+}
+
+/**
+ * *Attribute inside transformers* (a line whose time was mostly inside an installed package):
+ * the same run again (the script, or the function) with the package named for this run, and
+ * the offer to add it to `kernelLens.attributeInPackages` for the next runs. The run's file is
+ * the workspace's (checked here and by the server): the package's files only show results.
+ */
+async function attributeInside(ctx: Ctx, args: unknown): Promise<void> {
+  if (!isAttributeInsideArgs(args)) {
+    ctx.log.warn(`${Commands.attributeInside}: malformed argument ${JSON.stringify(args)}`);
+    return;
+  }
+  const refusal = targetRefusal(args.uri, true);
+  if (refusal !== undefined) {
+    ctx.log.warn(`${Commands.attributeInside}: ${refusal}`);
+    return;
+  }
+  const config = vscode.workspace.getConfiguration(SECTION);
+  const named = config.get<string[]>("attributeInPackages") ?? [];
+  if (!named.includes(args.package)) {
+    // Asked alongside the run (not before it): the run does not wait for an answer.
+    void showInformation(
+      `${DISPLAY_NAME}: attribute inside ${args.package} in every run of this workspace?`,
+      "Add to Settings",
+    ).then(async (picked) => {
+      if (picked === "Add to Settings") {
+        const now = config.get<string[]>("attributeInPackages") ?? [];
+        if (!now.includes(args.package)) {
+          await config.update(
+            "attributeInPackages",
+            [...now, args.package],
+            vscode.ConfigurationTarget.Workspace,
+          );
+        }
+      }
+    });
+  }
+  const packages = [...args.packages.filter((p) => p !== args.package), args.package];
+  await execute(ctx, vscode.Uri.parse(args.uri), (uri) => ({
+    command: ServerCommands.profile,
+    args:
+      args.function === null
+        ? { uri, script: true, packages }
+        : { uri, function: args.function, packages },
+  }));
 }
 
 /** The `…` lens: a quick pick of a function's other actions; one that cannot work says why. */

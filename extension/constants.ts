@@ -40,6 +40,8 @@ export const Commands = {
   showError: ClientCommands.showError,
   /** An error's *Go to Line* (a 1-based line of a document). */
   revealLine: ClientCommands.revealLine,
+  /** A line mostly inside an installed package: run again attributed inside it (issue 48). */
+  attributeInside: ClientCommands.attributeInside,
   /** Above a kernel: its values per line under Triton's interpreter, for a program. */
   showValues: ClientCommands.showValues,
   /** Above a kernel: a debugpy session of its launch under the interpreter. */

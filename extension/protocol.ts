@@ -26,6 +26,7 @@ import {
   CMD_SHOW_INLINE,
   CMD_SHOW_ERROR,
   CMD_REVEAL_LINE,
+  CMD_ATTRIBUTE_INSIDE,
   CMD_SHOW_REPORT,
   CMD_SHOW_VALUES,
   CMD_SWEEP,
@@ -218,6 +219,11 @@ export const ClientCommands = {
   showError: CMD_SHOW_ERROR,
   /** An error's *Go to Line*. Argument: one `RevealLineArgs`. */
   revealLine: CMD_REVEAL_LINE,
+  /**
+   * A line mostly inside an installed package: the run again with it attributed inside, and
+   * the offer to add it to `kernelLens.attributeInPackages`. Argument: one `AttributeInsideArgs`.
+   */
+  attributeInside: CMD_ATTRIBUTE_INSIDE,
   /** Above each `@triton.jit` kernel: values per line. Argument: one `ShowValuesArgs`. */
   showValues: CMD_SHOW_VALUES,
   /** Above each `@triton.jit` kernel: a debug session. Argument: one `DebugKernelArgs`. */
@@ -259,5 +265,6 @@ export const isShowInlineExtensionArgs = is(CLIENT_COMMAND_CHECKS[CMD_SHOW_INLIN
 export const isShowReportArgs = is(CLIENT_COMMAND_CHECKS[CMD_SHOW_REPORT]);
 export const isShowErrorArgs = is(CLIENT_COMMAND_CHECKS[CMD_SHOW_ERROR]);
 export const isRevealLineArgs = is(CLIENT_COMMAND_CHECKS[CMD_REVEAL_LINE]);
+export const isAttributeInsideArgs = is(CLIENT_COMMAND_CHECKS[CMD_ATTRIBUTE_INSIDE]);
 export const isShowValuesArgs = is(CLIENT_COMMAND_CHECKS[CMD_SHOW_VALUES]);
 export const isDebugKernelArgs = is(CLIENT_COMMAND_CHECKS[CMD_DEBUG_KERNEL]);

@@ -21,6 +21,7 @@ export type SettingKey =
   | "timing.reps"
   | "lenses.showAll"
   | "profileMemory"
+  | "attributeInPackages"
   | "distributed.nprocPerNode";
 
 /**
@@ -54,6 +55,11 @@ export interface Settings {
    */
   profileMemory: ProfileMemory;
   /**
+   * Installed packages whose code counts as the user's (the server pulls this): a run attributes
+   * to the innermost line in the workspace or in these packages' files (`transformers`, `timm`).
+   */
+  attributeInPackages: readonly string[];
+  /**
    * Ranks of *Profile on N ranks* on a file that calls `init_process_group` (the server pulls
    * this): `0` = the visible GPUs, at least 2 (gloo on the CPU without GPUs).
    */
@@ -68,8 +74,14 @@ export const DEFAULTS: Readonly<Settings> = {
   timing: { warmupMs: 25, budgetMs: 500, reps: 0 },
   lenses: { showAll: false },
   profileMemory: "auto",
+  attributeInPackages: [],
   distributed: { nprocPerNode: 0 },
 };
+
+/** A top-level Python package name (`transformers`, `timm`): an identifier, no dots. */
+export function isPackageName(name: string): boolean {
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(name);
+}
 
 /** The part of `vscode.WorkspaceConfiguration` that {@link readSettings} needs. */
 export interface ConfigGetter {
@@ -142,6 +154,15 @@ export function readSettings(config: ConfigGetter): ReadResult {
     invalid("profileMemory", memoryValue, '"auto", "on" or "off"');
   }
 
+  let attributeInPackages = config.get("attributeInPackages") ?? DEFAULTS.attributeInPackages;
+  if (
+    !Array.isArray(attributeInPackages) ||
+    !attributeInPackages.every((a) => typeof a === "string" && isPackageName(a.trim()))
+  ) {
+    invalid("attributeInPackages", attributeInPackages, "an array of top-level package names");
+    attributeInPackages = DEFAULTS.attributeInPackages;
+  }
+
   return {
     settings: {
       python: (python as string).trim(),
@@ -160,6 +181,7 @@ export function readSettings(config: ConfigGetter): ReadResult {
       },
       lenses: { showAll: showAll as boolean },
       profileMemory,
+      attributeInPackages: (attributeInPackages as string[]).map((a) => a.trim()),
       distributed: {
         nprocPerNode: number(
           "distributed.nprocPerNode",

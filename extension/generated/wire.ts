@@ -167,11 +167,17 @@ export interface BackwardPassInfo {
   cpu_us: number;
   /** The forward lines its work was attributed to. */
   lines: number[];
+  /**
+   * How many other files hold forward lines of it too (a named package's, another workspace
+   * module's): their rows carry those parts.
+   */
+  other_files?: number;
 }
 export const checkBackwardPassInfo: Check<BackwardPassInfo> = shape<BackwardPassInfo>({
   device_us: number,
   cpu_us: number,
   lines: listOf(int),
+  other_files: optional(int),
 });
 
 /**
@@ -299,6 +305,24 @@ export interface OomMemory {
   source: string;
 }
 
+/** The part of a line's time spent inside one installed package's code. */
+export interface InsidePackage {
+  /** The package's top-level name (`transformers`). */
+  package: string;
+  /**
+   * Wall time on the CPU inside the package's frames while the line ran, µs (per call of a
+   * function; a whole run's total).
+   */
+  cpu_us: number;
+  /** `cpu_us` over the line's own wall time on the CPU, 0..1. */
+  share: number;
+}
+export const checkInsidePackage: Check<InsidePackage> = shape<InsidePackage>({
+  package: string,
+  cpu_us: number,
+  share: number,
+});
+
 /** One source line of a profiled function. */
 export interface ProfileLine {
   /** 1-based line of the document. */
@@ -314,6 +338,11 @@ export interface ProfileLine {
   backward_pass?: BackwardPassInfo;
   /** Per device (a profile with memory). */
   memory?: LineMemory[];
+  /**
+   * A whole run: the installed packages (not named for attribution) this line's Python call
+   * spent its time in, most first (`out = model(x)` → 98% inside `transformers`).
+   */
+  inside?: InsidePackage[];
 }
 export const checkProfileLine: Check<ProfileLine> = shape<ProfileLine>({
   line: int,
@@ -325,6 +354,7 @@ export const checkProfileLine: Check<ProfileLine> = shape<ProfileLine>({
   backward: optional(checkProfileBackward),
   backward_pass: optional(checkBackwardPassInfo),
   memory: optional(listOf(checkLineMemory)),
+  inside: optional(listOf(checkInsidePackage)),
 });
 
 /** A kernel of a remainder, by its device time per call (µs). */
@@ -584,6 +614,22 @@ export const checkKernelRoofline: Check<KernelRoofline> = shape<KernelRoofline>(
   text: string,
 });
 
+/** One file's part of a run: the sum of its lines' own times. */
+export interface FileShare {
+  path: string;
+  /** The named package the file is in (`None`: a workspace file). */
+  package: string | null;
+  cpu_us: number;
+  /** Forward and backward device time of its lines, µs per call. */
+  device_us: number;
+}
+export const checkFileShare: Check<FileShare> = shape<FileShare>({
+  path: string,
+  package: nullable(string),
+  cpu_us: number,
+  device_us: number,
+});
+
 /**
  * The profile of one function, as `kernel-lens profile --json` prints it (the agent's
  * `profile` result; only the keys the report reads are listed, the rest passes through).
@@ -609,6 +655,18 @@ export interface Profile {
    * (the script's own are `lines`).
    */
   files?: Record<string, ProfileLine[]>;
+  /**
+   * The installed packages named for attribution, by name: the folder their files are in
+   * (`files` under it are the package's, the others the workspace's).
+   */
+  packages?: Record<string, string>;
+  /** Where a whole run's time is, file by file (the workspace's and the named packages'). */
+  by_file?: FileShare[];
+  /**
+   * A run of several files: the files in the order of the trace's line ranges
+   * (`src:<k>:<line>` is a line of the `k`-th), so the timeline can name them.
+   */
+  file_order?: string[];
   memory?: ProfileMemory;
   /** Each kernel whose bytes or FLOPs are known, against the device's peak (on a GPU). */
   roofline?: KernelRoofline[];
@@ -624,6 +682,9 @@ export const checkProfile: Check<Profile> = shape<Profile>({
   trace_error: optional(nullable(string)),
   accounting: optional(checkAccounting),
   files: optional(recordOf(listOf(checkProfileLine))),
+  packages: optional(recordOf(string)),
+  by_file: optional(listOf(checkFileShare)),
+  file_order: optional(listOf(string)),
   memory: optional(checkProfileMemory),
   roofline: optional(listOf(checkKernelRoofline)),
 });
@@ -1092,6 +1153,12 @@ export const CMD_SHOW_ERROR = "kernelLens.showError";
 export const CMD_REVEAL_LINE = "kernelLens.revealLine";
 
 /**
+ * Client-side command (a line mostly inside an installed package): re-run with the package
+ * attributed inside, and offer to add it to the setting (`AttributeInsideArgs`).
+ */
+export const CMD_ATTRIBUTE_INSIDE = "kernelLens.attributeInside";
+
+/**
  * Client-side command: a `@triton.jit` kernel's values per line under Triton's interpreter,
  * for a program (`ShowValuesArgs`; `pick`: the program-id picker first).
  */
@@ -1297,6 +1364,11 @@ export interface ProfileArgs {
    * into the run (at the first step end past it, or the first line when no step was seen).
    */
   after_s?: number | null;
+  /**
+   * Installed packages whose code counts as the user's for this run, added to
+   * `kernelLens.attributeInPackages` (*Attribute inside transformers*).
+   */
+  packages?: string[] | null;
 }
 
 /** Profile every function of the document at `uri`. */
@@ -1885,6 +1957,27 @@ export const checkShowErrorArgs: Check<ShowErrorArgs> = shape<ShowErrorArgs>({
   function: string,
   error: checkShownError,
   actions: listOf(checkErrorAction),
+});
+
+/**
+ * Argument of `kernelLens.attributeInside`: the run to repeat (a script, or a function
+ * of it) and the installed package to attribute inside.
+ */
+export interface AttributeInsideArgs {
+  /** The workspace file that ran (never the package's). */
+  uri: string;
+  /** The package's top-level name (`transformers`). */
+  package: string;
+  /** The function profiled (`None`: the whole script). */
+  function: string | null;
+  /** The packages the repeated run was already attributed inside. */
+  packages: string[];
+}
+export const checkAttributeInsideArgs: Check<AttributeInsideArgs> = shape<AttributeInsideArgs>({
+  uri: string,
+  package: string,
+  function: nullable(string),
+  packages: listOf(string),
 });
 
 /** Argument of `kernelLens.revealLine`: a 1-based line of a document. */
@@ -2861,6 +2954,7 @@ export interface ClientCommandTypes {
   "kernelLens.showInlineExtension": ShowInlineExtensionArgs;
   "kernelLens.showError": ShowErrorArgs;
   "kernelLens.revealLine": RevealLineArgs;
+  "kernelLens.attributeInside": AttributeInsideArgs;
   "kernelLens.showValues": ShowValuesArgs;
   "kernelLens.debugKernel": DebugKernelArgs;
 }
@@ -2873,6 +2967,7 @@ export const CLIENT_COMMAND_CHECKS: { readonly [C in keyof ClientCommandTypes]: 
   "kernelLens.showInlineExtension": checkShowInlineExtensionArgs,
   "kernelLens.showError": checkShowErrorArgs,
   "kernelLens.revealLine": checkRevealLineArgs,
+  "kernelLens.attributeInside": checkAttributeInsideArgs,
   "kernelLens.showValues": checkShowValuesArgs,
   "kernelLens.debugKernel": checkDebugKernelArgs,
 };

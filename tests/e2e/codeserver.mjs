@@ -68,6 +68,9 @@ export const RECORDED_FILES = {
   "matmul_relu.pt.trace.json": "tests/data/h200/matmul_relu_trace.json",
   // Shaped like the public Triton tutorials (GPU-only at module level): scenario 41.
   "tutorial_add.py": "tests/data/gpu_only/vector_add_cuda.py",
+  // Trains the "installed" tinymodel (on PYTHONPATH, outside the workspace): scenario 70.
+  "tiny_train.py": "tests/data/examples/installed/train.py",
+  "tiny_step.py": "tests/data/examples/installed/step.py",
   // Real traces of other eras and devices (tests/data/real_traces/README.md): scenario 49.
   "resnet50_2021.pt.trace.json.gz":
     "tests/data/real_traces/kineto_2021-01_v100_resnet50_excerpt.json.gz",
@@ -92,7 +95,7 @@ export function freePort() {
  * tests/e2e/fixtures/*.py and settings for a test unless `forTest` is false), `trusted`: workspace trust off or on,
  * `data/User/settings.json`, `data/ext` and `config.yaml` (so ~/.config/code-server is untouched).
  *
- * @returns {Promise<{workspace: string, dataDir: string, extDir: string, config: string}>}
+ * @returns {Promise<{workspace: string, dataDir: string, extDir: string, config: string, sitePackages: string | null}>}
  */
 export async function prepare(base, { trusted, forTest = true }) {
   const workspace = path.join(base, "kernels");
@@ -117,7 +120,17 @@ export async function prepare(base, { trusted, forTest = true }) {
     JSON.stringify(userSettings({ trusted, forTest }), null, 2),
   );
   await writeFile(config, "auth: none\ncert: false\n");
-  return { workspace, dataDir, extDir, config };
+  // A package "installed" outside the workspace, as pip would (scenario 70): code-server (and
+  // so the server and the agent) gets its folder on PYTHONPATH.
+  const sitePackages = path.join(base, "env", "site-packages");
+  if (forTest) {
+    await cp(
+      path.join(ROOT, "tests", "data", "examples", "installed", "tinymodel"),
+      path.join(sitePackages, "tinymodel"),
+      { recursive: true },
+    );
+  }
+  return { workspace, dataDir, extDir, config, sitePackages: forTest ? sitePackages : null };
 }
 
 function baseArgs(dirs) {
@@ -175,7 +188,18 @@ export async function start(
     // `cwd`: the folder the editor is started in (the Restricted Mode run starts it in the
     // workspace, whose modules must then never shadow an interpreter's).
     ...(cwd === undefined ? {} : { cwd }),
-    env: { ...process.env, PASSWORD: "", ...env },
+    env: {
+      ...process.env,
+      PASSWORD: "",
+      ...(dirs.sitePackages
+        ? {
+            PYTHONPATH: [dirs.sitePackages, process.env.PYTHONPATH]
+              .filter((p) => p !== undefined && p !== "")
+              .join(path.delimiter),
+          }
+        : {}),
+      ...env,
+    },
   });
   if (logFile) {
     const out = createWriteStream(logFile);

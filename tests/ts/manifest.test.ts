@@ -40,6 +40,7 @@ const EXPECTED_DEFAULTS: Record<SettingKey, unknown> = {
   "timing.reps": DEFAULTS.timing.reps,
   "lenses.showAll": DEFAULTS.lenses.showAll,
   profileMemory: DEFAULTS.profileMemory,
+  attributeInPackages: DEFAULTS.attributeInPackages,
   "distributed.nprocPerNode": DEFAULTS.distributed.nprocPerNode,
 };
 

@@ -36,6 +36,7 @@ describe("readSettings", () => {
         "timing.reps": 50,
         "lenses.showAll": true,
         profileMemory: "on",
+        attributeInPackages: ["transformers", " timm "],
         "distributed.nprocPerNode": 4,
       }),
     );
@@ -48,6 +49,7 @@ describe("readSettings", () => {
         timing: { warmupMs: 0, budgetMs: 1000, reps: 50 },
         lenses: { showAll: true },
         profileMemory: "on",
+        attributeInPackages: ["transformers", "timm"],
         distributed: { nprocPerNode: 4 },
       },
       problems: [],
@@ -87,6 +89,18 @@ describe("readSettings", () => {
     assert.equal(readSettings(config({ profileMemory: true })).settings.profileMemory, "on");
     assert.equal(readSettings(config({ profileMemory: false })).settings.profileMemory, "off");
     assert.equal(readSettings(config({ profileMemory: "off" })).settings.profileMemory, "off");
+  });
+
+  it("takes attributeInPackages as top-level package names only", () => {
+    const result = readSettings(config({ attributeInPackages: ["transformers.models"] }));
+    assert.deepEqual(result.settings.attributeInPackages, []);
+    assert.deepEqual(result.problems, [
+      'kernelLens.attributeInPackages: expected an array of top-level package names, got ["transformers.models"]',
+    ]);
+    assert.deepEqual(
+      readSettings(config({ attributeInPackages: ["timm"] })).settings.attributeInPackages,
+      ["timm"],
+    );
   });
 
   it("rejects an agent command with a non-string element", () => {

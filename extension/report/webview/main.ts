@@ -22,6 +22,7 @@ import {
   type ToWebview,
   type ViewMode,
 } from "../messages";
+import { labelFiles } from "./byFileModel";
 import { baseName, button, el } from "./dom";
 import { historyView, noHistory } from "./history";
 import { ncuView, noNcu } from "./ncu";
@@ -234,6 +235,7 @@ function tabContent(): HTMLElement {
               button("Profile again", profile, { primary: true, action: "profile" }),
             ]);
       }
+      labelRunFiles(report.timeline);
       return timelineContent(report.timeline, links, report.profile?.memory?.devices ?? []);
     case "ncu": {
       const unavailable = ncuUnavailable(report);
@@ -267,6 +269,18 @@ function tabContent(): HTMLElement {
             onCompare: (before, after) => post({ type: "compareRuns", before, after }),
           });
   }
+}
+
+/** The line ranges of a run's other files (a named package's too) named by file (issue 48). */
+function labelRunFiles(timeline: NonNullable<ReportResult["timeline"]>): void {
+  const profile = state.report?.profile;
+  const files = profile?.file_order;
+  if (files === undefined || files.length < 2) return;
+  labelFiles(
+    timeline.lanes.flatMap((lane) => lane.events),
+    files,
+    profile?.packages ?? {},
+  );
 }
 
 function timelineContent(
@@ -358,6 +372,7 @@ function onMessage(message: ToWebview): void {
       live?.redraw();
       return;
     case "timelineWindow":
+      if (message.timeline !== null) labelRunFiles(message.timeline);
       timelineView?.receiveDetail(message.id, message.timeline);
       return;
     case "history":

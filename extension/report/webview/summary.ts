@@ -16,6 +16,7 @@ import {
   opCalls,
   significant,
 } from "./format";
+import { byFileView } from "./byFile";
 import { memoryView } from "./memory";
 import { graphText, otherTimingWarnings, stabilityText, timingPolicyLines } from "./timingPolicy";
 
@@ -294,6 +295,7 @@ export function summaryView(
       ? el("p", { className: "muted", text: "No line of the function ran a torch op." })
       : el("div", { className: "table-scroll" }, [table]),
     gpu || rows.length === 0 ? null : el("p", { className: "muted note", text: `* ${CPU_NOTE}` }),
+    byFileView(profile),
   ]);
 }
 

@@ -137,11 +137,11 @@ def line_results(
         row["line"] = no
         if mem:
             row["memory"] = mem
-        _local_lines(row)
+        _local_lines(row, index)
         _compiled_lines(row, index, files)
         others.setdefault(path, []).append(row)
     for row in rows:
-        _local_lines(row)
+        _local_lines(row, 0)
     out: dict[str, Any] = {"lines": rows}
     if files is not None:
         out["files"] = others
@@ -185,12 +185,16 @@ def _compiled_lines(row: dict[str, Any], index: int, files: Sequence[str] | None
             }
 
 
-def _local_lines(row: dict[str, Any]) -> None:
-    """A row's ``backward_pass.lines`` as the lines of the row's own file (the pass's lines in
-    other files are on those files' rows)."""
+def _local_lines(row: dict[str, Any], index: int = 0) -> None:
+    """A row's ``backward_pass.lines`` as the lines of the row's own file (the ``index``-th of
+    the run's; the pass's lines in other files are on those files' rows)."""
     bpass = row.get("backward_pass")
     if isinstance(bpass, dict) and bpass.get("lines"):
-        bpass["lines"] = sorted({split_line_key(k)[1] for k in bpass["lines"]})
+        keys = [split_line_key(k) for k in bpass["lines"]]
+        bpass["lines"] = sorted({no for i, no in keys if i == index})
+        others = len({i for i, _ in keys if i != index})
+        if others:
+            bpass["other_files"] = others
 
 
 def profile_result(

@@ -526,8 +526,10 @@ def _profiled_pass(
     """One profiled pass shared by *ops* and *trace*: the trace's path and the lines with their
     ops and kernels (*ops*); and (*trace*) a function that summarises the trace, called later
     (once the lines are sent: the summary is not what the first lens needs)."""
+    from kernel_lens.agent.packages import PackageFiles, resolve_packages
     from kernel_lens.agent.stages.ops import profile_pass
 
+    named = resolve_packages(request.packages)
     report("ops", "profiling each line")
     stem = os.path.splitext(os.path.basename(target.path))[0]
     label = f"{stem}-{target.info.qualname}".replace(".", "_")
@@ -540,6 +542,7 @@ def _profiled_pass(
             trace_dir=trace_dir,
             label=label,
             memory=request.memory,
+            packages=PackageFiles(named) if named else None,
         ),
         target.path,
         target.info.qualname,
@@ -557,7 +560,7 @@ def _profiled_pass(
         )
         from kernel_lens.agent.stages.deep import default_workspace
 
-        files = [os.path.abspath(target.path)]
+        files = [os.path.abspath(target.path), *(passed.files or [])[1:]]
         line_key = line_keys(files, [default_workspace(target.path)])
         graphs = placed_graphs(capture, line_key) if capture is not None else {}
         out.update(
@@ -574,6 +577,17 @@ def _profiled_pass(
         if capture is not None:
             # (the function's first call compiled: before the profiled pass, said here)
             add_compile_report(out, capture, line_key, files)
+        # (each line's time inside installed packages always; the file split when named)
+        from kernel_lens.agent.package_lines import add_package_parts
+
+        add_package_parts(
+            out,
+            trace_events=passed.trace.get("traceEvents") or [],
+            files=files,
+            packages=named,
+            main_path=files[0],
+            runs=passed.runs,
+        )
     if "trace" not in request.stages:
         return out, None
     from kernel_lens.analysis.trace_summary import summarize_trace
@@ -693,7 +707,9 @@ def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> 
         line_keys,
         placed_graphs,
     )
+    from kernel_lens.agent.packages import resolve_packages
 
+    packages = resolve_packages(request.packages)
     capture = CompileCapture()
     try:
         with capture_compiled(capture):
@@ -712,6 +728,7 @@ def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> 
                 cut_after_s=cut_after_s,
                 progress=lambda text: report("script", text),
                 only_lines=tuple(request.only_lines) if request.only_lines else None,  # type: ignore[arg-type]
+                packages=packages,
             )
     except ProfileError as err:
         raise as_needs_gpu(err) from None
@@ -745,6 +762,15 @@ def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> 
     )
     notes = list(run.notes)
     lines_part["notes"] = notes
+    from kernel_lens.agent.package_lines import add_package_parts
+
+    add_package_parts(
+        lines_part,
+        trace_events=run.trace.get("traceEvents") or [],
+        files=files,
+        packages=packages,
+        main_path=os.path.abspath(path),
+    )
     add_compile_report(lines_part, capture, line_key, files)
 
     script_info: dict[str, Any] = {"wall_s": round(run.wall_s, 6), "runs": 1, "label": WALL_LABEL}

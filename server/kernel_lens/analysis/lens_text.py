@@ -425,6 +425,12 @@ def backward_pass_text(line: dict[str, Any], *, cuda: bool) -> str | None:
         if cuda
         else f"{format_us(float(bpass.get('cpu_us') or 0.0))} CPU under the profiler"
     )
+    others = int(bpass.get("other_files") or 0)
+    elsewhere = ("other files' lines" if others > 1 else "another file's lines") if others else ""
+    if spread and elsewhere:
+        return f"backward pass {amount}{where} and {elsewhere}"
+    if elsewhere:
+        return f"backward pass {amount} · spread over {elsewhere}"
     return f"backward pass {amount}" + (where if spread else " · on no forward line")
 
 

@@ -102,11 +102,44 @@ def format_profile(result: dict[str, Any], *, width: int = 110) -> str:
         out.append(header)
         out.extend(_line_rows(lines, cuda))
         files = result.get("files") or {}
-        if script and files:
+        named = result.get("packages") or {}
+        if (script or named) and files:
             for file, rows in files.items():
                 out.append("")
-                out.append(f"{file} (lines of this workspace file the run executed)")
+                package = next(
+                    (n for n, root in named.items() if str(file).startswith(str(root) + "/")),
+                    None,
+                )
+                out.append(
+                    f"{file} (lines of this workspace file the run executed)"
+                    if package is None
+                    else f"{file} (lines of the installed package {package})"
+                )
                 out.extend(_line_rows(rows, cuda))
+        by_file = result.get("by_file") or []
+        if named and len(by_file) > 1:
+            key = "device_us" if cuda else "cpu_us"
+            total = sum(float(f.get(key) or 0.0) for f in by_file) or 1.0
+            shares: dict[str, float] = {}
+            for f in by_file:
+                where = str(f.get("package") or "workspace")
+                shares[where] = shares.get(where, 0.0) + float(f.get(key) or 0.0) / total
+            out.append("")
+            out.append(
+                "by file: "
+                + " · ".join(
+                    f"{w} {100 * v:.0f}%" for w, v in sorted(shares.items(), key=lambda i: -i[1])
+                )
+            )
+        for row in lines:
+            for inside in row.get("inside") or []:
+                if float(inside.get("share") or 0.0) >= 0.5:
+                    out.append(
+                        f"line {row.get('line')}: {100 * float(inside['share']):.0f}% inside "
+                        f"{inside['package']} (--in-package {inside['package']} to attribute "
+                        "inside it)"
+                    )
+                    break
         out.extend(_memory_rows(result))
         accounting = result.get("accounting")
         if cuda and accounting and accounting.get("device_us"):

@@ -69,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
         argv=argv,
         driver=driver,
         workspace=[os.path.abspath(w) for w in args.workspace or []],
+        packages=list(args.in_package or []),
         skip=args.skip,
         steps=args.steps,
         after_s=after_s,
@@ -242,6 +243,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="DRIVER",
         help="take FUNC's inputs, self and calling context from its first call in a run of "
         "DRIVER (`python DRIVER ARGS…`, ARGS after --), in whatever workspace module FUNC is",
+    )
+    p.add_argument(
+        "--in-package",
+        action="append",
+        metavar="NAME",
+        help="an installed package whose code counts as yours (repeatable: transformers, timm…): "
+        "a whole run, a window and a function profile attribute to the innermost line in the "
+        "workspace or in its files (found through the interpreter), never torch's own",
     )
     p.add_argument(
         "--workspace",

@@ -44,9 +44,10 @@ from kernel_lens.analysis.lens_text import (
     summary_lens_title,
 )
 from kernel_lens.analysis.memory_text import oom_lines
+from kernel_lens.analysis.package_share import suggestion
 from kernel_lens.analysis.scripts import SCRIPT_NAME, script_summary_title
 from kernel_lens.history import History, HistoryError
-from kernel_lens.lsp.common import refresh_lenses, server_history, uri_to_path
+from kernel_lens.lsp.common import package_file, refresh_lenses, server_history, uri_to_path
 from kernel_lens.lsp.convert import RawJson, raw_json_list
 from kernel_lens.lsp.feature import LanguageFeature
 from kernel_lens.lsp.language_server import KernelLensServer
@@ -55,6 +56,7 @@ from kernel_lens.lsp.results import Placed, Record, place
 from kernel_lens.lsp.state import DocumentState
 from kernel_lens.wire.errors import ProfileError
 from kernel_lens.wire.lsp import (
+    CMD_ATTRIBUTE_INSIDE,
     CMD_CHECK_MEMORY,
     CMD_COMPARE_ASSEMBLY,
     CMD_DEBUG_KERNEL,
@@ -67,6 +69,7 @@ from kernel_lens.wire.lsp import (
     CMD_SHOW_REPORT,
     CMD_SHOW_VALUES,
     CMD_SWEEP,
+    AttributeInsideArgs,
 )
 
 __all__ = [
@@ -371,11 +374,19 @@ def _function_lenses(
                 first0, MORE_TITLE, CMD_MORE_ACTIONS, [{"function": info.qualname, "items": rest}]
             )
         )
-    return lenses + _line_lenses(result, placed, cuda)
+    return lenses + _line_lenses(result, placed, cuda, uri, record.qualname)
 
 
-def _line_lenses(result: dict[str, Any], placed: Placed, cuda: bool) -> list[types.CodeLens]:
-    """A result's per-line lenses (each on the line it was measured on, where it is now)."""
+def _line_lenses(
+    result: dict[str, Any],
+    placed: Placed,
+    cuda: bool,
+    uri: str | None = None,
+    function: str | None = None,
+) -> list[types.CodeLens]:
+    """A result's per-line lenses (each on the line it was measured on, where it is now); with
+    ``uri`` and ``function``, a line mostly inside an installed package offers to attribute
+    inside it."""
     lenses: list[types.CodeLens] = []
     timing = result.get("timing") or {}
     median_ms = timing.get("median_ms")
@@ -399,6 +410,10 @@ def _line_lenses(result: dict[str, Any], placed: Placed, cuda: bool) -> list[typ
             line_title = f"{line_title} · {distributed}" if line_title else distributed
         if line_title is not None:
             lenses.append(_lens(placed.current_line(line["line"]) - 1, line_title))
+        if uri is not None and line.get("inside"):
+            named = list((result.get("packages") or {}).keys())
+            at = placed.current_line(line["line"]) - 1
+            lenses.extend(_inside_lenses(at, line, uri, function, named))
     return lenses
 
 
@@ -524,11 +539,44 @@ def _file_lenses(
         return [_lens(0, f"$(history) outdated: {script_summary_title(result)}"), rerun]
     lenses = [_lens(0, script_summary_title(result)), rerun, *extra]
     cuda = result.get("device_kind") == "cuda"
+    named = list((result.get("packages") or {}).keys())
     for line in result.get("lines") or []:
         line_title = line_lens_title(line, cuda=cuda)
         if line_title is not None:
             lenses.append(_lens(int(line["line"]) - 1, line_title))
+        lenses.extend(_inside_lenses(int(line["line"]) - 1, line, uri, None, named))
     return lenses
+
+
+def _inside_lenses(
+    line0: int, row: dict[str, Any], uri: str, function: str | None, named: list[str]
+) -> list[types.CodeLens]:
+    """A line whose time is mostly inside an installed package (``out = model(x)`` → 98%
+    inside ``transformers``): say so, and offer *Attribute inside transformers* (the same run
+    again with the package named; see ``analysis/package_share.py``)."""
+    found = suggestion(row.get("inside"), named)
+    if found is None:
+        return []
+    package = str(found["package"])
+    share = float(found["share"])
+    args: AttributeInsideArgs = {
+        "uri": uri,
+        "package": package,
+        "function": function,
+        "packages": list(named),
+    }
+    lens = _lens(
+        line0,
+        f"$(package) {share:.0%} inside {package} · Attribute inside {package}",
+        CMD_ATTRIBUTE_INSIDE,
+        [args],
+    )
+    assert lens.command is not None
+    lens.command.tooltip = (
+        f"{share:.0%} of this line's time was in {package}'s code: run again with its lines "
+        f"attributed (kernelLens.attributeInPackages), then open its files to see them"
+    )
+    return [lens]
 
 
 def _run_lines_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.CodeLens]:
@@ -546,6 +594,8 @@ def _run_lines_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types
     cuda = held.device_kind == "cuda"
     lenses: list[types.CodeLens] = []
     kept = 0
+    run_uri = "file://" + held.run_path
+    what = "a whole-script run" if held.function is None else f"a profile of {held.function}"
     for row in held.rows:
         no = int(row.get("line") or 0)
         if not 1 <= no <= len(current) or current[no - 1].strip() != row.get("source"):
@@ -557,20 +607,46 @@ def _run_lines_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types
         lenses.append(
             types.CodeLens(
                 range=_range(no - 1),
-                command=types.Command(
-                    title=title, command="", tooltip=f"{held.label} (a whole-script run)"
-                ),
+                command=types.Command(title=title, command="", tooltip=f"{held.label} ({what})"),
             )
         )
-    run_uri = "file://" + held.run_path
+        lenses.extend(_inside_lenses(no - 1, row, run_uri, held.function, held.packages))
     gone = len(held.rows) - kept
     head = f"$(run-all) {held.label} · {kept} line{'s' if kept != 1 else ''}"
+    if held.package is not None:
+        # An installed package's file: results only (the lens re-runs the workspace's file).
+        head = f"$(package) {held.package} (read-only) · {head[len('$(run-all) ') :]}"
     if gone:
         head += f" ({gone} edited since)"
-    summary = _lens(0, head, CMD_PROFILE, [{"uri": run_uri, "script": True}])
+    again: dict[str, Any] = {"uri": run_uri}
+    if held.function is None:
+        again["script"] = True
+    else:
+        again["function"] = held.function
+    if held.packages:
+        again["packages"] = list(held.packages)
+    summary = _lens(0, head, CMD_PROFILE, [again])
     assert summary.command is not None
-    summary.command.tooltip = f"Re-run {held.run_path} as a script"
+    summary.command.tooltip = (
+        f"Re-run {held.run_path} as a script"
+        if held.function is None
+        else f"Profile {held.function} of {held.run_path} again"
+    )
     return [summary, *lenses]
+
+
+def _package_lenses(ls: KernelLensServer, uri: str) -> list[types.CodeLens] | None:
+    """An installed package's file (Go to Definition into ``transformers``): only the lines of
+    the runs started from the workspace, never a lens that runs it; ``None`` for any other
+    document."""
+    try:
+        path = uri_to_path(uri)
+    except ProfileError:
+        return None
+    if package_file(ls, path) is None:
+        return None
+    doc = ls.workspace.get_text_document(uri)
+    return _run_lines_lenses(ls, uri, doc.source)
 
 
 #: Seconds the first lens answer after an open waits for the document's last runs from the
@@ -1035,6 +1111,9 @@ class CodeLenses(LanguageFeature):
     async def code_lens(self, params: types.CodeLensParams) -> list[types.CodeLens] | RawJson:
         ls = self.ls
         uri = params.text_document.uri
+        read_only = _package_lenses(ls, uri)
+        if read_only is not None:
+            return read_only
         # The first answer after an open holds the restored results (issue 28): it waits for
         # them (bounded; past that the lenses are refreshed once they are in).
         reading = start_restore(ls, uri)

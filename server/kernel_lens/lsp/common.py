@@ -41,8 +41,10 @@ __all__ = [
     "document_source",
     "failure_message",
     "is_trusted",
+    "package_file",
     "publish_diagnostics",
     "refresh_lenses",
+    "refuse_package_file",
     "request_failed",
     "require_trusted",
     "resolve_target",
@@ -134,6 +136,45 @@ def workspace_folders(ls: KernelLensServer) -> list[str]:
         if root and root not in folders:
             folders.append(root)
     return folders
+
+
+_INSTALLED = ("/site-packages/", "/dist-packages/")
+
+
+def package_file(ls: KernelLensServer, path: str) -> str | None:
+    """The installed package ``path`` is a file of, when it is one (``None`` otherwise): a file
+    in a site-packages folder, or outside the workspace folders under the folder of a package a
+    run was attributed inside (``kernelLens.attributeInPackages``; an editable install). Such a
+    file shows the results of runs started from the workspace; nothing runs from it."""
+    for name, root in ls.package_roots.items():
+        if (path == root or path.startswith(root.rstrip("/") + "/")) and not inside(
+            path, workspace_folders(ls)
+        ):
+            return name
+    for marker in _INSTALLED:
+        at = path.rfind(marker)
+        if at >= 0:
+            top = path[at + len(marker) :].split("/", 1)[0]
+            return top[:-3] if top.endswith(".py") else top
+    return None
+
+
+def refuse_package_file(ls: KernelLensServer, path: str | None) -> None:
+    """Refuse to run anything from an installed package's file (see :func:`package_file`).
+
+    Raises:
+        ProfileError: ``not-found``, saying where the results come from instead.
+    """
+    if not path:
+        return
+    package = package_file(ls, path)
+    if package is not None:
+        raise ProfileError(
+            "not-found",
+            f"{os.path.basename(path)} is a file of the installed package {package}: it shows "
+            "the results of runs started from your workspace (Attribute inside "
+            f"{package}, or kernelLens.attributeInPackages); nothing runs from it",
+        )
 
 
 def target_path(ls: KernelLensServer, uri: str, what: str = "read or run") -> str:

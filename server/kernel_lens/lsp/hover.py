@@ -17,7 +17,7 @@ from kernel_lens.analysis.lens_text import code_span, hover_markdown
 from kernel_lens.analysis.roofline import with_ncu_roofline
 from kernel_lens.analysis.safe_text import md_text
 from kernel_lens.analysis.scripts import SCRIPT_NAME
-from kernel_lens.lsp.common import uri_to_path
+from kernel_lens.lsp.common import package_file, uri_to_path
 from kernel_lens.lsp.feature import LanguageFeature
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.results import place
@@ -43,6 +43,14 @@ def _has_profile_lens(model: DocumentModel, qualname: str) -> bool:
     return any(t.info.qualname == qualname and t.role == "profile" for t in model.targets)
 
 
+def _in_installed_package(ls: KernelLensServer, uri: str) -> bool:
+    """Whether ``uri`` is a file of an installed package (``common.package_file``)."""
+    try:
+        return package_file(ls, uri_to_path(uri)) is not None
+    except ProfileError:
+        return False
+
+
 def document_hover(
     ls: KernelLensServer,
     uri: str,
@@ -55,6 +63,9 @@ def document_hover(
 
     ``model``: the text parsed (:mod:`kernel_lens.lsp.models`); made here when not given.
     """
+    if _in_installed_package(ls, uri):
+        # An installed package's file: the run's lines only, never a link that runs it.
+        return _run_lines_hover(ls, uri, source, line0, word)
     if model is None:
         model = ls.models.now(ls, uri, source)
     if model.syntax_error is not None:
@@ -162,7 +173,12 @@ def _run_lines_hover(
         "lines": [row],
     }
     body = hover_markdown(result, line0 + 1, word=word)
-    return None if body is None else f"*{md_text(held.label)}* (a whole-script run)\n\n{body}"
+    if body is None:
+        return None
+    what = "a whole-script run" if held.function is None else f"a profile of {held.function}"
+    if held.package is not None:
+        what += f"; a file of the installed package {held.package}: results only"
+    return f"*{md_text(held.label)}* ({md_text(what)})\n\n{body}"
 
 
 async def hover_at(ls: KernelLensServer, uri: str, position: types.Position) -> types.Hover | None:

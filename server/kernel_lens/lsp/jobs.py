@@ -17,7 +17,7 @@ from lsprotocol import types
 
 from kernel_lens.analysis.safe_text import link_safe
 from kernel_lens.client.pool import PartialCallback
-from kernel_lens.lsp.common import failure_message, status
+from kernel_lens.lsp.common import failure_message, refuse_package_file, status
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.state import Job
 from kernel_lens.wire.errors import ProfileError
@@ -48,6 +48,9 @@ async def agent_call(
     Raises:
         ProfileError: the job's error, ``timeout``, ``crash``, ``cancelled`` or ``internal``.
     """
+    # An installed package's file never becomes a target, whatever asked (issue 48).
+    refuse_package_file(ls, getattr(request, "path", None))
+    refuse_package_file(ls, getattr(request, "driver", None))
     timeout, limit_name = ls.settings.timeout_seconds, "kernelLens.timeoutSeconds"
     if compiler and ls.settings.compile_timeout_seconds > timeout:
         timeout = ls.settings.compile_timeout_seconds

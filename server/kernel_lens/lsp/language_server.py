@@ -103,6 +103,9 @@ class KernelLensServer(LanguageServer):
         #: Path → the lines a whole run of another file gave it (the last such run; kept on
         #: the server, not the document, so a file opened after the run shows them).
         self.run_lines: dict[str, RunLines] = {}
+        #: the folders of the packages runs were attributed inside, by name: a file under one
+        #: (outside the workspace folders) shows results only, nothing runs from it
+        self.package_roots: dict[str, str] = {}
         #: Progress token → running job (for cancel from the progress notification).
         self.jobs: dict[str, Job] = {}
         self._agent: AgentClient | None = None

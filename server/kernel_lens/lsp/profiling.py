@@ -310,9 +310,11 @@ async def profile_function(
     driver: dict[str, Any] | None = None,
     nproc_per_node: int = 0,
     compare_compiled: bool = False,
+    packages: list[str] | None = None,
 ) -> ProfileCommandResult:
     """Profile one function of the document ``uri`` and store the outcome (``compare_compiled``:
-    with the function also compiled, per line eager against compiled).
+    with the function also compiled, per line eager against compiled; ``packages``: attributed
+    inside these installed packages too, added to ``kernelLens.attributeInPackages``).
 
     Returns a small JSON summary (``{"ok": true, "function": …}`` or ``{"ok": false, "error":
     …}``); a failure of any kind ends with an error outcome and a Profile lens to click again.
@@ -380,6 +382,7 @@ async def profile_function(
         memory_auto=ls.settings.profile_memory == "auto",
         nproc_per_node=nproc_per_node,
         stages=(*DEFAULT_STAGES, "compare_compiled") if compare_compiled else DEFAULT_STAGES,
+        packages=attributed_packages(ls, packages),
     )
     outcome: ProfileCommandResult
     ran = await _run_checked(
@@ -392,6 +395,7 @@ async def profile_function(
         # Into the function's history, compared with the previous run or the baseline.
         await record_profile(ls, uri, qualname, snapshot, result, source)
         ls.documents.put(uri, Record(qualname, "ok", snapshot, info.first_line, result=result))
+        _keep_run_lines(ls, path, result, function=qualname)
         inputs = result.get("inputs")
         if isinstance(inputs, dict) and inputs.get("args"):
             state.inputs[qualname] = inputs
@@ -419,8 +423,10 @@ async def profile_script(
     skip: int = 0,
     steps: int | None = None,
     after_s: float | None = None,
+    packages: list[str] | None = None,
 ) -> ProfileCommandResult:
-    """Run the whole document once as ``__main__`` with each module-level line profiled.
+    """Run the whole document once as ``__main__`` with each module-level line profiled
+    (``packages``: attributed inside these installed packages too, for this run).
 
     A window (``skip``/``steps``/``after_s``, see :class:`~kernel_lens.wire.lsp.ProfileArgs`)
     profiles part of a long run only. The result is stored as the ``<script>`` record: its
@@ -452,6 +458,7 @@ async def profile_script(
         skip=max(0, skip),
         steps=steps,
         after_s=None if after_s is None else max(0.0, float(after_s)),
+        packages=attributed_packages(ls, packages),
     )
     name = path.rsplit("/", 1)[-1]
     outcome: ProfileCommandResult
@@ -479,29 +486,63 @@ async def profile_script(
     return outcome
 
 
-def _keep_run_lines(ls: KernelLensServer, path: str, result: dict[str, Any]) -> None:
-    """The other workspace files' lines of a whole run (``files``), kept for their lenses; a
-    file this run did not touch keeps what an earlier run of *another* script gave it, and
-    loses what an earlier run of this one did."""
+def attributed_packages(ls: KernelLensServer, extra: list[str] | None) -> list[str]:
+    """The packages a run is attributed inside: ``kernelLens.attributeInPackages``, then the
+    ones this run adds (*Attribute inside transformers*), top-level names only."""
+    from kernel_lens.lsp.settings import package_names
+
+    return package_names([*ls.settings.attribute_in_packages, *(extra or [])])
+
+
+def _keep_run_lines(
+    ls: KernelLensServer, path: str, result: dict[str, Any], *, function: str | None = None
+) -> None:
+    """The other files' lines of a run (``files``: the workspace's others, and the named
+    packages'), kept for their lenses; a file this run did not touch keeps what an earlier run
+    of *another* script (or function) gave it, and loses what an earlier one of this did."""
     import time
 
     stamp = time.strftime("%H:%M")
     files = result.get("files") or {}
+    raw_packages = result.get("packages")
+    roots = dict(raw_packages) if isinstance(raw_packages, dict) else {}
     for other, held in list(ls.run_lines.items()):
-        if held.run_path == path and other not in files:
+        if held.run_path == path and held.function == function and other not in files:
             del ls.run_lines[other]
     for other, rows in files.items():
         if isinstance(rows, list) and rows:
-            ls.run_lines[str(other)] = RunLines(
-                path, stamp, rows, str(result.get("device_kind") or "cpu")
+            package = next(
+                (
+                    str(name)
+                    for name, root in roots.items()
+                    if str(other) == root or str(other).startswith(str(root).rstrip("/") + "/")
+                ),
+                None,
             )
+            ls.run_lines[str(other)] = RunLines(
+                path,
+                stamp,
+                rows,
+                str(result.get("device_kind") or "cpu"),
+                function=function,
+                package=package,
+                packages=[str(n) for n in roots],
+            )
+            if package is not None:
+                ls.package_roots[str(package)] = str(roots[package])
 
 
 async def profile(ls: KernelLensServer, args: ProfileArgs) -> ProfileCommandResult:
     """``kernelLens.profile``: a function (by name, line or cursor position) or the script."""
     if args.script:
         return await profile_script(
-            ls, args.uri, args.argv, skip=args.skip, steps=args.steps, after_s=args.after_s
+            ls,
+            args.uri,
+            args.argv,
+            skip=args.skip,
+            steps=args.steps,
+            after_s=args.after_s,
+            packages=args.packages,
         )
     function = args.function
     if function is None and args.position is not None:
@@ -531,6 +572,7 @@ async def profile(ls: KernelLensServer, args: ProfileArgs) -> ProfileCommandResu
         driver=driver,
         nproc_per_node=args.nproc_per_node,
         compare_compiled=args.compare_compiled,
+        packages=args.packages,
     )
 
 

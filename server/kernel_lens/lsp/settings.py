@@ -36,6 +36,18 @@ def visible_gpus() -> int:
         return 0
 
 
+def package_names(value: Any) -> list[str]:
+    """A list of top-level package names from a setting's value (anything else is dropped:
+    a dotted or odd name is not a package the agent can look up)."""
+    if not isinstance(value, list):
+        return []
+    out: list[str] = []
+    for item in value:
+        if isinstance(item, str) and item.strip().isidentifier() and item.strip() not in out:
+            out.append(item.strip())
+    return out
+
+
 @attrs.define
 class Settings:
     """Everything the server needs to run jobs."""
@@ -68,6 +80,9 @@ class Settings:
     ``off``, or ``auto`` — on when the function runs on CUDA, where it costs under 10%
     (docs/benchmarks.md); an old boolean value is read as ``on``/``off``."""
 
+    attribute_in_packages: list[str] = attrs.field(factory=list)
+    """Installed packages whose code counts as the user's (``attributeInPackages``): runs
+    attribute to the innermost line in the workspace or in their files (top-level names)."""
     vscode_client: bool = False
     """The client is the Kernel Lens extension (``initializationOptions.client`` is ``vscode``):
     ``$(icon)`` titles, ``command:`` links and the extension's own commands in lenses. Any other
@@ -105,6 +120,8 @@ class Settings:
             self.profile_memory = "on" if memory else "off"
         elif memory in ("auto", "on", "off"):
             self.profile_memory = str(memory)
+        if "attributeInPackages" in options:
+            self.attribute_in_packages = package_names(options["attributeInPackages"])
         lenses = options.get("lenses")
         if isinstance(lenses, dict) and isinstance(lenses.get("showAll"), bool):
             self.show_all_lenses = lenses["showAll"]

@@ -196,12 +196,19 @@ class RunLines:
         stamp: when (``12:03``, local time).
         rows: the file's lines (``ProfileLine`` objects), each with the text it had.
         device_kind: ``cuda`` or ``cpu``.
+        function: the function profiled (``None``: a whole run of ``run_path``).
+        package: the named package the file is in (``None``: a workspace file): its lenses
+            are results only, nothing runs from it.
+        packages: the packages the run was attributed inside (re-run with the same).
     """
 
     run_path: str
     stamp: str
     rows: list[dict[str, Any]]
     device_kind: str
+    function: str | None = None
+    package: str | None = None
+    packages: list[str] = field(default_factory=list)
 
     @property
     def label(self) -> str:

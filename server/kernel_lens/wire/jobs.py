@@ -113,6 +113,10 @@ class ProfileRequest(JobRequest):
             context are those of its first call, in whatever workspace module it is defined.
         workspace: the workspace folders; a whole run's lines are those of files under them
             (default: the enclosing git checkout, else the script's folder).
+        packages: top-level names of installed packages whose files count as the user's: a
+            whole run, a window and a function profile attribute to the innermost frame in the
+            workspace or in these packages' files (found in the agent's interpreter), never
+            torch's own.
         skip: a whole script's window: steps run unprofiled before the profiler starts.
         steps: steps profiled, after which the script is stopped (``None``: to its end).
         after_s: the window starts no earlier than this many seconds into the run.
@@ -145,6 +149,7 @@ class ProfileRequest(JobRequest):
     argv: list[str] = field(default_factory=list)
     driver: str | None = None
     workspace: list[str] = field(default_factory=list)
+    packages: list[str] = field(default_factory=list)
     skip: int = 0
     steps: int | None = None
     after_s: float | None = None

@@ -40,6 +40,7 @@ __all__ = [
     "CLIENT_COMMANDS",
     "CLIENT_VSCODE",
     "CMD_APPLY_PARAMETER",
+    "CMD_ATTRIBUTE_INSIDE",
     "CMD_OPEN_ASSEMBLY",
     "CMD_OPEN_GENERATED_CODE",
     "CMD_OPEN_REPORT",
@@ -98,6 +99,7 @@ __all__ = [
     "AsmCompiledFrom",
     "AsmTypesFrom",
     "ErrorAction",
+    "AttributeInsideArgs",
     "RevealLineArgs",
     "ShowErrorArgs",
     "ShownError",
@@ -221,6 +223,9 @@ CMD_SHOW_GENERATED_CODE = "kernelLens.showGeneratedCode"
 CMD_SHOW_ERROR = "kernelLens.showError"
 #: Client-side command (an error's *Go to Line*): reveal a line of a file (:class:`RevealLineArgs`).
 CMD_REVEAL_LINE = "kernelLens.revealLine"
+#: Client-side command (a line mostly inside an installed package): re-run with the package
+#: attributed inside, and offer to add it to the setting (:class:`AttributeInsideArgs`).
+CMD_ATTRIBUTE_INSIDE = "kernelLens.attributeInside"
 #: Client-side command: a ``@triton.jit`` kernel's values per line under Triton's interpreter,
 #: for a program (:class:`ShowValuesArgs`; ``pick``: the program-id picker first).
 CMD_SHOW_VALUES = "kernelLens.showValues"
@@ -387,6 +392,9 @@ class ProfileArgs:
     after_s: float | None = None
     """A whole script's wall-clock window: profiling starts no earlier than this many seconds
     into the run (at the first step end past it, or the first line when no step was seen)."""
+    packages: list[str] | None = None
+    """Installed packages whose code counts as the user's for this run, added to
+    ``kernelLens.attributeInPackages`` (*Attribute inside transformers*)."""
 
 
 @dataclass
@@ -799,6 +807,20 @@ class ShowErrorArgs(TypedDict):
     function: str
     error: ShownError
     actions: list[ErrorAction]
+
+
+class AttributeInsideArgs(TypedDict):
+    """Argument of ``kernelLens.attributeInside``: the run to repeat (a script, or a function
+    of it) and the installed package to attribute inside."""
+
+    uri: str
+    """The workspace file that ran (never the package's)."""
+    package: str
+    """The package's top-level name (``transformers``)."""
+    function: str | None
+    """The function profiled (``None``: the whole script)."""
+    packages: list[str]
+    """The packages the repeated run was already attributed inside."""
 
 
 class RevealLineArgs(TypedDict):
@@ -1468,6 +1490,7 @@ CLIENT_COMMANDS: dict[str, Any] = {
     CMD_SHOW_INLINE: ShowInlineExtensionArgs,
     CMD_SHOW_ERROR: ShowErrorArgs,
     CMD_REVEAL_LINE: RevealLineArgs,
+    CMD_ATTRIBUTE_INSIDE: AttributeInsideArgs,
     CMD_SHOW_VALUES: ShowValuesArgs,
     CMD_DEBUG_KERNEL: DebugKernelArgs,
 }

@@ -41,6 +41,8 @@ __all__ = [
     "ProfileKernel",
     "ProfileKernelTotal",
     "ProfileLine",
+    "InsidePackage",
+    "FileShare",
     "ProfileMemory",
     "ProfileOp",
     "ProfileTiming",
@@ -109,6 +111,9 @@ class BackwardPassInfo(TypedDict):
     cpu_us: float
     lines: list[int]
     """The forward lines its work was attributed to."""
+    other_files: NotRequired[int]
+    """How many other files hold forward lines of it too (a named package's, another workspace
+    module's): their rows carry those parts."""
 
 
 class LineMemory(TypedDict):
@@ -194,6 +199,18 @@ class OomMemory(TypedDict):
     source: str
 
 
+class InsidePackage(TypedDict):
+    """The part of a line's time spent inside one installed package's code."""
+
+    package: str
+    """The package's top-level name (``transformers``)."""
+    cpu_us: float
+    """Wall time on the CPU inside the package's frames while the line ran, µs (per call of a
+    function; a whole run's total)."""
+    share: float
+    """``cpu_us`` over the line's own wall time on the CPU, 0..1."""
+
+
 class ProfileLine(TypedDict):
     """One source line of a profiled function."""
 
@@ -210,6 +227,9 @@ class ProfileLine(TypedDict):
     backward_pass: NotRequired[BackwardPassInfo]
     memory: NotRequired[list[LineMemory]]
     """Per device (a profile with memory)."""
+    inside: NotRequired[list[InsidePackage]]
+    """A whole run: the installed packages (not named for attribution) this line's Python call
+    spent its time in, most first (``out = model(x)`` → 98% inside ``transformers``)."""
 
 
 class RemainderKernel(TypedDict):
@@ -371,6 +391,17 @@ class KernelRoofline(TypedDict):
     """``square_kernel 0.192 ms · 4.16 TB/s · 97% of peak bandwidth``."""
 
 
+class FileShare(TypedDict):
+    """One file's part of a run: the sum of its lines' own times."""
+
+    path: str
+    package: str | None
+    """The named package the file is in (``None``: a workspace file)."""
+    cpu_us: float
+    device_us: float
+    """Forward and backward device time of its lines, µs per call."""
+
+
 class Profile(TypedDict):
     """The profile of one function, as ``kernel-lens profile --json`` prints it (the agent's
     ``profile`` result; only the keys the report reads are listed, the rest passes through)."""
@@ -391,6 +422,14 @@ class Profile(TypedDict):
     files: NotRequired[dict[str, list[ProfileLine]]]
     """A whole run (a script): the lines of the other workspace files it executed, by path
     (the script's own are ``lines``)."""
+    packages: NotRequired[dict[str, str]]
+    """The installed packages named for attribution, by name: the folder their files are in
+    (``files`` under it are the package's, the others the workspace's)."""
+    by_file: NotRequired[list[FileShare]]
+    """Where a whole run's time is, file by file (the workspace's and the named packages')."""
+    file_order: NotRequired[list[str]]
+    """A run of several files: the files in the order of the trace's line ranges
+    (``src:<k>:<line>`` is a line of the ``k``-th), so the timeline can name them."""
     memory: NotRequired[ProfileMemory]
     roofline: NotRequired[list[KernelRoofline]]
     """Each kernel whose bytes or FLOPs are known, against the device's peak (on a GPU)."""

@@ -20,6 +20,15 @@ The tracer also sees the run's *steps* (:class:`Window`): each time a ``# kernel
 marker line is reached (see :func:`step_marker_lines`), an ``optimizer.step()`` returns or the
 script's profiler ``step()`` is called, a step ends; the first source of steps that shows up is
 the one counted.
+
+**Named packages** (``kernelLens.attributeInPackages``, ``--in-package``): the files of those
+installed packages count as the workspace's (their lines are tagged like a workspace module's),
+never torch's own. Any *other* installed package (a site-packages one) that a tagged line calls
+into is measured without being tagged: the outermost frame of each such package opens a
+``pkg:<name>`` range, so a line's lens can say ``98% inside transformers`` and offer to attribute
+inside it (:func:`package_shares`). A named package's lines are not tagged while a module is
+being imported (``importlib``'s ``_find_and_load`` is running): importing ``transformers`` runs
+millions of lines of its import machinery, and that time is the importing line's.
 """
 
 from __future__ import annotations
@@ -39,7 +48,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernel_lens.agent.deadline import stop_requested
+from kernel_lens.agent.packages import PackageFiles, installed_package_of
 from kernel_lens.analysis.line_attribution import LINE_RANGE_RE, line_range_name
+from kernel_lens.analysis.package_share import PACKAGE_RANGE_PREFIX
 
 __all__ = [
     "STEP_MARKER_RE",
@@ -49,6 +60,7 @@ __all__ = [
     "default_workspace",
     "is_workspace_file",
     "mark_line_ranges",
+    "package_range_name",
     "step_marker_lines",
 ]
 
@@ -138,20 +150,30 @@ def step_marker_lines(text: str) -> set[int]:
     return out
 
 
+def package_range_name(package: str) -> str:
+    """The range open while the outermost frame of installed ``package`` runs."""
+    return PACKAGE_RANGE_PREFIX + package
+
+
 def mark_line_ranges(trace: Mapping[str, Any]) -> int:
-    """Turn the tracer's ranges (recorded as ``cpu_op`` events named ``src:…``) into the
-    ``user_annotation`` events the attribution, the timeline and the summaries read; how many."""
+    """Turn the tracer's ranges (recorded as ``cpu_op`` events named ``src:…``, and the
+    ``pkg:…`` ones) into the ``user_annotation`` events the attribution, the timeline and the
+    summaries read; how many."""
     n = 0
     for ev in trace.get("traceEvents", []):
-        if (
-            isinstance(ev, dict)
-            and ev.get("cat") == "cpu_op"
-            and str(ev.get("name", "")).startswith("src:")
-            and LINE_RANGE_RE.match(str(ev.get("name")))
+        if not isinstance(ev, dict) or ev.get("cat") != "cpu_op":
+            continue
+        name = str(ev.get("name", ""))
+        if (name.startswith("src:") and LINE_RANGE_RE.match(name)) or name.startswith(
+            PACKAGE_RANGE_PREFIX
         ):
             ev["cat"] = "user_annotation"
             n += 1
     return n
+
+
+#: The import machinery's file name (``_find_and_load`` runs each import).
+_IMPORTLIB = "<frozen importlib._bootstrap"
 
 
 class WindowDone(BaseException):
@@ -298,6 +320,10 @@ class DeepTracer:
         range_factory: makes a range from its name (default ``_RecordFunctionFast``).
         only_lines: tag only these lines of the script (a notebook's profiled cell): a call
             into code outside them stays on the calling line, as the cell's own work.
+        packages: the named packages' folders, by name: their files are tagged as workspace
+            files are (see :mod:`kernel_lens.agent.packages`).
+        probe: measure the time tagged lines spend inside other installed packages (``pkg:``
+            ranges), for the lens that suggests naming one.
     """
 
     def __init__(
@@ -309,8 +335,20 @@ class DeepTracer:
         window: Window | None = None,
         range_factory: Callable[[str], Any] | None = None,
         only_lines: tuple[int, int] | None = None,
+        packages: Mapping[str, str] | None = None,
+        probe: bool = True,
     ) -> None:
         self._only = only_lines
+        self.packages = PackageFiles(packages or {})
+        self._probe = probe
+        self._probe_of: dict[str, str | None] = {}
+        # An open package range: its package -> [the outermost frame's code, depth, range].
+        self._inside: dict[str, list[Any]] = {}
+        #: the indexes of :attr:`files` that are the named packages' files
+        self._package_indexes: set[int] = set()
+        #: imports running now (``_find_and_load`` frames): a named package's lines are not
+        #: tagged meanwhile
+        self._importing = 0
         if range_factory is None:
             import torch
 
@@ -343,9 +381,12 @@ class DeepTracer:
         if found != -1:
             return found
         index: int | None = None
-        if is_workspace_file(filename, self.roots, self._libraries):
+        in_package = self.packages.package_of(filename) is not None
+        if in_package or is_workspace_file(filename, self.roots, self._libraries):
             index = len(self.files)
             self.files.append(os.path.abspath(filename))
+            if in_package and not is_workspace_file(filename, self.roots, self._libraries):
+                self._package_indexes.add(index)
         self._index[filename] = index
         if index is not None and self._window is not None and self._window.active:
             self._markers[filename] = self._read_markers(filename)
@@ -362,12 +403,56 @@ class DeepTracer:
     def _prefix(self, index: int) -> str:
         return "src:" if index == 0 else f"src:{index}:"
 
+    def probed_package(self, filename: str) -> str | None:
+        """The installed package (not named, not torch's) whose time a file's frames count
+        toward, ``None`` for any other file."""
+        found = self._probe_of.get(filename, "")
+        if found != "":
+            return found
+        name = installed_package_of(filename) if self._probe else None
+        if name is not None and name in self.packages.roots:
+            name = None
+        self._probe_of[filename] = name
+        return name
+
+    def _probe_enter(self, code: types.CodeType, name: str, *, count: bool = True) -> bool:
+        """A frame of a probed package starts: open its range when it is the package's
+        outermost one inside a tagged line; whether it is the frame that holds the range.
+        ``count``: recursive starts of that code are counted (every return is seen: 3.12+)."""
+        held = self._inside.get(name)
+        if held is not None:
+            if count and held[0] is code:
+                held[1] += 1  # the same code again (recursion): its returns are counted
+            return False
+        if not self._stack or self._only is not None:
+            return False
+        rng = self._range(package_range_name(name))
+        rng.__enter__()
+        self._inside[name] = [code, 1, rng]
+        return True
+
+    def _probe_leave(self, code: types.CodeType, name: str) -> None:
+        held = self._inside.get(name)
+        if held is None or held[0] is not code:
+            return
+        held[1] -= 1
+        if held[1] <= 0:
+            del self._inside[name]
+            held[2].__exit__(None, None, None)
+
+    def _close_probes(self) -> None:
+        for held in reversed(list(self._inside.values())):
+            held[2].__exit__(None, None, None)
+        self._inside.clear()
+
     # -- the ranges
 
     def _enter(self, code: types.CodeType) -> _Frame | None:
         index = self.file_index(code.co_filename)
         if index is None:
             return None
+        if self._importing and index in self._package_indexes:
+            return None  # a named package's code run by an import: the importing line's
         frame = _Frame(code, self._prefix(index))
         self._stack.append(frame)
         return frame
@@ -415,6 +500,7 @@ class DeepTracer:
     def reopened(self) -> Iterator[None]:
         """Close the open ranges, run the block (the profiler starting or stopping: a range
         must open and close on the same side of it), then open them again, outermost first."""
+        self._close_probes()  # (reopened at the package's next outermost frame)
         for frame in reversed(self._stack):
             if frame.open is not None:
                 frame.open.__exit__(None, None, None)
@@ -431,6 +517,7 @@ class DeepTracer:
 
     def close_all(self) -> None:
         """Close every open range, innermost first (the run stops here)."""
+        self._close_probes()
         while self._stack:
             top = self._stack.pop()
             if top.open is not None:
@@ -456,8 +543,16 @@ class DeepTracer:
     def _on_start(self, code: types.CodeType, offset: int) -> Any:
         if threading.get_ident() != self._main_thread or self._stopped:
             return None
+        if code.co_name == "_find_and_load" and code.co_filename.startswith(_IMPORTLIB):
+            self._importing += 1
+            return None
         if self._enter(code) is None:
-            return self._monitoring.DISABLE
+            if self._importing and self._index.get(code.co_filename) is not None:
+                return None  # a named package's code, skipped during an import only
+            name = self.probed_package(code.co_filename)
+            if name is None:
+                return self._monitoring.DISABLE
+            self._probe_enter(code, name)
         return None
 
     def _on_line(self, code: types.CodeType, line: int) -> Any:
@@ -476,14 +571,29 @@ class DeepTracer:
     def _on_leave(self, code: types.CodeType, offset: int, *rest: Any) -> Any:
         if threading.get_ident() != self._main_thread or self._stopped:
             return None
+        if code.co_name == "_find_and_load" and code.co_filename.startswith(_IMPORTLIB):
+            self._importing = max(0, self._importing - 1)
+            return None
         if self.file_index(code.co_filename) is None:
-            return self._monitoring.DISABLE
+            name = self.probed_package(code.co_filename)
+            if name is None:
+                return self._monitoring.DISABLE
+            # (never disabled: the same code may be a package's outermost frame later)
+            self._probe_leave(code, name)
+            return None
         self._leave(code)
         return None
 
     def _on_unwind(self, code: types.CodeType, offset: int, exc: BaseException) -> Any:
         if threading.get_ident() == self._main_thread and not self._stopped:
-            self._leave(code)
+            if code.co_name == "_find_and_load" and code.co_filename.startswith(_IMPORTLIB):
+                self._importing = max(0, self._importing - 1)
+            elif self.file_index(code.co_filename) is None:
+                name = self.probed_package(code.co_filename)
+                if name is not None:
+                    self._probe_leave(code, name)
+            else:
+                self._leave(code)
         return None
 
     # -- sys.settrace (before 3.12)
@@ -491,11 +601,34 @@ class DeepTracer:
     def _global(self, frame: types.FrameType, event: str, arg: Any) -> Any:
         if event != "call" or self._stopped:
             return None
+        code = frame.f_code
+        if self.packages and code.co_name == "_find_and_load":
+            if code.co_filename.startswith(_IMPORTLIB):
+                self._importing += 1
+                frame.f_trace_lines = False
+                return self._import_local
         entry = self._enter(frame.f_code)
         if entry is None:
+            if self._stack and self._probe:
+                name = self.probed_package(frame.f_code.co_filename)
+                if name is not None and self._probe_enter(frame.f_code, name, count=False):
+                    frame.f_trace_lines = False
+                    return self._probe_local
             return None
         self._by_frame[id(frame)] = entry
         return self._local
+
+    def _import_local(self, frame: types.FrameType, event: str, arg: Any) -> Any:
+        if event == "return":
+            self._importing = max(0, self._importing - 1)
+        return self._import_local
+
+    def _probe_local(self, frame: types.FrameType, event: str, arg: Any) -> Any:
+        if event == "return":
+            name = self.probed_package(frame.f_code.co_filename)
+            if name is not None:
+                self._probe_leave(frame.f_code, name)
+        return self._probe_local
 
     def _local(self, frame: types.FrameType, event: str, arg: Any) -> Any:
         if self._stopped:

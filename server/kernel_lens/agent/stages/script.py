@@ -26,7 +26,7 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -182,6 +182,7 @@ def profile_script(
     cut_after_s: float | None = None,
     progress: Callable[[str], None] | None = None,
     only_lines: tuple[int, int] | None = None,
+    packages: Mapping[str, str] | None = None,
 ) -> ScriptRun:
     """Run the file once as ``__main__`` with every workspace line tagged; export the trace
     (with ``memory``, every allocation and free too: ``profile_memory``).
@@ -199,6 +200,8 @@ def profile_script(
             keeping what was profiled (``window.cut_at_limit``).
         progress: told where the run is now and then (``line 45 of train.py · 12 s``).
         only_lines: tag only these lines of the script (a notebook's profiled cell).
+        packages: the named packages' folders, by name: their files' lines are tagged as the
+            workspace's are (:func:`kernel_lens.agent.packages.resolve_packages`).
 
     Raises:
         ProfileError: ``syntax``; or how the script ended badly (``runtime``, ``exit``,
@@ -250,7 +253,12 @@ def profile_script(
     )
     roots = list(workspace) or [default_workspace(path)]
     tracer = DeepTracer(
-        path, roots, texts={os.path.abspath(path): text}, window=window, only_lines=only_lines
+        path,
+        roots,
+        texts={os.path.abspath(path): text},
+        window=window,
+        only_lines=only_lines,
+        packages=packages,
     )
     with main_module(path, argv, cwd) as module, warnings.catch_warnings():
 

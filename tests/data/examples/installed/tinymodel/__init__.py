@@ -1,0 +1,3 @@
+from tinymodel.layers import TinyNet
+
+__all__ = ["TinyNet"]

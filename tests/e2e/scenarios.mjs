@@ -1443,7 +1443,7 @@ export const SCENARIOS = [
             140_000,
           );
           r.log(`    editor groups: ${titles.join(" | ")}`);
-          const lens = await r.waitLensAbove(JIT, /PTX · \d+ regs · 0 spills · sm_\d+$/, 15_000);
+          const lens = await r.waitLensAbove(JIT, /PTX · \d+ regs · 0 spills · sm_\d+(?! · (types|suggested))/, 15_000);
           r.log(`    lens: ${lens.text}`);
           await r.shot("assembly-package-kernel");
         },

@@ -42,15 +42,17 @@ def _drop_working_directory() -> None:
     entry goes here. Python's own ``-m`` machinery (``runpy``: ``importlib``, ``types``,
     ``functools``, ``contextlib``…, all standard library) has already been imported by then;
     the ``kernel-lens-lsp`` console script never has the folder on its path at all."""
-    if getattr(_sys.flags, "safe_path", False) or not _started_as_server() or not _sys.path:
-        return  # ``-P`` / ``PYTHONSAFEPATH``: nothing was put there
+    if not _started_as_server() or not _sys.path:
+        return
     try:
         here = _os.path.realpath(_os.getcwd())
     except OSError:
         here = None
-    first = _sys.path[0]
-    if first == "" or (here is not None and _os.path.realpath(first) == here):
-        del _sys.path[0]
+    # Every entry that is the working directory: ``-m``'s first one, and an empty entry of
+    # ``PYTHONPATH`` (``PYTHONPATH=/x:`` — a trailing colon means the working directory too).
+    _sys.path[:] = [
+        p for p in _sys.path if p != "" and (here is None or _os.path.realpath(p) != here)
+    ]
 
 
 _drop_working_directory()

@@ -55,7 +55,9 @@ def test_profile_from_a_code_action_in_headless_neovim(tmp_path: Path) -> None:
     out = tmp_path / "results.json"
     env = {
         **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(ROOT / "server"), os.environ.get("PYTHONPATH", "")]),
+        "PYTHONPATH": os.pathsep.join(
+            [str(ROOT / "server"), *filter(None, [os.environ.get("PYTHONPATH")])]
+        ),
         "KL_FILE": str(work),
         "KL_ROOT": str(project),
         "KL_CMD": json.dumps([sys.executable, "-m", "kernel_lens.lsp"]),

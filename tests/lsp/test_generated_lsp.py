@@ -54,8 +54,8 @@ async def test_assembly_of_a_triton_kernel_and_its_lens(client: LanguageClient) 
     assert lens[0].command.command == "kernelLens.showAssembly"
     assert list(lens[0].command.arguments or []) == [{"uri": uri, "kernel": "square_kernel"}]
     # `…`: Compare Assembly… of the same kernel (the extension's quick pick runs it).
-    assert lens[1].command is not None and lens[1].command.command == "kernelLens.moreActions"
-    (more,) = lens[1].command.arguments or []
+    assert lens[3].command is not None and lens[3].command.command == "kernelLens.moreActions"
+    (more,) = lens[3].command.arguments or []
     assert more["function"] == "square_kernel"
     assert [(i["label"], i["command"], i["arguments"]) for i in more["items"]] == [
         (

@@ -47,6 +47,7 @@ async def test_values_of_the_last_program_and_the_kernels_lenses(client: Languag
         "$(file-binary) Show Assembly",
         "$(symbol-variable) Show Values",
         "$(debug-alt) Debug Kernel",
+        "More…",  # Compare Assembly…
     ]
     show = by_title["$(symbol-variable) Show Values"]
     assert show.command == "kernelLens.showValues"

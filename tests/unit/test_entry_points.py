@@ -76,3 +76,15 @@ def test_everything_else_keeps_the_working_directory(tmp_path: Path) -> None:
         text=True, timeout=60, check=True,
     )  # fmt: skip
     assert done.stdout.strip() == repr(os.path.realpath(tmp_path))
+
+
+def test_a_trailing_colon_in_pythonpath_does_not_bring_the_folder_back(tmp_path: Path) -> None:
+    """``PYTHONPATH=/x:`` — an empty entry, the working directory again — is dropped too, for
+    the server only (found by the headless Neovim test, whose environment had one)."""
+    cwd, markers = _folder(tmp_path)
+    env = {**_env(), "PYTHONPATH": str(ROOT / "server") + os.pathsep}
+    done = subprocess.run(
+        [sys.executable, "-m", "kernel_lens.lsp"], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert os.listdir(markers) == [], done.stderr

@@ -59,9 +59,23 @@ __all__ = ["AgentClient", "PartialCallback"]
 
 logger = logging.getLogger(__name__)
 
-#: Whether this process is the subreaper of its agents' orphans (set once, by the first local
-#: client).
-_SUBREAPER = [False]
+#: Local jobs running in this process; while there is one, the process is the subreaper of
+#: their agents' orphans (and only then: a subreaper must wait for what it adopts, and the
+#: orphans of anything else this process runs go to init as before).
+_JOBS_RUNNING = [0]
+
+
+def _subreaper_for_jobs(delta: int) -> bool:
+    """Count a local job in (``+1``) or out (``-1``); the process is the subreaper while any
+    runs. Whether it is one now."""
+    before = _JOBS_RUNNING[0]
+    _JOBS_RUNNING[0] = max(0, before + delta)
+    if before == 0 and _JOBS_RUNNING[0] > 0:
+        return set_child_subreaper(True)
+    if before > 0 and _JOBS_RUNNING[0] == 0:
+        set_child_subreaper(False)
+    return _JOBS_RUNNING[0] > 0
+
 
 #: ``on_partial(result so far, final keys, stage)``: a job's result before its end.
 PartialCallback = Callable[[dict[str, Any], list[str], str], None]
@@ -174,10 +188,6 @@ class AgentClient:
     ) -> None:
         self.argv_prefix = list(argv_prefix)
         self.local = local
-        if local and not _SUBREAPER[0]:
-            # The processes a job starts in a new session outlive a crashed agent: as their
-            # subreaper this process adopts them, and stops them after the job (``_reap``).
-            _SUBREAPER[0] = set_child_subreaper()
         self.ship_agent = not local if ship_agent is None else ship_agent and not local
         self.cwd = cwd
         self.spare = spare
@@ -456,6 +466,10 @@ class AgentClient:
                 self._take_agent(on_progress), cancelled, (timeout, limit_name)
             )
             job_ticks = clock_ticks_now()
+            if self.local:
+                # What the job starts in a new session outlives a crashed agent: while a job
+                # runs this process is their subreaper, and stops them after it (``_reap``).
+                _subreaper_for_jobs(+1)
             generation = self._generation
             self._busy = agent
             self.info = agent.info
@@ -484,22 +498,28 @@ class AgentClient:
             finally:
                 self._busy = None
                 await agent.kill(with_descendants=self.local)
-                if self.local and agent.proc is not None:
+                if self.local:
                     # An agent that died (a crash, ``os._exit``) or was killed leaves what its job
                     # started in a new session orphaned onto this process, their subreaper:
-                    # stopped here, as the agent would have (issue 39 item 4).
-                    await asyncio.get_running_loop().run_in_executor(None, self._reap, job_ticks)
+                    # stopped and waited for here, as the agent would have (issue 39 item 4).
+                    gone = agent.proc.pid if agent.proc is not None else None
+                    try:
+                        await asyncio.get_running_loop().run_in_executor(
+                            None, self._reap, job_ticks, gone
+                        )
+                    finally:
+                        _subreaper_for_jobs(-1)
                 if self.spare and generation == self._generation:
                     self._start_spare()
                     # Nothing is being measured now: the spare may warm at normal priority.
                     if self._spare_agent is not None:
                         self._spare_agent.hurry()
 
-    def _reap(self, since_ticks: int) -> None:
-        """Stop the processes a finished job left orphaned onto this process (a thread)."""
-        if not _SUBREAPER[0]:
-            return
+    def _reap(self, since_ticks: int, agent_pid: int | None) -> None:
+        """Stop the processes a finished job left orphaned onto this process, and wait for them
+        (a thread). The agent itself, and the client's other agents, are asyncio's to wait for."""
         known = [p.proc.pid for p in self._processes() if p.proc is not None]
+        known += [agent_pid] if agent_pid is not None else []
         killed = reap_orphans(os.getpid(), since_ticks=since_ticks, known=known)
         if killed:
             self._log(f"kernel-lens: stopped {killed} process(es) the job left running")

@@ -34,6 +34,7 @@ __all__ = [
     "orphans_adopted",
     "parse_stat",
     "reap_orphans",
+    "reap_zombies",
     "set_child_subreaper",
     "waiting_text",
 ]
@@ -204,24 +205,53 @@ def orphans_adopted(parent: int, *, since_ticks: int, known: Iterable[int] = ())
 def reap_orphans(parent: int, *, since_ticks: int, known: Iterable[int] = ()) -> int:
     """``SIGKILL`` what :func:`orphans_adopted` finds and everything under it; the number."""
     killed = 0
+    known = tuple(known)
     for pid in orphans_adopted(parent, since_ticks=since_ticks, known=known):
         killed += kill_descendants(pid)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
             killed += 1
+    for _ in range(50):  # the killed ones, once the kernel has them as zombies
+        if not orphans_adopted(parent, since_ticks=since_ticks, known=known):
+            break
+        time.sleep(0.005)
+    reap_zombies(parent, known=known)
     return killed
 
 
-def set_child_subreaper() -> bool:
-    """Make this process the reaper of its orphaned descendants (Linux ``prctl``); whether it
-    worked. Not inherited across ``fork``: each agent sets it for itself."""
+def set_child_subreaper(on: bool = True) -> bool:
+    """Make this process the reaper of its orphaned descendants (Linux ``prctl``), or stop being
+    it with ``on=False``; whether it worked. Not inherited across ``fork``: each agent sets it
+    for itself."""
     try:
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
-        return int(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
+        return int(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1 if on else 0, 0, 0, 0)) == 0
     except (OSError, AttributeError):
         return False
+
+
+def reap_zombies(parent: int, *, known: Iterable[int] = ()) -> int:
+    """Wait for the exited children of ``parent`` (this process) that it adopted as their
+    subreaper: in a session other than its own and not in ``known`` (processes it started and
+    waits for itself — asyncio's child watcher would lose their status). A subreaper that does
+    not wait for its adopted orphans keeps them as zombies. The number reaped."""
+    own = _stat_fields(parent)
+    if own is None or len(own) < 4:
+        return 0
+    skip = set(known)
+    reaped = 0
+    for pid, (state, ppid) in _table().items():
+        if ppid != parent or state != "Z" or pid in skip:
+            continue
+        fields = _stat_fields(pid)
+        if fields is None or len(fields) < 4 or fields[3] == own[3]:
+            continue
+        with contextlib.suppress(ChildProcessError, OSError):
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                reaped += 1
+    return reaped
 
 
 def children_line(children: Iterable[ChildProcess]) -> str:

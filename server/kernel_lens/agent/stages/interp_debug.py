@@ -25,6 +25,7 @@ from kernel_lens.agent.stages.interp_values import (
     _StopAfterLaunch,
     parse_program,
     run_first_launch,
+    target_program,
 )
 from kernel_lens.wire.errors import ProfileError
 
@@ -120,12 +121,7 @@ def _debug_hooks(
     def set_grid_dim(nx: int, ny: int, nz: int) -> Any:
         if current["on"]:
             launch.grid = (int(nx), int(ny), int(nz))
-            if program == "first":
-                launch.target = (0, 0, 0)
-            elif program == "last":
-                launch.target = (int(nx) - 1, int(ny) - 1, int(nz) - 1)
-            elif isinstance(program, tuple):
-                launch.target = program
+            launch.target = target_program(program, launch.grid) or launch.target
         return originals["grid_dim"](nx, ny, nz)
 
     def set_grid_idx(x: int, y: int, z: int) -> Any:

@@ -64,6 +64,18 @@ class _StopAfterLaunch(BaseException):
     """Raised once the kernel's first launch has run: the rest of the launcher never runs."""
 
 
+def target_program(
+    program: str | tuple[int, int, int], grid: tuple[int, int, int]
+) -> tuple[int, int, int] | None:
+    """The program id ``program`` names in ``grid`` (``first``, ``last`` or an id); ``None``
+    for anything else."""
+    if program == "first":
+        return (0, 0, 0)
+    if program == "last":
+        return (grid[0] - 1, grid[1] - 1, grid[2] - 1)
+    return program if isinstance(program, tuple) else None
+
+
 def parse_program(text: str | None) -> str | tuple[int, int, int]:
     """``first``, ``last`` or ``x[,y[,z]]`` → ``"first"``, ``"last"`` or a 3-tuple.
 
@@ -652,12 +664,7 @@ def _hooks(
     def set_grid_dim(nx: int, ny: int, nz: int) -> Any:
         if active["on"]:
             launch.grid = (int(nx), int(ny), int(nz))
-            if program == "first":
-                launch.target = (0, 0, 0)
-            elif program == "last":
-                launch.target = (int(nx) - 1, int(ny) - 1, int(nz) - 1)
-            elif isinstance(program, tuple):
-                launch.target = program
+            launch.target = target_program(program, launch.grid) or launch.target
         return originals["grid_dim"](nx, ny, nz)
 
     def set_grid_idx(x: int, y: int, z: int) -> Any:

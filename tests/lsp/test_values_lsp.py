@@ -92,3 +92,35 @@ async def test_out_of_bounds_load_is_an_error_on_its_line(client: LanguageClient
     assert "program (3, 0, 0) lane 1023 reads offset 4096, past its end" in diagnostic.message
     title = titles(await lenses(client, uri), line0_of(OOB, "def shift_kernel") - 1)[1]
     assert title.endswith("· $(warning) 1 out of bounds")
+
+
+@pytest_lsp.fixture(config=server_config())
+async def untrusted(lsp_client: LanguageClient) -> Any:
+    await _init(lsp_client, {**OPTIONS, "workspaceTrusted": False})
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_a_values_request_runs_nothing_in_an_untrusted_workspace(
+    untrusted: LanguageClient, tmp_path: Any
+) -> None:
+    """Show Values runs the kernel's launcher: a forged request in Restricted Mode is refused
+    where every job passes (``agent_call``), and the file's code never runs."""
+    marker = tmp_path / "ran"
+    source = INSIDE.read_text().replace(
+        "import os\n", f"import os\nopen({str(marker)!r}, 'w').close()\n", 1
+    )
+    assert str(marker) in source
+    path = tmp_path / "inside.py"
+    path.write_text(source)
+    uri = open_doc(untrusted, path, source)
+    from pygls.exceptions import JsonRpcException
+
+    try:
+        result = await request(untrusted, {"uri": uri, "kernel": "scale_kernel"})
+    except JsonRpcException as exc:
+        text = str(exc)
+    else:
+        text = str(result)
+    assert "trust this workspace" in text, text
+    assert not marker.exists()

@@ -48,6 +48,12 @@ async def agent_call(
     Raises:
         ProfileError: the job's error, ``timeout``, ``crash``, ``cancelled`` or ``internal``.
     """
+    # Nothing runs in an untrusted workspace, whatever request asked (every job passes here:
+    # a request that forgot its own check — Show Values, Check Memory — is still refused).
+    if not ls.settings.workspace_trusted:
+        raise ProfileError(
+            "untrusted", "Kernel Lens runs your code: trust this workspace first (nothing was run)."
+        )
     # An installed package's file never becomes a target, whatever asked (issue 48).
     refuse_package_file(ls, getattr(request, "path", None))
     refuse_package_file(ls, getattr(request, "driver", None))

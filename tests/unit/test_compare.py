@@ -269,6 +269,17 @@ def test_four_verdicts_on_recorded_kinds_of_samples() -> None:
     assert compare_samples(stable, bimodal).kind == "ambiguous"
     # a change far past the drift stands: twice as slow is slower, drift or not
     assert compare_samples(drifting, _sequence(rng, 200, lambda i: 2.2)).kind == "slower"
+    # …and so does a 93× speed-up whose fast run drifts +83% (a CPU run seen in CI): the
+    # change and the drift are compared as factors (−98.9% is ×0.011; +83% is ×1.83)
+    fast_drift = _sequence(rng, 200, lambda i: 0.0073 * (1 + 0.83 * i / 199))
+    assert sample_shape(fast_drift) is not None
+    sped = compare_samples(stable, fast_drift)
+    assert sped.kind == "faster" and sped.text().startswith("\u2212") and sped.shape is None
+    # a falling drift is sized as a factor too: the thirds' medians fall 0.93 → 0.67 ms,
+    # "−29%" in words and ×1.41 (41%) as a size, as large as a rise of +41% would be
+    falling = sample_shape(_sequence(rng, 200, lambda i: 1.0 - 0.4 * i / 199))
+    assert falling is not None and falling[0].startswith("drifts \u221229.")
+    assert 38 < falling[1] < 44
     # steady samples have no shape
     assert sample_shape(stable) is None and sample_shape(stable[:5]) is None
     # the baseline is named

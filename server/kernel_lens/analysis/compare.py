@@ -311,7 +311,9 @@ def sample_shape(samples: Sequence[float]) -> tuple[str, float] | None:
     first, last = statistics.median(samples[:third]), statistics.median(samples[-third:])
     drift = (last / first - 1) * 100 if first > 0 else 0.0
     if abs(drift) >= DRIFT_PCT and abs(_spearman(samples)) * math.sqrt(n - 1) >= DRIFT_Z:
-        return f"drifts {_signed_pct(drift)} while timed", abs(drift)
+        # Its size as a factor either way (a −40% drift moves the samples ×1.67).
+        factor = max(last / first, first / last) if last > 0 else math.inf
+        return f"drifts {_signed_pct(drift)} while timed", (factor - 1) * 100
     ordered = sorted(samples)
     low = math.ceil(MODE_SHARE * n)
     best: tuple[float, int] | None = None
@@ -351,11 +353,13 @@ def compare_samples(
     outside = abs(math.log(m2 / m1)) > half_log
     significant = p < ALPHA and abs(change) >= MIN_EFFECT_PCT and outside
     # A run whose own samples moved (or split) by as much as the change cannot tell it apart
-    # from what happened while it was timed; a change well past that still stands.
+    # from what happened while it was timed; a change well past that still stands. Both are
+    # compared as factors: a 100× speed-up (−99%) is far past an 83% drift, though 99 < 2 × 83.
     shape = None
+    moved = abs(math.log(m2 / m1))
     for who, samples in (("the reference", before), ("this run", after)):
         found = sample_shape(samples)
-        if found is not None and (not significant or abs(change) < 2 * found[1]):
+        if found is not None and (not significant or moved < 2 * math.log1p(found[1] / 100)):
             shape = f"{who} {found[0]}"
             break
     return Verdict(m1, m2, change, interval, p, significant, "mann-whitney", reference, shape=shape)

@@ -79,19 +79,35 @@ def test_parse_the_cuda_listing_into_its_three_functions() -> None:
     ("text", "writes", "reads", "predicate"),
     [
         ("ISETP.GE.AND P0, PT, R9, UR4, PT", {"P0"}, {"R9", "UR4"}, None),
-        ("@!P0 LDG.E.128 R8, desc[UR4][R14.64]", {"R8", "R9", "R10", "R11"},
-         {"R14", "R15", "UR4", "UR5", "P0"}, "!P0"),  # fmt: skip
-        ("STG.E.128 desc[UR4][R14.64+0x800], R4", set(),
-         {"R14", "R15", "UR4", "UR5", "R4", "R5", "R6", "R7"}, None),  # fmt: skip
+        (
+            "@!P0 LDG.E.128 R8, desc[UR4][R14.64]",
+            {"R8", "R9", "R10", "R11"},
+            {"R14", "R15", "UR4", "UR5", "P0"},
+            "!P0",
+        ),
+        (
+            "STG.E.128 desc[UR4][R14.64+0x800], R4",
+            set(),
+            {"R14", "R15", "UR4", "UR5", "R4", "R5", "R6", "R7"},
+            None,
+        ),
         ("IADD3 R154, P3, R154, 0x40, RZ", {"R154", "P3"}, {"R154"}, None),
         ("LDC.64 R2, c[0x0][0x210]", {"R2", "R3"}, set(), None),
         ("CS2R R8, SRZ", {"R8", "R9"}, set(), None),
-        ("LDGSTS.E.BYPASS.128 [R17+0x800], desc[UR20][R20.64], P0", set(),
-         {"R17", "R20", "R21", "UR20", "UR21", "P0"}, None),  # fmt: skip
+        (
+            "LDGSTS.E.BYPASS.128 [R17+0x800], desc[UR20][R20.64], P0",
+            set(),
+            {"R17", "R20", "R21", "UR20", "UR21", "P0"},
+            None,
+        ),
         ("SHFL.BFLY PT, R3, R2, 0x1, 0x1f", {"R3"}, {"R2"}, None),
         ("DADD R2, R4, R6", {"R2", "R3"}, {"R4", "R5", "R6", "R7"}, None),
-        ("HMMA.16816.F32 R4, R8, R12, R4", {"R4", "R5", "R6", "R7"},
-         {"R8", "R9", "R10", "R11", "R12", "R13", "R4", "R5", "R6", "R7"}, None),  # fmt: skip
+        (
+            "HMMA.16816.F32 R4, R8, R12, R4",
+            {"R4", "R5", "R6", "R7"},
+            {"R8", "R9", "R10", "R11", "R12", "R13", "R4", "R5", "R6", "R7"},
+            None,
+        ),
     ],
 )
 def test_registers_written_and_read(

@@ -93,7 +93,9 @@ _LINE_RE = re.compile(
 _HI_RE = re.compile(r"^\s*/\*\s*(?P<hi>0x[0-9a-fA-F]{16})\s*\*/\s*$")
 _FUNC_RE = re.compile(r"^\s*Function\s*:\s*(?P<name>\S+)")
 _PRED_RE = re.compile(r"^@(?P<p>!?U?P(?:\d+|T))\s+")
-_REG_RE = re.compile(r"(?<![\w.])(?P<reg>U?R(?:\d+|Z)|U?P(?:\d+|T))(?P<suffix>(?:\.(?:64|reuse|H0|H1|B\d|F32|X\d))*)(?![\w])")
+_REG_RE = re.compile(
+    r"(?<![\w.])(?P<reg>U?R(?:\d+|Z)|U?P(?:\d+|T))(?P<suffix>(?:\.(?:64|reuse|H0|H1|B\d|F32|X\d))*)(?![\w])"
+)
 _HEX_RE = re.compile(r"0x([0-9a-fA-F]+)")
 
 
@@ -291,10 +293,28 @@ def _defs_uses(opcode: str, operands: list[str]) -> tuple[list[str], list[str]]:
     dests, srcs = operands[:n_dest], operands[n_dest:]
     dwidth = 1
     swidths = [1] * len(srcs)
-    if base in ("LDG", "LD", "LDL", "LDS", "LDC", "ULDC", "ATOM", "ATOMG", "ATOMS", "LDGMC", "SULD"):
+    if base in (
+        "LDG",
+        "LD",
+        "LDL",
+        "LDS",
+        "LDC",
+        "ULDC",
+        "ATOM",
+        "ATOMG",
+        "ATOMS",
+        "LDGMC",
+        "SULD",
+    ):
         dwidth = _width_of(opcode)
     elif base == "LDSM":
-        dwidth = 4 if any(m in ("4", "x4") for m in mods) else 2 if any(m in ("2", "x2") for m in mods) else 1
+        dwidth = (
+            4
+            if any(m in ("4", "x4") for m in mods)
+            else 2
+            if any(m in ("2", "x2") for m in mods)
+            else 1
+        )
     elif base in ("DADD", "DMUL", "DFMA", "DMNMX"):
         dwidth = 2
         swidths = [2] * len(srcs)
@@ -483,7 +503,10 @@ def build_cfg(instructions: Sequence[Instruction]) -> Cfg:
         if x.flow != "next" and i + 1 < len(ins):
             leaders.add(i + 1)
     starts = sorted(leaders)
-    blocks = [(s, (starts[k + 1] - 1) if k + 1 < len(starts) else len(ins) - 1) for k, s in enumerate(starts)]
+    blocks = [
+        (s, (starts[k + 1] - 1) if k + 1 < len(starts) else len(ins) - 1)
+        for k, s in enumerate(starts)
+    ]
     block_of = [0] * len(ins)
     for b, (s, e) in enumerate(blocks):
         for i in range(s, e + 1):

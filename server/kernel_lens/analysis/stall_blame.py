@@ -43,6 +43,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from kernel_lens.analysis.sass_control import Cfg, Instruction, build_cfg
 
@@ -84,8 +85,8 @@ _GMMA = frozenset({"HGMMA", "IGMMA", "QGMMA", "BGMMA"})
 _MEMBAR = frozenset({"MEMBAR", "FENCE", "ERRBAR", "CGAERRBAR"})
 
 _KEPT_TEXT = {
-    "math_pipe_throttle": "math pipe throttle: the {pipe} pipe is busy (the work itself, not a wait)",
-    "mio_throttle": "MIO queue full ({pipe}): too many shared-memory or special-function instructions",
+    "math_pipe_throttle": "math pipe throttle: the {pipe} pipe is busy (the work, not a wait)",
+    "mio_throttle": "MIO queue full ({pipe}): many shared-memory or special-function instructions",
     "lg_throttle": "local/global memory queue full: fewer, wider accesses (vectorise)",
     "tex_throttle": "texture pipe throttle",
     "drain": "stores draining at exit",
@@ -233,9 +234,15 @@ def _is_group_wait(ins: Instruction) -> bool:
     return ins.base == "DEPBAR" or (ins.base == "WARPGROUP" and "DEPBAR" in ins.modifiers)
 
 
+def _is_async_copy(ins: Instruction) -> bool:
+    return ins.base == "LDGSTS"
+
+
 def _is_commit(ins: Instruction, barrier: int) -> bool:
     """Whether ``ins`` commits a group counted on ``barrier`` (``LDGDEPBAR`` → ``SBn``)."""
-    return ins.base == "LDGDEPBAR" and ins.control is not None and ins.control.write_barrier == barrier
+    return (
+        ins.base == "LDGDEPBAR" and ins.control is not None and ins.control.write_barrier == barrier
+    )
 
 
 def _walk(
@@ -299,8 +306,12 @@ def _walk(
     return sorted(found.items()), unknown
 
 
-def _group(cfg: Cfg, commit: int, member: Callable[[Instruction], bool],
-           is_commit: Callable[[Instruction], bool]) -> list[int]:  # fmt: skip
+def _group(
+    cfg: Cfg,
+    commit: int,
+    member: Callable[[Instruction], bool],
+    is_commit: Callable[[Instruction], bool],
+) -> list[int]:
     """The members of the group that ``commit`` closes: walking back to the previous commit."""
     out: set[int] = set()
     seen: set[int] = set()
@@ -329,7 +340,9 @@ def _barrier_producers(cfg: Cfg, idx: int, kinds: Sequence[str] | None) -> _Foun
     out: list[tuple[int, str, bool]] = []
     unknown = False
     if ins.base == "SYNCS":
-        return _Found([], "waits on an mbarrier (TMA or bulk copy): its producer is not in the SASS")
+        return _Found(
+            [], "waits on an mbarrier (TMA or bulk copy): its producer is not in the SASS"
+        )
     waits: list[tuple[int, int]] = []  # (barrier, keep_last)
     if ins.control is not None:
         waits.extend((b, 0) for b in ins.control.waits)
@@ -351,12 +364,14 @@ def _barrier_producers(cfg: Cfg, idx: int, kinds: Sequence[str] | None) -> _Foun
                 return int(x.operands[1], 0) if len(x.operands) > 1 else 0
             return None
 
-        setters, unk = _walk(cfg, idx, is_setter=sets, drains=drains, limit_at=limit, keep_last=keep)
+        setters, unk = _walk(
+            cfg, idx, is_setter=sets, drains=drains, limit_at=limit, keep_last=keep
+        )
         unknown = unknown or unk
         for j, back in setters:
             prod = cfg.instructions[j]
             if _is_commit(prod, barrier):
-                members = _group(cfg, j, lambda x: x.base == "LDGSTS", lambda x, b=barrier: _is_commit(x, b))
+                members = _group(cfg, j, _is_async_copy, partial(_is_commit, barrier=barrier))
                 out.extend((m, f"SB{barrier} (cp.async group)", back) for m in members)
             else:
                 out.append((j, f"barrier {barrier}", back))
@@ -371,15 +386,16 @@ def _barrier_producers(cfg: Cfg, idx: int, kinds: Sequence[str] | None) -> _Foun
                 return int(x.operands[1], 0)
             return None
 
-        setters, unk = _walk(cfg, idx, is_setter=commit, drains=lambda x: False, limit_at=wg_limit,
-                             keep_last=keep)  # fmt: skip
+        setters, unk = _walk(
+            cfg, idx, is_setter=commit, drains=lambda x: False, limit_at=wg_limit, keep_last=keep
+        )
         unknown = unknown or unk
         for j, back in setters:
             members = [j, *_group(cfg, j, lambda x: x.base in _GMMA, commit)]
             out.extend((m, "gsb0 (wgmma group)", back) for m in members)
     if kinds is not None:
         out = [p for p in out if kind_of(cfg.instructions[p[0]]) in kinds]
-    if unknown and out:
+    if unknown:
         return _Found([], "an indirect branch may lead here: the producers are not known")
     return _Found(_dedupe(out))
 
@@ -418,12 +434,18 @@ def _cost(pc: int, costs: Mapping[int, Mapping[str, float]]) -> tuple[str, float
     c = costs.get(pc)
     if not c:
         return None
-    sectors = sum(v for k, v in c.items() if k.startswith("memory_l2_theoretical_sectors_")
-                  and not k.endswith("_ideal"))  # fmt: skip
+    sectors = sum(
+        v
+        for k, v in c.items()
+        if k.startswith("memory_l2_theoretical_sectors_") and not k.endswith("_ideal")
+    )
     if sectors > 0:
         return "sectors", float(sectors)
-    wavefronts = sum(v for k, v in c.items() if k.startswith("memory_l1_wavefronts_shared")
-                     and not k.endswith("_ideal"))  # fmt: skip
+    wavefronts = sum(
+        v
+        for k, v in c.items()
+        if k.startswith("memory_l1_wavefronts_shared") and not k.endswith("_ideal")
+    )
     if wavefronts > 0:
         return "wavefronts", float(wavefronts)
     return None
@@ -452,7 +474,9 @@ def _shares(pcs: Sequence[int], costs: Mapping[int, Mapping[str, float]]) -> lis
     measured = [_cost(pc, costs) for pc in pcs]
     units = {m[0] for m, a in zip(measured, alive, strict=True) if m is not None and a}
     if len(units) == 1 and all(m is not None for m, a in zip(measured, alive, strict=True) if a):
-        values = [m[1] if (m is not None and a) else 0.0 for m, a in zip(measured, alive, strict=True)]
+        values = [
+            m[1] if (m is not None and a) else 0.0 for m, a in zip(measured, alive, strict=True)
+        ]
         return _shapley_max(values)
     n = sum(alive)
     return [1.0 / n if a else 0.0 for a in alive]
@@ -481,7 +505,9 @@ def _register_producers(cfg: Cfg, idx: int, kinds: Sequence[str]) -> list[tuple[
             if j > cfg.blocks[b][0]:
                 stack.append((j - 1, back))
             else:
-                stack.extend((cfg.blocks[p][1], back or (p, b) in cfg.back_edges) for p in cfg.preds[b])
+                stack.extend(
+                    (cfg.blocks[p][1], back or (p, b) in cfg.back_edges) for p in cfg.preds[b]
+                )
     return _dedupe(out)
 
 
@@ -540,15 +566,24 @@ def blame_stalls(
             idx = cfg.index_of(pc)
             ins = cfg.instructions[idx] if idx is not None else None
 
-            def keep(category: str, why: str, pc: int = pc, reason: str = reason, n: float = n) -> None:
+            def keep(
+                category: str, why: str, pc: int = pc, reason: str = reason, n: float = n
+            ) -> None:
                 kept.append(Kept(pc, reason, n, category, why))
                 by_pc[pc][reason] += n
 
             if reason not in DEPENDENCY_REASONS:
                 if reason in _KEPT_TEXT:
                     pipe = pipe_of(ins) if ins is not None else "?"
-                    category = "drain" if reason == "drain" else (
-                        "throttle" if reason.endswith(("throttle", "dispatch_stall")) else "other")  # fmt: skip
+                    category = (
+                        "drain"
+                        if reason == "drain"
+                        else (
+                            "throttle"
+                            if reason.endswith(("throttle", "dispatch_stall"))
+                            else "other"
+                        )
+                    )
                     keep(category, _KEPT_TEXT[reason].format(pipe=pipe))
                 else:
                     keep("other", f"{reason.replace('_', ' ')}: not a dependency stall")
@@ -567,14 +602,18 @@ def blame_stalls(
             else:
                 hit = _find_waiter(cfg, idx, kinds)
                 if hit is None:
-                    keep("no_producer", f"{reason.replace('_', ' ')}: no producer found in the SASS")
+                    keep(
+                        "no_producer", f"{reason.replace('_', ' ')}: no producer found in the SASS"
+                    )
                     continue
                 waiter, found = hit
             if found.undecidable:
                 keep("undecidable", found.undecidable)
                 continue
             prods = found.producers
-            unknown = [cfg.instructions[p[0]].base for p in prods if not cfg.instructions[p[0]].known]
+            unknown = [
+                cfg.instructions[p[0]].base for p in prods if not cfg.instructions[p[0]].known
+            ]
             if unknown:
                 keep("undecidable", f"unknown opcode {unknown[0]} among the producers: not decided")
                 continue
@@ -658,21 +697,28 @@ def explain(
     """
     c = cost or {}
     base = instruction.base
-    feeds_mma = any(x.base in _GMMA or x.base in ("HMMA", "IMMA", "DEPBAR", "WARPGROUP") for x in consumers)
+    feeds_mma = any(
+        x.base in _GMMA or x.base in ("HMMA", "IMMA", "DEPBAR", "WARPGROUP") for x in consumers
+    )
     if reason is not None and reason not in DEPENDENCY_REASONS:
         text = _KEPT_TEXT.get(reason, reason.replace("_", " ")).format(pipe=pipe_of(instruction))
         remedies = {
             "math_pipe_throttle": "the kernel is compute-bound here: fewer or cheaper operations",
-            "mio_throttle": "fewer shared-memory instructions (wider, vectorised) or bank-conflict-free layouts",
+            "mio_throttle": "fewer, wider shared-memory instructions; bank-conflict-free layouts",
             "lg_throttle": "fewer, wider global accesses (vectorise, coalesce)",
             "drain": "nothing to do unless the stores are uncoalesced",
             "barrier": "balance the work between warps before the barrier",
         }
         return Explanation(text, remedies.get(reason, "nothing specific"))
     if base in ("LDG", "LD", "LDGSTS", "ATOM", "ATOMG", "RED", "REDG") or (base == "LDL"):
-        what = {"LDGSTS": "async copy global → shared (cp.async)", "LDL": "local-memory load (register spill)",
-                "ATOM": "atomic", "ATOMG": "atomic", "RED": "atomic reduction", "REDG": "atomic reduction",
-                }.get(base, "global load")  # fmt: skip
+        what = {
+            "LDGSTS": "async copy global → shared (cp.async)",
+            "LDL": "local-memory load (register spill)",
+            "ATOM": "atomic",
+            "ATOMG": "atomic",
+            "RED": "atomic reduction",
+            "REDG": "atomic reduction",
+        }.get(base, "global load")
         if base == "LDL":
             return Explanation(what, "reduce register pressure: smaller tiles, fewer live values")
         per = _per_request(c, "memory_l2_theoretical_sectors_global")
@@ -691,8 +737,10 @@ def explain(
                 "raise num_stages (software pipelining keeps later tiles' loads in flight) or "
                 "check BLOCK_K",
             )
-        return Explanation(f"{what} (memory latency)",
-                           "more memory in flight: vectorise, prefetch/num_stages, or more warps")  # fmt: skip
+        return Explanation(
+            f"{what} (memory latency)",
+            "more memory in flight: vectorise, prefetch/num_stages, or more warps",
+        )
     if base in ("LDS", "LDSM", "ATOMS"):
         per = _per_request(c, "memory_l1_wavefronts_shared")
         if per is not None and per[1] > 0 and per[0] > 1.25 * per[1]:
@@ -703,17 +751,24 @@ def explain(
                 "pad the shared array (one extra column) or swizzle its layout",
             )
         if feeds_mma:
-            return Explanation("shared-memory load feeding tl.dot",
-                               "raise num_stages (software pipelining)")  # fmt: skip
+            return Explanation(
+                "shared-memory load feeding tl.dot", "raise num_stages (software pipelining)"
+            )
         return Explanation("shared-memory load", "keep more independent work between load and use")
     if base in _GMMA or base in ("HMMA", "IMMA"):
-        return Explanation("tensor-core MMA (tl.dot) results awaited",
-                           "the math itself: larger tiles or fewer dependent MMAs per iteration")  # fmt: skip
+        return Explanation(
+            "tensor-core MMA (tl.dot) results awaited",
+            "the math itself: larger tiles or fewer dependent MMAs per iteration",
+        )
     if base == "MUFU":
-        return Explanation("special-function unit (exp, rsqrt, sin, …)",
-                           "fewer transcendental operations or their fast approximations")  # fmt: skip
+        return Explanation(
+            "special-function unit (exp, rsqrt, sin, …)",
+            "fewer transcendental operations or their fast approximations",
+        )
     if base == "LDC":
-        return Explanation("constant load (kernel arguments)", "nothing to do unless inside a hot loop")
+        return Explanation(
+            "constant load (kernel arguments)", "nothing to do unless inside a hot loop"
+        )
     if base in ("S2R", "S2UR"):
         return Explanation("special-register read (thread or block index)", "nothing to do")
     if base in ("STG", "ST", "STL", "STS"):

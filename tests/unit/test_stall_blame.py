@@ -308,3 +308,36 @@ def test_shared_memory_bank_conflicts_are_explained() -> None:
 def test_no_samples() -> None:
     b = blame_stalls(_fn("cuda_strided.sass", STRIDED), {})
     assert (b.total, b.blamed, b.unblamed, b.fraction_blamed) == (0, 0, 0, 0)
+
+
+def test_recorded_h200_report_without_control_words_uses_register_def_use() -> None:
+    """The inductor kernel of ``tests/data/h200/triton_fused_full.ncu-rep`` (recorded on the
+    H200, ``--set full``): 70% of its samples sit on ``triton_helpers.maximum`` (the FSETP that
+    reads the loaded value), long scoreboard. A report carries the SASS text but no control
+    words; from the registers alone the samples go to the ``tl.load`` line."""
+    report = str(
+        Path(__file__).resolve().parents[1] / "data" / "h200" / "triton_fused_full.ncu-rep"
+    )
+    pytest.importorskip("ncu_report")
+    from kernel_lens.analysis.sass_control import parse_instruction
+    from tests.stall_reports import line_of, read_kernel, shares_by_line
+
+    kernel = read_kernel(report)
+    ins = [parse_instruction(pc, text) for pc, text in sorted(kernel.sass.items())]
+    assert all(x.control is None and x.known for x in ins)
+    assert kernel.sample_count == 341
+    raw = shares_by_line({pc: sum(r.values()) for pc, r in kernel.samples.items()}, kernel.lines)
+    hot_raw = max(raw, key=lambda k: raw[k])
+    assert hot_raw is not None and hot_raw[0].endswith("triton_helpers.py")
+    assert raw[hot_raw] == pytest.approx(239 / 341)
+    b = blame_stalls(ins, kernel.samples, kernel.costs)
+    _check_accounting(b)
+    assert b.total == 341
+    caused = b.culprit_samples()
+    load_line = line_of(kernel.sources, "tmp0 = tl.load(in_ptr0 + (x0), None)")
+    ldg = next(x.pc for x in ins if x.base == "LDG")
+    assert kernel.lines[ldg] == load_line
+    assert caused[ldg] == pytest.approx(239)  # FSETP's long scoreboard: its R2 came from the LDG
+    blamed = shares_by_line({pc: sum(r.values()) for pc, r in b.by_pc.items()}, kernel.lines)
+    assert max(blamed, key=lambda k: blamed[k]) == load_line
+    assert blamed[load_line] >= 239 / 341

@@ -411,7 +411,8 @@ def parse_cuobjdump(text: str) -> dict[str, list[Instruction]]:
 
     Returns:
         ``{function name as printed (mangled for C++): [Instruction, …]}`` in pc order. An
-        instruction whose second word is missing gets ``control=None``.
+        instruction whose second word is missing gets ``control=None``. A function listed
+        twice (a fat binary with several cubins) keeps its first listing.
     """
     out: dict[str, list[Instruction]] = {}
     current: list[Instruction] | None = None
@@ -422,7 +423,9 @@ def parse_cuobjdump(text: str) -> dict[str, list[Instruction]]:
             if pending is not None and current is not None:
                 current.append(parse_instruction(*pending))
             pending = None
-            current = out.setdefault(fm.group("name"), [])
+            # a function listed again (the same kernel in another cubin of a fat binary):
+            # the first listing is kept; ``cuobjdump -sass -arch sm_XX`` picks one
+            current = [] if fm.group("name") in out else out.setdefault(fm.group("name"), [])
             continue
         if current is None:
             continue

@@ -424,7 +424,13 @@ def _fixed_producers(cfg: Cfg, idx: int) -> list[tuple[int, str, bool]]:
         hit = need & prod.writes
         if hit:
             need -= hit
-            if prod.control is None or prod.control.write_barrier is None:
+            # without a control word the opcode says whether the result has a fixed latency
+            fixed = (
+                kind_of(prod) == "fixed"
+                if prod.control is None
+                else prod.control.write_barrier is None
+            )
+            if fixed:
                 out.append((j, ", ".join(sorted(hit)), False))
         j -= 1
     return out

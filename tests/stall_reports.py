@@ -79,14 +79,19 @@ def read_kernel(path: str, action_index: int = 0) -> KernelPcs:
     )
 
 
-def line_of(sources: dict[str, str], needle: str) -> tuple[str, int]:
-    """``(file, line)`` of the one source line containing ``needle``."""
-    hits = [
-        (path, no)
-        for path, text in sources.items()
-        for no, line in enumerate(text.splitlines(), 1)
-        if needle in line
-    ]
+def line_of(sources: dict[str, str], needle: str, after: str | None = None) -> tuple[str, int]:
+    """``(file, line)`` of the one source line containing ``needle`` (the first one after a
+    line containing ``after``, when given)."""
+    hits: list[tuple[str, int]] = []
+    for path, text in sources.items():
+        armed = after is None
+        for no, line in enumerate(text.splitlines(), 1):
+            if not armed and after is not None and after in line:
+                armed = True
+            elif armed and needle in line:
+                hits.append((path, no))
+                if after is not None:
+                    break
     assert len(hits) == 1, (needle, hits)
     return hits[0]
 

@@ -517,24 +517,32 @@ def _register_producers(cfg: Cfg, idx: int, kinds: Sequence[str]) -> list[tuple[
     return _dedupe(out)
 
 
-def _find_waiter(cfg: Cfg, idx: int, kinds: tuple[str, ...]) -> tuple[int, _Found] | None:
+def _find_waiter(
+    cfg: Cfg,
+    idx: int,
+    kinds: tuple[str, ...],
+    cache: dict[tuple[int, tuple[str, ...] | None], _Found],
+) -> tuple[int, _Found] | None:
     """The instruction that waits, and for what: the first from ``idx`` on (same block, up to
     :data:`WINDOW` after it) whose control word waits for a producer of ``kinds``; failing
-    that, the sampled instruction's own waits of any kind; failing that, the producers of
-    ``kinds`` of the registers it reads (the wait was already counted elsewhere)."""
+    that, the producers of ``kinds`` of the registers the sampled instruction reads (its wait
+    was on an earlier instruction's mask, or the listing has no control words); failing that,
+    the sampled instruction's own waits of any kind."""
     last = cfg.blocks[cfg.block_of[idx]][1]
     for i in range(idx, min(last, idx + WINDOW) + 1):
         if not cfg.instructions[i].known:
             return i, _Found([], f"unknown opcode {cfg.instructions[i].base}: not decided")
-        found = _barrier_producers(cfg, i, kinds)
+        if (i, kinds) not in cache:
+            cache[(i, kinds)] = _barrier_producers(cfg, i, kinds)
+        found = cache[(i, kinds)]
         if found.producers or found.undecidable:
             return i, found
-    found = _barrier_producers(cfg, idx, None)
-    if found.producers or found.undecidable:
-        return idx, found
     regs = _register_producers(cfg, idx, kinds)
     if regs:
         return idx, _Found(regs)
+    found = _barrier_producers(cfg, idx, None)
+    if found.producers or found.undecidable:
+        return idx, found
     return None
 
 
@@ -559,6 +567,7 @@ def blame_stalls(
     """
     costs = costs or {}
     cfg = build_cfg(instructions)
+    cache: dict[tuple[int, tuple[str, ...] | None], _Found] = {}
     by_pc: dict[int, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     moves: list[Move] = []
     kept: list[Kept] = []
@@ -606,7 +615,7 @@ def blame_stalls(
                 if not found.producers and _is_group_wait(ins):
                     found = _barrier_producers(cfg, idx, None)
             else:
-                hit = _find_waiter(cfg, idx, kinds)
+                hit = _find_waiter(cfg, idx, kinds, cache)
                 if hit is None:
                     keep(
                         "no_producer", f"{reason.replace('_', ' ')}: no producer found in the SASS"

@@ -119,6 +119,24 @@ def test_both_runs_blame_the_same_lines() -> None:
     assert shares[0][0xF0] == pytest.approx(15 / 16)
 
 
+def test_per_line_folding_waiters_and_full_metric_names() -> None:
+    ins = _fn("cuda_strided.sass", STRIDED)
+    # the store line's IMAD, FADD and STG on one line, the loads on theirs (as -lineinfo does)
+    line_of = {0xD0: 17, 0xE0: 18, 0xF0: 18, 0x100: 19, 0x110: 19, 0x120: 19}
+    samples = {
+        0x100: {"smsp__pcsamp_warps_issue_stalled_long_scoreboard": 160},
+        0x130: {"drain": 40},
+    }
+    b = blame_stalls(ins, samples, _strided_costs())
+    assert b.per_line(line_of) == {
+        17: pytest.approx(10),
+        18: pytest.approx(150),
+        None: pytest.approx(40),
+    }
+    assert b.waiters(0xF0) == (0x110,)
+    assert b.moves[0].reason == "long_scoreboard"
+
+
 def test_without_costs_the_producers_share_equally() -> None:
     ins = _fn("cuda_strided.sass", STRIDED)
     b = blame_stalls(ins, {0x110: {"long_scoreboard": 100}})

@@ -44,6 +44,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
+from typing import TypeVar
 
 from kernel_lens.analysis.sass_control import Cfg, Instruction, build_cfg
 
@@ -58,6 +59,9 @@ __all__ = [
     "explain",
     "kind_of",
 ]
+
+_K = TypeVar("_K")
+_PREFIX = "smsp__pcsamp_warps_issue_stalled_"
 
 #: How many instructions after the sampled one (same basic block) may be the waiting one.
 WINDOW = 8
@@ -220,6 +224,19 @@ class StallBlame:
         out: dict[int, float] = defaultdict(float)
         for m in self.moves:
             out[m.culprit_pc] += m.samples
+        return dict(out)
+
+    def waiters(self, culprit_pc: int) -> tuple[int, ...]:
+        """The instructions found waiting on ``culprit_pc`` (for :func:`explain`'s
+        ``consumers``), in pc order."""
+        return tuple(sorted({m.waiter_pc for m in self.moves if m.culprit_pc == culprit_pc}))
+
+    def per_line(self, line_of: Mapping[int, _K]) -> dict[_K | None, float]:
+        """The samples after blame folded onto source lines (``line_of``: pc → line key; a
+        pc without one folds onto ``None``); sums to ``total``."""
+        out: dict[_K | None, float] = defaultdict(float)
+        for pc, reasons in self.by_pc.items():
+            out[line_of.get(pc)] += sum(reasons.values())
         return dict(out)
 
 
@@ -557,7 +574,9 @@ def blame_stalls(
         instructions: one function's SASS (``parse_cuobjdump(text)[name]``), pc order.
         samples: ``{pc offset: {reason: samples}}``, reasons as Nsight Compute's
             ``smsp__pcsamp_warps_issue_stalled_<reason>`` suffixes (``long_scoreboard``,
-            ``wait``, ``math_pipe_throttle``, …); pc offsets in bytes from the function start.
+            ``wait``, ``math_pipe_throttle``, …; the full metric name is accepted too, the
+            ``_not_issued`` variants are not wanted); pc offsets in bytes from the function
+            start.
         costs: optional ``{pc offset: {metric: value}}`` from the source counters
             (``memory_l2_theoretical_sectors_global`` and ``…_ideal``,
             ``memory_l1_wavefronts_shared`` and ``…_ideal``, ``inst_executed``).
@@ -573,7 +592,8 @@ def blame_stalls(
     kept: list[Kept] = []
     total = 0.0
     for pc, reasons in samples.items():
-        for reason, raw in reasons.items():
+        for full_reason, raw in reasons.items():
+            reason = full_reason.removeprefix(_PREFIX)
             n = float(raw)
             if n <= 0:
                 continue

@@ -101,6 +101,14 @@ def test_parse_the_cuda_listing_into_its_three_functions() -> None:
             None,
         ),
         ("SHFL.BFLY PT, R3, R2, 0x1, 0x1f", {"R3"}, {"R2"}, None),
+        ("PLOP3.LUT P0, PT, PT, PT, UP1, 0x80, 0x0", {"P0"}, {"UP1"}, None),
+        (
+            "ATOMG.E.ADD.F32.FTZ.RN.STRONG.GPU PT, R2, desc[UR4][R2.64], R5",
+            {"R2"},
+            {"R2", "R3", "UR4", "UR5", "R5"},
+            None,
+        ),
+        ("VOTE.ANY R3, PT, P0", {"R3"}, {"P0"}, None),
         ("DADD R2, R4, R6", {"R2", "R3"}, {"R4", "R5", "R6", "R7"}, None),
         (
             "HMMA.16816.F32 R4, R8, R12, R4",

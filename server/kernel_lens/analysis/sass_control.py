@@ -86,6 +86,12 @@ _NO_DEST = frozenset(
     """.split()
 )
 _INDIRECT = frozenset({"BRX", "BRXU", "JMX", "JMXU"})
+#: ``ISETP P0, PT, …``, ``PLOP3.LUT P0, PT, …``, ``SHFL.BFLY PT, R3, …``: two destinations.
+_TWO_DESTS = frozenset(
+    "ISETP FSETP DSETP HSETP2 PSETP UISETP UPSETP PLOP3 UPLOP3 SHFL VOTE".split()
+)
+#: ``ATOMG.E.ADD PT, R2, [R4.64], R5``: a predicate, then the data destination.
+_PRED_THEN_DEST = frozenset({"ATOM", "ATOMG", "ATOMS"})
 
 _LINE_RE = re.compile(
     r"^\s*/\*(?P<pc>[0-9a-fA-F]+)\*/\s+(?P<body>.*?)\s*;?\s*/\*\s*(?P<lo>0x[0-9a-fA-F]{16})\s*\*/\s*$"
@@ -281,7 +287,7 @@ def _defs_uses(opcode: str, operands: list[str]) -> tuple[list[str], list[str]]:
             uses.extend(_regs(op, width if last and "[" not in op else 1))
         return [], uses
     n_dest = 1
-    if base in ("SHFL",):
+    if base in _TWO_DESTS or (base in _PRED_THEN_DEST and operands and _is_pred(operands[0])):
         n_dest = 2
     else:
         while n_dest < len(operands) and _is_pred(operands[n_dest]) and operands[0] != "":

@@ -35,7 +35,14 @@ which "approximately attributes measured instruction stalls to their root causes
    where it was recorded and says why.
 
 Every sample ends somewhere: ``blamed + unblamed == total`` (:class:`StallBlame`). Pure: no
-I/O, no process; the caller gives the parsed SASS and the per-PC numbers.
+I/O, no process; the caller gives the parsed SASS and the per-PC numbers::
+
+    ins = sass_control.parse_cuobjdump(cuobjdump_text)[function_name]
+    blame = blame_stalls(ins, samples, costs)  # {pc: {reason: n}}, {pc: {metric: x}}
+    by_pc = {x.pc: x for x in ins}
+    for culprit, n in blame.culprit_samples().items():
+        why = explain(by_pc[culprit], costs.get(culprit),
+                      consumers=[by_pc[w] for w in blame.waiters(culprit)])
 """
 
 from __future__ import annotations
@@ -634,6 +641,9 @@ def blame_stalls(
                 waiter, found = idx, _Found(_fixed_producers(cfg, idx))
                 if not found.producers and _is_group_wait(ins):
                     found = _barrier_producers(cfg, idx, None)
+                if not found.producers and not found.undecidable:
+                    keep("no_producer", "wait: a fixed stall count, no register dependency")
+                    continue
             else:
                 hit = _find_waiter(cfg, idx, kinds, cache)
                 if hit is None:

@@ -182,3 +182,26 @@ def test_a_listing_without_second_words_has_no_control() -> None:
     text = "\tFunction : k\n        /*0000*/   MOV R1, R2 ;   /* 0x0000000200017202 */\n"
     (ins,) = parse_cuobjdump(text)["k"]
     assert ins.control is None and ins.text == "MOV R1, R2"
+
+
+def test_nvdisasm_hex_listing_reads_as_cuobjdumps() -> None:
+    """Show Assembly's disassembler (``nvdisasm -g -hex -c``) labels branch targets
+    (``BRA `(.L_x_4)``) and interleaves line comments; the same cubin reads the same."""
+    cuobj = parse_cuobjdump((SASS / "cuda_strided.sass").read_text())
+    text = (SASS / "cuda_strided.nvdisasm").read_text()
+    nvdis = parse_cuobjdump(text)
+    assert set(nvdis) == set(cuobj)
+    for name, ins in cuobj.items():
+        other = nvdis[name]
+        assert len(other) == len(ins)
+        for a, b in zip(ins, other, strict=True):
+            assert (a.pc, a.opcode, a.control, a.flow, a.targets, a.writes, a.reads) == (
+                b.pc, b.opcode, b.control, b.flow, b.targets, b.writes, b.reads,
+            )  # fmt: skip
+    assert _at(nvdis["_Z5chasePKiPiii"], 0x3D0).text == "@P1 BRA `(.L_x_4)"
+    # without -hex: the same instructions and branches, no control words
+    plain = "\n".join(line.split("/* 0x")[0] for line in text.splitlines())
+    bare = parse_cuobjdump(plain)["_Z5chasePKiPiii"]
+    assert [x.pc for x in bare] == [x.pc for x in cuobj["_Z5chasePKiPiii"]]
+    assert all(x.control is None for x in bare)
+    assert _at(bare, 0x3D0).targets == (0x1A0,)

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 __all__ = [
     "KNOWN_OPCODES",
@@ -94,8 +94,12 @@ _TWO_DESTS = frozenset(
 _PRED_THEN_DEST = frozenset({"ATOM", "ATOMG", "ATOMS"})
 
 _LINE_RE = re.compile(
-    r"^\s*/\*(?P<pc>[0-9a-fA-F]+)\*/\s+(?P<body>.*?)\s*;?\s*/\*\s*(?P<lo>0x[0-9a-fA-F]{16})\s*\*/\s*$"
+    r"^\s*/\*(?P<pc>[0-9a-fA-F]+)\*/\s+(?P<body>.*?)\s*;?\s*"
+    r"(?:/\*\s*(?P<lo>0x[0-9a-fA-F]{16})\s*\*/)?\s*$"
 )
+_NVDISASM_FUNC_RE = re.compile(r"^\.text\.(?P<name>[^\s:]+):\s*$")
+_LABEL_RE = re.compile(r"^(?P<label>[.$\w]+):\s*$")
+_LABEL_REF_RE = re.compile(r"`\((?P<label>[^)\s]+)\)")
 _HI_RE = re.compile(r"^\s*/\*\s*(?P<hi>0x[0-9a-fA-F]{16})\s*\*/\s*$")
 _FUNC_RE = re.compile(r"^\s*Function\s*:\s*(?P<name>\S+)")
 _PRED_RE = re.compile(r"^@(?P<p>!?U?P(?:\d+|T))\s+")
@@ -410,43 +414,70 @@ def parse_instruction(pc: int, body: str, hi: int | None = None) -> Instruction:
 
 
 def parse_cuobjdump(text: str) -> dict[str, list[Instruction]]:
-    """The instructions of each function in a ``cuobjdump -sass`` listing.
+    """The instructions of each function in a ``cuobjdump -sass`` listing (or an
+    ``nvdisasm -hex`` one: ``.text.NAME:`` sections, ``.L_x_N`` labels as branch targets).
 
     Args:
         text: the listing (every ``Function : NAME`` section; sm_70+ two-word encodings).
 
     Returns:
         ``{function name as printed (mangled for C++): [Instruction, …]}`` in pc order. An
-        instruction whose second word is missing gets ``control=None``. A function listed
-        twice (a fat binary with several cubins) keeps its first listing.
+        instruction whose second word is missing (``nvdisasm`` without ``-hex``) gets
+        ``control=None``. A function listed twice (a fat binary with several cubins) keeps
+        its first listing.
     """
     out: dict[str, list[Instruction]] = {}
+    labels: dict[str, dict[str, int]] = {}
     current: list[Instruction] | None = None
+    current_labels: dict[str, int] = {}
+    waiting_labels: list[str] = []
     pending: tuple[int, str] | None = None
+
+    def flush(hi: int | None = None) -> None:
+        nonlocal pending
+        if pending is not None and current is not None:
+            current.append(parse_instruction(pending[0], pending[1], hi))
+            for label in waiting_labels:
+                current_labels[label] = pending[0]
+            waiting_labels.clear()
+        pending = None
+
     for line in text.splitlines():
-        fm = _FUNC_RE.match(line)
+        fm = _FUNC_RE.match(line) or _NVDISASM_FUNC_RE.match(line)
         if fm:
-            if pending is not None and current is not None:
-                current.append(parse_instruction(*pending))
-            pending = None
+            flush()
+            waiting_labels.clear()
+            name = fm.group("name")
             # a function listed again (the same kernel in another cubin of a fat binary):
             # the first listing is kept; ``cuobjdump -sass -arch sm_XX`` picks one
-            current = [] if fm.group("name") in out else out.setdefault(fm.group("name"), [])
+            current = [] if name in out else out.setdefault(name, [])
+            current_labels = labels.setdefault(name, {}) if current is out.get(name) else {}
             continue
         if current is None:
             continue
         lm = _LINE_RE.match(line)
         if lm:
-            if pending is not None:
-                current.append(parse_instruction(*pending))
+            flush()
             pending = (int(lm.group("pc"), 16), lm.group("body"))
+            if lm.group("lo") is None:
+                flush()
             continue
         hm = _HI_RE.match(line)
         if hm and pending is not None:
-            current.append(parse_instruction(pending[0], pending[1], int(hm.group("hi"), 16)))
-            pending = None
-    if pending is not None and current is not None:
-        current.append(parse_instruction(*pending))
+            flush(int(hm.group("hi"), 16))
+            continue
+        lab = _LABEL_RE.match(line)
+        if lab:
+            flush()
+            waiting_labels.append(lab.group("label"))
+    flush()
+    for name, ins in out.items():
+        names = labels.get(name, {})
+        for k, x in enumerate(ins):
+            refs = _LABEL_REF_RE.findall(" ".join(x.operands))
+            if refs and not x.targets and x.flow in ("branch", "cond", "call"):
+                targets = tuple(names[r] for r in refs if r in names)
+                ins[k] = replace(x, targets=targets[-1:])
     return out
 
 

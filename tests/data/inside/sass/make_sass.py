@@ -42,8 +42,17 @@ def cuda() -> None:
         sass = subprocess.run(
             [CUOBJDUMP, "-sass", cubin], capture_output=True, text=True, check=True
         ).stdout
+        # the same cubin as Show Assembly disassembles it, with the encodings (-hex)
+        nvdisasm = subprocess.run(
+            [os.path.join(BIN, "nvdisasm"), "-g", "-hex", "-c", cubin],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
     with open(os.path.join(HERE, "cuda_strided.sass"), "w") as fh:
         fh.write(sass)
+    with open(os.path.join(HERE, "cuda_strided.nvdisasm"), "w") as fh:
+        fh.write(nvdisasm.replace(os.path.dirname(cu), "/tmp"))
 
 
 def _divisible(indices: list[int]) -> dict:

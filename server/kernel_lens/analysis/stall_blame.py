@@ -570,6 +570,15 @@ def _find_waiter(
     return None
 
 
+def _category(reason: str) -> str:
+    """How a reason that is not a dependency stays: ``drain``, ``throttle`` or ``other``."""
+    if reason == "drain":
+        return "drain"
+    if reason.endswith("throttle") or reason == "dispatch_stall":
+        return "throttle"
+    return "other"
+
+
 def blame_stalls(
     instructions: Sequence[Instruction],
     samples: Mapping[int, Mapping[str, float]],
@@ -617,16 +626,7 @@ def blame_stalls(
             if reason not in DEPENDENCY_REASONS:
                 if reason in _KEPT_TEXT:
                     pipe = pipe_of(ins) if ins is not None else "?"
-                    category = (
-                        "drain"
-                        if reason == "drain"
-                        else (
-                            "throttle"
-                            if reason.endswith(("throttle", "dispatch_stall"))
-                            else "other"
-                        )
-                    )
-                    keep(category, _KEPT_TEXT[reason].format(pipe=pipe))
+                    keep(_category(reason), _KEPT_TEXT[reason].format(pipe=pipe))
                 else:
                     keep("other", f"{reason.replace('_', ' ')}: not a dependency stall")
                 continue

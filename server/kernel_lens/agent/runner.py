@@ -590,10 +590,16 @@ def _profiled_pass(
         )
     if "trace" not in request.stages:
         return out, None
-    from kernel_lens.analysis.trace_summary import summarize_trace
-
     trace = passed.trace
-    return out, lambda: summarize_trace(trace).to_json()
+
+    def summary() -> dict[str, Any]:
+        # pandas, imported here: after the per-line ops are sent (an agent that took its job
+        # on `ready` has not imported it yet; issue 36)
+        from kernel_lens.analysis.trace_summary import summarize_trace
+
+        return summarize_trace(trace).to_json()
+
+    return out, summary
 
 
 def _compiled_stage(

@@ -81,6 +81,25 @@ def _pss_mib(pid: int) -> float:
     return 0.0
 
 
+def _role(pid: int, server: int) -> str:
+    """What a process below the server is: the trace reader, the fork template, an agent forked
+    from it, or an agent started as a process."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            argv = f.read().split(b"\0")
+        with open(f"/proc/{pid}/stat") as f:
+            parent = int(f.read().rsplit(")", 1)[1].split()[1])
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            template = b"KERNEL_LENS_AGENT_TEMPLATE_FD=" in f.read()
+    except OSError:
+        return "?"
+    if b"kernel_lens.traces.reader" in argv:
+        return "trace reader (spare)"
+    if parent != server:
+        return "agent forked from the template"
+    return "fork template" if template else "agent"
+
+
 def _rss_mib(pid: int) -> float:
     try:
         with open(f"/proc/{pid}/status") as f:
@@ -226,6 +245,8 @@ async def session(
     server_pid = client._server.pid if client._server else 0  # noqa: SLF001
     agents = _descendants(server_pid)
     rss = [_rss_mib(pid) for pid in agents]
+    if clock is not None:
+        clock["processes"] = [(_role(pid, server_pid), _rss_mib(pid)) for pid in agents]
     pss = [_pss_mib(pid) for pid in agents]
     gpu = _gpu_mib(agents)
     await client.shutdown_async(None)
@@ -364,6 +385,8 @@ async def run(args: argparse.Namespace) -> None:
         f"\nagent processes {args.settle:g} s after the last click: {len(rss)} "
         f"(RSS MiB: {each}; total {sum(rss):.0f} MiB; PSS total {sum(pss):.0f} MiB{gpu_text})"
     )
+    for role, mib in warm_clock.get("processes", []):
+        print(f"  {role}: {mib:.0f} MiB RSS")
     for title, log_path, clock_of, click in phase_runs:
         _print_phases(title, log_path, clock_of, click)
 

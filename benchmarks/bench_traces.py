@@ -184,9 +184,11 @@ def measure_lsp(path: str) -> dict[str, Any]:
     import asyncio
 
     async def one(spare: bool) -> tuple[float, float, int, int]:
+        here = os.environ.get("PYTHONPATH", "")
         env = {
             **os.environ,
-            "PYTHONPATH": str(ROOT / "server"),
+            # (kept: the device host's pygls and msgspec are in a carried folder on it)
+            "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT / "server"), here) if p),
             "KERNEL_LENS_CACHE": tempfile.mkdtemp(prefix="kl-bench-lsp-"),
             "KERNEL_LENS_TRACE_SPARE": "1" if spare else "0",
         }

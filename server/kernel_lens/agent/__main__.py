@@ -496,8 +496,9 @@ def main() -> int:
             for item in remote.returned_files(reply["result"], lambda t: print(t, file=sys.stderr)):
                 send({"id": job_id, "file": item})
         remote.cleanup()
-        send(reply)
+        # (before the send: the parent may end this process as soon as it has the answer)
         mark("result sent" if "result" in reply else "error sent")
+        send(reply)
         sys.stderr.flush()
     sys.stderr.flush()
     # User threads (non-daemon ones too) must not keep the process alive.

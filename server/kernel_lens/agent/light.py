@@ -116,7 +116,12 @@ def profile_light(
                 torch.cuda.synchronize()
             wall_s = time.perf_counter() - t0
             proton.finalize()
-    profile_path = f"{name}.hatchet"
+    # NAME.hatchet (triton 3.x); a name Proton kept as given, or gave another suffix, also read.
+    import glob
+
+    found = [p for p in (f"{name}.hatchet", name) if os.path.isfile(p)]
+    found += sorted(p for p in glob.glob(f"{glob.escape(name)}.*") if p not in found)
+    profile_path = found[0] if found else f"{name}.hatchet"
     try:
         with open(profile_path, encoding="utf-8") as f:
             tree = json.load(f)

@@ -198,6 +198,10 @@ def _run_light(args: argparse.Namespace, path: str, argv: list[str]) -> int:
     except subprocess.TimeoutExpired:
         return usage_error(args, f"the light profile ran past --timeout {args.timeout:g} s")
     lines = [line for line in done.stdout.splitlines() if line.startswith('{"ok"')]
+    # The script's own output, on stderr (stdout carries the answer).
+    printed = [line for line in done.stdout.splitlines() if not line.startswith('{"ok"')]
+    if printed and not args.quiet:
+        sys.stderr.write("\n".join(printed).strip("\n") + "\n")
     if not lines:
         stderr_line(
             f"kernel-lens: the light profile ended without an answer (exit {done.returncode})"

@@ -30,8 +30,13 @@ def _at(ins: list[Instruction], pc: int) -> Instruction:
     return next(x for x in ins if x.pc == pc)
 
 
-def test_decode_the_h200_encodings_of_the_strided_sum() -> None:
-    # On the H200 the FADD read 0x004fca… (waits on barrier 2), both LDGs 0x000ea2… (set it).
+def test_decode_the_encodings_of_the_strided_sum() -> None:
+    # The binary recorded on the H200 (tests/data/inside/h200/cuda_strided.sass): the FADD
+    # reads 0x008fca… (waits on barrier 3), both LDGs 0x000ee2… (set it).
+    recorded = decode_control(0x008FCA0000000000)
+    assert recorded.waits == (3,) and recorded.write_barrier is None
+    assert decode_control(0x000EE2000C1E1900).write_barrier == 3
+    # notes/gpu-device.md quotes 0x004fca… (waits on barrier 2) and 0x000ea2… (sets it)
     fadd = decode_control(0x004FCA0000000000)
     assert fadd.waits == (2,)
     assert fadd.write_barrier is None and fadd.read_barrier is None

@@ -1,10 +1,13 @@
 """Blaming stall samples on the instructions they wait for (``analysis/stall_blame.py``).
 
 The SASS is real (``tests/data/inside/sass/``, compiled for sm_90 from the kernels that
-``tests/data/inside/record.sh`` profiles on the H200); the sample counts are placed the way
-the H200 recorded them (issue 43: on the ``strided_sum`` kernel ~8,600 long-scoreboard samples,
-90% of the kernel's, sat on the ``LDG`` of the coalesced ``x`` in one run and on the store
-line's address ``IMAD`` in another run of the same binary; the waiting ``FADD`` had 5). The
+``tests/data/inside/record.sh`` profiles on the H200: the same bytes as the binaries there);
+the sample counts are placed the way issue 43 describes an H200 measurement (on the
+``strided_sum`` kernel ~8,600 long-scoreboard samples, 90% of the kernel's, on the ``LDG`` of
+the coalesced ``x`` in one run and on the store line's address ``IMAD`` in another run of the
+same binary; the waiting ``FADD`` had 5). The recordings committed later
+(``tests/data/inside/h200``) had them on the ``FADD`` itself in both runs:
+``test_stall_blame_h200.py`` blames those. The
 sector counts are those of the access patterns (4 sectors per request for 32 consecutive
 floats, 32 for a stride of 32 floats), as Nsight Compute's
 ``memory_l2_theoretical_sectors_global`` counts them.

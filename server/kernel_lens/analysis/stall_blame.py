@@ -14,10 +14,11 @@ which "approximately attributes measured instruction stalls to their root causes
    ``warpgroup_arrive``): find the instruction that actually waits — the sampled one or one of
    the next few (:data:`WINDOW`) in its basic block, the first whose control word waits on a
    barrier that a producer of the reason's kind set (an L1TEX memory operation for long
-   scoreboard; shared memory, ``MUFU``, ``S2R``, ``LDC`` for short scoreboard). Sampling lands
-   near, not always on, the waiting instruction: measured on the H200, the samples of a
-   ``FADD`` waiting on two loads sat on the ``LDG`` before it in one run and on the store
-   line's address ``IMAD`` in another.
+   scoreboard; shared memory, ``MUFU``, ``S2R``, ``LDC`` for short scoreboard), else one of
+   the :data:`LOOKBACK` just before it. Samples land on or near the waiting instruction: in
+   the H200 recordings of ``tests/data/inside/h200`` a strided sum's samples sat on the
+   ``FADD`` that waits, a Triton matmul's on the instruction right after its
+   ``DEPBAR.LE SB0, 0x2``.
 2. Its producers: walking backwards over the control-flow graph (across a loop's back edge
    too), every instruction that sets a waited barrier until an instruction that waited on it
    (which drained it). ``DEPBAR.LE SBn, k`` waits for all but the ``k`` most recent commits
@@ -57,6 +58,7 @@ from kernel_lens.analysis.sass_control import Cfg, Instruction, build_cfg
 
 __all__ = [
     "DEPENDENCY_REASONS",
+    "LOOKBACK",
     "WINDOW",
     "Explanation",
     "Kept",
@@ -72,6 +74,10 @@ _PREFIX = "smsp__pcsamp_warps_issue_stalled_"
 
 #: How many instructions after the sampled one (same basic block) may be the waiting one.
 WINDOW = 8
+#: How many instructions before the sampled one may be the waiting one (the sample landed on
+#: the next pc: on the H200 a matmul's long-scoreboard samples sat on the instruction right
+#: after its ``DEPBAR.LE SB0, 0x2``).
+LOOKBACK = 2
 #: How far above a ``wait`` stall its fixed-latency producer may be (instructions).
 WAIT_DISTANCE = 6
 _MAX_STEPS = 50_000
@@ -549,13 +555,21 @@ def _find_waiter(
 ) -> tuple[int, _Found] | None:
     """The instruction that waits, and for what: the first from ``idx`` on (same block, up to
     :data:`WINDOW` after it) whose control word waits for a producer of ``kinds``; failing
-    that, the producers of ``kinds`` of the registers the sampled instruction reads (its wait
-    was on an earlier instruction's mask, or the listing has no control words); failing that,
-    the sampled instruction's own waits of any kind."""
+    that, one of the :data:`LOOKBACK` instructions just before it; failing that, the
+    producers of ``kinds`` of the registers the sampled instruction reads (its wait was on an
+    earlier instruction's mask, or the listing has no control words); failing that, the
+    sampled instruction's own waits of any kind."""
     last = cfg.blocks[cfg.block_of[idx]][1]
     for i in range(idx, min(last, idx + WINDOW) + 1):
         if not cfg.instructions[i].known:
             return i, _Found([], f"unknown opcode {cfg.instructions[i].base}: not decided")
+        if (i, kinds) not in cache:
+            cache[(i, kinds)] = _barrier_producers(cfg, i, kinds)
+        found = cache[(i, kinds)]
+        if found.producers or found.undecidable:
+            return i, found
+    first = cfg.blocks[cfg.block_of[idx]][0]
+    for i in range(idx - 1, max(first, idx - LOOKBACK) - 1, -1):
         if (i, kinds) not in cache:
             cache[(i, kinds)] = _barrier_producers(cfg, i, kinds)
         found = cache[(i, kinds)]

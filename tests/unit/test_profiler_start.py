@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from kernel_lens.agent import profiler_start
+
 CHILD = """
 import sys, torch
 from kernel_lens.agent import profiler_start
@@ -58,3 +60,20 @@ def test_with_inductor_loaded_the_profiler_reads_its_cudagraphs_flag() -> None:
     assert out.returncode == 0, out.stderr
     lines = [line for line in out.stdout.splitlines() if not line.startswith("USDT")]
     assert lines[0] == "True"
+
+
+def test_cupti_is_released_after_each_profile_where_torch_deems_it_safe() -> None:
+    """TEARDOWN_CUPTI=1 from CUDA 12.6 (the H200's 13.0), never before it (CUDA graphs could
+    crash on CUPTI's re-init), and never over a value the user set."""
+    env: dict[str, str] = {}
+    assert profiler_start.release_cupti_after_each_profile(env, "13.0") is True
+    assert env == {"TEARDOWN_CUPTI": "1"}
+    env = {}
+    assert profiler_start.release_cupti_after_each_profile(env, "12.4") is False
+    assert env == {}
+    env = {"TEARDOWN_CUPTI": "0"}
+    assert profiler_start.release_cupti_after_each_profile(env, "13.0") is False
+    assert env == {"TEARDOWN_CUPTI": "0"}
+    env = {}
+    assert profiler_start.release_cupti_after_each_profile(env, "None") is False  # a CPU build
+    assert env == {}

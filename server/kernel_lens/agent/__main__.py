@@ -176,6 +176,8 @@ def _warm_up(
 
         # the profiler's first start would import torch.compile's compiler (2-5 s) for one flag
         profiler_start.install()
+        # what is timed after a profiler pass must not run with CUPTI still attached
+        ready["cupti_teardown"] = profiler_start.release_cupti_after_each_profile()
         ready["torch"] = torch.__version__
         ready["cuda"] = bool(cuda and torch.cuda.is_available())
         if ready["cuda"]:

@@ -53,6 +53,7 @@ from kernel_lens.lsp.feature import LanguageFeature
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.models import LENS_WAIT_S, FirstLenses, LensRows
 from kernel_lens.lsp.results import Placed, Record, place
+from kernel_lens.lsp.run_choices import driver_labels, driver_lens, script_args_lens
 from kernel_lens.lsp.state import DocumentState
 from kernel_lens.wire.errors import ProfileError
 from kernel_lens.wire.lsp import (
@@ -500,27 +501,10 @@ def _file_lenses(
         return []
     args: list[Any] = [{"uri": uri, "script": True}]
     run = _lens(0, "$(run-all) Profile Script", CMD_PROFILE, args)
-    state = ls.documents.peek(uri)
-    argv = list(state.script_args) if state is not None else []
-    # The script's arguments: shown once given; offered after argparse asked for some.
-    wants = (
-        record is not None
-        and record.state == "error"
-        and record.error is not None
-        and "needs command-line arguments" in str(record.error.get("message"))
-    )
-    extra: list[types.CodeLens] = []
-    if argv or wants:
-        shown = " ".join(argv)
-        title = f"$(terminal) args: {shown[:40]}{'…' if len(shown) > 40 else ''}"
-        extra.append(
-            _lens(
-                0,
-                title if argv else "$(terminal) Arguments…",
-                CMD_SCRIPT_ARGUMENTS,
-                [{"uri": uri, "argv": argv}],
-            )
-        )
+    # The script's arguments: shown once given (the editor, the CLI, a launch configuration);
+    # offered after it exited on its arguments or failed on a device it was not given.
+    failed = record.error if record is not None and record.state == "error" else None
+    extra = script_args_lens(ls, uri, failed)
     if record is None:
         return [run, *extra]
     if record.state == "running":
@@ -1031,6 +1015,7 @@ def _lens_pieces(
     occupied: set[int] = set()
     # A distributed script (it calls init_process_group): Profile on N ranks on its functions.
     nproc = ls.settings.ranks() if model.process_group else 0
+    chosen = driver_labels(ls, uri) if trusted else {}  # each function's driver, as shown
     for i, target in enumerate(targets):
         info = target.info
         record = records.get(info.qualname)
@@ -1038,7 +1023,7 @@ def _lens_pieces(
         if target.role == "none" and record is None:
             continue
         line0 = info.first_line - 1
-        if rows is not None and record is None and nproc == 0:
+        if rows is not None and record is None and nproc == 0 and info.qualname not in chosen:
             # (rows made ahead in the worker have no Profile on N ranks lens)
             ahead = rows.trusted[i] if trusted else rows.untrusted[i]
             if ahead is not None:
@@ -1060,6 +1045,7 @@ def _lens_pieces(
                     nproc=nproc,
                     model=model,
                 )
+                + driver_lens(uri, info.qualname, line0, chosen.get(info.qualname))
             )
     # Another script's whole run last: its line lenses only where this file's own results
     # (a function profiled here, from a driver or not) put none — never two rows on a line.

@@ -43,8 +43,12 @@ _lock = threading.Lock()
 
 
 def choices_file(path: str | None = None, roots: Iterable[str] = ()) -> str:
-    """The store for ``path``: ``.kernel-lens/run-choices.json`` in the innermost of ``roots``
-    holding it that has a ``.kernel-lens/`` folder, else the cache folder's."""
+    """The store for ``path``: ``$KERNEL_LENS_RUN_CHOICES``; else
+    ``.kernel-lens/run-choices.json`` in the innermost of ``roots`` holding it that has a
+    ``.kernel-lens/`` folder, else the cache folder's."""
+    named = os.environ.get("KERNEL_LENS_RUN_CHOICES")
+    if named:
+        return os.path.abspath(named)
     if path is not None:
         file = os.path.abspath(path)
         for root in sorted((os.path.abspath(r) for r in roots), key=len, reverse=True):

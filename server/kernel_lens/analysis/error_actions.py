@@ -104,7 +104,9 @@ def error_actions(error: Mapping[str, Any], *, uri: str) -> list[ErrorAction]:
             else f"Go to Line {line}"
         )
         actions.append(_action(label, CMD_REVEAL_LINE, {"uri": uri, "line": line}))
-    return [*actions[:3], _action("Show Output", _SHOW_OUTPUT)]
+    # two fixes, three when one of them is the run's own arguments or driver
+    own = sum(a["command"] in (CMD_SCRIPT_ARGUMENTS, CMD_CHOOSE_DRIVER) for a in actions)
+    return [*actions[: 3 if own else 2], _action("Show Output", _SHOW_OUTPUT)]
 
 
 def user_traceback(traceback: str | None, path: str | None) -> list[str]:

@@ -157,11 +157,14 @@ def cpu_arguments(source: str, argv: Sequence[str] = ()) -> list[str] | None:
         if names.get("compile") is True:
             extra.append("--compile=False")
         return [*_without(argv, ("device", "compile")), *extra]
+    if reader == "hydra":
+        # the options live in its YAML config; the script reads ``cfg.device``
+        if re.search(r"\b\w+\.device\b", source) is None:
+            return None
+        return [*_without(argv, ("device",)), "device=cpu"]
     option = re.search(r"""['"](--device)['"]|\bdef\s+\w+\([^)]*\bdevice\b""", source)
     if option is None:
         return None
-    if reader == "hydra":
-        return [*_without(argv, ("device",)), "device=cpu"]
     if reader == "fire" or option.group(1) is None:
         return [*_without(argv, ("device",)), "--device=cpu"]
     return [*_without(argv, ("device",)), "--device", "cpu"]

@@ -259,7 +259,10 @@ def test_a_launch_configuration_driver_is_read_again_from_launch_json(tmp_path: 
     _launch_json(ws, [{**config, "args": ["--device=cpu", "--compile=False"]}])
     fields = run_choices.driver_fields(str(model), "f", roots)
     assert fields["argv"] == ["--device=cpu", "--compile=False"]
-    assert run_choices.driver_label(fields, choice) == "“Bench” (bench.py --device=cpu --compile=False)"
+    assert (
+        run_choices.driver_label(fields, choice)
+        == "“Bench” (bench.py --device=cpu --compile=False)"
+    )
 
 
 def test_a_workspace_with_a_kernel_lens_folder_keeps_its_own_store(

@@ -63,7 +63,6 @@ from kernel_lens.wire.lsp import (
     CMD_DEBUG_KERNEL,
     CMD_PROFILE,
     CMD_RUN_NCU,
-    CMD_SET_BASELINE,
     CMD_SHOW_ASSEMBLY,
     CMD_SHOW_GENERATED_CODE,
     CMD_SHOW_INLINE,
@@ -105,6 +104,10 @@ def _range(line0: int) -> types.Range:
     return types.Range(types.Position(line0, 0), types.Position(line0, 0))
 
 
+#: The client's explicit Set as Baseline (``extension/history.ts``): a toast with Undo.
+CMD_PIN_BASELINE = "kernelLens.setBaselineAtCursor"
+
+
 def _lens(
     line0: int, title: str, command: str = "", args: list[Any] | None = None
 ) -> types.CodeLens:
@@ -114,14 +117,15 @@ def _lens(
 
 
 def _baseline_lens(line0: int, title: str, uri: str, qualname: str) -> types.CodeLens:
-    """The summary lens: a click pins this run as the function's baseline (issue 11)."""
+    """The summary lens: text only — a click never pins the run as the baseline (issue 41: a
+    stray click did, silently); *Set as Baseline* is an explicit action in More… and the
+    palette, with a toast and Undo."""
     return types.CodeLens(
         range=_range(line0),
         command=types.Command(
             title=title,
-            command=CMD_SET_BASELINE,
-            arguments=[{"uri": uri, "function": qualname}],
-            tooltip="Set as Baseline: later runs are compared with this one",
+            command="",
+            tooltip="Set as Baseline (More…, the palette) compares later runs with this one",
         ),
     )
 
@@ -272,6 +276,14 @@ def more_actions(
             )
         )
         actions.append(compare)
+        actions.append(
+            _action(
+                "$(pinned) Set as Baseline",
+                CMD_PIN_BASELINE,
+                args,
+                "compare later runs of this function with this one (a toast offers Undo)",
+            )
+        )
     return actions
 
 

@@ -420,6 +420,8 @@ async def profile_function(
         ls.log(summary, types.MessageType.Info)
         status(ls, "idle", summary, uri)
         outcome = {"ok": True, "function": qualname, "timing": timing}
+        if budget_scale is not None and budget_scale > 1:
+            _why_still_noisy(ls, qualname, result, budget_ms)
     refresh_lenses(ls)
     ls.protocol.notify(NOTIFY_RESULTS_CHANGED, ResultsChangedParams(uri=uri, function=qualname))
     return outcome
@@ -502,6 +504,23 @@ async def profile_script(
     refresh_lenses(ls)
     ls.protocol.notify(NOTIFY_RESULTS_CHANGED, ResultsChangedParams(uri=uri, function=SCRIPT_NAME))
     return outcome
+
+
+def _why_still_noisy(
+    ls: KernelLensServer, qualname: str, result: dict[str, Any], budget_ms: float
+) -> None:
+    """After *Re-profile longer*: when the comparison still cannot tell, say why (the run's
+    drift, a busy machine, the spread) where the user looks, not only in the lens."""
+    verdict = (result.get("comparison") or {}).get("verdict") or {}
+    if verdict.get("kind") not in ("ambiguous", "untested"):
+        return
+    message = (
+        f"Kernel Lens: {qualname} measured for {budget_ms / 1000:g} s and it is still "
+        f"{verdict.get('text')}: a quieter machine (or the GPU machine), or fewer other jobs, "
+        "would tell it; a longer budget would not."
+    )
+    ls.log(message, types.MessageType.Info)
+    ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=message))
 
 
 def remember_driver(ls: KernelLensServer, path: str, function: str, driver: dict[str, Any]) -> None:

@@ -53,7 +53,12 @@ from kernel_lens.lsp.feature import LanguageFeature
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.models import LENS_WAIT_S, FirstLenses, LensRows
 from kernel_lens.lsp.results import Placed, Record, place
-from kernel_lens.lsp.run_choices import driver_labels, driver_lens, script_args_lens
+from kernel_lens.lsp.run_choices import (
+    driver_labels,
+    driver_lens,
+    placed_driver_lenses,
+    script_args_lens,
+)
 from kernel_lens.lsp.state import DocumentState
 from kernel_lens.wire.errors import ProfileError
 from kernel_lens.wire.lsp import (
@@ -1048,16 +1053,19 @@ def _lens_pieces(
             pieces.append(_kernel_lenses(ls, uri, info))
         else:
             pieces.append(
-                _function_lenses(
-                    uri,
-                    target,
-                    record,
-                    source,
-                    budget_ms=ls.settings.budget_ms,
-                    nproc=nproc,
-                    model=model,
+                placed_driver_lenses(
+                    _function_lenses(
+                        uri,
+                        target,
+                        record,
+                        source,
+                        budget_ms=ls.settings.budget_ms,
+                        nproc=nproc,
+                        model=model,
+                    ),
+                    driver_lens(uri, info.qualname, line0, chosen.get(info.qualname)),
+                    failed=record is not None and record.state == "error",
                 )
-                + driver_lens(uri, info.qualname, line0, chosen.get(info.qualname))
             )
     # Another script's whole run last: its line lenses only where this file's own results
     # (a function profiled here, from a driver or not) put none — never two rows on a line.

@@ -54,6 +54,7 @@ __all__ = [
     "driver_labels",
     "driver_lens",
     "driver_shown",
+    "placed_driver_lenses",
     "script_args_lens",
     "script_argv",
     "setup",
@@ -389,6 +390,14 @@ def driver_lens(uri: str, function: str, line0: int, shown: str | None) -> list[
             ),
         )
     ]
+
+
+def placed_driver_lenses(
+    row: list[types.CodeLens], driver: list[types.CodeLens], *, failed: bool
+) -> list[types.CodeLens]:
+    """A function's lenses with its driver lens: first on a failed row (whose clipped error
+    would push it off the right edge; the driver is what to change), else after the row."""
+    return [*driver, *row] if failed else [*row, *driver]
 
 
 def script_args_lens(

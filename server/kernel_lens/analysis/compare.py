@@ -410,21 +410,21 @@ def _busy_check(
     busy = [_busy(before.get("timing") or {}), _busy(after.get("timing") or {})]
     if not any(busy):
         return verdict
-    which = "both runs were" if all(busy) else "the reference was" if busy[0] else "this run was"
     ratio = 1 + verdict.change_pct / 100
     factor = max(ratio, 1 / ratio) if ratio > 0 else math.inf
     same_code = before.get("text") is not None and before.get("text") == after.get("text")
     against = (counts[1] > counts[0] and verdict.kind == "faster") or (
         counts[1] < counts[0] and verdict.kind == "slower"
     )
+    # short: it is the lens's verdict, first on a row that must fit 1280 px
     if same_code:
-        why = f"the code is the same and the machine was busy while {which} timed"
+        why = "same code, busy machine"
     elif against:
         more = "more" if counts[1] > counts[0] else "less"
         how = "faster" if verdict.kind == "faster" else "slower"
-        why = f"{more} work, yet {how}: the machine was busy while {which} timed"
+        why = f"{more} work yet {how}, busy machine"
     elif factor < BUSY_FACTOR:
-        why = f"the machine was busy while {which} timed"
+        why = "busy machine"
     else:
         return verdict
     return dataclasses.replace(verdict, shape=why)

@@ -395,9 +395,12 @@ def driver_lens(uri: str, function: str, line0: int, shown: str | None) -> list[
 def placed_driver_lenses(
     row: list[types.CodeLens], driver: list[types.CodeLens], *, failed: bool
 ) -> list[types.CodeLens]:
-    """A function's lenses with its driver lens: first on a failed row (whose clipped error
-    would push it off the right edge; the driver is what to change), else after the row."""
-    return [*driver, *row] if failed else [*row, *driver]
+    """A function's lenses with its driver lens: first on a failed row (the driver is what to
+    change, and the clipped error would push it off the right edge), else right after the
+    summary — what the run was, before what to do next — so it stays on screen at 1280 px."""
+    if failed or not row:
+        return [*driver, *row]
+    return [row[0], *driver, *row[1:]]
 
 
 def script_args_lens(

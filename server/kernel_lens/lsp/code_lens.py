@@ -666,6 +666,9 @@ def restored_result(entry: dict[str, Any]) -> dict[str, Any]:
         if k not in ("id", "time", "text", "file_hash", "git", "versions", "inputs")
     }
     result["restored"] = entry.get("time")
+    if entry.get("id") is not None:
+        # its run id, so pinning it (Set as Baseline) marks this lens as the baseline
+        result["history"] = {**(result.get("history") or {}), "id": str(entry["id"])}
     return result
 
 

@@ -24,13 +24,8 @@ import {
 import { targetRefusal } from "./targetGuard";
 import { SECTION } from "./settings";
 import { MORE_ACTIONS, isMoreActionsArgs, pickItems, type PickItem } from "./moreActions";
-import {
-  SCRIPT_ARGUMENTS,
-  isScriptArgumentsArgs,
-  joinArgs,
-  parseWindow,
-  splitArgs,
-} from "./scriptArgs";
+import { parseWindow } from "./scriptArgs";
+import { chooseDriver, scriptArguments } from "./runChoices";
 import { reportFailure, runningClient, showFailure } from "./requests";
 import { summarize } from "./errorText";
 import { chooseInterpreter } from "./install";
@@ -56,8 +51,11 @@ export function registerCommands(ctx: Ctx): void {
       ctx.restart("Restart Server command"),
     ),
     vscode.commands.registerCommand(MORE_ACTIONS, (args: unknown) => moreActions(ctx, args)),
-    vscode.commands.registerCommand(SCRIPT_ARGUMENTS, (args: unknown) =>
+    vscode.commands.registerCommand(Commands.scriptArguments, (args: unknown) =>
       scriptArguments(ctx, args),
+    ),
+    vscode.commands.registerCommand(Commands.chooseDriver, (args: unknown) =>
+      chooseDriver(ctx, args),
     ),
     vscode.commands.registerCommand(Commands.chooseInterpreter, () =>
       chooseInterpreter(ctx.extensionPath),
@@ -188,47 +186,6 @@ async function moreActions(ctx: Ctx, args: unknown): Promise<void> {
     void showInformation(
       `${DISPLAY_NAME}: ${picked.label.replace(/^\$\([^)]+\)\s*/, "")} is ${picked.description}.`,
     );
-  }
-}
-
-/**
- * The script's arguments lens: asks for `sys.argv[1:]` in one line (the current ones filled
- * in), then runs the script with them; the server remembers them for the next runs.
- */
-async function scriptArguments(ctx: Ctx, args: unknown): Promise<void> {
-  if (!isScriptArgumentsArgs(args)) {
-    ctx.log.warn(`${SCRIPT_ARGUMENTS}: malformed argument ${JSON.stringify(args)}`);
-    return;
-  }
-  const name = args.uri.slice(args.uri.lastIndexOf("/") + 1);
-  const line = await vscode.window.showInputBox({
-    title: `${DISPLAY_NAME}: arguments of ${name}`,
-    prompt: `sys.argv[1:] of the run, as you would type them after \`python ${name}\``,
-    value: joinArgs(args.argv),
-    validateInput: (text) => {
-      const split = splitArgs(text);
-      return "error" in split ? split.error : undefined;
-    },
-  });
-  if (line === undefined) {
-    return;
-  }
-  const split = splitArgs(line);
-  if ("error" in split) {
-    return;
-  }
-  const client = await runningClient(ctx);
-  if (client === undefined) {
-    return;
-  }
-  const profileArgs: ProfileArgs = { uri: args.uri, script: true, argv: split.argv };
-  try {
-    await client.sendRequest(ExecuteCommandRequest.type, {
-      command: ServerCommands.profile,
-      arguments: [profileArgs],
-    });
-  } catch (error) {
-    reportFailure(ctx, ServerCommands.profile, error);
   }
 }
 

@@ -48,6 +48,10 @@ export const Commands = {
   debugKernel: ClientCommands.debugKernel,
   /** A load_inline module's files and build, from its views' title bar and status bar item. */
   openInlineFile: "kernelLens.openInlineFile",
+  /** A script's arguments, kept for every run of it (the `args:` lens, the palette). */
+  scriptArguments: ClientCommands.scriptArguments,
+  /** Pick, change or clear the driver a function takes its inputs from. */
+  chooseDriver: ClientCommands.chooseDriver,
   /** Pin the latest run of the function at the cursor as its baseline (issue 11). */
   setBaselineAtCursor: "kernelLens.setBaselineAtCursor",
   /** The Python extension's interpreter picker where it is installed, else the setting. */

@@ -21,6 +21,8 @@ import {
   CMD_PROFILE_ALL,
   CMD_RUN_NCU,
   CMD_DEBUG_KERNEL,
+  CMD_SCRIPT_ARGUMENTS,
+  CMD_CHOOSE_DRIVER,
   CMD_SHOW_ASSEMBLY,
   CMD_SHOW_GENERATED_CODE,
   CMD_SHOW_INLINE,
@@ -228,6 +230,10 @@ export const ClientCommands = {
   showValues: CMD_SHOW_VALUES,
   /** Above each `@triton.jit` kernel: a debug session. Argument: one `DebugKernelArgs`. */
   debugKernel: CMD_DEBUG_KERNEL,
+  /** The `args:` lens, a failure's *Arguments…*. Argument: one `ScriptArgumentsArgs`. */
+  scriptArguments: CMD_SCRIPT_ARGUMENTS,
+  /** The driver lens, a failure's *Change the Driver…*. Argument: one `DriverQuery`. */
+  chooseDriver: CMD_CHOOSE_DRIVER,
 } as const;
 
 /**

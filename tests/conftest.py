@@ -69,6 +69,9 @@ def _own_history(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     """Each test keeps its own profile history (issue 11): servers and CLI runs it starts
     compare only with runs it made, never with another test's or the user's cache."""
     monkeypatch.setenv("KERNEL_LENS_HISTORY", str(tmp_path_factory.mktemp("history")))
+    # and its own kept arguments and drivers (kernel_lens/run_choices.py)
+    choices = tmp_path_factory.mktemp("choices") / "run-choices.json"
+    monkeypatch.setenv("KERNEL_LENS_RUN_CHOICES", str(choices))
 
 
 @pytest.fixture(autouse=True)

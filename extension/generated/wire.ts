@@ -1140,6 +1140,43 @@ export const CMD_SHOW_ASSEMBLY = "kernelLens.showAssembly";
  */
 export const CMD_COMPARE_ASSEMBLY = "kernelLens.compareAssembly";
 
+/**
+ * `workspace/executeCommand`: set (or clear) a script's arguments, kept per workspace and used
+ * by every run of the script (`SetScriptArgumentsArgs`).
+ */
+export const CMD_SET_SCRIPT_ARGUMENTS = "kernelLens.setScriptArguments";
+
+/**
+ * `workspace/executeCommand`: a script's arguments, where they come from and what would put
+ * it on the CPU (`ScriptArgumentsQuery` -> `ScriptArgumentsInfo`).
+ */
+export const CMD_SCRIPT_ARGUMENTS_OF = "kernelLens.scriptArgumentsOf";
+
+/**
+ * `workspace/executeCommand`: the drivers a function can take its inputs from, and the one
+ * chosen (`DriverQuery` -> `DriverChoices`).
+ */
+export const CMD_DRIVER_CHOICES = "kernelLens.driverChoices";
+
+/**
+ * `workspace/executeCommand`: choose, change or clear a function's driver, kept per
+ * workspace (`SetDriverArgs`).
+ */
+export const CMD_SET_DRIVER = "kernelLens.setDriver";
+
+/**
+ * Client-side command (a function's lens, a failed profile's quick fix and dialog, the
+ * palette): pick the function's driver, then profile it (`DriverQuery`).
+ */
+export const CMD_CHOOSE_DRIVER = "kernelLens.chooseDriver";
+
+/**
+ * Client-side command (the `args:` lens, a quick fix, the failure dialog, the palette): ask
+ * for a script's arguments, keep them, then run the script or `then`
+ * (`ScriptArgumentsArgs`).
+ */
+export const CMD_SCRIPT_ARGUMENTS = "kernelLens.scriptArguments";
+
 /** Client-side command: torch.compile's code for a function (`ShowGeneratedCodeArgs`). */
 export const CMD_SHOW_GENERATED_CODE = "kernelLens.showGeneratedCode";
 
@@ -1287,6 +1324,10 @@ export interface Position {
   line: number;
   character: number;
 }
+export const checkPosition: Check<Position> = shape<Position>({
+  line: int,
+  character: int,
+});
 
 /**
  * The server's state, for the status bar item. `message`: for `profiling`, what is
@@ -1345,14 +1386,20 @@ export interface ProfileArgs {
    */
   driver?: string | null;
   /**
-   * The script's (or the driver's) `sys.argv[1:]`; remembered per script (`None`: the
-   * remembered ones, else none).
+   * The script's (or a launch configuration's) `sys.argv[1:]`; a script's are kept for
+   * every run of it (`None`: the ones kept, else a launch configuration's, else none).
    */
   argv?: string[] | null;
   /** The run's folder (a launch configuration's `cwd`; default: the script's folder). */
   cwd?: string | null;
   /** Environment variables for the run (a launch configuration's `env` and `envFile`). */
   env?: Record<string, string> | null;
+  /**
+   * The launch configuration `driver`/`argv`/`cwd`/`env` come from (read again from
+   * `launch.json` at each later run); null with a driver and no `argv`: a workspace script,
+   * run with its own arguments as set for it.
+   */
+  driver_config?: string | null;
   /** A whole script's window: steps run unprofiled first. */
   skip?: number;
   /** A whole script's window: steps profiled, then the script is stopped. */
@@ -2865,6 +2912,121 @@ export const checkCompareResult: Check<CompareResult> = shape<CompareResult>({
 });
 
 /**
+ * Set a script's `sys.argv[1:]` for every run of it; `argv` null forgets them (a
+ * launch configuration's, if any, apply again).
+ */
+export interface SetScriptArgumentsArgs {
+  uri: string;
+  argv?: string[] | null;
+}
+
+/** Which script's arguments (a file URI). */
+export interface ScriptArgumentsQuery {
+  uri: string;
+}
+
+/** A script's arguments as every run of it gets them. */
+export interface ScriptArgumentsInfo {
+  ok: boolean;
+  argv: string[];
+  /** `set` (given in the editor or the CLI), `launch configuration “…”`, or null (none). */
+  source: string | null;
+  /**
+   * How the script reads them (`argparse`, `click`, `fire`, `configurator.py`,
+   * `sys.argv` …), read from its text; null: it reads none.
+   */
+  reader: string | null;
+  /** The reader's form, for the prompt (`--key=value`, `--option value`). */
+  form: string;
+  /** The arguments changed to run it on the CPU, in its own form (null: no device option). */
+  cpu: string[] | null;
+}
+export const checkScriptArgumentsInfo: Check<ScriptArgumentsInfo> = shape<ScriptArgumentsInfo>({
+  ok: boolean,
+  argv: listOf(string),
+  source: nullable(string),
+  reader: nullable(string),
+  form: string,
+  cpu: nullable(listOf(string)),
+});
+
+/** A function (by name, else at `position`) of a document. */
+export interface DriverQuery {
+  uri: string;
+  function?: string | null;
+  position?: Position | null;
+}
+export const checkDriverQuery: Check<DriverQuery> = shape<DriverQuery>({
+  uri: string,
+  function: optional(nullable(string)),
+  position: optional(nullable(checkPosition)),
+});
+
+/** One driver a function can take its inputs from. */
+export interface DriverCandidate {
+  label: string;
+  detail: string;
+  /**
+   * `script`, `launch`, or `none` (the function's own inputs: its directive, factory
+   * or file).
+   */
+  kind: string;
+  driver: string | null;
+  config: string | null;
+}
+export const checkDriverCandidate: Check<DriverCandidate> = shape<DriverCandidate>({
+  label: string,
+  detail: string,
+  kind: string,
+  driver: nullable(string),
+  config: nullable(string),
+});
+
+/** The drivers offered for a function, the chosen one first. */
+export interface DriverChoices {
+  ok: boolean;
+  function: string;
+  /** The chosen driver as shown (`bench_synth.py --device=cpu`); null: its own inputs. */
+  current: string | null;
+  candidates: DriverCandidate[];
+  message?: string;
+}
+export const checkDriverChoices: Check<DriverChoices> = shape<DriverChoices>({
+  ok: boolean,
+  function: string,
+  current: nullable(string),
+  candidates: listOf(checkDriverCandidate),
+  message: optional(string),
+});
+
+/** Choose a function's driver (`kind` `script` or `launch`), or clear it (`none`). */
+export interface SetDriverArgs {
+  uri: string;
+  function: string;
+  kind?: string;
+  driver?: string | null;
+  config?: string | null;
+}
+
+/**
+ * Argument of `kernelLens.scriptArguments`: the script and its current arguments; with
+ * `then`, that function is profiled after (the script is its driver) instead of the script.
+ */
+export interface ScriptArgumentsArgs {
+  uri: string;
+  argv: string[];
+  /** Prefilled instead of `argv` (the CPU arguments after a device failure). */
+  suggested?: string[] | null;
+  then?: DriverQuery | null;
+}
+export const checkScriptArgumentsArgs: Check<ScriptArgumentsArgs> = shape<ScriptArgumentsArgs>({
+  uri: string,
+  argv: listOf(string),
+  suggested: optional(nullable(listOf(string))),
+  then: optional(nullable(checkDriverQuery)),
+});
+
+/**
  * `data` of a Kernel Lens diagnostic: what its quick fix needs (the editor sends it back
  * with the diagnostic in `textDocument/codeAction`).
  */
@@ -2943,6 +3105,10 @@ export interface ServerCommandTypes {
   "kernelLens.openReport": { argument: OpenFunctionArgs; result: OpenDocumentResult };
   "kernelLens.openGeneratedCode": { argument: OpenFunctionArgs; result: OpenDocumentResult };
   "kernelLens.openAssembly": { argument: OpenAssemblyArgs; result: OpenDocumentResult };
+  "kernelLens.setScriptArguments": { argument: SetScriptArgumentsArgs; result: CommandResult };
+  "kernelLens.scriptArgumentsOf": { argument: ScriptArgumentsQuery; result: ScriptArgumentsInfo };
+  "kernelLens.driverChoices": { argument: DriverQuery; result: DriverChoices };
+  "kernelLens.setDriver": { argument: SetDriverArgs; result: CommandResult };
 }
 
 /** Each command the server's lenses carry that the extension registers itself -> its argument. */
@@ -2957,6 +3123,8 @@ export interface ClientCommandTypes {
   "kernelLens.attributeInside": AttributeInsideArgs;
   "kernelLens.showValues": ShowValuesArgs;
   "kernelLens.debugKernel": DebugKernelArgs;
+  "kernelLens.chooseDriver": DriverQuery;
+  "kernelLens.scriptArguments": ScriptArgumentsArgs;
 }
 /** The check of each client command's argument. */
 export const CLIENT_COMMAND_CHECKS: { readonly [C in keyof ClientCommandTypes]: Check<ClientCommandTypes[C]> } = {
@@ -2970,4 +3138,6 @@ export const CLIENT_COMMAND_CHECKS: { readonly [C in keyof ClientCommandTypes]: 
   "kernelLens.attributeInside": checkAttributeInsideArgs,
   "kernelLens.showValues": checkShowValuesArgs,
   "kernelLens.debugKernel": checkDebugKernelArgs,
+  "kernelLens.chooseDriver": checkDriverQuery,
+  "kernelLens.scriptArguments": checkScriptArgumentsArgs,
 };

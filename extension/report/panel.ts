@@ -20,7 +20,7 @@ import { isCancellation, runningClient, sendChecked } from "../requests";
 import { commandFor } from "./actions";
 import { HistoryDocs } from "./historyDocs";
 import { actionOf, isFromWebview, type Action, type FromWebview, type ReportTab } from "./messages";
-import { showWarning } from "../notify";
+import { showInformation, showWarning } from "../notify";
 import { targetRefusal } from "../targetGuard";
 import { savedTarget } from "./savedTarget";
 import { timelineSource, type TimelineSource } from "./timelineSource";
@@ -303,11 +303,31 @@ export class ReportPanel implements vscode.Disposable {
     const base = { uri: target.uri, function: target.function };
     try {
       if (message.type === "setBaseline") {
-        await sendChecked(this.ctx, client, SetBaselineRequest, {
+        const before = await sendChecked(this.ctx, client, HistoryRequest, base);
+        const pinned = await sendChecked(this.ctx, client, SetBaselineRequest, {
           ...base,
           run: message.run,
         });
         await this.load();
+        // An explicit pin says so, with Undo (issue 41): the baseline as it was comes back.
+        const id = pinned.baseline?.id;
+        if (id !== undefined) {
+          const undo = await showInformation(
+            `${DISPLAY_NAME}: run ${id} of ${pinned.function} is its baseline; later profiles are compared with it.`,
+            "Undo",
+          );
+          if (undo === "Undo") {
+            await sendChecked(
+              this.ctx,
+              client,
+              SetBaselineRequest,
+              before.baseline === null
+                ? { ...base, clear: true }
+                : { ...base, run: before.baseline },
+            );
+            await this.load();
+          }
+        }
         return;
       }
       const comparison = await sendChecked(this.ctx, client, CompareRequest, {

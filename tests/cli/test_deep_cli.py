@@ -96,13 +96,45 @@ def test_a_script_that_needs_arguments_says_to_give_them_after_double_dash(
     tmp_path: Path, trace_dir: str
 ) -> None:
     ws = _workspace(tmp_path)
-    code, out, err = run_cli("profile", str(ws / "drive.py"), "--json", "--trace-dir", trace_dir)
+    # `--` alone: no arguments (not the launch configuration's, see the test below)
+    code, out, err = run_cli(
+        "profile", str(ws / "drive.py"), "--json", "--trace-dir", trace_dir, "--"
+    )
     assert code == 1
     error = out["error"]
     assert error["kind"] == "exit"
-    assert "needs command-line arguments" in error["message"]
+    assert "needs command-line arguments: argparse exited" in error["message"]
     assert "after `--`" in error["message"]
     assert error["line"] == _lineno(ws / "drive.py", "args = parser.parse_args()")
+
+
+def test_a_script_runs_with_the_arguments_kept_for_it_when_none_are_given(
+    tmp_path: Path, trace_dir: str
+) -> None:
+    """Issue 41: one list per script — a launch configuration's args, else the ones the editor's
+    Arguments… kept — used by the CLI's runs too, and said on stderr."""
+    from kernel_lens.run_choices import RunChoices
+
+    ws = _workspace(tmp_path)
+    drive = ws / "drive.py"
+    code, out, err = run_cli("profile", str(drive), "--json", "--trace-dir", trace_dir)
+    assert code == 0, (out, err)
+    assert out["script"]["argv"] == ["--dim", "24"]  # .vscode/launch.json's "Drive (dim 24)"
+    assert "runs with the arguments of the launch configuration “Drive (dim 24)”: --dim 24" in err
+    RunChoices.for_path(str(drive)).set_script_args(str(drive), ["--dim", "8", "--steps", "1"])
+    code, out, err = run_cli("profile", str(drive), "--json", "--trace-dir", trace_dir)
+    assert code == 0, (out, err)
+    assert out["script"]["argv"] == ["--dim", "8", "--steps", "1"]
+    assert "runs with the arguments kept for it: --dim 8 --steps 1" in err
+    # and as the driver of a layer (--from), the same
+    target = f"{ws / 'model.py'}::Attention.forward"
+    code, out, err = run_cli(
+        "profile", target, "--from", str(drive), "--json", "--stages", "timing", "--reps", "2"
+    )
+    assert code == 0, (out, err)
+    assert "drive.py runs with the arguments kept for it: --dim 8 --steps 1" in err
+    (x,) = out["inputs"]["args"]
+    assert x["shape"] == [2, 8, 8]  # --dim 8, as kept
 
 
 def test_a_layer_is_profiled_with_the_inputs_its_driver_gives_it(

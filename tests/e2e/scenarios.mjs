@@ -8,6 +8,7 @@
 import { existsSync } from "node:fs";
 import { copyFile, readdir, readFile } from "node:fs/promises";
 import path from "node:path";
+import { ARGS_SCENARIOS } from "./args.mjs";
 import { INTERP_SCENARIOS } from "./interp.mjs";
 import { NOTEBOOK_SCENARIO } from "./notebook.mjs";
 
@@ -2583,6 +2584,7 @@ export const SCENARIOS = [
     },
   },
   NOTEBOOK_SCENARIO,
+  ...ARGS_SCENARIOS,
 ];
 
 /** Files under `dir` (recursively) whose path passes `keep`. */

@@ -112,6 +112,8 @@ async def test_a_script_that_wants_arguments_offers_them_and_remembers_them(
 ) -> None:
     ws = tmp_path / "ws"
     shutil.copytree(ROOT / "tests" / "data" / "examples" / "deep", ws)
+    # (no launch configuration: its args would be the script's own, issue 41)
+    (ws / ".vscode" / "launch.json").unlink()
     driver, model = ws / "drive.py", ws / "model.py"
     uri = open_doc(client, driver)
 
@@ -128,7 +130,7 @@ async def test_a_script_that_wants_arguments_offers_them_and_remembers_them(
     first = [lens for lens in await lenses(client, uri) if lens.range.start.line == 0]
     [ask] = [x for x in first if x.command and x.command.command == "kernelLens.scriptArguments"]
     assert ask.command is not None and ask.command.title == "$(terminal) Arguments…"
-    assert list(ask.command.arguments or []) == [{"uri": uri, "argv": []}]
+    assert list(ask.command.arguments or []) == [{"uri": uri, "argv": [], "suggested": None}]
     # What the input box sends back: a run with the arguments.
     outcome = await run(["--dim", "16"])
     assert outcome["ok"] is True, outcome

@@ -23,7 +23,6 @@ from tests.lsp.test_lsp_e2e import (
     OPTIONS,
     ROOT,
     _init,
-    click,
     click_profile,
     hover_text,
     lenses,
@@ -87,9 +86,16 @@ async def test_profile_edit_profile_then_baseline(client: LanguageClient) -> Non
     changed = titles(await lenses(client, uri), line0(SLOW, "y = x.mul(2)"))
     assert changed and "1 → 5 ops" in changed[0], changed
 
-    # A click on the summary lens pins this run (run 2) as the baseline.
-    assert slower.command.command == "kernelLens.setBaseline"
-    pinned = await click(client, slower)
+    # A click on the summary lens pins nothing (issue 41: a stray click did, silently);
+    # Set as Baseline is an explicit action of More… (a toast with Undo on the client), which
+    # sends kernelLens/setBaseline: this run (run 2) becomes the baseline.
+    assert slower.command.command == ""
+    row = [x for x in await lenses(client, uri) if x.range.start.line == line0(SLOW, "def scale")]
+    [more] = [x for x in row if x.command and x.command.title == "More…"]
+    items = (more.command.arguments or [{}])[0]["items"]  # type: ignore[union-attr]
+    [pin] = [i for i in items if i["label"] == "$(pinned) Set as Baseline"]
+    assert pin["command"] == "kernelLens.setBaselineAtCursor"
+    pinned = await ask(client, raw, "kernelLens/setBaseline", pin["arguments"][0])
     assert pinned["function"] == "scale" and pinned["baseline"]["id"] == "2"
     assert (await summary(client, uri, SLOW)).command.title.count("· $(pinned) baseline ·")  # type: ignore[union-attr]
 

@@ -96,7 +96,7 @@ def test_draws_from_one_distribution_are_same_in_95_percent_of_seeded_trials(
         if verdict.kind == "same":
             assert verdict.text().startswith("≈ same (±")
         if verdict.kind == "ambiguous":
-            assert verdict.text().startswith("ambiguous")
+            assert verdict.text().startswith("too noisy to tell")
     assert same >= 0.95 * trials, same
 
 
@@ -123,7 +123,7 @@ def test_without_samples_the_interquartile_ranges_decide() -> None:
     assert not compare_timing(a, overlapping).significant
     untested = compare_timing({"median_ms": 1.0}, {"median_ms": 2.0})
     assert untested.method == "none" and not untested.significant
-    assert untested.text() == "+100.0% vs 1 ms (untested)"
+    assert untested.text() == "too noisy to tell: too few samples to test (1 ms → 2 ms)"
     assert compare_timing({}, {"median_ms": 2.0}).text() == "no timing to compare"
 
 
@@ -214,19 +214,21 @@ def test_runs_too_noisy_to_compare_say_so_instead_of_same() -> None:
     after = [1.0, 12.0, 1.0, 1.0, 12.0, 1.0, 12.0]
     verdict = compare_samples(before, after)
     assert not verdict.significant and verdict.interval_pct > NOISY_PCT
-    assert verdict.text() == f"ambiguous (±{verdict.interval_pct:.0f}%)"
+    assert verdict.text() == f"too noisy to tell (±{verdict.interval_pct:.0f}%)"
     assert verdict.kind == "ambiguous"
     assert (
         compare_samples(before, after, reference="baseline")
         .text()
-        .startswith("ambiguous vs baseline (±")
+        .startswith("too noisy to tell vs baseline (±")
     )
     at_line = Verdict(1.0, 1.0, 0.0, SAME_PCT, 0.5, False, "mann-whitney")
     assert at_line.text() == "≈ same (±5.0%)" and at_line.kind == "same"
     past = Verdict(1.0, 1.0, 0.0, SAME_PCT + 0.1, 0.5, False, "mann-whitney")
-    assert past.text() == "ambiguous (±5.1%)"
+    assert past.text() == "too noisy to tell (±5.1%)"
     # A change larger than the interval widens what is said, as before.
-    assert Verdict(1.0, 1.3, 30.0, 2.0, 0.5, False, "mann-whitney").text() == ("ambiguous (±30.0%)")
+    assert Verdict(1.0, 1.3, 30.0, 2.0, 0.5, False, "mann-whitney").text() == (
+        "too noisy to tell (±30.0%)"
+    )
 
 
 def _sequence(rng: random.Random, n: int, value: Any, spread: float = 0.005) -> list[float]:
@@ -251,7 +253,7 @@ def test_four_verdicts_on_recorded_kinds_of_samples() -> None:
     noisy = compare_samples(
         _sequence(rng, 12, lambda i: 1.0, 0.3), _sequence(rng, 12, lambda i: 1.0, 0.3)
     )
-    assert noisy.kind == "ambiguous" and noisy.text().startswith("ambiguous (±")
+    assert noisy.kind == "ambiguous" and noisy.text().startswith("too noisy to tell (±")
     # drifting: the clock fell while this run was timed (1.00 → 1.08 ms over 200 samples);
     # its median is 4% above the reference, less than twice its own 8% drift
     drifting = _sequence(rng, 200, lambda i: 1.0 + 0.08 * i / 199)
@@ -260,7 +262,7 @@ def test_four_verdicts_on_recorded_kinds_of_samples() -> None:
     verdict = compare_samples(stable, drifting)
     assert verdict.significant  # the test alone would call it…
     assert verdict.kind == "ambiguous"  # …but the run moved as much as the change
-    assert verdict.text() == f"ambiguous: this run {shape[0]}"
+    assert verdict.text() == f"too noisy to tell: this run {shape[0]}"
     assert verdict.to_json()["kind"] == "ambiguous"
     # bimodal: half the samples 30% slower (another process on the GPU)
     bimodal = _sequence(rng, 200, lambda i: 1.0 if i % 2 else 1.3)
@@ -284,4 +286,44 @@ def test_four_verdicts_on_recorded_kinds_of_samples() -> None:
     assert sample_shape(stable) is None and sample_shape(stable[:5]) is None
     # the baseline is named
     named = compare_samples(stable, drifting, reference="baseline")
-    assert named.text().startswith("ambiguous vs baseline: this run drifts")
+    assert named.text().startswith("too noisy to tell vs baseline: this run drifts")
+
+
+def test_a_change_timed_on_a_busy_machine_is_too_noisy_to_tell_not_a_win() -> None:
+    """Issue 41 item 6: on a loaded machine an unchanged function read ``−91.4% vs 22.8 ms``
+    and an edit that added work a green ``−76.5%``. With the timing stage's own ``busy
+    machine`` warning on a run, a change is "too noisy to tell" for unchanged code, against the
+    work done, or under ×2; the lines' time changes are not said either."""
+    import random
+
+    rng = random.Random(7)
+    loaded = [22.8 * (1 + 0.3 * rng.random()) for _ in range(40)]
+    quiet = [1.96 * (1 + 0.01 * rng.random()) for _ in range(40)]
+    busy = {"median_ms": 22.8, "samples_ms": loaded, "warning": "busy machine: load 5.2 on 2 cores"}
+    after = {"median_ms": 1.96, "samples_ms": quiet}
+
+    def line(us: float, kernels: int = 1) -> dict[str, Any]:
+        k = [{"name": f"gemm{i}", "device_us": us / kernels, "calls": 1} for i in range(kernels)]
+        op = {"name": "aten::mm", "device_us": us, "cpu_us": 5.0, "kernels": k}
+        return {"line": 3, "source": "y = x @ w", "kernels": k, "ops": [op]}
+
+    def run(timing: dict[str, Any], us: float, text: str, kernels: int = 1) -> dict[str, Any]:
+        return {
+            "timing": timing,
+            "lines": [line(us, kernels)],
+            "device_kind": "cuda",
+            "text": [text],
+        }
+
+    quiet_before = {**busy, "warning": None}
+    as_it_read = compare_results(run(quiet_before, 900, "a"), run(after, 90, "a"))
+    assert as_it_read["verdict"]["kind"] == "faster"  # without the warning, as it read
+    same_code = compare_results(run(busy, 900, "a"), run(after, 90, "a"))
+    assert same_code["verdict"]["kind"] == "ambiguous"
+    assert same_code["verdict"]["text"] == "too noisy to tell: same code, busy machine"
+    assert [d["text"] for d in same_code["lines"]] == [None]  # no line "device −90%" either
+    more_work = compare_results(run(busy, 900, "a"), run(after, 950, "b", kernels=3))
+    assert more_work["verdict"]["text"] == "too noisy to tell: more work yet faster, busy machine"
+    # an edit that really cut the time by more than the load can: still a change
+    edited = compare_results(run(busy, 900, "a", kernels=3), run(after, 90, "b"))
+    assert edited["verdict"]["kind"] == "faster"

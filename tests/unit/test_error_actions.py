@@ -70,3 +70,42 @@ def test_the_traceback_keeps_the_users_frames_once() -> None:
     assert text.count("ValueError: bad shape") == 2  # the message, and the traceback's end
     assert "kernel_lens" not in text and "site-packages" not in text
     assert text.endswith("[Go](command:x)")
+
+
+def test_a_run_that_failed_on_its_arguments_or_its_driver_offers_to_change_them() -> None:
+    """Issue 41: the failure dialog gives the script its arguments (the CPU ones after a device
+    failure, then the function is profiled again) and changes the function's driver."""
+    error = {
+        "kind": "unsupported",
+        "message": "this code needs an NVIDIA GPU (bench.py raised AssertionError: Torch not "
+        "compiled with CUDA enabled)",
+        "line": 3,
+        "arguments": {
+            "uri": "file:///w/bench.py",
+            "name": "bench.py",
+            "argv": [],
+            "suggested": ["--device=cpu", "--compile=False"],
+            "then": {"uri": URI, "function": "Block.forward"},
+        },
+        "driver_choice": {"uri": URI, "function": "Block.forward", "shown": "bench.py"},
+    }
+    actions = error_actions(error, uri=URI)
+    assert [a["label"] for a in actions] == [
+        "Run bench.py on the CPU…",
+        "Change the Driver…",
+        "Run on a GPU Machine…",
+        "Show Output",
+    ]
+    assert actions[0]["command"] == "kernelLens.scriptArguments"
+    assert actions[0]["arguments"] == [
+        {
+            "uri": "file:///w/bench.py",
+            "argv": [],
+            "suggested": ["--device=cpu", "--compile=False"],
+            "then": {"uri": URI, "function": "Block.forward"},
+        }
+    ]
+    assert actions[1]["arguments"] == [{"uri": URI, "function": "Block.forward"}]
+    # a function with no driver yet: pick one
+    no_driver = {"kind": "inputs", "message": "…", "driver_choice": {"function": "f"}}
+    assert _labels(no_driver)[0] == "Take the Inputs from…"

@@ -142,6 +142,6 @@ def test_a_noisy_timing_says_what_would_help() -> None:
     assert "4× the timing budget, 2 s" in hint and "kernelLens.agentCommand" in hint
     compared = {
         "timing": {"median_ms": 1.0, "spread_pct": 3.0},
-        "comparison": {"verdict": {"text": "ambiguous (±197%)"}},
+        "comparison": {"verdict": {"text": "too noisy to tell (±197%)"}},
     }
     assert (noise_hint(compared, 100) or "").startswith("Too noisy to tell a change (±197%).")

@@ -218,7 +218,7 @@ export function historyView(
         (baseline === undefined
           ? "; the lenses compare each profile with the one before"
           : `; the lenses compare with the baseline, run ${baseline.id} (${formatRunMs(baseline.timing.median_ms)})`) +
-        ". A change is called at p < 0.01 (Mann–Whitney) and ≥ 1%, then faster or slower; ≈ same only when a change past ±5% is ruled out; else ambiguous (too noisy, or a run drifted or split in two while timed: collect more with Re-profile longer).",
+        ". A change is called at p < 0.01 (Mann–Whitney) and ≥ 1%, then faster or slower; ≈ same only when a change past ±5% is ruled out; else too noisy to tell (the interval is too wide, a run drifted or split in two while timed, or a busy machine could explain it: collect more with Re-profile longer).",
     }),
     el("div", { className: "history-chart-box" }, [chart(chartModel(history))]),
     el("div", { className: "toolbar" }, [el("label", { text: "Compare against " }), picker]),

@@ -45,8 +45,12 @@ from typing import Any
 from kernel_lens.analysis.line_attribution import all_ops
 from kernel_lens.analysis.timing_policy import clocks_differ
 
+#: How noise reads, first, wherever a comparison is shown (the lens, History, the Report).
+TOO_NOISY = "too noisy to tell"
+
 __all__ = [
     "ALPHA",
+    "TOO_NOISY",
     "LINE_NOISE_PCT",
     "MIN_EFFECT_PCT",
     "NOISY_PCT",
@@ -229,14 +233,18 @@ class Verdict:
         0.383 ms``, ``≈ same as baseline (±0.4%)``)."""
         named = "" if self.reference == "previous" else f"{self.reference} "
         vs = "" if self.reference == "previous" else f" vs {self.reference}"
+        # Noise says so first, never as a percentage that reads like a change (issue 41).
         if self.method != "incomparable" and self.method != "none" and self.shape:
-            return f"ambiguous{vs}: {self.shape}"
+            return f"{TOO_NOISY}{vs}: {self.shape}"
         if self.method == "incomparable":
             return f"not compared: {self.note or 'the runs were timed differently'}"
         if self.method == "none":
             if self.before_ms <= 0 or self.after_ms <= 0:
                 return "no timing to compare"
-            return f"{_signed_pct(self.change_pct)} vs {named}{_ms(self.before_ms)} (untested)"
+            return (
+                f"{TOO_NOISY}{vs}: too few samples to test "
+                f"({_ms(self.before_ms)} → {_ms(self.after_ms)})"
+            )
         if self.significant:
             ratio = 1 + self.change_pct / 100
             # Past doubling a factor reads better than +12322%.
@@ -251,7 +259,7 @@ class Verdict:
         within = max(self.interval_pct, abs(self.change_pct))
         spread = f"±{within:.1f}%" if within < 100 else f"±{within:.0f}%"
         if self.kind == "ambiguous":
-            return f"ambiguous{vs} ({spread})"
+            return f"{TOO_NOISY}{vs} ({spread})"
         as_ = "" if self.reference == "previous" else f" as {self.reference}"
         return f"≈ same{as_} ({spread})"
 
@@ -385,6 +393,50 @@ def compare_timing(
     return dataclasses.replace(verdict, unconverged=which) if which else verdict
 
 
+#: On a busy machine a change is called only past this factor (×2 either way), and never for
+#: unchanged code or against the work done (issue 41: load read as a −91.4% win).
+BUSY_FACTOR = 2.0
+
+
+def _busy_check(
+    verdict: Verdict, before: dict[str, Any], after: dict[str, Any], counts: tuple[float, float]
+) -> Verdict:
+    """``verdict``, or "too noisy to tell" when a run was timed on a busy machine and the
+    change could be the load's: the function's text is the same in both runs, or the change
+    goes against the work (more kernels or ops, yet faster), or it is under
+    :data:`BUSY_FACTOR`."""
+    if verdict.kind not in ("faster", "slower"):
+        return verdict
+    busy = [_busy(before.get("timing") or {}), _busy(after.get("timing") or {})]
+    if not any(busy):
+        return verdict
+    ratio = 1 + verdict.change_pct / 100
+    factor = max(ratio, 1 / ratio) if ratio > 0 else math.inf
+    same_code = before.get("text") is not None and before.get("text") == after.get("text")
+    against = (counts[1] > counts[0] and verdict.kind == "faster") or (
+        counts[1] < counts[0] and verdict.kind == "slower"
+    )
+    # short: it is the lens's verdict, first on a row that must fit 1280 px
+    if same_code:
+        why = "same code, busy machine"
+    elif against:
+        more = "more" if counts[1] > counts[0] else "less"
+        how = "faster" if verdict.kind == "faster" else "slower"
+        why = f"{more} work yet {how}, busy machine"
+    elif factor < BUSY_FACTOR:
+        why = "busy machine"
+    else:
+        return verdict
+    return dataclasses.replace(verdict, shape=why)
+
+
+def _busy(timing: dict[str, Any]) -> bool:
+    """Whether a timing says the machine was busy while it was taken (the timing stage's
+    ``busy machine: load 2.1 on 2 cores`` warning)."""
+    said = [timing.get("warning"), *(timing.get("warnings") or [])]
+    return any(isinstance(w, str) and w.startswith("busy machine") for w in said)
+
+
 def _not_converged(timing: dict[str, Any]) -> bool:
     """Whether a timing says it stopped before its median was known within the target (the
     budget ran out, or its interval stopped shrinking); an older run that does not say is not
@@ -495,9 +547,11 @@ class LineDelta:
     alloc_before: int | None = None
     alloc_after: int | None = None
 
-    def text(self, *, time_label: str = "device") -> str | None:
+    def text(self, *, time_label: str = "device", timed: bool = True) -> str | None:
         """``2 → 1 kernels: fused · device −48%`` (``1 → 3 ops`` on the CPU, where a line's
-        time under the profiler is not a measure); ``None`` when nothing changed past noise."""
+        time under the profiler is not a measure); ``None`` when nothing changed past noise.
+        ``timed=False`` (the function's own time is too noisy to tell): the line's time
+        change is not said either."""
         parts: list[str] = []
         kb, ka = self.kernels_before, self.kernels_after
         if kb != ka:
@@ -513,7 +567,7 @@ class LineDelta:
         tb, ta = self.time_before_us, self.time_after_us
         # A line's CPU time is measured under the profiler, which inflates it (the lenses show
         # no CPU number per line for that reason): on the CPU only the op counts are compared.
-        if tb > 0 and ta > 0 and self.unit == "kernels":
+        if timed and tb > 0 and ta > 0 and self.unit == "kernels":
             change = (ta / tb - 1) * 100
             if abs(change) >= LINE_NOISE_PCT:
                 parts.append(f"{time_label} {_signed_pct(change, 0)}")
@@ -525,7 +579,7 @@ class LineDelta:
             parts.append(f"alloc {format_bytes(ab, sign=True)} → {format_bytes(aa, sign=True)}")
         return " · ".join(parts) or None
 
-    def to_json(self, *, time_label: str = "device") -> dict[str, Any]:
+    def to_json(self, *, time_label: str = "device", timed: bool = True) -> dict[str, Any]:
         """Plain JSON, with ``text`` (``None`` when nothing changed past noise)."""
         return {
             "status": self.status,
@@ -537,7 +591,7 @@ class LineDelta:
             "time_before_us": self.time_before_us,
             "time_after_us": self.time_after_us,
             "unit": self.unit,
-            "text": self.text(time_label=time_label),
+            "text": self.text(time_label=time_label, timed=timed),
             **(
                 {"alloc_before_bytes": self.alloc_before, "alloc_after_bytes": self.alloc_after}
                 if self.alloc_before is not None and self.alloc_after is not None
@@ -706,13 +760,18 @@ def compare_results(
     kernels = diff_kernels(before.get("kernels") or [], after.get("kernels") or [])
     count_before = sum(_kernel_count(x) for x in before.get("lines") or [])
     count_after = sum(_kernel_count(x) for x in after.get("lines") or [])
+    verdict = _busy_check(verdict, before, after, (count_before, count_after))
     return {
         "reference": reference,
         "reference_id": reference_id,
         "device_before": before.get("device"),
         "device_after": after.get("device"),
         "verdict": verdict.to_json(),
-        "lines": [d.to_json(time_label=label) for d in lines],
+        # a line's time change is not said where the function's own is too noisy to tell
+        "lines": [
+            d.to_json(time_label=label, timed=verdict.kind not in ("ambiguous", "untested"))
+            for d in lines
+        ],
         "kernels": [k.to_json() for k in kernels],
         "kernel_count": [count_before, count_after],
         "memory": compare_memory(before, after),

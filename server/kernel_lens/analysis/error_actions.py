@@ -17,7 +17,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from kernel_lens.analysis.safe_text import md_code, md_fence, md_text
-from kernel_lens.wire.lsp import CMD_REVEAL_LINE, CMD_SHOW_ERROR, ErrorAction
+from kernel_lens.wire.lsp import (
+    CMD_CHOOSE_DRIVER,
+    CMD_REVEAL_LINE,
+    CMD_SCRIPT_ARGUMENTS,
+    CMD_SHOW_ERROR,
+    ErrorAction,
+)
 
 __all__ = [
     "CMD_REVEAL_LINE",
@@ -46,11 +52,40 @@ def _action(label: str, command: str, *arguments: Any) -> ErrorAction:
 
 def error_actions(error: Mapping[str, Any], *, uri: str) -> list[ErrorAction]:
     """The actions that can fix ``error`` (an ``ErrorObject``), the likeliest first, then the
-    output channel; at most three."""
+    output channel; at most four."""
     kind = str(error.get("kind", ""))
     message = str(error.get("message", ""))
     line = error.get("line")
     actions: list[ErrorAction] = []
+    arguments = error.get("arguments")
+    if isinstance(arguments, Mapping) and arguments.get("uri"):
+        # the script exited on its arguments, or needs a device it was not given: give them
+        # (prefilled with the CPU ones), then run again what failed
+        suggested = arguments.get("suggested")
+        name = str(arguments.get("name") or "the script")
+        label = f"Run {name} on the CPU…" if suggested else f"Arguments of {name}…"
+        actions.append(
+            _action(
+                label,
+                CMD_SCRIPT_ARGUMENTS,
+                {
+                    "uri": str(arguments["uri"]),
+                    "argv": [str(a) for a in arguments.get("argv") or []],
+                    "suggested": suggested,
+                    "then": arguments.get("then"),
+                },
+            )
+        )
+    choice = error.get("driver_choice")
+    if isinstance(choice, Mapping) and choice.get("function") and kind != "cancelled":
+        label = "Change the Driver…" if choice.get("shown") else "Take the Inputs from…"
+        actions.append(
+            _action(
+                label,
+                CMD_CHOOSE_DRIVER,
+                {"uri": str(choice.get("uri") or uri), "function": str(choice["function"])},
+            )
+        )
     if kind == "unsupported" or _NEEDS_GPU.search(message):
         actions.append(_action("Run on a GPU Machine…", _OPEN_SETTINGS, "kernelLens.agentCommand"))
     if kind == "import" and _MISSING_MODULE.search(message):
@@ -69,7 +104,9 @@ def error_actions(error: Mapping[str, Any], *, uri: str) -> list[ErrorAction]:
             else f"Go to Line {line}"
         )
         actions.append(_action(label, CMD_REVEAL_LINE, {"uri": uri, "line": line}))
-    return [*actions[:2], _action("Show Output", _SHOW_OUTPUT)]
+    # two fixes, three when one of them is the run's own arguments or driver
+    own = sum(a["command"] in (CMD_SCRIPT_ARGUMENTS, CMD_CHOOSE_DRIVER) for a in actions)
+    return [*actions[: 3 if own else 2], _action("Show Output", _SHOW_OUTPUT)]
 
 
 def user_traceback(traceback: str | None, path: str | None) -> list[str]:

@@ -181,10 +181,10 @@ def noise_hint(result: dict[str, Any], budget_ms: float) -> str | None:
     comparison = result.get("comparison") if isinstance(result.get("comparison"), dict) else {}
     verdict = str(((comparison or {}).get("verdict") or {}).get("text") or "")
     warning = timing_warning_text(timing)
-    if verdict.startswith("ambiguous"):
+    if verdict.startswith(("too noisy to tell", "ambiguous")):  # (older runs say ambiguous)
         why = verdict.split(":", 1)[1].strip() if ":" in verdict else ""
         what = (
-            f"Ambiguous: {why}, so a change cannot be told apart from it"
+            f"Too noisy to tell: {why}, so a change cannot be told apart from it"
             if why
             else f"Too noisy to tell a change ({verdict.split('(')[-1].rstrip(')')})"
         )

@@ -80,7 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     (``kernel-lens profile bench.py -- --batch_size=8``)."""
     words = list(sys.argv[1:] if argv is None else argv)
     script_args: list[str] = []
-    if "--" in words:
+    given = "--" in words
+    if given:
         cut = words.index("--")
         words, script_args = words[:cut], words[cut + 1 :]
     parser = build_parser()
@@ -88,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     if script_args and not getattr(args, "takes_script_args", False):
         parser.error(f"arguments after -- are the profiled script's: `{args.command}` runs none")
     args.script_args = script_args
+    # `--` alone: no arguments (not the ones kept for the script, see cli/common.saved_args)
+    args.script_args_given = given
     try:
         code: int = args.func(args)
     except KeyboardInterrupt:

@@ -22,6 +22,7 @@ __all__ = [
     "DEFAULT_TIMEOUT_S",
     "driver_option",
     "driver_request",
+    "saved_args",
     "emit_error",
     "for_the_cli",
     "job",
@@ -253,4 +254,24 @@ def driver_request(args: argparse.Namespace) -> dict[str, Any] | int:
     driver = os.path.abspath(args.driver)
     if not os.path.isfile(driver):
         return usage_error(args, f"--from: no such file {args.driver}")
-    return {"driver": driver, "argv": argv}
+    return {"driver": driver, "argv": saved_args(args, driver, argv)}
+
+
+def saved_args(args: argparse.Namespace, script: str, argv: list[str]) -> list[str]:
+    """The arguments a script runs with: the words after ``--`` when there is one (``--``
+    alone: none), else the ones kept for it (the editor's *Arguments…*, a launch
+    configuration's; :func:`kernel_lens.run_choices.script_arguments`), said on stderr."""
+    if getattr(args, "script_args_given", True):
+        return argv
+    from kernel_lens.run_choices import script_arguments
+
+    roots = [os.getcwd(), *(os.path.abspath(w) for w in getattr(args, "workspace", None) or [])]
+    kept, source = script_arguments(script, roots)
+    if source is not None:
+        where = "kept for it" if source == "set" else f"of the {source}"
+        shown = " ".join(kept) or "(none)"
+        stderr_line(
+            f"kernel-lens: {os.path.basename(script)} runs with the arguments {where}: {shown} "
+            "(give others after --, or -- alone for none)"
+        )
+    return kept

@@ -11,6 +11,7 @@ from typing import Any
 
 from kernel_lens.cli.common import (
     job,
+    saved_args,
     say,
     split_target,
     stderr_line,
@@ -44,6 +45,8 @@ def run(args: argparse.Namespace) -> int:
         return usage_error(
             args, "arguments after -- are a script's: PATH alone, or PATH::FUNC --from DRIVER"
         )
+    if script or driver is not None:
+        argv = saved_args(args, driver or os.path.abspath(path), argv)
     try:
         after_s = parse_seconds(args.after) if args.after is not None else None
     except ValueError as exc:

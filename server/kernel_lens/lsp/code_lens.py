@@ -53,6 +53,12 @@ from kernel_lens.lsp.feature import LanguageFeature
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.models import LENS_WAIT_S, FirstLenses, LensRows
 from kernel_lens.lsp.results import Placed, Record, place
+from kernel_lens.lsp.run_choices import (
+    driver_labels,
+    driver_lens,
+    placed_driver_lenses,
+    script_args_lens,
+)
 from kernel_lens.lsp.state import DocumentState
 from kernel_lens.wire.errors import ProfileError
 from kernel_lens.wire.lsp import (
@@ -62,7 +68,6 @@ from kernel_lens.wire.lsp import (
     CMD_DEBUG_KERNEL,
     CMD_PROFILE,
     CMD_RUN_NCU,
-    CMD_SET_BASELINE,
     CMD_SHOW_ASSEMBLY,
     CMD_SHOW_GENERATED_CODE,
     CMD_SHOW_INLINE,
@@ -104,6 +109,10 @@ def _range(line0: int) -> types.Range:
     return types.Range(types.Position(line0, 0), types.Position(line0, 0))
 
 
+#: The client's explicit Set as Baseline (``extension/history.ts``): a toast with Undo.
+CMD_PIN_BASELINE = "kernelLens.setBaselineAtCursor"
+
+
 def _lens(
     line0: int, title: str, command: str = "", args: list[Any] | None = None
 ) -> types.CodeLens:
@@ -113,14 +122,15 @@ def _lens(
 
 
 def _baseline_lens(line0: int, title: str, uri: str, qualname: str) -> types.CodeLens:
-    """The summary lens: a click pins this run as the function's baseline (issue 11)."""
+    """The summary lens: text only — a click never pins the run as the baseline (issue 41: a
+    stray click did, silently); *Set as Baseline* is an explicit action in More… and the
+    palette, with a toast and Undo."""
     return types.CodeLens(
         range=_range(line0),
         command=types.Command(
             title=title,
-            command=CMD_SET_BASELINE,
-            arguments=[{"uri": uri, "function": qualname}],
-            tooltip="Set as Baseline: later runs are compared with this one",
+            command="",
+            tooltip="Set as Baseline (More…, the palette) compares later runs with this one",
         ),
     )
 
@@ -271,6 +281,14 @@ def more_actions(
             )
         )
         actions.append(compare)
+        actions.append(
+            _action(
+                "$(pinned) Set as Baseline",
+                CMD_PIN_BASELINE,
+                args,
+                "compare later runs of this function with this one (a toast offers Undo)",
+            )
+        )
     return actions
 
 
@@ -500,27 +518,10 @@ def _file_lenses(
         return []
     args: list[Any] = [{"uri": uri, "script": True}]
     run = _lens(0, "$(run-all) Profile Script", CMD_PROFILE, args)
-    state = ls.documents.peek(uri)
-    argv = list(state.script_args) if state is not None else []
-    # The script's arguments: shown once given; offered after argparse asked for some.
-    wants = (
-        record is not None
-        and record.state == "error"
-        and record.error is not None
-        and "needs command-line arguments" in str(record.error.get("message"))
-    )
-    extra: list[types.CodeLens] = []
-    if argv or wants:
-        shown = " ".join(argv)
-        title = f"$(terminal) args: {shown[:40]}{'…' if len(shown) > 40 else ''}"
-        extra.append(
-            _lens(
-                0,
-                title if argv else "$(terminal) Arguments…",
-                CMD_SCRIPT_ARGUMENTS,
-                [{"uri": uri, "argv": argv}],
-            )
-        )
+    # The script's arguments: shown once given (the editor, the CLI, a launch configuration);
+    # offered after it exited on its arguments or failed on a device it was not given.
+    failed = record.error if record is not None and record.state == "error" else None
+    extra = script_args_lens(ls, uri, failed)
     if record is None:
         return [run, *extra]
     if record.state == "running":
@@ -665,6 +666,9 @@ def restored_result(entry: dict[str, Any]) -> dict[str, Any]:
         if k not in ("id", "time", "text", "file_hash", "git", "versions", "inputs")
     }
     result["restored"] = entry.get("time")
+    if entry.get("id") is not None:
+        # its run id, so pinning it (Set as Baseline) marks this lens as the baseline
+        result["history"] = {**(result.get("history") or {}), "id": str(entry["id"])}
     return result
 
 
@@ -1031,6 +1035,7 @@ def _lens_pieces(
     occupied: set[int] = set()
     # A distributed script (it calls init_process_group): Profile on N ranks on its functions.
     nproc = ls.settings.ranks() if model.process_group else 0
+    chosen = driver_labels(ls, uri) if trusted else {}  # each function's driver, as shown
     for i, target in enumerate(targets):
         info = target.info
         record = records.get(info.qualname)
@@ -1038,7 +1043,7 @@ def _lens_pieces(
         if target.role == "none" and record is None:
             continue
         line0 = info.first_line - 1
-        if rows is not None and record is None and nproc == 0:
+        if rows is not None and record is None and nproc == 0 and info.qualname not in chosen:
             # (rows made ahead in the worker have no Profile on N ranks lens)
             ahead = rows.trusted[i] if trusted else rows.untrusted[i]
             if ahead is not None:
@@ -1051,14 +1056,18 @@ def _lens_pieces(
             pieces.append(_kernel_lenses(ls, uri, info))
         else:
             pieces.append(
-                _function_lenses(
-                    uri,
-                    target,
-                    record,
-                    source,
-                    budget_ms=ls.settings.budget_ms,
-                    nproc=nproc,
-                    model=model,
+                placed_driver_lenses(
+                    _function_lenses(
+                        uri,
+                        target,
+                        record,
+                        source,
+                        budget_ms=ls.settings.budget_ms,
+                        nproc=nproc,
+                        model=model,
+                    ),
+                    driver_lens(uri, info.qualname, line0, chosen.get(info.qualname)),
+                    failed=record is not None and record.state == "error",
                 )
             )
     # Another script's whole run last: its line lenses only where this file's own results

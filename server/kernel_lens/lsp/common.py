@@ -17,6 +17,7 @@ from urllib.parse import unquote, urlparse
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+from kernel_lens import run_choices
 from kernel_lens.analysis.functions import (
     NotInFunctionError,
     SourceSyntaxError,
@@ -29,6 +30,7 @@ from kernel_lens.analysis.safe_text import link_safe
 from kernel_lens.history import History
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.state import DiagnosticKey
+from kernel_lens.run_choices import RunChoices
 from kernel_lens.wire.errors import ProfileError
 from kernel_lens.wire.lsp import NOTIFY_STATUS, DiagnosticData, ServerState, StatusParams
 
@@ -351,31 +353,29 @@ def _line_character(position: Any) -> tuple[int, int]:
 
 
 def kernel_driver_fields(ls: KernelLensServer, uri: str, kernel: str) -> dict[str, Any]:
-    """The driver fields for a Triton kernel's assembly: the driver remembered for the kernel
-    itself, else the one remembered for a function of the same file (its launcher, profiled
+    """The driver fields for a Triton kernel's assembly: the driver chosen for the kernel
+    itself, else the one chosen for a function of the same file (its launcher, profiled
     from a driver), so that Show Assembly uses the launch Profile uses; ``{}`` when none."""
     own = driver_fields(ls, uri, kernel)
     if own:
         return own
-    state = ls.documents.peek(uri)
-    for function, driver in list(state.drivers.items()) if state is not None else []:
-        if driver and driver.get("driver"):
-            return driver_fields(ls, uri, function)
+    try:
+        path = uri_to_path(uri)
+    except ProfileError:
+        return {}
+    for function in RunChoices.for_path(path, workspace_folders(ls)).drivers_of(path):
+        return driver_fields(ls, uri, function)
     return {}
 
 
 def driver_fields(ls: KernelLensServer, uri: str, function: str) -> dict[str, Any]:
-    """The job fields (``driver``, ``argv``, ``cwd``, ``env``) of the driver remembered for
-    ``function`` of ``uri`` (chosen from a quick fix), so every job on the function — profile,
-    Nsight Compute, sweep, generated code — gets the same inputs and ``self``; ``{}`` when its
-    inputs come from elsewhere."""
-    state = ls.documents.peek(uri)
-    driver = state.drivers.get(function) if state is not None else None
-    if not driver or not driver.get("driver"):
+    """The job fields (``driver``, ``argv``, ``cwd``, ``env``) of the driver chosen for
+    ``function`` of ``uri`` (a quick fix, the picker; kept per workspace), so every job on the
+    function — profile, Nsight Compute, sweep, generated code — gets the same inputs and
+    ``self``, and a driver script its arguments as set now; ``{}`` when its inputs come from
+    elsewhere."""
+    try:
+        path = uri_to_path(uri)
+    except ProfileError:
         return {}
-    return {
-        "driver": str(driver["driver"]),
-        "argv": [str(a) for a in driver.get("argv") or []],
-        "cwd": driver.get("cwd"),
-        "env": {str(k): str(v) for k, v in (driver.get("env") or {}).items()},
-    }
+    return run_choices.driver_fields(path, function, workspace_folders(ls))

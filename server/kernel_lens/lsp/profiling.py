@@ -4,6 +4,8 @@ progress, cancellation, a timeout, diagnostics for failures and lenses for resul
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
 import time
 from typing import Any
 
@@ -31,6 +33,7 @@ from kernel_lens.lsp.common import (
     set_diagnostics,
     status,
     uri_to_path,
+    workspace_folders,
 )
 from kernel_lens.lsp.feature import LanguageFeature
 from kernel_lens.lsp.history import record_profile
@@ -38,6 +41,7 @@ from kernel_lens.lsp.jobs import run_job
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.results import Record, function_text, script_info
 from kernel_lens.lsp.state import RunLines
+from kernel_lens.run_choices import DriverChoice, RunChoices, quietly, script_arguments
 from kernel_lens.wire.errors import ProfileError
 from kernel_lens.wire.jobs import DEFAULT_STAGES, ProfileRequest
 from kernel_lens.wire.lsp import (
@@ -60,6 +64,8 @@ __all__ = [
     "profile_script",
     "setup",
 ]
+
+logger = logging.getLogger(__name__)
 
 DIAGNOSTIC_SOURCE = "Kernel Lens"
 #: Lenses are refreshed for a streamed part at most this often (seconds).
@@ -347,9 +353,10 @@ async def profile_function(
         return {"ok": False, "error": {"kind": "not-found", "message": what}}
 
     qualname = info.qualname
-    # A driver chosen for this function (a quick fix) is remembered; later runs use it.
+    # A driver chosen for this function (a quick fix, the picker) is kept per workspace; later
+    # runs use it, with the driver script's arguments as they are set then.
     if driver is not None and driver.get("driver"):
-        state.drivers[qualname] = driver
+        remember_driver(ls, path, qualname, driver)
     from_driver = driver_fields(ls, uri, qualname)
     snapshot = function_text(lines, info)
     running = Record(qualname, "running", snapshot, info.first_line)
@@ -390,6 +397,9 @@ async def profile_function(
     )
     if "failed" in ran:
         outcome = ran["failed"]
+        _annotate_failure(
+            ls, uri, qualname, script=None if from_driver else path, driver=from_driver
+        )
     else:
         result = ran["result"]
         # Into the function's history, compared with the previous run or the baseline.
@@ -410,6 +420,8 @@ async def profile_function(
         ls.log(summary, types.MessageType.Info)
         status(ls, "idle", summary, uri)
         outcome = {"ok": True, "function": qualname, "timing": timing}
+        if budget_scale is not None and budget_scale > 1:
+            _why_still_noisy(ls, qualname, result, budget_ms)
     refresh_lenses(ls)
     ls.protocol.notify(NOTIFY_RESULTS_CHANGED, ResultsChangedParams(uri=uri, function=qualname))
     return outcome
@@ -446,15 +458,22 @@ async def profile_script(
     # git checkout, or its folder).
     root = ls.settings.workspace_root
     workspace = [root] if root and path.startswith(root.rstrip("/") + "/") else []
-    state = ls.documents(uri)
     if argv is not None:
-        state.script_args = list(argv)  # remembered for the next runs of this script
+        # kept per workspace for every run of this script (as itself, a Window, a driver, the CLI)
+        failed = quietly(
+            RunChoices.for_path(path, workspace_folders(ls)).set_script_args, path, argv
+        )
+        if failed is not None:
+            ls.log(f"the arguments of {path} were not kept ({failed})", types.MessageType.Warning)
+    script_argv, _ = script_arguments(path, workspace_folders(ls))
+    if argv is not None:
+        script_argv = list(argv)
     request = ProfileRequest(
         path=path,
         text=source,
         script=True,
         workspace=workspace,
-        argv=list(state.script_args),
+        argv=script_argv,
         skip=max(0, skip),
         steps=steps,
         after_s=None if after_s is None else max(0.0, float(after_s)),
@@ -465,6 +484,7 @@ async def profile_script(
     ran = await _run_checked(ls, uri, info, lines, lines, f"Running {name} as a script", request)
     if "failed" in ran:
         outcome = ran["failed"]
+        _annotate_failure(ls, uri, SCRIPT_NAME, script=path, driver=None)
     else:
         result = ran["result"]
         ls.documents.put(uri, Record(SCRIPT_NAME, "ok", lines, 1, result=result))
@@ -484,6 +504,68 @@ async def profile_script(
     refresh_lenses(ls)
     ls.protocol.notify(NOTIFY_RESULTS_CHANGED, ResultsChangedParams(uri=uri, function=SCRIPT_NAME))
     return outcome
+
+
+def _why_still_noisy(
+    ls: KernelLensServer, qualname: str, result: dict[str, Any], budget_ms: float
+) -> None:
+    """After *Re-profile longer*: when the comparison still cannot tell, say why (the run's
+    drift, a busy machine, the spread) where the user looks, not only in the lens."""
+    verdict = (result.get("comparison") or {}).get("verdict") or {}
+    if verdict.get("kind") not in ("ambiguous", "untested"):
+        return
+    message = (
+        f"Kernel Lens: {qualname} measured for {budget_ms / 1000:g} s and it is still "
+        f"{verdict.get('text')}: a quieter machine (or the GPU machine), or fewer other jobs, "
+        "would tell it; a longer budget would not."
+    )
+    ls.log(message, types.MessageType.Info)
+    ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=message))
+
+
+def remember_driver(ls: KernelLensServer, path: str, function: str, driver: dict[str, Any]) -> None:
+    """Keep the driver a profile was asked to use (``argv`` ``None``: a workspace script, whose
+    arguments are its own; else a launch configuration's, named ``config``)."""
+    program = os.path.abspath(str(driver["driver"]))
+    if driver.get("argv") is None and not driver.get("cwd") and not driver.get("env"):
+        choice = DriverChoice("script", program)
+    else:
+        env = tuple(sorted((str(k), str(v)) for k, v in (driver.get("env") or {}).items()))
+        choice = DriverChoice(
+            "launch",
+            program,
+            tuple(str(a) for a in driver.get("argv") or ()),
+            driver.get("config"),
+            driver.get("cwd"),
+            env,
+        )
+    store = RunChoices.for_path(path, workspace_folders(ls))
+    failed = quietly(store.set_driver, path, function, choice)
+    if failed is not None:
+        ls.log(f"the driver of {function} was not kept ({failed})", types.MessageType.Warning)
+
+
+def _annotate_failure(
+    ls: KernelLensServer,
+    uri: str,
+    qualname: str,
+    *,
+    script: str | None,
+    driver: dict[str, Any] | None,
+) -> None:
+    """Give a stored failure what its actions need (the arguments of the script that failed on
+    them or on a device, the driver to change); see :func:`run_choices.annotate_error`."""
+    from kernel_lens.lsp.run_choices import annotate_error
+
+    record = ls.documents.get(uri, qualname)
+    if record is None or record.error is None:
+        return
+    function = None if qualname == SCRIPT_NAME else qualname
+    try:
+        annotate_error(ls, record.error, uri=uri, function=function, script=script, driver=driver)
+    except Exception:  # the failure is shown all the same, without these actions
+        logger.exception("annotating a failure")
+    refresh_lenses(ls)
 
 
 def attributed_packages(ls: KernelLensServer, extra: list[str] | None) -> list[str]:
@@ -559,8 +641,10 @@ async def profile(ls: KernelLensServer, args: ProfileArgs) -> ProfileCommandResu
         function = resolve_target(source, name=None, position=args.position)
     driver = None
     if args.driver:
-        driver = {"driver": args.driver, "argv": list(args.argv or []), "cwd": args.cwd,
-                  "env": dict(args.env or {})}  # fmt: skip
+        # arguments given with a driver are a launch configuration's; without, the script's own
+        driver = {"driver": args.driver, "argv": None if args.argv is None else list(args.argv),
+                  "cwd": args.cwd, "env": dict(args.env or {}),
+                  "config": args.driver_config}  # fmt: skip
     return await profile_function(
         ls,
         args.uri,

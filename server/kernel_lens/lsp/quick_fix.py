@@ -9,21 +9,34 @@ per function)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from lsprotocol import types
 
 from kernel_lens.analysis.drivers import find_drivers, launch_configs
+from kernel_lens.analysis.error_actions import error_actions
 from kernel_lens.analysis.functions import NotInFunctionError, SourceSyntaxError, function_at
 from kernel_lens.analysis.inputs_directive import directive_from_inputs
 from kernel_lens.lsp.common import uri_to_path
 from kernel_lens.lsp.feature import LanguageFeature
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.wire.errors import ProfileError
-from kernel_lens.wire.lsp import CMD_PROFILE
+from kernel_lens.wire.lsp import (
+    CMD_CHOOSE_DRIVER,
+    CMD_PROFILE,
+    CMD_SCRIPT_ARGUMENTS,
+    CMD_SET_DRIVER,
+)
 
-__all__ = ["MAX_DRIVERS", "QuickFixes", "driver_quick_fixes", "inputs_quick_fixes", "setup"]
+__all__ = [
+    "MAX_DRIVERS",
+    "QuickFixes",
+    "driver_quick_fixes",
+    "inputs_quick_fixes",
+    "run_choice_fixes",
+    "setup",
+]
 
 #: Driver quick fixes offered at most (scripts and launch configurations together).
 MAX_DRIVERS = 6
@@ -81,11 +94,16 @@ def inputs_quick_fixes(
 
 
 def driver_quick_fixes(
-    uri: str, source: str, diagnostics: list[types.Diagnostic], root: str | None
+    uri: str,
+    source: str,
+    diagnostics: list[types.Diagnostic],
+    root: str | None,
+    script_args: Callable[[str], list[str]] = lambda _path: [],
 ) -> list[types.CodeAction]:
     """For each ``inputs`` diagnostic that suggests a directive: profile the function from a
     driver instead — the launch configurations whose program imports the module first, then
-    the other scripts that import it, then the other Python launch configurations."""
+    the other scripts that import it (``script_args``: the arguments each runs with), then the
+    other Python launch configurations."""
     try:
         path = uri_to_path(uri)
     except ProfileError:
@@ -114,19 +132,23 @@ def driver_quick_fixes(
             title = f"Take the inputs from launch configuration “{config.name}” ({chain}"
             title += f", {shown})" if shown else ")"
             offered.append((title, {**base, "driver": config.program, "argv": config.args,
-                                    "cwd": config.cwd, "env": config.env}))  # fmt: skip
+                                    "cwd": config.cwd, "env": config.env,
+                                    "driver_config": config.name}))  # fmt: skip
         used = {c.program for c in matching}
         for driver in drivers:
             if driver.path in used:
                 continue
-            title = f"Take the inputs from {os.path.basename(driver.path)} ({driver.label})"
+            # the script runs with its own arguments, as set for it (shown)
+            words = " ".join([os.path.basename(driver.path), *script_args(driver.path)])
+            title = f"Take the inputs from {words} ({driver.label})"
             offered.append((title, {**base, "driver": driver.path}))
         for config in configs:
             if config in matching or config.program == path:
                 continue
             title = f"Take the inputs from launch configuration “{config.name}”"
             offered.append((title, {**base, "driver": config.program, "argv": config.args,
-                                    "cwd": config.cwd, "env": config.env}))  # fmt: skip
+                                    "cwd": config.cwd, "env": config.env,
+                                    "driver_config": config.name}))  # fmt: skip
         for title, command_args in offered[:MAX_DRIVERS]:
             actions.append(
                 types.CodeAction(
@@ -135,6 +157,63 @@ def driver_quick_fixes(
                     diagnostics=[diag],
                     command=types.Command(
                         title=title, command=CMD_PROFILE, arguments=[command_args]
+                    ),
+                )
+            )
+    return actions
+
+
+def run_choice_fixes(
+    uri: str,
+    source: str,
+    diagnostics: list[types.Diagnostic],
+    errors: Mapping[str, Mapping[str, Any]],
+) -> list[types.CodeAction]:
+    """For a Kernel Lens diagnostic of any failed profile (``errors``: each function's stored
+    failure, by qualified name): give the script that failed on its arguments or on a device
+    the arguments it needs (prefilled with the CPU ones), and pick, change or clear the
+    function's driver — the failure dialog's actions, as quick fixes."""
+    actions: list[types.CodeAction] = []
+    seen: set[str] = set()
+    for diag in diagnostics:
+        if diag.source != "Kernel Lens":
+            continue
+        try:
+            info = function_at(source, diag.range.start.line)
+        except (SourceSyntaxError, NotInFunctionError):
+            continue
+        error = errors.get(info.qualname)
+        if error is None or info.qualname in seen:
+            continue
+        seen.add(info.qualname)
+        for action in error_actions(error, uri=uri):
+            if action["command"] not in (CMD_SCRIPT_ARGUMENTS, CMD_CHOOSE_DRIVER):
+                continue
+            actions.append(
+                types.CodeAction(
+                    title=action["label"].rstrip("…"),
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[diag],
+                    is_preferred=action["command"] == CMD_SCRIPT_ARGUMENTS,
+                    command=types.Command(
+                        title=action["label"],
+                        command=action["command"],
+                        arguments=action["arguments"],
+                    ),
+                )
+            )
+        choice = error.get("driver_choice")
+        if isinstance(choice, Mapping) and choice.get("shown"):
+            title = f"Clear the Driver ({choice['shown']}): its own inputs"
+            actions.append(
+                types.CodeAction(
+                    title=title,
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[diag],
+                    command=types.Command(
+                        title=title,
+                        command=CMD_SET_DRIVER,
+                        arguments=[{"uri": uri, "function": info.qualname, "kind": "none"}],
                     ),
                 )
             )
@@ -169,7 +248,21 @@ class QuickFixes(LanguageFeature):
         diagnostics = list(params.context.diagnostics)
         fixes = inputs_quick_fixes(uri, source, diagnostics, earlier)
         if ls.settings.workspace_trusted:
-            fixes += driver_quick_fixes(uri, source, diagnostics, ls.settings.workspace_root)
+            from kernel_lens.lsp.run_choices import script_argv
+
+            errors = {
+                r.qualname: r.error
+                for r in ls.documents.records(uri)
+                if r.state == "error" and r.error is not None
+            }
+            fixes += run_choice_fixes(uri, source, diagnostics, errors)
+            fixes += driver_quick_fixes(
+                uri,
+                source,
+                diagnostics,
+                ls.settings.workspace_root,
+                lambda path: script_argv(ls, path)[0],
+            )
         return fixes
 
 

@@ -25,6 +25,7 @@ from kernel_lens.lsp import (
     profiling,
     quick_fix,
     report,
+    run_choices,
     sanitizer,
     timing_lint,
     values,
@@ -53,6 +54,7 @@ FEATURES: list[Callable[[KernelLensServer], None]] = [
     timing_lint.setup,
     values.setup,
     sanitizer.setup,
+    run_choices.setup,
 ]
 
 

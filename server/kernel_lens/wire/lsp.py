@@ -61,6 +61,20 @@ __all__ = [
     "CheckMemoryArgs",
     "CheckMemoryCommandResult",
     "CMD_SWEEP",
+    "CMD_SET_SCRIPT_ARGUMENTS",
+    "CMD_SCRIPT_ARGUMENTS_OF",
+    "CMD_DRIVER_CHOICES",
+    "CMD_SET_DRIVER",
+    "CMD_CHOOSE_DRIVER",
+    "CMD_SCRIPT_ARGUMENTS",
+    "SetScriptArgumentsArgs",
+    "ScriptArgumentsQuery",
+    "ScriptArgumentsInfo",
+    "DriverQuery",
+    "DriverCandidate",
+    "DriverChoices",
+    "SetDriverArgs",
+    "ScriptArgumentsArgs",
     "NOTIFICATIONS",
     "NOTIFY_RESULTS_CHANGED",
     "NOTIFY_REVEAL",
@@ -216,6 +230,25 @@ CMD_SHOW_ASSEMBLY = "kernelLens.showAssembly"
 #: Client-side command (a kernel's ``…``, its assembly view, the palette): compare its assembly
 #: with another kernel's (:class:`ShowAssemblyArgs`).
 CMD_COMPARE_ASSEMBLY = "kernelLens.compareAssembly"
+#: ``workspace/executeCommand``: set (or clear) a script's arguments, kept per workspace and used
+#: by every run of the script (:class:`SetScriptArgumentsArgs`).
+CMD_SET_SCRIPT_ARGUMENTS = "kernelLens.setScriptArguments"
+#: ``workspace/executeCommand``: a script's arguments, where they come from and what would put
+#: it on the CPU (:class:`ScriptArgumentsQuery` -> :class:`ScriptArgumentsInfo`).
+CMD_SCRIPT_ARGUMENTS_OF = "kernelLens.scriptArgumentsOf"
+#: ``workspace/executeCommand``: the drivers a function can take its inputs from, and the one
+#: chosen (:class:`DriverQuery` -> :class:`DriverChoices`).
+CMD_DRIVER_CHOICES = "kernelLens.driverChoices"
+#: ``workspace/executeCommand``: choose, change or clear a function's driver, kept per
+#: workspace (:class:`SetDriverArgs`).
+CMD_SET_DRIVER = "kernelLens.setDriver"
+#: Client-side command (a function's lens, a failed profile's quick fix and dialog, the
+#: palette): pick the function's driver, then profile it (:class:`DriverQuery`).
+CMD_CHOOSE_DRIVER = "kernelLens.chooseDriver"
+#: Client-side command (the ``args:`` lens, a quick fix, the failure dialog, the palette): ask
+#: for a script's arguments, keep them, then run the script or ``then``
+#: (:class:`ScriptArgumentsArgs`).
+CMD_SCRIPT_ARGUMENTS = "kernelLens.scriptArguments"
 #: Client-side command: torch.compile's code for a function (:class:`ShowGeneratedCodeArgs`).
 CMD_SHOW_GENERATED_CODE = "kernelLens.showGeneratedCode"
 #: Client-side command (a failed profile's lens): the whole error and its actions
@@ -377,12 +410,16 @@ class ProfileArgs:
     """A script that calls the function (a path): its inputs, ``self`` and calling context are
     those of the function's first call in a run of the driver; remembered per function."""
     argv: list[str] | None = None
-    """The script's (or the driver's) ``sys.argv[1:]``; remembered per script (``None``: the
-    remembered ones, else none)."""
+    """The script's (or a launch configuration's) ``sys.argv[1:]``; a script's are kept for
+    every run of it (``None``: the ones kept, else a launch configuration's, else none)."""
     cwd: str | None = None
     """The run's folder (a launch configuration's ``cwd``; default: the script's folder)."""
     env: dict[str, str] | None = None
     """Environment variables for the run (a launch configuration's ``env`` and ``envFile``)."""
+    driver_config: str | None = None
+    """The launch configuration ``driver``/``argv``/``cwd``/``env`` come from (read again from
+    ``launch.json`` at each later run); null with a driver and no ``argv``: a workspace script,
+    run with its own arguments as set for it."""
     skip: int = 0
     """A whole script's window: steps run unprofiled first."""
     steps: int | None = None
@@ -1423,6 +1460,95 @@ class CompareResult(TypedDict):
     """The devices whose peak changed (both runs profiled with memory)."""
 
 
+# Arguments and drivers (kept per workspace: ``kernel_lens/run_choices.py``).
+
+
+@dataclass
+class SetScriptArgumentsArgs:
+    """Set a script's ``sys.argv[1:]`` for every run of it; ``argv`` null forgets them (a
+    launch configuration's, if any, apply again)."""
+
+    uri: str
+    argv: list[str] | None = None
+
+
+@dataclass
+class ScriptArgumentsQuery:
+    """Which script's arguments (a file URI)."""
+
+    uri: str
+
+
+class ScriptArgumentsInfo(TypedDict):
+    """A script's arguments as every run of it gets them."""
+
+    ok: bool
+    argv: list[str]
+    source: str | None
+    """``set`` (given in the editor or the CLI), ``launch configuration “…”``, or null (none)."""
+    reader: str | None
+    """How the script reads them (``argparse``, ``click``, ``fire``, ``configurator.py``,
+    ``sys.argv`` …), read from its text; null: it reads none."""
+    form: str
+    """The reader's form, for the prompt (``--key=value``, ``--option value``)."""
+    cpu: list[str] | None
+    """The arguments changed to run it on the CPU, in its own form (null: no device option)."""
+
+
+@dataclass
+class DriverQuery:
+    """A function (by name, else at ``position``) of a document."""
+
+    uri: str
+    function: str | None = None
+    position: Position | None = None
+
+
+class DriverCandidate(TypedDict):
+    """One driver a function can take its inputs from."""
+
+    label: str
+    detail: str
+    kind: str
+    """``script``, ``launch``, or ``none`` (the function's own inputs: its directive, factory
+    or file)."""
+    driver: str | None
+    config: str | None
+
+
+class DriverChoices(TypedDict):
+    """The drivers offered for a function, the chosen one first."""
+
+    ok: bool
+    function: str
+    current: str | None
+    """The chosen driver as shown (``bench_synth.py --device=cpu``); null: its own inputs."""
+    candidates: list[DriverCandidate]
+    message: NotRequired[str]
+
+
+@dataclass
+class SetDriverArgs:
+    """Choose a function's driver (``kind`` ``script`` or ``launch``), or clear it (``none``)."""
+
+    uri: str
+    function: str
+    kind: str = "none"
+    driver: str | None = None
+    config: str | None = None
+
+
+class ScriptArgumentsArgs(TypedDict):
+    """Argument of ``kernelLens.scriptArguments``: the script and its current arguments; with
+    ``then``, that function is profiled after (the script is its driver) instead of the script."""
+
+    uri: str
+    argv: list[str]
+    suggested: NotRequired[list[str] | None]
+    """Prefilled instead of ``argv`` (the CPU arguments after a device failure)."""
+    then: NotRequired[DriverQuery | None]
+
+
 # Diagnostics.
 
 
@@ -1479,6 +1605,10 @@ SERVER_COMMANDS: dict[str, tuple[Any, Any]] = {
     CMD_OPEN_REPORT: (OpenFunctionArgs, OpenDocumentResult),
     CMD_OPEN_GENERATED_CODE: (OpenFunctionArgs, OpenDocumentResult),
     CMD_OPEN_ASSEMBLY: (OpenAssemblyArgs, OpenDocumentResult),
+    CMD_SET_SCRIPT_ARGUMENTS: (SetScriptArgumentsArgs, CommandResult),
+    CMD_SCRIPT_ARGUMENTS_OF: (ScriptArgumentsQuery, ScriptArgumentsInfo),
+    CMD_DRIVER_CHOICES: (DriverQuery, DriverChoices),
+    CMD_SET_DRIVER: (SetDriverArgs, CommandResult),
 }
 
 #: Each command the server's lenses carry that the extension registers itself -> its argument.
@@ -1493,4 +1623,6 @@ CLIENT_COMMANDS: dict[str, Any] = {
     CMD_ATTRIBUTE_INSIDE: AttributeInsideArgs,
     CMD_SHOW_VALUES: ShowValuesArgs,
     CMD_DEBUG_KERNEL: DebugKernelArgs,
+    CMD_CHOOSE_DRIVER: DriverQuery,
+    CMD_SCRIPT_ARGUMENTS: ScriptArgumentsArgs,
 }

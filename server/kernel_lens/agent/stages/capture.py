@@ -203,12 +203,13 @@ def _call_site(frame: types.FrameType, path: str) -> tuple[int | None, str]:
     return line, " → ".join(reversed(chain))
 
 
-def _argv_problem(exc: BaseException) -> bool:
-    """Whether a ``SystemExit`` came out of argparse (the script wants arguments)."""
-    return any(
-        os.path.basename(f.filename) == "argparse.py"
-        for f in traceback.extract_tb(exc.__traceback__)
-    )
+def _argv_problem(exc: BaseException) -> str | None:
+    """The command-line reader a ``SystemExit`` came out of (argparse, click, fire, typer,
+    hydra, configurator.py…: the script wants other arguments), ``None`` for a script's own
+    exit."""
+    from kernel_lens.analysis.script_args import exit_reader
+
+    return exit_reader(f.filename for f in traceback.extract_tb(exc.__traceback__))
 
 
 def suggested_directive(info: FunctionInfo, text: str | None = None) -> str:
@@ -335,9 +336,10 @@ def run_until_call(
             )
     if isinstance(failure, SystemExit):
         status = "" if failure.code is None else repr(failure.code)
-        if _argv_problem(failure):
+        reader = _argv_problem(failure)
+        if reader:
             why = (
-                f"the script needs command-line arguments: argparse exited (sys.exit({status})) "
+                f"the script needs command-line arguments: {reader} exited (sys.exit({status})) "
                 f"{where.strip()} after {elapsed:.1f} s, before calling {name} "
                 "(Kernel Lens runs it as `python FILE`, with no arguments)"
             )
@@ -558,9 +560,10 @@ def run_driver_until_call(
         )
     if isinstance(failure, SystemExit):
         status = "" if failure.code is None else repr(failure.code)
-        if _argv_problem(failure):
+        reader = _argv_problem(failure)
+        if reader:
             why = (
-                f"{label} needs command-line arguments: argparse exited (sys.exit({status})){where}"
+                f"{label} needs command-line arguments: {reader} exited (sys.exit({status})){where}"
                 f" with sys.argv[1:] = {argv!r}, before calling {name} (give them after --)"
             )
         else:

@@ -271,10 +271,11 @@ def profile_script(
             except SystemExit as exc:
                 if exc.code in (None, 0):  # sys.exit() / sys.exit(0): a normal end
                     return
-                if _argv_problem(exc):
+                reader = _argv_problem(exc)
+                if reader:
                     raise ProfileError(
                         "exit",
-                        f"the script needs command-line arguments: argparse exited "
+                        f"the script needs command-line arguments: {reader} exited "
                         f"(sys.exit({exc.code!r})) with sys.argv = {[path, *argv]!r}; give them "
                         "after `--` (kernel-lens profile FILE -- ARGS…) or as the script's "
                         "arguments in the editor",
@@ -346,14 +347,15 @@ def profile_script(
     )
 
 
-def _argv_problem(exc: BaseException) -> bool:
-    """Whether a ``SystemExit`` came out of argparse (the script wants arguments)."""
+def _argv_problem(exc: BaseException) -> str | None:
+    """The command-line reader a ``SystemExit`` came out of (argparse, click, fire, typer,
+    hydra, configurator.py…: the script wants other arguments), ``None`` for a script's own
+    exit."""
     import traceback
 
-    return any(
-        os.path.basename(f.filename) == "argparse.py"
-        for f in traceback.extract_tb(exc.__traceback__)
-    )
+    from kernel_lens.analysis.script_args import exit_reader
+
+    return exit_reader(f.filename for f in traceback.extract_tb(exc.__traceback__))
 
 
 def _never_started(window: Window) -> str:

@@ -375,8 +375,10 @@ def kernel_pcs_from_report(report: Any, kernel: str | None = None) -> list[Kerne
         for a in range(rng.num_actions()):
             action = rng.action_by_idx(a)
             name = str(action.name())
-            if kernel and kernel not in name and kernel not in str(
-                action.name(action.NameBase_DEMANGLED)
+            if (
+                kernel
+                and kernel not in name
+                and kernel not in str(action.name(action.NameBase_DEMANGLED))
             ):
                 continue
             pcs = _action_pcs(action)
@@ -660,9 +662,7 @@ def fold_lines(
             if line is None:
                 out.unplaced_samples += p.samples
                 out.unplaced_executed += p.executed
-                why = (
-                    f"{os.path.basename(p.file)}:{p.line}" if p.file else "no line information"
-                )
+                why = f"{os.path.basename(p.file)}:{p.line}" if p.file else "no line information"
                 if why not in out.unplaced_why:
                     out.unplaced_why.append(why)
                 continue
@@ -800,8 +800,7 @@ def line_hover(lines: KernelLines, fig: LineFigures, *, max_instructions: int = 
     reasons = sorted(((v, r) for r, v in fig.stalls.items() if v > 0), reverse=True)
     if reasons:
         out.append(
-            "Stalls: "
-            + ", ".join(f"{md_text(stall_label(r))} {v:,.0f}" for v, r in reasons[:5])
+            "Stalls: " + ", ".join(f"{md_text(stall_label(r))} {v:,.0f}" for v, r in reasons[:5])
         )
         out.append("")
     pcs = [by[o] for o in fig.pcs if o in by]

@@ -19,6 +19,7 @@ from kernel_lens.lsp import (
     generated,
     history,
     hover,
+    kernel_lines,
     lifecycle,
     notebooks,
     outline,
@@ -53,6 +54,7 @@ FEATURES: list[Callable[[KernelLensServer], None]] = [
     timing_lint.setup,
     values.setup,
     sanitizer.setup,
+    kernel_lines.setup,
 ]
 
 

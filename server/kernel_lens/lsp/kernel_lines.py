@@ -47,8 +47,9 @@ def read_report(path: str, source: str, report: str, kernel: str | None) -> dict
     try:
         kernels = read_kernel_lines(report, path, source, kernel=kernel)
     except NcuError as exc:
-        kind = "unsupported" if "ncu_report" in str(exc) else "not-found"
-        raise ProfileError(kind, str(exc)) from None
+        if "ncu_report" in str(exc):
+            raise ProfileError("unsupported", str(exc)) from None
+        raise ProfileError("not-found", str(exc)) from None
     return {
         "report_path": report,
         "function": None,

@@ -103,8 +103,9 @@ def _read(report: str, path: str, text: str, request: KernelLinesRequest) -> lis
     try:
         return read_kernel_lines(report, path, text, kernel=request.kernel, sass=request.sass)
     except NcuError as exc:
-        kind = "unsupported" if "ncu_report" in str(exc) else "not-found"
-        raise ProfileError(kind, str(exc)) from None
+        if "ncu_report" in str(exc):
+            raise ProfileError("unsupported", str(exc)) from None
+        raise ProfileError("not-found", str(exc)) from None
 
 
 def run_kernel_lines(

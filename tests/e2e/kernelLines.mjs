@@ -62,7 +62,8 @@ async function waitAfter(r, lineText, pattern, timeoutMs, editor = r.editor()) {
 async function heatBars(editor) {
   return editor.evaluate((node) => {
     let n = 0;
-    for (const el of node.querySelectorAll(".margin-view-overlays div")) {
+    // glyph-margin decorations: in the margin's overlays, or (newer VS Code) its widgets
+    for (const el of node.querySelectorAll(".margin div, .glyph-margin-widgets div")) {
       if (getComputedStyle(el).backgroundImage.includes("data:image/svg+xml")) n += 1;
     }
     return n;

@@ -717,9 +717,10 @@ def blamed_samples(kernel: KernelPcs, sass_text: str | None) -> dict[int, dict[s
     if instructions is None:
         return None
     samples = {p.offset: dict(p.stalls) for p in kernel.pcs if p.stalls}
-    costs = {p.offset: dict(p.costs) for p in kernel.pcs if p.costs}
+    costs = {p.offset: {**p.costs, "inst_executed": p.executed} for p in kernel.pcs}
     result = stall_blame.blame_stalls(instructions, samples, costs)
-    blamed = getattr(result, "blamed", result)
+    # ``StallBlame.by_pc``: samples per pc after the blame, by reason (sums to the total)
+    blamed = getattr(result, "by_pc", result)
     if not isinstance(blamed, Mapping):
         return None
     return {int(o): {str(r): float(v) for r, v in dict(rs).items()} for o, rs in blamed.items()}

@@ -289,12 +289,8 @@ class SampledSass implements vscode.TextDocumentContentProvider {
           .flatMap((r) => r.sass.map((s) => ({ ...s, line: r.line })))
           .sort((a, b) => a.offset - b.offset);
         return [
-          `// ${k.kernel}: the SASS Nsight Compute sampled (${k.sampling})`,
-          ...rows.map(
-            (s) =>
-              `        /*${s.offset.toString(16).padStart(4, "0")}*/ ${s.text.padEnd(48)}` +
-              ` // line ${s.line}`,
-          ),
+          `// ${k.kernel} (${k.sampling})`,
+          ...rows.map((s) => `        /*${s.offset.toString(16).padStart(4, "0")}*/ ${s.text} ;`),
         ].join("\n");
       }
     }

@@ -118,6 +118,11 @@ export function registerKernelLines(ctx: Ctx): void {
     }),
     vscode.window.onDidChangeVisibleTextEditors(renderAll),
     vscode.workspace.onDidChangeTextDocument((event) => {
+      const scheme = event.document.uri.scheme;
+      if (scheme === "kernel-lens" || scheme === SAMPLES_SCHEME) {
+        renderAll(); // an assembly view's text arrived: mark its sampled instructions
+        return;
+      }
       // The figures belong to the text that ran: an edit moves lines, so they go.
       if (
         event.document.uri.scheme === "file" &&

@@ -1,0 +1,112 @@
+"""Inside the kernel on the recorded H200 reports of ``tests/data/inside/`` (``record.sh``; the
+reports and ncu's own Source page are in ``tests/data/inside/h200/``, see its README): each
+kernel's source counters on the lines of the committed kernel files — mapped by the text the
+report embedded, never by the device's checkout path — and our per-instruction figures against
+Nsight Compute's own Source page (``*.source.csv``). Skipped until the recordings are there."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kernel_lens.analysis.kernel_lines import (
+    KernelPcs,
+    fold_lines,
+    kernel_lines_json,
+    kernel_pcs_from_report,
+    kernel_span,
+)
+from tests.conftest import ROOT
+
+INSIDE = ROOT / "tests" / "data" / "inside"
+H200 = INSIDE / "h200"
+
+
+def _pcs(name: str) -> KernelPcs:
+    report = H200 / f"{name}.ncu-rep"
+    if not report.exists():
+        pytest.skip(f"{report.name} is not recorded yet (tests/data/inside/record.sh)")
+    ncu_report = pytest.importorskip("ncu_report")
+    kernels = kernel_pcs_from_report(ncu_report.load_report(str(report)))
+    assert len(kernels) == 1, [k.name for k in kernels]
+    return kernels[0]
+
+
+def _lines(name: str, doc: Path, kernel: str) -> dict[str, Any]:
+    k = _pcs(name)
+    text = doc.read_text()
+    row = kernel_lines_json(fold_lines(k, text, doc_path=str(doc), span=kernel_span(text, kernel)))
+    assert sum(r["samples"] for r in row["lines"]) + row["unplaced_samples"] == k.samples
+    placed = sum(r["share_pct"] for r in row["lines"])
+    assert placed == pytest.approx(100.0 * (1 - row["unplaced_samples"] / k.samples), abs=0.01)
+    return row
+
+
+def _by_line(row: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    return {r["line"]: r for r in row["lines"]}
+
+
+def test_matmul_its_loop_and_its_inlined_helper() -> None:
+    row = _lines("tl_matmul", INSIDE / "tl_matmul.py", "matmul_kernel")
+    by = _by_line(row)
+    assert set(by) <= set(range(11, 40)), sorted(by)  # all inside the kernel
+    assert row["unplaced_samples"] == 0, row["unplaced_why"]
+    # leaky_relu lives in tl_helpers.py: its instructions fold onto line 37, named
+    assert 37 in by and any("leaky_relu" in h for h in by[37]["helpers"])
+    assert by[34]["executed"] > 0  # tl.dot
+
+
+def test_vector_add_its_helper_on_its_call() -> None:
+    row = _lines("tl_vector_add", INSIDE / "tl_vector_add.py", "add_kernel")
+    by = _by_line(row)
+    assert row["unplaced_samples"] == 0, row["unplaced_why"]
+    assert 12 in by and any("tile_offsets" in h for h in by[12]["helpers"])
+    assert {14, 15, 16} <= set(by)
+
+
+def test_load_inline_cuda_on_the_python_lines() -> None:
+    row = _lines("cuda_strided_sum", INSIDE / "cuda_strided.py", "strided_sum")
+    assert set(row["files"].values()) == {"load_inline"}
+    assert set(_by_line(row)) <= set(range(14, 21))
+
+
+def _source_page(name: str) -> list[dict[str, str]]:
+    path = H200 / f"{name}.source.csv"
+    if not path.exists():
+        pytest.skip(f"{path.name} is not recorded yet")
+    text = path.read_text(errors="replace")
+    start = next((i for i, line in enumerate(text.splitlines()) if line.startswith('"')), 0)
+    return list(csv.DictReader(io.StringIO("\n".join(text.splitlines()[start:]))))
+
+
+def _column(rows: list[dict[str, str]], *words: str) -> str:
+    for name in rows[0]:
+        if all(w.lower() in name.lower() for w in words):
+            return name
+    raise AssertionError(f"no column with {words}: {list(rows[0])}")
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text.replace(",", "") or 0)
+    except ValueError:
+        return 0.0
+
+
+@pytest.mark.parametrize("name", ["tl_matmul", "tl_vector_add", "tl_strided", "cuda_strided_sum"])
+def test_each_instruction_matches_nsight_computes_own_source_page(name: str) -> None:
+    k = _pcs(name)
+    rows = _source_page(name)
+    samples = _column(rows, "Warp Stall Sampling (All")
+    executed = _column(rows, "Instructions Executed")
+    theirs = sorted(_number(r[samples]) for r in rows if r.get(executed, "") != "")
+    ours = sorted(p.samples for p in k.pcs)
+    assert sum(theirs) == pytest.approx(sum(ours))
+    assert sorted(x for x in theirs if x) == sorted(x for x in ours if x)
+    assert sorted(_number(r[executed]) for r in rows if r[executed]) == sorted(
+        p.executed for p in k.pcs if p.executed
+    ) or sum(_number(r[executed]) for r in rows) == pytest.approx(k.executed)

@@ -88,7 +88,8 @@ export function registerKernelLines(ctx: Ctx): void {
         hover.supportHtml = false;
         const options = decoration(document, row.line, row.text, hover);
         texts.push(options);
-        const level = heatLevel(row.share_pct);
+        // once the blame (issue 43) ran, the heat follows the cause
+        const level = heatLevel(row.blamed_pct ?? row.share_pct);
         if (level > 0) {
           bars[level - 1]?.push({ range: options.range });
         }

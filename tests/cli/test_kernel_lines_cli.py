@@ -16,7 +16,7 @@ def test_a_recorded_report_per_line_as_text_and_json() -> None:
     pytest.importorskip("ncu_report")
     code, out, err = run_cli("ncu", "lines", str(KERNEL_FILE), "--report", str(REPORT))
     assert code == 0, err
-    assert "triton_fused_kernel.py:26  73% of samples · long scoreboard (waiting on memory)" in out
+    assert "triton_fused_kernel.py:26  71% of samples · long scoreboard (waiting on memory)" in out
     assert "hottest line 26: Warps wait for global or local memory" in out
     code, data, err = run_cli(
         "ncu", "lines", f"{KERNEL_FILE}::triton_poi_fused_add_mul_relu_0", "--report",
@@ -25,7 +25,7 @@ def test_a_recorded_report_per_line_as_text_and_json() -> None:
     assert code == 0, err
     (kernel,) = data["kernels"]
     assert kernel["lines"][0]["line"] == 26 and kernel["interval_cycles"] == 2048
-    assert data["before"]["kernels"][0]["samples"] == kernel["samples"] == 328
+    assert data["before"]["kernels"][0]["samples"] == kernel["samples"] == 341
 
 
 def test_a_report_that_is_not_one_says_so() -> None:

@@ -6,14 +6,14 @@
  * both copied into the workspace by `RECORDED_FILES`). **Kernel Lens: Kernel Lines from Nsight
  * Compute Report…** with the cursor in the kernel, the report picked:
  *
- * - after `tmp2 = triton_helpers.maximum(tmp1, tmp0)`: `73% of samples · long scoreboard
+ * - after `tmp2 = triton_helpers.maximum(tmp1, tmp0)`: `71% of samples · long scoreboard
  *   (waiting on memory) · 19% of instructions · via maximum` (the inlined helper's instructions,
  *   which the line table gives to triton_helpers.py, folded onto its call);
- * - after the kernel's first line: `Kernel lines: 328 samples · 1 every 2,048 cycles …`;
+ * - after the kernel's first line: `Kernel lines: 341 samples · 1 every 2,048 cycles …`;
  * - a heat bar in the gutter of the sampled lines;
  * - the hover of the hot line lists its SASS with samples (`FSETP.GEU.AND P0 … 239`);
  * - **Kernel Lens: Show Sampled SASS** opens the report's instructions beside, the hot one
- *   marked `◀ 239 samples (73%) · line 26`.
+ *   marked `◀ 239 samples (70%) · line 26`.
  *
  * Run with `KERNEL_LENS_E2E_SCENARIOS=1,160` (1 answers the trust prompt; reading a report runs
  * no user code, so trust is not needed for this one).
@@ -91,7 +91,7 @@ export const KERNEL_LINES_SCENARIOS = [
         const hot = await waitAfter(
           r,
           HOT_LINE,
-          /^73% of samples · long scoreboard \(waiting on memory\) · 19% of instructions · via maximum$/,
+          /^71% of samples · long scoreboard \(waiting on memory\) · 19% of instructions · via maximum$/,
           60_000,
         );
         r.log(`    hot line: ${hot}`);
@@ -101,7 +101,7 @@ export const KERNEL_LINES_SCENARIOS = [
         const header = await waitAfter(
           r,
           "@triton_heuristics.pointwise(",
-          /^⟵ Kernel lines: 328 samples · 1 every 2,048 cycles per SM sub-partition · 1 launch · 4\.16 µs per launch · hottest: line 26/,
+          /^⟵ Kernel lines: 341 samples · 1 every 2,048 cycles per SM sub-partition · 1 launch · 4\.16 µs per launch · hottest: line 26/,
           10_000,
         );
         r.log(`    header: ${header}`);
@@ -141,7 +141,7 @@ export const KERNEL_LINES_SCENARIOS = [
         const mark = await waitAfter(
           r,
           "FSETP.GEU.AND P0, PT, R2, RZ, PT",
-          /^◀ 239 samples \(73%\) · line 26$/,
+          /^◀ 239 samples \(70%\) · line 26$/,
           15_000,
           sass,
         );

@@ -280,7 +280,10 @@ def _action_pcs(action: Any) -> KernelPcs | None:
     if inst is None or inst.num_instances() == 0 or not inst.has_correlation_ids():
         return None
     ids = inst.correlation_ids()
-    pcs = [int(ids.as_uint64(i)) for i in range(inst.num_instances())]
+    executed_at = {int(ids.as_uint64(i)): _value(inst, i) for i in range(inst.num_instances())}
+    # Samples land on PCs ``inst_executed`` may not list (a trailing ``BRA``): the union.
+    sampled = _per_pc(action, "smsp__pcsamp_sample_count", 0)
+    pcs = sorted(set(executed_at) | {pc for pc, n in sampled.items() if n})
     base = _function_base(action, min(pcs))
     names = [str(n) for n in action.metric_names()]
     reasons = [
@@ -292,7 +295,7 @@ def _action_pcs(action: Any) -> KernelPcs | None:
     stalls = {r: _per_pc(action, _STALL_PREFIX + r, base) for r in reasons}
     costs = {c: _per_pc(action, c, base) for c in COST_METRICS if c in names}
     records: list[PcRecord] = []
-    for i, pc in enumerate(pcs):
+    for pc in pcs:
         offset = pc - base
         info = action.source_info(pc)
         file = str(info.file_name()) if info is not None and info.file_name() else None
@@ -307,7 +310,7 @@ def _action_pcs(action: Any) -> KernelPcs | None:
                 sass=sass,
                 file=file,
                 line=line,
-                executed=_value(inst, i),
+                executed=executed_at.get(pc, 0.0),
                 samples=samples.get(offset, 0.0),
                 stalls={r: v[offset] for r, v in stalls.items() if v.get(offset)},
                 costs={c: v[offset] for c, v in costs.items() if v.get(offset)},

@@ -58,6 +58,8 @@ def test_matmul_its_loop_and_its_inlined_helper() -> None:
     # leaky_relu lives in tl_helpers.py: its instructions fold onto line 37, named
     assert 37 in by and any("leaky_relu" in h for h in by[37]["helpers"])
     assert by[34]["executed"] > 0  # tl.dot
+    # the k-loop (its two tl.load lines, tl.dot and the pointer increments) holds the samples
+    assert sum(by[n]["share_pct"] for n in range(31, 37) if n in by) > 90
 
 
 def test_vector_add_its_helper_on_its_call() -> None:
@@ -66,12 +68,27 @@ def test_vector_add_its_helper_on_its_call() -> None:
     assert row["unplaced_samples"] == 0, row["unplaced_why"]
     assert 12 in by and any("tile_offsets" in h for h in by[12]["helpers"])
     assert {14, 15, 16} <= set(by)
+    # the store's line, where the sum waits for both loads
+    assert row["lines"][0]["line"] == 16 and row["lines"][0]["stall"] == "long_scoreboard"
+
+
+def test_a_store_lines_drain_and_its_wait_are_both_said() -> None:
+    """The strided Triton kernel's store line holds the sum waiting on the loads (long
+    scoreboard) and, on the ``BRA`` after ``EXIT``, the stores draining: both said, and the
+    remedy is the wait's (the drain cannot be changed)."""
+    row = _lines("tl_strided", INSIDE / "tl_strided.py", "strided_sum_kernel")
+    top = row["lines"][0]
+    assert top["line"] == 15 and top["stall"] == "drain"
+    assert "drain (stores draining at exit), long scoreboard (waiting on memory)" in top["text"]
+    assert row["remedy"]["reason"] == "long_scoreboard"
 
 
 def test_load_inline_cuda_on_the_python_lines() -> None:
     row = _lines("cuda_strided_sum", INSIDE / "cuda_strided.py", "strided_sum")
     assert set(row["files"].values()) == {"load_inline"}
     assert set(_by_line(row)) <= set(range(14, 21))
+    top = row["lines"][0]  # the FADD of `out[i] = a + b;` waits on both loads
+    assert top["line"] == 19 and top["stall"] == "long_scoreboard" and top["share_pct"] > 80
 
 
 def _source_page(name: str) -> list[dict[str, str]]:

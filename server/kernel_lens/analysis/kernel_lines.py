@@ -167,6 +167,8 @@ COST_METRICS: tuple[str, ...] = (
 
 #: Fewer samples than this for a kernel and the shares are said to be rough.
 MIN_SAMPLES = 200
+#: A line's second stall reason is said when it holds this share of the line's samples.
+SECOND_REASON = 0.3
 
 
 @dataclass
@@ -521,6 +523,17 @@ class LineFigures:
             return max(waits, key=lambda r: waits[r])
         return "selected" if self.stalls.get("selected") else None
 
+    @property
+    def second_stall(self) -> str | None:
+        """A second reason that holds at least :data:`SECOND_REASON` of the line's samples (a
+        store line's drain beside its wait on the loads): said too, never hidden."""
+        first = self.stall
+        rest = {r: v for r, v in self.stalls.items() if r not in (first, "selected") and v > 0}
+        if not rest or self.samples <= 0:
+            return None
+        best = max(rest, key=lambda r: rest[r])
+        return best if rest[best] >= SECOND_REASON * self.samples else None
+
 
 @dataclass
 class KernelLines:
@@ -751,7 +764,10 @@ def lens_text(lines: KernelLines, fig: LineFigures) -> str:
     k = lines.kernel
     parts = [f"{_pct(lines.share(fig.samples, k.samples))} of samples"]
     if fig.samples > 0:
-        parts.append(stall_label(fig.stall))
+        second = fig.second_stall
+        parts.append(
+            stall_label(fig.stall) + (f", {stall_label(second)}" if second is not None else "")
+        )
     parts.append(f"{_pct(lines.share(fig.executed, k.executed))} of instructions")
     if fig.blamed is not None and lines.blamed_total:
         parts.append(f"causes {_pct(lines.share(fig.blamed, lines.blamed_total))} of stalls")
@@ -765,10 +781,16 @@ def remedy(lines: KernelLines, fig: LineFigures | None = None) -> dict[str, str]
     and Nsight Compute's own rule text for it when the report has one:
     ``{"reason", "text", "rule", "rule_title", "rule_message"}``."""
     fig = fig or lines.hottest
-    if fig is None or fig.stall is None or fig.stall not in _REMEDIES:
+    if fig is None or fig.stall is None:
         return None
-    text, rules = _REMEDIES[fig.stall]
-    out = {"reason": fig.stall, "text": text}
+    reason = fig.stall
+    # a store line's drain beside a real wait: the wait is what can be changed
+    if reason == "drain" and fig.second_stall in _REMEDIES:
+        reason = str(fig.second_stall)
+    if reason not in _REMEDIES:
+        return None
+    text, rules = _REMEDIES[reason]
+    out = {"reason": reason, "text": text}
     for rule in rules:
         found = lines.kernel.rules.get(rule)
         if found:

@@ -203,6 +203,8 @@ class KernelPcs:
     name: str
     demangled: str
     launches: int = 1
+    mangled: str = ""
+    """The symbol (``_Z11strided_sumPKfS0_Pfi``), as ``cuobjdump`` names the function."""
     duration_us: float | None = None
     interval_cycles: float | None = None
     pcs: list[PcRecord] = field(default_factory=list)
@@ -339,6 +341,7 @@ def _action_pcs(action: Any) -> KernelPcs | None:
     return KernelPcs(
         name=str(action.name()),
         demangled=str(action.name(action.NameBase_DEMANGLED)),
+        mangled=str(action.name(action.NameBase_MANGLED)),
         duration_us=duration / 1000.0 if duration is not None else None,
         interval_cycles=_scalar(action, "smsp__pcsamp_interval_cycles"),
         pcs=sorted(records, key=lambda r: r.offset),
@@ -724,7 +727,7 @@ def blamed_samples(kernel: KernelPcs, sass_text: str | None) -> dict[int, dict[s
     except ImportError:
         return None
     functions = sass_control.parse_cuobjdump(sass_text)
-    instructions = functions.get(kernel.name)
+    instructions = functions.get(kernel.mangled) or functions.get(kernel.name)
     if instructions is None:
         for fn, ins in functions.items():
             if kernel.name in fn or fn in kernel.demangled:

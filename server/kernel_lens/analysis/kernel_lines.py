@@ -42,6 +42,7 @@ from kernel_lens.analysis.safe_text import md_code, md_text
 __all__ = [
     "COST_METRICS",
     "MIN_SAMPLES",
+    "SECOND_REASON",
     "STALL_LABELS",
     "KernelLines",
     "KernelPcs",
@@ -50,12 +51,17 @@ __all__ = [
     "blamed_samples",
     "compare_lines",
     "fold_lines",
+    "iter_sorted",
+    "kernel_lines_json",
     "kernel_pcs_from_report",
     "kernel_span",
     "lens_text",
     "line_hover",
     "line_map",
     "remedy",
+    "sampling_text",
+    "shares",
+    "stall_label",
 ]
 
 _STALL_PREFIX = "smsp__pcsamp_warps_issue_stalled_"

@@ -3,8 +3,8 @@ from recorded reports read on this CPU machine with NVIDIA's ``ncu_report``.
 
 ``tests/data/h200/triton_fused_full.ncu-rep`` is a ``--set full`` run (which includes the
 SourceCounters section) of Inductor's ``triton_poi_fused_add_mul_relu_0`` on the H200 (see
-tests/data/h200/README.md): 21 SASS instructions and a trailing `BRA` (no instructions executed, 13 samples: the
-stores draining), 341 samples, the kernel's file and Inductor's
+tests/data/h200/README.md): 21 SASS instructions and a trailing ``BRA`` (never executed, 13
+samples: the stores draining), 341 samples, the kernel's file and Inductor's
 ``triton_helpers.py`` embedded (``--import-source yes``). Its ``triton_helpers.maximum`` is
 inlined: the line table credits its instructions to ``triton_helpers.py`` lines 116 and 119,
 and they fold onto the kernel's line 26 (``tmp2 = triton_helpers.maximum(tmp1, tmp0)``).

@@ -231,3 +231,34 @@ def test_a_triton_helper_of_another_file_folds_to_the_kernel_line_that_calls_it(
     assert set(by) == {12, 14, 16}
     assert by[12]["helpers"] == ["tile_offsets"] and by[12]["share_pct"] == 3.0
     assert "via tile_offsets" in by[12]["text"]
+
+
+def test_the_ncu_command_profiles_only_the_kernels_launches() -> None:
+    from kernel_lens.agent.stages.kernel_lines import ncu_command
+
+    cmd = ncu_command("ncu", "/r.ncu-rep", ["python", "-m", "child"], kernel="add_kernel",
+                      launches=3)  # fmt: skip
+    assert cmd[:9] == [
+        "ncu", "--section", "SourceCounters", "--section", "SpeedOfLight",
+        "--import-source", "yes", "--clock-control", "none",
+    ]  # fmt: skip
+    assert cmd[cmd.index("-k") + 1] == "regex:^add_kernel" and cmd[cmd.index("-c") + 1] == "3"
+    assert "--profile-from-start" in cmd and cmd[-3:] == ["python", "-m", "child"]
+
+
+def test_a_second_run_says_each_lines_share_before() -> None:
+    from kernel_lens.lsp.kernel_lines import with_before
+
+    now = {"kernels": [{"kernel": "k", "duration_us": 2.0, "lines": [
+        {"line": 3, "share_pct": 60.0, "text": "60% of samples"},
+        {"line": 5, "share_pct": 40.0, "text": "40% of samples"},
+    ]}]}  # fmt: skip
+    before = {"kernels": [{"kernel": "k", "duration_us": 3.0, "lines": [
+        {"line": 3, "share_pct": 20.0},
+    ]}]}  # fmt: skip
+    rows = with_before(now, before)["kernels"][0]
+    assert rows["before_duration_us"] == 3.0
+    assert [(r["before_pct"], r["text"]) for r in rows["lines"]] == [
+        (20.0, "60% of samples · was 20%"),
+        (None, "40% of samples · was -"),
+    ]

@@ -2,7 +2,7 @@
 floors.
 
     python benchmarks/bench_traces.py [--sizes 1000000,3000000,10000000] [--before REV]
-        [--kinds kl,server,lsp,floor,hta] [--repeat N]
+        [--kinds kl,server,lsp,floor,hta] [--repeat N] [--cpus 2,16,64]
 
 Synthetic traces are made by repeating a recorded H200 trace's step end to end with consistent
 ids (`benchmarks/trace_synth.py`), written once to ``$TMPDIR/kernel-lens-bench-traces`` and
@@ -39,6 +39,7 @@ less (the work is single-threaded), so say which when quoting them.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -136,17 +137,27 @@ def measure_server_open(path: str) -> dict[str, Any]:
     """What the language server does on a first open: the reading child process (its Python
     start and imports included), then the saved store mapped and its overview built."""
     from kernel_lens.traces.cache import load_store
-    from kernel_lens.traces.readers import READER_MALLOC
+    from kernel_lens.traces.readers import reader_env
 
     folder = os.path.join(tempfile.mkdtemp(prefix="kl-bench-open-"), "store")
-    env = {"GLIBC_TUNABLES": READER_MALLOC, **os.environ, "PYTHONPATH": str(ROOT / "server")}
+    # As the server starts it (`reader_env`): this package first on PYTHONPATH, the entries
+    # already there kept. (Until issue 36 this replaced PYTHONPATH: on the device host, whose
+    # msgspec is in a carried folder on PYTHONPATH, the reader fell back to the json parser:
+    # 16.9 s and 9.4x the file, taken for an effect of the host's 16 cores.)
+    here = os.environ.get("PYTHONPATH", "")
+    env = reader_env({**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (str(ROOT / "server"), here) if p)})  # fmt: skip
     t0 = time.perf_counter()
-    subprocess.run(
+    done = subprocess.run(
         [sys.executable, "-m", "kernel_lens.traces.reader", path, folder],
         check=True,
         capture_output=True,
         env=env,
     )
+    decoder = "?"
+    for line in done.stdout.decode("utf-8", "replace").splitlines():
+        with contextlib.suppress(ValueError, AttributeError):
+            decoder = json.loads(line).get("decoder", decoder)
     store = load_store(folder)
     assert store is not None and store.summary is not None
     store.timeline()
@@ -158,6 +169,7 @@ def measure_server_open(path: str) -> dict[str, Any]:
         "open_cpu_s": children.ru_utime + children.ru_stime + me.ru_utime + me.ru_stime,
         "child_peak_mb": children.ru_maxrss / 1024,
         "peak_mb": _peak_mb(),
+        "decoder": decoder,
     }
 
 
@@ -172,9 +184,11 @@ def measure_lsp(path: str) -> dict[str, Any]:
     import asyncio
 
     async def one(spare: bool) -> tuple[float, float, int, int]:
+        here = os.environ.get("PYTHONPATH", "")
         env = {
             **os.environ,
-            "PYTHONPATH": str(ROOT / "server"),
+            # (kept: the device host's pygls and msgspec are in a carried folder on it)
+            "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT / "server"), here) if p),
             "KERNEL_LENS_CACHE": tempfile.mkdtemp(prefix="kl-bench-lsp-"),
             "KERNEL_LENS_TRACE_SPARE": "1" if spare else "0",
         }
@@ -311,7 +325,34 @@ def measure_hta(path: str) -> dict[str, Any]:
     return {"hta_s": time.perf_counter() - t0, "peak_mb": _peak_mb()}
 
 
-def _child(kind: str, path: Path, rev: str | None) -> dict[str, Any]:
+def _cpus_env(cpus: int | None) -> tuple[dict[str, str], Any]:
+    """The environment and the ``preexec_fn`` of a measuring child given ``cpus`` cores: the
+    first ``cpus`` of this machine's (its affinity) when it has them, else a machine that
+    believes it has ``cpus`` (`benchmarks/cpus/sitecustomize.py`, with OpenBLAS's and OpenMP's
+    pools sized to match, as such a machine starts them); None: as this machine is."""
+    if not cpus:
+        return {}, None
+    mine = sorted(os.sched_getaffinity(0))
+    if len(mine) >= cpus:
+        chosen = set(mine[:cpus])
+        return {}, lambda: os.sched_setaffinity(0, chosen)
+    here = os.environ.get("PYTHONPATH", "")
+    return {
+        "KERNEL_LENS_FAKE_CPUS": str(cpus),
+        "OPENBLAS_NUM_THREADS": str(cpus),
+        "OMP_NUM_THREADS": str(cpus),
+        "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT / "benchmarks" / "cpus"), here) if p),
+    }, None
+
+
+def _cpus_shown(cpus: int | None) -> str:
+    real = len(os.sched_getaffinity(0))
+    if not cpus:
+        return f"{real} (all)"
+    return f"{cpus}" if cpus <= real else f"{cpus} (believed; {real} real)"
+
+
+def _child(kind: str, path: Path, rev: str | None, cpus: int | None = None) -> dict[str, Any]:
     """One measurement in its own process. Its answer comes back in a file of its own, never
     on its stdout (where a library may print: torch's ``USDT:`` lines on the H200 host); what it
     writes in temporary folders (saved stores, caches: ~0.7 GB at 10M events) goes into a folder
@@ -321,8 +362,11 @@ def _child(kind: str, path: Path, rev: str | None) -> dict[str, Any]:
         argv = [sys.executable, __file__, "--measure", kind, str(path), "--answer", str(answer)]
         if rev:
             argv += ["--before", rev]
-        env = {**os.environ, "TMPDIR": folder}
-        done = subprocess.run(argv, capture_output=True, text=True, check=False, env=env)
+        extra, preexec = _cpus_env(cpus)
+        env = {**os.environ, "TMPDIR": folder, **extra}
+        done = subprocess.run(
+            argv, capture_output=True, text=True, check=False, env=env, preexec_fn=preexec
+        )
         if done.returncode != 0 or not answer.exists():
             return {"error": (done.stderr.strip().splitlines() or ["?"])[-1]}
         result: dict[str, Any] = json.loads(answer.read_text())
@@ -343,6 +387,12 @@ def main() -> int:
     parser.add_argument(
         "--kinds", default="kl,server,lsp,floor,hta", help="which measurements (before: --before)"
     )
+    parser.add_argument(
+        "--cpus",
+        default="",
+        help="core counts to measure with, e.g. 2,16,64: the first N of this machine's cores, "
+        "or a machine that believes it has N where it has fewer (default: as it is)",
+    )
     parser.add_argument("--measure", nargs=2, metavar=("KIND", "FILE"), help=argparse.SUPPRESS)
     parser.add_argument("--answer", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -362,15 +412,22 @@ def main() -> int:
             print(json.dumps(result))
         return 0
 
-    print(f"machine: {os.cpu_count()} CPUs, python {sys.version.split()[0]}")
-    for size in [int(s) for s in args.sizes.split(",")]:
+    import platform
+
+    host = platform.node() or "?"
+    print(f"machine: {host}, {os.cpu_count()} CPUs, python {sys.version.split()[0]}")
+    table: list[str] = []
+    cores = [int(c) for c in args.cpus.split(",") if c.strip()] or [None]
+    for cpus, size in [(c, int(s)) for c in cores for s in args.sizes.split(",")]:
         path = make_trace(size)
+        if cpus:
+            print(f"\n== {_cpus_shown(cpus)} cores ==")
         mb = path.stat().st_size / 1e6
         kinds = args.kinds.split(",") + (["before"] if args.before else [])
         runs: dict[str, list[dict[str, Any]]] = {k: [] for k in kinds}
         for _ in range(args.repeat):
             for kind in kinds:  # interleaved
-                runs[kind].append(_child(kind, path, args.before))
+                runs[kind].append(_child(kind, path, args.before, cpus))
         got = {k: _median(v) for k, v in runs.items()}
         skipped = {"missing": True, "skipped": True}
         kl, server, floor, hta = (got.get(k, skipped) for k in ("kl", "server", "floor", "hta"))
@@ -397,7 +454,7 @@ def main() -> int:
                 f"  language server, first open (child process + mapped store + overview):"
                 f" {server['open_s']:.2f} s (CPU {server['open_cpu_s']:.2f} s, imports included)"
                 f" · child peak {server['child_peak_mb']:,.0f} MB"
-                f" · server peak {server['peak_mb']:,.0f} MB"
+                f" · server peak {server['peak_mb']:,.0f} MB · decoder {server['decoder']}"
             )
         lsp = got.get("lsp", skipped)
         if "skipped" in lsp:
@@ -443,7 +500,28 @@ def main() -> int:
         else:
             print(f"  HolisticTraceAnalysis: {hta['hta_s']:.2f} s · peak {hta['peak_mb']:,.0f} MB")
         _ratios(kl, server, lsp, floor, hta, mb)
+        table.append(_row(host, _cpus_shown(cpus), size, mb, kl, server, lsp, floor))
+    print("\n| machine | cores | events | MB | in process: first view s (CPU s), peak x file "
+          "| reader process: open s (CPU s), peak x file, decoder "
+          "| server request: first view s / whole s | json.load + pandas s |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|")
+    print("\n".join(table))
     return 0
+
+
+def _row(host: str, cores: str, size: int, mb: float, *got: dict[str, Any]) -> str:
+    """One row of the table a run ends with (the same on the device host and here)."""
+    kl, server, lsp, floor = (g if not {"error", "missing", "skipped"} & g.keys() else None
+                              for g in got)  # fmt: skip
+    cells = [host, cores, f"{size:,}", f"{mb:.0f}"]
+    cells.append(f"{kl['first_view_s']:.2f} ({kl['first_view_cpu_s']:.2f}), "
+                 f"{kl['peak_mb'] / mb:.2f}x" if kl else "–")  # fmt: skip
+    cells.append(f"{server['open_s']:.2f} ({server['open_cpu_s']:.2f}), "
+                 f"{server['child_peak_mb'] / mb:.2f}x, {server['decoder']}"
+                 if server else "–")  # fmt: skip
+    cells.append(f"{lsp['lsp_spare_s']:.2f} / {lsp['lsp_spare_full_s']:.2f}" if lsp else "–")
+    cells.append(f"{floor['floor_s']:.2f}" if floor else "–")
+    return "| " + " | ".join(cells) + " |"
 
 
 def _ratios(kl: dict[str, Any], server: dict[str, Any], lsp: dict[str, Any],

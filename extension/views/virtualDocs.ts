@@ -287,6 +287,18 @@ function originLines(result: AssemblyResult): string[] {
   return lines;
 }
 
+/**
+ * The registers line of the tooltip. The GPU allocates registers to a thread 8 at a time (256 per
+ * warp), and Nsight Compute's "Registers Per Thread" is that allocation: 10 used read 16 there
+ * (seen on the H200), so both are said when they differ.
+ */
+export function registersLine(registers: number): string {
+  const allocated = Math.ceil(registers / 8) * 8;
+  return allocated === registers
+    ? `Registers per thread: ${registers}`
+    : `Registers per thread: ${registers} used, ${allocated} allocated (as Nsight Compute counts them)`;
+}
+
 /** Status bar content for a kernel's compiled stage: arch, registers, spills, its origin. */
 export function assemblyInfo(result: AssemblyResult, stage: AsmStage): ViewInfo {
   const parts = [`$(chip) ${STAGE_LABELS[stage]}`, result.arch];
@@ -317,9 +329,7 @@ export function assemblyInfo(result: AssemblyResult, stage: AsmStage): ViewInfo 
       : ` (${result.types_note ?? "types not from a launch"})`;
   const tooltip = [
     `${result.kernel} compiled to ${STAGE_LABELS[stage]} for ${result.arch}${launchedBy}`,
-    result.registers === null
-      ? "Registers per thread: unknown"
-      : `Registers per thread: ${result.registers}`,
+    result.registers === null ? "Registers per thread: unknown" : registersLine(result.registers),
     `Register spills: ${result.spills} bytes (stores + loads)`,
     ...originLines(result),
     ...result.warnings.filter((w) => w !== result.types_note).map((w) => `Warning: ${w}`),

@@ -61,8 +61,10 @@ def test_registers_of_five_library_kernels_from_their_driver_equal_nsight_comput
         assert out["compiled_from"] == "launch", out.get("compiled_note")
         registers = measured.get(out["kernel"])
         assert registers, (out["kernel"], measured)
-        assert out["registers"] in registers, (target, out["registers"], registers)
+        # Nsight Compute counts what a thread is allocated (8 at a time): 10 used read 16
+        assert out["registers_allocated"] == -(-out["registers"] // 8) * 8, out
+        assert out["registers_allocated"] in registers, (target, out["registers"], registers)
         if out["kernel"] != "add_kernel":  # one launch, one count
-            assert registers == {out["registers"]}
+            assert registers == {out["registers_allocated"]}
     tuned = run_cli("asm", str(LIBS / KERNELS[-1]), "--from", str(DRIVER), "--json")[1]
     assert tuned["autotune"] and all(r["ms"] for r in tuned["autotune"]["configs"])

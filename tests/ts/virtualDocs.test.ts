@@ -4,6 +4,7 @@ import type { AssemblyResult, GeneratedCodeResult } from "../../extension/genera
 import {
   SCHEME,
   assemblyInfo,
+  registersLine,
   formatMs,
   generatedCodeInfo,
   languageFor,
@@ -131,6 +132,17 @@ describe("placeholderText", () => {
       /the generated code of f: run "Kernel Lens: Show Generated Code" again/,
     );
     assert.match(placeholderText(undefined), /this view/);
+  });
+});
+
+describe("registersLine", () => {
+  it("says what a thread is allocated (8 at a time) when it differs from what it uses", () => {
+    assert.equal(registersLine(16), "Registers per thread: 16");
+    assert.equal(
+      registersLine(10),
+      "Registers per thread: 10 used, 16 allocated (as Nsight Compute counts them)",
+    );
+    assert.match(registersLine(190), /190 used, 192 allocated/);
   });
 });
 

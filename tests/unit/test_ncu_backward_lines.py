@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from kernel_lens.analysis.ncu_lines import SeqMarks, backward_seq, kernel_line
+from kernel_lens.analysis.ncu_lines import SeqMarks, backward_seq, kernel_line, kernel_lines
 
 torch = pytest.importorskip("torch")
 
@@ -110,3 +110,26 @@ def test_marks_round_trip_and_refuse_what_they_cannot_be() -> None:
     # Lines that made no node share a number; the node goes to the last line at or below it.
     m = SeqMarks([(10, 1), (10, 2), (12, 3)], end=14)
     assert [m.line_of(n) for n in (9, 10, 11, 12, 13, 14)] == [None, 2, 2, 3, 3, None]
+
+
+def test_a_gradient_reduced_after_its_node_goes_to_the_node_s_line() -> None:
+    """On the H200 two ``reduce_kernel``s of a training step had no line: the engine sums a
+    broadcast bias's gradient to the bias's shape after ``AddmmBackward0``'s apply, inside
+    ``evaluate_function`` (which carries no sequence number) but outside the node's range. They
+    take the number of the node that ran just before in the same ``evaluate_function``."""
+    loss, marks = _run_step()
+    addmms = sorted(
+        int(n._sequence_nr()) for n in _nodes(loss.grad_fn) if n.name() == "AddmmBackward0"
+    )
+    engine = "autograd::engine::evaluate_function: AddmmBackward0"
+    # the backward runs the second linear's node first, then the first's
+    per_kernel = [
+        [engine, f"AddmmBackward0, seq = {addmms[1]}, op_id = 7", "aten::mm"],  # its GEMM
+        [engine, "aten::sum, seq = 40, op_id = 9"],  # validate_outputs' sum_to: no node range
+        ["autograd::engine::evaluate_function: ReluBackward0"],  # a node with no kernel range
+        [engine, f"AddmmBackward0, seq = {addmms[0]}, op_id = 11", "aten::mm"],
+        [engine, "aten::sum, seq = 41, op_id = 12"],
+    ]
+    assert kernel_lines(per_kernel, marks) == [FIRST + 4, FIRST + 4, None, FIRST + 1, FIRST + 1]
+    # the kernel alone (no order) has no line, as before
+    assert kernel_line(per_kernel[1], marks) is None

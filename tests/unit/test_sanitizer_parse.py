@@ -2,6 +2,8 @@
 memcheck layout of the Compute Sanitizer guide and of cuda-memcheck before it); the reports of a
 real run are checked on a GPU in tests/gpu/test_gpu_sanitizer.py."""
 
+import pytest
+
 from kernel_lens.analysis.sanitizer import parse_sanitizer
 
 REPORT = """\
@@ -54,3 +56,17 @@ def test_a_clean_run_has_no_findings() -> None:
         0,
     )
     assert parse_sanitizer("no sanitizer output at all") == ([], None)
+
+
+def test_the_checked_child_runs_without_pytorchs_caching_allocator(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A write past a tensor's end inside the caching allocator's block is invisible to memcheck
+    (0 errors on the H200 for a planted one): the child gets each tensor its own allocation."""
+    from kernel_lens.agent.stages.sanitizer import sanitizer_env
+
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    monkeypatch.setenv("PYTORCH_NO_CUDA_MEMORY_CACHING", "0")
+    env = sanitizer_env({"KEEP": "me"})
+    assert env["PYTORCH_NO_CUDA_MEMORY_CACHING"] == "1"
+    assert "TRITON_INTERPRET" not in env and env["KEEP"] == "me"

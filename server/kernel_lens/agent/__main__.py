@@ -44,6 +44,7 @@ from typing import Any, BinaryIO
 from kernel_lens.agent import remote
 from kernel_lens.agent.deadline import request_stop, set_job_timeout
 from kernel_lens.agent.engine import METHODS, dispatch
+from kernel_lens.agent.phases import mark, process_start
 from kernel_lens.wire.envelope import HURRY, STOP, decode, encode, error_object
 from kernel_lens.wire.errors import ErrorKind, ErrorObject, ProfileError
 from kernel_lens.wire.processes import (
@@ -61,8 +62,14 @@ _WARM_MODULES = (
     "kernel_lens.agent.stages.timing",
     "kernel_lens.agent.stages.ops",
     "kernel_lens.analysis.line_attribution",
-    "kernel_lens.analysis.trace_summary",
 )
+#: Imported once ``ready`` is said and no job is waiting (a job agent), or before it (a
+#: template): pandas (~0.3-1 s), which a profile needs only after its per-line ops are sent (the
+#: trace's summary). A cold click that comes while the agent warms up gets its first lens
+#: without waiting for it (issue 36).
+_IDLE_MODULES = ("kernel_lens.analysis.trace_summary",)
+#: Seconds a ready agent waits for a job sent on its ``ready`` before its idle imports.
+_JOB_GRACE_S = 0.3
 
 
 def _take_protocol_channels() -> tuple[BinaryIO, BinaryIO]:
@@ -153,10 +160,17 @@ def _warm_up(
     ``say`` is told each phase as it starts (``importing torch``), so a job waiting for this
     agent can say what it waits for."""
     began = time.perf_counter()
-    tell = say or (lambda phase: None)
+
+    def tell(phase: str) -> None:
+        mark(phase)
+        if say is not None:
+            say(phase)
+
     try:
         tell("importing torch")
         import torch
+
+        mark("torch imported")
 
         from kernel_lens.agent import profiler_start
 
@@ -168,6 +182,7 @@ def _warm_up(
             tell("initialising CUDA")
             ready["device"] = torch.cuda.get_device_name()
             torch.cuda.init()
+            mark("CUDA context made")
     except Exception as exc:  # a missing torch is reported per job, not fatal here
         ready["torch"] = None
         ready["torch_error"] = f"{type(exc).__name__}: {exc}"
@@ -180,10 +195,11 @@ def _warm_up(
         for name in ("torch.profiler",):
             with contextlib.suppress(Exception):
                 importlib.import_module(name)
-        for name in _WARM_MODULES:
+        for name in (*_WARM_MODULES, *_IDLE_MODULES):
             with contextlib.suppress(Exception):
                 importlib.import_module(name)
         ready["warm_s"] = round(time.perf_counter() - began, 3)
+        mark("template warm")
         return
     try:
         tell("starting the profiler once")
@@ -198,6 +214,7 @@ def _warm_up(
                 torch.ones(2).add_(1)
     except Exception as exc:  # the job will meet (and report) the same problem
         ready["profiler_error"] = f"{type(exc).__name__}: {exc}"
+    mark("profiler's first start done")
     tell("importing Kernel Lens's stages")
     for name in _WARM_MODULES:
         with contextlib.suppress(Exception):
@@ -310,6 +327,8 @@ def _report_children() -> None:
 def main() -> int:
     """Serve jobs until the protocol input closes (in practice: one job, then killed)."""
     global _JOB_AGENT
+    mark("process started", process_start())
+    mark("agent modules imported")
     template_fd = os.environ.pop(TEMPLATE_ENV, None)
     if template_fd is not None:
         return _template(int(template_fd))
@@ -368,9 +387,20 @@ def main() -> int:
     _warm_up(ready, say=lambda phase: send({"event": "warming", "phase": phase}))
     sys.stderr.flush()
     send(ready)
+    mark("ready")
+    # A job sent on ``ready`` (a click that waited for this agent, the CLI's job) starts at once;
+    # with none the rest of the warm-up is imported while nobody waits (a job imports it later).
+    pending: bytes | None = None
+    try:
+        pending = inbox.get(timeout=_JOB_GRACE_S)
+    except queue.Empty:
+        for name in _IDLE_MODULES:
+            with contextlib.suppress(Exception):
+                importlib.import_module(name)
+        mark("idle imports done")
 
     while True:
-        raw = inbox.get()
+        raw, pending = (pending, None) if pending is not None else (inbox.get(), None)
         if not raw.strip():
             continue
         try:
@@ -397,13 +427,17 @@ def main() -> int:
         if job_id is not None and not guard.installed:
             guard.install()
 
+        mark(f"job received: {method}")
+
         def progress(stage: str, text: str, job_id: Any = job_id) -> None:
+            mark(f"progress {stage}: {text}")
             send({"id": job_id, "progress": {"stage": stage, "message": text}})
 
         def partial(
             patch: dict[str, Any], final: list[str], stage: str, job_id: Any = job_id
         ) -> None:
             send({"id": job_id, "partial": {"result": patch, "final": final, "stage": stage}})
+            mark(f"partial sent: {stage} ({', '.join(sorted(patch))[:80]})")
 
         timeout = message.get("timeout")
         set_job_timeout(
@@ -462,6 +496,8 @@ def main() -> int:
             for item in remote.returned_files(reply["result"], lambda t: print(t, file=sys.stderr)):
                 send({"id": job_id, "file": item})
         remote.cleanup()
+        # (before the send: the parent may end this process as soon as it has the answer)
+        mark("result sent" if "result" in reply else "error sent")
         send(reply)
         sys.stderr.flush()
     sys.stderr.flush()

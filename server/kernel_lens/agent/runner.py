@@ -550,6 +550,18 @@ def _profiled_pass(
     out: dict[str, Any] = {"trace_path": passed.trace_path, "profiled_runs": passed.runs}
     if device == "cuda":  # Inductor's launch metadata (bytes, FLOPs) for the roofline; popped
         out["_trace_events"] = passed.trace.get("traceEvents") or []
+        # No kernels on CUDA while another CUPTI client holds the process: an error naming it,
+        # never lines without kernels (issue 36).
+        from kernel_lens.agent.cupti_guard import check_recorded
+
+        check_recorded(
+            f"the profile of {target.info.qualname}",
+            cuda_ran=True,
+            kernels=sum(
+                1 for e in out["_trace_events"] if isinstance(e, dict) and e.get("cat") == "kernel"
+            ),
+            own="torch.profiler",
+        )
     if passed.trace_error is not None:
         out["trace_error"] = passed.trace_error
     if "ops" in request.stages:
@@ -590,10 +602,16 @@ def _profiled_pass(
         )
     if "trace" not in request.stages:
         return out, None
-    from kernel_lens.analysis.trace_summary import summarize_trace
-
     trace = passed.trace
-    return out, lambda: summarize_trace(trace).to_json()
+
+    def summary() -> dict[str, Any]:
+        # pandas, imported here: after the per-line ops are sent (an agent that took its job
+        # on `ready` has not imported it yet; issue 36)
+        from kernel_lens.analysis.trace_summary import summarize_trace
+
+        return summarize_trace(trace).to_json()
+
+    return out, summary
 
 
 def _compiled_stage(

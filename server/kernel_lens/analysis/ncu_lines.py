@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 from kernel_lens.analysis.line_attribution import LINE_RANGE_RE
 
-__all__ = ["SeqMarks", "backward_seq", "kernel_line"]
+__all__ = ["SeqMarks", "backward_seq", "kernel_line", "kernel_lines"]
 
 #: ``emit_nvtx``'s range name: ``{name}, seq = {N}`` then optional ``, op_id = …`` and sizes.
 _SEQ_RE = re.compile(r"^(?P<name>[^,]+), seq = (?P<seq>\d+)")
@@ -98,3 +98,36 @@ def kernel_line(ranges: Sequence[str], marks: SeqMarks | None) -> int | None:
         if m:
             line = int(m.group("line"))
     return line
+
+
+def _evaluating(ranges: Sequence[str]) -> str | None:
+    """The node the autograd engine is evaluating around a kernel
+    (``autograd::engine::evaluate_function: AddmmBackward0`` → ``AddmmBackward0``), if any."""
+    for name in ranges:
+        if name.startswith(_ENGINE_PREFIX):
+            return name.removeprefix(_ENGINE_PREFIX).split(",", 1)[0].strip()
+    return None
+
+
+def kernel_lines(per_kernel: Sequence[Sequence[str]], marks: SeqMarks | None) -> list[int | None]:
+    """:func:`kernel_line` of each kernel in launch order, plus the kernels the engine runs for a
+    node outside the node's own range: ``evaluate_function`` carries no sequence number, and
+    after a node's ``apply`` it reduces each gradient to its input's shape (``validate_outputs``:
+    a broadcast bias's gradient summed over the batch, seen on the H200 as ``reduce_kernel``
+    with no line). Such a kernel takes the number of the last kernel that ran inside a node of
+    that name — the node it follows (torch's own profiler plumbs the number the same way, from
+    the node event that follows ``evaluate_function``)."""
+    out: list[int | None] = []
+    last_seq: dict[str, int] = {}
+    for ranges in per_kernel:
+        evaluating = _evaluating(ranges)
+        seq = backward_seq(ranges)
+        line = kernel_line(ranges, marks)
+        if evaluating is not None and seq is not None:
+            last_seq[evaluating] = seq
+        elif evaluating is not None and seq is None and marks is not None:
+            known = last_seq.get(evaluating)
+            if known is not None:
+                line = marks.line_of(known) or line
+        out.append(line)
+    return out

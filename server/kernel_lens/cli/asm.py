@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         say(f"// {f['kernel']}: not compiled ({f['error']['kind']}): {f['error']['message']}")
     for j in rows:
         say(
-            f"// {j['kernel']} · {args.stage.upper()} · {j['arch']} · {j['registers']} registers · "
+            f"// {j['kernel']} · {args.stage.upper()} · {j['arch']} · {_registers(j)} · "
             f"{j['spills']} bytes spilled · launched by {j['launcher']} with {j['constexprs']}"
         )
         say(f"// {asm_origin(j)}")
@@ -78,6 +78,16 @@ def run(args: argparse.Namespace) -> int:
                 say(f"//   {'*' if row['chosen'] else ' '} [{i}] {row['config']}: {ms}")
         say(j["asm"])
     return 0
+
+
+def _registers(j: dict[str, Any]) -> str:
+    """``10 registers (16 allocated)``: used, and what a thread is given when that differs."""
+    used, allocated = j.get("registers"), j.get("registers_allocated")
+    if used is None:
+        return "registers unknown"
+    if allocated is not None and allocated != used:
+        return f"{used} registers ({allocated} allocated)"
+    return f"{used} registers"
 
 
 def asm_origin(j: dict[str, Any]) -> str:

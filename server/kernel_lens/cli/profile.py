@@ -32,6 +32,12 @@ def run(args: argparse.Namespace) -> int:
     if driver is not None and not os.path.isfile(driver):
         return usage_error(args, f"--from: no such file {args.driver}")
     window = args.skip or args.steps is not None or args.after is not None
+    if getattr(args, "light", False):
+        if not script or window or driver is not None:
+            return usage_error(
+                args, "--light profiles a whole run: PATH alone, without --skip/--steps/--after"
+            )
+        return _run_light(args, path, argv)
     if window and not script:
         return usage_error(args, "--skip/--steps/--after cut a whole script's run: PATH alone")
     if argv and not script and driver is None:
@@ -172,6 +178,64 @@ def _record_history(
     return recorded.comparison
 
 
+def _run_light(args: argparse.Namespace, path: str, argv: list[str]) -> int:
+    """``--light``: `kernel_lens.agent.light` in this interpreter, its lines printed."""
+    import subprocess
+    import sys
+
+    from kernel_lens.analysis.light_lines import LIGHT_LABEL
+
+    command = [sys.executable, "-m", "kernel_lens.agent.light", os.path.abspath(path)]
+    for folder in args.workspace or []:
+        command += ["--workspace", os.path.abspath(folder)]
+    if args.trace_dir:
+        command += ["--out", os.path.abspath(args.trace_dir)]
+    command += ["--", *argv]
+    try:
+        done = subprocess.run(
+            command, stdout=subprocess.PIPE, text=True, timeout=args.timeout, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return usage_error(args, f"the light profile ran past --timeout {args.timeout:g} s")
+    lines = [line for line in done.stdout.splitlines() if line.startswith('{"ok"')]
+    # The script's own output, on stderr (stdout carries the answer).
+    printed = [line for line in done.stdout.splitlines() if not line.startswith('{"ok"')]
+    if printed and not args.quiet:
+        sys.stderr.write("\n".join(printed).strip("\n") + "\n")
+    if not lines:
+        stderr_line(
+            f"kernel-lens: the light profile ended without an answer (exit {done.returncode})"
+        )
+        return 1
+    answer = json.loads(lines[-1])
+    if args.json:
+        say(json.dumps(answer["result"] if answer.get("ok") else {"error": answer["error"]}))
+        return 0 if answer.get("ok") else 1
+    if not answer.get("ok"):
+        error = answer["error"]
+        stderr_line(f"kernel-lens: {error['kind']}: {error['message']}")
+        return 1
+    result = answer["result"]
+    say(f"{os.path.basename(path)} · {LIGHT_LABEL}")
+    kernels_ms, other_ms = result["total_kernel_us"] / 1e3, result["other_us"] / 1e3
+    say(
+        f"run {result['wall_s']:.2f} s · kernels {kernels_ms:.1f} ms in {result['launches']:,} "
+        f"launches · other (no workspace line) {other_ms:.1f} ms · stored "
+        f"{result['stored_bytes'] / 1e3:.0f} kB"
+    )
+    rows = [
+        (file, int(line), got)
+        for file, by_line in result["files"].items()
+        for line, got in by_line.items()
+    ]
+    rows.sort(key=lambda r: -r[2]["kernel_us"])
+    for file, line, got in rows[:40]:
+        top = got["kernels"][0]["name"] if got["kernels"] else ""
+        say(f"  {os.path.relpath(file)}:{line}  {got['kernel_us'] / 1e3:9.2f} ms  "
+            f"{got['launches']:>7,} launches  {top[:60]}")  # fmt: skip
+    return 0
+
+
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register the command's parser."""
     p = sub.add_parser("profile", help="profile one function")
@@ -277,6 +341,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--after",
         metavar="TIME",
         help="whole script: start profiling no earlier than TIME into the run (30s, 2m)",
+    )
+    p.add_argument(
+        "--light",
+        action="store_true",
+        help="whole script: the light profile (Triton's Proton, CUDA): every line's GPU kernel "
+        "time for the whole run at a few percent of its time and a few kB stored; no ATen op "
+        "names, backward's kernels not on the forward lines (the default deep profile, or a "
+        "window with --steps, has both)",
     )
     timeout_option(p)
     p.set_defaults(func=run, takes_script_args=True)

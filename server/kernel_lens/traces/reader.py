@@ -25,7 +25,7 @@ from kernel_lens.analysis.trace_summary import summarize_columns
 from kernel_lens.traces.cache import save_store
 from kernel_lens.traces.read import read_columns
 
-__all__ = ["main", "walk_in_two"]
+__all__ = ["SLOW_DECODER", "fast_decoder", "main", "walk_in_two"]
 
 I64 = npt.NDArray[np.int64]
 
@@ -54,6 +54,9 @@ def main(argv: list[str]) -> int:
         save_store(store, partial)
         say({"partial": partial, "fraction": round(fraction, 4), "events": len(columns)})
 
+    decoder = fast_decoder()
+    if decoder != "msgspec":
+        progress(0.0, SLOW_DECODER)
     try:
         columns = read_columns(path, progress, on_prefix)
         progress(0.7, "summarising")
@@ -69,8 +72,25 @@ def main(argv: list[str]) -> int:
     except MemoryError:
         say({"error": f"{path} is too large to read in this machine's memory"})
         return 1
-    say({"done": folder})
+    say({"done": folder, "decoder": decoder})
     return 0
+
+
+#: Said (progress, then the server's log) when a reader has no msgspec.
+SLOW_DECODER = (
+    "msgspec is not installed in this Python: reading with the standard json parser (about 7x "
+    "slower, about 9x the file in memory); pip install msgspec"
+)
+
+
+def fast_decoder() -> str:
+    """``"msgspec"`` when the typed decoder can be imported here, else ``"json"`` (the standard
+    parser: a trace of 1M events takes ~9x its file's size in memory and ~7x the time)."""
+    try:
+        import kernel_lens.traces.decode  # noqa: F401
+    except ImportError:
+        return "json"
+    return "msgspec"
 
 
 #: Events from which the threads' nesting is walked in two processes.

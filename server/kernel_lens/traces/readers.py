@@ -22,7 +22,7 @@ import kernel_lens
 from kernel_lens.analysis.regular_files import open_regular
 from kernel_lens.analysis.trace_columns import TraceError
 
-__all__ = ["ReaderPool", "check_memory", "json_size"]
+__all__ = ["READER_THREADS", "ReaderPool", "check_memory", "json_size", "reader_env"]
 
 #: How many bytes of memory reading a trace takes per byte of its JSON, at most (measured: the
 #: JSON text, the typed records of one chunk of events, the columns).
@@ -78,14 +78,42 @@ def check_memory(path: str, size: int) -> None:
 READER_MALLOC = "glibc.malloc.trim_threshold=1073741824:glibc.malloc.mmap_threshold=33554432"
 
 
+#: The thread pools of the numeric libraries in a reader process: one thread each. A reader does
+#: no matrix work, yet numpy's OpenBLAS (and MKL, OpenMP, numexpr, Arrow under pandas) start a
+#: pool sized by the machine's cores at import, inherited by the workers it forks, and glibc gives
+#: each thread that allocates an arena of its own (up to 8 per core). Set whatever the user's
+#: environment says (``OMP_NUM_THREADS=16`` is common on GPU hosts): the reader's time and memory
+#: must not depend on the machine's core count (its own forked workers are bounded apart,
+#: `kernel_lens.traces.read._MAX_WORKERS`).
+READER_THREADS = {
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "VECLIB_MAXIMUM_THREADS": "1",
+    "NUMEXPR_NUM_THREADS": "1",
+    "NUMEXPR_MAX_THREADS": "1",
+    "MALLOC_ARENA_MAX": "2",
+}
+
+
+def reader_env(base: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a reader process: ``base`` (default ``os.environ``) with this
+    package first on ``PYTHONPATH`` (the entries already there kept: where msgspec may be),
+    the numeric libraries' pools bounded (`READER_THREADS`) and, on Linux, its allocator set
+    (`READER_MALLOC`, unless ``GLIBC_TUNABLES`` is set)."""
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(kernel_lens.__file__)))
+    env = dict(os.environ if base is None else base)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, env.get("PYTHONPATH", "")) if p)
+    env.update(READER_THREADS)
+    if sys.platform.startswith("linux"):
+        env.setdefault("GLIBC_TUNABLES", READER_MALLOC)
+    return env
+
+
 async def start_reader() -> asyncio.subprocess.Process:
     """A reader process (``python -m kernel_lens.traces.reader --serve``): it imports what
     reading takes, then waits on its stdin for one ``{"path", "folder"}`` to read."""
-    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(kernel_lens.__file__)))
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, env.get("PYTHONPATH", "")) if p)
-    if sys.platform.startswith("linux"):
-        env.setdefault("GLIBC_TUNABLES", READER_MALLOC)
+    env = reader_env()
     return await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -179,7 +207,14 @@ class ReaderPool:
             child, spare = await self._take()
             while True:
                 try:
-                    await _read_with(child, path, tmp, on_progress, cancelled, on_partial)
+                    decoder = await _read_with(child, path, tmp, on_progress, cancelled, on_partial)
+                    if decoder == "json":
+                        self._log(
+                            f"trace reader {child.pid}: msgspec is not importable in "
+                            f"{sys.executable}: {os.path.basename(path)} was read with the "
+                            "standard json parser (slower, ~9x the file in memory); "
+                            "pip install msgspec"
+                        )
                     break
                 except _ReaderEndedError as exc:
                     if not spare:
@@ -209,9 +244,12 @@ async def _read_with(
     on_progress: Callable[[float, str], None],
     cancelled: asyncio.Event,
     on_partial: Callable[[str, float], None] | None = None,
-) -> None:
+) -> str:
     """Have the reader ``child`` read ``path`` into the folder ``tmp`` (``on_partial(folder,
     fraction)``: the store of a big trace's first chunk is in ``folder``).
+
+    Returns:
+        the decoder the reader used: ``"msgspec"``, or ``"json"`` (the slow standard parser).
 
     Raises:
         TraceError: as `ReaderPool.build`.
@@ -227,9 +265,10 @@ async def _read_with(
     stderr_task = asyncio.ensure_future(child.stderr.read())
     error: str | None = None
     done = started = False
+    decoder = ""
 
     async def read() -> None:
-        nonlocal error, done, started
+        nonlocal error, done, started, decoder
         assert child.stdout is not None
         async for raw in child.stdout:
             try:
@@ -249,6 +288,7 @@ async def _read_with(
                 error = str(message["error"])
             elif "done" in message:
                 done = True
+                decoder = str(message.get("decoder", ""))
 
     reader = asyncio.ensure_future(read())
     stop = asyncio.ensure_future(cancelled.wait())
@@ -270,6 +310,7 @@ async def _read_with(
                     "(the reader was stopped): profile fewer steps for a smaller trace"
                 )
             raise TraceError(f"reading {os.path.basename(path)} failed: {last}")
+        return decoder
     finally:
         stop.cancel()
         reader.cancel()

@@ -17,7 +17,7 @@ import time
 from typing import cast
 
 from kernel_lens.agent.errors import ProfileError
-from kernel_lens.analysis.ncu_lines import SeqMarks, kernel_line
+from kernel_lens.analysis.ncu_lines import SeqMarks, kernel_lines
 from kernel_lens.wire.results import KernelRoofline, NcuKernel, NcuResult
 
 __all__ = ["kernel_lines_from_report", "kernel_ranges_from_report", "run_ncu"]
@@ -72,7 +72,7 @@ def kernel_lines_from_report(path: str, marks: SeqMarks | None = None) -> list[i
     """For each profiled kernel in order, its line: the ``src:<line>`` NVTX range it ran in,
     or for a backward kernel the forward line that created its autograd node (``marks``, see
     ``analysis/ncu_lines.py``)."""
-    return [kernel_line(names, marks) for names in kernel_ranges_from_report(path)]
+    return kernel_lines(kernel_ranges_from_report(path), marks)
 
 
 def tensor_metrics(ncu: str, *, timeout: float = 60) -> tuple[str, ...]:

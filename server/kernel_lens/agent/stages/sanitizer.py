@@ -22,7 +22,7 @@ from typing import Any
 from kernel_lens.agent.errors import ProfileError
 from kernel_lens.analysis.sanitizer import SanitizerFinding, parse_sanitizer
 
-__all__ = ["TOOLS", "find_sanitizer", "run_sanitizer"]
+__all__ = ["TOOLS", "find_sanitizer", "run_sanitizer", "sanitizer_env"]
 
 #: The tools of compute-sanitizer Check Memory may run.
 TOOLS = ("memcheck", "racecheck", "initcheck", "synccheck")
@@ -65,6 +65,23 @@ def _python_line(finding: SanitizerFinding, path: str, lines: list[str]) -> int 
     return same[0] if len(same) == 1 else None
 
 
+def sanitizer_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of the checked child: the caller's, ``env`` on top, this package
+    importable, Triton's interpreter off and PyTorch's caching allocator off."""
+    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    child_env = dict(os.environ)
+    child_env.update({str(k): str(v) for k, v in (env or {}).items()})
+    child_env["PYTHONPATH"] = os.pathsep.join(
+        p for p in [child_env.get("PYTHONPATH", ""), os.path.dirname(package_root)] if p
+    )
+    child_env.pop("TRITON_INTERPRET", None)  # the GPU's kernels are the ones checked
+    # PyTorch's caching allocator hands a tensor a slice of a larger block: a write past the
+    # tensor's end lands inside the block and memcheck sees nothing (seen on the H200: a planted
+    # write past the end, 0 errors). Each tensor its own cudaMalloc, so its end is the end.
+    child_env["PYTORCH_NO_CUDA_MEMORY_CACHING"] = "1"
+    return child_env
+
+
 def run_sanitizer(
     path: str,
     text: str,
@@ -98,13 +115,7 @@ def run_sanitizer(
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False, encoding="utf-8") as fh:
         fh.write(text)
         text_file = fh.name
-    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    child_env = dict(os.environ)
-    child_env.update({str(k): str(v) for k, v in (env or {}).items()})
-    child_env["PYTHONPATH"] = os.pathsep.join(
-        p for p in [child_env.get("PYTHONPATH", ""), os.path.dirname(package_root)] if p
-    )
-    child_env.pop("TRITON_INTERPRET", None)  # the GPU's kernels are the ones checked
+    child_env = sanitizer_env(env)
     cmd = [
         sanitizer, "--tool", tool, "--print-limit", str(PRINT_LIMIT), "--error-exitcode", "0",
         "--show-backtrace", "device",

@@ -306,6 +306,19 @@ def profile_script(
         transform=mark_line_ranges,
     )
     trace, trace_path = saved.trace, saved.path
+    if cuda_available:
+        # Another CUPTI client (an injected nsys/libcupti, a profiler already on) leaves Kineto
+        # with no GPU activity: an error that says so, never a run with no kernels.
+        from kernel_lens.agent.cupti_guard import check_recorded
+
+        events = trace.get("traceEvents") if isinstance(trace, dict) else None
+        kernels = sum(1 for e in events or () if isinstance(e, dict) and e.get("cat") == "kernel")
+        check_recorded(
+            "the whole-script profile",
+            cuda_ran=bool(torch.cuda.is_initialized()),
+            kernels=kernels,
+            own="torch.profiler",
+        )
     out_notes: list[dict[str, Any]] = []
     main_path = os.path.abspath(path)
     for where, what in seen:

@@ -262,3 +262,15 @@ def test_a_second_run_says_each_lines_share_before() -> None:
         (20.0, "60% of samples · was 20%"),
         (None, "40% of samples · was -"),
     ]
+
+
+def test_the_cursor_in_a_load_inline_string_names_its_cuda_kernel() -> None:
+    from kernel_lens.lsp.kernel_lines import _kernel_name
+    from kernel_lens.wire.lsp import KernelLinesParams, Position
+
+    text = (INSIDE / "cuda_strided.py").read_text()
+
+    def at(line0: int) -> str | None:
+        return _kernel_name(text, KernelLinesParams(uri="u", position=Position(line0, 4)))
+
+    assert (at(17), at(35), at(2)) == ("strided_sum", "chase", None)

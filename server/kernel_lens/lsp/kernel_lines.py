@@ -16,11 +16,13 @@ edit, or another ``BLOCK_SIZE``) says each line's share before and now (``before
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any, cast
 
 from lsprotocol import types
 
 from kernel_lens.analysis.interp_text import kernel_launchers
+from kernel_lens.analysis.kernel_lines import kernel_span
 from kernel_lens.lsp.common import (
     document_source,
     driver_fields,
@@ -85,7 +87,12 @@ def _kernel_name(source: str, params: KernelLinesParams) -> str | None:
         return None
     try:
         return resolve_target(source, name=None, position=params.position, kind="kernel")
-    except Exception:  # a position in a load_inline file's string: every kernel of the call
+    except Exception:  # a position in a load_inline file's CUDA string: its __global__ kernel
+        line = int(params.position.line) + 1
+        for name in re.findall(r"__global__\s+[\w\s\*<>:,]*?\b(\w+)\s*\(", source):
+            span = kernel_span(source, name)
+            if span is not None and span[0] <= line <= span[1]:
+                return str(name)
         return None
 
 

@@ -46,6 +46,14 @@ export const Commands = {
   showValues: ClientCommands.showValues,
   /** Above a kernel: a debugpy session of its launch under the interpreter. */
   debugKernel: ClientCommands.debugKernel,
+  /** Also in the kernel's `…`: Nsight Compute's source counters on the kernel's lines. */
+  profileKernelLines: ClientCommands.profileKernelLines,
+  /** Hide the kernel-line figures Profile Kernel Lines put on the editor. */
+  clearKernelLines: "kernelLens.clearKernelLines",
+  /** A recorded `.ncu-rep` (source counters) on the active editor's kernel lines. */
+  kernelLinesFromReport: "kernelLens.kernelLinesFromReport",
+  /** The sampled SASS of the kernel whose lines are shown, each instruction's samples marked. */
+  showSampledSass: "kernelLens.showSampledSass",
   /** A load_inline module's files and build, from its views' title bar and status bar item. */
   openInlineFile: "kernelLens.openInlineFile",
   /** A script's arguments, kept for every run of it (the `args:` lens, the palette). */

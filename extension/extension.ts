@@ -12,6 +12,7 @@ import { registerCommands } from "./commands";
 import { Ctx } from "./ctx";
 import { registerHistory } from "./history";
 import { registerInterp } from "./interp";
+import { registerKernelLines } from "./kernelLines";
 import { registerReport } from "./report";
 import { registerViews } from "./views";
 
@@ -27,6 +28,8 @@ const FEATURES: readonly { name: string; register: (ctx: Ctx) => void }[] = [
   { name: "history", register: registerHistory },
   // Show Values and Debug Kernel: a Triton kernel's launch under Triton's interpreter.
   { name: "interp", register: registerInterp },
+  // Profile Kernel Lines: Nsight Compute's source counters on a kernel's own lines.
+  { name: "kernelLines", register: registerKernelLines },
 ];
 
 let ctx: Ctx | undefined;

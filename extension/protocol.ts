@@ -31,6 +31,7 @@ import {
   CMD_ATTRIBUTE_INSIDE,
   CMD_SHOW_REPORT,
   CMD_SHOW_VALUES,
+  CMD_PROFILE_KERNEL_LINES,
   CMD_SWEEP,
   NOTIFICATION_CHECKS,
   NOTIFY_RESULTS_CHANGED,
@@ -52,6 +53,7 @@ import {
   REQ_TIMELINE_WINDOW,
   REQ_TRACE_FILE,
   REQ_VALUES,
+  REQ_KERNEL_LINES,
   RESULT_CHECKS,
   checkCommandResult,
   checkProfile,
@@ -145,6 +147,12 @@ export const CompareRequest = new Request(REQ_COMPARE);
  */
 export const ValuesRequest = new Request(REQ_VALUES);
 
+/**
+ * Client -> server: Profile Kernel Lines, a kernel's Nsight Compute source counters (warp-stall
+ * samples, executed instructions) per line of the kernel.
+ */
+export const KernelLinesRequest = new Request(REQ_KERNEL_LINES);
+
 /** Server -> client: open (or reveal) the report panel of a function on a tab. */
 export const RevealReportNotification = new Notification(NOTIFY_REVEAL);
 
@@ -175,6 +183,7 @@ export const REQUESTS: readonly Request<keyof RequestTypes>[] = [
   SetBaselineRequest,
   CompareRequest,
   ValuesRequest,
+  KernelLinesRequest,
 ];
 
 /**
@@ -234,6 +243,8 @@ export const ClientCommands = {
   scriptArguments: CMD_SCRIPT_ARGUMENTS,
   /** The driver lens, a failure's *Change the Driver…*. Argument: one `DriverQuery`. */
   chooseDriver: CMD_CHOOSE_DRIVER,
+  /** In a kernel's `…`: its source counters per line. Argument: `ProfileKernelLinesArgs`. */
+  profileKernelLines: CMD_PROFILE_KERNEL_LINES,
 } as const;
 
 /**
@@ -274,3 +285,4 @@ export const isRevealLineArgs = is(CLIENT_COMMAND_CHECKS[CMD_REVEAL_LINE]);
 export const isAttributeInsideArgs = is(CLIENT_COMMAND_CHECKS[CMD_ATTRIBUTE_INSIDE]);
 export const isShowValuesArgs = is(CLIENT_COMMAND_CHECKS[CMD_SHOW_VALUES]);
 export const isDebugKernelArgs = is(CLIENT_COMMAND_CHECKS[CMD_DEBUG_KERNEL]);
+export const isProfileKernelLinesArgs = is(CLIENT_COMMAND_CHECKS[CMD_PROFILE_KERNEL_LINES]);

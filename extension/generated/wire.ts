@@ -1207,6 +1207,12 @@ export const CMD_SHOW_VALUES = "kernelLens.showValues";
  */
 export const CMD_DEBUG_KERNEL = "kernelLens.debugKernel";
 
+/**
+ * Client-side command: Profile Kernel Lines, Nsight Compute's source counters of a kernel's
+ * launches on its own lines (`ProfileKernelLinesArgs`).
+ */
+export const CMD_PROFILE_KERNEL_LINES = "kernelLens.profileKernelLines";
+
 /** Server -> client notification: `StatusParams`. */
 export const NOTIFY_STATUS = "kernelLens/status";
 
@@ -1242,6 +1248,12 @@ export const REQ_ASSEMBLY = "kernelLens/assembly";
  * accesses are also published as diagnostics on their lines.
  */
 export const REQ_VALUES = "kernelLens/values";
+
+/**
+ * Client -> server request: `KernelLinesParams` -> `KernelLinesResult` (Profile
+ * Kernel Lines: a kernel's source counters per line).
+ */
+export const REQ_KERNEL_LINES = "kernelLens/kernelLines";
 
 /** Client -> server request: `AsmDiffParams` -> `AsmDiffResult`. */
 export const REQ_ASM_DIFF = "kernelLens/asmDiff";
@@ -1811,6 +1823,178 @@ export const checkDebugKernelArgs: Check<DebugKernelArgs> = shape<DebugKernelArg
   uri: string,
   kernel: string,
   program: optional(string),
+});
+
+/** Argument of `kernelLens.profileKernelLines` from a kernel's lens. */
+export interface ProfileKernelLinesArgs {
+  uri: string;
+  kernel: string;
+  /** The function whose call launches it (default: its launcher in the file). */
+  function?: string;
+  /** A recorded `.ncu-rep` to read instead of running Nsight Compute. */
+  report?: string;
+}
+export const checkProfileKernelLinesArgs: Check<ProfileKernelLinesArgs> = shape<ProfileKernelLinesArgs>({
+  uri: string,
+  kernel: string,
+  function: optional(string),
+  report: optional(string),
+});
+
+/**
+ * Profile Kernel Lines: the source counters of a kernel's launches (by name, else the
+ * kernel around `position`), from a call of `function` (default: the kernel's launcher
+ * in its file or package), or read from a recorded `report`.
+ */
+export interface KernelLinesParams {
+  uri: string;
+  kernel?: string | null;
+  function?: string | null;
+  position?: Position | null;
+  report?: string | null;
+}
+
+/** One SASS instruction of a kernel line. */
+export interface KernelLinesSass {
+  /** Bytes from the function's start. */
+  offset: number;
+  text: string;
+  samples: number;
+  executed: number;
+}
+export const checkKernelLinesSass: Check<KernelLinesSass> = shape<KernelLinesSass>({
+  offset: int,
+  text: string,
+  samples: number,
+  executed: number,
+});
+
+/** One line of the kernel: its share of the samples and of the instructions. */
+export interface KernelLinesRow {
+  /** 1-based line of the document (a helper's instructions folded onto its call). */
+  line: number;
+  samples: number;
+  share_pct: number;
+  executed: number;
+  inst_share_pct: number;
+  /** The dominant stall reason (`long_scoreboard`…). */
+  stall: string | null;
+  stall_label: string | null;
+  stalls: Record<string, number>;
+  /** Helpers folded onto this line (`leaky_relu`, `maximum → where`). */
+  helpers: string[];
+  /** Some instructions came here by address (a helper whose call was not found). */
+  by_address: boolean;
+  /** The share of the stalls this line causes (issue 43's blame), once computed. */
+  blamed_pct: number | null;
+  /** `38% of samples · long scoreboard (waiting on memory) · 12% of instructions`. */
+  text: string;
+  /** Markdown: the figures, the stalls and the line's SASS with their samples. */
+  hover: string;
+  sass: KernelLinesSass[];
+  /** The line's share in the kernel's previous run (`None`: no such line then). */
+  before_pct?: number | null;
+}
+export const checkKernelLinesRow: Check<KernelLinesRow> = shape<KernelLinesRow>({
+  line: int,
+  samples: number,
+  share_pct: number,
+  executed: number,
+  inst_share_pct: number,
+  stall: nullable(string),
+  stall_label: nullable(string),
+  stalls: recordOf(number),
+  helpers: listOf(string),
+  by_address: boolean,
+  blamed_pct: nullable(number),
+  text: string,
+  hover: string,
+  sass: listOf(checkKernelLinesSass),
+  before_pct: optional(nullable(number)),
+});
+
+/** The hottest line's stall reason, said in one sentence with the usual remedy. */
+export interface KernelLinesRemedy {
+  reason: string;
+  text: string;
+  rule?: string;
+  rule_title?: string;
+  /** Nsight Compute's own rule text (plain). */
+  rule_message?: string;
+  rule_url?: string;
+}
+export const checkKernelLinesRemedy: Check<KernelLinesRemedy> = shape<KernelLinesRemedy>({
+  reason: string,
+  text: string,
+  rule: optional(string),
+  rule_title: optional(string),
+  rule_message: optional(string),
+  rule_url: optional(string),
+});
+
+/** One kernel's source counters on the document's lines. */
+export interface KernelLinesKernel {
+  kernel: string;
+  demangled: string;
+  /** The mean launch's time under Nsight Compute. */
+  duration_us: number | null;
+  launches: number;
+  samples: number;
+  executed: number;
+  interval_cycles: number | null;
+  /** `1,234 samples · 1 every 2,048 cycles per SM sub-partition · 3 launches`. */
+  sampling: string;
+  /** Hottest first. */
+  lines: KernelLinesRow[];
+  unplaced_samples: number;
+  unplaced_executed: number;
+  unplaced_why: string[];
+  /** Each report file mapped onto the document, and how. */
+  files: Record<string, string>;
+  remedy: KernelLinesRemedy | null;
+  blamed: boolean;
+  /** Honest limits: few samples, samples on no line of the file. */
+  notes: string[];
+  /** The kernel's first and last line in the document. */
+  span: number[] | null;
+  before_duration_us?: number | null;
+}
+export const checkKernelLinesKernel: Check<KernelLinesKernel> = shape<KernelLinesKernel>({
+  kernel: string,
+  demangled: string,
+  duration_us: nullable(number),
+  launches: int,
+  samples: number,
+  executed: number,
+  interval_cycles: nullable(number),
+  sampling: string,
+  lines: listOf(checkKernelLinesRow),
+  unplaced_samples: number,
+  unplaced_executed: number,
+  unplaced_why: listOf(string),
+  files: recordOf(string),
+  remedy: nullable(checkKernelLinesRemedy),
+  blamed: boolean,
+  notes: listOf(string),
+  span: nullable(listOf(int)),
+  before_duration_us: optional(nullable(number)),
+});
+
+/** Result of `kernelLens/kernelLines`. */
+export interface KernelLinesResult {
+  report_path: string;
+  function: string | null;
+  kernel: string | null;
+  /** How many times the call ran in the profiled range (more for a short kernel). */
+  repeat: number | null;
+  kernels: KernelLinesKernel[];
+}
+export const checkKernelLinesResult: Check<KernelLinesResult> = shape<KernelLinesResult>({
+  report_path: string,
+  function: nullable(string),
+  kernel: nullable(string),
+  repeat: nullable(int),
+  kernels: listOf(checkKernelLinesKernel),
 });
 
 /**
@@ -3050,6 +3234,7 @@ export interface RequestTypes {
   "kernelLens/setBaseline": { params: SetBaselineParams; result: SetBaselineResult };
   "kernelLens/compare": { params: CompareParams; result: CompareResult };
   "kernelLens/values": { params: ValuesParams; result: ValuesResult };
+  "kernelLens/kernelLines": { params: KernelLinesParams; result: KernelLinesResult };
 }
 /** The check of each request's result. */
 export const RESULT_CHECKS: { readonly [M in keyof RequestTypes]: Check<RequestTypes[M]["result"]> } = {
@@ -3066,6 +3251,7 @@ export const RESULT_CHECKS: { readonly [M in keyof RequestTypes]: Check<RequestT
   "kernelLens/setBaseline": checkSetBaselineResult,
   "kernelLens/compare": checkCompareResult,
   "kernelLens/values": checkValuesResult,
+  "kernelLens/kernelLines": checkKernelLinesResult,
 };
 
 /** Each custom notification -> its params (the direction is in the method's comment above). */
@@ -3125,6 +3311,7 @@ export interface ClientCommandTypes {
   "kernelLens.debugKernel": DebugKernelArgs;
   "kernelLens.chooseDriver": DriverQuery;
   "kernelLens.scriptArguments": ScriptArgumentsArgs;
+  "kernelLens.profileKernelLines": ProfileKernelLinesArgs;
 }
 /** The check of each client command's argument. */
 export const CLIENT_COMMAND_CHECKS: { readonly [C in keyof ClientCommandTypes]: Check<ClientCommandTypes[C]> } = {
@@ -3140,4 +3327,5 @@ export const CLIENT_COMMAND_CHECKS: { readonly [C in keyof ClientCommandTypes]: 
   "kernelLens.debugKernel": checkDebugKernelArgs,
   "kernelLens.chooseDriver": checkDriverQuery,
   "kernelLens.scriptArguments": checkScriptArgumentsArgs,
+  "kernelLens.profileKernelLines": checkProfileKernelLinesArgs,
 };

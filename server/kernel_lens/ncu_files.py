@@ -11,15 +11,23 @@ from __future__ import annotations
 import glob
 import importlib
 import os
+import re
 import shutil
 import subprocess
 import sys
 from types import ModuleType
+from typing import Any
 
 from kernel_lens.analysis.ncu import NcuError, NcuKernel, kernels_from_report, read_ncu_csv
 from kernel_lens.analysis.regular_files import check_regular, read_regular
 
-__all__ = ["IMPORT_TIMEOUT_S", "find_ncu", "load_ncu_report_module", "read_ncu_file"]
+__all__ = [
+    "IMPORT_TIMEOUT_S",
+    "find_ncu",
+    "load_ncu_report_module",
+    "read_kernel_lines",
+    "read_ncu_file",
+]
 
 #: ``ncu --import`` of a large report can take minutes.
 IMPORT_TIMEOUT_S = 300
@@ -108,3 +116,77 @@ def read_ncu_file(path: str) -> tuple[list[NcuKernel], str]:
     if proc.returncode != 0:
         raise NcuError(f"ncu --import failed: {proc.stderr.strip()[:300]}")
     return read_ncu_csv(proc.stdout), "ncu --import"
+
+
+def read_kernel_lines(
+    report: str,
+    path: str,
+    text: str,
+    *,
+    kernel: str | None = None,
+    sass: str | None = None,
+    read_files: bool = True,
+) -> list[dict[str, Any]]:
+    """The kernels of a report with source counters, each folded onto ``text`` (the file at
+    ``path``): the wire's ``KernelLinesKernel`` rows, hottest kernel first."""
+    from kernel_lens.analysis.kernel_lines import kernel_pcs_from_report
+
+    module = load_ncu_report_module()
+    if module is None:
+        raise NcuError(
+            "reading Nsight Compute reports needs NVIDIA's ncu_report module "
+            "(pip install ncu-report)"
+        )
+    try:
+        check_regular(report)
+    except OSError:
+        raise NcuError(f"no such report: {report}") from None
+    kernels = kernel_pcs_from_report(module.load_report(report), kernel)
+    if not kernels:
+        raise NcuError(
+            f"{os.path.basename(report)} has no source counters"
+            + (f" for {kernel}" if kernel else "")
+            + " (profile with --section SourceCounters)"
+        )
+    sass_text = None
+    if sass:
+        try:
+            with open(sass, encoding="utf-8", errors="replace") as fh:
+                sass_text = fh.read(1 << 26)
+        except OSError as exc:
+            raise NcuError(f"cannot read {sass}: {exc.strerror}") from None
+    out = [_fold_kernel(k, path, text, sass_text, read_files) for k in kernels]
+    out.sort(key=lambda k: -(k["duration_us"] or 0.0) * max(k["launches"], 1))
+    return out
+
+
+def _short_name(demangled: str) -> str:
+    """``strided_sum(const float *, …)`` → ``strided_sum``; ``ns::k<int>(…)`` → ``k``."""
+    head = re.sub(r"<.*>$", "", demangled.split("(", 1)[0].strip())
+    return head.rsplit("::", 1)[-1].split()[-1] if head.split() else head
+
+
+def _fold_kernel(
+    k: Any, path: str, text: str, sass_text: str | None, read_files: bool
+) -> dict[str, Any]:
+    """One kernel's PCs on the document's lines, as the wire's ``KernelLinesKernel``."""
+    from kernel_lens.analysis.kernel_lines import (
+        blamed_samples,
+        fold_lines,
+        kernel_lines_json,
+        kernel_span,
+    )
+
+    name = _short_name(k.demangled) or k.name
+    span = kernel_span(text, name) or kernel_span(text, k.name)
+    lines = fold_lines(
+        k,
+        text,
+        doc_path=path,
+        span=span,
+        blamed=blamed_samples(k, sass_text),
+        read_files=read_files,
+    )
+    row = kernel_lines_json(lines)
+    row["span"] = list(span) if span else None
+    return row

@@ -65,6 +65,8 @@ export function userSettings({ trusted, forTest }) {
  */
 export const RECORDED_FILES = {
   "triton_fused_full.ncu-rep": "tests/data/h200/triton_fused_full.ncu-rep",
+  // The report's kernel file, for its source counters on the kernel's lines: scenario 160.
+  "triton_fused_kernel.py": "tests/data/h200/triton_fused_kernel.py",
   "matmul_relu.pt.trace.json": "tests/data/h200/matmul_relu_trace.json",
   // Shaped like the public Triton tutorials (GPU-only at module level): scenario 41.
   "tutorial_add.py": "tests/data/gpu_only/vector_add_cuda.py",

@@ -10,6 +10,7 @@ import { copyFile, readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { ARGS_SCENARIOS } from "./args.mjs";
 import { INTERP_SCENARIOS } from "./interp.mjs";
+import { KERNEL_LINES_SCENARIOS } from "./kernelLines.mjs";
 import { NOTEBOOK_SCENARIO } from "./notebook.mjs";
 
 /** Whether nvcc can be found the way the server looks for it. */
@@ -2390,6 +2391,7 @@ export const SCENARIOS = [
     },
   },
   ...INTERP_SCENARIOS,
+  ...KERNEL_LINES_SCENARIOS,
   {
     name: "147. Compare Assembly from a kernel's PTX view: the diff editor with each side's summary, normalised ↔ original",
     async run(r) {

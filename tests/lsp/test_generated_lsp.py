@@ -53,7 +53,8 @@ async def test_assembly_of_a_triton_kernel_and_its_lens(client: LanguageClient) 
     assert lens[0].command is not None
     assert lens[0].command.command == "kernelLens.showAssembly"
     assert list(lens[0].command.arguments or []) == [{"uri": uri, "kernel": "square_kernel"}]
-    # `…`: Compare Assembly… of the same kernel (the extension's quick pick runs it).
+    # `…`: Compare Assembly… of the same kernel and Profile Kernel Lines (the extension's
+    # quick pick runs them).
     assert lens[3].command is not None and lens[3].command.command == "kernelLens.moreActions"
     (more,) = lens[3].command.arguments or []
     assert more["function"] == "square_kernel"
@@ -62,7 +63,12 @@ async def test_assembly_of_a_triton_kernel_and_its_lens(client: LanguageClient) 
             "$(diff) Compare Assembly…",
             "kernelLens.compareAssembly",
             [{"uri": uri, "kernel": "square_kernel"}],
-        )
+        ),
+        (
+            "$(flame) Profile Kernel Lines",
+            "kernelLens.profileKernelLines",
+            [{"uri": uri, "kernel": "square_kernel"}],
+        ),
     ]
 
     result = await request(

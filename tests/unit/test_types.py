@@ -17,6 +17,7 @@ from kernel_lens.wire.jobs import (
     AsmRequest,
     InlineRequest,
     JobRequest,
+    KernelLinesRequest,
     NcuRequest,
     ProfileRequest,
     SanitizerRequest,
@@ -136,6 +137,7 @@ def test_every_method_has_a_request_and_an_engine_entry() -> None:
         NcuRequest,
         ValuesRequest,
         SanitizerRequest,
+        KernelLinesRequest,
     )
     assert {r.method for r in requests} == set(METHOD_NAMES)
 

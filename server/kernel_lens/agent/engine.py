@@ -19,6 +19,7 @@ from kernel_lens.wire.jobs import (
     AsmRequest,
     InlineRequest,
     JobRequest,
+    KernelLinesRequest,
     NcuRequest,
     ProfileRequest,
     SanitizerRequest,
@@ -193,6 +194,17 @@ class Engine:
             env=dict(request.env),
         )
 
+    def kernel_lines(
+        self, request: KernelLinesRequest, progress: Progress = _no_progress
+    ) -> dict[str, Any]:
+        """Inside a kernel: Nsight Compute's source counters on the kernel's own lines."""
+        from kernel_lens.agent.stages.kernel_lines import run_kernel_lines
+        from kernel_lens.agent.usercode import read_source
+
+        progress("kernel_lines", "Nsight Compute source counters")
+        text = request.text if request.text is not None else read_source(request.path)
+        return run_kernel_lines(request, text, report_dir=self.cache.ncu, progress=progress)
+
     def ncu(self, request: NcuRequest, progress: Progress = _no_progress) -> NcuResult:
         """Nsight Compute on the function's kernels: metrics, hints, source lines, report file."""
         from kernel_lens.agent.stages.ncu import run_ncu
@@ -255,6 +267,10 @@ def _sanitize(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
     return _ENGINE.sanitize(_parse(SanitizerRequest, params), progress)
 
 
+def _kernel_lines(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    return _ENGINE.kernel_lines(_parse(KernelLinesRequest, params), progress)
+
+
 #: The agent's job methods: each takes the request's ``params`` and a progress callback.
 METHODS: dict[str, Callable[[dict[str, Any], Progress], Mapping[str, Any]]] = {
     ProfileRequest.method: _profile,
@@ -264,6 +280,7 @@ METHODS: dict[str, Callable[[dict[str, Any], Progress], Mapping[str, Any]]] = {
     NcuRequest.method: _ncu,
     ValuesRequest.method: _values,
     SanitizerRequest.method: _sanitize,
+    KernelLinesRequest.method: _kernel_lines,
 }
 
 

@@ -59,7 +59,9 @@ def main(argv: list[str]) -> int:
         marker = SeqMarker(NvtxRange)
         torch.cuda.profiler.start()
         with torch.autograd.profiler.emit_nvtx(), LineTagger(target.code, marker):
-            target.call()
+            # KERNEL_LENS_NCU_REPEAT: the call repeated, for more source-counter samples
+            for _ in range(max(1, int(os.environ.get("KERNEL_LENS_NCU_REPEAT") or 1))):
+                target.call()
         marks = marker.marks()
         torch.cuda.synchronize()
         torch.cuda.profiler.stop()

@@ -67,6 +67,7 @@ from kernel_lens.wire.lsp import (
     CMD_COMPARE_ASSEMBLY,
     CMD_DEBUG_KERNEL,
     CMD_PROFILE,
+    CMD_PROFILE_KERNEL_LINES,
     CMD_RUN_NCU,
     CMD_SHOW_ASSEMBLY,
     CMD_SHOW_GENERATED_CODE,
@@ -478,8 +479,18 @@ def _kernel_lenses(ls: KernelLensServer, uri: str, info: FunctionInfo) -> list[t
         "this kernel's PTX or SASS beside another's (a load_inline CUDA kernel, another "
         "BLOCK_SIZE, the last commit), normalised, with a summary of each",
     )
+    lines = _action(
+        "$(flame) Profile Kernel Lines",
+        CMD_PROFILE_KERNEL_LINES,
+        args,
+        "Nsight Compute's source counters: each line's share of the warp stalls and of the "
+        "instructions, on the kernel's own lines (a GPU)",
+    )
     more = _lens(
-        line0, MORE_TITLE, CMD_MORE_ACTIONS, [{"function": info.qualname, "items": [compare]}]
+        line0,
+        MORE_TITLE,
+        CMD_MORE_ACTIONS,
+        [{"function": info.qualname, "items": [compare, lines]}],
     )
     return [_kernel_lens(ls, uri, info), values, debug, more]
 

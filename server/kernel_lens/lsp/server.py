@@ -19,6 +19,7 @@ from kernel_lens.lsp import (
     generated,
     history,
     hover,
+    kernel_lines,
     lifecycle,
     notebooks,
     outline,
@@ -55,6 +56,7 @@ FEATURES: list[Callable[[KernelLensServer], None]] = [
     values.setup,
     sanitizer.setup,
     run_choices.setup,
+    kernel_lines.setup,
 ]
 
 

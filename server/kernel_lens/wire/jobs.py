@@ -17,6 +17,7 @@ __all__ = [
     "AsmRequest",
     "InlineRequest",
     "JobRequest",
+    "KernelLinesRequest",
     "NcuRequest",
     "ProfileRequest",
     "SanitizerRequest",
@@ -44,6 +45,7 @@ METHOD_NAMES: tuple[str, ...] = (
     "ncu",
     "values",
     "sanitize",
+    "kernel_lines",
 )
 
 _R = TypeVar("_R", bound="JobRequest")
@@ -340,6 +342,44 @@ class SanitizerRequest(JobRequest):
     function: str
     text: str | None = None
     tool: str = "memcheck"
+    timeout: float = 600.0
+    driver: str | None = None
+    argv: list[str] = field(default_factory=list)
+    cwd: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class KernelLinesRequest(JobRequest):
+    """Inside a kernel (method ``kernel_lines``): Nsight Compute's source counters (warp-stall
+    samples and executed instructions per SASS instruction) for a kernel's launches, folded
+    onto the kernel's own lines.
+
+    Attributes:
+        path: the file's path (the kernel's; a ``load_inline`` kernel's Python file).
+        function: the function whose call launches the kernel; ``None``: the kernel's
+            launcher in its file (or package), found as Show Assembly finds it.
+        kernel: the kernel's name (a ``@triton.jit`` def, a ``__global__`` function):
+            only its launches are profiled; ``None``: every kernel the call launches.
+        text: the buffer text (``None``: read the file).
+        launches: launches profiled at most (``ncu -c``).
+        min_samples: fewer samples than this and the call is profiled again, repeated.
+        report: a recorded ``.ncu-rep`` to read instead of running ncu (no GPU needed).
+        sass: ``cuobjdump -sass`` of the kernel's binary (a file), for the blame.
+        timeout: seconds ncu may run.
+        driver, argv, cwd, env: the inputs from a driver's call, as for Nsight Compute.
+    """
+
+    method: ClassVar[str] = "kernel_lines"
+
+    path: str
+    function: str | None = None
+    kernel: str | None = None
+    text: str | None = None
+    launches: int = 3
+    min_samples: int = 200
+    report: str | None = None
+    sass: str | None = None
     timeout: float = 600.0
     driver: str | None = None
     argv: list[str] = field(default_factory=list)

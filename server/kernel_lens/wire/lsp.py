@@ -57,6 +57,15 @@ __all__ = [
     "CMD_SHOW_REPORT",
     "CMD_SHOW_VALUES",
     "CMD_DEBUG_KERNEL",
+    "CMD_PROFILE_KERNEL_LINES",
+    "REQ_KERNEL_LINES",
+    "KernelLinesParams",
+    "KernelLinesResult",
+    "KernelLinesKernel",
+    "KernelLinesRow",
+    "KernelLinesSass",
+    "KernelLinesRemedy",
+    "ProfileKernelLinesArgs",
     "CMD_CHECK_MEMORY",
     "CheckMemoryArgs",
     "CheckMemoryCommandResult",
@@ -265,6 +274,9 @@ CMD_SHOW_VALUES = "kernelLens.showValues"
 #: Client-side command: a debug session (debugpy) of a kernel's launch under Triton's
 #: interpreter, stopped on its first line for a program (:class:`DebugKernelArgs`).
 CMD_DEBUG_KERNEL = "kernelLens.debugKernel"
+#: Client-side command: Profile Kernel Lines, Nsight Compute's source counters of a kernel's
+#: launches on its own lines (:class:`ProfileKernelLinesArgs`).
+CMD_PROFILE_KERNEL_LINES = "kernelLens.profileKernelLines"
 
 #: Server -> client notification: :class:`StatusParams`.
 NOTIFY_STATUS = "kernelLens/status"
@@ -287,6 +299,9 @@ REQ_ASSEMBLY = "kernelLens/assembly"
 #: Client -> server request: :class:`ValuesParams` -> :class:`ValuesResult`; the out-of-bounds
 #: accesses are also published as diagnostics on their lines.
 REQ_VALUES = "kernelLens/values"
+#: Client -> server request: :class:`KernelLinesParams` -> :class:`KernelLinesResult` (Profile
+#: Kernel Lines: a kernel's source counters per line).
+REQ_KERNEL_LINES = "kernelLens/kernelLines"
 #: Client -> server request: :class:`AsmDiffParams` -> :class:`AsmDiffResult`.
 REQ_ASM_DIFF = "kernelLens/asmDiff"
 #: Client -> server request: :class:`GeneratedCodeParams` -> :class:`GeneratedCodeResult`.
@@ -707,6 +722,123 @@ class DebugKernelArgs(TypedDict):
     uri: str
     kernel: str
     program: NotRequired[str]
+
+
+class ProfileKernelLinesArgs(TypedDict):
+    """Argument of ``kernelLens.profileKernelLines`` from a kernel's lens."""
+
+    uri: str
+    kernel: str
+    function: NotRequired[str]
+    """The function whose call launches it (default: its launcher in the file)."""
+    report: NotRequired[str]
+    """A recorded ``.ncu-rep`` to read instead of running Nsight Compute."""
+
+
+# Inside the kernel: Nsight Compute's source counters per line (Profile Kernel Lines).
+
+
+@dataclass
+class KernelLinesParams:
+    """Profile Kernel Lines: the source counters of a kernel's launches (by name, else the
+    kernel around ``position``), from a call of ``function`` (default: the kernel's launcher
+    in its file or package), or read from a recorded ``report``."""
+
+    uri: str
+    kernel: str | None = None
+    function: str | None = None
+    position: Position | None = None
+    report: str | None = None
+
+
+class KernelLinesSass(TypedDict):
+    """One SASS instruction of a kernel line."""
+
+    offset: int
+    """Bytes from the function's start."""
+    text: str
+    samples: float
+    executed: float
+
+
+class KernelLinesRow(TypedDict):
+    """One line of the kernel: its share of the samples and of the instructions."""
+
+    line: int
+    """1-based line of the document (a helper's instructions folded onto its call)."""
+    samples: float
+    share_pct: float
+    executed: float
+    inst_share_pct: float
+    stall: str | None
+    """The dominant stall reason (``long_scoreboard``…)."""
+    stall_label: str | None
+    stalls: dict[str, float]
+    helpers: list[str]
+    """Helpers folded onto this line (``leaky_relu``, ``maximum → where``)."""
+    by_address: bool
+    """Some instructions came here by address (a helper whose call was not found)."""
+    blamed_pct: float | None
+    """The share of the stalls this line causes (issue 43's blame), once computed."""
+    text: str
+    """``38% of samples · long scoreboard (waiting on memory) · 12% of instructions``."""
+    hover: str
+    """Markdown: the figures, the stalls and the line's SASS with their samples."""
+    sass: list[KernelLinesSass]
+    before_pct: NotRequired[float | None]
+    """The line's share in the kernel's previous run (``None``: no such line then)."""
+
+
+class KernelLinesRemedy(TypedDict):
+    """The hottest line's stall reason, said in one sentence with the usual remedy."""
+
+    reason: str
+    text: str
+    rule: NotRequired[str]
+    rule_title: NotRequired[str]
+    rule_message: NotRequired[str]
+    """Nsight Compute's own rule text (plain)."""
+    rule_url: NotRequired[str]
+
+
+class KernelLinesKernel(TypedDict):
+    """One kernel's source counters on the document's lines."""
+
+    kernel: str
+    demangled: str
+    duration_us: float | None
+    """The mean launch's time under Nsight Compute."""
+    launches: int
+    samples: float
+    executed: float
+    interval_cycles: float | None
+    sampling: str
+    """``1,234 samples · 1 every 2,048 cycles per SM sub-partition · 3 launches``."""
+    lines: list[KernelLinesRow]
+    """Hottest first."""
+    unplaced_samples: float
+    unplaced_executed: float
+    unplaced_why: list[str]
+    files: dict[str, str]
+    """Each report file mapped onto the document, and how."""
+    remedy: KernelLinesRemedy | None
+    blamed: bool
+    notes: list[str]
+    """Honest limits: few samples, samples on no line of the file."""
+    span: list[int] | None
+    """The kernel's first and last line in the document."""
+    before_duration_us: NotRequired[float | None]
+
+
+class KernelLinesResult(TypedDict):
+    """Result of ``kernelLens/kernelLines``."""
+
+    report_path: str
+    function: str | None
+    kernel: str | None
+    repeat: int | None
+    """How many times the call ran in the profiled range (more for a short kernel)."""
+    kernels: list[KernelLinesKernel]
 
 
 # Values under Triton's interpreter (Show Values).
@@ -1577,6 +1709,7 @@ REQUESTS: dict[str, tuple[Any, Any]] = {
     REQ_SET_BASELINE: (SetBaselineParams, SetBaselineResult),
     REQ_COMPARE: (CompareParams, CompareResult),
     REQ_VALUES: (ValuesParams, ValuesResult),
+    REQ_KERNEL_LINES: (KernelLinesParams, KernelLinesResult),
 }
 
 #: Each custom request -> the declared type of its result.
@@ -1625,4 +1758,5 @@ CLIENT_COMMANDS: dict[str, Any] = {
     CMD_DEBUG_KERNEL: DebugKernelArgs,
     CMD_CHOOSE_DRIVER: DriverQuery,
     CMD_SCRIPT_ARGUMENTS: ScriptArgumentsArgs,
+    CMD_PROFILE_KERNEL_LINES: ProfileKernelLinesArgs,
 }

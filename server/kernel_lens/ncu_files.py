@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -126,9 +127,12 @@ def read_kernel_lines(
     kernel: str | None = None,
     sass: str | None = None,
     read_files: bool = True,
+    find_sass: Callable[[Any], str | None] | None = None,
 ) -> list[dict[str, Any]]:
     """The kernels of a report with source counters, each folded onto ``text`` (the file at
-    ``path``): the wire's ``KernelLinesKernel`` rows, hottest kernel first."""
+    ``path``): the wire's ``KernelLinesKernel`` rows, hottest kernel first. The blame reads
+    ``sass`` (a ``cuobjdump -sass`` file) or, without it, what ``find_sass(kernel)`` finds (the
+    binary that ran, on this machine)."""
     from kernel_lens.analysis.kernel_lines import kernel_pcs_from_report
 
     module = load_ncu_report_module()
@@ -155,7 +159,16 @@ def read_kernel_lines(
                 sass_text = fh.read(1 << 26)
         except OSError as exc:
             raise NcuError(f"cannot read {sass}: {exc.strerror}") from None
-    out = [_fold_kernel(k, path, text, sass_text, read_files) for k in kernels]
+    out = [
+        _fold_kernel(
+            k,
+            path,
+            text,
+            sass_text or (find_sass(k) if find_sass is not None else None),
+            read_files,
+        )
+        for k in kernels
+    ]
     out.sort(key=lambda k: -(k["duration_us"] or 0.0) * max(k["launches"], 1))
     return out
 

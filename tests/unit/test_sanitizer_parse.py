@@ -2,9 +2,11 @@
 memcheck layout of the Compute Sanitizer guide and of cuda-memcheck before it); the reports of a
 real run are checked on a GPU in tests/gpu/test_gpu_sanitizer.py."""
 
+from pathlib import Path
+
 import pytest
 
-from kernel_lens.analysis.sanitizer import parse_sanitizer
+from kernel_lens.analysis.sanitizer import SanitizerFinding, parse_sanitizer
 
 REPORT = """\
 ========= COMPUTE-SANITIZER
@@ -70,3 +72,30 @@ def test_the_checked_child_runs_without_pytorchs_caching_allocator(
     env = sanitizer_env({"KEEP": "me"})
     assert env["PYTORCH_NO_CUDA_MEMORY_CACHING"] == "1"
     assert "TRITON_INTERPRET" not in env and env["KEEP"] == "me"
+
+
+def test_a_finding_named_by_base_name_lands_on_the_python_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """compute-sanitizer names files by base name (``in cuda.cu:8``, ``triton_oob_write.py:11``
+    on the H200): the profiled file's own name is its line; ``cuda.cu`` is the extension's
+    generated file, found under the extensions' folder and matched to the Python line by text."""
+    from kernel_lens.agent.stages.sanitizer import _python_line
+
+    py = tmp_path / "inline_oob_write.py"
+    lines = ["import torch", 'CUDA = r"""', "__global__ void k(float* out) {",
+             "        out[i + 1] = in[i];", "}", '"""']  # fmt: skip
+    py.write_text("\n".join(lines))
+    ext = tmp_path / "ext" / "kernel_lens_gpu_oob_write"
+    ext.mkdir(parents=True)
+    (ext / "cuda.cu").write_text(
+        "#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n\n"
+        "__global__ void k(float* out) {\n        out[i + 1] = in[i];\n}\n"
+    )
+    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path / "ext"))
+    cu = SanitizerFinding("Invalid __global__ write", "cuda.cu", 6, "k")
+    assert _python_line(cu, str(py), lines) == 4
+    own = SanitizerFinding("Invalid __global__ write", "inline_oob_write.py", 4, "k")
+    assert _python_line(own, str(py), lines) == 4
+    elsewhere = SanitizerFinding("Invalid __global__ write", "other.cu", 6, "k")
+    assert _python_line(elsewhere, str(py), lines) is None

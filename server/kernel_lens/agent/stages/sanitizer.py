@@ -11,6 +11,7 @@ runs its child: a kernel that faults takes that process down, not the agent.
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import shutil
@@ -46,19 +47,45 @@ def find_sanitizer() -> str | None:
 
 def _python_line(finding: SanitizerFinding, path: str, lines: list[str]) -> int | None:
     """The line of ``path`` a finding is about: its own line when it names ``path``; for another
-    file (``load_inline``'s ``cuda.cu``), the one line of ``path`` with the same text."""
+    file (``load_inline``'s ``cuda.cu``), the one line of ``path`` with the same text.
+
+    compute-sanitizer names a file by its base name alone (``in cuda.cu:8``, seen on the H200):
+    the profiled file when the name is its name, else the newest extensions' file of that name
+    (``TORCH_EXTENSIONS_DIR`` or torch's default) whose line has its text once in ``path``."""
     if finding.file is None or finding.line is None:
         return None
     if os.path.realpath(finding.file) == os.path.realpath(path):
         return finding.line
+    if not os.path.dirname(finding.file) and finding.file == os.path.basename(path):
+        return finding.line
+    for candidate in _source_candidates(finding.file):
+        found = _same_text_line(candidate, finding.line, lines)
+        if found is not None:
+            return found
+    return None
+
+
+def _source_candidates(name: str, limit: int = 20) -> list[str]:
+    if os.path.dirname(name):
+        return [name]
+    home = os.path.expanduser("~")
+    root = os.environ.get("TORCH_EXTENSIONS_DIR") or os.path.join(
+        home, ".cache", "torch_extensions"
+    )
+    found = glob.glob(os.path.join(root, "**", name), recursive=True)
+    found.sort(key=lambda p: os.path.getmtime(p) if os.path.exists(p) else 0.0, reverse=True)
+    return found[:limit]
+
+
+def _same_text_line(file: str, line: int, lines: list[str]) -> int | None:
     try:
-        with open(finding.file, encoding="utf-8", errors="replace") as fh:
+        with open(file, encoding="utf-8", errors="replace") as fh:
             source = fh.read(1 << 22).splitlines()
     except OSError:
         return None
-    if not 1 <= finding.line <= len(source):
+    if not 1 <= line <= len(source):
         return None
-    wanted = source[finding.line - 1].strip()
+    wanted = source[line - 1].strip()
     if len(wanted) < 4:
         return None
     same = [i + 1 for i, text in enumerate(lines) if text.strip() == wanted]

@@ -61,8 +61,8 @@ def test_registers_of_five_library_kernels_from_their_driver_equal_nsight_comput
         assert out["compiled_from"] == "launch", out.get("compiled_note")
         registers = measured.get(out["kernel"])
         assert registers, (out["kernel"], measured)
-        # Nsight Compute counts what a thread is allocated (8 at a time): 10 used read 16
-        assert out["registers_allocated"] == -(-out["registers"] // 8) * 8, out
+        # Nsight Compute's figure never reads under 16 (10 used read 16; 28 read 28)
+        assert out["registers_allocated"] == max(out["registers"], 16), out
         assert out["registers_allocated"] in registers, (target, out["registers"], registers)
         if out["kernel"] != "add_kernel":  # one launch, one count
             assert registers == {out["registers_allocated"]}

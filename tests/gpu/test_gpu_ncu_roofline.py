@@ -53,9 +53,11 @@ def test_ncu_puts_the_backward_on_the_forward_lines() -> None:
     step = line_of["opt.step()"]
     assert sum(line is not None for line in lines) >= 0.95 * len(lines)
     assert line_of["loss.backward()"] not in lines
-    # fc1, fc2 forward GEMMs and their four backward GEMMs, all on `out = model(x)`
+    # fc1, fc2 forward GEMMs and three backward ones (both weights' gradients, fc2's input
+    # gradient; x needs none, so fc1's input gradient is never computed: 5 on the H200), all on
+    # `out = model(x)`
     gemms = [k for k in kernels if "gemm" in k["demangled"].lower() or "nvjet" in k["demangled"]]
-    assert len(gemms) >= 6 and all(k["line"] == line_of["out = model(x)"] for k in gemms)
+    assert len(gemms) >= 5 and all(k["line"] == line_of["out = model(x)"] for k in gemms)
     assert {line for line in lines if line is not None} <= forward | {step}
     assert step in lines
 

@@ -81,12 +81,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _registers(j: dict[str, Any]) -> str:
-    """``10 registers (16 allocated)``: used, and what a thread is given when that differs."""
+    """``10 registers (16 in Nsight Compute)``: used, and ncu's figure when it differs."""
     used, allocated = j.get("registers"), j.get("registers_allocated")
     if used is None:
         return "registers unknown"
     if allocated is not None and allocated != used:
-        return f"{used} registers ({allocated} allocated)"
+        return f"{used} registers ({allocated} in Nsight Compute)"
     return f"{used} registers"
 
 

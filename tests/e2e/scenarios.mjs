@@ -10,6 +10,7 @@ import { copyFile, readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { INTERP_SCENARIOS } from "./interp.mjs";
 import { NOTEBOOK_SCENARIO } from "./notebook.mjs";
+import { WALK41_SCENARIOS } from "./walk41.mjs";
 
 /** Whether nvcc can be found the way the server looks for it. */
 /** Whether this machine has an NVIDIA GPU (its device nodes), where launches run for real. */
@@ -2583,6 +2584,7 @@ export const SCENARIOS = [
     },
   },
   NOTEBOOK_SCENARIO,
+  ...WALK41_SCENARIOS,
 ];
 
 /** Files under `dir` (recursively) whose path passes `keep`. */

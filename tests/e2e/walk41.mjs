@@ -308,6 +308,10 @@ export const WALK41_SCENARIOS = [
               table.right <= table.width + 1,
               `a cell ends at ${table.right} px, past ${table.width}`,
             );
+            await view.frame
+              .locator("section.summary > .table-scroll")
+              .first()
+              .scrollIntoViewIfNeeded();
             await r.shot("narrow-report-beside");
           },
         );

@@ -94,3 +94,35 @@ async def test_an_unrelated_edit_keeps_the_failures_problem(
     assert await _entries(client, uri, 1) == 1
     _change(client, uri, 2, FAILING + "\n\nSCALE = 2\n")  # the function's text unchanged
     assert await _entries(client, uri, 0, timeout=1.5) == 1
+
+
+async def _report(client: LanguageClient, uri: str, function: str) -> Any:
+    return await asyncio.wait_for(
+        client.protocol.send_request_async("kernelLens/report", {"uri": uri, "function": function}),
+        60,
+    )
+
+
+async def test_the_reports_summary_says_outdated_as_the_lens_does(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    """A run of a text that changed since (edited here, or restored from the history after a
+    reopen of an edited file) is outdated in the Report too, not shown as the current code."""
+    source = "".join(
+        line for line in FAILING.splitlines(keepends=True) if "raise ValueError" not in line
+    )
+    path = tmp_path / "ok.py"
+    path.write_text(source)
+    uri = open_doc(client, path)
+    assert (await click_profile(client, uri, "def scale(x):", path))["ok"]
+    assert (await _report(client, uri, "scale")).outdated is False
+    _change(client, uri, 2, source.replace("y = x * 2", "y = x * 3"))
+    assert (await _report(client, uri, "scale")).outdated is True
+    # Closed and reopened with the edited text (a restored run of the older text): outdated.
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    uri = open_doc(client, path, source.replace("y = x * 2", "y = x * 3"))
+    report = await _report(client, uri, "scale")
+    assert report.profile is not None and report.profile.restored
+    assert report.outdated is True

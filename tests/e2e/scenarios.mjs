@@ -56,7 +56,8 @@ async function profileFresh(r, lineText, timeoutMs) {
     `a new result above "${lineText}"`,
     async () => {
       const row = await r.lensesAbove(lineText);
-      return row !== null && row.text !== before && SUMMARY.test(row.text) ? row : null;
+      const says = row !== null && (SUMMARY.test(row.text) || SUMMARY.test(row.hover));
+      return says && row.text !== before ? row : null;
     },
     timeoutMs,
   );
@@ -1535,7 +1536,10 @@ export const SCENARIOS = [
           "the comparison of the newest run against the oldest",
           (v) =>
             v.tab === "History" &&
-            new RegExp(`Run ${ids[0]} against .*\\(run ${oldest}\\)`).test(v.text),
+            // `against run 1`, or `against baseline (run 1)`: the run named once (issue 41)
+            new RegExp(`Run ${ids[0]} against (run ${oldest}\\b|.*\\(run ${oldest}\\))`).test(
+              v.text,
+            ),
           15_000,
         );
         r.log(`    ${shown.text.match(/Run \d+ against[^\n]*/)?.[0] ?? ""}`);

@@ -1802,6 +1802,14 @@ export const SCENARIOS = [
             .locator(".notifications-toasts .notification-toast")
             .filter({ hasText: /train_forever\.py/ });
           await toast.first().getByRole("button", { name: "Cancel" }).click();
+          // The seconds the run takes to stop are not silent (issue 41).
+          const cancelling = await r.until(
+            "a 'cancelling…' notification",
+            async () => (await r.toastTexts()).find((t) => /cancelling…/.test(t)),
+            5_000,
+          );
+          r.log(`    ${cancelling}`);
+          await r.shot("script-cancelling");
           const row = await r.waitLensAbove(
             '"""A training loop',
             /partial: the first .* cancelled/,

@@ -14,6 +14,7 @@ __all__ = [
     "WALL_LABEL",
     "WINDOW_LABEL",
     "module_work_lines",
+    "script_share_text",
     "script_summary_title",
     "window_text",
 ]
@@ -92,3 +93,10 @@ def window_text(window: dict[str, Any]) -> str:
     if isinstance(after_s, int | float):
         return f"window: from {after_s:g} s into the run"
     return "window of the run"
+
+
+def script_share_text(share: float) -> str:
+    """``38% of the ops' time``: a CPU line's part of a script run's op time (one run has no
+    median to take a share of; the profiler's own times are inflated, their proportions hold)."""
+    pct = share * 100
+    return f"{'<1' if 0 < pct < 1 else f'{pct:.0f}'}% of the ops' time"

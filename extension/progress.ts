@@ -113,7 +113,7 @@ export class NotificationProgress implements vscode.Disposable {
           void withInertProgress(
             {
               location: vscode.ProgressLocation.Notification,
-              title: `${params.title}: cancelling…`,
+              title: `Cancelling — ${params.title}`,
               cancellable: false,
             },
             (q) => {

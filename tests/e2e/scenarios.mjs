@@ -1804,8 +1804,8 @@ export const SCENARIOS = [
           await toast.first().getByRole("button", { name: "Cancel" }).click();
           // The seconds the run takes to stop are not silent (issue 41).
           const cancelling = await r.until(
-            "a 'cancelling…' notification",
-            async () => (await r.toastTexts()).find((t) => /cancelling…/.test(t)),
+            "a 'Cancelling' notification",
+            async () => (await r.toastTexts()).find((t) => /Cancelling — /.test(t)),
             5_000,
           );
           r.log(`    ${cancelling}`);

@@ -4,6 +4,7 @@
 import * as vscode from "vscode";
 import {
   CloseAction,
+  CodeLensRequest,
   ErrorAction,
   LanguageClient,
   RevealOutputChannelOn,
@@ -17,6 +18,7 @@ import {
 } from "vscode-languageclient/node";
 import { CLIENT_ID, DISPLAY_NAME, LANGUAGE } from "./constants";
 import { CrashPolicy } from "./crashPolicy";
+import { fitRows, rowChars } from "./lensFit";
 import { SERVER_MODULE, bundledLibs, earlyAgentEnv, serverEnv, type EarlyAgent } from "./python";
 import { NotificationProgress } from "./progress";
 import { showWarning } from "./notify";
@@ -89,6 +91,12 @@ export function createClient(config: ClientConfig): LanguageClient {
       handleWorkDoneProgress: (token, params, next) => {
         progressUi.handle(token, params, next);
       },
+      // A row that would be cut at the editor's edge says its verdict first, the rest in its
+      // hover, so that every action of it stays on screen (issue 41; lensFit.ts).
+      provideCodeLenses: async (document, token, next) => {
+        const lenses = await next(document, token);
+        return lenses ? fitRows(lenses, rowChars(vscode.window.tabGroups.all.length)) : lenses;
+      },
       // A server command from a hover or lens link, or run with an argument of anyone's
       // making: only on a document of the workspace (or one open in the editor).
       executeCommand: (command, args, next) => {
@@ -138,9 +146,20 @@ export function createClient(config: ClientConfig): LanguageClient {
     everRunning ||= event.newState === State.Running;
   });
   ref.client = client;
+  // The Report opened or closed beside the source changes the lenses' room: lay them out again.
+  const groups = vscode.window.tabGroups.onDidChangeTabGroups(() => {
+    if (client.state !== State.Running) {
+      return;
+    }
+    const feature = client.getFeature(CodeLensRequest.method);
+    for (const editor of vscode.window.visibleTextEditors) {
+      feature.getProvider(editor.document)?.onDidChangeCodeLensEmitter.fire();
+    }
+  });
   client.onDidChangeState((event) => {
     if (event.newState === State.Stopped) {
       progressUi.dispose();
+      groups.dispose();
     }
   });
   return client;

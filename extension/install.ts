@@ -203,9 +203,39 @@ async function pickInterpreter(extensionPath: string): Promise<void> {
   }
   if (python !== undefined) {
     const target =
-      folders.length > 0 ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
-    await vscode.workspace.getConfiguration(SECTION).update("python", python, target);
+      folders.length > 0 ? await pickSettingsTarget() : vscode.ConfigurationTarget.Global;
+    if (target !== undefined) {
+      await vscode.workspace.getConfiguration(SECTION).update("python", python, target);
+    }
   }
+}
+
+interface TargetItem extends vscode.QuickPickItem {
+  target: vscode.ConfigurationTarget;
+}
+
+/**
+ * Where the chosen interpreter is kept: the workspace's `.vscode/settings.json` (a file in the
+ * user's project, written only when asked) or the user settings; the one that holds the setting
+ * now first. Undefined when dismissed.
+ */
+async function pickSettingsTarget(): Promise<vscode.ConfigurationTarget | undefined> {
+  const inspected = vscode.workspace.getConfiguration(SECTION).inspect<string>("python");
+  const workspace: TargetItem = {
+    label: "This workspace",
+    description: "writes .vscode/settings.json in the project",
+    target: vscode.ConfigurationTarget.Workspace,
+  };
+  const user: TargetItem = {
+    label: "Your user settings",
+    description: "every workspace without its own setting; no file in the project",
+    target: vscode.ConfigurationTarget.Global,
+  };
+  const items = inspected?.workspaceValue !== undefined ? [workspace, user] : [user, workspace];
+  const picked = await vscode.window.showQuickPick(items, {
+    title: `${DISPLAY_NAME}: keep this interpreter for…`,
+  });
+  return picked?.target;
 }
 
 /**

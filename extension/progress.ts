@@ -108,6 +108,19 @@ export class NotificationProgress implements vscode.Disposable {
         }
         const listener = cancellation.onCancellationRequested(() => {
           this.cancel(token);
+          // The job may take seconds to stop (a script's run writes the part that ran): the
+          // cancel is said until it has (issue 41: ~14 s of nothing before "partial").
+          void withInertProgress(
+            {
+              location: vscode.ProgressLocation.Notification,
+              title: `Cancelling — ${params.title}`,
+              cancellable: false,
+            },
+            (q) => {
+              q.report({ message: "stopping the job; what already ran is kept" });
+              return finished;
+            },
+          );
         });
         return finished.finally(() => {
           listener.dispose();

@@ -98,7 +98,13 @@ export function present(input: StatusInput): Presentation {
 
 function presentState(input: StatusInput): Presentation {
   const where = input.uri === undefined ? undefined : `in ${fileName(input.uri)}`;
-  const message = input.message.trim();
+  // A whole-script run is the server's `<script>`: named by its file, as the user knows it.
+  const message = input.message
+    .trim()
+    .replace(
+      /^<script>/,
+      input.uri === undefined ? "the script" : `${fileName(input.uri)} (script)`,
+    );
   switch (input.state) {
     case "idle":
       if (!input.trusted) {

@@ -2468,6 +2468,11 @@ export interface ReportResult {
   sweep: SweepResult | null;
   /** The profiled run's inputs (null before a run). */
   inputs?: ReportInputs | null;
+  /**
+   * The function's text changed since the run (its lines and source are the run's): the
+   * Summary says so, as the lens does.
+   */
+  outdated?: boolean;
 }
 export const checkReportResult: Check<ReportResult> = shape<ReportResult>({
   function: string,
@@ -2478,6 +2483,7 @@ export const checkReportResult: Check<ReportResult> = shape<ReportResult>({
   ncu: nullable(checkNcuResult),
   sweep: nullable(checkSweepResult),
   inputs: optional(nullable(checkReportInputs)),
+  outdated: optional(boolean),
 });
 
 /**

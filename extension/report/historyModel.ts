@@ -3,7 +3,7 @@
  * around it, scaled to the chart), the run references the webview may send, and the names of
  * the diff editor's documents. Pure (no `vscode`, no DOM), so node:test checks it.
  */
-import type { HistoryResult, HistoryRun } from "../generated/wire";
+import type { CompareResult, HistoryResult, HistoryRun } from "../generated/wire";
 
 /** A run reference the webview may send: an id, `-1`, `-2`…, or `baseline`. */
 export function isRunRef(value: unknown): value is string {
@@ -142,4 +142,12 @@ export function unreadableText(history: Pick<HistoryResult, "unreadable">): stri
   }
   const n = unreadable.length;
   return `${n} run${n === 1 ? "" : "s"} could not be read: ${unreadable.join("; ")}`;
+}
+
+/** `Run 3 against run 1`, `Run 3 against baseline (run 1)`: the reference run named once. */
+export function comparisonHeading(
+  c: Pick<CompareResult, "after" | "before" | "reference">,
+): string {
+  const named = c.reference === `run ${c.before.id}`;
+  return `Run ${c.after.id} against ${c.reference}${named ? "" : ` (run ${c.before.id})`}`;
 }

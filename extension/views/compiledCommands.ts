@@ -32,6 +32,8 @@ import {
   isShowGeneratedCodeArgs,
 } from "../protocol";
 import {
+  SHOW_DETAILS,
+  isCancellation,
   protocolUri,
   reportFailure,
   runningClient,
@@ -47,7 +49,10 @@ import {
   assemblyInfo,
   generatedCodeInfo,
 } from "./virtualDocs";
-import { showInformation } from "../notify";
+import { showError, showInformation } from "../notify";
+import { summarize } from "../errorText";
+import { ResponseError } from "vscode-languageclient/node";
+import { failedTypes, type FailedTypes } from "./asmFailure";
 
 /** Registers the two commands, extension-scoped, over the views of `documents.ts`. */
 export function registerCompiledCommands(ctx: Ctx, views: Views): void {
@@ -58,8 +63,8 @@ export function registerCompiledCommands(ctx: Ctx, views: Views): void {
     vscode.commands.registerCommand(Commands.showAssembly, (arg: unknown) =>
       showAssembly(ctx, views, arg),
     ),
-    vscode.commands.registerCommand(Commands.assemblyArgumentTypes, () =>
-      pickArgumentTypes(ctx, views),
+    vscode.commands.registerCommand(Commands.assemblyArgumentTypes, (arg: unknown) =>
+      pickArgumentTypes(ctx, views, arg),
     ),
   );
 }
@@ -68,6 +73,14 @@ export function registerCompiledCommands(ctx: Ctx, views: Views): void {
 const pickedTypes = new Map<string, Record<string, string>>();
 /** The last compile of each kernel (`source#kernel`): its signature, for the picker. */
 const lastCompile = new Map<string, AssemblyResult>();
+/** The last failed compile of each kernel (`source#kernel`): the types it tried, and stage. */
+const lastFailure = new Map<string, { types: FailedTypes; stage: AsmStage; lensUri?: string }>();
+
+/** Puts `value` last in `map` (the most recent of a document's kernels is found last). */
+function setLatest<V>(map: Map<string, V>, key: string, value: V): void {
+  map.delete(key);
+  map.set(key, value);
+}
 
 function kernelKey(source: vscode.Uri, kernel: string): string {
   return `${source.toString()}#${kernel}`;
@@ -191,7 +204,8 @@ async function compileAndShow(
     );
     // The kernel's name as the server resolved it (from the cursor) names the view.
     const name = result.kernel;
-    lastCompile.set(kernelKey(target.source, name), result);
+    setLatest(lastCompile, kernelKey(target.source, name), result);
+    lastFailure.delete(kernelKey(target.source, name));
     ctx.log.info(
       `${method} ${name} ${stage} ${result.arch}: ${result.registers ?? "?"} registers, ` +
         `${result.spills} B spilled, ${result.line_map.length} source lines mapped`,
@@ -208,51 +222,167 @@ async function compileAndShow(
       },
     );
   } catch (error) {
-    reportFailure(ctx, method, error);
+    const failed =
+      error instanceof ResponseError && !isCancellation(error)
+        ? failedTypes(error.message)
+        : undefined;
+    if (failed === undefined) {
+      reportFailure(ctx, method, error);
+      return;
+    }
+    // The guessed types did not compile (or a constexpr is unknown): Argument Types… is
+    // offered right here, prefilled with what was tried.
+    const failedTarget: Target = {
+      source: target.source,
+      at: { name: failed.kernel },
+      ...(target.lensUri === undefined ? {} : { lensUri: target.lensUri }),
+    };
+    setLatest(lastFailure, kernelKey(target.source, failed.kernel), {
+      types: failed,
+      stage,
+      ...(target.lensUri === undefined ? {} : { lensUri: target.lensUri }),
+    });
+    const message = (error as Error).message;
+    ctx.log.error(`${method} failed:`);
+    ctx.log.error(message);
+    ctx.status.failureShown();
+    void showError(
+      `${DISPLAY_NAME}: ${summarize(message).text}`,
+      ARGUMENT_TYPES,
+      SHOW_DETAILS,
+    ).then((choice) => {
+      if (choice === ARGUMENT_TYPES) {
+        void pickArgumentTypes(ctx, views, failedTarget);
+      } else if (choice === SHOW_DETAILS) {
+        ctx.log.show(true);
+      }
+    });
   }
 }
+
+/** The failure toast's button (and the command's title). */
+const ARGUMENT_TYPES = "Argument Types…";
 
 interface ParamItem extends vscode.QuickPickItem {
   param?: string;
   reset?: true;
 }
 
-/**
- * *Argument Types…* in an assembly view's title bar: pick a parameter, then its Triton type
- * (pointers, scalars) or its constexpr value; the kernel is compiled again with the picks
- * (kept for the kernel until reset). The way out when the types were read from the text and
- * guessed (a launcher that needs a GPU), or to see the code for other dtypes.
- */
-async function pickArgumentTypes(ctx: Ctx, views: Views): Promise<void> {
+/** What the picker shows of a kernel: the types of its last compile, or of its failed one. */
+interface KnownTypes {
+  signature: Record<string, string>;
+  /** A constexpr's value as a Python literal (undefined: not known). */
+  constexprs: Record<string, string | undefined>;
+  note: string;
+}
+
+function knownOf(key: string): KnownTypes | undefined {
+  const failed = lastFailure.get(key);
+  if (failed !== undefined) {
+    return {
+      signature: failed.types.signature,
+      constexprs: failed.types.constexprs,
+      note: "the types the failed compile tried: pick one to change, then it compiles again",
+    };
+  }
+  const last = lastCompile.get(key);
+  if (last === undefined) {
+    return undefined;
+  }
+  const constexprs: Record<string, string | undefined> = {};
+  for (const [param, value] of Object.entries(last.constexprs)) {
+    constexprs[param] = JSON.stringify(value);
+  }
+  return {
+    signature: last.signature,
+    constexprs,
+    note: last.types_note ?? `types of the launch by ${last.launcher ?? "the script"}`,
+  };
+}
+
+/** The kernel *Argument Types…* is for: the failure toast's, an assembly view's, or the last
+ * compiled or failed kernel of the active Python file (the palette). */
+function argumentTypesTarget(
+  views: Views,
+  arg: unknown,
+): { target: Target; stage: AsmStage } | undefined {
+  if (typeof arg === "object" && arg !== null && "source" in arg && "at" in arg) {
+    const target = arg as Target;
+    const name = "name" in target.at ? target.at.name : "";
+    const stage = lastFailure.get(kernelKey(target.source, name))?.stage;
+    return { target, stage: stage ?? target.stage ?? DEFAULT_STAGE };
+  }
   const editor = vscode.window.activeTextEditor;
   const view = editor === undefined ? undefined : views.viewOf(editor.document.uri);
-  if (view?.kind !== "assembly") {
+  if (view?.kind === "assembly") {
+    const source = vscode.Uri.parse(view.source);
+    return { target: { source, at: { name: view.kernel } }, stage: view.stage };
+  }
+  const document = editor?.document;
+  if (document?.languageId !== LANGUAGE) {
+    return undefined;
+  }
+  const prefix = `${document.uri.toString()}#`;
+  const keys = [...lastFailure.keys(), ...lastCompile.keys()].filter((k) => k.startsWith(prefix));
+  const key = keys.find((k) => lastFailure.has(k)) ?? keys[keys.length - 1];
+  if (key === undefined) {
+    return undefined;
+  }
+  const name = key.slice(prefix.length);
+  const failed = lastFailure.get(key);
+  return {
+    target: {
+      source: document.uri,
+      at: { name },
+      ...(failed?.lensUri === undefined ? {} : { lensUri: failed.lensUri }),
+    },
+    stage:
+      failed?.stage ?? ASM_STAGES.find((st) => st === lastCompile.get(key)?.stage) ?? DEFAULT_STAGE,
+  };
+}
+
+/**
+ * *Argument Types…* — in an assembly view's title bar, in a failed compile's toast, and in the
+ * palette (the active file's last compiled or failed kernel): pick a parameter, then its Triton
+ * type (pointers, scalars) or its constexpr value; the kernel is compiled again with the picks
+ * (kept for the kernel until reset). The way out when the types were read from the text and
+ * guessed (a launcher that needs a GPU) and did not compile, or to see the code for other dtypes.
+ */
+async function pickArgumentTypes(ctx: Ctx, views: Views, arg?: unknown): Promise<void> {
+  const found = argumentTypesTarget(views, arg);
+  if (found === undefined) {
     void showInformation(
-      `${DISPLAY_NAME}: open a kernel's assembly (Show Assembly) to change its argument types.`,
+      `${DISPLAY_NAME}: Show Assembly of a kernel first; its argument types can then be changed ` +
+        "(here, in the assembly view's title bar, or from a failed compile's notification).",
     );
     return;
   }
-  const source = vscode.Uri.parse(view.source);
-  const key = kernelKey(source, view.kernel);
-  const last = lastCompile.get(key);
-  if (last === undefined) {
-    await compileAndShow(ctx, views, { source, at: { name: view.kernel } }, view.stage);
+  const { target, stage } = found;
+  const kernel = "name" in target.at ? target.at.name : "";
+  const key = kernelKey(target.source, kernel);
+  const known = knownOf(key);
+  if (known === undefined) {
+    await compileAndShow(ctx, views, target, stage);
     return;
   }
   const picks = { ...(pickedTypes.get(key) ?? {}) };
-  const items: ParamItem[] = Object.entries(last.signature).map(([param, type]) => ({
+  const items: ParamItem[] = Object.entries(known.signature).map(([param, type]) => ({
     param,
     label: param,
     description:
-      type === "constexpr" ? `constexpr = ${JSON.stringify(last.constexprs[param])}` : type,
+      param in picks
+        ? `${picks[param]} (picked)`
+        : type === "constexpr"
+          ? `constexpr = ${known.constexprs[param] ?? "? (computed at run time)"}`
+          : type,
     ...(param in picks ? { detail: "picked" } : {}),
   }));
   if (Object.keys(picks).length > 0) {
     items.push({ label: "$(discard) Back to the launch's types", reset: true });
   }
   const chosen = await vscode.window.showQuickPick(items, {
-    title: `${DISPLAY_NAME}: argument types of ${view.kernel}`,
-    placeHolder: last.types_note ?? `types of the launch by ${last.launcher ?? "the script"}`,
+    title: `${DISPLAY_NAME}: argument types of ${kernel}`,
+    placeHolder: known.note,
   });
   if (chosen === undefined) {
     return;
@@ -260,20 +390,20 @@ async function pickArgumentTypes(ctx: Ctx, views: Views): Promise<void> {
   if (chosen.reset === true) {
     pickedTypes.delete(key);
   } else if (chosen.param !== undefined) {
-    const type = last.signature[chosen.param];
+    const type = known.signature[chosen.param];
     let value: string | undefined;
     if (type === "constexpr") {
       value = await vscode.window.showInputBox({
         title: `${DISPLAY_NAME}: ${chosen.param} (constexpr)`,
         prompt: "A Python literal: 128, True, 'leaky_relu'",
-        value: JSON.stringify(last.constexprs[chosen.param] ?? ""),
+        value: picks[chosen.param] ?? known.constexprs[chosen.param] ?? "",
       });
     } else {
       // An optional pointer may be left out: None (Triton makes it a constexpr None).
       const choices =
         type?.startsWith("*") === true ? [...ASM_POINTER_TYPES, "None"] : ASM_SCALAR_TYPES;
       value = await vscode.window.showQuickPick([...choices], {
-        title: `${DISPLAY_NAME}: type of ${chosen.param} (now ${type ?? "?"})`,
+        title: `${DISPLAY_NAME}: type of ${chosen.param} (now ${picks[chosen.param] ?? type ?? "?"})`,
       });
     }
     if (value === undefined) {
@@ -282,7 +412,7 @@ async function pickArgumentTypes(ctx: Ctx, views: Views): Promise<void> {
     picks[chosen.param] = value;
     pickedTypes.set(key, picks);
   }
-  await compileAndShow(ctx, views, { source, at: { name: view.kernel } }, view.stage);
+  await compileAndShow(ctx, views, target, stage);
 }
 
 interface StageItem extends vscode.QuickPickItem {

@@ -7,6 +7,7 @@ No GPU here: launches run in Triton's interpreter and the kernel is compiled ahe
 sm_90; ``tests/gpu/test_gpu_asm_library.py`` checks registers against Nsight Compute."""
 
 import ast
+import os
 import sys
 from pathlib import Path
 
@@ -271,3 +272,41 @@ def test_the_text_never_types_a_float_as_an_integer_silently(tmp_path: Path) -> 
     assert out["signature"]["steps"] == "i32"
     note = out["types_note"]
     assert "eps" in note and "steps" in note and "gate" not in note
+
+
+def test_a_kernel_whose_helpers_come_from_a_conditional_module_level_import() -> None:
+    """Liger-Kernel's rms_norm shape (issue 41): `rsqrt` comes from `if compare_version(…) and
+    not is_npu_available(): try: from triton.language.extra.libdevice import rsqrt …`, whose
+    test's helpers cannot be imported here (their module probes the device). The kernel is
+    compiled with the module's own `rsqrt` (no NameError), and `eps`/`offset` — passed through
+    from a caller's `offset=0.0` — are fp32, said as read from the text."""
+    out = _asm("normlib/ops/conditional.py::_rms_norm_forward_kernel")
+    assert out["types_from"] == "text"
+    assert out["signature"]["eps"] == "fp32" and out["signature"]["offset"] == "fp32"
+    assert out["signature"]["n_cols"] == "i32"
+    assert "offset" in out["types_note"]  # a guess from the file, said
+    assert "rsqrt.approx" in out["asm"] or "rsqrt" in out["asm"]
+
+
+def test_a_global_whose_definition_failed_here_is_named_with_its_line(tmp_path: Path) -> None:
+    """When the module's own definition of a helper cannot run here, the compile's NameError
+    says which line defines it and why that line failed, not only `rsqrt is not defined`."""
+    src = tmp_path / "needs_helper.py"
+    src.write_text(
+        "import torch\nimport triton\nimport triton.language as tl\n\n"
+        "from normlib.ops.platform_probe import is_npu_available as rsqrt\n\n\n"
+        "@triton.jit\n"
+        "def k(x_ptr, n, eps, BLOCK: tl.constexpr):\n"
+        "    offs = tl.arange(0, BLOCK)\n"
+        "    x = tl.load(x_ptr + offs, mask=offs < n)\n"
+        "    tl.store(x_ptr + offs, rsqrt(x + eps), mask=offs < n)\n\n\n"
+        "def launch(x, eps=1e-6):\n"
+        "    assert x.is_cuda\n"
+        "    k[(1,)](x, x.numel(), eps, BLOCK=128)\n"
+    )
+    path = os.pathsep.join(p for p in (str(LIBS), os.environ.get("PYTHONPATH", "")) if p)
+    code, out, _ = run_cli("asm", f"{src}::k", "--json", env={"PYTHONPATH": path})
+    assert code == 1
+    message = out["error"]["message"]
+    assert "rsqrt is not defined" in message
+    assert "rsqrt is defined at line 5" in message and "0 active drivers" in message

@@ -63,6 +63,8 @@ const TOUR = {
   "notebook-profiled-function": "tour-notebook-profiled-function.png",
   "notebook-report": "tour-notebook-report.png",
   "notebook-profiled-cell": "tour-notebook-profiled-cell.png",
+  "asm-failed-argument-types": "tour-asm-failed-argument-types.png",
+  "narrow-report-beside": "tour-narrow-report-beside.png",
 };
 const VIEWPORT = { width: 1400, height: 900 };
 

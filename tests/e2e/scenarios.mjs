@@ -12,6 +12,7 @@ import { ARGS_SCENARIOS } from "./args.mjs";
 import { INTERP_SCENARIOS } from "./interp.mjs";
 import { KERNEL_LINES_SCENARIOS } from "./kernelLines.mjs";
 import { NOTEBOOK_SCENARIO } from "./notebook.mjs";
+import { WALK41_SCENARIOS } from "./walk41.mjs";
 
 /** Whether nvcc can be found the way the server looks for it. */
 /** Whether this machine has an NVIDIA GPU (its device nodes), where launches run for real. */
@@ -57,7 +58,8 @@ async function profileFresh(r, lineText, timeoutMs) {
     `a new result above "${lineText}"`,
     async () => {
       const row = await r.lensesAbove(lineText);
-      return row !== null && row.text !== before && SUMMARY.test(row.text) ? row : null;
+      const says = row !== null && (SUMMARY.test(row.text) || SUMMARY.test(row.hover));
+      return says && row.text !== before ? row : null;
     },
     timeoutMs,
   );
@@ -1536,7 +1538,10 @@ export const SCENARIOS = [
           "the comparison of the newest run against the oldest",
           (v) =>
             v.tab === "History" &&
-            new RegExp(`Run ${ids[0]} against .*\\(run ${oldest}\\)`).test(v.text),
+            // `against run 1`, or `against baseline (run 1)`: the run named once (issue 41)
+            new RegExp(`Run ${ids[0]} against (run ${oldest}\\b|.*\\(run ${oldest}\\))`).test(
+              v.text,
+            ),
           15_000,
         );
         r.log(`    ${shown.text.match(/Run \d+ against[^\n]*/)?.[0] ?? ""}`);
@@ -1799,6 +1804,14 @@ export const SCENARIOS = [
             .locator(".notifications-toasts .notification-toast")
             .filter({ hasText: /train_forever\.py/ });
           await toast.first().getByRole("button", { name: "Cancel" }).click();
+          // The seconds the run takes to stop are not silent (issue 41).
+          const cancelling = await r.until(
+            "a 'Cancelling' notification",
+            async () => (await r.toastTexts()).find((t) => /Cancelling — /.test(t)),
+            5_000,
+          );
+          r.log(`    ${cancelling}`);
+          await r.shot("script-cancelling");
           const row = await r.waitLensAbove(
             '"""A training loop',
             /partial: the first .* cancelled/,
@@ -2587,6 +2600,7 @@ export const SCENARIOS = [
   },
   NOTEBOOK_SCENARIO,
   ...ARGS_SCENARIOS,
+  ...WALK41_SCENARIOS,
 ];
 
 /** Files under `dir` (recursively) whose path passes `keep`. */

@@ -415,6 +415,11 @@ export class Run {
         }
         return {
           text: norm(row.d.textContent),
+          // What the row's lenses say in their hovers: a row too long for a narrow editor
+          // keeps its verdict and folds the rest of its first lens there (issue 41).
+          hover: [...row.d.querySelectorAll("[title]")]
+            .map((n) => norm(n.getAttribute("title") ?? ""))
+            .join(" "),
           links: links.map((a) => ({ text: norm(a.textContent), index: anchors.indexOf(a) })),
         };
       },
@@ -422,13 +427,16 @@ export class Run {
     );
   }
 
-  /** Waits for the lens row above the line containing `lineText` to match `pattern`. */
+  /**
+   * Waits for the lens row above the line containing `lineText` to match `pattern`: its text,
+   * or its first lens's text with what a narrow editor folded into that lens's hover.
+   */
   async waitLensAbove(lineText, pattern, timeoutMs = 30_000, scope = this.editor()) {
     return this.until(
       `a lens matching ${pattern} above "${lineText}"`,
       async () => {
         const row = await this.lensesAbove(lineText, scope);
-        return row !== null && pattern.test(row.text) ? row : null;
+        return row !== null && (pattern.test(row.text) || pattern.test(row.hover)) ? row : null;
       },
       timeoutMs,
     );

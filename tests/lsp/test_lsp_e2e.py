@@ -82,8 +82,9 @@ def titles(items: list[types.CodeLens], line0: int | None = None) -> list[str]:
     ]
 
 
-#: The share of the median a CPU line's lens starts with (`38% of 44.4 µs · `).
-SHARE_PREFIX = re.compile(r"^(<1|\d+)% of [\d.]+ (µs|ms) · ")
+#: The share of the median a CPU line's lens starts with (`38% of 44.4 µs · `; a script's run:
+#: `38% of the ops' time · `).
+SHARE_PREFIX = re.compile(r"^(<1|\d+)% of ([\d.]+ (µs|ms)|the ops' time) · ")
 
 
 def op_title(title: str) -> str:

@@ -277,3 +277,19 @@ async def test_untrusted_notebook_runs_nothing(untrusted: LanguageClient, tmp_pa
     )
     assert outcome["error"]["kind"] == "untrusted"
     assert client.progress_reports == {}
+
+
+async def test_a_cells_first_line_ops_are_named_on_the_summary_row(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    """The cell's summary and its first line's ops share one row (VS Code draws a line's lenses
+    as one): the ops say which line they are of (issue 41)."""
+    path = tmp_path / "first_line.ipynb"
+    cells = [("code", "import torch\n"), ("code", "a = torch.randn(64)\nb = a * 2\n")]
+    uris = open_notebook(client, path, cells)
+    outcome = await click(client, _find(await lenses(client, uris[1]), 0, PROFILE_CELL))
+    assert outcome["ok"] is True, outcome
+    head = titles(await lenses(client, uris[1]), 0)
+    assert head[0].startswith("$(run-all) cell · "), head
+    assert any(t.startswith("line 1: ") and "aten::randn" in t for t in head), head
+    assert titles(await lenses(client, uris[1]), 1)[0].startswith("aten::mul")

@@ -18,6 +18,7 @@ import { check, Invalid } from "../../extension/guards";
 import {
   HISTORY_SCHEME,
   chartModel,
+  comparisonHeading,
   diffTitle,
   formatRunMs,
   historyDocPath,
@@ -184,5 +185,19 @@ describe("history references, documents and messages", () => {
     assert.equal(comparison.reference, "baseline");
     const broken = { ...(recorded("kernelLens_compare.json") as object), verdict: { text: 1 } };
     assert.ok(check(checkCompareResult, broken) instanceof Invalid);
+  });
+});
+
+describe("comparisonHeading", () => {
+  const run = (id: string) => ({ id }) as HistoryRun;
+  it("names the reference run once (issue 41: not `against run 1 (run 1)`)", () => {
+    assert.equal(
+      comparisonHeading({ after: run("3"), before: run("1"), reference: "run 1" }),
+      "Run 3 against run 1",
+    );
+    assert.equal(
+      comparisonHeading({ after: run("3"), before: run("1"), reference: "baseline" }),
+      "Run 3 against baseline (run 1)",
+    );
   });
 });

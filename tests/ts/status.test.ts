@@ -32,6 +32,24 @@ describe("present", () => {
     assert.match(p.tooltip, /^Kernel Lens: profiling square\nin my square\.py\n/);
   });
 
+  it("names a whole-script run by its file, not the server's <script>", () => {
+    const p = present({
+      state: "profiling",
+      message: "<script>",
+      uri: "file:///work/train.py",
+      trusted: true,
+    });
+    assert.equal(p.text, "$(loading~spin) profiling train.py (script)");
+    assert.ok(!p.tooltip.includes("<script>"));
+    const failed = present({
+      state: "error",
+      message: "<script>: runtime",
+      uri: "file:///work/train.py",
+      trusted: true,
+    });
+    assert.match(failed.tooltip, /train\.py \(script\): runtime/);
+  });
+
   it("shortens a long subject in the text but not in the tooltip", () => {
     const name = "f".repeat(100);
     const p = present({ state: "profiling", message: name, trusted: true });

@@ -34,6 +34,7 @@ import {
   needsDetail,
   niceStep,
   reducedScale,
+  legendFor,
   panBy,
   tickLabel,
   ticks,
@@ -529,5 +530,24 @@ describe("merged blocks of a big trace", () => {
     assert.ok(0.25 < sparse && sparse < dense && dense <= 0.95, `${sparse} ${dense}`);
     assert.equal(mergedAlpha(1_000_000, 1), 0.95);
     assert.equal(mergedAlpha(5, 0), mergedAlpha(5, 1)); // a block narrower than a pixel
+  });
+});
+
+describe("legendFor", () => {
+  it("lists only the categories the timeline draws (a CPU run: no CUDA categories)", () => {
+    const cpu = [{ events: [{ cat: "user_annotation" }, { cat: "cpu_op" }] }];
+    assert.deepEqual(
+      legendFor(cpu).map((e) => e.label),
+      ["source line", "ATen op"],
+    );
+    const gpu = [
+      { events: [{ cat: "cpu_op" }, { cat: "cuda_driver" }] },
+      { events: [{ cat: "kernel" }] },
+    ];
+    assert.deepEqual(
+      legendFor(gpu).map((e) => e.cat),
+      ["cpu_op", "cuda_runtime", "kernel"],
+    );
+    assert.equal(legendFor([]).length, 7); // nothing to go by: the whole legend
   });
 });

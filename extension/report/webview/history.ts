@@ -14,6 +14,7 @@ import type {
 import { noBidi } from "./format";
 import {
   chartModel,
+  comparisonHeading,
   formatRunMs,
   runLabel,
   unreadableText,
@@ -253,7 +254,7 @@ export function comparisonView(c: CompareResult): HTMLElement {
     `${us(k.device_us_before)} → ${us(k.device_us_after)}`,
   ]);
   return el("section", { className: "comparison" }, [
-    el("h3", { text: `Run ${c.after.id} against ${c.reference} (run ${c.before.id})` }),
+    el("h3", { text: comparisonHeading(c) }),
     el("p", {}, [
       el("span", {
         className: `verdict ${verdictKind(c.verdict)}`,

@@ -219,6 +219,7 @@ function tabContent(): HTMLElement {
         { onProfile: profile, onRevealLine: revealLine },
         report.inputs ?? null,
         roofline.element,
+        report.outdated === true,
       );
     }
     case "timeline":

@@ -157,6 +157,7 @@ export function summaryView(
   actions: SummaryActions,
   inputs: ReportInputs | null = null,
   roofline: HTMLElement | null = null,
+  outdated = false,
 ): HTMLElement {
   const timing = profile.timing;
   const gpu = profile.device_kind !== "cpu" && profile.kernels.length > 0;
@@ -256,7 +257,10 @@ export function summaryView(
     el("thead", {}, [
       el("tr", {}, [
         el("th", { className: "num", text: "Line" }),
-        el("th", { text: "Source" }),
+        el("th", {
+          text: outdated ? "Source (as profiled)" : "Source",
+          ...(outdated ? { title: "the line as it was when this run was profiled" } : {}),
+        }),
         hasBackward ? el("th", { text: "Pass", title: PASS_NOTE }) : null,
         el("th", { text: gpu ? "Op → kernel" : "Op" }),
         el("th", {
@@ -275,6 +279,19 @@ export function summaryView(
   ]);
   const policyLines = [...timingPolicyLines(timing), ...otherTimingWarnings(timing)];
   return el("section", { className: "summary" }, [
+    // As the lens says `outdated: …`: the function changed since this run (edited, or a run
+    // restored from the history of an older text); its lines and source are the run's.
+    outdated
+      ? el("div", { className: "outdated-note toolbar" }, [
+          el("span", {
+            text:
+              "Outdated: the function changed since this run; its lines and source below " +
+              "are the run's.",
+          }),
+          el("span", { className: "spacer" }),
+          button("Profile again", actions.onProfile),
+        ])
+      : null,
     stats,
     policyLines.length === 0
       ? null

@@ -23,7 +23,7 @@ import {
 } from "./rankGroups";
 import {
   DEFAULT_METRICS,
-  LEGEND,
+  legendFor,
   categoryColor,
   covers,
   describeEvent,
@@ -166,7 +166,7 @@ export class TimelineView {
     const legend = el(
       "div",
       { className: "legend" },
-      LEGEND.map(({ cat, label }) => {
+      legendFor(timeline.lanes).map(({ cat, label }) => {
         const swatch = el("span", { className: "swatch" });
         swatch.style.backgroundColor = `var(${categoryColor(cat)})`;
         const shown = cat === "cuda_runtime" && runtime !== undefined ? runtime : label;

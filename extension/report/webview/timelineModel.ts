@@ -513,6 +513,23 @@ export const LEGEND: readonly { cat: string; label: string }[] = [
 ];
 
 /**
+ * The legend's entries for the categories the timeline draws (a CPU run has no CUDA runtime,
+ * kernel or memcpy to explain); the whole legend when no event says its category.
+ */
+export function legendFor(
+  lanes: readonly { events: readonly { cat: string }[] }[],
+): readonly { cat: string; label: string }[] {
+  const cats = new Set<string>();
+  for (const lane of lanes) {
+    for (const event of lane.events) {
+      cats.add(event.cat === "cuda_driver" ? "cuda_runtime" : event.cat);
+    }
+  }
+  const shown = LEGEND.filter(({ cat }) => cats.has(cat));
+  return shown.length === 0 ? LEGEND : shown;
+}
+
+/**
  * The longest prefix of `text` (with an ellipsis when cut) that `measure` says fits in
  * `maxWidth`; empty when not even one character and the ellipsis fit.
  */

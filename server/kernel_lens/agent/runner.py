@@ -91,6 +91,8 @@ class _Stream:
 
 #: The device label of a run whose Triton kernels ran under Triton's interpreter.
 INTERPRETER_DEVICE = "CPU · Triton interpreter"
+#: What an error of a function whose Triton kernels ran under the interpreter ends with.
+INTERPRETER_ERROR_NOTE = "(its Triton kernels ran under Triton's interpreter: no GPU here)"
 #: What the sweep says of its times under the interpreter.
 INTERPRETER_SWEEP_NOTE = (
     "Triton interpreter on the CPU: these times are the interpreter's, not a GPU's; "
@@ -329,10 +331,21 @@ def _first_call(
 
     report("target", f"first call of {target.info.qualname}")
     watch_only = False
-    if request.memory or (request.memory_auto and torch.cuda.is_available()):
-        watch_only = _first_call_watched(target)
-    else:
-        call_user(target.call, target.path, target.info.qualname)
+    try:
+        if request.memory or (request.memory_auto and torch.cuda.is_available()):
+            watch_only = _first_call_watched(target)
+        else:
+            call_user(target.call, target.path, target.info.qualname)
+    except ProfileError as err:
+        through = "InterpreterError" in err.message or (
+            "triton/runtime/interpreter" in (err.traceback or "").replace("\\", "/")
+        )
+        if interpreter and err.kind == "runtime" and through:
+            # An error of a kernel run by Triton's interpreter says so (it may be the
+            # interpreter's, and the same kernel on a GPU is compiled, not interpreted).
+            first, _, rest = err.message.partition("\n")
+            err.message = f"{first} {INTERPRETER_ERROR_NOTE}" + (f"\n{rest}" if rest else "")
+        raise
     device, device_name = device_of_run()
     if watch_only:
         # CUDA was started by the out-of-memory watch alone: the function itself is CPU work.

@@ -14,7 +14,9 @@ __all__ = [
     "WALL_LABEL",
     "WINDOW_LABEL",
     "module_work_lines",
+    "script_share_text",
     "script_summary_title",
+    "window_text",
 ]
 
 #: The ``function`` of a whole-script result (never a valid Python name, so never a function's).
@@ -71,4 +73,30 @@ def script_summary_title(result: dict[str, Any]) -> str:
         )
         took = f"{wall_s:.1f} s" if wall_s >= 1 else format_time_ms(wall_s * 1e3)
         return f"$(warning) partial: the first {took} of the script, {why} · {counts}"
+    window = script.get("window")
+    if isinstance(window, dict):
+        # A window of a long run (skip/steps/after_s): the steps profiled, not "one run".
+        return f"$(run-all) {window_text(window)} · {format_time_ms(wall_s * 1e3)} wall · {counts}"
     return f"$(run-all) script · {format_time_ms(wall_s * 1e3)} wall, one run · {counts}"
+
+
+def window_text(window: dict[str, Any]) -> str:
+    """``window: steps 3–5 of the run`` (``window: from 30 s into the run`` when no step was
+    counted): what a windowed Profile Script profiled."""
+    profiled = window.get("steps_profiled")
+    seen = window.get("steps_seen")
+    if isinstance(profiled, int) and isinstance(seen, int) and profiled > 0:
+        first = seen - profiled + 1
+        steps = f"step {first}" if profiled == 1 else f"steps {first}–{seen}"
+        return f"window: {steps} of the run"
+    after_s = window.get("after_s")
+    if isinstance(after_s, int | float):
+        return f"window: from {after_s:g} s into the run"
+    return "window of the run"
+
+
+def script_share_text(share: float) -> str:
+    """``38% of the ops' time``: a CPU line's part of a script run's op time (one run has no
+    median to take a share of; the profiler's own times are inflated, their proportions hold)."""
+    pct = share * 100
+    return f"{'<1' if 0 < pct < 1 else f'{pct:.0f}'}% of the ops' time"

@@ -45,7 +45,7 @@ from kernel_lens.analysis.lens_text import (
 )
 from kernel_lens.analysis.memory_text import oom_lines
 from kernel_lens.analysis.package_share import suggestion
-from kernel_lens.analysis.scripts import SCRIPT_NAME, script_summary_title
+from kernel_lens.analysis.scripts import SCRIPT_NAME, script_share_text, script_summary_title
 from kernel_lens.history import History, HistoryError
 from kernel_lens.lsp.common import package_file, refresh_lenses, server_history, uri_to_path
 from kernel_lens.lsp.convert import RawJson, raw_json_list
@@ -552,8 +552,12 @@ def _file_lenses(
     lenses = [_lens(0, script_summary_title(result)), rerun, *extra]
     cuda = result.get("device_kind") == "cuda"
     named = list((result.get("packages") or {}).keys())
+    shares = line_shares(result)  # a CPU run: each line's part of the ops' time (issue 41)
     for line in result.get("lines") or []:
-        line_title = line_lens_title(line, cuda=cuda)
+        share = shares.get(int(line["line"]))
+        line_title = line_lens_title(
+            line, cuda=cuda, share=None if share is None else script_share_text(share)
+        )
         if line_title is not None:
             lenses.append(_lens(int(line["line"]) - 1, line_title))
         lenses.extend(_inside_lenses(int(line["line"]) - 1, line, uri, None, named))

@@ -20,6 +20,8 @@ from kernel_lens.lsp.common import (
 )
 from kernel_lens.lsp.feature import LanguageFeature
 from kernel_lens.lsp.language_server import KernelLensServer
+from kernel_lens.lsp.results import place
+from kernel_lens.lsp.state import DocumentState
 from kernel_lens.lsp.traces import start_spare_reader, stop_spare_reader
 from kernel_lens.wire.lsp import NOTIFY_SET_TRUSTED
 
@@ -71,7 +73,11 @@ class Documents(LanguageFeature):
         ls = self.ls
         uri = params.text_document.uri
         state = ls.documents.peek(uri)
-        if state is None or state.syntax_error is None:
+        if state is None:
+            return
+        if any(key[0] == "profile" for key in state.diagnostics):
+            await self._drop_outdated_failures(uri, state)
+        if state.syntax_error is None:
             return
         # A syntax error found by a profile goes away as soon as the text parses again (the
         # version's one parse, off the loop when the file is big).
@@ -81,6 +87,23 @@ class Documents(LanguageFeature):
         state.syntax_error = None
         set_diagnostic(ls, uri, SYNTAX_KEY, None)
         refresh_lenses(ls)
+
+    async def _drop_outdated_failures(self, uri: str, state: DocumentState) -> None:
+        """A failed profile's Problems entry goes with the text it was about: once the
+        function (a script: the file) is edited or reverted away from what failed, the entry
+        is dropped (its lens still says what the last run hit, until the next run)."""
+        ls = self.ls
+        source = ls.workspace.get_text_document(uri).source
+        model = await ls.models.get(ls, uri, source)
+        if ls.documents.peek(uri) is not state:
+            return
+        for key in [k for k in state.diagnostics if k[0] == "profile"]:
+            record = ls.documents.get(uri, key[1])
+            if record is None or record.state != "error":
+                continue
+            placed = place(record, source, model)
+            if placed is None or placed.outdated:
+                set_diagnostic(ls, uri, key, None)
 
     def document_close(self, params: types.DidCloseTextDocumentParams) -> None:
         ls = self.ls

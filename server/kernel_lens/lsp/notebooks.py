@@ -269,6 +269,10 @@ def _cell_row(
             continue
         line_title = line_lens_title(line, cuda=cuda)
         if line_title is not None:
+            if number == first:
+                # The cell's first line shares the row of the cell's summary: named, so that
+                # its ops do not read as the cell's.
+                line_title = f"line 1: {line_title}"
             lenses.append(_lens(number - first, line_title))
     return lenses
 

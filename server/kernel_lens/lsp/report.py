@@ -36,6 +36,7 @@ from kernel_lens.lsp.common import (
 from kernel_lens.lsp.convert import structure
 from kernel_lens.lsp.jobs import run_job
 from kernel_lens.lsp.language_server import KernelLensServer
+from kernel_lens.lsp.results import place
 from kernel_lens.lsp.traces import report_timeline
 from kernel_lens.wire.errors import ProfileError
 from kernel_lens.wire.jobs import JobRequest, NcuRequest, SweepRequest
@@ -235,7 +236,17 @@ def setup(ls: KernelLensServer) -> None:
             int_params = {}
         timeline = await report_timeline(ls, profile) if profile else None
         ncu = state.ncu.get(function) if state else None
+        outdated = False
+        if profile is not None and record is not None:
+            # As the lens: a run of a text that changed since (edited, or a restored run of
+            # an older version of the file) is outdated, its source lines the run's.
+            try:
+                placed = place(record, document_source(ls, params.uri))
+                outdated = placed is None or placed.outdated
+            except ProfileError:
+                pass
         return {
+            "outdated": outdated,
             "function": function,
             "uri": params.uri,
             "int_parameters": int_params,

@@ -1164,6 +1164,9 @@ class ReportResult(TypedDict):
     sweep: SweepResult | None
     inputs: NotRequired[ReportInputs | None]
     """The profiled run's inputs (null before a run)."""
+    outdated: NotRequired[bool]
+    """The function's text changed since the run (its lines and source are the run's): the
+    Summary says so, as the lens does."""
 
 
 @dataclass

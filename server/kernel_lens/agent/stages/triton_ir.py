@@ -887,7 +887,8 @@ def _compile_one(
         raise ProfileError(
             "runtime",
             f"Triton could not compile {name} for sm_{arch} with "
-            f"{_signature_text(spec)}: {type(exc).__name__}: {exc}",
+            f"{_signature_text(spec)}: {type(exc).__name__}: {exc}"
+            + _missing_global_hint(text, exc, jit),
             line if isinstance(line, int) else None,
         ) from None
     if spec.types_note:
@@ -948,6 +949,23 @@ def _refuse_degenerate(name: str, spec: LaunchSpec) -> None:
         f"{unknown[0]}=VALUE), or the launch's inputs (an inputs directive on the launcher, or "
         "--from DRIVER)",
     )
+
+
+def _missing_global_hint(text: str, exc: BaseException, jit: Any) -> str:
+    """For a compile that failed on a global the kernel's module lacks (``NameError('rsqrt is
+    not defined')``): where the file defines it and why that did not run here."""
+    import re
+
+    from kernel_lens.agent.stages.triton_static import missing_global_note
+
+    found = re.search(r"name '?(\w+)'? is not defined|'?(\w+)'? is not defined", str(exc))
+    if not found:
+        return ""
+    missing = found.group(1) or found.group(2)
+    fn = getattr(jit, "fn", jit)
+    module = sys.modules.get(getattr(fn, "__module__", "") or "")
+    note = missing_global_note(text, missing, module)
+    return f" — {note}" if note else ""
 
 
 def _compiled_arch(spec: LaunchSpec) -> int | None:

@@ -13,7 +13,8 @@ text instead:
   ``tl.store``, ``tl.atomic_*``, ``tl.make_block_ptr``, ``x_ptr + offs``, ``.dtype.element_ty``)
   or its name says so (``*_ptr``); its element type is ``fp32`` unless a dtype is named for the
   tensor passed at the launch (``torch.empty(…, dtype=torch.float16)``); a scalar is ``fp32``
-  when the launch passes a float, else ``i32``;
+  when the launch passes a float, or a name the file gives a float (a caller's ``offset=0.0``,
+  a ``float`` annotation) or a float's name (``eps``, ``scale``), else ``i32``;
 - a ``constexpr`` takes the launch's literal (or a module constant), else the first
   ``triton.Config`` of ``@triton.autotune``, else its default.
 
@@ -38,6 +39,7 @@ __all__ = [
     "StaticLaunch",
     "apply_overrides",
     "definitions_module",
+    "missing_global_note",
     "static_launch",
     "types_note",
 ]
@@ -108,7 +110,7 @@ def types_note(line: int | None, reason: str, assumed: dict[str, str], picked: l
         guesses.setdefault(what, []).append(name)
     if guesses:
         text += "; assumed " + "; ".join(f"{w} for {', '.join(n)}" for w, n in guesses.items())
-        text += " (Argument Types… in the view's title bar changes them)"
+        text += " (Argument Types… changes them: the view's title bar, the palette)"
     if picked:
         text += f"; picked {', '.join(picked)}"
     return text
@@ -174,6 +176,7 @@ def definitions_module(path: str, text: str) -> tuple[types.ModuleType, list[int
             sys.path.remove(place.root)
         sys.path.insert(0, place.root)
     sys.modules[module.__name__] = module
+    module.__dict__[SKIPPED_WHY] = {}
     skipped: list[int] = []
     for node in tree.body:
         keep = (
@@ -187,12 +190,71 @@ def definitions_module(path: str, text: str) -> tuple[types.ModuleType, list[int
         )
         if not keep:
             continue
-        code = compile(ast.Module(body=[node], type_ignores=[]), path, "exec")
         try:
-            exec(code, module.__dict__)
-        except Exception:
+            _run_statements([node], path, module)
+        except Exception as exc:
+            if isinstance(node, ast.If) and _run_a_branch(node, path, module):
+                # ``if compare_version(…) and not is_npu_available():`` whose test could not
+                # run here (a helper that failed to import): one of its branches' imports
+                # still defines the names (``rsqrt``) the kernels use.
+                continue
             skipped.append(node.lineno)
+            why = getattr(module, SKIPPED_WHY, None)
+            if isinstance(why, dict):
+                why[node.lineno] = f"{type(exc).__name__}: {exc}"
     return module, skipped
+
+
+#: The module's ``{line: why}`` of the definitions that failed here (for a compile's NameError).
+SKIPPED_WHY = "__kernel_lens_skipped__"
+
+
+def _run_statements(body: list[ast.stmt], path: str, module: types.ModuleType) -> None:
+    code = compile(ast.Module(body=body, type_ignores=[]), path, "exec")
+    exec(code, module.__dict__)
+
+
+def _run_a_branch(node: ast.If, path: str, module: types.ModuleType) -> bool:
+    """The first branch of ``node`` (the ``if`` body, else each ``elif``/``else``) that runs."""
+    branch: list[ast.stmt] = node.body
+    rest: list[ast.stmt] = node.orelse
+    while branch:
+        try:
+            _run_statements(branch, path, module)
+            return True
+        except Exception:
+            pass
+        if len(rest) == 1 and isinstance(rest[0], ast.If):
+            branch, rest = rest[0].body, rest[0].orelse
+        else:
+            branch, rest = rest, []
+    return False
+
+
+def missing_global_note(text: str, name: str, module: types.ModuleType | None) -> str:
+    """Where the file defines ``name`` at its top level and why that did not run here, for a
+    compile that failed with ``NameError('name is not defined')``; empty when it does not."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return ""
+    why = getattr(module, SKIPPED_WHY, None) if module is not None else None
+    for node in tree.body:
+        bound: set[str] = set()
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.alias):
+                bound.add(sub.asname or sub.name.split(".")[0])
+            elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                bound.add(sub.id)
+            elif isinstance(sub, ast.FunctionDef | ast.ClassDef):
+                bound.add(sub.name)
+        if name not in bound:
+            continue
+        reason = why.get(node.lineno) if isinstance(why, dict) else None
+        return f"{name} is defined at line {node.lineno} of the file, which could not run here" + (
+            f" ({reason})" if reason else ""
+        )
+    return ""
 
 
 def _launch_calls(tree: ast.AST, kernel: str) -> list[ast.Call]:
@@ -388,6 +450,7 @@ def static_launch(
                 ok, value = _literal(kw.value, constants)
                 if ok and isinstance(value, int):
                     options[kw.arg] = value
+    floats = _float_names_in(tree)
     tuned, tuned_options = _autotune_config(kernel_obj)
     for k, v in tuned_options.items():
         options.setdefault(k, v)
@@ -427,6 +490,11 @@ def static_launch(
             signature[name] = "i32" if -(2**31) <= value < 2**31 else "i64"
         elif isinstance(expr, ast.Name) and expr.id in hinted:
             signature[name] = hinted[expr.id]  # the launcher's annotation says it
+        elif isinstance(expr, ast.Name) and expr.id in floats:
+            # The value comes from a caller in the file that says float (``offset=0.0`` in
+            # ``forward(ctx, X, W, eps, offset=0.0)``, ``f(x, offset=1.0)``, ``offset: float``).
+            signature[name] = "fp32"
+            assumed[name] = "fp32"
         else:
             # Nothing in the text says: a float-named scalar (eps, scale, alpha…) is fp32, any
             # other i32 — either way said, never silent.
@@ -441,6 +509,34 @@ def static_launch(
         call=ast.unparse(call) if call is not None else None,
         assumed=assumed,
     )
+
+
+def _float_names_in(tree: ast.AST) -> set[str]:
+    """Names the file gives a float: a parameter with a float literal default or a ``float``
+    annotation (any function's), and a keyword passed a float literal in any call."""
+    out: set[str] = set()
+
+    def is_float(expr: ast.expr | None) -> bool:
+        if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub | ast.UAdd):
+            expr = expr.operand
+        return isinstance(expr, ast.Constant) and isinstance(expr.value, float)
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            args = node.args
+            positional = args.posonlyargs + args.args
+            firsts = positional[len(positional) - len(args.defaults) :]
+            pairs = list(zip(firsts, args.defaults, strict=True))
+            kw = zip(args.kwonlyargs, args.kw_defaults, strict=True)
+            pairs += [(a, d) for a, d in kw if d is not None]
+            out |= {a.arg for a, d in pairs if is_float(d)}
+            for a in positional + args.kwonlyargs:
+                hint = ast.unparse(a.annotation) if a.annotation is not None else ""
+                if hint.split("|")[0].strip() == "float":
+                    out.add(a.arg)
+        elif isinstance(node, ast.Call):
+            out |= {k.arg for k in node.keywords if k.arg and is_float(k.value)}
+    return out
 
 
 #: Scalar parameter names that hold a float in the kernels Kernel Lens has met.

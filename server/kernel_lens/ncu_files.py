@@ -184,7 +184,7 @@ def _fold_kernel(
 ) -> dict[str, Any]:
     """One kernel's PCs on the document's lines, as the wire's ``KernelLinesKernel``."""
     from kernel_lens.analysis.kernel_lines import (
-        blamed_samples,
+        blame_explained,
         fold_lines,
         kernel_lines_json,
         kernel_span,
@@ -192,13 +192,15 @@ def _fold_kernel(
 
     name = _short_name(k.demangled) or k.name
     span = kernel_span(text, name) or kernel_span(text, k.name)
+    explained = blame_explained(k, sass_text)
     lines = fold_lines(
         k,
         text,
         doc_path=path,
         span=span,
-        blamed=blamed_samples(k, sass_text),
+        blamed=explained[0] if explained else None,
         read_files=read_files,
+        causes=explained[1] if explained else None,
     )
     row = kernel_lines_json(lines)
     row["span"] = list(span) if span else None

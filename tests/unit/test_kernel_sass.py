@@ -5,6 +5,7 @@ whose instructions equal the report's at its sampled offsets is taken — on the
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -57,8 +58,17 @@ def test_the_blame_moves_the_strided_kernels_samples_onto_the_strided_load() -> 
     summed = next(n for n, t in enumerate(text.splitlines(), 1) if "out[i] = a + b" in t)
     assert by[strided]["blamed_pct"] >= 80 > by[strided]["share_pct"]
     assert by[summed]["share_pct"] > 80 > by[summed]["blamed_pct"]
+    # the hot-line order, the lens and the remedy follow the cause (issue 43 items 1 and 3)
+    assert row["lines"][0]["line"] == strided
+    assert re.search(
+        r"causes [89]\d% of stalls · global load, 32 sectors per request", by[strided]["text"]
+    )
+    assert "uncoalesced" in by[strided]["text"]
+    assert row["remedy"]["reason"] == "blame" and "coalesc" in row["remedy"]["text"]
     (raw,) = read_kernel_lines(report, str(doc), text, find_sass=lambda _k: None)
     assert raw["blamed"] is False
+    assert raw["lines"][0]["line"] == summed and "causes" not in raw["lines"][0]["text"]
+    assert raw["remedy"] is None or raw["remedy"]["reason"] != "blame"
 
 
 def test_no_binary_no_blame(tmp_path: Path) -> None:

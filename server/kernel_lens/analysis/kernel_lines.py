@@ -523,6 +523,10 @@ class LineFigures:
     by_address: bool = False
     pcs: list[int] = field(default_factory=list)
     blamed: float | None = None
+    cause: str | None = None
+    """What the line's chief culprit instruction is (``global load, 32 sectors per request
+    (uncoalesced; ideal 4)``), once blamed."""
+    cause_remedy: str | None = None
 
     @property
     def stall(self) -> str | None:
@@ -562,8 +566,15 @@ class KernelLines:
 
     @property
     def hottest(self) -> LineFigures | None:
-        ranked = sorted(self.lines.values(), key=lambda f: (-f.samples, f.line))
-        return ranked[0] if ranked and ranked[0].samples > 0 else None
+        """The line to change: the one that causes most stalls once blamed, else the one with
+        the most samples."""
+        ranked = list(iter_sorted(self))
+        if not ranked:
+            return None
+        top = ranked[0]
+        if self.blamed_total:
+            return top if (top.blamed or 0.0) > 0 else None
+        return top if top.samples > 0 else None
 
 
 def _file_text(kernel: KernelPcs, file: str, read_files: bool) -> str | None:
@@ -585,6 +596,7 @@ def fold_lines(
     span: tuple[int, int] | None = None,
     blamed: Mapping[int, Mapping[str, float]] | None = None,
     read_files: bool = False,
+    causes: Mapping[int, Mapping[str, str]] | None = None,
 ) -> KernelLines:
     """Each PC of ``kernel`` on a line of the document ``doc_text``.
 
@@ -713,13 +725,33 @@ def fold_lines(
         for fig in lines.values():
             fig.blamed = fig.blamed or 0.0
         out.blamed_total = total
+        # each line's chief culprit: its pc carrying the most blamed samples that has a cause
+        best: dict[int, float] = {}
+        for offset, reasons in blamed.items():
+            ln = pc_line.get(int(offset))
+            found = (causes or {}).get(int(offset))
+            value = float(sum(reasons.values()))
+            if ln is not None and found and value > best.get(ln, 0.0):
+                best[ln] = value
+                lines[ln].cause = found.get("cause")
+                lines[ln].cause_remedy = found.get("remedy")
     return out
 
 
 def blamed_samples(kernel: KernelPcs, sass_text: str | None) -> dict[int, dict[str, float]] | None:
     """The blame of issue 43: samples per PC offset and reason after each dependency stall is
-    moved onto the instruction it waited for — ``None`` (the raw figure only) until the blame
-    modules are there or without the kernel's ``cuobjdump -sass`` text.
+    moved onto the instruction it waited for — ``None`` (the raw figure only) without the
+    kernel's ``cuobjdump -sass`` text (see :func:`blame_explained`)."""
+    found = blame_explained(kernel, sass_text)
+    return None if found is None else found[0]
+
+
+def blame_explained(
+    kernel: KernelPcs, sass_text: str | None
+) -> tuple[dict[int, dict[str, float]], dict[int, dict[str, str]]] | None:
+    """The blame (:func:`blamed_samples`) and, for each culprit PC, what it is and what to do
+    about it (``{"cause", "remedy"}`` from :func:`stall_blame.explain`, with the instructions that
+    waited on it); ``None`` without the SASS or without the kernel in it.
 
     This is the one place the blame plugs in: ``sass_control.parse_cuobjdump(text)`` gives
     ``{function_name: [instructions]}`` and ``stall_blame.blame_stalls(instructions, samples,
@@ -728,10 +760,8 @@ def blamed_samples(kernel: KernelPcs, sass_text: str | None) -> dict[int, dict[s
     """
     if not sass_text:
         return None
-    try:
-        from kernel_lens.analysis import sass_control, stall_blame  # type: ignore[attr-defined]
-    except ImportError:
-        return None
+    from kernel_lens.analysis import sass_control, stall_blame
+
     functions = sass_control.parse_cuobjdump(sass_text)
     instructions = functions.get(kernel.mangled) or functions.get(kernel.name)
     if instructions is None:
@@ -744,11 +774,22 @@ def blamed_samples(kernel: KernelPcs, sass_text: str | None) -> dict[int, dict[s
     samples = {p.offset: dict(p.stalls) for p in kernel.pcs if p.stalls}
     costs = {p.offset: {**p.costs, "inst_executed": p.executed} for p in kernel.pcs}
     result = stall_blame.blame_stalls(instructions, samples, costs)
-    # ``StallBlame.by_pc``: samples per pc after the blame, by reason (sums to the total)
-    blamed = getattr(result, "by_pc", result)
-    if not isinstance(blamed, Mapping):
-        return None
-    return {int(o): {str(r): float(v) for r, v in dict(rs).items()} for o, rs in blamed.items()}
+    by_pc = {
+        int(o): {str(r): float(v) for r, v in dict(rs).items()} for o, rs in result.by_pc.items()
+    }
+    at = {ins.pc: ins for ins in instructions}
+    causes: dict[int, dict[str, str]] = {}
+    for culprit, waiters in result.caused.items():
+        culprit_ins = at.get(culprit)
+        if culprit_ins is None:
+            continue
+        consumers = [at[w] for w, _ in waiters if w in at and w != culprit]
+        try:
+            why = stall_blame.explain(culprit_ins, costs.get(culprit), consumers=consumers)
+        except Exception:  # an opcode the explainer does not know: the figure stays
+            continue
+        causes[int(culprit)] = {"cause": why.cause, "remedy": why.remedy}
+    return by_pc, causes
 
 
 # ---- saying it ----
@@ -780,6 +821,8 @@ def lens_text(lines: KernelLines, fig: LineFigures) -> str:
     parts.append(f"{_pct(lines.share(fig.executed, k.executed))} of instructions")
     if fig.blamed is not None and lines.blamed_total:
         parts.append(f"causes {_pct(lines.share(fig.blamed, lines.blamed_total))} of stalls")
+        if fig.cause and fig.blamed > 0:
+            parts.append(fig.cause)
     if fig.helpers:
         parts.append("via " + ", ".join(fig.helpers))
     return " · ".join(parts)
@@ -790,6 +833,9 @@ def remedy(lines: KernelLines, fig: LineFigures | None = None) -> dict[str, str]
     and Nsight Compute's own rule text for it when the report has one:
     ``{"reason", "text", "rule", "rule_title", "rule_message"}``."""
     fig = fig or lines.hottest
+    if fig is not None and fig.cause and fig.cause_remedy and (fig.blamed or 0.0) > 0:
+        # the blame's culprit: what the waiting warps waited for, and what to do about it
+        return {"reason": "blame", "text": f"{fig.cause}: {fig.cause_remedy}"}
     if fig is None or fig.stall is None:
         return None
     reason = fig.stall
@@ -874,7 +920,10 @@ def shares(lines: KernelLines) -> dict[int, float]:
 
 
 def iter_sorted(lines: KernelLines) -> Iterable[LineFigures]:
-    """The lines, hottest first."""
+    """The lines, hottest first: by the stalls each causes once blamed (the line to change),
+    else by the samples recorded on it."""
+    if lines.blamed_total:
+        return sorted(lines.lines.values(), key=lambda f: (-(f.blamed or 0.0), -f.samples, f.line))
     return sorted(lines.lines.values(), key=lambda f: (-f.samples, f.line))
 
 

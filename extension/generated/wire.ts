@@ -1861,12 +1861,24 @@ export interface KernelLinesSass {
   text: string;
   samples: number;
   executed: number;
+  /**
+   * Once blamed (issue 43): the samples this instruction carries after the blame — for a
+   * culprit, the stalls it caused.
+   */
+  blamed?: number;
+  /** Once blamed: the offsets of the instructions this one's stalls were moved onto. */
+  waits_on?: number[];
+  /** Once blamed, for a culprit: what it is (`global load, 32 sectors per request …`). */
+  cause?: string;
 }
 export const checkKernelLinesSass: Check<KernelLinesSass> = shape<KernelLinesSass>({
   offset: int,
   text: string,
   samples: number,
   executed: number,
+  blamed: optional(number),
+  waits_on: optional(listOf(int)),
+  cause: optional(string),
 });
 
 /** One line of the kernel: its share of the samples and of the instructions. */

@@ -112,6 +112,12 @@ export interface HotInstruction {
   sharePct: number;
   line: number;
   stall: string | null;
+  /** Once blamed (issue 43): the samples it carries after the blame (a culprit: what it caused). */
+  blamed?: number;
+  /** Once blamed: the instructions its stalls were moved onto (its culprits). */
+  waitsOn?: number[];
+  /** Once blamed, a culprit: what it is (`global load, 32 sectors per request …`). */
+  cause?: string;
 }
 
 /** The kernel's instructions with samples, by offset. */
@@ -120,13 +126,17 @@ export function hotInstructions(kernel: KernelLinesKernel): Map<number, HotInstr
   const total = kernel.samples > 0 ? kernel.samples : 1;
   for (const row of kernel.lines) {
     for (const ins of row.sass) {
-      if (ins.samples > 0) {
+      const blamed = ins.blamed ?? 0;
+      if (ins.samples > 0 || blamed > 0) {
         out.set(ins.offset, {
           offset: ins.offset,
           samples: ins.samples,
           sharePct: (100 * ins.samples) / total,
           line: row.line,
           stall: row.stall_label,
+          ...(ins.blamed === undefined ? {} : { blamed: ins.blamed }),
+          ...(ins.waits_on === undefined ? {} : { waitsOn: ins.waits_on }),
+          ...(ins.cause === undefined ? {} : { cause: ins.cause }),
         });
       }
     }
@@ -134,8 +144,23 @@ export function hotInstructions(kernel: KernelLinesKernel): Map<number, HotInstr
   return out;
 }
 
+/** `0x00f0`, as the assembly view prints an offset (`/*00f0*\/`). */
+function hex(offset: number): string {
+  return `0x${offset.toString(16).padStart(4, "0")}`;
+}
+
 /** The text after a sampled instruction in the assembly view. */
 export function instructionText(hot: HotInstruction): string {
   const share = hot.sharePct >= 1 ? `${hot.sharePct.toFixed(0)}%` : "<1%";
-  return `◀ ${hot.samples.toLocaleString("en-US")} samples (${share}) · line ${hot.line}`;
+  const parts = [`◀ ${hot.samples.toLocaleString("en-US")} samples (${share}) · line ${hot.line}`];
+  // the blame's links, both ways: a stalled instruction names what it waited for, the culprit
+  // carries what it caused
+  if (hot.waitsOn !== undefined && hot.waitsOn.length > 0) {
+    parts.push(`waits on ${hot.waitsOn.map(hex).join(", ")}`);
+  }
+  const caused = (hot.blamed ?? 0) - (hot.waitsOn === undefined ? hot.samples : 0);
+  if (hot.cause !== undefined && caused > 0) {
+    parts.push(`causes ${Math.round(caused).toLocaleString("en-US")} stalls: ${hot.cause}`);
+  }
+  return parts.join(" · ");
 }

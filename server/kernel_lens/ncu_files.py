@@ -201,6 +201,7 @@ def _fold_kernel(
         blamed=explained[0] if explained else None,
         read_files=read_files,
         causes=explained[1] if explained else None,
+        links=explained[2] if explained else None,
     )
     row = kernel_lines_json(lines)
     row["span"] = list(span) if span else None

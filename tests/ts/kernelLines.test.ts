@@ -109,4 +109,42 @@ describe("kernel lines", () => {
     assert.ok(ins !== undefined);
     assert.equal(instructionText(ins), "◀ 239 samples (73%) · line 26");
   });
+
+  it("links a stalled instruction to its culprit and the culprit back (issue 43)", () => {
+    const blamedKernel = {
+      ...KERNEL,
+      lines: [
+        {
+          ...KERNEL.lines[0]!,
+          sass: [
+            {
+              offset: 0xf0,
+              text: "LDG.E R4",
+              samples: 2,
+              executed: 10,
+              blamed: 8630,
+              cause: "global load, 32 sectors per request (uncoalesced; ideal 4)",
+            },
+            {
+              offset: 0x110,
+              text: "FADD R9, R4, R3",
+              samples: 8634,
+              executed: 10,
+              blamed: 4,
+              waits_on: [0xd0, 0xf0],
+            },
+          ],
+        },
+      ],
+    };
+    const hot = hotInstructions(blamedKernel);
+    assert.equal(
+      instructionText(hot.get(0x110)!),
+      `◀ 8,634 samples (${Math.round((100 * 8634) / KERNEL.samples)}%) · line ${KERNEL.lines[0]!.line} · waits on 0x00d0, 0x00f0`,
+    );
+    assert.match(
+      instructionText(hot.get(0xf0)!),
+      /· causes 8,628 stalls: global load, 32 sectors per request \(uncoalesced; ideal 4\)$/,
+    );
+  });
 });

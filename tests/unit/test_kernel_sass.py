@@ -65,6 +65,16 @@ def test_the_blame_moves_the_strided_kernels_samples_onto_the_strided_load() -> 
     )
     assert "uncoalesced" in by[strided]["text"]
     assert row["remedy"]["reason"] == "blame" and "coalesc" in row["remedy"]["text"]
+    # the assembly view's links (item 4): the FADD names the loads it waited on, the strided
+    # LDG carries what it caused and says what it is
+    sass = {e["offset"]: e for r in row["lines"] for e in r["sass"]}
+    fadd = next(e for e in sass.values() if e["text"].strip().startswith("FADD"))
+    assert fadd["waits_on"] and all(
+        sass[o]["text"].strip().startswith("LDG") for o in fadd["waits_on"]
+    )
+    culprit = max(sass.values(), key=lambda e: e["blamed"])
+    assert culprit["offset"] in fadd["waits_on"] and "32 sectors" in culprit["cause"]
+    assert culprit["blamed"] > 0.8 * row["samples"] > culprit["samples"]
     (raw,) = read_kernel_lines(report, str(doc), text, find_sass=lambda _k: None)
     assert raw["blamed"] is False
     assert raw["lines"][0]["line"] == summed and "causes" not in raw["lines"][0]["text"]

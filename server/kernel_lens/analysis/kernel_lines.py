@@ -33,7 +33,7 @@ import bisect
 import difflib
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -560,6 +560,11 @@ class KernelLines:
     files: dict[str, str] = field(default_factory=dict)
     """Each report file that mapped onto the document → how (``same text``, ``load_inline``)."""
     blamed_total: float | None = None
+    blamed_by_pc: dict[int, float] = field(default_factory=dict)
+    """Samples each PC carries after the blame (a culprit: what it caused)."""
+    waits_on: dict[int, list[int]] = field(default_factory=dict)
+    """A stalled PC → the culprit PCs its samples were moved onto (the assembly view's link)."""
+    pc_causes: dict[int, str] = field(default_factory=dict)
 
     def share(self, value: float, total: float) -> float:
         return 100.0 * value / total if total > 0 else 0.0
@@ -597,6 +602,7 @@ def fold_lines(
     blamed: Mapping[int, Mapping[str, float]] | None = None,
     read_files: bool = False,
     causes: Mapping[int, Mapping[str, str]] | None = None,
+    links: Mapping[int, Sequence[tuple[int, float]]] | None = None,
 ) -> KernelLines:
     """Each PC of ``kernel`` on a line of the document ``doc_text``.
 
@@ -725,6 +731,15 @@ def fold_lines(
         for fig in lines.values():
             fig.blamed = fig.blamed or 0.0
         out.blamed_total = total
+        out.blamed_by_pc = {int(o): float(sum(r.values())) for o, r in blamed.items()}
+        out.waits_on = {
+            int(o): [int(c) for c, _ in targets if int(c) != int(o)]
+            for o, targets in (links or {}).items()
+            if any(int(c) != int(o) for c, _ in targets)
+        }
+        out.pc_causes = {
+            int(o): str(c["cause"]) for o, c in (causes or {}).items() if c.get("cause")
+        }
         # each line's chief culprit: its pc carrying the most blamed samples that has a cause
         best: dict[int, float] = {}
         for offset, reasons in blamed.items():
@@ -746,12 +761,22 @@ def blamed_samples(kernel: KernelPcs, sass_text: str | None) -> dict[int, dict[s
     return None if found is None else found[0]
 
 
+#: Stalled PC → ``[(culprit PC, share)]``.
+_Links = dict[int, list[tuple[int, float]]]
+
+
 def blame_explained(
     kernel: KernelPcs, sass_text: str | None
-) -> tuple[dict[int, dict[str, float]], dict[int, dict[str, str]]] | None:
-    """The blame (:func:`blamed_samples`) and, for each culprit PC, what it is and what to do
-    about it (``{"cause", "remedy"}`` from :func:`stall_blame.explain`, with the instructions that
-    waited on it); ``None`` without the SASS or without the kernel in it.
+) -> (
+    tuple[
+        dict[int, dict[str, float]], dict[int, dict[str, str]], dict[int, list[tuple[int, float]]]
+    ]
+    | None
+):
+    """The blame (:func:`blamed_samples`), for each culprit PC what it is and what to do about it
+    (``{"cause", "remedy"}`` from :func:`stall_blame.explain`, with the instructions that waited
+    on it), and the links (stalled PC → ``[(culprit PC, share)]``); ``None`` without the SASS or
+    without the kernel in it.
 
     This is the one place the blame plugs in: ``sass_control.parse_cuobjdump(text)`` gives
     ``{function_name: [instructions]}`` and ``stall_blame.blame_stalls(instructions, samples,
@@ -789,7 +814,8 @@ def blame_explained(
         except Exception:  # an opcode the explainer does not know: the figure stays
             continue
         causes[int(culprit)] = {"cause": why.cause, "remedy": why.remedy}
-    return by_pc, causes
+    links = {int(o): [(int(c), float(w)) for c, w in t] for o, t in result.links.items()}
+    return by_pc, causes, links
 
 
 # ---- saying it ----
@@ -927,6 +953,24 @@ def iter_sorted(lines: KernelLines) -> Iterable[LineFigures]:
     return sorted(lines.lines.values(), key=lambda f: (-f.samples, f.line))
 
 
+def _sass_entry(lines: KernelLines, p: PcRecord) -> dict[str, Any]:
+    """One instruction for the assembly view: its samples and, once blamed, what it carries
+    after the blame, the culprits it waited on and what it is (a culprit)."""
+    entry: dict[str, Any] = {
+        "offset": p.offset,
+        "text": p.sass,
+        "samples": p.samples,
+        "executed": p.executed,
+    }
+    if lines.blamed_total is not None:
+        entry["blamed"] = lines.blamed_by_pc.get(p.offset, 0.0)
+        if p.offset in lines.waits_on:
+            entry["waits_on"] = list(lines.waits_on[p.offset])
+        if p.offset in lines.pc_causes and entry["blamed"] > 0:
+            entry["cause"] = lines.pc_causes[p.offset]
+    return entry
+
+
 def kernel_lines_json(lines: KernelLines) -> dict[str, Any]:
     """The wire's ``KernelLinesKernel``: each line's figures, lens text and hover, the SASS of
     its instructions (for the assembly view's marks), the remainder, the remedy and the
@@ -954,16 +998,7 @@ def kernel_lines_json(lines: KernelLines) -> dict[str, Any]:
                 ),
                 "text": lens_text(lines, fig),
                 "hover": line_hover(lines, fig),
-                "sass": [
-                    {
-                        "offset": o,
-                        "text": by[o].sass,
-                        "samples": by[o].samples,
-                        "executed": by[o].executed,
-                    }
-                    for o in fig.pcs
-                    if o in by
-                ],
+                "sass": [_sass_entry(lines, by[o]) for o in fig.pcs if o in by],
             }
         )
     notes: list[str] = []

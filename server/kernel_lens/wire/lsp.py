@@ -759,6 +759,13 @@ class KernelLinesSass(TypedDict):
     text: str
     samples: float
     executed: float
+    blamed: NotRequired[float]
+    """Once blamed (issue 43): the samples this instruction carries after the blame — for a
+    culprit, the stalls it caused."""
+    waits_on: NotRequired[list[int]]
+    """Once blamed: the offsets of the instructions this one's stalls were moved onto."""
+    cause: NotRequired[str]
+    """Once blamed, for a culprit: what it is (``global load, 32 sectors per request …``)."""
 
 
 class KernelLinesRow(TypedDict):

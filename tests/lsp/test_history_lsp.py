@@ -19,13 +19,13 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from tests.lsp.test_lsp_e2e import (
+from tests.lsp.client import (
     OPTIONS,
     ROOT,
-    _init,
     click,
     click_profile,
     hover_text,
+    initialize,
     lenses,
     open_doc,
     server_config,
@@ -43,7 +43,7 @@ SLOW = FAST.replace(
 
 @pytest_lsp.fixture(config=server_config())
 async def client(lsp_client: LanguageClient) -> Any:
-    await _init(lsp_client, {**OPTIONS, "timing": {"warmupMs": 5, "budgetMs": 150, "reps": 0}})
+    await initialize(lsp_client, {**OPTIONS, "timing": {"warmupMs": 5, "budgetMs": 150, "reps": 0}})
     lsp_client.raw = capture_answers(lsp_client)  # type: ignore[attr-defined]
     yield
     await lsp_client.shutdown_session()
@@ -164,7 +164,7 @@ async def test_history_requests_explain_what_is_missing(client: LanguageClient) 
     )
 )
 async def no_history(lsp_client: LanguageClient) -> Any:
-    await _init(lsp_client, {**OPTIONS, "timing": {"warmupMs": 5, "budgetMs": 50, "reps": 0}})
+    await initialize(lsp_client, {**OPTIONS, "timing": {"warmupMs": 5, "budgetMs": 50, "reps": 0}})
     yield
     await lsp_client.shutdown_session()
 
@@ -207,7 +207,7 @@ LOCKED_HISTORY = Path(tempfile.mkdtemp(prefix="kernel-lens-locked-history-"))
     )
 )
 async def locked(lsp_client: LanguageClient) -> Any:
-    await _init(lsp_client, {**OPTIONS, "timing": {"warmupMs": 5, "budgetMs": 50, "reps": 0}})
+    await initialize(lsp_client, {**OPTIONS, "timing": {"warmupMs": 5, "budgetMs": 50, "reps": 0}})
     yield
     await lsp_client.shutdown_session()
 

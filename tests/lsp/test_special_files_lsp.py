@@ -19,7 +19,7 @@ import pytest_lsp
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from tests.lsp.test_lsp_e2e import OPTIONS, _init
+from tests.lsp.client import OPTIONS, initialize
 
 CACHE = Path(tempfile.mkdtemp(prefix="kernel-lens-special-files-"))
 
@@ -31,7 +31,7 @@ CACHE = Path(tempfile.mkdtemp(prefix="kernel-lens-special-files-"))
     )
 )
 async def client(lsp_client: LanguageClient) -> Any:
-    await _init(lsp_client, OPTIONS)
+    await initialize(lsp_client, OPTIONS)
     yield
     with contextlib.suppress(RuntimeError):
         await asyncio.wait_for(lsp_client.shutdown_session(), 10)

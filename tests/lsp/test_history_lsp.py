@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
@@ -212,6 +213,7 @@ async def locked(lsp_client: LanguageClient) -> Any:
     await lsp_client.shutdown_session()
 
 
+@pytest.mark.serial  # bounds the answers behind a locked store (2 s, 10 s)
 async def test_a_locked_history_never_holds_the_server(locked: LanguageClient) -> None:
     """Issue 39 item 5: another process holds the store's write lock (a terminal recording a
     run): Set as Baseline says it is locked within seconds, and meanwhile lenses and hovers of

@@ -25,6 +25,9 @@ from kernel_lens.lsp.models import MODEL_DELAY_ENV
 from kernel_lens.wire.lsp import CMD_PROFILE, CMD_SET_BASELINE
 from tests.lsp.client import FAKE_AGENT, OPTIONS, ROOT, click, initialize, server_config
 
+#: Each test bounds how long an answer takes: run alone, not beside the parallel workers.
+pytestmark = pytest.mark.serial
+
 SQUARE = ROOT / "kernels" / "square.py"
 #: Generous on a busy 2-core machine (the benchmark measures: docs/benchmarks.md).
 ANSWER_BOUND_S = 20.0

@@ -63,6 +63,7 @@ async def _refused(client: LanguageClient, method: str, params: dict[str, Any]) 
     return message
 
 
+@pytest.mark.serial  # "at once": each refusal within 1 s
 async def test_special_files_as_traces_are_refused_at_once(
     client: LanguageClient, tmp_path: Path
 ) -> None:
@@ -83,6 +84,7 @@ async def test_special_files_as_traces_are_refused_at_once(
     assert "not found" in message
 
 
+@pytest.mark.serial  # each refusal within 1 s
 async def test_a_fifo_named_like_an_ncu_report_is_refused(
     client: LanguageClient, tmp_path: Path
 ) -> None:

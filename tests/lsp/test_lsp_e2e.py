@@ -133,6 +133,7 @@ async def test_edits_move_or_outdate_results(client: LanguageClient) -> None:
     assert hover is not None and "changed since it was profiled" in hover
 
 
+@pytest.mark.serial  # an 8 s job timeout that the agent's start counts against
 async def test_crashes_and_hangs_cost_one_job(client: LanguageClient) -> None:
     uri = open_doc(client, CASES)
     client.set_configuration({"timeoutSeconds": 8}, section="kernelLens")

@@ -1,6 +1,7 @@
 # Kernel Lens — the two commands of the README:
 #   make run    set up, profile the bundled examples, build dist/kernel-lens.vsix
 #   make test   set up, run every check and test (what .ci/run does)
+#   make check  the inner loop: lint, types, the unit tests not marked slow, the TypeScript checks
 SHELL := /bin/bash
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
@@ -11,11 +12,18 @@ EXAMPLES := kernels/square.py::square_three_ways kernels/square.py::square_torch
 	kernels/fusion.py::square_twice kernels/fusion.py::matmul_relu \
 	kernels/triton_square.py::square kernels/inline_square.py::square
 
-.PHONY: run test setup setup-py setup-node profile-examples vsix lint typecheck test-py test-ts test-e2e try clean mutation wire
+# pytest-xdist workers of test-py (3 on the 2-core CI machine: a test spends part of its time
+# waiting on the language server or the agent it started); the tests marked `serial` bound their
+# own wall time and run after, alone.
+PYTEST_WORKERS ?= 3
+
+.PHONY: run test check setup setup-py setup-node profile-examples vsix lint typecheck test-py test-unit test-ts test-e2e try clean mutation wire
 
 run: setup profile-examples vsix
 
 test: setup lint typecheck test-py test-ts test-e2e
+
+check: lint typecheck test-unit test-ts
 
 setup: setup-py setup-node
 
@@ -52,7 +60,11 @@ typecheck: setup-py
 	$(VENV)/bin/mypy
 
 test-py: setup-py
-	$(VENV)/bin/pytest -q --timeout=900
+	$(VENV)/bin/pytest -q --timeout=900 -n $(PYTEST_WORKERS) --dist loadfile -m "not serial"
+	$(VENV)/bin/pytest -q --timeout=900 -m serial
+
+test-unit: setup-py
+	$(VENV)/bin/pytest -q --timeout=300 -n 2 -m "not slow and not serial and not gpu" tests/unit
 
 test-ts: setup-node
 	npm run check

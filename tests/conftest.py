@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,12 @@ ROOT = Path(__file__).resolve().parent.parent
 # The language servers the tests start keep no spare trace reader (a Python process with numpy
 # and pandas imported, per server): tests/lsp/test_trace_files_lsp.py turns it on and tests it.
 os.environ.setdefault("KERNEL_LENS_TRACE_SPARE", "0")
+# Under pytest-xdist (``make test`` runs workers) each worker keeps its own cache folder (traces,
+# views, remote bundles), as it keeps its own temp dirs: workers never write one file at once.
+if os.environ.get("PYTEST_XDIST_WORKER") and not os.environ.get("KERNEL_LENS_CACHE"):
+    os.environ["KERNEL_LENS_CACHE"] = tempfile.mkdtemp(
+        prefix=f"kernel-lens-cache-{os.environ['PYTEST_XDIST_WORKER']}-"
+    )
 KERNELS = ROOT / "kernels"
 EXAMPLES = ROOT / "tests" / "data" / "examples"
 

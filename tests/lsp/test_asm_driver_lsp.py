@@ -16,7 +16,7 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.conftest import HAS_CUDA, ROOT
-from tests.lsp.test_lsp_e2e import _init, open_doc, server_config
+from tests.lsp.client import initialize, open_doc, server_config
 
 OPTIONS = {"timeoutSeconds": 240, "timing": {"warmupMs": 2, "budgetMs": 20, "reps": 3}}
 
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.skipif(HAS_CUDA, reason="CPU: the interpreter's launche
 
 @pytest_lsp.fixture(config=server_config())
 async def client(lsp_client: LanguageClient) -> Any:
-    await _init(lsp_client, OPTIONS)
+    await initialize(lsp_client, OPTIONS)
     yield
     await lsp_client.shutdown_session()
 

@@ -15,8 +15,8 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.conftest import ROOT
-from tests.lsp.test_lsp_e2e import _init, click_profile, hover_text, line0_of, open_doc
-from tests.lsp.test_lsp_e2e import server_config as _server_config
+from tests.lsp.client import click_profile, hover_text, initialize, line0_of, open_doc
+from tests.lsp.client import server_config as _server_config
 
 OPTIONS = {"timeoutSeconds": 60, "timing": {"warmupMs": 2, "budgetMs": 20, "reps": 0}}
 EXAMPLES = ROOT / "tests" / "data" / "examples" / "capture"
@@ -24,7 +24,7 @@ EXAMPLES = ROOT / "tests" / "data" / "examples" / "capture"
 
 @pytest_lsp.fixture(config=_server_config())
 async def client(lsp_client: LanguageClient) -> Any:
-    await _init(lsp_client, OPTIONS)
+    await initialize(lsp_client, OPTIONS)
     yield
     await lsp_client.shutdown_session()
 

@@ -21,7 +21,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from tests.lsp.test_lsp_e2e import _init, click, lenses, open_doc, titles
+from tests.lsp.client import click, initialize, lenses, open_doc, titles
 
 OPTIONS = {"timeoutSeconds": 60, "timing": {"warmupMs": 2, "budgetMs": 20, "reps": 0}}
 
@@ -109,7 +109,7 @@ def server_config() -> ClientServerConfig:
 
 @pytest_lsp.fixture(config=server_config())
 async def client(lsp_client: LanguageClient) -> Any:
-    await _init(lsp_client, OPTIONS)
+    await initialize(lsp_client, OPTIONS)
     yield
     await lsp_client.shutdown_session()
 
@@ -256,7 +256,7 @@ def _descendants(pid: int) -> set[int]:
 
 
 async def test_shutdown_leaves_no_agent(bare: LanguageClient, user_files: Path) -> None:
-    await _init(bare, OPTIONS)
+    await initialize(bare, OPTIONS)
     uri = open_doc(bare, user_files)
     assert (await profile(bare, uri, "def uses_helper"))["ok"] is True
     server = bare._server  # noqa: SLF001 - the server process, to find its agents

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from pytest_lsp import LanguageClient
 
+from tests.lsp.client import click, lenses, open_doc, titles
 from tests.lsp.test_clean_agent import client  # noqa: F401 - the server fixture
-from tests.lsp.test_lsp_e2e import click, lenses, open_doc, titles
 
 GPU_USER = """\
 import torch

@@ -26,8 +26,8 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 
 from kernel_lens.client import AgentClient
 from kernel_lens.wire.errors import ProfileError
+from tests.lsp.client import click, initialize, lenses, open_doc
 from tests.lsp.remote_servers import UnavailableError, sshd
-from tests.lsp.test_lsp_e2e import _init, click, lenses, open_doc
 
 SERVER_DIR = Path(__file__).resolve().parent.parent.parent / "server"
 MARKER = f"kl_ssh_test_{uuid.uuid4().hex[:12]}"
@@ -144,7 +144,7 @@ async def test_timeout_stops_the_remote_agent_and_shutdown_leaves_none(
 ) -> None:
     pid_file = _pid_file(ssh_prefix)
     pid_file.unlink(missing_ok=True)
-    await _init(lsp, {"agentCommand": ssh_prefix, "timeoutSeconds": 8})
+    await initialize(lsp, {"agentCommand": ssh_prefix, "timeoutSeconds": 8})
     path = tmp_path / "spin.py"
     path.write_text(SPIN)
     uri = open_doc(lsp, path)

@@ -18,8 +18,8 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.conftest import HAS_CUDA, KERNELS
-from tests.lsp.test_lsp_e2e import _init, hover_text, lenses, line0_of, open_doc, titles
-from tests.lsp.test_lsp_e2e import server_config as _server_config
+from tests.lsp.client import hover_text, initialize, lenses, line0_of, open_doc, titles
+from tests.lsp.client import server_config as _server_config
 
 OPTIONS = {"timeoutSeconds": 600, "timing": {"warmupMs": 2, "budgetMs": 50, "reps": 0}}
 
@@ -28,7 +28,7 @@ pytestmark = pytest.mark.skipif(HAS_CUDA, reason="the CPU's C++ kernels (GPU: te
 
 @pytest_lsp.fixture(config=_server_config())
 async def client(lsp_client: LanguageClient) -> Any:
-    await _init(lsp_client, OPTIONS)
+    await initialize(lsp_client, OPTIONS)
     yield
     await lsp_client.shutdown_session()
 

@@ -12,10 +12,10 @@ import pytest_lsp
 from pytest_lsp import LanguageClient
 
 from tests.conftest import KERNELS
-from tests.lsp.test_lsp_e2e import (
-    _init,
+from tests.lsp.client import (
     click,
     hover_text,
+    initialize,
     lenses,
     line0_of,
     open_doc,
@@ -33,7 +33,7 @@ OPTIONS = {
 
 @pytest_lsp.fixture(config=server_config())
 async def client(lsp_client: LanguageClient) -> Any:
-    await _init(lsp_client, OPTIONS)
+    await initialize(lsp_client, OPTIONS)
     yield
     await lsp_client.shutdown_session()
 

@@ -15,15 +15,15 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.conftest import ROOT
-from tests.lsp.test_lsp_e2e import _init, hover_text, lenses, line0_of, open_doc
-from tests.lsp.test_lsp_e2e import server_config as _server_config
+from tests.lsp.client import hover_text, initialize, lenses, line0_of, open_doc
+from tests.lsp.client import server_config as _server_config
 
 OPTIONS = {"timeoutSeconds": 120, "timing": {"warmupMs": 2, "budgetMs": 20, "reps": 3}}
 
 
 @pytest_lsp.fixture(config=_server_config())
 async def client(lsp_client: LanguageClient) -> Any:
-    await _init(lsp_client, OPTIONS)
+    await initialize(lsp_client, OPTIONS)
     yield
     await lsp_client.shutdown_session()
 

@@ -20,7 +20,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from tests.lsp.test_lsp_e2e import ROOT, _init, click_profile, open_doc
+from tests.lsp.client import ROOT, click_profile, initialize, open_doc
 
 OPTIONS = {"timeoutSeconds": 120, "timing": {"warmupMs": 2, "budgetMs": 20, "reps": 0}}
 EARLY_ENV = {
@@ -90,7 +90,7 @@ async def test_the_agent_starts_with_the_server_and_runs_the_first_profile(
 ) -> None:
     lsp_client = early_client
     server_pid, early = await _early_agent(lsp_client)
-    await _init(lsp_client, {**OPTIONS, "workspaceTrusted": True})
+    await initialize(lsp_client, {**OPTIONS, "workspaceTrusted": True})
     uri = open_doc(lsp_client, SQUARE)
     result = await click_profile(lsp_client, uri, "def square_three_ways(", SQUARE)
     assert result and result.get("ok") is not False, result
@@ -105,7 +105,7 @@ async def test_an_untrusted_workspace_stops_the_early_agent_at_initialize(
 ) -> None:
     lsp_client = early_client
     server_pid, _ = await _early_agent(lsp_client)
-    await _init(lsp_client, {**OPTIONS, "workspaceTrusted": False})
+    await initialize(lsp_client, {**OPTIONS, "workspaceTrusted": False})
     lsp_client.text_document_did_open(
         types.DidOpenTextDocumentParams(
             text_document=types.TextDocumentItem(

@@ -14,10 +14,10 @@ from pytest_lsp import LanguageClient
 
 from kernel_lens.agent.stages.inline_ext import find_nvcc
 from tests.conftest import HAS_CUDA
-from tests.lsp.test_lsp_e2e import (
+from tests.lsp.client import (
     OPTIONS,
     ROOT,
-    _init,
+    initialize,
     lenses,
     line0_of,
     open_doc,
@@ -31,7 +31,7 @@ FUSION = ROOT / "kernels" / "fusion.py"
 
 @pytest_lsp.fixture(config=server_config())
 async def client(lsp_client: LanguageClient) -> Any:
-    await _init(lsp_client, {**OPTIONS, "timeoutSeconds": 300})
+    await initialize(lsp_client, {**OPTIONS, "timeoutSeconds": 300})
     yield
     await lsp_client.shutdown_session()
 
@@ -129,7 +129,7 @@ async def test_generated_code_of_the_fusion_example(client: LanguageClient) -> N
 
 @pytest_lsp.fixture(config=server_config())
 async def untrusted(lsp_client: LanguageClient) -> Any:
-    await _init(lsp_client, {**OPTIONS, "workspaceTrusted": False})
+    await initialize(lsp_client, {**OPTIONS, "workspaceTrusted": False})
     yield
     await lsp_client.shutdown_session()
 

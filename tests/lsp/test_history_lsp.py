@@ -15,16 +15,17 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from tests.lsp.test_lsp_e2e import (
+from tests.lsp.client import (
     OPTIONS,
     ROOT,
-    _init,
     click_profile,
     hover_text,
+    initialize,
     lenses,
     open_doc,
     server_config,
@@ -42,7 +43,7 @@ SLOW = FAST.replace(
 
 @pytest_lsp.fixture(config=server_config())
 async def client(lsp_client: LanguageClient) -> Any:
-    await _init(lsp_client, {**OPTIONS, "timing": {"warmupMs": 5, "budgetMs": 150, "reps": 0}})
+    await initialize(lsp_client, {**OPTIONS, "timing": {"warmupMs": 5, "budgetMs": 150, "reps": 0}})
     lsp_client.raw = capture_answers(lsp_client)  # type: ignore[attr-defined]
     yield
     await lsp_client.shutdown_session()
@@ -170,7 +171,7 @@ async def test_history_requests_explain_what_is_missing(client: LanguageClient) 
     )
 )
 async def no_history(lsp_client: LanguageClient) -> Any:
-    await _init(lsp_client, {**OPTIONS, "timing": {"warmupMs": 5, "budgetMs": 50, "reps": 0}})
+    await initialize(lsp_client, {**OPTIONS, "timing": {"warmupMs": 5, "budgetMs": 50, "reps": 0}})
     yield
     await lsp_client.shutdown_session()
 
@@ -213,11 +214,12 @@ LOCKED_HISTORY = Path(tempfile.mkdtemp(prefix="kernel-lens-locked-history-"))
     )
 )
 async def locked(lsp_client: LanguageClient) -> Any:
-    await _init(lsp_client, {**OPTIONS, "timing": {"warmupMs": 5, "budgetMs": 50, "reps": 0}})
+    await initialize(lsp_client, {**OPTIONS, "timing": {"warmupMs": 5, "budgetMs": 50, "reps": 0}})
     yield
     await lsp_client.shutdown_session()
 
 
+@pytest.mark.serial  # bounds the answers behind a locked store (2 s, 10 s)
 async def test_a_locked_history_never_holds_the_server(locked: LanguageClient) -> None:
     """Issue 39 item 5: another process holds the store's write lock (a terminal recording a
     run): Set as Baseline says it is locked within seconds, and meanwhile lenses and hovers of

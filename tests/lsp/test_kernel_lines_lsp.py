@@ -12,7 +12,7 @@ import pytest_lsp
 from pytest_lsp import LanguageClient
 
 from tests.conftest import HAS_CUDA
-from tests.lsp.test_lsp_e2e import OPTIONS, ROOT, _init, open_doc, server_config
+from tests.lsp.client import OPTIONS, ROOT, initialize, open_doc, server_config
 
 KERNEL_FILE = ROOT / "tests" / "data" / "h200" / "triton_fused_kernel.py"
 REPORT = ROOT / "tests" / "data" / "h200" / "triton_fused_full.ncu-rep"
@@ -22,7 +22,7 @@ VECTOR_ADD = ROOT / "tests" / "data" / "inside" / "tl_vector_add.py"
 
 @pytest_lsp.fixture(config=server_config())
 async def client(lsp_client: LanguageClient) -> Any:
-    await _init(lsp_client, {**OPTIONS, "timeoutSeconds": 300})
+    await initialize(lsp_client, {**OPTIONS, "timeoutSeconds": 300})
     yield
     await lsp_client.shutdown_session()
 

@@ -17,13 +17,13 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.conftest import HAS_CUDA
-from tests.lsp.test_lsp_e2e import (
+from tests.lsp.client import (
     OPTIONS,
     ROOT,
-    _init,
     click,
     click_profile,
     hover_text,
+    initialize,
     lenses,
     line0_of,
     open_doc,
@@ -37,7 +37,7 @@ MLP = ROOT / "tests" / "e2e" / "fixtures" / "mlp.py"
 
 @pytest_lsp.fixture(config=server_config())
 async def client(lsp_client: LanguageClient) -> Any:
-    await _init(lsp_client, OPTIONS)
+    await initialize(lsp_client, OPTIONS)
     yield
     await lsp_client.shutdown_session()
 

@@ -14,10 +14,10 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from tests.lsp.test_lsp_e2e import (
+from tests.lsp.client import (
     OPTIONS,
-    _init,
     hover_text,
+    initialize,
     lenses,
     line0_of,
     open_doc,
@@ -30,7 +30,7 @@ MEMORY = Path(__file__).resolve().parents[2] / "kernels" / "memory.py"
 
 @pytest_lsp.fixture(config=server_config())
 async def client(lsp_client: LanguageClient) -> Any:
-    await _init(lsp_client, OPTIONS)
+    await initialize(lsp_client, OPTIONS)
     yield
     await lsp_client.shutdown_session()
 

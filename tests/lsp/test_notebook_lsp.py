@@ -13,8 +13,8 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.conftest import ROOT
-from tests.lsp.test_lsp_e2e import click, hover_text, lenses, op_title, titles
-from tests.lsp.test_lsp_e2e import server_config as _server_config
+from tests.lsp.client import click, hover_text, lenses, op_title, titles
+from tests.lsp.client import server_config as _server_config
 
 OPTIONS = {"timeoutSeconds": 90, "timing": {"warmupMs": 2, "budgetMs": 20, "reps": 0}}
 PROFILE_CELL = "$(run-all) Profile Cell"

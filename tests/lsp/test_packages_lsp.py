@@ -17,7 +17,7 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from tests.conftest import EXAMPLES
-from tests.lsp.test_lsp_e2e import click, lenses, line0_of, open_doc, titles
+from tests.lsp.client import click, lenses, line0_of, open_doc, titles
 
 INSTALLED = EXAMPLES / "installed"
 # The workspace and the "installed" package, outside it, on the server's (and so the agent's)

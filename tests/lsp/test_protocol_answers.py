@@ -33,12 +33,12 @@ from pytest_lsp import LanguageClient
 from typing_extensions import NotRequired, is_typeddict
 
 from kernel_lens.wire.lsp import RESULT_TYPES
-from tests.lsp.test_lsp_e2e import (
+from tests.lsp.client import (
     FAKE_AGENT,
     OPTIONS,
     ROOT,
-    _init,
     click_profile,
+    initialize,
     line0_of,
     open_doc,
     server_config,
@@ -185,7 +185,7 @@ async def ask(client: LanguageClient, raw: dict[Any, Any], method: str, params: 
 
 @pytest_lsp.fixture(config=server_config())
 async def client(lsp_client: LanguageClient) -> Any:
-    await _init(lsp_client, {**OPTIONS, "timeoutSeconds": 300})
+    await initialize(lsp_client, {**OPTIONS, "timeoutSeconds": 300})
     lsp_client.raw = capture_answers(lsp_client)  # type: ignore[attr-defined]
     yield
     await lsp_client.shutdown_session()

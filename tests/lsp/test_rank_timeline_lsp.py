@@ -22,11 +22,11 @@ from pytest_lsp import LanguageClient
 
 from kernel_lens.wire.lsp import RESULT_TYPES, Timeline
 from tests.conftest import KERNELS
-from tests.lsp.test_lsp_e2e import (
+from tests.lsp.client import (
     FAKE_AGENT,
     ROOT,
-    _init,
     click,
+    initialize,
     lenses,
     line0_of,
     open_doc,
@@ -46,7 +46,7 @@ OPTIONS = {
 
 @pytest_lsp.fixture(config=server_config())
 async def client(lsp_client: LanguageClient) -> Any:
-    await _init(lsp_client, OPTIONS)
+    await initialize(lsp_client, OPTIONS)
     yield
     await lsp_client.shutdown_session()
 

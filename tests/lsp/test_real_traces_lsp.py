@@ -15,7 +15,7 @@ from typing import Any
 import pytest_lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from tests.lsp.test_lsp_e2e import OPTIONS, _init
+from tests.lsp.client import OPTIONS, initialize
 from tests.lsp.test_protocol_answers import ask, capture_answers
 from tests.unit.test_real_traces import DATA, TOTALS, check_totals
 
@@ -29,7 +29,7 @@ CACHE = Path(tempfile.mkdtemp(prefix="kernel-lens-real-traces-"))
     )
 )
 async def client(lsp_client: LanguageClient) -> Any:
-    await _init(lsp_client, OPTIONS)
+    await initialize(lsp_client, OPTIONS)
     yield
     with contextlib.suppress(RuntimeError):
         await lsp_client.shutdown_session()

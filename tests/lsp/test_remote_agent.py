@@ -34,8 +34,8 @@ import pytest
 import pytest_lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 
+from tests.lsp.client import click_profile, initialize, open_doc
 from tests.lsp.remote_servers import UnavailableError, slurm, sshd
-from tests.lsp.test_lsp_e2e import _init, click_profile, open_doc
 
 MARKER = f"kl_remote_test_{uuid.uuid4().hex[:12]}"
 MAIN = """\
@@ -279,7 +279,7 @@ def _agents() -> list[int]:
 async def test_lsp_through_ssh_lenses_land_a_dropped_connection_is_clear_and_the_next_click_works(
     lsp: LanguageClient, ssh_python: list[str], remote: Remote, tmp_path: Path
 ) -> None:
-    await _init(lsp, {"agentCommand": ssh_python, "timeoutSeconds": 150})
+    await initialize(lsp, {"agentCommand": ssh_python, "timeoutSeconds": 150})
     path = remote.ws / "main.py"
     # An unsaved edit: the buffer is what runs there, not the file.
     text = MAIN.replace("return plain_helper.add_one(y)", "return plain_helper.add_one(y) * 2")

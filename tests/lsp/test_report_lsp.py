@@ -12,11 +12,11 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.conftest import HAS_CUDA
-from tests.lsp.test_lsp_e2e import (
+from tests.lsp.client import (
     OPTIONS,
     ROOT,
-    _init,
     click_profile,
+    initialize,
     lenses,
     line0_of,
     open_doc,
@@ -30,7 +30,7 @@ DATA = ROOT / "tests" / "data" / "h200"
 
 @pytest_lsp.fixture(config=server_config())
 async def client(lsp_client: LanguageClient) -> Any:
-    await _init(lsp_client, {**OPTIONS, "timeoutSeconds": 300})
+    await initialize(lsp_client, {**OPTIONS, "timeoutSeconds": 300})
     lsp_client.applied_edits = []  # type: ignore[attr-defined]
 
     @lsp_client.feature(types.WORKSPACE_APPLY_EDIT)

@@ -16,14 +16,14 @@ from pytest_lsp import LanguageClient
 from kernel_lens.agent.stages.sanitizer import find_sanitizer
 from kernel_lens.lsp.sanitizer import findings_diagnostics
 from tests.conftest import HAS_CUDA
-from tests.lsp.test_lsp_e2e import OPTIONS, ROOT, _init, open_doc, server_config
+from tests.lsp.client import OPTIONS, ROOT, initialize, open_doc, server_config
 
 OOB = ROOT / "kernels" / "triton_oob.py"
 
 
 @pytest_lsp.fixture(config=server_config())
 async def client(lsp_client: LanguageClient) -> Any:
-    await _init(lsp_client, {**OPTIONS, "timeoutSeconds": 300})
+    await initialize(lsp_client, {**OPTIONS, "timeoutSeconds": 300})
     yield
     await lsp_client.shutdown_session()
 

@@ -23,7 +23,10 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 
 from kernel_lens.lsp.models import MODEL_DELAY_ENV
 from kernel_lens.wire.lsp import CMD_PROFILE
-from tests.lsp.test_lsp_e2e import FAKE_AGENT, OPTIONS, ROOT, _init, click, server_config
+from tests.lsp.client import FAKE_AGENT, OPTIONS, ROOT, click, initialize, server_config
+
+#: Each test bounds how long an answer takes: run alone, not beside the parallel workers.
+pytestmark = pytest.mark.serial
 
 SQUARE = ROOT / "kernels" / "square.py"
 #: Generous on a busy 2-core machine (the benchmark measures: docs/benchmarks.md).
@@ -37,7 +40,7 @@ MODEL_DELAY_S = 4.0
 
 @pytest_lsp.fixture(config=server_config())
 async def client(lsp_client: LanguageClient) -> Any:
-    await _init(lsp_client, {**OPTIONS, "agentCommand": [sys.executable, str(FAKE_AGENT)]})
+    await initialize(lsp_client, {**OPTIONS, "agentCommand": [sys.executable, str(FAKE_AGENT)]})
     yield
     with contextlib.suppress(Exception):  # a test that shut the server down already
         await lsp_client.shutdown_session()
@@ -51,7 +54,7 @@ async def client(lsp_client: LanguageClient) -> Any:
 )
 async def slow_client(lsp_client: LanguageClient) -> Any:
     """A server whose worker makes each full model :data:`MODEL_DELAY_S` late."""
-    await _init(lsp_client, {**OPTIONS, "agentCommand": [sys.executable, str(FAKE_AGENT)]})
+    await initialize(lsp_client, {**OPTIONS, "agentCommand": [sys.executable, str(FAKE_AGENT)]})
     yield
     with contextlib.suppress(Exception):
         await lsp_client.shutdown_session()
@@ -230,7 +233,7 @@ async def test_an_edit_while_the_text_is_scanned_gets_the_new_texts_lenses(
     )
 )
 async def slow_untrusted(lsp_client: LanguageClient) -> Any:
-    await _init(lsp_client, {**OPTIONS, "workspaceTrusted": False})
+    await initialize(lsp_client, {**OPTIONS, "workspaceTrusted": False})
     yield
     with contextlib.suppress(Exception):
         await lsp_client.shutdown_session()

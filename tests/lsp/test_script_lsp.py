@@ -15,17 +15,17 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.conftest import ROOT
-from tests.lsp.test_lsp_e2e import (
-    _init,
+from tests.lsp.client import (
     click,
     hover_text,
+    initialize,
     lenses,
     line0_of,
     op_title,
     open_doc,
     titles,
 )
-from tests.lsp.test_lsp_e2e import server_config as _server_config
+from tests.lsp.client import server_config as _server_config
 
 OPTIONS = {"timeoutSeconds": 90, "timing": {"warmupMs": 2, "budgetMs": 20, "reps": 0}}
 SCRIPTS = ROOT / "tests" / "data" / "examples" / "scripts"
@@ -34,7 +34,7 @@ PROFILE_SCRIPT = "$(run-all) Profile Script"
 
 @pytest_lsp.fixture(config=_server_config())
 async def client(lsp_client: LanguageClient) -> Any:
-    await _init(lsp_client, OPTIONS)
+    await initialize(lsp_client, OPTIONS)
     yield
     await lsp_client.shutdown_session()
 

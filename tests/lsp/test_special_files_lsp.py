@@ -19,7 +19,7 @@ import pytest_lsp
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from tests.lsp.test_lsp_e2e import OPTIONS, _init
+from tests.lsp.client import OPTIONS, initialize
 
 CACHE = Path(tempfile.mkdtemp(prefix="kernel-lens-special-files-"))
 
@@ -31,7 +31,7 @@ CACHE = Path(tempfile.mkdtemp(prefix="kernel-lens-special-files-"))
     )
 )
 async def client(lsp_client: LanguageClient) -> Any:
-    await _init(lsp_client, OPTIONS)
+    await initialize(lsp_client, OPTIONS)
     yield
     with contextlib.suppress(RuntimeError):
         await asyncio.wait_for(lsp_client.shutdown_session(), 10)
@@ -63,6 +63,7 @@ async def _refused(client: LanguageClient, method: str, params: dict[str, Any]) 
     return message
 
 
+@pytest.mark.serial  # "at once": each refusal within 1 s
 async def test_special_files_as_traces_are_refused_at_once(
     client: LanguageClient, tmp_path: Path
 ) -> None:
@@ -83,6 +84,7 @@ async def test_special_files_as_traces_are_refused_at_once(
     assert "not found" in message
 
 
+@pytest.mark.serial  # each refusal within 1 s
 async def test_a_fifo_named_like_an_ncu_report_is_refused(
     client: LanguageClient, tmp_path: Path
 ) -> None:

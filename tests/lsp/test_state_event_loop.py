@@ -15,13 +15,13 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from tests.lsp.test_lsp_e2e import (
+from tests.lsp.client import (
     FAKE_AGENT,
     OPTIONS,
     SQUARE,
-    _init,
     click_profile,
     hover_text,
+    initialize,
     lenses,
     line0_of,
     open_doc,
@@ -52,7 +52,7 @@ def write_big_trace(path: Path, pairs: int = EVENTS) -> None:
 
 @pytest_lsp.fixture(config=server_config())
 async def recorded(lsp_client: LanguageClient) -> Any:
-    await _init(lsp_client, {**OPTIONS, "agentCommand": [sys.executable, str(FAKE_AGENT)]})
+    await initialize(lsp_client, {**OPTIONS, "agentCommand": [sys.executable, str(FAKE_AGENT)]})
     yield
     await lsp_client.shutdown_session()
 
@@ -75,7 +75,7 @@ HISTORY_DELAY_S = 1.0
 async def slow_history(lsp_client: LanguageClient) -> Any:
     """The recorded agent, and a history whose every read for restored results is delayed:
     the first lens answer after a (re)open must hold them all the same."""
-    await _init(lsp_client, {**OPTIONS, "agentCommand": [sys.executable, str(FAKE_AGENT)]})
+    await initialize(lsp_client, {**OPTIONS, "agentCommand": [sys.executable, str(FAKE_AGENT)]})
     yield
     await lsp_client.shutdown_session()
 
@@ -238,7 +238,7 @@ async def _agents_started(marker: Path, at_least: int, seconds: float = 30.0) ->
 async def _start_watched(client: LanguageClient, tmp: Path, *, trusted: bool) -> Path:
     marker = tmp / "started"
     command = [sys.executable, str(FAKE_AGENT), "--started", str(marker)]
-    await _init(client, {**OPTIONS, "workspaceTrusted": trusted, "agentCommand": command})
+    await initialize(client, {**OPTIONS, "workspaceTrusted": trusted, "agentCommand": command})
     return marker
 
 

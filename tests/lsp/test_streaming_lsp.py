@@ -20,12 +20,12 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from tests.lsp.test_lsp_e2e import (
+from tests.lsp.client import (
     FAKE_AGENT,
     OPTIONS,
     SQUARE,
-    _init,
     click_profile,
+    initialize,
     lenses,
     line0_of,
     open_doc,
@@ -70,7 +70,7 @@ async def _watch_until(
 
 @pytest_lsp.fixture(config=server_config())
 async def slow_timing(lsp_client: LanguageClient) -> Any:
-    await _init(
+    await initialize(
         lsp_client,
         {**OPTIONS, "timing": {"warmupMs": 5, "budgetMs": 1500, "reps": 0}},
     )
@@ -124,7 +124,7 @@ async def gated(lsp_client: LanguageClient, tmp_path_factory: Any) -> Any:
     gate = tmp_path_factory.mktemp("gate")
     lsp_client.gate = gate  # type: ignore[attr-defined]
     command = [sys.executable, str(FAKE_AGENT), "--stream", str(gate)]
-    await _init(lsp_client, {**OPTIONS, "agentCommand": command})
+    await initialize(lsp_client, {**OPTIONS, "agentCommand": command})
     yield
     await lsp_client.shutdown_session()
 

@@ -16,12 +16,12 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-from tests.lsp.test_lsp_e2e import OPTIONS, _init, server_config
+from tests.lsp.client import OPTIONS, initialize, server_config
 
 
 @pytest_lsp.fixture(config=server_config())
 async def client(lsp_client: LanguageClient) -> Any:
-    await _init(lsp_client, OPTIONS)  # trusted, the workspace is the repository
+    await initialize(lsp_client, OPTIONS)  # trusted, the workspace is the repository
     yield
     with contextlib.suppress(RuntimeError):
         await asyncio.wait_for(lsp_client.shutdown_session(), 10)

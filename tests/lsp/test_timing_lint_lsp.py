@@ -14,14 +14,14 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.conftest import HAS_CUDA
-from tests.lsp.test_lsp_e2e import OPTIONS, ROOT, _init, open_doc, server_config
+from tests.lsp.client import OPTIONS, ROOT, initialize, open_doc, server_config
 
 NAIVE = ROOT / "tests" / "data" / "examples" / "nosetup" / "naive_timing.py"
 
 
 @pytest_lsp.fixture(config=server_config())
 async def client(lsp_client: LanguageClient) -> Any:
-    await _init(lsp_client, OPTIONS)
+    await initialize(lsp_client, OPTIONS)
     yield
     await lsp_client.shutdown_session()
 

@@ -25,7 +25,7 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from kernel_lens.analysis.trace_summary import load_trace, summarize_trace
-from tests.lsp.test_lsp_e2e import OPTIONS, ROOT, _init
+from tests.lsp.client import OPTIONS, ROOT, initialize
 
 H200 = ROOT / "tests" / "data" / "h200" / "matmul_relu_trace.json"
 CACHE = Path(tempfile.mkdtemp(prefix="kernel-lens-trace-lsp-"))
@@ -39,7 +39,7 @@ COLUMNS = CACHE / "trace-columns"
     )
 )
 async def client(lsp_client: LanguageClient) -> Any:
-    await _init(lsp_client, OPTIONS)
+    await initialize(lsp_client, OPTIONS)
     yield
     with contextlib.suppress(RuntimeError):  # "Client has been stopped": the test shut it down
         await lsp_client.shutdown_session()

@@ -21,7 +21,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 
 from kernel_lens.cli import main as cli_main
 from tests.data.odd_traces import HOSTILE, write_odd_traces
-from tests.lsp.test_lsp_e2e import OPTIONS, _init
+from tests.lsp.client import OPTIONS, initialize
 from tests.lsp.test_protocol_answers import ask, capture_answers
 
 CACHE = Path(tempfile.mkdtemp(prefix="kernel-lens-odd-traces-"))
@@ -34,7 +34,7 @@ CACHE = Path(tempfile.mkdtemp(prefix="kernel-lens-odd-traces-"))
     )
 )
 async def client(lsp_client: LanguageClient) -> Any:
-    await _init(lsp_client, OPTIONS)
+    await initialize(lsp_client, OPTIONS)
     yield
     with contextlib.suppress(RuntimeError):
         await lsp_client.shutdown_session()

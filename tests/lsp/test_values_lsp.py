@@ -10,10 +10,10 @@ from typing import Any
 import pytest_lsp
 from pytest_lsp import LanguageClient
 
-from tests.lsp.test_lsp_e2e import (
+from tests.lsp.client import (
     OPTIONS,
     ROOT,
-    _init,
+    initialize,
     lenses,
     line0_of,
     open_doc,
@@ -27,7 +27,7 @@ OOB = ROOT / "kernels" / "triton_oob.py"
 
 @pytest_lsp.fixture(config=server_config())
 async def client(lsp_client: LanguageClient) -> Any:
-    await _init(lsp_client, {**OPTIONS, "timeoutSeconds": 300})
+    await initialize(lsp_client, {**OPTIONS, "timeoutSeconds": 300})
     yield
     await lsp_client.shutdown_session()
 
@@ -96,7 +96,7 @@ async def test_out_of_bounds_load_is_an_error_on_its_line(client: LanguageClient
 
 @pytest_lsp.fixture(config=server_config())
 async def untrusted(lsp_client: LanguageClient) -> Any:
-    await _init(lsp_client, {**OPTIONS, "workspaceTrusted": False})
+    await initialize(lsp_client, {**OPTIONS, "workspaceTrusted": False})
     yield
     await lsp_client.shutdown_session()
 

@@ -12,10 +12,10 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from tests.lsp.test_lsp_e2e import (
+from tests.lsp.client import (
     OPTIONS,
-    _init,
     click_profile,
+    initialize,
     lenses,
     line0_of,
     open_doc,
@@ -39,7 +39,7 @@ def scale_inputs():
 
 @pytest_lsp.fixture(config=server_config())
 async def client(lsp_client: LanguageClient) -> Any:
-    await _init(lsp_client, OPTIONS)
+    await initialize(lsp_client, OPTIONS)
     yield
     await lsp_client.shutdown_session()
 

@@ -16,8 +16,8 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.conftest import ROOT
-from tests.lsp.test_lsp_e2e import _init, line0_of, open_doc
-from tests.lsp.test_lsp_e2e import server_config as _server_config
+from tests.lsp.client import initialize, line0_of, open_doc
+from tests.lsp.client import server_config as _server_config
 
 # A short time limit: the never-ending script is cut about 3 s before it (at ~11 s).
 OPTIONS = {"timeoutSeconds": 14, "timing": {"warmupMs": 2, "budgetMs": 20, "reps": 0}}
@@ -26,7 +26,7 @@ SLEEP_S = 0.05  # forever.py's sleep per iteration
 
 @pytest_lsp.fixture(config=_server_config())
 async def client(lsp_client: LanguageClient) -> Any:
-    await _init(lsp_client, OPTIONS)
+    await initialize(lsp_client, OPTIONS)
     yield
     await lsp_client.shutdown_session()
 

@@ -65,6 +65,7 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 async def test_forked_spares_are_clean_warm_and_leave_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

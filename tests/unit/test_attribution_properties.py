@@ -270,6 +270,7 @@ intervals = st.lists(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)  # a pandas summary each: ~15 ms
 @given(kernels=intervals)
 def test_gpu_busy_time_is_the_union_of_device_intervals(

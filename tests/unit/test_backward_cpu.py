@@ -55,6 +55,7 @@ def _line_of(code: Any, text: str) -> int:
     return first + next(i for i, line in enumerate(lines) if text in line)
 
 
+@pytest.mark.slow
 def test_a_cpu_training_step_puts_each_backward_node_on_its_forward_line(
     train_step_module: Any, tmp_path: Path
 ) -> None:

@@ -177,6 +177,7 @@ if __name__ == "__main__":
 """
 
 
+@pytest.mark.slow
 def test_run_until_call_takes_the_first_call_and_removes_its_watch(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

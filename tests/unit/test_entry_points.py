@@ -35,6 +35,7 @@ def _env() -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "argv",
     [
@@ -78,6 +79,7 @@ def test_everything_else_keeps_the_working_directory(tmp_path: Path) -> None:
     assert done.stdout.strip() == repr(os.path.realpath(tmp_path))
 
 
+@pytest.mark.slow
 def test_a_trailing_colon_in_pythonpath_does_not_bring_the_folder_back(tmp_path: Path) -> None:
     """``PYTHONPATH=/x:`` — an empty entry, the working directory again — is dropped too, for
     the server only (found by the headless Neovim test, whose environment had one)."""

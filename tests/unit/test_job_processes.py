@@ -126,6 +126,7 @@ def nothing():
 FAST: dict[str, Any] = {"stages": ["timing"], "budget_ms": 5, "warmup_ms": 1}
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 async def test_the_pool_leaves_no_process_of_a_job_and_keeps_its_own(tmp_path: Path) -> None:

@@ -42,6 +42,7 @@ def grow(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return out  # type: ignore[no-any-return]
 
 
+@pytest.mark.slow
 def test_each_line_shows_the_exact_bytes_it_allocated_and_freed(grow: dict[str, Any]) -> None:
     a = _cpu(_line(grow, "a = torch.ones"))
     assert (a["allocated_bytes"], a["freed_bytes"], a["live_bytes"]) == (16 * MIB, 0, 16 * MIB)
@@ -67,6 +68,7 @@ def test_the_peak_is_on_the_cat_line_with_what_was_alive_by_line(grow: dict[str,
     assert alive == [("c", 24 * MIB), ("a", 16 * MIB), ("b", 8 * MIB)]
 
 
+@pytest.mark.slow
 def test_the_cli_text_shows_the_lines_memory_and_the_peak(tmp_path: Path) -> None:
     code, out, err = run_cli(
         "profile", f"{KERNELS}/memory.py::grow", "--memory", "--no-history", "-q",
@@ -78,6 +80,7 @@ def test_the_cli_text_shows_the_lines_memory_and_the_peak(tmp_path: Path) -> Non
     assert "24 MiB from line" in out
 
 
+@pytest.mark.slow
 def test_without_memory_a_profile_has_no_memory_keys(tmp_path: Path) -> None:
     # The default (neither --memory nor --no-memory) records memory on CUDA only: a CPU run
     # is left alone, since the CPU allocator's recording costs more than 10% (benchmarks).
@@ -127,6 +130,7 @@ def test_a_cpu_training_steps_saved_activations_are_on_its_forward_lines(tmp_pat
     assert saved[0]["bytes"] == activations
 
 
+@pytest.mark.slow
 def test_a_whole_script_with_memory_puts_its_allocations_on_its_lines(tmp_path: Path) -> None:
     script = tmp_path / "alloc.py"
     script.write_text("import torch\na = torch.ones(1 << 20)\nb = torch.ones(1 << 19)\ndel a\n")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from kernel_lens.agent import profiler_start
 
 CHILD = """
@@ -32,18 +34,21 @@ def _run(mode: str) -> list[str]:
     return [line for line in out.stdout.splitlines() if not line.startswith("USDT")]
 
 
+@pytest.mark.slow
 def test_a_guarded_profiler_start_imports_no_inductor_and_records_ops() -> None:
     first, after = _run("guarded")
     assert first == "no-inductor True"
     assert after == "module True"
 
 
+@pytest.mark.slow
 def test_unguarded_torch_imports_inductor_on_the_first_start() -> None:
     # what the guard is for: if torch stops doing this, the guard can go
     first, _ = _run("plain")
     assert first == "inductor True"
 
 
+@pytest.mark.slow
 def test_with_inductor_loaded_the_profiler_reads_its_cudagraphs_flag() -> None:
     code = (
         "import torch, torch._inductor.config as c\n"

@@ -114,6 +114,7 @@ def kernel(device: Device) -> Callable[[], None]:
     return lambda: device.run("kernel", CALL_MS)
 
 
+@pytest.mark.slow
 def test_the_flush_is_in_the_graph_and_subtracted(device: Device) -> None:
     timed = time_in_graph(kernel(device), calls=100, retries=3, flush_l2=True)
     assert timed.reason is None and timed.calls == 100 and len(timed.per_call_ms) == 3

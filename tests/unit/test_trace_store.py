@@ -74,6 +74,7 @@ def _brute(trace: dict[str, Any], window: tuple[float, float]) -> dict[str, list
     }
 
 
+@pytest.mark.slow
 def test_window_queries_equal_a_brute_force_filter() -> None:
     trace = replicate_trace(load_trace(H200), 20_000)
     store = build_store(columns_from_trace(trace))

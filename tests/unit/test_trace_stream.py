@@ -293,6 +293,7 @@ def test_the_streamed_synthetic_writer_writes_what_dumping_the_replica_writes() 
         assert out.getvalue() == json.dumps(replicate_trace(recorded, events)), events
 
 
+@pytest.mark.slow
 def test_reading_holds_the_columns_and_a_chunk_not_the_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -59,6 +59,7 @@ def test_the_cache_of_each_triton_layout() -> None:
     assert cached_kernels(object()) == []
 
 
+@pytest.mark.slow
 def test_a_real_kernel_compiled_ahead_of_time_by_triton() -> None:
     triton = pytest.importorskip("triton")
     import triton.language as tl

@@ -108,9 +108,9 @@ export interface LensLike {
 }
 
 /**
- * Each line's row of `lenses` within `room` characters: a row with lenses after its first one
- * that would be cut has that lens shortened ({@link shorten}) and its whole text put in its
- * tooltip. A row of one lens is left as it is (nothing after it to push off). Changes the
+ * Each line's row of `lenses` within `room` characters: a row of several lenses that would be cut
+ * has its longest lens (its verdict) shortened ({@link shorten}) and that lens's whole text put
+ * in its tooltip. A row of one lens is left as it is (nothing after it to push off). Changes the
  * lenses' commands in place; returns `lenses`.
  */
 export function fitRows<T extends LensLike>(lenses: T[], room: number): T[] {
@@ -121,7 +121,16 @@ export function fitRows<T extends LensLike>(lenses: T[], room: number): T[] {
     byLine.set(lens.range.start.line, row);
   }
   for (const row of byLine.values()) {
-    const head = row[0]?.command;
+    // The row's longest lens is its verdict (the summary, or the failure beside a driver lens
+    // that comes first: `inputs from kv_bench.py | Profile failed: …`): that one is shortened.
+    const head = row.reduce<T | undefined>(
+      (best, lens) =>
+        best === undefined ||
+        visibleChars(lens.command?.title ?? "") > visibleChars(best.command?.title ?? "")
+          ? lens
+          : best,
+      undefined,
+    )?.command;
     if (row.length < 2 || head === undefined) {
       continue;
     }

@@ -80,6 +80,14 @@ describe("fitRows", () => {
     assert.ok((lenses[6]?.command.title.length ?? 0) > NARROW_ROW_CHARS);
   });
 
+  it("shortens the failure, not the driver lens before it", () => {
+    const lenses = [lens(5, "$(arrow-right) inputs from kv_bench.py"), lens(5, GPU_ONLY)];
+    fitRows(lenses, NARROW_ROW_CHARS);
+    assert.equal(lenses[0]?.command.title, "$(arrow-right) inputs from kv_bench.py");
+    assert.match(lenses[1]?.command.title ?? "", /needs an NVIDIA GPU/);
+    assert.match(lenses[1]?.command.tooltip ?? "", /AssertionError/);
+  });
+
   it("leaves a row that fits as it is, and a wide editor's rows whole", () => {
     const short = [
       lens(0, "$(watch) 0.131 ms ±0.6% · 3 ops · CPU"),

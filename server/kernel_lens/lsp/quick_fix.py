@@ -255,7 +255,7 @@ class QuickFixes(LanguageFeature):
                 for r in ls.documents.records(uri)
                 if r.state == "error" and r.error is not None
             }
-            fixes += run_choice_fixes(uri, source, diagnostics, errors)
+            # the drivers found first (one click runs), then the picker and the argument fixes
             fixes += driver_quick_fixes(
                 uri,
                 source,
@@ -263,6 +263,7 @@ class QuickFixes(LanguageFeature):
                 ls.settings.workspace_root,
                 lambda path: script_argv(ls, path)[0],
             )
+            fixes += run_choice_fixes(uri, source, diagnostics, errors)
         return fixes
 
 

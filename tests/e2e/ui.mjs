@@ -274,6 +274,18 @@ export class Run {
   async openFromExplorer(name) {
     await this.command("View: Show Explorer");
     const item = this.page.getByRole("treeitem", { name, exact: true });
+    // The explorer draws only the rows in view: a name that sorts above or below them (a
+    // `[Details](…)` file at the top of a long folder) is found by paging through the tree.
+    if (!(await item.isVisible().catch(() => false))) {
+      const rows = this.page.getByRole("treeitem");
+      await rows.first().waitFor({ state: "visible", timeout: 15_000 });
+      await rows.first().click();
+      await this.page.keyboard.press("Home");
+      for (let i = 0; i < 30 && !(await item.isVisible().catch(() => false)); i++) {
+        await this.page.keyboard.press("PageDown");
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
     await item.waitFor({ state: "visible", timeout: 15_000 });
     await item.click();
     await this.page

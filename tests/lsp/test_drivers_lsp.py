@@ -64,6 +64,18 @@ async def test_the_inputs_diagnostic_offers_the_drivers_and_the_chosen_one_is_re
     def0 = line0_of(model, "def forward(self, x):")  # Attention's, the first
     fixes = await _fixes(client, uri, def0)
     titles = [title for title, _ in fixes]
+    # asked before the client attached our diagnostic (VS Code's first Ctrl+.): the same fixes
+    bare = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(
+                start=types.Position(line=def0, character=4),
+                end=types.Position(line=def0, character=4),
+            ),
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
+    assert [a.title for a in bare or []] == titles, (bare, titles)
     launch = (
         "Take the inputs from launch configuration “Drive (dim 24)” (drive.py → model.py, --dim 24)"
     )

@@ -246,6 +246,17 @@ class QuickFixes(LanguageFeature):
         state = ls.documents.peek(uri)
         earlier = state.inputs if state is not None else None
         diagnostics = list(params.context.diagnostics)
+        if state is not None and not any(d.source == "Kernel Lens" for d in diagnostics):
+            # A client may ask before it attached what we just published (VS Code's first
+            # Ctrl+. after a failure answered "No code actions available", the next one had
+            # them): ours on the asked lines stand in.
+            first, last = params.range.start.line, params.range.end.line
+            diagnostics += [
+                d
+                for group in state.diagnostics.values()
+                for d in group
+                if d.range.start.line <= last and d.range.end.line >= first
+            ]
         fixes = inputs_quick_fixes(uri, source, diagnostics, earlier)
         if ls.settings.workspace_trusted:
             from kernel_lens.lsp.run_choices import script_argv

@@ -1862,8 +1862,8 @@ export interface KernelLinesSass {
   samples: number;
   executed: number;
   /**
-   * Once blamed (issue 43): the samples this instruction carries after the blame — for a
-   * culprit, the stalls it caused.
+   * Once blamed (issue 43): the stall samples this instruction caused (those of the
+   * instructions that waited on it); 0 for one that caused none.
    */
   blamed?: number;
   /** Once blamed: the offsets of the instructions this one's stalls were moved onto. */

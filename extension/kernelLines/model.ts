@@ -112,7 +112,7 @@ export interface HotInstruction {
   sharePct: number;
   line: number;
   stall: string | null;
-  /** Once blamed (issue 43): the samples it carries after the blame (a culprit: what it caused). */
+  /** Once blamed (issue 43): the stalls it caused (samples of the instructions that waited on it). */
   blamed?: number;
   /** Once blamed: the instructions its stalls were moved onto (its culprits). */
   waitsOn?: number[];
@@ -158,7 +158,7 @@ export function instructionText(hot: HotInstruction): string {
   if (hot.waitsOn !== undefined && hot.waitsOn.length > 0) {
     parts.push(`waits on ${hot.waitsOn.map(hex).join(", ")}`);
   }
-  const caused = (hot.blamed ?? 0) - (hot.waitsOn === undefined ? hot.samples : 0);
+  const caused = hot.blamed ?? 0;
   if (hot.cause !== undefined && caused > 0) {
     parts.push(`causes ${Math.round(caused).toLocaleString("en-US")} stalls: ${hot.cause}`);
   }

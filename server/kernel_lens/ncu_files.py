@@ -152,6 +152,11 @@ def read_kernel_lines(
             + (f" for {kernel}" if kernel else "")
             + " (profile with --section SourceCounters)"
         )
+    if find_sass is None:
+        # the binary that ran, on this machine (Triton's cache, the extensions' folder)
+        from kernel_lens.kernel_sass import sass_of_kernel
+
+        find_sass = sass_of_kernel
     sass_text = None
     if sass:
         try:

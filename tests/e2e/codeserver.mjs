@@ -67,6 +67,9 @@ export const RECORDED_FILES = {
   "triton_fused_full.ncu-rep": "tests/data/h200/triton_fused_full.ncu-rep",
   // The report's kernel file, for its source counters on the kernel's lines: scenario 160.
   "triton_fused_kernel.py": "tests/data/h200/triton_fused_kernel.py",
+  // A planted strided read and its report (tests/data/inside/h200): the blame, scenario 164.
+  "tl_strided.py": "tests/data/inside/tl_strided.py",
+  "tl_strided.ncu-rep": "tests/data/inside/h200/tl_strided.ncu-rep",
   "matmul_relu.pt.trace.json": "tests/data/h200/matmul_relu_trace.json",
   // Shaped like the public Triton tutorials (GPU-only at module level): scenario 41.
   "tutorial_add.py": "tests/data/gpu_only/vector_add_cuda.py",
@@ -97,7 +100,7 @@ export function freePort() {
  * tests/e2e/fixtures/*.py and settings for a test unless `forTest` is false), `trusted`: workspace trust off or on,
  * `data/User/settings.json`, `data/ext` and `config.yaml` (so ~/.config/code-server is untouched).
  *
- * @returns {Promise<{workspace: string, dataDir: string, extDir: string, config: string, sitePackages: string | null}>}
+ * @returns {Promise<{workspace: string, dataDir: string, extDir: string, config: string, sitePackages: string | null, tritonCache: string | null}>}
  */
 export async function prepare(base, { trusted, forTest = true }) {
   const workspace = path.join(base, "kernels");
@@ -132,7 +135,25 @@ export async function prepare(base, { trusted, forTest = true }) {
       { recursive: true },
     );
   }
-  return { workspace, dataDir, extDir, config, sitePackages: forTest ? sitePackages : null };
+  // Triton's cache as the machine that recorded tl_strided.ncu-rep left it: the blame finds the
+  // binary that ran there (its cubin) by its instructions (scenario 164).
+  const tritonCache = path.join(base, "env", "triton-cache");
+  if (forTest) {
+    const entry = path.join(tritonCache, "e2e-recorded");
+    await mkdir(entry, { recursive: true });
+    await copyFile(
+      path.join(ROOT, "tests", "data", "inside", "h200", "triton", "strided_sum_kernel.cubin"),
+      path.join(entry, "strided_sum_kernel.cubin"),
+    );
+  }
+  return {
+    workspace,
+    dataDir,
+    extDir,
+    config,
+    sitePackages: forTest ? sitePackages : null,
+    tritonCache: forTest ? tritonCache : null,
+  };
 }
 
 function baseArgs(dirs) {
@@ -200,6 +221,7 @@ export async function start(
               .join(path.delimiter),
           }
         : {}),
+      ...(dirs.tritonCache ? { TRITON_CACHE_DIR: dirs.tritonCache } : {}),
       ...env,
     },
   });

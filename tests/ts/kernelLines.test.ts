@@ -144,7 +144,7 @@ describe("kernel lines", () => {
     );
     assert.match(
       instructionText(hot.get(0xf0)!),
-      /· causes 8,628 stalls: global load, 32 sectors per request \(uncoalesced; ideal 4\)$/,
+      /· causes 8,630 stalls: global load, 32 sectors per request \(uncoalesced; ideal 4\)$/,
     );
   });
 });

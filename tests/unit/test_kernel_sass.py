@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from kernel_lens.agent.stages.kernel_sass import find_cuobjdump, matching_sass, sass_for
 from kernel_lens.analysis.kernel_lines import KernelPcs, kernel_pcs_from_report
+from kernel_lens.kernel_sass import find_cuobjdump, matching_sass, sass_for
 from kernel_lens.ncu_files import read_kernel_lines
 from tests.conftest import ROOT
 

@@ -754,9 +754,9 @@ def fold_lines(
 
 
 def blamed_samples(kernel: KernelPcs, sass_text: str | None) -> dict[int, dict[str, float]] | None:
-    """The blame of issue 43: samples per PC offset and reason after each dependency stall is
-    moved onto the instruction it waited for — ``None`` (the raw figure only) without the
-    kernel's ``cuobjdump -sass`` text (see :func:`blame_explained`)."""
+    """The blame of issue 43: the dependency-stall samples each PC offset caused, once each is
+    moved onto the instruction it waited for (``{offset: {"caused": n}}``) — ``None`` (the raw
+    figure only) without the kernel's ``cuobjdump -sass`` text (see :func:`blame_explained`)."""
     found = blame_explained(kernel, sass_text)
     return None if found is None else found[0]
 
@@ -799,9 +799,11 @@ def blame_explained(
     samples = {p.offset: dict(p.stalls) for p in kernel.pcs if p.stalls}
     costs = {p.offset: {**p.costs, "inst_executed": p.executed} for p in kernel.pcs}
     result = stall_blame.blame_stalls(instructions, samples, costs)
-    by_pc = {
-        int(o): {str(r): float(v) for r, v in dict(rs).items()} for o, rs in result.by_pc.items()
-    }
+    # What each instruction *caused*: the dependency stalls moved onto it. Samples the blame
+    # kept where they were (drain at exit, throttles) are the raw figure's, not a cause: on the
+    # H200's Triton strided kernel they would otherwise rank the store line (42% draining)
+    # above the strided load that causes 87% of the waiting.
+    by_pc = {int(o): {"caused": float(v)} for o, v in result.culprit_samples().items() if v > 0}
     at = {ins.pc: ins for ins in instructions}
     causes: dict[int, dict[str, str]] = {}
     for culprit, waiters in result.caused.items():

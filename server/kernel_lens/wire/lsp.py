@@ -760,8 +760,8 @@ class KernelLinesSass(TypedDict):
     samples: float
     executed: float
     blamed: NotRequired[float]
-    """Once blamed (issue 43): the samples this instruction carries after the blame — for a
-    culprit, the stalls it caused."""
+    """Once blamed (issue 43): the stall samples this instruction caused (those of the
+    instructions that waited on it); 0 for one that caused none."""
     waits_on: NotRequired[list[int]]
     """Once blamed: the offsets of the instructions this one's stalls were moved onto."""
     cause: NotRequired[str]

@@ -101,21 +101,11 @@ def _read(report: str, path: str, text: str, request: KernelLinesRequest) -> lis
     from kernel_lens.ncu_files import read_kernel_lines
 
     try:
-        return read_kernel_lines(
-            report, path, text, kernel=request.kernel, sass=request.sass, find_sass=_find_sass
-        )
+        return read_kernel_lines(report, path, text, kernel=request.kernel, sass=request.sass)
     except NcuError as exc:
         if "ncu_report" in str(exc):
             raise ProfileError("unsupported", str(exc)) from None
         raise ProfileError("not-found", str(exc)) from None
-
-
-def _find_sass(kernel: Any) -> str | None:
-    """The SASS of the binary that ran ``kernel`` (a ``KernelPcs``), for the blame."""
-    from kernel_lens.agent.stages.kernel_sass import sass_for
-
-    names = [n for n in (kernel.mangled, kernel.name) if n]
-    return sass_for({p.offset: p.sass for p in kernel.pcs if p.sass}, names)
 
 
 def run_kernel_lines(

@@ -16,8 +16,9 @@ import os
 import shutil
 import subprocess
 from collections.abc import Iterable, Sequence
+from typing import Any
 
-__all__ = ["candidate_binaries", "find_cuobjdump", "matching_sass", "sass_for"]
+__all__ = ["candidate_binaries", "find_cuobjdump", "matching_sass", "sass_for", "sass_of_kernel"]
 
 #: Binaries disassembled at most per kernel (newest first).
 MAX_CANDIDATES = 24
@@ -144,3 +145,10 @@ def sass_for(
     if binaries is None:
         binaries = candidate_binaries(names[-1])
     return matching_sass(report_sass, names, _listings(binaries, cuobjdump, timeout))
+
+
+def sass_of_kernel(kernel: Any) -> str | None:
+    """:func:`sass_for` a report's kernel (``analysis.kernel_lines.KernelPcs``): its sampled
+    instructions by offset, its mangled name then its name."""
+    names = [n for n in (kernel.mangled, kernel.name) if n]
+    return sass_for({p.offset: p.sass for p in kernel.pcs if p.sass}, names)

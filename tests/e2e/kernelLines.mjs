@@ -173,11 +173,11 @@ export const KERNEL_LINES_SCENARIOS = [
         const strided = await waitAfter(
           r,
           STRIDED,
-          /of samples .*causes [89]\d% of stalls · global load, 32 sectors per request \(uncoalesced; ideal 4\)/,
+          /^causes [89]\d% of stalls · global load, 32 sectors per request \(uncoalesced; ideal 4\) · \d+% of samples/,
           60_000,
         );
         r.log(`    strided load: ${strided}`);
-        const store = await waitAfter(r, STORE, /^9\d% of samples/, 5_000);
+        const store = await waitAfter(r, STORE, /9\d% of samples · drain/, 5_000);
         r.log(`    store: ${store}`);
         assert(!/causes [5-9]\d% of stalls/.test(store), `the store line causes: ${store}`);
         await r.shot("kernel-lines-blame");

@@ -838,7 +838,9 @@ def stall_label(reason: str | None) -> str:
 
 def lens_text(lines: KernelLines, fig: LineFigures) -> str:
     """``38% of samples · long scoreboard (waiting on memory) · 12% of instructions``, with
-    the helpers folded there and, once blamed, what the line causes."""
+    the helpers folded there; once blamed, a line that causes stalls says so first
+    (``causes 88% of stalls · global load, 32 sectors per request (uncoalesced; ideal 4) · 3%
+    of samples · …``)."""
     k = lines.kernel
     parts = [f"{_pct(lines.share(fig.samples, k.samples))} of samples"]
     if fig.samples > 0:
@@ -847,12 +849,15 @@ def lens_text(lines: KernelLines, fig: LineFigures) -> str:
             stall_label(fig.stall) + (f", {stall_label(second)}" if second is not None else "")
         )
     parts.append(f"{_pct(lines.share(fig.executed, k.executed))} of instructions")
-    if fig.blamed is not None and lines.blamed_total:
-        parts.append(f"causes {_pct(lines.share(fig.blamed, lines.blamed_total))} of stalls")
-        if fig.cause and fig.blamed > 0:
-            parts.append(fig.cause)
     if fig.helpers:
         parts.append("via " + ", ".join(fig.helpers))
+    if fig.blamed and lines.blamed_total:
+        # Once blamed the cause leads (the line to change), the raw figure after it: an
+        # editor cuts a long line's text at its right edge.
+        cause = [f"causes {_pct(lines.share(fig.blamed, lines.blamed_total))} of stalls"]
+        if fig.cause:
+            cause.append(fig.cause)
+        parts = cause + parts
     return " · ".join(parts)
 
 

@@ -393,3 +393,17 @@ def test_every_custom_request_has_a_recorded_answer() -> None:
         check_type(
             json.loads((PROTOCOL / f"{method.replace('/', '_')}.json").read_text()), result_type
         )
+
+
+async def test_kernel_lines_from_a_recorded_report(client: LanguageClient) -> None:
+    """Profile Kernel Lines read from a recorded H200 report (no GPU): the strided Triton
+    kernel's source counters on its lines."""
+    pytest.importorskip("ncu_report")
+    kernel_file = ROOT / "tests" / "data" / "inside" / "tl_strided.py"
+    report = ROOT / "tests" / "data" / "inside" / "h200" / "tl_strided.ncu-rep"
+    uri = open_doc(client, kernel_file)
+    params = {"uri": uri, "kernel": "strided_sum_kernel", "report": str(report)}
+    answer = await ask(client, client.raw, "kernelLens/kernelLines", params)  # type: ignore[attr-defined]
+    (kernel,) = answer["kernels"]
+    assert kernel["kernel"] == "strided_sum_kernel" and kernel["samples"] == 11815
+    record_or_compare("kernelLens/kernelLines", answer)

@@ -64,6 +64,7 @@ async def test_report_after_a_profile_has_timeline_lanes(client: LanguageClient)
         "$(shield) Check Memory",
         "$(database) Profile Memory",
         "$(zap) Eager vs Compiled",
+        "$(pinned) Set as Baseline",
     ]
     ncu = more["items"][1]
     if HAS_CUDA:

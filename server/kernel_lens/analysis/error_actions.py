@@ -77,15 +77,19 @@ def error_actions(error: Mapping[str, Any], *, uri: str) -> list[ErrorAction]:
             )
         )
     choice = error.get("driver_choice")
+    driver: ErrorAction | None = None
     if isinstance(choice, Mapping) and choice.get("function") and kind != "cancelled":
         label = "Change the Driver…" if choice.get("shown") else "Take the Inputs from…"
-        actions.append(
-            _action(
-                label,
-                CMD_CHOOSE_DRIVER,
-                {"uri": str(choice.get("uri") or uri), "function": str(choice["function"])},
-            )
+        driver = _action(
+            label,
+            CMD_CHOOSE_DRIVER,
+            {"uri": str(choice.get("uri") or uri), "function": str(choice["function"])},
         )
+        # first where the inputs are the question (no inputs, a device they lack, a driver in
+        # use); after the line of a plain exception in the function's own body
+        if kind in ("inputs", "unsupported") or choice.get("shown"):
+            actions.append(driver)
+            driver = None
     if kind == "unsupported" or _NEEDS_GPU.search(message):
         actions.append(_action("Run on a GPU Machine…", _OPEN_SETTINGS, "kernelLens.agentCommand"))
     if kind == "import" and _MISSING_MODULE.search(message):
@@ -104,6 +108,8 @@ def error_actions(error: Mapping[str, Any], *, uri: str) -> list[ErrorAction]:
             else f"Go to Line {line}"
         )
         actions.append(_action(label, CMD_REVEAL_LINE, {"uri": uri, "line": line}))
+    if driver is not None:
+        actions.append(driver)
     # two fixes, three when one of them is the run's own arguments or driver
     own = sum(a["command"] in (CMD_SCRIPT_ARGUMENTS, CMD_CHOOSE_DRIVER) for a in actions)
     return [*actions[: 3 if own else 2], _action("Show Output", _SHOW_OUTPUT)]

@@ -24,6 +24,7 @@ const SEPARATOR = " | "; // how VS Code joins a line's lenses
 const ICON = /\$\([a-z0-9~-]+\)\s?/g;
 const LEADING_ICON = /^\$\([a-z0-9~-]+\)\s?/;
 const FAILED = /^(.*\bfailed): [\w-]+ — (.+)$/;
+const DRIVER = /^(\$\([a-z0-9~-]+\)\s?)?inputs from /;
 
 /** The room of a row, by the number of editor groups shown side by side. */
 export function rowChars(groups: number): number {
@@ -108,9 +109,9 @@ export interface LensLike {
 }
 
 /**
- * Each line's row of `lenses` within `room` characters: a row of several lenses that would be cut
- * has its longest lens (its verdict) shortened ({@link shorten}) and that lens's whole text put
- * in its tooltip. A row of one lens is left as it is (nothing after it to push off). Changes the
+ * Each line's row of `lenses` within `room` characters: a row with lenses after its verdict (its
+ * first lens, or the failure after a driver lens) that would be cut has that lens shortened
+ * ({@link shorten}) and its whole text put in its tooltip. A row of one lens is left as it is (nothing after it to push off). Changes the
  * lenses' commands in place; returns `lenses`.
  */
 export function fitRows<T extends LensLike>(lenses: T[], room: number): T[] {
@@ -121,16 +122,11 @@ export function fitRows<T extends LensLike>(lenses: T[], room: number): T[] {
     byLine.set(lens.range.start.line, row);
   }
   for (const row of byLine.values()) {
-    // The row's longest lens is its verdict (the summary, or the failure beside a driver lens
-    // that comes first: `inputs from kv_bench.py | Profile failed: …`): that one is shortened.
-    const head = row.reduce<T | undefined>(
-      (best, lens) =>
-        best === undefined ||
-        visibleChars(lens.command?.title ?? "") > visibleChars(best.command?.title ?? "")
-          ? lens
-          : best,
-      undefined,
-    )?.command;
+    // The row's first lens is its verdict, but for a driver lens that a failed row puts first
+    // (`inputs from kv_bench.py | Profile failed: …`): there the failure after it is shortened.
+    const first = row[0]?.command;
+    const head =
+      first !== undefined && DRIVER.test(first.title) && row.length > 2 ? row[1]?.command : first;
     if (row.length < 2 || head === undefined) {
       continue;
     }

@@ -277,9 +277,8 @@ export class Run {
     // The explorer draws only the rows in view: a name that sorts above or below them (a
     // `[Details](…)` file at the top of a long folder) is found by paging through the tree.
     if (!(await item.isVisible().catch(() => false))) {
-      const rows = this.page.getByRole("treeitem");
-      await rows.first().waitFor({ state: "visible", timeout: 15_000 });
-      await rows.first().click();
+      // the keyboard, not a click on a row (a click would open a file or fold a folder)
+      await this.command("File: Focus on Files Explorer");
       await this.page.keyboard.press("Home");
       for (let i = 0; i < 30 && !(await item.isVisible().catch(() => false)); i++) {
         await this.page.keyboard.press("PageDown");

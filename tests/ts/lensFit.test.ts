@@ -81,10 +81,15 @@ describe("fitRows", () => {
   });
 
   it("shortens the failure, not the driver lens before it", () => {
-    const lenses = [lens(5, "$(arrow-right) inputs from kv_bench.py"), lens(5, GPU_ONLY)];
+    const lenses = [
+      lens(5, "$(arrow-right) inputs from kv_bench.py"),
+      lens(5, GPU_ONLY),
+      lens(5, "$(play) Profile"),
+    ];
     fitRows(lenses, NARROW_ROW_CHARS);
     assert.equal(lenses[0]?.command.title, "$(arrow-right) inputs from kv_bench.py");
-    assert.match(lenses[1]?.command.title ?? "", /needs an NVIDIA GPU/);
+    assert.match(lenses[1]?.command.title ?? "", /^\$\(warning\) Profile failed/);
+    assert.match(lenses[1]?.command.tooltip ?? "", /needs an NVIDIA GPU/);
     assert.match(lenses[1]?.command.tooltip ?? "", /AssertionError/);
   });
 

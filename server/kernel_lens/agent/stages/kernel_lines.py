@@ -21,7 +21,6 @@ import json
 import math
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -168,7 +167,7 @@ def _profile(
     request: KernelLinesRequest, text: str, function: str, repeat: int, report_dir: str
 ) -> str:
     """One ncu run of the call (repeated ``repeat`` times); the report's path."""
-    from kernel_lens.agent.stages.ncu import NO_GPU_HELP, PERMISSION_HELP, _has_gpu
+    from kernel_lens.agent.stages.ncu import NO_GPU_HELP, _has_gpu, run_ncu_command
     from kernel_lens.ncu_files import find_ncu
 
     ncu = find_ncu()
@@ -208,29 +207,11 @@ def _profile(
             )
         )
     cmd = ncu_command(ncu, report, child, kernel=request.kernel, launches=request.launches * repeat)
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=request.timeout, env=env)
-    except subprocess.TimeoutExpired:
-        raise ProfileError(
-            "timeout", f"ncu did not finish within {request.timeout:.0f} s"
-        ) from None
-    finally:
-        os.unlink(text_file)
-    output = proc.stdout + proc.stderr
-    if "ERR_NVGPUCTRPERM" in output:
-        raise ProfileError("unsupported", PERMISSION_HELP)
-    if proc.returncode == 3 and "no CUDA device" in output:
-        raise ProfileError("unsupported", NO_GPU_HELP)
-    if not os.path.exists(report):
-        if "No kernels were profiled" in output or proc.returncode == 0:
-            which = f"{request.kernel} " if request.kernel else "a CUDA kernel "
-            raise ProfileError(
-                "not-found",
-                f"{function} launched no {which}inside the profiled call, so ncu had nothing "
-                "to measure",
-            )
-        tail = "" if gpu else f" ({NO_GPU_HELP})"
-        raise ProfileError("runtime", f"ncu failed (exit {proc.returncode}): {output[-600:]}{tail}")
+    which = f"{request.kernel}" if request.kernel else "CUDA kernel"
+    run_ncu_command(
+        cmd, report=report, function=function, what=which, timeout=request.timeout, env=env,
+        gpu=gpu, text_file=text_file,
+    )  # fmt: skip
     return report
 
 

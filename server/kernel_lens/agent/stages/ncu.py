@@ -100,6 +100,45 @@ def _read_marks(path: str) -> SeqMarks | None:
         return None
 
 
+def run_ncu_command(
+    cmd: list[str],
+    *,
+    report: str,
+    function: str,
+    what: str,
+    timeout: float,
+    env: dict[str, str],
+    gpu: bool,
+    text_file: str,
+) -> str:
+    """Run an ncu command line that writes ``report`` (``text_file``, the buffer the child
+    read, is removed either way); every way it can fail said as a ``ProfileError``:
+    ``timeout``, ``unsupported`` (counters not permitted, no CUDA device), ``not-found`` (the
+    call launched no ``what``), ``runtime`` (ncu's own failure, its output's tail). Returns
+    ncu's output."""
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        raise ProfileError("timeout", f"ncu did not finish within {timeout:.0f} s") from None
+    finally:
+        os.unlink(text_file)
+    output = proc.stdout + proc.stderr
+    if "ERR_NVGPUCTRPERM" in output:
+        raise ProfileError("unsupported", PERMISSION_HELP)
+    if proc.returncode == 3 and "no CUDA device" in output:
+        raise ProfileError("unsupported", NO_GPU_HELP)
+    if not os.path.exists(report):
+        if "No kernels were profiled" in output or proc.returncode == 0:
+            raise ProfileError(
+                "not-found",
+                f"{function} launched no {what} inside the profiled call, so ncu had nothing "
+                "to measure",
+            )
+        tail = "" if gpu else f" ({NO_GPU_HELP})"
+        raise ProfileError("runtime", f"ncu failed (exit {proc.returncode}): {output[-600:]}{tail}")
+    return output
+
+
 def run_ncu(
     path: str,
     text: str,
@@ -162,26 +201,10 @@ def run_ncu(
     if driver is not None:
         cmd.append(json.dumps({"driver": os.path.abspath(driver), "argv": list(argv or []),
                                "cwd": cwd}))  # fmt: skip
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
-    except subprocess.TimeoutExpired:
-        raise ProfileError("timeout", f"ncu did not finish within {timeout:.0f} s") from None
-    finally:
-        os.unlink(text_file)
-    output = proc.stdout + proc.stderr
-    if "ERR_NVGPUCTRPERM" in output:
-        raise ProfileError("unsupported", PERMISSION_HELP)
-    if proc.returncode == 3 and "no CUDA device" in output:
-        raise ProfileError("unsupported", NO_GPU_HELP)
-    if not os.path.exists(report):
-        if "No kernels were profiled" in output or proc.returncode == 0:
-            raise ProfileError(
-                "not-found",
-                f"{function} launched no CUDA kernel inside the profiled call, so ncu had "
-                "nothing to measure",
-            )
-        tail = "" if gpu else f" ({NO_GPU_HELP})"
-        raise ProfileError("runtime", f"ncu failed (exit {proc.returncode}): {output[-600:]}{tail}")
+    output = run_ncu_command(
+        cmd, report=report, function=function, what="CUDA kernel", timeout=timeout, env=env,
+        gpu=gpu, text_file=text_file,
+    )  # fmt: skip
     try:
         kernels, reader = read_ncu_file(report)
     except NcuError as exc:

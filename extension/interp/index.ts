@@ -35,6 +35,7 @@ import {
   programProblem,
   type KernelDebugConfig,
 } from "./model";
+import { lineDecoration } from "../lineDecoration";
 
 /** What Show Values shows for one kernel of one document. */
 interface Shown {
@@ -59,7 +60,7 @@ export function registerInterp(ctx: Ctx): void {
     const kernels = shown.get(editor.document.uri.toString());
     const options: vscode.DecorationOptions[] = [];
     for (const { result } of kernels?.values() ?? []) {
-      options.push(decoration(editor.document, result.def_line, `⟵ ${headerText(result)}`));
+      options.push(lineDecoration(editor.document, result.def_line, `⟵ ${headerText(result)}`));
       for (const line of result.lines) {
         if (line.line === result.def_line) {
           continue;
@@ -67,13 +68,16 @@ export function registerInterp(ctx: Ctx): void {
         const hover = new vscode.MarkdownString(line.hover ?? "");
         hover.isTrusted = false;
         hover.supportHtml = false;
-        options.push(decoration(editor.document, line.line, afterText(line), hover));
+        options.push(lineDecoration(editor.document, line.line, afterText(line), hover));
       }
       const params = result.lines.find((l) => l.line === result.def_line);
       if (params !== undefined) {
         const hover = new vscode.MarkdownString(params.hover ?? "");
         hover.isTrusted = false;
-        options.push({ ...decoration(editor.document, result.def_line, ""), hoverMessage: hover });
+        options.push({
+          ...lineDecoration(editor.document, result.def_line, ""),
+          hoverMessage: hover,
+        });
       }
     }
     editor.setDecorations(after, options);
@@ -113,23 +117,6 @@ export function registerInterp(ctx: Ctx): void {
         resolveDebugConfig(ctx, config),
     }),
   );
-}
-
-function decoration(
-  document: vscode.TextDocument,
-  line: number,
-  text: string,
-  hover?: vscode.MarkdownString,
-): vscode.DecorationOptions {
-  const line0 = Math.min(Math.max(line - 1, 0), Math.max(document.lineCount - 1, 0));
-  const row = document.lineAt(line0);
-  // The whole line's text: the hover shows wherever the line is pointed at; `after` follows it.
-  const start = new vscode.Position(line0, row.firstNonWhitespaceCharacterIndex);
-  return {
-    range: new vscode.Range(start, row.range.end),
-    renderOptions: { after: { contentText: text } },
-    ...(hover === undefined ? {} : { hoverMessage: hover }),
-  };
 }
 
 /** Show Values from a lens (`{uri, kernel, program?, pick?}`) or at the cursor. */

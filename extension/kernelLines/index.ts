@@ -28,6 +28,7 @@ import {
   remedyMarkdown,
   sassOffset,
 } from "./model";
+import { lineDecoration } from "../lineDecoration";
 
 /** The documents of the report's own SASS with samples (Show Sampled SASS). */
 export const SAMPLES_SCHEME = "kernel-lens-samples";
@@ -80,13 +81,13 @@ export function registerKernelLines(ctx: Ctx): void {
       header.isTrusted = false;
       header.supportHtml = false;
       if (Number.isFinite(first)) {
-        texts.push(decoration(document, first, `⟵ ${headerText(kernel)}`, header));
+        texts.push(lineDecoration(document, first, `⟵ ${headerText(kernel)}`, header));
       }
       for (const row of kernel.lines) {
         const hover = new vscode.MarkdownString(row.hover);
         hover.isTrusted = false;
         hover.supportHtml = false;
-        const options = decoration(document, row.line, row.text, hover);
+        const options = lineDecoration(document, row.line, row.text, hover);
         texts.push(options);
         // once the blame (issue 43) ran, the heat follows the cause
         const level = heatLevel(row.blamed_pct ?? row.share_pct);
@@ -137,22 +138,6 @@ export function registerKernelLines(ctx: Ctx): void {
       shown.delete(document.uri.toString());
     }),
   );
-}
-
-function decoration(
-  document: vscode.TextDocument,
-  line: number,
-  text: string,
-  hover?: vscode.MarkdownString,
-): vscode.DecorationOptions {
-  const line0 = Math.min(Math.max(line - 1, 0), Math.max(document.lineCount - 1, 0));
-  const row = document.lineAt(line0);
-  const start = new vscode.Position(line0, row.firstNonWhitespaceCharacterIndex);
-  return {
-    range: new vscode.Range(start, row.range.end),
-    renderOptions: { after: { contentText: text } },
-    ...(hover === undefined ? {} : { hoverMessage: hover }),
-  };
 }
 
 /** The kernel an assembly document is of: its path's last segment less the stage. */

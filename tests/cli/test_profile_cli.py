@@ -42,6 +42,7 @@ def _op_names(line: dict[str, Any]) -> list[str]:
     return names
 
 
+@pytest.mark.serial  # times real calls to ±1%: alone, not beside the parallel workers
 def test_a_stable_function_stops_timing_once_converged_well_before_the_budget(
     trace_dir: str,
 ) -> None:

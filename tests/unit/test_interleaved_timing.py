@@ -4,6 +4,8 @@ difference between them."""
 
 from __future__ import annotations
 
+import pytest
+
 from kernel_lens.agent.stages.timing import TimingConfig, time_function, time_interleaved
 from kernel_lens.analysis.compare import compare_samples
 
@@ -28,6 +30,10 @@ class Heating:
 
         return call
 
+
+# Real calls timed against each other: alone, after the parallel workers (under three workers on
+# two cores a preempted call splits the samples into modes as far apart as the change itself).
+pytestmark = pytest.mark.serial
 
 CONFIG = TimingConfig(warmup_ms=0.0, reps=120, flush_l2=False)
 

@@ -5,7 +5,13 @@
  * `vscode.WorkspaceConfiguration` is, so it is unit-tested with a plain object. The defaults
  * here must match `contributes.configuration` in package.json (tests/ts/manifest.test.ts).
  */
-import { CLIENT_VSCODE, type InitializationOptions, type TimingOptions } from "./generated/wire";
+import {
+  CLIENT_VSCODE,
+  DEFAULT_BUDGET_MS,
+  DEFAULT_WARMUP_MS,
+  type InitializationOptions,
+  type TimingOptions,
+} from "./generated/wire";
 
 /** The configuration section; every key below lives under it. */
 export const SECTION = "kernelLens";
@@ -71,7 +77,7 @@ export const DEFAULTS: Readonly<Settings> = {
   agentCommand: [],
   timeoutSeconds: 120,
   compileTimeoutSeconds: 600,
-  timing: { warmupMs: 25, budgetMs: 500, reps: 0 },
+  timing: { warmupMs: DEFAULT_WARMUP_MS, budgetMs: DEFAULT_BUDGET_MS, reps: 0 },
   lenses: { showAll: false },
   profileMemory: "auto",
   attributeInPackages: [],

@@ -438,7 +438,8 @@ def generate() -> str:
         unknown = [
             n
             for n in names
-            if n not in registry.home and not isinstance(getattr(module, n), str | tuple)
+            if n not in registry.home
+            and not isinstance(getattr(module, n), str | int | float | tuple)
         ]
         if unknown:
             raise SystemExit(f"gen_wire: no TypeScript form for wire.{mod_name}: {unknown}")
@@ -469,13 +470,16 @@ def _source_line(module: types.ModuleType, name: str) -> int:
 
 
 def _constant(name: str, module: types.ModuleType, docs: _Docs, writer: _Writer) -> list[str]:
-    """A method name, a command id, or a tuple of strings (a Literal's values)."""
+    """A method name, a command id, a default number, or a tuple of strings (a Literal's
+    values)."""
     value = getattr(module, name)
     out: list[str] = []
     doc = docs.constants.get(name)
     if doc:
         out.extend(_comment(doc))
-    if isinstance(value, str):
+    if isinstance(value, float) and value.is_integer():
+        out.append(f"export const {name} = {int(value)};")
+    elif isinstance(value, str | int | float):
         out.append(f"export const {name} = {_json(value)};")
     else:
         element = writer.ts_type(typing.get_args(typing.get_type_hints(module)[name])[0])

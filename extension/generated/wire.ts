@@ -1082,6 +1082,18 @@ export const checkNcuResult: Check<NcuResult> = shape<NcuResult>({
   roofline: optional(listOf(checkKernelRoofline)),
 });
 
+/**
+ * Timing warm-up before the repetitions, milliseconds: the one default of the agent, the CLI,
+ * the language server, the notebook magic and the editor's settings (generated into wire.ts).
+ */
+export const DEFAULT_WARMUP_MS = 25;
+
+/** Timing budget for the repetitions of a profile, milliseconds. */
+export const DEFAULT_BUDGET_MS = 500;
+
+/** Timing budget per value of a sweep, milliseconds. */
+export const DEFAULT_SWEEP_BUDGET_MS = 200;
+
 /** `workspace/executeCommand`: profile one function. Argument: `ProfileArgs`. */
 export const CMD_PROFILE = "kernelLens.profile";
 

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel_lens.analysis.report_text import format_profile, format_time_ms, format_us
+from kernel_lens.wire.lsp import DEFAULT_BUDGET_MS, DEFAULT_WARMUP_MS
 
 __all__ = [
     "KernelLensMagic",
@@ -85,8 +86,8 @@ class MagicOptions:
     """
 
     reps: int = 0
-    budget_ms: float = 500.0
-    warmup_ms: float = 25.0
+    budget_ms: float = DEFAULT_BUDGET_MS
+    warmup_ms: float = DEFAULT_WARMUP_MS
     runs: int = 3
 
 

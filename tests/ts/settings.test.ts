@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import {
   DEFAULTS,
@@ -9,6 +10,7 @@ import {
   needsRestart,
   readSettings,
 } from "../../extension/settings";
+import { DEFAULT_BUDGET_MS, DEFAULT_WARMUP_MS } from "../../extension/generated/wire";
 
 /** A configuration getter over a plain object of relative keys. */
 function config(values: Record<string, unknown>): ConfigGetter {
@@ -165,5 +167,18 @@ describe("initializationOptions", () => {
     );
     assert.deepEqual(options.agentCommand, ["srun", "--gres=gpu:1", "python3"]);
     assert.equal(options.workspaceTrusted, true);
+  });
+});
+
+describe("the timing defaults", () => {
+  it("are the wire's, in the settings the editor contributes too", () => {
+    const manifest = JSON.parse(readFileSync("package.json", "utf8")) as {
+      contributes: { configuration: { properties: Record<string, { default?: unknown }> } };
+    };
+    const properties = manifest.contributes.configuration.properties;
+    assert.equal(properties["kernelLens.timing.warmupMs"]?.default, DEFAULT_WARMUP_MS);
+    assert.equal(properties["kernelLens.timing.budgetMs"]?.default, DEFAULT_BUDGET_MS);
+    assert.equal(DEFAULTS.timing.warmupMs, DEFAULT_WARMUP_MS);
+    assert.equal(DEFAULTS.timing.budgetMs, DEFAULT_BUDGET_MS);
   });
 });

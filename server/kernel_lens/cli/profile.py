@@ -19,6 +19,7 @@ from kernel_lens.cli.common import (
     usage_error,
 )
 from kernel_lens.wire.jobs import ProfileRequest
+from kernel_lens.wire.lsp import DEFAULT_BUDGET_MS, DEFAULT_WARMUP_MS
 
 
 def run(args: argparse.Namespace) -> int:
@@ -262,8 +263,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "(the stage compare_compiled, with timing and ops for the eager side)",
     )
     p.add_argument("--reps", type=int, default=0, help="timed repetitions (0 = adaptive)")
-    p.add_argument("--warmup-ms", type=float, default=25.0, help="timing warm-up, ms")
-    p.add_argument("--budget-ms", type=float, default=500.0, help="timing budget, ms")
+    p.add_argument("--warmup-ms", type=float, default=DEFAULT_WARMUP_MS, help="timing warm-up, ms")
+    p.add_argument("--budget-ms", type=float, default=DEFAULT_BUDGET_MS, help="timing budget, ms")
     p.add_argument("--runs", type=int, default=3, help="calls under the profiler (ops/trace)")
     p.add_argument("--trace-dir", help="folder for the Chrome trace")
     p.add_argument("--no-samples", dest="samples", action="store_false", help="omit raw samples")

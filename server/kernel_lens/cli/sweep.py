@@ -17,6 +17,7 @@ from kernel_lens.cli.common import (
     timeout_option,
 )
 from kernel_lens.wire.jobs import SweepRequest
+from kernel_lens.wire.lsp import DEFAULT_SWEEP_BUDGET_MS, DEFAULT_WARMUP_MS
 
 
 def run(args: argparse.Namespace) -> int:
@@ -97,8 +98,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     w.add_argument("target", help="PATH::FUNC")
     w.add_argument("--param", required=True, help="the integer parameter, e.g. BLOCK_SIZE")
     w.add_argument("--values", help="comma list (default: powers of two around the current)")
-    w.add_argument("--budget-ms", type=float, default=200.0, help="timing budget per value, ms")
-    w.add_argument("--warmup-ms", type=float, default=25.0)
+    w.add_argument(
+        "--budget-ms",
+        type=float,
+        default=DEFAULT_SWEEP_BUDGET_MS,
+        help="timing budget per value, ms",
+    )
+    w.add_argument("--warmup-ms", type=float, default=DEFAULT_WARMUP_MS)
     w.add_argument("--json", action="store_true")
     driver_option(w)
     timeout_option(w)

@@ -75,6 +75,7 @@ from kernel_lens.wire.lsp import (
     CMD_SHOW_REPORT,
     CMD_SHOW_VALUES,
     CMD_SWEEP,
+    DEFAULT_BUDGET_MS,
     AttributeInsideArgs,
 )
 
@@ -325,7 +326,7 @@ def _function_lenses(
     record: Record | None,
     source: str,
     *,
-    budget_ms: float = 500.0,
+    budget_ms: float = DEFAULT_BUDGET_MS,
     nproc: int = 0,
     model: DocumentModel | None = None,
 ) -> list[types.CodeLens]:

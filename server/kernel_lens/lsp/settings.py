@@ -10,6 +10,8 @@ from typing import Any
 
 import attrs
 
+from kernel_lens.wire.lsp import DEFAULT_BUDGET_MS, DEFAULT_WARMUP_MS
+
 __all__ = ["Settings"]
 
 
@@ -66,9 +68,9 @@ class Settings:
     takes a minute on a small machine, which is not a profile that hangs."""
     workspace_trusted: bool = True
     """Nothing runs in an untrusted workspace."""
-    warmup_ms: float = 25.0
+    warmup_ms: float = DEFAULT_WARMUP_MS
     """Timing warm-up, milliseconds."""
-    budget_ms: float = 500.0
+    budget_ms: float = DEFAULT_BUDGET_MS
     """Timing budget for the repetitions, milliseconds."""
     reps: int = 0
     """Fixed timing repetitions; 0 = adaptive."""

@@ -10,6 +10,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
+from kernel_lens.wire.lsp import DEFAULT_BUDGET_MS, DEFAULT_SWEEP_BUDGET_MS, DEFAULT_WARMUP_MS
+
 __all__ = [
     "ALL_STAGES",
     "DEFAULT_STAGES",
@@ -139,8 +141,8 @@ class ProfileRequest(JobRequest):
     function: str | None = None
     line: int | None = None
     stages: tuple[str, ...] = DEFAULT_STAGES
-    warmup_ms: float = 25.0
-    budget_ms: float = 500.0
+    warmup_ms: float = DEFAULT_WARMUP_MS
+    budget_ms: float = DEFAULT_BUDGET_MS
     reps: int = 0
     profile_runs: int = 3
     trace_dir: str | None = None
@@ -193,8 +195,8 @@ class SweepRequest(JobRequest):
     param: str
     text: str | None = None
     values: list[int] = field(default_factory=list)
-    warmup_ms: float = 25.0
-    budget_ms: float = 200.0
+    warmup_ms: float = DEFAULT_WARMUP_MS
+    budget_ms: float = DEFAULT_SWEEP_BUDGET_MS
     reps: int = 0
     driver: str | None = None
     argv: list[str] = field(default_factory=list)

@@ -34,6 +34,9 @@ from kernel_lens.wire.results import (
 )
 
 __all__ = [
+    "DEFAULT_BUDGET_MS",
+    "DEFAULT_SWEEP_BUDGET_MS",
+    "DEFAULT_WARMUP_MS",
     "ASM_POINTER_TYPES",
     "ASM_SCALAR_TYPES",
     "ASM_STAGES",
@@ -202,6 +205,14 @@ __all__ = [
     "TraceProgress",
     "TraceReady",
 ]
+
+#: Timing warm-up before the repetitions, milliseconds: the one default of the agent, the CLI,
+#: the language server, the notebook magic and the editor's settings (generated into wire.ts).
+DEFAULT_WARMUP_MS: float = 25.0
+#: Timing budget for the repetitions of a profile, milliseconds.
+DEFAULT_BUDGET_MS: float = 500.0
+#: Timing budget per value of a sweep, milliseconds.
+DEFAULT_SWEEP_BUDGET_MS: float = 200.0
 
 # Method names and command ids.
 

@@ -42,6 +42,7 @@ from kernel_lens.analysis.timing_policy import (
     graph_per_call_ms,
     make_policy,
 )
+from kernel_lens.wire.lsp import DEFAULT_BUDGET_MS, DEFAULT_WARMUP_MS
 
 __all__ = [
     "BatchFn",
@@ -95,8 +96,8 @@ class TimingConfig:
         min_time_ms: measured time before a stop on convergence.
     """
 
-    warmup_ms: float = 25.0
-    budget_ms: float = 500.0
+    warmup_ms: float = DEFAULT_WARMUP_MS
+    budget_ms: float = DEFAULT_BUDGET_MS
     reps: int = 0
     min_reps: int = 10
     max_reps: int = 10_000

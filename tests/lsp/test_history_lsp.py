@@ -69,6 +69,7 @@ async def summary(client: LanguageClient, uri: str, text: str) -> types.CodeLens
     return row[0]
 
 
+@pytest.mark.serial  # reads verdicts of real timings: alone, not beside the parallel workers
 async def test_profile_edit_profile_then_baseline(client: LanguageClient) -> None:
     raw = client.raw  # type: ignore[attr-defined]
     uri = open_doc(client, DOC, FAST)

@@ -579,41 +579,7 @@ def _profiled_pass(
     if passed.trace_error is not None:
         out["trace_error"] = passed.trace_error
     if "ops" in request.stages:
-        from kernel_lens.agent.inductor_capture import (
-            add_compile_report,
-            line_keys,
-            placed_graphs,
-        )
-        from kernel_lens.agent.stages.deep import default_workspace
-
-        files = [os.path.abspath(target.path), *(passed.files or [])[1:]]
-        line_key = line_keys(files, [default_workspace(target.path)])
-        graphs = placed_graphs(capture, line_key) if capture is not None else {}
-        out.update(
-            line_results(
-                passed.trace,
-                runs=passed.runs,
-                source_of=target.source_line,
-                within=(target.info.first_line, target.info.last_line),
-                compiled=graphs,
-                files=files if len(files) > 1 else None,
-                sources=_source_in if len(files) > 1 else None,
-            )
-        )
-        if capture is not None:
-            # (the function's first call compiled: before the profiled pass, said here)
-            add_compile_report(out, capture, line_key, files)
-        # (each line's time inside installed packages always; the file split when named)
-        from kernel_lens.agent.package_lines import add_package_parts
-
-        add_package_parts(
-            out,
-            trace_events=passed.trace.get("traceEvents") or [],
-            files=files,
-            packages=named,
-            main_path=files[0],
-            runs=passed.runs,
-        )
+        _add_lines(out, passed, target, capture, named)
     if "trace" not in request.stages:
         return out, None
     trace = passed.trace
@@ -626,6 +592,48 @@ def _profiled_pass(
         return summarize_trace(trace).to_json()
 
     return out, summary
+
+
+def _add_lines(
+    out: dict[str, Any],
+    passed: ProfiledPass,
+    target: Target,
+    capture: CompileCapture | None,
+    named: dict[str, str],
+) -> None:
+    """*ops*: the profiled pass's ops and kernels on the function's lines (and those of the
+    other workspace files it ran), into ``out``, with what Inductor compiled and the packages'
+    parts."""
+    from kernel_lens.agent.inductor_capture import add_compile_report, line_keys, placed_graphs
+    from kernel_lens.agent.package_lines import add_package_parts
+    from kernel_lens.agent.stages.deep import default_workspace
+
+    files = [os.path.abspath(target.path), *(passed.files or [])[1:]]
+    line_key = line_keys(files, [default_workspace(target.path)])
+    graphs = placed_graphs(capture, line_key) if capture is not None else {}
+    out.update(
+        line_results(
+            passed.trace,
+            runs=passed.runs,
+            source_of=target.source_line,
+            within=(target.info.first_line, target.info.last_line),
+            compiled=graphs,
+            files=files if len(files) > 1 else None,
+            sources=_source_in if len(files) > 1 else None,
+        )
+    )
+    if capture is not None:
+        # (the function's first call compiled: before the profiled pass, said here)
+        add_compile_report(out, capture, line_key, files)
+    # (each line's time inside installed packages always; the file split when named)
+    add_package_parts(
+        out,
+        trace_events=passed.trace.get("traceEvents") or [],
+        files=files,
+        packages=named,
+        main_path=files[0],
+        runs=passed.runs,
+    )
 
 
 def _compiled_stage(

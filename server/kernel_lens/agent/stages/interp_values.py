@@ -925,75 +925,99 @@ def run_first_launch(
     Raises:
         ProfileError: no launcher, or one that failed before launching the kernel.
     """
-    from kernel_lens.agent.stages.target import load_target
     from kernel_lens.agent.stages.triton_ir import launched_at_module_level, launchers_in_text
 
     launchers = launchers_in_text(text, kernel)
-    launcher_label = ""
-    failure: BaseException | None = None
-    inputs: Any = None
-    launch = _Launch()
     with _interpreter_on():
         if launchers:
-            last_error: ProfileError | None = None
-            for launcher in launchers:
-                try:
-                    target = load_target(
-                        path, text, name=launcher, driver=driver, argv=argv, cwd=cwd
-                    )
-                except ProfileError as err:
-                    last_error = err
-                    continue
-                inputs = target.inputs
-                with hooks() as launch:
-                    try:
-                        target.call()
-                    except _StopAfterLaunch:
-                        pass
-                    except Exception as exc:
-                        if not launch.started:
-                            last_error = ProfileError(
-                                "runtime",
-                                f"{launcher} raised {type(exc).__name__}: {exc} before "
-                                f"launching {kernel}",
-                                _error_line(exc, path),
-                                format_exception(exc),
-                            )
-                            continue
-                        failure = exc
-                if launch.started:
-                    launcher_label = launcher
-                    break
-            else:
-                raise last_error or ProfileError(
-                    "not-found", f"{kernel} was not launched by {', '.join(launchers)}"
-                )
-        elif launched_at_module_level(text, kernel):
-            # The script launches it: run it as __main__ with the hooks, up to that launch.
-            launcher_label = "<script>"
-            with hooks() as launch:
-                try:
-                    _launch_from_script_with_hooks(path, text)
-                except _StopAfterLaunch:
-                    pass
-                except BaseException as exc:  # the script's own ending, whatever it is
-                    if not launch.started:
-                        raise ProfileError(
-                            "runtime",
-                            f"the script raised {type(exc).__name__}: {exc} before launching "
-                            f"{kernel}",
-                            _error_line(exc, path),
-                            format_exception(exc),
-                        ) from None
-                    failure = exc
-        else:
-            raise ProfileError(
-                "not-found",
-                f"no function in {os.path.basename(path)} launches {kernel}[grid](…) and the "
-                "script does not launch it: Show Values runs a real launch",
-                def_line,
+            return _launch_by_launchers(
+                path, text, kernel, launchers, hooks, driver=driver, argv=argv, cwd=cwd
             )
-    return launch, launcher_label, inputs, failure
+        if launched_at_module_level(text, kernel):
+            # The script launches it: run it as __main__ with the hooks, up to that launch.
+            launch, failure = _launch_by_script(path, text, kernel, hooks)
+            return launch, "<script>", None, failure
+        raise ProfileError(
+            "not-found",
+            f"no function in {os.path.basename(path)} launches {kernel}[grid](…) and the "
+            "script does not launch it: Show Values runs a real launch",
+            def_line,
+        )
+
+
+def _launch_by_launchers(
+    path: str,
+    text: str,
+    kernel: str,
+    launchers: list[str],
+    hooks: Callable[[], AbstractContextManager[_Launch]],
+    *,
+    driver: str | None,
+    argv: list[str] | None,
+    cwd: str | None,
+) -> tuple[_Launch, str, Any, BaseException | None]:
+    """The first of the file's launcher functions that launches the kernel, called with its
+    inputs inside ``hooks()``.
+
+    Raises:
+        ProfileError: the last launcher's failure before the launch, or none launched it.
+    """
+    from kernel_lens.agent.stages.target import load_target
+
+    last_error: ProfileError | None = None
+    for launcher in launchers:
+        try:
+            target = load_target(path, text, name=launcher, driver=driver, argv=argv, cwd=cwd)
+        except ProfileError as err:
+            last_error = err
+            continue
+        failure: BaseException | None = None
+        with hooks() as launch:
+            try:
+                target.call()
+            except _StopAfterLaunch:
+                pass
+            except Exception as exc:
+                if not launch.started:
+                    last_error = ProfileError(
+                        "runtime",
+                        f"{launcher} raised {type(exc).__name__}: {exc} before launching {kernel}",
+                        _error_line(exc, path),
+                        format_exception(exc),
+                    )
+                    continue
+                failure = exc
+        if launch.started:
+            return launch, launcher, target.inputs, failure
+    raise last_error or ProfileError(
+        "not-found", f"{kernel} was not launched by {', '.join(launchers)}"
+    )
+
+
+def _launch_by_script(
+    path: str, text: str, kernel: str, hooks: Callable[[], AbstractContextManager[_Launch]]
+) -> tuple[_Launch, BaseException | None]:
+    """The script run as ``__main__`` inside ``hooks()``, up to the kernel's first launch.
+
+    Raises:
+        ProfileError: the script ended before launching it.
+    """
+    failure: BaseException | None = None
+    with hooks() as launch:
+        try:
+            _launch_from_script_with_hooks(path, text)
+        except _StopAfterLaunch:
+            pass
+        except BaseException as exc:  # the script's own ending, whatever it is
+            if not launch.started:
+                raise ProfileError(
+                    "runtime",
+                    f"the script raised {type(exc).__name__}: {exc} before launching {kernel}",
+                    _error_line(exc, path),
+                    format_exception(exc),
+                ) from None
+            failure = exc
+    return launch, failure
 
 
 def _launch_from_script_with_hooks(path: str, text: str) -> None:

@@ -848,15 +848,7 @@ def run_values(
     """
     path = os.path.abspath(path)
     chosen = parse_program(program)
-    if isinstance(iteration, str) and iteration not in ("first", "last"):
-        try:
-            iteration = int(iteration)
-        except ValueError:
-            raise ProfileError(
-                "inputs", f"iteration {iteration!r}: give first, last or a number"
-            ) from None
-    if isinstance(iteration, int) and iteration < 1:
-        raise ProfileError("inputs", "iteration: passes are numbered from 1")
+    iteration = _parse_iteration(iteration)
     def_line, statements = _kernel_lines(text, kernel)
     if def_line is None:
         raise ProfileError("not-found", f"no kernel {kernel!r} in {os.path.basename(path)}")
@@ -901,6 +893,24 @@ def run_values(
         "interpreter": True,
         "label": INTERPRETER_LABEL,
     }
+
+
+def _parse_iteration(iteration: str | int) -> str | int:
+    """``first``, ``last`` or a pass numbered from 1.
+
+    Raises:
+        ProfileError: ``inputs`` for anything else.
+    """
+    if isinstance(iteration, str) and iteration not in ("first", "last"):
+        try:
+            iteration = int(iteration)
+        except ValueError:
+            raise ProfileError(
+                "inputs", f"iteration {iteration!r}: give first, last or a number"
+            ) from None
+    if isinstance(iteration, int) and iteration < 1:
+        raise ProfileError("inputs", "iteration: passes are numbered from 1")
+    return iteration
 
 
 def run_first_launch(

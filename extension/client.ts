@@ -15,6 +15,7 @@ import {
   type ErrorHandler,
   type Executable,
   type LanguageClientOptions,
+  type Middleware,
 } from "vscode-languageclient/node";
 import { CLIENT_ID, DISPLAY_NAME, LANGUAGE } from "./constants";
 import { CrashPolicy } from "./crashPolicy";
@@ -64,53 +65,15 @@ export function createClient(config: ClientConfig): LanguageClient {
     agentCommand: config.settings.agentCommand,
     folder: folder?.scheme === "file" ? folder.fsPath : undefined,
   });
-  const policy = new CrashPolicy();
-  let everRunning = false;
-  const errorHandler: ErrorHandler = {
-    error: (_error, _message, count) => ({
-      action: (count ?? 0) <= MAX_CONNECTION_ERRORS ? ErrorAction.Continue : ErrorAction.Shutdown,
-    }),
-    closed: () => {
-      const decision = policy.closed(Date.now(), everRunning);
-      if (decision.restart) {
-        return { action: CloseAction.Restart };
-      }
-      config.log.error(decision.message);
-      // At start-up the client itself shows "couldn't create connection to server".
-      return { action: CloseAction.DoNotRestart, message: decision.message, handled: !everRunning };
-    },
-  };
+  const life = { everRunning: false };
   // Assigned below; the progress UI only sends once the client runs.
   const ref: { client?: LanguageClient } = {};
   const progressUi = new NotificationProgress((token) => {
     void ref.client?.sendNotification(WorkDoneProgressCancelNotification.type, { token });
   });
   const clientOptions: LanguageClientOptions = {
-    errorHandler,
-    middleware: {
-      handleWorkDoneProgress: (token, params, next) => {
-        progressUi.handle(token, params, next);
-      },
-      // A row that would be cut at the editor's edge says its verdict first, the rest in its
-      // hover, so that every action of it stays on screen (issue 41; lensFit.ts).
-      provideCodeLenses: async (document, token, next) => {
-        const lenses = await next(document, token);
-        return lenses ? fitRows(lenses, rowChars(vscode.window.tabGroups.all.length)) : lenses;
-      },
-      // A server command from a hover or lens link, or run with an argument of anyone's
-      // making: only on a document of the workspace (or one open in the editor).
-      executeCommand: (command, args, next) => {
-        const uri = commandTargetUri(args);
-        const refusal = uri === undefined ? undefined : targetRefusal(uri, true);
-        if (refusal !== undefined) {
-          config.log.warn(`${command} refused: ${refusal}`);
-          void showWarning(`${DISPLAY_NAME}: ${command} refused: ${refusal}.`);
-          return undefined;
-        }
-        const result: unknown = next(command, args);
-        return result;
-      },
-    },
+    errorHandler: errorHandler(config.log, life),
+    middleware: middleware(config.log, progressUi),
     // Python cells of Jupyter notebooks too: the server declares notebook-document sync and
     // maps each cell onto a virtual script of the notebook (server/kernel_lens/lsp/notebooks.py).
     documentSelector: [
@@ -143,11 +106,79 @@ export function createClient(config: ClientConfig): LanguageClient {
   );
   // Lives as long as the client, whose emitter it subscribes to.
   client.onDidChangeState((event) => {
-    everRunning ||= event.newState === State.Running;
+    life.everRunning ||= event.newState === State.Running;
   });
   ref.client = client;
-  // The Report opened or closed beside the source changes the lenses' room: lay them out again.
-  const groups = vscode.window.tabGroups.onDidChangeTabGroups(() => {
+  const groups = relayoutLensesOnTabGroups(client);
+  client.onDidChangeState((event) => {
+    if (event.newState === State.Stopped) {
+      progressUi.dispose();
+      groups.dispose();
+    }
+  });
+  return client;
+}
+
+/** Connection errors: tolerated a few in a row; a closed connection restarts the server unless
+ * it crashed too often (CrashPolicy), said in the log and, once it ran, to the user. */
+function errorHandler(
+  log: vscode.LogOutputChannel,
+  life: { readonly everRunning: boolean },
+): ErrorHandler {
+  const policy = new CrashPolicy();
+  return {
+    error: (_error, _message, count) => ({
+      action: (count ?? 0) <= MAX_CONNECTION_ERRORS ? ErrorAction.Continue : ErrorAction.Shutdown,
+    }),
+    closed: () => {
+      const decision = policy.closed(Date.now(), life.everRunning);
+      if (decision.restart) {
+        return { action: CloseAction.Restart };
+      }
+      log.error(decision.message);
+      // At start-up the client itself shows "couldn't create connection to server".
+      return {
+        action: CloseAction.DoNotRestart,
+        message: decision.message,
+        handled: !life.everRunning,
+      };
+    },
+  };
+}
+
+/** Progress shown as notifications, lens rows fitted to the editor's width, and server
+ * commands run only on a document of the workspace. */
+function middleware(log: vscode.LogOutputChannel, progressUi: NotificationProgress): Middleware {
+  return {
+    handleWorkDoneProgress: (token, params, next) => {
+      progressUi.handle(token, params, next);
+    },
+    // A row that would be cut at the editor's edge says its verdict first, the rest in its
+    // hover, so that every action of it stays on screen (issue 41; lensFit.ts).
+    provideCodeLenses: async (document, token, next) => {
+      const lenses = await next(document, token);
+      return lenses ? fitRows(lenses, rowChars(vscode.window.tabGroups.all.length)) : lenses;
+    },
+    // A server command from a hover or lens link, or run with an argument of anyone's
+    // making: only on a document of the workspace (or one open in the editor).
+    executeCommand: (command, args, next) => {
+      const uri = commandTargetUri(args);
+      const refusal = uri === undefined ? undefined : targetRefusal(uri, true);
+      if (refusal !== undefined) {
+        log.warn(`${command} refused: ${refusal}`);
+        void showWarning(`${DISPLAY_NAME}: ${command} refused: ${refusal}.`);
+        return undefined;
+      }
+      const result: unknown = next(command, args);
+      return result;
+    },
+  };
+}
+
+/** The Report opened or closed beside the source changes the lenses' room: lay them out again
+ * (while the client runs). */
+function relayoutLensesOnTabGroups(client: LanguageClient): vscode.Disposable {
+  return vscode.window.tabGroups.onDidChangeTabGroups(() => {
     if (client.state !== State.Running) {
       return;
     }
@@ -156,13 +187,6 @@ export function createClient(config: ClientConfig): LanguageClient {
       feature.getProvider(editor.document)?.onDidChangeCodeLensEmitter.fire();
     }
   });
-  client.onDidChangeState((event) => {
-    if (event.newState === State.Stopped) {
-      progressUi.dispose();
-      groups.dispose();
-    }
-  });
-  return client;
 }
 
 /** The LSP trace level that goes with the output channel's log level. */

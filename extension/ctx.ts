@@ -153,6 +153,40 @@ export class Ctx implements vscode.Disposable {
     problems.forEach((problem) => this.log.warn(`Ignoring invalid setting ${problem}`));
     this.lastSettings = settings;
 
+    const python = await this.serverPython(settings);
+    if (python === undefined || !(await this.probe(python))) {
+      return;
+    }
+    const client = createClient({
+      python,
+      extensionPath: this.extensionPath,
+      settings,
+      log: this.log,
+    });
+    this._client = client;
+    this.pushClientCleanup(
+      ...this.watchClient(client),
+      ...[...this.clientListeners].flatMap((listener) => listener(client)),
+    );
+    try {
+      await client.start();
+    } catch (error) {
+      // vscode-languageclient has already shown "couldn't create connection to server".
+      this.log.error(`The server failed to start: ${String(error)}`);
+      await this.stop();
+      this.status.set("stopped", `The server failed to start: ${String(error)}`);
+      return;
+    }
+    await client.setTrace(traceFor(this.log.logLevel));
+    if (this.status.state === "starting") {
+      this.status.set("idle");
+    }
+    this.log.info(`Server started (${python} -m kernel_lens.lsp)`);
+  }
+
+  /** The interpreter the server starts with, or `undefined` (none may run it here, said on the
+   * status item; or the context was disposed meanwhile). */
+  private async serverPython(settings: Settings): Promise<string | undefined> {
     const interpreter = await resolveInterpreter(settings, this.log);
     this.lastInterpreter = interpreter;
     this.log.info(`Interpreter: ${interpreter.python} (from ${interpreter.source})`);
@@ -176,22 +210,26 @@ export class Ctx implements vscode.Disposable {
     this.startedWith = choice.python;
     this.status.setHeld(choice.held);
     if (this.disposed) {
-      return;
+      return undefined;
     }
     if (choice.python === undefined) {
       this.log.warn(`${choice.held ?? ""}; no interpreter outside the workspace was found.`);
       this.status.set("unavailable", "no interpreter outside the workspace was found");
-      return;
+      return undefined;
     }
-    const python = choice.python;
     if (choice.held !== undefined) {
-      this.log.warn(`${choice.held}; the server starts with ${python} meanwhile.`);
+      this.log.warn(`${choice.held}; the server starts with ${choice.python} meanwhile.`);
     }
+    return choice.python;
+  }
 
+  /** Whether `python` can run the server; if not, why, in the log and on the status item, and
+   * an offer to install what it lacks. */
+  private async probe(python: string): Promise<boolean> {
     const env = serverEnv(this.extensionPath, process.env);
     const probe = await probeServer(python, env, bundledLibs(this.extensionPath), PROBE_TIMEOUT_MS);
     if (this.disposed) {
-      return;
+      return false;
     }
     if (!probe.ok) {
       this.log.error(`${python} cannot run the server: ${probe.reason}`);
@@ -204,18 +242,15 @@ export class Ctx implements vscode.Disposable {
         extensionPath: this.extensionPath,
         restart: () => void this.restart("install finished"),
       });
-      return;
+      return false;
     }
     void withdrawFix(this.log);
+    return true;
+  }
 
-    const client = createClient({
-      python,
-      extensionPath: this.extensionPath,
-      settings,
-      log: this.log,
-    });
-    this._client = client;
-    this.pushClientCleanup(
+  /** The server's status notifications and the client's crashes, on the status item. */
+  private watchClient(client: LanguageClient): vscode.Disposable[] {
+    return [
       client.onNotification(StatusNotification, (params: unknown) => {
         if (isStatusParams(params)) {
           this.status.set(params.state, params.message, params.uri ?? undefined);
@@ -235,22 +270,7 @@ export class Ctx implements vscode.Disposable {
           this.status.set("idle");
         }
       }),
-      ...[...this.clientListeners].flatMap((listener) => listener(client)),
-    );
-    try {
-      await client.start();
-    } catch (error) {
-      // vscode-languageclient has already shown "couldn't create connection to server".
-      this.log.error(`The server failed to start: ${String(error)}`);
-      await this.stop();
-      this.status.set("stopped", `The server failed to start: ${String(error)}`);
-      return;
-    }
-    await client.setTrace(traceFor(this.log.logLevel));
-    if (this.status.state === "starting") {
-      this.status.set("idle");
-    }
-    this.log.info(`Server started (${python} -m kernel_lens.lsp)`);
+    ];
   }
 
   /** Stops the client, waiting at most `timeoutMs` for its shutdown, and drops its handlers. */

@@ -111,68 +111,43 @@ export interface ReadResult {
  */
 export function readSettings(config: ConfigGetter): ReadResult {
   const problems: string[] = [];
-  const invalid = (key: SettingKey, value: unknown, expected: string): void => {
+  const invalid: Invalid = (key, value, expected) => {
     problems.push(`${SECTION}.${key}: expected ${expected}, got ${JSON.stringify(value)}`);
   };
+  const number = (key: SettingKey, fallback: number, min: number, integer: boolean): number =>
+    readNumber(config, invalid, { key, fallback, min, integer });
+  const checked = <T>(
+    key: SettingKey,
+    fallback: T,
+    valid: (value: unknown) => boolean,
+    expected: string,
+  ): T => readChecked(config, invalid, { key, fallback, valid, expected });
 
-  const number = (key: SettingKey, fallback: number, min: number, integer: boolean): number => {
-    const value = config.get(key);
-    if (value === undefined || value === null) {
-      return fallback;
-    }
-    if (
-      typeof value !== "number" ||
-      !Number.isFinite(value) ||
-      value < min ||
-      (integer && !Number.isInteger(value))
-    ) {
-      invalid(key, value, `${integer ? "an integer" : "a number"} >= ${min}`);
-      return fallback;
-    }
-    return value;
-  };
-
-  let python = config.get("python") ?? DEFAULTS.python;
-  if (typeof python !== "string") {
-    invalid("python", python, "a string");
-    python = DEFAULTS.python;
-  }
-
-  let agentCommand = config.get("agentCommand") ?? DEFAULTS.agentCommand;
-  if (!Array.isArray(agentCommand) || !agentCommand.every((a) => typeof a === "string")) {
-    invalid("agentCommand", agentCommand, "an array of strings");
-    agentCommand = DEFAULTS.agentCommand;
-  }
-
-  let showAll = config.get("lenses.showAll") ?? DEFAULTS.lenses.showAll;
-  if (typeof showAll !== "boolean") {
-    invalid("lenses.showAll", showAll, "true or false");
-    showAll = DEFAULTS.lenses.showAll;
-  }
-
-  const memoryValue = config.get("profileMemory") ?? DEFAULTS.profileMemory;
-  let profileMemory: ProfileMemory = DEFAULTS.profileMemory;
-  if (typeof memoryValue === "boolean") {
-    profileMemory = memoryValue ? "on" : "off";
-  } else if (PROFILE_MEMORY.some((v) => v === memoryValue)) {
-    profileMemory = memoryValue as ProfileMemory;
-  } else {
-    invalid("profileMemory", memoryValue, '"auto", "on" or "off"');
-  }
-
-  let attributeInPackages = config.get("attributeInPackages") ?? DEFAULTS.attributeInPackages;
-  if (
-    !Array.isArray(attributeInPackages) ||
-    !attributeInPackages.every((a) => typeof a === "string" && isPackageName(a.trim()))
-  ) {
-    invalid("attributeInPackages", attributeInPackages, "an array of top-level package names");
-    attributeInPackages = DEFAULTS.attributeInPackages;
-  }
+  const python = checked("python", DEFAULTS.python, (v) => typeof v === "string", "a string");
+  const agentCommand = checked(
+    "agentCommand",
+    DEFAULTS.agentCommand,
+    (v) => Array.isArray(v) && v.every((a) => typeof a === "string"),
+    "an array of strings",
+  );
+  const showAll = checked(
+    "lenses.showAll",
+    DEFAULTS.lenses.showAll,
+    (v) => typeof v === "boolean",
+    "true or false",
+  );
+  const profileMemory = readProfileMemory(config, invalid);
+  const attributeInPackages = checked(
+    "attributeInPackages",
+    DEFAULTS.attributeInPackages,
+    (v) => Array.isArray(v) && v.every((a) => typeof a === "string" && isPackageName(a.trim())),
+    "an array of top-level package names",
+  );
 
   return {
     settings: {
-      python: (python as string).trim(),
-      agentCommand: [...(agentCommand as string[])],
+      python: python.trim(),
+      agentCommand: [...agentCommand],
       timeoutSeconds: number("timeoutSeconds", DEFAULTS.timeoutSeconds, 1, false),
       compileTimeoutSeconds: number(
         "compileTimeoutSeconds",
@@ -185,9 +160,9 @@ export function readSettings(config: ConfigGetter): ReadResult {
         budgetMs: number("timing.budgetMs", DEFAULTS.timing.budgetMs, 1, false),
         reps: number("timing.reps", DEFAULTS.timing.reps, 0, true),
       },
-      lenses: { showAll: showAll as boolean },
+      lenses: { showAll },
       profileMemory,
-      attributeInPackages: (attributeInPackages as string[]).map((a) => a.trim()),
+      attributeInPackages: attributeInPackages.map((a) => a.trim()),
       distributed: {
         nprocPerNode: number(
           "distributed.nprocPerNode",
@@ -199,6 +174,60 @@ export function readSettings(config: ConfigGetter): ReadResult {
     },
     problems,
   };
+}
+
+/** Records a value that was invalid (and replaced by its default). */
+type Invalid = (key: SettingKey, value: unknown, expected: string) => void;
+
+/** A setting's value when `valid` accepts it (unset: its default); else its default, and the
+ * value said to be invalid. */
+function readChecked<T>(
+  config: ConfigGetter,
+  invalid: Invalid,
+  setting: { key: SettingKey; fallback: T; valid: (value: unknown) => boolean; expected: string },
+): T {
+  const value = config.get(setting.key) ?? setting.fallback;
+  if (!setting.valid(value)) {
+    invalid(setting.key, value, setting.expected);
+    return setting.fallback;
+  }
+  return value as T;
+}
+
+/** A number setting at least `min` (an integer if asked); unset or invalid: its default. */
+function readNumber(
+  config: ConfigGetter,
+  invalid: Invalid,
+  setting: { key: SettingKey; fallback: number; min: number; integer: boolean },
+): number {
+  const { key, fallback, min, integer } = setting;
+  const value = config.get(key);
+  if (value === undefined || value === null) {
+    return fallback;
+  }
+  if (
+    typeof value !== "number" ||
+    !Number.isFinite(value) ||
+    value < min ||
+    (integer && !Number.isInteger(value))
+  ) {
+    invalid(key, value, `${integer ? "an integer" : "a number"} >= ${min}`);
+    return fallback;
+  }
+  return value;
+}
+
+/** `kernelLens.profileMemory`: `auto`, `on` or `off` (`true`/`false` read as `on`/`off`). */
+function readProfileMemory(config: ConfigGetter, invalid: Invalid): ProfileMemory {
+  const memoryValue = config.get("profileMemory") ?? DEFAULTS.profileMemory;
+  if (typeof memoryValue === "boolean") {
+    return memoryValue ? "on" : "off";
+  }
+  if (PROFILE_MEMORY.some((v) => v === memoryValue)) {
+    return memoryValue as ProfileMemory;
+  }
+  invalid("profileMemory", memoryValue, '"auto", "on" or "off"');
+  return DEFAULTS.profileMemory;
 }
 
 /** True when going from `before` to `after` needs a server restart (see {@link RESTART_KEYS}). */

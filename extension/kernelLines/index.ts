@@ -39,71 +39,14 @@ export const HOT_INSTRUCTION_COLOR = "kernelLens.hotInstructionBackground";
 const shown = new Map<string, Map<string, KernelLinesKernel>>();
 
 export function registerKernelLines(ctx: Ctx): void {
-  const after = vscode.window.createTextEditorDecorationType({
-    after: {
-      color: new vscode.ThemeColor("editorCodeLens.foreground"),
-      fontStyle: "italic",
-      margin: "0 0 0 2em",
-    },
-    rangeBehavior: vscode.DecorationRangeBehavior.ClosedClosed,
-  });
-  const heat = Array.from({ length: HEAT_LEVELS }, (_, i) =>
-    vscode.window.createTextEditorDecorationType({
-      gutterIconPath: vscode.Uri.parse(heatUri(i + 1)),
-      gutterIconSize: "contain",
-      ...(i + 1 >= 3
-        ? { overviewRulerColor: HEAT_COLOR, overviewRulerLane: vscode.OverviewRulerLane.Left }
-        : {}),
-    }),
-  );
-  const hot = vscode.window.createTextEditorDecorationType({
-    backgroundColor: new vscode.ThemeColor(HOT_INSTRUCTION_COLOR),
-    isWholeLine: true,
-    after: {
-      color: new vscode.ThemeColor("editorCodeLens.foreground"),
-      fontStyle: "italic",
-      margin: "0 0 0 2em",
-    },
-  });
+  const decorations = createDecorations();
   const samples = new SampledSass();
-  const render = (editor: vscode.TextEditor): void => {
-    const document = editor.document;
-    if (document.uri.scheme === "kernel-lens" || document.uri.scheme === SAMPLES_SCHEME) {
-      editor.setDecorations(hot, assemblyMarks(document));
-      return;
-    }
-    const kernels = shown.get(document.uri.toString());
-    const texts: vscode.DecorationOptions[] = [];
-    const bars: vscode.DecorationOptions[][] = heat.map(() => []);
-    for (const kernel of kernels?.values() ?? []) {
-      const first = kernel.span?.[0] ?? Math.min(...kernel.lines.map((r) => r.line));
-      const header = new vscode.MarkdownString(remedyMarkdown(kernel));
-      header.isTrusted = false;
-      header.supportHtml = false;
-      if (Number.isFinite(first)) {
-        texts.push(lineDecoration(document, first, `⟵ ${headerText(kernel)}`, header));
-      }
-      for (const row of kernel.lines) {
-        const hover = new vscode.MarkdownString(row.hover);
-        hover.isTrusted = false;
-        hover.supportHtml = false;
-        const options = lineDecoration(document, row.line, row.text, hover);
-        texts.push(options);
-        // once the blame (issue 43) ran, the heat follows the cause
-        const level = heatLevel(row.blamed_pct ?? row.share_pct);
-        if (level > 0) {
-          bars[level - 1]?.push({ range: options.range });
-        }
-      }
-    }
-    editor.setDecorations(after, texts);
-    heat.forEach((type, i) => editor.setDecorations(type, bars[i] ?? []));
-  };
-  const renderAll = (): void => vscode.window.visibleTextEditors.forEach(render);
+  const renderAll = (): void =>
+    vscode.window.visibleTextEditors.forEach((editor) => render(editor, decorations));
   ctx.pushExtCleanup(
-    after,
-    hot,
-    ...heat,
+    decorations.after,
+    decorations.hot,
+    ...decorations.heat,
     vscode.workspace.registerTextDocumentContentProvider(SAMPLES_SCHEME, samples),
     vscode.commands.registerCommand(Commands.profileKernelLines, (arg: unknown) =>
       profileKernelLines(ctx, arg, undefined, renderAll),
@@ -138,6 +81,80 @@ export function registerKernelLines(ctx: Ctx): void {
       shown.delete(document.uri.toString());
     }),
   );
+}
+
+/** The decoration types: the text after each line, the gutter's heat bars by level, and the
+ * sampled instructions of an assembly view. */
+interface Decorations {
+  after: vscode.TextEditorDecorationType;
+  heat: vscode.TextEditorDecorationType[];
+  hot: vscode.TextEditorDecorationType;
+}
+
+function createDecorations(): Decorations {
+  const after = vscode.window.createTextEditorDecorationType({
+    after: {
+      color: new vscode.ThemeColor("editorCodeLens.foreground"),
+      fontStyle: "italic",
+      margin: "0 0 0 2em",
+    },
+    rangeBehavior: vscode.DecorationRangeBehavior.ClosedClosed,
+  });
+  const heat = Array.from({ length: HEAT_LEVELS }, (_, i) =>
+    vscode.window.createTextEditorDecorationType({
+      gutterIconPath: vscode.Uri.parse(heatUri(i + 1)),
+      gutterIconSize: "contain",
+      ...(i + 1 >= 3
+        ? { overviewRulerColor: HEAT_COLOR, overviewRulerLane: vscode.OverviewRulerLane.Left }
+        : {}),
+    }),
+  );
+  const hot = vscode.window.createTextEditorDecorationType({
+    backgroundColor: new vscode.ThemeColor(HOT_INSTRUCTION_COLOR),
+    isWholeLine: true,
+    after: {
+      color: new vscode.ThemeColor("editorCodeLens.foreground"),
+      fontStyle: "italic",
+      margin: "0 0 0 2em",
+    },
+  });
+  return { after, heat, hot };
+}
+
+/** The figures of the kernels shown on an editor's document (or, on an assembly view, its
+ * sampled instructions). */
+function render(editor: vscode.TextEditor, { after, heat, hot }: Decorations): void {
+  const document = editor.document;
+  if (document.uri.scheme === "kernel-lens" || document.uri.scheme === SAMPLES_SCHEME) {
+    editor.setDecorations(hot, assemblyMarks(document));
+    return;
+  }
+  const kernels = shown.get(document.uri.toString());
+  const texts: vscode.DecorationOptions[] = [];
+  const bars: vscode.DecorationOptions[][] = heat.map(() => []);
+  for (const kernel of kernels?.values() ?? []) {
+    const first = kernel.span?.[0] ?? Math.min(...kernel.lines.map((r) => r.line));
+    const header = new vscode.MarkdownString(remedyMarkdown(kernel));
+    header.isTrusted = false;
+    header.supportHtml = false;
+    if (Number.isFinite(first)) {
+      texts.push(lineDecoration(document, first, `⟵ ${headerText(kernel)}`, header));
+    }
+    for (const row of kernel.lines) {
+      const hover = new vscode.MarkdownString(row.hover);
+      hover.isTrusted = false;
+      hover.supportHtml = false;
+      const options = lineDecoration(document, row.line, row.text, hover);
+      texts.push(options);
+      // once the blame (issue 43) ran, the heat follows the cause
+      const level = heatLevel(row.blamed_pct ?? row.share_pct);
+      if (level > 0) {
+        bars[level - 1]?.push({ range: options.range });
+      }
+    }
+  }
+  editor.setDecorations(after, texts);
+  heat.forEach((type, i) => editor.setDecorations(type, bars[i] ?? []));
 }
 
 /** The kernel an assembly document is of: its path's last segment less the stage. */

@@ -175,29 +175,8 @@ function errorBanner(): HTMLElement | null {
 
 /** The current tab's content; sets {@link live} for views that draw. */
 function tabContent(): HTMLElement {
-  const links = mode === "report";
-  if (mode === "trace") {
-    const trace = state.trace;
-    if (trace === undefined) {
-      return el("p", { className: "muted", text: state.loading ?? "" });
-    }
-    const content =
-      state.tab === "summary"
-        ? traceSummaryView(trace.path, trace.summary)
-        : timelineContent(trace.timeline, false);
-    if (trace.partial === undefined) {
-      return content;
-    }
-    return el("div", {}, [
-      el("p", { className: "muted", text: partialTraceText(trace.partial) }),
-      content,
-    ]);
-  }
-  if (mode === "ncu") {
-    const result = state.ncuFile;
-    return result === undefined
-      ? el("p", { className: "muted", text: state.loading ?? "" })
-      : ncuView(result, {});
+  if (mode === "trace" || mode === "ncu") {
+    return fileContent();
   }
   const report = state.report;
   if (report === undefined) {
@@ -205,39 +184,10 @@ function tabContent(): HTMLElement {
   }
   const profile = () => post({ type: "profile" });
   switch (state.tab) {
-    case "summary": {
-      if (report.profile === null) {
-        return noProfile(report.function, { onProfile: profile, onRevealLine: revealLine });
-      }
-      // Each kernel against the limit (nothing when no kernel's bytes or FLOPs are known).
-      const roofline = new RooflineView(report.profile.roofline);
-      if (roofline.element !== null) {
-        live = { redraw: () => roofline.draw(), dispose: () => roofline.dispose() };
-      }
-      return summaryView(
-        report.profile,
-        { onProfile: profile, onRevealLine: revealLine },
-        report.inputs ?? null,
-        roofline.element,
-        report.outdated === true,
-      );
-    }
+    case "summary":
+      return summaryTab(report, profile);
     case "timeline":
-      if (report.timeline === null) {
-        return report.profile === null
-          ? noProfile(report.function, { onProfile: profile, onRevealLine: revealLine })
-          : el("section", { className: "empty" }, [
-              // Kernel Lens's own failure to write the trace is said as such (issue 26).
-              el("p", {
-                className: traceNotSaved(report) === null ? "" : "trace-error",
-                text: noTimelineText(report),
-                attrs: traceNotSaved(report) === null ? {} : { role: "status" },
-              }),
-              button("Profile again", profile, { primary: true, action: "profile" }),
-            ]);
-      }
-      labelRunFiles(report.timeline);
-      return timelineContent(report.timeline, links, report.profile?.memory?.devices ?? []);
+      return timelineTab(report, profile);
     case "ncu": {
       const unavailable = ncuUnavailable(report);
       const actions = {
@@ -270,6 +220,69 @@ function tabContent(): HTMLElement {
             onCompare: (before, after) => post({ type: "compareRuns", before, after }),
           });
   }
+}
+
+/** A trace file's tab (its summary or its timeline), or an ncu report's kernels. */
+function fileContent(): HTMLElement {
+  if (mode === "ncu") {
+    const result = state.ncuFile;
+    return result === undefined
+      ? el("p", { className: "muted", text: state.loading ?? "" })
+      : ncuView(result, {});
+  }
+  const trace = state.trace;
+  if (trace === undefined) {
+    return el("p", { className: "muted", text: state.loading ?? "" });
+  }
+  const content =
+    state.tab === "summary"
+      ? traceSummaryView(trace.path, trace.summary)
+      : timelineContent(trace.timeline, false);
+  if (trace.partial === undefined) {
+    return content;
+  }
+  return el("div", {}, [
+    el("p", { className: "muted", text: partialTraceText(trace.partial) }),
+    content,
+  ]);
+}
+
+/** The report's Summary tab, with the kernels' roofline (nothing when no kernel's bytes or
+ * FLOPs are known). */
+function summaryTab(report: ReportResult, profile: () => void): HTMLElement {
+  if (report.profile === null) {
+    return noProfile(report.function, { onProfile: profile, onRevealLine: revealLine });
+  }
+  const roofline = new RooflineView(report.profile.roofline);
+  if (roofline.element !== null) {
+    live = { redraw: () => roofline.draw(), dispose: () => roofline.dispose() };
+  }
+  return summaryView(
+    report.profile,
+    { onProfile: profile, onRevealLine: revealLine },
+    report.inputs ?? null,
+    roofline.element,
+    report.outdated === true,
+  );
+}
+
+/** The report's Timeline tab, or why there is none. */
+function timelineTab(report: ReportResult, profile: () => void): HTMLElement {
+  if (report.timeline === null) {
+    return report.profile === null
+      ? noProfile(report.function, { onProfile: profile, onRevealLine: revealLine })
+      : el("section", { className: "empty" }, [
+          // Kernel Lens's own failure to write the trace is said as such (issue 26).
+          el("p", {
+            className: traceNotSaved(report) === null ? "" : "trace-error",
+            text: noTimelineText(report),
+            attrs: traceNotSaved(report) === null ? {} : { role: "status" },
+          }),
+          button("Profile again", profile, { primary: true, action: "profile" }),
+        ]);
+  }
+  labelRunFiles(report.timeline);
+  return timelineContent(report.timeline, true, report.profile?.memory?.devices ?? []);
 }
 
 /** The line ranges of a run's other files (a named package's too) named by file (issue 48). */

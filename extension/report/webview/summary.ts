@@ -161,9 +161,57 @@ export function summaryView(
 ): HTMLElement {
   const timing = profile.timing;
   const gpu = profile.device_kind !== "cpu" && profile.kernels.length > 0;
+  const rows = lineRows(profile.lines);
+  const policyLines = [...timingPolicyLines(timing), ...otherTimingWarnings(timing)];
+  return el("section", { className: "summary" }, [
+    // As the lens says `outdated: …`: the function changed since this run (edited, or a run
+    // restored from the history of an older text); its lines and source are the run's.
+    outdated ? outdatedNote(actions) : null,
+    summaryStats(profile, gpu),
+    policyLines.length === 0
+      ? null
+      : el(
+          "div",
+          { className: "timing-policy muted" },
+          policyLines.map((line) => el("div", { text: line })),
+        ),
+    roofline,
+    inputsView(inputs),
+    memoryView(profile, actions.onRevealLine),
+    el("div", { className: "toolbar" }, [
+      el("h2", { text: "Per line" }),
+      el("span", { className: "spacer" }),
+      button("Profile again", actions.onProfile, { action: "profile" }),
+    ]),
+    rows.length === 0
+      ? el("p", { className: "muted", text: "No line of the function ran a torch op." })
+      : el("div", { className: "table-scroll" }, [
+          linesTable(rows, { timing, gpu, outdated, actions }),
+        ]),
+    gpu || rows.length === 0 ? null : el("p", { className: "muted note", text: `* ${CPU_NOTE}` }),
+    byFileView(profile),
+  ]);
+}
+
+/** The note over an outdated run, with a button to profile again. */
+function outdatedNote(actions: SummaryActions): HTMLElement {
+  return el("div", { className: "outdated-note toolbar" }, [
+    el("span", {
+      text:
+        "Outdated: the function changed since this run; its lines and source below " +
+        "are the run's.",
+    }),
+    el("span", { className: "spacer" }),
+    button("Profile again", actions.onProfile),
+  ]);
+}
+
+/** The row of figures at the top: the median, in a CUDA graph, the device, kernels or ops. */
+function summaryStats(profile: Profile, gpu: boolean): HTMLElement {
+  const timing = profile.timing;
   const kernelUs = profile.kernels.reduce((sum, k) => sum + k.device_us, 0);
   const launches = profile.kernels.reduce((sum, k) => sum + k.calls, 0);
-  const stats = el("div", { className: "stats" }, [
+  return el("div", { className: "stats" }, [
     timing === null
       ? stat("Median", "–", "not timed")
       : stat(
@@ -194,8 +242,27 @@ export function summaryView(
             (profile.lines.some((l) => l.backward !== undefined) ? ", forward + backward" : ""),
         ),
   ]);
+}
 
-  const rows = lineRows(profile.lines);
+/** What the per-line table is drawn with. */
+interface TableContext {
+  timing: Profile["timing"];
+  gpu: boolean;
+  outdated: boolean;
+  actions: SummaryActions;
+}
+
+/** How each row's time cell is drawn: its bar's scale and, on a CPU, the total of the shares. */
+interface RowScale {
+  gpu: boolean;
+  hasBackward: boolean;
+  maxUs: number;
+  cpuTotal: number;
+}
+
+/** The per-line table: one row per kernel (or op) of each line. */
+function linesTable(rows: readonly LineRow[], context: TableContext): HTMLElement {
+  const { timing, gpu, outdated } = context;
   const hasBackward = rows.some((r) => r.pass !== "fwd");
   // A pass row's total is also on the forward lines' bwd rows: it neither scales the bars nor
   // counts in the CPU shares.
@@ -204,56 +271,13 @@ export function summaryView(
   // On a CPU an op's time under the profiler is inflated by the profiler itself: the cell reads
   // as its share of the measured median (as the lenses do); the absolute time is its tooltip.
   const cpuTotal = parts.reduce((sum, r) => sum + (r.cpuUs ?? 0), 0);
-  const body = el("tbody");
-  for (const row of rows) {
-    const time = gpu ? row.deviceUs : (row.cpuUs ?? 0);
-    const cell = gpu
-      ? { text: time > 0 ? formatUs(time) : "–", title: "" }
-      : // The median is in the column's header: a narrow panel keeps every column in view.
-        cpuCell(time, cpuTotal, null);
-    const fill = el("div", { className: "fill" });
-    fill.style.width = `${Math.min(100, (100 * time) / maxUs)}%`;
-    const tr = el(
-      "tr",
-      {
-        className: `clickable ${row.first ? "line-first" : "line-cont"}`,
-        title: `Go to line ${row.line.line}`,
-        attrs: { tabindex: "0" },
-        onClick: () => actions.onRevealLine(row.line.line),
-      },
-      [
-        el("td", { className: "num", text: row.first ? String(row.line.line) : "" }),
-        el("td", { className: "source" }, [
-          row.first ? el("code", { text: row.line.source, title: row.line.source }) : null,
-        ]),
-        hasBackward
-          ? el("td", {
-              className: `pass pass-${row.pass}`,
-              text: row.pass === "pass" ? "total" : row.pass,
-              title: PASS_TITLES[row.pass],
-            })
-          : null,
-        el("td", { className: "op" }, [
-          el("span", { text: row.op }),
-          row.kernel === "" ? null : el("span", { className: "arrow", text: " → " }),
-          row.kernel === "" ? null : el("code", { text: row.kernel, title: row.kernelFull }),
-        ]),
-        el("td", { className: "num timecell" }, [
-          el("div", { className: "minibar" }, [fill]),
-          el("span", { text: cell.text, ...(cell.title === "" ? {} : { title: cell.title }) }),
-        ]),
-        el("td", { className: "num", text: row.calls > 0 ? String(row.calls) : "" }),
-      ],
-    );
-    tr.addEventListener("keydown", (e) => {
-      if (e.key === "Enter" || e.key === " ") {
-        e.preventDefault();
-        actions.onRevealLine(row.line.line);
-      }
-    });
-    body.append(tr);
-  }
-  const table = el("table", { className: "lines" }, [
+  const scale: RowScale = { gpu, hasBackward, maxUs, cpuTotal };
+  const body = el(
+    "tbody",
+    {},
+    rows.map((row) => lineRow(row, scale, context.actions)),
+  );
+  return el("table", { className: "lines" }, [
     el("thead", {}, [
       el("tr", {}, [
         el("th", { className: "num", text: "Line" }),
@@ -277,43 +301,57 @@ export function summaryView(
     ]),
     body,
   ]);
-  const policyLines = [...timingPolicyLines(timing), ...otherTimingWarnings(timing)];
-  return el("section", { className: "summary" }, [
-    // As the lens says `outdated: …`: the function changed since this run (edited, or a run
-    // restored from the history of an older text); its lines and source are the run's.
-    outdated
-      ? el("div", { className: "outdated-note toolbar" }, [
-          el("span", {
-            text:
-              "Outdated: the function changed since this run; its lines and source below " +
-              "are the run's.",
-          }),
-          el("span", { className: "spacer" }),
-          button("Profile again", actions.onProfile),
-        ])
-      : null,
-    stats,
-    policyLines.length === 0
-      ? null
-      : el(
-          "div",
-          { className: "timing-policy muted" },
-          policyLines.map((line) => el("div", { text: line })),
-        ),
-    roofline,
-    inputsView(inputs),
-    memoryView(profile, actions.onRevealLine),
-    el("div", { className: "toolbar" }, [
-      el("h2", { text: "Per line" }),
-      el("span", { className: "spacer" }),
-      button("Profile again", actions.onProfile, { action: "profile" }),
-    ]),
-    rows.length === 0
-      ? el("p", { className: "muted", text: "No line of the function ran a torch op." })
-      : el("div", { className: "table-scroll" }, [table]),
-    gpu || rows.length === 0 ? null : el("p", { className: "muted note", text: `* ${CPU_NOTE}` }),
-    byFileView(profile),
-  ]);
+}
+
+/** One row of the per-line table; clicking it (or Enter, Space) reveals its line. */
+function lineRow(row: LineRow, scale: RowScale, actions: SummaryActions): HTMLElement {
+  const { gpu, hasBackward, maxUs, cpuTotal } = scale;
+  const time = gpu ? row.deviceUs : (row.cpuUs ?? 0);
+  const cell = gpu
+    ? { text: time > 0 ? formatUs(time) : "–", title: "" }
+    : // The median is in the column's header: a narrow panel keeps every column in view.
+      cpuCell(time, cpuTotal, null);
+  const fill = el("div", { className: "fill" });
+  fill.style.width = `${Math.min(100, (100 * time) / maxUs)}%`;
+  const tr = el(
+    "tr",
+    {
+      className: `clickable ${row.first ? "line-first" : "line-cont"}`,
+      title: `Go to line ${row.line.line}`,
+      attrs: { tabindex: "0" },
+      onClick: () => actions.onRevealLine(row.line.line),
+    },
+    [
+      el("td", { className: "num", text: row.first ? String(row.line.line) : "" }),
+      el("td", { className: "source" }, [
+        row.first ? el("code", { text: row.line.source, title: row.line.source }) : null,
+      ]),
+      hasBackward
+        ? el("td", {
+            className: `pass pass-${row.pass}`,
+            text: row.pass === "pass" ? "total" : row.pass,
+            title: PASS_TITLES[row.pass],
+          })
+        : null,
+      el("td", { className: "op" }, [
+        el("span", { text: row.op }),
+        row.kernel === "" ? null : el("span", { className: "arrow", text: " → " }),
+        row.kernel === "" ? null : el("code", { text: row.kernel, title: row.kernelFull }),
+      ]),
+      el("td", { className: "num timecell" }, [
+        el("div", { className: "minibar" }, [fill]),
+        el("span", { text: cell.text, ...(cell.title === "" ? {} : { title: cell.title }) }),
+      ]),
+      el("td", { className: "num", text: row.calls > 0 ? String(row.calls) : "" }),
+    ],
+  );
+  tr.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" || e.key === " ") {
+      e.preventDefault();
+      actions.onRevealLine(row.line.line);
+    }
+  });
+  return tr;
 }
 
 /** Where the run's inputs came from and each argument (the hover's words), or nothing. */

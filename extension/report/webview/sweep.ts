@@ -20,7 +20,7 @@ import {
 import type { SweepResult } from "../../generated/wire";
 import { button, cssVar, el } from "./dom";
 import { formatGbs, formatMs, significant } from "./format";
-import { parseValues, sweepSeries } from "./sweepData";
+import { parseValues, sweepSeries, type SweepPoint, type SweepSeries } from "./sweepData";
 
 Chart.register(
   LineController,
@@ -131,78 +131,16 @@ export class SweepView {
       },
     });
     const interpreted = isInterpreterSweep(sweep);
-    const apply =
-      best === undefined
-        ? null
-        : interpreted
-          ? // Under the interpreter the fastest value says nothing about a GPU: no Apply.
-            el("span", {
-              className: "muted disabled-reason",
-              text: "Interpreter-mode sweep: no value to apply (times are Triton's interpreter on the CPU, not a GPU's).",
-            })
-          : series.bestIsCurrent
-            ? el("span", {
-                className: "muted",
-                text: `${sweep.param} = ${best.value} is already the value the function uses.`,
-              })
-            : button(
-                `Apply ${sweep.param} = ${best.value}`,
-                () => actions.onApply(sweep.param, best.value),
-                {
-                  primary: true,
-                  action: "applyParameter",
-                  title: `Write ${best.value} as the default of ${sweep.param} in the source (an edit you can undo)`,
-                },
-              );
-    const rows = sweep.rows.map((row) => {
-      // Under the interpreter no value is "best" for a GPU: none is marked.
-      const isBest =
-        !interpreted && best !== undefined && row.value === best.value && row.error === null;
-      const note =
-        row.error ??
-        [isBest ? "best" : "", row.value === sweep.current ? "current" : ""]
-          .filter((s) => s !== "")
-          .join(", ");
-      return el(
-        "tr",
-        { className: `${isBest ? "best" : ""} ${row.error === null ? "" : "failed"}` },
-        [
-          el("td", { className: "num", text: String(row.value) }),
-          el("td", {
-            className: "num",
-            text: typeof row.median_ms === "number" ? formatMs(row.median_ms) : "–",
-          }),
-          el("td", {
-            className: "num",
-            text: typeof row.spread_pct === "number" ? `± ${significant(row.spread_pct)} %` : "",
-          }),
-          el("td", {
-            className: "num",
-            text: typeof row.reps === "number" ? String(row.reps) : "",
-          }),
-          el("td", { className: "num", text: formatGbs(row.gb_per_s) }),
-          el("td", { className: row.error === null ? "" : "error-text", text: note }),
-        ],
-      );
-    });
     this.element = el("section", { className: "sweep" }, [
       el("div", { className: "toolbar" }, [
-        el("span", {
-          text:
-            best === undefined
-              ? `${sweep.param}: every value failed`
-              : interpreted
-                ? `Interpreter-mode sweep of ${sweep.param}: fastest here ${best.value} (${formatMs(best.ms)})`
-                : `Best ${sweep.param} = ${best.value}: ${formatMs(best.ms)}` +
-                  (sweep.current === null ? "" : ` (now ${sweep.current})`),
-        }),
+        el("span", { text: sweepHeadline(sweep, best, interpreted) }),
         el("span", { className: "muted", text: `${sweep.device} · ${sweep.method}` }),
         // Values the statistics cannot tell apart from the fastest (issue 11): said, not hidden.
         !interpreted && (sweep.ties ?? []).length > 1
           ? el("span", { className: "verdict same", text: sweep.verdict ?? "" })
           : null,
         el("span", { className: "spacer" }),
-        apply,
+        applyControl(sweep, best, { interpreted, current: series.bestIsCurrent }, actions),
       ]),
       el("div", { className: "chart-box" }, [this.canvas]),
       el("table", { className: "sweep-table" }, [
@@ -215,7 +153,11 @@ export class SweepView {
             ),
           ),
         ]),
-        el("tbody", {}, rows),
+        el(
+          "tbody",
+          {},
+          sweep.rows.map((row) => sweepRow(sweep, row, best, interpreted)),
+        ),
       ]),
       sweepForm(sweep, actions),
     ]);
@@ -227,53 +169,13 @@ export class SweepView {
     const series = sweepSeries(this.sweep);
     const fg = cssVar("--vscode-foreground", "#ccc");
     const grid = cssVar("--vscode-panel-border", "rgba(128,128,128,0.3)");
-    const blue = cssVar("--vscode-charts-blue", "#3794ff");
-    const orange = cssVar("--vscode-charts-orange", "#d18616");
-    const green = cssVar("--vscode-charts-green", "#89d185");
     Chart.defaults.color = fg;
     Chart.defaults.borderColor = grid;
     Chart.defaults.font.family = cssVar("--vscode-font-family", "sans-serif");
-    const best = series.points[series.best];
     const param = this.sweep.param;
     const config: ChartConfiguration<"line", { x: number; y: number }[]> = {
       type: "line",
-      data: {
-        datasets: [
-          {
-            label: "median time (ms)",
-            data: series.points.map((p) => ({ x: p.value, y: p.ms })),
-            yAxisID: "y",
-            borderColor: blue,
-            backgroundColor: blue,
-            pointRadius: 3,
-          },
-          {
-            label: "effective bandwidth (GB/s)",
-            data: series.points
-              .filter((p) => p.gbs !== null)
-              .map((p) => ({ x: p.value, y: p.gbs ?? 0 })),
-            yAxisID: "y1",
-            borderColor: orange,
-            backgroundColor: orange,
-            borderDash: [5, 4],
-            pointRadius: 2,
-          },
-          {
-            label:
-              best === undefined
-                ? "best"
-                : `${isInterpreterSweep(this.sweep) ? "fastest under the interpreter" : "best"}: ${param} = ${best.value}`,
-            data: best === undefined ? [] : [{ x: best.value, y: best.ms }],
-            yAxisID: "y",
-            borderColor: green,
-            backgroundColor: green,
-            pointStyle: "rectRot",
-            pointRadius: 8,
-            pointHoverRadius: 9,
-            showLine: false,
-          },
-        ],
-      },
+      data: { datasets: sweepDatasets(this.sweep, series) },
       options: {
         animation: false,
         responsive: true,
@@ -323,4 +225,130 @@ export class SweepView {
     this.chart?.destroy();
     this.chart = undefined;
   }
+}
+
+/** The toolbar's headline: the best value and its time (or that every value failed). */
+function sweepHeadline(
+  sweep: SweepResult,
+  best: SweepPoint | undefined,
+  interpreted: boolean,
+): string {
+  return best === undefined
+    ? `${sweep.param}: every value failed`
+    : interpreted
+      ? `Interpreter-mode sweep of ${sweep.param}: fastest here ${best.value} (${formatMs(best.ms)})`
+      : `Best ${sweep.param} = ${best.value}: ${formatMs(best.ms)}` +
+        (sweep.current === null ? "" : ` (now ${sweep.current})`);
+}
+
+/** The Apply button for the best value, or why there is none. */
+function applyControl(
+  sweep: SweepResult,
+  best: SweepPoint | undefined,
+  how: { interpreted: boolean; current: boolean },
+  actions: SweepActions,
+): HTMLElement | null {
+  if (best === undefined) {
+    return null;
+  }
+  if (how.interpreted) {
+    // Under the interpreter the fastest value says nothing about a GPU: no Apply.
+    return el("span", {
+      className: "muted disabled-reason",
+      text: "Interpreter-mode sweep: no value to apply (times are Triton's interpreter on the CPU, not a GPU's).",
+    });
+  }
+  if (how.current) {
+    return el("span", {
+      className: "muted",
+      text: `${sweep.param} = ${best.value} is already the value the function uses.`,
+    });
+  }
+  return button(
+    `Apply ${sweep.param} = ${best.value}`,
+    () => actions.onApply(sweep.param, best.value),
+    {
+      primary: true,
+      action: "applyParameter",
+      title: `Write ${best.value} as the default of ${sweep.param} in the source (an edit you can undo)`,
+    },
+  );
+}
+
+/** One value's row of the table: its time, spread, reps, bandwidth, and best/current/error. */
+function sweepRow(
+  sweep: SweepResult,
+  row: SweepResult["rows"][number],
+  best: SweepPoint | undefined,
+  interpreted: boolean,
+): HTMLElement {
+  // Under the interpreter no value is "best" for a GPU: none is marked.
+  const isBest =
+    !interpreted && best !== undefined && row.value === best.value && row.error === null;
+  const note =
+    row.error ??
+    [isBest ? "best" : "", row.value === sweep.current ? "current" : ""]
+      .filter((s) => s !== "")
+      .join(", ");
+  return el("tr", { className: `${isBest ? "best" : ""} ${row.error === null ? "" : "failed"}` }, [
+    el("td", { className: "num", text: String(row.value) }),
+    el("td", {
+      className: "num",
+      text: typeof row.median_ms === "number" ? formatMs(row.median_ms) : "–",
+    }),
+    el("td", {
+      className: "num",
+      text: typeof row.spread_pct === "number" ? `± ${significant(row.spread_pct)} %` : "",
+    }),
+    el("td", {
+      className: "num",
+      text: typeof row.reps === "number" ? String(row.reps) : "",
+    }),
+    el("td", { className: "num", text: formatGbs(row.gb_per_s) }),
+    el("td", { className: row.error === null ? "" : "error-text", text: note }),
+  ]);
+}
+
+/** The chart's series: median time, effective bandwidth, and the best value marked. */
+function sweepDatasets(
+  sweep: SweepResult,
+  series: SweepSeries,
+): ChartConfiguration<"line", { x: number; y: number }[]>["data"]["datasets"] {
+  const blue = cssVar("--vscode-charts-blue", "#3794ff");
+  const orange = cssVar("--vscode-charts-orange", "#d18616");
+  const green = cssVar("--vscode-charts-green", "#89d185");
+  const best = series.points[series.best];
+  return [
+    {
+      label: "median time (ms)",
+      data: series.points.map((p) => ({ x: p.value, y: p.ms })),
+      yAxisID: "y",
+      borderColor: blue,
+      backgroundColor: blue,
+      pointRadius: 3,
+    },
+    {
+      label: "effective bandwidth (GB/s)",
+      data: series.points.filter((p) => p.gbs !== null).map((p) => ({ x: p.value, y: p.gbs ?? 0 })),
+      yAxisID: "y1",
+      borderColor: orange,
+      backgroundColor: orange,
+      borderDash: [5, 4],
+      pointRadius: 2,
+    },
+    {
+      label:
+        best === undefined
+          ? "best"
+          : `${isInterpreterSweep(sweep) ? "fastest under the interpreter" : "best"}: ${sweep.param} = ${best.value}`,
+      data: best === undefined ? [] : [{ x: best.value, y: best.ms }],
+      yAxisID: "y",
+      borderColor: green,
+      backgroundColor: green,
+      pointStyle: "rectRot",
+      pointRadius: 8,
+      pointHoverRadius: 9,
+      showLine: false,
+    },
+  ];
 }

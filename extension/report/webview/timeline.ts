@@ -151,33 +151,11 @@ export class TimelineView {
       attrs: { type: "button" },
       onClick: () => this.setView(this.bounds),
     });
-    const ranks = timeline.ranks ?? [];
-    const facts = el("span", {
-      className: "muted",
-      text:
-        (ranks.length > 0
-          ? `${ranks.length} ranks, aligned on their first collective's start · `
-          : "") +
-        `${timeline.kept} of ${timeline.event_count} events shown · span ${formatUs(timeline.span_us)}` +
-        (timeline.kept < timeline.event_count ? " · short neighbours merged (hatched)" : ""),
-    });
-    // The runtime's name as its lane has it ("MTIA runtime" on an MTIA trace).
-    const runtime = timeline.lanes.find((lane) => lane.kind === "runtime")?.title;
-    const legend = el(
-      "div",
-      { className: "legend" },
-      legendFor(timeline.lanes).map(({ cat, label }) => {
-        const swatch = el("span", { className: "swatch" });
-        swatch.style.backgroundColor = `var(${categoryColor(cat)})`;
-        const shown = cat === "cuda_runtime" && runtime !== undefined ? runtime : label;
-        return el("span", { className: "legend-item" }, [swatch, shown]);
-      }),
-    );
     this.element = el("section", { className: "timeline" }, [
       el("div", { className: "toolbar" }, [
-        legend,
+        timelineLegend(timeline),
         el("span", { className: "spacer" }),
-        facts,
+        el("span", { className: "muted", text: timelineFacts(timeline) }),
         reset,
       ]),
       el("div", { className: "timeline-frame" }, [
@@ -186,16 +164,17 @@ export class TimelineView {
         this.scroller,
         this.tooltip,
       ]),
-      el("p", {
-        className: "hint muted",
-        text:
-          "Wheel: zoom around the pointer · Shift+wheel or drag: pan · double-click: show all · " +
-          "click a lane's title: fold it" +
-          (ranks.length > 0 ? " · hover a rank's marker: the collective's skew across ranks" : "") +
-          (options.onRevealLine === undefined ? "" : " · click an event: go to its source line"),
-      }),
+      el("p", { className: "hint muted", text: timelineHint(timeline, options) }),
     ]);
+    this.listen();
+    this.resize = new ResizeObserver(() => this.redraw());
+    this.resize.observe(this.scroller);
+    // A zoom kept from before (same trace) may need its detail again.
+    this.scheduleDetail();
+  }
 
+  /** The body's pointer, wheel and keys; the scroller's scroll. */
+  private listen(): void {
     this.body.addEventListener("wheel", (e) => this.onWheel(e), { passive: false });
     this.body.addEventListener("pointerdown", (e) => this.onPointerDown(e));
     this.body.addEventListener("pointermove", (e) => this.onPointerMove(e));
@@ -204,10 +183,6 @@ export class TimelineView {
     this.body.addEventListener("dblclick", () => this.setView(this.bounds));
     this.body.addEventListener("keydown", (e) => this.onKey(e));
     this.scroller.addEventListener("scroll", () => this.hideTooltip());
-    this.resize = new ResizeObserver(() => this.redraw());
-    this.resize.observe(this.scroller);
-    // A zoom kept from before (same trace) may need its detail again.
-    this.scheduleDetail();
   }
 
   dispose(): void {
@@ -757,4 +732,42 @@ export class TimelineView {
     }
     return this.hatch.pattern;
   }
+}
+
+/** What the toolbar says of the timeline: ranks, events kept, the span. */
+function timelineFacts(timeline: Timeline): string {
+  const ranks = timeline.ranks ?? [];
+  return (
+    (ranks.length > 0
+      ? `${ranks.length} ranks, aligned on their first collective's start · `
+      : "") +
+    `${timeline.kept} of ${timeline.event_count} events shown · span ${formatUs(timeline.span_us)}` +
+    (timeline.kept < timeline.event_count ? " · short neighbours merged (hatched)" : "")
+  );
+}
+
+/** The colours' legend, the runtime named as its lane has it ("MTIA runtime" on an MTIA trace). */
+function timelineLegend(timeline: Timeline): HTMLElement {
+  const runtime = timeline.lanes.find((lane) => lane.kind === "runtime")?.title;
+  return el(
+    "div",
+    { className: "legend" },
+    legendFor(timeline.lanes).map(({ cat, label }) => {
+      const swatch = el("span", { className: "swatch" });
+      swatch.style.backgroundColor = `var(${categoryColor(cat)})`;
+      const shown = cat === "cuda_runtime" && runtime !== undefined ? runtime : label;
+      return el("span", { className: "legend-item" }, [swatch, shown]);
+    }),
+  );
+}
+
+/** The hint under the timeline: how to zoom, pan, fold, and what a click does. */
+function timelineHint(timeline: Timeline, options: TimelineOptions): string {
+  const ranks = timeline.ranks ?? [];
+  return (
+    "Wheel: zoom around the pointer · Shift+wheel or drag: pan · double-click: show all · " +
+    "click a lane's title: fold it" +
+    (ranks.length > 0 ? " · hover a rank's marker: the collective's skew across ranks" : "") +
+    (options.onRevealLine === undefined ? "" : " · click an event: go to its source line")
+  );
 }

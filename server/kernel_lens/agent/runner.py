@@ -39,6 +39,7 @@ from kernel_lens.wire.results import CompiledResult, SweepStageResult
 if TYPE_CHECKING:
     from kernel_lens.agent.inductor_capture import CompileCapture
     from kernel_lens.agent.stages.ops import ProfiledPass
+    from kernel_lens.agent.stages.script import ScriptRun
     from kernel_lens.agent.stages.target import Target
     from kernel_lens.agent.stages.timing import TimingConfig, TimingResult
 
@@ -578,41 +579,7 @@ def _profiled_pass(
     if passed.trace_error is not None:
         out["trace_error"] = passed.trace_error
     if "ops" in request.stages:
-        from kernel_lens.agent.inductor_capture import (
-            add_compile_report,
-            line_keys,
-            placed_graphs,
-        )
-        from kernel_lens.agent.stages.deep import default_workspace
-
-        files = [os.path.abspath(target.path), *(passed.files or [])[1:]]
-        line_key = line_keys(files, [default_workspace(target.path)])
-        graphs = placed_graphs(capture, line_key) if capture is not None else {}
-        out.update(
-            line_results(
-                passed.trace,
-                runs=passed.runs,
-                source_of=target.source_line,
-                within=(target.info.first_line, target.info.last_line),
-                compiled=graphs,
-                files=files if len(files) > 1 else None,
-                sources=_source_in if len(files) > 1 else None,
-            )
-        )
-        if capture is not None:
-            # (the function's first call compiled: before the profiled pass, said here)
-            add_compile_report(out, capture, line_key, files)
-        # (each line's time inside installed packages always; the file split when named)
-        from kernel_lens.agent.package_lines import add_package_parts
-
-        add_package_parts(
-            out,
-            trace_events=passed.trace.get("traceEvents") or [],
-            files=files,
-            packages=named,
-            main_path=files[0],
-            runs=passed.runs,
-        )
+        _add_lines(out, passed, target, capture, named)
     if "trace" not in request.stages:
         return out, None
     trace = passed.trace
@@ -625,6 +592,48 @@ def _profiled_pass(
         return summarize_trace(trace).to_json()
 
     return out, summary
+
+
+def _add_lines(
+    out: dict[str, Any],
+    passed: ProfiledPass,
+    target: Target,
+    capture: CompileCapture | None,
+    named: dict[str, str],
+) -> None:
+    """*ops*: the profiled pass's ops and kernels on the function's lines (and those of the
+    other workspace files it ran), into ``out``, with what Inductor compiled and the packages'
+    parts."""
+    from kernel_lens.agent.inductor_capture import add_compile_report, line_keys, placed_graphs
+    from kernel_lens.agent.package_lines import add_package_parts
+    from kernel_lens.agent.stages.deep import default_workspace
+
+    files = [os.path.abspath(target.path), *(passed.files or [])[1:]]
+    line_key = line_keys(files, [default_workspace(target.path)])
+    graphs = placed_graphs(capture, line_key) if capture is not None else {}
+    out.update(
+        line_results(
+            passed.trace,
+            runs=passed.runs,
+            source_of=target.source_line,
+            within=(target.info.first_line, target.info.last_line),
+            compiled=graphs,
+            files=files if len(files) > 1 else None,
+            sources=_source_in if len(files) > 1 else None,
+        )
+    )
+    if capture is not None:
+        # (the function's first call compiled: before the profiled pass, said here)
+        add_compile_report(out, capture, line_key, files)
+    # (each line's time inside installed packages always; the file split when named)
+    add_package_parts(
+        out,
+        trace_events=passed.trace.get("traceEvents") or [],
+        files=files,
+        packages=named,
+        main_path=files[0],
+        runs=passed.runs,
+    )
 
 
 def _compiled_stage(
@@ -712,9 +721,10 @@ def _sweep_stage(
 
 def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> dict[str, Any]:
     """The whole file, run once as ``__main__`` (see :mod:`kernel_lens.agent.stages.script`)."""
-    from kernel_lens.agent.stages.script import profile_script
+    from kernel_lens.agent.inductor_capture import CompileCapture, capture_compiled
+    from kernel_lens.agent.packages import resolve_packages
     from kernel_lens.agent.usercode import parse_source, read_source
-    from kernel_lens.analysis.scripts import SCRIPT_NAME, WALL_LABEL, WINDOW_LABEL
+    from kernel_lens.analysis.scripts import SCRIPT_NAME
 
     path = os.path.abspath(request.path)
     text = request.text if request.text is not None else read_source(path)
@@ -724,42 +734,13 @@ def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> 
 
     cuda = torch.cuda.is_available()
     report("script", f"running {os.path.basename(path)} once as __main__, each line profiled")
-    # A run that would reach the job's time limit is cut shortly before it: what was profiled
-    # is kept (exported, attributed, labelled partial) rather than lost with a killed agent.
-    left = remaining_s()
-    cut_after_s = None
-    if left is not None:
-        seconds, limit = left
-        cut_after_s = max(seconds - max(3.0, 0.15 * limit), 0.5)
-    from kernel_lens.agent.inductor_capture import (
-        CompileCapture,
-        add_compile_report,
-        capture_compiled,
-        line_keys,
-        placed_graphs,
-    )
-    from kernel_lens.agent.packages import resolve_packages
-
+    cut_after_s = _cut_before_the_limit()
     packages = resolve_packages(request.packages)
     capture = CompileCapture()
     try:
         with capture_compiled(capture):
-            run = profile_script(
-                path,
-                text,
-                trace_dir=trace_dir,
-                cuda_available=cuda,
-                argv=list(request.argv),
-                workspace=list(request.workspace),
-                skip=request.skip,
-                steps=request.steps,
-                after_s=request.after_s,
-                cwd=request.cwd,
-                memory=request.memory,
-                cut_after_s=cut_after_s,
-                progress=lambda text: report("script", text),
-                only_lines=tuple(request.only_lines) if request.only_lines else None,  # type: ignore[arg-type]
-                packages=packages,
+            run = _profile_whole_script(
+                request, path, text, report, trace_dir, cuda, cut_after_s, packages
             )
     except ProfileError as err:
         raise as_needs_gpu(err) from None
@@ -772,11 +753,97 @@ def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> 
         if interpreted:
             device_name = INTERPRETER_DEVICE
     report("ops", "attributing ops and kernels to lines")
+    lines_part = _script_lines(request, path, source_lines, run, packages, capture)
+    result = profile_result(
+        function=SCRIPT_NAME,
+        path=path,
+        def_line=1,
+        first_line=1,
+        last_line=max(1, len(source_lines)),
+        device=device_name,
+        device_kind=device,
+        inputs={"source": "script", "label": "the script's own run", "args": []},
+        stages=["script", "ops", "trace"],
+        call_style="script",
+        triton_interpreter=interpreted,
+        script=_script_info(request, run),
+        notes=lines_part.pop("notes"),
+        trace_path=run.trace_path,
+        **({"trace_error": run.trace_error} if run.trace_error else {}),
+        profiled_runs=1,
+        # A script's lines that ran no op (imports, defs) are left out; the other workspace
+        # files' lines are under ``files``.
+        **lines_part,
+    )
+    if "trace" in request.stages:
+        from kernel_lens.analysis.trace_summary import summarize_trace
+
+        report("trace", "summarising the trace")
+        result["trace"] = summarize_trace(run.trace).to_json()
+    report("done", "done")
+    return result
+
+
+def _cut_before_the_limit() -> float | None:
+    """Seconds after which a whole run is cut: shortly before the job's time limit (``None``:
+    no limit)."""
+    # A run that would reach the job's time limit is cut shortly before it: what was profiled
+    # is kept (exported, attributed, labelled partial) rather than lost with a killed agent.
+    left = remaining_s()
+    if left is None:
+        return None
+    seconds, limit = left
+    return max(seconds - max(3.0, 0.15 * limit), 0.5)
+
+
+def _profile_whole_script(
+    request: ProfileRequest,
+    path: str,
+    text: str,
+    report: ProgressFn,
+    trace_dir: str,
+    cuda: bool,
+    cut_after_s: float | None,
+    packages: dict[str, str],
+) -> ScriptRun:
+    """The script run once under the profiler, as the request asks."""
+    from kernel_lens.agent.stages.script import profile_script
+
+    return profile_script(
+        path,
+        text,
+        trace_dir=trace_dir,
+        cuda_available=cuda,
+        argv=list(request.argv),
+        workspace=list(request.workspace),
+        skip=request.skip,
+        steps=request.steps,
+        after_s=request.after_s,
+        cwd=request.cwd,
+        memory=request.memory,
+        cut_after_s=cut_after_s,
+        progress=lambda text: report("script", text),
+        only_lines=tuple(request.only_lines) if request.only_lines else None,  # type: ignore[arg-type]
+        packages=packages,
+    )
+
+
+def _script_lines(
+    request: ProfileRequest,
+    path: str,
+    source_lines: list[str],
+    run: ScriptRun,
+    packages: dict[str, str],
+    capture: CompileCapture,
+) -> dict[str, Any]:
+    """The run's ops and kernels on the lines of the workspace's files (and the packages'),
+    with its notes and what Inductor compiled."""
+    from kernel_lens.agent.inductor_capture import add_compile_report, line_keys, placed_graphs
+    from kernel_lens.agent.package_lines import add_package_parts
+    from kernel_lens.agent.stages.deep import default_workspace
 
     def source_of(no: int) -> str:
         return source_lines[no - 1].strip() if 1 <= no <= len(source_lines) else ""
-
-    from kernel_lens.agent.stages.deep import default_workspace
 
     files = list(run.files)
     line_key = line_keys(files, list(request.workspace) or [default_workspace(path)])
@@ -793,8 +860,6 @@ def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> 
     )
     notes = list(run.notes)
     lines_part["notes"] = notes
-    from kernel_lens.agent.package_lines import add_package_parts
-
     add_package_parts(
         lines_part,
         trace_events=run.trace.get("traceEvents") or [],
@@ -803,6 +868,13 @@ def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> 
         main_path=os.path.abspath(path),
     )
     add_compile_report(lines_part, capture, line_key, files)
+    return lines_part
+
+
+def _script_info(request: ProfileRequest, run: ScriptRun) -> dict[str, Any]:
+    """The result's ``script`` object: the run's wall time and label, its arguments, its
+    window and, for a run cut short, why and when."""
+    from kernel_lens.analysis.scripts import WALL_LABEL, WINDOW_LABEL
 
     script_info: dict[str, Any] = {"wall_s": round(run.wall_s, 6), "runs": 1, "label": WALL_LABEL}
     if request.argv:
@@ -818,32 +890,4 @@ def _run_script(request: ProfileRequest, report: ProgressFn, trace_dir: str) -> 
                 "after_s": round(into_run, 3),
                 "setting": "kernelLens.timeoutSeconds",
             }
-
-    result = profile_result(
-        function=SCRIPT_NAME,
-        path=path,
-        def_line=1,
-        first_line=1,
-        last_line=max(1, len(source_lines)),
-        device=device_name,
-        device_kind=device,
-        inputs={"source": "script", "label": "the script's own run", "args": []},
-        stages=["script", "ops", "trace"],
-        call_style="script",
-        triton_interpreter=interpreted,
-        script=script_info,
-        notes=lines_part.pop("notes"),
-        trace_path=run.trace_path,
-        **({"trace_error": run.trace_error} if run.trace_error else {}),
-        profiled_runs=1,
-        # A script's lines that ran no op (imports, defs) are left out; the other workspace
-        # files' lines are under ``files``.
-        **lines_part,
-    )
-    if "trace" in request.stages:
-        from kernel_lens.analysis.trace_summary import summarize_trace
-
-        report("trace", "summarising the trace")
-        result["trace"] = summarize_trace(run.trace).to_json()
-    report("done", "done")
-    return result
+    return script_info

@@ -29,23 +29,11 @@ def run(args: argparse.Namespace) -> int:
     script = func is None and args.line is None
     argv = list(getattr(args, "script_args", []) or [])
     driver = os.path.abspath(args.driver) if args.driver else None
-    if driver is not None and script:
-        return usage_error(args, "--from DRIVER needs a function: PATH::FUNC --from DRIVER")
-    if driver is not None and not os.path.isfile(driver):
-        return usage_error(args, f"--from: no such file {args.driver}")
-    window = args.skip or args.steps is not None or args.after is not None
+    problem = _usage_problem(args, script=script, driver=driver, argv=argv)
+    if problem is not None:
+        return usage_error(args, problem)
     if getattr(args, "light", False):
-        if not script or window or driver is not None:
-            return usage_error(
-                args, "--light profiles a whole run: PATH alone, without --skip/--steps/--after"
-            )
         return _run_light(args, path, argv)
-    if window and not script:
-        return usage_error(args, "--skip/--steps/--after cut a whole script's run: PATH alone")
-    if argv and not script and driver is None:
-        return usage_error(
-            args, "arguments after -- are a script's: PATH alone, or PATH::FUNC --from DRIVER"
-        )
     if script or driver is not None:
         argv = saved_args(args, driver or os.path.abspath(path), argv)
     try:
@@ -61,7 +49,68 @@ def run(args: argparse.Namespace) -> int:
     # The text measured is the text kept: read once, now, and given to the job (a file edited
     # during the run is stored as it was run, not as it is afterwards).
     measured = None if script or driver is not None else _read_source(os.path.abspath(path))
-    request = ProfileRequest(
+    request = _request(
+        args,
+        path,
+        func,
+        measured,
+        stages=stages,
+        script=script,
+        argv=argv,
+        driver=driver,
+        after_s=after_s,
+    )
+    result = job(request, args)
+    if isinstance(result, int):
+        return result
+    # A script's one run has no samples to compare: it is not put in a history.
+    comparison = None if script else _record_history(result, path, args, measured)
+    if args.json:
+        if comparison is not None:
+            result["comparison"] = comparison
+        say(json.dumps(result))
+    else:
+        _print_result(result, args, script=script, comparison=comparison)
+    partial = (result.get("script") or {}).get("partial")
+    if isinstance(partial, dict) and partial.get("reason") == "cancelled":
+        return 130  # Ctrl-C: what ran is printed above, and the status still says interrupted
+    return 0
+
+
+def _usage_problem(
+    args: argparse.Namespace, *, script: bool, driver: str | None, argv: list[str]
+) -> str | None:
+    """What is wrong with the command line's combination of options (``None``: nothing)."""
+    if driver is not None and script:
+        return "--from DRIVER needs a function: PATH::FUNC --from DRIVER"
+    if driver is not None and not os.path.isfile(driver):
+        return f"--from: no such file {args.driver}"
+    window = args.skip or args.steps is not None or args.after is not None
+    if getattr(args, "light", False):
+        if not script or window or driver is not None:
+            return "--light profiles a whole run: PATH alone, without --skip/--steps/--after"
+        return None
+    if window and not script:
+        return "--skip/--steps/--after cut a whole script's run: PATH alone"
+    if argv and not script and driver is None:
+        return "arguments after -- are a script's: PATH alone, or PATH::FUNC --from DRIVER"
+    return None
+
+
+def _request(
+    args: argparse.Namespace,
+    path: str,
+    func: str | None,
+    measured: str | None,
+    *,
+    stages: tuple[str, ...],
+    script: bool,
+    argv: list[str],
+    driver: str | None,
+    after_s: float | None,
+) -> ProfileRequest:
+    """The agent's job for the command line."""
+    return ProfileRequest(
         path=os.path.abspath(path),
         text=measured,
         function=func,
@@ -88,47 +137,44 @@ def run(args: argparse.Namespace) -> int:
         memory_auto=args.memory is None,
         nproc_per_node=args.nproc_per_node,
     )
-    result = job(request, args)
-    if isinstance(result, int):
-        return result
-    # A script's one run has no samples to compare: it is not put in a history.
-    comparison = None if script else _record_history(result, path, args, measured)
-    if args.json:
-        if comparison is not None:
-            result["comparison"] = comparison
-        say(json.dumps(result))
-    else:
-        from kernel_lens.analysis.lens_text import inputs_args_text, inputs_text
-        from kernel_lens.analysis.report_text import format_profile
 
-        say(format_profile(result))
-        if result.get("distributed"):
-            from kernel_lens.analysis.distributed_text import distributed_lines
 
-            for text in distributed_lines(result):
-                say(text)
-        compared = result.get("compare_compiled")
-        if isinstance(compared, dict):
-            from kernel_lens.analysis.compiled_compare import compare_text_rows
+def _print_result(
+    result: dict[str, Any],
+    args: argparse.Namespace,
+    *,
+    script: bool,
+    comparison: dict[str, Any] | None,
+) -> None:
+    """The result as text: the profile, the ranks, eager against compiled, the inputs and the
+    comparison with an earlier run."""
+    from kernel_lens.analysis.lens_text import inputs_args_text, inputs_text
+    from kernel_lens.analysis.report_text import format_profile
 
-            for text in compare_text_rows(compared, cuda=result.get("device_kind") == "cuda"):
-                say(text)
-        source = inputs_text(result.get("inputs"), result.get("path"))
-        if source is not None and not script:
-            args_text = "; ".join(inputs_args_text(result.get("inputs")))
-            say(f"inputs: {source}" + (f" · {args_text}" if args_text else ""))
-        if comparison is not None:
-            from kernel_lens.analysis.compare import format_comparison
+    say(format_profile(result))
+    if result.get("distributed"):
+        from kernel_lens.analysis.distributed_text import distributed_lines
 
-            ref = comparison["reference"]
-            say(format_comparison(comparison, before=f"{ref} (run {comparison['reference_id']})",
-                                    after="this run"))  # fmt: skip
-        elif args.compare:
-            say(f"compare: no {args.compare} run of {result.get('function')} to compare with")
-    partial = (result.get("script") or {}).get("partial")
-    if isinstance(partial, dict) and partial.get("reason") == "cancelled":
-        return 130  # Ctrl-C: what ran is printed above, and the status still says interrupted
-    return 0
+        for text in distributed_lines(result):
+            say(text)
+    compared = result.get("compare_compiled")
+    if isinstance(compared, dict):
+        from kernel_lens.analysis.compiled_compare import compare_text_rows
+
+        for text in compare_text_rows(compared, cuda=result.get("device_kind") == "cuda"):
+            say(text)
+    source = inputs_text(result.get("inputs"), result.get("path"))
+    if source is not None and not script:
+        args_text = "; ".join(inputs_args_text(result.get("inputs")))
+        say(f"inputs: {source}" + (f" · {args_text}" if args_text else ""))
+    if comparison is not None:
+        from kernel_lens.analysis.compare import format_comparison
+
+        ref = comparison["reference"]
+        say(format_comparison(comparison, before=f"{ref} (run {comparison['reference_id']})",
+                                after="this run"))  # fmt: skip
+    elif args.compare:
+        say(f"compare: no {args.compare} run of {result.get('function')} to compare with")
 
 
 def _read_source(file: str) -> str | None:
@@ -243,6 +289,17 @@ def _run_light(args: argparse.Namespace, path: str, argv: list[str]) -> int:
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register the command's parser."""
     p = sub.add_parser("profile", help="profile one function")
+    _add_target_options(p)
+    _add_measure_options(p)
+    _add_history_options(p)
+    _add_code_options(p)
+    _add_window_options(p)
+    timeout_option(p)
+    p.set_defaults(func=run, takes_script_args=True)
+
+
+def _add_target_options(p: argparse.ArgumentParser) -> None:
+    """What is profiled, by which stages, printed how."""
     p.add_argument(
         "target",
         help="PATH::FUNC (FUNC may be Class.method), PATH with --line, or PATH alone: the whole "
@@ -262,6 +319,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "same way; per line what compilation changed (time, kernels fused), and the speed-up "
         "(the stage compare_compiled, with timing and ops for the eager side)",
     )
+
+
+def _add_measure_options(p: argparse.ArgumentParser) -> None:
+    """How the function is timed and profiled."""
     p.add_argument("--reps", type=int, default=0, help="timed repetitions (0 = adaptive)")
     p.add_argument("--warmup-ms", type=float, default=DEFAULT_WARMUP_MS, help="timing warm-up, ms")
     p.add_argument("--budget-ms", type=float, default=DEFAULT_BUDGET_MS, help="timing budget, ms")
@@ -296,6 +357,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="profile on N ranks, launched as `torchrun --nproc-per-node N FILE` would (the "
         "file calls init_process_group; gloo on CPU without GPUs): per rank, merged",
     )
+
+
+def _add_history_options(p: argparse.ArgumentParser) -> None:
+    """What is said while it runs, and what is kept and compared afterwards."""
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     p.add_argument(
         "--compare",
@@ -305,6 +370,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--no-history", dest="history", action="store_false", help="do not keep this run"
     )
+
+
+def _add_code_options(p: argparse.ArgumentParser) -> None:
+    """Where the inputs come from, and which code counts as the user's."""
     p.add_argument(
         "--from",
         dest="driver",
@@ -327,6 +396,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="a workspace folder (repeatable): a whole run's lines are those of its files "
         "(default: the enclosing git checkout, else the script's folder)",
     )
+
+
+def _add_window_options(p: argparse.ArgumentParser) -> None:
+    """A whole script's run: the window profiled, or the light profile."""
     p.add_argument(
         "--skip",
         type=int,
@@ -354,8 +427,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "names, backward's kernels not on the forward lines (the default deep profile, or a "
         "window with --steps, has both)",
     )
-    timeout_option(p)
-    p.set_defaults(func=run, takes_script_args=True)
 
 
 def parse_seconds(text: str) -> float:

@@ -25,12 +25,15 @@ import os
 import time
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kernel_lens.agent.errors import ProfileError, format_exception, user_line_from_traceback
 
 if TYPE_CHECKING:
     from kernel_lens.agent.inductor_capture import CompileCapture
+    from kernel_lens.agent.stages.ops import ProfiledPass
+    from kernel_lens.agent.stages.timing import TimingResult
 
 __all__ = ["compare_compiled"]
 
@@ -60,20 +63,69 @@ def compare_compiled(
     Returns:
         the result's ``compare_compiled`` object.
     """
-    import torch
-
-    from kernel_lens.agent.inductor_capture import (
-        CompileCapture,
-        capture_compiled,
-        line_keys,
-        placed_graphs,
-    )
-    from kernel_lens.agent.results import line_results
-    from kernel_lens.agent.stages.deep import default_workspace
-    from kernel_lens.agent.stages.ops import profile_pass
     from kernel_lens.agent.stages.timing import time_interleaved
     from kernel_lens.analysis.compare import compare_samples
-    from kernel_lens.analysis.compiled_compare import compare_lines, compare_summary_text, speedup
+
+    compiled = _compile_and_profile(
+        target, device=device, trace_dir=trace_dir, runs=runs, capture=capture, progress=progress
+    )
+    compiled_part, graphs = _compiled_lines(target, compiled.passed, compiled.graphs_raw)
+
+    # Eager and compiled timed interleaved (A B, B A…) in their own pass, after the profiler:
+    # a clock or temperature that moves while they are timed moves both alike (issue 34).
+    progress("timing eager and compiled, interleaved")
+    eager_run, compiled_timing = time_interleaved(
+        target.call, compiled.call, device=device, config=timing_config
+    )
+    verdict = compare_samples(eager_run.samples_ms, compiled_timing.samples_ms, reference="eager")
+    return _compare_result(
+        target,
+        compiled,
+        cuda=device == "cuda",
+        eager_run=eager_run,
+        compiled_timing=compiled_timing,
+        verdict=verdict.to_json(),
+        eager_lines=eager_lines or [],
+        compiled_lines=compiled_part["lines"],
+        provenance=any(k.lines for g in graphs.values() for k in g.kernels.values()),
+    )
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    """The function compiled and profiled: its call, its compile seconds, the profiled pass and
+    the graphs Inductor compiled for it."""
+
+    call: Callable[[], Any]
+    compile_s: float
+    passed: ProfiledPass
+    graphs_raw: dict[str, Any]
+
+
+def _failed(exc: BaseException, what: str, path: str) -> ProfileError:
+    return ProfileError(
+        "runtime",
+        f"{what}: {type(exc).__name__}: {str(exc).splitlines()[0][:400] if str(exc) else ''}",
+        user_line_from_traceback(exc.__traceback__, path),
+        format_exception(exc),
+    )
+
+
+def _compile_and_profile(
+    target: Any,
+    *,
+    device: str,
+    trace_dir: str,
+    runs: int,
+    capture: CompileCapture | None,
+    progress: Callable[[str], None],
+) -> _Compiled:
+    """Compile the function afresh (its first call: the compile, not timed) and profile it,
+    its call tagged as its ``def`` line, with what Inductor compiled captured."""
+    import torch
+
+    from kernel_lens.agent.inductor_capture import CompileCapture, capture_compiled
+    from kernel_lens.agent.stages.ops import profile_pass
     from kernel_lens.analysis.line_attribution import line_range_name
 
     info = target.info
@@ -82,15 +134,6 @@ def compare_compiled(
         if capture is not None
         else capture_compiled(CompileCapture())
     )
-
-    def failed(exc: BaseException, what: str) -> ProfileError:
-        return ProfileError(
-            "runtime",
-            f"{what}: {type(exc).__name__}: {str(exc).splitlines()[0][:400] if str(exc) else ''}",
-            user_line_from_traceback(exc.__traceback__, target.path),
-            format_exception(exc),
-        )
-
     with watching as cap:
         before = set(cap.graphs)
         # Compiled afresh: Dynamo's cache is per code object, and a graph compiled before (the
@@ -108,7 +151,7 @@ def compare_compiled(
             if device == "cuda":
                 torch.cuda.synchronize()
         except Exception as exc:
-            raise failed(exc, "torch.compile failed") from None
+            raise _failed(exc, "torch.compile failed", target.path) from None
         compile_s = time.perf_counter() - started
 
         def tagged() -> Any:
@@ -129,6 +172,18 @@ def compare_compiled(
                 label=f"{stem}-{info.qualname}-compiled".replace(".", "_"),
             )
         graphs_raw = {k: v for k, v in cap.graphs.items() if k not in before}
+    return _Compiled(call_compiled, compile_s, passed, graphs_raw)
+
+
+def _compiled_lines(
+    target: Any, passed: ProfiledPass, graphs_raw: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The compiled pass attributed per line with its graphs: ``(line results, placed graphs)``."""
+    from kernel_lens.agent.inductor_capture import CompileCapture, line_keys, placed_graphs
+    from kernel_lens.agent.results import line_results
+    from kernel_lens.agent.stages.deep import default_workspace
+
+    info = target.info
     files = [os.path.abspath(target.path)]
     line_key = line_keys(files, [default_workspace(target.path)])
     probe = CompileCapture(graphs=graphs_raw)
@@ -140,24 +195,33 @@ def compare_compiled(
         within=(info.first_line, info.last_line),
         compiled=graphs,
     )
+    return compiled_part, graphs
 
-    # Eager and compiled timed interleaved (A B, B A…) in their own pass, after the profiler:
-    # a clock or temperature that moves while they are timed moves both alike (issue 34).
-    progress("timing eager and compiled, interleaved")
-    eager_run, compiled_timing = time_interleaved(
-        target.call, call_compiled, device=device, config=timing_config
-    )
-    verdict = compare_samples(eager_run.samples_ms, compiled_timing.samples_ms, reference="eager")
-    cuda = device == "cuda"
+
+def _compare_result(
+    target: Any,
+    compiled: _Compiled,
+    *,
+    cuda: bool,
+    eager_run: TimingResult,
+    compiled_timing: TimingResult,
+    verdict: dict[str, Any],
+    eager_lines: list[dict[str, Any]],
+    compiled_lines: list[dict[str, Any]],
+    provenance: bool,
+) -> dict[str, Any]:
+    """The ``compare_compiled`` object: both sides' numbers, the verdict, the rows per line."""
+    from kernel_lens.analysis.compiled_compare import compare_lines, compare_summary_text, speedup
+
     eager_ms = float(eager_run.median_ms)
     compiled_ms = float(compiled_timing.median_ms)
     rows = compare_lines(
-        eager_lines or [],
-        compiled_part["lines"],
+        eager_lines,
+        compiled_lines,
         cuda=cuda,
         eager_ms=eager_ms,
         compiled_ms=compiled_ms,
-        call_line=info.def_line,
+        call_line=target.info.def_line,
     )
     out: dict[str, Any] = {
         "eager": {
@@ -171,16 +235,16 @@ def compare_compiled(
             "spread_pct": round(compiled_timing.spread_pct, 3),
             "reps": compiled_timing.reps,
             "kernels": sum(float(r["compiled_kernels"]) for r in rows),
-            "compile_s": round(compile_s, 3),
-            "graphs": len(graphs_raw),
+            "compile_s": round(compiled.compile_s, 3),
+            "graphs": len(compiled.graphs_raw),
         },
         "speedup": speedup(eager_ms, compiled_ms),
-        "verdict": verdict.to_json(),
+        "verdict": verdict,
         "interleaved": True,
         "method": "cuda-events" if cuda else "perf-counter",
         "lines": rows,
-        "trace_path": passed.trace_path,
-        "provenance": any(k.lines for g in graphs.values() for k in g.kernels.values()),
+        "trace_path": compiled.passed.trace_path,
+        "provenance": provenance,
     }
     out["summary"] = compare_summary_text(out) or ""
     return out

@@ -257,13 +257,51 @@ def compile_and_compare(
         capture: the run's capture of what Inductor compiles (one is made for the stage
             when ``None``).
     """
+    loaded: list[Any] = []
+    codes, graphs = _compile_capturing(target, capture, loaded)
+    code = codes[0] if codes else ""
+    code_path, code_error = _save_generated(code, cache_dir, target.info.qualname)
+    kernels = _kernels_in_code(code)
+    hooked = _place_kernels(kernels, graphs, code, target.path)
+    if device == "cuda":
+        asm = _inductor_triton_asm([k["name"] for k in kernels if k["kind"] == "triton"], loaded)
+        for k in kernels:
+            if k["name"] in asm:
+                k["asm"] = asm[k["name"]]
+    eager, compiled = _time_eager_and_compiled(target, device, timing_config, len(kernels))
+    out: CompiledResult = {
+        "backend": "inductor",
+        "language": "triton" if device == "cuda" else "cpp",
+        "code_path": code_path,
+        "code": code,
+        "provenance": hooked,
+        "kernels": [generated_kernel(k) for k in kernels],
+        "eager": eager,
+        "compiled": compiled,
+        "speedup": eager["median_ms"] / compiled["median_ms"]
+        if compiled["median_ms"] > 0
+        else None,
+        "summary": _summary(kernels, eager, compiled),
+    }
+    if code_error:
+        out["code_error"] = code_error
+    return out
+
+
+def _compile_capturing(
+    target: Any, capture: CompileCapture | None, loaded: list[Any]
+) -> tuple[list[str], dict[str, Any]]:
+    """The function compiled afresh and run once: Inductor's output code (``run_and_get_code``)
+    and the graphs it compiled; the modules it loaded go into ``loaded``.
+
+    Raises:
+        ProfileError: ``runtime``, torch.compile failed (on the user's line).
+    """
     import torch
     from torch._inductor.utils import run_and_get_code
 
     from kernel_lens.agent.inductor_capture import CompileCapture, capture_compiled
-    from kernel_lens.agent.stages.timing import time_function
 
-    loaded: list[Any] = []
     watching = (
         contextlib.nullcontext(capture)
         if capture is not None
@@ -288,20 +326,27 @@ def compile_and_compare(
             user_line_from_traceback(exc.__traceback__, target.path),
             format_exception(exc),
         ) from None
-    code = codes[0] if codes else ""
+    return codes, graphs
+
+
+def _save_generated(code: str, cache_dir: str, qualname: str) -> tuple[str | None, str | None]:
+    """Write the generated module for the editor: ``(its path, None)``, or ``(None, why not)``."""
     digest = hashlib.sha1(code.encode()).hexdigest()[:10]
-    code_path: str | None = os.path.join(
-        cache_dir, short_name(f"{target.info.qualname}-{digest}.py")
-    )
-    code_error: str | None = None
+    code_path = os.path.join(cache_dir, short_name(f"{qualname}-{digest}.py"))
     try:  # Kernel Lens's own write: a full disk costs the file, not the stage (the code is kept)
         os.makedirs(cache_dir, exist_ok=True)
         atomic_write(str(code_path), code)
     except OSError as exc:
-        code_path, code_error = None, f"generated code not saved: {write_failure(exc)}"
+        return None, f"generated code not saved: {write_failure(exc)}"
+    return code_path, None
 
-    kernels = _kernels_in_code(code)
-    placed = _placed_graph(graphs, code, target.path)
+
+def _place_kernels(
+    kernels: list[dict[str, Any]], graphs: Mapping[str, Any], code: str, path: str
+) -> bool:
+    """Each kernel's user lines (``lines``), from the graph that made ``code``; whether any
+    kernel was placed (the provenance hooks worked)."""
+    placed = _placed_graph(graphs, code, path)
     hooked = placed is not None and any(
         kernel.lines for kernel in [*placed.kernels.values(), *(k for _, k in placed.externs)]
     )
@@ -309,12 +354,17 @@ def compile_and_compare(
     for i, k in enumerate(kernels):
         kernel = found[i] if i < len(found) else None
         k["lines"] = user_lines(kernel.lines) if kernel is not None else []
+    return bool(hooked)
 
-    if device == "cuda":
-        asm = _inductor_triton_asm([k["name"] for k in kernels if k["kind"] == "triton"], loaded)
-        for k in kernels:
-            if k["name"] in asm:
-                k["asm"] = asm[k["name"]]
+
+def _time_eager_and_compiled(
+    target: Any, device: str, timing_config: Any, generated_kernels: int
+) -> tuple[RunSummary, RunSummary]:
+    """Eager and compiled timed (the compiled one compiled again, with the default
+    configuration), and the kernels each launches per call."""
+    import torch
+
+    from kernel_lens.agent.stages.timing import time_function
 
     eager_timing = time_function(target.call, device=device, config=timing_config)
 
@@ -333,15 +383,7 @@ def compile_and_compare(
     # loop over memory) against the kernel calls of the generated module.
     eager_work = _count_device_work(target.call, device)
     compiled_work = (
-        _count_device_work(call_compiled, device) if device == "cuda" else float(len(kernels))
-    )
-    fused = [k for k in kernels if k["kind"] != "extern" and len(k["lines"]) > 1]
-    summary_parts = [
-        f"lines {k['lines'][0]}–{k['lines'][-1]} → 1 kernel ({k['name']})" for k in fused
-    ]
-    summary_parts.append(
-        f"{eager_work:g} → {compiled_work:g} kernels per call, "
-        f"{eager_timing.median_ms:.3f} → {compiled_timing.median_ms:.3f} ms"
+        _count_device_work(call_compiled, device) if device == "cuda" else float(generated_kernels)
     )
     eager: RunSummary = {
         "median_ms": eager_timing.median_ms,
@@ -353,20 +395,17 @@ def compile_and_compare(
         "spread_pct": round(compiled_timing.spread_pct, 3),
         "kernels": compiled_work,
     }
-    out: CompiledResult = {
-        "backend": "inductor",
-        "language": "triton" if device == "cuda" else "cpp",
-        "code_path": code_path,
-        "code": code,
-        "provenance": bool(hooked),
-        "kernels": [generated_kernel(k) for k in kernels],
-        "eager": eager,
-        "compiled": compiled,
-        "speedup": eager_timing.median_ms / compiled_timing.median_ms
-        if compiled_timing.median_ms > 0
-        else None,
-        "summary": "; ".join(summary_parts),
-    }
-    if code_error:
-        out["code_error"] = code_error
-    return out
+    return eager, compiled
+
+
+def _summary(kernels: list[dict[str, Any]], eager: RunSummary, compiled: RunSummary) -> str:
+    """``lines 3–5 → 1 kernel (triton_…); 4 → 1 kernels per call, 0.120 → 0.040 ms``."""
+    fused = [k for k in kernels if k["kind"] != "extern" and len(k["lines"]) > 1]
+    summary_parts = [
+        f"lines {k['lines'][0]}–{k['lines'][-1]} → 1 kernel ({k['name']})" for k in fused
+    ]
+    summary_parts.append(
+        f"{eager['kernels']:g} → {compiled['kernels']:g} kernels per call, "
+        f"{eager['median_ms']:.3f} → {compiled['median_ms']:.3f} ms"
+    )
+    return "; ".join(summary_parts)

@@ -351,8 +351,6 @@ def describe_value(
     """
     import numpy as np
 
-    kind = "scalar"
-    tl_type = None
     if type(value).__name__ == "constexpr" and hasattr(value, "value"):
         inner = value.value
         if isinstance(inner, bool | int | float):
@@ -368,101 +366,7 @@ def describe_value(
     handle = getattr(value, "handle", None)
     data = getattr(handle, "data", None)
     if isinstance(data, np.ndarray):
-        tl_type = getattr(value, "type", None)
-        is_block = bool(getattr(tl_type, "is_block", lambda: False)())
-        shape = [int(s) for s in getattr(tl_type, "shape", [])] if is_block else []
-        dtype_obj = getattr(value, "dtype", None)
-        is_ptr = bool(getattr(dtype_obj, "is_ptr", lambda: False)())
-        if is_ptr:
-            elem = _tl_dtype_name(getattr(dtype_obj, "element_ty", ""))
-            dtype = f"*{elem}"
-        else:
-            dtype = str(data.dtype) if data.dtype != np.bool_ else "bool"
-        if not is_block:
-            scalar = data.reshape(-1)[0] if data.size else None
-            if is_ptr and scalar is not None:
-                owner = storages.owner(int(scalar)) if storages is not None else None
-                where = (
-                    f"{owner.name} + {(int(scalar) - owner.data_ptr) // owner.itemsize}"
-                    if owner
-                    else f"0x{int(scalar):x}"
-                )
-                return {
-                    "name": name,
-                    "kind": "scalar",
-                    "dtype": dtype,
-                    "shape": [],
-                    "text": f"{name}: {dtype} → {where}",
-                }
-            shown = _num(scalar.item()) if scalar is not None else None
-            return {
-                "name": name,
-                "kind": kind,
-                "dtype": dtype,
-                "shape": [],
-                "text": f"{name}: {dtype} {_fmt(scalar.item()) if scalar is not None else '?'}",
-                "value": shown,
-            }
-        arr = np.broadcast_to(data, shape) if shape and data.shape != tuple(shape) else data
-        flat = arr.reshape(-1)
-        dims = "×".join(map(str, shape)) if len(shape) > 1 else str(shape[0] if shape else 1)
-        head = f"{name}: {dtype}[{dims}]"
-        out: dict[str, Any] = {"name": name, "kind": "block", "dtype": dtype, "shape": shape}
-        cut = flat[:MAX_ELEMENTS]
-        out["truncated"] = bool(flat.size > MAX_ELEMENTS)
-        if is_ptr:
-            owner = None
-            if storages is not None and flat.size:
-                idx = storages.index(flat.astype(np.int64), 1)
-                valid = idx[idx >= 0]
-                if valid.size:
-                    owner = storages.items[int(np.bincount(valid).argmax())]
-            out["kind"] = "pointers"
-            if owner is None:
-                out["text"] = f"{head} (addresses outside every argument)"
-                return out
-            offsets = (flat.astype(np.int64) - owner.data_ptr) // owner.itemsize
-            out["arg"] = owner.name
-            out["data"] = [int(v) for v in offsets[:MAX_ELEMENTS]]
-            out["min"], out["max"] = int(offsets.min()), int(offsets.max())
-            out["text"] = f"{head} → {owner.name} + {_ints_text(offsets)}"
-            return out
-        if data.dtype == np.bool_:
-            masked = int(flat.size - int(np.count_nonzero(flat)))
-            out["masked"] = masked
-            out["data"] = [bool(v) for v in cut]
-            tail = (
-                "all lanes on"
-                if masked == 0
-                else "all lanes masked"
-                if masked == flat.size
-                else f"{masked} lanes masked"
-            )
-            out["text"] = f"{head} · {tail}"
-            return out
-        if np.issubdtype(data.dtype, np.integer):
-            out["data"] = [int(v) for v in cut]
-            out["min"], out["max"] = int(flat.min()), int(flat.max())
-            out["text"] = (
-                f"{head} {_ints_text(flat)}"
-                if len(shape) <= 1
-                else f"{head} min {_fmt(out['min'])} max {_fmt(out['max'])}"
-            )
-            return out
-        values = flat.astype(np.float64)
-        finite = values[np.isfinite(values)]
-        out["data"] = [_num(v) for v in cut]
-        nan = int(np.isnan(values).sum())
-        if finite.size:
-            out["min"], out["max"] = _num(finite.min()), _num(finite.max())
-            text = f"{head} min {_fmt(float(finite.min()))} max {_fmt(float(finite.max()))}"
-        else:
-            text = f"{head} (no finite value)"
-        if nan:
-            out["nan"] = nan
-            text += f" · {nan} NaN"
-        out["text"] = text
-        return out
+        return _describe_tensor(name, value, data, storages)
     if isinstance(value, bool | int | float) and not name.startswith("_"):
         return {
             "name": name,
@@ -473,6 +377,136 @@ def describe_value(
             "value": _num(value),
         }
     return None
+
+
+def _describe_tensor(name: str, value: Any, data: Any, storages: Storages | None) -> dict[str, Any]:
+    """A value the interpreter holds as an array (``data``): a scalar, a block or pointers."""
+    import numpy as np
+
+    tl_type = getattr(value, "type", None)
+    is_block = bool(getattr(tl_type, "is_block", lambda: False)())
+    shape = [int(s) for s in getattr(tl_type, "shape", [])] if is_block else []
+    dtype_obj = getattr(value, "dtype", None)
+    is_ptr = bool(getattr(dtype_obj, "is_ptr", lambda: False)())
+    if is_ptr:
+        elem = _tl_dtype_name(getattr(dtype_obj, "element_ty", ""))
+        dtype = f"*{elem}"
+    else:
+        dtype = str(data.dtype) if data.dtype != np.bool_ else "bool"
+    if not is_block:
+        return _describe_scalar(name, dtype, is_ptr, data, storages)
+    arr = np.broadcast_to(data, shape) if shape and data.shape != tuple(shape) else data
+    flat = arr.reshape(-1)
+    dims = "×".join(map(str, shape)) if len(shape) > 1 else str(shape[0] if shape else 1)
+    head = f"{name}: {dtype}[{dims}]"
+    out: dict[str, Any] = {"name": name, "kind": "block", "dtype": dtype, "shape": shape}
+    out["truncated"] = bool(flat.size > MAX_ELEMENTS)
+    if is_ptr:
+        return _describe_pointers(out, head, flat, storages)
+    if data.dtype == np.bool_:
+        return _describe_mask(out, head, flat)
+    if np.issubdtype(data.dtype, np.integer):
+        out["data"] = [int(v) for v in flat[:MAX_ELEMENTS]]
+        out["min"], out["max"] = int(flat.min()), int(flat.max())
+        out["text"] = (
+            f"{head} {_ints_text(flat)}"
+            if len(shape) <= 1
+            else f"{head} min {_fmt(out['min'])} max {_fmt(out['max'])}"
+        )
+        return out
+    return _describe_floats(out, head, flat)
+
+
+def _describe_scalar(
+    name: str, dtype: str, is_ptr: bool, data: Any, storages: Storages | None
+) -> dict[str, Any]:
+    """A scalar of the interpreter: a number, or a pointer (into which argument, where)."""
+    scalar = data.reshape(-1)[0] if data.size else None
+    if is_ptr and scalar is not None:
+        owner = storages.owner(int(scalar)) if storages is not None else None
+        where = (
+            f"{owner.name} + {(int(scalar) - owner.data_ptr) // owner.itemsize}"
+            if owner
+            else f"0x{int(scalar):x}"
+        )
+        return {
+            "name": name,
+            "kind": "scalar",
+            "dtype": dtype,
+            "shape": [],
+            "text": f"{name}: {dtype} → {where}",
+        }
+    shown = _num(scalar.item()) if scalar is not None else None
+    return {
+        "name": name,
+        "kind": "scalar",
+        "dtype": dtype,
+        "shape": [],
+        "text": f"{name}: {dtype} {_fmt(scalar.item()) if scalar is not None else '?'}",
+        "value": shown,
+    }
+
+
+def _describe_pointers(
+    out: dict[str, Any], head: str, flat: Any, storages: Storages | None
+) -> dict[str, Any]:
+    """A block of pointers: the argument most of them point into, and their element offsets."""
+    import numpy as np
+
+    owner = None
+    if storages is not None and flat.size:
+        idx = storages.index(flat.astype(np.int64), 1)
+        valid = idx[idx >= 0]
+        if valid.size:
+            owner = storages.items[int(np.bincount(valid).argmax())]
+    out["kind"] = "pointers"
+    if owner is None:
+        out["text"] = f"{head} (addresses outside every argument)"
+        return out
+    offsets = (flat.astype(np.int64) - owner.data_ptr) // owner.itemsize
+    out["arg"] = owner.name
+    out["data"] = [int(v) for v in offsets[:MAX_ELEMENTS]]
+    out["min"], out["max"] = int(offsets.min()), int(offsets.max())
+    out["text"] = f"{head} → {owner.name} + {_ints_text(offsets)}"
+    return out
+
+
+def _describe_mask(out: dict[str, Any], head: str, flat: Any) -> dict[str, Any]:
+    """A bool block (a mask): how many lanes are off."""
+    import numpy as np
+
+    masked = int(flat.size - int(np.count_nonzero(flat)))
+    out["masked"] = masked
+    out["data"] = [bool(v) for v in flat[:MAX_ELEMENTS]]
+    tail = (
+        "all lanes on"
+        if masked == 0
+        else "all lanes masked"
+        if masked == flat.size
+        else f"{masked} lanes masked"
+    )
+    out["text"] = f"{head} · {tail}"
+    return out
+
+
+def _describe_floats(out: dict[str, Any], head: str, flat: Any) -> dict[str, Any]:
+    """A float block: its finite min and max, and how many NaNs."""
+    import numpy as np
+
+    values = flat.astype(np.float64)
+    finite = values[np.isfinite(values)]
+    out["data"] = [_num(v) for v in flat[:MAX_ELEMENTS]]
+    nan = int(np.isnan(values).sum())
+    if finite.size:
+        out["min"], out["max"] = _num(finite.min()), _num(finite.max())
+        text = f"{head} min {_fmt(float(finite.min()))} max {_fmt(float(finite.max()))}"
+    else:
+        text = f"{head} (no finite value)"
+    if nan:
+        out["nan"] = nan
+        text += f" · {nan} NaN"
+    out["text"] = text
+    return out
 
 
 class ValueRecorder:
@@ -609,114 +643,146 @@ class _Launch:
     error: BaseException | None = None
 
 
+class _Hooks:
+    """What wraps the interpreter for the kernel's first launch: its storages, its grid, the
+    chosen program's trace, the memory checks; the launcher stopped right after it. Each
+    method stands in for one of the interpreter's, whose original it calls."""
+
+    def __init__(
+        self,
+        interp: Any,
+        kernel: str,
+        program: str | tuple[int, int, int],
+        recorder: ValueRecorder,
+        check: MemoryCheck,
+    ) -> None:
+        self.interp = interp
+        self.kernel = kernel
+        self.program = program
+        self.recorder = recorder
+        self.check = check
+        self.launch = _Launch()
+        self.active = False
+        builder = interp.interpreter_builder
+        self.originals = {
+            "run": interp.InterpretedFunction.run,
+            "init_args": interp.GridExecutor._init_args_hst,
+            "grid_idx": builder.set_grid_idx,
+            "grid_dim": builder.set_grid_dim,
+            "load": builder.create_masked_load,
+            "store": builder.create_masked_store,
+            "plain_load": builder.create_load,
+            "plain_store": builder.create_store,
+        }
+
+    def run(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        launch = self.launch
+        name = getattr(getattr(fn, "fn", None), "__name__", "")
+        if name != self.kernel or launch.started:
+            return self.originals["run"](fn, *args, **kwargs)
+        launch.started = True
+        self.active = True
+        try:
+            self.originals["run"](fn, *args, **kwargs)
+        except Exception as exc:
+            launch.error = exc
+        finally:
+            self.active = False
+            sys.settrace(None)
+            launch.done = True
+        raise _StopAfterLaunch
+
+    def init_args(self, executor: Any, args_dev: Any, kwargs: Any) -> Any:
+        args_hst, kwargs_hst = self.originals["init_args"](executor, args_dev, kwargs)
+        if self.active:
+            storages = self.check.storages
+            names = list(getattr(executor, "arg_names", []))
+            for i, value in enumerate(args_hst):
+                if hasattr(value, "data_ptr"):
+                    storages.add(names[i] if i < len(names) else f"arg{i}", value)
+            for key, value in kwargs_hst.items():
+                if hasattr(value, "data_ptr"):
+                    storages.add(key, value)
+        return args_hst, kwargs_hst
+
+    def set_grid_dim(self, nx: int, ny: int, nz: int) -> Any:
+        if self.active:
+            launch = self.launch
+            launch.grid = (int(nx), int(ny), int(nz))
+            launch.target = target_program(self.program, launch.grid) or launch.target
+        return self.originals["grid_dim"](nx, ny, nz)
+
+    def set_grid_idx(self, x: int, y: int, z: int) -> Any:
+        if self.active:
+            check = self.check
+            check.pid = (int(x), int(y), int(z))
+            self.launch.programs += 1
+            traced = check.pid == self.launch.target
+            sys.settrace(self.recorder.global_trace if traced else None)
+        return self.originals["grid_idx"](x, y, z)
+
+    def load(self, ptrs: Any, mask: Any, other: Any, *rest: Any) -> Any:
+        if self.active:
+            mask = self.check.check("load", ptrs, mask, True)
+        return self.originals["load"](ptrs, mask, other, *rest)
+
+    def store(self, ptrs: Any, value: Any, mask: Any, *rest: Any) -> Any:
+        if self.active:
+            mask = self.check.check("store", ptrs, mask, True)
+        return self.originals["store"](ptrs, value, mask, *rest)
+
+    def _all_lanes(self, ptr: Any) -> Any:
+        import numpy as np
+
+        interp = self.interp
+        return interp.TensorHandle(np.ones_like(ptr.data, dtype=bool), interp.tl.int1)
+
+    def plain_load(self, ptr: Any, *rest: Any) -> Any:
+        # No mask given by the kernel: every lane is on; checked as unmasked.
+        if self.active:
+            mask = self.check.check("load", ptr, self._all_lanes(ptr), False)
+            return self.originals["load"](ptr, mask, None, rest[0], rest[1], rest[2])
+        return self.originals["plain_load"](ptr, *rest)
+
+    def plain_store(self, ptr: Any, val: Any, *rest: Any) -> Any:
+        if self.active:
+            mask = self.check.check("store", ptr, self._all_lanes(ptr), False)
+            return self.originals["store"](ptr, val, mask, None, None)
+        return self.originals["plain_store"](ptr, val, *rest)
+
+
 @contextmanager
 def _hooks(
     kernel: str, program: str | tuple[int, int, int], recorder: ValueRecorder, check: MemoryCheck
 ) -> Iterator[_Launch]:
-    """Wrap the interpreter for the kernel's first launch: its storages, its grid, the chosen
-    program's trace, the memory checks; stop the launcher right after it."""
+    """Wrap the interpreter for the kernel's first launch (:class:`_Hooks`); unwrap it after."""
     from triton.runtime import interpreter as interp
 
-    launch = _Launch()
+    hooks = _Hooks(interp, kernel, program, recorder, check)
     builder = interp.interpreter_builder
     executor = interp.GridExecutor
-    originals = {
-        "run": interp.InterpretedFunction.run,
-        "init_args": executor._init_args_hst,
-        "grid_idx": builder.set_grid_idx,
-        "grid_dim": builder.set_grid_dim,
-        "load": builder.create_masked_load,
-        "store": builder.create_masked_store,
-        "plain_load": builder.create_load,
-        "plain_store": builder.create_store,
-    }
-    active = {"on": False}
 
-    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
-        name = getattr(getattr(self, "fn", None), "__name__", "")
-        if name != kernel or launch.started:
-            return originals["run"](self, *args, **kwargs)
-        launch.started = True
-        active["on"] = True
-        try:
-            result = originals["run"](self, *args, **kwargs)
-        except Exception as exc:
-            launch.error = exc
-        finally:
-            active["on"] = False
-            sys.settrace(None)
-            launch.done = True
-        raise _StopAfterLaunch
-        return result  # pragma: no cover
+    # Plain functions on the classes (a method of theirs gets its instance first).
+    def run(fn: Any, *args: Any, **kwargs: Any) -> Any:
+        return hooks.run(fn, *args, **kwargs)
 
     def init_args(self: Any, args_dev: Any, kwargs: Any) -> Any:
-        args_hst, kwargs_hst = originals["init_args"](self, args_dev, kwargs)
-        if active["on"]:
-            names = list(getattr(self, "arg_names", []))
-            for i, value in enumerate(args_hst):
-                if hasattr(value, "data_ptr"):
-                    check.storages.add(names[i] if i < len(names) else f"arg{i}", value)
-            for key, value in kwargs_hst.items():
-                if hasattr(value, "data_ptr"):
-                    check.storages.add(key, value)
-        return args_hst, kwargs_hst
-
-    def set_grid_dim(nx: int, ny: int, nz: int) -> Any:
-        if active["on"]:
-            launch.grid = (int(nx), int(ny), int(nz))
-            launch.target = target_program(program, launch.grid) or launch.target
-        return originals["grid_dim"](nx, ny, nz)
-
-    def set_grid_idx(x: int, y: int, z: int) -> Any:
-        if active["on"]:
-            check.pid = (int(x), int(y), int(z))
-            launch.programs += 1
-            sys.settrace(recorder.global_trace if check.pid == launch.target else None)
-        return originals["grid_idx"](x, y, z)
-
-    def load(ptrs: Any, mask: Any, other: Any, *rest: Any) -> Any:
-        if active["on"]:
-            mask = check.check("load", ptrs, mask, True)
-        return originals["load"](ptrs, mask, other, *rest)
-
-    def store(ptrs: Any, value: Any, mask: Any, *rest: Any) -> Any:
-        if active["on"]:
-            mask = check.check("store", ptrs, mask, True)
-        return originals["store"](ptrs, value, mask, *rest)
-
-    def plain_load(ptr: Any, *rest: Any) -> Any:
-        # No mask given by the kernel: every lane is on; checked as unmasked.
-        if active["on"]:
-            import numpy as np
-
-            mask = interp.TensorHandle(np.ones_like(ptr.data, dtype=bool), interp.tl.int1)
-            mask = check.check("load", ptr, mask, False)
-            return originals["load"](ptr, mask, None, rest[0], rest[1], rest[2])
-        return originals["plain_load"](ptr, *rest)
-
-    def plain_store(ptr: Any, val: Any, *rest: Any) -> Any:
-        if active["on"]:
-            import numpy as np
-
-            mask = interp.TensorHandle(np.ones_like(ptr.data, dtype=bool), interp.tl.int1)
-            mask = check.check("store", ptr, mask, False)
-            return originals["store"](ptr, val, mask, None, None)
-        return originals["plain_store"](ptr, val, *rest)
+        return hooks.init_args(self, args_dev, kwargs)
 
     interp.InterpretedFunction.run = run
     executor._init_args_hst = init_args
-    builder.set_grid_idx = set_grid_idx
-    builder.set_grid_dim = set_grid_dim
-    builder.create_masked_load = load
-    builder.create_masked_store = store
-    builder.create_load = plain_load
-    builder.create_store = plain_store
+    builder.set_grid_idx = hooks.set_grid_idx
+    builder.set_grid_dim = hooks.set_grid_dim
+    builder.create_masked_load = hooks.load
+    builder.create_masked_store = hooks.store
+    builder.create_load = hooks.plain_load
+    builder.create_store = hooks.plain_store
     try:
-        yield launch
+        yield hooks.launch
     finally:
         sys.settrace(None)
-        interp.InterpretedFunction.run = originals["run"]
-        executor._init_args_hst = originals["init_args"]
+        interp.InterpretedFunction.run = hooks.originals["run"]
+        executor._init_args_hst = hooks.originals["init_args"]
         for attr in ("set_grid_idx", "set_grid_dim"):
             builder.__dict__.pop(attr, None)
         for attr in ("create_masked_load", "create_masked_store", "create_load", "create_store"):
@@ -782,15 +848,7 @@ def run_values(
     """
     path = os.path.abspath(path)
     chosen = parse_program(program)
-    if isinstance(iteration, str) and iteration not in ("first", "last"):
-        try:
-            iteration = int(iteration)
-        except ValueError:
-            raise ProfileError(
-                "inputs", f"iteration {iteration!r}: give first, last or a number"
-            ) from None
-    if isinstance(iteration, int) and iteration < 1:
-        raise ProfileError("inputs", "iteration: passes are numbered from 1")
+    iteration = _parse_iteration(iteration)
     def_line, statements = _kernel_lines(text, kernel)
     if def_line is None:
         raise ProfileError("not-found", f"no kernel {kernel!r} in {os.path.basename(path)}")
@@ -837,6 +895,24 @@ def run_values(
     }
 
 
+def _parse_iteration(iteration: str | int) -> str | int:
+    """``first``, ``last`` or a pass numbered from 1.
+
+    Raises:
+        ProfileError: ``inputs`` for anything else.
+    """
+    if isinstance(iteration, str) and iteration not in ("first", "last"):
+        try:
+            iteration = int(iteration)
+        except ValueError:
+            raise ProfileError(
+                "inputs", f"iteration {iteration!r}: give first, last or a number"
+            ) from None
+    if isinstance(iteration, int) and iteration < 1:
+        raise ProfileError("inputs", "iteration: passes are numbered from 1")
+    return iteration
+
+
 def run_first_launch(
     path: str,
     text: str,
@@ -859,75 +935,99 @@ def run_first_launch(
     Raises:
         ProfileError: no launcher, or one that failed before launching the kernel.
     """
-    from kernel_lens.agent.stages.target import load_target
     from kernel_lens.agent.stages.triton_ir import launched_at_module_level, launchers_in_text
 
     launchers = launchers_in_text(text, kernel)
-    launcher_label = ""
-    failure: BaseException | None = None
-    inputs: Any = None
-    launch = _Launch()
     with _interpreter_on():
         if launchers:
-            last_error: ProfileError | None = None
-            for launcher in launchers:
-                try:
-                    target = load_target(
-                        path, text, name=launcher, driver=driver, argv=argv, cwd=cwd
-                    )
-                except ProfileError as err:
-                    last_error = err
-                    continue
-                inputs = target.inputs
-                with hooks() as launch:
-                    try:
-                        target.call()
-                    except _StopAfterLaunch:
-                        pass
-                    except Exception as exc:
-                        if not launch.started:
-                            last_error = ProfileError(
-                                "runtime",
-                                f"{launcher} raised {type(exc).__name__}: {exc} before "
-                                f"launching {kernel}",
-                                _error_line(exc, path),
-                                format_exception(exc),
-                            )
-                            continue
-                        failure = exc
-                if launch.started:
-                    launcher_label = launcher
-                    break
-            else:
-                raise last_error or ProfileError(
-                    "not-found", f"{kernel} was not launched by {', '.join(launchers)}"
-                )
-        elif launched_at_module_level(text, kernel):
-            # The script launches it: run it as __main__ with the hooks, up to that launch.
-            launcher_label = "<script>"
-            with hooks() as launch:
-                try:
-                    _launch_from_script_with_hooks(path, text)
-                except _StopAfterLaunch:
-                    pass
-                except BaseException as exc:  # the script's own ending, whatever it is
-                    if not launch.started:
-                        raise ProfileError(
-                            "runtime",
-                            f"the script raised {type(exc).__name__}: {exc} before launching "
-                            f"{kernel}",
-                            _error_line(exc, path),
-                            format_exception(exc),
-                        ) from None
-                    failure = exc
-        else:
-            raise ProfileError(
-                "not-found",
-                f"no function in {os.path.basename(path)} launches {kernel}[grid](…) and the "
-                "script does not launch it: Show Values runs a real launch",
-                def_line,
+            return _launch_by_launchers(
+                path, text, kernel, launchers, hooks, driver=driver, argv=argv, cwd=cwd
             )
-    return launch, launcher_label, inputs, failure
+        if launched_at_module_level(text, kernel):
+            # The script launches it: run it as __main__ with the hooks, up to that launch.
+            launch, failure = _launch_by_script(path, text, kernel, hooks)
+            return launch, "<script>", None, failure
+        raise ProfileError(
+            "not-found",
+            f"no function in {os.path.basename(path)} launches {kernel}[grid](…) and the "
+            "script does not launch it: Show Values runs a real launch",
+            def_line,
+        )
+
+
+def _launch_by_launchers(
+    path: str,
+    text: str,
+    kernel: str,
+    launchers: list[str],
+    hooks: Callable[[], AbstractContextManager[_Launch]],
+    *,
+    driver: str | None,
+    argv: list[str] | None,
+    cwd: str | None,
+) -> tuple[_Launch, str, Any, BaseException | None]:
+    """The first of the file's launcher functions that launches the kernel, called with its
+    inputs inside ``hooks()``.
+
+    Raises:
+        ProfileError: the last launcher's failure before the launch, or none launched it.
+    """
+    from kernel_lens.agent.stages.target import load_target
+
+    last_error: ProfileError | None = None
+    for launcher in launchers:
+        try:
+            target = load_target(path, text, name=launcher, driver=driver, argv=argv, cwd=cwd)
+        except ProfileError as err:
+            last_error = err
+            continue
+        failure: BaseException | None = None
+        with hooks() as launch:
+            try:
+                target.call()
+            except _StopAfterLaunch:
+                pass
+            except Exception as exc:
+                if not launch.started:
+                    last_error = ProfileError(
+                        "runtime",
+                        f"{launcher} raised {type(exc).__name__}: {exc} before launching {kernel}",
+                        _error_line(exc, path),
+                        format_exception(exc),
+                    )
+                    continue
+                failure = exc
+        if launch.started:
+            return launch, launcher, target.inputs, failure
+    raise last_error or ProfileError(
+        "not-found", f"{kernel} was not launched by {', '.join(launchers)}"
+    )
+
+
+def _launch_by_script(
+    path: str, text: str, kernel: str, hooks: Callable[[], AbstractContextManager[_Launch]]
+) -> tuple[_Launch, BaseException | None]:
+    """The script run as ``__main__`` inside ``hooks()``, up to the kernel's first launch.
+
+    Raises:
+        ProfileError: the script ended before launching it.
+    """
+    failure: BaseException | None = None
+    with hooks() as launch:
+        try:
+            _launch_from_script_with_hooks(path, text)
+        except _StopAfterLaunch:
+            pass
+        except BaseException as exc:  # the script's own ending, whatever it is
+            if not launch.started:
+                raise ProfileError(
+                    "runtime",
+                    f"the script raised {type(exc).__name__}: {exc} before launching {kernel}",
+                    _error_line(exc, path),
+                    format_exception(exc),
+                ) from None
+            failure = exc
+    return launch, failure
 
 
 def _launch_from_script_with_hooks(path: str, text: str) -> None:

@@ -28,7 +28,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernel_lens.agent.errors import ProfileError, format_exception, user_line_from_traceback
 from kernel_lens.agent.stages.deep import (
@@ -40,6 +40,11 @@ from kernel_lens.agent.stages.deep import (
 )
 from kernel_lens.agent.usercode import call_user, compile_text, main_module
 from kernel_lens.analysis.scripts import SCRIPT_NAME, WALL_LABEL
+
+if TYPE_CHECKING:
+    import types
+
+    from kernel_lens.agent.tracefile import SavedTrace
 
 __all__ = ["SCRIPT_NAME", "WALL_LABEL", "ScriptRun", "profile_script"]
 
@@ -210,44 +215,15 @@ def profile_script(
     """
 
     import torch
-    from torch.profiler import ProfilerActivity
 
     code = compile_text(path, text)
-    real_profile = torch.profiler.profile
-    activities = [ProfilerActivity.CPU]
-    if cuda_available:
-        activities.append(ProfilerActivity.CUDA)
-    prof = real_profile(activities=activities, record_shapes=True, profile_memory=memory)
-    clock: dict[str, float] = {}
-    state = {"on": False}
-
-    def sync() -> None:
-        if cuda_available and torch.cuda.is_initialized():
-            torch.cuda.synchronize()
-
-    def start() -> None:
-        sync()
-        with tracer.reopened():
-            prof.start()
-        state["on"] = True
-        clock["start"] = time.perf_counter()
-        clock["cpu_start"] = time.process_time()
-
-    def stop_profiling() -> None:
-        if state["on"]:
-            sync()
-            clock["end"] = time.perf_counter()
-            clock["cpu_end"] = time.process_time()
-            with tracer.reopened():
-                prof.stop()
-            state["on"] = False
-
+    switch = _ProfilerSwitch(cuda_available=cuda_available, memory=memory)
     window = Window(
         skip=max(0, skip),
         steps=steps,
         after_s=after_s,
-        start=start,
-        stop_run=stop_profiling,
+        start=switch.start,
+        stop_run=switch.stop,
         cut_after_s=cut_after_s,
         progress=progress,
     )
@@ -260,66 +236,151 @@ def profile_script(
         only_lines=only_lines,
         packages=packages,
     )
+    switch.tracer = tracer
     with main_module(path, argv, cwd) as module, warnings.catch_warnings():
-
-        def run_main() -> None:
-            try:
-                with tracer:
-                    exec(code, module.__dict__)
-            except WindowDone:
-                pass  # the window's last step ended: the script stops there
-            except SystemExit as exc:
-                if exc.code in (None, 0):  # sys.exit() / sys.exit(0): a normal end
-                    return
-                reader = _argv_problem(exc)
-                if reader:
-                    raise ProfileError(
-                        "exit",
-                        f"the script needs command-line arguments: {reader} exited "
-                        f"(sys.exit({exc.code!r})) with sys.argv = {[path, *argv]!r}; give them "
-                        "after `--` (kernel-lens profile FILE -- ARGS…) or as the script's "
-                        "arguments in the editor",
-                        user_line_from_traceback(exc.__traceback__, path),
-                        format_exception(exc),
-                    ) from None
-                raise
-
         warnings.filterwarnings("ignore", message=".*Profiler clears events.*")
         with _script_profiler_pass_through(tracer) as notes, _optimizer_steps(tracer):
             window.begin()
             try:
                 # However the script ends badly, a ProfileError on its line.
-                call_user(run_main, path, "the script")
+                call_user(
+                    lambda: _run_as_main(code, module.__dict__, tracer, path, argv),
+                    path,
+                    "the script",
+                )
             finally:
-                stop_profiling()
+                switch.stop()
         seen = list(notes)
+    clock = switch.clock
     if "start" not in clock:
         raise ProfileError("not-found", _never_started(window), None)
     wall_s = clock["end"] - clock["start"]
+    saved = _save_script_trace(switch.prof, trace_dir, path)
+    trace, trace_path = saved.trace, saved.path
+    if cuda_available:
+        _check_kernels_recorded(trace, cuda_ran=bool(torch.cuda.is_initialized()))
+    return ScriptRun(
+        trace,
+        trace_path,
+        _pass_through_notes(seen, path),
+        wall_s,
+        list(tracer.files),
+        window.to_json() if window.active or window.cut else None,
+        clock["cpu_end"] - clock["cpu_start"],
+        saved.error,
+    )
+
+
+class _ProfilerSwitch:
+    """Kernel Lens's own profiler, switched on when the window starts and off when it ends
+    (or the run does), with the wall and CPU clocks read at both ends."""
+
+    def __init__(self, *, cuda_available: bool, memory: bool) -> None:
+        import torch
+        from torch.profiler import ProfilerActivity
+
+        self.torch = torch
+        self.cuda_available = cuda_available
+        activities = [ProfilerActivity.CPU]
+        if cuda_available:
+            activities.append(ProfilerActivity.CUDA)
+        self.prof = torch.profiler.profile(
+            activities=activities, record_shapes=True, profile_memory=memory
+        )
+        self.clock: dict[str, float] = {}
+        self.on = False
+        self.tracer: DeepTracer | None = None
+
+    def _sync(self) -> None:
+        if self.cuda_available and self.torch.cuda.is_initialized():
+            self.torch.cuda.synchronize()
+
+    def _reopened(self) -> contextlib.AbstractContextManager[None]:
+        assert self.tracer is not None
+        return self.tracer.reopened()
+
+    def start(self) -> None:
+        self._sync()
+        with self._reopened():
+            self.prof.start()
+        self.on = True
+        self.clock["start"] = time.perf_counter()
+        self.clock["cpu_start"] = time.process_time()
+
+    def stop(self) -> None:
+        if self.on:
+            self._sync()
+            self.clock["end"] = time.perf_counter()
+            self.clock["cpu_end"] = time.process_time()
+            with self._reopened():
+                self.prof.stop()
+            self.on = False
+
+
+def _run_as_main(
+    code: types.CodeType,
+    namespace: dict[str, Any],
+    tracer: DeepTracer,
+    path: str,
+    argv: Sequence[str],
+) -> None:
+    """Execute the script's code under the tracer; the end of the window and ``sys.exit(0)``
+    are normal ends, an exit from a command-line reader says which arguments are missing."""
+    try:
+        with tracer:
+            exec(code, namespace)
+    except WindowDone:
+        pass  # the window's last step ended: the script stops there
+    except SystemExit as exc:
+        if exc.code in (None, 0):  # sys.exit() / sys.exit(0): a normal end
+            return
+        reader = _argv_problem(exc)
+        if reader:
+            raise ProfileError(
+                "exit",
+                f"the script needs command-line arguments: {reader} exited "
+                f"(sys.exit({exc.code!r})) with sys.argv = {[path, *argv]!r}; give them "
+                "after `--` (kernel-lens profile FILE -- ARGS…) or as the script's "
+                "arguments in the editor",
+                user_line_from_traceback(exc.__traceback__, path),
+                format_exception(exc),
+            ) from None
+        raise
+
+
+def _save_script_trace(prof: Any, trace_dir: str, path: str) -> SavedTrace:
+    """Export the run's trace into ``trace_dir``, each line's range marked."""
     from kernel_lens.agent.tracefile import rank_suffix, save_trace
 
     stem = os.path.splitext(os.path.basename(path))[0]
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    saved = save_trace(
+    return save_trace(
         prof.export_chrome_trace,
         trace_dir,
         f"{stem}-script-{stamp}-{os.getpid()}{rank_suffix()}.json",
         transform=mark_line_ranges,
     )
-    trace, trace_path = saved.trace, saved.path
-    if cuda_available:
-        # Another CUPTI client (an injected nsys/libcupti, a profiler already on) leaves Kineto
-        # with no GPU activity: an error that says so, never a run with no kernels.
-        from kernel_lens.agent.cupti_guard import check_recorded
 
-        events = trace.get("traceEvents") if isinstance(trace, dict) else None
-        kernels = sum(1 for e in events or () if isinstance(e, dict) and e.get("cat") == "kernel")
-        check_recorded(
-            "the whole-script profile",
-            cuda_ran=bool(torch.cuda.is_initialized()),
-            kernels=kernels,
-            own="torch.profiler",
-        )
+
+def _check_kernels_recorded(trace: Any, *, cuda_ran: bool) -> None:
+    """Another CUPTI client (an injected nsys/libcupti, a profiler already on) leaves Kineto
+    with no GPU activity: an error that says so, never a run with no kernels."""
+    from kernel_lens.agent.cupti_guard import check_recorded
+
+    events = trace.get("traceEvents") if isinstance(trace, dict) else None
+    kernels = sum(1 for e in events or () if isinstance(e, dict) and e.get("cat") == "kernel")
+    check_recorded(
+        "the whole-script profile",
+        cuda_ran=cuda_ran,
+        kernels=kernels,
+        own="torch.profiler",
+    )
+
+
+def _pass_through_notes(
+    seen: list[tuple[tuple[str, int] | None, str]], path: str
+) -> list[dict[str, Any]]:
+    """A note on each line where the script started its own profiler (a pass-through)."""
     out_notes: list[dict[str, Any]] = []
     main_path = os.path.abspath(path)
     for where, what in seen:
@@ -335,16 +396,7 @@ def profile_script(
             note["path"] = os.path.abspath(where[0])
             note["line"] = where[1]
         out_notes.append(note)
-    return ScriptRun(
-        trace,
-        trace_path,
-        out_notes,
-        wall_s,
-        list(tracer.files),
-        window.to_json() if window.active or window.cut else None,
-        clock["cpu_end"] - clock["cpu_start"],
-        saved.error,
-    )
+    return out_notes
 
 
 def _argv_problem(exc: BaseException) -> str | None:

@@ -767,23 +767,8 @@ def time_interleaved(
         sync: Callable[[], None] = torch.cuda.synchronize
     else:
         cache, sync = None, lambda: None
-    # Warm-up: both, alternately, for warmup_ms each (at least 2 calls each).
-    warm = 0
-    started = time.perf_counter()
-    while warm < 2 or (time.perf_counter() - started) * 1e3 < 2 * config.warmup_ms:
-        for fn in calls:
-            fn()
-        sync()
-        warm += 1
-        if warm >= 1000:
-            break
-    estimate = max((time.perf_counter() - started) * 1e3 / warm, 1e-4)  # one A and one B
-    pairs = (
-        config.reps
-        if config.reps > 0
-        else max(config.min_reps, min(config.max_reps, int(2 * config.budget_ms / estimate)))
-    )
-    pairs = min(pairs, max(config.min_reps, int(config.max_total_ms / estimate)))
+    warm, estimate = _warm_both(calls, sync, config.warmup_ms)
+    pairs = _planned_pairs(config, estimate)
     samples: tuple[list[float], list[float]] = ([], [])
     usage = _Usage()
     began = time.perf_counter()
@@ -793,32 +778,9 @@ def time_interleaved(
         size = min(batch, pairs - done)
         order = [(0, 1) if (done + i) % 2 == 0 else (1, 0) for i in range(size)]
         if cuda:
-            import torch
-
-            events = [
-                [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-                 for _ in range(2)]
-                for _ in range(size)
-            ]  # fmt: skip
-            for i, pair in enumerate(order):
-                for side in pair:
-                    if cache is not None:
-                        cache.zero_()
-                    start, end = events[i][side]
-                    start.record()
-                    calls[side]()
-                    end.record()
-            torch.cuda.synchronize()
-            for i in range(size):
-                for side in (0, 1):
-                    start, end = events[i][side]
-                    samples[side].append(start.elapsed_time(end))
+            _pairs_cuda(calls, order, cache, samples)
         else:
-            for pair in order:
-                for side in pair:
-                    t0 = time.perf_counter()
-                    calls[side]()
-                    samples[side].append((time.perf_counter() - t0) * 1e3)
+            _pairs_cpu(calls, order, samples)
         done += size
         spent = (time.perf_counter() - began) * 1e3
         if config.reps == 0 and done >= config.min_reps and spent > config.max_total_ms:
@@ -839,3 +801,75 @@ def time_interleaved(
         )
         out.append(_finish(result, used))
     return out[0], out[1]
+
+
+def _planned_pairs(config: TimingConfig, estimate: float) -> int:
+    """Pairs to time: ``reps``, else each side's budget (between ``min_reps`` and
+    ``max_reps``); never past ``max_total_ms`` once ``min_reps`` are in. ``estimate``: one A
+    and one B (ms)."""
+    pairs = (
+        config.reps
+        if config.reps > 0
+        else max(config.min_reps, min(config.max_reps, int(2 * config.budget_ms / estimate)))
+    )
+    return min(pairs, max(config.min_reps, int(config.max_total_ms / estimate)))
+
+
+def _warm_both(
+    calls: tuple[Callable[[], Any], Callable[[], Any]], sync: Callable[[], None], warmup_ms: float
+) -> tuple[int, float]:
+    """Warm-up: both, alternately, for ``warmup_ms`` each (at least 2 calls each, at most
+    1000). Returns the calls each made and the estimate of one A and one B (ms)."""
+    warm = 0
+    started = time.perf_counter()
+    while warm < 2 or (time.perf_counter() - started) * 1e3 < 2 * warmup_ms:
+        for fn in calls:
+            fn()
+        sync()
+        warm += 1
+        if warm >= 1000:
+            break
+    return warm, max((time.perf_counter() - started) * 1e3 / warm, 1e-4)
+
+
+def _pairs_cuda(
+    calls: tuple[Callable[[], Any], Callable[[], Any]],
+    order: list[tuple[int, int]],
+    cache: Any,
+    samples: tuple[list[float], list[float]],
+) -> None:
+    """One batch of pairs in ``order``: an event pair around each call, L2 flushed before each
+    (outside its events), read after one synchronisation."""
+    import torch
+
+    events = [
+        [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+         for _ in range(2)]
+        for _ in range(len(order))
+    ]  # fmt: skip
+    for i, pair in enumerate(order):
+        for side in pair:
+            if cache is not None:
+                cache.zero_()
+            start, end = events[i][side]
+            start.record()
+            calls[side]()
+            end.record()
+    torch.cuda.synchronize()
+    for i in range(len(order)):
+        for side in (0, 1):
+            start, end = events[i][side]
+            samples[side].append(start.elapsed_time(end))
+
+
+def _pairs_cpu(
+    calls: tuple[Callable[[], Any], Callable[[], Any]],
+    order: list[tuple[int, int]],
+    samples: tuple[list[float], list[float]],
+) -> None:
+    """One batch of pairs in ``order``, each call timed by ``perf_counter``."""
+    for pair in order:
+        for side in pair:
+            t0 = time.perf_counter()
+            calls[side]()
+            samples[side].append((time.perf_counter() - t0) * 1e3)

@@ -396,17 +396,7 @@ def static_launch(
     import inspect
 
     tree = ast.parse(text)
-    jit = kernel_obj
-    while not callable(getattr(jit, "fn", None)) or type(jit).__name__ not in (
-        "JITFunction",
-        "InterpretedFunction",
-    ):
-        inner = getattr(jit, "fn", None)
-        if inner is None or inner is jit:
-            break
-        jit = inner
-    fn = getattr(jit, "fn", jit)
-    sig = inspect.signature(fn)
+    sig = inspect.signature(_jit_fn(kernel_obj))
     params = list(sig.parameters)
     constexpr = {
         n for n, p in sig.parameters.items() if "constexpr" in str(getattr(p, "annotation", ""))
@@ -415,41 +405,10 @@ def static_launch(
     pointers = _pointer_params(fn_def, params) if fn_def is not None else set()
     calls = _launch_calls(tree, kernel)
     call = calls[0] if calls else None
-    bound: dict[str, ast.expr] = {}
-    options: dict[str, Any] = {}
     constants = dict(vars(module))
-    hinted: dict[str, str] = {}  # the launcher's parameters annotated ``float``/``int``/``bool``
-    if call is not None:
-        # The launcher's own parameters with literal defaults (``activation=""``).
-        launcher = _enclosing_def(tree, call)
-        if launcher is not None:
-            every = launcher.args.posonlyargs + launcher.args.args + launcher.args.kwonlyargs
-            for arg in every:
-                hint = ast.unparse(arg.annotation) if arg.annotation is not None else ""
-                kind = {"float": "fp32", "int": "i32", "bool": "i1"}.get(hint.split("|")[0].strip())
-                if kind:
-                    hinted[arg.arg] = kind
-            args = launcher.args
-            positional = args.posonlyargs + args.args
-            pairs: list[tuple[ast.arg, ast.expr]] = list(
-                zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True)
-            )
-            pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d]
-            for param, default in pairs:
-                try:
-                    constants[param.arg] = ast.literal_eval(default)
-                except (ValueError, SyntaxError, TypeError):
-                    pass
-    if call is not None:
-        for name, arg_expr in zip(params, call.args, strict=False):
-            bound[name] = arg_expr
-        for kw in call.keywords:
-            if kw.arg in params:
-                bound[kw.arg] = kw.value
-            elif kw.arg in ("num_warps", "num_stages"):
-                ok, value = _literal(kw.value, constants)
-                if ok and isinstance(value, int):
-                    options[kw.arg] = value
+    # The launcher's parameters annotated ``float``/``int``/``bool``.
+    hinted = _read_launcher(tree, call, constants) if call is not None else {}
+    bound, options = _bind_call(call, params, constants) if call is not None else ({}, {})
     floats = _float_names_in(tree)
     tuned, tuned_options = _autotune_config(kernel_obj)
     for k, v in tuned_options.items():
@@ -459,47 +418,18 @@ def static_launch(
     assumed: dict[str, str] = {}
     for name in params:
         expr = bound.get(name)
-        default = sig.parameters[name].default
+        guess: str | None
         if name in constexpr:
-            ok, value = _literal(expr, constants)
-            if not ok and name in tuned:
-                ok, value = True, tuned[name]
-            if not ok and default is not inspect.Parameter.empty:
-                ok, value = True, getattr(default, "value", default)
-            if not ok:
-                # A block size computed at run time (``triton.next_power_of_2(N)``): a usual
-                # tile; anything else (a flag, a count): 1. Either is said, and can be picked.
-                value = 64 if any(w in name.upper() for w in ("BLOCK", "TILE")) else 1
-                assumed[name] = f"{name}={value} (computed at run time)"
+            default = sig.parameters[name].default
+            constexprs[name], guess = _constexpr_value(name, expr, constants, tuned, default)
             signature[name] = "constexpr"
-            constexprs[name] = value
-            continue
-        if name in pointers:
+        elif name in pointers:
             dtype = _dtype_of_tensor(tree, expr.id) if isinstance(expr, ast.Name) else None
-            if dtype is None:
-                assumed[name] = "*fp32"
-                dtype = "*fp32"
-            signature[name] = dtype
-            continue
-        ok, value = _literal(expr, constants)
-        if ok and isinstance(value, bool):
-            signature[name] = "i1"
-        elif ok and isinstance(value, float):
-            signature[name] = "fp32"
-        elif ok and isinstance(value, int):
-            signature[name] = "i32" if -(2**31) <= value < 2**31 else "i64"
-        elif isinstance(expr, ast.Name) and expr.id in hinted:
-            signature[name] = hinted[expr.id]  # the launcher's annotation says it
-        elif isinstance(expr, ast.Name) and expr.id in floats:
-            # The value comes from a caller in the file that says float (``offset=0.0`` in
-            # ``forward(ctx, X, W, eps, offset=0.0)``, ``f(x, offset=1.0)``, ``offset: float``).
-            signature[name] = "fp32"
-            assumed[name] = "fp32"
+            guess = "*fp32" if dtype is None else None
+            signature[name] = dtype or "*fp32"
         else:
-            # Nothing in the text says: a float-named scalar (eps, scale, alpha…) is fp32, any
-            # other i32 — either way said, never silent.
-            guess = "fp32" if _float_name(name) else "i32"
-            signature[name] = guess
+            signature[name], guess = _scalar_type(name, expr, constants, hinted, floats)
+        if guess is not None:
             assumed[name] = guess
     return StaticLaunch(
         signature=signature,
@@ -509,6 +439,114 @@ def static_launch(
         call=ast.unparse(call) if call is not None else None,
         assumed=assumed,
     )
+
+
+def _jit_fn(kernel_obj: Any) -> Any:
+    """The Python function under a kernel's decorators (autotune, heuristics, jit)."""
+    jit = kernel_obj
+    while not callable(getattr(jit, "fn", None)) or type(jit).__name__ not in (
+        "JITFunction",
+        "InterpretedFunction",
+    ):
+        inner = getattr(jit, "fn", None)
+        if inner is None or inner is jit:
+            break
+        jit = inner
+    return getattr(jit, "fn", jit)
+
+
+def _read_launcher(tree: ast.AST, call: ast.Call, constants: dict[str, Any]) -> dict[str, str]:
+    """What the function making ``call`` says of its parameters: those with literal defaults
+    (``activation=""``) go into ``constants``; returns those annotated ``float``/``int``/``bool``
+    with their Triton type."""
+    hinted: dict[str, str] = {}
+    launcher = _enclosing_def(tree, call)
+    if launcher is None:
+        return hinted
+    every = launcher.args.posonlyargs + launcher.args.args + launcher.args.kwonlyargs
+    for arg in every:
+        hint = ast.unparse(arg.annotation) if arg.annotation is not None else ""
+        kind = {"float": "fp32", "int": "i32", "bool": "i1"}.get(hint.split("|")[0].strip())
+        if kind:
+            hinted[arg.arg] = kind
+    args = launcher.args
+    positional = args.posonlyargs + args.args
+    pairs: list[tuple[ast.arg, ast.expr]] = list(
+        zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True)
+    )
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d]
+    for param, default in pairs:
+        try:
+            constants[param.arg] = ast.literal_eval(default)
+        except (ValueError, SyntaxError, TypeError):
+            pass
+    return hinted
+
+
+def _bind_call(
+    call: ast.Call, params: list[str], constants: dict[str, Any]
+) -> tuple[dict[str, ast.expr], dict[str, Any]]:
+    """The launch's argument expressions by kernel parameter, and its literal ``num_warps`` /
+    ``num_stages``."""
+    bound: dict[str, ast.expr] = {}
+    options: dict[str, Any] = {}
+    for name, arg_expr in zip(params, call.args, strict=False):
+        bound[name] = arg_expr
+    for kw in call.keywords:
+        if kw.arg in params:
+            bound[kw.arg] = kw.value
+        elif kw.arg in ("num_warps", "num_stages"):
+            ok, value = _literal(kw.value, constants)
+            if ok and isinstance(value, int):
+                options[kw.arg] = value
+    return bound, options
+
+
+def _constexpr_value(
+    name: str, expr: ast.expr | None, constants: dict[str, Any], tuned: dict[str, Any], default: Any
+) -> tuple[Any, str | None]:
+    """A constexpr's value: the launch's literal, the autotune config's, the kernel's default,
+    else a usual value; with what was assumed (``None``: read, not assumed)."""
+    import inspect
+
+    ok, value = _literal(expr, constants)
+    if not ok and name in tuned:
+        ok, value = True, tuned[name]
+    if not ok and default is not inspect.Parameter.empty:
+        ok, value = True, getattr(default, "value", default)
+    if ok:
+        return value, None
+    # A block size computed at run time (``triton.next_power_of_2(N)``): a usual tile; anything
+    # else (a flag, a count): 1. Either is said, and can be picked.
+    value = 64 if any(w in name.upper() for w in ("BLOCK", "TILE")) else 1
+    return value, f"{name}={value} (computed at run time)"
+
+
+def _scalar_type(
+    name: str,
+    expr: ast.expr | None,
+    constants: dict[str, Any],
+    hinted: dict[str, str],
+    floats: set[str],
+) -> tuple[str, str | None]:
+    """A scalar argument's Triton type, and what was assumed (``None``: the text says it)."""
+    ok, value = _literal(expr, constants)
+    if ok and isinstance(value, bool):
+        return "i1", None
+    if ok and isinstance(value, float):
+        return "fp32", None
+    if ok and isinstance(value, int):
+        return ("i32" if -(2**31) <= value < 2**31 else "i64"), None
+    if isinstance(expr, ast.Name) and expr.id in hinted:
+        return hinted[expr.id], None  # the launcher's annotation says it
+    if isinstance(expr, ast.Name) and expr.id in floats:
+        # The value comes from a caller in the file that says float (``offset=0.0`` in
+        # ``forward(ctx, X, W, eps, offset=0.0)``, ``f(x, offset=1.0)``, ``offset: float``).
+        return "fp32", "fp32"
+    # Nothing in the text says: a float-named scalar (eps, scale, alpha…) is fp32, any other
+    # i32 — either way said, never silent.
+    guess = "fp32" if _float_name(name) else "i32"
+    return guess, guess
 
 
 def _float_names_in(tree: ast.AST) -> set[str]:

@@ -1,0 +1,145 @@
+"""The launch as the text writes it (agent/stages/triton_static.py ``static_launch``): the
+signature and constexprs Show Assembly compiles with when the launcher cannot run here, read
+from a real module of ``@triton.jit`` kernels — each way a type is found, and each guess said."""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import asdict
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from kernel_lens.agent.stages.triton_static import static_launch
+
+KERNELS = """\
+import torch
+import triton
+import triton.language as tl
+
+LIMIT = 3
+
+
+@triton.jit
+def scale_kernel(x_ptr, y_ptr, out, n, big, flag, alpha, eps, count, offset, width, ratio,
+                 act: tl.constexpr, BLOCK: tl.constexpr, GROUP: tl.constexpr = 4,
+                 STEPS: tl.constexpr = 1):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    y = tl.load(y_ptr + offs, mask=offs < n)
+    tl.store(out + offs, x * alpha + y + eps + offset * width, mask=offs < n)
+
+
+def launch(x, n: int, width: float, ratio, offset=0.0, activation="relu"):
+    y = torch.empty(8, dtype=torch.float16)
+    res = torch.empty_like(x)
+    block = triton.next_power_of_2(n)
+    scale_kernel[(1,)](x, y, res, n, 1099511627776, True, 0.5, e, c, offset, width, ratio,
+                       activation, block, STEPS=LIMIT, num_warps=8, num_stages=LIMIT)
+    return res
+
+
+def main():
+    launch(torch.ones(4), 4, 2.0, ratio=0.5)
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 128}, num_warps=4, num_stages=2)], key=["n"])
+@triton.jit
+def tuned_kernel(src, dst, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(dst + offs, tl.load(src + offs, mask=offs < n), mask=offs < n)
+
+
+def run_tuned(a, b, n):
+    tuned_kernel[(1,)](a, b, n, num_warps=2)
+
+
+@triton.jit
+def never_launched(p_ptr, scale, n, BLOCK_M: tl.constexpr, K: tl.constexpr):
+    tl.store(p_ptr, scale)
+"""
+
+
+@pytest.fixture(scope="module")
+def module(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
+    path = tmp_path_factory.mktemp("static") / "kernels_static.py"
+    path.write_text(KERNELS)
+    spec = importlib.util.spec_from_file_location("kernels_static", path)
+    assert spec is not None and spec.loader is not None
+    loaded = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(loaded)
+    return loaded
+
+
+def _read(module: ModuleType, kernel: str) -> dict[str, Any]:
+    return asdict(static_launch(KERNELS, kernel, getattr(module, kernel), module))
+
+
+def test_each_argument_typed_from_the_launch_or_said_to_be_assumed(module: ModuleType) -> None:
+    got = _read(module, "scale_kernel")
+    assert got["line"] == 22
+    assert got["call"] == (
+        "scale_kernel[1,](x, y, res, n, 1099511627776, True, 0.5, e, c, offset, width, ratio, "
+        "activation, block, STEPS=LIMIT, num_warps=8, num_stages=LIMIT)"
+    )
+    assert got["signature"] == {
+        "x_ptr": "*fp32",  # a pointer by its name, its tensor's dtype not in the text
+        "y_ptr": "*fp16",  # torch.empty(..., dtype=torch.float16)
+        "out": "*fp32",  # a pointer by its use (tl.store), empty_like says no dtype
+        "n": "i32",  # the launcher's `n: int`
+        "big": "i64",  # an int literal past 2**31
+        "flag": "i1",
+        "alpha": "fp32",
+        "eps": "fp32",  # nothing says: a float-named scalar
+        "count": "i32",  # nothing says: any other
+        "offset": "fp32",  # the launcher's default 0.0
+        "width": "fp32",  # the launcher's `width: float`
+        "ratio": "fp32",  # a call in the file passes ratio=0.5
+        "act": "constexpr",
+        "BLOCK": "constexpr",
+        "GROUP": "constexpr",
+        "STEPS": "constexpr",
+    }
+    # The launcher's default string, a module constant, the kernel's default, a run-time size.
+    assert got["constexprs"] == {"act": "relu", "BLOCK": 64, "GROUP": 4, "STEPS": 3}
+    assert got["options"] == {"num_warps": 8, "num_stages": 3}
+    assert got["assumed"] == {
+        "x_ptr": "*fp32",
+        "out": "*fp32",
+        "eps": "fp32",
+        "count": "i32",
+        "ratio": "fp32",
+        "BLOCK": "BLOCK=64 (computed at run time)",
+    }
+
+
+def test_an_autotuned_kernel_takes_its_first_config(module: ModuleType) -> None:
+    got = _read(module, "tuned_kernel")
+    assert got["line"] == 39
+    assert got["call"] == "tuned_kernel[1,](a, b, n, num_warps=2)"
+    assert got["signature"] == {"src": "*fp32", "dst": "*fp32", "n": "i32", "BLOCK": "constexpr"}
+    assert got["constexprs"] == {"BLOCK": 128}
+    # The launch's own num_warps wins over the config's; num_stages comes from the config.
+    assert got["options"] == {"num_warps": 2, "num_stages": 2}
+    assert got["assumed"] == {"src": "*fp32", "dst": "*fp32", "n": "i32"}
+
+
+def test_a_kernel_never_launched_is_all_guesses(module: ModuleType) -> None:
+    got = _read(module, "never_launched")
+    assert (got["line"], got["call"], got["options"]) == (None, None, {})
+    assert got["signature"] == {
+        "p_ptr": "*fp32",
+        "scale": "fp32",
+        "n": "i32",
+        "BLOCK_M": "constexpr",
+        "K": "constexpr",
+    }
+    assert got["constexprs"] == {"BLOCK_M": 64, "K": 1}
+    assert got["assumed"] == {
+        "p_ptr": "*fp32",
+        "scale": "fp32",
+        "n": "i32",
+        "BLOCK_M": "BLOCK_M=64 (computed at run time)",
+        "K": "K=1 (computed at run time)",
+    }

@@ -381,6 +381,183 @@ def walk_pieces(pieces: list[Piece]) -> tuple[I64, I64]:
     return np.concatenate(depths), np.concatenate(lines)
 
 
+def _host_walk(
+    columns: TraceColumns, start: F64, end: F64, is_host: npt.NDArray[np.bool_], walk: Walk
+) -> tuple[I64, I64, I64]:
+    """Depths and source lines per CPU thread (its CPU events and runtime calls together), and
+    the host rows in the walk's order."""
+    n = len(columns)
+    keys = columns.keys
+    depth = np.zeros(n, dtype=np.int64)
+    line = np.full(n, -1, dtype=np.int64)
+    name_line = np.array(
+        [
+            # another file's line (a deep whole run) is not a line of this one
+            int(m.group("line")) if (m := LINE_RANGE_RE.match(s)) and not m.group("file") else -1
+            for s in columns.names
+        ]
+        + [-1],
+        dtype=np.int64,
+    )
+    annotation = columns.cat_code("user_annotation")
+    host = np.flatnonzero(is_host)
+    thread = columns.pid[host] * (len(keys) + 1) + columns.tid[host]
+    thread_code = pd.factorize(thread, sort=True)[0].astype(np.int64, copy=False)
+    order = host[_order(start[host], -end[host], thread_code)]
+    del thread_code
+    thread_sorted = columns.pid[order] * (len(keys) + 1) + columns.tid[order]
+    bounds = np.flatnonzero(np.diff(thread_sorted)) + 1
+    del thread, thread_sorted
+    pieces: list[Piece] = []
+    for a, b in zip(
+        np.concatenate(([0], bounds)).tolist(),
+        np.concatenate((bounds, [len(order)])).tolist(),
+        strict=True,
+    ):
+        rows = order[a:b]
+        own = np.where(columns.cat[rows] == annotation, name_line[columns.name[rows]], -1)
+        pieces += _cut_thread(start[rows], end[rows], own)
+    depth[order], line[order] = walk(pieces)
+    return depth, line, order
+
+
+def _device_lines(columns: TraceColumns, line: I64, order: I64, dev: I64) -> None:
+    """GPU events take the line of the runtime call (correlation) or op (External id) behind
+    them; ``line`` is filled in place at the rows ``dev``."""
+    with_line = order[line[order] >= 0]  # in the walk's order, for "first line wins"
+    corr_line = _lookup(columns.corr[with_line], line[with_line], last=True)
+    ext_line = _lookup(columns.ext_id[with_line], line[with_line], last=False)
+    by_corr = corr_line(columns.corr[dev])
+    by_ext = ext_line(columns.ext_id[dev])
+    line[dev] = np.where(by_corr > 0, by_corr, by_ext)
+
+
+@dataclass
+class _Lanes:
+    """The lanes as they are met: each row's lane (-1 for none) and each lane's (id, title,
+    kind)."""
+
+    columns: TraceColumns
+    line: I64
+    lane_of: I64
+    info: list[tuple[str, str, str]]
+    key: dict[tuple[str, int, int], int]
+    #: A CPU thread that runs autograd nodes and no line of the user's: the backward engine's
+    #: own thread (``pt_autograd_0`` on CUDA), said in its lane's title.
+    engine_name: npt.NDArray[np.bool_]
+
+    @classmethod
+    def start(cls, columns: TraceColumns, line: I64) -> _Lanes:
+        engine_name = np.array(
+            [s.startswith(BACKWARD_PREFIX) for s in columns.names] + [False], dtype=bool
+        )
+        lane_of = np.full(len(columns), -1, dtype=np.int64)
+        return cls(columns, line, lane_of, [], {}, engine_name)
+
+    def add(self, mask: npt.NDArray[np.bool_], kind: str, a: I64, b: I64) -> None:
+        """The lanes of the rows of ``mask``, one per (``a``, ``b``) pair."""
+        columns, keys = self.columns, self.columns.keys
+        rows = np.flatnonzero(mask)
+        if not len(rows):
+            return
+        pairs = a[rows] * (len(keys) + 1) + b[rows]
+        # A hash table, not a sort: a lane's index does not depend on the order met (the
+        # lanes are ordered by their ids below).
+        inverse, uniq = pd.factorize(pairs)
+        engine = np.zeros(len(uniq), dtype=bool)
+        lined = np.zeros(len(uniq), dtype=bool)
+        if kind == "cpu":
+            np.logical_or.at(engine, inverse, self.engine_name[columns.name[rows]])
+            np.logical_or.at(lined, inverse, self.line[rows] >= 0)
+        codes = []
+        for i, pair in enumerate(uniq.tolist()):
+            ka, kb = divmod(pair, len(keys) + 1)
+            if kind == "cpu":
+                title = f"CPU thread {keys[kb]}"
+                if engine[i] and not lined[i]:
+                    title += " · backward (autograd engine)"
+                info = (f"cpu-{keys[ka]}-{keys[kb]}", title, "cpu")
+            elif kind == "gpu":
+                title = f"{columns.device_kind} {keys[ka]} · stream {keys[kb]}"
+                info = (f"gpu-{keys[ka]}-{keys[kb]}", title, "gpu")
+            else:
+                info = ("runtime", runtime_title(columns.device_kind), "runtime")
+            codes.append(self.key.setdefault((info[0], 0, 0), len(self.info)))
+            if codes[-1] == len(self.info):
+                self.info.append(info)
+        self.lane_of[rows] = np.array(codes, dtype=np.int64)[inverse]
+
+    def ranked(self) -> tuple[list[int], I64]:
+        """The lanes in the timeline's order (CPU, runtime, GPU; by id), and each row's place
+        in it (the lane count for a row of no lane)."""
+        info = self.info
+        lane_order = sorted(range(len(info)), key=lambda i: (_LANE_ORDER[info[i][2]], info[i][0]))
+        rank = np.empty(len(info) + 1, dtype=np.int64)
+        rank[lane_order] = np.arange(len(lane_order))
+        rank[-1] = len(info)
+        return lane_order, rank[self.lane_of]
+
+
+def _labels(columns: TraceColumns, is_kernel: npt.NDArray[np.bool_]) -> tuple[list[str], I64]:
+    """Strings: the names, and the short kernel names as labels (each name's label code)."""
+    strings = list(columns.names)
+    label_of = np.arange(len(strings) + 1, dtype=np.int64)
+    kernel_names = np.unique(columns.name[is_kernel]).tolist()
+    index = {s: i for i, s in enumerate(strings)}
+    for code in kernel_names:
+        short = short_kernel_name(strings[code])
+        if short not in index:
+            index[short] = len(strings)
+            strings.append(short)
+        label_of[code] = index[short]
+    return strings, label_of
+
+
+def _shown_cats(cats: list[str]) -> tuple[list[str], I64]:
+    """The categories shown (kernel, memcpy and memset always among them), and each category
+    code's shown code."""
+    out_cats = list(cats)
+    for kind in ("kernel", "memcpy", "memset"):
+        if kind not in out_cats:
+            out_cats.append(kind)
+    cat_index = {c: i for i, c in enumerate(out_cats)}
+    shown_cat = np.array([cat_index[_DEVICE.get(c, c)] for c in cats] + [0], dtype=np.int64)
+    return out_cats, shown_cat
+
+
+def _segments(
+    lane_of: I64,
+    lane_rank: I64,
+    depth: I64,
+    start: F64,
+    end: F64,
+    dur: F64,
+    is_device: npt.NDArray[np.bool_],
+) -> tuple[I64, I64, F64]:
+    """Order: lane, depth, start; ties as an event-by-event walk meets them (host events
+    longest first, then file order). The rows of a lane in that order, the segments (see
+    `TraceStore`) and the running maximum of the ends within each."""
+    kept = np.flatnonzero(lane_of >= 0)
+    group = lane_rank[kept] * (int(depth.max()) + 1)
+    group += depth[kept]
+    tie = np.where(is_device[kept], 0.0, -dur[kept])
+    sort = kept[_order(start[kept], tie, group)]
+    del tie, kept, group
+    seg_key = lane_rank[sort] * (int(depth.max()) + 1) + depth[sort]
+    seg_bounds = np.flatnonzero(np.diff(seg_key)) + 1
+    # No event on any lane (only events of no known kind): no segment at all.
+    firsts = np.concatenate(([0], seg_bounds)) if len(sort) else np.zeros(0, dtype=np.int64)
+    stops = np.concatenate((seg_bounds, [len(sort)])) if len(sort) else firsts
+    segments = np.stack(
+        [lane_rank[sort][firsts], depth[sort][firsts], firsts, stops], axis=1
+    ).astype(np.int64)
+    s_end = end[sort]
+    reach = np.empty_like(s_end)
+    for a, b in zip(firsts.tolist(), stops.tolist(), strict=True):
+        reach[a:b] = np.maximum.accumulate(s_end[a:b])
+    return sort, segments, reach
+
+
 def build_store(
     columns: TraceColumns,
     *,
@@ -404,157 +581,34 @@ def build_store(
     end = start + dur
     # As the trace's clock has it: the last end minus the first start (not the rebased ends).
     span = max(float((columns.ts + dur).max()) - t0, 1e-9)
-    cats = list(columns.cats)
     is_cpu = columns.cat_in(_CPU)
     is_runtime = columns.cat_in(_RUNTIME)
     is_device = columns.cat_in(frozenset(_DEVICE))
     is_kernel = columns.cat_in(frozenset(c for c, k in _DEVICE.items() if k == "kernel"))
-    keys = columns.keys
 
-    # Depths and source lines per CPU thread (its CPU events and runtime calls together).
-    depth = np.zeros(n, dtype=np.int64)
-    line = np.full(n, -1, dtype=np.int64)
-    name_line = np.array(
-        [
-            # another file's line (a deep whole run) is not a line of this one
-            int(m.group("line")) if (m := LINE_RANGE_RE.match(s)) and not m.group("file") else -1
-            for s in columns.names
-        ]
-        + [-1],
-        dtype=np.int64,
-    )
-    annotation = columns.cat_code("user_annotation")
-    host = np.flatnonzero(is_cpu | is_runtime)
-    thread = columns.pid[host] * (len(keys) + 1) + columns.tid[host]
-    thread_code = pd.factorize(thread, sort=True)[0].astype(np.int64, copy=False)
-    order = host[_order(start[host], -end[host], thread_code)]
-    del thread_code
-    thread_sorted = columns.pid[order] * (len(keys) + 1) + columns.tid[order]
-    bounds = np.flatnonzero(np.diff(thread_sorted)) + 1
-    del thread, thread_sorted
-    pieces: list[Piece] = []
-    for a, b in zip(
-        np.concatenate(([0], bounds)).tolist(),
-        np.concatenate((bounds, [len(order)])).tolist(),
-        strict=True,
-    ):
-        rows = order[a:b]
-        own = np.where(columns.cat[rows] == annotation, name_line[columns.name[rows]], -1)
-        pieces += _cut_thread(start[rows], end[rows], own)
-    depth[order], line[order] = (walk or walk_pieces)(pieces)
-    del pieces
+    depth, line, order = _host_walk(columns, start, end, is_cpu | is_runtime, walk or walk_pieces)
     depth[is_runtime] = 0
-
-    # GPU events take the line of the runtime call (correlation) or op (External id) behind them.
-    with_line = order[line[order] >= 0]  # in the walk's order, for "first line wins"
+    _device_lines(columns, line, order, np.flatnonzero(is_device))
     del order
-    corr_line = _lookup(columns.corr[with_line], line[with_line], last=True)
-    ext_line = _lookup(columns.ext_id[with_line], line[with_line], last=False)
-    dev = np.flatnonzero(is_device)
-    by_corr = corr_line(columns.corr[dev])
-    by_ext = ext_line(columns.ext_id[dev])
-    line[dev] = np.where(by_corr > 0, by_corr, by_ext)
 
-    # Lanes.
-    lane_key: dict[tuple[str, int, int], int] = {}
-    lane_of = np.full(n, -1, dtype=np.int64)
-    lane_info: list[tuple[str, str, str]] = []
+    lanes = _Lanes.start(columns, line)
+    lanes.add(is_cpu & ~is_runtime, "cpu", columns.pid, columns.tid)
+    lanes.add(is_runtime, "runtime", columns.pid, columns.pid * 0)
+    lanes.add(is_device, "gpu", columns.device, columns.stream)
+    lane_order, lane_rank = lanes.ranked()
+    strings, label_of = _labels(columns, is_kernel)
+    out_cats, shown_cat = _shown_cats(list(columns.cats))
 
-    # A CPU thread that runs autograd nodes and no line of the user's: the backward engine's own
-    # thread (``pt_autograd_0`` on CUDA), said in its lane's title.
-    engine_name = np.array(
-        [s.startswith(BACKWARD_PREFIX) for s in columns.names] + [False], dtype=bool
-    )
-
-    def lanes_for(mask: npt.NDArray[np.bool_], kind: str, a: I64, b: I64) -> None:
-        rows = np.flatnonzero(mask)
-        if not len(rows):
-            return
-        pairs = a[rows] * (len(keys) + 1) + b[rows]
-        # A hash table, not a sort: a lane's index does not depend on the order met (the
-        # lanes are ordered by their ids below).
-        inverse, uniq = pd.factorize(pairs)
-        engine = np.zeros(len(uniq), dtype=bool)
-        lined = np.zeros(len(uniq), dtype=bool)
-        if kind == "cpu":
-            np.logical_or.at(engine, inverse, engine_name[columns.name[rows]])
-            np.logical_or.at(lined, inverse, line[rows] >= 0)
-        codes = []
-        for i, pair in enumerate(uniq.tolist()):
-            ka, kb = divmod(pair, len(keys) + 1)
-            if kind == "cpu":
-                title = f"CPU thread {keys[kb]}"
-                if engine[i] and not lined[i]:
-                    title += " · backward (autograd engine)"
-                info = (f"cpu-{keys[ka]}-{keys[kb]}", title, "cpu")
-            elif kind == "gpu":
-                title = f"{columns.device_kind} {keys[ka]} · stream {keys[kb]}"
-                info = (f"gpu-{keys[ka]}-{keys[kb]}", title, "gpu")
-            else:
-                info = ("runtime", runtime_title(columns.device_kind), "runtime")
-            codes.append(lane_key.setdefault((info[0], 0, 0), len(lane_info)))
-            if codes[-1] == len(lane_info):
-                lane_info.append(info)
-        lane_of[rows] = np.array(codes, dtype=np.int64)[inverse]
-
-    lanes_for(is_cpu & ~is_runtime, "cpu", columns.pid, columns.tid)
-    lanes_for(is_runtime, "runtime", columns.pid, columns.pid * 0)
-    lanes_for(is_device, "gpu", columns.device, columns.stream)
-    lane_order = sorted(range(len(lane_info)), key=lambda i: (_LANE_ORDER[lane_info[i][2]],
-                                                              lane_info[i][0]))  # fmt: skip
-    rank = np.empty(len(lane_info) + 1, dtype=np.int64)
-    rank[lane_order] = np.arange(len(lane_order))
-    rank[-1] = len(lane_info)
-    lane_rank = rank[lane_of]
-
-    # Strings: names, and the short kernel names as labels.
-    strings = list(columns.names)
-    label_of = np.arange(len(strings) + 1, dtype=np.int64)
-    kernel_names = np.unique(columns.name[is_kernel]).tolist()
-    index = {s: i for i, s in enumerate(strings)}
-    for code in kernel_names:
-        short = short_kernel_name(strings[code])
-        if short not in index:
-            index[short] = len(strings)
-            strings.append(short)
-        label_of[code] = index[short]
-    out_cats = list(cats)
-    for kind in ("kernel", "memcpy", "memset"):
-        if kind not in out_cats:
-            out_cats.append(kind)
-    cat_index = {c: i for i, c in enumerate(out_cats)}
-    shown_cat = np.array([cat_index[_DEVICE.get(c, c)] for c in cats] + [0], dtype=np.int64)
-
-    # Order: lane, depth, start; ties as an event-by-event walk meets them (host events
-    # longest first, then file order).
-    kept = np.flatnonzero(lane_of >= 0)
-    group = lane_rank[kept] * (int(depth.max()) + 1)
-    group += depth[kept]
-    tie = np.where(is_device[kept], 0.0, -dur[kept])
-    sort = kept[_order(start[kept], tie, group)]
-    del tie, kept, group
-    seg_key = lane_rank[sort] * (int(depth.max()) + 1) + depth[sort]
-    seg_bounds = np.flatnonzero(np.diff(seg_key)) + 1
-    # No event on any lane (only events of no known kind): no segment at all.
-    firsts = np.concatenate(([0], seg_bounds)) if len(sort) else np.zeros(0, dtype=np.int64)
-    stops = np.concatenate((seg_bounds, [len(sort)])) if len(sort) else firsts
-    segments = np.stack(
-        [lane_rank[sort][firsts], depth[sort][firsts], firsts, stops], axis=1
-    ).astype(np.int64)
-    s_end = end[sort]
-    reach = np.empty_like(s_end)
-    for a, b in zip(firsts.tolist(), stops.tolist(), strict=True):
-        reach[a:b] = np.maximum.accumulate(s_end[a:b])
-    s_start, s_dur = start[sort], dur[sort]
+    sort, segments, reach = _segments(lanes.lane_of, lane_rank, depth, start, end, dur, is_device)
+    s_start, s_end, s_dur = start[sort], end[sort], dur[sort]
     self_dur = _self_times(segments, s_start, s_end, s_dur)
-    lanes = tuple(
-        {"id": lane_info[i][0], "title": lane_info[i][1], "kind": lane_info[i][2]}
-        for i in lane_order
-    )
     return TraceStore(
         span_us=span,
         event_count=n,
-        lanes=lanes,
+        lanes=tuple(
+            {"id": lanes.info[i][0], "title": lanes.info[i][1], "kind": lanes.info[i][2]}
+            for i in lane_order
+        ),
         segments=segments.reshape(-1, 4),
         start=s_start,
         end=s_end,

@@ -487,7 +487,7 @@ class _Lanes:
                 self.info.append(info)
         self.lane_of[rows] = np.array(codes, dtype=np.int64)[inverse]
 
-    def ranked(self) -> tuple[list[int], I64]:
+    def ranked(self) -> tuple[tuple[dict[str, str], ...], I64]:
         """The lanes in the timeline's order (CPU, runtime, GPU; by id), and each row's place
         in it (the lane count for a row of no lane)."""
         info = self.info
@@ -495,7 +495,10 @@ class _Lanes:
         rank = np.empty(len(info) + 1, dtype=np.int64)
         rank[lane_order] = np.arange(len(lane_order))
         rank[-1] = len(info)
-        return lane_order, rank[self.lane_of]
+        lanes = tuple(
+            {"id": info[i][0], "title": info[i][1], "kind": info[i][2]} for i in lane_order
+        )
+        return lanes, rank[self.lane_of]
 
 
 def _labels(columns: TraceColumns, is_kernel: npt.NDArray[np.bool_]) -> tuple[list[str], I64]:
@@ -558,6 +561,14 @@ def _segments(
     return sort, segments, reach
 
 
+def _empty_store(summary: dict[str, Any] | None) -> TraceStore:
+    """The store of a trace with no events."""
+    empty_f, empty_i = np.zeros(0), np.zeros(0, dtype=np.int64)
+    return TraceStore(0.0, 0, (), np.zeros((0, 4), dtype=np.int64), empty_f, empty_f,
+                      empty_f, empty_f, empty_i, empty_i, empty_i, empty_i, empty_f, (),
+                      (), summary)  # fmt: skip
+
+
 def build_store(
     columns: TraceColumns,
     *,
@@ -571,10 +582,7 @@ def build_store(
     if progress:
         progress(0.8, "laying out the timeline")
     if n == 0:
-        empty_f, empty_i = np.zeros(0), np.zeros(0, dtype=np.int64)
-        return TraceStore(0.0, 0, (), np.zeros((0, 4), dtype=np.int64), empty_f, empty_f,
-                          empty_f, empty_f, empty_i, empty_i, empty_i, empty_i, empty_f, (),
-                          (), summary)  # fmt: skip
+        return _empty_store(summary)
     t0 = float(columns.ts.min())
     start = columns.ts - t0
     dur = columns.dur
@@ -595,7 +603,7 @@ def build_store(
     lanes.add(is_cpu & ~is_runtime, "cpu", columns.pid, columns.tid)
     lanes.add(is_runtime, "runtime", columns.pid, columns.pid * 0)
     lanes.add(is_device, "gpu", columns.device, columns.stream)
-    lane_order, lane_rank = lanes.ranked()
+    lane_rows, lane_rank = lanes.ranked()
     strings, label_of = _labels(columns, is_kernel)
     out_cats, shown_cat = _shown_cats(list(columns.cats))
 
@@ -605,10 +613,7 @@ def build_store(
     return TraceStore(
         span_us=span,
         event_count=n,
-        lanes=tuple(
-            {"id": lanes.info[i][0], "title": lanes.info[i][1], "kind": lanes.info[i][2]}
-            for i in lane_order
-        ),
+        lanes=lane_rows,
         segments=segments.reshape(-1, 4),
         start=s_start,
         end=s_end,

@@ -284,6 +284,36 @@ def _rule_text(message: str) -> tuple[str, str | None]:
     return strip_markup(message), url.group(1) if url else None
 
 
+def _pc_source(action: Any, pc: int) -> tuple[str | None, int | None, str]:
+    """A PC's source file and line (``None`` where the report has none) and its SASS."""
+    info = action.source_info(pc)
+    file = str(info.file_name()) if info is not None and info.file_name() else None
+    line = int(info.line()) if info is not None and info.line() else None
+    try:
+        sass = str(action.sass_by_pc(pc) or "").strip()
+    except Exception:
+        sass = ""
+    return file, line, sass
+
+
+def _action_rules(action: Any) -> dict[str, dict[str, str]]:
+    """The report's rule results that say something: title, message and link, by rule id."""
+    rules: dict[str, dict[str, str]] = {}
+    try:
+        for rule in action.rule_results_as_dicts():
+            message = rule.get("rule_message") or {}
+            if message.get("message"):
+                text, url = _rule_text(str(message.get("message")))
+                rules[str(rule.get("rule_identifier"))] = {
+                    "title": str(message.get("title") or rule.get("name") or ""),
+                    "message": text,
+                    **({"url": url} if url else {}),
+                }
+    except Exception:
+        pass
+    return rules
+
+
 def _action_pcs(action: Any) -> KernelPcs | None:
     """One action's PCs; ``None`` when it holds no source counters."""
     inst = action.metric_by_name("inst_executed")
@@ -307,13 +337,7 @@ def _action_pcs(action: Any) -> KernelPcs | None:
     records: list[PcRecord] = []
     for pc in pcs:
         offset = pc - base
-        info = action.source_info(pc)
-        file = str(info.file_name()) if info is not None and info.file_name() else None
-        line = int(info.line()) if info is not None and info.line() else None
-        try:
-            sass = str(action.sass_by_pc(pc) or "").strip()
-        except Exception:
-            sass = ""
+        file, line, sass = _pc_source(action, pc)
         records.append(
             PcRecord(
                 offset=offset,
@@ -330,19 +354,7 @@ def _action_pcs(action: Any) -> KernelPcs | None:
         files = {str(k): str(v) for k, v in dict(action.source_files()).items()}
     except Exception:
         files = {}
-    rules: dict[str, dict[str, str]] = {}
-    try:
-        for rule in action.rule_results_as_dicts():
-            message = rule.get("rule_message") or {}
-            if message.get("message"):
-                text, url = _rule_text(str(message.get("message")))
-                rules[str(rule.get("rule_identifier"))] = {
-                    "title": str(message.get("title") or rule.get("name") or ""),
-                    "message": text,
-                    **({"url": url} if url else {}),
-                }
-    except Exception:
-        pass
+    rules = _action_rules(action)
     duration = _scalar(action, "gpu__time_duration.sum")
     return KernelPcs(
         name=str(action.name()),

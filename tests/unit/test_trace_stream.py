@@ -397,3 +397,59 @@ def test_the_nesting_walked_in_two_processes_is_the_walk_in_one(
                   "self_dur"):  # fmt: skip
         np.testing.assert_array_equal(getattr(two, field), getattr(one, field), field)
     assert (one.line >= 0).any()
+
+
+def test_a_pftrace_decodes_every_field_it_reads() -> None:
+    """Characterisation of `trace_from_pftrace` beyond the hand-built trace: two packet
+    sequences with their own interned names (one cleared and refilled), annotations of every
+    value type, a track with no process (its uuid stands for the pid, its name for the tid), a
+    thread track whose process is two tracks up, nested slices on one track, an end with no
+    begin, a packet without a timestamp and one without an event."""
+    a, b = _f(10, 1), _f(10, 2)
+
+    def interned(seq: bytes, *entries: bytes, clear: bool = False) -> bytes:
+        return _packet(seq, *([_f(13, 1)] if clear else []), _f(12, b"".join(entries)))
+
+    def entry(kind: int, iid: int, name: str) -> bytes:
+        return _f(kind, _f(1, iid) + _f(2, name))
+
+    def event(seq: bytes, ts: int, kind: int, uuid: int, *fields: bytes) -> bytes:
+        return _packet(seq, _f(8, ts), _f(11, _f(9, kind) + _f(11, uuid) + b"".join(fields)))
+
+    data = b"".join([
+        _packet(_f(60, _f(1, 10) + _f(3, _f(1, 77)))),  # process 77
+        _packet(_f(60, _f(1, 11) + _f(5, 10))),  # a track under it
+        _packet(_f(60, _f(1, 12) + _f(5, 11) + _f(4, _f(1, 77) + _f(2, 78)))),  # thread 78
+        _packet(_f(60, _f(1, 20) + _f(2, "lonely"))),  # no process anywhere
+        _packet(_f(60, _f(2, "no uuid"))),  # dropped
+        interned(a, entry(1, 1, "cpu_op"), entry(2, 1, "outer"), entry(3, 1, "flag"),
+                 clear=True),
+        interned(b, entry(1, 1, "kernel"), entry(2, 1, "k0"), entry(3, 1, "bytes")),
+        interned(a, entry(2, 2, "inner")),
+        event(a, 5_000, 1, 12, _f(3, 1), _f(10, 1),
+              _f(4, _f(1, 1) + _f(2, 1)),  # bool by interned name
+              _f(4, _f(10, "u") + _f(3, 5)),  # uint
+              _f(4, _f(10, "i") + _f(4, (1 << 64) - 3)),  # negative int
+              _f(4, _f(10, "d") + _f(5, 2.5)),  # double
+              _f(4, _f(10, "s") + _f(6, "text")),  # string
+              _f(4, _f(1, 99) + _f(3, 1))),  # unknown name: dropped
+        event(a, 6_000, 1, 12, _f(3, 1), _f(10, 2)),
+        event(a, 7_500, 2, 12),
+        event(a, 9_000, 2, 12),
+        event(a, 9_500, 2, 12),  # nothing open: ignored
+        event(b, 10_000, 1, 20, _f(3, 1), _f(10, 1), _f(4, _f(1, 1) + _f(3, 4096))),
+        event(b, 12_000, 2, 20),
+        _packet(a, _f(11, _f(9, 1) + _f(11, 12) + _f(23, "no timestamp"))),
+        _packet(a, _f(8, 13_000)),
+    ])  # fmt: skip
+    assert trace_from_pftrace(data) == {
+        "traceEvents": [
+            {"ph": "X", "cat": "cpu_op", "name": "outer", "ts": 5.0, "dur": 4.0,
+             "args": {"flag": True, "u": 5, "i": -3, "d": 2.5, "s": "text"},
+             "pid": 77, "tid": 78},
+            {"ph": "X", "cat": "cpu_op", "name": "inner", "ts": 6.0, "dur": 1.5, "args": {},
+             "pid": 77, "tid": 78},
+            {"ph": "X", "cat": "kernel", "name": "k0", "ts": 10.0, "dur": 2.0,
+             "args": {"bytes": 4096}, "pid": 20, "tid": "lonely"},
+        ]
+    }  # fmt: skip

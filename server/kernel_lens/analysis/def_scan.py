@@ -217,6 +217,17 @@ def _norm(name: str) -> str:
     return name if name.isascii() else unicodedata.normalize("NFKC", name)
 
 
+def _decorator_texts(
+    code: str, decorators: list[tuple[int, int, int]], pos: int
+) -> tuple[str, ...]:
+    """Each decorator's text (after its ``@``, up to the next decorator or the definition at
+    ``pos``)."""
+    return tuple(
+        code[after : (decorators[i + 1][1] if i + 1 < len(decorators) else pos)].strip()
+        for i, (_, _, after) in enumerate(decorators)
+    )
+
+
 class _Scan:
     def __init__(self, code: str) -> None:
         self.code = code
@@ -238,7 +249,6 @@ class _Scan:
         code = self.code
         carried = self.carried
         count = code.count
-        emit = self.defs.append
         pattern = _TOP if not indent else _body_pattern(indent)
         decorators: list[tuple[int, int, int]] = []  # (line, offset of '@', offset after)
         # the definition being read: (kind, name, def line, first line, offsets of its start
@@ -259,14 +269,7 @@ class _Scan:
                 (decorators[0][0], decorators[0][1]) if decorators else (line, pos)
             )
             if pending is not None:
-                kind, name, def_line, p_first, p_start, p_def, texts = pending
-                made = OutlineDef(
-                    kind, name, def_line, p_first, first_line - 1, p_start, p_def, first_pos, texts,
-                    in_class,
-                )  # fmt: skip
-                emit(made)
-                if kind == "class":
-                    self.class_body(made, indent)
+                self._made(pending, first_line - 1, first_pos, in_class, indent)
                 pending = None
             if group == "o":
                 decorators = []
@@ -274,24 +277,30 @@ class _Scan:
             name = m.group(group or 0)
             if not name.isascii():
                 name = unicodedata.normalize("NFKC", name)
-            texts = ()
+            texts: tuple[str, ...] = ()
             if decorators:
-                texts = tuple(
-                    code[after : (decorators[i + 1][1] if i + 1 < len(decorators) else pos)].strip()
-                    for i, (_, _, after) in enumerate(decorators)
-                )
+                texts = _decorator_texts(code, decorators, pos)
                 decorators = []
             kind = "def" if group == "f" else "class"
             pending = (kind, prefix + name, line, first_line, first_pos, pos, texts)
         if pending is not None:
-            kind, name, def_line, p_first, p_start, p_def, texts = pending
-            made = OutlineDef(
-                kind, name, def_line, p_first, line + count("\n", at, end), p_start, p_def, end,
-                texts, in_class,
-            )  # fmt: skip
-            emit(made)
-            if kind == "class":
-                self.class_body(made, indent)
+            self._made(pending, line + count("\n", at, end), end, in_class, indent)
+
+    def _made(
+        self,
+        pending: tuple[str, str, int, int, int, int, tuple[str, ...]],
+        last: int,
+        end: int,
+        in_class: bool,
+        indent: str,
+    ) -> None:
+        """The definition read (``pending``), ending on line ``last`` at offset ``end``; a
+        class's members after it."""
+        kind, name, def_line, p_first, p_start, p_def, texts = pending
+        made = OutlineDef(kind, name, def_line, p_first, last, p_start, p_def, end, texts, in_class)
+        self.defs.append(made)
+        if kind == "class":
+            self.class_body(made, indent)
 
     def class_body(self, cls: OutlineDef, own: str) -> None:
         """The members of a class (its ``class`` line indented by ``own``): the first logical
@@ -316,6 +325,20 @@ class _Scan:
             return
 
 
+def _import_lines(code: str) -> list[int]:
+    """The offsets of the lines with "import" in them (a pattern anchored at every line start
+    costs more)."""
+    starts: list[int] = []
+    at = code.find("import")
+    while at >= 0:
+        line_start = code.rfind("\n", 0, at) + 1
+        if not starts or starts[-1] != line_start:
+            starts.append(line_start)
+        nxt = code.find("\n", at)
+        at = code.find("import", nxt) if nxt >= 0 else -1
+    return starts
+
+
 def _read_imports(code: str) -> tuple[dict[str, set[str]], bool]:
     """Every binding the imports make (``ast``'s, in any order), and whether every ``import``
     keyword was read."""
@@ -326,16 +349,7 @@ def _read_imports(code: str) -> tuple[dict[str, set[str]], bool]:
         bindings.setdefault(_norm(name), set()).add(target)
 
     complete = True
-    # the lines with "import" in them (a pattern anchored at every line start costs more)
-    starts: list[int] = []
-    at = code.find("import")
-    while at >= 0:
-        line_start = code.rfind("\n", 0, at) + 1
-        if not starts or starts[-1] != line_start:
-            starts.append(line_start)
-        nxt = code.find("\n", at)
-        at = code.find("import", nxt) if nxt >= 0 else -1
-    for line_start in starts:
+    for line_start in _import_lines(code):
         m = _IMPORT.match(code, line_start)
         if m is None:
             continue
@@ -456,12 +470,9 @@ def outline_targets(
             gc.enable()
 
 
-def _outline_targets(
-    source: str, scanned: Outline | None
-) -> tuple[list[tuple[OutlineDef, LensRole]], bool]:
-    found = scanned if scanned is not None else outline(source)
-    code = found.code
-    aliases = found.aliases if found.imports_complete else {}
+def _work_pattern(aliases: dict[str, frozenset[str]]) -> re.Pattern[str]:
+    """Tensor work in a function's text: `_WORK`, or a name the imports bind to a tensor
+    module followed by ``.``, ``(`` or ``[``."""
     tensor_names = sorted(
         name
         for name, targets in aliases.items()
@@ -472,22 +483,38 @@ def _outline_targets(
         if tensor_names
         else None
     )
-    work = re.compile(_WORK + ("|" + alias_re if alias_re else ""))
-    functions = found.functions
-    listed = {d.qualname for d in functions}
-    factories = _directive_names(source)
-    lines = source.splitlines() if "kernel-lens" in source else None
-    # nn.Module classes: bases resolved through the imports, or another such class of the file.
-    classes = {d.qualname: d for d in found.defs if d.kind == "class"}
-    modules: dict[str, bool | None] = {}
+    return re.compile(_WORK + ("|" + alias_re if alias_re else ""))
 
-    def is_module(qualname: str, seen: frozenset[str] = frozenset()) -> bool | None:
-        if qualname in modules:
-            return modules[qualname]
-        if qualname in seen or qualname not in classes:
+
+class _Roles:
+    """The role the scan gives each function of an outline (see `outline_targets`)."""
+
+    def __init__(self, source: str, found: Outline) -> None:
+        self.found = found
+        self.code = found.code
+        self.aliases = found.aliases if found.imports_complete else {}
+        self.work = _work_pattern(self.aliases)
+        self.listed = {d.qualname for d in found.functions}
+        self.factories = _directive_names(source)
+        self.lines = source.splitlines() if "kernel-lens" in source else None
+        # nn.Module classes: bases resolved through the imports, or another such class of the
+        # file.
+        self.classes = {d.qualname: d for d in found.defs if d.kind == "class"}
+        self.modules: dict[str, bool | None] = {}
+        # Two defs of one name (``@overload`` stubs, a property's setter): the tree's facts are
+        # the first one's for all (``lens_targets`` keys them by name).
+        self.first: dict[str, OutlineDef] = {}
+        for d in found.functions:
+            self.first.setdefault(d.qualname, d)
+
+    def is_module(self, qualname: str, seen: frozenset[str] = frozenset()) -> bool | None:
+        """Whether the class is an ``nn.Module`` (``None``: the scan cannot tell)."""
+        if qualname in self.modules:
+            return self.modules[qualname]
+        if qualname in seen or qualname not in self.classes:
             return False
-        d = classes[qualname]
-        header = code[d.def_start : d.end].lstrip(" \t")
+        d = self.classes[qualname]
+        header = self.code[d.def_start : d.end].lstrip(" \t")
         m = re.match(r"class[ \t]+\w+[ \t]*(\[[^\]]*\])?[ \t]*", header)
         result: bool | None = False
         if m is not None and header[m.end() : m.end() + 1] == "(":
@@ -496,79 +523,86 @@ def _outline_targets(
             if close < 0 or any(c in inner for c in "([{"):
                 result = None
             else:
-                for part in inner.split(","):
-                    part = part.strip()
-                    if not part or re.match(r"\w+[ \t]*=", part):
-                        continue
-                    base = _DOTTED.fullmatch(part)
-                    if base is None:
-                        continue
-                    name = re.sub(r"[ \t\n]+", "", base.group(1))
-                    if not aliases and not found.imports_complete:
-                        result = None
-                        break
-                    if any(r.startswith("torch.nn") for r in _resolutions(name, aliases)):
-                        result = True
-                        break
-                    sub = is_module(name, seen | {qualname})
-                    if sub is None:
-                        result = None
-                    elif sub:
-                        result = True
-                        break
-        modules[qualname] = result
+                result = self._bases_module(inner, seen | {qualname})
+        self.modules[qualname] = result
         return result
 
-    # Two defs of one name (``@overload`` stubs, a property's setter): the tree's facts are the
-    # first one's for all (``lens_targets`` keys them by name).
-    first: dict[str, OutlineDef] = {}
-    for d in functions:
-        first.setdefault(d.qualname, d)
-    search = work.search
-    launches = found.launches
-    factory = is_input_factory
-    out: list[tuple[OutlineDef, LensRole]] = []
-    add = out.append
-    for d in functions:
+    def _bases_module(self, inner: str, seen: frozenset[str]) -> bool | None:
+        """Whether one of the bases listed in ``inner`` (a class header's parentheses) is an
+        ``nn.Module``."""
+        aliases = self.aliases
+        result: bool | None = False
+        for part in inner.split(","):
+            part = part.strip()
+            if not part or re.match(r"\w+[ \t]*=", part):
+                continue
+            base = _DOTTED.fullmatch(part)
+            if base is None:
+                continue
+            name = re.sub(r"[ \t\n]+", "", base.group(1))
+            if not aliases and not self.found.imports_complete:
+                return None
+            if any(r.startswith("torch.nn") for r in _resolutions(name, aliases)):
+                return True
+            sub = self.is_module(name, seen)
+            if sub is None:
+                result = None
+            elif sub:
+                return True
+        return result
+
+    def role(self, d: OutlineDef) -> LensRole:
         qualname = d.qualname
         name = qualname.rpartition(".")[2]
         if d.decorators:
-            by_decorators = _decorator_role(d, found, aliases)
+            by_decorators = _decorator_role(d, self.found, self.aliases)
             if by_decorators is not None:
-                add((d, by_decorators))
-                continue
+                return by_decorators
         if (name[:2] == "__" and name[-2:] == "__" and name != "__call__") or (
-            factory(name) or name in factories
+            is_input_factory(name) or name in self.factories
         ):
-            add((d, "none"))
-            continue
-        body = first[qualname]
-        role: LensRole = "none"
-        if lines is not None and (
-            _directive_above(lines, d.first_line)[0] is not None
-            or (d.first_line != d.def_line and _directive_above(lines, d.def_line)[0] is not None)
-        ):
-            role = "profile"
-        elif d.is_method and name == "forward" and is_module(qualname.rpartition(".")[0]):
-            role = "profile"
-        elif name[:1] == "_":
-            pass  # a private helper unless the script uses it: the full model knows
-        else:
-            m = search(code, body.def_start, body.end)
-            if m is not None and (m.group()[0] in "]." or _has_work(body, code, work, m)):
-                role = "profile"
-            elif not d.is_method and name + "_inputs" in listed:
-                role = "profile"
-        if role == "profile" and launches:
+            return "none"
+        body = self.first[qualname]
+        role = self._profiled(d, name, body)
+        if role == "profile" and self.found.launches:
             # Sweeps are found through kernel launches in the tree: a function with an int
             # parameter default is left to it (its row could gain a Sweep lens).
+            code = self.code
             head_end = _HEADER_END.search(code, body.def_start, body.end)
             if _INT_DEFAULT.search(
                 code, body.def_start, head_end.start() if head_end else body.end
             ):
                 role = "none"
-        add((d, role))
-    return out, found.process_group
+        return role
+
+    def _profiled(self, d: OutlineDef, name: str, body: OutlineDef) -> LensRole:
+        """``profile`` for a function the scan surely profiles: a directive above it, an
+        ``nn.Module``'s ``forward``, tensor work in a public function, or an ``_inputs``
+        companion."""
+        lines = self.lines
+        if lines is not None and (
+            _directive_above(lines, d.first_line)[0] is not None
+            or (d.first_line != d.def_line and _directive_above(lines, d.def_line)[0] is not None)
+        ):
+            return "profile"
+        if d.is_method and name == "forward" and self.is_module(d.qualname.rpartition(".")[0]):
+            return "profile"
+        if name[:1] == "_":
+            return "none"  # a private helper unless the script uses it: the full model knows
+        m = self.work.search(self.code, body.def_start, body.end)
+        if m is not None and (m.group()[0] in "]." or _has_work(body, self.code, self.work, m)):
+            return "profile"
+        if not d.is_method and name + "_inputs" in self.listed:
+            return "profile"
+        return "none"
+
+
+def _outline_targets(
+    source: str, scanned: Outline | None
+) -> tuple[list[tuple[OutlineDef, LensRole]], bool]:
+    found = scanned if scanned is not None else outline(source)
+    roles = _Roles(source, found)
+    return [(d, roles.role(d)) for d in found.functions], found.process_group
 
 
 def _decorator_role(

@@ -284,6 +284,36 @@ def _rule_text(message: str) -> tuple[str, str | None]:
     return strip_markup(message), url.group(1) if url else None
 
 
+def _pc_source(action: Any, pc: int) -> tuple[str | None, int | None, str]:
+    """A PC's source file and line (``None`` where the report has none) and its SASS."""
+    info = action.source_info(pc)
+    file = str(info.file_name()) if info is not None and info.file_name() else None
+    line = int(info.line()) if info is not None and info.line() else None
+    try:
+        sass = str(action.sass_by_pc(pc) or "").strip()
+    except Exception:
+        sass = ""
+    return file, line, sass
+
+
+def _action_rules(action: Any) -> dict[str, dict[str, str]]:
+    """The report's rule results that say something: title, message and link, by rule id."""
+    rules: dict[str, dict[str, str]] = {}
+    try:
+        for rule in action.rule_results_as_dicts():
+            message = rule.get("rule_message") or {}
+            if message.get("message"):
+                text, url = _rule_text(str(message.get("message")))
+                rules[str(rule.get("rule_identifier"))] = {
+                    "title": str(message.get("title") or rule.get("name") or ""),
+                    "message": text,
+                    **({"url": url} if url else {}),
+                }
+    except Exception:
+        pass
+    return rules
+
+
 def _action_pcs(action: Any) -> KernelPcs | None:
     """One action's PCs; ``None`` when it holds no source counters."""
     inst = action.metric_by_name("inst_executed")
@@ -307,13 +337,7 @@ def _action_pcs(action: Any) -> KernelPcs | None:
     records: list[PcRecord] = []
     for pc in pcs:
         offset = pc - base
-        info = action.source_info(pc)
-        file = str(info.file_name()) if info is not None and info.file_name() else None
-        line = int(info.line()) if info is not None and info.line() else None
-        try:
-            sass = str(action.sass_by_pc(pc) or "").strip()
-        except Exception:
-            sass = ""
+        file, line, sass = _pc_source(action, pc)
         records.append(
             PcRecord(
                 offset=offset,
@@ -330,19 +354,7 @@ def _action_pcs(action: Any) -> KernelPcs | None:
         files = {str(k): str(v) for k, v in dict(action.source_files()).items()}
     except Exception:
         files = {}
-    rules: dict[str, dict[str, str]] = {}
-    try:
-        for rule in action.rule_results_as_dicts():
-            message = rule.get("rule_message") or {}
-            if message.get("message"):
-                text, url = _rule_text(str(message.get("message")))
-                rules[str(rule.get("rule_identifier"))] = {
-                    "title": str(message.get("title") or rule.get("name") or ""),
-                    "message": text,
-                    **({"url": url} if url else {}),
-                }
-    except Exception:
-        pass
+    rules = _action_rules(action)
     duration = _scalar(action, "gpu__time_duration.sum")
     return KernelPcs(
         name=str(action.name()),
@@ -593,6 +605,180 @@ def _file_text(kernel: KernelPcs, file: str, read_files: bool) -> str | None:
     return text
 
 
+def _document_files(
+    kernel: KernelPcs, doc_text: str, doc_path: str | None, read_files: bool
+) -> tuple[dict[str, dict[int, int]], dict[str, str], dict[str, str | None]]:
+    """The report files of ``kernel`` that map onto the document (each file's line → document
+    line), how each mapped (for `KernelLines.files`), and every file's text (``None`` unread)."""
+    doc_lines = doc_text.splitlines()
+    maps: dict[str, dict[int, int]] = {}
+    files: dict[str, str] = {}
+    texts: dict[str, str | None] = {}
+    for file in {p.file for p in kernel.pcs if p.file}:
+        assert file is not None
+        text = _file_text(kernel, file, read_files)
+        texts[file] = text
+        if text is not None:
+            mapping = line_map(text, doc_text)
+            # a helper file sharing a few lines (``import triton``) is not the document
+            used = {p.line for p in kernel.pcs if p.file == file and p.line}
+            hits = sum(1 for n in used if n in mapping)
+            if mapping and hits >= max(1, len(used) // 2):
+                maps[file] = mapping
+                how = "load_inline" if file.endswith((".cu", ".cuh")) else "same text"
+                files[file] = how
+        elif doc_path and os.path.basename(file) == os.path.basename(doc_path):
+            maps[file] = {n: n for n in range(1, len(doc_lines) + 1)}
+            files[file] = "same name (no text in the report)"
+    return maps, files, texts
+
+
+class _Placer:
+    """Which kernel line of the document each PC goes on: its own line when it maps inside the
+    kernel's span, else the line calling the helper it is in, else the kernel line nearest by
+    address."""
+
+    def __init__(
+        self,
+        kernel: KernelPcs,
+        doc_text: str,
+        maps: dict[str, dict[int, int]],
+        texts: dict[str, str | None],
+        span: tuple[int, int] | None,
+    ) -> None:
+        self.doc_text = doc_text
+        self.doc_lines = doc_text.splitlines()
+        self.maps = maps
+        self.texts = texts
+        self.first, self.last = span if span is not None else (1, len(self.doc_lines))
+        self.owned = {p.offset: self.own_line(p) for p in kernel.pcs}
+        order = [p.offset for p in kernel.pcs]
+        self.own_offsets = [o for o in order if self.owned[o] is not None]
+        self.cache: dict[str, tuple[list[int], list[str]]] = {}
+
+    def own_line(self, p: PcRecord) -> int | None:
+        if p.file is None or p.line is None or p.file not in self.maps:
+            return None
+        n = self.maps[p.file].get(p.line)
+        return n if n is not None and self.first <= n <= self.last else None
+
+    def by_address(self, offset: int) -> int | None:
+        own_offsets, owned = self.own_offsets, self.owned
+        i = bisect.bisect_left(own_offsets, offset)
+        if i > 0:
+            return owned[own_offsets[i - 1]]
+        return owned[own_offsets[i]] if i < len(own_offsets) else None
+
+    def helper_of(self, p: PcRecord) -> str | None:
+        if p.file is None or p.line is None:
+            return None
+        if p.file in self.maps:  # the document itself, outside the kernel: its own helper
+            n = self.maps[p.file].get(p.line)
+            return _enclosing_def(self.doc_text, n) if n is not None else None
+        text = self.texts.get(p.file)
+        return _enclosing_def(text, p.line) if text else None
+
+    def caller(self, name: str, depth: int = 0) -> tuple[list[int], list[str]]:
+        """Kernel lines calling ``name`` (directly or through helpers of the embedded files)
+        and the chain of helper names from the kernel's call down."""
+        direct = _call_lines(self.doc_lines, self.first, self.last, name)
+        if direct or depth >= 3:
+            return direct, [name]
+        for text in self.texts.values():
+            if not text:
+                continue
+            for n, row in enumerate(text.splitlines(), start=1):
+                if re.search(rf"(?<![\w]){re.escape(name)}\s*\(", row):
+                    outer = _enclosing_def(text, n)
+                    if outer and outer != name:
+                        found, chain = self.caller(outer, depth + 1)
+                        if found:
+                            return found, [*chain, name]
+        return [], [name]
+
+    def place(self, p: PcRecord) -> tuple[int | None, str | None, bool]:
+        """The PC's line (``None``: nowhere), the helper chain it came through, and whether it
+        was placed by address alone."""
+        line = self.owned[p.offset]
+        if line is not None:
+            return line, None, False
+        helper = self.helper_of(p)
+        if helper is None:
+            return None, None, False
+        if helper not in self.cache:
+            self.cache[helper] = self.caller(helper)
+        sites, chain = self.cache[helper]
+        helper = " → ".join(chain)
+        if len(sites) == 1:
+            return sites[0], helper, False
+        if sites:  # several calls: the one nearest the code around it
+            near = self.by_address(p.offset)
+            return min(sites, key=lambda s: abs(s - (near or s))), helper, False
+        return self.by_address(p.offset), helper, True
+
+
+def _add_pc(
+    out: KernelLines, p: PcRecord, line: int | None, helper: str | None, moved: bool
+) -> None:
+    """Add the PC's figures to its line's (or to the unplaced ones)."""
+    if line is None:
+        out.unplaced_samples += p.samples
+        out.unplaced_executed += p.executed
+        why = f"{os.path.basename(p.file)}:{p.line}" if p.file else "no line information"
+        if why not in out.unplaced_why:
+            out.unplaced_why.append(why)
+        return
+    fig = out.lines.setdefault(line, LineFigures(line=line))
+    fig.samples += p.samples
+    fig.executed += p.executed
+    fig.pcs.append(p.offset)
+    for r, v in p.stalls.items():
+        fig.stalls[r] = fig.stalls.get(r, 0.0) + v
+    if helper and helper not in fig.helpers:
+        fig.helpers.append(helper)
+    fig.by_address = fig.by_address or moved
+
+
+def _add_blame(
+    out: KernelLines,
+    blamed: Mapping[int, Mapping[str, float]],
+    causes: Mapping[int, Mapping[str, str]] | None,
+    links: Mapping[int, Sequence[tuple[int, float]]] | None,
+) -> None:
+    """The blamed samples on the lines, the PCs' links to their culprits and each line's chief
+    cause."""
+    lines = out.lines
+    pc_line = {o: ln for ln, f in lines.items() for o in f.pcs}
+    total = 0.0
+    for offset, reasons in blamed.items():
+        value = float(sum(reasons.values()))
+        total += value
+        ln = pc_line.get(int(offset))
+        if ln is not None:
+            fig = lines[ln]
+            fig.blamed = (fig.blamed or 0.0) + value
+    for fig in lines.values():
+        fig.blamed = fig.blamed or 0.0
+    out.blamed_total = total
+    out.blamed_by_pc = {int(o): float(sum(r.values())) for o, r in blamed.items()}
+    out.waits_on = {
+        int(o): [int(c) for c, _ in targets if int(c) != int(o)]
+        for o, targets in (links or {}).items()
+        if any(int(c) != int(o) for c, _ in targets)
+    }
+    out.pc_causes = {int(o): str(c["cause"]) for o, c in (causes or {}).items() if c.get("cause")}
+    # each line's chief culprit: its pc carrying the most blamed samples that has a cause
+    best: dict[int, float] = {}
+    for offset, reasons in blamed.items():
+        ln = pc_line.get(int(offset))
+        found = (causes or {}).get(int(offset))
+        value = float(sum(reasons.values()))
+        if ln is not None and found and value > best.get(ln, 0.0):
+            best[ln] = value
+            lines[ln].cause = found.get("cause")
+            lines[ln].cause_remedy = found.get("remedy")
+
+
 def fold_lines(
     kernel: KernelPcs,
     doc_text: str,
@@ -615,141 +801,13 @@ def fold_lines(
         blamed: samples per PC offset and reason after the blame (:func:`blamed_samples`).
         read_files: read a helper's file from disk when the report did not embed it.
     """
-    doc_lines = doc_text.splitlines()
-    maps: dict[str, dict[int, int]] = {}
-    files: dict[str, str] = {}
-    texts: dict[str, str | None] = {}
-    for file in {p.file for p in kernel.pcs if p.file}:
-        assert file is not None
-        text = _file_text(kernel, file, read_files)
-        texts[file] = text
-        if text is not None:
-            mapping = line_map(text, doc_text)
-            # a helper file sharing a few lines (``import triton``) is not the document
-            used = {p.line for p in kernel.pcs if p.file == file and p.line}
-            hits = sum(1 for n in used if n in mapping)
-            if mapping and hits >= max(1, len(used) // 2):
-                maps[file] = mapping
-                how = "load_inline" if file.endswith((".cu", ".cuh")) else "same text"
-                files[file] = how
-        elif doc_path and os.path.basename(file) == os.path.basename(doc_path):
-            maps[file] = {n: n for n in range(1, len(doc_lines) + 1)}
-            files[file] = "same name (no text in the report)"
-    first, last = span if span is not None else (1, len(doc_lines))
-
-    def own_line(p: PcRecord) -> int | None:
-        if p.file is None or p.line is None or p.file not in maps:
-            return None
-        n = maps[p.file].get(p.line)
-        return n if n is not None and first <= n <= last else None
-
-    owned = {p.offset: own_line(p) for p in kernel.pcs}
-    order = [p.offset for p in kernel.pcs]
-    own_offsets = [o for o in order if owned[o] is not None]
-
-    def by_address(offset: int) -> int | None:
-        i = bisect.bisect_left(own_offsets, offset)
-        if i > 0:
-            return owned[own_offsets[i - 1]]
-        return owned[own_offsets[i]] if i < len(own_offsets) else None
-
-    def helper_of(p: PcRecord) -> str | None:
-        if p.file is None or p.line is None:
-            return None
-        if p.file in maps:  # the document itself, outside the kernel: its own helper
-            n = maps[p.file].get(p.line)
-            return _enclosing_def(doc_text, n) if n is not None else None
-        text = texts.get(p.file)
-        return _enclosing_def(text, p.line) if text else None
-
-    def caller(name: str, depth: int = 0) -> tuple[list[int], list[str]]:
-        """Kernel lines calling ``name`` (directly or through helpers of the embedded files)
-        and the chain of helper names from the kernel's call down."""
-        direct = _call_lines(doc_lines, first, last, name)
-        if direct or depth >= 3:
-            return direct, [name]
-        for file, text in texts.items():
-            if not text:
-                continue
-            for n, row in enumerate(text.splitlines(), start=1):
-                if re.search(rf"(?<![\w]){re.escape(name)}\s*\(", row):
-                    outer = _enclosing_def(text, n)
-                    if outer and outer != name:
-                        found, chain = caller(outer, depth + 1)
-                        if found:
-                            return found, [*chain, name]
-            del file
-        return [], [name]
-
-    lines: dict[int, LineFigures] = {}
-    out = KernelLines(kernel=kernel, lines=lines, files=files)
-    cache: dict[str, tuple[list[int], list[str]]] = {}
+    maps, files, texts = _document_files(kernel, doc_text, doc_path, read_files)
+    placer = _Placer(kernel, doc_text, maps, texts, span)
+    out = KernelLines(kernel=kernel, lines={}, files=files)
     for p in kernel.pcs:
-        line = owned[p.offset]
-        helper: str | None = None
-        moved = False
-        if line is None:
-            helper = helper_of(p)
-            if helper is not None:
-                if helper not in cache:
-                    cache[helper] = caller(helper)
-                sites, chain = cache[helper]
-                helper = " → ".join(chain)
-                if len(sites) == 1:
-                    line = sites[0]
-                elif sites:  # several calls: the one nearest the code around it
-                    near = by_address(p.offset)
-                    line = min(sites, key=lambda s: abs(s - (near or s)))
-                else:
-                    line, moved = by_address(p.offset), True
-            if line is None:
-                out.unplaced_samples += p.samples
-                out.unplaced_executed += p.executed
-                why = f"{os.path.basename(p.file)}:{p.line}" if p.file else "no line information"
-                if why not in out.unplaced_why:
-                    out.unplaced_why.append(why)
-                continue
-        fig = lines.setdefault(line, LineFigures(line=line))
-        fig.samples += p.samples
-        fig.executed += p.executed
-        fig.pcs.append(p.offset)
-        for r, v in p.stalls.items():
-            fig.stalls[r] = fig.stalls.get(r, 0.0) + v
-        if helper and helper not in fig.helpers:
-            fig.helpers.append(helper)
-        fig.by_address = fig.by_address or moved
+        _add_pc(out, p, *placer.place(p))
     if blamed is not None:
-        pc_line = {o: ln for ln, f in lines.items() for o in f.pcs}
-        total = 0.0
-        for offset, reasons in blamed.items():
-            value = float(sum(reasons.values()))
-            total += value
-            ln = pc_line.get(int(offset))
-            if ln is not None:
-                fig = lines[ln]
-                fig.blamed = (fig.blamed or 0.0) + value
-        for fig in lines.values():
-            fig.blamed = fig.blamed or 0.0
-        out.blamed_total = total
-        out.blamed_by_pc = {int(o): float(sum(r.values())) for o, r in blamed.items()}
-        out.waits_on = {
-            int(o): [int(c) for c, _ in targets if int(c) != int(o)]
-            for o, targets in (links or {}).items()
-            if any(int(c) != int(o) for c, _ in targets)
-        }
-        out.pc_causes = {
-            int(o): str(c["cause"]) for o, c in (causes or {}).items() if c.get("cause")
-        }
-        # each line's chief culprit: its pc carrying the most blamed samples that has a cause
-        best: dict[int, float] = {}
-        for offset, reasons in blamed.items():
-            ln = pc_line.get(int(offset))
-            found = (causes or {}).get(int(offset))
-            value = float(sum(reasons.values()))
-            if ln is not None and found and value > best.get(ln, 0.0):
-                best[ln] = value
-                lines[ln].cause = found.get("cause")
-                lines[ln].cause_remedy = found.get("remedy")
+        _add_blame(out, blamed, causes, links)
     return out
 
 

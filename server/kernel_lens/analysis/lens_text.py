@@ -466,6 +466,28 @@ def compared_lens_title(result: Mapping[str, Any], line_no: int) -> str | None:
     return "$(zap) " + compare_lens_text(row, cuda=result.get("device_kind") == "cuda")
 
 
+def _line_lead(line: dict[str, Any], ops: list[dict[str, Any]], *, cuda: bool) -> str:
+    """What leads a line's ops in its lens: its forward and backward time (on a CPU, how its
+    share splits between them), or on CUDA the total of several ops; else nothing."""
+    backward = line.get("backward")
+    if backward and cuda:
+        return (
+            f"fwd {format_us(float(line.get('device_us') or 0.0))} · "
+            f"bwd {format_us(float(backward.get('device_us') or 0.0))}"
+        )
+    if backward:
+        # On a CPU the line's share (its lead) covers both passes: say how it splits.
+        fwd_cpu = sum(float(op.get("cpu_us") or 0.0) for op in line.get("ops") or [])
+        bwd_cpu = float(backward.get("cpu_us") or 0.0)
+        if fwd_cpu + bwd_cpu > 0:
+            bwd_pct = round(100 * bwd_cpu / (fwd_cpu + bwd_cpu))
+            return f"fwd {100 - bwd_pct}% · bwd {bwd_pct}%"
+        return ""
+    if cuda and len(ops) > 1 and line.get("device_us"):
+        return format_us(line["device_us"])
+    return ""
+
+
 def line_lens_title(
     line: dict[str, Any], *, cuda: bool, share: str | None = None, memory_first: bool = True
 ) -> str | None:
@@ -500,21 +522,7 @@ def line_lens_title(
         for op in shared[:MAX_LENS_OPS]
     ]
     title = "  |  ".join(texts)
-    lead = ""
-    if backward and cuda:
-        lead = (
-            f"fwd {format_us(float(line.get('device_us') or 0.0))} · "
-            f"bwd {format_us(float(backward.get('device_us') or 0.0))}"
-        )
-    elif backward:
-        # On a CPU the line's share (its lead) covers both passes: say how it splits.
-        fwd_cpu = sum(float(op.get("cpu_us") or 0.0) for op in line.get("ops") or [])
-        bwd_cpu = float(backward.get("cpu_us") or 0.0)
-        if fwd_cpu + bwd_cpu > 0:
-            bwd_pct = round(100 * bwd_cpu / (fwd_cpu + bwd_cpu))
-            lead = f"fwd {100 - bwd_pct}% · bwd {bwd_pct}%"
-    elif cuda and len(ops) > 1 and line.get("device_us"):
-        lead = format_us(line["device_us"])
+    lead = _line_lead(line, ops, cuda=cuda)
     if lead:
         title = f"{lead} · {title}" if title else lead
     if bpass is not None:
@@ -544,11 +552,10 @@ def error_lens_title(error: Mapping[str, Any]) -> str:
     return f"$(warning) Profile failed: {error.get('kind', 'error')} — {message}"
 
 
-def hover_markdown(result: dict[str, Any], line_no: int, *, word: str | None = None) -> str | None:
-    """Markdown for a hover on 1-based ``line_no`` of a profiled function, or ``None``."""
-    line = next((x for x in result.get("lines") or [] if x["line"] == line_no), None)
-    compared = compared_row(result, line_no)
-    if line is None or not (
+def _hover_worth(line: dict[str, Any] | None, compared: Any) -> bool:
+    """Whether a line has anything for the hover: ops, a comparison, backward, memory, fused
+    kernels or compile time."""
+    return line is not None and bool(
         compared is not None
         or line["ops"]
         or line.get("backward_pass")
@@ -556,39 +563,42 @@ def hover_markdown(result: dict[str, Any], line_no: int, *, word: str | None = N
         or line.get("backward")
         or line.get("shared")
         or line.get("compile")
-    ):
-        return None
-    cuda = result.get("device_kind") == "cuda"
-    ops = list(line["ops"])
-    if word:
-        # The op the hovered word names comes first (``square`` → aten::square).
-        ops.sort(key=lambda op: 0 if op["name"].split("::")[-1] == word else 1)
-    out: list[str] = [f"**Kernel Lens** · line {line_no} · {code_span(line['source'])}", ""]
-    timing = result.get("timing")
-    # On a CPU, each op reads as its share of the measured median; the profiler's own
-    # (inflated) CPU times go in the detail below, labelled, so the big number is not the one
-    # read first.
-    op_shares: dict[int, float] | None = None
-    attributed: list[str] = []
-    median_ms = float(timing.get("median_ms") or 0.0) if timing else 0.0
-    if not cuda and median_ms > 0:
-        # the same whole as the lenses' shares (line_shares): forward and backward ops
-        whole = sum(
-            float(o.get("cpu_us") or 0.0) for x in result.get("lines") or [] for o in all_ops(x)
-        )
-        op_shares = {
-            id(op): (float(op.get("cpu_us") or 0.0) / whole if whole > 0 else 0.0) for op in ops
-        }
+    )
+
+
+def _hover_op_shares(result: dict[str, Any], ops: list[dict[str, Any]]) -> dict[int, float]:
+    """Each op's share of the CPU time the profiler attributed, over the same whole as the
+    lenses' shares (line_shares): forward and backward ops."""
+    whole = sum(
+        float(o.get("cpu_us") or 0.0) for x in result.get("lines") or [] for o in all_ops(x)
+    )
+    return {id(op): (float(op.get("cpu_us") or 0.0) / whole if whole > 0 else 0.0) for op in ops}
+
+
+def _hover_compile_lines(line: dict[str, Any]) -> list[str]:
+    """torch.compile's own time on the line, said apart from its op time."""
     compiled = compile_lens_text(line)
-    if compiled:
-        ids = md_text(
-            ", ".join(str(c) for c in (line.get("compile") or {}).get("compile_ids") or [])
-        )
-        out += [
-            f"**{compiled}** — torch.compile's own time (Dynamo, AOTAutograd, Inductor; "
-            f"compile {ids}), said apart: not the line's op time.",
-            "",
-        ]
+    if not compiled:
+        return []
+    ids = md_text(", ".join(str(c) for c in (line.get("compile") or {}).get("compile_ids") or []))
+    return [
+        f"**{compiled}** — torch.compile's own time (Dynamo, AOTAutograd, Inductor; "
+        f"compile {ids}), said apart: not the line's op time.",
+        "",
+    ]
+
+
+def _hover_op_lines(
+    ops: list[dict[str, Any]],
+    *,
+    cuda: bool,
+    op_shares: dict[int, float] | None,
+    median_ms: float,
+    attributed: list[str],
+) -> list[str]:
+    """One bullet per op (its kernels under it on a GPU); the ops' profiler CPU times are
+    added to ``attributed`` when they read as shares of the median."""
+    out: list[str] = []
     for op in ops:
         chain = " → ".join(code_span(n) for n in [op["name"], *op["dispatch"]])
         out_len = len(out)
@@ -617,31 +627,33 @@ def hover_markdown(result: dict[str, Any], line_no: int, *, word: str | None = N
             )
         if isinstance(op.get("compiled"), dict) and len(out) > out_len:
             out.insert(out_len + 1, compiled_hover_line(op))
-    out.extend(_backward_hover(line, cuda=cuda))
-    shared = line.get("shared") or []
-    if shared:
-        out += ["", "**Fused with other lines** (each kernel counted once, on its first line):"]
-        for op in shared:
-            value = (
-                f"{format_us(op['device_us'])} device"
-                if cuda
-                else f"{format_us(op['cpu_us'])} CPU under the profiler"
-            )
-            where = (op.get("compiled") or {}).get("counted_on") or {}
-            out.append(
-                f"- {'bwd ' if op.get('backward') else ''}{code_span(op['name'])} · {value}"
-                + (f" · counted on line {where.get('line')}" if where.get("line") else "")
-            )
-            out.append(compiled_hover_line(op))
-    if compared is not None:  # Eager vs Compiled: the eager ops against the compiled kernels
-        out.extend(compare_hover_lines(compared, cuda=cuda))
-    out.extend(roofline_hover_lines(result, line))
-    out.extend(memory_hover_lines(result, line))
-    if any(isinstance(op.get("compiled"), dict) for op in [*all_ops(line), *shared]):
-        out += ["", COMPILED_KERNELS_NOTE]
-    elif any(_is_compiled_region(op["name"]) for op in all_ops(line)):
-        out += ["", COMPILED_REGION_NOTE]
-    out.append("")
+    return out
+
+
+def _hover_shared_lines(shared: list[dict[str, Any]], *, cuda: bool) -> list[str]:
+    """The kernels fused with other lines, each counted once on its first line."""
+    if not shared:
+        return []
+    out = ["", "**Fused with other lines** (each kernel counted once, on its first line):"]
+    for op in shared:
+        value = (
+            f"{format_us(op['device_us'])} device"
+            if cuda
+            else f"{format_us(op['cpu_us'])} CPU under the profiler"
+        )
+        where = (op.get("compiled") or {}).get("counted_on") or {}
+        out.append(
+            f"- {'bwd ' if op.get('backward') else ''}{code_span(op['name'])} · {value}"
+            + (f" · counted on line {where.get('line')}" if where.get("line") else "")
+        )
+        out.append(compiled_hover_line(op))
+    return out
+
+
+def _hover_note(
+    result: dict[str, Any], timing: dict[str, Any] | None, *, cuda: bool, attributed: bool
+) -> str:
+    """The hover's italic note: what the figures are, and the function's median."""
     runs = md_text(result.get("profiled_runs", "?"))
     device = md_text(result.get("device", "?"))
     if attributed:
@@ -666,7 +678,15 @@ def hover_markdown(result: dict[str, Any], line_no: int, *, word: str | None = N
             f" Function: {format_time_ms(timing['median_ms'])} median "
             f"±{timing['spread_pct']:.1f}% of {timing['reps']} reps ({how})."
         )
-    out.append(f"_{note}_")
+    return f"_{note}_"
+
+
+def _hover_footer(
+    result: dict[str, Any], timing: dict[str, Any] | None, *, cuda: bool, attributed: list[str]
+) -> list[str]:
+    """The note, how the function was timed, the profiler's CPU detail, the inputs and the
+    timing warning."""
+    out = [_hover_note(result, timing, cuda=cuda, attributed=bool(attributed))]
     out.extend(timing_policy_lines(timing))
     if attributed:
         out.append("")
@@ -683,6 +703,45 @@ def hover_markdown(result: dict[str, Any], line_no: int, *, word: str | None = N
     if warning:
         out.append("")
         out.append(f"⚠ Timing: {md_text(warning)}")
+    return out
+
+
+def hover_markdown(result: dict[str, Any], line_no: int, *, word: str | None = None) -> str | None:
+    """Markdown for a hover on 1-based ``line_no`` of a profiled function, or ``None``."""
+    line = next((x for x in result.get("lines") or [] if x["line"] == line_no), None)
+    compared = compared_row(result, line_no)
+    if line is None or not _hover_worth(line, compared):
+        return None
+    cuda = result.get("device_kind") == "cuda"
+    ops = list(line["ops"])
+    if word:
+        # The op the hovered word names comes first (``square`` → aten::square).
+        ops.sort(key=lambda op: 0 if op["name"].split("::")[-1] == word else 1)
+    out: list[str] = [f"**Kernel Lens** · line {line_no} · {code_span(line['source'])}", ""]
+    timing = result.get("timing")
+    # On a CPU, each op reads as its share of the measured median; the profiler's own
+    # (inflated) CPU times go in the detail below, labelled, so the big number is not the one
+    # read first.
+    median_ms = float(timing.get("median_ms") or 0.0) if timing else 0.0
+    op_shares = _hover_op_shares(result, ops) if not cuda and median_ms > 0 else None
+    attributed: list[str] = []
+    out += _hover_compile_lines(line)
+    out += _hover_op_lines(
+        ops, cuda=cuda, op_shares=op_shares, median_ms=median_ms, attributed=attributed
+    )
+    out.extend(_backward_hover(line, cuda=cuda))
+    shared = line.get("shared") or []
+    out += _hover_shared_lines(shared, cuda=cuda)
+    if compared is not None:  # Eager vs Compiled: the eager ops against the compiled kernels
+        out.extend(compare_hover_lines(compared, cuda=cuda))
+    out.extend(roofline_hover_lines(result, line))
+    out.extend(memory_hover_lines(result, line))
+    if any(isinstance(op.get("compiled"), dict) for op in [*all_ops(line), *shared]):
+        out += ["", COMPILED_KERNELS_NOTE]
+    elif any(_is_compiled_region(op["name"]) for op in all_ops(line)):
+        out += ["", COMPILED_REGION_NOTE]
+    out.append("")
+    out += _hover_footer(result, timing, cuda=cuda, attributed=attributed)
     return "\n".join(out)
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from kernel_lens.analysis.line_attribution import Place, place_instants
@@ -137,6 +138,107 @@ class _Peak:
     live: dict[int, tuple[int, Place | None]] = field(default_factory=dict)
 
 
+def _within(place: Place | None, first_line: int | None, last_line: int | None) -> Place | None:
+    """The place, or ``None`` outside the function's lines (when they are known)."""
+    if place is None:
+        return None
+    if first_line is not None and last_line is not None:
+        if not first_line <= place.line <= last_line:
+            return None
+    return place
+
+
+def _timeline_offset(all_events: list[dict[str, Any]], t0: float) -> float:
+    """The Report's timeline counts from the trace's first complete event: the memory lane's
+    points are put on that clock by this offset."""
+    starts = [
+        float(ev["ts"])
+        for ev in all_events
+        if ev.get("ph") == "X"
+        and isinstance(ev.get("ts"), int | float)
+        and ev.get("dur") is not None
+    ]
+    return t0 - min(starts) if starts else 0.0
+
+
+@dataclass
+class _Replay:
+    """The memory events replayed in order: per (line, device) figures, each device's peak,
+    its timeline of totals and what it allocated outside the function."""
+
+    per: dict[tuple[int, str], MemoryLine] = field(default_factory=dict)
+    peaks: dict[str, _Peak] = field(default_factory=dict)
+    timeline: dict[str, list[tuple[float, int]]] = field(default_factory=dict)
+    outside: dict[str, int] = field(default_factory=dict)
+
+    def run(self, events: list[dict[str, Any]], placed: list[Place | None]) -> None:
+        t0 = float(events[0]["ts"])
+        # The CPU's running total counts from whenever its reporter started and drifts with
+        # the frees of blocks allocated before (their sizes unknown to it): on the CPU the live
+        # total is what the profiled calls allocated and have not freed, replayed by address.
+        cpu_blocks: dict[int, int] = {}
+        cpu_total = 0
+        for i, (ev, place) in enumerate(zip(events, placed, strict=True)):
+            args = ev["args"]
+            device = _device_of(args)
+            size = int(args.get("Bytes") or 0)
+            total = int(args.get("Total Allocated") or 0)
+            if device == "cpu":
+                addr = int(args.get("Addr") or 0)
+                if size > 0:
+                    cpu_blocks[addr] = size
+                    cpu_total += size
+                else:
+                    cpu_total -= cpu_blocks.pop(addr, 0)
+                total = cpu_total
+            self.timeline.setdefault(device, []).append((float(ev["ts"]) - t0, total))
+            peak = self.peaks.setdefault(device, _Peak(device))
+            if total > peak.bytes:
+                peak.bytes, peak.index, peak.place = total, i, place
+            if place is None:
+                if size > 0:
+                    self.outside[device] = self.outside.get(device, 0) + size
+                continue
+            self.add(place, device, size, total)
+
+    def add(self, place: Place, device: str, size: int, total: int) -> None:
+        """One allocation (``size`` > 0) or free on its line."""
+        stat = self.per.get((place.line, device))
+        if stat is None:
+            stat = self.per[(place.line, device)] = MemoryLine(place.line, device)
+        stat.events += 1
+        if size > 0:
+            stat.allocated += size
+            if place.backward:
+                stat.backward_allocated += size
+        else:
+            stat.freed -= size
+        if not place.backward:
+            stat.live = total
+
+
+def _live_at_peaks(
+    events: list[dict[str, Any]], placed: list[Place | None], peaks: dict[str, _Peak]
+) -> None:
+    """What was alive at each device's peak (`_Peak.live`): the allocations replayed by
+    address up to it."""
+    live: dict[str, dict[int, tuple[int, Place | None]]] = {}
+    last_index = max(p.index for p in peaks.values())
+    for i, ev in enumerate(events[: last_index + 1]):
+        args = ev["args"]
+        device = _device_of(args)
+        size = int(args.get("Bytes") or 0)
+        addr = int(args.get("Addr") or 0)
+        blocks = live.setdefault(device, {})
+        if size > 0:
+            blocks[addr] = (size, placed[i])
+        else:
+            blocks.pop(addr, None)
+        peak = peaks[device]
+        if i == peak.index:
+            peak.live = dict(blocks)
+
+
 def attribute_memory(
     trace: Mapping[str, Any],
     *,
@@ -162,94 +264,18 @@ def attribute_memory(
     if not events:
         return {}, None
     all_events = [ev for ev in trace.get("traceEvents", []) if isinstance(ev, dict)]
-    places = place_instants(all_events, events)
-
-    def inside(place: Place | None) -> Place | None:
-        if place is None:
-            return None
-        if first_line is not None and last_line is not None:
-            if not first_line <= place.line <= last_line:
-                return None
-        return place
-
-    per: dict[tuple[int, str], MemoryLine] = {}
-    peaks: dict[str, _Peak] = {}
-    t0 = float(events[0]["ts"])
-    # The Report's timeline counts from the trace's first complete event: the memory lane's
-    # points are put on that clock by this offset.
-    starts = [
-        float(ev["ts"])
-        for ev in all_events
-        if ev.get("ph") == "X"
-        and isinstance(ev.get("ts"), int | float)
-        and ev.get("dur") is not None
-    ]
-    offset = t0 - min(starts) if starts else 0.0
-    timeline: dict[str, list[tuple[float, int]]] = {}
-    outside: dict[str, int] = {}
-    # The CPU's running total counts from whenever its reporter started and drifts with the
-    # frees of blocks allocated before (their sizes unknown to it): on the CPU the live total
-    # is what the profiled calls allocated and have not freed, replayed here by address.
-    cpu_blocks: dict[int, int] = {}
-    cpu_total = 0
-    for i, (ev, raw) in enumerate(zip(events, places, strict=True)):
-        args = ev["args"]
-        device = _device_of(args)
-        size = int(args.get("Bytes") or 0)
-        total = int(args.get("Total Allocated") or 0)
-        if device == "cpu":
-            addr = int(args.get("Addr") or 0)
-            if size > 0:
-                cpu_blocks[addr] = size
-                cpu_total += size
-            else:
-                cpu_total -= cpu_blocks.pop(addr, 0)
-            total = cpu_total
-        place = inside(raw)
-        timeline.setdefault(device, []).append((float(ev["ts"]) - t0, total))
-        peak = peaks.setdefault(device, _Peak(device))
-        if total > peak.bytes:
-            peak.bytes, peak.index, peak.place = total, i, place
-        if place is None:
-            if size > 0:
-                outside[device] = outside.get(device, 0) + size
-            continue
-        stat = per.get((place.line, device))
-        if stat is None:
-            stat = per[(place.line, device)] = MemoryLine(place.line, device)
-        stat.events += 1
-        if size > 0:
-            stat.allocated += size
-            if place.backward:
-                stat.backward_allocated += size
-        else:
-            stat.freed -= size
-        if not place.backward:
-            stat.live = total
-    # what was alive at each device's peak: the allocations replayed by address up to it
-    live: dict[str, dict[int, tuple[int, Place | None]]] = {}
-    last_index = max(p.index for p in peaks.values())
-    for i, ev in enumerate(events[: last_index + 1]):
-        args = ev["args"]
-        device = _device_of(args)
-        size = int(args.get("Bytes") or 0)
-        addr = int(args.get("Addr") or 0)
-        blocks = live.setdefault(device, {})
-        if size > 0:
-            blocks[addr] = (size, inside(places[i]))
-        else:
-            blocks.pop(addr, None)
-        peak = peaks[device]
-        if i == peak.index:
-            peak.live = dict(blocks)
+    placed = [_within(p, first_line, last_line) for p in place_instants(all_events, events)]
+    replay = _Replay()
+    replay.run(events, placed)
+    _live_at_peaks(events, placed, replay.peaks)
     per_line: dict[int, list[dict[str, Any]]] = {}
-    for (line, _device), stat in sorted(per.items()):
+    for (line, _device), stat in sorted(replay.per.items()):
         per_line.setdefault(line, []).append(stat.to_json(runs))
+    offset = _timeline_offset(all_events, float(events[0]["ts"]))
     devices = []
-    for device, peak in sorted(peaks.items()):
-        dev = _peak_json(
-            peak, source_of, _downsample(timeline[device]), outside.get(device, 0), runs
-        )
+    for device, peak in sorted(replay.peaks.items()):
+        timeline = _downsample(replay.timeline[device])
+        dev = _peak_json(peak, source_of, timeline, replay.outside.get(device, 0), runs)
         dev["timeline_offset_us"] = round(offset, 3)
         devices.append(dev)
     return per_line, {"devices": devices, "source": "profile_memory"}
@@ -354,6 +380,62 @@ def _frame_place(
     return None
 
 
+_Where = Callable[[list[Any]], "tuple[str, int] | None"]
+
+
+def _live_groups(
+    snapshot: Mapping[str, Any], device: int | None, where_of: _Where
+) -> tuple[dict[tuple[str, int] | None, int], int]:
+    """The bytes of the snapshot's live blocks by their place (``None``: no frame of the
+    user's), and their total."""
+    groups: dict[tuple[str, int] | None, int] = {}
+    total = 0
+    for seg in snapshot.get("segments") or []:
+        if device is not None and seg.get("device") not in (None, device):
+            continue
+        for block in seg.get("blocks") or []:
+            if block.get("state") != "active_allocated":
+                continue
+            size = int(block.get("size") or 0)
+            total += size
+            where = where_of(block.get("frames") or [])
+            groups[where] = groups.get(where, 0) + size
+    return groups, total
+
+
+def _oom_record(snapshot: Mapping[str, Any], device: int | None) -> Mapping[str, Any] | None:
+    """The device traces' last ``oom`` entry (of ``device``'s trace when it is given)."""
+    oom_record: Mapping[str, Any] | None = None
+    for i, trace in enumerate(snapshot.get("device_traces") or []):
+        if device is not None and i != device:
+            continue
+        for entry in trace:
+            if entry.get("action") == "oom":
+                oom_record = entry
+    return oom_record
+
+
+def _live_rows(
+    groups: dict[tuple[str, int] | None, int],
+    path: str,
+    source_of: Callable[[int], str] | None,
+) -> list[dict[str, Any]]:
+    """The live bytes by line, most first; a line of another file than ``path`` names it."""
+    rows: list[dict[str, Any]] = []
+    for where, size in sorted(groups.items(), key=lambda kv: -kv[1]):
+        if where is None:
+            continue
+        file, line = where
+        row: dict[str, Any] = {"line": line, "bytes": size}
+        if os.path.realpath(file) == os.path.realpath(path):
+            row["source"] = source_of(line) if source_of is not None else ""
+        else:
+            row["file"] = file
+            row["source"] = ""
+        rows.append(row)
+    return rows
+
+
 def oom_from_snapshot(
     snapshot: Mapping[str, Any],
     *,
@@ -377,60 +459,20 @@ def oom_from_snapshot(
         failed_bytes: the size of the allocation that failed (the observer's); else the
             snapshot's ``oom`` record's.
     """
-    groups: dict[tuple[str, int] | None, int] = {}
-    total = 0
-    for seg in snapshot.get("segments") or []:
-        if device is not None and seg.get("device") not in (None, device):
-            continue
-        for block in seg.get("blocks") or []:
-            if block.get("state") != "active_allocated":
-                continue
-            size = int(block.get("size") or 0)
-            total += size
-            where = _frame_place(
-                block.get("frames") or [],
-                path=path,
-                first_line=first_line,
-                last_line=last_line,
-                workspace=workspace,
-            )
-            groups[where] = groups.get(where, 0) + size
-    oom_record: Mapping[str, Any] | None = None
-    for i, trace in enumerate(snapshot.get("device_traces") or []):
-        if device is not None and i != device:
-            continue
-        for entry in trace:
-            if entry.get("action") == "oom":
-                oom_record = entry
+    where_of = partial(
+        _frame_place, path=path, first_line=first_line, last_line=last_line, workspace=workspace
+    )
+    groups, total = _live_groups(snapshot, device, where_of)
+    oom_record = _oom_record(snapshot, device)
     if failed_bytes is None and oom_record is not None:
         failed_bytes = int(oom_record.get("size") or 0)
-    failed_at = None
-    if oom_record is not None:
-        failed_at = _frame_place(
-            oom_record.get("frames") or [],
-            path=path,
-            first_line=first_line,
-            last_line=last_line,
-            workspace=workspace,
-        )
-    rows: list[dict[str, Any]] = []
-    for where, size in sorted(groups.items(), key=lambda kv: -kv[1]):
-        if where is None:
-            continue
-        file, line = where
-        row: dict[str, Any] = {"line": line, "bytes": size}
-        if os.path.realpath(file) == os.path.realpath(path):
-            row["source"] = source_of(line) if source_of is not None else ""
-        else:
-            row["file"] = file
-            row["source"] = ""
-        rows.append(row)
+    failed_at = where_of(oom_record.get("frames") or []) if oom_record is not None else None
     out: dict[str, Any] = {
         "device": f"cuda:{device}" if device is not None else "cuda",
         "label": device_label(f"cuda:{device}") if device is not None else "GPU",
         "failed_bytes": failed_bytes,
         "live_bytes": total,
-        "live_by_line": rows[:LIVE_GROUPS],
+        "live_by_line": _live_rows(groups, path, source_of)[:LIVE_GROUPS],
         "no_frame_bytes": groups.get(None, 0),
         "source": "snapshot",
     }

@@ -40,6 +40,151 @@ def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def _timing_rows(timing: dict[str, Any]) -> list[str]:
+    """The function's median, how it was timed, its CUDA graph and the timing's warnings."""
+    how = "CUDA events, L2 flushed" if timing["method"] == "cuda-events" else "perf_counter"
+    out = [
+        f"time   {format_time_ms(timing['median_ms'])} median  ±{timing['spread_pct']:.1f}%  "
+        f"(min {format_time_ms(timing['min_ms'])}, {timing['reps']} reps, {how})"
+    ]
+    policy = timing.get("policy")
+    if isinstance(policy, dict) and policy.get("text"):
+        out.append(f"how    {policy['text']}")
+    graph = timing.get("graph")
+    if isinstance(graph, dict) and "calls" in graph:  # tried: launch-bound on CUDA
+        out.append(f"graph  {_graph_row(graph)}")
+    for warning in timing.get("warnings", []):
+        out.append(f"       ! {warning}")
+    return out
+
+
+def _script_rows(script: dict[str, Any]) -> list[str]:
+    """A script's wall time, its arguments, and the part of it that ran."""
+    out = [f"time   {format_time_ms(script['wall_s'] * 1e3)}  {script['label']}"]
+    if script.get("argv"):
+        out.append(f"argv   {' '.join(script['argv'])}")
+    window = script.get("window")
+    partial = script.get("partial")
+    if isinstance(partial, dict) and partial.get("reason") == "cancelled":
+        out.append(
+            f"partial the run was stopped (Cancel, Ctrl-C) after {partial.get('after_s')} s: "
+            "the lines below are the part that ran"
+        )
+    elif isinstance(partial, dict):
+        out.append(
+            f"partial the run was cut at the time limit after {partial.get('after_s')} s, "
+            "shortly before the job's limit: the lines below are the part that ran (a longer "
+            "limit, --timeout / kernelLens.timeoutSeconds, or a window, --steps, for more)"
+        )
+    elif window:
+        out.append(f"window {window_text(window)}")
+    return out
+
+
+def _other_file_rows(result: dict[str, Any], *, cuda: bool) -> list[str]:
+    """The lines of the other files a script (or a named package) ran, file by file, and the
+    shares of the time by file."""
+    out: list[str] = []
+    files = result.get("files") or {}
+    named = result.get("packages") or {}
+    if (result.get("script") or named) and files:
+        for file, rows in files.items():
+            out.append("")
+            package = next(
+                (n for n, root in named.items() if str(file).startswith(str(root) + "/")),
+                None,
+            )
+            out.append(
+                f"{file} (lines of this workspace file the run executed)"
+                if package is None
+                else f"{file} (lines of the installed package {package})"
+            )
+            out.extend(_line_rows(rows, cuda))
+    by_file = result.get("by_file") or []
+    if named and len(by_file) > 1:
+        key = "device_us" if cuda else "cpu_us"
+        total = sum(float(f.get(key) or 0.0) for f in by_file) or 1.0
+        shares: dict[str, float] = {}
+        for f in by_file:
+            where = str(f.get("package") or "workspace")
+            shares[where] = shares.get(where, 0.0) + float(f.get(key) or 0.0) / total
+        out.append("")
+        out.append(
+            "by file: "
+            + " · ".join(
+                f"{w} {100 * v:.0f}%" for w, v in sorted(shares.items(), key=lambda i: -i[1])
+            )
+        )
+    return out
+
+
+def _inside_rows(lines: list[dict[str, Any]]) -> list[str]:
+    """A line whose time is mostly inside an installed package: said, with the way in."""
+    out: list[str] = []
+    for row in lines:
+        for inside in row.get("inside") or []:
+            if float(inside.get("share") or 0.0) >= 0.5:
+                out.append(
+                    f"line {row.get('line')}: {100 * float(inside['share']):.0f}% inside "
+                    f"{inside['package']} (--in-package {inside['package']} to attribute "
+                    "inside it)"
+                )
+                break
+    return out
+
+
+def _kernel_rows(result: dict[str, Any], *, cuda: bool, width: int) -> list[str]:
+    """The kernels' time on lines and what is not, then the kernels one by one."""
+    out: list[str] = []
+    accounting = result.get("accounting")
+    if cuda and accounting and accounting.get("device_us"):
+        pct = float(accounting["on_lines_pct"])
+        head = "100% on lines" if pct >= 99.995 else f"{pct:.1f}% on lines"
+        out.append("")
+        out.append(f"{format_us(float(accounting['device_us']))} of kernels per call · {head}")
+        for rem in accounting.get("remainder") or []:
+            names = ", ".join(k["name"][:40] for k in rem.get("kernels") or [])
+            out.append(f"  {format_us(float(rem['device_us'])):>9}  {rem['text']}: {names}")
+    kernels = result.get("kernels") or []
+    if kernels:
+        out.append("")
+        out.append("kernels (per call)")
+        for k in kernels:
+            lines_txt = ",".join(str(n) for n in k["lines"])
+            out.append(
+                f"  {format_us(k['device_us']):>9}  ×{k['calls']:<4} line {lines_txt:<8} "
+                f"{_clip(k['name'], width - 36)}"
+            )
+    elif cuda:
+        out.append("no GPU kernels were launched by this function")
+    return out
+
+
+def _per_line_rows(result: dict[str, Any], lines: list[dict[str, Any]], *, width: int) -> list[str]:
+    """The per-line table and what goes with it: other files, packages, memory, kernels."""
+    cuda = result.get("device_kind") == "cuda"
+    out = [""]
+    if result.get("script"):
+        out.append(
+            "per line (the one run of the script; each op on the innermost line of a "
+            "workspace file on the stack; times under the profiler)"
+        )
+    else:
+        out.append(
+            f"per line (per call, from {result.get('profiled_runs', '?')} profiled calls; "
+            "times under the profiler are for attribution, not the function's time)"
+        )
+    header = f"{'line':>5}  {'source':<34} {'op / kernel':<44} {'calls':>5} "
+    header += f"{'device':>9}" if cuda else f"{'cpu':>9}"
+    out.append(header)
+    out.extend(_line_rows(lines, cuda))
+    out.extend(_other_file_rows(result, cuda=cuda))
+    out.extend(_inside_rows(lines))
+    out.extend(_memory_rows(result))
+    out.extend(_kernel_rows(result, cuda=cuda, width=width))
+    return out
+
+
 def format_profile(result: dict[str, Any], *, width: int = 110) -> str:
     """The readable report of one ``run_profile`` result."""
     out: list[str] = []
@@ -47,121 +192,16 @@ def format_profile(result: dict[str, Any], *, width: int = 110) -> str:
     out.append(f"{result['function']}  ·  {where}  ·  {result['device']}")
     timing = result.get("timing")
     if timing:
-        how = "CUDA events, L2 flushed" if timing["method"] == "cuda-events" else "perf_counter"
-        out.append(
-            f"time   {format_time_ms(timing['median_ms'])} median  ±{timing['spread_pct']:.1f}%  "
-            f"(min {format_time_ms(timing['min_ms'])}, {timing['reps']} reps, {how})"
-        )
-        policy = timing.get("policy")
-        if isinstance(policy, dict) and policy.get("text"):
-            out.append(f"how    {policy['text']}")
-        graph = timing.get("graph")
-        if isinstance(graph, dict) and "calls" in graph:  # tried: launch-bound on CUDA
-            out.append(f"graph  {_graph_row(graph)}")
-        for warning in timing.get("warnings", []):
-            out.append(f"       ! {warning}")
+        out.extend(_timing_rows(timing))
     script = result.get("script")
     if script:
-        out.append(f"time   {format_time_ms(script['wall_s'] * 1e3)}  {script['label']}")
-        if script.get("argv"):
-            out.append(f"argv   {' '.join(script['argv'])}")
-        window = script.get("window")
-        partial = script.get("partial")
-        if isinstance(partial, dict) and partial.get("reason") == "cancelled":
-            out.append(
-                f"partial the run was stopped (Cancel, Ctrl-C) after {partial.get('after_s')} s: "
-                "the lines below are the part that ran"
-            )
-        elif isinstance(partial, dict):
-            out.append(
-                f"partial the run was cut at the time limit after {partial.get('after_s')} s, "
-                "shortly before the job's limit: the lines below are the part that ran (a longer "
-                "limit, --timeout / kernelLens.timeoutSeconds, or a window, --steps, for more)"
-            )
-        elif window:
-            out.append(f"window {window_text(window)}")
+        out.extend(_script_rows(script))
     for note in result.get("notes") or []:
         where = f"{note['path']}:" if note.get("path") else "line "
         out.append(f"note   {where}{note.get('line') or '?'}: {note.get('message')}")
     lines = result.get("lines")
     if lines is not None:
-        cuda = result.get("device_kind") == "cuda"
-        out.append("")
-        if script:
-            out.append(
-                "per line (the one run of the script; each op on the innermost line of a "
-                "workspace file on the stack; times under the profiler)"
-            )
-        else:
-            out.append(
-                f"per line (per call, from {result.get('profiled_runs', '?')} profiled calls; "
-                "times under the profiler are for attribution, not the function's time)"
-            )
-        header = f"{'line':>5}  {'source':<34} {'op / kernel':<44} {'calls':>5} "
-        header += f"{'device':>9}" if cuda else f"{'cpu':>9}"
-        out.append(header)
-        out.extend(_line_rows(lines, cuda))
-        files = result.get("files") or {}
-        named = result.get("packages") or {}
-        if (script or named) and files:
-            for file, rows in files.items():
-                out.append("")
-                package = next(
-                    (n for n, root in named.items() if str(file).startswith(str(root) + "/")),
-                    None,
-                )
-                out.append(
-                    f"{file} (lines of this workspace file the run executed)"
-                    if package is None
-                    else f"{file} (lines of the installed package {package})"
-                )
-                out.extend(_line_rows(rows, cuda))
-        by_file = result.get("by_file") or []
-        if named and len(by_file) > 1:
-            key = "device_us" if cuda else "cpu_us"
-            total = sum(float(f.get(key) or 0.0) for f in by_file) or 1.0
-            shares: dict[str, float] = {}
-            for f in by_file:
-                where = str(f.get("package") or "workspace")
-                shares[where] = shares.get(where, 0.0) + float(f.get(key) or 0.0) / total
-            out.append("")
-            out.append(
-                "by file: "
-                + " · ".join(
-                    f"{w} {100 * v:.0f}%" for w, v in sorted(shares.items(), key=lambda i: -i[1])
-                )
-            )
-        for row in lines:
-            for inside in row.get("inside") or []:
-                if float(inside.get("share") or 0.0) >= 0.5:
-                    out.append(
-                        f"line {row.get('line')}: {100 * float(inside['share']):.0f}% inside "
-                        f"{inside['package']} (--in-package {inside['package']} to attribute "
-                        "inside it)"
-                    )
-                    break
-        out.extend(_memory_rows(result))
-        accounting = result.get("accounting")
-        if cuda and accounting and accounting.get("device_us"):
-            pct = float(accounting["on_lines_pct"])
-            head = "100% on lines" if pct >= 99.995 else f"{pct:.1f}% on lines"
-            out.append("")
-            out.append(f"{format_us(float(accounting['device_us']))} of kernels per call · {head}")
-            for rem in accounting.get("remainder") or []:
-                names = ", ".join(k["name"][:40] for k in rem.get("kernels") or [])
-                out.append(f"  {format_us(float(rem['device_us'])):>9}  {rem['text']}: {names}")
-        kernels = result.get("kernels") or []
-        if kernels:
-            out.append("")
-            out.append("kernels (per call)")
-            for k in kernels:
-                lines_txt = ",".join(str(n) for n in k["lines"])
-                out.append(
-                    f"  {format_us(k['device_us']):>9}  ×{k['calls']:<4} line {lines_txt:<8} "
-                    f"{_clip(k['name'], width - 36)}"
-                )
-        elif cuda:
-            out.append("no GPU kernels were launched by this function")
+        out.extend(_per_line_rows(result, lines, width=width))
     summary = result.get("trace")
     if summary:
         busy = summary.get("gpu_busy_pct")

@@ -363,6 +363,59 @@ def _group(
     return sorted(out)
 
 
+def _scoreboard_producers(
+    cfg: Cfg, idx: int, barrier: int, keep: int
+) -> tuple[list[tuple[int, str, bool]], bool]:
+    """The producers the instruction at ``idx`` waits for on scoreboard ``barrier`` (a
+    ``cp.async`` commit stands for its group), and whether an indirect branch may lead here."""
+
+    def sets(x: Instruction, b: int = barrier) -> bool:
+        return x.control is not None and b in x.control.sets
+
+    def drains(x: Instruction, b: int = barrier) -> bool:
+        return x.control is not None and b in x.control.waits
+
+    def limit(x: Instruction, b: int = barrier) -> int | None:
+        if x.base == "DEPBAR" and x.operands and x.operands[0].strip() == f"SB{b}":
+            return int(x.operands[1], 0) if len(x.operands) > 1 else 0
+        return None
+
+    setters, unknown = _walk(
+        cfg, idx, is_setter=sets, drains=drains, limit_at=limit, keep_last=keep
+    )
+    out: list[tuple[int, str, bool]] = []
+    for j, back in setters:
+        prod = cfg.instructions[j]
+        if _is_commit(prod, barrier):
+            members = _group(cfg, j, _is_async_copy, partial(_is_commit, barrier=barrier))
+            out.extend((m, f"SB{barrier} (cp.async group)", back) for m in members)
+        else:
+            out.append((j, f"barrier {barrier}", back))
+    return out, unknown
+
+
+def _wgmma_producers(cfg: Cfg, idx: int, keep: int) -> tuple[list[tuple[int, str, bool]], bool]:
+    """The ``wgmma`` groups a ``WARPGROUP.DEPBAR`` at ``idx`` waits for, and whether an
+    indirect branch may lead here."""
+
+    def commit(x: Instruction) -> bool:
+        return x.base in _GMMA and any(op.strip() == "gsb0" for op in x.operands)
+
+    def wg_limit(x: Instruction) -> int | None:
+        if x.base == "WARPGROUP" and "DEPBAR" in x.modifiers and len(x.operands) > 1:
+            return int(x.operands[1], 0)
+        return None
+
+    setters, unknown = _walk(
+        cfg, idx, is_setter=commit, drains=lambda x: False, limit_at=wg_limit, keep_last=keep
+    )
+    out: list[tuple[int, str, bool]] = []
+    for j, back in setters:
+        members = [j, *_group(cfg, j, lambda x: x.base in _GMMA, commit)]
+        out.extend((m, "gsb0 (wgmma group)", back) for m in members)
+    return out, unknown
+
+
 def _barrier_producers(cfg: Cfg, idx: int, kinds: Sequence[str] | None) -> _Found:
     """Producers the instruction at ``idx`` waits for through its control word (and a
     ``DEPBAR``/``WARPGROUP.DEPBAR``), of the given kinds (``None``: any)."""
@@ -382,47 +435,14 @@ def _barrier_producers(cfg: Cfg, idx: int, kinds: Sequence[str] | None) -> _Foun
             keep = int(ins.operands[1], 0) if len(ins.operands) > 1 else 0
             waits.append((int(sb[2:]), keep))
     for barrier, keep in waits:
-
-        def sets(x: Instruction, b: int = barrier) -> bool:
-            return x.control is not None and b in x.control.sets
-
-        def drains(x: Instruction, b: int = barrier) -> bool:
-            return x.control is not None and b in x.control.waits
-
-        def limit(x: Instruction, b: int = barrier) -> int | None:
-            if x.base == "DEPBAR" and x.operands and x.operands[0].strip() == f"SB{b}":
-                return int(x.operands[1], 0) if len(x.operands) > 1 else 0
-            return None
-
-        setters, unk = _walk(
-            cfg, idx, is_setter=sets, drains=drains, limit_at=limit, keep_last=keep
-        )
+        found, unk = _scoreboard_producers(cfg, idx, barrier, keep)
         unknown = unknown or unk
-        for j, back in setters:
-            prod = cfg.instructions[j]
-            if _is_commit(prod, barrier):
-                members = _group(cfg, j, _is_async_copy, partial(_is_commit, barrier=barrier))
-                out.extend((m, f"SB{barrier} (cp.async group)", back) for m in members)
-            else:
-                out.append((j, f"barrier {barrier}", back))
+        out.extend(found)
     if ins.base == "WARPGROUP" and "DEPBAR" in ins.modifiers and ins.operands:
         keep = int(ins.operands[1], 0) if len(ins.operands) > 1 else 0
-
-        def commit(x: Instruction) -> bool:
-            return x.base in _GMMA and any(op.strip() == "gsb0" for op in x.operands)
-
-        def wg_limit(x: Instruction) -> int | None:
-            if x.base == "WARPGROUP" and "DEPBAR" in x.modifiers and len(x.operands) > 1:
-                return int(x.operands[1], 0)
-            return None
-
-        setters, unk = _walk(
-            cfg, idx, is_setter=commit, drains=lambda x: False, limit_at=wg_limit, keep_last=keep
-        )
+        found, unk = _wgmma_producers(cfg, idx, keep)
         unknown = unknown or unk
-        for j, back in setters:
-            members = [j, *_group(cfg, j, lambda x: x.base in _GMMA, commit)]
-            out.extend((m, "gsb0 (wgmma group)", back) for m in members)
+        out.extend(found)
     if kinds is not None:
         out = [p for p in out if kind_of(cfg.instructions[p[0]]) in kinds]
     if unknown:
@@ -593,6 +613,112 @@ def _category(reason: str) -> str:
     return "other"
 
 
+@dataclass(frozen=True)
+class _Keep:
+    """Samples that stay on their instruction: how (`Kept.category`) and why."""
+
+    category: str
+    why: str
+
+
+def _decide(
+    cfg: Cfg,
+    pc: int,
+    reason: str,
+    cache: dict[tuple[int, tuple[str, ...] | None], _Found],
+) -> tuple[int, list[tuple[int, str, bool]]] | _Keep:
+    """Where the samples of ``reason`` at ``pc`` go: the instruction that waits and the
+    producers it waits for, or why they stay."""
+    idx = cfg.index_of(pc)
+    ins = cfg.instructions[idx] if idx is not None else None
+    if reason not in DEPENDENCY_REASONS:
+        if reason in _KEPT_TEXT:
+            pipe = pipe_of(ins) if ins is not None else "?"
+            return _Keep(_category(reason), _KEPT_TEXT[reason].format(pipe=pipe))
+        return _Keep("other", f"{reason.replace('_', ' ')}: not a dependency stall")
+    if idx is None or ins is None:
+        return _Keep("undecidable", "no instruction at this address in the SASS")
+    if not ins.known:
+        return _Keep("undecidable", f"unknown opcode {ins.base}: not decided")
+    kinds = DEPENDENCY_REASONS[reason]
+    if kinds == ("fixed",):
+        waiter, found = idx, _Found(_fixed_producers(cfg, idx))
+        if not found.producers and _is_group_wait(ins):
+            found = _barrier_producers(cfg, idx, None)
+        if not found.producers and not found.undecidable:
+            return _Keep("no_producer", "wait: a fixed stall count, no register dependency")
+    else:
+        hit = _find_waiter(cfg, idx, kinds, cache)
+        if hit is None:
+            return _Keep(
+                "no_producer", f"{reason.replace('_', ' ')}: no producer found in the SASS"
+            )
+        waiter, found = hit
+    if found.undecidable:
+        return _Keep("undecidable", found.undecidable)
+    prods = found.producers
+    unknown = [cfg.instructions[p[0]].base for p in prods if not cfg.instructions[p[0]].known]
+    if unknown:
+        return _Keep("undecidable", f"unknown opcode {unknown[0]} among the producers: not decided")
+    if not prods:
+        return _Keep("no_producer", f"{reason.replace('_', ' ')}: no producer found in the SASS")
+    return waiter, prods
+
+
+def _moves(
+    cfg: Cfg,
+    pc: int,
+    reason: str,
+    n: float,
+    decided: tuple[int, list[tuple[int, str, bool]]],
+    costs: Mapping[int, Mapping[str, float]],
+) -> list[Move]:
+    """The ``n`` samples of ``reason`` at ``pc`` moved onto the producers the waiting
+    instruction waits for, shared out by their costs."""
+    waiter, prods = decided
+    pcs = [cfg.instructions[p[0]].pc for p in prods]
+    out = []
+    for (_, via, back), cpc, share in zip(prods, pcs, _shares(pcs, costs), strict=True):
+        if share <= 0:
+            continue
+        text = via + (" across the loop's back edge" if back else "")
+        out.append(Move(pc, cfg.instructions[waiter].pc, cpc, reason, n * share, text))
+    return out
+
+
+def _links(
+    samples: Mapping[int, Mapping[str, float]], moves: list[Move]
+) -> tuple[dict[int, list[tuple[int, float]]], dict[int, list[tuple[int, float]]]]:
+    """Each stalled PC's culprits with the share of its recorded samples each took, and each
+    culprit's stalled PCs with the samples moved from each (`StallBlame.links`, ``caused``)."""
+    recorded: dict[int, float] = defaultdict(float)
+    for pc, reasons in samples.items():
+        recorded[pc] += sum(float(v) for v in reasons.values() if float(v) > 0)
+    per_link: dict[int, dict[int, float]] = defaultdict(lambda: defaultdict(float))
+    for m in moves:
+        per_link[m.stalled_pc][m.culprit_pc] += m.samples
+    links = {
+        s: sorted(((c, v / recorded[s]) for c, v in d.items()), key=lambda t: -t[1])
+        for s, d in per_link.items()
+    }
+    back_links: dict[int, dict[int, float]] = defaultdict(lambda: defaultdict(float))
+    for m in moves:
+        back_links[m.culprit_pc][m.stalled_pc] += m.samples
+    caused = {c: sorted(d.items(), key=lambda t: -t[1]) for c, d in back_links.items()}
+    return links, caused
+
+
+def _kept_notes(kept: list[Kept]) -> dict[int, str]:
+    """Each PC's why for the most samples it kept."""
+    notes: dict[int, str] = {}
+    best: dict[int, float] = {}
+    for k in kept:
+        if k.samples > best.get(k.pc, 0.0):
+            best[k.pc] = k.samples
+            notes[k.pc] = k.why
+    return notes
+
+
 def blame_stalls(
     instructions: Sequence[Instruction],
     samples: Mapping[int, Mapping[str, float]],
@@ -628,92 +754,23 @@ def blame_stalls(
             if n <= 0:
                 continue
             total += n
-            idx = cfg.index_of(pc)
-            ins = cfg.instructions[idx] if idx is not None else None
-
-            def keep(
-                category: str, why: str, pc: int = pc, reason: str = reason, n: float = n
-            ) -> None:
-                kept.append(Kept(pc, reason, n, category, why))
+            decided = _decide(cfg, pc, reason, cache)
+            if isinstance(decided, _Keep):
+                kept.append(Kept(pc, reason, n, decided.category, decided.why))
                 by_pc[pc][reason] += n
-
-            if reason not in DEPENDENCY_REASONS:
-                if reason in _KEPT_TEXT:
-                    pipe = pipe_of(ins) if ins is not None else "?"
-                    keep(_category(reason), _KEPT_TEXT[reason].format(pipe=pipe))
-                else:
-                    keep("other", f"{reason.replace('_', ' ')}: not a dependency stall")
                 continue
-            if idx is None or ins is None:
-                keep("undecidable", "no instruction at this address in the SASS")
-                continue
-            if not ins.known:
-                keep("undecidable", f"unknown opcode {ins.base}: not decided")
-                continue
-            kinds = DEPENDENCY_REASONS[reason]
-            if kinds == ("fixed",):
-                waiter, found = idx, _Found(_fixed_producers(cfg, idx))
-                if not found.producers and _is_group_wait(ins):
-                    found = _barrier_producers(cfg, idx, None)
-                if not found.producers and not found.undecidable:
-                    keep("no_producer", "wait: a fixed stall count, no register dependency")
-                    continue
-            else:
-                hit = _find_waiter(cfg, idx, kinds, cache)
-                if hit is None:
-                    keep(
-                        "no_producer", f"{reason.replace('_', ' ')}: no producer found in the SASS"
-                    )
-                    continue
-                waiter, found = hit
-            if found.undecidable:
-                keep("undecidable", found.undecidable)
-                continue
-            prods = found.producers
-            unknown = [
-                cfg.instructions[p[0]].base for p in prods if not cfg.instructions[p[0]].known
-            ]
-            if unknown:
-                keep("undecidable", f"unknown opcode {unknown[0]} among the producers: not decided")
-                continue
-            if not prods:
-                keep("no_producer", f"{reason.replace('_', ' ')}: no producer found in the SASS")
-                continue
-            pcs = [cfg.instructions[p[0]].pc for p in prods]
-            for (_, via, back), cpc, share in zip(prods, pcs, _shares(pcs, costs), strict=True):
-                if share <= 0:
-                    continue
-                text = via + (" across the loop's back edge" if back else "")
-                moves.append(Move(pc, cfg.instructions[waiter].pc, cpc, reason, n * share, text))
-                by_pc[cpc][reason] += n * share
+            for move in _moves(cfg, pc, reason, n, decided, costs):
+                moves.append(move)
+                by_pc[move.culprit_pc][reason] += move.samples
     blamed = sum(m.samples for m in moves)
-    recorded: dict[int, float] = defaultdict(float)
-    for pc, reasons in samples.items():
-        recorded[pc] += sum(float(v) for v in reasons.values() if float(v) > 0)
-    per_link: dict[int, dict[int, float]] = defaultdict(lambda: defaultdict(float))
-    for m in moves:
-        per_link[m.stalled_pc][m.culprit_pc] += m.samples
-    links = {
-        s: sorted(((c, v / recorded[s]) for c, v in d.items()), key=lambda t: -t[1])
-        for s, d in per_link.items()
-    }
-    back_links: dict[int, dict[int, float]] = defaultdict(lambda: defaultdict(float))
-    for m in moves:
-        back_links[m.culprit_pc][m.stalled_pc] += m.samples
-    caused = {c: sorted(d.items(), key=lambda t: -t[1]) for c, d in back_links.items()}
-    notes: dict[int, str] = {}
-    best: dict[int, float] = {}
-    for k in kept:
-        if k.samples > best.get(k.pc, 0.0):
-            best[k.pc] = k.samples
-            notes[k.pc] = k.why
+    links, caused = _links(samples, moves)
     return StallBlame(
         by_pc={pc: dict(r) for pc, r in by_pc.items()},
         links=links,
         caused=caused,
         moves=tuple(moves),
         kept=tuple(kept),
-        notes=notes,
+        notes=_kept_notes(kept),
         total=total,
         blamed=blamed,
         unblamed=total - blamed,
@@ -735,6 +792,98 @@ def _per_request(c: Mapping[str, float], key: str) -> tuple[float, float] | None
         return None
     ideal = c.get(key + "_ideal")
     return value / executed, (ideal / executed if ideal else 0.0)
+
+
+def _explain_kept(instruction: Instruction, reason: str) -> Explanation:
+    """Samples kept on their instruction (a throttle, ``drain``, …): the reason and its
+    remedy."""
+    text = _KEPT_TEXT.get(reason, reason.replace("_", " ")).format(pipe=pipe_of(instruction))
+    remedies = {
+        "math_pipe_throttle": "the kernel is compute-bound here: fewer or cheaper operations",
+        "mio_throttle": "fewer, wider shared-memory instructions; bank-conflict-free layouts",
+        "lg_throttle": "fewer, wider global accesses (vectorise, coalesce)",
+        "drain": "nothing to do unless the stores are uncoalesced",
+        "barrier": "balance the work between warps before the barrier",
+    }
+    return Explanation(text, remedies.get(reason, "nothing specific"))
+
+
+def _explain_global(base: str, c: Mapping[str, float], feeds_mma: bool) -> Explanation:
+    """A global (or local) load, an async copy or an atomic: spills, uncoalesced accesses, a
+    ``tl.dot`` operand, or memory latency."""
+    what = {
+        "LDGSTS": "async copy global → shared (cp.async)",
+        "LDL": "local-memory load (register spill)",
+        "ATOM": "atomic",
+        "ATOMG": "atomic",
+        "RED": "atomic reduction",
+        "REDG": "atomic reduction",
+    }.get(base, "global load")
+    if base == "LDL":
+        return Explanation(what, "reduce register pressure: smaller tiles, fewer live values")
+    per = _per_request(c, "memory_l2_theoretical_sectors_global")
+    if per is not None:
+        got, ideal = per
+        if ideal > 0 and got > 1.25 * ideal:
+            return Explanation(
+                f"{what}, {got:.0f} sectors per request (uncoalesced; ideal {ideal:.0f})",
+                "check coalescing: neighbouring threads should read neighbouring addresses "
+                "(the index's stride, a transposed layout, or stage through shared memory)",
+            )
+        what = f"{what}, {got:.0f} sectors per request"
+    if feeds_mma or base == "LDGSTS":
+        return Explanation(
+            f"{what}, feeding tl.dot (tensor-core MMA waits on its operands)",
+            "raise num_stages (software pipelining keeps later tiles' loads in flight) or "
+            "check BLOCK_K",
+        )
+    return Explanation(
+        f"{what} (memory latency)",
+        "more memory in flight: vectorise, prefetch/num_stages, or more warps",
+    )
+
+
+def _explain_shared(c: Mapping[str, float], feeds_mma: bool) -> Explanation:
+    """A shared-memory load: bank conflicts, a ``tl.dot`` operand, or its latency."""
+    per = _per_request(c, "memory_l1_wavefronts_shared")
+    if per is not None and per[1] > 0 and per[0] > 1.25 * per[1]:
+        ways = per[0] / per[1]
+        return Explanation(
+            f"shared-memory load with bank conflicts ({ways:.0f}-way: {per[0]:.0f} wavefronts "
+            f"per request, ideal {per[1]:.0f})",
+            "pad the shared array (one extra column) or swizzle its layout",
+        )
+    if feeds_mma:
+        return Explanation(
+            "shared-memory load feeding tl.dot", "raise num_stages (software pipelining)"
+        )
+    return Explanation("shared-memory load", "keep more independent work between load and use")
+
+
+def _explain_fixed(base: str) -> Explanation:
+    """An instruction of fixed (or no memory) latency whose result is awaited."""
+    if base in _GMMA or base in ("HMMA", "IMMA"):
+        return Explanation(
+            "tensor-core MMA (tl.dot) results awaited",
+            "the math itself: larger tiles or fewer dependent MMAs per iteration",
+        )
+    if base == "MUFU":
+        return Explanation(
+            "special-function unit (exp, rsqrt, sin, …)",
+            "fewer transcendental operations or their fast approximations",
+        )
+    if base == "LDC":
+        return Explanation(
+            "constant load (kernel arguments)", "nothing to do unless inside a hot loop"
+        )
+    if base in ("S2R", "S2UR"):
+        return Explanation("special-register read (thread or block index)", "nothing to do")
+    if base in ("STG", "ST", "STL", "STS"):
+        return Explanation("store (its source registers are still being read)", "nothing specific")
+    return Explanation(
+        f"fixed-latency {base} result awaited",
+        "more independent instructions between dependent ones (unrolling, more warps)",
+    )
 
 
 def explain(
@@ -760,79 +909,9 @@ def explain(
         x.base in _GMMA or x.base in ("HMMA", "IMMA", "DEPBAR", "WARPGROUP") for x in consumers
     )
     if reason is not None and reason not in DEPENDENCY_REASONS:
-        text = _KEPT_TEXT.get(reason, reason.replace("_", " ")).format(pipe=pipe_of(instruction))
-        remedies = {
-            "math_pipe_throttle": "the kernel is compute-bound here: fewer or cheaper operations",
-            "mio_throttle": "fewer, wider shared-memory instructions; bank-conflict-free layouts",
-            "lg_throttle": "fewer, wider global accesses (vectorise, coalesce)",
-            "drain": "nothing to do unless the stores are uncoalesced",
-            "barrier": "balance the work between warps before the barrier",
-        }
-        return Explanation(text, remedies.get(reason, "nothing specific"))
+        return _explain_kept(instruction, reason)
     if base in ("LDG", "LD", "LDGSTS", "ATOM", "ATOMG", "RED", "REDG") or (base == "LDL"):
-        what = {
-            "LDGSTS": "async copy global → shared (cp.async)",
-            "LDL": "local-memory load (register spill)",
-            "ATOM": "atomic",
-            "ATOMG": "atomic",
-            "RED": "atomic reduction",
-            "REDG": "atomic reduction",
-        }.get(base, "global load")
-        if base == "LDL":
-            return Explanation(what, "reduce register pressure: smaller tiles, fewer live values")
-        per = _per_request(c, "memory_l2_theoretical_sectors_global")
-        if per is not None:
-            got, ideal = per
-            if ideal > 0 and got > 1.25 * ideal:
-                return Explanation(
-                    f"{what}, {got:.0f} sectors per request (uncoalesced; ideal {ideal:.0f})",
-                    "check coalescing: neighbouring threads should read neighbouring addresses "
-                    "(the index's stride, a transposed layout, or stage through shared memory)",
-                )
-            what = f"{what}, {got:.0f} sectors per request"
-        if feeds_mma or base == "LDGSTS":
-            return Explanation(
-                f"{what}, feeding tl.dot (tensor-core MMA waits on its operands)",
-                "raise num_stages (software pipelining keeps later tiles' loads in flight) or "
-                "check BLOCK_K",
-            )
-        return Explanation(
-            f"{what} (memory latency)",
-            "more memory in flight: vectorise, prefetch/num_stages, or more warps",
-        )
+        return _explain_global(base, c, feeds_mma)
     if base in ("LDS", "LDSM", "ATOMS"):
-        per = _per_request(c, "memory_l1_wavefronts_shared")
-        if per is not None and per[1] > 0 and per[0] > 1.25 * per[1]:
-            ways = per[0] / per[1]
-            return Explanation(
-                f"shared-memory load with bank conflicts ({ways:.0f}-way: {per[0]:.0f} wavefronts "
-                f"per request, ideal {per[1]:.0f})",
-                "pad the shared array (one extra column) or swizzle its layout",
-            )
-        if feeds_mma:
-            return Explanation(
-                "shared-memory load feeding tl.dot", "raise num_stages (software pipelining)"
-            )
-        return Explanation("shared-memory load", "keep more independent work between load and use")
-    if base in _GMMA or base in ("HMMA", "IMMA"):
-        return Explanation(
-            "tensor-core MMA (tl.dot) results awaited",
-            "the math itself: larger tiles or fewer dependent MMAs per iteration",
-        )
-    if base == "MUFU":
-        return Explanation(
-            "special-function unit (exp, rsqrt, sin, …)",
-            "fewer transcendental operations or their fast approximations",
-        )
-    if base == "LDC":
-        return Explanation(
-            "constant load (kernel arguments)", "nothing to do unless inside a hot loop"
-        )
-    if base in ("S2R", "S2UR"):
-        return Explanation("special-register read (thread or block index)", "nothing to do")
-    if base in ("STG", "ST", "STL", "STS"):
-        return Explanation("store (its source registers are still being read)", "nothing specific")
-    return Explanation(
-        f"fixed-latency {base} result awaited",
-        "more independent instructions between dependent ones (unrolling, more warps)",
-    )
+        return _explain_shared(c, feeds_mma)
+    return _explain_fixed(base)

@@ -338,65 +338,66 @@ def _uses_gpu(source: str, imports: _Imports) -> bool:
     return imports.gpu or "cuda" in source
 
 
-def lint_timing(source: str, tree: ast.Module | None = None) -> list[TimingIssue]:
-    """Every timing mistake found in ``source`` (empty when it does not parse), by line.
+class _Lint:
+    """The timing rules over a file's scopes; one finding per rule and call (the first kept)."""
 
-    Args:
-        source: the file's text.
-        tree: ``source`` already parsed (one parse per document version in the server).
+    def __init__(self, tree: ast.Module, source: str) -> None:
+        self.imports = _Imports(tree)
+        self.names = _Names(tree)
+        self.gpu = _uses_gpu(source, self.imports)
+        self.found: dict[tuple[Rule, int, int], TimingIssue] = {}
 
-    Returns:
-        The findings, sorted by position; at most one per rule and call.
-    """
-    if tree is None:
-        try:
-            tree = ast.parse(source)
-        except (SyntaxError, ValueError, MemoryError, RecursionError):
-            return []
-    imports = _Imports(tree)
-    names = _Names(tree)
-    gpu = _uses_gpu(source, imports)
-    found: dict[tuple[Rule, int, int], TimingIssue] = {}
-
-    def add(rule: Rule, call: ast.Call, message: str, function: str | None) -> None:
+    def add(self, rule: Rule, call: ast.Call, message: str, function: str | None) -> None:
         line, col, end_line, end_col = _span(call)
-        found.setdefault(
+        self.found.setdefault(
             (rule, line, col), TimingIssue(rule, line, col, end_line, end_col, message, function)
         )
 
-    for scope in _scopes(tree, imports):
-        events = scope.events
+    def scope(self, scope: _Scope) -> None:
+        """Every rule over one scope's events."""
         clock_regions = _clock_regions(scope)
         regions = clock_regions + _event_regions(scope)
+        if self.gpu:
+            self.no_sync(scope, clock_regions)
+        self.elapsed_before_sync(scope)
+        # no-warmup only in files that use torch or triton: a plain script's first call is
+        # not compiled
+        if self.imports.kernels:
+            self.no_warmup(scope, regions)
+        if self.gpu:
+            self.no_l2_flush(scope, regions)
 
-        def timed_function(region: _Region, scope: _Scope = scope) -> str | None:
-            for event in scope.events[region.start + 1 : region.end]:
-                if event.kind == "work" and not event.flush:
-                    resolved = names.resolve(event.call, scope)
-                    if resolved:
-                        return resolved
-            return None
+    def timed_function(self, region: _Region, scope: _Scope) -> str | None:
+        """The function of this file the region times (its first work call that names one)."""
+        for event in scope.events[region.start + 1 : region.end]:
+            if event.kind == "work" and not event.flush:
+                resolved = self.names.resolve(event.call, scope)
+                if resolved:
+                    return resolved
+        return None
 
-        # no-sync
-        if gpu:
-            for region in clock_regions:
-                inner = events[region.start + 1 : region.end]
-                worked = [i for i, e in enumerate(inner) if e.kind == "work"]
-                if not worked:
-                    continue
-                if any(e.kind == "wait" for e in inner[worked[-1] + 1 :]):
-                    continue
-                clock = events[region.end]
-                add(
-                    "no-sync",
-                    clock.call,
-                    f"`{clock.callee}()` is read while the GPU may still be running the work "
-                    "above: kernels launch asynchronously, so this times the launches, not the "
-                    "kernels. Call `torch.cuda.synchronize()` before reading the clock (or use "
-                    "CUDA events).",
-                    timed_function(region),
-                )
-        # elapsed-before-sync
+    def no_sync(self, scope: _Scope, clock_regions: list[_Region]) -> None:
+        events = scope.events
+        for region in clock_regions:
+            inner = events[region.start + 1 : region.end]
+            worked = [i for i, e in enumerate(inner) if e.kind == "work"]
+            if not worked:
+                continue
+            if any(e.kind == "wait" for e in inner[worked[-1] + 1 :]):
+                continue
+            clock = events[region.end]
+            self.add(
+                "no-sync",
+                clock.call,
+                f"`{clock.callee}()` is read while the GPU may still be running the work "
+                "above: kernels launch asynchronously, so this times the launches, not the "
+                "kernels. Call `torch.cuda.synchronize()` before reading the clock (or use "
+                "CUDA events).",
+                self.timed_function(region, scope),
+            )
+
+    def elapsed_before_sync(self, scope: _Scope) -> None:
+        events = scope.events
         for k, event in enumerate(events):
             if event.kind != "elapsed" or not event.call.args:
                 continue
@@ -412,7 +413,7 @@ def lint_timing(source: str, tree: ast.Module | None = None) -> list[TimingIssue
                 for e in events[end + 1 : k]
             )
             if not synced:
-                add(
+                self.add(
                     "elapsed-before-sync",
                     event.call,
                     f"`elapsed_time` is read before `{end_name}` has completed: the event is "
@@ -420,9 +421,10 @@ def lint_timing(source: str, tree: ast.Module | None = None) -> list[TimingIssue
                     f"`{end_name}.synchronize()` (or `torch.cuda.synchronize()`) first.",
                     None,
                 )
-        # no-warmup (only in files that use torch or triton: a plain script's first call is
-        # not compiled)
-        for region in regions if imports.kernels else []:
+
+    def no_warmup(self, scope: _Scope, regions: list[_Region]) -> None:
+        events = scope.events
+        for region in regions:
             start_loops = events[region.start].loops
             if start_loops:
                 continue  # repetitions
@@ -434,49 +436,70 @@ def lint_timing(source: str, tree: ast.Module | None = None) -> list[TimingIssue
             if any(e.callee in before for e in work):
                 continue
             first = work[0]
-            add(
+            self.add(
                 "no-warmup",
                 first.call,
                 f"a single timed call of `{first.callee}` with no warm-up: the first call pays "
                 "for compilation (Triton, torch.compile), autotuning, memory allocation and "
                 "library set-up. Call it a few times before timing, and time many calls.",
-                timed_function(region),
+                self.timed_function(region, scope),
             )
-        # no-l2-flush
-        if gpu:
-            for region in regions:
-                start_loops = events[region.start].loops
-                if not start_loops:
+
+    def no_l2_flush(self, scope: _Scope, regions: list[_Region]) -> None:
+        events = scope.events
+        for region in regions:
+            start_loops = events[region.start].loops
+            if not start_loops:
+                continue
+            loop = start_loops[-1]
+            if not _is_range_loop(loop) or events[region.end].loops[-1:] != (loop,):
+                continue
+            in_loop = [e for e in events if loop in e.loops]
+            if any(e.flush for e in in_loop):
+                continue
+            assigned = _assigned_in(loop)
+            for event in events[region.start + 1 : region.end]:
+                if event.kind != "work":
                     continue
-                loop = start_loops[-1]
-                if not _is_range_loop(loop) or events[region.end].loops[-1:] != (loop,):
+                same = [
+                    a.id
+                    for a in event.call.args
+                    if isinstance(a, ast.Name) and a.id not in assigned
+                ]
+                if not same:
                     continue
-                in_loop = [e for e in events if loop in e.loops]
-                if any(e.flush for e in in_loop):
-                    continue
-                assigned = _assigned_in(loop)
-                for event in events[region.start + 1 : region.end]:
-                    if event.kind != "work":
-                        continue
-                    same = [
-                        a.id
-                        for a in event.call.args
-                        if isinstance(a, ast.Name) and a.id not in assigned
-                    ]
-                    if not same:
-                        continue
-                    add(
-                        "no-l2-flush",
-                        event.call,
-                        f"each repetition times `{event.callee}` on the same tensor "
-                        f"(`{same[0]}`) with no L2 flush in between: from the second repetition "
-                        "on its data is served from the L2 cache (tens of MB), so small "
-                        "kernels look faster than on cold data. Write a large buffer (for "
-                        "example `cache.zero_()` of 256 MB) before each timed call.",
-                        timed_function(region),
-                    )
-                    break
-    return sorted(found.values(), key=lambda i: (i.line, i.col, RULES.index(i.rule)))
+                self.add(
+                    "no-l2-flush",
+                    event.call,
+                    f"each repetition times `{event.callee}` on the same tensor "
+                    f"(`{same[0]}`) with no L2 flush in between: from the second repetition "
+                    "on its data is served from the L2 cache (tens of MB), so small "
+                    "kernels look faster than on cold data. Write a large buffer (for "
+                    "example `cache.zero_()` of 256 MB) before each timed call.",
+                    self.timed_function(region, scope),
+                )
+                break
+
+
+def lint_timing(source: str, tree: ast.Module | None = None) -> list[TimingIssue]:
+    """Every timing mistake found in ``source`` (empty when it does not parse), by line.
+
+    Args:
+        source: the file's text.
+        tree: ``source`` already parsed (one parse per document version in the server).
+
+    Returns:
+        The findings, sorted by position; at most one per rule and call.
+    """
+    if tree is None:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            return []
+    lint = _Lint(tree, source)
+    for scope in _scopes(tree, lint.imports):
+        lint.scope(scope)
+    return sorted(lint.found.values(), key=lambda i: (i.line, i.col, RULES.index(i.rule)))
 
 
 def _is_range_loop(loop: ast.For | ast.While | ast.AsyncFor) -> bool:

@@ -381,37 +381,13 @@ def walk_pieces(pieces: list[Piece]) -> tuple[I64, I64]:
     return np.concatenate(depths), np.concatenate(lines)
 
 
-def build_store(
-    columns: TraceColumns,
-    *,
-    summary: dict[str, Any] | None = None,
-    progress: Progress | None = None,
-    walk: Walk | None = None,
-) -> TraceStore:
-    """Lay out a trace's events for the timeline (see `TraceStore`); ``walk`` nests the threads'
-    pieces (`walk_pieces` by default; the reader process spreads them over processes)."""
+def _host_walk(
+    columns: TraceColumns, start: F64, end: F64, is_host: npt.NDArray[np.bool_], walk: Walk
+) -> tuple[I64, I64, I64]:
+    """Depths and source lines per CPU thread (its CPU events and runtime calls together), and
+    the host rows in the walk's order."""
     n = len(columns)
-    if progress:
-        progress(0.8, "laying out the timeline")
-    if n == 0:
-        empty_f, empty_i = np.zeros(0), np.zeros(0, dtype=np.int64)
-        return TraceStore(0.0, 0, (), np.zeros((0, 4), dtype=np.int64), empty_f, empty_f,
-                          empty_f, empty_f, empty_i, empty_i, empty_i, empty_i, empty_f, (),
-                          (), summary)  # fmt: skip
-    t0 = float(columns.ts.min())
-    start = columns.ts - t0
-    dur = columns.dur
-    end = start + dur
-    # As the trace's clock has it: the last end minus the first start (not the rebased ends).
-    span = max(float((columns.ts + dur).max()) - t0, 1e-9)
-    cats = list(columns.cats)
-    is_cpu = columns.cat_in(_CPU)
-    is_runtime = columns.cat_in(_RUNTIME)
-    is_device = columns.cat_in(frozenset(_DEVICE))
-    is_kernel = columns.cat_in(frozenset(c for c, k in _DEVICE.items() if k == "kernel"))
     keys = columns.keys
-
-    # Depths and source lines per CPU thread (its CPU events and runtime calls together).
     depth = np.zeros(n, dtype=np.int64)
     line = np.full(n, -1, dtype=np.int64)
     name_line = np.array(
@@ -424,7 +400,7 @@ def build_store(
         dtype=np.int64,
     )
     annotation = columns.cat_code("user_annotation")
-    host = np.flatnonzero(is_cpu | is_runtime)
+    host = np.flatnonzero(is_host)
     thread = columns.pid[host] * (len(keys) + 1) + columns.tid[host]
     thread_code = pd.factorize(thread, sort=True)[0].astype(np.int64, copy=False)
     order = host[_order(start[host], -end[host], thread_code)]
@@ -441,32 +417,46 @@ def build_store(
         rows = order[a:b]
         own = np.where(columns.cat[rows] == annotation, name_line[columns.name[rows]], -1)
         pieces += _cut_thread(start[rows], end[rows], own)
-    depth[order], line[order] = (walk or walk_pieces)(pieces)
-    del pieces
-    depth[is_runtime] = 0
+    depth[order], line[order] = walk(pieces)
+    return depth, line, order
 
-    # GPU events take the line of the runtime call (correlation) or op (External id) behind them.
+
+def _device_lines(columns: TraceColumns, line: I64, order: I64, dev: I64) -> None:
+    """GPU events take the line of the runtime call (correlation) or op (External id) behind
+    them; ``line`` is filled in place at the rows ``dev``."""
     with_line = order[line[order] >= 0]  # in the walk's order, for "first line wins"
-    del order
     corr_line = _lookup(columns.corr[with_line], line[with_line], last=True)
     ext_line = _lookup(columns.ext_id[with_line], line[with_line], last=False)
-    dev = np.flatnonzero(is_device)
     by_corr = corr_line(columns.corr[dev])
     by_ext = ext_line(columns.ext_id[dev])
     line[dev] = np.where(by_corr > 0, by_corr, by_ext)
 
-    # Lanes.
-    lane_key: dict[tuple[str, int, int], int] = {}
-    lane_of = np.full(n, -1, dtype=np.int64)
-    lane_info: list[tuple[str, str, str]] = []
 
-    # A CPU thread that runs autograd nodes and no line of the user's: the backward engine's own
-    # thread (``pt_autograd_0`` on CUDA), said in its lane's title.
-    engine_name = np.array(
-        [s.startswith(BACKWARD_PREFIX) for s in columns.names] + [False], dtype=bool
-    )
+@dataclass
+class _Lanes:
+    """The lanes as they are met: each row's lane (-1 for none) and each lane's (id, title,
+    kind)."""
 
-    def lanes_for(mask: npt.NDArray[np.bool_], kind: str, a: I64, b: I64) -> None:
+    columns: TraceColumns
+    line: I64
+    lane_of: I64
+    info: list[tuple[str, str, str]]
+    key: dict[tuple[str, int, int], int]
+    #: A CPU thread that runs autograd nodes and no line of the user's: the backward engine's
+    #: own thread (``pt_autograd_0`` on CUDA), said in its lane's title.
+    engine_name: npt.NDArray[np.bool_]
+
+    @classmethod
+    def start(cls, columns: TraceColumns, line: I64) -> _Lanes:
+        engine_name = np.array(
+            [s.startswith(BACKWARD_PREFIX) for s in columns.names] + [False], dtype=bool
+        )
+        lane_of = np.full(len(columns), -1, dtype=np.int64)
+        return cls(columns, line, lane_of, [], {}, engine_name)
+
+    def add(self, mask: npt.NDArray[np.bool_], kind: str, a: I64, b: I64) -> None:
+        """The lanes of the rows of ``mask``, one per (``a``, ``b``) pair."""
+        columns, keys = self.columns, self.columns.keys
         rows = np.flatnonzero(mask)
         if not len(rows):
             return
@@ -477,8 +467,8 @@ def build_store(
         engine = np.zeros(len(uniq), dtype=bool)
         lined = np.zeros(len(uniq), dtype=bool)
         if kind == "cpu":
-            np.logical_or.at(engine, inverse, engine_name[columns.name[rows]])
-            np.logical_or.at(lined, inverse, line[rows] >= 0)
+            np.logical_or.at(engine, inverse, self.engine_name[columns.name[rows]])
+            np.logical_or.at(lined, inverse, self.line[rows] >= 0)
         codes = []
         for i, pair in enumerate(uniq.tolist()):
             ka, kb = divmod(pair, len(keys) + 1)
@@ -492,22 +482,27 @@ def build_store(
                 info = (f"gpu-{keys[ka]}-{keys[kb]}", title, "gpu")
             else:
                 info = ("runtime", runtime_title(columns.device_kind), "runtime")
-            codes.append(lane_key.setdefault((info[0], 0, 0), len(lane_info)))
-            if codes[-1] == len(lane_info):
-                lane_info.append(info)
-        lane_of[rows] = np.array(codes, dtype=np.int64)[inverse]
+            codes.append(self.key.setdefault((info[0], 0, 0), len(self.info)))
+            if codes[-1] == len(self.info):
+                self.info.append(info)
+        self.lane_of[rows] = np.array(codes, dtype=np.int64)[inverse]
 
-    lanes_for(is_cpu & ~is_runtime, "cpu", columns.pid, columns.tid)
-    lanes_for(is_runtime, "runtime", columns.pid, columns.pid * 0)
-    lanes_for(is_device, "gpu", columns.device, columns.stream)
-    lane_order = sorted(range(len(lane_info)), key=lambda i: (_LANE_ORDER[lane_info[i][2]],
-                                                              lane_info[i][0]))  # fmt: skip
-    rank = np.empty(len(lane_info) + 1, dtype=np.int64)
-    rank[lane_order] = np.arange(len(lane_order))
-    rank[-1] = len(lane_info)
-    lane_rank = rank[lane_of]
+    def ranked(self) -> tuple[tuple[dict[str, str], ...], I64]:
+        """The lanes in the timeline's order (CPU, runtime, GPU; by id), and each row's place
+        in it (the lane count for a row of no lane)."""
+        info = self.info
+        lane_order = sorted(range(len(info)), key=lambda i: (_LANE_ORDER[info[i][2]], info[i][0]))
+        rank = np.empty(len(info) + 1, dtype=np.int64)
+        rank[lane_order] = np.arange(len(lane_order))
+        rank[-1] = len(info)
+        lanes = tuple(
+            {"id": info[i][0], "title": info[i][1], "kind": info[i][2]} for i in lane_order
+        )
+        return lanes, rank[self.lane_of]
 
-    # Strings: names, and the short kernel names as labels.
+
+def _labels(columns: TraceColumns, is_kernel: npt.NDArray[np.bool_]) -> tuple[list[str], I64]:
+    """Strings: the names, and the short kernel names as labels (each name's label code)."""
     strings = list(columns.names)
     label_of = np.arange(len(strings) + 1, dtype=np.int64)
     kernel_names = np.unique(columns.name[is_kernel]).tolist()
@@ -518,15 +513,33 @@ def build_store(
             index[short] = len(strings)
             strings.append(short)
         label_of[code] = index[short]
+    return strings, label_of
+
+
+def _shown_cats(cats: list[str]) -> tuple[list[str], I64]:
+    """The categories shown (kernel, memcpy and memset always among them), and each category
+    code's shown code."""
     out_cats = list(cats)
     for kind in ("kernel", "memcpy", "memset"):
         if kind not in out_cats:
             out_cats.append(kind)
     cat_index = {c: i for i, c in enumerate(out_cats)}
     shown_cat = np.array([cat_index[_DEVICE.get(c, c)] for c in cats] + [0], dtype=np.int64)
+    return out_cats, shown_cat
 
-    # Order: lane, depth, start; ties as an event-by-event walk meets them (host events
-    # longest first, then file order).
+
+def _segments(
+    lane_of: I64,
+    lane_rank: I64,
+    depth: I64,
+    start: F64,
+    end: F64,
+    dur: F64,
+    is_device: npt.NDArray[np.bool_],
+) -> tuple[I64, I64, F64]:
+    """Order: lane, depth, start; ties as an event-by-event walk meets them (host events
+    longest first, then file order). The rows of a lane in that order, the segments (see
+    `TraceStore`) and the running maximum of the ends within each."""
     kept = np.flatnonzero(lane_of >= 0)
     group = lane_rank[kept] * (int(depth.max()) + 1)
     group += depth[kept]
@@ -545,16 +558,62 @@ def build_store(
     reach = np.empty_like(s_end)
     for a, b in zip(firsts.tolist(), stops.tolist(), strict=True):
         reach[a:b] = np.maximum.accumulate(s_end[a:b])
-    s_start, s_dur = start[sort], dur[sort]
+    return sort, segments, reach
+
+
+def _empty_store(summary: dict[str, Any] | None) -> TraceStore:
+    """The store of a trace with no events."""
+    empty_f, empty_i = np.zeros(0), np.zeros(0, dtype=np.int64)
+    return TraceStore(0.0, 0, (), np.zeros((0, 4), dtype=np.int64), empty_f, empty_f,
+                      empty_f, empty_f, empty_i, empty_i, empty_i, empty_i, empty_f, (),
+                      (), summary)  # fmt: skip
+
+
+def build_store(
+    columns: TraceColumns,
+    *,
+    summary: dict[str, Any] | None = None,
+    progress: Progress | None = None,
+    walk: Walk | None = None,
+) -> TraceStore:
+    """Lay out a trace's events for the timeline (see `TraceStore`); ``walk`` nests the threads'
+    pieces (`walk_pieces` by default; the reader process spreads them over processes)."""
+    n = len(columns)
+    if progress:
+        progress(0.8, "laying out the timeline")
+    if n == 0:
+        return _empty_store(summary)
+    t0 = float(columns.ts.min())
+    start = columns.ts - t0
+    dur = columns.dur
+    end = start + dur
+    # As the trace's clock has it: the last end minus the first start (not the rebased ends).
+    span = max(float((columns.ts + dur).max()) - t0, 1e-9)
+    is_cpu = columns.cat_in(_CPU)
+    is_runtime = columns.cat_in(_RUNTIME)
+    is_device = columns.cat_in(frozenset(_DEVICE))
+    is_kernel = columns.cat_in(frozenset(c for c, k in _DEVICE.items() if k == "kernel"))
+
+    depth, line, order = _host_walk(columns, start, end, is_cpu | is_runtime, walk or walk_pieces)
+    depth[is_runtime] = 0
+    _device_lines(columns, line, order, np.flatnonzero(is_device))
+    del order
+
+    lanes = _Lanes.start(columns, line)
+    lanes.add(is_cpu & ~is_runtime, "cpu", columns.pid, columns.tid)
+    lanes.add(is_runtime, "runtime", columns.pid, columns.pid * 0)
+    lanes.add(is_device, "gpu", columns.device, columns.stream)
+    lane_rows, lane_rank = lanes.ranked()
+    strings, label_of = _labels(columns, is_kernel)
+    out_cats, shown_cat = _shown_cats(list(columns.cats))
+
+    sort, segments, reach = _segments(lanes.lane_of, lane_rank, depth, start, end, dur, is_device)
+    s_start, s_end, s_dur = start[sort], end[sort], dur[sort]
     self_dur = _self_times(segments, s_start, s_end, s_dur)
-    lanes = tuple(
-        {"id": lane_info[i][0], "title": lane_info[i][1], "kind": lane_info[i][2]}
-        for i in lane_order
-    )
     return TraceStore(
         span_us=span,
         event_count=n,
-        lanes=lanes,
+        lanes=lane_rows,
         segments=segments.reshape(-1, 4),
         start=s_start,
         end=s_end,

@@ -292,20 +292,8 @@ def summarize_columns(columns: TraceColumns, *, top: int = 20) -> TraceSummary:
     )
 
 
-def format_trace_summary(summary: TraceSummary, *, width: int = 100) -> str:
-    """Render a summary as a plain-text report (times in µs).
-
-    Sections: device and GPU busy time against wall time, the top kernels, the CPU ops, kernel
-    launches, memcpy and memset. A CPU-only trace says "no GPU activity in this trace".
-
-    Args:
-        summary: what `summarize_trace` returned.
-        width: the widest a line may be, in characters: prose is wrapped and long names in
-            tables are cut with "…" (names keep at least 12 characters).
-
-    Returns:
-        The report, lines joined with newlines, without a trailing newline.
-    """
+def _device_section(summary: TraceSummary) -> list[str]:
+    """The device, and its busy time against wall time, span, idle gaps and streams."""
     kind = summary.device_kind
     device = summary.device or f"no {kind} device recorded"
     if summary.device and kind != "GPU":
@@ -313,70 +301,76 @@ def format_trace_summary(summary: TraceSummary, *, width: int = 100) -> str:
     lines = [f"Trace: {device} · {summary.event_count} events · wall {_us(summary.wall_us)} µs"]
     if not summary.has_gpu_activity:
         lines.append(f"no {kind} activity in this trace")
-    else:
-        pct = "-" if summary.gpu_busy_pct is None else f"{summary.gpu_busy_pct:.1f}%"
+        return lines
+    pct = "-" if summary.gpu_busy_pct is None else f"{summary.gpu_busy_pct:.1f}%"
+    lines.append(
+        f"{kind} busy {_us(summary.gpu_busy_us)} µs of {_us(summary.wall_us)} µs wall ({pct})"
+    )
+    lines.append(
+        f"{kind} span {_us(summary.gpu_span_us)} µs (first to last device activity); "
+        f"{_n(summary.gaps.count, 'idle gap')}, {_us(summary.gaps.total_us)} µs in all, "
+        f"longest {_us(summary.gaps.max_us)} µs"
+    )
+    for s in summary.streams:
         lines.append(
-            f"{kind} busy {_us(summary.gpu_busy_us)} µs of {_us(summary.wall_us)} µs wall ({pct})"
+            f"  device {s.device} stream {s.stream}: {_n(s.kernels, 'kernel')}, "
+            f"busy {_us(s.busy_us)} µs"
         )
-        lines.append(
-            f"{kind} span {_us(summary.gpu_span_us)} µs (first to last device activity); "
-            f"{_n(summary.gaps.count, 'idle gap')}, {_us(summary.gaps.total_us)} µs in all, "
-            f"longest {_us(summary.gaps.max_us)} µs"
-        )
-        for s in summary.streams:
-            lines.append(
-                f"  device {s.device} stream {s.stream}: {_n(s.kernels, 'kernel')}, "
-                f"busy {_us(s.busy_us)} µs"
-            )
+    return lines
 
-    if summary.kernels:
-        lines += [
-            "",
-            f"Top kernels ({_n(summary.kernel_calls, 'kernel call')}, "
-            f"{_us(summary.kernel_total_us)} µs of kernel time)",
-        ]
-        lines += _table(
-            ["kernel", "calls", "total µs", "mean µs", "%"],
-            [
-                [
-                    k.label or k.short_name,
-                    str(k.calls),
-                    _us(k.total_us),
-                    _us(k.mean_us),
-                    f"{k.pct:.1f}",
-                ]
-                for k in summary.kernels
-            ],
-            width,
-        )
 
-    if summary.ops:
-        # A device column of zeros on a CPU-only trace would read as "ran in no time".
-        with_device = summary.has_gpu_activity
-        header = ["op", "calls", "CPU total µs", "CPU self µs"] + (["device µs"] * with_device)
-        lines += [
-            "",
-            "CPU ops (total includes nested ops"
-            + (
-                "; device = kernels launched by the op itself, each credited through its launch "
-                "to the innermost op around it)"
-                if with_device
-                else ")"
-            ),
-        ]
-        lines += _table(
-            header,
-            [
-                [o.name, str(o.calls), _us(o.cpu_total_us), _us(o.cpu_self_us)]
-                + ([_us(o.device_us)] * with_device)
-                for o in summary.ops
-            ],
-            width,
-        )
-    else:
-        lines += ["", "CPU ops: none"]
+def _kernel_section(summary: TraceSummary, width: int) -> list[str]:
+    """The top kernels' table (nothing without kernels)."""
+    if not summary.kernels:
+        return []
+    lines = [
+        "",
+        f"Top kernels ({_n(summary.kernel_calls, 'kernel call')}, "
+        f"{_us(summary.kernel_total_us)} µs of kernel time)",
+    ]
+    lines += _table(
+        ["kernel", "calls", "total µs", "mean µs", "%"],
+        [
+            [k.label or k.short_name, str(k.calls), _us(k.total_us), _us(k.mean_us), f"{k.pct:.1f}"]
+            for k in summary.kernels
+        ],
+        width,
+    )
+    return lines
 
-    lines.append("")
+
+def _op_section(summary: TraceSummary, width: int) -> list[str]:
+    """The CPU ops' table."""
+    if not summary.ops:
+        return ["", "CPU ops: none"]
+    # A device column of zeros on a CPU-only trace would read as "ran in no time".
+    with_device = summary.has_gpu_activity
+    header = ["op", "calls", "CPU total µs", "CPU self µs"] + (["device µs"] * with_device)
+    lines = [
+        "",
+        "CPU ops (total includes nested ops"
+        + (
+            "; device = kernels launched by the op itself, each credited through its launch "
+            "to the innermost op around it)"
+            if with_device
+            else ")"
+        ),
+    ]
+    lines += _table(
+        header,
+        [
+            [o.name, str(o.calls), _us(o.cpu_total_us), _us(o.cpu_self_us)]
+            + ([_us(o.device_us)] * with_device)
+            for o in summary.ops
+        ],
+        width,
+    )
+    return lines
+
+
+def _transfer_section(summary: TraceSummary, width: int) -> list[str]:
+    """Kernel launches, memcpy and memset."""
+    lines = [""]
     if summary.launches.count:
         lines.append(
             f"Kernel launches: {_n(summary.launches.count, 'call')}, "
@@ -384,7 +378,6 @@ def format_trace_summary(summary: TraceSummary, *, width: int = 100) -> str:
         )
     else:
         lines.append("Kernel launches: none")
-
     if summary.memcpy:
         lines.append("Memcpy:")
         lines += _table(
@@ -410,6 +403,27 @@ def format_trace_summary(summary: TraceSummary, *, width: int = 100) -> str:
         )
     else:
         lines.append("Memset: none")
+    return lines
+
+
+def format_trace_summary(summary: TraceSummary, *, width: int = 100) -> str:
+    """Render a summary as a plain-text report (times in µs).
+
+    Sections: device and GPU busy time against wall time, the top kernels, the CPU ops, kernel
+    launches, memcpy and memset. A CPU-only trace says "no GPU activity in this trace".
+
+    Args:
+        summary: what `summarize_trace` returned.
+        width: the widest a line may be, in characters: prose is wrapped and long names in
+            tables are cut with "…" (names keep at least 12 characters).
+
+    Returns:
+        The report, lines joined with newlines, without a trailing newline.
+    """
+    lines = _device_section(summary)
+    lines += _kernel_section(summary, width)
+    lines += _op_section(summary, width)
+    lines += _transfer_section(summary, width)
     if summary.notes:
         lines += ["", "Notes:"] + [f"- {note}" for note in summary.notes]
     return "\n".join(_wrap(line, width) for line in lines)

@@ -157,6 +157,108 @@ def _annotation(buf: bytes, names: dict[int, str]) -> tuple[str | None, Any]:
     return name, value
 
 
+_Interned = tuple[dict[int, str], dict[int, str], dict[int, str]]
+
+
+def _intern(tables: _Interned, buf: bytes) -> None:
+    """An ``InternedData``'s categories, event names and annotation names into ``tables``."""
+    for kind, _, entry in fields(buf):
+        if kind in (1, 2, 3):
+            iid, label = 0, ""
+            for f, _, x in fields(entry):
+                if f == 1:
+                    iid = x
+                elif f == 2:
+                    label = _text(x)
+            tables[kind - 1][iid] = label
+
+
+def _track(buf: bytes) -> dict[str, Any]:
+    """A ``TrackDescriptor``: its ``uuid``, ``name``, ``parent`` and ``pid``/``tid``."""
+    track: dict[str, Any] = {}
+    for f, fw, x in fields(buf):
+        if f == 1 and fw == 0:
+            track["uuid"] = x
+        elif f == 2 and fw == 2:
+            track["name"] = _text(x)
+        elif f == 5 and fw == 0:
+            track["parent"] = x
+        elif f in (3, 4) and fw == 2:
+            for g, _, y in fields(x):
+                if g == 1:
+                    track["pid"] = _signed(y)
+                elif g == 2 and f == 4:
+                    track["tid"] = _signed(y)
+    return track
+
+
+def _packet(
+    packet: bytes, interned: dict[int, _Interned], tracks: dict[int, dict[str, Any]]
+) -> tuple[int | None, int, bytes | None]:
+    """A ``TracePacket``'s timestamp, sequence and track event; its interned strings and track
+    descriptor are kept in ``interned`` and ``tracks``."""
+    timestamp: int | None = None
+    sequence = 0
+    event: bytes | None = None
+    for n, w, v in fields(packet):
+        if n == 8 and w == 0:
+            timestamp = v
+        elif n == 10 and w == 0:
+            sequence = v
+        elif n == 13 and w == 0 and v & 1:
+            interned[sequence] = ({}, {}, {})
+        elif n == 11 and w == 2:
+            event = v
+        elif n == 12 and w == 2:
+            _intern(interned.setdefault(sequence, ({}, {}, {})), v)
+        elif n == 60 and w == 2:
+            track = _track(v)
+            if "uuid" in track:
+                tracks[track["uuid"]] = track
+    return timestamp, sequence, event
+
+
+def _track_event(
+    event: bytes, tables: _Interned
+) -> tuple[int, int, str, list[str], dict[str, Any]]:
+    """A ``TrackEvent``'s type, track uuid, name, categories and debug annotations."""
+    cats, names, arg_names = tables
+    kind, uuid, name, categories = 0, 0, "", []
+    args: dict[str, Any] = {}
+    for n, w, v in fields(event):
+        if n == 9 and w == 0:
+            kind = v
+        elif n == 11 and w == 0:
+            uuid = v
+        elif n == 23 and w == 2:
+            name = _text(v)
+        elif n == 10 and w == 0:
+            name = names.get(v, name)
+        elif n == 22 and w == 2:
+            categories.append(_text(v))
+        elif n == 3 and w == 0:
+            categories.append(cats.get(v, ""))
+        elif n == 4 and w == 2:
+            key, value = _annotation(v, arg_names)
+            if key is not None:
+                args[key] = value
+    return kind, uuid, name, categories, args
+
+
+def _owner(tracks: dict[int, dict[str, Any]], uuid: int) -> tuple[Any, Any]:
+    """The ``pid`` and ``tid`` of a track's events: its process (or its nearest ancestor's),
+    and its thread or else its name."""
+    track = tracks.get(uuid, {})
+    pid, tid, seen = track.get("pid"), track.get("tid"), 0
+    parent = track.get("parent")
+    while pid is None and parent is not None and seen < 64:
+        up = tracks.get(parent, {})
+        pid, parent, seen = up.get("pid"), up.get("parent"), seen + 1
+    if tid is None:
+        tid = track.get("name", uuid)
+    return (pid if pid is not None else uuid), tid
+
+
 def trace_from_pftrace(data: bytes) -> dict[str, Any]:
     """A Perfetto protobuf trace as a Chrome trace object (``traceEvents`` of complete events).
 
@@ -165,7 +267,7 @@ def trace_from_pftrace(data: bytes) -> dict[str, Any]:
     """
     tracks: dict[int, dict[str, Any]] = {}
     # Interned strings per packet sequence: categories, event names, annotation names.
-    interned: dict[int, tuple[dict[int, str], dict[int, str], dict[int, str]]] = {}
+    interned: dict[int, _Interned] = {}
     open_slices: dict[int, list[dict[str, Any]]] = {}
     slices: list[tuple[int, dict[str, Any]]] = []  # (track uuid, event)
     packets = 0
@@ -173,68 +275,11 @@ def trace_from_pftrace(data: bytes) -> dict[str, Any]:
         if number != 1 or wire != 2:
             raise TraceError("not a Perfetto trace: a top-level field other than packets")
         packets += 1
-        timestamp: int | None = None
-        sequence = 0
-        event: bytes | None = None
-        for n, w, v in fields(packet):
-            if n == 8 and w == 0:
-                timestamp = v
-            elif n == 10 and w == 0:
-                sequence = v
-            elif n == 13 and w == 0 and v & 1:
-                interned[sequence] = ({}, {}, {})
-            elif n == 11 and w == 2:
-                event = v
-            elif n == 12 and w == 2:
-                tables = interned.setdefault(sequence, ({}, {}, {}))
-                for kind, _, entry in fields(v):
-                    if kind in (1, 2, 3):
-                        iid, label = 0, ""
-                        for f, _, x in fields(entry):
-                            if f == 1:
-                                iid = x
-                            elif f == 2:
-                                label = _text(x)
-                        tables[kind - 1][iid] = label
-            elif n == 60 and w == 2:
-                track: dict[str, Any] = {}
-                for f, fw, x in fields(v):
-                    if f == 1 and fw == 0:
-                        track["uuid"] = x
-                    elif f == 2 and fw == 2:
-                        track["name"] = _text(x)
-                    elif f == 5 and fw == 0:
-                        track["parent"] = x
-                    elif f in (3, 4) and fw == 2:
-                        for g, _, y in fields(x):
-                            if g == 1:
-                                track["pid"] = _signed(y)
-                            elif g == 2 and f == 4:
-                                track["tid"] = _signed(y)
-                if "uuid" in track:
-                    tracks[track["uuid"]] = track
+        timestamp, sequence, event = _packet(packet, interned, tracks)
         if event is None or timestamp is None:
             continue
-        cats, names, arg_names = interned.get(sequence, ({}, {}, {}))
-        kind, uuid, name, categories = 0, 0, "", []
-        args: dict[str, Any] = {}
-        for n, w, v in fields(event):
-            if n == 9 and w == 0:
-                kind = v
-            elif n == 11 and w == 0:
-                uuid = v
-            elif n == 23 and w == 2:
-                name = _text(v)
-            elif n == 10 and w == 0:
-                name = names.get(v, name)
-            elif n == 22 and w == 2:
-                categories.append(_text(v))
-            elif n == 3 and w == 0:
-                categories.append(cats.get(v, ""))
-            elif n == 4 and w == 2:
-                key, value = _annotation(v, arg_names)
-                if key is not None:
-                    args[key] = value
+        tables = interned.get(sequence, ({}, {}, {}))
+        kind, uuid, name, categories, args = _track_event(event, tables)
         stack = open_slices.setdefault(uuid, [])
         if kind == 1:  # TYPE_SLICE_BEGIN
             chrome = {"ph": "X", "cat": categories[0] if categories else "", "name": name,
@@ -246,23 +291,11 @@ def trace_from_pftrace(data: bytes) -> dict[str, Any]:
             begun["dur"] = timestamp / 1000.0 - begun["ts"]
     if packets == 0:
         raise TraceError("not a Perfetto trace: no packets")
-
-    def owner(uuid: int) -> tuple[Any, Any]:
-        track = tracks.get(uuid, {})
-        pid, tid, seen = track.get("pid"), track.get("tid"), 0
-        parent = track.get("parent")
-        while pid is None and parent is not None and seen < 64:
-            up = tracks.get(parent, {})
-            pid, parent, seen = up.get("pid"), up.get("parent"), seen + 1
-        if tid is None:
-            tid = track.get("name", uuid)
-        return (pid if pid is not None else uuid), tid
-
     events = []
     for uuid, chrome in slices:
         if "dur" not in chrome:
             continue  # never ended: not a complete event
-        chrome["pid"], chrome["tid"] = owner(uuid)
+        chrome["pid"], chrome["tid"] = _owner(tracks, uuid)
         events.append(chrome)
     return {"traceEvents": events}
 

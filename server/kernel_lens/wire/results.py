@@ -19,6 +19,7 @@ __all__ = [
     "BackwardPassInfo",
     "CallContextInfo",
     "CompiledResult",
+    "DeviceWorkKind",
     "GeneratedKernel",
     "InlineFiles",
     "InlineKernel",
@@ -45,12 +46,14 @@ __all__ = [
     "FileShare",
     "ProfileMemory",
     "ProfileOp",
+    "ProfileSharedOp",
     "ProfileTiming",
     "TimingPolicy",
     "GpuReading",
     "GpuClocks",
     "GraphTimingInfo",
     "RemainderKernel",
+    "RemainderReason",
     "RunSummary",
     "SweepBest",
     "SweepRow",
@@ -68,6 +71,10 @@ class LineMapEntry(TypedDict):
 # The profile (stages target, timing, ops, trace).
 
 
+#: What a piece of device work is: a kernel, a memcpy or a memset.
+DeviceWorkKind = Literal["kernel", "memcpy", "memset"]
+
+
 class ProfileKernel(TypedDict):
     """One kernel launched by an op of a profiled line."""
 
@@ -78,6 +85,8 @@ class ProfileKernel(TypedDict):
     """Device time, in microseconds, per call of the function."""
     calls: float
     """Launches per call of the function (an average over the profiled calls)."""
+    kind: NotRequired[DeviceWorkKind]
+    """``kernel``, ``memcpy`` or ``memset`` (absent in runs stored before it: a kernel)."""
 
 
 class ProfileOp(TypedDict):
@@ -91,6 +100,19 @@ class ProfileOp(TypedDict):
     calls: float
     """Occurrences per call of the function (an average over the profiled calls)."""
     kernels: list[ProfileKernel]
+    compiled: NotRequired[dict[str, Any]]
+    """For a kernel of a torch.compile graph: the graph's kernel (``kernel``, ``graph``,
+    ``graph_key``, ``nodes``, ``aten``), the lines of this row's file it fused (``lines``), those
+    of other files (``elsewhere``), its other lines (``shared_with``) and where it is counted
+    (``counted_on``)."""
+
+
+class ProfileSharedOp(ProfileOp):
+    """A compiled graph's kernel fused from this line and others, counted on another line:
+    shown on this one, never added to its totals."""
+
+    backward: bool
+    """The backward graph's kernel (the line's backward part)."""
 
 
 class ProfileBackward(TypedDict):
@@ -225,6 +247,8 @@ class ProfileLine(TypedDict):
     """Device time of the line's own (forward) kernels, µs per call."""
     backward: NotRequired[ProfileBackward]
     backward_pass: NotRequired[BackwardPassInfo]
+    shared: NotRequired[list[ProfileSharedOp]]
+    """Kernels of a compiled graph fused from this line and others, counted on another line."""
     memory: NotRequired[list[LineMemory]]
     """Per device (a profile with memory)."""
     inside: NotRequired[list[InsidePackage]]
@@ -239,10 +263,16 @@ class RemainderKernel(TypedDict):
     device_us: float
 
 
+#: Why device time is on no line (``analysis/line_attribution.py``'s ``REMAINDER_REASONS``).
+RemainderReason = Literal[
+    "no-launch", "other-thread", "outside", "backward-unlinked", "backward-seed", "compile"
+]
+
+
 class AccountingRemainder(TypedDict):
     """Device time on no line, for one reason, per call (µs)."""
 
-    reason: Literal["no-launch", "other-thread", "outside", "backward-unlinked", "backward-seed"]
+    reason: RemainderReason
     text: str
     """The reason in words (``launched from another thread, outside the function's lines``)."""
     device_us: float

@@ -105,6 +105,10 @@ export const checkLineMapEntry: Check<LineMapEntry> = shape<LineMapEntry>({
   asm_lines: listOf(int),
 });
 
+/** What a piece of device work is: a kernel, a memcpy or a memset. */
+export type DeviceWorkKind = "kernel" | "memcpy" | "memset";
+export const checkDeviceWorkKind: Check<DeviceWorkKind> = oneOf("kernel", "memcpy", "memset");
+
 /** One kernel launched by an op of a profiled line. */
 export interface ProfileKernel {
   /** The demangled name (full of `<`, `>`, `&`). */
@@ -114,12 +118,15 @@ export interface ProfileKernel {
   device_us: number;
   /** Launches per call of the function (an average over the profiled calls). */
   calls: number;
+  /** `kernel`, `memcpy` or `memset` (absent in runs stored before it: a kernel). */
+  kind?: DeviceWorkKind;
 }
 export const checkProfileKernel: Check<ProfileKernel> = shape<ProfileKernel>({
   name: string,
   short_name: string,
   device_us: number,
   calls: number,
+  kind: optional(checkDeviceWorkKind),
 });
 
 /** One ATen op dispatched by a profiled line; times in µs per call. */
@@ -132,6 +139,13 @@ export interface ProfileOp {
   /** Occurrences per call of the function (an average over the profiled calls). */
   calls: number;
   kernels: ProfileKernel[];
+  /**
+   * For a kernel of a torch.compile graph: the graph's kernel (`kernel`, `graph`,
+   * `graph_key`, `nodes`, `aten`), the lines of this row's file it fused (`lines`), those
+   * of other files (`elsewhere`), its other lines (`shared_with`) and where it is counted
+   * (`counted_on`).
+   */
+  compiled?: Record<string, unknown>;
 }
 export const checkProfileOp: Check<ProfileOp> = shape<ProfileOp>({
   name: string,
@@ -140,6 +154,33 @@ export const checkProfileOp: Check<ProfileOp> = shape<ProfileOp>({
   cpu_us: number,
   calls: number,
   kernels: listOf(checkProfileKernel),
+  compiled: optional(record),
+});
+
+/**
+ * A compiled graph's kernel fused from this line and others, counted on another line:
+ * shown on this one, never added to its totals.
+ */
+export interface ProfileSharedOp {
+  name: string;
+  dispatch?: string[];
+  device_us: number;
+  cpu_us: number;
+  calls: number;
+  kernels: ProfileKernel[];
+  compiled?: Record<string, unknown>;
+  /** The backward graph's kernel (the line's backward part). */
+  backward: boolean;
+}
+export const checkProfileSharedOp: Check<ProfileSharedOp> = shape<ProfileSharedOp>({
+  name: string,
+  dispatch: optional(listOf(string)),
+  device_us: number,
+  cpu_us: number,
+  calls: number,
+  kernels: listOf(checkProfileKernel),
+  compiled: optional(record),
+  backward: boolean,
 });
 
 /**
@@ -336,6 +377,8 @@ export interface ProfileLine {
   device_us?: number;
   backward?: ProfileBackward;
   backward_pass?: BackwardPassInfo;
+  /** Kernels of a compiled graph fused from this line and others, counted on another line. */
+  shared?: ProfileSharedOp[];
   /** Per device (a profile with memory). */
   memory?: LineMemory[];
   /**
@@ -353,6 +396,7 @@ export const checkProfileLine: Check<ProfileLine> = shape<ProfileLine>({
   device_us: optional(number),
   backward: optional(checkProfileBackward),
   backward_pass: optional(checkBackwardPassInfo),
+  shared: optional(listOf(checkProfileSharedOp)),
   memory: optional(listOf(checkLineMemory)),
   inside: optional(listOf(checkInsidePackage)),
 });
@@ -367,9 +411,26 @@ export const checkRemainderKernel: Check<RemainderKernel> = shape<RemainderKerne
   device_us: number,
 });
 
+/** Why device time is on no line (`analysis/line_attribution.py`'s `REMAINDER_REASONS`). */
+export type RemainderReason =
+  | "no-launch"
+  | "other-thread"
+  | "outside"
+  | "backward-unlinked"
+  | "backward-seed"
+  | "compile";
+export const checkRemainderReason: Check<RemainderReason> = oneOf(
+  "no-launch",
+  "other-thread",
+  "outside",
+  "backward-unlinked",
+  "backward-seed",
+  "compile",
+);
+
 /** Device time on no line, for one reason, per call (µs). */
 export interface AccountingRemainder {
-  reason: "no-launch" | "other-thread" | "outside" | "backward-unlinked" | "backward-seed";
+  reason: RemainderReason;
   /** The reason in words (`launched from another thread, outside the function's lines`). */
   text: string;
   device_us: number;
@@ -377,7 +438,7 @@ export interface AccountingRemainder {
   kernels: RemainderKernel[];
 }
 export const checkAccountingRemainder: Check<AccountingRemainder> = shape<AccountingRemainder>({
-  reason: oneOf("no-launch", "other-thread", "outside", "backward-unlinked", "backward-seed"),
+  reason: checkRemainderReason,
   text: string,
   device_us: number,
   kernels: listOf(checkRemainderKernel),
@@ -407,6 +468,7 @@ export interface ProfileKernelTotal {
   short_name: string;
   device_us: number;
   calls: number;
+  kind?: DeviceWorkKind;
   /** 1-based lines that launched it. */
   lines?: number[];
 }
@@ -415,6 +477,7 @@ export const checkProfileKernelTotal: Check<ProfileKernelTotal> = shape<ProfileK
   short_name: string,
   device_us: number,
   calls: number,
+  kind: optional(checkDeviceWorkKind),
   lines: optional(listOf(int)),
 });
 
@@ -975,7 +1038,8 @@ export const checkInlineResult: Check<InlineResult> = shape<InlineResult>({
 export interface NcuHint {
   rule: string;
   section: string;
-  kind: "OPT" | "WRN" | "ERR";
+  /** `INF`: a rule of ncu's CSV page with no type (information). */
+  kind: "OPT" | "WRN" | "ERR" | "INF";
   title: string;
   message: string;
   /** Estimated speedup in percent, if the rule gives one. */
@@ -986,7 +1050,7 @@ export interface NcuHint {
 export const checkNcuHint: Check<NcuHint> = shape<NcuHint>({
   rule: string,
   section: string,
-  kind: oneOf("OPT", "WRN", "ERR"),
+  kind: oneOf("OPT", "WRN", "ERR", "INF"),
   title: string,
   message: string,
   speedup_pct: nullable(number),
@@ -2932,6 +2996,11 @@ export interface CompareVerdict {
    * bimodal while timed (`this run drifts +6.1% while timed`).
    */
   shape?: string | null;
+  /**
+   * Which run's timing did not converge (`this run`, `the reference`, `both runs`),
+   * said after the verdict; null when both did or a run does not say.
+   */
+  unconverged?: string | null;
   text: string;
 }
 export const checkCompareVerdict: Check<CompareVerdict> = shape<CompareVerdict>({
@@ -2946,6 +3015,7 @@ export const checkCompareVerdict: Check<CompareVerdict> = shape<CompareVerdict>(
   note: optional(nullable(string)),
   kind: optional(oneOf("faster", "slower", "same", "ambiguous", "incomparable", "untested")),
   shape: optional(nullable(string)),
+  unconverged: optional(nullable(string)),
   text: string,
 });
 

@@ -31,6 +31,7 @@ from kernel_lens.analysis.compiled_lines import (
     graph_call_key,
 )
 from kernel_lens.analysis.names import short_kernel_name
+from kernel_lens.wire import results as wire
 from kernel_lens.wire.results import (
     AccountingRemainder,
     BackwardPassInfo,
@@ -42,7 +43,6 @@ from kernel_lens.wire.results import (
     ProfileSharedOp,
     RemainderReason,
 )
-from kernel_lens.wire import results as wire
 
 __all__ = [
     "BACKWARD_PREFIX",

@@ -703,7 +703,8 @@ class NcuHint(TypedDict):
 
     rule: str
     section: str
-    kind: Literal["OPT", "WRN", "ERR"]
+    kind: Literal["OPT", "WRN", "ERR", "INF"]
+    """``INF``: a rule of ncu's CSV page with no type (information)."""
     title: str
     message: str
     speedup_pct: float | None

@@ -694,18 +694,68 @@ export const checkFileShare: Check<FileShare> = shape<FileShare>({
 });
 
 /**
- * The profile of one function, as `kernel-lens profile --json` prints it (the agent's
- * `profile` result; only the keys the report reads are listed, the rest passes through).
+ * A profile result's head: what ran, where, on which device (`agent/results.py`'s
+ * `profile_head`); the stages' keys follow it (`Profile`).
  */
-export interface Profile {
+export interface ProfileHead {
   function: string;
+  /**
+   * The file (or pseudo file: a notebook cell's) the lines are of (null in a run restored
+   * from a history entry that did not keep it).
+   */
+  path?: string | null;
+  /** 1-based line of the `def` (1 for a script or a cell). */
+  def_line?: number;
+  /** As `path`, null in a restored run that did not keep it. */
+  first_line?: number | null;
+  last_line?: number;
   /** The device's name (`NVIDIA H200`, `CPU`). */
   device: string;
   /** `cuda` or `cpu`. */
   device_kind?: string;
+  /**
+   * Where the inputs came from (`InputsInfo` for a function; `{"source": "none"}`,
+   * `{"source": "script", …}` otherwise).
+   */
+  inputs?: Record<string, unknown>;
+  /** `torch` and `python` of the run. */
+  versions?: Record<string, string>;
+  /** The stages that ran. */
+  stages?: string[];
+  /** How the body ran: `called`, `awaited`, `consumed`, `script`, `cell`… */
+  call_style?: string;
+  /** Whether Triton kernels ran under Triton's interpreter (absent: unknown). */
+  triton_interpreter?: boolean;
+}
+
+/**
+ * The profile of one function, as `kernel-lens profile --json` prints it (the agent's
+ * `profile` result, built by `agent/results.py`): the head, then the stages' keys; a
+ * stage's object not listed here (`compiled`, `compare_compiled`, `sweep`, `script`,
+ * `notes`…) passes through.
+ */
+export interface Profile {
+  function: string;
+  path?: string | null;
+  def_line?: number;
+  first_line?: number | null;
+  last_line?: number;
+  device: string;
+  device_kind?: string;
+  inputs?: Record<string, unknown>;
+  versions?: Record<string, string>;
+  stages?: string[];
+  call_style?: string;
+  triton_interpreter?: boolean;
   timing: ProfileTiming | null;
   lines: ProfileLine[];
   kernels: ProfileKernelTotal[];
+  /** Device work launched on no line of the function (per call), by device time. */
+  unattributed?: ProfileKernel[];
+  /** Calls of the function the profiled pass made (its numbers are per call). */
+  profiled_runs?: number;
+  /** The trace's summary (`kernel-lens trace summarize`'s object). */
+  trace?: Record<string, unknown>;
   trace_path?: string | null;
   /**
    * Why the trace was not saved (`trace not saved: <why>`: a full disk, a cache path that
@@ -736,11 +786,23 @@ export interface Profile {
 }
 export const checkProfile: Check<Profile> = shape<Profile>({
   function: string,
+  path: optional(nullable(string)),
+  def_line: optional(int),
+  first_line: optional(nullable(int)),
+  last_line: optional(int),
   device: string,
   device_kind: optional(string),
+  inputs: optional(record),
+  versions: optional(recordOf(string)),
+  stages: optional(listOf(string)),
+  call_style: optional(string),
+  triton_interpreter: optional(boolean),
   timing: nullable(checkProfileTiming),
   lines: listOf(checkProfileLine),
   kernels: listOf(checkProfileKernelTotal),
+  unattributed: optional(listOf(checkProfileKernel)),
+  profiled_runs: optional(int),
+  trace: optional(record),
   trace_path: optional(nullable(string)),
   trace_error: optional(nullable(string)),
   accounting: optional(checkAccounting),

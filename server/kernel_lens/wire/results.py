@@ -39,6 +39,7 @@ __all__ = [
     "KernelRoofline",
     "Profile",
     "ProfileBackward",
+    "ProfileHead",
     "ProfileKernel",
     "ProfileKernelTotal",
     "ProfileLine",
@@ -432,18 +433,51 @@ class FileShare(TypedDict):
     """Forward and backward device time of its lines, µs per call."""
 
 
-class Profile(TypedDict):
-    """The profile of one function, as ``kernel-lens profile --json`` prints it (the agent's
-    ``profile`` result; only the keys the report reads are listed, the rest passes through)."""
+class ProfileHead(TypedDict):
+    """A profile result's head: what ran, where, on which device (``agent/results.py``'s
+    ``profile_head``); the stages' keys follow it (:class:`Profile`)."""
 
     function: str
+    path: NotRequired[str | None]
+    """The file (or pseudo file: a notebook cell's) the lines are of (null in a run restored
+    from a history entry that did not keep it)."""
+    def_line: NotRequired[int]
+    """1-based line of the ``def`` (1 for a script or a cell)."""
+    first_line: NotRequired[int | None]
+    """As ``path``, null in a restored run that did not keep it."""
+    last_line: NotRequired[int]
     device: str
     """The device's name (``NVIDIA H200``, ``CPU``)."""
     device_kind: NotRequired[str]
     """``cuda`` or ``cpu``."""
+    inputs: NotRequired[dict[str, Any]]
+    """Where the inputs came from (``InputsInfo`` for a function; ``{"source": "none"}``,
+    ``{"source": "script", …}`` otherwise)."""
+    versions: NotRequired[dict[str, str]]
+    """``torch`` and ``python`` of the run."""
+    stages: NotRequired[list[str]]
+    """The stages that ran."""
+    call_style: NotRequired[str]
+    """How the body ran: ``called``, ``awaited``, ``consumed``, ``script``, ``cell``…"""
+    triton_interpreter: NotRequired[bool]
+    """Whether Triton kernels ran under Triton's interpreter (absent: unknown)."""
+
+
+class Profile(ProfileHead):
+    """The profile of one function, as ``kernel-lens profile --json`` prints it (the agent's
+    ``profile`` result, built by ``agent/results.py``): the head, then the stages' keys; a
+    stage's object not listed here (``compiled``, ``compare_compiled``, ``sweep``, ``script``,
+    ``notes``…) passes through."""
+
     timing: ProfileTiming | None
     lines: list[ProfileLine]
     kernels: list[ProfileKernelTotal]
+    unattributed: NotRequired[list[ProfileKernel]]
+    """Device work launched on no line of the function (per call), by device time."""
+    profiled_runs: NotRequired[int]
+    """Calls of the function the profiled pass made (its numbers are per call)."""
+    trace: NotRequired[dict[str, Any]]
+    """The trace's summary (``kernel-lens trace summarize``'s object)."""
     trace_path: NotRequired[str | None]
     trace_error: NotRequired[str | None]
     """Why the trace was not saved (``trace not saved: <why>``: a full disk, a cache path that

@@ -405,26 +405,34 @@ def kernels_from_report(module: ModuleType, ctx: Any) -> list[NcuKernel]:
             names = listed() if callable(listed) else ()
             tensor_names = [str(n) for n in names if tensor_path(str(n))]
             _add_tensor(k, {n: value_of(n) for n in tensor_names}, value_of)
-            hints: list[NcuHint] = []
-            for d in action.rule_results_as_dicts():
-                msg = d.get("rule_message") or {}
-                kind = kinds.get(msg.get("type"))
-                if kind is None:
-                    continue
-                speedup = d.get("speedup_estimation") or {}
-                hints.append(
-                    NcuHint(
-                        rule=str(d.get("rule_identifier", "")),
-                        section=str(d.get("section_identifier", "")),
-                        kind=kind,
-                        title=str(msg.get("title") or d.get("name") or ""),
-                        message=strip_markup(str(msg.get("message", ""))),
-                        speedup_pct=float(speedup["speedup"]) if "speedup" in speedup else None,
-                        speedup_type=("global" if speedup.get("type") == global_type else "local")
-                        if speedup
-                        else None,
-                    )
-                )
+            hints = _report_hints(action, kinds, global_type)
             k.hints = _rank(hints)
             kernels.append(k)
     return kernels
+
+
+def _report_hints(
+    action: Any, kinds: Mapping[Any, Literal["OPT", "WRN", "ERR", "INF"]], global_type: Any
+) -> list[NcuHint]:
+    """The rule results of one launch of an ``ncu_report`` report (those of ``kinds``)."""
+    hints: list[NcuHint] = []
+    for d in action.rule_results_as_dicts():
+        msg = d.get("rule_message") or {}
+        kind = kinds.get(msg.get("type"))
+        if kind is None:
+            continue
+        speedup = d.get("speedup_estimation") or {}
+        hints.append(
+            NcuHint(
+                rule=str(d.get("rule_identifier", "")),
+                section=str(d.get("section_identifier", "")),
+                kind=kind,
+                title=str(msg.get("title") or d.get("name") or ""),
+                message=strip_markup(str(msg.get("message", ""))),
+                speedup_pct=float(speedup["speedup"]) if "speedup" in speedup else None,
+                speedup_type=("global" if speedup.get("type") == global_type else "local")
+                if speedup
+                else None,
+            )
+        )
+    return hints

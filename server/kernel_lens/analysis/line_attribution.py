@@ -804,8 +804,19 @@ def _attribute(
 ) -> Attribution:
     events = [ev for ev in trace.get("traceEvents", []) if isinstance(ev, dict)]
     found = _Attributor(_Index(events, compiled), first_line, last_line)
+    # The CPU events: a line range's time, a compilation taken off its op, a compiled kernel's
+    # call, a top-level op on its line (nested ops are in their top op's ``dispatch``).
     for node in found.index.nodes:
-        found.cpu_event(node)
+        if node.line_node is node:
+            found.line_range(node)
+        elif node.compiling is not None:
+            if node.compiling is node:
+                found.compilation(node)
+        elif node.gchild is node and found.compiled_call(node):
+            pass
+        elif node.top is node:
+            found.top_op(node)
+    # The device events: on the op (and line) that launched them, or a remainder.
     for ev in events:
         cat = ev.get("cat")
         if cat in _DEVICE_CATS and ev.get("ph") == "X":
@@ -815,9 +826,9 @@ def _attribute(
 
 class _Attributor:
     """One attribution in progress: the lines, the accounting and the unattributed kernels
-    filled by the CPU events (:meth:`cpu_event`: line ranges, top-level ops, compiled kernels'
-    calls, compilation) and then the device events (:meth:`device_event`), totals per trace
-    until :meth:`settled` divides them by the calls."""
+    filled by the CPU events (line ranges, compilation, compiled kernels' calls, top-level ops)
+    and then the device events (:meth:`device_event`), totals per trace until :meth:`settled`
+    divides them by the calls."""
 
     def __init__(self, index: _Index, low: int | None, high: int | None) -> None:
         self.index = index
@@ -905,23 +916,13 @@ class _Attributor:
 
     # The CPU events.
 
-    def cpu_event(self, node: _Node) -> None:
-        """One CPU event: a line range's time, a compilation taken off its op, a compiled
-        kernel's call, or a top-level op on its line (nested ops are in their top op's
-        ``dispatch``)."""
-        if node.line_node is node:
-            stat = self.line_stat(node.line or 0)
-            stat.hits += 1
-            stat.cpu_us += node.end - node.start
-        elif node.compiling is not None:
-            if node.compiling is node:
-                self._compilation(node)
-        elif node.gchild is node and self._compiled_call(node):
-            pass
-        elif node.top is node:
-            self._top_op(node)
+    def line_range(self, node: _Node) -> None:
+        """A line's range: one hit, its time."""
+        stat = self.line_stat(node.line or 0)
+        stat.hits += 1
+        stat.cpu_us += node.end - node.start
 
-    def _compilation(self, node: _Node) -> None:
+    def compilation(self, node: _Node) -> None:
         """Compilation is its own figure (the run's ``compile``), never op time."""
         dur = node.end - node.start
         if node.line is not None:
@@ -934,7 +935,7 @@ class _Attributor:
             if bpass is not None:
                 bpass.cpu_us -= dur
 
-    def _compiled_call(self, node: _Node) -> bool:
+    def compiled_call(self, node: _Node) -> bool:
         """The call of a compiled graph's kernel, on the lines it fused; False when it is not
         one run from a line of the function."""
         found = self.compiled_place(node)
@@ -955,7 +956,7 @@ class _Attributor:
             self.moved[(at, backward, self.op_name(top, backward))] += dur
         return True
 
-    def _top_op(self, node: _Node) -> None:
+    def top_op(self, node: _Node) -> None:
         """A top-level op: its calls and CPU time on its line (or its forward line)."""
         place = self.place_of(node)
         if place is None:

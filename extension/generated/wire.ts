@@ -715,9 +715,10 @@ export interface ProfileHead {
   device_kind?: string;
   /**
    * Where the inputs came from (`InputsInfo` for a function; `{"source": "none"}`,
-   * `{"source": "script", …}` otherwise).
+   * `{"source": "script", …}` otherwise); a label (`directive`) in runs recorded before
+   * the object.
    */
-  inputs?: Record<string, unknown>;
+  inputs?: unknown;
   /** `torch` and `python` of the run. */
   versions?: Record<string, string>;
   /** The stages that ran. */
@@ -742,7 +743,7 @@ export interface Profile {
   last_line?: number;
   device: string;
   device_kind?: string;
-  inputs?: Record<string, unknown>;
+  inputs?: unknown;
   versions?: Record<string, string>;
   stages?: string[];
   call_style?: string;
@@ -792,7 +793,7 @@ export const checkProfile: Check<Profile> = shape<Profile>({
   last_line: optional(int),
   device: string,
   device_kind: optional(string),
-  inputs: optional(record),
+  inputs: optional(anything),
   versions: optional(recordOf(string)),
   stages: optional(listOf(string)),
   call_style: optional(string),

@@ -450,9 +450,10 @@ class ProfileHead(TypedDict):
     """The device's name (``NVIDIA H200``, ``CPU``)."""
     device_kind: NotRequired[str]
     """``cuda`` or ``cpu``."""
-    inputs: NotRequired[dict[str, Any]]
+    inputs: NotRequired[Any]
     """Where the inputs came from (``InputsInfo`` for a function; ``{"source": "none"}``,
-    ``{"source": "script", …}`` otherwise)."""
+    ``{"source": "script", …}`` otherwise); a label (``directive``) in runs recorded before
+    the object."""
     versions: NotRequired[dict[str, str]]
     """``torch`` and ``python`` of the run."""
     stages: NotRequired[list[str]]

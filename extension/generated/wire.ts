@@ -379,6 +379,11 @@ export interface ProfileLine {
   backward_pass?: BackwardPassInfo;
   /** Kernels of a compiled graph fused from this line and others, counted on another line. */
   shared?: ProfileSharedOp[];
+  /**
+   * torch.compile's work for this line while the function ran (its compiles, graph breaks):
+   * `agent/inductor_capture.py`'s report.
+   */
+  compile?: Record<string, unknown>;
   /** Per device (a profile with memory). */
   memory?: LineMemory[];
   /**
@@ -397,6 +402,7 @@ export const checkProfileLine: Check<ProfileLine> = shape<ProfileLine>({
   backward: optional(checkProfileBackward),
   backward_pass: optional(checkBackwardPassInfo),
   shared: optional(listOf(checkProfileSharedOp)),
+  compile: optional(record),
   memory: optional(listOf(checkLineMemory)),
   inside: optional(listOf(checkInsidePackage)),
 });
@@ -757,6 +763,10 @@ export interface Profile {
   profiled_runs?: number;
   /** The trace's summary (`kernel-lens trace summarize`'s object). */
   trace?: Record<string, unknown>;
+  /** What torch.compile did while the function ran (`compiles`, `graph_breaks`). */
+  compile?: Record<string, unknown>;
+  /** Notes on lines (`{"line", "path"?, "message", "kind"}`: a graph break, …). */
+  notes?: Record<string, unknown>[];
   trace_path?: string | null;
   /**
    * Why the trace was not saved (`trace not saved: <why>`: a full disk, a cache path that
@@ -804,6 +814,8 @@ export const checkProfile: Check<Profile> = shape<Profile>({
   unattributed: optional(listOf(checkProfileKernel)),
   profiled_runs: optional(int),
   trace: optional(record),
+  compile: optional(record),
+  notes: optional(listOf(record)),
   trace_path: optional(nullable(string)),
   trace_error: optional(nullable(string)),
   accounting: optional(checkAccounting),

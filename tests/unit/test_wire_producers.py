@@ -36,19 +36,20 @@ KERNELS = Path(__file__).resolve().parents[2] / "kernels"
 
 #: Objects of another stage's producer, not held here (the timing stage's ``ProfileTiming``
 #: passes its samples and quartiles through undeclared).
-_NOT_DESCENDED: set[Any] = {wire.ProfileTiming}
+_NOT_DESCENDED: frozenset[Any] = frozenset({wire.ProfileTiming})
 
 
 def _keys(td: Any) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(td.__required_keys__), frozenset(td.__optional_keys__)
 
 
-def check(value: Any, tp: Any, where: str = "$") -> None:
+def check(value: Any, tp: Any, where: str = "$", skip: frozenset[Any] = _NOT_DESCENDED) -> None:
     """``value`` against the wire type ``tp``: a TypedDict's keys (required present, none
-    undeclared), a list's or a dict's items, a Literal's value, a union's member that fits."""
+    undeclared), a list's or a dict's items, a Literal's value, a union's member that fits;
+    the TypedDicts of ``skip`` are not looked into."""
     if is_typeddict(tp):
         assert isinstance(value, dict), f"{where}: {type(value).__name__}, not {tp.__name__}"
-        if tp in _NOT_DESCENDED:
+        if tp in skip:
             return
         required, optional = _keys(tp)
         emitted = set(value)
@@ -58,7 +59,7 @@ def check(value: Any, tp: Any, where: str = "$") -> None:
         assert not required - emitted, f"{where}: {tp.__name__}'s {sorted(required - emitted)}"
         hints = get_type_hints(tp)
         for key in emitted:
-            check(value[key], hints[key], f"{where}.{key}")
+            check(value[key], hints[key], f"{where}.{key}", skip)
         return
     origin = get_origin(tp)
     args = get_args(tp)
@@ -67,17 +68,17 @@ def check(value: Any, tp: Any, where: str = "$") -> None:
     elif origin is list:
         assert isinstance(value, list), f"{where}: not a list"
         for i, item in enumerate(value):
-            check(item, args[0], f"{where}[{i}]")
+            check(item, args[0], f"{where}[{i}]", skip)
     elif origin is dict:
         assert isinstance(value, dict), f"{where}: not a dict"
         for key, item in value.items():
-            check(item, args[1], f"{where}[{key!r}]")
+            check(item, args[1], f"{where}[{key!r}]", skip)
     elif origin in (Union, types.UnionType):
         if value is None and type(None) in args:
             return
         members = [a for a in args if a is not type(None)]
         if len(members) == 1:
-            check(value, members[0], where)
+            check(value, members[0], where, skip)
 
 
 def check_part(part: dict[str, Any], td: Any) -> None:
@@ -332,3 +333,37 @@ def test_the_checker_fails_on_an_undeclared_or_missing_key() -> None:
     with pytest.raises(AssertionError, match="not one of"):
         check({**good, "kind": "texture"}, wire.ProfileKernel)
     assert typing.get_type_hints(wire.ProfileLine)["ops"] == list[wire.ProfileOp]
+
+
+CUDA_SOURCE = """\
+import torch
+
+
+def square_and_back(x=torch.randn(1 << 20, device="cuda", requires_grad=True)):
+    y = x * x
+    z = y.sum()
+    return z.cpu()
+"""
+
+
+@pytest.mark.gpu
+def test_a_cuda_profile_of_the_cli_is_the_wires_profile(tmp_path: Path) -> None:
+    """On a GPU: kernels, a memcpy, the backward, memory recorded by default and the roofline;
+    the objects of other producers (timing, memory, roofline) are held by their own tests."""
+    from tests.conftest import run_cli
+
+    path = tmp_path / "square_cuda.py"
+    path.write_text(CUDA_SOURCE)
+    code, result, err = run_cli(
+        "profile",
+        f"{path}::square_and_back",
+        "--json",
+        "--backward",
+        "--trace-dir",
+        str(tmp_path / "traces"),
+    )
+    assert code == 0, err
+    others = _NOT_DESCENDED | {wire.ProfileMemory, wire.KernelRoofline}
+    check(result, wire.Profile, skip=others)
+    kinds = {k.get("kind") for k in result["kernels"]}
+    assert {"kernel", "memcpy"} <= kinds, kinds

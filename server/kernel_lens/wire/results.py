@@ -250,6 +250,9 @@ class ProfileLine(TypedDict):
     backward_pass: NotRequired[BackwardPassInfo]
     shared: NotRequired[list[ProfileSharedOp]]
     """Kernels of a compiled graph fused from this line and others, counted on another line."""
+    compile: NotRequired[dict[str, Any]]
+    """torch.compile's work for this line while the function ran (its compiles, graph breaks):
+    ``agent/inductor_capture.py``'s report."""
     memory: NotRequired[list[LineMemory]]
     """Per device (a profile with memory)."""
     inside: NotRequired[list[InsidePackage]]
@@ -479,6 +482,10 @@ class Profile(ProfileHead):
     """Calls of the function the profiled pass made (its numbers are per call)."""
     trace: NotRequired[dict[str, Any]]
     """The trace's summary (``kernel-lens trace summarize``'s object)."""
+    compile: NotRequired[dict[str, Any]]
+    """What torch.compile did while the function ran (``compiles``, ``graph_breaks``)."""
+    notes: NotRequired[list[dict[str, Any]]]
+    """Notes on lines (``{"line", "path"?, "message", "kind"}``: a graph break, …)."""
     trace_path: NotRequired[str | None]
     trace_error: NotRequired[str | None]
     """Why the trace was not saved (``trace not saved: <why>``: a full disk, a cache path that

@@ -105,6 +105,10 @@ export const checkLineMapEntry: Check<LineMapEntry> = shape<LineMapEntry>({
   asm_lines: listOf(int),
 });
 
+/** What a piece of device work is: a kernel, a memcpy or a memset. */
+export type DeviceWorkKind = "kernel" | "memcpy" | "memset";
+export const checkDeviceWorkKind: Check<DeviceWorkKind> = oneOf("kernel", "memcpy", "memset");
+
 /** One kernel launched by an op of a profiled line. */
 export interface ProfileKernel {
   /** The demangled name (full of `<`, `>`, `&`). */
@@ -114,12 +118,15 @@ export interface ProfileKernel {
   device_us: number;
   /** Launches per call of the function (an average over the profiled calls). */
   calls: number;
+  /** `kernel`, `memcpy` or `memset` (absent in runs stored before it: a kernel). */
+  kind?: DeviceWorkKind;
 }
 export const checkProfileKernel: Check<ProfileKernel> = shape<ProfileKernel>({
   name: string,
   short_name: string,
   device_us: number,
   calls: number,
+  kind: optional(checkDeviceWorkKind),
 });
 
 /** One ATen op dispatched by a profiled line; times in µs per call. */
@@ -132,6 +139,13 @@ export interface ProfileOp {
   /** Occurrences per call of the function (an average over the profiled calls). */
   calls: number;
   kernels: ProfileKernel[];
+  /**
+   * For a kernel of a torch.compile graph: the graph's kernel (`kernel`, `graph`,
+   * `graph_key`, `nodes`, `aten`), the lines of this row's file it fused (`lines`), those
+   * of other files (`elsewhere`), its other lines (`shared_with`) and where it is counted
+   * (`counted_on`).
+   */
+  compiled?: Record<string, unknown>;
 }
 export const checkProfileOp: Check<ProfileOp> = shape<ProfileOp>({
   name: string,
@@ -140,6 +154,33 @@ export const checkProfileOp: Check<ProfileOp> = shape<ProfileOp>({
   cpu_us: number,
   calls: number,
   kernels: listOf(checkProfileKernel),
+  compiled: optional(record),
+});
+
+/**
+ * A compiled graph's kernel fused from this line and others, counted on another line:
+ * shown on this one, never added to its totals.
+ */
+export interface ProfileSharedOp {
+  name: string;
+  dispatch?: string[];
+  device_us: number;
+  cpu_us: number;
+  calls: number;
+  kernels: ProfileKernel[];
+  compiled?: Record<string, unknown>;
+  /** The backward graph's kernel (the line's backward part). */
+  backward: boolean;
+}
+export const checkProfileSharedOp: Check<ProfileSharedOp> = shape<ProfileSharedOp>({
+  name: string,
+  dispatch: optional(listOf(string)),
+  device_us: number,
+  cpu_us: number,
+  calls: number,
+  kernels: listOf(checkProfileKernel),
+  compiled: optional(record),
+  backward: boolean,
 });
 
 /**
@@ -336,6 +377,13 @@ export interface ProfileLine {
   device_us?: number;
   backward?: ProfileBackward;
   backward_pass?: BackwardPassInfo;
+  /** Kernels of a compiled graph fused from this line and others, counted on another line. */
+  shared?: ProfileSharedOp[];
+  /**
+   * torch.compile's work for this line while the function ran (its compiles, graph breaks):
+   * `agent/inductor_capture.py`'s report.
+   */
+  compile?: Record<string, unknown>;
   /** Per device (a profile with memory). */
   memory?: LineMemory[];
   /**
@@ -353,6 +401,8 @@ export const checkProfileLine: Check<ProfileLine> = shape<ProfileLine>({
   device_us: optional(number),
   backward: optional(checkProfileBackward),
   backward_pass: optional(checkBackwardPassInfo),
+  shared: optional(listOf(checkProfileSharedOp)),
+  compile: optional(record),
   memory: optional(listOf(checkLineMemory)),
   inside: optional(listOf(checkInsidePackage)),
 });
@@ -367,9 +417,26 @@ export const checkRemainderKernel: Check<RemainderKernel> = shape<RemainderKerne
   device_us: number,
 });
 
+/** Why device time is on no line (`analysis/line_attribution.py`'s `REMAINDER_REASONS`). */
+export type RemainderReason =
+  | "no-launch"
+  | "other-thread"
+  | "outside"
+  | "backward-unlinked"
+  | "backward-seed"
+  | "compile";
+export const checkRemainderReason: Check<RemainderReason> = oneOf(
+  "no-launch",
+  "other-thread",
+  "outside",
+  "backward-unlinked",
+  "backward-seed",
+  "compile",
+);
+
 /** Device time on no line, for one reason, per call (µs). */
 export interface AccountingRemainder {
-  reason: "no-launch" | "other-thread" | "outside" | "backward-unlinked" | "backward-seed";
+  reason: RemainderReason;
   /** The reason in words (`launched from another thread, outside the function's lines`). */
   text: string;
   device_us: number;
@@ -377,7 +444,7 @@ export interface AccountingRemainder {
   kernels: RemainderKernel[];
 }
 export const checkAccountingRemainder: Check<AccountingRemainder> = shape<AccountingRemainder>({
-  reason: oneOf("no-launch", "other-thread", "outside", "backward-unlinked", "backward-seed"),
+  reason: checkRemainderReason,
   text: string,
   device_us: number,
   kernels: listOf(checkRemainderKernel),
@@ -407,6 +474,7 @@ export interface ProfileKernelTotal {
   short_name: string;
   device_us: number;
   calls: number;
+  kind?: DeviceWorkKind;
   /** 1-based lines that launched it. */
   lines?: number[];
 }
@@ -415,6 +483,7 @@ export const checkProfileKernelTotal: Check<ProfileKernelTotal> = shape<ProfileK
   short_name: string,
   device_us: number,
   calls: number,
+  kind: optional(checkDeviceWorkKind),
   lines: optional(listOf(int)),
 });
 
@@ -631,18 +700,73 @@ export const checkFileShare: Check<FileShare> = shape<FileShare>({
 });
 
 /**
- * The profile of one function, as `kernel-lens profile --json` prints it (the agent's
- * `profile` result; only the keys the report reads are listed, the rest passes through).
+ * A profile result's head: what ran, where, on which device (`agent/results.py`'s
+ * `profile_head`); the stages' keys follow it (`Profile`).
  */
-export interface Profile {
+export interface ProfileHead {
   function: string;
+  /**
+   * The file (or pseudo file: a notebook cell's) the lines are of (null in a run restored
+   * from a history entry that did not keep it).
+   */
+  path?: string | null;
+  /** 1-based line of the `def` (1 for a script or a cell). */
+  def_line?: number;
+  /** As `path`, null in a restored run that did not keep it. */
+  first_line?: number | null;
+  last_line?: number;
   /** The device's name (`NVIDIA H200`, `CPU`). */
   device: string;
   /** `cuda` or `cpu`. */
   device_kind?: string;
+  /**
+   * Where the inputs came from (`InputsInfo` for a function; `{"source": "none"}`,
+   * `{"source": "script", …}` otherwise); a label (`directive`) in runs recorded before
+   * the object.
+   */
+  inputs?: unknown;
+  /** `torch` and `python` of the run. */
+  versions?: Record<string, string>;
+  /** The stages that ran. */
+  stages?: string[];
+  /** How the body ran: `called`, `awaited`, `consumed`, `script`, `cell`… */
+  call_style?: string;
+  /** Whether Triton kernels ran under Triton's interpreter (absent: unknown). */
+  triton_interpreter?: boolean;
+}
+
+/**
+ * The profile of one function, as `kernel-lens profile --json` prints it (the agent's
+ * `profile` result, built by `agent/results.py`): the head, then the stages' keys; a
+ * stage's object not listed here (`compiled`, `compare_compiled`, `sweep`, `script`,
+ * `notes`…) passes through.
+ */
+export interface Profile {
+  function: string;
+  path?: string | null;
+  def_line?: number;
+  first_line?: number | null;
+  last_line?: number;
+  device: string;
+  device_kind?: string;
+  inputs?: unknown;
+  versions?: Record<string, string>;
+  stages?: string[];
+  call_style?: string;
+  triton_interpreter?: boolean;
   timing: ProfileTiming | null;
   lines: ProfileLine[];
   kernels: ProfileKernelTotal[];
+  /** Device work launched on no line of the function (per call), by device time. */
+  unattributed?: ProfileKernel[];
+  /** Calls of the function the profiled pass made (its numbers are per call). */
+  profiled_runs?: number;
+  /** The trace's summary (`kernel-lens trace summarize`'s object). */
+  trace?: Record<string, unknown>;
+  /** What torch.compile did while the function ran (`compiles`, `graph_breaks`). */
+  compile?: Record<string, unknown>;
+  /** Notes on lines (`{"line", "path"?, "message", "kind"}`: a graph break, …). */
+  notes?: Record<string, unknown>[];
   trace_path?: string | null;
   /**
    * Why the trace was not saved (`trace not saved: <why>`: a full disk, a cache path that
@@ -673,11 +797,25 @@ export interface Profile {
 }
 export const checkProfile: Check<Profile> = shape<Profile>({
   function: string,
+  path: optional(nullable(string)),
+  def_line: optional(int),
+  first_line: optional(nullable(int)),
+  last_line: optional(int),
   device: string,
   device_kind: optional(string),
+  inputs: optional(anything),
+  versions: optional(recordOf(string)),
+  stages: optional(listOf(string)),
+  call_style: optional(string),
+  triton_interpreter: optional(boolean),
   timing: nullable(checkProfileTiming),
   lines: listOf(checkProfileLine),
   kernels: listOf(checkProfileKernelTotal),
+  unattributed: optional(listOf(checkProfileKernel)),
+  profiled_runs: optional(int),
+  trace: optional(record),
+  compile: optional(record),
+  notes: optional(listOf(record)),
   trace_path: optional(nullable(string)),
   trace_error: optional(nullable(string)),
   accounting: optional(checkAccounting),
@@ -975,7 +1113,8 @@ export const checkInlineResult: Check<InlineResult> = shape<InlineResult>({
 export interface NcuHint {
   rule: string;
   section: string;
-  kind: "OPT" | "WRN" | "ERR";
+  /** `INF`: a rule of ncu's CSV page with no type (information). */
+  kind: "OPT" | "WRN" | "ERR" | "INF";
   title: string;
   message: string;
   /** Estimated speedup in percent, if the rule gives one. */
@@ -986,7 +1125,7 @@ export interface NcuHint {
 export const checkNcuHint: Check<NcuHint> = shape<NcuHint>({
   rule: string,
   section: string,
-  kind: oneOf("OPT", "WRN", "ERR"),
+  kind: oneOf("OPT", "WRN", "ERR", "INF"),
   title: string,
   message: string,
   speedup_pct: nullable(number),
@@ -2932,6 +3071,11 @@ export interface CompareVerdict {
    * bimodal while timed (`this run drifts +6.1% while timed`).
    */
   shape?: string | null;
+  /**
+   * Which run's timing did not converge (`this run`, `the reference`, `both runs`),
+   * said after the verdict; null when both did or a run does not say.
+   */
+  unconverged?: string | null;
   text: string;
 }
 export const checkCompareVerdict: Check<CompareVerdict> = shape<CompareVerdict>({
@@ -2946,6 +3090,7 @@ export const checkCompareVerdict: Check<CompareVerdict> = shape<CompareVerdict>(
   note: optional(nullable(string)),
   kind: optional(oneOf("faster", "slower", "same", "ambiguous", "incomparable", "untested")),
   shape: optional(nullable(string)),
+  unconverged: optional(nullable(string)),
   text: string,
 });
 

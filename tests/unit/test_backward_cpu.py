@@ -124,7 +124,7 @@ def test_a_cpu_autocast_context_replayed_puts_the_bf16_casts_on_the_line(tmp_pat
     w = torch.randn(8, 8)
     with torch.autocast("cpu", dtype=torch.bfloat16), torch.no_grad():
         context = snapshot()
-    assert [(a.device_type, a.dtype) for a in context.autocast] == [("cpu", "bfloat16")]
+    assert [(a["device_type"], a["dtype"]) for a in context.autocast] == [("cpu", "bfloat16")]
     assert context.grad == "no_grad"
 
     def run() -> Any:

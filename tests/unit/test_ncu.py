@@ -22,13 +22,13 @@ def test_csv_details_page() -> None:
     assert (k.achieved_occupancy_pct, k.theoretical_occupancy_pct) == (32.16, 100.0)
     assert (k.registers, k.grid_size, k.block_size, k.waves) == (18, 1024, 128, 0.48)
     assert (k.grid, k.block) == ("(1024, 1, 1)", "(128, 1, 1)")
-    assert [(h.rule, h.speedup_pct, h.speedup_type) for h in k.hints[:2]] == [
+    assert [(h["rule"], h["speedup_pct"], h["speedup_type"]) for h in k.hints[:2]] == [
         ("AchievedOccupancy", 67.84, "local"),
         ("WorkloadImbalance", 10.35, "global"),
     ]
     # The launch-configuration hint: the grid fills only half a wave.
-    sol = next(h for h in k.hints if h.rule == "SOLBottleneck")
-    assert sol.kind == "OPT" and "0.5 full waves" in sol.message
+    sol = next(h for h in k.hints if h["rule"] == "SOLBottleneck")
+    assert sol["kind"] == "OPT" and "0.5 full waves" in sol["message"]
 
 
 def test_ncu_rep_through_ncu_report() -> None:
@@ -43,13 +43,13 @@ def test_ncu_rep_through_ncu_report() -> None:
     assert (k.registers, k.grid_size, k.block_size) == (16, 2048, 256)
     assert k.waves == pytest.approx(1.9394, abs=1e-4)
     assert len(k.hints) == 12  # 11 OPT + 1 WRN (the OK results are dropped)
-    assert [h.kind for h in k.hints].count("WRN") == 1
+    assert [h["kind"] for h in k.hints].count("WRN") == 1
     first = k.hints[0]
-    assert (first.rule, first.title) == ("HighPipeUtilization", "Low Utilization")
-    assert first.speedup_pct == pytest.approx(95.718, abs=1e-3)
-    tail = next(h for h in k.hints if h.title == "Tail Effect")
-    assert tail.rule == "LaunchConfiguration" and tail.speedup_pct == pytest.approx(50.0)
-    assert all("@section:" not in h.message for h in k.hints)
+    assert (first["rule"], first["title"]) == ("HighPipeUtilization", "Low Utilization")
+    assert first["speedup_pct"] == pytest.approx(95.718, abs=1e-3)
+    tail = next(h for h in k.hints if h["title"] == "Tail Effect")
+    assert tail["rule"] == "LaunchConfiguration" and tail["speedup_pct"] == pytest.approx(50.0)
+    assert all("@section:" not in h["message"] for h in k.hints)
 
 
 def test_errors_and_markup() -> None:
@@ -70,6 +70,8 @@ def test_recorded_ncu_run_keeps_the_launching_line_from_nvtx() -> None:
     assert kernel_lines_from_report(path) == [42]
     (k,), _ = read_ncu_file(path)
     assert (k.name, k.grid_size, k.block_size) == ("square_kernel", 32, 128)
-    small = next(h for h in k.hints if h.rule == "LaunchConfiguration")
-    assert small.title == "Small Grid" and small.speedup_pct == pytest.approx(75.758, abs=1e-3)
-    assert "only 32 blocks" in small.message
+    small = next(h for h in k.hints if h["rule"] == "LaunchConfiguration")
+    assert small["title"] == "Small Grid" and small["speedup_pct"] == pytest.approx(
+        75.758, abs=1e-3
+    )
+    assert "only 32 blocks" in small["message"]

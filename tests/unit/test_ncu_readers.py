@@ -66,7 +66,17 @@ def test_csv_units_missing_values_and_two_kernels() -> None:
     assert a.duration_us == pytest.approx(4.16)
     assert a.registers == 32 and a.waves is None
     assert (a.grid, a.block) == ("(8, 1, 1)", "(64, 1, 1)")
-    assert a.hints == [NcuHint("R1", "SpeedOfLight", "INF", "R1", "plain", None, None)]
+    assert a.hints == [
+        NcuHint(
+            rule="R1",
+            section="SpeedOfLight",
+            kind="INF",
+            title="R1",
+            message="plain",
+            speedup_pct=None,
+            speedup_type=None,
+        )
+    ]
     assert b.duration_us == 1500.0 and b.dram_bandwidth_gbs == 1008.5
     assert (b.grid, b.block) == (None, None)
     assert c.duration_us == 2.5
@@ -82,7 +92,7 @@ def test_hints_rank_errors_then_optimisations_by_speedup_then_warnings() -> None
         _row(0, "k", rule="O3", kind="OPT", text="o3"),
     ]
     (k,) = read_ncu_csv("\n".join([HEADER, *rows]))
-    assert [(h.rule, h.kind, h.speedup_pct, h.speedup_type) for h in k.hints] == [
+    assert [(h["rule"], h["kind"], h["speedup_pct"], h["speedup_type"]) for h in k.hints] == [
         ("E", "ERR", None, None),
         ("O2", "OPT", 50.5, "global"),
         ("O1", "OPT", 10.0, "local"),
@@ -214,13 +224,15 @@ def test_report_kernels_across_ranges_with_units_and_rule_kinds() -> None:
     assert k1.dram_bandwidth_gbs == 2500.0
     assert k1.registers == 16.0 and isinstance(k1.registers, float)
     assert k1.grid_size == 2048.0 and k1.waves is None
-    assert [(h.kind, h.title, h.speedup_pct, h.speedup_type, h.message) for h in k1.hints] == [
+    assert [
+        (h["kind"], h["title"], h["speedup_pct"], h["speedup_type"], h["message"]) for h in k1.hints
+    ] == [
         ("ERR", "Err", None, None, "m"),
         ("OPT", "Opt", 40.0, "global", "m"),
         ("OPT", "Named", 5.5, "local", "m"),
         ("WRN", "Warn", None, None, "see the A section"),
     ]
-    assert (k1.hints[0].rule, k1.hints[0].section) == ("R", "S")
+    assert (k1.hints[0]["rule"], k1.hints[0]["section"]) == ("R", "S")
     assert k2.hints == [] and k2.duration_us is None
     assert set(k1.to_json()) >= {f for f, _ in METRICS.values()} | {"hints", "grid", "block"}
 
@@ -239,7 +251,7 @@ def test_report_without_constants_uses_the_defaults() -> None:
     )
     (k,) = kernels_from_report(module, _Context([_Range([action])]))
     assert k.demangled == "k"  # no demangled name base: the name
-    assert [(h.kind, h.speedup_type) for h in k.hints] == [
+    assert [(h["kind"], h["speedup_type"]) for h in k.hints] == [
         ("ERR", None),
         ("OPT", "global"),
         ("WRN", None),
@@ -269,11 +281,12 @@ def test_csv_columns_are_text_and_may_be_missing() -> None:
     text = '"ID","Kernel Name","Rule Name","Rule Type"\n"0","k","R","OPT"\n'
     (k,) = read_ncu_csv(text)
     assert [
-        (h.rule, h.kind, h.message, h.section, h.speedup_pct, h.speedup_type) for h in k.hints
+        (h["rule"], h["kind"], h["message"], h["section"], h["speedup_pct"], h["speedup_type"])
+        for h in k.hints
     ] == [("R", "OPT", "", "", None, None)]
     # Without the rule type column: an information hint.
     (k,) = read_ncu_csv('"ID","Kernel Name","Rule Name"\n"0","k","R"\n')
-    assert [h.kind for h in k.hints] == ["INF"]
+    assert [h["kind"] for h in k.hints] == ["INF"]
 
 
 def test_warnings_rank_before_other_kinds_whatever_their_speedup() -> None:
@@ -282,7 +295,7 @@ def test_warnings_rank_before_other_kinds_whatever_their_speedup() -> None:
         _row(0, "k", rule="W", kind="WRN", text="w", stype="global", speedup="10"),
     ]
     (k,) = read_ncu_csv("\n".join([HEADER, *rows]))
-    assert [h.rule for h in k.hints] == ["W", "I"]
+    assert [h["rule"] for h in k.hints] == ["W", "I"]
 
 
 def test_report_rule_results_with_missing_fields() -> None:
@@ -291,7 +304,7 @@ def test_report_rule_results_with_missing_fields() -> None:
         "k", {}, [{"rule_message": {"type": 2}}, {"rule_message": {"type": 2}, "name": "N"}]
     )
     (k,) = kernels_from_report(module, _Context([_Range([action])]))
-    assert [(h.rule, h.section, h.title, h.message) for h in k.hints] == [
+    assert [(h["rule"], h["section"], h["title"], h["message"]) for h in k.hints] == [
         ("", "", "", ""),
         ("", "", "N", ""),
     ]
@@ -303,7 +316,7 @@ def test_a_hint_without_an_estimate_ranks_as_zero_speedup() -> None:
         _row(0, "k", rule="B", kind="OPT", text="b", stype="local", speedup="0.5"),
     ]
     (k,) = read_ncu_csv("\n".join([HEADER, *rows]))
-    assert [h.rule for h in k.hints] == ["B", "A"]
+    assert [h["rule"] for h in k.hints] == ["B", "A"]
 
 
 def test_csv_bytes_and_flop_counters_for_the_roofline() -> None:

@@ -17,9 +17,9 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from kernel_lens.wire.results import CallContextInfo
+from kernel_lens.wire.results import AutocastInfo, CallContextInfo
 
 __all__ = ["CallContext", "from_directive", "snapshot"]
 
@@ -43,15 +43,8 @@ _BACKEND_FLAGS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
-@dataclass(frozen=True)
-class Autocast:
-    """One device type's autocast state: ``torch.autocast(device_type, dtype, enabled,
-    cache_enabled)``."""
-
-    device_type: str
-    dtype: str
-    enabled: bool
-    cache_enabled: bool = True
+#: torch's grad mode at a call.
+GradMode = Literal["enabled", "no_grad", "inference_mode"]
 
 
 @dataclass(frozen=True)
@@ -59,7 +52,8 @@ class CallContext:
     """What of torch's state a call ran under.
 
     Attributes:
-        autocast: the device types with autocast enabled.
+        autocast: the device types with autocast enabled (the wire's ``AutocastInfo``:
+            ``torch.autocast(device_type, dtype, enabled, cache_enabled)``).
         grad: ``enabled``, ``no_grad`` or ``inference_mode``.
         matmul_precision: ``torch.get_float32_matmul_precision()`` (``highest``, ``high``,
             ``medium``).
@@ -70,8 +64,8 @@ class CallContext:
             (evaluated anew for each block, so generator-based managers work too).
     """
 
-    autocast: tuple[Autocast, ...] = ()
-    grad: str = "enabled"
+    autocast: tuple[AutocastInfo, ...] = ()
+    grad: GradMode = "enabled"
     matmul_precision: str = "highest"
     backends: tuple[tuple[str, bool], ...] = ()
     cuda_device: int | None = None
@@ -81,7 +75,7 @@ class CallContext:
     def changes(self, default: CallContext) -> list[str]:
         """What differs from ``default`` (the agent's own state), as short labels:
         ``autocast cuda bfloat16``, ``no_grad``, ``matmul precision high``, ``cudnn.benchmark``."""
-        out = [f"autocast {a.device_type} {a.dtype}" for a in self.autocast if a.enabled]
+        out = [f"autocast {a['device_type']} {a['dtype']}" for a in self.autocast if a["enabled"]]
         if self.grad != "enabled":
             out.append(self.grad)
         if self.matmul_precision != default.matmul_precision:
@@ -105,20 +99,8 @@ class CallContext:
         return {
             "source": "directive" if self.source == "directive" else "captured",
             "label": " · ".join(changes),
-            "autocast": [
-                {
-                    "device_type": a.device_type,
-                    "dtype": a.dtype,
-                    "enabled": a.enabled,
-                    "cache_enabled": a.cache_enabled,
-                }
-                for a in self.autocast
-            ],
-            "grad": "no_grad"
-            if self.grad == "no_grad"
-            else "inference_mode"
-            if self.grad == "inference_mode"
-            else "enabled",
+            "autocast": [AutocastInfo(**a) for a in self.autocast],
+            "grad": self.grad,
             "matmul_precision": self.matmul_precision,
             "backends": dict(self.backends),
             "cuda_device": self.cuda_device,
@@ -153,10 +135,10 @@ class CallContext:
             for a in self.autocast:
                 stack.enter_context(
                     torch.autocast(
-                        a.device_type,
-                        dtype=getattr(torch, a.dtype),
-                        enabled=a.enabled,
-                        cache_enabled=a.cache_enabled,
+                        a["device_type"],
+                        dtype=getattr(torch, a["dtype"]),
+                        enabled=a["enabled"],
+                        cache_enabled=a["cache_enabled"],
                     )
                 )
             yield
@@ -189,7 +171,7 @@ def snapshot() -> CallContext:
     """The calling thread's torch state now (at a captured call: the call's context)."""
     import torch
 
-    autocast: list[Autocast] = []
+    autocast: list[AutocastInfo] = []
     for device_type in _AUTOCAST_DEVICES:
         try:
             enabled = bool(torch.is_autocast_enabled(device_type))
@@ -199,13 +181,14 @@ def snapshot() -> CallContext:
             continue
         dtype = torch.get_autocast_dtype(device_type)
         autocast.append(
-            Autocast(
-                device_type,
-                str(dtype).removeprefix("torch."),
-                True,
-                bool(torch.is_autocast_cache_enabled()),
-            )
+            {
+                "device_type": device_type,
+                "dtype": str(dtype).removeprefix("torch."),
+                "enabled": True,
+                "cache_enabled": bool(torch.is_autocast_cache_enabled()),
+            }
         )
+    grad: GradMode
     if torch.is_inference_mode_enabled():
         grad = "inference_mode"
     elif not torch.is_grad_enabled():

@@ -14,8 +14,9 @@ from typing import Any
 
 from kernel_lens.analysis.line_attribution import FILE_STRIDE, all_ops, split_line_key
 from kernel_lens.analysis.memory import attribute_memory
+from kernel_lens.wire.results import ProfileHead
 
-__all__ = ["device_of_run", "kernel_totals", "line_results", "profile_result"]
+__all__ = ["device_of_run", "kernel_totals", "line_results", "profile_head", "profile_result"]
 
 
 def device_of_run() -> tuple[str, str]:
@@ -226,9 +227,44 @@ def profile_result(
         triton_interpreter: whether Triton kernels ran under the interpreter (left out: unknown).
         parts: the stages' keys.
     """
+    result: dict[str, Any] = dict(
+        profile_head(
+            function=function,
+            path=path,
+            def_line=def_line,
+            first_line=first_line,
+            last_line=last_line,
+            device=device,
+            device_kind=device_kind,
+            inputs=inputs,
+            stages=stages,
+            call_style=call_style,
+            triton_interpreter=triton_interpreter,
+        )
+    )
+    result.update(parts)
+    return result
+
+
+def profile_head(
+    *,
+    function: str,
+    path: str,
+    def_line: int,
+    first_line: int,
+    last_line: int,
+    device: str,
+    device_kind: str,
+    inputs: Mapping[str, Any],
+    stages: list[str],
+    call_style: str,
+    triton_interpreter: bool | None = None,
+) -> ProfileHead:
+    """A profile result's head, the wire's ``ProfileHead`` (the arguments are
+    :func:`profile_result`'s)."""
     import torch
 
-    result: dict[str, Any] = {
+    head: ProfileHead = {
         "function": function,
         "path": path,
         "def_line": def_line,
@@ -236,12 +272,11 @@ def profile_result(
         "last_line": last_line,
         "device": device,
         "device_kind": device_kind,
-        "inputs": inputs,
-        "versions": {"torch": torch.__version__, "python": platform.python_version()},
+        "inputs": dict(inputs),
+        "versions": {"torch": str(torch.__version__), "python": platform.python_version()},
         "stages": stages,
         "call_style": call_style,
     }
     if triton_interpreter is not None:
-        result["triton_interpreter"] = triton_interpreter
-    result.update(parts)
-    return result
+        head["triton_interpreter"] = triton_interpreter
+    return head

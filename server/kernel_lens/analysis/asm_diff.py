@@ -25,7 +25,10 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
+
+from kernel_lens.wire.lsp import AsmDiffDocument, AsmDiffResult, AsmDiffSide, AsmDiffSummary
+from kernel_lens.wire.results import LineMapEntry
 
 __all__ = [
     "CLASSES",
@@ -256,12 +259,12 @@ def normalise(stage: str, text: str) -> Normalised:
 
 
 def carry_line_map(
-    line_map: list[dict[str, Any]], origin: list[int], *, offset: int = 0
-) -> list[dict[str, Any]]:
+    line_map: list[LineMapEntry], origin: list[int], *, offset: int = 0
+) -> list[LineMapEntry]:
     """``[{"source_line", "asm_lines"}]`` of an original text carried onto its normalised text
     (``origin`` from :class:`Normalised`), each line moved down by ``offset`` (a header)."""
     where: dict[int, int] = {orig: i + 1 for i, orig in enumerate(origin)}
-    out: list[dict[str, Any]] = []
+    out: list[LineMapEntry] = []
     for entry in line_map:
         lines = sorted({where[a] + offset for a in entry["asm_lines"] if a in where})
         if lines:
@@ -413,8 +416,8 @@ class Summary:
         """Mean bits per thread per global store instruction (``None`` without stores)."""
         return _mean_width(self.store_widths)
 
-    def to_json(self) -> dict[str, Any]:
-        """Plain JSON (width keys as strings)."""
+    def to_json(self) -> AsmDiffSummary:
+        """The wire's ``AsmDiffSummary`` (width keys as strings)."""
         return {
             "instructions": self.instructions,
             "classes": dict(self.classes),
@@ -721,13 +724,13 @@ class Side:
         text: the stage's text (for load_inline: the one kernel's part of the module).
     """
 
-    kind: str
+    kind: Literal["triton", "inline"]
     title: str
     path: str
     kernel: str
     arch: str
     text: str
-    line_map: list[dict[str, Any]]
+    line_map: list[LineMapEntry]
     registers: int | None = None
     spills: int | None = None
     shared_bytes: int | None = None
@@ -817,7 +820,7 @@ def inline_side(
             raise ValueError(f"no {stage.upper()} of {module['name']} (ptxas or nvdisasm failed)")
         text, start = extract_entry(stage, full, entry)
         end = start + text.count("\n")
-        line_map = []
+        line_map: list[LineMapEntry] = []
         for item in full_map:
             lines = [a - start + 1 for a in item["asm_lines"] if start <= a <= end]
             if lines:
@@ -858,8 +861,9 @@ def _plain_name(entry: str) -> str:
 
 
 def _document(header: list[str], body: str, origin: list[int] | None,
-              line_map: list[dict[str, Any]]) -> dict[str, Any]:  # fmt: skip
+              line_map: list[LineMapEntry]) -> AsmDiffDocument:  # fmt: skip
     offset = len(header)
+    moved: list[LineMapEntry]
     if origin is None:
         moved = [
             {"source_line": e["source_line"], "asm_lines": [a + offset for a in e["asm_lines"]]}
@@ -870,7 +874,7 @@ def _document(header: list[str], body: str, origin: list[int] | None,
     return {"text": "\n".join([*header, body]) + "\n", "line_map": moved}
 
 
-def compare(a: Side, b: Side, stage: str) -> dict[str, Any]:
+def compare(a: Side, b: Side, stage: str) -> AsmDiffResult:
     """The comparison of two sides at ``stage``: per side its summary, its header (the summary
     as comments) and two documents — ``normalised`` and ``original`` — each the header and the
     text, with the line map moved onto it; ``verdict`` (what differs most); ``identical``
@@ -893,18 +897,26 @@ def compare(a: Side, b: Side, stage: str) -> dict[str, Any]:
     differs = verdict(summaries[0], summaries[1])
     if identical:
         differs = "nothing: the normalised texts are identical"
-    out: dict[str, Any] = {"stage": stage, "verdict": differs, "identical": identical}
+    sides: list[AsmDiffSide] = []
     for key, side, norm, summary in (("a", a, na, summaries[0]), ("b", b, nb, summaries[1])):
         header = header_lines(key.upper(), side.title, summary, differs)
-        out[key] = {
-            "kind": side.kind,
-            "title": side.title,
-            "path": side.path,
-            "kernel": side.kernel,
-            "arch": side.arch,
-            "summary": summary.to_json(),
-            "header": header,
-            "normalised": _document(header, norm.text, norm.origin, side.line_map),
-            "original": _document(header, side.text.rstrip("\n"), None, side.line_map),
-        }
-    return out
+        sides.append(
+            {
+                "kind": side.kind,
+                "title": side.title,
+                "path": side.path,
+                "kernel": side.kernel,
+                "arch": side.arch,
+                "summary": summary.to_json(),
+                "header": header,
+                "normalised": _document(header, norm.text, norm.origin, side.line_map),
+                "original": _document(header, side.text.rstrip("\n"), None, side.line_map),
+            }
+        )
+    return {
+        "stage": stage,
+        "verdict": differs,
+        "identical": identical,
+        "a": sides[0],
+        "b": sides[1],
+    }

@@ -40,10 +40,18 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from kernel_lens.analysis.line_attribution import all_ops
 from kernel_lens.analysis.timing_policy import clocks_differ
+from kernel_lens.wire import lsp as wire
+
+#: How a verdict was reached (``CompareVerdict.method``).
+Method = Literal["mann-whitney", "iqr", "none", "incomparable"]
+#: What happened to a line between two runs (``LineDelta.status``).
+LineStatus = Literal["same", "changed", "added", "removed"]
+#: The four-way verdict, or why there is none (``CompareVerdict.kind``).
+VerdictKind = Literal["faster", "slower", "same", "ambiguous", "incomparable", "untested"]
 
 #: How noise reads, first, wherever a comparison is shown (the lens, History, the Report).
 TOO_NOISY = "too noisy to tell"
@@ -196,7 +204,7 @@ class Verdict:
     interval_pct: float
     p_value: float | None
     significant: bool
-    method: str
+    method: Method
     reference: str = "previous"
     note: str | None = None
     unconverged: str | None = None
@@ -205,7 +213,7 @@ class Verdict:
     by as much as the change (``this run drifts +6.1% while timed``)."""
 
     @property
-    def kind(self) -> str:
+    def kind(self) -> VerdictKind:
         """``faster``, ``slower``, ``same``, ``ambiguous`` — or ``incomparable`` (timed
         differently) or ``untested`` (too few samples to test)."""
         if self.method == "incomparable":
@@ -263,8 +271,8 @@ class Verdict:
         as_ = "" if self.reference == "previous" else f" as {self.reference}"
         return f"≈ same{as_} ({spread})"
 
-    def to_json(self) -> dict[str, Any]:
-        """Plain JSON, with ``text``."""
+    def to_json(self) -> wire.CompareVerdict:
+        """The wire's ``CompareVerdict``, with ``kind`` and ``text``."""
         return {
             "before_ms": self.before_ms,
             "after_ms": self.after_ms,
@@ -535,7 +543,7 @@ class LineDelta:
             were profiled with memory; else ``None``.
     """
 
-    status: str
+    status: LineStatus
     line: int | None
     before_lines: tuple[int, ...]
     source: str
@@ -543,7 +551,7 @@ class LineDelta:
     kernels_after: float
     time_before_us: float
     time_after_us: float
-    unit: str = "kernels"
+    unit: Literal["kernels", "ops"] = "kernels"
     alloc_before: int | None = None
     alloc_after: int | None = None
 
@@ -579,9 +587,10 @@ class LineDelta:
             parts.append(f"alloc {format_bytes(ab, sign=True)} → {format_bytes(aa, sign=True)}")
         return " · ".join(parts) or None
 
-    def to_json(self, *, time_label: str = "device", timed: bool = True) -> dict[str, Any]:
-        """Plain JSON, with ``text`` (``None`` when nothing changed past noise)."""
-        return {
+    def to_json(self, *, time_label: str = "device", timed: bool = True) -> wire.LineDelta:
+        """The wire's ``LineDelta``, with ``text`` (``None`` when nothing changed past noise);
+        the allocations where both runs were profiled with memory."""
+        out: wire.LineDelta = {
             "status": self.status,
             "line": self.line,
             "before_lines": list(self.before_lines),
@@ -592,12 +601,11 @@ class LineDelta:
             "time_after_us": self.time_after_us,
             "unit": self.unit,
             "text": self.text(time_label=time_label, timed=timed),
-            **(
-                {"alloc_before_bytes": self.alloc_before, "alloc_after_bytes": self.alloc_after}
-                if self.alloc_before is not None and self.alloc_after is not None
-                else {}
-            ),
         }
+        if self.alloc_before is not None and self.alloc_after is not None:
+            out["alloc_before_bytes"] = self.alloc_before
+            out["alloc_after_bytes"] = self.alloc_after
+        return out
 
 
 def _alloc_of(lines: Sequence[dict[str, Any]], known: bool) -> int | None:
@@ -629,7 +637,7 @@ def diff_lines(
     out: list[LineDelta] = []
     count = _kernel_count if cuda else _op_count
 
-    def one(status: str, olds: Sequence[dict[str, Any]], new: dict[str, Any] | None) -> None:
+    def one(status: LineStatus, olds: Sequence[dict[str, Any]], new: dict[str, Any] | None) -> None:
         out.append(
             LineDelta(
                 status=status,
@@ -679,9 +687,9 @@ class KernelDelta:
     device_us_before: float
     device_us_after: float
 
-    def to_json(self) -> dict[str, Any]:
-        """Plain JSON, with ``status`` (``added``/``removed``/``same``)."""
-        status = (
+    def to_json(self) -> wire.KernelDelta:
+        """The wire's ``KernelDelta``, with ``status`` (``added``/``removed``/``same``)."""
+        status: Literal["same", "added", "removed"] = (
             "added" if self.calls_before == 0 else "removed" if self.calls_after == 0 else "same"
         )
         return {

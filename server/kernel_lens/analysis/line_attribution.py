@@ -31,6 +31,18 @@ from kernel_lens.analysis.compiled_lines import (
     graph_call_key,
 )
 from kernel_lens.analysis.names import short_kernel_name
+from kernel_lens.wire import results as wire
+from kernel_lens.wire.results import (
+    AccountingRemainder,
+    BackwardPassInfo,
+    DeviceWorkKind,
+    ProfileBackward,
+    ProfileKernel,
+    ProfileLine,
+    ProfileOp,
+    ProfileSharedOp,
+    RemainderReason,
+)
 
 __all__ = [
     "BACKWARD_PREFIX",
@@ -109,10 +121,10 @@ class KernelStat:
     name: str
     device_us: float = 0.0
     calls: float = 0.0
-    kind: str = "kernel"
+    kind: DeviceWorkKind = "kernel"
 
-    def to_json(self) -> dict[str, Any]:
-        """Plain JSON."""
+    def to_json(self) -> ProfileKernel:
+        """The wire's ``ProfileKernel``."""
         return {
             "name": self.name,
             "short_name": short_kernel_name(self.name),
@@ -143,10 +155,10 @@ class OpStat:
     kernels: dict[str, KernelStat] = field(default_factory=dict)
     compiled: CompiledKernel | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        """Plain JSON (``compiled``: for a kernel of a compiled graph, its nodes, ATen ops and
-        every line it belongs to, as attribution keys)."""
-        out: dict[str, Any] = {
+    def to_json(self) -> ProfileOp:
+        """The wire's ``ProfileOp`` (``compiled``: for a kernel of a compiled graph, its nodes,
+        ATen ops and every line it belongs to, as attribution keys)."""
+        out: ProfileOp = {
             "name": self.name,
             "calls": _num(self.calls),
             "cpu_us": round(self.cpu_us, 3),
@@ -175,8 +187,8 @@ class BackwardPass:
     cpu_us: float = 0.0
     lines: set[int] = field(default_factory=set)
 
-    def to_json(self) -> dict[str, Any]:
-        """Plain JSON."""
+    def to_json(self) -> BackwardPassInfo:
+        """The wire's ``BackwardPassInfo``."""
         return {
             "device_us": round(self.device_us, 3),
             "cpu_us": round(self.cpu_us, 3),
@@ -216,10 +228,11 @@ class LineOps:
     backward_pass: BackwardPass | None = None
     shared: dict[tuple[str, bool], OpStat] = field(default_factory=dict)
 
-    def to_json(self, source: str = "") -> dict[str, Any]:
-        """Plain JSON (``source`` is the line's text); ``backward`` and ``backward_pass`` only
-        where the line has them, so a forward-only function's lines read as before."""
-        out: dict[str, Any] = {
+    def to_json(self, source: str = "") -> ProfileLine:
+        """The wire's ``ProfileLine`` (``source`` is the line's text); ``backward`` and
+        ``backward_pass`` only where the line has them, so a forward-only function's lines read
+        as before."""
+        out: ProfileLine = {
             "line": self.line,
             "source": source,
             "hits": _num(self.hits),
@@ -228,7 +241,7 @@ class LineOps:
             "ops": [op.to_json() for op in self.ops.values()],
         }
         if self.backward:
-            out["backward"] = {
+            backward: ProfileBackward = {
                 "cpu_us": round(self.bwd_cpu_us, 3),
                 "device_us": round(self.bwd_device_us, 3),
                 "ops": [
@@ -238,16 +251,23 @@ class LineOps:
                     )
                 ],
             }
+            out["backward"] = backward
         if self.backward_pass is not None:
             out["backward_pass"] = self.backward_pass.to_json()
         if self.shared:
             out["shared"] = [
-                {**op.to_json(), "backward": backward}
-                for (_, backward), op in sorted(
+                _shared_json(op, in_backward)
+                for (_, in_backward), op in sorted(
                     self.shared.items(), key=lambda kv: (kv[0][1], -kv[1].device_us)
                 )
             ]
         return out
+
+
+def _shared_json(op: OpStat, backward: bool) -> ProfileSharedOp:
+    """A shared op's ``ProfileOp`` with ``backward`` (the backward graph's kernel)."""
+    # the op's keys, then ``backward`` last (as the JSON always had them)
+    return {**op.to_json(), "backward": backward}
 
 
 def _num(value: float) -> float | int:
@@ -396,8 +416,11 @@ def _build_cpu_forest(
     return nodes
 
 
-def _device_kind(cat: str) -> str:
-    return {"gpu_memcpy": "memcpy", "gpu_memset": "memset"}.get(cat, "kernel")
+_DEVICE_KINDS: dict[str, DeviceWorkKind] = {"gpu_memcpy": "memcpy", "gpu_memset": "memset"}
+
+
+def _device_kind(cat: str) -> DeviceWorkKind:
+    return _DEVICE_KINDS.get(cat, "kernel")
 
 
 #: The autograd engine's range around one backward node (``… AddmmBackward0``).
@@ -407,7 +430,7 @@ BACKWARD_PREFIX = "autograd::engine::evaluate_function: "
 BACKWARD_SEED_RANGE = "kernel-lens: backward of the output"
 
 #: Why device time is on no line (``accounting.remainder[].reason``).
-REMAINDER_REASONS = {
+REMAINDER_REASONS: dict[RemainderReason, str] = {
     "backward-seed": "the backward's seed and gradient accumulation (Profile with backward)",
     "no-launch": "a kernel with no launch on record",
     "other-thread": "launched from another thread, outside the function's lines",
@@ -433,12 +456,12 @@ class Remainder:
         kernels: kernel names and their device time per call.
     """
 
-    reason: str
+    reason: RemainderReason
     device_us: float = 0.0
     kernels: dict[str, float] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
-        """Plain JSON, the kernels by device time."""
+    def to_json(self) -> AccountingRemainder:
+        """The wire's ``AccountingRemainder``, the kernels by device time."""
         top = sorted(self.kernels.items(), key=lambda kv: -kv[1])
         return {
             "reason": self.reason,
@@ -460,10 +483,11 @@ class Accounting:
 
     device_us: float = 0.0
     on_lines_us: float = 0.0
-    remainder: dict[str, Remainder] = field(default_factory=dict)
+    remainder: dict[RemainderReason, Remainder] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
-        """Plain JSON with the share on lines in percent (100 when there is no device time)."""
+    def to_json(self) -> wire.Accounting:
+        """The wire's ``Accounting``, with the share on lines in percent (100 when there is no
+        device time)."""
         pct = 100.0 * self.on_lines_us / self.device_us if self.device_us > 0 else 100.0
         return {
             "device_us": round(self.device_us, 3),
@@ -704,7 +728,7 @@ def place_instants(
             gc.enable()
 
 
-def _add_kernel(op: OpStat, name: str, kind: str, dur: float) -> None:
+def _add_kernel(op: OpStat, name: str, kind: DeviceWorkKind, dur: float) -> None:
     """One launch of kernel ``name`` (``dur`` µs on the device) under ``op``."""
     k = op.kernels.get(name)
     if k is None:
@@ -779,250 +803,300 @@ def _attribute(
     compiled: Mapping[str, CompiledGraph] | None = None,
 ) -> Attribution:
     events = [ev for ev in trace.get("traceEvents", []) if isinstance(ev, dict)]
-    index = _Index(events, compiled)
-    lines: dict[int, LineOps] = {}
-    low, high = first_line, last_line
+    found = _Attributor(_Index(events, compiled), first_line, last_line)
+    # The CPU events: a line range's time, a compilation taken off its op, a compiled kernel's
+    # call, a top-level op on its line (nested ops are in their top op's ``dispatch``).
+    for node in found.index.nodes:
+        if node.line_node is node:
+            found.line_range(node)
+        elif node.compiling is not None:
+            if node.compiling is node:
+                found.compilation(node)
+        elif node.gchild is node and found.compiled_call(node):
+            pass
+        elif node.top is node:
+            found.top_op(node)
+    # The device events: on the op (and line) that launched them, or a remainder.
+    for ev in events:
+        cat = ev.get("cat")
+        if cat in _DEVICE_CATS and ev.get("ph") == "X":
+            found.device_event(ev, _device_kind(str(cat)))
+    return found.settled(runs)
 
-    def in_function(line: int) -> bool:
+
+class _Attributor:
+    """One attribution in progress: the lines, the accounting and the unattributed kernels
+    filled by the CPU events (line ranges, compilation, compiled kernels' calls, top-level ops)
+    and then the device events (:meth:`device_event`), totals per trace until :meth:`settled`
+    divides them by the calls."""
+
+    def __init__(self, index: _Index, low: int | None, high: int | None) -> None:
+        self.index = index
+        self.low, self.high = low, high
+        self.place_of = index.place_of
+        self.lines: dict[int, LineOps] = {}
+        #: CPU time of compiled kernels moved off the line that called the graph, to take off
+        #: the top-level op there (``Torch-Compiled Region``…): by (line, backward?, op name)
+        self.moved: dict[tuple[int, bool, str], float] = defaultdict(float)
+        self.compiled_lines: set[int] = set()
+        #: per autograd node: the pass it belongs to
+        self.root_pass: dict[int, BackwardPass | None] = {}
+        self.accounting = Accounting()
+        self.unattributed: dict[str, KernelStat] = {}
+
+    # The look-ups and the stats they create.
+
+    def in_function(self, line: int) -> bool:
+        low, high = self.low, self.high
         return low is None or high is None or low <= line <= high
 
-    # CPU time of compiled kernels moved off the line that called the graph, to take off the
-    # top-level op there (``Torch-Compiled Region``…): by (line, backward?, op name)
-    moved: dict[tuple[int, bool, str], float] = defaultdict(float)
-    compiled_lines: set[int] = set()
-
-    def compiled_place(node: _Node) -> tuple[CompiledKernel, tuple[int, bool]] | None:
-        """The compiled kernel ``node`` is (or ran in) and where its call was made from,
-        when that call was on a line of the function."""
-        child = node.gchild
-        kernel = index.kernel_of.get(id(child)) if child is not None else None
-        if kernel is None or child is None:
-            return None
-        place = place_of(child)
-        if place is None or not in_function(place[0]):
-            return None
-        return kernel, place
-
-    def compiled_op(kernel: CompiledKernel, node: _Node, backward: bool) -> list[OpStat]:
-        """The op a compiled kernel is on each of its lines: counted on the first, shared on
-        the others."""
-        name = kernel.name if not kernel.name.startswith("extern_kernels.") else node.name
-        found: list[OpStat] = []
-        for i, line in enumerate(kernel.lines):
-            compiled_lines.add(line)
-            if i == 0:
-                op = op_stat(line, backward, name)
-            else:
-                shared = line_stat(line).shared
-                op = shared.get((name, backward)) or OpStat(name)
-                shared[(name, backward)] = op
-            op.compiled = kernel
-            found.append(op)
-        return found
-
-    # per autograd node: the pass it belongs to
-    root_pass: dict[int, BackwardPass | None] = {}
-
-    def line_stat(line: int) -> LineOps:
-        stat = lines.get(line)
+    def line_stat(self, line: int) -> LineOps:
+        stat = self.lines.get(line)
         if stat is None:
-            stat = lines[line] = LineOps(line)
+            stat = self.lines[line] = LineOps(line)
         return stat
 
-    place_of = index.place_of
-
-    def pass_of(node: _Node) -> BackwardPass | None:
-        """The pass total of the line that ran ``node``'s backward, if it is backward work."""
-        root = node.root
-        if root is None:
-            return None
-        key = id(root)
-        if key not in root_pass:
-            host = index.host_line(root)
-            if host is None:
-                root_pass[key] = None
-            else:
-                stat = line_stat(host)
-                if stat.backward_pass is None:
-                    stat.backward_pass = BackwardPass()
-                root_pass[key] = stat.backward_pass
-        return root_pass[key]
-
-    def op_name(node: _Node, backward: bool) -> str:
-        return backward_node_name(node.name) if backward or node.root is node else node.name
-
-    def op_stat(line: int, backward: bool, name: str) -> OpStat:
-        stat = line_stat(line)
+    def op_stat(self, line: int, backward: bool, name: str) -> OpStat:
+        stat = self.line_stat(line)
         ops = stat.backward if backward else stat.ops
         op = ops.get(name)
         if op is None:
             op = ops[name] = OpStat(name)
         return op
 
-    for node in index.nodes:
-        if node.line_node is node:
-            stat = line_stat(node.line or 0)
-            stat.hits += 1
-            stat.cpu_us += node.end - node.start
-            continue
-        if node.compiling is not None:
-            if node.compiling is node:
-                # Compilation is its own figure (the run's ``compile``), never op time.
-                dur = node.end - node.start
-                if node.line is not None:
-                    line_stat(node.line).cpu_us -= dur
-                top = node.top
-                place = place_of(node)
-                if top is not None and top is not node and place is not None:
-                    moved[(place[0], place[1], op_name(top, place[1]))] += dur
-                    bpass = pass_of(node)
-                    if bpass is not None:
-                        bpass.cpu_us -= dur
-            continue
-        if node.gchild is node:
-            found = compiled_place(node)
-            if found is not None:
-                kernel, (at, backward) = found
-                dur = node.end - node.start
-                ops = compiled_op(kernel, node, backward)
-                for op in ops:
-                    op.calls += 1
-                    op.cpu_us += dur
-                owner = kernel.lines[0]
-                if backward:
-                    line_stat(owner).bwd_cpu_us += dur
-                    bpass = pass_of(node)
-                    if bpass is not None:
-                        bpass.lines.update(kernel.lines)
-                top = node.top
-                if top is not None and top is not node:
-                    moved[(at, backward, op_name(top, backward))] += dur
-                continue
-        if node.top is not node:
-            continue  # not a top-level op (nested ops are in their top op's dispatch)
-        place = place_of(node)
+    @staticmethod
+    def op_name(node: _Node, backward: bool) -> str:
+        return backward_node_name(node.name) if backward or node.root is node else node.name
+
+    def pass_of(self, node: _Node) -> BackwardPass | None:
+        """The pass total of the line that ran ``node``'s backward, if it is backward work."""
+        root = node.root
+        if root is None:
+            return None
+        key = id(root)
+        if key not in self.root_pass:
+            host = self.index.host_line(root)
+            if host is None:
+                self.root_pass[key] = None
+            else:
+                stat = self.line_stat(host)
+                if stat.backward_pass is None:
+                    stat.backward_pass = BackwardPass()
+                self.root_pass[key] = stat.backward_pass
+        return self.root_pass[key]
+
+    def compiled_place(self, node: _Node) -> tuple[CompiledKernel, tuple[int, bool]] | None:
+        """The compiled kernel ``node`` is (or ran in) and where its call was made from,
+        when that call was on a line of the function."""
+        child = node.gchild
+        kernel = self.index.kernel_of.get(id(child)) if child is not None else None
+        if kernel is None or child is None:
+            return None
+        place = self.place_of(child)
+        if place is None or not self.in_function(place[0]):
+            return None
+        return kernel, place
+
+    def compiled_op(self, kernel: CompiledKernel, node: _Node, backward: bool) -> list[OpStat]:
+        """The op a compiled kernel is on each of its lines: counted on the first, shared on
+        the others."""
+        name = kernel.name if not kernel.name.startswith("extern_kernels.") else node.name
+        found: list[OpStat] = []
+        for i, line in enumerate(kernel.lines):
+            self.compiled_lines.add(line)
+            if i == 0:
+                op = self.op_stat(line, backward, name)
+            else:
+                shared = self.line_stat(line).shared
+                op = shared.get((name, backward)) or OpStat(name)
+                shared[(name, backward)] = op
+            op.compiled = kernel
+            found.append(op)
+        return found
+
+    # The CPU events.
+
+    def line_range(self, node: _Node) -> None:
+        """A line's range: one hit, its time."""
+        stat = self.line_stat(node.line or 0)
+        stat.hits += 1
+        stat.cpu_us += node.end - node.start
+
+    def compilation(self, node: _Node) -> None:
+        """Compilation is its own figure (the run's ``compile``), never op time."""
+        dur = node.end - node.start
+        if node.line is not None:
+            self.line_stat(node.line).cpu_us -= dur
+        top = node.top
+        place = self.place_of(node)
+        if top is not None and top is not node and place is not None:
+            self.moved[(place[0], place[1], self.op_name(top, place[1]))] += dur
+            bpass = self.pass_of(node)
+            if bpass is not None:
+                bpass.cpu_us -= dur
+
+    def compiled_call(self, node: _Node) -> bool:
+        """The call of a compiled graph's kernel, on the lines it fused; False when it is not
+        one run from a line of the function."""
+        found = self.compiled_place(node)
+        if found is None:
+            return False
+        kernel, (at, backward) = found
+        dur = node.end - node.start
+        for op in self.compiled_op(kernel, node, backward):
+            op.calls += 1
+            op.cpu_us += dur
+        if backward:
+            self.line_stat(kernel.lines[0]).bwd_cpu_us += dur
+            bpass = self.pass_of(node)
+            if bpass is not None:
+                bpass.lines.update(kernel.lines)
+        top = node.top
+        if top is not None and top is not node:
+            self.moved[(at, backward, self.op_name(top, backward))] += dur
+        return True
+
+    def top_op(self, node: _Node) -> None:
+        """A top-level op: its calls and CPU time on its line (or its forward line)."""
+        place = self.place_of(node)
         if place is None:
-            continue
+            return
         line, backward = place
         dur = node.end - node.start
-        op = op_stat(line, backward, op_name(node, backward))
+        op = self.op_stat(line, backward, self.op_name(node, backward))
         op.calls += 1
         op.cpu_us += dur
         if backward:
-            line_stat(line).bwd_cpu_us += dur
-        bpass = pass_of(node)
+            self.line_stat(line).bwd_cpu_us += dur
+        bpass = self.pass_of(node)
         if bpass is not None:
             bpass.cpu_us += dur
             if backward:
                 bpass.lines.add(line)
 
-    accounting = Accounting()
-    unattributed: dict[str, KernelStat] = {}
+    # The device events.
 
-    for ev in events:
-        cat = ev.get("cat")
-        if cat not in _DEVICE_CATS or ev.get("ph") != "X":
-            continue
+    def device_event(self, ev: Mapping[str, Any], kind: DeviceWorkKind) -> None:
+        """One kernel, memcpy or memset: on the op (and line) that launched it, or a remainder."""
+        index = self.index
         args = ev.get("args") or {}
         launcher = index.runtime_by_corr.get(args.get("correlation"))
         if launcher is None:
             launcher = index.op_by_external.get(args.get("External id"))
         name = str(ev.get("name", ""))
         dur = float(ev.get("dur", 0.0))
-        accounting.device_us += dur
-        kind = _device_kind(str(cat))
-        place = place_of(launcher) if launcher is not None else None
+        self.accounting.device_us += dur
+        place = self.place_of(launcher) if launcher is not None else None
         if launcher is not None and launcher.compiling is not None:
             place = None  # the compilation's own kernels (autotuning): a remainder
-        if launcher is None or place is None or not in_function(place[0]):
-            if launcher is None:
-                reason = "no-launch"
-            elif launcher.compiling is not None:
-                reason = "compile"
-            elif place is not None:
-                reason = "outside"
-            elif index.in_seed(launcher):
-                reason = "backward-seed"
-            elif launcher.root is not None:
-                reason = "backward-unlinked"
-            else:
-                reason = "other-thread" if index.range_during(launcher) is None else "outside"
-            rem = accounting.remainder.get(reason)
-            if rem is None:
-                rem = accounting.remainder[reason] = Remainder(reason)
-            rem.device_us += dur
-            rem.kernels[name] = rem.kernels.get(name, 0.0) + dur
-            k = unattributed.get(name)
-            if k is None:
-                k = unattributed[name] = KernelStat(name, kind=kind)
-            k.device_us += dur
-            k.calls += 1
-            continue
-        accounting.on_lines_us += dur
+        if launcher is None or place is None or not self.in_function(place[0]):
+            self._remainder(self._reason(launcher, place), name, kind, dur)
+            return
+        self.accounting.on_lines_us += dur
         line, backward = place
-        found = compiled_place(launcher)
+        found = self.compiled_place(launcher)
         if found is not None:
             kernel, _ = found
-            for op in compiled_op(kernel, launcher, backward):
+            for op in self.compiled_op(kernel, launcher, backward):
                 _add_kernel(op, name, kind, dur)
-            _add_line_time(line_stat(kernel.lines[0]), backward, dur)
-            bpass = pass_of(launcher)
-            if bpass is not None:
-                bpass.device_us += dur
-                if backward:
-                    bpass.lines.update(kernel.lines)
-            continue
+            _add_line_time(self.line_stat(kernel.lines[0]), backward, dur)
+            self._pass_device(launcher, backward, dur, kernel.lines)
+            return
+        _add_kernel(self._launching_op(launcher, line, backward), name, kind, dur)
+        _add_line_time(self.line_stat(line), backward, dur)
+        self._pass_device(launcher, backward, dur, (line,))
+
+    def _reason(self, launcher: _Node | None, place: tuple[int, bool] | None) -> RemainderReason:
+        """Why device work launched by ``launcher`` (at ``place``) is on no line."""
+        if launcher is None:
+            return "no-launch"
+        if launcher.compiling is not None:
+            return "compile"
+        if place is not None:
+            return "outside"
+        if self.index.in_seed(launcher):
+            return "backward-seed"
+        if launcher.root is not None:
+            return "backward-unlinked"
+        return "other-thread" if self.index.range_during(launcher) is None else "outside"
+
+    def _remainder(self, reason: RemainderReason, name: str, kind: DeviceWorkKind,
+                   dur: float) -> None:  # fmt: skip
+        remainder = self.accounting.remainder
+        rem = remainder.get(reason)
+        if rem is None:
+            rem = remainder[reason] = Remainder(reason)
+        rem.device_us += dur
+        rem.kernels[name] = rem.kernels.get(name, 0.0) + dur
+        k = self.unattributed.get(name)
+        if k is None:
+            k = self.unattributed[name] = KernelStat(name, kind=kind)
+        k.device_us += dur
+        k.calls += 1
+
+    def _launching_op(self, launcher: _Node, line: int, backward: bool) -> OpStat:
+        """The op device work is counted on: the launcher's top-level op (the op under it that
+        launched it in its ``dispatch``), else the bare launch (a runtime call)."""
         top = launcher.top
         if top is not None:
-            top_name = op_name(top, backward)
-            op = op_stat(line, backward, top_name)
+            top_name = self.op_name(top, backward)
+            op = self.op_stat(line, backward, top_name)
             # the op that launched it, under the top-level one: aten::pow under aten::square,
             # aten::mm under the autograd node AddmmBackward0
             inner = launcher.inner.name if launcher.inner is not None else top.name
             if inner not in (top.name, top_name) and inner not in op.dispatch:
                 op.dispatch.append(inner)
-        else:
-            op = op_stat(line, backward, launcher.name)
-            if launcher.cat in ("cuda_runtime", "cuda_driver"):
-                op.calls += 1
-        _add_kernel(op, name, kind, dur)
-        _add_line_time(line_stat(line), backward, dur)
-        bpass = pass_of(launcher)
+            return op
+        op = self.op_stat(line, backward, launcher.name)
+        if launcher.cat in ("cuda_runtime", "cuda_driver"):
+            op.calls += 1
+        return op
+
+    def _pass_device(self, launcher: _Node, backward: bool, dur: float,
+                     lines: Iterable[int]) -> None:  # fmt: skip
+        """Device work of a backward pass: on its total, and (the backward's) its lines."""
+        bpass = self.pass_of(launcher)
         if bpass is not None:
             bpass.device_us += dur
             if backward:
-                bpass.lines.add(line)
+                bpass.lines.update(lines)
 
-    for (at, backward, top_name), dur in moved.items():
-        stat = line_stat(at)
-        top_op = (stat.backward if backward else stat.ops).get(top_name)
-        if top_op is not None:
-            top_op.cpu_us = max(0.0, top_op.cpu_us - dur)
-        if backward:
-            stat.bwd_cpu_us = max(0.0, stat.bwd_cpu_us - dur)
-    for no, stat in lines.items():
-        bpass = stat.backward_pass
-        if bpass is not None and bpass.lines <= {no}:
-            # Autograd nodes that ran inside the very line that made them — AOTAutograd tracing
-            # the backward while torch.compile compiles the forward, a torch.autograd.grad in
-            # the same statement — are that line's backward part already; a "pass" there would
-            # only say it twice.
-            stat.backward_pass = None
-        _scale_line(stat, runs)
-    for k in unattributed.values():
-        k.device_us /= runs
-        k.calls /= runs
-    accounting.device_us /= runs
-    accounting.on_lines_us /= runs
-    for rem in accounting.remainder.values():
-        rem.device_us /= runs
-        rem.kernels = {n: v / runs for n, v in rem.kernels.items()}
-    return Attribution(
-        dict(sorted(lines.items())),
-        sorted(unattributed.values(), key=lambda k: -k.device_us),
-        accounting,
-        compiled_lines,
-    )
+    # The end.
+
+    def settled(self, runs: int) -> Attribution:
+        """The moved CPU time taken off, passes seen only on their own line dropped, every
+        number per call."""
+        for (at, backward, top_name), dur in self.moved.items():
+            stat = self.line_stat(at)
+            top_op = (stat.backward if backward else stat.ops).get(top_name)
+            if top_op is not None:
+                top_op.cpu_us = max(0.0, top_op.cpu_us - dur)
+            if backward:
+                stat.bwd_cpu_us = max(0.0, stat.bwd_cpu_us - dur)
+        for no, stat in self.lines.items():
+            bpass = stat.backward_pass
+            if bpass is not None and bpass.lines <= {no}:
+                # Autograd nodes that ran inside the very line that made them — AOTAutograd
+                # tracing the backward while torch.compile compiles the forward, a
+                # torch.autograd.grad in the same statement — are that line's backward part
+                # already; a "pass" there would only say it twice.
+                stat.backward_pass = None
+            _scale_line(stat, runs)
+        for k in self.unattributed.values():
+            k.device_us /= runs
+            k.calls /= runs
+        accounting = self.accounting
+        accounting.device_us /= runs
+        accounting.on_lines_us /= runs
+        for rem in accounting.remainder.values():
+            rem.device_us /= runs
+            rem.kernels = {n: v / runs for n, v in rem.kernels.items()}
+        return Attribution(
+            dict(sorted(self.lines.items())),
+            sorted(self.unattributed.values(), key=lambda k: -k.device_us),
+            accounting,
+            self.compiled_lines,
+        )
 
 
 def _scale_line(stat: LineOps, runs: int) -> None:

@@ -12,9 +12,12 @@ import functools
 import io
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any
+from typing import Any, Literal
+
+from kernel_lens.wire import results as wire
+from kernel_lens.wire.results import NcuHint
 
 __all__ = [
     "NcuError",
@@ -148,17 +151,10 @@ class NcuError(RuntimeError):
     """A report that cannot be read, with a message for the user."""
 
 
-@dataclass(frozen=True)
-class NcuHint:
-    """One rule result: ``kind`` OPT (optimisation), WRN or ERR; speedup in percent."""
-
-    rule: str
-    section: str
-    kind: str
-    title: str
-    message: str
-    speedup_pct: float | None
-    speedup_type: str | None
+#: A rule result's ``kind`` from the CSV page's ``Rule Type`` (a rule with none: ``INF``).
+_HINT_KINDS: dict[str, Literal["OPT", "WRN", "ERR", "INF"]] = {
+    "OPT": "OPT", "WRN": "WRN", "ERR": "ERR", "INF": "INF",
+}  # fmt: skip
 
 
 @dataclass
@@ -193,9 +189,34 @@ class NcuKernel:
     """What most FLOPs were done in: ``bf16 tensor``, ``fp32``… — the compute roof to use."""
     hints: list[NcuHint] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
-        """Plain JSON, hints ranked by estimated speedup."""
-        return asdict(self)
+    def to_json(self) -> wire.NcuKernel:
+        """The wire's ``NcuKernel`` (no ``line``: the ncu stage adds it), hints ranked by
+        estimated speedup."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "demangled": self.demangled,
+            "device": self.device,
+            "duration_us": self.duration_us,
+            "compute_throughput_pct": self.compute_throughput_pct,
+            "memory_throughput_pct": self.memory_throughput_pct,
+            "dram_throughput_pct": self.dram_throughput_pct,
+            "dram_bandwidth_gbs": self.dram_bandwidth_gbs,
+            "achieved_occupancy_pct": self.achieved_occupancy_pct,
+            "theoretical_occupancy_pct": self.theoretical_occupancy_pct,
+            "registers": self.registers,
+            "grid_size": self.grid_size,
+            "block_size": self.block_size,
+            "waves": self.waves,
+            "grid": self.grid,
+            "block": self.block,
+            "dram_bytes_read": self.dram_bytes_read,
+            "dram_bytes_write": self.dram_bytes_write,
+            "flops": self.flops,
+            "tensor_flops": self.tensor_flops,
+            "math": self.math,
+            "hints": [NcuHint(**h) for h in self.hints],
+        }
 
 
 _MARKUP = re.compile(r"@(?:section|url|table|metric|path):(?:[^:@]*:)?([^@]*)@")
@@ -208,7 +229,7 @@ def strip_markup(message: str) -> str:
 
 def _rank(hints: list[NcuHint]) -> list[NcuHint]:
     order = {"ERR": 0, "OPT": 1, "WRN": 2}
-    return sorted(hints, key=lambda h: (order.get(h.kind, 3), -(h.speedup_pct or 0.0)))
+    return sorted(hints, key=lambda h: (order.get(h["kind"], 3), -(h["speedup_pct"] or 0.0)))
 
 
 def _number(text: str) -> float | None:
@@ -323,7 +344,7 @@ def read_ncu_csv(text: str) -> list[NcuKernel]:
                     NcuHint(
                         rule=rule,
                         section=str(row.get("Section Name", "")),
-                        kind=str(row.get("Rule Type", "")) or "INF",
+                        kind=_HINT_KINDS.get(str(row.get("Rule Type", "")), "INF"),
                         title=rule,
                         message=strip_markup(description),
                         speedup_pct=_number(row.get("Estimated Speedup", "")),
@@ -352,7 +373,7 @@ def kernels_from_report(module: ModuleType, ctx: Any) -> list[NcuKernel]:
     kernels: list[NcuKernel] = []
     demangled_base = getattr(module.IAction, "NameBase_DEMANGLED", None)
     global_type = getattr(module, "SpeedupType_GLOBAL", 2)
-    kinds = {
+    kinds: dict[Any, Literal["OPT", "WRN", "ERR", "INF"]] = {
         getattr(module, "MsgType_OPTIMIZATION", 2): "OPT",
         getattr(module, "MsgType_WARNING", 3): "WRN",
         getattr(module, "MsgType_ERR", 4): "ERR",
@@ -384,26 +405,34 @@ def kernels_from_report(module: ModuleType, ctx: Any) -> list[NcuKernel]:
             names = listed() if callable(listed) else ()
             tensor_names = [str(n) for n in names if tensor_path(str(n))]
             _add_tensor(k, {n: value_of(n) for n in tensor_names}, value_of)
-            hints: list[NcuHint] = []
-            for d in action.rule_results_as_dicts():
-                msg = d.get("rule_message") or {}
-                kind = kinds.get(msg.get("type"))
-                if kind is None:
-                    continue
-                speedup = d.get("speedup_estimation") or {}
-                hints.append(
-                    NcuHint(
-                        rule=str(d.get("rule_identifier", "")),
-                        section=str(d.get("section_identifier", "")),
-                        kind=kind,
-                        title=str(msg.get("title") or d.get("name") or ""),
-                        message=strip_markup(str(msg.get("message", ""))),
-                        speedup_pct=float(speedup["speedup"]) if "speedup" in speedup else None,
-                        speedup_type=("global" if speedup.get("type") == global_type else "local")
-                        if speedup
-                        else None,
-                    )
-                )
+            hints = _report_hints(action, kinds, global_type)
             k.hints = _rank(hints)
             kernels.append(k)
     return kernels
+
+
+def _report_hints(
+    action: Any, kinds: Mapping[Any, Literal["OPT", "WRN", "ERR", "INF"]], global_type: Any
+) -> list[NcuHint]:
+    """The rule results of one launch of an ``ncu_report`` report (those of ``kinds``)."""
+    hints: list[NcuHint] = []
+    for d in action.rule_results_as_dicts():
+        msg = d.get("rule_message") or {}
+        kind = kinds.get(msg.get("type"))
+        if kind is None:
+            continue
+        speedup = d.get("speedup_estimation") or {}
+        hints.append(
+            NcuHint(
+                rule=str(d.get("rule_identifier", "")),
+                section=str(d.get("section_identifier", "")),
+                kind=kind,
+                title=str(msg.get("title") or d.get("name") or ""),
+                message=strip_markup(str(msg.get("message", ""))),
+                speedup_pct=float(speedup["speedup"]) if "speedup" in speedup else None,
+                speedup_type=("global" if speedup.get("type") == global_type else "local")
+                if speedup
+                else None,
+            )
+        )
+    return hints

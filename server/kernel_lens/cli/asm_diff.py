@@ -18,7 +18,7 @@ import json
 import os
 import re
 import sys
-from typing import Any
+from typing import Any, Literal
 
 from kernel_lens.analysis.asm_diff import Side, compare, inline_side, target_kind, triton_side
 from kernel_lens.cli.common import emit_error, for_the_cli, run_in_agent, say, timeout_option
@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         say(json.dumps(diff))
         return 0
-    mode = "original" if args.original else "normalised"
+    mode: Literal["original", "normalised"] = "original" if args.original else "normalised"
     for key in ("a", "b"):
         for line in diff[key]["header"][:-2]:
             say(line)

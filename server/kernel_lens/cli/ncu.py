@@ -9,6 +9,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kernel_lens.cli.common import (
@@ -23,7 +24,7 @@ from kernel_lens.cli.common import (
 from kernel_lens.wire.jobs import KernelLinesRequest, NcuRequest
 
 
-def _print_ncu(kernels: list[dict[str, Any]]) -> None:
+def _print_ncu(kernels: Sequence[Mapping[str, Any]]) -> None:
     from kernel_lens.analysis.names import short_kernel_name
 
     def pct(value: float | None) -> str:

@@ -8,7 +8,7 @@ workspace, one side after the other on the agent, each under the compile limit.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 from lsprotocol import types
 
@@ -80,7 +80,7 @@ async def asm_diff(ls: KernelLensServer, raw: Any) -> AsmDiffResult:
         raise request_failed(err) from None
     result = compare(a, b, params.stage)
     ls.log(f"asm diff: {a.title} vs {b.title}: {result['verdict']}", types.MessageType.Info)
-    return cast(AsmDiffResult, result)
+    return result
 
 
 def setup(ls: KernelLensServer) -> None:

@@ -24,7 +24,6 @@ from kernel_lens.wire.lsp import (
     TimelineWindowParams,
     TraceFileResult,
 )
-from kernel_lens.wire.results import NcuKernel
 
 __all__ = ["setup"]
 
@@ -63,7 +62,7 @@ async def ncu_file(ls: KernelLensServer, raw: Any) -> NcuFileResult:
     return {
         "report_path": params.path,
         "reader": reader,
-        "kernels": [cast(NcuKernel, k.to_json()) for k in kernels],
+        "kernels": [k.to_json() for k in kernels],
     }
 
 

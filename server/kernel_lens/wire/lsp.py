@@ -1505,6 +1505,9 @@ class CompareVerdict(TypedDict):
     shape: NotRequired[str | None]
     """Why the verdict is ambiguous although the test called a change: a run drifted or was
     bimodal while timed (``this run drifts +6.1% while timed``)."""
+    unconverged: NotRequired[str | None]
+    """Which run's timing did not converge (``this run``, ``the reference``, ``both runs``),
+    said after the verdict; null when both did or a run does not say."""
     text: str
 
 

@@ -19,6 +19,7 @@ __all__ = [
     "BackwardPassInfo",
     "CallContextInfo",
     "CompiledResult",
+    "DeviceWorkKind",
     "GeneratedKernel",
     "InlineFiles",
     "InlineKernel",
@@ -38,6 +39,7 @@ __all__ = [
     "KernelRoofline",
     "Profile",
     "ProfileBackward",
+    "ProfileHead",
     "ProfileKernel",
     "ProfileKernelTotal",
     "ProfileLine",
@@ -45,12 +47,14 @@ __all__ = [
     "FileShare",
     "ProfileMemory",
     "ProfileOp",
+    "ProfileSharedOp",
     "ProfileTiming",
     "TimingPolicy",
     "GpuReading",
     "GpuClocks",
     "GraphTimingInfo",
     "RemainderKernel",
+    "RemainderReason",
     "RunSummary",
     "SweepBest",
     "SweepRow",
@@ -68,6 +72,10 @@ class LineMapEntry(TypedDict):
 # The profile (stages target, timing, ops, trace).
 
 
+#: What a piece of device work is: a kernel, a memcpy or a memset.
+DeviceWorkKind = Literal["kernel", "memcpy", "memset"]
+
+
 class ProfileKernel(TypedDict):
     """One kernel launched by an op of a profiled line."""
 
@@ -78,6 +86,8 @@ class ProfileKernel(TypedDict):
     """Device time, in microseconds, per call of the function."""
     calls: float
     """Launches per call of the function (an average over the profiled calls)."""
+    kind: NotRequired[DeviceWorkKind]
+    """``kernel``, ``memcpy`` or ``memset`` (absent in runs stored before it: a kernel)."""
 
 
 class ProfileOp(TypedDict):
@@ -91,6 +101,19 @@ class ProfileOp(TypedDict):
     calls: float
     """Occurrences per call of the function (an average over the profiled calls)."""
     kernels: list[ProfileKernel]
+    compiled: NotRequired[dict[str, Any]]
+    """For a kernel of a torch.compile graph: the graph's kernel (``kernel``, ``graph``,
+    ``graph_key``, ``nodes``, ``aten``), the lines of this row's file it fused (``lines``), those
+    of other files (``elsewhere``), its other lines (``shared_with``) and where it is counted
+    (``counted_on``)."""
+
+
+class ProfileSharedOp(ProfileOp):
+    """A compiled graph's kernel fused from this line and others, counted on another line:
+    shown on this one, never added to its totals."""
+
+    backward: bool
+    """The backward graph's kernel (the line's backward part)."""
 
 
 class ProfileBackward(TypedDict):
@@ -225,6 +248,11 @@ class ProfileLine(TypedDict):
     """Device time of the line's own (forward) kernels, µs per call."""
     backward: NotRequired[ProfileBackward]
     backward_pass: NotRequired[BackwardPassInfo]
+    shared: NotRequired[list[ProfileSharedOp]]
+    """Kernels of a compiled graph fused from this line and others, counted on another line."""
+    compile: NotRequired[dict[str, Any]]
+    """torch.compile's work for this line while the function ran (its compiles, graph breaks):
+    ``agent/inductor_capture.py``'s report."""
     memory: NotRequired[list[LineMemory]]
     """Per device (a profile with memory)."""
     inside: NotRequired[list[InsidePackage]]
@@ -239,10 +267,16 @@ class RemainderKernel(TypedDict):
     device_us: float
 
 
+#: Why device time is on no line (``analysis/line_attribution.py``'s ``REMAINDER_REASONS``).
+RemainderReason = Literal[
+    "no-launch", "other-thread", "outside", "backward-unlinked", "backward-seed", "compile"
+]
+
+
 class AccountingRemainder(TypedDict):
     """Device time on no line, for one reason, per call (µs)."""
 
-    reason: Literal["no-launch", "other-thread", "outside", "backward-unlinked", "backward-seed"]
+    reason: RemainderReason
     text: str
     """The reason in words (``launched from another thread, outside the function's lines``)."""
     device_us: float
@@ -402,18 +436,56 @@ class FileShare(TypedDict):
     """Forward and backward device time of its lines, µs per call."""
 
 
-class Profile(TypedDict):
-    """The profile of one function, as ``kernel-lens profile --json`` prints it (the agent's
-    ``profile`` result; only the keys the report reads are listed, the rest passes through)."""
+class ProfileHead(TypedDict):
+    """A profile result's head: what ran, where, on which device (``agent/results.py``'s
+    ``profile_head``); the stages' keys follow it (:class:`Profile`)."""
 
     function: str
+    path: NotRequired[str | None]
+    """The file (or pseudo file: a notebook cell's) the lines are of (null in a run restored
+    from a history entry that did not keep it)."""
+    def_line: NotRequired[int]
+    """1-based line of the ``def`` (1 for a script or a cell)."""
+    first_line: NotRequired[int | None]
+    """As ``path``, null in a restored run that did not keep it."""
+    last_line: NotRequired[int]
     device: str
     """The device's name (``NVIDIA H200``, ``CPU``)."""
     device_kind: NotRequired[str]
     """``cuda`` or ``cpu``."""
+    inputs: NotRequired[Any]
+    """Where the inputs came from (``InputsInfo`` for a function; ``{"source": "none"}``,
+    ``{"source": "script", …}`` otherwise); a label (``directive``) in runs recorded before
+    the object."""
+    versions: NotRequired[dict[str, str]]
+    """``torch`` and ``python`` of the run."""
+    stages: NotRequired[list[str]]
+    """The stages that ran."""
+    call_style: NotRequired[str]
+    """How the body ran: ``called``, ``awaited``, ``consumed``, ``script``, ``cell``…"""
+    triton_interpreter: NotRequired[bool]
+    """Whether Triton kernels ran under Triton's interpreter (absent: unknown)."""
+
+
+class Profile(ProfileHead):
+    """The profile of one function, as ``kernel-lens profile --json`` prints it (the agent's
+    ``profile`` result, built by ``agent/results.py``): the head, then the stages' keys; a
+    stage's object not listed here (``compiled``, ``compare_compiled``, ``sweep``, ``script``,
+    ``notes``…) passes through."""
+
     timing: ProfileTiming | None
     lines: list[ProfileLine]
     kernels: list[ProfileKernelTotal]
+    unattributed: NotRequired[list[ProfileKernel]]
+    """Device work launched on no line of the function (per call), by device time."""
+    profiled_runs: NotRequired[int]
+    """Calls of the function the profiled pass made (its numbers are per call)."""
+    trace: NotRequired[dict[str, Any]]
+    """The trace's summary (``kernel-lens trace summarize``'s object)."""
+    compile: NotRequired[dict[str, Any]]
+    """What torch.compile did while the function ran (``compiles``, ``graph_breaks``)."""
+    notes: NotRequired[list[dict[str, Any]]]
+    """Notes on lines (``{"line", "path"?, "message", "kind"}``: a graph break, …)."""
     trace_path: NotRequired[str | None]
     trace_error: NotRequired[str | None]
     """Why the trace was not saved (``trace not saved: <why>``: a full disk, a cache path that
@@ -673,7 +745,8 @@ class NcuHint(TypedDict):
 
     rule: str
     section: str
-    kind: Literal["OPT", "WRN", "ERR"]
+    kind: Literal["OPT", "WRN", "ERR", "INF"]
+    """``INF``: a rule of ncu's CSV page with no type (information)."""
     title: str
     message: str
     speedup_pct: float | None

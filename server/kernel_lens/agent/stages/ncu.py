@@ -215,8 +215,8 @@ def run_ncu(
     lines = kernel_lines_from_report(report, marks) if reader == "ncu_report" else []
     out: list[NcuKernel] = []
     for i, k in enumerate(kernels):
-        # The parser's dataclass, as JSON (``asdict``): the wire's NcuKernel less its line.
-        row = cast(NcuKernel, k.to_json())
+        # The parser's dataclass as the wire's NcuKernel, less its line.
+        row = k.to_json()
         row["line"] = lines[i] if i < len(lines) else None
         out.append(row)
     result: NcuResult = {

@@ -61,9 +61,9 @@ _drop_working_directory()
 def load_ipython_extension(ipython: object) -> None:
     """``%load_ext kernel_lens``: register the ``%%kernel_lens`` / ``%kernel_lens`` magic.
 
-    The magic (:mod:`kernel_lens.magic`) is imported here, on loading, so that
+    The magic (:mod:`kernel_lens.notebook.magic`) is imported here, on loading, so that
     ``import kernel_lens`` stays cheap and never imports IPython.
     """
-    from kernel_lens.magic import load_ipython_extension as load
+    from kernel_lens.notebook.magic import load_ipython_extension as load
 
     load(ipython)

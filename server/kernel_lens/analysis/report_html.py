@@ -27,6 +27,32 @@ def _time_cell(result: dict[str, Any]) -> str:
     )
 
 
+def _line_rows(lines: list[dict[str, Any]], cuda: bool) -> list[str]:
+    """The per-line table's rows: each op of a line (the line's number and source on its first),
+    each kernel an op launched under it. Every value escaped."""
+    esc = html.escape
+    rows: list[str] = []
+    for line in lines:
+        first = True
+        for op in line["ops"]:
+            label = op["name"] + "".join(f" → {d}" for d in op["dispatch"])
+            value = op["device_us"] if cuda else op["cpu_us"]
+            rows.append(
+                f"<tr><td>{esc(str(line['line'])) if first else ''}</td>"
+                f"<td><code>{esc(line['source']) if first else ''}</code></td>"
+                f"<td>{esc(label)}</td><td>{esc(str(op['calls']))}</td>"
+                f"<td>{esc(format_us(value))}</td></tr>"
+            )
+            first = False
+            for k in op["kernels"]:
+                rows.append(
+                    f'<tr><td></td><td></td><td title="{esc(k["name"])}">↳ '
+                    f"{esc(k['short_name'])}</td><td>{esc(str(k['calls']))}</td>"
+                    f"<td>{esc(format_us(k['device_us']))}</td></tr>"
+                )
+    return rows
+
+
 def format_profile_html(result: dict[str, Any]) -> str:
     """The HTML table of a result (Jupyter's rendering). Pure; every value is escaped."""
     esc = html.escape
@@ -48,24 +74,7 @@ def format_profile_html(result: dict[str, Any]) -> str:
         "<table><thead><tr><th>line</th><th>source</th><th>op / kernel</th><th>calls</th>"
         f"<th>{unit}</th></tr></thead><tbody>"
     )
-    for line in result.get("lines") or []:
-        first = True
-        for op in line["ops"]:
-            label = op["name"] + "".join(f" → {d}" for d in op["dispatch"])
-            value = op["device_us"] if cuda else op["cpu_us"]
-            parts.append(
-                f"<tr><td>{esc(str(line['line'])) if first else ''}</td>"
-                f"<td><code>{esc(line['source']) if first else ''}</code></td>"
-                f"<td>{esc(label)}</td><td>{esc(str(op['calls']))}</td>"
-                f"<td>{esc(format_us(value))}</td></tr>"
-            )
-            first = False
-            for k in op["kernels"]:
-                parts.append(
-                    f'<tr><td></td><td></td><td title="{esc(k["name"])}">↳ '
-                    f"{esc(k['short_name'])}</td><td>{esc(str(k['calls']))}</td>"
-                    f"<td>{esc(format_us(k['device_us']))}</td></tr>"
-                )
+    parts.extend(_line_rows(result.get("lines") or [], cuda))
     parts.append("</tbody></table>")
     if result.get("kernels"):
         parts.append("<p>kernels (per run)</p><table><tbody>")

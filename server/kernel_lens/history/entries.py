@@ -80,6 +80,23 @@ def _inputs_text(inputs: Any, path: str | None) -> str | None:
     return f"{where} · {args}" if args else where
 
 
+#: The timing's keys an entry keeps (its samples are thinned apart).
+_TIMING_KEPT = (
+    "median_ms",
+    "spread_pct",
+    "reps",
+    "method",
+    "q1_ms",
+    "q3_ms",
+    "min_ms",
+    "max_ms",
+    "warning",
+    "policy",  # how it was timed, and the GPU's clocks: runs timed differently are
+    "clocks",  # not compared (issue 25)
+    "graph",
+)  # fmt: skip
+
+
 def make_entry(
     result: dict[str, Any],
     *,
@@ -99,24 +116,7 @@ def make_entry(
     """
     timing = dict(result.get("timing") or {})
     samples = timing.pop("samples_ms", None)
-    keep = {
-        k: timing[k]
-        for k in (
-            "median_ms",
-            "spread_pct",
-            "reps",
-            "method",
-            "q1_ms",
-            "q3_ms",
-            "min_ms",
-            "max_ms",
-            "warning",
-            "policy",  # how it was timed, and the GPU's clocks: runs timed differently are
-            "clocks",  # not compared (issue 25)
-            "graph",
-        )  # fmt: skip
-        if k in timing
-    }
+    keep = {k: timing[k] for k in _TIMING_KEPT if k in timing}
     if isinstance(samples, list) and samples:
         keep["samples_ms"] = thin_samples([float(s) for s in samples])
     when = now or datetime.datetime.now(datetime.UTC)

@@ -366,6 +366,63 @@ def _evaluate_call(
     return packed_call
 
 
+@dataclass(frozen=True)
+class _Callee:
+    """What a profiled call runs, and the lines it is tagged with.
+
+    Attributes:
+        path: the file (or pseudo file) of the lines.
+        first_line: the first of the lines.
+        last_line: the last of the lines.
+        tagged: the code object whose lines are tagged.
+        source_of: a line's text by its number.
+        call: makes the call once.
+    """
+
+    path: str
+    first_line: int
+    last_line: int
+    tagged: types.CodeType
+    source_of: Callable[[int], str]
+    call: Callable[[], Any]
+
+
+def _callee(
+    code: types.CodeType | None,
+    runner: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    expr: str,
+    filename: str,
+) -> _Callee:
+    """The callee's own lines (``code``'s source), or, for a callee without Python source of
+    its own (a builtin, ``torch.mm``), one line — the call's — under a tiny code object."""
+    if code is not None and not code.co_filename.startswith("<kernel_lens-call"):
+        try:
+            body, start = inspect.getsourcelines(code)
+        except (OSError, TypeError):
+            body, start = [], code.co_firstlineno
+
+        def source_of(no: int) -> str:
+            return body[no - start].strip() if start <= no < start + len(body) else ""
+
+        def call() -> Any:
+            return runner(*args, **kwargs)
+
+        last = start + max(1, len(body)) - 1
+        return _Callee(code.co_filename, start, last, code, source_of, call)
+    tagged = compile("f(*a, **k)", filename, "eval", dont_inherit=True)
+    holder = {"f": runner, "a": args, "k": kwargs}
+
+    def one_line(no: int) -> str:
+        return expr.strip() if no == 1 else ""
+
+    def call_in_line() -> Any:
+        return eval(tagged, holder)
+
+    return _Callee(filename, 1, 1, tagged, one_line, call_in_line)
+
+
 def profile_call(
     expr: str,
     user_global_ns: dict[str, Any],
@@ -401,48 +458,22 @@ def profile_call(
     label = getattr(inspect.unwrap(fn), "__qualname__", None) or type(fn).__qualname__
     runner = with_call_style(fn) if code is not None and call_style(code) != "called" else fn
 
-    if code is not None and not code.co_filename.startswith("<kernel_lens-call"):
-        try:
-            body, start = inspect.getsourcelines(code)
-        except (OSError, TypeError):
-            body, start = [], code.co_firstlineno
-        path = code.co_filename
-        first, last = start, start + max(1, len(body)) - 1
-
-        def source_of(no: int) -> str:
-            return body[no - start].strip() if start <= no < start + len(body) else ""
-
-        tagged = code
-
-        def call() -> Any:
-            return runner(*args, **kwargs)
-
-    else:
-        # No Python source of its own: one line, the call's, under a tiny code object.
-        path, first, last = filename, 1, 1
-        holder = {"f": runner, "a": args, "k": kwargs}
-        tagged = compile("f(*a, **k)", filename, "eval", dont_inherit=True)
-
-        def source_of(no: int) -> str:
-            return expr.strip() if no == 1 else ""
-
-        def call() -> Any:
-            return eval(tagged, holder)
-
-    _guard(call)
+    callee = _callee(code, runner, args, kwargs, expr, filename)
+    _guard(callee.call)
+    first, last = callee.first_line, callee.last_line
     measured = _measure(
-        call,
-        tagged,
+        callee.call,
+        callee.tagged,
         options=options,
         label=re.sub(r"[^\w-]", "_", str(label)),
-        source_of=source_of,
+        source_of=callee.source_of,
         first_line=first,
         last_line=last,
     )
     return _result(
         measured,
         function=str(label),
-        path=path,
+        path=callee.path,
         def_line=first,
         first_line=first,
         last_line=last,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kernel_lens.ncu_files import load_ncu_report_module
+from kernel_lens.traces.ncu_files import load_ncu_report_module
 
 PREFIX = "smsp__pcsamp_warps_issue_stalled_"
 COSTS = (

@@ -1,12 +1,20 @@
 """Kernel Lens: GPU performance work for PyTorch, in the editor.
 
-The package has three parts that never mix their imports:
+The package's rooms, whose imports go one way (``docs/architecture.md``;
+``tests/unit/test_layering.py`` checks it):
 
+* :mod:`kernel_lens.wire` — every type that crosses a process boundary (standard library only).
 * :mod:`kernel_lens.analysis` — pure functions over source text and recorded profiler data
   (no torch import), used by the CLI, the language server and the tests.
 * :mod:`kernel_lens.agent` — runs in the user's interpreter; imports torch lazily and runs the
   profiling stages on the user's function.
+* :mod:`kernel_lens.client` — the parent side of the agent (spawn, spares, framing).
 * :mod:`kernel_lens.lsp` — the pygls language server; it never runs user code.
+* :mod:`kernel_lens.cli` — ``kernel-lens …``, the same engine from a terminal.
+* :mod:`kernel_lens.traces` — profile files on disk: the big-trace reader, ``.ncu-rep`` reading.
+* :mod:`kernel_lens.history` — every successful run of a function, and its comparisons.
+* :mod:`kernel_lens.notebook` — the ``%%kernel_lens`` magic in the user's Jupyter kernel
+  (``%load_ext kernel_lens``, :func:`load_ipython_extension` below).
 """
 
 import os as _os
@@ -61,9 +69,9 @@ _drop_working_directory()
 def load_ipython_extension(ipython: object) -> None:
     """``%load_ext kernel_lens``: register the ``%%kernel_lens`` / ``%kernel_lens`` magic.
 
-    The magic (:mod:`kernel_lens.magic`) is imported here, on loading, so that
+    The magic (:mod:`kernel_lens.notebook.magic`) is imported here, on loading, so that
     ``import kernel_lens`` stays cheap and never imports IPython.
     """
-    from kernel_lens.magic import load_ipython_extension as load
+    from kernel_lens.notebook.magic import load_ipython_extension as load
 
     load(ipython)

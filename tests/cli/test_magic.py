@@ -15,11 +15,11 @@ torch = pytest.importorskip("torch")
 
 from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 
-from kernel_lens.magic import (  # noqa: E402
+from kernel_lens.analysis.report_html import format_profile_html  # noqa: E402
+from kernel_lens.notebook.magic import (  # noqa: E402
     MagicOptions,
     MagicUsageError,
     ProfileView,
-    format_profile_html,
     parse_options,
 )
 
@@ -187,18 +187,24 @@ def test_a_failing_cell_is_its_own_traceback_and_fails_the_cell(
     assert isinstance(out.error_in_exec, ValueError)
     shown = capsys.readouterr().out
     assert "raise ValueError('boom')" in shown
-    assert "kernel_lens/magic.py" not in shown  # the magic's own frames are hidden
+    assert "kernel_lens/notebook/magic.py" not in shown  # the magic's own frames are hidden
     assert ip.user_ns["q"] == 1  # the lines before it ran, as in a normal run
     assert not torch.autograd.profiler._is_profiler_enabled
 
 
-def test_a_cell_failing_in_a_later_run_leaves_no_profiler(ip: InteractiveShell) -> None:
+def test_a_cell_failing_in_a_later_run_leaves_no_profiler(
+    ip: InteractiveShell, capsys: pytest.CaptureFixture[str]
+) -> None:
     # The first (normal) run passes; the timed runs see `done` and raise.
     ip.run_cell("done = False")
     out = ip.run_cell(
         f"%%kernel_lens {FAST}\nif done:\n    raise RuntimeError('second run')\ndone = True\n"
     )
     assert isinstance(out.error_in_exec, RuntimeError)
+    shown = capsys.readouterr().out
+    assert "raise RuntimeError('second run')" in shown
+    # The timing stage's frames (kernel_lens/agent/…) are Kernel Lens's too: hidden.
+    assert "kernel_lens/agent/" not in shown and "kernel_lens/notebook/" not in shown
     assert ip.user_ns["done"] is True
     assert not torch.autograd.profiler._is_profiler_enabled
     assert sys.gettrace() is None

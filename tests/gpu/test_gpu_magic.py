@@ -15,7 +15,7 @@ pytest.importorskip("IPython")
 
 from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 
-from kernel_lens.magic import ProfileView  # noqa: E402
+from kernel_lens.notebook.magic import ProfileView  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 

@@ -22,7 +22,7 @@ import pytest
 
 from kernel_lens.analysis.sass_control import parse_cuobjdump
 from kernel_lens.analysis.stall_blame import blame_stalls, explain
-from kernel_lens.ncu_files import find_ncu, load_ncu_report_module
+from kernel_lens.traces.ncu_files import find_ncu, load_ncu_report_module
 from tests.conftest import ROOT
 from tests.stall_reports import KernelPcs, line_of, read_kernel, shares_by_line
 

@@ -82,7 +82,7 @@ def _reply(message: dict, out, stream: Path | None = None) -> None:
     params = message["params"]
     if message["method"] == "ncu":
         sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "server"))
-        from kernel_lens.ncu_files import read_ncu_file
+        from kernel_lens.traces.ncu_files import read_ncu_file
 
         try:
             found, reader = read_ncu_file(str(NCU_REPORT))

@@ -131,7 +131,7 @@ async def test_sweep_lens_then_apply_the_best_as_an_edit(client: LanguageClient)
 async def test_ncu_without_a_gpu_says_so(client: LanguageClient) -> None:
     if HAS_CUDA:
         pytest.skip("this machine has a GPU: tests/gpu/test_gpu_ncu_sweep.py runs ncu on it")
-    from kernel_lens.ncu_files import find_ncu
+    from kernel_lens.traces.ncu_files import find_ncu
 
     uri = open_doc(client, SQUARE)
     outcome = await asyncio.wait_for(

@@ -103,7 +103,7 @@ def test_compiled_speed_up() -> None:
 def test_ncu_figures_are_the_recorded_reports() -> None:
     pytest.importorskip("ncu_report")
     from kernel_lens.agent.stages.ncu import kernel_lines_from_report
-    from kernel_lens.ncu_files import read_ncu_file
+    from kernel_lens.traces.ncu_files import read_ncu_file
 
     path = str(H200 / "triton_square_small.ncu-rep")
     (k,), _ = read_ncu_file(path)

@@ -74,12 +74,13 @@ KILLED = textwrap.dedent(
     import os, sys
     from pathlib import Path
     import kernel_lens.history as h
+    import kernel_lens.history.queries as q
 
-    real = h._insert
+    real = q.insert_run
     def insert_then_die(*args, **kwargs):
         real(*args, **kwargs)
         os._exit(3)  # the process dies inside the transaction, before its commit
-    h._insert = insert_then_die
+    q.insert_run = insert_then_die
     result = {"function": "f", "path": "/w/k.py", "timing": {"median_ms": 9.0},
               "lines": [], "kernels": []}
     h.History(Path(sys.argv[1])).add("/w/k.py", "f", h.make_entry(result))

@@ -12,7 +12,7 @@ import pytest
 
 from kernel_lens.analysis.kernel_lines import KernelPcs, kernel_pcs_from_report
 from kernel_lens.kernel_sass import find_cuobjdump, matching_sass, sass_for
-from kernel_lens.ncu_files import read_kernel_lines
+from kernel_lens.traces.ncu_files import read_kernel_lines
 from tests.conftest import ROOT
 
 INSIDE = ROOT / "tests" / "data" / "inside"

@@ -295,6 +295,10 @@ def test_every_module_is_checked() -> None:
         "kernel_lens.cli.profile",
         "kernel_lens.lsp.dispatch",
         "kernel_lens.traces.read",
+        "kernel_lens.traces.ncu_files",
+        "kernel_lens.history",
+        "kernel_lens.history.store",
+        "kernel_lens.notebook.magic",
     } <= names
     assert any(_is(n, "kernel_lens.lsp") for n in names)
     assert any(_is(n, "kernel_lens.analysis") for n in names)

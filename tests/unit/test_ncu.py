@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from kernel_lens.analysis.ncu import NcuError, read_ncu_csv, strip_markup
-from kernel_lens.ncu_files import read_ncu_file
+from kernel_lens.traces.ncu_files import read_ncu_file
 
 DATA = Path(__file__).parent.parent / "data" / "h200"
 

@@ -39,7 +39,7 @@ def triton() -> dict[str, Any]:
 def _rows(report: str, first_id: int = 0) -> list[dict[str, Any]]:
     """The rows ``run_ncu`` returns for a recorded report: each kernel with its NVTX line."""
     from kernel_lens.agent.stages.ncu import kernel_lines_from_report
-    from kernel_lens.ncu_files import read_ncu_file
+    from kernel_lens.traces.ncu_files import read_ncu_file
 
     path = str(H200 / report)
     kernels, reader = read_ncu_file(path)

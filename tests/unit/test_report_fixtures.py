@@ -21,7 +21,7 @@ import pytest
 
 from kernel_lens.analysis.timeline import build_timeline
 from kernel_lens.analysis.trace_summary import load_trace
-from kernel_lens.ncu_files import read_ncu_file
+from kernel_lens.traces.ncu_files import read_ncu_file
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 NCU_REP = "tests/data/h200/triton_fused_full.ncu-rep"

@@ -2,8 +2,9 @@
 on which device), the per-line part from a profiled pass, and the per-kernel totals.
 
 A leaf below the runner (:mod:`kernel_lens.agent.runner`, for functions and whole scripts) and
-the magic (:mod:`kernel_lens.magic`, for a cell or one call in the user's kernel), which both
-build their results here, so the keys and their order are the same wherever a result comes from.
+the magic (:mod:`kernel_lens.notebook.magic`, for a cell or one call in the user's kernel),
+which both build their results here, so the keys and their order are the same wherever a result
+comes from.
 """
 
 from __future__ import annotations

@@ -3,7 +3,9 @@ real path, run it as a module or as ``__main__``, and call into it so that howev
 it becomes a :class:`ProfileError` on the user's line.
 
 A leaf below the stages (:mod:`kernel_lens.agent.stages`) and the runner: every stage that loads
-or runs user code takes these pieces from here, never from another stage or the runner.
+or runs user code takes these pieces from here, never from another stage or the runner —
+:func:`run_until` included, the one "run the script until the call" (the capture of a function's
+first call, the Triton stage's first launch of a kernel; from the file itself or a driver).
 
 The text is compiled under the file's real path, so line numbers in tracebacks, in
 ``inspect.getsource`` (which Triton's ``@jit`` uses) and in the profiler match the editor, even
@@ -22,6 +24,7 @@ import inspect
 import linecache
 import os
 import sys
+import time
 import types
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -39,6 +42,7 @@ __all__ = [
     "NEEDS_GPU_MESSAGE",
     "CallStyle",
     "PackagePlace",
+    "RunEnd",
     "as_main",
     "as_needs_gpu",
     "call_style",
@@ -52,6 +56,7 @@ __all__ = [
     "package_place",
     "parse_source",
     "read_source",
+    "run_until",
     "with_call_style",
 ]
 
@@ -431,6 +436,95 @@ def as_main(module: types.ModuleType) -> Iterator[None]:
     finally:
         if previous is not None:
             sys.modules["__main__"] = previous
+
+
+class _FileFromBuffer:
+    """A ``sys.meta_path`` finder that loads one file from the editor's buffer text (unsaved
+    edits included) when a run imports it, under whatever name and from wherever it is
+    imported, compiled under its real path (so line numbers match)."""
+
+    def __init__(self, path: str, text: str) -> None:
+        self._path = os.path.realpath(path)
+        self._text = text
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        import importlib.machinery
+
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or not spec.origin or os.path.realpath(spec.origin) != self._path:
+            return None
+        return importlib.util.spec_from_loader(
+            name, _BufferLoader(spec.origin, self._text), origin=spec.origin
+        )
+
+
+@dataclass
+class RunEnd:
+    """How a run that was to stop somewhere (:func:`run_until`) ended.
+
+    Attributes:
+        module: the ``__main__`` namespace it ran in.
+        stopped: whether ``stop`` ended it (what the run was for was reached).
+        failure: otherwise, the run's own ending (an exception, ``SystemExit``, Ctrl-C);
+            ``None`` when it ran to its end.
+        elapsed_s: seconds the script ran.
+    """
+
+    module: types.ModuleType
+    stopped: bool
+    failure: BaseException | None
+    elapsed_s: float
+
+
+def run_until(
+    path: str,
+    code: types.CodeType,
+    stop: type[BaseException],
+    *,
+    watch: contextlib.AbstractContextManager[Any] | None = None,
+    argv: Sequence[str] = (),
+    cwd: str | None = None,
+    from_buffer: tuple[str, str] | None = None,
+) -> RunEnd:
+    """Run the compiled script ``code`` of ``path`` as ``python PATH ARGV…`` would
+    (:func:`main_module`) until ``watch`` raises ``stop``, or the script ends on its own: the
+    one "run the script until the call" of the stages (the target's first call, a kernel's
+    first launch, from the file itself or from a driver script). The rest of the script never
+    runs.
+
+    Args:
+        path: the script (the file itself, or a driver).
+        code: its compiled text (:func:`compile_text`).
+        stop: what ``watch`` raises where the run is to stop (a ``BaseException``, so the
+            script's own ``except Exception`` does not swallow it).
+        watch: entered once the ``__main__`` namespace is set up, left after the run: what
+            watches for the place to stop (a profile hook, patched launchers).
+        argv: ``sys.argv[1:]``.
+        cwd: the current folder (default: the script's).
+        from_buffer: ``(file, text)``: a file the run imports (directly or not, under any
+            name) is loaded from the editor's buffer ``text`` instead of the disk.
+
+    Whatever the script raises (``SystemExit`` and ``KeyboardInterrupt`` included) is kept in
+    :attr:`RunEnd.failure`, never raised: the caller says what it means.
+    """
+    finder = _FileFromBuffer(*from_buffer) if from_buffer is not None else None
+    stopped = False
+    failure: BaseException | None = None
+    with main_module(path, argv, cwd) as module, watch or contextlib.nullcontext():
+        if finder is not None:
+            sys.meta_path.insert(0, finder)
+        start = time.perf_counter()
+        try:
+            exec(code, module.__dict__)
+        except stop:
+            stopped = True
+        except BaseException as exc:  # the script's own ending, whatever it is
+            failure = exc
+        finally:
+            elapsed = time.perf_counter() - start
+            if finder is not None and finder in sys.meta_path:
+                sys.meta_path.remove(finder)
+    return RunEnd(module, stopped, failure, elapsed)
 
 
 def needs_gpu(message: str) -> bool:

@@ -1,6 +1,6 @@
 """Nsight Compute results per kernel: metrics and rule hints, from a report loaded by NVIDIA's
 ``ncu_report`` module or from ncu's CSV details page (through pandas). Pure: finding ``ncu`` and
-``ncu_report`` and reading files is :mod:`kernel_lens.ncu_files`.
+``ncu_report`` and reading files is :mod:`kernel_lens.traces.ncu_files`.
 
 Both readers return the same :class:`NcuKernel` rows, so the rest of Kernel Lens does not care
 which one was available.

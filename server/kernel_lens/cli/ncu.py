@@ -56,7 +56,7 @@ def _print_ncu(kernels: Sequence[Mapping[str, Any]]) -> None:
 def run(args: argparse.Namespace) -> int:
     """``ncu show``: a report's kernels; ``ncu run``: Nsight Compute on the function."""
     from kernel_lens.analysis.ncu import NcuError
-    from kernel_lens.ncu_files import read_ncu_file
+    from kernel_lens.traces.ncu_files import read_ncu_file
 
     if args.ncu_command == "show":
         try:
@@ -134,7 +134,7 @@ def run_lines(args: argparse.Namespace) -> int:
     abspath = os.path.abspath(path)
     if args.report is not None or args.compare is not None:
         from kernel_lens.analysis.ncu import NcuError
-        from kernel_lens.ncu_files import read_kernel_lines
+        from kernel_lens.traces.ncu_files import read_kernel_lines
 
         try:
             with open(abspath, encoding="utf-8") as fh:

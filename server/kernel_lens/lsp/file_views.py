@@ -13,7 +13,7 @@ from kernel_lens.lsp.common import RequestFailed
 from kernel_lens.lsp.convert import JsonReady, structure
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.traces import ranks_window_timeline, read_trace_file, window_timeline
-from kernel_lens.ncu_files import read_ncu_file
+from kernel_lens.traces.ncu_files import read_ncu_file
 from kernel_lens.wire.lsp import (
     REQ_NCU_FILE,
     REQ_TIMELINE_WINDOW,

@@ -44,7 +44,7 @@ __all__ = ["read_report", "setup", "with_before"]
 def read_report(path: str, source: str, report: str, kernel: str | None) -> dict[str, Any]:
     """A recorded report's kernels folded onto ``source`` (blocking: run off the loop)."""
     from kernel_lens.analysis.ncu import NcuError
-    from kernel_lens.ncu_files import read_kernel_lines
+    from kernel_lens.traces.ncu_files import read_kernel_lines
 
     try:
         kernels = read_kernel_lines(report, path, source, kernel=kernel)

@@ -6,7 +6,11 @@ as the current folder and first on ``sys.path``) under a profile hook that watch
 code object. At the target's first call — from module level, from the ``__main__`` block,
 through a helper (``time_fn(square_2, b)``) or through ``nn.Module.__call__`` — the hook takes
 the call's arguments and raises :class:`_Captured`, which stops the script there: the rest of
-it never runs. The module the script ran in is the one the stages profile.
+it never runs. The module the script ran in is the one the stages profile. A driver script
+(``--from DRIVER``) runs the same way, the target's file loaded from the editor's buffer
+wherever the driver imports it from. Both runs are
+:func:`kernel_lens.agent.usercode.run_until`'s (the Triton stage's launches are caught by the
+same), with this module's watch.
 
 Python 3.12+ watches with ``sys.monitoring`` (``PY_START``), older versions with
 ``sys.setprofile``: on both, an exception raised by the callback at the target's start
@@ -15,10 +19,8 @@ propagates out of its frame. Only the main thread is watched.
 
 from __future__ import annotations
 
-import importlib.abc
 import os
 import sys
-import time
 import traceback
 import types
 from collections.abc import Callable
@@ -27,7 +29,15 @@ from typing import Any
 
 from kernel_lens.agent.context import CallContext, snapshot
 from kernel_lens.agent.errors import format_exception, user_line_from_traceback
-from kernel_lens.agent.usercode import NEEDS_GPU_MESSAGE, import_failure, main_module, needs_gpu
+from kernel_lens.agent.usercode import (
+    NEEDS_GPU_MESSAGE,
+    RunEnd,
+    compile_text,
+    import_failure,
+    needs_gpu,
+    read_source,
+    run_until,
+)
 from kernel_lens.analysis.functions import FunctionInfo
 from kernel_lens.wire.errors import ProfileError
 from kernel_lens.wire.results import InputArg
@@ -131,7 +141,9 @@ def _is_dynamo_wrapper(code: types.CodeType) -> bool:
 
 
 class _Watch:
-    """Calls ``take(frame)`` at the start of Python frames until :meth:`stop`.
+    """While entered, calls ``take(frame)`` at the start of Python frames (the run's watch for
+    :func:`~kernel_lens.agent.usercode.run_until`); on leaving, :attr:`replaced` says whether
+    the script had replaced it (``sys.setprofile`` only).
 
     Python 3.12+: ``sys.monitoring`` ``PY_START`` (every other code object is disabled after
     its first start, so the script runs at full speed, and a profiler the script starts does
@@ -140,17 +152,16 @@ class _Watch:
     def __init__(
         self,
         take: Callable[[types.FrameType], None],
-        target: types.CodeType | Callable[[types.CodeType], bool],
+        is_target: Callable[[types.CodeType], bool],
     ) -> None:
         self._take = take
-        if isinstance(target, types.CodeType):
-            code = target
-            self._is_target: Callable[[types.CodeType], bool] = lambda c: c is code
-        else:
-            self._is_target = target
+        self._is_target = is_target
         self._tool: int | None = None
-        monitoring: Any = getattr(sys, "monitoring", None)
-        self._monitoring = monitoring
+        self._monitoring: Any = getattr(sys, "monitoring", None)
+        self.replaced = False
+
+    def __enter__(self) -> _Watch:
+        monitoring = self._monitoring
         if monitoring is not None:
             free = [t for t in (monitoring.PROFILER_ID, 3, 4) if monitoring.get_tool(t) is None]
             if free:
@@ -158,9 +169,13 @@ class _Watch:
                 monitoring.use_tool_id(self._tool, "kernel-lens capture")
                 monitoring.register_callback(self._tool, monitoring.events.PY_START, self._on_start)
                 monitoring.set_events(self._tool, monitoring.events.PY_START)
-                return
+                return self
         self._previous = sys.getprofile()
         sys.setprofile(self._on_profile)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.replaced = self.stop()
 
     def _on_start(self, code: types.CodeType, offset: int) -> Any:
         if not self._is_target(code) and not _is_dynamo_wrapper(code):
@@ -247,6 +262,35 @@ def _loaded_from(real_path: str) -> types.ModuleType | None:
     return None
 
 
+#: A call the watch took: its frame, its arguments and torch's state at it.
+_Seen = tuple[types.FrameType, tuple[Any, ...], dict[str, Any], CallContext]
+
+
+def _first_call(
+    is_target: Callable[[types.CodeType], bool], seen: list[_Seen]
+) -> Callable[[types.FrameType], None]:
+    """The watch's ``take``: at the target's call (``is_target`` of its code object, or of the
+    function a torch.compile wrapper holds), keep the call's arguments in ``seen`` and raise
+    :class:`_Captured`, which stops the run there."""
+
+    def take(frame: types.FrameType) -> None:
+        code = frame.f_code
+        if is_target(code):
+            args, kwargs = _frame_args(frame)
+        elif _is_dynamo_wrapper(code):
+            local = frame.f_locals
+            inner = _unwrap(local.get("fn"))
+            if inner is None or not is_target(inner):
+                return
+            args, kwargs = tuple(local.get("args", ())), dict(local.get("kwargs", {}))
+        else:
+            return
+        seen.append((frame, args, kwargs, snapshot()))
+        raise _Captured
+
+    return take
+
+
 def run_until_call(
     path: str,
     text: str,
@@ -262,49 +306,79 @@ def run_until_call(
         ProfileError: ``inputs`` on the def line (with ``suggested_directive``) when the script
             ends, exits or raises before calling the target; ``interrupted`` on Ctrl-C.
     """
-    name = info.qualname
-    seen: list[tuple[types.FrameType, tuple[Any, ...], dict[str, Any], CallContext]] = []
+    seen: list[_Seen] = []
 
-    def take(frame: types.FrameType) -> None:
-        """Raise :class:`_Captured` when ``frame`` is the target's call (or Dynamo's)."""
-        code = frame.f_code
-        if code is target_code:
-            args, kwargs = _frame_args(frame)
-        elif _is_dynamo_wrapper(code):
-            local = frame.f_locals
-            if _unwrap(local.get("fn")) is not target_code:
-                return
-            args, kwargs = tuple(local.get("args", ())), dict(local.get("kwargs", {}))
-        else:
-            return
-        seen.append((frame, args, kwargs, snapshot()))
-        raise _Captured
+    def is_target(code: types.CodeType) -> bool:
+        return code is target_code
 
-    failure: BaseException | None = None
-    with main_module(path) as module:
-        start = time.perf_counter()
-        watch = _Watch(take, target_code)
-        try:
-            exec(code, module.__dict__)
-        except _Captured:
-            pass
-        except BaseException as exc:  # the script's own ending, whatever it is
-            failure = exc
-        finally:
-            replaced = watch.stop()
-            elapsed = time.perf_counter() - start
+    watch = _Watch(_first_call(is_target, seen), is_target)
+    end = run_until(path, code, _Captured, watch=watch)
     if seen:
         frame, args, kwargs, context = seen[0]
         line, chain = _call_site(frame, path)
         if frame.f_code is not target_code:
             chain = f"{chain} → {target_code.co_qualname}" if chain else target_code.co_qualname
         del seen[:]
-        return Capture(module, args, kwargs, line, chain, round(elapsed, 3), context)
+        return Capture(end.module, args, kwargs, line, chain, round(end.elapsed_s, 3), context)
+    raise _script_missed_call(end, watch.replaced, path, text, info, suggest)
+
+
+def _needs_gpu(
+    failure: BaseException, label: str, where: str, name: str, line: int | None
+) -> ProfileError | None:
+    """An ``unsupported`` error on ``line`` when the run (``label``: ``the script``, a driver's
+    name) failed asking for CUDA on a machine without it, before calling ``name``."""
+    if not isinstance(failure, Exception) or not needs_gpu(str(failure)):
+        return None
+    return ProfileError(
+        "unsupported",
+        f"{NEEDS_GPU_MESSAGE} ({label} raised {type(failure).__name__}: {failure}{where}, "
+        f"before calling {name})",
+        line,
+        format_exception(failure),
+    )
+
+
+def _how_it_ended(
+    failure: BaseException,
+    label: str,
+    where: str,
+    elapsed: float,
+    name: str,
+    needs_args: Callable[[str, str], str],
+) -> str:
+    """The run's own ending in words: it exited or raised (``where``: at which line) before
+    calling ``name``; an exit of a command-line reader (argparse, click…) is worded by
+    ``needs_args(reader, status)``."""
+    if isinstance(failure, SystemExit):
+        status = "" if failure.code is None else repr(failure.code)
+        reader = _argv_problem(failure)
+        if reader:
+            return needs_args(reader, status)
+        return f"{label} exited (sys.exit({status})){where} before calling {name}"
+    return (
+        f"{label} raised {type(failure).__name__}: {failure}{where} after {elapsed:.1f} s, "
+        f"before calling {name}"
+    )
+
+
+def _script_missed_call(
+    end: RunEnd,
+    replaced: bool,
+    path: str,
+    text: str,
+    info: FunctionInfo,
+    suggest: SuggestFn | None,
+) -> ProfileError:
+    """Why the file's own run ended without calling the function, with the directive to use
+    instead (on the def line; the script's own line for Ctrl-C and a missing GPU)."""
+    name = info.qualname
+    failure, elapsed = end.failure, end.elapsed_s
     if failure is not None:
         failed = import_failure(failure, path, f"the script (before calling {name})")
         if failed is not None:  # a module it imports is missing: no directive can help
-            raise failed
-    fix = _checked(suggest, info, text, path, module)
+            return failed
+    fix = _checked(suggest, info, text, path, end.module)
     missed = (
         " (a call Kernel Lens could see: the script replaced the profile hook that watches for "
         "it, with sys.setprofile or a profiler such as torch.profiler)"
@@ -314,9 +388,9 @@ def run_until_call(
     if failure is None:
         why = f"the script ran to its end ({elapsed:.1f} s) without calling {name}"
         why += missed if replaced else ""
-        raise ProfileError("inputs", why + hint, info.def_line, suggested_directive=fix)
+        return ProfileError("inputs", why + hint, info.def_line, suggested_directive=fix)
     if isinstance(failure, KeyboardInterrupt):
-        raise ProfileError(
+        return ProfileError(
             "interrupted",
             f"the script raised KeyboardInterrupt before calling {name}",
             user_line_from_traceback(failure.__traceback__, path),
@@ -324,33 +398,20 @@ def run_until_call(
         )
     at = user_line_from_traceback(failure.__traceback__, path)
     where = f" at line {at}" if at else ""
-    if isinstance(failure, Exception):
-        if needs_gpu(str(failure)):
-            # The script itself needs CUDA before it reaches the function: said on its line.
-            raise ProfileError(
-                "unsupported",
-                f"{NEEDS_GPU_MESSAGE} (the script raised {type(failure).__name__}: {failure}"
-                f"{where}, before calling {name})",
-                at or info.def_line,
-                format_exception(failure),
-            )
-    if isinstance(failure, SystemExit):
-        status = "" if failure.code is None else repr(failure.code)
-        reader = _argv_problem(failure)
-        if reader:
-            why = (
-                f"the script needs command-line arguments: {reader} exited (sys.exit({status})) "
-                f"{where.strip()} after {elapsed:.1f} s, before calling {name} "
-                "(Kernel Lens runs it as `python FILE`, with no arguments)"
-            )
-        else:
-            why = f"the script exited (sys.exit({status})){where} before calling {name}"
-    else:
-        why = (
-            f"the script raised {type(failure).__name__}: {failure}{where} after "
-            f"{elapsed:.1f} s, before calling {name}"
+    # The script itself needs CUDA before it reaches the function: said on its line.
+    gpu = _needs_gpu(failure, "the script", where, name, at or info.def_line)
+    if gpu is not None:
+        return gpu
+
+    def needs_args(reader: str, status: str) -> str:
+        return (
+            f"the script needs command-line arguments: {reader} exited (sys.exit({status})) "
+            f"{where.strip()} after {elapsed:.1f} s, before calling {name} "
+            "(Kernel Lens runs it as `python FILE`, with no arguments)"
         )
-    raise ProfileError(
+
+    why = _how_it_ended(failure, "the script", where, elapsed, name, needs_args)
+    return ProfileError(
         "inputs",
         why + (missed if replaced else "") + hint,
         info.def_line,
@@ -387,43 +448,6 @@ def describe_value(name: str, value: Any) -> InputArg:
                 "repr": text,
             }
     return {"name": name, "type": kind, "shape": None, "dtype": None, "device": None, "repr": text}
-
-
-class _BufferFinder:
-    """A ``sys.meta_path`` finder that loads one file from the editor's buffer text (unsaved
-    edits included) when a driver imports it, under its real path (so line numbers match)."""
-
-    def __init__(self, path: str, text: str) -> None:
-        self._path = os.path.realpath(path)
-        self._text = text
-
-    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
-        import importlib.machinery
-        import importlib.util
-
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
-        if spec is None or not spec.origin or os.path.realpath(spec.origin) != self._path:
-            return None
-        return importlib.util.spec_from_loader(
-            name, _BufferLoader(spec.origin, self._text), origin=spec.origin
-        )
-
-
-class _BufferLoader(importlib.abc.Loader):
-    """Runs the buffer's text as the module, compiled under the file's real path."""
-
-    def __init__(self, origin: str, text: str) -> None:
-        self._origin = origin
-        self._text = text
-
-    def create_module(self, spec: Any) -> None:
-        return None
-
-    def exec_module(self, module: types.ModuleType) -> None:
-        from kernel_lens.agent.usercode import compile_text
-
-        module.__file__ = self._origin
-        exec(compile_text(self._origin, self._text), module.__dict__)
 
 
 def _driver_site(frame: types.FrameType, driver: str, target: str) -> tuple[int | None, str]:
@@ -471,53 +495,25 @@ def run_driver_until_call(
         ProfileError: ``inputs`` on the def line when the driver ends, exits or raises before
             calling it; ``not-found`` when the driver cannot be read.
     """
-    from kernel_lens.agent.usercode import compile_text, read_source
-
     driver = os.path.abspath(driver)
     real_target = os.path.realpath(path)
     driver_code = compile_text(driver, read_source(driver))
     name = info.qualname
-    seen: list[tuple[types.FrameType, tuple[Any, ...], dict[str, Any], CallContext]] = []
+    seen: list[_Seen] = []
 
     def is_target(code: types.CodeType) -> bool:
         return code.co_qualname == name and os.path.realpath(code.co_filename) == real_target
 
-    def take(frame: types.FrameType) -> None:
-        code = frame.f_code
-        if is_target(code):
-            args, kwargs = _frame_args(frame)
-        elif _is_dynamo_wrapper(code):
-            local = frame.f_locals
-            inner = _unwrap(local.get("fn"))
-            if inner is None or not is_target(inner):
-                return
-            args, kwargs = tuple(local.get("args", ())), dict(local.get("kwargs", {}))
-        else:
-            return
-        seen.append((frame, args, kwargs, snapshot()))
-        raise _Captured
-
-    finder = _BufferFinder(path, text)
-    failure: BaseException | None = None
-    home: types.ModuleType | None = None
-    with main_module(driver, argv, cwd) as module:
-        sys.meta_path.insert(0, finder)
-        start = time.perf_counter()
-        watch = _Watch(take, is_target)
-        try:
-            exec(driver_code, module.__dict__)
-        except _Captured:
-            pass
-        except BaseException as exc:  # the driver's own ending, whatever it is
-            failure = exc
-        finally:
-            replaced = watch.stop()
-            elapsed = time.perf_counter() - start
-            if finder in sys.meta_path:
-                sys.meta_path.remove(finder)
-            if not seen:  # where the target's module was loaded, to check a suggestion in
-                home = _loaded_from(real_target)
-    label = os.path.basename(driver)
+    watch = _Watch(_first_call(is_target, seen), is_target)
+    end = run_until(
+        driver,
+        driver_code,
+        _Captured,
+        watch=watch,
+        argv=argv,
+        cwd=cwd,
+        from_buffer=(path, text),
+    )
     if seen:
         frame, args, kwargs, context = seen[0]
         line, chain = _driver_site(frame, driver, path)
@@ -527,22 +523,42 @@ def run_driver_until_call(
             home = types.ModuleType(str(home_name or "_kernel_lens_driver_target"))
             home.__dict__.update(frame.f_globals)
         del seen[:]
-        return Capture(home, args, kwargs, line, chain, round(elapsed, 3), context, driver)
+        elapsed = round(end.elapsed_s, 3)
+        return Capture(home, args, kwargs, line, chain, elapsed, context, driver)
+    # Where the target's module was loaded, to check a suggestion in.
+    home = _loaded_from(real_target)
+    raise _driver_missed_call(end, watch.replaced, driver, argv, path, text, info, home, suggest)
+
+
+def _driver_missed_call(
+    end: RunEnd,
+    replaced: bool,
+    driver: str,
+    argv: list[str],
+    path: str,
+    text: str,
+    info: FunctionInfo,
+    home: types.ModuleType | None,
+    suggest: SuggestFn | None,
+) -> ProfileError:
+    """Why a driver's run ended without calling the function, with the directive to use
+    instead (on the def line)."""
+    name = info.qualname
+    failure, elapsed = end.failure, end.elapsed_s
+    label = os.path.basename(driver)
     if failure is not None:
-        failed = import_failure(
-            failure, driver, f"{os.path.basename(driver)} (before calling {name})"
-        )
+        failed = import_failure(failure, driver, f"{label} (before calling {name})")
         if failed is not None:  # a module it imports is missing: no directive can help
-            raise failed
+            return failed
     fix = _checked(suggest, info, text, path, home)
     hint = f"; add this directive above the def instead: {fix}"
     if failure is None:
         why = f"{label} ran to its end ({elapsed:.1f} s) without calling {name}"
         if replaced:
             why += " (it replaced the profile hook that watches for the call)"
-        raise ProfileError("inputs", why + hint, info.def_line, suggested_directive=fix)
+        return ProfileError("inputs", why + hint, info.def_line, suggested_directive=fix)
     if isinstance(failure, KeyboardInterrupt):
-        raise ProfileError(
+        return ProfileError(
             "interrupted",
             f"{label} raised KeyboardInterrupt before calling {name}",
             info.def_line,
@@ -550,29 +566,17 @@ def run_driver_until_call(
         )
     at = user_line_from_traceback(failure.__traceback__, driver)
     where = f" at {label}:{at}" if at else ""
-    if isinstance(failure, Exception) and needs_gpu(str(failure)):
-        raise ProfileError(
-            "unsupported",
-            f"{NEEDS_GPU_MESSAGE} ({label} raised {type(failure).__name__}: {failure}{where}, "
-            f"before calling {name})",
-            info.def_line,
-            format_exception(failure),
+    gpu = _needs_gpu(failure, label, where, name, info.def_line)
+    if gpu is not None:
+        return gpu
+
+    def needs_args(reader: str, status: str) -> str:
+        return (
+            f"{label} needs command-line arguments: {reader} exited (sys.exit({status})){where}"
+            f" with sys.argv[1:] = {argv!r}, before calling {name} (give them after --)"
         )
-    if isinstance(failure, SystemExit):
-        status = "" if failure.code is None else repr(failure.code)
-        reader = _argv_problem(failure)
-        if reader:
-            why = (
-                f"{label} needs command-line arguments: {reader} exited (sys.exit({status})){where}"
-                f" with sys.argv[1:] = {argv!r}, before calling {name} (give them after --)"
-            )
-        else:
-            why = f"{label} exited (sys.exit({status})){where} before calling {name}"
-    else:
-        why = (
-            f"{label} raised {type(failure).__name__}: {failure}{where} after {elapsed:.1f} s, "
-            f"before calling {name}"
-        )
-    raise ProfileError(
+
+    why = _how_it_ended(failure, label, where, elapsed, name, needs_args)
+    return ProfileError(
         "inputs", why + hint, info.def_line, format_exception(failure), suggested_directive=fix
     )

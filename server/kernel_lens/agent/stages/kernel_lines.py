@@ -97,7 +97,7 @@ def ncu_command(
 
 def _read(report: str, path: str, text: str, request: KernelLinesRequest) -> list[dict[str, Any]]:
     from kernel_lens.analysis.ncu import NcuError
-    from kernel_lens.ncu_files import read_kernel_lines
+    from kernel_lens.traces.ncu_files import read_kernel_lines
 
     try:
         return read_kernel_lines(report, path, text, kernel=request.kernel, sass=request.sass)
@@ -168,7 +168,7 @@ def _profile(
 ) -> str:
     """One ncu run of the call (repeated ``repeat`` times); the report's path."""
     from kernel_lens.agent.stages.ncu import NO_GPU_HELP, _has_gpu, run_ncu_command
-    from kernel_lens.ncu_files import find_ncu
+    from kernel_lens.traces.ncu_files import find_ncu
 
     ncu = find_ncu()
     gpu = _has_gpu()

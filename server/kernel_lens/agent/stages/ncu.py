@@ -49,7 +49,7 @@ def _has_gpu() -> bool:
 def kernel_ranges_from_report(path: str) -> list[list[str]]:
     """For each profiled kernel in order, the NVTX push/pop ranges open on its thread at
     launch, outermost first."""
-    from kernel_lens.ncu_files import load_ncu_report_module
+    from kernel_lens.traces.ncu_files import load_ncu_report_module
 
     module = load_ncu_report_module()
     if module is None:
@@ -165,7 +165,7 @@ def run_ncu(
     """
     from kernel_lens.analysis.ncu import ROOFLINE_METRICS, NcuError
     from kernel_lens.analysis.roofline import ncu_rooflines
-    from kernel_lens.ncu_files import find_ncu, read_ncu_file
+    from kernel_lens.traces.ncu_files import find_ncu, read_ncu_file
 
     ncu = find_ncu()
     gpu = _has_gpu()

@@ -27,7 +27,7 @@ from typing import Any
 
 from kernel_lens.agent.errors import ProfileError
 from kernel_lens.agent.stages.triton_launch import TextKernel
-from kernel_lens.agent.usercode import compile_text, main_module, parse_source, read_source
+from kernel_lens.agent.usercode import compile_text, parse_source, read_source, run_until
 from kernel_lens.analysis.asm_map import line_map, parse_ptxas_info
 
 __all__ = ["AsmResult", "LaunchSpec", "STAGES", "compile_file_kernels", "find_kernels"]
@@ -332,19 +332,13 @@ def _launch_from_script(path: str, text: str, key: KernelKey) -> LaunchSpec:
     code = compile_text(path, text)
     captured: dict[KernelKey, LaunchSpec] = {}
     calls: dict[KernelKey, list[LaunchSpec]] = {}
-    failure: BaseException | None = None
-    with main_module(path) as module, _intercept_runs(captured, stop_at=key, calls=calls):
-        try:
-            exec(code, module.__dict__)
-        except _StopScript:
-            pass
-        except BaseException as exc:  # the script's own ending, whatever it is
-            failure = exc
+    watch = _intercept_runs(captured, stop_at=key, calls=calls)
+    end = run_until(path, code, _StopScript, watch=watch)
     if key in captured:
         _chosen_launch(key, captured, calls)
         return captured[key]
-    if failure is not None:
-        raise _run_failure(failure, path, "the script", key[1])
+    if end.failure is not None:
+        raise _run_failure(end.failure, path, "the script", key[1])
     raise ProfileError("not-found", f"the script ran to its end without launching {key[1]}")
 
 
@@ -353,36 +347,21 @@ def _launch_from_driver(
 ) -> LaunchSpec:
     """Run ``python DRIVER ARGV…`` up to the kernel's first launch (``--from``): the kernel's
     file is loaded from the buffer ``text`` wherever the driver imports it from."""
-    from kernel_lens.agent.stages.capture import _BufferFinder
-    from kernel_lens.agent.usercode import read_source
-
     driver = os.path.abspath(driver)
     code = compile_text(driver, read_source(driver))
     captured: dict[KernelKey, LaunchSpec] = {}
     calls: dict[KernelKey, list[LaunchSpec]] = {}
-    failure: BaseException | None = None
-    finder = _BufferFinder(path, text)
-    with (
-        main_module(driver, argv, cwd) as module,
-        _intercept_runs(captured, stop_at=key, calls=calls),
-    ):
-        sys.meta_path.insert(0, finder)
-        try:
-            exec(code, module.__dict__)
-        except _StopScript:
-            pass
-        except BaseException as exc:  # the driver's own ending, whatever it is
-            failure = exc
-        finally:
-            if finder in sys.meta_path:
-                sys.meta_path.remove(finder)
+    watch = _intercept_runs(captured, stop_at=key, calls=calls)
+    end = run_until(
+        driver, code, _StopScript, watch=watch, argv=argv, cwd=cwd, from_buffer=(path, text)
+    )
     label = os.path.basename(driver)
     if key in captured:
         _chosen_launch(key, captured, calls)
         captured[key].launcher = label
         return captured[key]
-    if failure is not None:
-        raise _run_failure(failure, driver, label, key[1])
+    if end.failure is not None:
+        raise _run_failure(end.failure, driver, label, key[1])
     raise ProfileError("not-found", f"{label} ran to its end without launching {key[1]} of {path}")
 
 

@@ -19,10 +19,12 @@ state — no agent, no re-run of the cells above — and uses the agent's engine
 
 Timing is never under the profiler: CUDA events with an L2 flush on a GPU, ``perf_counter`` on
 a CPU, median ± half the interquartile range. The output is an HTML table in Jupyter and text
-in a terminal IPython (one object with both representations), with the trace file's path. The
-magic's value is that object (``.result`` is the CLI's ``--json`` object). Options:
-``--reps N`` (fixed timed repetitions; default adaptive), ``--budget-ms M`` (timing budget,
-default 500), ``--warmup-ms W`` (default 25), ``--runs R`` (profiled runs, default 3).
+in a terminal IPython (one object with both representations, rendered by
+:mod:`kernel_lens.analysis.report_html` and :mod:`~kernel_lens.analysis.report_text`), with the
+trace file's path. The magic's value is that object (``.result`` is the CLI's ``--json``
+object). Options: ``--reps N`` (fixed timed repetitions; default adaptive), ``--budget-ms M``
+(timing budget, default 500), ``--warmup-ms W`` (default 25), ``--runs R`` (profiled runs,
+default 3).
 
 A failure of the user's code shows as that code's normal traceback (the magic's own frames left
 out); a profiler is never left running.
@@ -33,7 +35,6 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
-import html
 import inspect
 import linecache
 import os
@@ -42,17 +43,16 @@ import sys
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from kernel_lens.analysis.report_text import format_profile, format_time_ms, format_us
+from kernel_lens.analysis.report_html import format_profile_html
+from kernel_lens.analysis.report_text import format_profile
 from kernel_lens.wire.lsp import DEFAULT_BUDGET_MS, DEFAULT_WARMUP_MS
 
 __all__ = [
     "KernelLensMagic",
     "MagicOptions",
     "ProfileView",
-    "format_profile_html",
     "load_ipython_extension",
     "parse_options",
     "profile_call",
@@ -63,7 +63,9 @@ __all__ = [
 MAGIC_NAME = "kernel_lens"
 #: Label of a cell's result (its ``function``).
 CELL_LABEL = "cell"
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+#: Kernel Lens's package folder: frames under it (the magic's, the agent's stages') are cut
+#: from the user's traceback.
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _USAGE = (
     "usage: %%kernel_lens [--reps N] [--budget-ms M] [--warmup-ms W] [--runs R] on a cell's "
     "first line, or %kernel_lens [options] f(x) on one call"
@@ -331,6 +333,96 @@ def _parse_call(expr: str, filename: str) -> ast.Call:
     return tree.body
 
 
+def _evaluate_call(
+    expr: str, filename: str, user_global_ns: dict[str, Any], user_ns: dict[str, Any]
+) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
+    """The callee, positional and keyword arguments of the call ``expr``, each evaluated once
+    in the user's namespaces (the call itself not made).
+
+    Raises:
+        MagicUsageError: ``expr`` is not a call.
+        UserCodeError: evaluating the callee or an argument raised.
+    """
+    call_node = _parse_call(expr, filename)
+    pack = "__kernel_lens_pack__"
+    packed = ast.Expression(
+        ast.Call(
+            func=ast.Name(pack, ast.Load()),
+            args=[call_node.func, *call_node.args],
+            keywords=call_node.keywords,
+        )
+    )
+    ast.copy_location(packed.body, call_node)
+    ast.fix_missing_locations(packed)
+    packer = compile(packed, filename, "eval", dont_inherit=True)
+
+    def pack_args(*args: Any, **kwargs: Any) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
+        return args[0], args[1:], kwargs
+
+    local_ns = {**user_ns, pack: pack_args}
+    packed_call: tuple[Any, tuple[Any, ...], dict[str, Any]] = _guard(
+        lambda: eval(packer, user_global_ns, local_ns)
+    )
+    return packed_call
+
+
+@dataclass(frozen=True)
+class _Callee:
+    """What a profiled call runs, and the lines it is tagged with.
+
+    Attributes:
+        path: the file (or pseudo file) of the lines.
+        first_line: the first of the lines.
+        last_line: the last of the lines.
+        tagged: the code object whose lines are tagged.
+        source_of: a line's text by its number.
+        call: makes the call once.
+    """
+
+    path: str
+    first_line: int
+    last_line: int
+    tagged: types.CodeType
+    source_of: Callable[[int], str]
+    call: Callable[[], Any]
+
+
+def _callee(
+    code: types.CodeType | None,
+    runner: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    expr: str,
+    filename: str,
+) -> _Callee:
+    """The callee's own lines (``code``'s source), or, for a callee without Python source of
+    its own (a builtin, ``torch.mm``), one line — the call's — under a tiny code object."""
+    if code is not None and not code.co_filename.startswith("<kernel_lens-call"):
+        try:
+            body, start = inspect.getsourcelines(code)
+        except (OSError, TypeError):
+            body, start = [], code.co_firstlineno
+
+        def source_of(no: int) -> str:
+            return body[no - start].strip() if start <= no < start + len(body) else ""
+
+        def call() -> Any:
+            return runner(*args, **kwargs)
+
+        last = start + max(1, len(body)) - 1
+        return _Callee(code.co_filename, start, last, code, source_of, call)
+    tagged = compile("f(*a, **k)", filename, "eval", dont_inherit=True)
+    holder = {"f": runner, "a": args, "k": kwargs}
+
+    def one_line(no: int) -> str:
+        return expr.strip() if no == 1 else ""
+
+    def call_in_line() -> Any:
+        return eval(tagged, holder)
+
+    return _Callee(filename, 1, 1, tagged, one_line, call_in_line)
+
+
 def profile_call(
     expr: str,
     user_global_ns: dict[str, Any],
@@ -361,149 +453,33 @@ def profile_call(
 
     options = options or MagicOptions()
     filename = _register_source(expr, "call")
-    call_node = _parse_call(expr, filename)
-    pack = "__kernel_lens_pack__"
-    packed = ast.Expression(
-        ast.Call(
-            func=ast.Name(pack, ast.Load()),
-            args=[call_node.func, *call_node.args],
-            keywords=call_node.keywords,
-        )
-    )
-    ast.copy_location(packed.body, call_node)
-    ast.fix_missing_locations(packed)
-    packer = compile(packed, filename, "eval", dont_inherit=True)
-
-    def pack_args(*args: Any, **kwargs: Any) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
-        return args[0], args[1:], kwargs
-
-    local_ns = {**user_ns, pack: pack_args}
-    fn, args, kwargs = _guard(lambda: eval(packer, user_global_ns, local_ns))
+    fn, args, kwargs = _evaluate_call(expr, filename, user_global_ns, user_ns)
     code = _target_code(fn)
     label = getattr(inspect.unwrap(fn), "__qualname__", None) or type(fn).__qualname__
     runner = with_call_style(fn) if code is not None and call_style(code) != "called" else fn
 
-    if code is not None and not code.co_filename.startswith("<kernel_lens-call"):
-        try:
-            body, start = inspect.getsourcelines(code)
-        except (OSError, TypeError):
-            body, start = [], code.co_firstlineno
-        path = code.co_filename
-        first, last = start, start + max(1, len(body)) - 1
-
-        def source_of(no: int) -> str:
-            return body[no - start].strip() if start <= no < start + len(body) else ""
-
-        tagged = code
-
-        def call() -> Any:
-            return runner(*args, **kwargs)
-
-    else:
-        # No Python source of its own: one line, the call's, under a tiny code object.
-        path, first, last = filename, 1, 1
-        holder = {"f": runner, "a": args, "k": kwargs}
-        tagged = compile("f(*a, **k)", filename, "eval", dont_inherit=True)
-
-        def source_of(no: int) -> str:
-            return expr.strip() if no == 1 else ""
-
-        def call() -> Any:
-            return eval(tagged, holder)
-
-    _guard(call)
+    callee = _callee(code, runner, args, kwargs, expr, filename)
+    _guard(callee.call)
+    first, last = callee.first_line, callee.last_line
     measured = _measure(
-        call,
-        tagged,
+        callee.call,
+        callee.tagged,
         options=options,
         label=re.sub(r"[^\w-]", "_", str(label)),
-        source_of=source_of,
+        source_of=callee.source_of,
         first_line=first,
         last_line=last,
     )
     return _result(
         measured,
         function=str(label),
-        path=path,
+        path=callee.path,
         def_line=first,
         first_line=first,
         last_line=last,
         inputs={"source": "call", "label": expr.strip(), "args": []},
         call_style=call_style(code) if code is not None else "called",
     )
-
-
-def _time_cell(result: dict[str, Any]) -> str:
-    timing = result["timing"]
-    how = "CUDA events, L2 flushed" if timing["method"] == "cuda-events" else "perf_counter (CPU)"
-    return (
-        f"{format_time_ms(timing['median_ms'])} median ±{timing['spread_pct']:.1f}% "
-        f"(min {format_time_ms(timing['min_ms'])}, {timing['reps']} reps, {how})"
-    )
-
-
-def format_profile_html(result: dict[str, Any]) -> str:
-    """The HTML table of a result (Jupyter's rendering). Pure; every value is escaped."""
-    esc = html.escape
-    cuda = result.get("device_kind") == "cuda"
-    unit = "device" if cuda else "CPU"
-    parts = [
-        '<div class="kernel-lens">',
-        f"<p><b>{esc(str(result['function']))}</b> · {esc(str(result['device']))} · "
-        f"{esc(_time_cell(result))}</p>",
-    ]
-    for warning in result["timing"].get("warnings") or []:
-        parts.append(f"<p>⚠ {esc(str(warning))}</p>")
-    runs = result.get("profiled_runs", "?")
-    parts.append(
-        f"<p>per line (per run, from {esc(str(runs))} profiled runs; times under the profiler "
-        "are for attribution, not the time above)</p>"
-    )
-    parts.append(
-        "<table><thead><tr><th>line</th><th>source</th><th>op / kernel</th><th>calls</th>"
-        f"<th>{unit}</th></tr></thead><tbody>"
-    )
-    for line in result.get("lines") or []:
-        first = True
-        for op in line["ops"]:
-            label = op["name"] + "".join(f" → {d}" for d in op["dispatch"])
-            value = op["device_us"] if cuda else op["cpu_us"]
-            parts.append(
-                f"<tr><td>{esc(str(line['line'])) if first else ''}</td>"
-                f"<td><code>{esc(line['source']) if first else ''}</code></td>"
-                f"<td>{esc(label)}</td><td>{esc(str(op['calls']))}</td>"
-                f"<td>{esc(format_us(value))}</td></tr>"
-            )
-            first = False
-            for k in op["kernels"]:
-                parts.append(
-                    f'<tr><td></td><td></td><td title="{esc(k["name"])}">↳ '
-                    f"{esc(k['short_name'])}</td><td>{esc(str(k['calls']))}</td>"
-                    f"<td>{esc(format_us(k['device_us']))}</td></tr>"
-                )
-    parts.append("</tbody></table>")
-    if result.get("kernels"):
-        parts.append("<p>kernels (per run)</p><table><tbody>")
-        for k in result["kernels"]:
-            lines = ", ".join(str(n) for n in k["lines"])
-            parts.append(
-                f"<tr><td>{esc(format_us(k['device_us']))}</td><td>×{esc(str(k['calls']))}</td>"
-                f"<td>line {esc(lines)}</td><td>{esc(k['name'])}</td></tr>"
-            )
-        parts.append("</tbody></table>")
-    elif cuda:
-        parts.append("<p>no GPU kernels were launched</p>")
-    trace = result.get("trace_path")
-    if trace:
-        uri = Path(trace).as_uri()
-        parts.append(
-            f'<p>trace <a href="{esc(uri)}" target="_blank">{esc(trace)}</a> '
-            "(Perfetto or chrome://tracing)</p>"
-        )
-    elif result.get("trace_error"):
-        parts.append(f"<p>{esc(str(result['trace_error']))}</p>")
-    parts.append("</div>")
-    return "".join(parts)
 
 
 class ProfileView:

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from kernel_lens.agent.inductor_capture import CompileCapture
     from kernel_lens.agent.stages.ops import ProfiledPass
     from kernel_lens.agent.stages.timing import TimingResult
+    from kernel_lens.wire.lsp import CompareVerdict
 
 __all__ = ["compare_compiled"]
 
@@ -205,7 +206,7 @@ def _compare_result(
     cuda: bool,
     eager_run: TimingResult,
     compiled_timing: TimingResult,
-    verdict: dict[str, Any],
+    verdict: CompareVerdict,
     eager_lines: list[dict[str, Any]],
     compiled_lines: list[dict[str, Any]],
     provenance: bool,

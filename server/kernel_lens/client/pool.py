@@ -170,6 +170,33 @@ class _SpareDuringJob:
             self._client._pause_template(False)
 
 
+async def _write(
+    stdin: asyncio.StreamWriter, data: bytes, error: ProfileError | None = None
+) -> None:
+    """Write ``data`` to an agent's input; ``error`` (a ``crash``: the agent closed its input)
+    when the agent has closed it."""
+    try:
+        stdin.write(data)
+        await stdin.drain()
+    except (BrokenPipeError, ConnectionResetError):
+        raise error or ProfileError("crash", "the agent closed its input") from None
+
+
+async def _stop_script(
+    stdin: asyncio.StreamWriter,
+    err: ProfileError,
+    cancel_wait: asyncio.Future[Any],
+    deadline: float,
+) -> tuple[asyncio.Future[Any], float]:
+    """A whole-script run cancelled (``err``): it stops at its next line and sends the part that
+    ran; an agent that does not answer soon is killed, as any cancel. The job's new cancel wait
+    (it waits on no cancel now) and deadline (at most :data:`STOP_GRACE_S` away)."""
+    await _write(stdin, STOP + b"\n", err)
+    cancel_wait.cancel()
+    loop_time = asyncio.get_running_loop().time()
+    return asyncio.ensure_future(asyncio.Event().wait()), min(deadline, loop_time + STOP_GRACE_S)
+
+
 class _Replies:
     """What one job's replies said so far: its progress (told on), the result's parts (merged,
     told on), the files that came back (a remote agent's), then its result or error.
@@ -196,8 +223,9 @@ class _Replies:
         self._final: list[str] = []
         #: A returned file's path on the agent's machine → its copy here.
         self.returned: dict[str, str] = {}
-        #: The job's result, once :meth:`ended` said so.
-        self.result: Any = None
+        #: The job's result, once :meth:`ended` said so (as the agent sent it: an object, unless
+        #: the agent is broken; the caller checks its shape).
+        self.result: dict[str, Any] = {}
 
     def ended(self, reply: ProgressMessage | PartialMessage | ResultMessage | ErrorMessage) -> bool:
         """Take one reply; whether it ended the job with its result (:attr:`result`).
@@ -688,7 +716,6 @@ class AgentClient:
         ``remote`` (an agent on another machine): the message's extra keys and the local folder
         for the trace that comes back.
         """
-        timeout = limit[0]
         proc = agent.proc
         assert proc is not None and proc.stdin is not None and proc.stdout is not None
         job_id = next(self._ids)
@@ -696,16 +723,12 @@ class AgentClient:
         agent.flush_suppressed()
         # ``timeout`` lets the agent dump its stack just before the deadline.
         extra = remote[0] if remote is not None else RemoteJobFields()
-        message = JobMessage(id=job_id, method=method, params=params, timeout=timeout, **extra)
-        try:
-            proc.stdin.write(encode(message))
-            await proc.stdin.drain()
-        except (BrokenPipeError, ConnectionResetError):
-            raise ProfileError("crash", "the agent closed its input") from None
+        message = JobMessage(id=job_id, method=method, params=params, timeout=limit[0], **extra)
+        await _write(proc.stdin, encode(message))
         spare = _SpareDuringJob(self, method, params.get("stages"))
         replies = _Replies(agent, spare, on_progress, on_partial)
-        deadline = asyncio.get_running_loop().time() + timeout
-        cancel_wait = asyncio.ensure_future(
+        deadline = asyncio.get_running_loop().time() + limit[0]
+        cancel_wait: asyncio.Future[Any] = asyncio.ensure_future(
             cancelled.wait() if cancelled is not None else asyncio.Event().wait()
         )
         stoppable = method == "profile" and bool(params.get("script"))
@@ -721,18 +744,10 @@ class AgentClient:
                         ) from None
                     if err.kind != "cancelled" or not stoppable:
                         raise
-                    # A whole-script run stops at its next line and sends the part that ran;
-                    # an agent that does not answer soon is killed, as any cancel.
                     stoppable, stopping = False, True
-                    try:
-                        proc.stdin.write(STOP + b"\n")
-                        await proc.stdin.drain()
-                    except (BrokenPipeError, ConnectionResetError):
-                        raise err from None
-                    cancel_wait.cancel()
-                    cancel_wait = asyncio.ensure_future(asyncio.Event().wait())
-                    loop_time = asyncio.get_running_loop().time()
-                    deadline = min(deadline, loop_time + STOP_GRACE_S)
+                    cancel_wait, deadline = await _stop_script(
+                        proc.stdin, err, cancel_wait, deadline
+                    )
                     continue
                 reply = job_reply(decoded, job_id)
                 if reply is None:
@@ -740,8 +755,7 @@ class AgentClient:
                 if "file" in reply:
                     self._keep_file(reply["file"], remote[1] if remote else None, replies.returned)
                 elif replies.ended(reply):
-                    result: dict[str, Any] = replies.result
-                    return result
+                    return replies.result
         finally:
             cancel_wait.cancel()
             spare.end()

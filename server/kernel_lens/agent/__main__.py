@@ -43,8 +43,10 @@ from collections.abc import Callable
 from typing import Any, BinaryIO, NoReturn
 
 from kernel_lens.agent import remote
+from kernel_lens.agent.channel import ChannelGuard, send_on
 from kernel_lens.agent.deadline import request_stop, set_job_timeout
 from kernel_lens.agent.engine import METHODS, dispatch
+from kernel_lens.agent.errors import format_exception
 from kernel_lens.agent.phases import mark, process_start
 from kernel_lens.wire.envelope import (
     HURRY,
@@ -371,10 +373,6 @@ class AgentLoop:
     """
 
     def __init__(self, proto_in: BinaryIO, channel: BinaryIO) -> None:
-        from kernel_lens.agent.channel import ChannelGuard, send_on
-
-        #: Imported now: when the guard calls, the job's code may have broken imports.
-        self._send_on = send_on
         self.proto_in = proto_in
         self.channel = channel
         self.inbox: queue.Queue[bytes] = queue.Queue()
@@ -396,8 +394,8 @@ class AgentLoop:
     def _channel_closed(self, fd: int, text: str, line: int | None) -> None:
         """The job closed our channel: its error, on a copy of the channel; then the end."""
         data = encode(ErrorMessage(id=self.job_id, error=_error("crash", text, line)))
-        if not self._send_on(self.guard.reserve, data):
-            self._send_on(self.channel.fileno(), data)
+        if not send_on(self.guard.reserve, data):
+            send_on(self.channel.fileno(), data)
         with contextlib.suppress(Exception):
             print(f"kernel-lens: {text}", file=sys.stderr, flush=True)
         _end_now()
@@ -542,8 +540,6 @@ def _arm_deadline(timeout: object) -> threading.Timer | None:
 def _job_error(exc: BaseException, path: object) -> ErrorObject:
     """The error object of a job that raised ``exc`` (``path``: the job's file, whose line it
     names for an exit or an interrupt)."""
-    from kernel_lens.agent.errors import format_exception
-
     if isinstance(exc, ProfileError):
         return error_object(exc)
     if isinstance(exc, ImportError):

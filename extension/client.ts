@@ -22,6 +22,7 @@ import { CrashPolicy } from "./crashPolicy";
 import { fitRows, rowChars } from "./lensFit";
 import { SERVER_MODULE, bundledLibs, earlyAgentEnv, serverEnv, type EarlyAgent } from "./python";
 import { NotificationProgress } from "./progress";
+import { ServerCommands } from "./protocol";
 import { showWarning } from "./notify";
 import { SECTION, initializationOptions, type Settings } from "./settings";
 import { targetRefusal } from "./targetGuard";
@@ -87,7 +88,7 @@ export function createClient(config: ClientConfig): LanguageClient {
     revealOutputChannelOn: RevealOutputChannelOn.Never,
     diagnosticCollectionName: "kernel-lens",
     // Hovers offer "Profile <function>" as a command link; only that command may run from them.
-    markdown: { isTrusted: { enabledCommands: ["kernelLens.profile"] }, supportHtml: false },
+    markdown: { isTrusted: { enabledCommands: [ServerCommands.profile] }, supportHtml: false },
     // Evaluated at `initialize`, so trust granted while the client starts is not missed.
     initializationOptions: () => initializationOptions(config.settings, vscode.workspace.isTrusted),
     // Sends workspace/didChangeConfiguration once after `initialized` and on every change

@@ -13,7 +13,13 @@ import {
 import { Commands, DISPLAY_NAME, LANGUAGE } from "./constants";
 import type { Ctx } from "./ctx";
 import { cursorParams } from "./cursor";
-import type { CheckMemoryArgs, ProfileAllArgs, ProfileArgs, RunNcuArgs } from "./generated/wire";
+import {
+  CMD_MORE_ACTIONS,
+  type CheckMemoryArgs,
+  type ProfileAllArgs,
+  type ProfileArgs,
+  type RunNcuArgs,
+} from "./generated/wire";
 import {
   ReportServerCommands,
   ServerCommands,
@@ -23,7 +29,7 @@ import {
 } from "./protocol";
 import { targetRefusal } from "./targetGuard";
 import { SECTION } from "./settings";
-import { MORE_ACTIONS, isMoreActionsArgs, pickItems, type PickItem } from "./moreActions";
+import { isMoreActionsArgs, pickItems, type PickItem } from "./moreActions";
 import { parseWindow } from "./scriptArgs";
 import { chooseDriver, scriptArguments } from "./runChoices";
 import { reportFailure, runningClient, showFailure } from "./requests";
@@ -50,7 +56,7 @@ export function registerCommands(ctx: Ctx): void {
     vscode.commands.registerCommand(Commands.restartServer, () =>
       ctx.restart("Restart Server command"),
     ),
-    vscode.commands.registerCommand(MORE_ACTIONS, (args: unknown) => moreActions(ctx, args)),
+    vscode.commands.registerCommand(CMD_MORE_ACTIONS, (args: unknown) => moreActions(ctx, args)),
     vscode.commands.registerCommand(Commands.scriptArguments, (args: unknown) =>
       scriptArguments(ctx, args),
     ),
@@ -173,7 +179,7 @@ async function attributeInside(ctx: Ctx, args: unknown): Promise<void> {
 /** The `…` lens: a quick pick of a function's other actions; one that cannot work says why. */
 async function moreActions(ctx: Ctx, args: unknown): Promise<void> {
   if (!isMoreActionsArgs(args)) {
-    ctx.log.warn(`${MORE_ACTIONS}: malformed argument ${JSON.stringify(args)}`);
+    ctx.log.warn(`${CMD_MORE_ACTIONS}: malformed argument ${JSON.stringify(args)}`);
     return;
   }
   const picked = await vscode.window.showQuickPick<PickItem>(pickItems(args), {

@@ -17,7 +17,7 @@ export const Commands = {
   profileScript: "kernelLens.profileScript",
   /** A window of the script's run: N steps unprofiled, the next M profiled, then stopped. */
   profileScriptWindow: "kernelLens.profileScriptWindow",
-  showOutput: "kernelLens.showOutput",
+  showOutput: ClientCommands.showOutput,
   restartServer: "kernelLens.restartServer",
   runNcuAtCursor: "kernelLens.runNcuAtCursor",
   /** Check Memory (compute-sanitizer, a GPU) of the function at the cursor. */
@@ -61,9 +61,9 @@ export const Commands = {
   /** Pick, change or clear the driver a function takes its inputs from. */
   chooseDriver: ClientCommands.chooseDriver,
   /** Pin the latest run of the function at the cursor as its baseline (issue 11). */
-  setBaselineAtCursor: "kernelLens.setBaselineAtCursor",
+  setBaselineAtCursor: ClientCommands.setBaselineAtCursor,
   /** The Python extension's interpreter picker where it is installed, else the setting. */
-  chooseInterpreter: "kernelLens.chooseInterpreter",
+  chooseInterpreter: ClientCommands.chooseInterpreter,
 } as const;
 
 export type Command = (typeof Commands)[keyof typeof Commands];

@@ -8,8 +8,8 @@ import * as vscode from "vscode";
 import { Commands, DISPLAY_NAME } from "./constants";
 import type { Ctx } from "./ctx";
 import type { LanguageClient } from "vscode-languageclient/node";
-import type { Position } from "./generated/wire";
-import { HistoryRequest, SetBaselineRequest } from "./protocol";
+import type { Position, SetBaselineAtCursorArgs } from "./generated/wire";
+import { HistoryRequest, SetBaselineRequest, isSetBaselineAtCursorArgs } from "./protocol";
 import { atCursor, reportFailure, runningClient, sendChecked } from "./requests";
 import { showInformation } from "./notify";
 
@@ -22,14 +22,9 @@ export function registerHistory(ctx: Ctx): void {
   );
 }
 
-function functionArgs(args: unknown): { uri: string; function: string } | undefined {
-  if (typeof args !== "object" || args === null) {
-    return undefined;
-  }
-  const v = args as Record<string, unknown>;
-  return typeof v["uri"] === "string" && typeof v["function"] === "string"
-    ? { uri: v["uri"], function: v["function"] }
-    : undefined;
+/** The function a More… names (only its two fields go on to the server), else undefined. */
+function functionArgs(args: unknown): SetBaselineAtCursorArgs | undefined {
+  return isSetBaselineAtCursorArgs(args) ? { uri: args.uri, function: args.function } : undefined;
 }
 
 /**
@@ -41,7 +36,7 @@ function functionArgs(args: unknown): { uri: string; function: string } | undefi
 async function setBaseline(ctx: Ctx, args: unknown): Promise<void> {
   const named = functionArgs(args);
   let client: LanguageClient | undefined;
-  let params: { uri: string; function: string } | { uri: string; position: Position };
+  let params: SetBaselineAtCursorArgs | { uri: string; position: Position };
   if (named !== undefined) {
     client = await runningClient(ctx);
     params = named;

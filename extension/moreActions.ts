@@ -1,61 +1,40 @@
 /**
  * The `…` lens of a function's row (`kernelLens.moreActions`): the actions that do not fit on
- * the row, as the server lists them (server/kernel_lens/lsp/code_lens.py), checked here.
+ * the row, as the server lists them (server/kernel_lens/lsp/code_lens.py), checked here. The
+ * argument's type and check are the wire's (`MoreActionsArgs`, generated/wire.ts).
  *
  * Pure (no `vscode` import): tests/ts/moreActions.test.ts.
  */
-
-/** The command of the `…` lens (`CMD_MORE_ACTIONS` in code_lens.py). */
-export const MORE_ACTIONS = "kernelLens.moreActions";
+import { is } from "./guards";
+import {
+  CLIENT_COMMAND_CHECKS,
+  CMD_MORE_ACTIONS,
+  type MoreAction,
+  type MoreActionsArgs,
+} from "./generated/wire";
 
 /** An action to run: a command id and its arguments. */
-export interface EnabledAction {
-  label: string;
-  detail?: string;
-  command: string;
-  arguments: unknown[];
-}
+export type EnabledAction = MoreAction & { command: string; arguments: unknown[] };
 
-/** An action that cannot work here, with the reason. */
-export interface DisabledAction {
-  label: string;
-  disabled: string;
-}
-
-export type MoreAction = EnabledAction | DisabledAction;
-
-/** The argument of `kernelLens.moreActions`. */
-export interface MoreActionsArgs {
-  function: string;
-  items: MoreAction[];
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function isAction(value: unknown): value is MoreAction {
-  if (!isRecord(value) || typeof value["label"] !== "string") {
-    return false;
-  }
-  if (typeof value["disabled"] === "string") {
-    return true;
-  }
+/** Whether an action can run here: a command (not empty) and its arguments, nothing disabled. */
+function isEnabled(item: MoreAction): item is EnabledAction {
   return (
-    typeof value["command"] === "string" &&
-    value["command"] !== "" &&
-    Array.isArray(value["arguments"]) &&
-    (value["detail"] === undefined || typeof value["detail"] === "string")
+    item.disabled === undefined &&
+    item.command !== undefined &&
+    item.command !== "" &&
+    item.arguments !== undefined
   );
 }
 
-/** True for a well-formed argument of `kernelLens.moreActions`. */
+const isArgs = is(CLIENT_COMMAND_CHECKS[CMD_MORE_ACTIONS]);
+
+/**
+ * True for a well-formed argument of `kernelLens.moreActions`: the wire's shape, each item
+ * either disabled (with why) or one to run.
+ */
 export function isMoreActionsArgs(value: unknown): value is MoreActionsArgs {
   return (
-    isRecord(value) &&
-    typeof value["function"] === "string" &&
-    Array.isArray(value["items"]) &&
-    value["items"].every(isAction)
+    isArgs(value) && value.items.every((item) => item.disabled !== undefined || isEnabled(item))
   );
 }
 
@@ -73,15 +52,15 @@ export interface PickItem {
  */
 export function pickItems(args: MoreActionsArgs): PickItem[] {
   return args.items.map((item) =>
-    "disabled" in item
+    isEnabled(item)
       ? {
-          label: item.label.replace(/^\$\([^)]+\)/, "$(circle-slash)"),
-          description: `unavailable: ${item.disabled}`,
-        }
-      : {
           label: item.label,
           action: item,
           ...(item.detail === undefined || item.detail === "" ? {} : { detail: item.detail }),
+        }
+      : {
+          label: item.label.replace(/^\$\([^)]+\)/, "$(circle-slash)"),
+          description: `unavailable: ${item.disabled ?? "nothing to run"}`,
         },
   );
 }

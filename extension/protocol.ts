@@ -16,6 +16,9 @@ import {
   CLIENT_COMMAND_CHECKS,
   CMD_APPLY_PARAMETER,
   CMD_CHECK_MEMORY,
+  CMD_CHOOSE_INTERPRETER,
+  CMD_SET_BASELINE_AT_CURSOR,
+  CMD_SHOW_OUTPUT,
   CMD_COMPARE_ASSEMBLY,
   CMD_PROFILE,
   CMD_PROFILE_ALL,
@@ -245,6 +248,12 @@ export const ClientCommands = {
   chooseDriver: CMD_CHOOSE_DRIVER,
   /** In a kernel's `…`: its source counters per line. Argument: `ProfileKernelLinesArgs`. */
   profileKernelLines: CMD_PROFILE_KERNEL_LINES,
+  /** In a function's More…, the palette. Argument: `SetBaselineAtCursorArgs`, or none. */
+  setBaselineAtCursor: CMD_SET_BASELINE_AT_CURSOR,
+  /** An error's *Choose Interpreter*, the palette. No argument. */
+  chooseInterpreter: CMD_CHOOSE_INTERPRETER,
+  /** An error's *Show Output*, the status item, the palette. No argument. */
+  showOutput: CMD_SHOW_OUTPUT,
 } as const;
 
 /**
@@ -286,3 +295,4 @@ export const isAttributeInsideArgs = is(CLIENT_COMMAND_CHECKS[CMD_ATTRIBUTE_INSI
 export const isShowValuesArgs = is(CLIENT_COMMAND_CHECKS[CMD_SHOW_VALUES]);
 export const isDebugKernelArgs = is(CLIENT_COMMAND_CHECKS[CMD_DEBUG_KERNEL]);
 export const isProfileKernelLinesArgs = is(CLIENT_COMMAND_CHECKS[CMD_PROFILE_KERNEL_LINES]);
+export const isSetBaselineAtCursorArgs = is(CLIENT_COMMAND_CHECKS[CMD_SET_BASELINE_AT_CURSOR]);

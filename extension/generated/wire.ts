@@ -1364,6 +1364,31 @@ export const CMD_DEBUG_KERNEL = "kernelLens.debugKernel";
  */
 export const CMD_PROFILE_KERNEL_LINES = "kernelLens.profileKernelLines";
 
+/**
+ * Client-side command (a function's `…` lens): the actions that do not fit on its row, in a
+ * quick pick (`MoreActionsArgs`).
+ */
+export const CMD_MORE_ACTIONS = "kernelLens.moreActions";
+
+/**
+ * Client-side command (a function's More…, the palette): pin the function's latest run as its
+ * baseline, with a toast and Undo (`SetBaselineAtCursorArgs`; none: the function at
+ * the cursor).
+ */
+export const CMD_SET_BASELINE_AT_CURSOR = "kernelLens.setBaselineAtCursor";
+
+/**
+ * Client-side command (an error's *Choose Interpreter*, the palette): pick the Python that runs
+ * the server and the agent. No argument.
+ */
+export const CMD_CHOOSE_INTERPRETER = "kernelLens.chooseInterpreter";
+
+/**
+ * Client-side command (an error's *Show Output*, the status item): the output channel. No
+ * argument.
+ */
+export const CMD_SHOW_OUTPUT = "kernelLens.showOutput";
+
 /** Server -> client notification: `StatusParams`. */
 export const NOTIFY_STATUS = "kernelLens/status";
 
@@ -2354,6 +2379,36 @@ export const checkShowErrorArgs: Check<ShowErrorArgs> = shape<ShowErrorArgs>({
 });
 
 /**
+ * One action of a function's `…`: one to run (`command` and its `arguments`), or
+ * one that cannot work here, listed with why (`disabled`), never a click that fails.
+ */
+export interface MoreAction {
+  label: string;
+  detail?: string;
+  command?: string;
+  arguments?: unknown[];
+  /** Why the action cannot work here (then it has no `command`). */
+  disabled?: string;
+}
+export const checkMoreAction: Check<MoreAction> = shape<MoreAction>({
+  label: string,
+  detail: optional(string),
+  command: optional(string),
+  arguments: optional(listOf(anything)),
+  disabled: optional(string),
+});
+
+/** Argument of `kernelLens.moreActions` from a function's `…` lens. */
+export interface MoreActionsArgs {
+  function: string;
+  items: MoreAction[];
+}
+export const checkMoreActionsArgs: Check<MoreActionsArgs> = shape<MoreActionsArgs>({
+  function: string,
+  items: listOf(checkMoreAction),
+});
+
+/**
  * Argument of `kernelLens.attributeInside`: the run to repeat (a script, or a function
  * of it) and the installed package to attribute inside.
  */
@@ -2770,6 +2825,16 @@ export interface ShowReportArgs {
   function: string;
 }
 export const checkShowReportArgs: Check<ShowReportArgs> = shape<ShowReportArgs>({
+  uri: string,
+  function: string,
+});
+
+/** Argument of `kernelLens.setBaselineAtCursor` from a function's More…. */
+export interface SetBaselineAtCursorArgs {
+  uri: string;
+  function: string;
+}
+export const checkSetBaselineAtCursorArgs: Check<SetBaselineAtCursorArgs> = shape<SetBaselineAtCursorArgs>({
   uri: string,
   function: string,
 });
@@ -3394,6 +3459,15 @@ export interface DiagnosticData {
   suggested_directive?: string;
 }
 
+/**
+ * Commands the server's actions carry (an error's) that the extension registers itself and
+ * that take no argument.
+ */
+export const CLIENT_COMMANDS_WITHOUT_ARGUMENT: readonly string[] = [
+  "kernelLens.chooseInterpreter",
+  "kernelLens.showOutput",
+];
+
 /** Each custom request -> (its params, its result). */
 export interface RequestTypes {
   "kernelLens/assembly": { params: AssemblyParams; result: AssemblyResult };
@@ -3487,6 +3561,8 @@ export interface ClientCommandTypes {
   "kernelLens.chooseDriver": DriverQuery;
   "kernelLens.scriptArguments": ScriptArgumentsArgs;
   "kernelLens.profileKernelLines": ProfileKernelLinesArgs;
+  "kernelLens.moreActions": MoreActionsArgs;
+  "kernelLens.setBaselineAtCursor": SetBaselineAtCursorArgs;
 }
 /** The check of each client command's argument. */
 export const CLIENT_COMMAND_CHECKS: { readonly [C in keyof ClientCommandTypes]: Check<ClientCommandTypes[C]> } = {
@@ -3503,4 +3579,6 @@ export const CLIENT_COMMAND_CHECKS: { readonly [C in keyof ClientCommandTypes]: 
   "kernelLens.chooseDriver": checkDriverQuery,
   "kernelLens.scriptArguments": checkScriptArgumentsArgs,
   "kernelLens.profileKernelLines": checkProfileKernelLinesArgs,
+  "kernelLens.moreActions": checkMoreActionsArgs,
+  "kernelLens.setBaselineAtCursor": checkSetBaselineAtCursorArgs,
 };

@@ -9,6 +9,11 @@ import { describe, it } from "node:test";
 import { Commands, LINKED_LINE_COLOR } from "../../extension/constants";
 import { DEFAULTS, RESTART_KEYS, SECTION, type SettingKey } from "../../extension/settings";
 import { ClientCommands, ServerCommands } from "../../extension/protocol";
+import {
+  CLIENT_COMMANDS_WITHOUT_ARGUMENT,
+  CLIENT_COMMAND_CHECKS,
+  CMD_MORE_ACTIONS,
+} from "../../extension/generated/wire";
 import { REPORT_PANEL_TYPE } from "../../extension/report/viewTypes";
 
 interface Manifest {
@@ -99,6 +104,22 @@ describe("package.json", () => {
     const entries = manifest.contributes.menus["editor/context"] ?? [];
     const entry = entries.find((e) => e.command === Commands.profileAtCursor);
     assert.match(entry?.when ?? "", /editorLangId == python/);
+  });
+
+  it("contributes every client command of the wire but the `…` lens's own", () => {
+    // The wire's client commands (generated from wire/lsp.py): those a server's lens or action
+    // carries and the extension registers. Each is in the palette's list, with its title, but
+    // `kernelLens.moreActions`, whose argument is the row's actions (nothing to run without).
+    const contributed = manifest.contributes.commands.map((c) => c.command);
+    const wire = [...Object.keys(CLIENT_COMMAND_CHECKS), ...CLIENT_COMMANDS_WITHOUT_ARGUMENT];
+    assert.ok(wire.includes(CMD_MORE_ACTIONS));
+    for (const id of wire) {
+      assert.equal(contributed.includes(id), id !== CMD_MORE_ACTIONS, id);
+    }
+    // And the extension's own names for them are the wire's.
+    for (const id of wire.filter((c) => c !== CMD_MORE_ACTIONS)) {
+      assert.ok(Object.values<string>(ClientCommands).includes(id), id);
+    }
   });
 
   it("contributes the lens commands the extension registers itself", () => {

@@ -59,3 +59,17 @@ def test_optional_keys_are_optional_in_typescript() -> None:
     assert "int_parameters" in lsp.ReportResult.__required_keys__
     assert "  int_parameters: Record<string, number>;" in text
     assert typing.get_type_hints(lsp.ReportResult)["int_parameters"] == dict[str, int]
+
+
+def test_the_commands_the_servers_lenses_carry_are_the_wires() -> None:
+    """The TypeScript names the `…` lens's and Set as Baseline's ids from the wire (issue 37);
+    the server's lenses must carry the same ids."""
+    from kernel_lens.lsp import code_lens
+
+    assert code_lens.CMD_MORE_ACTIONS == lsp.CMD_MORE_ACTIONS
+    assert code_lens.CMD_PIN_BASELINE == lsp.CMD_SET_BASELINE_AT_CURSOR
+    assert code_lens.CMD_SCRIPT_ARGUMENTS == lsp.CMD_SCRIPT_ARGUMENTS
+    for command in (lsp.CMD_MORE_ACTIONS, lsp.CMD_SET_BASELINE_AT_CURSOR):
+        assert command in lsp.CLIENT_COMMANDS
+    assert set(lsp.CLIENT_COMMANDS_WITHOUT_ARGUMENT).isdisjoint(lsp.CLIENT_COMMANDS)
+    assert set(lsp.CLIENT_COMMANDS).isdisjoint(lsp.SERVER_COMMANDS)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import faulthandler
+import functools
 import importlib
 import os
 import platform
@@ -39,13 +40,34 @@ import time
 import traceback
 import warnings
 from collections.abc import Callable
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NoReturn
 
 from kernel_lens.agent import remote
+from kernel_lens.agent.channel import ChannelGuard, send_on
 from kernel_lens.agent.deadline import request_stop, set_job_timeout
 from kernel_lens.agent.engine import METHODS, dispatch
+from kernel_lens.agent.errors import format_exception
 from kernel_lens.agent.phases import mark, process_start
-from kernel_lens.wire.envelope import HURRY, STOP, decode, encode, error_object
+from kernel_lens.wire.envelope import (
+    HURRY,
+    STOP,
+    AgentMessage,
+    ErrorMessage,
+    ExitMessage,
+    FileMessage,
+    JobMessage,
+    PartialMessage,
+    PartialUpdate,
+    ProgressMessage,
+    ProgressUpdate,
+    ReadyMessage,
+    ResultMessage,
+    SpawnedMessage,
+    WarmingMessage,
+    decode_job,
+    encode,
+    error_object,
+)
 from kernel_lens.wire.errors import ErrorKind, ErrorObject, ProfileError
 from kernel_lens.wire.processes import (
     children_line,
@@ -152,7 +174,7 @@ def _read_requests(stream: BinaryIO, inbox: queue.Queue[bytes]) -> None:
 
 
 def _warm_up(
-    ready: dict[str, Any], *, cuda: bool = True, say: Callable[[str], None] | None = None
+    ready: ReadyMessage, *, cuda: bool = True, say: Callable[[str], None] | None = None
 ) -> None:
     """Import torch and our stages, initialise CUDA (unless ``cuda`` is false: a fork template
     must not touch CUDA) and start the profiler once.
@@ -190,18 +212,7 @@ def _warm_up(
         ready["torch_error"] = f"{type(exc).__name__}: {exc}"
         return
     if not cuda:
-        # A fork template: even a CPU-only profiler start initialises CUPTI and with it the CUDA
-        # driver, which a forked child cannot use ("CUDA error: initialization error", seen on
-        # the H200). Import what the profiler's first start imports; each fork starts it once.
-        # (Inductor is not among them: profiler_start keeps the profiler from importing it.)
-        for name in ("torch.profiler",):
-            with contextlib.suppress(Exception):
-                importlib.import_module(name)
-        for name in (*_WARM_MODULES, *_IDLE_MODULES):
-            with contextlib.suppress(Exception):
-                importlib.import_module(name)
-        ready["warm_s"] = round(time.perf_counter() - began, 3)
-        mark("template warm")
+        _warm_template(ready, began)
         return
     try:
         tell("starting the profiler once")
@@ -224,7 +235,22 @@ def _warm_up(
     ready["warm_s"] = round(time.perf_counter() - began, 3)
 
 
-def _error(kind: ErrorKind, message: str, line: int | None, tb: str | None) -> ErrorObject:
+def _warm_template(ready: ReadyMessage, began: float) -> None:
+    """The rest of a fork template's warm-up (torch imported at ``began``): even a CPU-only
+    profiler start initialises CUPTI and with it the CUDA driver, which a forked child cannot
+    use ("CUDA error: initialization error", seen on the H200). Import what the profiler's
+    first start imports, and our stages; each fork starts the profiler once. (Inductor is not
+    among them: profiler_start keeps the profiler from importing it.)"""
+    for name in ("torch.profiler", *_WARM_MODULES, *_IDLE_MODULES):
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)
+    ready["warm_s"] = round(time.perf_counter() - began, 3)
+    mark("template warm")
+
+
+def _error(
+    kind: ErrorKind, message: str, line: int | None = None, tb: str | None = None
+) -> ErrorObject:
     """The envelope's error object (message and traceback clipped)."""
     return error_object(ProfileError(kind, message, line, tb))
 
@@ -241,7 +267,7 @@ def _user_line(exc: BaseException, path: object) -> int | None:
 TEMPLATE_ENV = "KERNEL_LENS_AGENT_TEMPLATE_FD"
 
 
-def _reap(send: Any) -> None:
+def _reap(send: Callable[[AgentMessage], None]) -> None:
     """The template's reaper: report each spare's exit status (``{"event": "exit", …}``)."""
     while True:
         try:
@@ -249,7 +275,7 @@ def _reap(send: Any) -> None:
         except ChildProcessError:
             time.sleep(0.05)
             continue
-        send({"event": "exit", "pid": pid, "code": os.waitstatus_to_exitcode(status)})
+        send(ExitMessage(event="exit", pid=pid, code=os.waitstatus_to_exitcode(status)))
 
 
 def _template(sock_fd: int) -> int:
@@ -267,7 +293,7 @@ def _template(sock_fd: int) -> int:
         os.setsid()
     lock = threading.Lock()
 
-    def send(message: dict[str, Any]) -> None:
+    def send(message: AgentMessage) -> None:
         with lock:
             channel.write(encode(message))
 
@@ -278,7 +304,7 @@ def _template(sock_fd: int) -> int:
         daemon=True,
     ).start()
     _scheduling("SCHED_IDLE", all_threads=False)
-    ready: dict[str, Any] = {"event": "ready", "template": True, "pid": os.getpid()}
+    ready = ReadyMessage(event="ready", template=True, pid=os.getpid())
     _warm_up(ready, cuda=False)
     # Triton's import is seconds on a GPU machine, and it touches no driver: every forked agent
     # gets it for free (a fresh agent does not pay for it before its first job).
@@ -302,20 +328,26 @@ def _template(sock_fd: int) -> int:
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
-            code = 1
-            try:
-                for target, fd in enumerate(fds):
-                    os.dup2(fd, target)
-                for fd in (*fds, sock.fileno(), channel.fileno(), proto_in.fileno()):
-                    with contextlib.suppress(OSError):
-                        os.close(fd)
-                faulthandler.disable()
-                code = main()
-            finally:
-                os._exit(code)
+            _forked_agent(fds, (sock.fileno(), channel.fileno(), proto_in.fileno()))
         for fd in fds:
             os.close(fd)
-        send({"event": "spawned", "pid": pid})
+        send(SpawnedMessage(event="spawned", pid=pid))
+
+
+def _forked_agent(fds: list[int], template_fds: tuple[int, ...]) -> NoReturn:
+    """(In a child forked by the template) become a job agent on the pipes ``fds`` (stdin,
+    stdout, stderr), the template's own descriptors closed."""
+    code = 1
+    try:
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+        for fd in (*fds, *template_fds):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        faulthandler.disable()
+        code = main()
+    finally:
+        os._exit(code)
 
 
 def _report_children() -> None:
@@ -326,185 +358,230 @@ def _report_children() -> None:
             print(children_line(children), file=sys.stderr, flush=True)
 
 
-def main() -> int:
-    """Serve jobs until the protocol input closes (in practice: one job, then killed)."""
+class AgentLoop:
+    """A job agent's life: its protocol channels guarded, warm, then serving job lines until
+    the protocol input closes (in practice: one job, then killed).
+
+    One method per kind of message: :meth:`serve` reads each line and answers ``ping`` and
+    ``shutdown`` itself; a stage method goes to :meth:`run_job` (``id`` and the file of the job
+    running are kept for the channel guard and the progress); :meth:`finish_job` sends the
+    files a remote result names, then the reply.
+
+    Args:
+        proto_in: the protocol's input (the job lines).
+        channel: the protocol's output (this agent's messages, :mod:`kernel_lens.wire.envelope`).
+    """
+
+    def __init__(self, proto_in: BinaryIO, channel: BinaryIO) -> None:
+        self.proto_in = proto_in
+        self.channel = channel
+        self.inbox: queue.Queue[bytes] = queue.Queue()
+        #: The running job's id and absolute file (``None`` between jobs).
+        self.job_id: int | None = None
+        self.job_path: str | None = None
+        self.guard = ChannelGuard(
+            (proto_in.fileno(), channel.fileno()),
+            channel.fileno(),
+            self._channel_closed,
+            lambda: self.job_path,
+            threading.get_ident(),
+        )
+
+    def send(self, message: AgentMessage) -> None:
+        """Write one message on the protocol's output."""
+        self.channel.write(encode(message))
+
+    def _channel_closed(self, fd: int, text: str, line: int | None) -> None:
+        """The job closed our channel: its error, on a copy of the channel; then the end."""
+        data = encode(ErrorMessage(id=self.job_id, error=_error("crash", text, line)))
+        if not send_on(self.guard.reserve, data):
+            send_on(self.channel.fileno(), data)
+        with contextlib.suppress(Exception):
+            print(f"kernel-lens: {text}", file=sys.stderr, flush=True)
+        _end_now()
+
+    def run(self) -> NoReturn:
+        """Warm up, say ``ready``, serve jobs; end the process when the loop ends."""
+        threading.Thread(
+            target=_read_requests,
+            args=(self.proto_in, self.inbox),
+            name="kernel-lens-watchdog",
+            daemon=True,
+        ).start()
+        pending = self.warm_up()
+        self.serve(pending)
+        sys.stderr.flush()
+        # User threads (non-daemon ones too) must not keep the process alive.
+        os._exit(0)
+
+    def warm_up(self) -> bytes | None:
+        """Warm up under ``SCHED_IDLE``, say ``ready``; the job sent on it, if one came at once
+        (a click that waited for this agent, the CLI's job), else ``None`` after the idle
+        imports (a job imports them later)."""
+        # This thread only (and the threads it starts): the watchdog stays responsive.
+        _scheduling("SCHED_IDLE", all_threads=False)
+        ready = ReadyMessage(
+            event="ready",
+            pid=os.getpid(),
+            python=platform.python_version(),
+            executable=sys.executable,
+            main_thread=threading.get_ident(),
+        )
+        _warm_up(ready, say=lambda phase: self.send(WarmingMessage(event="warming", phase=phase)))
+        sys.stderr.flush()
+        self.send(ready)
+        mark("ready")
+        try:
+            return self.inbox.get(timeout=_JOB_GRACE_S)
+        except queue.Empty:
+            for name in _IDLE_MODULES:
+                with contextlib.suppress(Exception):
+                    importlib.import_module(name)
+            mark("idle imports done")
+        return None
+
+    def serve(self, pending: bytes | None) -> None:
+        """Answer each request line (``pending`` first) until ``shutdown``."""
+        while True:
+            raw, pending = (pending, None) if pending is not None else (self.inbox.get(), None)
+            if not raw.strip():
+                continue
+            try:
+                message = decode_job(raw)
+            except ValueError as exc:
+                self.send(ErrorMessage(id=None, error=_error("internal", f"bad request: {exc}")))
+                continue
+            job_id = message.get("id")
+            method = str(message.get("method"))
+            if method == "ping":
+                self.send(ResultMessage(id=job_id, result={"pong": True}))
+            elif method == "shutdown":
+                self.send(ResultMessage(id=job_id, result={}))
+                return
+            elif method not in METHODS:
+                self.send(ErrorMessage(id=job_id, error=_error("internal", f"unknown {method!r}")))
+            else:
+                self.run_job(message, method)
+
+    def run_job(self, message: JobMessage, method: str) -> None:
+        """Run one stage job of ``method`` and send its reply (whatever the user's code did)."""
+        job_id = message.get("id")
+        params = message.get("params") or {}
+        _scheduling("SCHED_OTHER")
+        path = params.get("path")
+        self.job_id = job_id
+        self.job_path = os.path.abspath(path) if isinstance(path, str) else None
+        if job_id is not None and not self.guard.installed:
+            self.guard.install()
+        mark(f"job received: {method}")
+        children_timer = _arm_deadline(message.get("timeout"))
+        reply: ResultMessage | ErrorMessage
+        try:
+            # A job from another machine: the workspace modules it carries go on sys.path.
+            remote.install_bundle(message.get("bundle"))
+            progress = functools.partial(self._progress, job_id)
+            partial = functools.partial(self._partial, job_id)
+            reply = ResultMessage(id=job_id, result=dispatch(method, params, progress, partial))
+        except (Exception, SystemExit, KeyboardInterrupt) as exc:
+            reply = ErrorMessage(id=job_id, error=_job_error(exc, params.get("path")))
+        finally:
+            faulthandler.cancel_dump_traceback_later()
+            if children_timer is not None:
+                children_timer.cancel()
+        self.finish_job(message, reply)
+
+    def _progress(self, job_id: int | None, stage: str, text: str) -> None:
+        mark(f"progress {stage}: {text}")
+        update = ProgressUpdate(stage=stage, message=text)
+        self.send(ProgressMessage(id=job_id, progress=update))
+
+    def _partial(
+        self, job_id: int | None, patch: dict[str, Any], final: list[str], stage: str
+    ) -> None:
+        update = PartialUpdate(result=patch, final=final, stage=stage)
+        self.send(PartialMessage(id=job_id, partial=update))
+        mark(f"partial sent: {stage} ({', '.join(sorted(patch))[:80]})")
+
+    def finish_job(self, message: JobMessage, reply: ResultMessage | ErrorMessage) -> None:
+        """End what the job started, send back the files a remote result names, then the
+        reply."""
+        # The job has ended: whatever it started ends with it (pool workers, new sessions,
+        # daemons), before the parent hears of the end.
+        with contextlib.suppress(Exception):
+            kill_descendants(os.getpid())
+        job_id = message.get("id")
+        if message.get("send_files") and "result" in reply:
+            # The trace and reports the result names go back to the editor's machine first.
+            for item in remote.returned_files(reply["result"], lambda t: print(t, file=sys.stderr)):
+                self.send(FileMessage(id=job_id, file=item))
+        remote.cleanup()
+        # (before the send: the parent may end this process as soon as it has the answer)
+        mark("result sent" if "result" in reply else "error sent")
+        self.send(reply)
+        sys.stderr.flush()
+
+
+def _arm_deadline(timeout: object) -> threading.Timer | None:
+    """Tell the stages the job's time limit (seconds; none unless positive) and, just before
+    the parent's deadline, dump the stack (the line that hangs) and list the processes the job
+    started that still run (what it may be waiting on); the timer of that list, to cancel."""
+    limit = float(timeout) if isinstance(timeout, int | float) and timeout > 0 else None
+    set_job_timeout(limit)
+    if limit is None:
+        return None
+    before = max(limit - min(1.0, 0.2 * limit), 0.05)
+    faulthandler.dump_traceback_later(before, file=sys.stderr)
+    children_timer = threading.Timer(max(before - 0.05, 0.01), _report_children)
+    children_timer.daemon = True
+    children_timer.start()
+    return children_timer
+
+
+def _job_error(exc: BaseException, path: object) -> ErrorObject:
+    """The error object of a job that raised ``exc`` (``path``: the job's file, whose line it
+    names for an exit or an interrupt)."""
+    if isinstance(exc, ProfileError):
+        return error_object(exc)
+    if isinstance(exc, ImportError):
+        text = f"{exc} — is torch installed in {sys.executable}?"
+        return _error("unsupported", text, None, format_exception(exc))
+    if isinstance(exc, SystemExit):
+        text = f"the code called sys.exit({exc.code!r})"
+        return _error("exit", text, _user_line(exc, path), format_exception(exc))
+    if isinstance(exc, KeyboardInterrupt):
+        text = "the code raised KeyboardInterrupt"
+        return _error("interrupted", text, _user_line(exc, path), format_exception(exc))
+    traceback.print_exception(type(exc), exc, exc.__traceback__)
+    text = f"{type(exc).__name__}: {exc}"
+    return _error("internal", text, None, format_exception(exc))
+
+
+def _become_job_agent() -> None:
+    """Own what the job will start: our own process group (when the parent did not make one,
+    e.g. under ssh), so that ending the agent ends the compilers and subprocesses it started;
+    every process it starts stays below us, new sessions and daemons included; srun's (and
+    container runtimes') ``SIGTERM`` ends them too; and ``faulthandler`` on."""
     global _JOB_AGENT
+    with contextlib.suppress(OSError):
+        os.setsid()
+    _JOB_AGENT = True
+    set_child_subreaper()
+    with contextlib.suppress(ValueError, OSError):
+        signal.signal(signal.SIGTERM, lambda signum, frame: _end_now())
+    faulthandler.enable(file=sys.stderr, all_threads=True)
+
+
+def main() -> int:
+    """Serve jobs until the protocol input closes (in practice: one job, then killed); with
+    :data:`TEMPLATE_ENV` set, be a fork template instead."""
     mark("process started", process_start())
     mark("agent modules imported")
     template_fd = os.environ.pop(TEMPLATE_ENV, None)
     if template_fd is not None:
         return _template(int(template_fd))
     proto_in, channel = _take_protocol_channels()
-    # Our own process group (when the parent did not make one, e.g. under ssh), so that ending
-    # the agent ends the compilers and subprocesses it started too.
-    with contextlib.suppress(OSError):
-        os.setsid()
-    # And every process the job starts stays below us, new sessions and daemons included.
-    _JOB_AGENT = True
-    set_child_subreaper()
-    # srun (and container runtimes) stop a task with SIGTERM: the job's processes end with it.
-    with contextlib.suppress(ValueError, OSError):
-        signal.signal(signal.SIGTERM, lambda signum, frame: _end_now())
-    faulthandler.enable(file=sys.stderr, all_threads=True)
-
-    from kernel_lens.agent.channel import ChannelGuard, send_on
-    from kernel_lens.agent.errors import format_exception
-
-    def send(message: dict[str, Any]) -> None:
-        channel.write(encode(message))
-
-    job: dict[str, Any] = {"id": None, "path": None}
-
-    def channel_closed(fd: int, text: str, line: int | None) -> None:
-        """The job closed our channel: its error, on a copy of the channel; then the end."""
-        data = encode({"id": job["id"], "error": _error("crash", text, line, None)})
-        if not send_on(guard.reserve, data):
-            send_on(channel.fileno(), data)
-        with contextlib.suppress(Exception):
-            print(f"kernel-lens: {text}", file=sys.stderr, flush=True)
-        _end_now()
-
-    guard = ChannelGuard(
-        (proto_in.fileno(), channel.fileno()),
-        channel.fileno(),
-        channel_closed,
-        lambda: job["path"],
-        threading.get_ident(),
-    )
-
-    inbox: queue.Queue[bytes] = queue.Queue()
-    threading.Thread(
-        target=_read_requests, args=(proto_in, inbox), name="kernel-lens-watchdog", daemon=True
-    ).start()
-
-    # This thread only (and the threads it starts): the watchdog stays responsive.
-    _scheduling("SCHED_IDLE", all_threads=False)
-    ready: dict[str, Any] = {
-        "event": "ready",
-        "pid": os.getpid(),
-        "python": platform.python_version(),
-        "executable": sys.executable,
-        "main_thread": threading.get_ident(),
-    }
-    _warm_up(ready, say=lambda phase: send({"event": "warming", "phase": phase}))
-    sys.stderr.flush()
-    send(ready)
-    mark("ready")
-    # A job sent on ``ready`` (a click that waited for this agent, the CLI's job) starts at once;
-    # with none the rest of the warm-up is imported while nobody waits (a job imports it later).
-    pending: bytes | None = None
-    try:
-        pending = inbox.get(timeout=_JOB_GRACE_S)
-    except queue.Empty:
-        for name in _IDLE_MODULES:
-            with contextlib.suppress(Exception):
-                importlib.import_module(name)
-        mark("idle imports done")
-
-    while True:
-        raw, pending = (pending, None) if pending is not None else (inbox.get(), None)
-        if not raw.strip():
-            continue
-        try:
-            message = decode(raw)
-        except ValueError as exc:
-            send({"id": None, "error": _error("internal", f"bad request: {exc}", None, None)})
-            continue
-        job_id = message.get("id")
-        method = str(message.get("method"))
-        if method == "ping":
-            send({"id": job_id, "result": {"pong": True}})
-            continue
-        if method == "shutdown":
-            send({"id": job_id, "result": {}})
-            break
-        handler = METHODS.get(method)
-        if handler is None:
-            send({"id": job_id, "error": _error("internal", f"unknown {method!r}", None, None)})
-            continue
-        params = message.get("params") or {}
-        _scheduling("SCHED_OTHER")
-        path = params.get("path")
-        job["id"], job["path"] = job_id, os.path.abspath(path) if isinstance(path, str) else None
-        if job_id is not None and not guard.installed:
-            guard.install()
-
-        mark(f"job received: {method}")
-
-        def progress(stage: str, text: str, job_id: Any = job_id) -> None:
-            mark(f"progress {stage}: {text}")
-            send({"id": job_id, "progress": {"stage": stage, "message": text}})
-
-        def partial(
-            patch: dict[str, Any], final: list[str], stage: str, job_id: Any = job_id
-        ) -> None:
-            send({"id": job_id, "partial": {"result": patch, "final": final, "stage": stage}})
-            mark(f"partial sent: {stage} ({', '.join(sorted(patch))[:80]})")
-
-        timeout = message.get("timeout")
-        set_job_timeout(
-            float(timeout) if isinstance(timeout, int | float) and timeout > 0 else None
-        )
-        children_timer: threading.Timer | None = None
-        if isinstance(timeout, int | float) and timeout > 0:
-            # The stack just before the parent's deadline: the line that hangs; and the
-            # processes the job started that are still running (what it may be waiting on).
-            before = max(timeout - min(1.0, 0.2 * timeout), 0.05)
-            faulthandler.dump_traceback_later(before, file=sys.stderr)
-            children_timer = threading.Timer(max(before - 0.05, 0.01), _report_children)
-            children_timer.daemon = True
-            children_timer.start()
-        reply: dict[str, Any]
-        try:
-            # A job from another machine: the workspace modules it carries go on sys.path.
-            remote.install_bundle(message.get("bundle"))
-            reply = {"id": job_id, "result": dispatch(method, params, progress, partial)}
-        except ProfileError as exc:
-            reply = {"id": job_id, "error": error_object(exc)}
-        except ImportError as exc:
-            message_text = f"{exc} — is torch installed in {sys.executable}?"
-            reply = {
-                "id": job_id,
-                "error": _error("unsupported", message_text, None, format_exception(exc)),
-            }
-        except SystemExit as exc:
-            text = f"the code called sys.exit({exc.code!r})"
-            line = _user_line(exc, params.get("path"))
-            reply = {"id": job_id, "error": _error("exit", text, line, format_exception(exc))}
-        except KeyboardInterrupt as exc:
-            line = _user_line(exc, params.get("path"))
-            text = "the code raised KeyboardInterrupt"
-            reply = {
-                "id": job_id,
-                "error": _error("interrupted", text, line, format_exception(exc)),
-            }
-        except Exception as exc:
-            traceback.print_exc()
-            text = f"{type(exc).__name__}: {exc}"
-            reply = {
-                "id": job_id,
-                "error": _error("internal", text, None, format_exception(exc)),
-            }
-        finally:
-            faulthandler.cancel_dump_traceback_later()
-            if children_timer is not None:
-                children_timer.cancel()
-        # The job has ended: whatever it started ends with it (pool workers, new sessions,
-        # daemons), before the parent hears of the end.
-        with contextlib.suppress(Exception):
-            kill_descendants(os.getpid())
-        if message.get("send_files") and "result" in reply:
-            # The trace and reports the result names go back to the editor's machine first.
-            for item in remote.returned_files(reply["result"], lambda t: print(t, file=sys.stderr)):
-                send({"id": job_id, "file": item})
-        remote.cleanup()
-        # (before the send: the parent may end this process as soon as it has the answer)
-        mark("result sent" if "result" in reply else "error sent")
-        send(reply)
-        sys.stderr.flush()
-    sys.stderr.flush()
-    # User threads (non-daemon ones too) must not keep the process alive.
-    os._exit(0)
+    _become_job_agent()
+    AgentLoop(proto_in, channel).run()
 
 
 if __name__ == "__main__":

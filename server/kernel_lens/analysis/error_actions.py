@@ -19,9 +19,11 @@ from typing import Any
 from kernel_lens.analysis.safe_text import md_code, md_fence, md_text
 from kernel_lens.wire.lsp import (
     CMD_CHOOSE_DRIVER,
+    CMD_CHOOSE_INTERPRETER,
     CMD_REVEAL_LINE,
     CMD_SCRIPT_ARGUMENTS,
     CMD_SHOW_ERROR,
+    CMD_SHOW_OUTPUT,
     ErrorAction,
 )
 
@@ -34,8 +36,6 @@ __all__ = [
 ]
 
 _OPEN_SETTINGS = "workbench.action.openSettings"
-_CHOOSE_INTERPRETER = "kernelLens.chooseInterpreter"
-_SHOW_OUTPUT = "kernelLens.showOutput"
 
 _NEEDS_GPU = re.compile(
     r"needs an NVIDIA GPU|Torch not compiled with CUDA|no CUDA|CUDA (driver|device)|"
@@ -93,7 +93,7 @@ def error_actions(error: Mapping[str, Any], *, uri: str) -> list[ErrorAction]:
     if kind == "unsupported" or _NEEDS_GPU.search(message):
         actions.append(_action("Run on a GPU Machine…", _OPEN_SETTINGS, "kernelLens.agentCommand"))
     if kind == "import" and _MISSING_MODULE.search(message):
-        actions.append(_action("Choose Interpreter", _CHOOSE_INTERPRETER))
+        actions.append(_action("Choose Interpreter", CMD_CHOOSE_INTERPRETER))
     if kind == "timeout":
         setting = (
             "kernelLens.compileTimeoutSeconds"
@@ -112,7 +112,7 @@ def error_actions(error: Mapping[str, Any], *, uri: str) -> list[ErrorAction]:
         actions.append(driver)
     # two fixes, three when one of them is the run's own arguments or driver
     own = sum(a["command"] in (CMD_SCRIPT_ARGUMENTS, CMD_CHOOSE_DRIVER) for a in actions)
-    return [*actions[: 3 if own else 2], _action("Show Output", _SHOW_OUTPUT)]
+    return [*actions[: 3 if own else 2], _action("Show Output", CMD_SHOW_OUTPUT)]
 
 
 def user_traceback(traceback: str | None, path: str | None) -> list[str]:

@@ -38,10 +38,20 @@ from kernel_lens.client.remote import (
 )
 from kernel_lens.wire.envelope import (
     STOP,
+    ErrorMessage,
+    JobMessage,
+    PartialMessage,
+    PartialUpdate,
+    ProgressMessage,
+    ReadyMessage,
+    RemoteJobFields,
+    ResultMessage,
+    ReturnedFile,
     clip,
     decode,
     encode,
     error_from_object,
+    job_reply,
     merge_partial,
     read_message_line,
 )
@@ -113,11 +123,11 @@ def _task_alive(task: asyncio.Task[AgentProcess] | None) -> bool:
     return not task.cancelled() and task.exception() is None and task.result().alive
 
 
-def _machine_text(info: dict[str, Any]) -> str:
+def _machine_text(info: ReadyMessage) -> str:
     return f"torch {info.get('torch')}, cuda {info.get('cuda')}"
 
 
-def _same_machine(fresh: dict[str, Any], forked: dict[str, Any]) -> bool:
+def _same_machine(fresh: ReadyMessage, forked: ReadyMessage) -> bool:
     """Whether a forked agent has what the fresh agent had (torch, and CUDA where it was)."""
     if not fresh:
         return True
@@ -160,6 +170,97 @@ class _SpareDuringJob:
             self._client._pause_template(False)
 
 
+async def _write(
+    stdin: asyncio.StreamWriter, data: bytes, error: ProfileError | None = None
+) -> None:
+    """Write ``data`` to an agent's input; ``error`` (a ``crash``: the agent closed its input)
+    when the agent has closed it."""
+    try:
+        stdin.write(data)
+        await stdin.drain()
+    except (BrokenPipeError, ConnectionResetError):
+        raise error or ProfileError("crash", "the agent closed its input") from None
+
+
+async def _stop_script(
+    stdin: asyncio.StreamWriter,
+    err: ProfileError,
+    cancel_wait: asyncio.Future[Any],
+    deadline: float,
+) -> tuple[asyncio.Future[Any], float]:
+    """A whole-script run cancelled (``err``): it stops at its next line and sends the part that
+    ran; an agent that does not answer soon is killed, as any cancel. The job's new cancel wait
+    (it waits on no cancel now) and deadline (at most :data:`STOP_GRACE_S` away)."""
+    await _write(stdin, STOP + b"\n", err)
+    cancel_wait.cancel()
+    loop_time = asyncio.get_running_loop().time()
+    return asyncio.ensure_future(asyncio.Event().wait()), min(deadline, loop_time + STOP_GRACE_S)
+
+
+class _Replies:
+    """What one job's replies said so far: its progress (told on), the result's parts (merged,
+    told on), the files that came back (a remote agent's), then its result or error.
+
+    Args:
+        agent: the agent running the job (its last progress names a timeout's place).
+        spare: when the next spare may warm.
+        on_progress: told each ``(stage, message)``.
+        on_partial: told the result so far at each part (a new dict each time).
+    """
+
+    def __init__(
+        self,
+        agent: AgentProcess,
+        spare: _SpareDuringJob,
+        on_progress: Callable[[str, str], None] | None,
+        on_partial: PartialCallback | None,
+    ) -> None:
+        self._agent = agent
+        self._spare = spare
+        self._on_progress = on_progress
+        self._on_partial = on_partial
+        self._known: dict[str, Any] = {}
+        self._final: list[str] = []
+        #: A returned file's path on the agent's machine → its copy here.
+        self.returned: dict[str, str] = {}
+        #: The job's result, once :meth:`ended` said so (as the agent sent it: an object, unless
+        #: the agent is broken; the caller checks its shape).
+        self.result: dict[str, Any] = {}
+
+    def ended(self, reply: ProgressMessage | PartialMessage | ResultMessage | ErrorMessage) -> bool:
+        """Take one reply; whether it ended the job with its result (:attr:`result`).
+
+        Raises:
+            ProfileError: the job's error.
+        """
+        if "progress" in reply:
+            progress = reply["progress"]
+            stage = str(progress.get("stage"))
+            self._agent.last_progress = str(progress.get("message") or stage)
+            self._spare.at_stage(stage)
+            if self._on_progress is not None:
+                self._on_progress(stage, str(progress.get("message")))
+        elif "partial" in reply:
+            self._partial(reply["partial"])
+        elif "result" in reply:
+            self.result = rewrite_paths(reply["result"], self.returned)
+            return True
+        else:
+            raise error_from_object(reply["error"])
+        return False
+
+    def _partial(self, update: PartialUpdate) -> None:
+        try:
+            stage = merge_partial(self._known, self._final, update)
+        except (ValueError, AttributeError):
+            return  # a malformed part is skipped: the whole result still comes
+        if self._on_partial is not None:
+            try:
+                self._on_partial(dict(self._known), list(self._final), stage)
+            except Exception:  # the consumer's failure must not end the job
+                logger.exception("on_partial failed")
+
+
 class AgentClient:
     """Runs each job on a fresh agent process, with a warm spare ready ahead of the click.
 
@@ -199,14 +300,14 @@ class AgentClient:
         self._template_agent: AgentProcess | None = None
         self._template_failures = 0
         #: The ready line of the last fresh (not forked) agent: what a fork must match.
-        self._fresh_info: dict[str, Any] = {}
+        self._fresh_info = ReadyMessage()
         self._busy: AgentProcess | None = None
         self._lock = asyncio.Lock()
         self._ids = itertools.count(1)
         #: Bumped by :meth:`kill`: a job that was running then starts no spare after it.
         self._generation = 0
         #: The ready line of the agent that ran the last job (python, torch, cuda, device).
-        self.info: dict[str, Any] = {}
+        self.info = ReadyMessage()
 
     @property
     def running(self) -> bool:
@@ -278,11 +379,11 @@ class AgentClient:
                     f"{agent.tail_text()}",
                 ) from None
             raise err from None
-        self._fresh_info = dict(agent.info)
+        self._fresh_info = agent.info.copy()
         self._maybe_start_template(agent.info)
         return agent
 
-    def _maybe_start_template(self, info: dict[str, Any]) -> None:
+    def _maybe_start_template(self, info: ReadyMessage) -> None:
         """Start the fork template once a local agent has shown a working torch.
 
         Forking is how a warm, clean spare costs milliseconds instead of seconds. The template
@@ -473,7 +574,7 @@ class AgentClient:
             generation = self._generation
             self._busy = agent
             self.info = agent.info
-            remote: tuple[dict[str, Any], str | None] | None = None
+            remote: tuple[RemoteJobFields, str | None] | None = None
             try:
                 if not self.local:
                     # Reading and parsing the workspace's modules: off the server's event loop.
@@ -531,7 +632,7 @@ class AgentClient:
 
     def _remote_job(
         self, params: dict[str, Any]
-    ) -> tuple[dict[str, Any], tuple[dict[str, Any], str | None], list[str]]:
+    ) -> tuple[dict[str, Any], tuple[RemoteJobFields, str | None], list[str]]:
         """A job for an agent on another machine: its paths absolute, the workspace files it
         needs in its ``bundle``, the files its result names sent back; a ``trace_dir`` of this
         machine is where the trace lands here (the agent writes into its own cache).
@@ -542,7 +643,7 @@ class AgentClient:
         """
         params = dict(params)
         trace_dir = params.pop("trace_dir", None)
-        extra: dict[str, Any] = {"send_files": True}
+        extra = RemoteJobFields(send_files=True)
         notes: list[str] = []
         path = params.get("path")
         if isinstance(path, str):
@@ -607,7 +708,7 @@ class AgentClient:
         cancelled: asyncio.Event | None,
         method: str,
         on_partial: PartialCallback | None = None,
-        remote: tuple[dict[str, Any], str | None] | None = None,
+        remote: tuple[RemoteJobFields, str | None] | None = None,
     ) -> dict[str, Any]:
         """Send the job to ``agent`` and read its messages until its result or error.
 
@@ -615,34 +716,27 @@ class AgentClient:
         ``remote`` (an agent on another machine): the message's extra keys and the local folder
         for the trace that comes back.
         """
-        timeout = limit[0]
         proc = agent.proc
         assert proc is not None and proc.stdin is not None and proc.stdout is not None
         job_id = next(self._ids)
         path = params.get("path") if isinstance(params.get("path"), str) else None
         agent.flush_suppressed()
-        try:
-            # ``timeout`` lets the agent dump its stack just before the deadline.
-            message_out = {"id": job_id, "method": method, "params": params, "timeout": timeout}
-            proc.stdin.write(encode({**message_out, **(remote[0] if remote else {})}))
-            await proc.stdin.drain()
-        except (BrokenPipeError, ConnectionResetError):
-            raise ProfileError("crash", "the agent closed its input") from None
+        # ``timeout`` lets the agent dump its stack just before the deadline.
+        extra = remote[0] if remote is not None else RemoteJobFields()
+        message = JobMessage(id=job_id, method=method, params=params, timeout=limit[0], **extra)
+        await _write(proc.stdin, encode(message))
         spare = _SpareDuringJob(self, method, params.get("stages"))
-        deadline = asyncio.get_running_loop().time() + timeout
-        cancel_wait = asyncio.ensure_future(
+        replies = _Replies(agent, spare, on_progress, on_partial)
+        deadline = asyncio.get_running_loop().time() + limit[0]
+        cancel_wait: asyncio.Future[Any] = asyncio.ensure_future(
             cancelled.wait() if cancelled is not None else asyncio.Event().wait()
         )
-        #: A returned file's path on the agent's machine → its copy here.
-        returned: dict[str, str] = {}
         stoppable = method == "profile" and bool(params.get("script"))
         stopping = False
-        known: dict[str, Any] = {}
-        final: list[str] = []
         try:
             while True:
                 try:
-                    message = await self._next_message(agent, deadline, cancel_wait, limit, path)
+                    decoded = await self._next_message(agent, deadline, cancel_wait, limit, path)
                 except ProfileError as err:
                     if stopping:  # no part came in time: cancelled, as any cancel
                         raise ProfileError(
@@ -650,50 +744,25 @@ class AgentClient:
                         ) from None
                     if err.kind != "cancelled" or not stoppable:
                         raise
-                    # A whole-script run stops at its next line and sends the part that ran;
-                    # an agent that does not answer soon is killed, as any cancel.
                     stoppable, stopping = False, True
-                    try:
-                        proc.stdin.write(STOP + b"\n")
-                        await proc.stdin.drain()
-                    except (BrokenPipeError, ConnectionResetError):
-                        raise err from None
-                    cancel_wait.cancel()
-                    cancel_wait = asyncio.ensure_future(asyncio.Event().wait())
-                    loop_time = asyncio.get_running_loop().time()
-                    deadline = min(deadline, loop_time + STOP_GRACE_S)
+                    cancel_wait, deadline = await _stop_script(
+                        proc.stdin, err, cancel_wait, deadline
+                    )
                     continue
-                if message.get("id") != job_id:
+                reply = job_reply(decoded, job_id)
+                if reply is None:
                     continue
-                if "progress" in message:
-                    progress = message["progress"]
-                    stage = str(progress.get("stage"))
-                    agent.last_progress = str(progress.get("message") or stage)
-                    spare.at_stage(stage)
-                    if on_progress is not None:
-                        on_progress(stage, str(progress.get("message")))
-                elif "partial" in message:
-                    try:
-                        stage = merge_partial(known, final, message["partial"])
-                    except (ValueError, AttributeError):
-                        continue  # a malformed part is skipped: the whole result still comes
-                    if on_partial is not None:
-                        try:
-                            on_partial(dict(known), list(final), stage)
-                        except Exception:  # the consumer's failure must not end the job
-                            logger.exception("on_partial failed")
-                elif "file" in message:
-                    self._keep_file(message["file"], remote[1] if remote else None, returned)
-                elif "result" in message:
-                    result: dict[str, Any] = rewrite_paths(message["result"], returned)
-                    return result
-                elif "error" in message:
-                    raise error_from_object(message["error"])
+                if "file" in reply:
+                    self._keep_file(reply["file"], remote[1] if remote else None, replies.returned)
+                elif replies.ended(reply):
+                    return replies.result
         finally:
             cancel_wait.cancel()
             spare.end()
 
-    def _keep_file(self, item: Any, trace_dir: str | None, returned: dict[str, str]) -> None:
+    def _keep_file(
+        self, item: ReturnedFile, trace_dir: str | None, returned: dict[str, str]
+    ) -> None:
         """Write a file the remote agent sent back into the local cache (the result will name
         the copy); one that cannot be kept is logged and the result keeps the remote path."""
         try:

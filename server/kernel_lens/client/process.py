@@ -20,7 +20,16 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kernel_lens.client.faults import describe_exit
-from kernel_lens.wire.envelope import HURRY, clip, decode, read_message_line
+from kernel_lens.wire.envelope import (
+    HURRY,
+    ReadyMessage,
+    clip,
+    decode,
+    read_message_line,
+    ready_message,
+    template_event,
+    warming_phase,
+)
 from kernel_lens.wire.errors import ProfileError
 from kernel_lens.wire.processes import ChildProcess, descendants, kill_descendants
 
@@ -187,12 +196,9 @@ def _warming_phase(raw: bytes) -> str | None:
     if b'"warming"' not in raw:
         return None
     try:
-        message = decode(raw)
+        return warming_phase(decode(raw))
     except ValueError:
         return None
-    if message.get("event") != "warming":
-        return None
-    return str(message.get("phase") or "warming up")
 
 
 class AgentProcess:
@@ -201,7 +207,8 @@ class AgentProcess:
     def __init__(self, log: Callable[[str], None]) -> None:
         self._log = log
         self.proc: asyncio.subprocess.Process | ForkedProc | None = None
-        self.info: dict[str, Any] = {}
+        #: The agent's ``ready`` line (empty until it came).
+        self.info = ReadyMessage()
         #: A template's own state: its socket, spawn lock, spawned pids and exit futures.
         self.sock: socket.socket | None = None
         self._spawn_lock = asyncio.Lock()
@@ -357,17 +364,15 @@ class AgentProcess:
                         future.set_result(-signal.SIGKILL)
                 return
             with contextlib.suppress(ValueError):
-                event = decode(raw)
-                pid = event.get("pid")
-                if not isinstance(pid, int):
+                event = template_event(decode(raw))
+                if event is None:
                     continue
-                if event.get("event") == "spawned":
-                    self._spawned.put_nowait(pid)
-                elif event.get("event") == "exit":
-                    future = self.exits.setdefault(pid, loop.create_future())
-                    code = event.get("code")
+                if event["event"] == "spawned":
+                    self._spawned.put_nowait(event["pid"])
+                else:
+                    future = self.exits.setdefault(event["pid"], loop.create_future())
                     if not future.done():
-                        future.set_result(code if isinstance(code, int) else -1)
+                        future.set_result(event["code"])
 
     async def _until_ready(self, what: str) -> None:
         assert self.proc is not None
@@ -402,7 +407,7 @@ class AgentProcess:
             )
         self.warming = None
         try:
-            self.info = decode(raw)
+            self.info = ready_message(decode(raw))
         except ValueError:
             await self.kill()
             raise ProfileError(

@@ -13,7 +13,9 @@ result names to come back (``send_files``): before the result, one :class:`FileM
 
 Agent → server (the original stdout; user output is moved to stderr), one object per line::
 
+    {"event": "warming", "phase": "importing torch"}                # WarmingMessage
     {"event": "ready", "pid": 123, "python": "3.11.7", "torch": "2.13.0", "cuda": false}
+                                                                    # ReadyMessage
     {"id": 1, "progress": {"stage": "timing", "message": "…"}}      # ProgressMessage
     {"id": 1, "partial": {"result": {…}, "final": […], "stage": "timing"}}   # PartialMessage
     {"id": 1, "file": {"path", "rel", "data"}}                      # FileMessage (remote)
@@ -27,6 +29,16 @@ The ``result`` message at the end is whole and stands on its own: a reader may i
     {"id": 1, "error": {"kind", "message", "line", "traceback"}}    # ErrorMessage
 
 An error object carries ``suggested_directive`` too when the job has one (an ``inputs`` error).
+
+A fork template (a local machine) says ``ready`` with ``"template": true``; then, for each
+spare it forks, ``{"event": "spawned", "pid"}`` (:class:`SpawnedMessage`) and, when that spare
+ends, ``{"event": "exit", "pid", "code"}`` (:class:`ExitMessage`).
+
+The agent builds each message as its ``TypedDict`` (``ProgressMessage(id=…, progress=…)``);
+the parent reads them through :func:`job_reply`, :func:`ready_message`,
+:func:`warming_phase` and :func:`template_event`, and the agent reads a job through
+:func:`decode_job`. A ``TypedDict`` is not checked at run time: a reader checks what it uses
+(the other end may not be ours to trust).
 """
 
 # No ``from __future__ import annotations``: a TypedDict's ``NotRequired`` keys must be known at
@@ -34,7 +46,7 @@ An error object carries ``suggested_directive`` too when the job has one (an ``i
 import asyncio
 import json
 from collections.abc import Mapping
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict, cast, final
 
 from kernel_lens.wire._compat import NotRequired
 from kernel_lens.wire.errors import ErrorObject, ProfileError
@@ -45,23 +57,36 @@ __all__ = [
     "MAX_MESSAGE_BYTES",
     "MAX_MESSAGE_CHARS",
     "MAX_TRACEBACK_CHARS",
+    "AgentMessage",
     "BundleFile",
     "ErrorMessage",
+    "ExitMessage",
     "FileMessage",
-    "ReturnedFile",
     "JobMessage",
+    "JobReply",
     "PartialMessage",
     "PartialUpdate",
     "ProgressMessage",
     "ProgressUpdate",
+    "ReadyMessage",
+    "RemoteJobFields",
     "ResultMessage",
+    "ReturnedFile",
+    "SpawnedMessage",
+    "TemplateEvent",
+    "WarmingMessage",
     "clip",
     "decode",
+    "decode_job",
     "encode",
     "error_from_object",
     "error_object",
+    "job_reply",
     "merge_partial",
     "read_message_line",
+    "ready_message",
+    "template_event",
+    "warming_phase",
 ]
 
 #: Tells a warming spare that a job waits for it (it warms under ``SCHED_IDLE`` until then).
@@ -99,25 +124,87 @@ class ReturnedFile(TypedDict):
     """Its bytes, zlib-compressed, base64."""
 
 
+@final
 class FileMessage(TypedDict):
     """A file of job ``id``'s result, sent before the result (remote agents only)."""
 
-    id: int
+    id: int | None
+    """(Each reply to a job echoes its ``id``, as it came.)"""
     file: ReturnedFile
 
 
 class JobMessage(TypedDict):
-    """A job for the agent (``params``: the request's fields, :mod:`kernel_lens.wire.jobs`)."""
+    """A job for the agent (``params``: the request's fields, :mod:`kernel_lens.wire.jobs`);
+    ``ping`` and ``shutdown`` have no params."""
 
     id: int
     method: str
     params: NotRequired[dict[str, Any]]
     timeout: NotRequired[float]
     """Seconds the parent waits: the agent dumps its stack just before."""
-    bundle: NotRequired[list[BundleFile]]
-    """(A remote agent) the workspace files the job needs, put on its ``sys.path``."""
     send_files: NotRequired[bool]
     """(A remote agent) send the files the result names back (:class:`FileMessage`)."""
+    bundle: NotRequired[list[BundleFile]]
+    """(A remote agent) the workspace files the job needs, put on its ``sys.path``."""
+
+
+@final
+class RemoteJobFields(TypedDict, total=False):
+    """The keys a job for a remote agent adds to its :class:`JobMessage`, in this order."""
+
+    send_files: bool
+    bundle: list[BundleFile]
+
+
+class ReadyMessage(TypedDict, total=False):
+    """The agent is warm and takes its job (a template: forks spares). The agent always sends
+    ``event`` and ``pid``; the rest says what it found (``torch`` is ``None`` when torch did
+    not import, with ``torch_error``), and a parent reads every key as maybe absent."""
+
+    event: Literal["ready"]
+    template: bool
+    """A fork template, not a job agent."""
+    pid: int
+    python: str
+    executable: str
+    main_thread: int
+    """The ident of the thread that runs jobs (its frames are the user's in a stack dump)."""
+    cupti_teardown: bool
+    torch: str | None
+    torch_error: str
+    cuda: bool
+    device: str
+    warm_s: float
+    """Seconds the warm-up took."""
+    profiler_error: str
+
+
+class WarmingMessage(TypedDict):
+    """Before ``ready``: the phase of the warm-up the agent is in (``importing torch``)."""
+
+    event: Literal["warming"]
+    phase: str
+
+
+@final
+class SpawnedMessage(TypedDict):
+    """(A template) it forked the spare ``pid`` for the last request on its socket."""
+
+    event: Literal["spawned"]
+    pid: int
+
+
+@final
+class ExitMessage(TypedDict):
+    """(A template) its spare ``pid`` ended with exit status ``code``."""
+
+    event: Literal["exit"]
+    pid: int
+    code: int
+
+
+#: What a template says after its ``ready``.
+TemplateEvent = SpawnedMessage | ExitMessage
 
 
 class ProgressUpdate(TypedDict):
@@ -127,10 +214,11 @@ class ProgressUpdate(TypedDict):
     message: str
 
 
+@final
 class ProgressMessage(TypedDict):
     """The agent is at ``progress.stage`` of job ``id``."""
 
-    id: int
+    id: int | None
     progress: ProgressUpdate
 
 
@@ -145,25 +233,34 @@ class PartialUpdate(TypedDict):
     """What the job does now (``timing``, ``trace``, …)."""
 
 
+@final
 class PartialMessage(TypedDict):
     """Job ``id`` knows part of its result (see the module docstring)."""
 
-    id: int
+    id: int | None
     partial: PartialUpdate
 
 
+@final
 class ResultMessage(TypedDict):
     """Job ``id`` succeeded: ``result`` is its JSON (the profile result, say)."""
 
-    id: int
-    result: dict[str, Any]
+    id: int | None
+    result: Mapping[str, Any]
 
 
+@final
 class ErrorMessage(TypedDict):
     """Job ``id`` failed (``id`` null: a request that could not be read)."""
 
     id: int | None
     error: ErrorObject
+
+
+#: What the agent says about one job, by its one key besides ``id``.
+JobReply = ProgressMessage | PartialMessage | FileMessage | ResultMessage | ErrorMessage
+#: Everything the agent writes on the protocol's output.
+AgentMessage = JobReply | ReadyMessage | WarmingMessage | TemplateEvent
 
 
 def encode(message: Mapping[str, Any]) -> bytes:
@@ -177,6 +274,57 @@ def decode(line: bytes | str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ValueError(f"expected a JSON object, got {type(value).__name__}")
     return value
+
+
+def decode_job(line: bytes | str) -> JobMessage:
+    """One job line as the :class:`JobMessage` it was sent as; its fields are not checked (the
+    agent reads ``id`` and ``method`` as they come and the stages check their params).
+
+    Raises:
+        ValueError: the line is not a JSON object.
+    """
+    return cast(JobMessage, decode(line))
+
+
+#: The keys of a job's reply, in the order a reader looks for them.
+_REPLY_KEYS = ("progress", "partial", "file", "result", "error")
+
+
+def job_reply(message: Mapping[str, Any], job_id: int) -> JobReply | None:
+    """``message`` (decoded) as job ``job_id``'s :data:`JobReply`, told by its first key of
+    ``progress``, ``partial``, ``file``, ``result``, ``error``; ``None`` for another job's
+    message or one of none of them. What the key holds is the reader's to check."""
+    if message.get("id") != job_id or not any(key in message for key in _REPLY_KEYS):
+        return None
+    return cast(JobReply, message)
+
+
+def ready_message(message: Mapping[str, Any]) -> ReadyMessage:
+    """The agent's first line (after its ``warming`` ones) as its :class:`ReadyMessage`: any
+    JSON object is taken (each key is read as maybe absent)."""
+    return cast(ReadyMessage, dict(message))
+
+
+def warming_phase(message: Mapping[str, Any]) -> str | None:
+    """The phase of a :class:`WarmingMessage` (``warming up`` when it names none), else
+    ``None`` (the agent's ``ready``, or anything else)."""
+    if message.get("event") != "warming":
+        return None
+    return str(message.get("phase") or "warming up")
+
+
+def template_event(message: Mapping[str, Any]) -> TemplateEvent | None:
+    """A template's ``spawned`` or ``exit`` line, its ``pid`` an int (an exit status that is
+    not one reads ``-1``); ``None`` for anything else."""
+    pid = message.get("pid")
+    if not isinstance(pid, int):
+        return None
+    if message.get("event") == "spawned":
+        return SpawnedMessage(event="spawned", pid=pid)
+    if message.get("event") == "exit":
+        code = message.get("code")
+        return ExitMessage(event="exit", pid=pid, code=code if isinstance(code, int) else -1)
+    return None
 
 
 def merge_partial(known: dict[str, Any], final: list[str], update: Mapping[str, Any]) -> str:

@@ -61,6 +61,14 @@ __all__ = [
     "CMD_SHOW_VALUES",
     "CMD_DEBUG_KERNEL",
     "CMD_PROFILE_KERNEL_LINES",
+    "CMD_MORE_ACTIONS",
+    "CMD_SET_BASELINE_AT_CURSOR",
+    "CMD_CHOOSE_INTERPRETER",
+    "CMD_SHOW_OUTPUT",
+    "CLIENT_COMMANDS_WITHOUT_ARGUMENT",
+    "MoreAction",
+    "MoreActionsArgs",
+    "SetBaselineAtCursorArgs",
     "REQ_KERNEL_LINES",
     "KernelLinesParams",
     "KernelLinesResult",
@@ -288,6 +296,19 @@ CMD_DEBUG_KERNEL = "kernelLens.debugKernel"
 #: Client-side command: Profile Kernel Lines, Nsight Compute's source counters of a kernel's
 #: launches on its own lines (:class:`ProfileKernelLinesArgs`).
 CMD_PROFILE_KERNEL_LINES = "kernelLens.profileKernelLines"
+#: Client-side command (a function's ``…`` lens): the actions that do not fit on its row, in a
+#: quick pick (:class:`MoreActionsArgs`).
+CMD_MORE_ACTIONS = "kernelLens.moreActions"
+#: Client-side command (a function's More…, the palette): pin the function's latest run as its
+#: baseline, with a toast and Undo (:class:`SetBaselineAtCursorArgs`; none: the function at
+#: the cursor).
+CMD_SET_BASELINE_AT_CURSOR = "kernelLens.setBaselineAtCursor"
+#: Client-side command (an error's *Choose Interpreter*, the palette): pick the Python that runs
+#: the server and the agent. No argument.
+CMD_CHOOSE_INTERPRETER = "kernelLens.chooseInterpreter"
+#: Client-side command (an error's *Show Output*, the status item): the output channel. No
+#: argument.
+CMD_SHOW_OUTPUT = "kernelLens.showOutput"
 
 #: Server -> client notification: :class:`StatusParams`.
 NOTIFY_STATUS = "kernelLens/status"
@@ -996,6 +1017,25 @@ class ShowErrorArgs(TypedDict):
     actions: list[ErrorAction]
 
 
+class MoreAction(TypedDict):
+    """One action of a function's ``…``: one to run (``command`` and its ``arguments``), or
+    one that cannot work here, listed with why (``disabled``), never a click that fails."""
+
+    label: str
+    detail: NotRequired[str]
+    command: NotRequired[str]
+    arguments: NotRequired[list[Any]]
+    disabled: NotRequired[str]
+    """Why the action cannot work here (then it has no ``command``)."""
+
+
+class MoreActionsArgs(TypedDict):
+    """Argument of ``kernelLens.moreActions`` from a function's ``…`` lens."""
+
+    function: str
+    items: list[MoreAction]
+
+
 class AttributeInsideArgs(TypedDict):
     """Argument of ``kernelLens.attributeInside``: the run to repeat (a script, or a function
     of it) and the installed package to attribute inside."""
@@ -1281,6 +1321,13 @@ class ResultsChangedParams:
 
 class ShowReportArgs(TypedDict):
     """Argument of ``kernelLens.showReport`` from a code lens."""
+
+    uri: str
+    function: str
+
+
+class SetBaselineAtCursorArgs(TypedDict):
+    """Argument of ``kernelLens.setBaselineAtCursor`` from a function's More…."""
 
     uri: str
     function: str
@@ -1783,4 +1830,9 @@ CLIENT_COMMANDS: dict[str, Any] = {
     CMD_CHOOSE_DRIVER: DriverQuery,
     CMD_SCRIPT_ARGUMENTS: ScriptArgumentsArgs,
     CMD_PROFILE_KERNEL_LINES: ProfileKernelLinesArgs,
+    CMD_MORE_ACTIONS: MoreActionsArgs,
+    CMD_SET_BASELINE_AT_CURSOR: SetBaselineAtCursorArgs,
 }
+#: Commands the server's actions carry (an error's) that the extension registers itself and
+#: that take no argument.
+CLIENT_COMMANDS_WITHOUT_ARGUMENT: tuple[str, ...] = (CMD_CHOOSE_INTERPRETER, CMD_SHOW_OUTPUT)

@@ -108,15 +108,15 @@ def test_ncu_figures_are_the_recorded_reports() -> None:
     path = str(H200 / "triton_square_small.ncu-rep")
     (k,), _ = read_ncu_file(path)
     doc = _doc()
-    occupancy = next(h for h in k.hints if h.rule == "AchievedOccupancy")
-    small_grid = next(h for h in k.hints if h.rule == "LaunchConfiguration")
+    occupancy = next(h for h in k.hints if h["rule"] == "AchievedOccupancy")
+    small_grid = next(h for h in k.hints if h["rule"] == "LaunchConfiguration")
     figures = [
         f"`square_kernel` {k.duration_us:.2f} µs",
         f"grid {k.grid_size:.0f} × block {k.block_size:.0f}",
         f"{k.waves:.3f} waves",
         f"achieved occupancy {k.achieved_occupancy_pct:.1f}%",
-        f"{occupancy.title} (est. {occupancy.speedup_pct:.1f}%)",
-        f"**{small_grid.title}** ({small_grid.rule}, est. {small_grid.speedup_pct:.1f}%",
+        f"{occupancy['title']} (est. {occupancy['speedup_pct']:.1f}%)",
+        f"**{small_grid['title']}** ({small_grid['rule']}, est. {small_grid['speedup_pct']:.1f}%",
         f"all placed on line {kernel_lines_from_report(path)[0]}",
     ]
     assert figures == [

@@ -809,7 +809,7 @@ def document_lenses_json(
     """:func:`document_lenses` as JSON text, with the rows of the functions that have no
     result taken from ``rows`` (made in the document worker, serialised there): a big file's
     answer costs the loop a join, not tens of thousands of objects."""
-    unstructure = ls.protocol._converter.unstructure
+    unstructure = ls.converter.unstructure
     parts: list[str] = []
     for piece in _lens_pieces(ls, uri, source, model, rows):
         if isinstance(piece, tuple):
@@ -891,7 +891,7 @@ def _first_with_results(
     the functions with results made here, placed on a model of the scanned functions that
     have results (their last line where ``ast`` would end them: trailing blank and comment
     lines aside)."""
-    unstructure = ls.protocol._converter.unstructure
+    unstructure = ls.converter.unstructure
     code = first.code
 
     def info_of(f: tuple[int, str, int, int, int, bool, str]) -> FunctionInfo:
@@ -946,7 +946,7 @@ def first_lenses_json(
     trusted = bool(ls.settings.workspace_trusted)
     if trusted != first.trusted:
         return None  # the workspace's trust changed since the rows were made
-    unstructure = ls.protocol._converter.unstructure
+    unstructure = ls.converter.unstructure
     records = {r.qualname: r for r in ls.documents.records(uri) if r.qualname != SCRIPT_NAME}
     script = ls.documents.get(uri, SCRIPT_NAME)
     if (records or script is not None) and trusted:
@@ -1230,5 +1230,5 @@ def setup(ls: KernelLensServer) -> None:
     ls.models.rows_ahead = rows_ahead  # a big document's rows are made in the worker
     # and its first rows from the scan of its text, in a thread
     ls.models.first_rows = lambda uri, targets, trusted: first_rows(
-        uri, targets, trusted, ls.protocol._converter.unstructure
+        uri, targets, trusted, ls.converter.unstructure
     )

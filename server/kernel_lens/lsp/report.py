@@ -33,7 +33,6 @@ from kernel_lens.lsp.common import (
     target_path,
     uri_to_path,
 )
-from kernel_lens.lsp.convert import structure
 from kernel_lens.lsp.jobs import run_job
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.results import place
@@ -215,8 +214,7 @@ def setup(ls: KernelLensServer) -> None:
     """Register the report request and the Nsight Compute, sweep and apply commands."""
 
     @ls.feature(REQ_REPORT)
-    async def report(ls: KernelLensServer, raw: Any) -> ReportResult:
-        params = structure(ReportParams, raw)
+    async def report(ls: KernelLensServer, params: ReportParams) -> ReportResult:
         function = _function_of(ls, params.uri, params.function, params.position)
         if ls.documents.get(params.uri, function) is None:
             try:

@@ -10,7 +10,6 @@ the statistics are :mod:`kernel_lens.analysis.compare` (the CLI's too).
 from __future__ import annotations
 
 import asyncio
-import weakref
 from typing import Any, cast
 
 from lsprotocol import types
@@ -69,15 +68,10 @@ def _record(
     return recorded.warnings
 
 
-#: Per server, the history warnings already shown in a message (each is shown once; all are
-#: logged).
-_shown: weakref.WeakKeyDictionary[KernelLensServer, set[str]] = weakref.WeakKeyDictionary()
-
-
 def _report(ls: KernelLensServer, message: str, *, key: str) -> None:
     """Log ``message`` and, the first time for ``key``, show it as a warning."""
     ls.log(message, types.MessageType.Warning)
-    shown = _shown.setdefault(ls, set())
+    shown = ls.history_warnings_shown
     if key not in shown:
         shown.add(key)
         warning = types.MessageType.Warning

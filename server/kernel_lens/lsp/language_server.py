@@ -19,7 +19,7 @@ from kernel_lens.lsp.dispatch import Dispatcher
 from kernel_lens.lsp.models import DocumentModels
 from kernel_lens.lsp.protocol import KernelLensProtocol, converter_of
 from kernel_lens.lsp.settings import Settings
-from kernel_lens.lsp.state import DocumentStore, Job, RunLines, TraceCaches
+from kernel_lens.lsp.state import DocumentStore, Job, NotebookStates, RunLines, TraceCaches
 
 __all__ = ["KernelLensProtocol", "KernelLensServer"]
 
@@ -59,6 +59,10 @@ class KernelLensServer(LanguageServer):
         self.package_roots: dict[str, str] = {}
         #: Progress token → running job (for cancel from the progress notification).
         self.jobs: dict[str, Job] = {}
+        #: The open notebooks and their virtual scripts (``lsp/notebooks.py``).
+        self.notebooks = NotebookStates()
+        #: The history's warnings already shown in a message (each once; all are logged).
+        self.history_warnings_shown: set[str] = set()
         self._agent: AgentClient | None = None
         #: The one registration of each LSP message that several features answer.
         self.dispatcher = Dispatcher(self)

@@ -17,7 +17,8 @@ Modules, from the leaves up (each imports only modules above it in this list):
   and the dispatcher;
 - ``common`` (URIs, documents' text, trust, errors the user reads, diagnostics keyed by
   ``(source, key)``, which function a request is about), ``jobs`` (an agent job with progress and
-  cancel), ``traces`` (trace files read off the event loop);
+  cancel), ``traces`` (trace files read off the event loop), ``restore`` (an open document's
+  last runs from the history);
 - feature modules, each with a ``setup(server)``: ``lifecycle``, ``code_lens``, ``hover``,
   ``outline``, ``profiling``, ``generated``, ``report``, ``file_views``, ``history``,
   ``quick_fix``, ``notebooks``, ``timing_lint``;

@@ -19,7 +19,6 @@ from kernel_lens.analysis.names import short_kernel_name
 from kernel_lens.analysis.param_edit import int_parameters, parameter_edits
 from kernel_lens.analysis.roofline import with_ncu_roofline
 from kernel_lens.history import HistoryError
-from kernel_lens.lsp.code_lens import restore_results, restored_result
 from kernel_lens.lsp.common import (
     document_source,
     driver_fields,
@@ -35,6 +34,7 @@ from kernel_lens.lsp.common import (
 )
 from kernel_lens.lsp.jobs import run_job
 from kernel_lens.lsp.language_server import KernelLensServer
+from kernel_lens.lsp.restore import restore_results, restored_result
 from kernel_lens.lsp.results import place
 from kernel_lens.lsp.traces import report_timeline
 from kernel_lens.wire.errors import ProfileError

@@ -95,10 +95,6 @@ class KernelLensProtocol(LanguageServerProtocol):
         converter.register_structure_hook(CustomRequest, self._structure_request)
         converter.register_structure_hook(CustomNotification, self._structure_notification)
 
-    def params_type(self, method: str) -> type[Any] | None:
-        """The params' dataclass of a custom method the client sends (``None``: not one)."""
-        return self.params_types.get(method)
-
     def get_message_type(self, method: str) -> type[Any] | None:  # type: ignore[override]
         if method in REQUESTS:
             return CustomRequest

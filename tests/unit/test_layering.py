@@ -21,17 +21,22 @@ Every module under ``server/kernel_lens`` is parsed (imports inside functions, a
   nothing of ``kernel_lens`` but ``wire`` itself, so both sides import it without the other's
   packages;
 - ``client/`` (the parent side of the process boundary) imports only the standard library and
-  ``wire``, so the server can import it without the user's packages.
+  ``wire``, so the server can import it without the user's packages;
+- pygls' private parts (an attribute or a module name starting with ``_`` that pygls defines:
+  ``ls.protocol._converter``, ``self._send_response`` in a subclass of pygls' protocol,
+  ``from pygls.protocol import _dict_to_object``) are named only in ``lsp/protocol.py``.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
+import pygls
 import pytest
 from pygls.lsp.server import LanguageServer
 
@@ -440,6 +445,199 @@ def test_the_cycle_finder_finds_a_cycle(
 )
 def test_the_patch_finder_finds_a_patch(tmp_path: Path, text: str) -> None:
     assert len(pygls_patches(_package(tmp_path, {"lsp/bad.py": text}))) == 1
+
+
+#: The one module that may name pygls' private parts.
+PYGLS_DOOR = "kernel_lens.lsp.protocol"
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _defined_names(tree: ast.AST, in_class: set[ast.ClassDef] | None = None) -> set[str]:
+    """The private names ``tree`` defines: its classes' methods and class attributes,
+    ``self._x = …`` in their methods, its module-level functions and names (only in the classes
+    of ``in_class`` when given)."""
+    names: set[str] = set()
+    classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+    if in_class is None:
+        body = getattr(tree, "body", [])
+        for stmt in body:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(stmt.name)
+            elif isinstance(stmt, ast.Assign):
+                names.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
+    else:
+        classes = [c for c in classes if c in in_class]
+    for cls in classes:
+        for stmt in cls.body:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+                names.add(stmt.name)
+            elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                names.add(stmt.target.id)
+            elif isinstance(stmt, ast.Assign):
+                names.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
+        for node in ast.walk(cls):
+            targets = (
+                node.targets
+                if isinstance(node, ast.Assign)
+                else [node.target]
+                if isinstance(node, ast.AnnAssign | ast.AugAssign)
+                else []
+            )
+            for target in targets:
+                if (
+                    isinstance(target, ast.Attribute)
+                    and isinstance(target.value, ast.Name)
+                    and target.value.id == "self"
+                ):
+                    names.add(target.attr)
+    return {n for n in names if _is_private(n)}
+
+
+@functools.cache
+def pygls_private_names() -> frozenset[str]:
+    """Every private name the installed pygls defines (read from its files, so the list follows
+    the pygls in use)."""
+    names: set[str] = set()
+    for path in Path(pygls.__file__).parent.rglob("*.py"):
+        names |= _defined_names(ast.parse(path.read_text(encoding="utf-8")))
+    return frozenset(names)
+
+
+def _pygls_classes(trees: dict[str, ast.Module]) -> set[ast.ClassDef]:
+    """The classes of ``trees`` that derive from a pygls class (through ours too)."""
+    derived: set[str] = set()
+    imported: set[str] = set()
+    for tree in trees.values():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "pygls":
+                imported.update(alias.asname or alias.name for alias in node.names)
+    found: set[ast.ClassDef] = set()
+    changed = True
+    while changed:
+        changed = False
+        for tree in trees.values():
+            for node in ast.walk(tree):
+                if not isinstance(node, ast.ClassDef) or node in found:
+                    continue
+                bases = {ast.unparse(b).split(".")[-1] for b in node.bases}
+                text = {ast.unparse(b) for b in node.bases}
+                if bases & (imported | derived) or any(t.startswith("pygls.") for t in text):
+                    found.add(node)
+                    derived.add(node.name)
+                    changed = True
+    return found
+
+
+def pygls_private_uses(package: Path) -> list[str]:
+    """Where a module other than :data:`PYGLS_DOOR` names a private part of pygls: an attribute
+    pygls defines privately, read or overridden on a pygls object (``ls.protocol._converter``;
+    ``self._x`` in a class deriving from pygls'; ``x._y`` where ``_y`` is pygls's and no class of
+    ours defines it), or a private name imported from a pygls module."""
+    private = pygls_private_names()
+    trees = {
+        _module_name(p, package): ast.parse(p.read_text(encoding="utf-8"), str(p))
+        for p in sorted(package.rglob("*.py"))
+    }
+    pygls_classes = _pygls_classes(trees)
+    ours: set[str] = set()
+    for tree in trees.values():
+        own = {n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)} - pygls_classes
+        ours |= _defined_names(tree, own)
+    found: list[str] = []
+    for name, tree in trees.items():
+        if name == package.name + PYGLS_DOOR.removeprefix("kernel_lens"):
+            continue
+        owner: dict[ast.AST, ast.ClassDef] = {}
+        for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+            for node in ast.walk(cls):
+                owner.setdefault(node, cls)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "pygls":
+                found.extend(
+                    f"{name}:{node.lineno} imports {node.module}.{alias.name}"
+                    for alias in node.names
+                    if _is_private(alias.name)
+                )
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                cls = owner.get(node)
+                if cls in pygls_classes and node.name in private:
+                    found.append(f"{name}:{node.lineno} overrides pygls' {node.name}")
+            elif isinstance(node, ast.Attribute) and node.attr in private:
+                receiver = ast.unparse(node.value)
+                cls = owner.get(node)
+                if receiver in ("self", "cls", "super()"):
+                    bad = cls in pygls_classes
+                else:
+                    bad = node.attr not in ours or receiver.split(".")[-1] in ("protocol", "ls")
+                if bad:
+                    found.append(f"{name}:{node.lineno} reads {receiver}.{node.attr}")
+    return sorted(set(found))
+
+
+def test_only_lsp_protocol_names_pygls_private_parts() -> None:
+    """pygls' private parts change without notice: one module absorbs them (issue 37 item 2)."""
+    assert pygls_private_uses(PACKAGE) == []
+
+
+def test_the_door_to_pygls_private_parts_is_used() -> None:
+    """The check knows pygls' private names, and ``lsp/protocol.py`` is where they are."""
+    assert {"_send_response", "_converter", "_result_types", "_dict_to_object"} <= (
+        pygls_private_names()
+    )
+    door = PACKAGE / "lsp" / "protocol.py"
+    assert "_send_response" in door.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "def f(ls):\n    return ls.protocol._converter.unstructure\n",
+        "def f(server):\n    return server.protocol._result_types\n",
+        "class D:\n    def f(self):\n        return self._server.protocol._converter\n",
+        "from pygls.protocol import _dict_to_object\n",
+        (
+            "from pygls.protocol import LanguageServerProtocol\n\n"
+            "class P(LanguageServerProtocol):\n"
+            "    def _send_response(self, msg_id, result=None, error=None):\n"
+            "        pass\n"
+        ),
+        (
+            "from pygls.lsp.server import LanguageServer\n\n"
+            "class S(LanguageServer):\n"
+            "    def f(self):\n"
+            "        return self._include_headers\n"
+        ),
+        (  # through a subclass of ours
+            "from pygls.lsp.server import LanguageServer\n\n"
+            "class S(LanguageServer):\n    pass\n\n"
+            "class T(S):\n    def f(self):\n        self._send_data({})\n"
+        ),
+    ],
+)
+def test_the_private_finder_finds_a_private_name(tmp_path: Path, text: str) -> None:
+    found = pygls_private_uses(_package(tmp_path, {"lsp/bad.py": text}))
+    assert len(found) == 1 and found[0].startswith("kernel_lens.lsp.bad:"), found
+
+
+@pytest.mark.parametrize(
+    "rel, text",
+    [
+        (  # a feature's own ``_server`` (pygls' protocol has one too)
+            "lsp/ok.py",
+            "class D:\n    def __init__(self, s):\n        self._server = s\n\n"
+            "    def f(self):\n        return self._server.dispatcher\n",
+        ),
+        ("lsp/protocol.py", "def f(ls):\n    return ls.protocol._converter\n"),
+        ("lsp/ok.py", "def f(ls):\n    return ls.protocol.converter\n"),
+    ],
+)
+def test_the_private_finder_lets_public_and_own_names_through(
+    tmp_path: Path, rel: str, text: str
+) -> None:
+    assert pygls_private_uses(_package(tmp_path, {rel: text})) == []
 
 
 def test_the_cycle_finder_lets_a_package_and_its_modules_be(tmp_path: Path) -> None:

@@ -5,15 +5,20 @@ Modules, from the leaves up (each imports only modules above it in this list):
 - ``convert`` (params structured into the wire types of :mod:`kernel_lens.wire.lsp`, the methods'
   one definition, for pygls), ``settings``, ``results`` (a profile result placed on the current
   text);
+- ``protocol``: pygls's protocol with the custom methods' params typed (the wire's dataclasses),
+  the one module that names pygls' private parts;
 - ``state``: one :class:`~kernel_lens.lsp.state.DocumentState` per document in a store, bounded
   caches, running jobs;
 - ``feature`` (the hooks a feature has in the messages several features answer) and
   ``dispatch`` (their one registration each, fanned out to the features' hooks);
+- ``models`` (each document version parsed once) and ``lens_json`` (lens rows of
+  :mod:`kernel_lens.analysis.lens_rows` as LSP objects and JSON templates);
 - ``language_server``: the server object that owns the settings, the state, the agent client
   and the dispatcher;
 - ``common`` (URIs, documents' text, trust, errors the user reads, diagnostics keyed by
   ``(source, key)``, which function a request is about), ``jobs`` (an agent job with progress and
-  cancel), ``traces`` (trace files read off the event loop);
+  cancel), ``traces`` (trace files read off the event loop), ``restore`` (an open document's
+  last runs from the history);
 - feature modules, each with a ``setup(server)``: ``lifecycle``, ``code_lens``, ``hover``,
   ``outline``, ``profiling``, ``generated``, ``report``, ``file_views``, ``history``,
   ``quick_fix``, ``notebooks``, ``timing_lint``;

@@ -14,7 +14,6 @@ from lsprotocol import types
 
 from kernel_lens.analysis.asm_diff import Side, compare, inline_side, target_kind, triton_side
 from kernel_lens.lsp.common import document_source, request_failed, require_trusted, target_path
-from kernel_lens.lsp.convert import structure
 from kernel_lens.lsp.jobs import agent_call
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.wire.errors import ProfileError
@@ -68,9 +67,8 @@ async def _side(ls: KernelLensServer, target: AsmDiffTarget, stage: str, arch: i
         raise ProfileError("not-found", str(exc)) from None
 
 
-async def asm_diff(ls: KernelLensServer, raw: Any) -> AsmDiffResult:
+async def asm_diff(ls: KernelLensServer, params: AsmDiffParams) -> AsmDiffResult:
     """Both sides compiled, normalised, summarised; their documents for the diff editor."""
-    params = structure(AsmDiffParams, raw)
     require_trusted(ls)
     try:
         a = await _side(ls, params.a, params.stage, params.arch)

@@ -1,14 +1,11 @@
-"""Code lenses, only where they mean something (``analysis/lens_targets.py`` decides where).
+"""``textDocument/codeLens``: the lenses of a Python document, only where they mean something
+(``analysis/lens_targets.py`` decides where).
 
-One row per function, short enough for half an editor's width:
-
-- before a run: ``Profile`` and at most two more actions (a ``Sweep P`` for an int parameter
-  that reaches a kernel launch, ``Generated Code``); any others behind ``…``;
-- after a run: the summary (the number), ``Re-profile``, ``Report`` and ``…``, a quick pick of
-  the rest (Generated Code, Nsight Compute, sweeps), where an action that cannot work here is
-  listed with the reason instead of failing after the click; the per-line lenses below;
-- a Triton kernel: ``Show Assembly`` (its numbers once compiled) and ``…`` (*Compare
-  Assembly…*).
+The rows themselves — which lenses a function, a line, a kernel or the script's run gets, their
+order, titles and arguments — are :mod:`kernel_lens.analysis.lens_rows` (pure); their LSP objects
+and JSON templates are :mod:`kernel_lens.lsp.lens_json`. This module answers the request: it
+reads the document's model, records and settings, restores the last runs from the history,
+places each result on the current text, and answers a big file from rows made ahead.
 
 File-level lenses (e.g. profiling the whole script) go on the first line, from
 :func:`_file_lenses`, before the functions' rows.
@@ -18,40 +15,42 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import time
 from typing import Any, cast
 
 from lsprotocol import types
 
-from kernel_lens.analysis.compare import line_delta
 from kernel_lens.analysis.def_scan import last_line
-from kernel_lens.analysis.distributed_text import distributed_line_text
 from kernel_lens.analysis.document_model import DocumentModel
-from kernel_lens.analysis.error_actions import CMD_SHOW_ERROR, error_actions
 from kernel_lens.analysis.functions import FunctionInfo, SourceSyntaxError
-from kernel_lens.analysis.interp_text import values_lens_title
-from kernel_lens.analysis.lens_targets import LensRole, LensTarget
-from kernel_lens.analysis.lens_text import (
-    LONGER_BUDGET_SCALE,
-    compared_lens_title,
-    error_lens_title,
-    line_lens_title,
-    line_shares,
-    noise_hint,
-    running_lens_title,
-    share_text,
-    summary_lens_title,
+from kernel_lens.analysis.lens_rows import (
+    CMD_MORE_ACTIONS,
+    CMD_SCRIPT_ARGUMENTS,
+    MAX_ROW_ACTIONS,
+    TRUST_COMMAND,
+    TRUST_TITLE,
+    Lens,
+    before_run_row,
+    error_row,
+    inside_lenses,
+    kernel_row,
+    line_lenses,
+    profile_lens,
+    ranks_lens,
+    result_row,
+    running_row,
+    script_line_lenses,
 )
-from kernel_lens.analysis.memory_text import oom_lines
-from kernel_lens.analysis.package_share import suggestion
-from kernel_lens.analysis.scripts import SCRIPT_NAME, script_share_text, script_summary_title
-from kernel_lens.history import History, HistoryError
-from kernel_lens.lsp.common import package_file, refresh_lenses, server_history, uri_to_path
+from kernel_lens.analysis.lens_rows import more_actions as row_actions
+from kernel_lens.analysis.lens_targets import LensRole, LensTarget
+from kernel_lens.analysis.lens_text import error_lens_title, line_lens_title, summary_lens_title
+from kernel_lens.analysis.scripts import SCRIPT_NAME, script_summary_title
+from kernel_lens.lsp.common import package_file, refresh_lenses, uri_to_path
 from kernel_lens.lsp.convert import RawJson, raw_json_list
 from kernel_lens.lsp.feature import LanguageFeature
 from kernel_lens.lsp.language_server import KernelLensServer
+from kernel_lens.lsp.lens_json import code_lens, code_lenses, first_rows, row_json, rows_ahead
 from kernel_lens.lsp.models import LENS_WAIT_S, FirstLenses, LensRows
+from kernel_lens.lsp.restore import RESTORE_WAIT_S, start_restore
 from kernel_lens.lsp.results import Placed, Record, place
 from kernel_lens.lsp.run_choices import (
     driver_labels,
@@ -59,265 +58,47 @@ from kernel_lens.lsp.run_choices import (
     placed_driver_lenses,
     script_args_lens,
 )
-from kernel_lens.lsp.state import DocumentState
 from kernel_lens.wire.errors import ProfileError
-from kernel_lens.wire.lsp import (
-    CMD_ATTRIBUTE_INSIDE,
-    CMD_CHECK_MEMORY,
-    CMD_COMPARE_ASSEMBLY,
-    CMD_DEBUG_KERNEL,
-    CMD_PROFILE,
-    CMD_PROFILE_KERNEL_LINES,
-    CMD_RUN_NCU,
-    CMD_SHOW_ASSEMBLY,
-    CMD_SHOW_GENERATED_CODE,
-    CMD_SHOW_INLINE,
-    CMD_SHOW_REPORT,
-    CMD_SHOW_VALUES,
-    CMD_SWEEP,
-    DEFAULT_BUDGET_MS,
-    AttributeInsideArgs,
-)
+from kernel_lens.wire.lsp import CMD_PROFILE, CMD_SHOW_INLINE, DEFAULT_BUDGET_MS
 
 __all__ = [
     "CMD_MORE_ACTIONS",
     "CMD_SCRIPT_ARGUMENTS",
     "MAX_ROW_ACTIONS",
+    "TRUST_COMMAND",
+    "TRUST_TITLE",
     "CodeLenses",
     "document_lenses",
     "document_lenses_json",
     "first_lenses_json",
     "first_rows",
-    "rows_ahead",
     "more_actions",
     "reading_lens",
+    "row_json",
+    "rows_ahead",
     "setup",
 ]
-
-TRUST_COMMAND = "workbench.trust.manage"
-#: The client's quick pick of a function's other actions (``extension/commands.ts``); its
-#: argument is ``{"function": …, "items": [{"label", "detail", "command", "arguments"} |
-#: {"label", "disabled": reason}]}``.
-CMD_MORE_ACTIONS = "kernelLens.moreActions"
-#: The client's input box for a script's arguments (``extension/scriptArgs.ts``); its argument
-#: is ``{"uri": …, "argv": [the current ones]}``, and it runs the script with what was typed.
-CMD_SCRIPT_ARGUMENTS = "kernelLens.scriptArguments"
-#: Actions on a function's row besides its status or summary; the rest go behind ``…``.
-MAX_ROW_ACTIONS = 2
-MORE_TITLE = "More…"
-
-
-def _range(line0: int) -> types.Range:
-    return types.Range(types.Position(line0, 0), types.Position(line0, 0))
-
-
-#: The client's explicit Set as Baseline (``extension/history.ts``): a toast with Undo.
-CMD_PIN_BASELINE = "kernelLens.setBaselineAtCursor"
 
 
 def _lens(
     line0: int, title: str, command: str = "", args: list[Any] | None = None
 ) -> types.CodeLens:
-    return types.CodeLens(
-        range=_range(line0), command=types.Command(title=title, command=command, arguments=args)
-    )
+    return code_lens(Lens(line0, title, command, args))
 
 
-def _baseline_lens(line0: int, title: str, uri: str, qualname: str) -> types.CodeLens:
-    """The summary lens: text only — a click never pins the run as the baseline (issue 41: a
-    stray click did, silently); *Set as Baseline* is an explicit action in More… and the
-    palette, with a toast and Undo."""
-    return types.CodeLens(
-        range=_range(line0),
-        command=types.Command(
-            title=title,
-            command="",
-            tooltip="Set as Baseline (More…, the palette) compares later runs with this one",
-        ),
-    )
-
-
-def _profile_lens(uri: str, info: FunctionInfo, title: str) -> types.CodeLens:
-    return _lens(info.first_line - 1, title, CMD_PROFILE, [{"uri": uri, "function": info.qualname}])
-
-
-def _reprofile_lens(
-    uri: str, info: FunctionInfo, result: dict[str, Any], budget_ms: float
-) -> types.CodeLens:
-    """*Re-profile*; *Re-profile longer* (the timing budget × 4 for that run) when the timing is
-    too noisy to read or compare, with what would help in its tooltip."""
-    hint = noise_hint(result, budget_ms)
-    if hint is None:
-        return _profile_lens(uri, info, "$(refresh) Re-profile")
-    return types.CodeLens(
-        range=_range(info.first_line - 1),
-        command=types.Command(
-            title="$(refresh) Re-profile longer",
-            command=CMD_PROFILE,
-            arguments=[
-                {"uri": uri, "function": info.qualname, "budget_scale": LONGER_BUDGET_SCALE}
-            ],
-            tooltip=hint,
-        ),
-    )
-
-
-def _action(title: str, command: str, args: dict[str, Any], detail: str = "") -> dict[str, Any]:
-    """One action of a row or of its ``…`` quick pick."""
-    return {"label": title, "detail": detail, "command": command, "arguments": [args]}
-
-
-def _disabled(title: str, reason: str) -> dict[str, Any]:
-    """An action that cannot work here, listed with why (never offered as a click that fails)."""
-    return {"label": title, "disabled": reason}
+def _ok_result(record: Record | None) -> dict[str, Any] | None:
+    """The result of a successful run (``None``: no record, or not a success)."""
+    if record is None or record.state != "ok":
+        return None
+    return dict(record.result or {})
 
 
 def more_actions(
     uri: str, target: LensTarget, record: Record | None, *, ncu_ok: bool | None = None
 ) -> list[dict[str, Any]]:
-    """A function's actions in the order they are offered, the first ones on its row.
-
-    Args:
-        uri: the document.
-        target: the function and its lens facts.
-        record: its last profile job, if any.
-        ncu_ok: whether Nsight Compute can run for it: ``False`` after a run without a GPU,
-            ``None`` when not known yet (no run).
-    """
-    info = target.info
-    args = {"uri": uri, "function": info.qualname}
-    ok = record is not None and record.state == "ok"
-    actions: list[dict[str, Any]] = []
-    if ok:
-        actions.append(
-            _action(
-                "$(graph) Report",
-                CMD_SHOW_REPORT,
-                args,
-                "timeline, ops and kernels, Nsight Compute and sweeps of this function",
-            )
-        )
-    sweeps = [
-        _action(
-            f"$(settings) Sweep {param}",
-            CMD_SWEEP,
-            {**args, "param": param},
-            f"time {info.qualname} over values of {param} and show the fastest",
-        )
-        for param in target.sweep_params
-    ]
-    generated = _action(
-        "$(symbol-namespace) Generated Code",
-        CMD_SHOW_GENERATED_CODE,
-        args,
-        "what torch.compile generates for this function, beside the source",
-    )
-    interpreted = (
-        ok
-        and record is not None
-        and "Triton interpreter" in str((record.result or {}).get("device", ""))
-    )
-    if interpreted:
-        # Dynamo cannot trace a kernel that Triton's interpreter runs: say so, don't fail later.
-        generated = _disabled(
-            "$(symbol-namespace) Generated Code",
-            "torch.compile cannot trace Triton kernels run by Triton's interpreter (no GPU)",
-        )
-    if ok:
-        actions.append(generated)
-        actions.extend(sweeps)
-        if ncu_ok is False:
-            actions.append(
-                _disabled(
-                    "$(pulse) Nsight Compute",
-                    "needs an NVIDIA GPU: this function ran on the CPU",
-                )
-            )
-        else:
-            actions.append(
-                _action(
-                    "$(pulse) Nsight Compute",
-                    CMD_RUN_NCU,
-                    args,
-                    "why each kernel is not faster: Speed of Light, occupancy, rule hints",
-                )
-            )
-        actions.append(
-            _disabled(
-                "$(shield) Check Memory",
-                "needs an NVIDIA GPU: this function ran on the CPU",
-            )
-            if ncu_ok is False
-            else _action(
-                "$(shield) Check Memory",
-                CMD_CHECK_MEMORY,
-                args,
-                "compute-sanitizer: out-of-bounds and misaligned accesses, on their lines",
-            )
-        )
-    else:
-        actions.extend(sweeps)
-        actions.append(generated)
-    compare = _action(
-        "$(zap) Eager vs Compiled",
-        CMD_PROFILE,
-        {**args, "compare_compiled": True},
-        "profile it eager and torch.compile'd: per line what compilation changed, the speed-up",
-    )
-    if interpreted:
-        compare = _disabled(
-            "$(zap) Eager vs Compiled",
-            "torch.compile cannot trace Triton kernels run by Triton's interpreter (no GPU)",
-        )
-    if not ok:
-        actions.append(compare)  # behind "…" before a run (the row keeps its two actions)
-    if ok:
-        # In the row's "…" after a run (a row before one keeps its two actions); before a run
-        # it is the palette's *Profile Memory of Function at Cursor*.
-        actions.append(
-            _action(
-                "$(database) Profile Memory",
-                CMD_PROFILE,
-                {**args, "memory": True},
-                "what each line allocates and frees, the peak and what is alive at it, by line",
-            )
-        )
-        actions.append(compare)
-        actions.append(
-            _action(
-                "$(pinned) Set as Baseline",
-                CMD_PIN_BASELINE,
-                args,
-                "compare later runs of this function with this one (a toast offers Undo)",
-            )
-        )
-    return actions
-
-
-def _row(
-    first0: int, head: list[types.CodeLens], actions: list[dict[str, Any]], qualname: str
-) -> list[types.CodeLens]:
-    """``head`` (status or summary lenses), then at most :data:`MAX_ROW_ACTIONS` enabled
-    actions, then ``…`` with the rest when there is more."""
-    shown = [a for a in actions if "disabled" not in a][:MAX_ROW_ACTIONS]
-    rest = [a for a in actions if a not in shown]
-    row = list(head)
-    row.extend(_lens(first0, a["label"], a["command"], a["arguments"]) for a in shown)
-    if rest:
-        row.append(
-            _lens(first0, MORE_TITLE, CMD_MORE_ACTIONS, [{"function": qualname, "items": rest}])
-        )
-    return row
-
-
-def _ranks_lens(uri: str, info: FunctionInfo, nproc: int) -> types.CodeLens:
-    """*Profile on N ranks*: the function under torchrun, each rank profiled, merged."""
-    return _lens(
-        info.first_line - 1,
-        f"$(server-process) Profile on {nproc} ranks",
-        CMD_PROFILE,
-        [{"uri": uri, "function": info.qualname, "nproc_per_node": nproc}],
-    )
+    """A function's actions in the order they are offered, the first ones on its row
+    (:func:`kernel_lens.analysis.lens_rows.more_actions` of its last successful run)."""
+    return row_actions(uri, target, _ok_result(record), ncu_ok=ncu_ok)
 
 
 def _function_lenses(
@@ -334,67 +115,33 @@ def _function_lenses(
     ``init_process_group``, and the row offers *Profile on N ranks*)."""
     info = target.info
     first0 = info.first_line - 1
-    ranks = [_ranks_lens(uri, info, nproc)] if nproc > 0 else []
+    ranks = [ranks_lens(uri, info, nproc)] if nproc > 0 else []
     if record is None:
-        head = [_profile_lens(uri, info, "$(play) Profile"), *ranks]
-        return _row(first0, head, more_actions(uri, target, None), info.qualname)
+        return code_lenses(before_run_row(uri, target, ranks))
     if record.state == "running":
         return _running_lenses(record, source, first0, model)
     if record.state == "cancelled":
-        return [
-            _lens(first0, "$(circle-slash) Profile cancelled"),
-            _profile_lens(uri, info, "$(play) Profile"),
-        ]
+        return code_lenses(
+            [
+                Lens(first0, "$(circle-slash) Profile cancelled"),
+                profile_lens(uri, info, "$(play) Profile"),
+            ]
+        )
     if record.state == "error" and record.error is not None:
-        # The clipped reason; its click shows the whole error with what can fix it.
-        error = record.error
-        failure: dict[str, Any] = {k: error[k] for k in ("kind", "message", "line") if k in error}
-        memory = error.get("memory")
-        if isinstance(memory, dict):
-            # an out-of-memory: what was alive at the failure, by line, under the message
-            failure["message"] = "\n".join(
-                [str(failure.get("message", "")), "", *oom_lines(memory)]
-            )
-        detail: dict[str, Any] = {
-            "function": info.qualname,
-            "error": failure,
-            "actions": error_actions(error, uri=uri),
-        }
-        return [
-            _lens(first0, error_lens_title(error), CMD_SHOW_ERROR, [detail]),
-            _profile_lens(uri, info, "$(play) Profile"),
-        ]
+        return code_lenses(error_row(uri, info, record.error))
     result = record.result or {}
     placed = place(record, source, model)
     if placed is None or placed.outdated:
-        return [
-            _lens(first0, f"$(history) outdated: {summary_lens_title(result)}"),
-            _profile_lens(uri, info, "$(refresh) Re-profile"),
-        ]
-    cuda = result.get("device_kind") == "cuda"
-    head = [
-        # A result restored from the history (after a reopen or a restart) says so.
-        _baseline_lens(
-            first0,
-            ("$(history) " if result.get("restored") else "") + summary_lens_title(result),
-            uri,
-            info.qualname,
-        ),
-        _reprofile_lens(uri, info, result, budget_ms),
-        *ranks,
-    ]
-    # Re-profile is one of the row's two actions: the first other one (Report) joins it.
-    actions = more_actions(uri, target, record, ncu_ok=cuda)
-    shown = actions[: MAX_ROW_ACTIONS - 1]
-    lenses = head + [_lens(first0, a["label"], a["command"], a["arguments"]) for a in shown]
-    rest = actions[MAX_ROW_ACTIONS - 1 :]
-    if rest:
-        lenses.append(
-            _lens(
-                first0, MORE_TITLE, CMD_MORE_ACTIONS, [{"function": info.qualname, "items": rest}]
-            )
+        return code_lenses(
+            [
+                Lens(first0, f"$(history) outdated: {summary_lens_title(result)}"),
+                profile_lens(uri, info, "$(refresh) Re-profile"),
+            ]
         )
-    return lenses + _line_lenses(result, placed, cuda, uri, record.qualname)
+    cuda = result.get("device_kind") == "cuda"
+    row = result_row(uri, target, result, budget_ms=budget_ms, ranks=ranks)
+    lines = line_lenses(result, placed.current_line, cuda, uri, record.qualname)
+    return code_lenses(row + lines)
 
 
 def _line_lenses(
@@ -404,37 +151,9 @@ def _line_lenses(
     uri: str | None = None,
     function: str | None = None,
 ) -> list[types.CodeLens]:
-    """A result's per-line lenses (each on the line it was measured on, where it is now); with
-    ``uri`` and ``function``, a line mostly inside an installed package offers to attribute
-    inside it."""
-    lenses: list[types.CodeLens] = []
-    timing = result.get("timing") or {}
-    median_ms = timing.get("median_ms")
-    shares = line_shares(result) if isinstance(median_ms, int | float) and median_ms > 0 else {}
-    for line in result.get("lines") or []:
-        share = shares.get(int(line["line"]))
-        line_title = line_lens_title(
-            line,
-            cuda=cuda,
-            share=share_text(share, float(median_ms)) if share is not None and median_ms else None,
-            memory_first=not (result.get("memory") or {}).get("auto"),
-        )
-        compared = compared_lens_title(result, int(line["line"]))
-        if compared is not None:  # Eager vs Compiled: what compilation changed on the line
-            lenses.append(_lens(placed.current_line(line["line"]) - 1, compared))
-        delta = line_delta(result, int(line["line"]))  # what changed since the reference run
-        if delta:
-            line_title = f"{line_title} · {delta}" if line_title else delta
-        distributed = distributed_line_text(line)  # rank 0, the slowest rank, the skew
-        if distributed:
-            line_title = f"{line_title} · {distributed}" if line_title else distributed
-        if line_title is not None:
-            lenses.append(_lens(placed.current_line(line["line"]) - 1, line_title))
-        if uri is not None and line.get("inside"):
-            named = list((result.get("packages") or {}).keys())
-            at = placed.current_line(line["line"]) - 1
-            lenses.extend(_inside_lenses(at, line, uri, function, named))
-    return lenses
+    """A result's per-line lenses, placed on the current text (see
+    :func:`kernel_lens.analysis.lens_rows.line_lenses`)."""
+    return code_lenses(line_lenses(result, placed.current_line, cuda, uri, function))
 
 
 def _running_lenses(
@@ -445,18 +164,11 @@ def _running_lenses(
     lines they will keep (issue 28)."""
     result = record.result
     if not result:
-        return [_lens(first0, "$(sync~spin) Profiling…")]
+        return code_lenses(running_row(first0, None, "", None))
     placed = place(record, source, model)  # the parsed text: never parsed again here
-    if placed is None or placed.outdated:  # edited while it runs: the lines wait for the end
-        return [_lens(first0, "$(sync~spin) Profiling…")]
-    try:
-        cuda = result.get("device_kind") == "cuda"
-        return [
-            _lens(first0, running_lens_title(result, record.stage or "")),
-            *_line_lenses(result, placed, cuda),
-        ]
-    except Exception:  # a part that cannot be shown yet: the spinner until the whole result
-        return [_lens(first0, "$(sync~spin) Profiling…")]
+    # edited while it runs: the lines wait for the end
+    at = None if placed is None or placed.outdated else placed.current_line
+    return code_lenses(running_row(first0, result, record.stage or "", at))
 
 
 def _kernel_lenses(ls: KernelLensServer, uri: str, info: FunctionInfo) -> list[types.CodeLens]:
@@ -464,57 +176,9 @@ def _kernel_lenses(ls: KernelLensServer, uri: str, info: FunctionInfo) -> list[t
     two under Triton's interpreter; the lenses say what each showed last), and ``…`` with
     *Compare Assembly…* (this kernel against another, or itself at another BLOCK_SIZE)."""
     state = ls.documents.peek(uri)
-    shown = state.values_latest.get(info.qualname) if state is not None else None
-    args: dict[str, Any] = {"uri": uri, "kernel": info.qualname}
-    line0 = info.first_line - 1
-    values = (
-        _lens(line0, values_lens_title(shown), CMD_SHOW_VALUES, [{**args, "pick": True}])
-        if shown
-        else _lens(line0, "$(symbol-variable) Show Values", CMD_SHOW_VALUES, [args])
-    )
-    debug = _lens(line0, "$(debug-alt) Debug Kernel", CMD_DEBUG_KERNEL, [args])
-    compare = _action(
-        "$(diff) Compare Assembly…",
-        CMD_COMPARE_ASSEMBLY,
-        args,
-        "this kernel's PTX or SASS beside another's (a load_inline CUDA kernel, another "
-        "BLOCK_SIZE, the last commit), normalised, with a summary of each",
-    )
-    lines = _action(
-        "$(flame) Profile Kernel Lines",
-        CMD_PROFILE_KERNEL_LINES,
-        args,
-        "Nsight Compute's source counters: each line's share of the warp stalls and of the "
-        "instructions, on the kernel's own lines (a GPU)",
-    )
-    more = _lens(
-        line0,
-        MORE_TITLE,
-        CMD_MORE_ACTIONS,
-        [{"function": info.qualname, "items": [compare, lines]}],
-    )
-    return [_kernel_lens(ls, uri, info), values, debug, more]
-
-
-def _kernel_lens(ls: KernelLensServer, uri: str, info: FunctionInfo) -> types.CodeLens:
-    """``Show Assembly`` above a Triton kernel, with its numbers once compiled."""
-    state = ls.documents.peek(uri)
+    values = state.values_latest.get(info.qualname) if state is not None else None
     latest = state.asm_latest.get(info.qualname) if state is not None else None
-    title = (
-        f"$(file-binary) PTX · {latest['registers']} regs · {latest['spills']} spills · "
-        f"{latest['arch']}"
-        if latest
-        else "$(file-binary) Show Assembly"
-    )
-    # Numbers of a compile not for the launch's own types say so where they are shown.
-    said = {"text": "types read from the source", "suggested": "suggested inputs"}
-    if latest and latest.get("types_from") in said:
-        title += f" · {said[latest['types_from']]}"
-    elif latest and latest.get("types_from") == "user":
-        title += " · types picked"
-    return _lens(
-        info.first_line - 1, title, CMD_SHOW_ASSEMBLY, [{"uri": uri, "kernel": info.qualname}]
-    )
+    return code_lenses(kernel_row(uri, info, values, latest))
 
 
 def _file_lenses(
@@ -551,49 +215,7 @@ def _file_lenses(
     if placed is None or placed.outdated:
         return [_lens(0, f"$(history) outdated: {script_summary_title(result)}"), rerun]
     lenses = [_lens(0, script_summary_title(result)), rerun, *extra]
-    cuda = result.get("device_kind") == "cuda"
-    named = list((result.get("packages") or {}).keys())
-    shares = line_shares(result)  # a CPU run: each line's part of the ops' time (issue 41)
-    for line in result.get("lines") or []:
-        share = shares.get(int(line["line"]))
-        line_title = line_lens_title(
-            line, cuda=cuda, share=None if share is None else script_share_text(share)
-        )
-        if line_title is not None:
-            lenses.append(_lens(int(line["line"]) - 1, line_title))
-        lenses.extend(_inside_lenses(int(line["line"]) - 1, line, uri, None, named))
-    return lenses
-
-
-def _inside_lenses(
-    line0: int, row: dict[str, Any], uri: str, function: str | None, named: list[str]
-) -> list[types.CodeLens]:
-    """A line whose time is mostly inside an installed package (``out = model(x)`` → 98%
-    inside ``transformers``): say so, and offer *Attribute inside transformers* (the same run
-    again with the package named; see ``analysis/package_share.py``)."""
-    found = suggestion(row.get("inside"), named)
-    if found is None:
-        return []
-    package = str(found["package"])
-    share = float(found["share"])
-    args: AttributeInsideArgs = {
-        "uri": uri,
-        "package": package,
-        "function": function,
-        "packages": list(named),
-    }
-    lens = _lens(
-        line0,
-        f"$(package) {share:.0%} inside {package} · Attribute inside {package}",
-        CMD_ATTRIBUTE_INSIDE,
-        [args],
-    )
-    assert lens.command is not None
-    lens.command.tooltip = (
-        f"{share:.0%} of this line's time was in {package}'s code: run again with its lines "
-        f"attributed (kernelLens.attributeInPackages), then open its files to see them"
-    )
-    return [lens]
+    return lenses + code_lenses(script_line_lenses(result, uri))
 
 
 def _run_lines_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.CodeLens]:
@@ -621,13 +243,9 @@ def _run_lines_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types
         if title is None:
             continue
         kept += 1
-        lenses.append(
-            types.CodeLens(
-                range=_range(no - 1),
-                command=types.Command(title=title, command="", tooltip=f"{held.label} ({what})"),
-            )
-        )
-        lenses.extend(_inside_lenses(no - 1, row, run_uri, held.function, held.packages))
+        lenses.append(code_lens(Lens(no - 1, title, tooltip=f"{held.label} ({what})")))
+        found = inside_lenses(no - 1, row, run_uri, held.function, held.packages)
+        lenses.extend(code_lenses(found))
     gone = len(held.rows) - kept
     head = f"$(run-all) {held.label} · {kept} line{'s' if kept != 1 else ''}"
     if held.package is not None:
@@ -666,125 +284,6 @@ def _package_lenses(ls: KernelLensServer, uri: str) -> list[types.CodeLens] | No
     return _run_lines_lenses(ls, uri, doc.source)
 
 
-#: Seconds the first lens answer after an open waits for the document's last runs from the
-#: history; past that it answers without them and the lenses are refreshed once they are in.
-RESTORE_WAIT_S = 5.0
-#: Seconds to delay each reading of the history for restored results (tests: it pins that the
-#: first lens answer after an open holds them however slow the read, not by timing).
-HISTORY_DELAY_ENV = "KERNEL_LENS_TEST_HISTORY_DELAY_S"
-
-
-def restored_result(entry: dict[str, Any]) -> dict[str, Any]:
-    """A profile result rebuilt from a history entry, marked ``restored`` with the run's time."""
-    result = {
-        k: v
-        for k, v in entry.items()
-        if k not in ("id", "time", "text", "file_hash", "git", "versions", "inputs")
-    }
-    result["restored"] = entry.get("time")
-    if entry.get("id") is not None:
-        # its run id, so pinning it (Set as Baseline) marks this lens as the baseline
-        result["history"] = {**(result.get("history") or {}), "id": str(entry["id"])}
-    return result
-
-
-def _profile_names(model: DocumentModel) -> list[str] | None:
-    """The functions of the model's text with a Profile lens (``None``: it does not parse)."""
-    if model.syntax_error is not None:
-        return None
-    return [t.info.qualname for t in model.targets if t.role == "profile"]
-
-
-def _last_runs(path: str, names: list[str], history: History) -> dict[str, dict[str, Any]]:
-    """Each function's last run in ``history`` (blocking: files, ``git``; a thread's work)."""
-    delay = float(os.environ.get(HISTORY_DELAY_ENV) or 0.0)
-    if delay > 0:
-        time.sleep(delay)
-    found: dict[str, dict[str, Any]] = {}
-    # One read for which have runs (most have none: a big file's 45 000), then each of those.
-    stored = history.with_runs(path, names) if names else set()
-    for name in names:
-        if name not in stored:
-            continue
-        entries = history.entries(path, name)
-        if entries:
-            found[name] = entries[-1]
-    return found
-
-
-def _apply_restored(state: DocumentState, found: dict[str, dict[str, Any]]) -> bool:
-    """Give each function without a record its last run (``place`` marks it outdated when the
-    function's text has changed since); whether any was given."""
-    given = False
-    for name, last in found.items():
-        if name in state.records:  # a run started or ended meanwhile: it stands
-            continue
-        state.records[name] = Record(
-            name,
-            "ok",
-            [str(x) for x in last.get("text") or []],
-            int(last.get("first_line") or 1),
-            result=restored_result(last),
-        )
-        given = True
-    return given
-
-
-async def _restore(ls: KernelLensServer, uri: str, state: DocumentState) -> None:
-    """Read the document's last runs in a thread, into ``state`` if it is still the document's
-    (a close meanwhile drops them); refresh the lenses when an answer did not wait for them."""
-    try:
-        source = ls.workspace.get_text_document(uri).source
-        # the document's one parse (a big file's in the worker: never the loop's time)
-        names = _profile_names(await ls.models.get(ls, uri, source))
-        if names is None:
-            state.restore = None  # tried again at the next lens request, once it parses
-            return
-        path = uri_to_path(uri)
-        found = await asyncio.to_thread(_last_runs, path, names, server_history(ls, path))
-    except (HistoryError, ProfileError, OSError, ValueError, TypeError) as exc:
-        # A history that cannot be read costs the restored results, never the lenses.
-        ls.log(f"results of {uri} not restored from the history: {exc}", types.MessageType.Warning)
-        return
-    if ls.documents.peek(uri) is not state:
-        return
-    if _apply_restored(state, found) and state.lens_waited_out:
-        refresh_lenses(ls)
-
-
-def start_restore(ls: KernelLensServer, uri: str) -> asyncio.Future[None] | None:
-    """Start reading an open document's last runs from the history (once per document state:
-    a close releases it, a reopen reads again); the reading, or ``None`` for a document that
-    is not open."""
-    if uri not in ls.workspace.text_documents:
-        return None
-    state = ls.documents(uri)
-    if state.restore is None:
-        state.restore = asyncio.ensure_future(_restore(ls, uri, state))
-    return state.restore
-
-
-def restore_results(ls: KernelLensServer, uri: str, source: str) -> None:
-    """The document's results from the history, now (blocking), for a request that reads them
-    before any lens was asked (the Report panel restored after *Reload Window* asks first)."""
-    if uri not in ls.workspace.text_documents:
-        return
-    state = ls.documents(uri)
-    if state.restore is not None and state.restore.done():
-        return
-    names = _profile_names(ls.models.now(ls, uri, source))
-    if names is None:
-        return
-    try:
-        path = uri_to_path(uri)
-        _apply_restored(state, _last_runs(path, names, server_history(ls, path)))
-    except (HistoryError, ProfileError, OSError, ValueError, TypeError) as exc:
-        ls.log(f"results of {uri} not restored from the history: {exc}", types.MessageType.Warning)
-
-
-#: The trust lens of a function in an untrusted workspace.
-TRUST_TITLE = "$(shield) Kernel Lens: trust this workspace to profile"
-
 #: A run of a document's lenses: objects, or a row made ahead (``(line0, JSON text)``).
 _Piece = list[types.CodeLens] | tuple[int, str]
 
@@ -809,7 +308,7 @@ def document_lenses_json(
     """:func:`document_lenses` as JSON text, with the rows of the functions that have no
     result taken from ``rows`` (made in the document worker, serialised there): a big file's
     answer costs the loop a join, not tens of thousands of objects."""
-    unstructure = ls.protocol._converter.unstructure
+    unstructure = ls.converter.unstructure
     parts: list[str] = []
     for piece in _lens_pieces(ls, uri, source, model, rows):
         if isinstance(piece, tuple):
@@ -820,70 +319,6 @@ def document_lenses_json(
     return raw_json_list(parts)
 
 
-def row_json(lenses: list[types.CodeLens], unstructure: Any) -> str:
-    """A row's lenses as the items of a JSON list (no brackets; ``""`` for none), compact (no
-    space after separators: a big file's answer is tens of thousands of rows)."""
-    return ",".join(json.dumps(unstructure(lens), separators=(",", ":")) for lens in lenses)
-
-
-def rows_ahead(uri: str, source: str, model: DocumentModel, unstructure: Any) -> LensRows:
-    """Each lens target's row before any run (trusted; ``None`` for a kernel, whose lens reads
-    the server's state) and its row in an untrusted workspace, as JSON (for
-    :func:`document_lenses_json`; made in the document worker).
-
-    A row before any run differs from function to function only in its line, name and sweep
-    parameters: it is made once per number of sweep parameters (:func:`_row_template`) and
-    filled in, which is what ``row_json(_function_lenses(…))`` gives, byte for byte."""
-    del source  # a row before any run reads no text
-    uri_json = json.dumps(uri)[1:-1]
-    untrusted_row = _row_template(-1, unstructure)
-    trusted: list[str | None] = []
-    untrusted: list[str] = []
-    for target in model.targets:
-        role = target.role
-        if role == "none":
-            trusted.append("")
-            untrusted.append("")
-            continue
-        line0 = target.info.first_line - 1
-        untrusted.append(untrusted_row.format(line0))
-        if role == "kernel":
-            trusted.append(None)
-        else:
-            params = target.sweep_params
-            trusted.append(
-                _row_template(len(params), unstructure).format(
-                    line0,
-                    uri_json,
-                    json.dumps(target.info.qualname)[1:-1],
-                    *(json.dumps(p)[1:-1] for p in params),
-                )
-            )
-    return LensRows(tuple(trusted), tuple(untrusted))
-
-
-def first_rows(
-    uri: str, functions: list[tuple[int, str, str]], trusted: bool, unstructure: Any
-) -> list[str]:
-    """Each scanned function's row before any run (``(first line, qualified name, role)``;
-    ``""`` for none), as :func:`rows_ahead` makes them from a model without sweeps: trusted, a
-    ``profile`` function's row (a kernel's reads the server's state: made on the loop);
-    untrusted, the trust lens of each function with a role."""
-    if not trusted:
-        untrusted_row = _row_template(-1, unstructure)
-        return [
-            untrusted_row.format(line - 1) if role != "none" else "" for line, _, role in functions
-        ]
-    uri_json = json.dumps(uri)[1:-1]
-    row = _row_template(0, unstructure)
-    return [
-        row.format(line - 1, uri_json, name if name.isascii() else json.dumps(name)[1:-1])
-        if role == "profile"
-        else ""
-        for line, name, role in functions
-    ]
-
-
 def _first_with_results(
     ls: KernelLensServer, uri: str, source: str, first: FirstLenses, records: dict[str, Record]
 ) -> list[str]:
@@ -891,7 +326,7 @@ def _first_with_results(
     the functions with results made here, placed on a model of the scanned functions that
     have results (their last line where ``ast`` would end them: trailing blank and comment
     lines aside)."""
-    unstructure = ls.protocol._converter.unstructure
+    unstructure = ls.converter.unstructure
     code = first.code
 
     def info_of(f: tuple[int, str, int, int, int, bool, str]) -> FunctionInfo:
@@ -946,7 +381,7 @@ def first_lenses_json(
     trusted = bool(ls.settings.workspace_trusted)
     if trusted != first.trusted:
         return None  # the workspace's trust changed since the rows were made
-    unstructure = ls.protocol._converter.unstructure
+    unstructure = ls.converter.unstructure
     records = {r.qualname: r for r in ls.documents.records(uri) if r.qualname != SCRIPT_NAME}
     script = ls.documents.get(uri, SCRIPT_NAME)
     if (records or script is not None) and trusted:
@@ -976,51 +411,6 @@ def first_lenses_json(
         if i == 0 or lens.range.start.line not in occupied:
             parts.append(json.dumps(unstructure(lens)))
     return raw_json_list(parts)
-
-
-#: ``str.format`` templates of rows before any run, by number of sweep parameters (``-1``: the
-#: untrusted row), for :func:`rows_ahead`.
-_ROW_TEMPLATES: dict[int, str] = {}
-#: Marks a value in a row's JSON (a private-use character: ``json.dumps`` writes ``\ue000``).
-_MARK = "\ue000"
-#: The line of a probe row (``"line":987654321`` is nowhere else in a row's JSON: a string's
-#: quotes are escaped there).
-_PROBE_LINE = 987_654_321
-
-
-def _row_template(params: int, unstructure: Any) -> str:
-    """The JSON of a row before any run, as a ``str.format`` template of ``(line0, uri,
-    qualname, *sweep params)`` given as JSON string contents (``params == -1``: the untrusted
-    row, of ``(line0,)``). Made from a probe function whose values are markers, so the template
-    holds no text of the user's."""
-    found = _ROW_TEMPLATES.get(params)
-    if found is not None:
-        return found
-    marks = [f"{_MARK}{i}{_MARK}" for i in range(1, 3 + max(params, 0))]
-    if params < 0:
-        lenses = [_lens(_PROBE_LINE, TRUST_TITLE, TRUST_COMMAND)]
-    else:
-        info = FunctionInfo(
-            qualname=marks[1],
-            def_line=_PROBE_LINE + 1,
-            first_line=_PROBE_LINE + 1,
-            last_line=_PROBE_LINE + 1,
-            body_first_line=_PROBE_LINE + 1,
-            params=tuple(marks[2:]),
-            is_method=False,
-            inputs_expr=None,
-            inputs_line=None,
-            name_column=0,
-        )
-        target = LensTarget(info, "profile", "", tuple(marks[2:]))
-        lenses = _function_lenses(marks[0], target, None, "")
-    text = row_json(lenses, unstructure).replace("{", "{{").replace("}", "}}")
-    encoded = [json.dumps(m)[1:-1] for m in marks]
-    text = text.replace(f'"line":{_PROBE_LINE}', '"line":{0}')
-    for i, mark in enumerate(encoded, start=1):
-        text = text.replace(mark, "{" + str(i) + "}")
-    _ROW_TEMPLATES[params] = text
-    return text
 
 
 def _lens_pieces(
@@ -1230,5 +620,5 @@ def setup(ls: KernelLensServer) -> None:
     ls.models.rows_ahead = rows_ahead  # a big document's rows are made in the worker
     # and its first rows from the scan of its text, in a thread
     ls.models.first_rows = lambda uri, targets, trusted: first_rows(
-        uri, targets, trusted, ls.protocol._converter.unstructure
+        uri, targets, trusted, ls.converter.unstructure
     )

@@ -71,11 +71,13 @@ def server_converter() -> cattrs.Converter:
     return converter
 
 
-def structure(cls: type[T], raw: Any) -> T:
-    """Custom-request params as the dataclass ``cls``: pygls hands them over as a namedtuple
-    without the optional fields the client left out (``position`` becomes a wire ``Position``)."""
-    if isinstance(raw, cls):
-        return raw
+def structure(cls: type[T], value: Any) -> T:
+    """Custom-method params (JSON-like: dicts, or pygls' namedtuples) as the dataclass ``cls``,
+    keys it does not have left out, the optional fields the client left out at their defaults
+    (``position`` becomes a wire ``Position``); used by ``lsp/protocol.py`` for the params of
+    every custom request."""
+    if isinstance(value, cls):
+        return value
     names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-    values = {k: v for k, v in (_plain(raw) or {}).items() if k in names}
+    values = {k: v for k, v in (_plain(value) or {}).items() if k in names}
     return _CONVERTER.structure(values, cls)

@@ -28,6 +28,7 @@ from pygls.lsp.server import LanguageServer
 
 from kernel_lens.lsp.convert import RawJson, raw_json_list
 from kernel_lens.lsp.feature import LanguageFeature
+from kernel_lens.lsp.protocol import converter_of
 
 __all__ = ["PUBLISH_DIAGNOSTICS", "Dispatcher"]
 
@@ -181,7 +182,7 @@ class Dispatcher:
         adapters = self._adapters(types.TEXT_DOCUMENT_CODE_LENS)
         if answer is None or not adapters:
             return answer
-        converter = self._server.protocol._converter
+        converter = converter_of(self._server)
         lenses = (
             converter.structure(json.loads(answer), list[types.CodeLens])
             if isinstance(answer, RawJson)
@@ -239,7 +240,7 @@ class Dispatcher:
         if len(answers) == 1 and isinstance(answers[0], RawJson):
             return answers[0]  # a big file's lenses: not copied again
         if any(isinstance(answer, RawJson) for answer in answers):
-            unstructure = self._server.protocol._converter.unstructure
+            unstructure = converter_of(self._server).unstructure
             return raw_json_list(
                 [
                     answer[1:-1]

@@ -59,6 +59,8 @@ from kernel_lens.wire.lsp import (
     CMD_SHOW_ASSEMBLY,
     CMD_SHOW_GENERATED_CODE,
     CMD_SHOW_REPORT,
+    AssemblyParams,
+    GeneratedCodeParams,
     OpenAssemblyArgs,
     OpenDocumentResult,
     OpenFunctionArgs,
@@ -324,16 +326,14 @@ class Editors(LanguageFeature):
 
     async def _generated(self, args: OpenFunctionArgs) -> str:
         result = await generated.generated_code(
-            self.ls, {"uri": args.uri, "function": args.function}
+            self.ls, GeneratedCodeParams(uri=args.uri, function=args.function)
         )
         suffix = ".inductor.py" if result.get("language") != "cpp" else ".inductor.cpp.py"
         return write_view(args.uri, _file_name(args.function, suffix), str(result["code"]))
 
     async def _assembly(self, args: OpenAssemblyArgs) -> str:
-        raw: dict[str, Any] = {"uri": args.uri, "kernel": args.kernel, "stage": args.stage}
-        if args.arch is not None:
-            raw["arch"] = args.arch
-        result = await generated.assembly(self.ls, raw)
+        params = AssemblyParams(uri=args.uri, kernel=args.kernel, stage=args.stage, arch=args.arch)
+        result = await generated.assembly(self.ls, params)
         name = _file_name(args.kernel, f".{result['arch']}.{args.stage}")  # sm_90
         return write_view(args.uri, name, str(result["asm"]))
 

@@ -5,12 +5,12 @@ kernels). The reading runs off the event loop: lenses, hovers and cancel keep an
 from __future__ import annotations
 
 import asyncio
-from typing import Any, cast
+from typing import cast
 
 from kernel_lens.analysis.ncu import NcuError
 from kernel_lens.analysis.trace_summary import TraceError
 from kernel_lens.lsp.common import RequestFailed
-from kernel_lens.lsp.convert import JsonReady, structure
+from kernel_lens.lsp.convert import JsonReady
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.traces import ranks_window_timeline, read_trace_file, window_timeline
 from kernel_lens.traces.ncu_files import read_ncu_file
@@ -28,18 +28,16 @@ from kernel_lens.wire.lsp import (
 __all__ = ["setup"]
 
 
-async def trace_file(ls: KernelLensServer, raw: Any) -> TraceFileResult:
+async def trace_file(ls: KernelLensServer, params: FileParams) -> TraceFileResult:
     """A trace file's timeline and summary."""
-    params = structure(FileParams, raw)
     try:
         return cast(TraceFileResult, JsonReady(await read_trace_file(ls, params.path)))
     except TraceError as exc:
         raise RequestFailed(message=str(exc)) from None
 
 
-async def timeline_window(ls: KernelLensServer, raw: Any) -> Timeline:
+async def timeline_window(ls: KernelLensServer, params: TimelineWindowParams) -> Timeline:
     """The events of a window of a trace file (or of a distributed step's ranks), in detail."""
-    params = structure(TimelineWindowParams, raw)
     try:
         if params.ranks:
             # a distributed step's rank groups: every rank's trace at its shift
@@ -52,9 +50,8 @@ async def timeline_window(ls: KernelLensServer, raw: Any) -> Timeline:
         raise RequestFailed(message=str(exc)) from None
 
 
-async def ncu_file(ls: KernelLensServer, raw: Any) -> NcuFileResult:
+async def ncu_file(ls: KernelLensServer, params: FileParams) -> NcuFileResult:
     """The kernels of a ``.ncu-rep`` (or ncu CSV) file."""
-    params = structure(FileParams, raw)
     try:
         kernels, reader = await asyncio.to_thread(read_ncu_file, params.path)
     except NcuError as exc:

@@ -24,7 +24,6 @@ from kernel_lens.lsp.common import (
     text_key,
     uri_to_path,
 )
-from kernel_lens.lsp.convert import structure
 from kernel_lens.lsp.jobs import agent_call
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.wire.errors import ProfileError
@@ -65,9 +64,8 @@ async def _agent_request(ls: KernelLensServer, label: str, request: JobRequest) 
         raise request_failed(err) from None
 
 
-async def assembly(ls: KernelLensServer, raw: Any) -> AssemblyResult:
+async def assembly(ls: KernelLensServer, params: AssemblyParams) -> AssemblyResult:
     """Compile one kernel (cached per document text and arch) and return one stage."""
-    params = structure(AssemblyParams, raw)
     require_trusted(ls)
     path, source = _file(ls, params.uri)
     kernel = resolve_target(source, name=params.kernel, position=params.position, kind="kernel")
@@ -126,9 +124,8 @@ async def assembly(ls: KernelLensServer, raw: Any) -> AssemblyResult:
     }
 
 
-async def generated_code(ls: KernelLensServer, raw: Any) -> GeneratedCodeResult:
+async def generated_code(ls: KernelLensServer, params: GeneratedCodeParams) -> GeneratedCodeResult:
     """torch.compile the function and return the *compiled* stage's result."""
-    params = structure(GeneratedCodeParams, raw)
     require_trusted(ls)
     path, source = _file(ls, params.uri)
     function = resolve_target(source, name=params.function, position=params.position)
@@ -154,9 +151,8 @@ async def generated_code(ls: KernelLensServer, raw: Any) -> GeneratedCodeResult:
     return cast(GeneratedCodeResult, compiled)
 
 
-async def inline_extension(ls: KernelLensServer, raw: Any) -> InlineResult:
+async def inline_extension(ls: KernelLensServer, params: InlineParams) -> InlineResult:
     """Build products of the document's ``load_inline`` modules; nvcc errors as diagnostics."""
-    params = structure(InlineParams, raw)
     require_trusted(ls)
     path, source = _file(ls, params.uri)
     ls.log("load_inline: compiling the CUDA source with nvcc", types.MessageType.Info)

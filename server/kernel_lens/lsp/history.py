@@ -10,7 +10,6 @@ the statistics are :mod:`kernel_lens.analysis.compare` (the CLI's too).
 from __future__ import annotations
 
 import asyncio
-import weakref
 from typing import Any, cast
 
 from lsprotocol import types
@@ -30,7 +29,6 @@ from kernel_lens.lsp.common import (
     uri_to_path,
     workspace_folders,
 )
-from kernel_lens.lsp.convert import structure
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.results import function_text
 from kernel_lens.wire.errors import ProfileError
@@ -70,15 +68,10 @@ def _record(
     return recorded.warnings
 
 
-#: Per server, the history warnings already shown in a message (each is shown once; all are
-#: logged).
-_shown: weakref.WeakKeyDictionary[KernelLensServer, set[str]] = weakref.WeakKeyDictionary()
-
-
 def _report(ls: KernelLensServer, message: str, *, key: str) -> None:
     """Log ``message`` and, the first time for ``key``, show it as a warning."""
     ls.log(message, types.MessageType.Warning)
-    shown = _shown.setdefault(ls, set())
+    shown = ls.history_warnings_shown
     if key not in shown:
         shown.add(key)
         warning = types.MessageType.Warning
@@ -268,14 +261,14 @@ def setup(ls: KernelLensServer) -> None:
     """Register the history requests and the Set as Baseline command."""
 
     @ls.feature(REQ_HISTORY)
-    async def history(ls: KernelLensServer, raw: Any) -> HistoryResult:
-        params = structure(HistoryParams, raw)
+    async def history(ls: KernelLensServer, params: HistoryParams) -> HistoryResult:
         path, qualname = _target(ls, params.uri, params.function, params.position)
         return await history_of(ls, params.uri, path, qualname)
 
     @ls.feature(REQ_SET_BASELINE)
-    async def set_baseline_request(ls: KernelLensServer, raw: Any) -> SetBaselineResult:
-        params = structure(SetBaselineParams, raw)
+    async def set_baseline_request(
+        ls: KernelLensServer, params: SetBaselineParams
+    ) -> SetBaselineResult:
         path, qualname = _target(ls, params.uri, params.function, params.position)
         return await set_baseline(ls, params.uri, path, qualname, params.run, params.clear)
 
@@ -287,7 +280,6 @@ def setup(ls: KernelLensServer) -> None:
         return await set_baseline(ls, args.uri, path, qualname, args.run, args.clear)
 
     @ls.feature(REQ_COMPARE)
-    async def compare(ls: KernelLensServer, raw: Any) -> CompareResult:
-        params = structure(CompareParams, raw)
+    async def compare(ls: KernelLensServer, params: CompareParams) -> CompareResult:
         path, qualname = _target(ls, params.uri, params.function, params.position)
         return await compare_runs(ls, path, qualname, params.before, params.after)

@@ -31,7 +31,6 @@ from kernel_lens.lsp.common import (
     resolve_target,
     uri_to_path,
 )
-from kernel_lens.lsp.convert import structure
 from kernel_lens.lsp.jobs import agent_call
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.wire.errors import ProfileError
@@ -100,8 +99,7 @@ def setup(ls: KernelLensServer) -> None:
     """Register the request; each document's kernels' last results live in the closure."""
     latest: dict[tuple[str, str], dict[str, Any]] = {}
 
-    async def kernel_lines(ls: KernelLensServer, raw: Any) -> KernelLinesResult:
-        params = structure(KernelLinesParams, raw)
+    async def kernel_lines(ls: KernelLensServer, params: KernelLinesParams) -> KernelLinesResult:
         try:
             path, source = uri_to_path(params.uri), document_source(ls, params.uri)
         except ProfileError as err:

@@ -6,71 +6,22 @@ several features answer). Feature modules receive it; the assembly is
 from __future__ import annotations
 
 import asyncio
-import inspect
-import json
-from typing import Any
 
+import cattrs
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidRequest
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
 
 from kernel_lens import __version__
 from kernel_lens.analysis.safe_text import link_safe
 from kernel_lens.client import AgentClient
-from kernel_lens.lsp.convert import RawJson, server_converter
+from kernel_lens.lsp.convert import server_converter
 from kernel_lens.lsp.dispatch import Dispatcher
 from kernel_lens.lsp.models import DocumentModels
+from kernel_lens.lsp.protocol import KernelLensProtocol, converter_of
 from kernel_lens.lsp.settings import Settings
-from kernel_lens.lsp.state import DocumentStore, Job, RunLines, TraceCaches
+from kernel_lens.lsp.state import DocumentStore, Job, NotebookStates, RunLines, TraceCaches
 
 __all__ = ["KernelLensProtocol", "KernelLensServer"]
-
-
-class KernelLensProtocol(LanguageServerProtocol):
-    """pygls's protocol, answering a request that comes after ``shutdown`` as the LSP says.
-
-    pygls 2.1.1 drops every message after ``shutdown`` but ``exit`` without a word, so a client
-    that still asks waits for ever. The specification: "If a server receives requests after a
-    shutdown request those requests should error with ``InvalidRequest``" (-32600);
-    notifications after it are dropped (``exit`` still ends the server).
-    """
-
-    def handle_message(self, message: Any) -> None:
-        if (
-            self._shutdown
-            and getattr(message, "method", None) not in (None, types.EXIT)
-            and getattr(message, "id", None) is not None
-        ):
-            error = JsonRpcInvalidRequest(
-                f"the server is shutting down: {message.method} after shutdown"
-            )
-            self._send_response(message.id, error=error.to_response_error())
-            return
-        super().handle_message(message)
-
-    def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
-        """A :class:`~kernel_lens.lsp.convert.RawJson` result goes out as the JSON text it is
-        (a big file's lenses: no walk of tens of thousands of objects on the event loop)."""
-        if error is not None or not isinstance(result, RawJson):
-            super()._send_response(msg_id, result, error)
-            return
-        self._result_types.pop(msg_id, None)
-        if self.writer is None:
-            return
-        # Encoded once (a big file's lenses are tens of MB: each copy costs).
-        data = f'{{"jsonrpc": "2.0", "id": {json.dumps(msg_id)}, "result": {result}}}'.encode(
-            self.CHARSET
-        )
-        if self._include_headers:
-            header = (
-                f"Content-Length: {len(data)}\r\n"
-                f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
-            )
-            data = header.encode(self.CHARSET) + data
-        written = self.writer.write(data)
-        if inspect.isawaitable(written):
-            asyncio.ensure_future(written)
 
 
 class KernelLensServer(LanguageServer):
@@ -108,9 +59,19 @@ class KernelLensServer(LanguageServer):
         self.package_roots: dict[str, str] = {}
         #: Progress token → running job (for cancel from the progress notification).
         self.jobs: dict[str, Job] = {}
+        #: The open notebooks and their virtual scripts (``lsp/notebooks.py``).
+        self.notebooks = NotebookStates()
+        #: The history's warnings already shown in a message (each once; all are logged).
+        self.history_warnings_shown: set[str] = set()
         self._agent: AgentClient | None = None
         #: The one registration of each LSP message that several features answer.
         self.dispatcher = Dispatcher(self)
+
+    @property
+    def converter(self) -> cattrs.Converter:
+        """The cattrs converter pygls structures and unstructures messages with (esbonio's
+        ``converter`` property): a lens made ahead is unstructured as pygls would send it."""
+        return converter_of(self)
 
     @property
     def agent(self) -> AgentClient:

@@ -5,7 +5,6 @@ cancel from the progress notification, and shutdown."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
@@ -23,7 +22,7 @@ from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.results import place
 from kernel_lens.lsp.state import DocumentState
 from kernel_lens.lsp.traces import start_spare_reader, stop_spare_reader
-from kernel_lens.wire.lsp import NOTIFY_SET_TRUSTED
+from kernel_lens.wire.lsp import NOTIFY_SET_TRUSTED, SetTrustedParams
 
 __all__ = ["Documents", "pull_configuration", "setup"]
 
@@ -163,8 +162,8 @@ def setup(ls: KernelLensServer) -> None:
         refresh_lenses(ls)  # kernelLens.lenses.showAll changes which lenses there are
 
     @ls.feature(NOTIFY_SET_TRUSTED)
-    def set_trusted(ls: KernelLensServer, params: Any) -> None:
-        ls.settings.workspace_trusted = bool(getattr(params, "trusted", False))
+    def set_trusted(ls: KernelLensServer, params: SetTrustedParams) -> None:
+        ls.settings.workspace_trusted = bool(params.trusted)
         ls.log(f"workspace trusted: {ls.settings.workspace_trusted}", types.MessageType.Info)
         refresh_lenses(ls)
         prewarm(ls)

@@ -27,8 +27,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-import weakref
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urlparse
 
@@ -54,7 +52,8 @@ from kernel_lens.lsp.dispatch import PUBLISH_DIAGNOSTICS
 from kernel_lens.lsp.feature import LanguageFeature
 from kernel_lens.lsp.jobs import run_job
 from kernel_lens.lsp.language_server import KernelLensServer
-from kernel_lens.wire.errors import ErrorObject, ProfileError
+from kernel_lens.lsp.state import CellRun, NotebookState, NotebookStates
+from kernel_lens.wire.errors import ProfileError
 from kernel_lens.wire.jobs import ProfileRequest
 from kernel_lens.wire.lsp import (
     CMD_PROFILE,
@@ -76,53 +75,9 @@ TRUST_TITLE = "$(shield) Kernel Lens: trust this workspace to profile"
 TRUST_COMMAND = "workbench.trust.manage"
 
 
-@dataclass
-class CellRun:
-    """The last Profile Cell job of one cell.
-
-    Attributes:
-        state: ``running``, ``ok``, ``error`` or ``cancelled``.
-        text: the script text (cells up to this one) it ran.
-        result: the script result (``ok``).
-        error: the error object.
-        skipped: how many IPython lines were neutralised in that text.
-    """
-
-    state: str
-    text: str
-    result: dict[str, Any] | None = None
-    error: ErrorObject | None = None
-    skipped: int = 0
-
-
-@dataclass
-class NotebookState:
-    """One open notebook: its virtual script and its cells' runs."""
-
-    uri: str
-    virtual_uri: str
-    script: NotebookScript | None = None
-    version: int = 0
-    runs: dict[str, CellRun] = field(default_factory=dict)
-
-
-class NotebookStates:
-    """The open notebooks of one server, by notebook URI and by virtual script URI."""
-
-    def __init__(self) -> None:
-        self.by_notebook: dict[str, NotebookState] = {}
-        self.by_virtual: dict[str, NotebookState] = {}
-
-
-_STATES: weakref.WeakKeyDictionary[KernelLensServer, NotebookStates] = weakref.WeakKeyDictionary()
-
-
 def states(ls: KernelLensServer) -> NotebookStates:
-    """The server's notebooks."""
-    found = _STATES.get(ls)
-    if found is None:
-        found = _STATES[ls] = NotebookStates()
-    return found
+    """The server's notebooks (``ls.notebooks``)."""
+    return ls.notebooks
 
 
 def _virtual_uri(ls: KernelLensServer, notebook_uri: str) -> str:

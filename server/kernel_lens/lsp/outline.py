@@ -3,11 +3,8 @@ for pickers ("Profile function…") on the client side."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from kernel_lens.analysis.functions import FunctionInfo, SourceSyntaxError
 from kernel_lens.lsp.common import RequestFailed, document_source, request_failed
-from kernel_lens.lsp.convert import structure
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.wire.errors import ProfileError
 from kernel_lens.wire.lsp import REQ_FUNCTIONS, FunctionEntry, FunctionsParams, FunctionsResult
@@ -31,9 +28,8 @@ def function_entries(functions: list[FunctionInfo]) -> list[FunctionEntry]:
     ]
 
 
-async def functions(ls: KernelLensServer, raw: Any) -> FunctionsResult:
+async def functions(ls: KernelLensServer, params: FunctionsParams) -> FunctionsResult:
     """The document's functions; a document that does not parse is a user-ready error."""
-    params = structure(FunctionsParams, raw)
     try:
         source = document_source(ls, params.uri)
     except ProfileError as err:

@@ -304,6 +304,50 @@ async def _run_checked(
     return {"result": result}
 
 
+def _syntax_failure(
+    ls: KernelLensServer, uri: str, path: str, lines: list[str], exc: SourceSyntaxError
+) -> ProfileCommandResult:
+    """The buffer does not parse, so no function can be found (the agent would say the same):
+    a diagnostic, the document's syntax error for its lenses, and the error outcome."""
+    syntax = ProfileError("syntax", str(exc), exc.line)
+    set_diagnostic(ls, uri, SYNTAX_KEY, _error_diagnostic(syntax, lines, 1))
+    ls.documents(uri).syntax_error = syntax.to_json()
+    ls.log(f"profile: syntax error in {path}: {exc}", types.MessageType.Error)
+    status(ls, "error", f"syntax error (line {exc.line})", uri)
+    refresh_lenses(ls)
+    return {"ok": False, "error": syntax.to_json()}
+
+
+def _store_profile(
+    ls: KernelLensServer,
+    uri: str,
+    path: str,
+    info: FunctionInfo,
+    snapshot: list[str],
+    lines: list[str],
+    result: dict[str, Any],
+) -> ProfileCommandResult:
+    """Keep a function's successful profile (its record, the lines it gave other files, its
+    inputs, its graph breaks as diagnostics) and say it in the log and the status."""
+    qualname = info.qualname
+    ls.documents.put(uri, Record(qualname, "ok", snapshot, info.first_line, result=result))
+    _keep_run_lines(ls, path, result, function=qualname)
+    inputs = result.get("inputs")
+    if isinstance(inputs, dict) and inputs.get("args"):
+        ls.documents(uri).inputs[qualname] = inputs
+    set_diagnostic(ls, uri, _key(qualname), None)
+    _publish_graph_breaks(ls, uri, qualname, lines, result)
+    timing = result.get("timing") or {}
+    summary = (
+        f"{qualname}: {timing.get('median_ms', 0):.4f} ms median "
+        f"±{timing.get('spread_pct', 0):.1f}%"
+        f" on {result.get('device')}; {trace_text(result)}"
+    )
+    ls.log(summary, types.MessageType.Info)
+    status(ls, "idle", summary, uri)
+    return {"ok": True, "function": qualname, "timing": timing}
+
+
 async def profile_function(
     ls: KernelLensServer,
     uri: str,
@@ -334,14 +378,7 @@ async def profile_function(
     try:
         info = find_function(source, name=function, line=None if line0 is None else line0 + 1)
     except SourceSyntaxError as exc:
-        # The buffer does not parse, so no function can be found (the agent would say the same).
-        syntax = ProfileError("syntax", str(exc), exc.line)
-        set_diagnostic(ls, uri, SYNTAX_KEY, _error_diagnostic(syntax, lines, 1))
-        state.syntax_error = syntax.to_json()
-        ls.log(f"profile: syntax error in {path}: {exc}", types.MessageType.Error)
-        status(ls, "error", f"syntax error (line {exc.line})", uri)
-        refresh_lenses(ls)
-        return {"ok": False, "error": syntax.to_json()}
+        return _syntax_failure(ls, uri, path, lines, exc)
     if state.syntax_error is not None:
         state.syntax_error = None
         set_diagnostic(ls, uri, SYNTAX_KEY, None)
@@ -404,22 +441,7 @@ async def profile_function(
         result = ran["result"]
         # Into the function's history, compared with the previous run or the baseline.
         await record_profile(ls, uri, qualname, snapshot, result, source)
-        ls.documents.put(uri, Record(qualname, "ok", snapshot, info.first_line, result=result))
-        _keep_run_lines(ls, path, result, function=qualname)
-        inputs = result.get("inputs")
-        if isinstance(inputs, dict) and inputs.get("args"):
-            state.inputs[qualname] = inputs
-        set_diagnostic(ls, uri, _key(qualname), None)
-        _publish_graph_breaks(ls, uri, qualname, lines, result)
-        timing = result.get("timing") or {}
-        summary = (
-            f"{qualname}: {timing.get('median_ms', 0):.4f} ms median "
-            f"±{timing.get('spread_pct', 0):.1f}%"
-            f" on {result.get('device')}; {trace_text(result)}"
-        )
-        ls.log(summary, types.MessageType.Info)
-        status(ls, "idle", summary, uri)
-        outcome = {"ok": True, "function": qualname, "timing": timing}
+        outcome = _store_profile(ls, uri, path, info, snapshot, lines, result)
         if budget_scale is not None and budget_scale > 1:
             _why_still_noisy(ls, qualname, result, budget_ms)
     refresh_lenses(ls)

@@ -19,7 +19,6 @@ from kernel_lens.analysis.names import short_kernel_name
 from kernel_lens.analysis.param_edit import int_parameters, parameter_edits
 from kernel_lens.analysis.roofline import with_ncu_roofline
 from kernel_lens.history import HistoryError
-from kernel_lens.lsp.code_lens import restore_results, restored_result
 from kernel_lens.lsp.common import (
     document_source,
     driver_fields,
@@ -33,9 +32,9 @@ from kernel_lens.lsp.common import (
     target_path,
     uri_to_path,
 )
-from kernel_lens.lsp.convert import structure
 from kernel_lens.lsp.jobs import run_job
 from kernel_lens.lsp.language_server import KernelLensServer
+from kernel_lens.lsp.restore import restore_results, restored_result
 from kernel_lens.lsp.results import place
 from kernel_lens.lsp.traces import report_timeline
 from kernel_lens.wire.errors import ProfileError
@@ -211,144 +210,149 @@ def _last_run(ls: KernelLensServer, uri: str, function: str) -> dict[str, Any] |
     return restored_result(entries[-1]) if entries else None
 
 
+async def report(ls: KernelLensServer, params: ReportParams) -> ReportResult:
+    """``kernelLens/report``: a function's profile, timeline, Nsight Compute and sweep."""
+    function = _function_of(ls, params.uri, params.function, params.position)
+    if ls.documents.get(params.uri, function) is None:
+        try:
+            restore_results(ls, params.uri, document_source(ls, params.uri))
+        except ProfileError:
+            pass  # not an open document: nothing to restore into
+    record = ls.documents.get(params.uri, function)
+    profile = record.result if record and record.state == "ok" else None
+    if record is None:
+        # The panel restored after *Reload Window* may ask before its document is open:
+        # the function's last run from the history, as the lenses will show it.
+        profile = _last_run(ls, params.uri, function)
+    state = ls.documents.peek(params.uri)
+    try:
+        int_params = int_parameters(document_source(ls, params.uri), function)
+    except (SyntaxError, ProfileError):
+        int_params = {}
+    timeline = await report_timeline(ls, profile) if profile else None
+    ncu = state.ncu.get(function) if state else None
+    outdated = False
+    if profile is not None and record is not None:
+        # As the lens: a run of a text that changed since (edited, or a restored run of
+        # an older version of the file) is outdated, its source lines the run's.
+        try:
+            placed = place(record, document_source(ls, params.uri))
+            outdated = placed is None or placed.outdated
+        except ProfileError:
+            pass
+    return {
+        "outdated": outdated,
+        "function": function,
+        "uri": params.uri,
+        "int_parameters": int_params,
+        # where Nsight Compute ran, its bytes and FLOPs place the kernels (issue 25)
+        "profile": cast(Profile, with_ncu_roofline(profile, ncu)),
+        "timeline": timeline,
+        "ncu": cast(NcuResult, ncu),
+        "sweep": cast(SweepResult, state.sweeps.get(function)) if state else None,
+        "inputs": _inputs_of(profile),
+    }
+
+
+async def run_ncu(ls: KernelLensServer, args: RunNcuArgs) -> NcuCommandResult | CommandResult:
+    """``kernelLens.runNcu``: Nsight Compute on a function, its hints on the lines."""
+    require_trusted(ls)
+    function = _function_of(ls, args.uri, args.function, args.position)
+    ls.log(f"Nsight Compute ({args.set}) on {function}", types.MessageType.Info)
+    timeout = ls.settings.timeout_seconds
+    ran = await _run(
+        ls, args.uri, function, f"Nsight Compute: {function}", "Nsight Compute",
+        lambda path, text: NcuRequest(
+            path=path, text=text, function=function, set=args.set, timeout=timeout,
+            **driver_fields(ls, args.uri, function),
+        ),
+        _check_ncu,
+    )  # fmt: skip
+    if isinstance(ran, dict):
+        return ran
+    source, result = ran
+    ls.documents(args.uri).ncu[function] = result
+    hints = _publish_hints(ls, args.uri, source, function, result)
+    ls.log(
+        f"Nsight Compute: {len(result['kernels'])} kernels, {hints} hints on lines; "
+        f"report {result['report_path']}",
+        types.MessageType.Info,
+    )
+    ls.protocol.notify(NOTIFY_REVEAL, RevealReportParams(args.uri, function, "ncu"))
+    ls.protocol.notify(NOTIFY_RESULTS_CHANGED, ResultsChangedParams(args.uri, function))
+    return {
+        "ok": True,
+        "function": function,
+        "kernels": len(result["kernels"]),
+        "hints": hints,
+        "report_path": result["report_path"],
+    }
+
+
+async def sweep(ls: KernelLensServer, args: SweepArgs) -> SweepCommandResult | CommandResult:
+    """``kernelLens.sweep``: time a function over values of an int parameter."""
+    require_trusted(ls)
+    function = _function_of(ls, args.uri, args.function, args.position)
+    settings = ls.settings
+    ran = await _run(
+        ls, args.uri, function, f"Sweep {args.param} of {function}", f"Sweep {args.param}",
+        lambda path, text: SweepRequest(
+            path=path, text=text, function=function, param=args.param,
+            values=list(args.values or []), warmup_ms=settings.warmup_ms,
+            budget_ms=min(settings.budget_ms, 200.0), reps=settings.reps,
+            **driver_fields(ls, args.uri, function),
+        ),
+        _check_sweep,
+    )  # fmt: skip
+    if isinstance(ran, dict):
+        return ran
+    result = ran[1]
+    data = {**result["sweep"], "device": result["device"]}
+    ls.documents(args.uri).sweeps[function] = data
+    best = data["best"]
+    ls.log(
+        f"sweep {args.param} of {function}: best {best['value']} ({best['median_ms']:.4f} ms)",
+        types.MessageType.Info,
+    )
+    ls.protocol.notify(NOTIFY_REVEAL, RevealReportParams(args.uri, function, "sweep"))
+    # The agent's sweep, as the report keeps it (``SweepResult``), with ok and the function.
+    return cast(SweepCommandResult, {"ok": True, "function": function, **data})
+
+
+async def apply_parameter(ls: KernelLensServer, args: ApplyParameterArgs) -> ApplyParameterResult:
+    """``kernelLens.applyParameter``: write a swept value into the parameter's default."""
+    doc = ls.workspace.get_text_document(args.uri)
+    edits = parameter_edits(doc.source, args.function, args.param, args.value)
+    if not edits:
+        message = f"{args.param} of {args.function} has no integer literal default to change"
+        ls.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Warning, message=message)
+        )
+        return {"ok": False, "message": message}
+    text_edits = [
+        types.TextEdit(
+            range=types.Range(types.Position(e.line, e.start), types.Position(e.line, e.end)),
+            new_text=e.text,
+        )
+        for e in edits
+    ]
+    response = await ls.workspace_apply_edit_async(
+        types.ApplyWorkspaceEditParams(
+            label=f"Kernel Lens: {args.param} = {args.value}",
+            edit=types.WorkspaceEdit(changes={args.uri: text_edits}),
+        )
+    )
+    state = ls.documents.peek(args.uri)
+    sweep = state.sweeps.get(args.function) if state is not None else None
+    if response.applied and sweep is not None and sweep.get("param") == args.param:
+        sweep["current"] = args.value
+    ls.protocol.notify(NOTIFY_RESULTS_CHANGED, ResultsChangedParams(args.uri, args.function))
+    return {"ok": bool(response.applied), "edits": len(text_edits)}
+
+
 def setup(ls: KernelLensServer) -> None:
     """Register the report request and the Nsight Compute, sweep and apply commands."""
-
-    @ls.feature(REQ_REPORT)
-    async def report(ls: KernelLensServer, raw: Any) -> ReportResult:
-        params = structure(ReportParams, raw)
-        function = _function_of(ls, params.uri, params.function, params.position)
-        if ls.documents.get(params.uri, function) is None:
-            try:
-                restore_results(ls, params.uri, document_source(ls, params.uri))
-            except ProfileError:
-                pass  # not an open document: nothing to restore into
-        record = ls.documents.get(params.uri, function)
-        profile = record.result if record and record.state == "ok" else None
-        if record is None:
-            # The panel restored after *Reload Window* may ask before its document is open:
-            # the function's last run from the history, as the lenses will show it.
-            profile = _last_run(ls, params.uri, function)
-        state = ls.documents.peek(params.uri)
-        try:
-            int_params = int_parameters(document_source(ls, params.uri), function)
-        except (SyntaxError, ProfileError):
-            int_params = {}
-        timeline = await report_timeline(ls, profile) if profile else None
-        ncu = state.ncu.get(function) if state else None
-        outdated = False
-        if profile is not None and record is not None:
-            # As the lens: a run of a text that changed since (edited, or a restored run of
-            # an older version of the file) is outdated, its source lines the run's.
-            try:
-                placed = place(record, document_source(ls, params.uri))
-                outdated = placed is None or placed.outdated
-            except ProfileError:
-                pass
-        return {
-            "outdated": outdated,
-            "function": function,
-            "uri": params.uri,
-            "int_parameters": int_params,
-            # where Nsight Compute ran, its bytes and FLOPs place the kernels (issue 25)
-            "profile": cast(Profile, with_ncu_roofline(profile, ncu)),
-            "timeline": timeline,
-            "ncu": cast(NcuResult, ncu),
-            "sweep": cast(SweepResult, state.sweeps.get(function)) if state else None,
-            "inputs": _inputs_of(profile),
-        }
-
-    @ls.command(CMD_RUN_NCU)
-    async def run_ncu(ls: KernelLensServer, args: RunNcuArgs) -> NcuCommandResult | CommandResult:
-        require_trusted(ls)
-        function = _function_of(ls, args.uri, args.function, args.position)
-        ls.log(f"Nsight Compute ({args.set}) on {function}", types.MessageType.Info)
-        timeout = ls.settings.timeout_seconds
-        ran = await _run(
-            ls, args.uri, function, f"Nsight Compute: {function}", "Nsight Compute",
-            lambda path, text: NcuRequest(
-                path=path, text=text, function=function, set=args.set, timeout=timeout,
-                **driver_fields(ls, args.uri, function),
-            ),
-            _check_ncu,
-        )  # fmt: skip
-        if isinstance(ran, dict):
-            return ran
-        source, result = ran
-        ls.documents(args.uri).ncu[function] = result
-        hints = _publish_hints(ls, args.uri, source, function, result)
-        ls.log(
-            f"Nsight Compute: {len(result['kernels'])} kernels, {hints} hints on lines; "
-            f"report {result['report_path']}",
-            types.MessageType.Info,
-        )
-        ls.protocol.notify(NOTIFY_REVEAL, RevealReportParams(args.uri, function, "ncu"))
-        ls.protocol.notify(NOTIFY_RESULTS_CHANGED, ResultsChangedParams(args.uri, function))
-        return {
-            "ok": True,
-            "function": function,
-            "kernels": len(result["kernels"]),
-            "hints": hints,
-            "report_path": result["report_path"],
-        }
-
-    @ls.command(CMD_SWEEP)
-    async def sweep(ls: KernelLensServer, args: SweepArgs) -> SweepCommandResult | CommandResult:
-        require_trusted(ls)
-        function = _function_of(ls, args.uri, args.function, args.position)
-        settings = ls.settings
-        ran = await _run(
-            ls, args.uri, function, f"Sweep {args.param} of {function}", f"Sweep {args.param}",
-            lambda path, text: SweepRequest(
-                path=path, text=text, function=function, param=args.param,
-                values=list(args.values or []), warmup_ms=settings.warmup_ms,
-                budget_ms=min(settings.budget_ms, 200.0), reps=settings.reps,
-                **driver_fields(ls, args.uri, function),
-            ),
-            _check_sweep,
-        )  # fmt: skip
-        if isinstance(ran, dict):
-            return ran
-        result = ran[1]
-        data = {**result["sweep"], "device": result["device"]}
-        ls.documents(args.uri).sweeps[function] = data
-        best = data["best"]
-        ls.log(
-            f"sweep {args.param} of {function}: best {best['value']} ({best['median_ms']:.4f} ms)",
-            types.MessageType.Info,
-        )
-        ls.protocol.notify(NOTIFY_REVEAL, RevealReportParams(args.uri, function, "sweep"))
-        # The agent's sweep, as the report keeps it (``SweepResult``), with ok and the function.
-        return cast(SweepCommandResult, {"ok": True, "function": function, **data})
-
-    @ls.command(CMD_APPLY_PARAMETER)
-    async def apply_parameter(
-        ls: KernelLensServer, args: ApplyParameterArgs
-    ) -> ApplyParameterResult:
-        doc = ls.workspace.get_text_document(args.uri)
-        edits = parameter_edits(doc.source, args.function, args.param, args.value)
-        if not edits:
-            message = f"{args.param} of {args.function} has no integer literal default to change"
-            ls.window_show_message(
-                types.ShowMessageParams(type=types.MessageType.Warning, message=message)
-            )
-            return {"ok": False, "message": message}
-        text_edits = [
-            types.TextEdit(
-                range=types.Range(types.Position(e.line, e.start), types.Position(e.line, e.end)),
-                new_text=e.text,
-            )
-            for e in edits
-        ]
-        response = await ls.workspace_apply_edit_async(
-            types.ApplyWorkspaceEditParams(
-                label=f"Kernel Lens: {args.param} = {args.value}",
-                edit=types.WorkspaceEdit(changes={args.uri: text_edits}),
-            )
-        )
-        state = ls.documents.peek(args.uri)
-        sweep = state.sweeps.get(args.function) if state is not None else None
-        if response.applied and sweep is not None and sweep.get("param") == args.param:
-            sweep["current"] = args.value
-        ls.protocol.notify(NOTIFY_RESULTS_CHANGED, ResultsChangedParams(args.uri, args.function))
-        return {"ok": bool(response.applied), "edits": len(text_edits)}
+    ls.feature(REQ_REPORT)(report)
+    ls.command(CMD_RUN_NCU)(run_ncu)
+    ls.command(CMD_SWEEP)(sweep)
+    ls.command(CMD_APPLY_PARAMETER)(apply_parameter)

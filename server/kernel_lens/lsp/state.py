@@ -16,7 +16,10 @@ from typing import Any, Generic, TypeVar
 
 from lsprotocol import types
 
+from kernel_lens.analysis.notebook_script import NotebookScript
+from kernel_lens.analysis.trace_store import TraceStore
 from kernel_lens.lsp.results import Record
+from kernel_lens.traces.readers import ReaderPool
 from kernel_lens.wire.errors import ErrorObject
 
 __all__ = [
@@ -46,6 +49,8 @@ ASM_CACHE_SIZE = 16
 TRACE_CACHE_SIZE = 4
 #: Overview timelines kept (one per trace file).
 TIMELINE_CACHE_SIZE = 8
+#: Trace stores kept mapped per server (``TraceCaches.stores``).
+TRACE_STORES_KEPT = 8
 
 
 class LRU(Generic[K, V]):
@@ -231,3 +236,61 @@ class TraceCaches:
     timelines: LRU[str, tuple[float, dict[str, Any]]] = field(
         default_factory=lambda: LRU(TIMELINE_CACHE_SIZE)
     )
+    #: path → ((size, mtime ns), its columnar store), kept mapped (the columns are
+    #: memory-mapped: little resident memory); ``lsp/traces.py``
+    stores: LRU[str, tuple[tuple[int, int], TraceStore]] = field(
+        default_factory=lambda: LRU(TRACE_STORES_KEPT)
+    )
+    #: (path, size, mtime ns) → the reading under way, which every request for it waits for
+    loading: dict[tuple[str, int, int], TraceLoading] = field(default_factory=dict)
+    #: the server's reader processes (its spare reader), made at the first reading
+    readers: ReaderPool | None = None
+
+
+class TraceLoading:
+    """A trace being read, how many requests wait for it, and the store of its first chunk
+    (``first``: a first view of a big trace, set while the rest is read)."""
+
+    def __init__(self, task: asyncio.Task[TraceStore], first: asyncio.Future[Any] | None) -> None:
+        self.task = task
+        self.first = first
+        self.waiters = 0
+
+
+@dataclass
+class CellRun:
+    """The last Profile Cell job of one cell of a notebook (``lsp/notebooks.py``).
+
+    Attributes:
+        state: ``running``, ``ok``, ``error`` or ``cancelled``.
+        text: the script text (cells up to this one) it ran.
+        result: the script result (``ok``).
+        error: the error object.
+        skipped: how many IPython lines were neutralised in that text.
+    """
+
+    state: str
+    text: str
+    result: dict[str, Any] | None = None
+    error: ErrorObject | None = None
+    skipped: int = 0
+
+
+@dataclass
+class NotebookState:
+    """One open notebook: its virtual script and its cells' runs."""
+
+    uri: str
+    virtual_uri: str
+    script: NotebookScript | None = None
+    version: int = 0
+    runs: dict[str, CellRun] = field(default_factory=dict)
+
+
+class NotebookStates:
+    """The open notebooks of one server, by notebook URI and by virtual script URI
+    (``lsp/notebooks.py``)."""
+
+    def __init__(self) -> None:
+        self.by_notebook: dict[str, NotebookState] = {}
+        self.by_virtual: dict[str, NotebookState] = {}

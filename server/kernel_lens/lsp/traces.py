@@ -32,7 +32,6 @@ import asyncio
 import os
 import shutil
 import uuid
-import weakref
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -51,7 +50,7 @@ from kernel_lens.analysis.trace_columns import TraceError
 from kernel_lens.analysis.trace_store import TraceStore
 from kernel_lens.lsp.common import workspace_folders
 from kernel_lens.lsp.language_server import KernelLensServer
-from kernel_lens.lsp.state import LRU, Job
+from kernel_lens.lsp.state import Job, TraceLoading
 from kernel_lens.traces import readers
 from kernel_lens.traces.cache import (
     cache_folder,
@@ -86,18 +85,9 @@ __all__ = [
     "window_timeline",
 ]
 
-#: Trace stores kept mapped per server (the columns are memory-mapped: little resident memory).
-_KEPT = 8
 #: Traces up to this much JSON are read in the server (in a thread): ~10k events, a fraction of a
 #: second; bigger ones in a child process with progress.
 _IN_PROCESS_BYTES = 2_000_000
-
-_stores: weakref.WeakKeyDictionary[KernelLensServer, LRU[str, tuple[tuple[int, int], TraceStore]]]
-_stores = weakref.WeakKeyDictionary()
-_loading: weakref.WeakKeyDictionary[KernelLensServer, dict[tuple[str, int, int], _Loading]]
-_loading = weakref.WeakKeyDictionary()
-#: Each server's reader processes (its spare reader; see `start_spare_reader`).
-_readers: weakref.WeakKeyDictionary[KernelLensServer, ReaderPool] = weakref.WeakKeyDictionary()
 
 
 def _stat(path: str) -> os.stat_result:
@@ -117,9 +107,9 @@ def _stat(path: str) -> os.stat_result:
 
 def _pool(ls: KernelLensServer) -> ReaderPool:
     """The server's reader processes."""
-    pool = _readers.get(ls)
+    pool = ls.traces.readers
     if pool is None:
-        pool = _readers[ls] = ReaderPool(ls.log)
+        pool = ls.traces.readers = ReaderPool(ls.log)
     return pool
 
 
@@ -240,16 +230,16 @@ async def _open_trace(
     covers when that comes before the whole trace is read (``on_first`` is called then)."""
     stat = await asyncio.to_thread(_stat, path)
     key = (stat.st_size, stat.st_mtime_ns)
-    kept = _stores.setdefault(ls, LRU(_KEPT))
+    kept = ls.traces.stores
     found = kept.get(path)
     if found is not None and found[0] == key:
         return found[1]
-    loading = _loading.setdefault(ls, {})
+    loading = ls.traces.loading
     task_key = (path, *key)
     entry = loading.get(task_key)
     if entry is None:
         first: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        entry = _Loading(asyncio.ensure_future(_open(ls, path, *key, first)), first)
+        entry = TraceLoading(asyncio.ensure_future(_open(ls, path, *key, first)), first)
         loading[task_key] = entry
         entry.task.add_done_callback(lambda _: loading.pop(task_key, None))
     entry.waiters += 1
@@ -284,16 +274,6 @@ async def open_trace(ls: KernelLensServer, path: str) -> TraceStore:
     got = await _open_trace(ls, path, first_view=False)
     assert isinstance(got, TraceStore)
     return got
-
-
-class _Loading:
-    """A trace being read, how many requests wait for it, and the store of its first chunk
-    (``first``: a first view of a big trace, set while the rest is read)."""
-
-    def __init__(self, task: asyncio.Task[TraceStore], first: asyncio.Future[Any] | None) -> None:
-        self.task = task
-        self.first = first
-        self.waiters = 0
 
 
 def _timeline(store: TraceStore, path: str, window: tuple[float, float] | None) -> Timeline:

@@ -26,7 +26,6 @@ from kernel_lens.lsp.common import (
     set_diagnostics,
     uri_to_path,
 )
-from kernel_lens.lsp.convert import structure
 from kernel_lens.lsp.jobs import agent_call
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.wire.errors import ProfileError
@@ -90,9 +89,8 @@ def _driver_for(ls: KernelLensServer, uri: str, source: str, kernel: str) -> dic
     return {}
 
 
-async def values(ls: KernelLensServer, raw: Any) -> ValuesResult:
+async def values(ls: KernelLensServer, params: ValuesParams) -> ValuesResult:
     """Run the kernel's launch under the interpreter; publish its out-of-bounds diagnostics."""
-    params = structure(ValuesParams, raw)
     require_trusted(ls)
     try:
         path, source = uri_to_path(params.uri), document_source(ls, params.uri)

@@ -7,7 +7,6 @@ from typing import Any
 
 from kernel_lens.analysis.document_model import analyze
 from kernel_lens.analysis.lens_rows import (
-    CMD_MORE_ACTIONS,
     MAX_ROW_ACTIONS,
     MORE_TITLE,
     PROFILING_TITLE,
@@ -19,7 +18,7 @@ from kernel_lens.analysis.lens_rows import (
     running_row,
 )
 from kernel_lens.analysis.lens_targets import LensTarget
-from kernel_lens.wire.lsp import CMD_PROFILE, CMD_SHOW_ASSEMBLY
+from kernel_lens.wire.lsp import CMD_MORE_ACTIONS, CMD_PROFILE, CMD_SHOW_ASSEMBLY
 
 URI = "file:///w/k.py"
 SOURCE = (

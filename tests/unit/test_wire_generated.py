@@ -5,8 +5,10 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 import typing
+from pathlib import Path
 from types import ModuleType
 
 from kernel_lens.wire import lsp
@@ -63,12 +65,22 @@ def test_optional_keys_are_optional_in_typescript() -> None:
 
 def test_the_commands_the_servers_lenses_carry_are_the_wires() -> None:
     """The TypeScript names the `…` lens's and Set as Baseline's ids from the wire (issue 37);
-    the server's lenses must carry the same ids."""
-    from kernel_lens.lsp import code_lens
-
-    assert code_lens.CMD_MORE_ACTIONS == lsp.CMD_MORE_ACTIONS
-    assert code_lens.CMD_PIN_BASELINE == lsp.CMD_SET_BASELINE_AT_CURSOR
-    assert code_lens.CMD_SCRIPT_ARGUMENTS == lsp.CMD_SCRIPT_ARGUMENTS
+    the server names every command id from the wire too: no id is written out elsewhere."""
+    ids = {
+        value
+        for name, value in vars(lsp).items()
+        if name.startswith("CMD_") and isinstance(value, str)
+    }
+    assert {lsp.CMD_MORE_ACTIONS, lsp.CMD_SET_BASELINE_AT_CURSOR, lsp.CMD_SCRIPT_ARGUMENTS} <= ids
+    root = Path(lsp.__file__).parents[1]
+    written = [
+        f"{path.relative_to(root)}: {literal}"
+        for path in sorted(root.rglob("*.py"))
+        if path.parent.name != "wire"
+        for literal in re.findall(r"[\"']([\w.]+)[\"']", path.read_text(encoding="utf-8"))
+        if literal in ids
+    ]
+    assert not written, written
     for command in (lsp.CMD_MORE_ACTIONS, lsp.CMD_SET_BASELINE_AT_CURSOR):
         assert command in lsp.CLIENT_COMMANDS
     assert set(lsp.CLIENT_COMMANDS_WITHOUT_ARGUMENT).isdisjoint(lsp.CLIENT_COMMANDS)

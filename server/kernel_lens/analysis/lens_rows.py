@@ -44,9 +44,11 @@ from kernel_lens.wire.lsp import (
     CMD_CHECK_MEMORY,
     CMD_COMPARE_ASSEMBLY,
     CMD_DEBUG_KERNEL,
+    CMD_MORE_ACTIONS,
     CMD_PROFILE,
     CMD_PROFILE_KERNEL_LINES,
     CMD_RUN_NCU,
+    CMD_SET_BASELINE_AT_CURSOR,
     CMD_SHOW_ASSEMBLY,
     CMD_SHOW_GENERATED_CODE,
     CMD_SHOW_REPORT,
@@ -56,9 +58,6 @@ from kernel_lens.wire.lsp import (
 )
 
 __all__ = [
-    "CMD_MORE_ACTIONS",
-    "CMD_PIN_BASELINE",
-    "CMD_SCRIPT_ARGUMENTS",
     "MAX_ROW_ACTIONS",
     "MORE_TITLE",
     "PROFILING_TITLE",
@@ -81,15 +80,6 @@ __all__ = [
 TRUST_COMMAND = "workbench.trust.manage"
 #: The trust lens of a function in an untrusted workspace.
 TRUST_TITLE = "$(shield) Kernel Lens: trust this workspace to profile"
-#: The client's quick pick of a function's other actions (``extension/commands.ts``); its
-#: argument is ``{"function": …, "items": [{"label", "detail", "command", "arguments"} |
-#: {"label", "disabled": reason}]}``.
-CMD_MORE_ACTIONS = "kernelLens.moreActions"
-#: The client's input box for a script's arguments (``extension/scriptArgs.ts``); its argument
-#: is ``{"uri": …, "argv": [the current ones]}``, and it runs the script with what was typed.
-CMD_SCRIPT_ARGUMENTS = "kernelLens.scriptArguments"
-#: The client's explicit Set as Baseline (``extension/history.ts``): a toast with Undo.
-CMD_PIN_BASELINE = "kernelLens.setBaselineAtCursor"
 #: Actions on a function's row besides its status or summary; the rest go behind ``…``.
 MAX_ROW_ACTIONS = 2
 MORE_TITLE = "More…"
@@ -223,7 +213,7 @@ def more_actions(
     )
     baseline = _action(
         "$(pinned) Set as Baseline",
-        CMD_PIN_BASELINE,
+        CMD_SET_BASELINE_AT_CURSOR,
         args,
         "compare later runs of this function with this one (a toast offers Undo)",
     )

@@ -23,8 +23,6 @@ from kernel_lens.analysis.def_scan import last_line
 from kernel_lens.analysis.document_model import DocumentModel
 from kernel_lens.analysis.functions import FunctionInfo, SourceSyntaxError
 from kernel_lens.analysis.lens_rows import (
-    CMD_MORE_ACTIONS,
-    CMD_SCRIPT_ARGUMENTS,
     MAX_ROW_ACTIONS,
     TRUST_COMMAND,
     TRUST_TITLE,
@@ -62,8 +60,6 @@ from kernel_lens.wire.errors import ProfileError
 from kernel_lens.wire.lsp import CMD_PROFILE, CMD_SHOW_INLINE, DEFAULT_BUDGET_MS
 
 __all__ = [
-    "CMD_MORE_ACTIONS",
-    "CMD_SCRIPT_ARGUMENTS",
     "MAX_ROW_ACTIONS",
     "TRUST_COMMAND",
     "TRUST_TITLE",

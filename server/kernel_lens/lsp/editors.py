@@ -41,17 +41,14 @@ from kernel_lens.analysis.report_text import format_profile
 from kernel_lens.analysis.safe_text import terminal_safe
 from kernel_lens.analysis.scripts import SCRIPT_NAME
 from kernel_lens.lsp import generated
-from kernel_lens.lsp.code_lens import (
-    CMD_MORE_ACTIONS,
-    TRUST_COMMAND,
-    more_actions,
-)
+from kernel_lens.lsp.code_lens import TRUST_COMMAND, more_actions
 from kernel_lens.lsp.common import is_trusted
 from kernel_lens.lsp.feature import LanguageFeature
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.results import place
 from kernel_lens.wire.errors import ProfileError
 from kernel_lens.wire.lsp import (
+    CMD_MORE_ACTIONS,
     CMD_OPEN_ASSEMBLY,
     CMD_OPEN_GENERATED_CODE,
     CMD_OPEN_REPORT,

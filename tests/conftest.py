@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 import tempfile
+import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +66,54 @@ def run_cli(
     if "--json" in args:
         out = json.loads(proc.stdout)
     return proc.returncode, out, proc.stderr
+
+
+def profile_json(spec: str, trace_dir: Any, *extra: str) -> dict[str, Any]:
+    """``kernel-lens profile SPEC --json`` into ``trace_dir``: the result, asserting exit 0."""
+    code, out, err = run_cli("profile", spec, "--json", "--trace-dir", str(trace_dir), *extra)
+    assert code == 0, (out, err)
+    return out  # type: ignore[no-any-return]
+
+
+def line_starting(result: dict[str, Any], start: str) -> dict[str, Any]:
+    """The profile result's line whose source starts with ``start``."""
+    return next(x for x in result["lines"] if x["source"].startswith(start))
+
+
+#: The CLI's fastest timing options, for tests about how a run ends rather than its numbers.
+FAST = ["--budget-ms", "50", "--warmup-ms", "2", "--runs", "1"]
+
+
+def kl(*args: str, cwd: Path | None = None, timeout: float = 240) -> tuple[int, Any, str, float]:
+    """``python -m kernel_lens ARGS``: (exit code, stdout — JSON with --json —, stderr, seconds)."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(ROOT / "server")}
+    t0 = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "kernel_lens", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        cwd=cwd or ROOT,
+    )
+    elapsed = time.monotonic() - t0
+    out: Any = proc.stdout
+    if "--json" in args:
+        assert proc.stdout.count("\n") == 1, (proc.stdout, proc.stderr)
+        out = json.loads(proc.stdout)
+    return proc.returncode, out, proc.stderr, elapsed
+
+
+def write(tmp_path: Path, body: str, name: str = "user.py") -> Path:
+    """``tmp_path/name``: ``import torch`` and ``body`` (dedented)."""
+    path = tmp_path / name
+    path.write_text("import torch\n\n\n" + textwrap.dedent(body))
+    return path
+
+
+def lineno(path: Path, text: str) -> int:
+    """The 1-based number of the first line of ``path`` that holds ``text``."""
+    return next(i for i, x in enumerate(path.read_text().splitlines(), 1) if text in x)
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -47,6 +48,52 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+# KERNEL_LENS_TEST_CPU=N: after the run, the N tests that used the most CPU seconds (user +
+# system, of the test's process and of every process it started and waited for: a language
+# server, an agent, a compiler), setup and teardown included. Wall times (``--durations``) on a
+# shared 2-core machine mostly measure the load; CPU seconds say what a test costs. Works under
+# pytest-xdist (the workers send it with each report).
+_CPU_TOP = int(os.environ.get("KERNEL_LENS_TEST_CPU") or 0)
+_CPU_START = pytest.StashKey[float]()
+
+
+def _cpu_seconds() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if _CPU_TOP:
+        item.stash[_CPU_START] = _cpu_seconds()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    outcome = yield
+    if _CPU_TOP and call.when == "teardown" and _CPU_START in item.stash:
+        spent = _cpu_seconds() - item.stash[_CPU_START]
+        outcome.get_result().user_properties.append(("cpu_s", round(spent, 2)))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if not _CPU_TOP:
+        return
+    spent = [
+        (value, report.nodeid)
+        for reports in terminalreporter.stats.values()
+        for report in reports
+        if getattr(report, "when", None) == "teardown"
+        for name, value in getattr(report, "user_properties", [])
+        if name == "cpu_s"
+    ]
+    terminalreporter.write_sep("=", f"most CPU seconds (top {_CPU_TOP} of {len(spent)})")
+    for value, nodeid in sorted(spent, reverse=True)[:_CPU_TOP]:
+        terminalreporter.write_line(f"{value:8.2f}s cpu  {nodeid}")
+    terminalreporter.write_line(f"{sum(v for v, _ in spent):8.1f}s cpu  in all")
 
 
 def run_cli(

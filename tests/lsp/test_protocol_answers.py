@@ -53,8 +53,22 @@ FUSION = ROOT / "kernels" / "fusion.py"
 INLINE = ROOT / "kernels" / "inline_square.py"
 
 
-@pytest_lsp.fixture(config=server_config())
+# One server for the module (issue 37: a server and its agent started once, not per test): each
+# test opens its own document and asks one request, so no test depends on another's state. The
+# report test changes the agent command at run time and has a server of its own.
+in_module_loop = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_lsp.fixture(config=server_config(), scope="module")
 async def client(lsp_client: LanguageClient) -> Any:
+    await initialize(lsp_client, {**OPTIONS, "timeoutSeconds": 300})
+    lsp_client.raw = capture_answers(lsp_client)  # type: ignore[attr-defined]
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(config=server_config(), loop_scope="module")
+async def own_client(lsp_client: LanguageClient) -> Any:
     await initialize(lsp_client, {**OPTIONS, "timeoutSeconds": 300})
     lsp_client.raw = capture_answers(lsp_client)  # type: ignore[attr-defined]
     yield
@@ -81,6 +95,7 @@ def test_the_checker_rejects_what_does_not_match() -> None:
             check_type(broken, RESULT_TYPES["kernelLens/timelineWindow"])
 
 
+@in_module_loop
 async def test_functions(client: LanguageClient) -> None:
     uri = open_doc(client, TRITON)
     answer = await ask(client, client.raw, "kernelLens/functions", {"uri": uri})  # type: ignore[attr-defined]
@@ -96,6 +111,7 @@ async def test_functions(client: LanguageClient) -> None:
     record_or_compare("kernelLens/functions", answer)
 
 
+@in_module_loop
 async def test_assembly_by_position(client: LanguageClient) -> None:
     uri = open_doc(client, TRITON)
     params = {"uri": uri, "position": position(TRITON, "tl.load("), "stage": "ptx", "arch": 90}
@@ -105,6 +121,7 @@ async def test_assembly_by_position(client: LanguageClient) -> None:
     record_or_compare("kernelLens/assembly", answer)
 
 
+@in_module_loop
 async def test_asm_diff_of_two_block_sizes(client: LanguageClient) -> None:
     uri = open_doc(client, TRITON)
     params = {
@@ -122,6 +139,7 @@ async def test_asm_diff_of_two_block_sizes(client: LanguageClient) -> None:
     record_or_compare("kernelLens/asmDiff", answer)
 
 
+@in_module_loop
 async def test_positions_outside_say_where_to_put_the_cursor(client: LanguageClient) -> None:
     uri = open_doc(client, TRITON)
     outside = position(TRITON, "DEVICE = ", 0)
@@ -148,6 +166,7 @@ async def test_positions_outside_say_where_to_put_the_cursor(client: LanguageCli
     assert "put the cursor in a function that launches kernels" in str(exc.value)
 
 
+@in_module_loop
 async def test_generated_code_by_position(client: LanguageClient) -> None:
     uri = open_doc(client, FUSION)
     params = {"uri": uri, "position": position(FUSION, "def matmul_relu", 8)}
@@ -156,6 +175,7 @@ async def test_generated_code_by_position(client: LanguageClient) -> None:
     record_or_compare("kernelLens/generatedCode", answer)
 
 
+@in_module_loop
 async def test_inline_extension(client: LanguageClient) -> None:
     from kernel_lens.agent.stages.inline_ext import find_nvcc
 
@@ -171,6 +191,7 @@ async def test_inline_extension(client: LanguageClient) -> None:
     record_or_compare("kernelLens/inlineExtension", answer)
 
 
+@in_module_loop
 async def test_trace_file_and_window(client: LanguageClient) -> None:
     path = str(H200 / "matmul_relu_trace.json")
     trace = await ask(client, client.raw, "kernelLens/traceFile", {"path": path})  # type: ignore[attr-defined]
@@ -185,6 +206,7 @@ async def test_trace_file_and_window(client: LanguageClient) -> None:
     record_or_compare("kernelLens/timelineWindow", window)
 
 
+@in_module_loop
 async def test_ncu_file(client: LanguageClient) -> None:
     pytest.importorskip("ncu_report")
     path = str(H200 / "triton_square_small.ncu-rep")
@@ -193,9 +215,11 @@ async def test_ncu_file(client: LanguageClient) -> None:
     record_or_compare("kernelLens/ncuFile", answer)
 
 
-async def test_report_with_profile_sweep_and_recorded_ncu(client: LanguageClient) -> None:
+@in_module_loop
+async def test_report_with_profile_sweep_and_recorded_ncu(own_client: LanguageClient) -> None:
     """The report of ``square``: profile and sweep by the real agent, then Nsight Compute by the
     recorded-H200 stand-in (the agent command changes at run time, as a user's setting can)."""
+    client = own_client
     uri = open_doc(client, TRITON)
     assert (await click_profile(client, uri, "def square(x", TRITON))["ok"]
     sweep = await asyncio.wait_for(
@@ -242,6 +266,7 @@ async def test_report_with_profile_sweep_and_recorded_ncu(client: LanguageClient
     record_or_compare("kernelLens/report", answer)
 
 
+@in_module_loop
 async def test_values_by_position(client: LanguageClient) -> None:
     inside = ROOT / "kernels" / "triton_inside.py"
     uri = open_doc(client, inside)
@@ -265,6 +290,7 @@ def test_every_custom_request_has_a_recorded_answer() -> None:
         )
 
 
+@in_module_loop
 async def test_kernel_lines_from_a_recorded_report(client: LanguageClient) -> None:
     """Profile Kernel Lines read from a recorded H200 report (no GPU): the strided Triton
     kernel's source counters on its lines."""

@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
@@ -32,8 +33,20 @@ OPTIONS = {"timeoutSeconds": 90, "timing": {"warmupMs": 2, "budgetMs": 20, "reps
 SCRIPTS = ROOT / "tests" / "data" / "examples" / "scripts"
 
 
-@pytest_lsp.fixture(config=_server_config())
+# One server for the module (issue 37): each test works on its own copies in its tmp_path. The
+# cancel test cancels the first progress its client saw, so it has a client and server of its own.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_lsp.fixture(config=_server_config(), scope="module")
 async def client(lsp_client: LanguageClient) -> Any:
+    await initialize(lsp_client, OPTIONS)
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(config=_server_config(), loop_scope="module")
+async def own_client(lsp_client: LanguageClient) -> Any:
     await initialize(lsp_client, OPTIONS)
     yield
     await lsp_client.shutdown_session()
@@ -154,10 +167,11 @@ async def test_another_workspace_files_lines_carry_the_run_they_came_from(
 
 
 async def test_a_cancelled_script_run_keeps_the_part_that_ran(
-    client: LanguageClient, tmp_path: Path
+    own_client: LanguageClient, tmp_path: Path
 ) -> None:
     """Cancel from the progress notification stops a whole-script run at its next line and
     keeps what was profiled, labelled partial; the progress said where the run was."""
+    client = own_client
     import asyncio
     import re
 

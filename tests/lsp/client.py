@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import os
 import re
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,21 @@ OPTIONS = {"timeoutSeconds": 60, "timing": {"warmupMs": 5, "budgetMs": 50, "reps
 def server_config() -> ClientServerConfig:
     """The real language server over stdio, started as the extension starts it."""
     return ClientServerConfig(server_command=[sys.executable, "-m", "kernel_lens.lsp"])
+
+
+def module_server_config() -> ClientServerConfig:
+    """The server of a module-scoped fixture (one server for a module's tests), with a history
+    folder and a run-choices file of its own: it starts before any test's fixtures, so the
+    per-test ones of tests/conftest.py (``_own_history``) cannot reach it."""
+    own = Path(tempfile.mkdtemp(prefix="kernel-lens-module-server-"))
+    env = {
+        **os.environ,
+        "KERNEL_LENS_HISTORY": str(own / "history"),
+        "KERNEL_LENS_RUN_CHOICES": str(own / "run-choices.json"),
+    }
+    return ClientServerConfig(
+        server_command=[sys.executable, "-m", "kernel_lens.lsp"], server_env=env
+    )
 
 
 async def initialize(client: LanguageClient, options: dict[str, Any]) -> None:

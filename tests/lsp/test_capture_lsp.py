@@ -16,8 +16,14 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.conftest import ROOT
-from tests.lsp.client import click_profile, hover_text, initialize, line0_of, open_doc
-from tests.lsp.client import server_config as _server_config
+from tests.lsp.client import (
+    click_profile,
+    hover_text,
+    initialize,
+    line0_of,
+    module_server_config,
+    open_doc,
+)
 
 OPTIONS = {"timeoutSeconds": 60, "timing": {"warmupMs": 2, "budgetMs": 20, "reps": 0}}
 EXAMPLES = ROOT / "tests" / "data" / "examples" / "capture"
@@ -27,7 +33,7 @@ EXAMPLES = ROOT / "tests" / "data" / "examples" / "capture"
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
-@pytest_lsp.fixture(config=_server_config(), scope="module")
+@pytest_lsp.fixture(config=module_server_config(), scope="module")
 async def client(lsp_client: LanguageClient) -> Any:
     await initialize(lsp_client, OPTIONS)
     yield

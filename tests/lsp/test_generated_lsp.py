@@ -20,6 +20,7 @@ from tests.lsp.client import (
     initialize,
     lenses,
     line0_of,
+    module_server_config,
     open_doc,
     server_config,
     titles,
@@ -34,7 +35,7 @@ FUSION = ROOT / "kernels" / "fusion.py"
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
-@pytest_lsp.fixture(config=server_config(), scope="module")
+@pytest_lsp.fixture(config=module_server_config(), scope="module")
 async def client(lsp_client: LanguageClient) -> Any:
     await initialize(lsp_client, {**OPTIONS, "timeoutSeconds": 300})
     yield

@@ -43,6 +43,7 @@ from tests.lsp.client import (
     click_profile,
     initialize,
     line0_of,
+    module_server_config,
     open_doc,
     server_config,
 )
@@ -59,7 +60,7 @@ INLINE = ROOT / "kernels" / "inline_square.py"
 in_module_loop = pytest.mark.asyncio(loop_scope="module")
 
 
-@pytest_lsp.fixture(config=server_config(), scope="module")
+@pytest_lsp.fixture(config=module_server_config(), scope="module")
 async def client(lsp_client: LanguageClient) -> Any:
     await initialize(lsp_client, {**OPTIONS, "timeoutSeconds": 300})
     lsp_client.raw = capture_answers(lsp_client)  # type: ignore[attr-defined]

@@ -23,6 +23,7 @@ from tests.lsp.client import (
     initialize,
     lenses,
     line0_of,
+    module_server_config,
     op_title,
     open_doc,
     titles,
@@ -38,7 +39,7 @@ SCRIPTS = ROOT / "tests" / "data" / "examples" / "scripts"
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
-@pytest_lsp.fixture(config=_server_config(), scope="module")
+@pytest_lsp.fixture(config=module_server_config(), scope="module")
 async def client(lsp_client: LanguageClient) -> Any:
     await initialize(lsp_client, OPTIONS)
     yield

@@ -14,7 +14,10 @@ EXAMPLES := kernels/square.py::square_three_ways kernels/square.py::square_torch
 
 # pytest-xdist workers of test-py (3 on the 2-core CI machine: a test spends part of its time
 # waiting on the language server or the agent it started); the tests marked `serial` bound their
-# own wall time and run after, alone.
+# own wall time and run after, alone. `--dist loadfile` keeps a module's tests, and its
+# module-scoped servers and runs, on one worker. Each pass names its 20 slowest tests;
+# KERNEL_LENS_TEST_CPU=20 make test-py also lists the 20 that cost the most CPU seconds
+# (docs/testing.md).
 PYTEST_WORKERS ?= 3
 
 .PHONY: run test check setup setup-py setup-node profile-examples vsix lint typecheck test-py test-unit test-ts test-e2e try clean mutation wire
@@ -60,8 +63,8 @@ typecheck: setup-py
 	$(VENV)/bin/mypy
 
 test-py: setup-py
-	$(VENV)/bin/pytest -q --timeout=900 -n $(PYTEST_WORKERS) --dist loadfile -m "not serial"
-	$(VENV)/bin/pytest -q --timeout=900 -m serial
+	$(VENV)/bin/pytest -q --timeout=900 -n $(PYTEST_WORKERS) --dist loadfile -m "not serial" --durations=20
+	$(VENV)/bin/pytest -q --timeout=900 -m serial --durations=5
 
 test-unit: setup-py
 	$(VENV)/bin/pytest -q --timeout=300 -n 2 -m "not slow and not serial and not gpu" tests/unit

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
+import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +50,52 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+# KERNEL_LENS_TEST_CPU=N: after the run, the N tests that used the most CPU seconds (user +
+# system, of the test's process and of every process it started and waited for: a language
+# server, an agent, a compiler), setup and teardown included. Wall times (``--durations``) on a
+# shared 2-core machine mostly measure the load; CPU seconds say what a test costs. Works under
+# pytest-xdist (the workers send it with each report).
+_CPU_TOP = int(os.environ.get("KERNEL_LENS_TEST_CPU") or 0)
+_CPU_START = pytest.StashKey[float]()
+
+
+def _cpu_seconds() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if _CPU_TOP:
+        item.stash[_CPU_START] = _cpu_seconds()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    outcome = yield
+    if _CPU_TOP and call.when == "teardown" and _CPU_START in item.stash:
+        spent = _cpu_seconds() - item.stash[_CPU_START]
+        outcome.get_result().user_properties.append(("cpu_s", round(spent, 2)))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if not _CPU_TOP:
+        return
+    spent = [
+        (value, report.nodeid)
+        for reports in terminalreporter.stats.values()
+        for report in reports
+        if getattr(report, "when", None) == "teardown"
+        for name, value in getattr(report, "user_properties", [])
+        if name == "cpu_s"
+    ]
+    terminalreporter.write_sep("=", f"most CPU seconds (top {_CPU_TOP} of {len(spent)})")
+    for value, nodeid in sorted(spent, reverse=True)[:_CPU_TOP]:
+        terminalreporter.write_line(f"{value:8.2f}s cpu  {nodeid}")
+    terminalreporter.write_line(f"{sum(v for v, _ in spent):8.1f}s cpu  in all")
+
+
 def run_cli(
     *args: str, timeout: float = 300, env: dict[str, str] | None = None
 ) -> tuple[int, Any, str]:
@@ -64,6 +113,54 @@ def run_cli(
     if "--json" in args:
         out = json.loads(proc.stdout)
     return proc.returncode, out, proc.stderr
+
+
+def profile_json(spec: str, trace_dir: Any, *extra: str) -> dict[str, Any]:
+    """``kernel-lens profile SPEC --json`` into ``trace_dir``: the result, asserting exit 0."""
+    code, out, err = run_cli("profile", spec, "--json", "--trace-dir", str(trace_dir), *extra)
+    assert code == 0, (out, err)
+    return out  # type: ignore[no-any-return]
+
+
+def line_starting(result: dict[str, Any], start: str) -> dict[str, Any]:
+    """The profile result's line whose source starts with ``start``."""
+    return next(x for x in result["lines"] if x["source"].startswith(start))
+
+
+#: The CLI's fastest timing options, for tests about how a run ends rather than its numbers.
+FAST = ["--budget-ms", "50", "--warmup-ms", "2", "--runs", "1"]
+
+
+def kl(*args: str, cwd: Path | None = None, timeout: float = 240) -> tuple[int, Any, str, float]:
+    """``python -m kernel_lens ARGS``: (exit code, stdout — JSON with --json —, stderr, seconds)."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(ROOT / "server")}
+    t0 = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "kernel_lens", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        cwd=cwd or ROOT,
+    )
+    elapsed = time.monotonic() - t0
+    out: Any = proc.stdout
+    if "--json" in args:
+        assert proc.stdout.count("\n") == 1, (proc.stdout, proc.stderr)
+        out = json.loads(proc.stdout)
+    return proc.returncode, out, proc.stderr, elapsed
+
+
+def write(tmp_path: Path, body: str, name: str = "user.py") -> Path:
+    """``tmp_path/name``: ``import torch`` and ``body`` (dedented)."""
+    path = tmp_path / name
+    path.write_text("import torch\n\n\n" + textwrap.dedent(body))
+    return path
+
+
+def lineno(path: Path, text: str) -> int:
+    """The 1-based number of the first line of ``path`` that holds ``text``."""
+    return next(i for i, x in enumerate(path.read_text().splitlines(), 1) if text in x)
 
 
 @pytest.fixture

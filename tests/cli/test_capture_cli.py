@@ -12,8 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.cli.test_cli_endings import FAST, kl, lineno, write
-from tests.conftest import ROOT
+from tests.conftest import FAST, ROOT, kl, lineno, write
 
 EXAMPLES = ROOT / "tests" / "data" / "examples" / "capture"
 

@@ -4,50 +4,12 @@ returns even when the code hangs or leaves threads running. Real agent, real tor
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import textwrap
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT
-
-FAST = ["--budget-ms", "50", "--warmup-ms", "2", "--runs", "1"]
-
-
-def kl(*args: str, cwd: Path | None = None, timeout: float = 240) -> tuple[int, Any, str, float]:
-    """``python -m kernel_lens ARGS``: (exit code, stdout — JSON with --json —, stderr, seconds)."""
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(ROOT / "server")}
-    t0 = time.monotonic()
-    proc = subprocess.run(
-        [sys.executable, "-m", "kernel_lens", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=env,
-        cwd=cwd or ROOT,
-    )
-    elapsed = time.monotonic() - t0
-    out: Any = proc.stdout
-    if "--json" in args:
-        assert proc.stdout.count("\n") == 1, (proc.stdout, proc.stderr)
-        out = json.loads(proc.stdout)
-    return proc.returncode, out, proc.stderr, elapsed
-
-
-def write(tmp_path: Path, body: str, name: str = "user.py") -> Path:
-    path = tmp_path / name
-    path.write_text("import torch\n\n\n" + textwrap.dedent(body))
-    return path
-
-
-def lineno(path: Path, text: str) -> int:
-    return next(i for i, x in enumerate(path.read_text().splitlines(), 1) if text in x)
+from tests.conftest import FAST, kl, lineno, write
 
 
 def error_of(path: Path, func: str, *extra: str) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_cli_endings import kl, lineno
+from tests.conftest import kl, lineno
 
 FEW = ["--stages", "timing,ops", "--reps", "2", "--warmup-ms", "1", "--budget-ms", "5"]
 FEW += ["--runs", "1", "--no-history"]

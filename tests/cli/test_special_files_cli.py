@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli
-from tests.lsp.test_special_files_lsp import special_files
+from tests.data.odd_traces import special_files
 
 
 @pytest.mark.parametrize("kind", ["fifo", "zero", "zero-gz", "directory", "pftrace"])

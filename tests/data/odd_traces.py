@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import zlib
 from pathlib import Path
 from typing import Any
@@ -106,3 +107,18 @@ def write_odd_traces(folder: Path, bomb_bytes: int = 300 * 2**20) -> list[Path]:
         paths.append(path)
     paths.append(gzip_bomb(folder / "bomb.json.gz", bomb_bytes))
     return sorted(paths)
+
+
+def special_files(folder: Path) -> dict[str, Path]:
+    """A FIFO, a link to /dev/zero and a directory, each named like a trace."""
+    fifo = folder / "x.pt.trace.json"
+    os.mkfifo(fifo)
+    zero = folder / "zero.pt.trace.json"
+    zero.symlink_to("/dev/zero")
+    gz = folder / "zero.pt.trace.json.gz"
+    gz.symlink_to("/dev/zero")
+    directory = folder / "dir.pt.trace.json"
+    directory.mkdir()
+    pf = folder / "fifo.pftrace"
+    os.mkfifo(pf)
+    return {"fifo": fifo, "zero": zero, "zero-gz": gz, "directory": directory, "pftrace": pf}

@@ -38,7 +38,7 @@ import os from "node:os";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
 import * as codeServer from "./codeserver.mjs";
-import { keepKernelLensLogs, printResults } from "./scenarios.mjs";
+import { keepKernelLensLogs, printResults } from "./common.mjs";
 import { CHROMIUM_ARGS, playwright, Run } from "./ui.mjs";
 
 const RUN_LIMIT_MS = 9 * 60_000;

@@ -1,6 +1,7 @@
 /**
  * Editor end-to-end run: a private code-server with dist/kernel-lens.vsix on a copy of kernels/,
- * Chromium driven by playwright-core through tests/e2e/scenarios.mjs. Started by
+ * Chromium driven by playwright-core through the scenarios of tests/e2e/scenarios/ (one file
+ * each, in the order of its index.mjs). Started by
  * `scripts/e2e.sh test` (which sets up .e2e-cache/ and builds the .vsix first).
  *
  * Prints the screenshot folder at start and end, a pass/FAIL line per scenario and
@@ -13,7 +14,8 @@ import { copyFile, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import * as codeServer from "./codeserver.mjs";
-import { keepKernelLensLogs, printResults, SCENARIOS } from "./scenarios.mjs";
+import { keepKernelLensLogs, printResults } from "./common.mjs";
+import { loadScenarios } from "./scenarios/index.mjs";
 import { CHROMIUM_ARGS, playwright, Run } from "./ui.mjs";
 
 /** The whole run, start-up included (scripts/e2e.sh adds a hard limit above this). */
@@ -86,7 +88,7 @@ const only = (process.env.KERNEL_LENS_E2E_SCENARIOS ?? "").split(",").filter(Boo
 // scenario is skipped with that reason, printed (load_inline needs nvcc, which CI may lack).
 const skipped = [];
 // Scenarios marked `last` (checks over the whole run) go after the others.
-const selected = SCENARIOS.filter((s) => only.length === 0 || only.includes(s.name.split(".")[0]))
+const selected = (await loadScenarios(only))
   .filter((s) => {
     const missing = s.needs?.() ?? null;
     if (missing !== null) skipped.push(`${s.name}: skipped, ${missing}`);

@@ -31,6 +31,18 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 export class StepTimeout extends Error {}
 
 /**
+ * One editor end-to-end scenario, the default export of a file of tests/e2e/scenarios/: `name`
+ * starts with its number (`"3. a syntax error …"`); `needs` says why this machine cannot run it
+ * (or null: it runs); `last` runs it after all the others.
+ * @typedef {{
+ *   name: string,
+ *   run: (r: Run) => Promise<void>,
+ *   needs?: () => string | null,
+ *   last?: boolean,
+ * }} Scenario
+ */
+
+/**
  * One run of scenarios: the page, the screenshot folder and where we are (for failure reports).
  */
 export class Run {

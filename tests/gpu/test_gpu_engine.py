@@ -10,19 +10,9 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import KERNELS, run_cli
+from tests.conftest import KERNELS, line_starting, profile_json, run_cli
 
 pytestmark = pytest.mark.gpu
-
-
-def _profile(spec: str, tmp_path: Any, *extra: str) -> dict[str, Any]:
-    code, out, err = run_cli("profile", spec, "--json", "--trace-dir", str(tmp_path), *extra)
-    assert code == 0, (out, err)
-    return out  # type: ignore[no-any-return]
-
-
-def _line(result: dict[str, Any], start: str) -> dict[str, Any]:
-    return next(x for x in result["lines"] if x["source"].startswith(start))
 
 
 def _chain(line: dict[str, Any]) -> list[str]:
@@ -34,7 +24,7 @@ def _kernels(line: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def test_three_square_variants_map_to_pow_mul_and_an_elementwise_kernel(tmp_path: Any) -> None:
-    result = _profile(f"{KERNELS}/square.py::square_three_ways", tmp_path)
+    result = profile_json(f"{KERNELS}/square.py::square_three_ways", tmp_path)
     assert result["device_kind"] == "cuda"
     expected = {
         "a = torch.square(x)": "aten::pow",
@@ -42,7 +32,7 @@ def test_three_square_variants_map_to_pow_mul_and_an_elementwise_kernel(tmp_path
         "c = x**2": "aten::pow",
     }
     for start, op in expected.items():
-        line = _line(result, start)
+        line = line_starting(result, start)
         assert op in _chain(line), (start, _chain(line))
         kernels = _kernels(line)
         assert len(kernels) == 1, kernels
@@ -56,17 +46,17 @@ def test_three_square_variants_map_to_pow_mul_and_an_elementwise_kernel(tmp_path
 
 
 def test_matmul_line_maps_to_a_gemm_kernel(tmp_path: Any) -> None:
-    result = _profile(f"{KERNELS}/fusion.py::matmul_relu", tmp_path)
-    line = _line(result, "z = x @ y")
+    result = profile_json(f"{KERNELS}/fusion.py::matmul_relu", tmp_path)
+    line = line_starting(result, "z = x @ y")
     names = [k["name"].lower() for k in _kernels(line)]
     assert any("gemm" in n or "cutlass" in n or "xmma" in n for n in names), names
-    relu = _line(result, "z = torch.relu(z)")
+    relu = line_starting(result, "z = torch.relu(z)")
     assert [k["short_name"] for k in _kernels(relu)] == ["vectorized_elementwise_kernel"]
 
 
 def test_triton_kernel_is_on_its_launch_line(tmp_path: Any) -> None:
-    result = _profile(f"{KERNELS}/triton_square.py::square", tmp_path)
-    line = _line(result, "square_kernel[grid]")
+    result = profile_json(f"{KERNELS}/triton_square.py::square", tmp_path)
+    line = line_starting(result, "square_kernel[grid]")
     assert [k["name"] for k in _kernels(line)] == ["square_kernel"]
 
 
@@ -82,7 +72,7 @@ def test_load_inline_kernel_is_on_its_call_line(tmp_path: Any) -> None:
     if code != 0 and out["error"]["kind"] == "unsupported":
         pytest.skip(out["error"]["message"])
     assert code == 0, (out, err)
-    line = _line(out, "return _extension().square(x)")
+    line = line_starting(out, "return _extension().square(x)")
     assert "square_kernel" in [k["short_name"] for k in _kernels(line)]
 
 
@@ -107,7 +97,7 @@ def test_cli_three_ways_timing_agrees_with_do_bench(tmp_path: Any) -> None:
     import torch
     from triton.testing import do_bench
 
-    result = _profile(f"{KERNELS}/square.py::square_three_ways", tmp_path, "--stages", "timing")
+    result = profile_json(f"{KERNELS}/square.py::square_three_ways", tmp_path, "--stages", "timing")
     x = torch.randn(10_000, 10_000, device="cuda")
 
     def three() -> Any:

@@ -15,8 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import KERNELS, run_cli
-from tests.gpu.test_gpu_engine import _line, _profile
+from tests.conftest import KERNELS, line_starting, profile_json, run_cli
 
 pytestmark = pytest.mark.gpu
 
@@ -29,21 +28,24 @@ def _cuda(line: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_known_sizes_are_exact_on_the_lines(tmp_path: Any) -> None:
-    result = _profile(f"{KERNELS}/memory.py::grow", tmp_path, "--memory", "--no-history")
+    result = profile_json(f"{KERNELS}/memory.py::grow", tmp_path, "--memory", "--no-history")
     assert result["device_kind"] == "cuda"
-    a = _cuda(_line(result, "a = torch.ones"))
-    b = _cuda(_line(result, "b = torch.ones"))
-    c = _cuda(_line(result, "c = torch.cat"))
+    a = _cuda(line_starting(result, "a = torch.ones"))
+    b = _cuda(line_starting(result, "b = torch.ones"))
+    c = _cuda(line_starting(result, "c = torch.cat"))
     assert (a["allocated_bytes"], b["allocated_bytes"], c["allocated_bytes"]) == (
         16 * MIB,
         8 * MIB,
         24 * MIB,
     )
     assert c["live_bytes"] - a["live_bytes"] == 32 * MIB
-    freed = _cuda(_line(result, "del a"))
+    freed = _cuda(line_starting(result, "del a"))
     assert freed["freed_bytes"] == 16 * MIB
     (dev,) = result["memory"]["devices"]
-    assert dev["device"] == "cuda:0" and dev["peak_line"] == _line(result, "c = torch.cat")["line"]
+    assert (
+        dev["device"] == "cuda:0"
+        and dev["peak_line"] == line_starting(result, "c = torch.cat")["line"]
+    )
     alive = {r["source"].split(" =")[0]: r["bytes"] for r in dev["live_at_peak"]}
     assert (alive["c"], alive["a"], alive["b"]) == (24 * MIB, 16 * MIB, 8 * MIB)
 
@@ -129,10 +131,10 @@ def test_a_cpu_function_on_a_gpu_machine_stays_cpu_with_memory_on(tmp_path: Path
 
 def test_memory_is_recorded_by_default_on_cuda_and_not_with_no_memory(tmp_path: Path) -> None:
     # Its measured cost on CUDA is under 10% (docs/benchmarks.md): on by default there.
-    result = _profile(f"{KERNELS}/memory.py::grow", tmp_path / "a", "--no-history")
+    result = profile_json(f"{KERNELS}/memory.py::grow", tmp_path / "a", "--no-history")
     assert result["device_kind"] == "cuda"
-    assert _cuda(_line(result, "c = torch.cat"))["allocated_bytes"] == 24 * MIB
+    assert _cuda(line_starting(result, "c = torch.cat"))["allocated_bytes"] == 24 * MIB
     assert result["memory"]["devices"][0]["device"] == "cuda:0"
-    off = _profile(f"{KERNELS}/memory.py::grow", tmp_path / "b", "--no-history", "--no-memory")
+    off = profile_json(f"{KERNELS}/memory.py::grow", tmp_path / "b", "--no-history", "--no-memory")
     assert "memory" not in off
     assert not any("memory" in line for line in off["lines"])

@@ -11,8 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import KERNELS
-from tests.gpu.test_gpu_engine import _line, _profile
+from tests.conftest import KERNELS, line_starting, profile_json
 
 pytestmark = pytest.mark.gpu
 
@@ -34,18 +33,18 @@ def _on_lines_us(result: dict[str, Any]) -> float:
 
 @pytest.mark.parametrize("spec", ["train_step.py::train_step", "train_step.py::train_step_bf16"])
 def test_a_training_steps_lines_sum_to_the_traces_kernel_time(spec: str, tmp_path: Any) -> None:
-    result = _profile(f"{KERNELS}/{spec}", tmp_path)
+    result = profile_json(f"{KERNELS}/{spec}", tmp_path)
     total = _trace_device_us(result)
     assert result["accounting"]["device_us"] == pytest.approx(total, rel=1e-3)
     assert _on_lines_us(result) == pytest.approx(total, rel=0.01)
     assert result["accounting"]["on_lines_pct"] >= 99.0
-    model = _line(result, "out = model(x)")
+    model = line_starting(result, "out = model(x)")
     names = [op["name"] for op in model["backward"]["ops"]]
     assert "AddmmBackward0" in names and "GeluBackward0" in names
     assert model["backward"]["device_us"] > model["device_us"]  # the backward costs ~2×
-    bpass = _line(result, "loss.backward()")["backward_pass"]
+    bpass = line_starting(result, "loss.backward()")["backward_pass"]
     assert model["line"] in bpass["lines"]
-    step = _line(result, "opt.step()")
+    step = line_starting(result, "opt.step()")
     kernels = [k["name"] for op in step["ops"] for k in op["kernels"]]
     assert any("multi_tensor_apply_kernel" in k for k in kernels), kernels
     # the backward's kernels are in the totals too
@@ -54,7 +53,7 @@ def test_a_training_steps_lines_sum_to_the_traces_kernel_time(spec: str, tmp_pat
 
 
 def test_a_forward_called_under_autocast_is_profiled_under_it(tmp_path: Any) -> None:
-    result = _profile(f"{KERNELS}/train_step.py::forward_bf16", tmp_path)
+    result = profile_json(f"{KERNELS}/train_step.py::forward_bf16", tmp_path)
     context = result["inputs"]["context"]
     assert context["label"] == "autocast cuda bfloat16 · no_grad", context
     kernels = [k["name"] for line in result["lines"] for op in line["ops"] for k in op["kernels"]]
@@ -67,12 +66,12 @@ def test_a_forward_called_under_autocast_is_profiled_under_it(tmp_path: Any) -> 
 def test_a_compiled_steps_kernels_are_on_the_forward_lines(tmp_path: Any) -> None:
     """Inductor's Triton kernels on MLP.forward's lines (forward and backward), not on the
     line that called the compiled model; all of the step's kernel time still on lines, once."""
-    result = _profile(f"{KERNELS}/train_compiled.py::train_step", tmp_path, "--timeout", "600")
-    model = _line(result, "out = model(x)")
+    result = profile_json(f"{KERNELS}/train_compiled.py::train_step", tmp_path, "--timeout", "600")
+    model = line_starting(result, "out = model(x)")
     assert not [k for op in model["ops"] for k in op["kernels"]]
     assert not [k for op in (model.get("backward") or {}).get("ops", []) for k in op["kernels"]]
     assert model["compile"]["graphs"] == 2
-    gelu = _line(result, "h = F.gelu(self.fc1(x))")
+    gelu = line_starting(result, "h = F.gelu(self.fc1(x))")
     fwd = [k["name"] for op in gelu["ops"] for k in op["kernels"]]
     bwd = [k["name"] for op in gelu["backward"]["ops"] for k in op["kernels"]]
     assert any(k.startswith("triton_") for k in fwd), fwd

@@ -7,9 +7,12 @@ from one another.
 
 from __future__ import annotations
 
+import ast
 import asyncio
+import os
 import re
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +33,21 @@ OPTIONS = {"timeoutSeconds": 60, "timing": {"warmupMs": 5, "budgetMs": 50, "reps
 def server_config() -> ClientServerConfig:
     """The real language server over stdio, started as the extension starts it."""
     return ClientServerConfig(server_command=[sys.executable, "-m", "kernel_lens.lsp"])
+
+
+def module_server_config() -> ClientServerConfig:
+    """The server of a module-scoped fixture (one server for a module's tests), with a history
+    folder and a run-choices file of its own: it starts before any test's fixtures, so the
+    per-test ones of tests/conftest.py (``_own_history``) cannot reach it."""
+    own = Path(tempfile.mkdtemp(prefix="kernel-lens-module-server-"))
+    env = {
+        **os.environ,
+        "KERNEL_LENS_HISTORY": str(own / "history"),
+        "KERNEL_LENS_RUN_CHOICES": str(own / "run-choices.json"),
+    }
+    return ClientServerConfig(
+        server_command=[sys.executable, "-m", "kernel_lens.lsp"], server_env=env
+    )
 
 
 async def initialize(client: LanguageClient, options: dict[str, Any]) -> None:
@@ -129,3 +147,90 @@ async def hover_text(client: LanguageClient, uri: str, line0: int, col: int) -> 
         return None
     assert isinstance(hover.contents, types.MarkupContent)
     return hover.contents.value
+
+
+PROFILE_SCRIPT = "$(run-all) Profile Script"
+
+
+async def code_actions(client: LanguageClient, uri: str, line0: int) -> list[tuple[str, Any]]:
+    """``(title, command)`` of each code action. (lsprotocol's client side reads a CodeAction
+    that has a ``command`` as a ``Command`` whose command is the inner object's text: read it
+    back; VS Code gets the JSON as sent.)"""
+    diags = [d for d in client.diagnostics[uri] if d.range.start.line == line0]
+    assert diags, client.diagnostics[uri]
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=diags[0].range,
+            context=types.CodeActionContext(diagnostics=diags),
+        )
+    )
+    out: list[tuple[str, Any]] = []
+    for action in actions or []:
+        if isinstance(action, types.CodeAction):
+            out.append((action.title, action.command))
+        else:
+            inner = ast.literal_eval(action.command)
+            out.append((action.title, types.Command(**inner)))
+    return out
+
+
+def lenses_at(found: list[types.CodeLens], line0: int) -> list[str]:
+    return [lens.command.title for lens in found if lens.command and lens.range.start.line == line0]
+
+
+async def click_script(client: LanguageClient, uri: str) -> Any:
+    """Click the one Profile Script lens of line 0 (its arguments as the server sends them)."""
+    found = [
+        lens
+        for lens in await lenses(client, uri)
+        if lens.range.start.line == 0 and lens.command and lens.command.title == PROFILE_SCRIPT
+    ]
+    assert len(found) == 1, titles(await lenses(client, uri))
+    assert found[0].command is not None
+    assert list(found[0].command.arguments or []) == [{"uri": uri, "script": True}]
+    return await click(client, found[0])
+
+
+def capabilities() -> types.ClientCapabilities:
+    """VS Code's capabilities with notebook sync, as vscode-languageclient 9 declares it (the
+    recording pytest-lsp ships predates it)."""
+    caps = pytest_lsp.client_capabilities("visual-studio-code")
+    caps.notebook_document = types.NotebookDocumentClientCapabilities(
+        synchronization=types.NotebookDocumentSyncClientCapabilities(
+            dynamic_registration=True, execution_summary_support=True
+        )
+    )
+    return caps
+
+
+def cell_uri(path: Path, index: int) -> str:
+    return f"vscode-notebook-cell:{path}#W{index}sZmlsZQ%3D%3D"
+
+
+def open_notebook(client: LanguageClient, path: Path, cells: list[tuple[str, str]]) -> list[str]:
+    uris = [cell_uri(path, i) for i in range(len(cells))]
+    kinds = {"code": types.NotebookCellKind.Code, "markdown": types.NotebookCellKind.Markup}
+    client.notebook_document_did_open(
+        types.DidOpenNotebookDocumentParams(
+            notebook_document=types.NotebookDocument(
+                uri=path.as_uri(),
+                notebook_type="jupyter-notebook",
+                version=1,
+                cells=[
+                    types.NotebookCell(kind=kinds[kind], document=uri)
+                    for uri, (kind, _) in zip(uris, cells, strict=True)
+                ],
+            ),
+            cell_text_documents=[
+                types.TextDocumentItem(
+                    uri=uri,
+                    language_id="python" if kind == "code" else "markdown",
+                    version=1,
+                    text=text,
+                )
+                for uri, (kind, text) in zip(uris, cells, strict=True)
+            ],
+        )
+    )
+    return uris

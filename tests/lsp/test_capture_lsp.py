@@ -10,19 +10,30 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.conftest import ROOT
-from tests.lsp.client import click_profile, hover_text, initialize, line0_of, open_doc
-from tests.lsp.client import server_config as _server_config
+from tests.lsp.client import (
+    click_profile,
+    hover_text,
+    initialize,
+    line0_of,
+    module_server_config,
+    open_doc,
+)
 
 OPTIONS = {"timeoutSeconds": 60, "timing": {"warmupMs": 2, "budgetMs": 20, "reps": 0}}
 EXAMPLES = ROOT / "tests" / "data" / "examples" / "capture"
 
 
-@pytest_lsp.fixture(config=_server_config())
+# One server for the module (issue 37): each test works on its own copies in its tmp_path.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_lsp.fixture(config=module_server_config(), scope="module")
 async def client(lsp_client: LanguageClient) -> Any:
     await initialize(lsp_client, OPTIONS)
     yield

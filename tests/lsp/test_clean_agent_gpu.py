@@ -10,10 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_lsp
 from pytest_lsp import LanguageClient
 
-from tests.lsp.client import click, lenses, open_doc, titles
-from tests.lsp.test_clean_agent import client  # noqa: F401 - the server fixture
+from tests.lsp.client import click, initialize, lenses, open_doc, server_config, titles
+
+OPTIONS = {"timeoutSeconds": 60, "timing": {"warmupMs": 2, "budgetMs": 20, "reps": 0}}
 
 GPU_USER = """\
 import torch
@@ -33,9 +35,16 @@ def after_the_leak(x):
 """
 
 
+@pytest_lsp.fixture(config=server_config())
+async def client(lsp_client: LanguageClient) -> Any:
+    await initialize(lsp_client, OPTIONS)
+    yield
+    await lsp_client.shutdown_session()
+
+
 @pytest.mark.gpu
 async def test_gpu_memory_does_not_survive_its_job(
-    client: LanguageClient,  # noqa: F811
+    client: LanguageClient,
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "gpu_user.py"

@@ -16,9 +16,16 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.conftest import HAS_CUDA, KERNELS
-from tests.lsp.client import hover_text, initialize, lenses, line0_of, open_doc, titles
+from tests.lsp.client import (
+    click_script,
+    hover_text,
+    initialize,
+    lenses,
+    line0_of,
+    open_doc,
+    titles,
+)
 from tests.lsp.client import server_config as _server_config
-from tests.lsp.test_script_lsp import _click_script
 
 OPTIONS = {"timeoutSeconds": 600, "timing": {"warmupMs": 2, "budgetMs": 20, "reps": 0}}
 
@@ -47,7 +54,7 @@ async def test_compiled_script_lenses_hover_and_graph_break(
     path = tmp_path / "compiled_step.py"
     shutil.copy(KERNELS / "compiled_step.py", path)
     uri = open_doc(client, path)
-    outcome = await _click_script(client, uri)
+    outcome = await click_script(client, uri)
     assert outcome["ok"] is True, outcome
     after = await lenses(client, uri)
 

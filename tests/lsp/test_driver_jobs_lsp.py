@@ -15,9 +15,8 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.conftest import ROOT
-from tests.lsp.client import initialize, line0_of, open_doc
+from tests.lsp.client import code_actions, initialize, line0_of, open_doc
 from tests.lsp.client import server_config as _server_config
-from tests.lsp.test_drivers_lsp import _fixes
 
 OPTIONS = {"timeoutSeconds": 240, "timing": {"warmupMs": 2, "budgetMs": 20, "reps": 3}}
 LAUNCH = (
@@ -52,7 +51,7 @@ async def test_sweep_and_generated_code_use_the_driver_the_quick_fix_chose(
     assert failed["ok"] is False and failed["error"]["kind"] == "inputs", failed
     profiled = await _command(client, "kernelLens.profile", {"uri": uri, "function": "Mlp.forward"})
     assert profiled["ok"] is False and profiled["error"]["kind"] == "inputs", profiled
-    fixes = await _fixes(client, uri, line0_of(model, "def forward(self, x, chunks"))
+    fixes = await code_actions(client, uri, line0_of(model, "def forward(self, x, chunks"))
     [chosen] = [command for title, command in fixes if title == LAUNCH]
     [args] = chosen.arguments or []
     assert args["env"] == {"KL_BATCH": "6"}

@@ -5,7 +5,6 @@ fixes; the chosen one profiles the function with its driver's inputs and is reme
 
 from __future__ import annotations
 
-import ast
 import shutil
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,15 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.conftest import ROOT
-from tests.lsp.client import hover_text, initialize, lenses, line0_of, open_doc
+from tests.lsp.client import (
+    code_actions,
+    hover_text,
+    initialize,
+    lenses,
+    lenses_at,
+    line0_of,
+    open_doc,
+)
 from tests.lsp.client import server_config as _server_config
 
 OPTIONS = {"timeoutSeconds": 120, "timing": {"warmupMs": 2, "budgetMs": 20, "reps": 3}}
@@ -26,29 +33,6 @@ async def client(lsp_client: LanguageClient) -> Any:
     await initialize(lsp_client, OPTIONS)
     yield
     await lsp_client.shutdown_session()
-
-
-async def _fixes(client: LanguageClient, uri: str, line0: int) -> list[tuple[str, Any]]:
-    """``(title, command)`` of each code action. (lsprotocol's client side reads a CodeAction
-    that has a ``command`` as a ``Command`` whose command is the inner object's text: read it
-    back; VS Code gets the JSON as sent.)"""
-    diags = [d for d in client.diagnostics[uri] if d.range.start.line == line0]
-    assert diags, client.diagnostics[uri]
-    actions = await client.text_document_code_action_async(
-        types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=uri),
-            range=diags[0].range,
-            context=types.CodeActionContext(diagnostics=diags),
-        )
-    )
-    out: list[tuple[str, Any]] = []
-    for action in actions or []:
-        if isinstance(action, types.CodeAction):
-            out.append((action.title, action.command))
-        else:
-            inner = ast.literal_eval(action.command)
-            out.append((action.title, types.Command(**inner)))
-    return out
 
 
 async def test_the_inputs_diagnostic_offers_the_drivers_and_the_chosen_one_is_remembered(
@@ -62,7 +46,7 @@ async def test_the_inputs_diagnostic_offers_the_drivers_and_the_chosen_one_is_re
     failed = await _profile(client, uri)
     assert failed["ok"] is False and failed["error"]["kind"] == "inputs", failed
     def0 = line0_of(model, "def forward(self, x):")  # Attention's, the first
-    fixes = await _fixes(client, uri, def0)
+    fixes = await code_actions(client, uri, def0)
     titles = [title for title, _ in fixes]
     # asked before the client attached our diagnostic (VS Code's first Ctrl+.): the same fixes
     bare = await client.text_document_code_action_async(
@@ -105,10 +89,6 @@ async def test_the_inputs_diagnostic_offers_the_drivers_and_the_chosen_one_is_re
     # Profiled again without a driver in the arguments: the remembered one gives the inputs.
     again = await _profile(client, uri)
     assert again["ok"] is True, again
-
-
-def lenses_at(found: list[types.CodeLens], line0: int) -> list[str]:
-    return [lens.command.title for lens in found if lens.command and lens.range.start.line == line0]
 
 
 async def _profile(client: LanguageClient, uri: str) -> Any:

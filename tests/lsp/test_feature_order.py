@@ -20,8 +20,16 @@ from lsprotocol import types
 from lsprotocol.converters import get_converter
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from tests.lsp.client import FAKE_AGENT, OPTIONS, ROOT, click, lenses, open_doc
-from tests.lsp.test_notebook_lsp import capabilities, open_notebook
+from tests.lsp.client import (
+    FAKE_AGENT,
+    OPTIONS,
+    ROOT,
+    capabilities,
+    click,
+    lenses,
+    open_doc,
+    open_notebook,
+)
 
 ORDERED = Path(__file__).with_name("ordered_server.py")
 SQUARE = ROOT / "kernels" / "square.py"

@@ -20,6 +20,7 @@ from tests.lsp.client import (
     initialize,
     lenses,
     line0_of,
+    module_server_config,
     open_doc,
     server_config,
     titles,
@@ -29,8 +30,20 @@ TRITON = ROOT / "kernels" / "triton_square.py"
 FUSION = ROOT / "kernels" / "fusion.py"
 
 
-@pytest_lsp.fixture(config=server_config())
+# One server for the module's requests (issue 37): each test asks about its own kernel or file.
+# The test that changes the time limits has a server of its own, and so has the untrusted one.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_lsp.fixture(config=module_server_config(), scope="module")
 async def client(lsp_client: LanguageClient) -> Any:
+    await initialize(lsp_client, {**OPTIONS, "timeoutSeconds": 300})
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(config=server_config(), loop_scope="module")
+async def own_client(lsp_client: LanguageClient) -> Any:
     await initialize(lsp_client, {**OPTIONS, "timeoutSeconds": 300})
     yield
     await lsp_client.shutdown_session()
@@ -127,7 +140,7 @@ async def test_generated_code_of_the_fusion_example(client: LanguageClient) -> N
     assert "→ 1 kernel" in result.summary
 
 
-@pytest_lsp.fixture(config=server_config())
+@pytest_lsp.fixture(config=server_config(), loop_scope="module")
 async def untrusted(lsp_client: LanguageClient) -> Any:
     await initialize(lsp_client, {**OPTIONS, "workspaceTrusted": False})
     yield
@@ -227,9 +240,10 @@ async def _configure(client: LanguageClient, options: dict[str, Any]) -> None:
     raise AssertionError(f"the server did not log {want!r}")
 
 
-async def test_compiler_jobs_run_under_the_compile_limit(client: LanguageClient) -> None:
+async def test_compiler_jobs_run_under_the_compile_limit(own_client: LanguageClient) -> None:
     """An nvcc or Triton build is not a hung profile: past ``timeoutSeconds`` it goes on, up to
     ``compileTimeoutSeconds``, and a timeout then names that setting."""
+    client = own_client
     path = Path("/tmp/kernel_lens_slow_import_kernel.py")
     await _configure(client, {**OPTIONS, "timeoutSeconds": 2, "compileTimeoutSeconds": 60})
     src = SLOW_IMPORT.format(sleep=4)

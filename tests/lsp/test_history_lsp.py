@@ -20,6 +20,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
+from tests.lsp.answers import ask, capture_answers, record_or_compare
 from tests.lsp.client import (
     OPTIONS,
     ROOT,
@@ -31,7 +32,6 @@ from tests.lsp.client import (
     server_config,
     titles,
 )
-from tests.lsp.test_protocol_answers import ask, capture_answers, record_or_compare
 
 DOC = ROOT / "tests" / "data" / "examples" / "history_scale.py"
 FAST = DOC.read_text()

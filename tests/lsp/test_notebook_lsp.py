@@ -13,7 +13,15 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.conftest import ROOT
-from tests.lsp.client import click, hover_text, lenses, op_title, titles
+from tests.lsp.client import (
+    capabilities,
+    click,
+    hover_text,
+    lenses,
+    op_title,
+    open_notebook,
+    titles,
+)
 from tests.lsp.client import server_config as _server_config
 
 OPTIONS = {"timeoutSeconds": 90, "timing": {"warmupMs": 2, "budgetMs": 20, "reps": 0}}
@@ -26,18 +34,6 @@ CELLS: list[tuple[str, str]] = [
     ("code", "def scale(x):\n    y = x * 3\n    return y.sum()\n"),
     ("code", "%matplotlib inline\na = torch.randn(64, 64)\nb = scale(a)\n"),
 ]
-
-
-def capabilities() -> types.ClientCapabilities:
-    """VS Code's capabilities with notebook sync, as vscode-languageclient 9 declares it (the
-    recording pytest-lsp ships predates it)."""
-    caps = pytest_lsp.client_capabilities("visual-studio-code")
-    caps.notebook_document = types.NotebookDocumentClientCapabilities(
-        synchronization=types.NotebookDocumentSyncClientCapabilities(
-            dynamic_registration=True, execution_summary_support=True
-        )
-    )
-    return caps
 
 
 async def _init(client: LanguageClient, options: dict[str, Any]) -> types.InitializeResult:
@@ -66,38 +62,6 @@ async def untrusted(lsp_client: LanguageClient) -> Any:
     await _init(lsp_client, {**OPTIONS, "workspaceTrusted": False})
     yield
     await lsp_client.shutdown_session()
-
-
-def cell_uri(path: Path, index: int) -> str:
-    return f"vscode-notebook-cell:{path}#W{index}sZmlsZQ%3D%3D"
-
-
-def open_notebook(client: LanguageClient, path: Path, cells: list[tuple[str, str]]) -> list[str]:
-    uris = [cell_uri(path, i) for i in range(len(cells))]
-    kinds = {"code": types.NotebookCellKind.Code, "markdown": types.NotebookCellKind.Markup}
-    client.notebook_document_did_open(
-        types.DidOpenNotebookDocumentParams(
-            notebook_document=types.NotebookDocument(
-                uri=path.as_uri(),
-                notebook_type="jupyter-notebook",
-                version=1,
-                cells=[
-                    types.NotebookCell(kind=kinds[kind], document=uri)
-                    for uri, (kind, _) in zip(uris, cells, strict=True)
-                ],
-            ),
-            cell_text_documents=[
-                types.TextDocumentItem(
-                    uri=uri,
-                    language_id="python" if kind == "code" else "markdown",
-                    version=1,
-                    text=text,
-                )
-                for uri, (kind, text) in zip(uris, cells, strict=True)
-            ],
-        )
-    )
-    return uris
 
 
 def change_cell(client: LanguageClient, path: Path, uri: str, text: str, version: int) -> None:

@@ -16,23 +16,26 @@ Where an answer needs a GPU (Nsight Compute), the agent is the recorded-H200 sta
 from __future__ import annotations
 
 import asyncio
-import copy
 import json
-import os
 import sys
-import types as pytypes
-import typing
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Any
 
 import pytest
 import pytest_lsp
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
-from typing_extensions import NotRequired, is_typeddict
 
 from kernel_lens.wire.lsp import RESULT_TYPES
+from tests.lsp.answers import (
+    PROTOCOL,
+    TypeMismatchError,
+    ask,
+    capture_answers,
+    check_type,
+    record_or_compare,
+)
 from tests.lsp.client import (
     FAKE_AGENT,
     OPTIONS,
@@ -40,151 +43,33 @@ from tests.lsp.client import (
     click_profile,
     initialize,
     line0_of,
+    module_server_config,
     open_doc,
     server_config,
 )
 
-PROTOCOL = ROOT / "tests" / "data" / "protocol"
 H200 = ROOT / "tests" / "data" / "h200"
 TRITON = ROOT / "kernels" / "triton_square.py"
 FUSION = ROOT / "kernels" / "fusion.py"
 INLINE = ROOT / "kernels" / "inline_square.py"
-#: Recorded files name the repository by this root, so that they do not depend on the checkout.
-FAKE_ROOT = "/home/user/kernel-lens"
-RECORD = os.environ.get("KERNEL_LENS_RECORD_PROTOCOL") == "1"
 
 
-class TypeMismatchError(AssertionError):
-    """A JSON value that does not match its declared type (``where`` is a JSON path)."""
+# One server for the module (issue 37: a server and its agent started once, not per test): each
+# test opens its own document and asks one request, so no test depends on another's state. The
+# report test changes the agent command at run time and has a server of its own.
+in_module_loop = pytest.mark.asyncio(loop_scope="module")
 
 
-def check_type(value: Any, tp: Any, where: str = "$") -> None:
-    """Check JSON ``value`` against a Python type: TypedDict, ``list[…]``, ``tuple[…]`` (a list
-    of that length), ``dict[str, …]``, unions, ``Literal``, ``None``, ``str``/``int``/``float``/
-    ``bool``, ``Any``.
-
-    TypedDicts need their required keys, may lack their ``NotRequired`` ones, and may hold keys
-    they do not declare (the TypeScript side reads only what it declares). JSON numbers: ``float``
-    accepts integers; neither number type accepts booleans.
-
-    Raises:
-        TypeMismatchError: where and how the value differs.
-    """
-    origin = typing.get_origin(tp)
-    if tp is Any:
-        return
-    if tp is None or tp is type(None):
-        if value is not None:
-            raise TypeMismatchError(f"{where}: expected null, got {value!r:.80}")
-        return
-    if origin is NotRequired:
-        check_type(value, typing.get_args(tp)[0], where)
-        return
-    if origin in (Union, pytypes.UnionType):
-        errors = []
-        for option in typing.get_args(tp):
-            try:
-                check_type(value, option, where)
-                return
-            except TypeMismatchError as exc:
-                errors.append(str(exc))
-        raise TypeMismatchError(" / ".join(errors))
-    if origin is Literal:
-        if value not in typing.get_args(tp):
-            raise TypeMismatchError(f"{where}: {value!r:.80} is not one of {typing.get_args(tp)}")
-        return
-    if is_typeddict(tp):
-        if not isinstance(value, dict):
-            raise TypeMismatchError(
-                f"{where}: expected an object ({tp.__name__}), got {value!r:.80}"
-            )
-        hints = typing.get_type_hints(tp, include_extras=True)
-        for key in tp.__required_keys__:
-            if key not in value:
-                raise TypeMismatchError(f"{where}: {tp.__name__} lacks {key!r}")
-        for key, hint in hints.items():
-            if key in value:
-                check_type(value[key], hint, f"{where}.{key}")
-        return
-    if origin is list:
-        if not isinstance(value, list):
-            raise TypeMismatchError(f"{where}: expected a list, got {value!r:.80}")
-        (item,) = typing.get_args(tp)
-        for i, v in enumerate(value):
-            check_type(v, item, f"{where}[{i}]")
-        return
-    if origin is tuple:
-        items = typing.get_args(tp)
-        if not isinstance(value, list) or len(value) != len(items):
-            raise TypeMismatchError(f"{where}: expected a list of {len(items)}, got {value!r:.80}")
-        for i, (v, item) in enumerate(zip(value, items, strict=True)):
-            check_type(v, item, f"{where}[{i}]")
-        return
-    if origin is dict:
-        if not isinstance(value, dict):
-            raise TypeMismatchError(f"{where}: expected an object, got {value!r:.80}")
-        key_type, item = typing.get_args(tp)
-        for k, v in value.items():
-            check_type(k, key_type, f"{where} key")
-            check_type(v, item, f"{where}.{k}")
-        return
-    if tp is float:
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
-    elif tp is int:
-        ok = isinstance(value, int) and not isinstance(value, bool)
-    elif tp in (str, bool):
-        ok = isinstance(value, tp)
-    else:
-        raise TypeError(f"{where}: cannot check against {tp!r}")
-    if not ok:
-        raise TypeMismatchError(f"{where}: expected {tp.__name__}, got {value!r:.80}")
-
-
-def normalized(value: Any) -> Any:
-    """The answer with this checkout's root replaced by :data:`FAKE_ROOT` (paths and URIs)."""
-    text = json.dumps(value)
-    text = text.replace(ROOT.as_uri(), "file://" + FAKE_ROOT).replace(str(ROOT), FAKE_ROOT)
-    return json.loads(text)
-
-
-def record_or_compare(method: str, answer: Any) -> Path:
-    """Check the live answer, write it when recording, and check the recorded file."""
-    result_type = RESULT_TYPES[method]
-    check_type(answer, result_type)
-    path = PROTOCOL / f"{method.replace('/', '_')}.json"
-    if RECORD or not path.exists():
-        PROTOCOL.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(normalized(answer), indent=1, sort_keys=True) + "\n")
-    recorded = json.loads(path.read_text())
-    check_type(recorded, result_type)
-    assert sorted(recorded) == sorted(answer), f"{path.name} lacks or has extra keys: re-record"
-    return path
-
-
-def capture_answers(client: LanguageClient) -> dict[Any, Any]:
-    """Keep each response's raw ``result`` (pygls turns custom results into namedtuples)."""
-    raw: dict[Any, Any] = {}
-    structure = client.protocol.structure_message
-
-    def keep(data: dict[str, Any]) -> Any:
-        if "jsonrpc" in data and "id" in data and "result" in data and "method" not in data:
-            raw[data["id"]] = copy.deepcopy(data["result"])
-        return structure(data)
-
-    client.protocol.structure_message = keep  # type: ignore[method-assign]
-    return raw
-
-
-async def ask(client: LanguageClient, raw: dict[Any, Any], method: str, params: Any) -> Any:
-    """Send a request and return its raw JSON answer."""
-    before = set(raw)
-    await asyncio.wait_for(client.protocol.send_request_async(method, params), 300)
-    (new,) = set(raw) - before
-    return raw.pop(new)
-
-
-@pytest_lsp.fixture(config=server_config())
+@pytest_lsp.fixture(config=module_server_config(), scope="module")
 async def client(lsp_client: LanguageClient) -> Any:
+    await initialize(lsp_client, {**OPTIONS, "timeoutSeconds": 300})
+    lsp_client.raw = capture_answers(lsp_client)  # type: ignore[attr-defined]
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(config=server_config(), loop_scope="module")
+async def own_client(lsp_client: LanguageClient) -> Any:
     await initialize(lsp_client, {**OPTIONS, "timeoutSeconds": 300})
     lsp_client.raw = capture_answers(lsp_client)  # type: ignore[attr-defined]
     yield
@@ -211,6 +96,7 @@ def test_the_checker_rejects_what_does_not_match() -> None:
             check_type(broken, RESULT_TYPES["kernelLens/timelineWindow"])
 
 
+@in_module_loop
 async def test_functions(client: LanguageClient) -> None:
     uri = open_doc(client, TRITON)
     answer = await ask(client, client.raw, "kernelLens/functions", {"uri": uri})  # type: ignore[attr-defined]
@@ -226,6 +112,7 @@ async def test_functions(client: LanguageClient) -> None:
     record_or_compare("kernelLens/functions", answer)
 
 
+@in_module_loop
 async def test_assembly_by_position(client: LanguageClient) -> None:
     uri = open_doc(client, TRITON)
     params = {"uri": uri, "position": position(TRITON, "tl.load("), "stage": "ptx", "arch": 90}
@@ -235,6 +122,7 @@ async def test_assembly_by_position(client: LanguageClient) -> None:
     record_or_compare("kernelLens/assembly", answer)
 
 
+@in_module_loop
 async def test_asm_diff_of_two_block_sizes(client: LanguageClient) -> None:
     uri = open_doc(client, TRITON)
     params = {
@@ -252,6 +140,7 @@ async def test_asm_diff_of_two_block_sizes(client: LanguageClient) -> None:
     record_or_compare("kernelLens/asmDiff", answer)
 
 
+@in_module_loop
 async def test_positions_outside_say_where_to_put_the_cursor(client: LanguageClient) -> None:
     uri = open_doc(client, TRITON)
     outside = position(TRITON, "DEVICE = ", 0)
@@ -278,6 +167,7 @@ async def test_positions_outside_say_where_to_put_the_cursor(client: LanguageCli
     assert "put the cursor in a function that launches kernels" in str(exc.value)
 
 
+@in_module_loop
 async def test_generated_code_by_position(client: LanguageClient) -> None:
     uri = open_doc(client, FUSION)
     params = {"uri": uri, "position": position(FUSION, "def matmul_relu", 8)}
@@ -286,6 +176,7 @@ async def test_generated_code_by_position(client: LanguageClient) -> None:
     record_or_compare("kernelLens/generatedCode", answer)
 
 
+@in_module_loop
 async def test_inline_extension(client: LanguageClient) -> None:
     from kernel_lens.agent.stages.inline_ext import find_nvcc
 
@@ -301,6 +192,7 @@ async def test_inline_extension(client: LanguageClient) -> None:
     record_or_compare("kernelLens/inlineExtension", answer)
 
 
+@in_module_loop
 async def test_trace_file_and_window(client: LanguageClient) -> None:
     path = str(H200 / "matmul_relu_trace.json")
     trace = await ask(client, client.raw, "kernelLens/traceFile", {"path": path})  # type: ignore[attr-defined]
@@ -315,6 +207,7 @@ async def test_trace_file_and_window(client: LanguageClient) -> None:
     record_or_compare("kernelLens/timelineWindow", window)
 
 
+@in_module_loop
 async def test_ncu_file(client: LanguageClient) -> None:
     pytest.importorskip("ncu_report")
     path = str(H200 / "triton_square_small.ncu-rep")
@@ -323,9 +216,11 @@ async def test_ncu_file(client: LanguageClient) -> None:
     record_or_compare("kernelLens/ncuFile", answer)
 
 
-async def test_report_with_profile_sweep_and_recorded_ncu(client: LanguageClient) -> None:
+@in_module_loop
+async def test_report_with_profile_sweep_and_recorded_ncu(own_client: LanguageClient) -> None:
     """The report of ``square``: profile and sweep by the real agent, then Nsight Compute by the
     recorded-H200 stand-in (the agent command changes at run time, as a user's setting can)."""
+    client = own_client
     uri = open_doc(client, TRITON)
     assert (await click_profile(client, uri, "def square(x", TRITON))["ok"]
     sweep = await asyncio.wait_for(
@@ -372,6 +267,7 @@ async def test_report_with_profile_sweep_and_recorded_ncu(client: LanguageClient
     record_or_compare("kernelLens/report", answer)
 
 
+@in_module_loop
 async def test_values_by_position(client: LanguageClient) -> None:
     inside = ROOT / "kernels" / "triton_inside.py"
     uri = open_doc(client, inside)
@@ -395,6 +291,7 @@ def test_every_custom_request_has_a_recorded_answer() -> None:
         )
 
 
+@in_module_loop
 async def test_kernel_lines_from_a_recorded_report(client: LanguageClient) -> None:
     """Profile Kernel Lines read from a recorded H200 report (no GPU): the strided Triton
     kernel's source counters on its lines."""

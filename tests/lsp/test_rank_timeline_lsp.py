@@ -22,6 +22,7 @@ from pytest_lsp import LanguageClient
 
 from kernel_lens.wire.lsp import RESULT_TYPES, Timeline
 from tests.conftest import KERNELS
+from tests.lsp.answers import check_type
 from tests.lsp.client import (
     FAKE_AGENT,
     ROOT,
@@ -32,7 +33,6 @@ from tests.lsp.client import (
     open_doc,
     server_config,
 )
-from tests.lsp.test_protocol_answers import check_type
 
 STEP = KERNELS / "allreduce_step.py"
 DATA = ROOT / "tests" / "data" / "distributed" / "report"

@@ -15,9 +15,10 @@ from typing import Any
 import pytest_lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 
+from tests.lsp.answers import ask, capture_answers
 from tests.lsp.client import OPTIONS, initialize
-from tests.lsp.test_protocol_answers import ask, capture_answers
-from tests.unit.test_real_traces import DATA, TOTALS, check_totals
+from tests.traces import REAL_TRACES as DATA
+from tests.traces import TOTALS, check_totals
 
 CACHE = Path(tempfile.mkdtemp(prefix="kernel-lens-real-traces-"))
 

@@ -16,9 +16,8 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.conftest import ROOT
-from tests.lsp.client import initialize, lenses, line0_of, open_doc
+from tests.lsp.client import code_actions, initialize, lenses, lenses_at, line0_of, open_doc
 from tests.lsp.client import server_config as _server_config
-from tests.lsp.test_drivers_lsp import _fixes, lenses_at
 
 OPTIONS = {"timeoutSeconds": 120, "timing": {"warmupMs": 2, "budgetMs": 20, "reps": 3}}
 
@@ -94,7 +93,7 @@ async def test_arguments_given_once_are_used_when_the_script_drives_a_layer(
     failed = await _profile(client, uri)
     assert failed["ok"] is False and failed["error"]["kind"] == "inputs", failed
     def0 = line0_of(model, "def forward(self, x):")
-    fixes = await _fixes(client, uri, def0)
+    fixes = await code_actions(client, uri, def0)
     title = "Take the inputs from drive.py --dim 32 (drive.py → model.py)"
     assert title in [t for t, _ in fixes], fixes
     [command] = [c for t, c in fixes if t == title]
@@ -139,7 +138,7 @@ async def test_a_key_value_driver_that_needs_a_gpu_is_given_cpu_arguments_then_c
     assert failed["ok"] is False, failed
     assert "CUDA" in failed["error"]["message"], failed
     # Ctrl+. on the failure: the script's CPU arguments in its own form, then other drivers
-    fixes = await _fixes(client, uri, def0)
+    fixes = await code_actions(client, uri, def0)
     titles = [t for t, _ in fixes]
     assert "Run bench_synth.py on the CPU" in titles, titles
     assert "Change the Driver" in titles, titles

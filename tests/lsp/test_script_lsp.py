@@ -10,17 +10,20 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.conftest import ROOT
 from tests.lsp.client import (
-    click,
+    PROFILE_SCRIPT,
+    click_script,
     hover_text,
     initialize,
     lenses,
     line0_of,
+    module_server_config,
     op_title,
     open_doc,
     titles,
@@ -29,11 +32,22 @@ from tests.lsp.client import server_config as _server_config
 
 OPTIONS = {"timeoutSeconds": 90, "timing": {"warmupMs": 2, "budgetMs": 20, "reps": 0}}
 SCRIPTS = ROOT / "tests" / "data" / "examples" / "scripts"
-PROFILE_SCRIPT = "$(run-all) Profile Script"
 
 
-@pytest_lsp.fixture(config=_server_config())
+# One server for the module (issue 37): each test works on its own copies in its tmp_path. The
+# cancel test cancels the first progress its client saw, so it has a client and server of its own.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_lsp.fixture(config=module_server_config(), scope="module")
 async def client(lsp_client: LanguageClient) -> Any:
+    await initialize(lsp_client, OPTIONS)
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(config=_server_config(), loop_scope="module")
+async def own_client(lsp_client: LanguageClient) -> Any:
     await initialize(lsp_client, OPTIONS)
     yield
     await lsp_client.shutdown_session()
@@ -45,24 +59,12 @@ def copy(tmp_path: Path, name: str) -> Path:
     return path
 
 
-async def _click_script(client: LanguageClient, uri: str) -> Any:
-    found = [
-        lens
-        for lens in await lenses(client, uri)
-        if lens.range.start.line == 0 and lens.command and lens.command.title == PROFILE_SCRIPT
-    ]
-    assert len(found) == 1, titles(await lenses(client, uri))
-    assert found[0].command is not None
-    assert list(found[0].command.arguments or []) == [{"uri": uri, "script": True}]
-    return await click(client, found[0])
-
-
 async def test_profile_script_lens_then_wall_time_and_ops_on_module_lines(
     client: LanguageClient, tmp_path: Path
 ) -> None:
     path = copy(tmp_path, "lecture_like.py")
     uri = open_doc(client, path)
-    outcome = await _click_script(client, uri)
+    outcome = await click_script(client, uri)
     assert outcome["ok"] is True, outcome
     assert (tmp_path / "runs.txt").read_text() == "ran\n"  # one run
     after = await lenses(client, uri)
@@ -116,7 +118,7 @@ async def test_a_failing_script_gets_a_diagnostic_on_the_line_that_raised(
 ) -> None:
     path = copy(tmp_path, "raises.py")
     uri = open_doc(client, path)
-    outcome = await _click_script(client, uri)
+    outcome = await click_script(client, uri)
     assert outcome["ok"] is False and outcome["error"]["kind"] == "runtime", outcome
     raised = line0_of(path, "y = x @ torch.randn(3, 3)")
     [diag] = [d for d in client.diagnostics[uri] if d.range.start.line == raised]
@@ -135,7 +137,7 @@ async def test_another_workspace_files_lines_carry_the_run_they_came_from(
     shutil.copytree(ROOT / "tests" / "data" / "examples" / "deep", ws)
     script, helper = ws / "main_shaped.py", ws / "pkg" / "helpers.py"
     uri = open_doc(client, script)
-    outcome = await _click_script(client, uri)
+    outcome = await click_script(client, uri)
     assert outcome["ok"] is True, outcome
     inside = line0_of(script, "y = torch.relu(x @ x)")
     inside_titles = titles(await lenses(client, uri), inside)
@@ -166,16 +168,17 @@ async def test_another_workspace_files_lines_carry_the_run_they_came_from(
 
 
 async def test_a_cancelled_script_run_keeps_the_part_that_ran(
-    client: LanguageClient, tmp_path: Path
+    own_client: LanguageClient, tmp_path: Path
 ) -> None:
     """Cancel from the progress notification stops a whole-script run at its next line and
     keeps what was profiled, labelled partial; the progress said where the run was."""
+    client = own_client
     import asyncio
     import re
 
     path = copy(tmp_path, "forever.py")
     uri = open_doc(client, path)
-    task = asyncio.ensure_future(_click_script(client, uri))
+    task = asyncio.ensure_future(click_script(client, uri))
     seen: list[str] = []
     for _ in range(400):
         seen = [

@@ -19,6 +19,7 @@ import pytest_lsp
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
 
+from tests.data.odd_traces import special_files
 from tests.lsp.client import OPTIONS, initialize
 
 CACHE = Path(tempfile.mkdtemp(prefix="kernel-lens-special-files-"))
@@ -35,21 +36,6 @@ async def client(lsp_client: LanguageClient) -> Any:
     yield
     with contextlib.suppress(RuntimeError):
         await asyncio.wait_for(lsp_client.shutdown_session(), 10)
-
-
-def special_files(folder: Path) -> dict[str, Path]:
-    """A FIFO, a link to /dev/zero and a directory, each named like a trace."""
-    fifo = folder / "x.pt.trace.json"
-    os.mkfifo(fifo)
-    zero = folder / "zero.pt.trace.json"
-    zero.symlink_to("/dev/zero")
-    gz = folder / "zero.pt.trace.json.gz"
-    gz.symlink_to("/dev/zero")
-    directory = folder / "dir.pt.trace.json"
-    directory.mkdir()
-    pf = folder / "fifo.pftrace"
-    os.mkfifo(pf)
-    return {"fifo": fifo, "zero": zero, "zero-gz": gz, "directory": directory, "pftrace": pf}
 
 
 async def _refused(client: LanguageClient, method: str, params: dict[str, Any]) -> str:

@@ -16,10 +16,14 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-from tests.lsp.client import OPTIONS, initialize, server_config
+from tests.lsp.client import OPTIONS, initialize, module_server_config
+
+# One server for the module (issue 37): every test asks about a file of its own tmp_path and
+# each refusal leaves the server as it was; 11 tests, one server start instead of 11.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
-@pytest_lsp.fixture(config=server_config())
+@pytest_lsp.fixture(config=module_server_config(), scope="module")
 async def client(lsp_client: LanguageClient) -> Any:
     await initialize(lsp_client, OPTIONS)  # trusted, the workspace is the repository
     yield

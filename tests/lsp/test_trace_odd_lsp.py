@@ -21,8 +21,8 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 
 from kernel_lens.cli import main as cli_main
 from tests.data.odd_traces import HOSTILE, write_odd_traces
+from tests.lsp.answers import ask, capture_answers
 from tests.lsp.client import OPTIONS, initialize
-from tests.lsp.test_protocol_answers import ask, capture_answers
 
 CACHE = Path(tempfile.mkdtemp(prefix="kernel-lens-odd-traces-"))
 

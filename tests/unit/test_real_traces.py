@@ -13,7 +13,6 @@ import gzip
 import json
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -23,49 +22,8 @@ from kernel_lens.analysis.trace_store import build_store
 from kernel_lens.analysis.trace_summary import format_trace_summary, summarize_columns
 from kernel_lens.cli import main
 from kernel_lens.traces.read import read_columns, summarize_file
-
-DATA = Path(__file__).parents[1] / "data" / "real_traces"
-TOTALS: dict[str, dict[str, Any]] = json.loads((DATA / "totals.json").read_text())
-
-
-def _us(value: Any) -> Decimal:
-    """A time as the summary's JSON rounds it (3 decimals)."""
-    return Decimal(str(value)).quantize(Decimal("0.001"))
-
-
-def check_totals(got: dict[str, Any], want: dict[str, Any], *, all_kernels: bool) -> None:
-    """Every total of the summary ``got`` (its JSON) equals the independent count ``want``.
-
-    ``all_kernels``: ``got`` lists every kernel (else its top rows are checked against the
-    count's, in the summary's order: time, then name).
-    """
-    assert got["device"] == want["device"]
-    assert got["device_kind"] == want["device_kind"]
-    assert got["event_count"] == want["event_count"]
-    assert got["kernel_calls"] == want["kernel_calls"]
-    assert _us(got["kernel_total_us"]) == _us(want["kernel_total_us"])
-    kernels = {k["name"]: [k["calls"], _us(k["total_us"])] for k in got["kernels"]}
-    expected = {n: [c, _us(t)] for n, (c, t) in want["kernels"].items()}
-    if all_kernels:
-        assert kernels == expected
-    else:
-        order = sorted(expected, key=lambda n: (-expected[n][1], n))[: len(got["kernels"])]
-        assert [k["name"] for k in got["kernels"]] == order
-        assert all(kernels[n] == expected[n] for n in order)
-    memcpy = {m["kind"]: [m["calls"], m["bytes"], _us(m["total_us"])] for m in got["memcpy"]}
-    assert memcpy == {k: [c, b, _us(t)] for k, (c, b, t) in want["memcpy"].items()}
-    memset = got["memset"]
-    assert [memset["calls"], memset["bytes"], _us(memset["total_us"])] == [
-        want["memset"][0], want["memset"][1], _us(want["memset"][2])
-    ]  # fmt: skip
-    streams = {f"{s['device']}/{s['stream']}": [s["kernels"], _us(s["busy_us"])]
-               for s in got["streams"]}  # fmt: skip
-    assert streams == {k: [n, _us(b)] for k, (n, b) in want["streams"].items()}
-    assert _us(got["gpu_busy_us"]) == _us(want["gpu_busy_us"])
-    assert _us(got["gpu_span_us"]) == _us(want["gpu_span_us"])
-    assert got["launches"]["count"] == want["launches"][0]
-    assert _us(got["launches"]["total_us"]) == _us(want["launches"][1])
-    assert _us(got["op_device_us"]) == _us(want["op_device_us"])
+from tests.traces import REAL_TRACES as DATA
+from tests.traces import TOTALS, check_totals
 
 
 def test_the_set_covers_every_era_and_device() -> None:

@@ -20,7 +20,7 @@ from kernel_lens.analysis.trace_store import build_store
 from kernel_lens.analysis.trace_summary import load_trace, summarize_trace
 from kernel_lens.traces.cache import load_store, save_store
 from kernel_lens.traces.read import read_columns, summarize_file
-from tests.unit.test_trace_equal import RECORDED, _odd_trace
+from tests.traces import RECORDED, odd_trace
 
 H200 = Path(__file__).parents[1] / "data" / "h200" / "matmul_relu_trace.json"
 
@@ -45,7 +45,7 @@ def test_the_file_reader_gives_the_columns_of_the_parsed_trace(
     traces["replica.json"] = replicate_trace(traces["matmul_relu_trace.json"], 3000)
     # Python's json writes the odd trace's infinity as `Infinity`: the typed reader refuses it
     # and the reader falls back to the standard parser, with the same answer.
-    traces["odd.json"] = _odd_trace()
+    traces["odd.json"] = odd_trace()
     for name, trace in traces.items():
         text = json.dumps(trace).encode()
         path = tmp_path / (name + (".gz" if packed else ""))
@@ -151,7 +151,7 @@ def test_the_typed_reader_is_used_when_msgspec_is_there_and_json_otherwise(
     raw = json.dumps(replicate_trace(load_trace(H200), 1000)).encode()
     typed = trace_read._columns_typed(raw, None)
     assert typed is not None  # a torch trace takes the fast path
-    assert trace_read._columns_typed(json.dumps(_odd_trace()).encode(), None) is None
+    assert trace_read._columns_typed(json.dumps(odd_trace()).encode(), None) is None
     # Without msgspec (the agent's interpreter may lack it) the file reads the same.
     monkeypatch.setitem(sys.modules, "kernel_lens.traces.decode", None)
     assert trace_read._columns_typed(raw, None) is None

@@ -599,6 +599,18 @@ export interface ProfileTiming {
   reps: number;
   /** `cuda-events` or `perf-counter`. */
   method?: string;
+  /** `cuda` or `cpu`: what was timed. */
+  device?: string;
+  mean_ms?: number;
+  min_ms?: number;
+  max_ms?: number;
+  q1_ms?: number;
+  /** The samples' quartiles, ms. */
+  q3_ms?: number;
+  /** Calls made before the timed repetitions. */
+  warmup_calls?: number;
+  /** Each repetition's time, ms (absent where the samples were left out). */
+  samples_ms?: number[];
   l2_flushed?: boolean;
   warnings?: string[];
   warning?: string | null;
@@ -614,6 +626,14 @@ export const checkProfileTiming: Check<ProfileTiming> = shape<ProfileTiming>({
   spread_pct: number,
   reps: int,
   method: optional(string),
+  device: optional(string),
+  mean_ms: optional(number),
+  min_ms: optional(number),
+  max_ms: optional(number),
+  q1_ms: optional(number),
+  q3_ms: optional(number),
+  warmup_calls: optional(int),
+  samples_ms: optional(listOf(number)),
   l2_flushed: optional(boolean),
   warnings: optional(listOf(string)),
   warning: optional(nullable(string)),

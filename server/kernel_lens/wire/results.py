@@ -379,6 +379,18 @@ class ProfileTiming(TypedDict):
     reps: int
     method: NotRequired[str]
     """``cuda-events`` or ``perf-counter``."""
+    device: NotRequired[str]
+    """``cuda`` or ``cpu``: what was timed."""
+    mean_ms: NotRequired[float]
+    min_ms: NotRequired[float]
+    max_ms: NotRequired[float]
+    q1_ms: NotRequired[float]
+    q3_ms: NotRequired[float]
+    """The samples' quartiles, ms."""
+    warmup_calls: NotRequired[int]
+    """Calls made before the timed repetitions."""
+    samples_ms: NotRequired[list[float]]
+    """Each repetition's time, ms (absent where the samples were left out)."""
     l2_flushed: NotRequired[bool]
     warnings: NotRequired[list[str]]
     warning: NotRequired[str | None]

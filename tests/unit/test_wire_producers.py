@@ -185,6 +185,20 @@ def test_a_compiled_steps_lines_carry_compiled_and_shared_ops_of_the_wire() -> N
     compiled = [op for row in part["lines"] for op in row["ops"] if "compiled" in op]
     assert shared and compiled
     assert set(shared[0]) == set(wire.ProfileSharedOp.__required_keys__) | {"dispatch", "compiled"}
+    # the graph's kernel, then placed on the row's lines (``shared_with`` on every row)
+    required = set(wire.CompiledKernelInfo.__required_keys__)
+    assert all(set(op["compiled"]) >= required | {"shared_with"} for op in compiled)
+    assert any("counted_on" in op["compiled"] for op in shared)
+    kernels = [
+        k
+        for graph in compiled_graphs(raw, line_key).values()
+        for k in [*graph.kernels.values(), *(k for _, k in graph.externs)]
+    ]
+    assert kernels
+    for kernel in kernels:
+        emitted = kernel.to_json()
+        check(emitted, wire.CompiledKernelInfo)
+        assert set(emitted) == required
 
 
 # The comparison (Verdict, LineDelta, KernelDelta).

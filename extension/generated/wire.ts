@@ -129,6 +129,58 @@ export const checkProfileKernel: Check<ProfileKernel> = shape<ProfileKernel>({
   kind: optional(checkDeviceWorkKind),
 });
 
+/** A line of another file that a compiled graph's kernel fused. */
+export interface CompiledLineElsewhere {
+  path: string;
+  line: number;
+}
+export const checkCompiledLineElsewhere: Check<CompiledLineElsewhere> = shape<CompiledLineElsewhere>({
+  path: string,
+  line: int,
+});
+
+/** The line a compiled graph's kernel is counted on (`path`: when in another file). */
+export interface CompiledCountedOn {
+  line: number;
+  path?: string;
+}
+export const checkCompiledCountedOn: Check<CompiledCountedOn> = shape<CompiledCountedOn>({
+  line: int,
+  path: optional(string),
+});
+
+/** A kernel (or extern call) of a torch.compile graph, on a line's op. */
+export interface CompiledKernelInfo {
+  /** Its name in the output code (`triton_per_fused_…`, `extern_kernels.mm`). */
+  kernel: string;
+  /** `forward`, `backward`, `inference` or `graph`. */
+  graph: string;
+  graph_key: string;
+  /** The FX nodes it was generated from. */
+  nodes: string[];
+  /** Their ATen ops. */
+  aten: string[];
+  /** The lines of this row's file it fused (attribution keys before the result is built). */
+  lines: number[];
+  /** The lines of other files it fused. */
+  elsewhere?: CompiledLineElsewhere[];
+  /** Its other lines of this row's file. */
+  shared_with?: number[];
+  /** Where it is counted, when not on this line. */
+  counted_on?: CompiledCountedOn;
+}
+export const checkCompiledKernelInfo: Check<CompiledKernelInfo> = shape<CompiledKernelInfo>({
+  kernel: string,
+  graph: string,
+  graph_key: string,
+  nodes: listOf(string),
+  aten: listOf(string),
+  lines: listOf(int),
+  elsewhere: optional(listOf(checkCompiledLineElsewhere)),
+  shared_with: optional(listOf(int)),
+  counted_on: optional(checkCompiledCountedOn),
+});
+
 /** One ATen op dispatched by a profiled line; times in µs per call. */
 export interface ProfileOp {
   name: string;
@@ -145,7 +197,7 @@ export interface ProfileOp {
    * of other files (`elsewhere`), its other lines (`shared_with`) and where it is counted
    * (`counted_on`).
    */
-  compiled?: Record<string, unknown>;
+  compiled?: CompiledKernelInfo;
 }
 export const checkProfileOp: Check<ProfileOp> = shape<ProfileOp>({
   name: string,
@@ -154,7 +206,7 @@ export const checkProfileOp: Check<ProfileOp> = shape<ProfileOp>({
   cpu_us: number,
   calls: number,
   kernels: listOf(checkProfileKernel),
-  compiled: optional(record),
+  compiled: optional(checkCompiledKernelInfo),
 });
 
 /**
@@ -168,7 +220,7 @@ export interface ProfileSharedOp {
   cpu_us: number;
   calls: number;
   kernels: ProfileKernel[];
-  compiled?: Record<string, unknown>;
+  compiled?: CompiledKernelInfo;
   /** The backward graph's kernel (the line's backward part). */
   backward: boolean;
 }
@@ -179,7 +231,7 @@ export const checkProfileSharedOp: Check<ProfileSharedOp> = shape<ProfileSharedO
   cpu_us: number,
   calls: number,
   kernels: listOf(checkProfileKernel),
-  compiled: optional(record),
+  compiled: optional(checkCompiledKernelInfo),
   backward: boolean,
 });
 
@@ -599,6 +651,18 @@ export interface ProfileTiming {
   reps: number;
   /** `cuda-events` or `perf-counter`. */
   method?: string;
+  /** `cuda` or `cpu`: what was timed. */
+  device?: string;
+  mean_ms?: number;
+  min_ms?: number;
+  max_ms?: number;
+  q1_ms?: number;
+  /** The samples' quartiles, ms. */
+  q3_ms?: number;
+  /** Calls made before the timed repetitions. */
+  warmup_calls?: number;
+  /** Each repetition's time, ms (absent where the samples were left out). */
+  samples_ms?: number[];
   l2_flushed?: boolean;
   warnings?: string[];
   warning?: string | null;
@@ -614,6 +678,14 @@ export const checkProfileTiming: Check<ProfileTiming> = shape<ProfileTiming>({
   spread_pct: number,
   reps: int,
   method: optional(string),
+  device: optional(string),
+  mean_ms: optional(number),
+  min_ms: optional(number),
+  max_ms: optional(number),
+  q1_ms: optional(number),
+  q3_ms: optional(number),
+  warmup_calls: optional(int),
+  samples_ms: optional(listOf(number)),
   l2_flushed: optional(boolean),
   warnings: optional(listOf(string)),
   warning: optional(nullable(string)),

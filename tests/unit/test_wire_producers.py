@@ -14,6 +14,9 @@ emit at run time (a ``**`` spread, a key added after the literal, a value outsid
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import types
 import typing
 from pathlib import Path
@@ -34,9 +37,9 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 H200 = DATA / "h200"
 KERNELS = Path(__file__).resolve().parents[2] / "kernels"
 
-#: Objects of another stage's producer, not held here (the timing stage's ``ProfileTiming``
-#: passes its samples and quartiles through undeclared).
-_NOT_DESCENDED: frozenset[Any] = frozenset({wire.ProfileTiming})
+#: Objects of another stage's producer, not held here (none left: the timing stage's
+#: ``ProfileTiming`` declares its samples and quartiles now).
+_NOT_DESCENDED: frozenset[Any] = frozenset()
 
 
 def _keys(td: Any) -> tuple[frozenset[str], frozenset[str]]:
@@ -182,6 +185,20 @@ def test_a_compiled_steps_lines_carry_compiled_and_shared_ops_of_the_wire() -> N
     compiled = [op for row in part["lines"] for op in row["ops"] if "compiled" in op]
     assert shared and compiled
     assert set(shared[0]) == set(wire.ProfileSharedOp.__required_keys__) | {"dispatch", "compiled"}
+    # the graph's kernel, then placed on the row's lines (``shared_with`` on every row)
+    required = set(wire.CompiledKernelInfo.__required_keys__)
+    assert all(set(op["compiled"]) >= required | {"shared_with"} for op in compiled)
+    assert any("counted_on" in op["compiled"] for op in shared)
+    kernels = [
+        k
+        for graph in compiled_graphs(raw, line_key).values()
+        for k in [*graph.kernels.values(), *(k for _, k in graph.externs)]
+    ]
+    assert kernels
+    for kernel in kernels:
+        emitted = kernel.to_json()
+        check(emitted, wire.CompiledKernelInfo)
+        assert set(emitted) == required
 
 
 # The comparison (Verdict, LineDelta, KernelDelta).
@@ -333,6 +350,111 @@ def test_the_checker_fails_on_an_undeclared_or_missing_key() -> None:
     with pytest.raises(AssertionError, match="not one of"):
         check({**good, "kind": "texture"}, wire.ProfileKernel)
     assert typing.get_type_hints(wire.ProfileLine)["ops"] == list[wire.ProfileOp]
+
+
+# The timing stage (TimingResult, GraphTiming), from real repetitions.
+
+
+def test_a_cpu_timing_is_the_wires_timing() -> None:
+    from kernel_lens.agent.stages.timing import TimingConfig, time_function
+
+    timing = time_function(
+        lambda: sum(range(2000)),
+        device="cpu",
+        config=TimingConfig(warmup_ms=1, budget_ms=5, min_reps=5),
+    )
+    emitted = timing.to_json()
+    check(emitted, wire.ProfileTiming)
+    required, optional = _keys(wire.ProfileTiming)
+    # ``clocks`` is CUDA's (NVML), ``graph`` the runner's (a launch-bound CUDA function)
+    assert set(emitted) == required | (optional - {"clocks", "graph"})
+    without = timing.to_json(with_samples=False)
+    check(without, wire.ProfileTiming)
+    assert set(emitted) - set(without) == {"samples_ms"}
+
+
+@pytest.mark.gpu
+def test_a_cuda_timing_and_its_graph_timing_are_the_wires() -> None:
+    torch = pytest.importorskip("torch")
+    from kernel_lens.agent.stages.timing import TimingConfig, time_function, time_in_graph
+
+    x = torch.randn(1 << 16, device="cuda")
+    timing = time_function(
+        lambda: x * x, device="cuda", config=TimingConfig(warmup_ms=1, budget_ms=20)
+    )
+    emitted = timing.to_json()
+    check(emitted, wire.ProfileTiming)
+    assert set(emitted) >= set(wire.ProfileTiming.__required_keys__) | {"samples_ms", "q1_ms"}
+    graph = time_in_graph(lambda: x * x, calls=10, flush_l2=False)
+    emitted_graph = graph.to_json(why="median 3.6 µs < 20 µs", kernels_us=1.0)
+    check(emitted_graph, wire.GraphTimingInfo)
+    assert "reason" not in emitted_graph and emitted_graph["median_ms"] is not None
+    # a host sync during capture: the reason, no time
+    synced = time_in_graph(lambda: (x * x).sum().item(), calls=2, flush_l2=False)
+    check(synced.to_json(why=None), wire.GraphTimingInfo)
+    assert "reason" in synced.to_json()
+
+
+# Memory on the lines (LineMemory), from a profile_memory trace recorded on the H200.
+
+
+def test_the_memory_of_a_recorded_training_step_is_the_wires_line_memory() -> None:
+    from kernel_lens.analysis.memory import attribute_memory
+
+    trace = json.loads((H200 / "training" / "memory_step-trace.json").read_text())
+    per_line, memory = attribute_memory(trace, runs=1, first_line=43, last_line=49)
+    rows = [row for rows in per_line.values() for row in rows]
+    assert rows and memory is not None
+    for row in rows:
+        check(row, wire.LineMemory)
+    required, optional = _keys(wire.LineMemory)
+    # the backward of ``out = model(x)`` allocated on its line: every key is emitted
+    assert _emitted_keys(rows, wire.LineMemory) == required | optional
+
+
+# Assembly line maps (LineMap), from the PTX of a repo kernel.
+
+
+def test_a_ptx_line_map_is_the_wires_line_map_entries() -> None:
+    from kernel_lens.analysis.asm_map import ptx_line_map
+
+    ptx = (DATA / "asm" / "triton_square_1024.ptx").read_text()
+    entries = ptx_line_map(ptx, "triton_square.py").to_json()
+    assert entries
+    for entry in entries:
+        check(entry, wire.LineMapEntry)
+        assert set(entry) == set(wire.LineMapEntry.__required_keys__)
+
+
+# Show Values' out-of-bounds accesses (MemoryCheck), from Triton's interpreter.
+
+
+def test_an_out_of_bounds_load_under_the_interpreter_is_the_wires_out_of_bounds() -> None:
+    """kernels/triton_oob.py run by Triton's interpreter (in a child: the interpreter is chosen
+    when triton is imported)."""
+    pytest.importorskip("triton")
+    path = KERNELS / "triton_oob.py"
+    code = (
+        "import json, sys\n"
+        "from kernel_lens.agent.stages.interp_values import run_values\n"
+        "path = sys.argv[1]\n"
+        "result = run_values(path, open(path).read(), 'shift_kernel', program='last')\n"
+        "print(json.dumps(result['oob']))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env={**os.environ, "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": ""},
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    oob = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert oob and oob[0]["op"] == "load"
+    for row in oob:
+        check(row, wire_lsp.OutOfBounds)
+        assert set(row) == set(wire_lsp.OutOfBounds.__required_keys__)
 
 
 CUDA_SOURCE = """\

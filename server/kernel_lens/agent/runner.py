@@ -34,7 +34,7 @@ from kernel_lens.agent.usercode import (
 from kernel_lens.analysis.line_attribution import interpreted_range_name
 from kernel_lens.wire.jobs import ALL_STAGES, DEFAULT_STAGES, ProfileRequest
 from kernel_lens.wire.paths import CacheDirs
-from kernel_lens.wire.results import CompiledResult, SweepStageResult
+from kernel_lens.wire.results import CompiledResult, ProfileTiming, SweepStageResult
 
 if TYPE_CHECKING:
     from kernel_lens.agent.inductor_capture import CompileCapture
@@ -450,7 +450,7 @@ def _timing_stage(
     device: str,
     report: ProgressFn,
     stream: _Stream | None = None,
-) -> dict[str, Any]:
+) -> ProfileTiming:
     """The *timing* stage: the result's ``timing`` (with the raw samples when asked), streamed
     as it converges when ``stream`` sends partials."""
     from kernel_lens.agent.stages.timing import time_function

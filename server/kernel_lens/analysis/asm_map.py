@@ -16,7 +16,8 @@ import os
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+
+from kernel_lens.wire.results import LineMapEntry
 
 __all__ = [
     "LineMap",
@@ -47,7 +48,7 @@ class LineMap:
             out[src].append(asm_line)
         return dict(sorted(out.items()))
 
-    def to_json(self) -> list[dict[str, Any]]:
+    def to_json(self) -> list[LineMapEntry]:
         """``[{"source_line", "asm_lines"}]`` sorted by source line."""
         return [{"source_line": s, "asm_lines": a} for s, a in self.source_to_asm.items()]
 

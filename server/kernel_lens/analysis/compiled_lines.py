@@ -23,6 +23,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernel_lens.wire.results import CompiledKernelInfo
+
 __all__ = [
     "GRAPH_CALL_PREFIX",
     "CompiledGraph",
@@ -149,7 +151,7 @@ class CompiledKernel:
     graph: str = ""
     kind: str = "graph"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> CompiledKernelInfo:
         """Plain JSON (the lines as attribution keys)."""
         return {
             "kernel": self.name,

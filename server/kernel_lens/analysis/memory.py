@@ -25,6 +25,7 @@ from functools import partial
 from typing import Any
 
 from kernel_lens.analysis.line_attribution import Place, place_instants
+from kernel_lens.wire.results import LineMemory
 
 __all__ = [
     "MEMORY_EVENT",
@@ -112,9 +113,9 @@ class MemoryLine:
     live: int | None = None
     events: int = 0
 
-    def to_json(self, runs: int) -> dict[str, Any]:
+    def to_json(self, runs: int) -> LineMemory:
         """Plain JSON, per call."""
-        out: dict[str, Any] = {
+        out: LineMemory = {
             "device": self.device,
             "allocated_bytes": _per_call(self.allocated, runs),
             "freed_bytes": _per_call(self.freed, runs),
@@ -246,7 +247,7 @@ def attribute_memory(
     source_of: Callable[[int], str] | None = None,
     first_line: int | None = None,
     last_line: int | None = None,
-) -> tuple[dict[int, list[dict[str, Any]]], dict[str, Any] | None]:
+) -> tuple[dict[int, list[LineMemory]], dict[str, Any] | None]:
     """Per-line memory and the peak, from a ``profile_memory`` trace with line tags.
 
     Args:
@@ -268,7 +269,7 @@ def attribute_memory(
     replay = _Replay()
     replay.run(events, placed)
     _live_at_peaks(events, placed, replay.peaks)
-    per_line: dict[int, list[dict[str, Any]]] = {}
+    per_line: dict[int, list[LineMemory]] = {}
     for (line, _device), stat in sorted(replay.per.items()):
         per_line.setdefault(line, []).append(stat.to_json(runs))
     offset = _timeline_offset(all_events, float(events[0]["ts"]))

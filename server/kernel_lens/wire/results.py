@@ -18,6 +18,9 @@ __all__ = [
     "AutocastInfo",
     "BackwardPassInfo",
     "CallContextInfo",
+    "CompiledCountedOn",
+    "CompiledKernelInfo",
+    "CompiledLineElsewhere",
     "CompiledResult",
     "DeviceWorkKind",
     "GeneratedKernel",
@@ -90,6 +93,42 @@ class ProfileKernel(TypedDict):
     """``kernel``, ``memcpy`` or ``memset`` (absent in runs stored before it: a kernel)."""
 
 
+class CompiledLineElsewhere(TypedDict):
+    """A line of another file that a compiled graph's kernel fused."""
+
+    path: str
+    line: int
+
+
+class CompiledCountedOn(TypedDict):
+    """The line a compiled graph's kernel is counted on (``path``: when in another file)."""
+
+    line: int
+    path: NotRequired[str]
+
+
+class CompiledKernelInfo(TypedDict):
+    """A kernel (or extern call) of a torch.compile graph, on a line's op."""
+
+    kernel: str
+    """Its name in the output code (``triton_per_fused_…``, ``extern_kernels.mm``)."""
+    graph: str
+    """``forward``, ``backward``, ``inference`` or ``graph``."""
+    graph_key: str
+    nodes: list[str]
+    """The FX nodes it was generated from."""
+    aten: list[str]
+    """Their ATen ops."""
+    lines: list[int]
+    """The lines of this row's file it fused (attribution keys before the result is built)."""
+    elsewhere: NotRequired[list[CompiledLineElsewhere]]
+    """The lines of other files it fused."""
+    shared_with: NotRequired[list[int]]
+    """Its other lines of this row's file."""
+    counted_on: NotRequired[CompiledCountedOn]
+    """Where it is counted, when not on this line."""
+
+
 class ProfileOp(TypedDict):
     """One ATen op dispatched by a profiled line; times in µs per call."""
 
@@ -101,7 +140,7 @@ class ProfileOp(TypedDict):
     calls: float
     """Occurrences per call of the function (an average over the profiled calls)."""
     kernels: list[ProfileKernel]
-    compiled: NotRequired[dict[str, Any]]
+    compiled: NotRequired[CompiledKernelInfo]
     """For a kernel of a torch.compile graph: the graph's kernel (``kernel``, ``graph``,
     ``graph_key``, ``nodes``, ``aten``), the lines of this row's file it fused (``lines``), those
     of other files (``elsewhere``), its other lines (``shared_with``) and where it is counted
@@ -379,6 +418,18 @@ class ProfileTiming(TypedDict):
     reps: int
     method: NotRequired[str]
     """``cuda-events`` or ``perf-counter``."""
+    device: NotRequired[str]
+    """``cuda`` or ``cpu``: what was timed."""
+    mean_ms: NotRequired[float]
+    min_ms: NotRequired[float]
+    max_ms: NotRequired[float]
+    q1_ms: NotRequired[float]
+    q3_ms: NotRequired[float]
+    """The samples' quartiles, ms."""
+    warmup_calls: NotRequired[int]
+    """Calls made before the timed repetitions."""
+    samples_ms: NotRequired[list[float]]
+    """Each repetition's time, ms (absent where the samples were left out)."""
     l2_flushed: NotRequired[bool]
     warnings: NotRequired[list[str]]
     warning: NotRequired[str | None]

@@ -28,9 +28,10 @@ import types
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from kernel_lens.agent.errors import ProfileError, format_exception
+from kernel_lens.wire.lsp import OutOfBounds
 
 __all__ = [
     "INTERPRETER_LABEL",
@@ -177,7 +178,7 @@ class Storages:
 @dataclass
 class _Problem:
     line: int
-    op: str
+    op: Literal["load", "store"]
     arg: str
     first_pid: tuple[int, int, int]
     first_lane: list[int]
@@ -188,7 +189,7 @@ class _Problem:
     lanes: int = 0
     programs: set[tuple[int, int, int]] = field(default_factory=set)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> OutOfBounds:
         where = (
             "before its start"
             if self.first_offset < 0
@@ -249,7 +250,7 @@ class MemoryCheck:
             frame = frame.f_back
         return 0
 
-    def check(self, op: str, ptrs: Any, mask: Any, user_mask: bool) -> Any:
+    def check(self, op: Literal["load", "store"], ptrs: Any, mask: Any, user_mask: bool) -> Any:
         """The mask to use: ``mask`` with the out-of-bounds lanes of ``ptrs`` turned off."""
         import numpy as np
 
@@ -297,7 +298,7 @@ class MemoryCheck:
         problem.programs.add(self.pid)
         return type(mask)(np.asarray(active & ~bad), mask.dtype)
 
-    def to_json(self) -> list[dict[str, Any]]:
+    def to_json(self) -> list[OutOfBounds]:
         return [p.to_json() for p in sorted(self.problems.values(), key=lambda p: p.line)]
 
 

@@ -33,7 +33,7 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from kernel_lens.analysis.stopping import Decision, should_stop
 from kernel_lens.analysis.timing_policy import (
@@ -42,6 +42,7 @@ from kernel_lens.analysis.timing_policy import (
     graph_per_call_ms,
     make_policy,
 )
+from kernel_lens.wire import results as wire
 from kernel_lens.wire.lsp import DEFAULT_BUDGET_MS, DEFAULT_WARMUP_MS
 
 __all__ = [
@@ -182,10 +183,10 @@ class TimingResult:
         med = self.median_ms
         return 0.0 if med <= 0 else 50.0 * self.iqr_ms / med
 
-    def to_json(self, *, with_samples: bool = True) -> dict[str, Any]:
+    def to_json(self, *, with_samples: bool = True) -> wire.ProfileTiming:
         """Plain JSON: ``median_ms``, ``spread_pct``, ``reps`` and the details."""
         q1, q3 = self.quartiles_ms
-        out: dict[str, Any] = {
+        out: wire.ProfileTiming = {
             "median_ms": self.median_ms,
             "spread_pct": round(self.spread_pct, 3),
             "reps": self.reps,
@@ -200,18 +201,21 @@ class TimingResult:
             "l2_flushed": self.l2_flushed,
             "warnings": list(self.warnings),
             "warning": self.warning,
-            "policy": make_policy(
-                method=self.method,
-                l2_flushed=self.l2_flushed,
-                reps=self.reps,
-                samples_ms=self.samples_ms,
-                nvml=self.nvml_note,
-                stopped=self.stopped,
-                ci_pct=self.ci_pct,
+            "policy": cast(
+                wire.TimingPolicy,
+                make_policy(
+                    method=self.method,
+                    l2_flushed=self.l2_flushed,
+                    reps=self.reps,
+                    samples_ms=self.samples_ms,
+                    nvml=self.nvml_note,
+                    stopped=self.stopped,
+                    ci_pct=self.ci_pct,
+                ),
             ),
         }
         if self.clocks is not None:
-            out["clocks"] = self.clocks
+            out["clocks"] = cast(wire.GpuClocks, self.clocks)
         if with_samples:
             out["samples_ms"] = list(self.samples_ms)
         return out
@@ -586,19 +590,19 @@ class GraphTiming:
         """Median time per call in the graph, or ``None`` when not captured."""
         return statistics.median(self.per_call_ms) if self.per_call_ms else None
 
-    def to_json(self, *, why: str | None = None, kernels_us: float | None = None) -> dict[str, Any]:
+    def to_json(
+        self, *, why: str | None = None, kernels_us: float | None = None
+    ) -> wire.GraphTimingInfo:
         """Plain JSON: ``median_ms`` (absent when not captured), ``reason``, the policy."""
-        out: dict[str, Any] = {"calls": self.calls, "why": why}
+        out: wire.GraphTimingInfo = {"calls": self.calls, "why": why}
         if self.reason is not None:
             out["reason"] = self.reason
         else:
-            out.update(
-                median_ms=self.median_ms,
-                min_ms=min(self.per_call_ms),
-                max_ms=max(self.per_call_ms),
-                retries=len(self.per_call_ms),
-                flush_ms=self.flush_ms,
-            )
+            out["median_ms"] = self.median_ms
+            out["min_ms"] = min(self.per_call_ms)
+            out["max_ms"] = max(self.per_call_ms)
+            out["retries"] = len(self.per_call_ms)
+            out["flush_ms"] = self.flush_ms
             out["policy"] = {
                 "l2": "cold" if self.l2_flushed else "warm",
                 "mode": "graph",

@@ -29,6 +29,7 @@ from kernel_lens.agent.errors import ProfileError
 from kernel_lens.agent.stages.triton_launch import TextKernel
 from kernel_lens.agent.usercode import compile_text, parse_source, read_source, run_until
 from kernel_lens.analysis.asm_map import line_map, parse_ptxas_info
+from kernel_lens.wire.results import LineMapEntry
 
 __all__ = ["AsmResult", "LaunchSpec", "STAGES", "compile_file_kernels", "find_kernels"]
 
@@ -99,7 +100,7 @@ class AsmResult:
     def_line: int
     arch: int
     asm: dict[str, str]
-    line_maps: dict[str, list[dict[str, Any]]]
+    line_maps: dict[str, list[LineMapEntry]]
     resources: dict[str, Any]
     launch: LaunchSpec
     warnings: list[str] = field(default_factory=list)

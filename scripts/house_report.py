@@ -190,6 +190,10 @@ def to_json_returns() -> Counter[str]:
                 ret = ast.unparse(node.returns) if node.returns else "(none)"
                 # ``wire.NcuKernel`` (the module imported, beside a dataclass of the same name)
                 head = re.split(r"[\[| ]", ret)[0].rsplit(".", 1)[-1]
+                # ``list[LineMapEntry]``: a list of a wire type is the wire's too
+                inner = re.match(r"(?:list|Sequence)\[([\w.]+)\]$", ret)
+                if inner is not None and inner.group(1).rsplit(".", 1)[-1] in wire:
+                    head = inner.group(1).rsplit(".", 1)[-1]
                 kinds["a wire type" if head in wire else f"untyped ({head})"] += 1
     return kinds
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import contextlib
 import os
 import re
 import sys
@@ -234,3 +235,12 @@ def open_notebook(client: LanguageClient, path: Path, cells: list[tuple[str, str
         )
     )
     return uris
+
+
+async def shutdown_if_running(client: LanguageClient) -> None:
+    """End a fixture's server that its test left running (it failed before its own shutdown):
+    pytest-lsp's teardown only waits for the server to exit, which it never would."""
+    server = getattr(client, "_server", None)
+    if server is not None and server.returncode is None:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(client.shutdown_session(), 30)

@@ -21,7 +21,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from tests.lsp.client import click, initialize, lenses, open_doc, titles
+from tests.lsp.client import click, initialize, lenses, open_doc, shutdown_if_running, titles
 
 OPTIONS = {"timeoutSeconds": 60, "timing": {"warmupMs": 2, "budgetMs": 20, "reps": 0}}
 
@@ -233,6 +233,7 @@ async def test_big_messages_and_hangs_cost_one_job(
 @pytest_lsp.fixture(config=server_config())
 async def bare(lsp_client: LanguageClient) -> Any:
     yield lsp_client
+    await shutdown_if_running(lsp_client)
 
 
 def _descendants(pid: int) -> set[int]:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernel_lens.agent.packages import PackageFiles, installed_package_of
+from kernel_lens.agent.phases import mark
 from kernel_lens.analysis.line_attribution import line_range_name
 from kernel_lens.analysis.package_share import PACKAGE_RANGE_PREFIX
 
@@ -246,6 +247,7 @@ def profile_pass(
             profile_memory=memory,
             schedule=schedule(wait=0, warmup=1, active=runs, repeat=1),
         ) as prof:
+            mark("profiled pass: profiler started")
             wall_ms = 0.0
             files = [os.path.abspath(code.co_filename)]
             for step in range(runs + 1):
@@ -257,12 +259,15 @@ def profile_pass(
                 if step > 0:
                     wall_ms += (time.perf_counter() - t0) * 1e3
                 prof.step()
+            mark("profiled pass: calls done")
+    mark("profiled pass: profiler stopped")
     from kernel_lens.agent.tracefile import rank_suffix, save_trace
 
     stamp = time.strftime("%Y%m%d-%H%M%S")
     saved = save_trace(
         prof.export_chrome_trace, trace_dir, f"{label}-{stamp}-{os.getpid()}{rank_suffix()}.json"
     )
+    mark("profiled pass: trace exported and read")
     return ProfiledPass(
         trace=saved.trace,
         trace_path=saved.path,

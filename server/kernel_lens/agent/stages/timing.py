@@ -35,6 +35,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from kernel_lens.agent.phases import mark
 from kernel_lens.analysis.stopping import Decision, should_stop
 from kernel_lens.analysis.timing_policy import (
     capture_reason,
@@ -493,6 +494,7 @@ def _time_cuda(
     for _ in range(warm - 6):
         fn()
     torch.cuda.synchronize()
+    mark(f"timing: warmed up ({warm} calls, {estimate:.3g} ms each)")
 
     # Batches of event pairs sized to the budget, each read after one synchronisation; the
     # stopping rule between batches (the budget counts the planned cost of each repetition).
@@ -501,6 +503,7 @@ def _time_cuda(
         n = min(n, max(config.min_reps, int(config.max_total_ms / estimate)))
     usage = _Usage()
     before = read_gpu()
+    mark("timing: clocks read")
     samples: list[float] = []
     decision = Decision(False, "continue", None)
     for size in _batches(config, n, estimate):
@@ -514,6 +517,7 @@ def _time_cuda(
             ends[i].record()
         torch.cuda.synchronize()
         samples.extend(s.elapsed_time(e) for s, e in zip(starts, ends, strict=True))
+        mark(f"timing: batch of {size} done")
         if len(samples) >= n or not _converging(config):
             break
         decision = config.decide(samples, len(samples) * estimate)
@@ -524,6 +528,7 @@ def _time_cuda(
     if not decision.stop or decision.reason == "budget":
         decision = _at_the_end(config, samples)
     after = read_gpu()
+    mark("timing: clocks read again")
     del cache
     clocks = {"before": before, "after": after} if before is not None else None
     result = TimingResult(

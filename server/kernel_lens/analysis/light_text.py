@@ -42,6 +42,7 @@ __all__ = [
     "light_summary_title",
     "no_gpu",
     "script_actions",
+    "script_more",
 ]
 
 #: The record of a script's light run (never a valid Python name, so never a function's).
@@ -146,6 +147,11 @@ def _more(line0: int, script: str, items: list[dict[str, Any]]) -> Lens:
     return Lens(line0, MORE_TITLE, CMD_MORE_ACTIONS, [{"function": script, "items": items}])
 
 
+def script_more(uri: str, script: str) -> Lens:
+    """The script's ``More…``: the light profile and the deep trace of a window."""
+    return _more(0, script, script_actions(uri, light_done=False)[:2])
+
+
 def light_before_run(uri: str, script: str) -> list[Lens]:
     """Beside *Profile Script* before a light run: ``Light`` and ``More…`` (the light profile
     and the deep trace of a window, each with what it is)."""
@@ -154,7 +160,7 @@ def light_before_run(uri: str, script: str) -> list[Lens]:
     return [
         Lens(0, LIGHT_SHORT.replace("light", "Light"), light["command"], light["arguments"],
              tooltip="Profile Script (Light): " + str(light["detail"])),
-        _more(0, script, actions[:2]),
+        script_more(uri, script),
     ]  # fmt: skip
 
 

@@ -48,6 +48,7 @@ from kernel_lens.analysis.light_text import (
     light_file_lenses,
     light_head_title,
     light_summary_title,
+    script_more,
 )
 from kernel_lens.analysis.scripts import SCRIPT_NAME, script_summary_title
 from kernel_lens.lsp.common import package_file, refresh_lenses, uri_to_path
@@ -209,19 +210,21 @@ def _file_lenses(
         return [run, *code_lenses(light_before_run(uri, _file_name(uri))), *extra]
     if record.state == "running":
         return [_lens(0, "$(sync~spin) Running the script…")]
+    # the light profile and the deep trace of a window, beside (Re-)Profile Script
+    more = code_lens(script_more(uri, _file_name(uri)))
     if record.state in ("error", "cancelled") or record.result is None:
         title = (
             error_lens_title(record.error)
             if record.state == "error" and record.error is not None
             else "$(circle-slash) Script run cancelled"
         )
-        return [_lens(0, title), run, *extra]
+        return [_lens(0, title), run, more, *extra]
     result = record.result
     placed = place(record, source)
     rerun = _lens(0, "$(refresh) Re-run Script", CMD_PROFILE, args)
     if placed is None or placed.outdated:
         return [_lens(0, f"$(history) outdated: {script_summary_title(result)}"), rerun]
-    lenses = [_lens(0, script_summary_title(result)), rerun, *extra]
+    lenses = [_lens(0, script_summary_title(result)), rerun, more, *extra]
     return lenses + code_lenses(script_line_lenses(result, uri))
 
 

@@ -192,7 +192,7 @@ async function moreActions(ctx: Ctx, args: unknown): Promise<void> {
   }
   const picked = await vscode.window.showQuickPick<PickItem>(pickItems(args), {
     title: `${DISPLAY_NAME}: ${args.function}`,
-    placeHolder: "More actions for this function",
+    placeHolder: `More actions for this ${args.function.endsWith(".py") ? "script" : "function"}`,
   });
   if (picked?.action !== undefined) {
     await vscode.commands.executeCommand(picked.action.command, ...picked.action.arguments);
@@ -349,6 +349,8 @@ async function profileScriptLight(ctx: Ctx, args?: unknown): Promise<void> {
     return;
   }
   ctx.log.info(outcome.message);
+  // Said here, with what to do: the status item need not stay red until the next success.
+  ctx.status.failureShown();
   const buttons = outcome.offerDeep ? [PROFILE_SCRIPT_INSTEAD] : [];
   const show = outcome.severity === "info" ? showInformation : showWarning;
   const picked = await show(`${DISPLAY_NAME}: ${outcome.message}`, ...buttons);

@@ -18,7 +18,7 @@ const isResult = is(checkProfileCommandResult);
 export interface LightOutcome {
   severity: "info" | "warning";
   message: string;
-  /** The offer of {@link PROFILE_SCRIPT_INSTEAD}: the light profile cannot run here. */
+  /** The offer of {@link PROFILE_SCRIPT_INSTEAD}: no CUDA GPU here, the deep profile runs. */
   offerDeep: boolean;
 }
 
@@ -54,6 +54,7 @@ export function lightOutcome(result: unknown, name: string): LightOutcome | unde
   return {
     severity: "warning",
     message: `The light profile of ${name} failed (${error.kind}): ${first}`,
-    offerDeep: error.kind === "unsupported",
+    // Another CUPTI client (or no Proton) would starve the deep profile too: nothing to offer.
+    offerDeep: false,
   };
 }

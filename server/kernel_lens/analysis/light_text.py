@@ -122,8 +122,8 @@ def script_actions(run_uri: str, *, light_done: bool) -> list[dict[str, Any]]:
     args = {"uri": run_uri}
     light = {
         "label": "$(pulse) Re-run Light" if light_done else "$(pulse) Profile Script (Light)",
-        "detail": "every line's kernel time for a whole run at a few percent overhead "
-        "(Triton's Proton; a CUDA GPU): no op names, no backward on the forward lines",
+        "detail": "each line's kernel time, whole run, a few % overhead (Proton, CUDA); "
+        "no op names",
         "command": CMD_PROFILE_SCRIPT_LIGHT,
         "arguments": [args],
     }
@@ -187,6 +187,9 @@ def light_error_row(uri: str, script: str, error: Mapping[str, Any]) -> list[Len
     actions = error_actions(dict(error), uri=uri)
     if no_gpu(error):
         actions = [deep, *actions]
+    else:
+        # another CUPTI client, Proton missing: a GPU machine is not what would fix it
+        actions = [a for a in actions if a["command"] != "workbench.action.openSettings"]
     failure = {k: error[k] for k in ("kind", "message", "line") if k in error}
     detail = {"function": f"{script} (light)", "error": failure, "actions": actions}
     again = script_actions(uri, light_done=False)[0]

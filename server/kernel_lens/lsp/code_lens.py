@@ -250,7 +250,8 @@ def _light_lenses(
         again = light_before_run(uri, name)
         return [_lens(0, "$(circle-slash) Light run cancelled"), run, *code_lenses(again), *extra]
     if light.state == "error" or light.result is None:
-        return [*code_lenses(light_error_row(uri, name, light.error or {})), run, *extra]
+        why, light_again = code_lenses(light_error_row(uri, name, light.error or {}))
+        return [why, run, light_again, *extra]
     result = light.result
     current = source.splitlines()
     if current != light.text:

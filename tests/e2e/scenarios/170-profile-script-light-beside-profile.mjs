@@ -18,23 +18,27 @@ export default {
       await r.closeEverything();
       await r.openFile(FILE);
       await r.gotoLine(1);
-      const row = await r.waitLensAbove(FIRST, /Profile Script.*Light.*More…/, 60_000);
+      // Light beside Profile Script before a run; More… beside Re-run Script after one (30)
+      const row = await r.waitLensAbove(
+        FIRST,
+        /Profile Script.*Light.*More…|Re-run Script.*More…/,
+        60_000,
+      );
       r.log(`    script row: ${row.text}`);
       await r.clickLensAbove(FIRST, /^More…$/, 10_000);
       const items = await r.until(
         "the script's More… quick pick",
         async () => {
           const texts = await r.page.locator(".quick-input-list .monaco-list-row").allInnerTexts();
-          return texts.length > 0 ? texts.map((t) => t.replace(/\s+/g, " ")) : null;
+          const flat = texts.map((t) => t.replace(/\s+/g, " "));
+          // (a row is filled in after it is added: wait for both)
+          const light = flat.some((t) => /Profile Script \(Light\).*no op names/.test(t));
+          const window = flat.some((t) => t.includes("Deep Trace of a Window…"));
+          return light && window ? flat : null;
         },
         10_000,
       );
       r.log(`    More…: ${items.join(" | ")}`);
-      assert(
-        items.some((t) => t.includes("Profile Script (Light)") && t.includes("no op names")) &&
-          items.some((t) => t.includes("Deep Trace of a Window…")),
-        `the script's More… lacks the light profile or the window: ${items.join(" | ")}`,
-      );
       await r.shot("light-more");
       await r.page.keyboard.press("Escape");
     });

@@ -104,6 +104,8 @@ def _failed(
     error = err.to_json()
     if err.kind == "unsupported" and "no CUDA GPU" in err.message:
         error["message"] = f"{err.message}. {NO_GPU_HINT}"
+        # not a failure of the code or the tool: said where it was asked, the status stays calm
+        status(ls, "idle", f"{name}: the light profile needs a CUDA GPU", uri)
     ls.documents.put(uri, Record(LIGHT_NAME, state, lines, 1, error=error))
     if state == "error" and err.kind not in ("unsupported", "timeout", "internal"):
         set_diagnostic(ls, uri, _key(), _error_diagnostic(err, lines, 1))

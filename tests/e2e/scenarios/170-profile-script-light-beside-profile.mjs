@@ -40,6 +40,23 @@ export default {
       );
       r.log(`    More…: ${items.join(" | ")}`);
       await r.shot("light-more");
+      // The deep trace of a window, from More…: the window command's own question, for this file
+      await r.page
+        .locator(".quick-input-list .monaco-list-row")
+        .filter({ hasText: "Deep Trace of a Window…" })
+        .first()
+        .click();
+      const asked = await r.until(
+        "the window's input box",
+        async () => {
+          const title = r.page.locator(".quick-input-widget .quick-input-title");
+          const text = (await title.isVisible()) ? await title.innerText() : "";
+          return /a window of the script's run/.test(text) ? text : null;
+        },
+        10_000,
+      );
+      r.log(`    window: ${asked}`);
+      await r.shot("light-more-window");
       await r.page.keyboard.press("Escape");
     });
     await r.step(

@@ -18,12 +18,14 @@ import {
   type CheckMemoryArgs,
   type ProfileAllArgs,
   type ProfileArgs,
+  type ProfileLightArgs,
   type RunNcuArgs,
 } from "./generated/wire";
 import {
   ReportServerCommands,
   ServerCommands,
   isAttributeInsideArgs,
+  isProfileScriptArgs,
   isRevealLineArgs,
   isShowErrorArgs,
 } from "./protocol";
@@ -32,10 +34,11 @@ import { SECTION } from "./settings";
 import { isMoreActionsArgs, pickItems, type PickItem } from "./moreActions";
 import { parseWindow } from "./scriptArgs";
 import { chooseDriver, scriptArguments } from "./runChoices";
-import { reportFailure, runningClient, showFailure } from "./requests";
+import { protocolUri, reportFailure, runningClient, showFailure } from "./requests";
 import { summarize } from "./errorText";
 import { chooseInterpreter } from "./install";
-import { showErrorModal, showInformation } from "./notify";
+import { showErrorModal, showInformation, showWarning } from "./notify";
+import { PROFILE_SCRIPT_INSTEAD, lightOutcome } from "./light";
 
 /** Registers every command of {@link Commands} as an extension-scoped disposable. */
 export function registerCommands(ctx: Ctx): void {
@@ -49,7 +52,12 @@ export function registerCommands(ctx: Ctx): void {
     ),
     vscode.commands.registerCommand(Commands.profileFile, () => profileFile(ctx)),
     vscode.commands.registerCommand(Commands.profileScript, () => profileScript(ctx)),
-    vscode.commands.registerCommand(Commands.profileScriptWindow, () => profileScriptWindow(ctx)),
+    vscode.commands.registerCommand(Commands.profileScriptWindow, (args: unknown) =>
+      profileScriptWindow(ctx, args),
+    ),
+    vscode.commands.registerCommand(Commands.profileScriptLight, (args: unknown) =>
+      profileScriptLight(ctx, args),
+    ),
     vscode.commands.registerCommand(Commands.runNcuAtCursor, () => runNcuAtCursor(ctx)),
     vscode.commands.registerCommand(Commands.checkMemoryAtCursor, () => checkMemoryAtCursor(ctx)),
     vscode.commands.registerCommand(Commands.showOutput, () => ctx.log.show()),
@@ -184,7 +192,7 @@ async function moreActions(ctx: Ctx, args: unknown): Promise<void> {
   }
   const picked = await vscode.window.showQuickPick<PickItem>(pickItems(args), {
     title: `${DISPLAY_NAME}: ${args.function}`,
-    placeHolder: "More actions for this function",
+    placeHolder: `More actions for this ${args.function.endsWith(".py") ? "script" : "function"}`,
   });
   if (picked?.action !== undefined) {
     await vscode.commands.executeCommand(picked.action.command, ...picked.action.arguments);
@@ -255,9 +263,9 @@ async function profileScript(ctx: Ctx): Promise<void> {
  * wall-clock window: nothing profiled before `30s` into the run (then M steps, or to the end or
  * the time limit, whatever comes first). Parsed by {@link parseWindow}.
  */
-async function profileScriptWindow(ctx: Ctx): Promise<void> {
-  const editor = pythonEditor();
-  if (editor === undefined) {
+async function profileScriptWindow(ctx: Ctx, args?: unknown): Promise<void> {
+  const target = scriptTarget(ctx, args, Commands.profileScriptWindow);
+  if (target === undefined) {
     return;
   }
   const line = await vscode.window.showInputBox({
@@ -276,16 +284,84 @@ async function profileScriptWindow(ctx: Ctx): Promise<void> {
   if (parsed === undefined || "error" in parsed) {
     return;
   }
-  await execute(ctx, editor.document.uri, (uri) => ({
-    command: ServerCommands.profile,
-    args: {
-      uri,
-      script: true,
-      skip: parsed.skip,
-      ...(parsed.steps !== undefined ? { steps: parsed.steps } : {}),
-      ...(parsed.afterS !== undefined ? { after_s: parsed.afterS } : {}),
-    },
-  }));
+  await execute(
+    ctx,
+    target.document,
+    (uri) => ({
+      command: ServerCommands.profile,
+      args: {
+        uri,
+        script: true,
+        skip: parsed.skip,
+        ...(parsed.steps !== undefined ? { steps: parsed.steps } : {}),
+        ...(parsed.afterS !== undefined ? { after_s: parsed.afterS } : {}),
+      },
+    }),
+    target.lensUri,
+  );
+}
+
+/**
+ * The script a script command is about: the one a lens, a hover link or More… named (its URI
+ * as the server gave it, checked like every URI that comes with a command), else the active
+ * editor's Python file.
+ */
+function scriptTarget(
+  ctx: Ctx,
+  args: unknown,
+  command: string,
+): { document: vscode.Uri; lensUri?: string } | undefined {
+  if (args === undefined) {
+    const editor = pythonEditor();
+    return editor === undefined ? undefined : { document: editor.document.uri };
+  }
+  if (!isProfileScriptArgs(args)) {
+    ctx.log.warn(`${command}: malformed argument ${JSON.stringify(args)}`);
+    return undefined;
+  }
+  const refusal = targetRefusal(args.uri, true);
+  if (refusal !== undefined) {
+    ctx.log.warn(`${command}: ${refusal}`);
+    return undefined;
+  }
+  return { document: vscode.Uri.parse(args.uri), lensUri: args.uri };
+}
+
+/**
+ * *Profile Script (Light)*: the whole file run once under Triton's Proton, every line's kernel
+ * time (the server shows it on the lines). Where it cannot run (no CUDA GPU) the user is told
+ * so and offered *Profile Script*, the deep profile, instead ({@link lightOutcome}).
+ */
+async function profileScriptLight(ctx: Ctx, args?: unknown): Promise<void> {
+  const target = scriptTarget(ctx, args, Commands.profileScriptLight);
+  if (target === undefined) {
+    return;
+  }
+  const result = await execute(
+    ctx,
+    target.document,
+    (uri) => ({ command: ServerCommands.profileLight, args: { uri } }),
+    target.lensUri,
+  );
+  const name = target.document.path.split("/").pop() ?? "the script";
+  const outcome = lightOutcome(result, name);
+  if (outcome === undefined) {
+    return;
+  }
+  ctx.log.info(outcome.message);
+  // Said here, with what to do: the status item need not stay red until the next success.
+  ctx.status.failureShown();
+  const buttons = outcome.offerDeep ? [PROFILE_SCRIPT_INSTEAD] : [];
+  const show = outcome.severity === "info" ? showInformation : showWarning;
+  const picked = await show(`${DISPLAY_NAME}: ${outcome.message}`, ...buttons);
+  if (picked === PROFILE_SCRIPT_INSTEAD) {
+    await execute(
+      ctx,
+      target.document,
+      (uri) => ({ command: ServerCommands.profile, args: { uri, script: true } }),
+      target.lensUri,
+    );
+  }
 }
 
 /**
@@ -319,6 +395,7 @@ async function checkMemoryAtCursor(ctx: Ctx): Promise<void> {
 type Invocation =
   | { command: typeof ServerCommands.profile; args: ProfileArgs }
   | { command: typeof ServerCommands.profileAll; args: ProfileAllArgs }
+  | { command: typeof ServerCommands.profileLight; args: ProfileLightArgs }
   | { command: typeof ReportServerCommands.runNcu; args: RunNcuArgs }
   | { command: typeof ReportServerCommands.checkMemory; args: CheckMemoryArgs };
 
@@ -330,20 +407,22 @@ async function execute(
   ctx: Ctx,
   document: vscode.Uri,
   invocation: (uri: string) => Invocation,
-): Promise<void> {
+  lensUri?: string,
+): Promise<unknown> {
   const client = await runningClient(ctx);
   if (client === undefined) {
-    return;
+    return undefined;
   }
-  const { command, args } = invocation(client.code2ProtocolConverter.asUri(document));
+  const { command, args } = invocation(protocolUri(client, document, lensUri));
   try {
-    await client.sendRequest(ExecuteCommandRequest.type, {
+    return (await client.sendRequest(ExecuteCommandRequest.type, {
       command,
       arguments: [args],
-    });
+    })) as unknown;
   } catch (error) {
     // A cancelled request (the user cancelled the progress notification) is not an error; a
     // cursor in no function is the server's message to the user, shown as is.
     reportFailure(ctx, command, error);
+    return undefined;
   }
 }

@@ -16,7 +16,9 @@ export const Commands = {
   /** The whole file, run once as `__main__` (also the server's `Profile Script` lens). */
   profileScript: "kernelLens.profileScript",
   /** A window of the script's run: N steps unprofiled, the next M profiled, then stopped. */
-  profileScriptWindow: "kernelLens.profileScriptWindow",
+  profileScriptWindow: ClientCommands.profileScriptWindow,
+  /** The whole file, run once under Triton's Proton: every line's kernel time, light. */
+  profileScriptLight: ClientCommands.profileScriptLight,
   showOutput: ClientCommands.showOutput,
   restartServer: "kernelLens.restartServer",
   runNcuAtCursor: "kernelLens.runNcuAtCursor",

@@ -22,6 +22,9 @@ import {
   CMD_COMPARE_ASSEMBLY,
   CMD_PROFILE,
   CMD_PROFILE_ALL,
+  CMD_PROFILE_LIGHT,
+  CMD_PROFILE_SCRIPT_LIGHT,
+  CMD_PROFILE_SCRIPT_WINDOW,
   CMD_RUN_NCU,
   CMD_DEBUG_KERNEL,
   CMD_SCRIPT_ARGUMENTS,
@@ -200,6 +203,8 @@ export const ServerCommands = {
   profile: CMD_PROFILE,
   /** Profile every function of a document. Argument: one `ProfileAllArgs`. */
   profileAll: CMD_PROFILE_ALL,
+  /** The light whole-run profile of a script (Proton). Argument: one `ProfileLightArgs`. */
+  profileLight: CMD_PROFILE_LIGHT,
 } as const;
 
 /** Server commands of the report (registered as VS Code commands by vscode-languageclient). */
@@ -254,6 +259,10 @@ export const ClientCommands = {
   chooseInterpreter: CMD_CHOOSE_INTERPRETER,
   /** An error's *Show Output*, the status item, the palette. No argument. */
   showOutput: CMD_SHOW_OUTPUT,
+  /** The script's `Light` lens and More…, the palette. Argument: `ProfileScriptArgs`, or none. */
+  profileScriptLight: CMD_PROFILE_SCRIPT_LIGHT,
+  /** A light result's *Deep Trace of a Window…*, the palette. `ProfileScriptArgs`, or none. */
+  profileScriptWindow: CMD_PROFILE_SCRIPT_WINDOW,
 } as const;
 
 /**
@@ -296,3 +305,4 @@ export const isShowValuesArgs = is(CLIENT_COMMAND_CHECKS[CMD_SHOW_VALUES]);
 export const isDebugKernelArgs = is(CLIENT_COMMAND_CHECKS[CMD_DEBUG_KERNEL]);
 export const isProfileKernelLinesArgs = is(CLIENT_COMMAND_CHECKS[CMD_PROFILE_KERNEL_LINES]);
 export const isSetBaselineAtCursorArgs = is(CLIENT_COMMAND_CHECKS[CMD_SET_BASELINE_AT_CURSOR]);
+export const isProfileScriptArgs = is(CLIENT_COMMAND_CHECKS[CMD_PROFILE_SCRIPT_LIGHT]);

@@ -1293,6 +1293,54 @@ export const checkNcuResult: Check<NcuResult> = shape<NcuResult>({
   roofline: optional(listOf(checkKernelRoofline)),
 });
 
+/** One kernel of a line in the light whole-run profile (Proton, aggregated). */
+export interface LightKernel {
+  name: string;
+  /** Its GPU time on the line over the whole run (µs). */
+  us: number;
+  /** Its launches from the line. */
+  count: number;
+}
+
+/** One workspace line's GPU kernel time over a whole run, light profile. */
+export interface LightLine {
+  /** 1-based. */
+  line: number;
+  /** The line's text when it ran (stripped): a lens goes where the text is still the same. */
+  source: string;
+  kernel_us: number;
+  launches: number;
+  /** By time, longest first. */
+  kernels: LightKernel[];
+}
+
+/**
+ * The light whole-run profile (agent method `light`, `kernel_lens.agent.light`):
+ * every workspace line's kernel time for a whole run, aggregated by Python calling context
+ * under Triton's Proton. What it leaves out is `label`: the ATen op names, and backward's
+ * kernels on the forward lines (`other_us`).
+ */
+export interface LightResult {
+  mode: "light";
+  /** The script run. */
+  path: string;
+  device: string;
+  /** Each workspace file's lines with kernel time (the script's own among them). */
+  files: Record<string, LightLine[]>;
+  total_kernel_us: number;
+  /** Kernel time with no workspace frame on its stack (backward, library threads). */
+  other_us: number;
+  launches: number;
+  /** What the light profile is and leaves out (`analysis.light_lines.LIGHT_LABEL`). */
+  label: string;
+  /** The run's wall time, Proton on. */
+  wall_s: number;
+  /** Size of Proton's profile file. */
+  stored_bytes: number;
+  profile_path: string;
+  triton: string;
+}
+
 /**
  * Timing warm-up before the repetitions, milliseconds: the one default of the agent, the CLI,
  * the language server, the notebook magic and the editor's settings (generated into wire.ts).
@@ -1311,7 +1359,26 @@ export const CMD_PROFILE = "kernelLens.profile";
 /** `workspace/executeCommand`: profile every function of a file (`ProfileAllArgs`). */
 export const CMD_PROFILE_ALL = "kernelLens.profileAll";
 
-/** `workspace/executeCommand`: Nsight Compute on a function (`RunNcuArgs`). */
+/**
+ * `workspace/executeCommand`: Nsight Compute on a function (`RunNcuArgs`).
+ * `workspace/executeCommand`: the light whole-run profile of a script (Triton's Proton,
+ * issue 36). Argument: `ProfileLightArgs`.
+ */
+export const CMD_PROFILE_LIGHT = "kernelLens.profileLight";
+
+/**
+ * The extension's *Profile Script (Light)* (the palette, the script's lenses and More…): runs
+ * `CMD_PROFILE_LIGHT` and offers Profile Script where the light profile cannot run.
+ * Argument: `ProfileScriptArgs` (none from the palette: the active editor's file).
+ */
+export const CMD_PROFILE_SCRIPT_LIGHT = "kernelLens.profileScriptLight";
+
+/**
+ * The extension's *Profile Script: a Window of Its Steps or Time…* (the deep trace of part of a
+ * run; asks for the window). Argument: `ProfileScriptArgs` (none: the active editor's).
+ */
+export const CMD_PROFILE_SCRIPT_WINDOW = "kernelLens.profileScriptWindow";
+
 export const CMD_RUN_NCU = "kernelLens.runNcu";
 
 /**
@@ -1678,6 +1745,27 @@ export interface ProfileArgs {
   packages?: string[] | null;
 }
 
+/**
+ * *Profile Script (Light)*: the file at `uri` run once as `__main__` under Triton's
+ * Proton: every workspace line's GPU kernel time for the whole run (a CUDA GPU needed).
+ */
+export interface ProfileLightArgs {
+  uri: string;
+  /** The script's `sys.argv[1:]`, kept for every run of it (`None`: the ones kept). */
+  argv?: string[] | null;
+}
+
+/**
+ * Argument of the extension's script commands a lens or More… carries (*Profile Script
+ * (Light)*, *a Window…*): the script.
+ */
+export interface ProfileScriptArgs {
+  uri: string;
+}
+export const checkProfileScriptArgs: Check<ProfileScriptArgs> = shape<ProfileScriptArgs>({
+  uri: string,
+});
+
 /** Profile every function of the document at `uri`. */
 export interface ProfileAllArgs {
   uri: string;
@@ -1704,6 +1792,29 @@ export const checkCommandResult: Check<CommandResult> = shape<CommandResult>({
   message: optional(string),
 });
 
+/** A light whole-run profile in numbers (the lenses and hovers show its lines). */
+export interface LightRunSummary {
+  /** The run's wall time, Proton on (seconds). */
+  wall_s: number;
+  /** GPU kernel time of the whole run (µs). */
+  total_kernel_us: number;
+  /** Kernel time on no workspace line (backward, library threads; µs). */
+  other_us: number;
+  launches: number;
+  /** Workspace lines with kernel time. */
+  lines: number;
+  /** Workspace files with kernel time. */
+  files: number;
+}
+export const checkLightRunSummary: Check<LightRunSummary> = shape<LightRunSummary>({
+  wall_s: number,
+  total_kernel_us: number,
+  other_us: number,
+  launches: int,
+  lines: int,
+  files: int,
+});
+
 /** Result of `kernelLens.profile` (one item per function for `kernelLens.profileAll`). */
 export interface ProfileCommandResult {
   ok: boolean;
@@ -1716,6 +1827,8 @@ export interface ProfileCommandResult {
   script?: Record<string, unknown>;
   /** For a notebook cell: its first and last line in the notebook's script. */
   lines?: number[];
+  /** For *Profile Script (Light)*: what the run recorded. */
+  light?: LightRunSummary;
 }
 export const checkProfileCommandResult: Check<ProfileCommandResult> = shape<ProfileCommandResult>({
   ok: boolean,
@@ -1725,6 +1838,7 @@ export const checkProfileCommandResult: Check<ProfileCommandResult> = shape<Prof
   timing: optional(record),
   script: optional(record),
   lines: optional(listOf(int)),
+  light: optional(checkLightRunSummary),
 });
 
 /** Compilation stages of a `@triton.jit` kernel, in pipeline order. */
@@ -3601,6 +3715,7 @@ export const NOTIFICATION_CHECKS: { readonly [M in keyof NotificationTypes]: Che
 export interface ServerCommandTypes {
   "kernelLens.profile": { argument: ProfileArgs; result: ProfileCommandResult };
   "kernelLens.profileAll": { argument: ProfileAllArgs; result: ProfileCommandResult[] };
+  "kernelLens.profileLight": { argument: ProfileLightArgs; result: ProfileCommandResult };
   "kernelLens.runNcu": { argument: RunNcuArgs; result: NcuCommandResult | CommandResult };
   "kernelLens.checkMemory": {
     argument: CheckMemoryArgs;
@@ -3635,6 +3750,8 @@ export interface ClientCommandTypes {
   "kernelLens.profileKernelLines": ProfileKernelLinesArgs;
   "kernelLens.moreActions": MoreActionsArgs;
   "kernelLens.setBaselineAtCursor": SetBaselineAtCursorArgs;
+  "kernelLens.profileScriptLight": ProfileScriptArgs;
+  "kernelLens.profileScriptWindow": ProfileScriptArgs;
 }
 /** The check of each client command's argument. */
 export const CLIENT_COMMAND_CHECKS: { readonly [C in keyof ClientCommandTypes]: Check<ClientCommandTypes[C]> } = {
@@ -3653,4 +3770,6 @@ export const CLIENT_COMMAND_CHECKS: { readonly [C in keyof ClientCommandTypes]: 
   "kernelLens.profileKernelLines": checkProfileKernelLinesArgs,
   "kernelLens.moreActions": checkMoreActionsArgs,
   "kernelLens.setBaselineAtCursor": checkSetBaselineAtCursorArgs,
+  "kernelLens.profileScriptLight": checkProfileScriptArgs,
+  "kernelLens.profileScriptWindow": checkProfileScriptArgs,
 };

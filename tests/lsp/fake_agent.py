@@ -21,6 +21,11 @@ process exits without a reply). ``--stream DIR`` streams each profile as the rea
 a ``partial`` with everything but the timing (the lines and kernels), then it waits for
 ``DIR/go`` (the test's signal, up to 60 s), removes it and sends the whole result; with
 ``DIR/plain`` present it replies at once, without partials.
+
+``light`` jobs (*Profile Script (Light)*) get a light result made up from the files of the
+script's folder (the real one needs CUDA: tests/gpu/test_gpu_light_lsp.py): each line holding
+``# light:`` gets two kernels; a script text holding ``# fake: hang`` never answers (a time
+limit's test).
 """
 
 import json
@@ -100,6 +105,8 @@ def _reply(message: dict, out, stream: Path | None = None) -> None:
             "kernels": kernels,
             "ncu_log": "",
         }
+    elif message["method"] == "light":
+        result = _light(params)
     elif "--distributed" in sys.argv and params.get("nproc_per_node"):
         result = _distributed(params)
     else:
@@ -108,6 +115,42 @@ def _reply(message: dict, out, stream: Path | None = None) -> None:
         if stream is not None and not (stream / "plain").exists():
             _stream_parts(message, result, stream, out)
     out.write(json.dumps({"id": message["id"], "result": result}) + "\n")
+
+
+def _light(params: dict) -> dict:
+    """A light result: every ``# light:`` line of the script's folder's files (the script's own
+    text as the job sent it), two kernels each, 40 launches of the first."""
+    script = Path(params["path"])
+    if "# fake: hang" in (params.get("text") or ""):
+        time.sleep(600)
+    files: dict[str, list] = {}
+    total = 0.0
+    for path in sorted(script.parent.glob("*.py")):
+        text = params["text"] if path == script and params.get("text") else path.read_text()
+        rows = []
+        for no, line in enumerate(text.splitlines(), 1):
+            if "# light:" not in line:
+                continue
+            us = 100.0 * no
+            kernels = [
+                {"name": "ampere_sgemm_128x64_nn", "us": 0.75 * us, "count": 40},
+                {"name": "void at::native::vectorized_elementwise_kernel<4, at::native::"
+                 "CUDAFunctor_add<float> >(int, T1, T2)", "us": 0.25 * us, "count": 40},
+            ]  # fmt: skip
+            rows.append({"line": no, "source": line.strip(), "kernel_us": us, "launches": 80,
+                         "kernels": kernels})  # fmt: skip
+            total += us
+        if rows:
+            files[str(path)] = rows
+    return {
+        "mode": "light", "path": str(script), "device": "NVIDIA H200 (recorded)",
+        "files": files, "total_kernel_us": total + 500.0, "other_us": 500.0,
+        "launches": 80 * sum(len(r) for r in files.values()),
+        "label": "light profile (Proton): every line's GPU kernel time for the whole run, "
+        "aggregated by calling context; no ATen op names, and backward's kernels are not on "
+        "the forward lines",
+        "wall_s": 12.5, "stored_bytes": 4096, "profile_path": "/tmp/x.hatchet", "triton": "3.6",
+    }  # fmt: skip
 
 
 def _misbehave(message: dict, mode: str, out) -> None:

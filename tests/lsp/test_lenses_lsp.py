@@ -16,6 +16,11 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
+from kernel_lens.wire.lsp import (
+    CMD_MORE_ACTIONS,
+    CMD_PROFILE_SCRIPT_LIGHT,
+    CMD_PROFILE_SCRIPT_WINDOW,
+)
 from tests.conftest import HAS_CUDA
 from tests.lsp.client import (
     OPTIONS,
@@ -44,7 +49,15 @@ async def client(lsp_client: LanguageClient) -> Any:
 
 def _is_script_lens(lens: types.CodeLens) -> bool:
     args = (lens.command.arguments if lens.command else None) or [{}]
+    if lens.command and lens.command.command in SCRIPT_COMMANDS:
+        return True  # Profile Script (Light)
+    if lens.command and lens.command.command == CMD_MORE_ACTIONS:
+        # the script's More… (the light profile, a window)
+        return all(i.get("command") in SCRIPT_COMMANDS for i in args[0].get("items") or [{}])
     return isinstance(args[0], dict) and bool(args[0].get("script"))
+
+
+SCRIPT_COMMANDS = (CMD_PROFILE_SCRIPT_LIGHT, CMD_PROFILE_SCRIPT_WINDOW)
 
 
 def rows(items: list[types.CodeLens], path: Path) -> dict[str, list[str]]:

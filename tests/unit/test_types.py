@@ -18,6 +18,7 @@ from kernel_lens.wire.jobs import (
     InlineRequest,
     JobRequest,
     KernelLinesRequest,
+    LightRequest,
     NcuRequest,
     ProfileRequest,
     SanitizerRequest,
@@ -138,6 +139,7 @@ def test_every_method_has_a_request_and_an_engine_entry() -> None:
         ValuesRequest,
         SanitizerRequest,
         KernelLinesRequest,
+        LightRequest,
     )
     assert {r.method for r in requests} == set(METHOD_NAMES)
 

@@ -20,6 +20,7 @@ from kernel_lens.wire.jobs import (
     InlineRequest,
     JobRequest,
     KernelLinesRequest,
+    LightRequest,
     NcuRequest,
     ProfileRequest,
     SanitizerRequest,
@@ -27,7 +28,7 @@ from kernel_lens.wire.jobs import (
     ValuesRequest,
 )
 from kernel_lens.wire.paths import CacheDirs
-from kernel_lens.wire.results import InlineResult, NcuResult
+from kernel_lens.wire.results import InlineResult, LightResult, NcuResult
 
 __all__ = ["METHODS", "STREAMING", "Engine", "Partial", "Progress", "dispatch"]
 
@@ -205,6 +206,14 @@ class Engine:
         text = request.text if request.text is not None else read_source(request.path)
         return run_kernel_lines(request, text, report_dir=self.cache.ncu, progress=progress)
 
+    def light(self, request: LightRequest, progress: Progress = _no_progress) -> LightResult:
+        """*Profile Script (Light)*: the script run once under Triton's Proton, in a process of
+        its own; every workspace line's kernel time for the whole run."""
+        from kernel_lens.agent.stages.light_run import run_light
+
+        progress("light", "running the script under Triton's Proton (the light profile)")
+        return run_light(request, request.text)
+
     def ncu(self, request: NcuRequest, progress: Progress = _no_progress) -> NcuResult:
         """Nsight Compute on the function's kernels: metrics, hints, source lines, report file."""
         from kernel_lens.agent.stages.ncu import run_ncu
@@ -271,6 +280,10 @@ def _kernel_lines(params: dict[str, Any], progress: Progress) -> dict[str, Any]:
     return _ENGINE.kernel_lines(_parse(KernelLinesRequest, params), progress)
 
 
+def _light(params: dict[str, Any], progress: Progress) -> LightResult:
+    return _ENGINE.light(_parse(LightRequest, params), progress)
+
+
 #: The agent's job methods: each takes the request's ``params`` and a progress callback.
 METHODS: dict[str, Callable[[dict[str, Any], Progress], Mapping[str, Any]]] = {
     ProfileRequest.method: _profile,
@@ -281,6 +294,7 @@ METHODS: dict[str, Callable[[dict[str, Any], Progress], Mapping[str, Any]]] = {
     ValuesRequest.method: _values,
     SanitizerRequest.method: _sanitize,
     KernelLinesRequest.method: _kernel_lines,
+    LightRequest.method: _light,
 }
 
 

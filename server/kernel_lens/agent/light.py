@@ -2,7 +2,8 @@
 Proton, every workspace line's GPU kernel time, at a few percent of the plain run's time and a
 few kB stored however many steps run.
 
-    python -m kernel_lens.agent.light FILE [--workspace DIR]… [--out DIR] [-- ARGS…]
+    python -m kernel_lens.agent.light FILE [--workspace DIR]… [--out DIR] [--text TEXT_FILE]
+        [-- ARGS…]
 
 prints one JSON object (``{"ok": true, "result": …}`` or ``{"ok": false, "error": …}``);
 ``kernel-lens profile FILE --light`` runs it in the user's interpreter and prints its lines.
@@ -58,12 +59,14 @@ def profile_light(
     workspace: Sequence[str] = (),
     out_dir: str | None = None,
     cwd: str | None = None,
+    text: str | None = None,
 ) -> dict[str, Any]:
-    """Run ``path`` once as ``__main__`` under Proton; kernel time per workspace line.
+    """Run ``path`` once as ``__main__`` under Proton; kernel time per workspace line
+    (``text``: the editor's buffer, run as the file; default: the file as saved).
 
     Returns:
         `light_lines`'s result plus ``mode`` (``"light"``), ``wall_s`` (the run, Proton on),
-        ``stored_bytes`` and ``profile_path`` (the ``.hatchet`` file), ``triton``.
+        ``stored_bytes`` and ``profile_path`` (the ``.hatchet`` file), ``triton``, ``device``.
 
     Raises:
         ProfileError: ``unsupported`` without Proton or CUDA, or when another CUPTI client
@@ -84,8 +87,9 @@ def profile_light(
     if not torch.cuda.is_available():
         raise ProfileError("unsupported", "the light profile records CUDA kernels: no CUDA GPU")
     path = os.path.abspath(path)
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
+    if text is None:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
     code = compile_text(path, text)
     roots = list(workspace) or [default_workspace(path)]
     folder = out_dir or tempfile.mkdtemp(prefix="kernel-lens-light-")
@@ -141,6 +145,7 @@ def profile_light(
         stored_bytes=stored,
         profile_path=profile_path,
         triton=getattr(triton, "__version__", "?"),
+        device=torch.cuda.get_device_name(),
     )
     return result
 
@@ -151,6 +156,7 @@ def main(args: Sequence[str] | None = None) -> int:
     parser.add_argument("path")
     parser.add_argument("--workspace", action="append", default=[])
     parser.add_argument("--out")
+    parser.add_argument("--text", help="a file holding the text to run as FILE (the buffer)")
     parser.add_argument("script_args", nargs=argparse.REMAINDER)
     ns = parser.parse_args(args)
     argv = list(ns.script_args)
@@ -159,7 +165,13 @@ def main(args: Sequence[str] | None = None) -> int:
     out = sys.stdout
     # The script prints on stdout as it would: the JSON answer is the last line.
     try:
-        result = profile_light(ns.path, argv=argv, workspace=ns.workspace, out_dir=ns.out)
+        text = None
+        if ns.text:
+            with open(ns.text, encoding="utf-8") as f:
+                text = f.read()
+        result = profile_light(
+            ns.path, argv=argv, workspace=ns.workspace, out_dir=ns.out, text=text
+        )
     except ProfileError as exc:
         out.write("\n" + json.dumps({"ok": False, "error": exc.to_json()}) + "\n")
         return 1

@@ -41,6 +41,15 @@ from kernel_lens.analysis.lens_rows import (
 from kernel_lens.analysis.lens_rows import more_actions as row_actions
 from kernel_lens.analysis.lens_targets import LensRole, LensTarget
 from kernel_lens.analysis.lens_text import error_lens_title, line_lens_title, summary_lens_title
+from kernel_lens.analysis.light_text import (
+    LIGHT_NAME,
+    light_before_run,
+    light_error_row,
+    light_file_lenses,
+    light_head_title,
+    light_summary_title,
+    script_more,
+)
 from kernel_lens.analysis.scripts import SCRIPT_NAME, script_summary_title
 from kernel_lens.lsp.common import package_file, refresh_lenses, uri_to_path
 from kernel_lens.lsp.convert import RawJson, raw_json_list
@@ -186,7 +195,8 @@ def _file_lenses(
     if model.syntax_error is not None:
         return []
     record = ls.documents.get(uri, SCRIPT_NAME)
-    if record is None and not model.module_work:
+    light = ls.documents.get(uri, LIGHT_NAME)
+    if record is None and light is None and not model.module_work:
         return []
     args: list[Any] = [{"uri": uri, "script": True}]
     run = _lens(0, "$(run-all) Profile Script", CMD_PROFILE, args)
@@ -194,24 +204,66 @@ def _file_lenses(
     # offered after it exited on its arguments or failed on a device it was not given.
     failed = record.error if record is not None and record.state == "error" else None
     extra = script_args_lens(ls, uri, failed)
+    if light is not None and (record is None or record.state != "running"):
+        return _light_lenses(uri, source, light, run, extra)
     if record is None:
-        return [run, *extra]
+        return [run, *code_lenses(light_before_run(uri, _file_name(uri))), *extra]
     if record.state == "running":
         return [_lens(0, "$(sync~spin) Running the script…")]
+    # the light profile and the deep trace of a window, beside (Re-)Profile Script
+    more = code_lens(script_more(uri, _file_name(uri)))
     if record.state in ("error", "cancelled") or record.result is None:
         title = (
             error_lens_title(record.error)
             if record.state == "error" and record.error is not None
             else "$(circle-slash) Script run cancelled"
         )
-        return [_lens(0, title), run, *extra]
+        return [_lens(0, title), run, more, *extra]
     result = record.result
     placed = place(record, source)
     rerun = _lens(0, "$(refresh) Re-run Script", CMD_PROFILE, args)
     if placed is None or placed.outdated:
         return [_lens(0, f"$(history) outdated: {script_summary_title(result)}"), rerun]
-    lenses = [_lens(0, script_summary_title(result)), rerun, *extra]
+    lenses = [_lens(0, script_summary_title(result)), rerun, more, *extra]
     return lenses + code_lenses(script_line_lenses(result, uri))
+
+
+def _file_name(uri: str) -> str:
+    return uri.rsplit("/", 1)[-1]
+
+
+def _light_lenses(
+    uri: str,
+    source: str,
+    light: Record,
+    run: types.CodeLens,
+    extra: list[types.CodeLens],
+) -> list[types.CodeLens]:
+    """The script's first line and lines after *Profile Script (Light)*: running, failed (why,
+    and *Profile Script* beside it), or its result: the light summary, the deep trace of a
+    window, ``More…``, each line's kernel time (the lines only while the text is the one that
+    ran)."""
+    name = _file_name(uri)
+    if light.state == "running":
+        return [_lens(0, "$(sync~spin) Running the script under the light profile…")]
+    if light.state == "cancelled":
+        again = light_before_run(uri, name)
+        return [_lens(0, "$(circle-slash) Light run cancelled"), run, *code_lenses(again), *extra]
+    if light.state == "error" or light.result is None:
+        why, light_again = code_lenses(light_error_row(uri, name, light.error or {}))
+        return [why, run, light_again, *extra]
+    result = light.result
+    current = source.splitlines()
+    if current != light.text:
+        rerun = code_lenses(light_before_run(uri, name))
+        return [_lens(0, f"$(history) outdated: {light_summary_title(result)}"), *rerun, run]
+    try:
+        path = uri_to_path(uri)
+    except ProfileError:
+        path = ""
+    rows = (result.get("files") or {}).get(path) or []
+    found = light_file_lenses(result, rows, current, run_uri=uri, head=light_summary_title(result))
+    return code_lenses(found) + extra
 
 
 def _run_lines_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types.CodeLens]:
@@ -226,6 +278,20 @@ def _run_lines_lenses(ls: KernelLensServer, uri: str, source: str) -> list[types
     if held is None:
         return []
     current = source.splitlines()
+    if held.mode == "light":
+        # another file's lines from a light run of a script (*Profile Script (Light)*)
+        kept = sum(
+            1
+            for r in held.rows
+            if 1 <= int(r.get("line") or 0) <= len(current)
+            and current[int(r["line"]) - 1].strip() == r.get("source")
+        )
+        script = held.run_path.rsplit("/", 1)[-1]
+        head = light_head_title(script, kept, held.stamp, len(held.rows) - kept)
+        found = light_file_lenses(
+            held.light or {}, held.rows, current, run_uri="file://" + held.run_path, head=head
+        )
+        return code_lenses(found)
     cuda = held.device_kind == "cuda"
     lenses: list[types.CodeLens] = []
     kept = 0

@@ -14,6 +14,7 @@ from kernel_lens.analysis.distributed_text import ranks_hover
 from kernel_lens.analysis.document_model import DocumentModel
 from kernel_lens.analysis.error_actions import error_actions, error_markdown
 from kernel_lens.analysis.lens_text import code_span, hover_markdown
+from kernel_lens.analysis.light_text import LIGHT_NAME, light_hover
 from kernel_lens.analysis.roofline import with_ncu_roofline
 from kernel_lens.analysis.safe_text import md_text
 from kernel_lens.analysis.scripts import SCRIPT_NAME
@@ -136,7 +137,11 @@ def _path_of(uri: str) -> str | None:
 def _script_hover(
     ls: KernelLensServer, uri: str, source: str, line0: int, word: str | None
 ) -> str | None:
-    """A module-level line's ops and kernels from the whole script's run, if there was one."""
+    """A module-level line's ops and kernels from the whole script's run, if there was one
+    (a line's kernels from its light run, *Profile Script (Light)*, where that is the run)."""
+    light = _light_hover(ls, uri, source, line0)
+    if light is not None:
+        return light
     record = ls.documents.get(uri, SCRIPT_NAME)
     if record is None or record.state != "ok" or record.result is None:
         return None
@@ -146,6 +151,24 @@ def _script_hover(
     if not any(int(line["line"]) == line0 + 1 for line in record.result.get("lines") or []):
         return None
     return hover_markdown(record.result, line0 + 1, word=word)
+
+
+def _light_hover(ls: KernelLensServer, uri: str, source: str, line0: int) -> str | None:
+    """A line's kernels from the script's own light run, while its text is the one that ran."""
+    record = ls.documents.get(uri, LIGHT_NAME)
+    if record is None or record.state != "ok" or record.result is None:
+        return None
+    if source.splitlines() != record.text:
+        return None
+    try:
+        path = uri_to_path(uri)
+    except ProfileError:
+        return None
+    rows = (record.result.get("files") or {}).get(path) or []
+    row = next((r for r in rows if int(r.get("line") or 0) == line0 + 1), None)
+    if row is None:
+        return None
+    return light_hover(record.result, row, run_uri=uri)
 
 
 def _run_lines_hover(
@@ -165,6 +188,9 @@ def _run_lines_hover(
     row = next((r for r in held.rows if int(r.get("line") or 0) == line0 + 1), None)
     if row is None or current[line0].strip() != row.get("source"):
         return None
+    if held.mode == "light":
+        run_uri = "file://" + held.run_path
+        return light_hover(held.light or {}, row, run_uri=run_uri, origin=held.label)
     result = {
         "function": SCRIPT_NAME,
         "path": held.run_path,

@@ -56,8 +56,11 @@ from kernel_lens.lsp.state import CellRun, NotebookState, NotebookStates
 from kernel_lens.wire.errors import ProfileError
 from kernel_lens.wire.jobs import ProfileRequest
 from kernel_lens.wire.lsp import (
+    CMD_MORE_ACTIONS,
     CMD_PROFILE,
     CMD_PROFILE_ALL,
+    CMD_PROFILE_SCRIPT_LIGHT,
+    CMD_PROFILE_SCRIPT_WINDOW,
     Position,
     ProfileAllArgs,
     ProfileArgs,
@@ -146,7 +149,25 @@ def _lens(
 
 def _is_script_lens(lens: types.CodeLens) -> bool:
     args = lens.command.arguments if lens.command else None
+    if lens.command is not None and lens.command.command in _SCRIPT_COMMANDS:
+        return True  # Profile Script (Light), a window: the virtual script's, not a cell's
+    if lens.command is not None and lens.command.command == CMD_MORE_ACTIONS and args:
+        items = args[0].get("items") if isinstance(args[0], dict) else None  # type: ignore[index]
+        return isinstance(items, list) and bool(items) and all(map(_is_script_action, items))
     return bool(args) and isinstance(args[0], dict) and bool(args[0].get("script"))  # type: ignore[index]
+
+
+#: The commands of the whole script's lenses besides Profile Script's own.
+_SCRIPT_COMMANDS = (CMD_PROFILE_SCRIPT_LIGHT, CMD_PROFILE_SCRIPT_WINDOW)
+
+
+def _is_script_action(item: Any) -> bool:
+    if not isinstance(item, dict):
+        return False
+    if item.get("command") in _SCRIPT_COMMANDS:
+        return True
+    args = item.get("arguments") or [{}]
+    return isinstance(args[0], dict) and bool(args[0].get("script"))
 
 
 def _cell_own_ms(result: dict[str, Any], script: NotebookScript, index: int) -> float:

@@ -18,6 +18,7 @@ from kernel_lens.analysis.functions import (
     find_functions,
 )
 from kernel_lens.analysis.lens_text import line_lens_title, summary_lens_title, trace_text
+from kernel_lens.analysis.light_text import LIGHT_NAME
 from kernel_lens.analysis.memory_text import oom_lines
 from kernel_lens.analysis.scripts import SCRIPT_NAME
 from kernel_lens.lsp.common import (
@@ -509,6 +510,10 @@ async def profile_script(
         _annotate_failure(ls, uri, SCRIPT_NAME, script=path, driver=None)
     else:
         result = ran["result"]
+        # One whole-run result per script on its lines: a light run's goes (its other files'
+        # lines are replaced or dropped by _keep_run_lines, as an earlier deep run's are).
+        if ls.documents(uri).records.pop(LIGHT_NAME, None) is not None:
+            set_diagnostic(ls, uri, _key(LIGHT_NAME), None)
         ls.documents.put(uri, Record(SCRIPT_NAME, "ok", lines, 1, result=result))
         _keep_run_lines(ls, path, result)
         set_diagnostic(ls, uri, _key(SCRIPT_NAME), None)

@@ -21,6 +21,7 @@ from kernel_lens.lsp import (
     hover,
     kernel_lines,
     lifecycle,
+    light,
     notebooks,
     outline,
     profiling,
@@ -57,6 +58,7 @@ FEATURES: list[Callable[[KernelLensServer], None]] = [
     sanitizer.setup,
     run_choices.setup,
     kernel_lines.setup,
+    light.setup,
 ]
 
 

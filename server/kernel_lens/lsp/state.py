@@ -205,6 +205,10 @@ class RunLines:
         package: the named package the file is in (``None``: a workspace file): its lenses
             are results only, nothing runs from it.
         packages: the packages the run was attributed inside (re-run with the same).
+        mode: ``deep`` (rows are ``ProfileLine`` objects) or ``light`` (*Profile Script
+            (Light)*: rows are ``LightLine`` objects).
+        light: a light run's numbers for the whole run (its path, device, total kernel time,
+            label), for the lenses' shares and the hover.
     """
 
     run_path: str
@@ -214,6 +218,8 @@ class RunLines:
     function: str | None = None
     package: str | None = None
     packages: list[str] = field(default_factory=list)
+    mode: str = "deep"
+    light: dict[str, Any] | None = None
 
     @property
     def label(self) -> str:

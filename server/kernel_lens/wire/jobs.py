@@ -20,6 +20,7 @@ __all__ = [
     "InlineRequest",
     "JobRequest",
     "KernelLinesRequest",
+    "LightRequest",
     "NcuRequest",
     "ProfileRequest",
     "SanitizerRequest",
@@ -48,6 +49,7 @@ METHOD_NAMES: tuple[str, ...] = (
     "values",
     "sanitize",
     "kernel_lines",
+    "light",
 )
 
 _R = TypeVar("_R", bound="JobRequest")
@@ -387,3 +389,31 @@ class KernelLinesRequest(JobRequest):
     argv: list[str] = field(default_factory=list)
     cwd: str | None = None
     env: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class LightRequest(JobRequest):
+    """The light whole-run profile (method ``light``, issue 36): the script run once as
+    ``__main__`` under Triton's Proton in a process of its own, every workspace line's GPU
+    kernel time aggregated by calling context (no event trace; a CUDA GPU needed).
+
+    Attributes:
+        path: the script's path.
+        text: the buffer text, run as the file (``None``: read the file).
+        argv: the script's ``sys.argv[1:]``.
+        workspace: the folders whose files' lines get results (empty: the script's checkout,
+            or its folder).
+        cwd: the run's folder (default: the script's folder).
+        env: environment variables for the run.
+        timeout: seconds the run may take (the job's own limit kills it sooner).
+    """
+
+    method: ClassVar[str] = "light"
+
+    path: str
+    text: str | None = None
+    argv: list[str] = field(default_factory=list)
+    workspace: list[str] = field(default_factory=list)
+    cwd: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    timeout: float = 600.0

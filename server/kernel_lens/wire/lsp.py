@@ -50,6 +50,9 @@ __all__ = [
     "CMD_COMPARE_ASSEMBLY",
     "CMD_PROFILE",
     "CMD_PROFILE_ALL",
+    "CMD_PROFILE_LIGHT",
+    "CMD_PROFILE_SCRIPT_LIGHT",
+    "CMD_PROFILE_SCRIPT_WINDOW",
     "CMD_RUN_NCU",
     "CMD_SET_BASELINE",
     "CMD_REVEAL_LINE",
@@ -179,6 +182,9 @@ __all__ = [
     "ProfileAllArgs",
     "ProfileArgs",
     "ProfileCommandResult",
+    "ProfileLightArgs",
+    "ProfileScriptArgs",
+    "LightRunSummary",
     "ReportInputs",
     "ReportParams",
     "ReportResult",
@@ -229,6 +235,16 @@ CMD_PROFILE = "kernelLens.profile"
 #: ``workspace/executeCommand``: profile every function of a file (:class:`ProfileAllArgs`).
 CMD_PROFILE_ALL = "kernelLens.profileAll"
 #: ``workspace/executeCommand``: Nsight Compute on a function (:class:`RunNcuArgs`).
+#: ``workspace/executeCommand``: the light whole-run profile of a script (Triton's Proton,
+#: issue 36). Argument: :class:`ProfileLightArgs`.
+CMD_PROFILE_LIGHT = "kernelLens.profileLight"
+#: The extension's *Profile Script (Light)* (the palette, the script's lenses and More…): runs
+#: :data:`CMD_PROFILE_LIGHT` and offers Profile Script where the light profile cannot run.
+#: Argument: :class:`ProfileScriptArgs` (none from the palette: the active editor's file).
+CMD_PROFILE_SCRIPT_LIGHT = "kernelLens.profileScriptLight"
+#: The extension's *Profile Script: a Window of Its Steps or Time…* (the deep trace of part of a
+#: run; asks for the window). Argument: :class:`ProfileScriptArgs` (none: the active editor's).
+CMD_PROFILE_SCRIPT_WINDOW = "kernelLens.profileScriptWindow"
 CMD_RUN_NCU = "kernelLens.runNcu"
 #: ``workspace/executeCommand``: Check Memory, a function's call under compute-sanitizer on a
 #: GPU, its reports as diagnostics on their lines (:class:`CheckMemoryArgs`).
@@ -482,6 +498,23 @@ class ProfileArgs:
 
 
 @dataclass
+class ProfileLightArgs:
+    """*Profile Script (Light)*: the file at ``uri`` run once as ``__main__`` under Triton's
+    Proton: every workspace line's GPU kernel time for the whole run (a CUDA GPU needed)."""
+
+    uri: str
+    argv: list[str] | None = None
+    """The script's ``sys.argv[1:]``, kept for every run of it (``None``: the ones kept)."""
+
+
+class ProfileScriptArgs(TypedDict):
+    """Argument of the extension's script commands a lens or More… carries (*Profile Script
+    (Light)*, *a Window…*): the script."""
+
+    uri: str
+
+
+@dataclass
 class ProfileAllArgs:
     """Profile every function of the document at ``uri``."""
 
@@ -502,6 +535,22 @@ class CommandResult(TypedDict):
     """Why it failed, for commands that give only a message."""
 
 
+class LightRunSummary(TypedDict):
+    """A light whole-run profile in numbers (the lenses and hovers show its lines)."""
+
+    wall_s: float
+    """The run's wall time, Proton on (seconds)."""
+    total_kernel_us: float
+    """GPU kernel time of the whole run (µs)."""
+    other_us: float
+    """Kernel time on no workspace line (backward, library threads; µs)."""
+    launches: int
+    lines: int
+    """Workspace lines with kernel time."""
+    files: int
+    """Workspace files with kernel time."""
+
+
 class ProfileCommandResult(CommandResult):
     """Result of ``kernelLens.profile`` (one item per function for ``kernelLens.profileAll``)."""
 
@@ -511,6 +560,8 @@ class ProfileCommandResult(CommandResult):
     """For a whole script: its run (``wall_s``…)."""
     lines: NotRequired[list[int]]
     """For a notebook cell: its first and last line in the notebook's script."""
+    light: NotRequired[LightRunSummary]
+    """For *Profile Script (Light)*: what the run recorded."""
 
 
 # Generated code: assembly, torch.compile, load_inline.
@@ -1801,6 +1852,7 @@ NOTIFICATIONS: dict[str, Any] = {
 SERVER_COMMANDS: dict[str, tuple[Any, Any]] = {
     CMD_PROFILE: (ProfileArgs, ProfileCommandResult),
     CMD_PROFILE_ALL: (ProfileAllArgs, list[ProfileCommandResult]),
+    CMD_PROFILE_LIGHT: (ProfileLightArgs, ProfileCommandResult),
     CMD_RUN_NCU: (RunNcuArgs, NcuCommandResult | CommandResult),
     CMD_CHECK_MEMORY: (CheckMemoryArgs, CheckMemoryCommandResult | CommandResult),
     CMD_SWEEP: (SweepArgs, SweepCommandResult | CommandResult),
@@ -1832,6 +1884,8 @@ CLIENT_COMMANDS: dict[str, Any] = {
     CMD_PROFILE_KERNEL_LINES: ProfileKernelLinesArgs,
     CMD_MORE_ACTIONS: MoreActionsArgs,
     CMD_SET_BASELINE_AT_CURSOR: SetBaselineAtCursorArgs,
+    CMD_PROFILE_SCRIPT_LIGHT: ProfileScriptArgs,
+    CMD_PROFILE_SCRIPT_WINDOW: ProfileScriptArgs,
 }
 #: Commands the server's actions carry (an error's) that the extension registers itself and
 #: that take no argument.

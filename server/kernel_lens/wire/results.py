@@ -30,6 +30,9 @@ __all__ = [
     "InlineResult",
     "InputArg",
     "InputsInfo",
+    "LightKernel",
+    "LightLine",
+    "LightResult",
     "LineMapEntry",
     "LineMemory",
     "LiveGroup",
@@ -857,3 +860,52 @@ class NcuResult(TypedDict):
     roofline: NotRequired[list[KernelRoofline]]
     """Each measured kernel against the device's peaks, from ncu's DRAM bytes and FLOPs
     (``source: "ncu"``); merged into the profile's ``roofline`` where the two meet."""
+
+
+class LightKernel(TypedDict):
+    """One kernel of a line in the light whole-run profile (Proton, aggregated)."""
+
+    name: str
+    us: float
+    """Its GPU time on the line over the whole run (µs)."""
+    count: int
+    """Its launches from the line."""
+
+
+class LightLine(TypedDict):
+    """One workspace line's GPU kernel time over a whole run, light profile."""
+
+    line: int
+    """1-based."""
+    source: str
+    """The line's text when it ran (stripped): a lens goes where the text is still the same."""
+    kernel_us: float
+    launches: int
+    kernels: list[LightKernel]
+    """By time, longest first."""
+
+
+class LightResult(TypedDict):
+    """The light whole-run profile (agent method ``light``, ``kernel_lens.agent.light``):
+    every workspace line's kernel time for a whole run, aggregated by Python calling context
+    under Triton's Proton. What it leaves out is ``label``: the ATen op names, and backward's
+    kernels on the forward lines (``other_us``)."""
+
+    mode: Literal["light"]
+    path: str
+    """The script run."""
+    device: str
+    files: dict[str, list[LightLine]]
+    """Each workspace file's lines with kernel time (the script's own among them)."""
+    total_kernel_us: float
+    other_us: float
+    """Kernel time with no workspace frame on its stack (backward, library threads)."""
+    launches: int
+    label: str
+    """What the light profile is and leaves out (``analysis.light_lines.LIGHT_LABEL``)."""
+    wall_s: float
+    """The run's wall time, Proton on."""
+    stored_bytes: int
+    """Size of Proton's profile file."""
+    profile_path: str
+    triton: str

@@ -49,6 +49,7 @@ export const ORDER = [
   [153, "./153-a-baseline-is-pinned-only-explicitly-the.mjs"],
   [162, "./162-argument-types-from-a-failed-compile.mjs"],
   [163, "./163-at-1280-800-with-the-explorer-open-and.mjs"],
+  [170, "./170-profile-script-light-beside-profile.mjs"],
 ];
 
 /**

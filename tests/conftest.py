@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -166,6 +167,61 @@ def lineno(path: Path, text: str) -> int:
 @pytest.fixture
 def trace_dir(tmp_path: Path) -> str:
     return str(tmp_path / "traces")
+
+
+# The test session's shared agent template (docs/testing.md, "One warm agent template per
+# worker"): every local agent the tests start (the CLI's, the language servers', AgentClient's)
+# is forked from one warm process per pytest worker instead of importing torch again, when the
+# fork would be the agent a fresh start gives (same interpreter, same environment but for the
+# per-test history and run-choices files, no PYTHONPATH entry shadowing what is imported);
+# otherwise the agent starts fresh, as for users. KERNEL_LENS_TEST_FORK_SERVER=0 turns it off;
+# a test marked ``fresh_agents`` never uses it.
+_FORK_SERVER = os.environ.get("KERNEL_LENS_TEST_FORK_SERVER", "1") != "0"
+_FORK_SERVER_ENV = "KERNEL_LENS_AGENT_FORK_SERVER"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _agent_fork_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    if not _FORK_SERVER or os.environ.get(_FORK_SERVER_ENV):
+        yield None
+        return
+    from kernel_lens.early_agent import agent_argv, agent_env
+
+    folder = tempfile.mkdtemp(prefix="kl-fork-")  # short: a socket path has 107 bytes
+    path = os.path.join(folder, "agents.sock")
+    os.environ[_FORK_SERVER_ENV] = path
+    env = {**agent_env(dict(os.environ)), "KERNEL_LENS_AGENT_FORK_SERVER_LISTEN": path}
+    log = tmp_path_factory.getbasetemp() / "fork-server.log"
+    with open(log, "ab") as err:
+        proc = subprocess.Popen(
+            agent_argv([sys.executable]), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=err, env=env, cwd=ROOT,
+        )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not os.path.exists(path) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    yield path
+    os.environ.pop(_FORK_SERVER_ENV, None)
+    assert proc.stdin is not None
+    proc.stdin.close()  # it ends when its input closes; its agents when theirs do
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    if proc.stdout is not None:
+        proc.stdout.close()
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+        os.rmdir(folder)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_agents(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test marked ``fresh_agents`` starts its agents as users' do, never from the fork server
+    (tests of the product's own template, of how an agent's orphans are reaped)."""
+    if request.node.get_closest_marker("fresh_agents") is not None:
+        monkeypatch.delenv(_FORK_SERVER_ENV, raising=False)
 
 
 @pytest.fixture(autouse=True)

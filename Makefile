@@ -19,12 +19,30 @@ EXAMPLES := kernels/square.py::square_three_ways kernels/square.py::square_torch
 # KERNEL_LENS_TEST_CPU=20 make test-py also lists the 20 that cost the most CPU seconds
 # (docs/testing.md).
 PYTEST_WORKERS ?= 3
+PYTEST := $(VENV)/bin/pytest -q --timeout=900
+TIMED := scripts/timed.sh
+# `make test` in three phases, each timed (scripts/timed.sh): the set-up (pip, npm ci and the
+# editor tests' code-server side by side); then pytest's parallel pass (niced) beside the
+# other checks and the editor end to end (which mostly waits on the editor, and gets the CPU
+# first); then the serial pass alone (its tests bound their own wall time). docs/testing.md
+# has the times.
+SUBMAKE := $(MAKE) --no-print-directory
 
-.PHONY: run test check setup setup-py setup-node profile-examples vsix lint typecheck test-py test-unit test-ts test-e2e try clean mutation wire
+.PHONY: run test check setup setup-py setup-node setup-e2e profile-examples vsix lint typecheck test-py test-py-parallel test-py-serial test-beside test-unit test-ts test-e2e try clean mutation wire
 
 run: setup profile-examples vsix
 
-test: setup lint typecheck test-py test-ts test-e2e
+test:
+	@$(TIMED) "make test: set-up (pip, npm ci, code-server)" $(SUBMAKE) -j3 setup-py setup-node setup-e2e
+	@$(TIMED) "make test: pytest's parallel pass beside lint, types, npm run check and e2e" \
+		$(SUBMAKE) -j2 --keep-going --output-sync=target test-py-parallel test-beside
+	@$(TIMED) "make test: pytest's serial pass, alone" $(SUBMAKE) test-py-serial
+
+# Beside pytest's parallel pass: lint and types, then the TypeScript checks beside the editor
+# end to end (they write different folders: out/tests and dist/).
+test-beside: setup
+	@$(SUBMAKE) lint typecheck
+	@$(SUBMAKE) -j2 --output-sync=target test-ts test-e2e
 
 check: lint typecheck test-unit test-ts
 
@@ -60,17 +78,23 @@ lint: setup-py
 	$(VENV)/bin/ruff format --check server tests kernels benchmarks
 
 typecheck: setup-py
-	$(VENV)/bin/mypy
+	$(TIMED) mypy $(VENV)/bin/mypy
 
-test-py: setup-py
-	$(VENV)/bin/pytest -q --timeout=900 -n $(PYTEST_WORKERS) --dist loadfile -m "not serial" --durations=20
-	$(VENV)/bin/pytest -q --timeout=900 -m serial --durations=5
+test-py: test-py-parallel
+	@$(SUBMAKE) test-py-serial
+
+test-py-parallel: setup-py
+	$(TIMED) "pytest -m 'not serial'" nice -n 5 \
+		$(PYTEST) -n $(PYTEST_WORKERS) --dist loadfile -m "not serial" --durations=20
+
+test-py-serial: setup-py
+	$(TIMED) "pytest -m serial" $(PYTEST) -m serial --durations=5
 
 test-unit: setup-py
 	$(VENV)/bin/pytest -q --timeout=300 -n 2 -m "not slow and not serial and not gpu" tests/unit
 
 test-ts: setup-node
-	npm run check
+	$(TIMED) "npm run check" npm run check
 
 # extension/generated/wire.ts from server/kernel_lens/wire/ (test-py fails while it is stale).
 wire: setup-py
@@ -78,7 +102,11 @@ wire: setup-py
 
 # The editor end to end: the .vsix in a real VS Code (code-server) driven by Chromium.
 test-e2e: setup
-	scripts/e2e.sh test
+	$(TIMED) "scripts/e2e.sh test" scripts/e2e.sh test
+
+# The editor tests' Debian packages and code-server (.e2e-cache/, kept while its stamp matches).
+setup-e2e:
+	$(TIMED) "scripts/e2e.sh setup" scripts/e2e.sh setup
 
 # Mutation testing of the core modules against tests/unit (slow: not part of `make test`);
 # the report lands in $KL_MUTATION_DIR (default /tmp/kernel-lens-mutation); docs/testing.md has a run.

@@ -180,8 +180,26 @@ _FORK_SERVER = os.environ.get("KERNEL_LENS_TEST_FORK_SERVER", "1") != "0"
 _FORK_SERVER_ENV = "KERNEL_LENS_AGENT_FORK_SERVER"
 
 
+# nvcc's PTX of a CUDA source, kept for the whole run (all workers: the run's temp folder) by
+# the hash of the command and the source (agent/stages/inline_ext.py, tests only): four tests
+# compile the same load_inline square, each on its own surface; the first to come compiles it.
+# KERNEL_LENS_TEST_PTX_CACHE=0 turns it off.
+_PTX_CACHE_ENV = "KERNEL_LENS_TEST_PTX_CACHE"
+
+
+def _run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This run's temp folder, the same for every pytest-xdist worker of the run."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _agent_fork_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    # (first: the fork server's environment must be the one the tests' agents get)
+    if os.environ.get(_PTX_CACHE_ENV) is None:
+        os.environ[_PTX_CACHE_ENV] = str(_run_folder(tmp_path_factory) / "ptx-cache")
+    elif os.environ[_PTX_CACHE_ENV] == "0":
+        del os.environ[_PTX_CACHE_ENV]
     if not _FORK_SERVER or os.environ.get(_FORK_SERVER_ENV):
         yield None
         return

@@ -359,7 +359,14 @@ FORK_SERVER_ENV = "KERNEL_LENS_AGENT_FORK_SERVER_LISTEN"
 #: while torch or our modules are imported. Any other difference gets the client a refusal (it
 #: then starts a fresh agent, as without the fork server).
 _FORK_ENV_FREE = frozenset(
-    {"KERNEL_LENS_HISTORY", "KERNEL_LENS_RUN_CHOICES", "PYTEST_CURRENT_TEST", "PWD", "OLDPWD"}
+    {
+        "KERNEL_LENS_CACHE",
+        "KERNEL_LENS_HISTORY",
+        "KERNEL_LENS_RUN_CHOICES",
+        "PYTEST_CURRENT_TEST",
+        "PWD",
+        "OLDPWD",
+    }
 )
 
 
@@ -376,6 +383,8 @@ def _fork_refusal(
     if not isinstance(env, dict) or not isinstance(request.get("cwd"), str):
         return "no env or cwd"
     keys = {k for k in set(env) | set(base_env) if env.get(k) != base_env.get(k)}
+    if "torch._inductor" not in sys.modules:  # Inductor reads its variables at its import
+        keys = {k for k in keys if not k.startswith("TORCHINDUCTOR_")}
     other = sorted(keys - _FORK_ENV_FREE - {"PYTHONPATH"})
     if other:
         return f"other environment: {', '.join(other)}"
@@ -417,9 +426,9 @@ def _fork_server(path: str) -> int:
     set_child_subreaper()
     threading.Thread(target=_read_requests, args=(proto_in, queue.Queue()), daemon=True).start()
     _scheduling("SCHED_IDLE", all_threads=False)
+    # Not triton (unlike the language server's template): a fresh agent imports it in its job,
+    # after the job's own settings (TRITON_INTERPRET=1 for Show Values), and so do these forks.
     _warm_up(ReadyMessage(event="ready", template=True, pid=os.getpid()), cuda=False)
-    with contextlib.suppress(Exception):
-        importlib.import_module("triton")
     _scheduling("SCHED_OTHER", all_threads=False)
     base_path = list(sys.path)
     # Entries of the server's own PYTHONPATH: replaced by each request's.

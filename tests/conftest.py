@@ -237,8 +237,10 @@ def _agent_fork_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
 @pytest.fixture(autouse=True)
 def _fresh_agents(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """A test marked ``fresh_agents`` starts its agents as users' do, never from the fork server
-    (tests of the product's own template, of how an agent's orphans are reaped)."""
-    if request.node.get_closest_marker("fresh_agents") is not None:
+    (tests of the product's own template, of how an agent's orphans are reaped); so does every
+    test of tests/unit (those that start agents test the pool itself, in-process)."""
+    unit = request.node.path.is_relative_to(ROOT / "tests" / "unit")
+    if unit or request.node.get_closest_marker("fresh_agents") is not None:
         monkeypatch.delenv(_FORK_SERVER_ENV, raising=False)
 
 

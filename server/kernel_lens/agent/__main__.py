@@ -435,13 +435,18 @@ def _fork_server(path: str) -> int:
     own_entries = set(_fork_pythonpath(base_env, os.getcwd()))
     lock = threading.Lock()
     conns: dict[int, socket.socket] = {}
+    tests: dict[int, str] = {}  # the test that asked (PYTEST_CURRENT_TEST), for the log
 
-    def reaped(pid: int, status: int) -> None:
+    def reaped(pid: int, status: int, cpu: float) -> None:
         with lock:
             conn = conns.pop(pid, None)
+            test = tests.pop(pid, "")
         if conn is None:
             return  # an orphan of a job, adopted
         code = os.waitstatus_to_exitcode(status)
+        # (the agents' CPU is not their clients': KERNEL_LENS_TEST_CPU's lists miss it)
+        print(f"kernel-lens fork server: agent {pid}: {cpu:.2f} CPU s, exit {code}, {test}",
+              file=sys.stderr, flush=True)  # fmt: skip
         with contextlib.suppress(OSError):
             conn.send(encode(ExitMessage(event="exit", pid=pid, code=code)))
         conn.close()
@@ -454,11 +459,12 @@ def _fork_server(path: str) -> int:
     def reap() -> None:
         while True:
             try:
-                pid, status = os.waitpid(-1, 0)
+                pid, status, usage = os.wait4(-1, 0)
             except ChildProcessError:
                 time.sleep(0.05)
                 continue
-            threading.Thread(target=reaped, args=(pid, status), daemon=True).start()
+            cpu = usage.ru_utime + usage.ru_stime
+            threading.Thread(target=reaped, args=(pid, status, cpu), daemon=True).start()
 
     threading.Thread(target=reap, daemon=True).start()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -500,6 +506,7 @@ def _fork_server(path: str) -> int:
                 sys.path[:] = [base_path[0], *path_entries, *rest]
                 _forked_agent(fds, (*own, channel.fileno(), proto_in.fileno()))
             conns[pid] = conn
+            tests[pid] = str(env.get("PYTEST_CURRENT_TEST", ""))
         for fd in fds:
             os.close(fd)
         with contextlib.suppress(OSError):

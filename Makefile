@@ -22,29 +22,28 @@ PYTEST_WORKERS ?= 3
 PYTEST := $(VENV)/bin/pytest -q --timeout=900
 TIMED := scripts/timed.sh
 # `make test` in three phases, each timed (scripts/timed.sh): the set-up (pip, npm ci and the
-# editor tests' code-server side by side); then pytest's parallel pass (niced) beside the
-# other checks and the editor end to end (which mostly waits on the editor, and gets the CPU
-# first); then the serial pass alone (its tests bound their own wall time). docs/testing.md
-# has the times.
+# editor tests' code-server side by side); then the editor end to end (its steps wait a bounded
+# time for the editor: it keeps the CPU it wants), beside lint, types and `npm run check`
+# (nice 10) and pytest's parallel pass (nice $(PYTEST_NICE): the CPU the others leave); then
+# the serial pass alone (its tests bound their own wall time). docs/testing.md has the times.
+PYTEST_NICE ?= 19
 SUBMAKE := $(MAKE) --no-print-directory
 
-.PHONY: run test check setup setup-py setup-node setup-e2e profile-examples vsix lint typecheck test-py test-py-parallel test-py-serial test-beside test-unit test-ts test-e2e try clean mutation wire
+.PHONY: run test check setup setup-py setup-node setup-e2e profile-examples vsix lint typecheck test-py test-py-parallel test-py-serial test-checks test-unit test-ts test-e2e try clean mutation wire
 
 run: setup profile-examples vsix
 
 test:
 	@$(TIMED) "make test: set-up (pip, npm ci, code-server)" $(SUBMAKE) -j3 setup-py setup-node setup-e2e
-	@$(TIMED) "make test: pytest's parallel pass beside lint, types, npm run check and e2e" \
-		$(SUBMAKE) -j2 --keep-going --output-sync=target test-py-parallel test-beside
+	@$(TIMED) "make test: e2e beside lint, types, npm run check and pytest's parallel pass" \
+		$(SUBMAKE) -j3 --keep-going --output-sync=target test-e2e test-checks \
+		PYTEST_PARALLEL_NICE="nice -n $(PYTEST_NICE)" test-py-parallel
 	@$(TIMED) "make test: pytest's serial pass, alone" $(SUBMAKE) test-py-serial
 
-# Beside pytest's parallel pass: lint and types, then the TypeScript checks beside the editor
-# end to end (they write different folders: out/tests and dist/).
-test-beside: setup
-	@$(SUBMAKE) lint typecheck
-	@$(SUBMAKE) -j2 --output-sync=target test-ts test-e2e
-
-check: lint typecheck test-unit test-ts
+# Beside the editor end to end: lint, types and the TypeScript checks (they write out/tests,
+# the .vsix build dist/), niced below it.
+test-checks: setup
+	@nice -n 10 $(SUBMAKE) lint typecheck test-ts
 
 setup: setup-py setup-node
 
@@ -84,7 +83,7 @@ test-py: test-py-parallel
 	@$(SUBMAKE) test-py-serial
 
 test-py-parallel: setup-py
-	$(TIMED) "pytest -m 'not serial'" nice -n 5 \
+	$(TIMED) "pytest -m 'not serial'" $(PYTEST_PARALLEL_NICE) \
 		$(PYTEST) -n $(PYTEST_WORKERS) --dist loadfile -m "not serial" --durations=20
 
 test-py-serial: setup-py

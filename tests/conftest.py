@@ -42,7 +42,35 @@ def _has_cuda() -> bool:
 HAS_CUDA = _has_cuda()
 
 
+# The modules that take longest (their slowest tests' wall seconds under `--durations`, a run
+# of 2026-12-05) go first: pytest-xdist's `--dist loadfile` hands modules out in collection
+# order, and a long module handed out last keeps one worker busy after the others are done.
+# The rest keep their order.
+_SLOW_MODULES_FIRST = (
+    "tests/cli/test_distributed_cli.py",
+    "tests/lsp/test_clean_agent.py",
+    "tests/lsp/test_protocol_answers.py",
+    "tests/cli/test_compiled_cli.py",
+    "tests/cli/test_compare_compiled_cli.py",
+    "tests/cli/test_asm_diff_cli.py",
+    "tests/lsp/test_generated_lsp.py",
+    "tests/cli/test_inline_cli.py",
+    "tests/lsp/test_editors_lsp.py",
+    "tests/lsp/test_driver_jobs_lsp.py",
+    "tests/cli/test_packages_cli.py",
+    "tests/cli/test_driver_jobs_cli.py",
+    "tests/lsp/test_remote_agent.py",
+    "tests/lsp/test_compiled_lsp.py",
+    "tests/cli/test_compiled_lines_cli.py",
+    "tests/lsp/test_trace_files_lsp.py",
+    "tests/cli/test_script_cli.py",
+)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    rank = {name: i for i, name in enumerate(_SLOW_MODULES_FIRST)}
+    last = len(rank)
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], last))
     if HAS_CUDA:
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU")
@@ -252,6 +280,19 @@ def _own_history(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     # and its own kept arguments and drivers (kernel_lens/run_choices.py)
     choices = tmp_path_factory.mktemp("choices") / "run-choices.json"
     monkeypatch.setenv("KERNEL_LENS_RUN_CHOICES", str(choices))
+
+
+@pytest.fixture(autouse=True)
+def _environ_kept() -> Any:
+    """Each test leaves ``os.environ`` as it found it: a unit test that runs the agent's runner
+    in-process gets its ``TRITON_INTERPRET=1`` (set for an agent's one job, on a machine without
+    CUDA), which stayed for every later test of the worker — Triton's jit then made interpreted
+    functions in tests that compile, and every agent the worker started had it."""
+    before = dict(os.environ)
+    yield
+    if dict(os.environ) != before:
+        os.environ.clear()
+        os.environ.update(before)
 
 
 @pytest.fixture(autouse=True)

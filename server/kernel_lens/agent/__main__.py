@@ -404,6 +404,50 @@ def _fork_pythonpath(env: dict[str, str], cwd: str) -> list[str]:
     return [os.path.abspath(os.path.join(cwd, p)) for p in parts]
 
 
+class _ForkedAgents:
+    """The fork server's agents: each one's connection and test (``PYTEST_CURRENT_TEST``, for
+    the log); its exit is sent on its connection, and what its job left is killed."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.conns: dict[int, socket.socket] = {}
+        self.tests: dict[int, str] = {}
+
+    def fds(self) -> list[int]:
+        """(Under the lock) the connections' descriptors: a forked agent closes them."""
+        return [conn.fileno() for conn in self.conns.values()]
+
+    def reap(self) -> None:
+        """Wait for every child (agents, and the orphans of their jobs adopted)."""
+        while True:
+            try:
+                pid, status, usage = os.wait4(-1, 0)
+            except ChildProcessError:
+                time.sleep(0.05)
+                continue
+            cpu = usage.ru_utime + usage.ru_stime
+            threading.Thread(target=self._ended, args=(pid, status, cpu), daemon=True).start()
+
+    def _ended(self, pid: int, status: int, cpu: float) -> None:
+        with self.lock:
+            conn = self.conns.pop(pid, None)
+            test = self.tests.pop(pid, "")
+        if conn is None:
+            return  # an orphan of a job, adopted
+        code = os.waitstatus_to_exitcode(status)
+        # (the agents' CPU is not their clients': KERNEL_LENS_TEST_CPU's lists miss it)
+        print(f"kernel-lens fork server: agent {pid}: {cpu:.2f} CPU s, exit {code}, {test}",
+              file=sys.stderr, flush=True)  # fmt: skip
+        with contextlib.suppress(OSError):
+            conn.send(encode(ExitMessage(event="exit", pid=pid, code=code)))
+        conn.close()
+        for pause in (0.0, 0.1, 0.5):  # what the agent's job left: orphaned onto us now
+            time.sleep(pause)
+            with self.lock:
+                known = list(self.conns)
+            reap_orphans(os.getpid(), since_ticks=0, known=known)
+
+
 def _fork_server(path: str) -> int:
     """Tests only: a warm template (as :func:`_template`) that serves every client of a test
     session over the Unix socket ``path`` (``SOCK_SEQPACKET``), so that the CLI runs and the
@@ -433,40 +477,8 @@ def _fork_server(path: str) -> int:
     base_path = list(sys.path)
     # Entries of the server's own PYTHONPATH: replaced by each request's.
     own_entries = set(_fork_pythonpath(base_env, os.getcwd()))
-    lock = threading.Lock()
-    conns: dict[int, socket.socket] = {}
-    tests: dict[int, str] = {}  # the test that asked (PYTEST_CURRENT_TEST), for the log
-
-    def reaped(pid: int, status: int, cpu: float) -> None:
-        with lock:
-            conn = conns.pop(pid, None)
-            test = tests.pop(pid, "")
-        if conn is None:
-            return  # an orphan of a job, adopted
-        code = os.waitstatus_to_exitcode(status)
-        # (the agents' CPU is not their clients': KERNEL_LENS_TEST_CPU's lists miss it)
-        print(f"kernel-lens fork server: agent {pid}: {cpu:.2f} CPU s, exit {code}, {test}",
-              file=sys.stderr, flush=True)  # fmt: skip
-        with contextlib.suppress(OSError):
-            conn.send(encode(ExitMessage(event="exit", pid=pid, code=code)))
-        conn.close()
-        for pause in (0.0, 0.1, 0.5):  # what the agent's job left: orphaned onto us now
-            time.sleep(pause)
-            with lock:
-                known = list(conns)
-            reap_orphans(os.getpid(), since_ticks=0, known=known)
-
-    def reap() -> None:
-        while True:
-            try:
-                pid, status, usage = os.wait4(-1, 0)
-            except ChildProcessError:
-                time.sleep(0.05)
-                continue
-            cpu = usage.ru_utime + usage.ru_stime
-            threading.Thread(target=reaped, args=(pid, status, cpu), daemon=True).start()
-
-    threading.Thread(target=reap, daemon=True).start()
+    agents = _ForkedAgents()
+    threading.Thread(target=agents.reap, daemon=True).start()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
@@ -494,10 +506,10 @@ def _fork_server(path: str) -> int:
         env, cwd = request["env"], request["cwd"]
         path_entries = _fork_pythonpath(env, cwd)
         sys.stderr.flush()
-        with lock:
+        with agents.lock:
             pid = os.fork()
             if pid == 0:
-                own = [listener.fileno(), *(c.fileno() for c in conns.values()), conn.fileno()]
+                own = [listener.fileno(), *agents.fds(), conn.fileno()]
                 os.environ.clear()
                 os.environ.update(env)
                 with contextlib.suppress(OSError):
@@ -505,8 +517,8 @@ def _fork_server(path: str) -> int:
                 rest = [p for p in base_path[1:] if p not in own_entries]
                 sys.path[:] = [base_path[0], *path_entries, *rest]
                 _forked_agent(fds, (*own, channel.fileno(), proto_in.fileno()))
-            conns[pid] = conn
-            tests[pid] = str(env.get("PYTEST_CURRENT_TEST", ""))
+            agents.conns[pid] = conn
+            agents.tests[pid] = str(env.get("PYTEST_CURRENT_TEST", ""))
         for fd in fds:
             os.close(fd)
         with contextlib.suppress(OSError):

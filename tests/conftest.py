@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -41,7 +42,35 @@ def _has_cuda() -> bool:
 HAS_CUDA = _has_cuda()
 
 
+# The modules that take longest (their slowest tests' wall seconds under `--durations`, a run
+# of 2026-12-05) go first: pytest-xdist's `--dist loadfile` hands modules out in collection
+# order, and a long module handed out last keeps one worker busy after the others are done.
+# The rest keep their order.
+_SLOW_MODULES_FIRST = (
+    "tests/cli/test_distributed_cli.py",
+    "tests/lsp/test_clean_agent.py",
+    "tests/lsp/test_protocol_answers.py",
+    "tests/cli/test_compiled_cli.py",
+    "tests/cli/test_compare_compiled_cli.py",
+    "tests/cli/test_asm_diff_cli.py",
+    "tests/lsp/test_generated_lsp.py",
+    "tests/cli/test_inline_cli.py",
+    "tests/lsp/test_editors_lsp.py",
+    "tests/lsp/test_driver_jobs_lsp.py",
+    "tests/cli/test_packages_cli.py",
+    "tests/cli/test_driver_jobs_cli.py",
+    "tests/lsp/test_remote_agent.py",
+    "tests/lsp/test_compiled_lsp.py",
+    "tests/cli/test_compiled_lines_cli.py",
+    "tests/lsp/test_trace_files_lsp.py",
+    "tests/cli/test_script_cli.py",
+)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    rank = {name: i for i, name in enumerate(_SLOW_MODULES_FIRST)}
+    last = len(rank)
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], last))
     if HAS_CUDA:
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU")
@@ -168,6 +197,81 @@ def trace_dir(tmp_path: Path) -> str:
     return str(tmp_path / "traces")
 
 
+# The test session's shared agent template (docs/testing.md, "One warm agent template per
+# worker"): every local agent the tests start (the CLI's, the language servers', AgentClient's)
+# is forked from one warm process per pytest worker instead of importing torch again, when the
+# fork would be the agent a fresh start gives (same interpreter, same environment but for the
+# per-test history and run-choices files, no PYTHONPATH entry shadowing what is imported);
+# otherwise the agent starts fresh, as for users. KERNEL_LENS_TEST_FORK_SERVER=0 turns it off;
+# a test marked ``fresh_agents`` never uses it.
+_FORK_SERVER = os.environ.get("KERNEL_LENS_TEST_FORK_SERVER", "1") != "0"
+_FORK_SERVER_ENV = "KERNEL_LENS_AGENT_FORK_SERVER"
+
+
+# nvcc's PTX of a CUDA source, kept for the whole run (all workers: the run's temp folder) by
+# the hash of the command and the source (agent/stages/inline_ext.py, tests only): four tests
+# compile the same load_inline square, each on its own surface; the first to come compiles it.
+# KERNEL_LENS_TEST_PTX_CACHE=0 turns it off.
+_PTX_CACHE_ENV = "KERNEL_LENS_TEST_PTX_CACHE"
+
+
+def _run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This run's temp folder, the same for every pytest-xdist worker of the run."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _agent_fork_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    # (first: the fork server's environment must be the one the tests' agents get)
+    if os.environ.get(_PTX_CACHE_ENV) is None:
+        os.environ[_PTX_CACHE_ENV] = str(_run_folder(tmp_path_factory) / "ptx-cache")
+    elif os.environ[_PTX_CACHE_ENV] == "0":
+        del os.environ[_PTX_CACHE_ENV]
+    if not _FORK_SERVER or os.environ.get(_FORK_SERVER_ENV):
+        yield None
+        return
+    from kernel_lens.early_agent import agent_argv, agent_env
+
+    folder = tempfile.mkdtemp(prefix="kl-fork-")  # short: a socket path has 107 bytes
+    path = os.path.join(folder, "agents.sock")
+    os.environ[_FORK_SERVER_ENV] = path
+    env = {**agent_env(dict(os.environ)), "KERNEL_LENS_AGENT_FORK_SERVER_LISTEN": path}
+    log = tmp_path_factory.getbasetemp() / "fork-server.log"
+    with open(log, "ab") as err:
+        proc = subprocess.Popen(
+            agent_argv([sys.executable]), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=err, env=env, cwd=ROOT,
+        )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not os.path.exists(path) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    yield path
+    os.environ.pop(_FORK_SERVER_ENV, None)
+    assert proc.stdin is not None
+    proc.stdin.close()  # it ends when its input closes; its agents when theirs do
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    if proc.stdout is not None:
+        proc.stdout.close()
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+        os.rmdir(folder)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_agents(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test marked ``fresh_agents`` starts its agents as users' do, never from the fork server
+    (tests of the product's own template, of how an agent's orphans are reaped); so does every
+    test of tests/unit (those that start agents test the pool itself, in-process)."""
+    unit = request.node.path.is_relative_to(ROOT / "tests" / "unit")
+    if unit or request.node.get_closest_marker("fresh_agents") is not None:
+        monkeypatch.delenv(_FORK_SERVER_ENV, raising=False)
+
+
 @pytest.fixture(autouse=True)
 def _own_history(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test keeps its own profile history (issue 11): servers and CLI runs it starts
@@ -176,6 +280,19 @@ def _own_history(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     # and its own kept arguments and drivers (kernel_lens/run_choices.py)
     choices = tmp_path_factory.mktemp("choices") / "run-choices.json"
     monkeypatch.setenv("KERNEL_LENS_RUN_CHOICES", str(choices))
+
+
+@pytest.fixture(autouse=True)
+def _environ_kept() -> Any:
+    """Each test leaves ``os.environ`` as it found it: a unit test that runs the agent's runner
+    in-process gets its ``TRITON_INTERPRET=1`` (set for an agent's one job, on a machine without
+    CUDA), which stayed for every later test of the worker — Triton's jit then made interpreted
+    functions in tests that compile, and every agent the worker started had it."""
+    before = dict(os.environ)
+    yield
+    if dict(os.environ) != before:
+        os.environ.clear()
+        os.environ.update(before)
 
 
 @pytest.fixture(autouse=True)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from kernel_lens.analysis.functions import SourceSyntaxError, find_functions
 from tests.conftest import run_cli
 
@@ -126,6 +128,8 @@ def f(x):
 """
 
 
+# Its agent must be the CLI's own child: the CLI is the subreaper of what the job left.
+@pytest.mark.fresh_agents
 def test_a_crashed_agents_new_session_child_does_not_outlive_the_job(tmp_path: Path) -> None:
     """Item 4: user code starts a process in a new session, then its agent dies (``os._exit``):
     the process is adopted by the client (a subreaper) and stopped when the job ends — the

@@ -256,6 +256,8 @@ def _descendants(pid: int) -> set[int]:
     return out
 
 
+# The server's own spare and template, found among its descendants.
+@pytest.mark.fresh_agents
 async def test_shutdown_leaves_no_agent(bare: LanguageClient, user_files: Path) -> None:
     await initialize(bare, OPTIONS)
     uri = open_doc(bare, user_files)

@@ -29,6 +29,7 @@ import contextlib
 import faulthandler
 import functools
 import importlib
+import json
 import os
 import platform
 import queue
@@ -73,6 +74,7 @@ from kernel_lens.wire.processes import (
     children_line,
     descendants,
     kill_descendants,
+    reap_orphans,
     set_child_subreaper,
 )
 
@@ -350,6 +352,179 @@ def _forked_agent(fds: list[int], template_fds: tuple[int, ...]) -> NoReturn:
         os._exit(code)
 
 
+#: Tests only (tests/conftest.py starts it; docs/testing.md): listen on this Unix socket as one
+#: warm fork template shared by every agent client of a test session. Never set by the product.
+FORK_SERVER_ENV = "KERNEL_LENS_AGENT_FORK_SERVER_LISTEN"
+#: Variables a forked agent may have other than the fork server's: read when a job runs, never
+#: while torch or our modules are imported. Any other difference gets the client a refusal (it
+#: then starts a fresh agent, as without the fork server).
+_FORK_ENV_FREE = frozenset(
+    {
+        "KERNEL_LENS_CACHE",
+        "KERNEL_LENS_HISTORY",
+        "KERNEL_LENS_RUN_CHOICES",
+        "PYTEST_CURRENT_TEST",
+        "PWD",
+        "OLDPWD",
+    }
+)
+
+
+def _fork_refusal(
+    request: dict[str, Any], base_env: dict[str, str], base_path: list[str]
+) -> str | None:
+    """Why a forked agent could not be what a fresh one started with ``request`` (its argv, env
+    and cwd) would be; ``None`` when it can."""
+    from kernel_lens.early_agent import agent_argv
+
+    if request.get("argv") != agent_argv([sys.executable]):
+        return f"another command: {request.get('argv')}"
+    env = request.get("env")
+    if not isinstance(env, dict) or not isinstance(request.get("cwd"), str):
+        return "no env or cwd"
+    keys = {k for k in set(env) | set(base_env) if env.get(k) != base_env.get(k)}
+    if "torch._inductor" not in sys.modules:  # Inductor reads its variables at its import
+        keys = {k for k in keys if not k.startswith("TORCHINDUCTOR_")}
+    other = sorted(keys - _FORK_ENV_FREE - {"PYTHONPATH"})
+    if other:
+        return f"other environment: {', '.join(other)}"
+    for entry in _fork_pythonpath(env, request["cwd"]):
+        if entry in base_path:
+            continue
+        with contextlib.suppress(OSError):
+            for name in os.listdir(entry):
+                if name.split(".")[0] in sys.modules:
+                    return f"{entry} holds {name}, imported already"
+    return None
+
+
+def _fork_pythonpath(env: dict[str, str], cwd: str) -> list[str]:
+    """``PYTHONPATH``'s entries as a fresh interpreter in ``cwd`` would put them on sys.path."""
+    parts = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return [os.path.abspath(os.path.join(cwd, p)) for p in parts]
+
+
+class _ForkedAgents:
+    """The fork server's agents: each one's connection and test (``PYTEST_CURRENT_TEST``, for
+    the log); its exit is sent on its connection, and what its job left is killed."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.conns: dict[int, socket.socket] = {}
+        self.tests: dict[int, str] = {}
+
+    def fds(self) -> list[int]:
+        """(Under the lock) the connections' descriptors: a forked agent closes them."""
+        return [conn.fileno() for conn in self.conns.values()]
+
+    def reap(self) -> None:
+        """Wait for every child (agents, and the orphans of their jobs adopted)."""
+        while True:
+            try:
+                pid, status, usage = os.wait4(-1, 0)
+            except ChildProcessError:
+                time.sleep(0.05)
+                continue
+            cpu = usage.ru_utime + usage.ru_stime
+            threading.Thread(target=self._ended, args=(pid, status, cpu), daemon=True).start()
+
+    def _ended(self, pid: int, status: int, cpu: float) -> None:
+        with self.lock:
+            conn = self.conns.pop(pid, None)
+            test = self.tests.pop(pid, "")
+        if conn is None:
+            return  # an orphan of a job, adopted
+        code = os.waitstatus_to_exitcode(status)
+        # (the agents' CPU is not their clients': KERNEL_LENS_TEST_CPU's lists miss it)
+        print(f"kernel-lens fork server: agent {pid}: {cpu:.2f} CPU s, exit {code}, {test}",
+              file=sys.stderr, flush=True)  # fmt: skip
+        with contextlib.suppress(OSError):
+            conn.send(encode(ExitMessage(event="exit", pid=pid, code=code)))
+        conn.close()
+        for pause in (0.0, 0.1, 0.5):  # what the agent's job left: orphaned onto us now
+            time.sleep(pause)
+            with self.lock:
+                known = list(self.conns)
+            reap_orphans(os.getpid(), since_ticks=0, known=known)
+
+
+def _fork_server(path: str) -> int:
+    """Tests only: a warm template (as :func:`_template`) that serves every client of a test
+    session over the Unix socket ``path`` (``SOCK_SEQPACKET``), so that the CLI runs and the
+    language servers of a test session do not each import torch.
+
+    A request is a JSON object ``{"argv", "env", "cwd"}`` (the fresh agent the client would
+    start) with three file descriptors (its stdin, stdout, stderr). The answer on the same
+    connection is ``{"event": "spawned", "pid"}`` and later ``{"event": "exit", "pid", "code"}``,
+    or ``{"event": "refused", "reason"}`` when a forked agent would differ from a fresh one
+    (another interpreter, an environment that torch or our imports read, a ``PYTHONPATH`` entry
+    that shadows a module imported already): the client then starts a fresh agent. The forked
+    agent gets the request's environment, folder and ``sys.path``. The server is the subreaper
+    of its agents' jobs: what a job started in a new session and left behind when its agent died
+    is killed once the agent's exit is seen (a client's own reaper would have done it).
+    """
+    base_env = dict(os.environ)
+    proto_in, channel = _take_protocol_channels()
+    with contextlib.suppress(OSError):
+        os.setsid()
+    set_child_subreaper()
+    threading.Thread(target=_read_requests, args=(proto_in, queue.Queue()), daemon=True).start()
+    _scheduling("SCHED_IDLE", all_threads=False)
+    # Not triton (unlike the language server's template): a fresh agent imports it in its job,
+    # after the job's own settings (TRITON_INTERPRET=1 for Show Values), and so do these forks.
+    _warm_up(ReadyMessage(event="ready", template=True, pid=os.getpid()), cuda=False)
+    _scheduling("SCHED_OTHER", all_threads=False)
+    base_path = list(sys.path)
+    # Entries of the server's own PYTHONPATH: replaced by each request's.
+    own_entries = set(_fork_pythonpath(base_env, os.getcwd()))
+    agents = _ForkedAgents()
+    threading.Thread(target=agents.reap, daemon=True).start()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    listener.bind(path + ".tmp")
+    listener.listen(64)
+    os.rename(path + ".tmp", path)  # clients see the socket once it answers
+    print(f"kernel-lens fork server: warm, listening on {path}", file=sys.stderr, flush=True)
+    while True:
+        conn, _addr = listener.accept()
+        try:
+            message, fds, _flags, _addr = socket.recv_fds(conn, 1 << 20, 3)
+            request = json.loads(message or b"null")
+            reason = _fork_refusal(request, base_env, base_path) if len(fds) == 3 else "no fds"
+        except (OSError, ValueError) as exc:
+            fds, request, reason = [], None, f"bad request: {exc}"
+        if reason is not None:
+            print(f"kernel-lens fork server: refused: {reason}", file=sys.stderr, flush=True)
+            with contextlib.suppress(OSError):
+                conn.send(json.dumps({"event": "refused", "reason": reason}).encode())
+            conn.close()
+            for fd in fds:
+                os.close(fd)
+            continue
+        assert isinstance(request, dict)
+        env, cwd = request["env"], request["cwd"]
+        path_entries = _fork_pythonpath(env, cwd)
+        sys.stderr.flush()
+        with agents.lock:
+            pid = os.fork()
+            if pid == 0:
+                own = [listener.fileno(), *agents.fds(), conn.fileno()]
+                os.environ.clear()
+                os.environ.update(env)
+                with contextlib.suppress(OSError):
+                    os.chdir(cwd)
+                rest = [p for p in base_path[1:] if p not in own_entries]
+                sys.path[:] = [base_path[0], *path_entries, *rest]
+                _forked_agent(fds, (*own, channel.fileno(), proto_in.fileno()))
+            agents.conns[pid] = conn
+            agents.tests[pid] = str(env.get("PYTEST_CURRENT_TEST", ""))
+        for fd in fds:
+            os.close(fd)
+        with contextlib.suppress(OSError):
+            conn.send(encode(SpawnedMessage(event="spawned", pid=pid)))
+
+
 def _report_children() -> None:
     """Write the job's live processes on stderr (just before its deadline: what it waits on)."""
     with contextlib.suppress(Exception):
@@ -579,6 +754,9 @@ def main() -> int:
     template_fd = os.environ.pop(TEMPLATE_ENV, None)
     if template_fd is not None:
         return _template(int(template_fd))
+    listen = os.environ.pop(FORK_SERVER_ENV, None)
+    if listen:
+        return _fork_server(listen)
     proto_in, channel = _take_protocol_channels()
     _become_job_agent()
     AgentLoop(proto_in, channel).run()

@@ -69,6 +69,12 @@ __all__ = ["AgentClient", "PartialCallback"]
 
 logger = logging.getLogger(__name__)
 
+#: Tests only (docs/testing.md): the Unix socket of a test session's shared fork template
+#: (``python -m kernel_lens.agent`` with ``KERNEL_LENS_AGENT_FORK_SERVER_LISTEN``). A local agent
+#: is forked there instead of started fresh when the server agrees that the fork is what a fresh
+#: agent would be; unset (always, for users) changes nothing.
+FORK_SERVER_ENV = "KERNEL_LENS_AGENT_FORK_SERVER"
+
 #: Local jobs running in this process; while there is one, the process is the subreaper of
 #: their agents' orphans (and only then: a subreaper must wait for what it adopts, and the
 #: orphans of anything else this process runs go to init as before).
@@ -358,6 +364,15 @@ class AgentClient:
             except ProfileError as err:
                 self._log(f"agent template: {err.message}; starting a fresh agent")
             agent.proc = None
+        fork_server = os.environ.get(FORK_SERVER_ENV) if self.local else None
+        if fork_server:
+            try:
+                await agent.start_from_fork_server(
+                    fork_server, self._argv(), self._env(), self._cwd()
+                )
+                return agent
+            except ProfileError:
+                agent.proc = None  # refused or not there: a fresh agent, as without it
         early = early_agent.take(self._argv(), self._cwd()) if self.local else None
         try:
             if early is not None:

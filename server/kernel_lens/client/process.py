@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import json
 import os
 import re
 import signal
@@ -315,6 +316,59 @@ class AgentProcess:
         self.started_at = time.monotonic()
         self.proc = await template.spawn()
         await self._until_ready("a fork of the agent template")
+
+    async def start_from_fork_server(
+        self, path: str, argv: list[str], env: dict[str, str], cwd: str | None
+    ) -> None:
+        """Tests only (``KERNEL_LENS_AGENT_FORK_SERVER``, docs/testing.md): start as a fork of
+        the test session's warm template listening on ``path``, which gives the agent ``env``
+        and ``cwd``, and wait for the ``ready`` line.
+
+        Raises:
+            ProfileError: no server there, or it refused (the agent it would fork is not the
+                one ``argv``/``env`` would start fresh); nothing was started then.
+        """
+        loop = asyncio.get_running_loop()
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        sock.setblocking(False)
+        fds = [os.pipe() for _ in range(3)]  # (read, write) for stdin, stdout, stderr
+        theirs = [fds[0][0], fds[1][1], fds[2][1]]
+        ours = [fds[0][1], fds[1][0], fds[2][0]]
+        request = {"argv": argv, "env": env, "cwd": cwd or os.getcwd()}
+        try:
+            await loop.sock_connect(sock, path)
+            socket.send_fds(sock, [json.dumps(request).encode()], theirs)
+            event = json.loads(await asyncio.wait_for(loop.sock_recv(sock, 1 << 16), 30) or b"{}")
+        except (OSError, ValueError, asyncio.TimeoutError) as exc:
+            event = {"event": "refused", "reason": f"{type(exc).__name__}: {exc}"}
+        finally:
+            for fd in theirs:
+                os.close(fd)
+        if event.get("event") != "spawned" or not isinstance(event.get("pid"), int):
+            sock.close()
+            for fd in ours:
+                os.close(fd)
+            raise ProfileError("crash", f"fork server: {event.get('reason', event)}")
+        pid: int = event["pid"]
+        exited: asyncio.Future[int] = loop.create_future()
+
+        async def wait_exit() -> None:
+            try:
+                raw = await loop.sock_recv(sock, 1 << 16)
+                message = template_event(decode(raw)) if raw else None
+            except (OSError, ValueError):
+                message = None
+            finally:
+                sock.close()
+            code = message["code"] if message and message["event"] == "exit" else -signal.SIGKILL
+            if not exited.done():
+                exited.set_result(code)
+
+        self._events_task = asyncio.ensure_future(wait_exit())
+        self.started_at = time.monotonic()
+        stdin, stdout, stderr, transports = await _wrap_pipes(ours)
+        self.proc = ForkedProc(pid, stdin, stdout, stderr, exited, transports)
+        await self._until_ready("a fork of the test session's agent template")
 
     async def spawn(self) -> ForkedProc:
         """(On a template) fork a new agent; its pipes are ours.

@@ -10,6 +10,9 @@ nvcc needs no GPU for PTX; without nvcc the result says so.
 from __future__ import annotations
 
 import ast
+import contextlib
+import hashlib
+import json
 import os
 import re
 import shutil
@@ -89,30 +92,51 @@ def _main_cpp(cpp_sources: list[str], functions: Any) -> str:
     return "\n".join(parts)
 
 
+#: Tests only (tests/conftest.py, docs/testing.md): a folder where the PTX of a CUDA source is
+#: kept by the hash of nvcc's command and the source, and read back instead of running nvcc again
+#: (the suite's tests compile the same ``load_inline`` square on several surfaces). Never set by
+#: the product: users' PTX always comes from nvcc.
+PTX_CACHE_ENV = "KERNEL_LENS_TEST_PTX_CACHE"
+
+
 def _ptx(
     nvcc: str, cuda_text: str, name: str, arch: int, flags: list[str]
 ) -> tuple[str | None, str]:
     from torch.utils.cpp_extension import include_paths
 
     includes = [*include_paths(), sysconfig.get_paths()["include"]]
+    args = [
+        "-ptx", "-lineinfo", f"-arch=sm_{arch}", "-std=c++17",
+        f"-DTORCH_EXTENSION_NAME={name}", "-diag-suppress=3306",
+        *[f for f in flags if f.startswith(("-O", "--use_fast_math", "-D", "-U"))],
+        *[arg for p in includes for arg in ("-I", p)],
+    ]  # fmt: skip
+    cache = os.environ.get(PTX_CACHE_ENV)
+    key = hashlib.sha256(json.dumps([nvcc, args, cuda_text]).encode()).hexdigest()
+    kept = os.path.join(cache, f"{key}.json") if cache else None
+    if kept is not None and os.path.exists(kept):
+        with contextlib.suppress(OSError, ValueError), open(kept, encoding="utf-8") as fh:
+            ptx, log = json.load(fh)
+            return str(ptx), str(log)
     with tempfile.TemporaryDirectory() as tmp:
         src = os.path.join(tmp, "cuda.cu")
         out = os.path.join(tmp, "cuda.ptx")
         with open(src, "w", encoding="utf-8") as fh:
             fh.write(cuda_text)
-        cmd = [
-            nvcc, "-ptx", "-lineinfo", f"-arch=sm_{arch}", "-std=c++17",
-            f"-DTORCH_EXTENSION_NAME={name}", "-diag-suppress=3306",
-            *[f for f in flags if f.startswith(("-O", "--use_fast_math", "-D", "-U"))],
-            *[arg for p in includes for arg in ("-I", p)],
-            "-o", out, src,
-        ]  # fmt: skip
+        cmd = [nvcc, *args, "-o", out, src]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp)
         log = proc.stdout + proc.stderr
         if proc.returncode != 0 or not os.path.exists(out):
             return None, log
         with open(out, encoding="utf-8") as fh:
-            return fh.read(), log
+            ptx = fh.read()
+    if kept is not None:
+        with contextlib.suppress(OSError):
+            os.makedirs(os.path.dirname(kept), exist_ok=True)
+            with open(f"{kept}.{os.getpid()}", "w", encoding="utf-8") as fh:
+                json.dump([ptx, log], fh)
+            os.replace(f"{kept}.{os.getpid()}", kept)
+    return ptx, log
 
 
 class _BuildFailedError(Exception):

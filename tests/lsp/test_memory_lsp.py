@@ -54,10 +54,14 @@ async def test_profile_memory_puts_bytes_on_the_lines_and_the_peak_in_the_hover(
     assert del_title == "$(database) CPU \u221216 MiB · live 32 MiB"
     summary = titles(found, line0_of(MEMORY, "def grow"))[0]
     assert f"peak 48 MiB at line {cat0 + 1} · CPU" in summary, summary
+    # the function's More… (the script's first line has one too: Profile Script (Light)…)
+    def_line = line0_of(MEMORY, "def grow")
     more = next(
         lens
         for lens in found
-        if lens.command is not None and lens.command.command == "kernelLens.moreActions"
+        if lens.command is not None
+        and lens.command.command == "kernelLens.moreActions"
+        and lens.range.start.line == def_line
     )
     assert more.command is not None and more.command.arguments is not None
     items = {i["label"]: i for i in more.command.arguments[0]["items"]}

@@ -285,9 +285,18 @@ async def test_without_cuda_the_light_profile_says_so_and_profile_script_still_r
     after = titles(await lenses(client, uri), 0)
     assert after[0].startswith("$(run-all) script · ") and "wall, one run" in after[0], after
     assert not [t for t in after if "Light profile" in t], after
+    line = _line0(path.read_text(), "y = (x * 2).sum()")
+    deep_line = titles(await lenses(client, uri), line)
+    assert any("aten::" in t for t in deep_line), deep_line
     # and the light profile's answer is the same again (the agent restarts cleanly)
     second = await _light(client, uri)
     assert second["error"]["kind"] == "unsupported", second
+    # A failed light run leaves the deep run's result on the lines, its failure said first.
+    kept = await lenses(client, uri)
+    first = titles(kept, 0)
+    assert first[0].startswith("$(warning) Light profile: needs a CUDA GPU"), first
+    assert first[1] == after[0], (first, after)
+    assert titles(kept, line) == deep_line, (titles(kept, line), deep_line)
 
 
 async def test_nothing_runs_untrusted(untrusted: LanguageClient, tmp_path: Path) -> None:

@@ -204,8 +204,18 @@ def _file_lenses(
     # offered after it exited on its arguments or failed on a device it was not given.
     failed = record.error if record is not None and record.state == "error" else None
     extra = script_args_lens(ls, uri, failed)
-    if light is not None and (record is None or record.state != "running"):
+    # A failed or cancelled light run keeps the deep run's result on the lines, its own
+    # failure said first; otherwise the later of the two whole-run results is the one shown.
+    kept = (
+        light is not None
+        and light.state in ("error", "cancelled")
+        and record is not None
+        and record.state == "ok"
+        and record.result is not None
+    )
+    if light is not None and not kept and (record is None or record.state != "running"):
         return _light_lenses(uri, source, light, run, extra)
+    note = _light_failure(uri, light) if kept and light is not None else []
     if record is None:
         return [run, *code_lenses(light_before_run(uri, _file_name(uri))), *extra]
     if record.state == "running":
@@ -223,13 +233,22 @@ def _file_lenses(
     placed = place(record, source)
     rerun = _lens(0, "$(refresh) Re-run Script", CMD_PROFILE, args)
     if placed is None or placed.outdated:
-        return [_lens(0, f"$(history) outdated: {script_summary_title(result)}"), rerun]
-    lenses = [_lens(0, script_summary_title(result)), rerun, more, *extra]
+        return [*note, _lens(0, f"$(history) outdated: {script_summary_title(result)}"), rerun]
+    lenses = [*note, _lens(0, script_summary_title(result)), rerun, more, *extra]
     return lenses + code_lenses(script_line_lenses(result, uri))
 
 
 def _file_name(uri: str) -> str:
     return uri.rsplit("/", 1)[-1]
+
+
+def _light_failure(uri: str, light: Record) -> list[types.CodeLens]:
+    """The first-line lens of a light run that failed or was cancelled, put before a deep
+    run's result that it leaves in place."""
+    if light.state == "cancelled":
+        return [_lens(0, "$(circle-slash) Light run cancelled")]
+    why, _again = code_lenses(light_error_row(uri, _file_name(uri), light.error or {}))
+    return [why]
 
 
 def _light_lenses(

@@ -19,12 +19,13 @@ Pure: a parsed tree and a predicate in, JSON out.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["LIGHT_LABEL", "light_lines", "python_frame", "within"]
+__all__ = ["LIGHT_LABEL", "light_answer", "light_lines", "python_frame", "within"]
 
 #: What a light profile is, said where its results are shown.
 LIGHT_LABEL = (
@@ -127,3 +128,12 @@ def light_lines(tree: Any, in_workspace: Callable[[str], bool]) -> dict[str, Any
         "launches": totals["launches"],
         "label": LIGHT_LABEL,
     }
+
+
+def light_answer(stdout: str) -> tuple[dict[str, Any] | None, list[str]]:
+    """Split the stdout of ``python -m kernel_lens.agent.light``: its answer (the last
+    ``{"ok": …}`` line, parsed; None when it ended without one) and the script's own lines."""
+    lines = stdout.splitlines()
+    answers = [line for line in lines if line.startswith('{"ok"')]
+    printed = [line for line in lines if not line.startswith('{"ok"')]
+    return (json.loads(answers[-1]) if answers else None), printed

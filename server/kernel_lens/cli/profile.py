@@ -233,7 +233,7 @@ def _run_light(args: argparse.Namespace, path: str, argv: list[str]) -> int:
     import subprocess
     import sys
 
-    from kernel_lens.analysis.light_lines import LIGHT_LABEL
+    from kernel_lens.analysis.light_lines import LIGHT_LABEL, light_answer
 
     command = [sys.executable, "-m", "kernel_lens.agent.light", os.path.abspath(path)]
     for folder in args.workspace or []:
@@ -247,17 +247,15 @@ def _run_light(args: argparse.Namespace, path: str, argv: list[str]) -> int:
         )
     except subprocess.TimeoutExpired:
         return usage_error(args, f"the light profile ran past --timeout {args.timeout:g} s")
-    lines = [line for line in done.stdout.splitlines() if line.startswith('{"ok"')]
+    answer, printed = light_answer(done.stdout)
     # The script's own output, on stderr (stdout carries the answer).
-    printed = [line for line in done.stdout.splitlines() if not line.startswith('{"ok"')]
     if printed and not args.quiet:
         sys.stderr.write("\n".join(printed).strip("\n") + "\n")
-    if not lines:
+    if answer is None:
         stderr_line(
             f"kernel-lens: the light profile ended without an answer (exit {done.returncode})"
         )
         return 1
-    answer = json.loads(lines[-1])
     if args.json:
         say(json.dumps(answer["result"] if answer.get("ok") else {"error": answer["error"]}))
         return 0 if answer.get("ok") else 1

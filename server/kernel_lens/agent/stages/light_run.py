@@ -10,7 +10,6 @@ started, stop the run too.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -19,6 +18,7 @@ from typing import Any
 
 from kernel_lens.agent.errors import ProfileError
 from kernel_lens.agent.stages.sanitizer import sanitizer_env
+from kernel_lens.analysis.light_lines import light_answer
 from kernel_lens.wire.jobs import LightRequest
 from kernel_lens.wire.results import LightLine, LightResult
 
@@ -111,18 +111,17 @@ def run_light(request: LightRequest, text: str | None) -> LightResult:
     finally:
         if text_file is not None:
             os.unlink(text_file)
-    answers = [x for x in done.stdout.splitlines() if x.startswith('{"ok"')]
-    printed = [x for x in done.stdout.splitlines() if x and not x.startswith('{"ok"')]
+    answer, printed = light_answer(done.stdout)
+    printed = [x for x in printed if x]
     # The script's own output, in the server's log (stdout carried the answer).
     if printed or done.stderr:
         sys.stderr.write("\n".join([*printed, done.stderr.rstrip("\n")]).strip("\n") + "\n")
-    if not answers:
+    if answer is None:
         raise ProfileError(
             "internal",
             f"the light profile ended without an answer (exit {done.returncode}): "
             f"{done.stderr[-_TAIL:].strip()}",
         )
-    answer = json.loads(answers[-1])
     if not answer.get("ok"):
         raise ProfileError.from_json(answer["error"])
     got = answer["result"]

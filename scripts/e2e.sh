@@ -169,7 +169,12 @@ run_tests() {
     run_restricted || restricted=$?
   fi
   ((restricted == 124)) && log "the Restricted Mode run passed its limit of $RESTRICTED_LIMIT_S s"
-  ((code != 0)) && return "$code"
+  if ((code != 0)); then
+    # Again at the end (the Restricted Mode run's output came after it): a log's tail names them.
+    [[ -s "$out/main-failures.txt" ]] && cat "$out/main-failures.txt"
+    log "the main run failed (exit $code); its log and screenshots: $out"
+    return "$code"
+  fi
   return "$restricted"
 }
 

@@ -154,6 +154,13 @@ async function finish(fatal) {
   else console.error(`[e2e] workspace and code-server data kept in ${work}`);
   console.log("");
   printResults(results);
+  // scripts/e2e.sh prints this again after the Restricted Mode run, so that a log's tail (CI
+  // keeps only the tail) names the main run's failures too.
+  const failures = results
+    .filter((r) => !r.ok)
+    .map((r) => `[e2e] main run FAIL  ${r.name}\n[e2e]         at "${r.step}": ${r.error}\n`)
+    .join("");
+  await writeFile(path.join(outDir, "main-failures.txt"), failures).catch(() => {});
   const notRun =
     selected.length - results.filter((r) => selected.some((s) => s.name === r.name)).length;
   console.log(`[e2e] screenshots and logs: ${outDir}`);

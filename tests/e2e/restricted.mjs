@@ -382,10 +382,28 @@ export const RESTRICTED_SCENARIOS = [
           },
           60_000,
         );
-        await view.frame.parentFrame().evaluate((t) => {
-          window.__vscode_post_message__("do-update-state", JSON.stringify({ target: t }));
-        }, target);
-        await new Promise((resolve) => setTimeout(resolve, 1500));
+        // The panel saves its own target again with each report it is sent (a restored window
+        // sends one more as its editors come back; late on a loaded machine): forge once the
+        // tabs have settled, and again after a pause, so that the last state saved is ours.
+        let last = "";
+        let still = 0;
+        await r.until(
+          "the tabs to settle",
+          async () => {
+            const now = (await tabs()).join(" | ");
+            still = now === last ? still + 1 : 0;
+            last = now;
+            return still >= 3;
+          },
+          30_000,
+          500,
+        );
+        for (const pause of [2000, 1500]) {
+          await view.frame.parentFrame().evaluate((t) => {
+            window.__vscode_post_message__("do-update-state", JSON.stringify({ target: t }));
+          }, target);
+          await new Promise((resolve) => setTimeout(resolve, pause));
+        }
       };
       const square = `file://${path.join(r.workspace, "square.py")}`;
       await r.step(

@@ -35,6 +35,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from kernel_lens.analysis.regular_files import open_regular
+from kernel_lens.analysis.trace_errors import TraceError
 
 __all__ = [
     "Progress",
@@ -57,10 +58,6 @@ Progress = Callable[[float, str], None]
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
-
-
-class TraceError(ValueError):
-    """A trace file that is missing, is not JSON, or is not a Chrome trace."""
 
 
 @dataclass(frozen=True, eq=False)

@@ -8,7 +8,7 @@ import asyncio
 from typing import cast
 
 from kernel_lens.analysis.ncu import NcuError
-from kernel_lens.analysis.trace_summary import TraceError
+from kernel_lens.analysis.trace_errors import TraceError
 from kernel_lens.lsp.common import RequestFailed
 from kernel_lens.lsp.convert import JsonReady
 from kernel_lens.lsp.language_server import KernelLensServer

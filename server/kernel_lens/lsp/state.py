@@ -12,15 +12,17 @@ import asyncio
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from lsprotocol import types
 
 from kernel_lens.analysis.notebook_script import NotebookScript
-from kernel_lens.analysis.trace_store import TraceStore
 from kernel_lens.lsp.results import Record
 from kernel_lens.traces.readers import ReaderPool
 from kernel_lens.wire.errors import ErrorObject
+
+if TYPE_CHECKING:  # numpy and pandas: imported once a trace is opened, not at start-up
+    from kernel_lens.analysis.trace_store import TraceStore
 
 __all__ = [
     "ASM_CACHE_SIZE",

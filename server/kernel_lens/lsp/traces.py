@@ -33,21 +33,14 @@ import os
 import shutil
 import uuid
 from collections.abc import Callable
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from lsprotocol import types
 
 from kernel_lens.analysis.places import inside
-from kernel_lens.analysis.rank_timeline import (
-    collective_events,
-    first_collectives,
-    merge_rank_timelines,
-    rank_shifts,
-)
 from kernel_lens.analysis.regular_files import check_regular
 from kernel_lens.analysis.safe_text import link_safe
-from kernel_lens.analysis.trace_columns import TraceError
-from kernel_lens.analysis.trace_store import TraceStore
+from kernel_lens.analysis.trace_errors import TraceError
 from kernel_lens.lsp.common import workspace_folders
 from kernel_lens.lsp.language_server import KernelLensServer
 from kernel_lens.lsp.state import Job, TraceLoading
@@ -70,6 +63,11 @@ from kernel_lens.wire.lsp import (
     TraceReady,
 )
 from kernel_lens.wire.paths import cache_root
+
+# numpy and pandas (≈0.3 s of every start-up): imported once a trace is opened (here: the
+# trace store, the ranks' timelines), not when the server starts.
+if TYPE_CHECKING:
+    from kernel_lens.analysis.trace_store import TraceStore
 
 __all__ = [
     "cache_folder",
@@ -249,7 +247,7 @@ async def _open_trace(
             await asyncio.wait({entry.task, entry.first}, return_when=asyncio.FIRST_COMPLETED)
             if not entry.task.done() and entry.first.done():
                 on_first()
-                return cast(tuple[TraceStore, TracePartial], entry.first.result())
+                return cast("tuple[TraceStore, TracePartial]", entry.first.result())
         store = await asyncio.shield(entry.task)
     except asyncio.CancelledError:
         if not entry.task.done() and entry.waiters == 1:
@@ -272,7 +270,7 @@ async def open_trace(ls: KernelLensServer, path: str) -> TraceStore:
             reading was cancelled from the progress notification.
     """
     got = await _open_trace(ls, path, first_view=False)
-    assert isinstance(got, TraceStore)
+    assert not isinstance(got, tuple)
     return got
 
 
@@ -336,6 +334,13 @@ def rank_trace_paths(profile: dict[str, Any]) -> list[str]:
 def _ranks_timeline(
     stores: list[TraceStore], paths: list[str], distributed: dict[str, Any]
 ) -> Timeline:
+    from kernel_lens.analysis.rank_timeline import (
+        collective_events,
+        first_collectives,
+        merge_rank_timelines,
+        rank_shifts,
+    )
+
     found = [collective_events(s) for s in stores]
     firsts = first_collectives(
         distributed.get("aligned_on_us"), [s.origin_us for s in stores], found
@@ -401,6 +406,8 @@ async def report_timeline(ls: KernelLensServer, profile: dict[str, Any]) -> Time
 def _ranks_window(
     stores: list[TraceStore], paths: list[str], shifts: list[float], window: tuple[float, float]
 ) -> Timeline:
+    from kernel_lens.analysis.rank_timeline import collective_events, merge_rank_timelines
+
     timelines = [
         s.timeline(window=(window[0] - shift, window[1] - shift))
         for s, shift in zip(stores, shifts, strict=True)

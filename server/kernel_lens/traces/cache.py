@@ -11,11 +11,14 @@ import hashlib
 import json
 import os
 import shutil
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from kernel_lens.analysis.trace_store import ARRAYS, TraceStore
 from kernel_lens.wire.paths import CacheDirs, atomic_write
+
+# numpy and pandas are imported by the first save or load, not with this module: the language
+# server imports it at start-up and needs them only once a trace is opened.
+if TYPE_CHECKING:
+    from kernel_lens.analysis.trace_store import TraceStore
 
 __all__ = [
     "FORMAT",
@@ -58,6 +61,10 @@ def remove_older(path: str, keep: str) -> None:
 def save_store(store: TraceStore, folder: str) -> None:
     """Write ``store`` to ``folder`` (created; ``meta.json`` written last, as the mark of a
     complete folder)."""
+    import numpy as np
+
+    from kernel_lens.analysis.trace_store import ARRAYS
+
     os.makedirs(folder, exist_ok=True)
     np.save(os.path.join(folder, "segments.npy"), store.segments)
     for field in ARRAYS:
@@ -78,6 +85,10 @@ def save_store(store: TraceStore, folder: str) -> None:
 def load_store(folder: str) -> TraceStore | None:
     """A store saved by `save_store` (columns memory-mapped), or None when the folder is missing,
     incomplete or of another format."""
+    import numpy as np
+
+    from kernel_lens.analysis.trace_store import ARRAYS, TraceStore
+
     try:
         with open(os.path.join(folder, "meta.json"), encoding="utf-8") as f:
             meta = json.load(f)

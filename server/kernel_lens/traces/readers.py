@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import kernel_lens
 from kernel_lens.analysis.regular_files import open_regular
-from kernel_lens.analysis.trace_columns import TraceError
+from kernel_lens.analysis.trace_errors import TraceError
 
 __all__ = ["READER_THREADS", "ReaderPool", "check_memory", "json_size", "reader_env"]
 

@@ -32,16 +32,23 @@ SUBMAKE := $(MAKE) --no-print-directory
 
 run: setup profile-examples vsix
 
+# nvcc's PTX of a CUDA source kept for the whole of one `make test` (tests only, never the
+# product's: agent/stages/inline_ext.py): the pytest tests and the editor's load_inline scenario
+# compile the same square; the first to come runs nvcc (docs/testing.md). A new folder each run.
+test: export KERNEL_LENS_TEST_PTX_CACHE := $(or $(KERNEL_LENS_TEST_PTX_CACHE),/tmp/kernel-lens-ptx-$(shell date +%s%N))
+
 test:
 	@$(TIMED) "make test: set-up (pip, npm ci, code-server)" $(SUBMAKE) -j3 setup-py setup-node setup-e2e
-	@$(TIMED) "make test: pytest's parallel pass beside lint, types and npm run check" \
+	@$(TIMED) "make test: pytest's parallel pass beside lint, types, npm run check and the .vsix" \
 		$(SUBMAKE) -j2 --keep-going --output-sync=target test-py-parallel test-checks
 	@$(TIMED) "make test: pytest's serial pass, alone" $(SUBMAKE) test-py-serial
-	@$(TIMED) "make test: the editor end to end, alone" $(SUBMAKE) test-e2e
+	@$(TIMED) "make test: the editor end to end, alone" \
+		env KERNEL_LENS_E2E_NO_BUILD=1 $(SUBMAKE) test-e2e
 
-# Beside pytest's parallel pass: lint, types and the TypeScript checks (niced below it).
+# Beside pytest's parallel pass: lint, types, the TypeScript checks and the .vsix the editor
+# tests install (niced below it).
 test-checks: setup
-	@nice -n 10 $(SUBMAKE) lint typecheck test-ts
+	@nice -n 10 $(SUBMAKE) lint typecheck test-ts vsix
 
 setup: setup-py setup-node
 

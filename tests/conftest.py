@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -208,6 +210,20 @@ _FORK_SERVER = os.environ.get("KERNEL_LENS_TEST_FORK_SERVER", "1") != "0"
 _FORK_SERVER_ENV = "KERNEL_LENS_AGENT_FORK_SERVER"
 
 
+# The language servers of the LSP tests fork from one warm template per worker too
+# (tests/lsp/fork_server.py): the tests' server command is tests/lsp/launch.py, which asks the
+# template at this socket and starts `python -m kernel_lens.lsp` itself where it is not there or
+# refuses. Set at import, before the test modules build their server configurations; each
+# pytest-xdist worker imports this file itself and replaces the path it inherited.
+_LSP_FORK_ENV = "KERNEL_LENS_TEST_LSP_FORK"
+if _FORK_SERVER:
+    _lsp_fork_folder = tempfile.mkdtemp(prefix="kl-lsp-")  # short: a socket path has 107 bytes
+    os.environ[_LSP_FORK_ENV] = os.path.join(_lsp_fork_folder, "lsp.sock")
+    atexit.register(shutil.rmtree, _lsp_fork_folder, ignore_errors=True)
+else:
+    os.environ.pop(_LSP_FORK_ENV, None)
+
+
 # nvcc's PTX of a CUDA source, kept for the whole run (all workers: the run's temp folder) by
 # the hash of the command and the source (agent/stages/inline_ext.py, tests only): four tests
 # compile the same load_inline square, each on its own surface; the first to come compiles it.
@@ -260,6 +276,28 @@ def _agent_fork_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
     with contextlib.suppress(OSError):
         os.unlink(path)
         os.rmdir(folder)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _lsp_fork_server(_agent_fork_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The worker's warm language-server template (after the agents' fork server: the servers
+    it forks get the agents' socket in their environment)."""
+    path = os.environ.get(_LSP_FORK_ENV)
+    if not _FORK_SERVER or not path or os.path.exists(path):
+        yield None
+        return
+    log = tmp_path_factory.getbasetemp() / "lsp-fork-server.log"
+    with open(log, "ab") as err:
+        proc = subprocess.Popen(
+            [sys.executable, str(ROOT / "tests" / "lsp" / "fork_server.py"), path],
+            stdin=subprocess.DEVNULL, stdout=err, stderr=err, cwd=ROOT,
+        )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not os.path.exists(path) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    yield path
+    proc.kill()
+    proc.wait()
 
 
 @pytest.fixture(autouse=True)

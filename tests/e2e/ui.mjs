@@ -182,7 +182,14 @@ export class Run {
   async closeEverything() {
     await this.page.keyboard.press("Escape");
     await this.page.keyboard.press("Escape");
+    // Only an editor with unsaved edits asks to save (its tab is marked dirty).
+    const dirty = await this.page.locator(".tabs-container .tab.dirty").count();
     await this.command("View: Close All Editor Groups");
+    if (dirty === 0) {
+      const tabs = this.page.locator(".tabs-container .tab");
+      await this.until("every editor closed", async () => (await tabs.count()) === 0, 10_000, 50);
+      return;
+    }
     for (let i = 0; i < 5; i += 1) {
       await sleep(500);
       const text = await this.dialogText();

@@ -31,9 +31,22 @@ FAKE_AGENT = Path(__file__).with_name("fake_agent.py")
 OPTIONS = {"timeoutSeconds": 60, "timing": {"warmupMs": 5, "budgetMs": 50, "reps": 0}}
 
 
+#: The launcher of a forked language server (tests/lsp/launch.py, docs/testing.md).
+LAUNCH = Path(__file__).with_name("launch.py")
+
+
+def lsp_command() -> list[str]:
+    """The command of the real language server over stdio: ``python -m kernel_lens.lsp``, as
+    the extension starts it, forked from the worker's warm template
+    (``$KERNEL_LENS_TEST_LSP_FORK``, tests/conftest.py) where it can be the same server."""
+    if os.environ.get("KERNEL_LENS_TEST_LSP_FORK"):
+        return [sys.executable, "-S", str(LAUNCH)]
+    return [sys.executable, "-m", "kernel_lens.lsp"]
+
+
 def server_config() -> ClientServerConfig:
     """The real language server over stdio, started as the extension starts it."""
-    return ClientServerConfig(server_command=[sys.executable, "-m", "kernel_lens.lsp"])
+    return ClientServerConfig(server_command=lsp_command())
 
 
 def module_server_config() -> ClientServerConfig:
@@ -46,9 +59,7 @@ def module_server_config() -> ClientServerConfig:
         "KERNEL_LENS_HISTORY": str(own / "history"),
         "KERNEL_LENS_RUN_CHOICES": str(own / "run-choices.json"),
     }
-    return ClientServerConfig(
-        server_command=[sys.executable, "-m", "kernel_lens.lsp"], server_env=env
-    )
+    return ClientServerConfig(server_command=lsp_command(), server_env=env)
 
 
 async def initialize(client: LanguageClient, options: dict[str, Any]) -> None:

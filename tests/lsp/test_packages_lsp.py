@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from tests.conftest import EXAMPLES
-from tests.lsp.client import click, lenses, line0_of, open_doc, titles
+from tests.lsp.client import click, lenses, line0_of, lsp_command, open_doc, titles
 
 INSTALLED = EXAMPLES / "installed"
 # The workspace and the "installed" package, outside it, on the server's (and so the agent's)
@@ -40,11 +39,7 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": path}
 
 
-@pytest_lsp.fixture(
-    config=ClientServerConfig(
-        server_command=[sys.executable, "-m", "kernel_lens.lsp"], server_env=_env()
-    )
-)
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=lsp_command(), server_env=_env()))
 async def client(lsp_client: LanguageClient) -> Any:
     @lsp_client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
     def refresh(ls: LanguageClient, params: None) -> None:

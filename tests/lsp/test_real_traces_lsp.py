@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ import pytest_lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from tests.lsp.answers import ask, capture_answers
-from tests.lsp.client import OPTIONS, initialize
+from tests.lsp.client import OPTIONS, initialize, lsp_command
 from tests.traces import REAL_TRACES as DATA
 from tests.traces import TOTALS, check_totals
 
@@ -25,7 +24,7 @@ CACHE = Path(tempfile.mkdtemp(prefix="kernel-lens-real-traces-"))
 
 @pytest_lsp.fixture(
     config=ClientServerConfig(
-        server_command=[sys.executable, "-m", "kernel_lens.lsp"],
+        server_command=lsp_command(),
         server_env={**os.environ, "KERNEL_LENS_CACHE": str(CACHE), "KERNEL_LENS_TRACE_SPARE": "0"},
     )
 )

@@ -23,7 +23,15 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 
 from kernel_lens.lsp.models import MODEL_DELAY_ENV
 from kernel_lens.wire.lsp import CMD_PROFILE
-from tests.lsp.client import FAKE_AGENT, OPTIONS, ROOT, click, initialize, server_config
+from tests.lsp.client import (
+    FAKE_AGENT,
+    OPTIONS,
+    ROOT,
+    click,
+    initialize,
+    lsp_command,
+    server_config,
+)
 
 #: Each test bounds how long an answer takes: run alone, not beside the parallel workers.
 pytestmark = pytest.mark.serial
@@ -48,7 +56,7 @@ async def client(lsp_client: LanguageClient) -> Any:
 
 @pytest_lsp.fixture(
     config=ClientServerConfig(
-        server_command=[sys.executable, "-m", "kernel_lens.lsp"],
+        server_command=lsp_command(),
         server_env={**os.environ, MODEL_DELAY_ENV: str(MODEL_DELAY_S)},
     )
 )
@@ -228,7 +236,7 @@ async def test_an_edit_while_the_text_is_scanned_gets_the_new_texts_lenses(
 
 @pytest_lsp.fixture(
     config=ClientServerConfig(
-        server_command=[sys.executable, "-m", "kernel_lens.lsp"],
+        server_command=lsp_command(),
         server_env={**os.environ, MODEL_DELAY_ENV: str(MODEL_DELAY_S)},
     )
 )

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -20,14 +19,14 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from tests.data.odd_traces import special_files
-from tests.lsp.client import OPTIONS, initialize
+from tests.lsp.client import OPTIONS, initialize, lsp_command
 
 CACHE = Path(tempfile.mkdtemp(prefix="kernel-lens-special-files-"))
 
 
 @pytest_lsp.fixture(
     config=ClientServerConfig(
-        server_command=[sys.executable, "-m", "kernel_lens.lsp"],
+        server_command=lsp_command(),
         server_env={**os.environ, "KERNEL_LENS_CACHE": str(CACHE), "KERNEL_LENS_TRACE_SPARE": "0"},
     )
 )

@@ -24,6 +24,7 @@ from tests.lsp.client import (
     initialize,
     lenses,
     line0_of,
+    lsp_command,
     open_doc,
     server_config,
     titles,
@@ -63,7 +64,7 @@ HISTORY_DELAY_S = 1.0
 
 @pytest_lsp.fixture(
     config=ClientServerConfig(
-        server_command=[sys.executable, "-m", "kernel_lens.lsp"],
+        server_command=lsp_command(),
         # Its own history (the config is made at import, before the per-test one is set).
         server_env={
             **os.environ,

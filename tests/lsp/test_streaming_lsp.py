@@ -28,6 +28,7 @@ from tests.lsp.client import (
     initialize,
     lenses,
     line0_of,
+    lsp_command,
     open_doc,
     server_config,
 )
@@ -116,7 +117,7 @@ async def test_a_real_profile_shows_its_lines_while_it_times(
 
 @pytest_lsp.fixture(
     config=ClientServerConfig(
-        server_command=[sys.executable, "-m", "kernel_lens.lsp"],
+        server_command=lsp_command(),
         server_env={**os.environ, "KERNEL_LENS_HISTORY": "/dev/null/history"},
     )
 )

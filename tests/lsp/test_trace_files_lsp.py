@@ -25,7 +25,7 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from kernel_lens.analysis.trace_summary import load_trace, summarize_trace
-from tests.lsp.client import OPTIONS, ROOT, initialize
+from tests.lsp.client import OPTIONS, ROOT, initialize, lsp_command
 
 H200 = ROOT / "tests" / "data" / "h200" / "matmul_relu_trace.json"
 CACHE = Path(tempfile.mkdtemp(prefix="kernel-lens-trace-lsp-"))
@@ -34,7 +34,7 @@ COLUMNS = CACHE / "trace-columns"
 
 @pytest_lsp.fixture(
     config=ClientServerConfig(
-        server_command=[sys.executable, "-m", "kernel_lens.lsp"],
+        server_command=lsp_command(),
         server_env={**os.environ, "KERNEL_LENS_CACHE": str(CACHE), "KERNEL_LENS_TRACE_SPARE": "1"},
     )
 )

@@ -10,7 +10,6 @@ import contextlib
 import io
 import json
 import os
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -22,14 +21,14 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 from kernel_lens.cli import main as cli_main
 from tests.data.odd_traces import HOSTILE, write_odd_traces
 from tests.lsp.answers import ask, capture_answers
-from tests.lsp.client import OPTIONS, initialize
+from tests.lsp.client import OPTIONS, initialize, lsp_command
 
 CACHE = Path(tempfile.mkdtemp(prefix="kernel-lens-odd-traces-"))
 
 
 @pytest_lsp.fixture(
     config=ClientServerConfig(
-        server_command=[sys.executable, "-m", "kernel_lens.lsp"],
+        server_command=lsp_command(),
         server_env={**os.environ, "KERNEL_LENS_CACHE": str(CACHE), "KERNEL_LENS_TRACE_SPARE": "0"},
     )
 )

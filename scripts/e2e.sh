@@ -15,6 +15,9 @@
 #   KERNEL_LENS_E2E_HEADED    1: show the browser (needs a display)
 #   KERNEL_LENS_E2E_RESTRICTED_BESIDE  1: the Restricted Mode run beside the main run (default: after)
 #                          it (it runs after it anyway when KERNEL_LENS_E2E_SCENARIOS is set)
+#   KERNEL_LENS_TEST_PTX_CACHE  where nvcc's PTX of a CUDA source is kept (tests only; default: a
+#                          folder of this run, so that the two scenarios that compile the
+#                          load_inline square run nvcc once; `make test` shares pytest's; 0: off)
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -148,6 +151,11 @@ run_tests() {
   fi
   [[ -f dist/kernel-lens.vsix ]] || die "dist/kernel-lens.vsix is missing"
   local code=0 restricted=0 beside=""
+  if [[ "${KERNEL_LENS_TEST_PTX_CACHE:-}" == 0 ]]; then
+    unset KERNEL_LENS_TEST_PTX_CACHE # off: every scenario runs nvcc itself
+  else
+    export KERNEL_LENS_TEST_PTX_CACHE="${KERNEL_LENS_TEST_PTX_CACHE:-$out/ptx-cache}"
+  fi
   # A second code-server on a hostile workspace that is never trusted (issue 45), after the main
   # run (its own port, workspace and profile). Beside it (KERNEL_LENS_E2E_RESTRICTED_BESIDE=1)
   # saves a minute, but scenario 93's after-reload check failed once there on a fresh clone.

@@ -315,3 +315,22 @@ async def test_a_result_keeps_its_row_in_the_first_answer_after_an_edit(
     assert not any("outdated" in t for t in _titles(row))
     assert "$(refresh) Re-profile" in _titles(row)
     assert titles.count("$(play) Profile") == 299  # the others' rows, from the scan
+
+
+async def test_shutdown_stops_a_worker_busy_with_a_big_text(
+    slow_client: LanguageClient, tmp_path: Path
+) -> None:
+    """The editor closes while a big file's full model is being made: the server ends at
+    ``shutdown``/``exit``, without waiting for the worker (the interpreter's exit joins the
+    worker's pool: the server used to live on for the delay and the parse, seconds)."""
+    client = slow_client
+    path = tmp_path / "big.py"
+    text = generated_module(4000)
+    path.write_text(text)
+    _open(client, path.as_uri(), text)
+    lenses = await asyncio.wait_for(_lenses(client, path.as_uri()), ANSWER_BOUND_S)
+    assert _titles(lenses).count("$(play) Profile") == 3000  # the scan's: the model is not made
+    started = time.monotonic()
+    await asyncio.wait_for(client.shutdown_session(), ANSWER_BOUND_S)
+    took = time.monotonic() - started
+    assert took < MODEL_DELAY_S / 2, f"the server took {took:.1f} s to end"

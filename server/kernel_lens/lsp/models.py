@@ -265,6 +265,8 @@ class DocumentModels:
         self._firsts: LRU[ModelKey, FirstLenses] = LRU(MODELS_KEPT)
         self._pending_firsts: dict[ModelKey, asyncio.Future[FirstLenses]] = {}
         self._pool: concurrent.futures.ProcessPoolExecutor | None = None
+        #: Set by :meth:`shutdown`.
+        self._closed = False
         #: How many texts were analysed (parsed), for tests and the benchmark.
         self.analysed = 0
         #: Makes a big document's lens rows in the worker (set by the lens feature).
@@ -510,6 +512,8 @@ class DocumentModels:
         outer: asyncio.Future[Any] = asyncio.wrap_future(inner, loop=loop)
 
         def broken(f: asyncio.Future[Any]) -> None:
+            if self._closed:
+                return  # stopped at shutdown
             if not f.cancelled() and isinstance(f.exception(), concurrent.futures.BrokenExecutor):
                 logger.warning("the document worker died on %s; a new one starts", key)
                 self._pool = None
@@ -518,7 +522,15 @@ class DocumentModels:
         return outer
 
     def shutdown(self) -> None:
-        """Stop the worker (server shutdown)."""
+        """Stop the worker (server shutdown), even in the middle of a big text: its work is not
+        wanted any more, and the interpreter's exit would wait for it (it joins the pool's
+        thread), keeping the server alive for as long as the text takes (seconds for 6 MB)."""
+        self._closed = True
         pool, self._pool = self._pool, None
         if pool is not None:
+            # the private table of 3.11–3.13 (3.14 has terminate_workers())
+            processes = list((getattr(pool, "_processes", None) or {}).values())
             pool.shutdown(wait=False, cancel_futures=True)
+            for process in processes:
+                with contextlib.suppress(Exception):
+                    process.kill()

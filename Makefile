@@ -45,6 +45,9 @@ test:
 	@$(TIMED) "make test: the editor end to end, alone" \
 		env KERNEL_LENS_E2E_NO_BUILD=1 $(SUBMAKE) test-e2e
 
+# The inner loop (README): lint, types, the unit tests not marked slow, the TypeScript checks.
+check: lint typecheck test-unit test-ts
+
 # Beside pytest's parallel pass: lint, types, the TypeScript checks and the .vsix the editor
 # tests install (niced below it).
 test-checks: setup

@@ -158,6 +158,7 @@ def serve(path: str) -> None:
     base_env = dict(os.environ)
     import kernel_lens.lsp.__main__  # noqa: F401
     import kernel_lens.lsp.server  # noqa: F401
+    from kernel_lens.agent import fork_socket
 
     reads = import_time_reads()
     if reads:  # a variable fixed in the template would differ from a fresh start: no forks
@@ -165,29 +166,11 @@ def serve(path: str) -> None:
         return
     servers = _Servers()
     threading.Thread(target=servers.reap, daemon=True).start()
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(path)
-    listener.bind(path + ".tmp")
-    listener.listen(64)
-    os.rename(path + ".tmp", path)  # launchers see the socket once it answers
-    print(f"lsp fork server: warm, listening on {path}", file=sys.stderr, flush=True)
+    listener = fork_socket.listen(path, "lsp fork server")
     while True:
-        conn, _addr = listener.accept()
-        try:
-            message, fds, _flags, _addr = socket.recv_fds(conn, 1 << 20, 3)
-            request = json.loads(message or b"null")
-            reason = refusal(request, base_env) if len(fds) == 3 else "no descriptors"
-        except (OSError, ValueError) as exc:
-            fds, request, reason = [], None, f"bad request: {exc}"
-        if reason is not None:
-            print(f"lsp fork server: refused: {reason}", file=sys.stderr, flush=True)
-            with contextlib.suppress(OSError):
-                conn.send(json.dumps({"event": "refused", "reason": reason}).encode())
-            conn.close()
-            for fd in fds:
-                os.close(fd)
-            continue
+        conn, request, fds = fork_socket.next_request(
+            listener, lambda r: refusal(r, base_env), "lsp fork server"
+        )
         sys.stdout.flush()
         sys.stderr.flush()
         with servers.lock:

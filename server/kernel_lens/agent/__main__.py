@@ -29,7 +29,6 @@ import contextlib
 import faulthandler
 import functools
 import importlib
-import json
 import os
 import platform
 import queue
@@ -43,7 +42,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any, BinaryIO, NoReturn
 
-from kernel_lens.agent import remote
+from kernel_lens.agent import fork_socket, remote
 from kernel_lens.agent.channel import ChannelGuard, send_on
 from kernel_lens.agent.deadline import request_stop, set_job_timeout
 from kernel_lens.agent.engine import METHODS, dispatch
@@ -479,30 +478,11 @@ def _fork_server(path: str) -> int:
     own_entries = set(_fork_pythonpath(base_env, os.getcwd()))
     agents = _ForkedAgents()
     threading.Thread(target=agents.reap, daemon=True).start()
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(path)
-    listener.bind(path + ".tmp")
-    listener.listen(64)
-    os.rename(path + ".tmp", path)  # clients see the socket once it answers
-    print(f"kernel-lens fork server: warm, listening on {path}", file=sys.stderr, flush=True)
+    listener = fork_socket.listen(path, "kernel-lens fork server")
     while True:
-        conn, _addr = listener.accept()
-        try:
-            message, fds, _flags, _addr = socket.recv_fds(conn, 1 << 20, 3)
-            request = json.loads(message or b"null")
-            reason = _fork_refusal(request, base_env, base_path) if len(fds) == 3 else "no fds"
-        except (OSError, ValueError) as exc:
-            fds, request, reason = [], None, f"bad request: {exc}"
-        if reason is not None:
-            print(f"kernel-lens fork server: refused: {reason}", file=sys.stderr, flush=True)
-            with contextlib.suppress(OSError):
-                conn.send(json.dumps({"event": "refused", "reason": reason}).encode())
-            conn.close()
-            for fd in fds:
-                os.close(fd)
-            continue
-        assert isinstance(request, dict)
+        conn, request, fds = fork_socket.next_request(
+            listener, lambda r: _fork_refusal(r, base_env, base_path), "kernel-lens fork server"
+        )
         env, cwd = request["env"], request["cwd"]
         path_entries = _fork_pythonpath(env, cwd)
         sys.stderr.flush()

@@ -23,6 +23,7 @@ def main() -> int:
     if not path or not os.path.exists(path):
         _fresh()
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    sock.settimeout(30)  # a template that does not answer: a fresh server instead
     try:
         sock.connect(path)
         request = {"executable": sys.executable, "env": dict(os.environ), "cwd": os.getcwd()}
@@ -34,6 +35,7 @@ def main() -> int:
         sock.close()
         _fresh()
     pid = answer["pid"]
+    sock.settimeout(None)  # the server's life: as long as it takes
     signal.signal(signal.SIGTERM, lambda *_: os.kill(pid, signal.SIGTERM))
     # Only the server holds the pipes now: its exit is their end, as for a fresh server.
     null = os.open(os.devnull, os.O_RDWR)

@@ -33,7 +33,6 @@ import signal
 import socket
 import sys
 import threading
-import time
 from typing import Any
 
 #: Variables a fresh interpreter or the server's imports read before the server's first request.
@@ -63,18 +62,14 @@ class _Servers:
         self.tests: dict[int, str] = {}
 
     def reap(self) -> None:
-        while True:
-            try:
-                pid, status, usage = os.wait4(-1, 0)
-            except ChildProcessError:
-                time.sleep(0.05)
-                continue
+        from kernel_lens.agent.fork_socket import reaped
+
+        for pid, status, cpu in reaped():
             with self.lock:
                 conn = self.conns.pop(pid, None)
                 test = self.tests.pop(pid, "")
             # each server's CPU (with what it waited for), which the test's own counts miss;
             # os.write: no lock of sys.stderr taken on this thread (a fork could copy it held)
-            cpu = usage.ru_utime + usage.ru_stime
             os.write(2, f"lsp fork server: server {pid}: {cpu:.2f} CPU s, {test}\n".encode())
             if conn is not None:
                 code = os.waitstatus_to_exitcode(status)

@@ -270,12 +270,7 @@ TEMPLATE_ENV = "KERNEL_LENS_AGENT_TEMPLATE_FD"
 
 def _reap(send: Callable[[AgentMessage], None]) -> None:
     """The template's reaper: report each spare's exit status (``{"event": "exit", …}``)."""
-    while True:
-        try:
-            pid, status = os.waitpid(-1, 0)
-        except ChildProcessError:
-            time.sleep(0.05)
-            continue
+    for pid, status, _cpu in fork_socket.reaped():
         send(ExitMessage(event="exit", pid=pid, code=os.waitstatus_to_exitcode(status)))
 
 
@@ -418,13 +413,7 @@ class _ForkedAgents:
 
     def reap(self) -> None:
         """Wait for every child (agents, and the orphans of their jobs adopted)."""
-        while True:
-            try:
-                pid, status, usage = os.wait4(-1, 0)
-            except ChildProcessError:
-                time.sleep(0.05)
-                continue
-            cpu = usage.ru_utime + usage.ru_stime
+        for pid, status, cpu in fork_socket.reaped():
             threading.Thread(target=self._ended, args=(pid, status, cpu), daemon=True).start()
 
     def _ended(self, pid: int, status: int, cpu: float) -> None:

@@ -1,6 +1,7 @@
 """The Unix socket of a warm fork template (tests only): the agents' fork server
 (``kernel_lens.agent.__main__._fork_server``) and the tests' language-server template
-(``tests/lsp/fork_server.py``) listen and take requests the same way.
+(``tests/lsp/fork_server.py``) listen and take requests the same way. :func:`reaped` is every
+template's reaper loop (the product's agent template too).
 
 A request is one ``SOCK_SEQPACKET`` message, a JSON object, with three file descriptors (the
 stdin, stdout and stderr of the process to fork); a request the template cannot serve as a fresh
@@ -15,10 +16,11 @@ import json
 import os
 import socket
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["listen", "next_request"]
+__all__ = ["listen", "next_request", "reaped"]
 
 
 def listen(path: str, label: str) -> socket.socket:
@@ -54,3 +56,15 @@ def next_request(
         conn.close()
         for fd in fds:
             os.close(fd)
+
+
+def reaped() -> Iterator[tuple[int, int, float]]:
+    """Each child as it ends, forever: its pid, wait status and CPU seconds (with what it waited
+    for). For the template's reaper thread; waits while it has no child."""
+    while True:
+        try:
+            pid, status, usage = os.wait4(-1, 0)
+        except ChildProcessError:
+            time.sleep(0.05)
+            continue
+        yield pid, status, usage.ru_utime + usage.ru_stime

@@ -41,13 +41,7 @@ def main() -> int:
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
-    while True:
-        try:
-            message = sock.recv(1 << 16)
-            break
-        except InterruptedError:
-            continue
-    end = json.loads(message or b"null")
+    end = json.loads(sock.recv(1 << 16) or b"null")  # (a SIGTERM passed on: recv goes on)
     code = int(end["code"]) if isinstance(end, dict) and end.get("event") == "exit" else 1
     if code < 0:  # killed by a signal: end the same way, as the server's own process would
         signal.signal(-code, signal.SIG_DFL)

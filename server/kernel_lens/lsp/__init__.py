@@ -35,7 +35,8 @@ _start_early_agent()
 # The agent's analysis and the trace readers need pandas in the same interpreter. Finding it
 # here makes the extension's start-up check (`import kernel_lens.lsp`) fail where it is missing,
 # so the user is offered the install instead of meeting the error at the first profile. Found,
-# not imported: the server itself never uses it, and importing it cost every start ~0.25 s.
+# not imported: the server needs it only once a trace is opened (lsp/traces.py imports the
+# trace store then), and importing it cost every start ~0.25 s.
 import importlib.util as _importlib_util  # noqa: E402
 
 if _importlib_util.find_spec("pandas") is None:

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from kernel_lens.agent import remote
+from kernel_lens.agent import build_lock, remote
 from kernel_lens.agent.errors import (
     ErrorKind,
     ProfileError,
@@ -345,6 +345,7 @@ def exec_module(path: str, text: str) -> types.ModuleType:
             module it imports is missing: named, with the interpreter to install it into);
             ``interrupted`` (its own Ctrl-C).
     """
+    build_lock.install()
     place = package_place(path)
     if place.package and _package_free(place):
         return _exec_package_member(path, text, place)
@@ -389,6 +390,7 @@ def main_module(
     and ``sys.modules["__main__"]`` is the namespace while the block runs (``pickle``,
     dataclasses and ``typing`` look it up).
     """
+    build_lock.install()
     module = types.ModuleType("__main__")
     module.__file__ = path
     module.__dict__["__builtins__"] = __builtins__

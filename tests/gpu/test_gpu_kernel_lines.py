@@ -60,7 +60,14 @@ def test_a_strided_load_dominates_with_a_memory_stall() -> None:
     assert top["line"] in (13, 14, 15)
     memory = top["stalls"].get("long_scoreboard", 0) + top["stalls"].get("lg_throttle", 0)
     assert memory >= 0.3 * top["samples"], top  # beside the store's drain, if any
-    assert kernel["remedy"]["reason"] in ("long_scoreboard", "lg_throttle")
+    remedy = kernel["remedy"]
+    if kernel["blamed"]:
+        # issue 43: with the binary's dependencies the cause leads (the strided load, said as
+        # uncoalesced), not the raw stall where the warps waited; the H100 gave "blame" on
+        # 2026-12-05, which the assertion this replaces (a raw stall) failed on
+        assert remedy["reason"] == "blame" and "coalesc" in remedy["text"], remedy
+    else:
+        assert remedy["reason"] in ("long_scoreboard", "lg_throttle"), remedy
 
 
 def test_a_vector_add_spends_its_samples_on_the_loads_and_the_store() -> None:

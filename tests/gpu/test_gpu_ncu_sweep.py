@@ -45,8 +45,13 @@ def test_sweep_finds_the_fast_block_sizes_and_agrees_with_do_bench() -> None:
     rows = {r["value"]: r for r in out["rows"]}
     assert out["best"]["value"] in (512, 1024, 2048), rows
     assert rows[64]["median_ms"] > 3 * out["best"]["median_ms"]
-    # The best reaches >85% of the H200's ~4.3 TB/s copy bandwidth.
-    assert rows[out["best"]["value"]]["gb_per_s"] > 3500
+    # The best reaches 80% of the GPU's copy bandwidth (the H200's measured 4.30 TB/s: 3.5
+    # TB/s seen; the H100 SXM's datasheet 3.35 TB/s: 2.97 TB/s seen on 2026-12-05).
+    from kernel_lens.analysis.roofline import lookup_peaks
+
+    peaks = lookup_peaks(torch.cuda.get_device_name())
+    assert peaks is not None, f"no peaks for {torch.cuda.get_device_name()}"
+    assert rows[out["best"]["value"]]["gb_per_s"] > 0.8 * peaks.bandwidth_peak_tbs * 1000
 
     import importlib.util
 

@@ -37,6 +37,15 @@ def test_peaks_are_matched_by_device_name() -> None:
     assert h200.flop_peak("fp64 tensor") == (67.0, "FP64 tensor")
     assert lookup_peaks("NVIDIA H100 80GB HBM3").name == "NVIDIA H100 SXM"  # type: ignore[union-attr]
     assert lookup_peaks("NVIDIA A100-SXM4-80GB").bandwidth_tbs == 2.039  # type: ignore[union-attr]
+    # the PCIe and NVL boards (the names nvidia-smi gives) have lower peaks than the SXM's
+    h100_pcie = lookup_peaks("NVIDIA H100 PCIe")
+    assert h100_pcie is not None and (h100_pcie.bandwidth_tbs, h100_pcie.bf16) == (2.0, 756.0)
+    h100_nvl = lookup_peaks("NVIDIA H100 NVL")
+    assert h100_nvl is not None and (h100_nvl.bandwidth_tbs, h100_nvl.fp32) == (3.9, 60.0)
+    h200_nvl = lookup_peaks("NVIDIA H200 NVL")
+    assert h200_nvl is not None and h200_nvl.flop_peak("bf16") == (835.5, "BF16 tensor")
+    # a Grace Hopper superchip is not an H200 SXM because its name holds "h200"
+    assert lookup_peaks("NVIDIA GH200 480GB") is None
     assert lookup_peaks("NVIDIA A100 80GB PCIe").bandwidth_tbs == 1.935  # type: ignore[union-attr]
     a100_40 = lookup_peaks("NVIDIA A100-SXM4-40GB")
     assert a100_40 is not None and a100_40.fp8 is None

@@ -43,6 +43,7 @@ class DevicePeaks:
         fp32…fp8: dense peaks from the datasheet (FP32 on CUDA cores; TF32/BF16/FP16/FP8 on
             tensor cores).
         source: where the numbers come from.
+        exclude: lower-case substrings none of which it may contain (``gh200`` holds ``h200``).
     """
 
     name: str
@@ -59,6 +60,7 @@ class DevicePeaks:
     """FP64 on CUDA cores."""
     fp64_tensor: float | None = None
     """FP64 on tensor cores (DMMA)."""
+    exclude: tuple[str, ...] = ()
 
     @property
     def bandwidth_peak_tbs(self) -> float:
@@ -92,8 +94,26 @@ class DevicePeaks:
 #: Peaks per GPU. Datasheet values are NVIDIA's (dense, without sparsity); the H200's copy
 #: bandwidth was measured on the lent H200 (tests/data/h200, ``square_baseline.json``).
 PEAKS: tuple[DevicePeaks, ...] = (
+    # The NVL and PCIe boards share the SXM's chip at other clocks and power: their own rows
+    # come first, so a fraction is never taken against the SXM's higher peaks.
+    DevicePeaks(
+        name="NVIDIA H200 NVL",
+        match=("h200", "nvl"),
+        bandwidth_tbs=4.8,
+        measured_bandwidth_tbs=None,
+        fp32=60.0,
+        tf32=417.5,
+        bf16=835.5,
+        fp16=835.5,
+        fp8=1670.5,
+        source="NVIDIA H200 NVL datasheet (dense: half the sparse figures)",
+        fp64=30.0,
+        fp64_tensor=60.0,
+        exclude=("gh200",),
+    ),
     DevicePeaks(
         name="NVIDIA H200 SXM",
+        exclude=("gh200",),
         match=("h200",),
         bandwidth_tbs=4.8,
         measured_bandwidth_tbs=4.30,
@@ -105,6 +125,34 @@ PEAKS: tuple[DevicePeaks, ...] = (
         source="NVIDIA H200 SXM datasheet (dense); copy bandwidth measured on an H200",
         fp64=34.0,
         fp64_tensor=67.0,
+    ),
+    DevicePeaks(
+        name="NVIDIA H100 NVL",
+        match=("h100", "nvl"),
+        bandwidth_tbs=3.9,
+        measured_bandwidth_tbs=None,
+        fp32=60.0,
+        tf32=417.5,
+        bf16=835.5,
+        fp16=835.5,
+        fp8=1670.5,
+        source="NVIDIA H100 NVL datasheet (dense: half the sparse figures)",
+        fp64=30.0,
+        fp64_tensor=60.0,
+    ),
+    DevicePeaks(
+        name="NVIDIA H100 PCIe",
+        match=("h100", "pcie"),
+        bandwidth_tbs=2.0,
+        measured_bandwidth_tbs=None,
+        fp32=51.0,
+        tf32=378.0,
+        bf16=756.0,
+        fp16=756.0,
+        fp8=1513.0,
+        source="NVIDIA H100 PCIe datasheet (dense: half the sparse figures)",
+        fp64=26.0,
+        fp64_tensor=51.0,
     ),
     DevicePeaks(
         name="NVIDIA H100 SXM",
@@ -172,7 +220,9 @@ def lookup_peaks(device_name: str | None) -> DevicePeaks | None:
         return None
     name = device_name.lower()
     for peaks in PEAKS:
-        if all(part in name for part in peaks.match):
+        if all(part in name for part in peaks.match) and not any(
+            part in name for part in peaks.exclude
+        ):
             return peaks
     return None
 

@@ -9,6 +9,9 @@ cd "$(dirname "$0")/.."
 source benchmarks/device_env.sh
 BUDGET=${1:-400}
 left() { echo $((BUDGET - SECONDS)); }
+# The logs come back as one archive, remade after each file: the device returns 8 files a call.
+LOGS=/tmp/kl-gpu-logs; mkdir -p "$LOGS"
+pack() { tar czf "/tmp/gpu-logs.$BASHPID.tgz" -C "$LOGS" . && mv "/tmp/gpu-logs.$BASHPID.tgz" "$OUT/gpu-logs.tgz"; }
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee -a "$OUT/gpu-env.txt"
 one() {  # one test file (and pytest arguments), bounded by what is left of the budget
   local name=$1; shift
@@ -16,10 +19,11 @@ one() {  # one test file (and pytest arguments), bounded by what is left of the 
   if (( t < 20 )); then echo "$name: not run (${t}s left)" | tee -a "$OUT/gpu-summary.txt"; return; fi
   local start=$SECONDS
   timeout -s INT -k 15 "$t" python3 -m pytest -m gpu -q -p no:cacheprovider -rfEs --durations=5 "$@" \
-    >"$OUT/gpu-$name.log" 2>&1
+    >"$LOGS/gpu-$name.log" 2>&1
   local rc=$?
-  local summary; summary=$(grep -E "[0-9]+ (passed|failed|skipped|deselected|error)|no tests ran" "$OUT/gpu-$name.log" | tail -1)
+  local summary; summary=$(grep -E "[0-9]+ (passed|failed|skipped|deselected|error)|no tests ran" "$LOGS/gpu-$name.log" | tail -1)
   echo "$name rc=$rc $((SECONDS - start))s :: $summary" | tee -a "$OUT/gpu-summary.txt"
+  pack
 }
 G=tests/gpu
 ( one kernel_lines -s $G/test_gpu_kernel_lines.py -k "not load_inline"

@@ -106,9 +106,16 @@ export default {
         );
         assert(has(/^\s*ld\.param\.b64 %rd0, \[param_0\];/), "no normalised PTX in sight");
         assert(!has(/^\s*\.loc\s/), "the normalised PTX still has .loc lines");
-        const status = await r.statusBarText();
+        // the status item follows the active editor: it may come a moment after the text
+        const status = await r.until(
+          "the diff's summary in the status bar",
+          async () => {
+            const text = await r.statusBarText();
+            return /A loads 128 bits per thread/.test(text) ? text : null;
+          },
+          10_000,
+        );
         r.log(`    status bar: ${status.match(/A loads[^$]*?instructions/)?.[0] ?? status}`);
-        assert(/A loads 128 bits per thread/.test(status), `status bar: ${status}`);
         await r.shot("asm-diff");
       },
     );

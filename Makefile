@@ -28,7 +28,7 @@ TIMED := scripts/timed.sh
 # beside pytest it failed a hover and gained nothing). docs/testing.md has the times.
 SUBMAKE := $(MAKE) --no-print-directory
 
-.PHONY: run test check setup setup-py setup-node setup-e2e profile-examples vsix lint typecheck test-py test-py-parallel test-py-serial test-checks test-unit test-ts test-e2e try clean mutation wire
+.PHONY: run test check setup setup-py setup-node setup-e2e profile-examples vsix lint typecheck test-py test-py-parallel test-py-unit-idle test-py-serial test-checks test-unit test-ts test-e2e try clean mutation wire
 
 run: setup profile-examples vsix
 
@@ -39,11 +39,13 @@ test: export KERNEL_LENS_TEST_PTX_CACHE := $(or $(KERNEL_LENS_TEST_PTX_CACHE),/t
 
 test:
 	@$(TIMED) "make test: set-up (pip, npm ci, code-server)" $(SUBMAKE) -j3 setup-py setup-node setup-e2e
-	@$(TIMED) "make test: pytest's parallel pass beside lint, types, npm run check and the .vsix" \
-		$(SUBMAKE) -j2 --keep-going --output-sync=target test-py-parallel test-checks
+	@$(TIMED) "make test: pytest's parallel pass (not tests/unit) beside lint, types, npm run check and the .vsix" \
+		$(SUBMAKE) -j2 --keep-going --output-sync=target test-py-parallel test-checks \
+		PYTEST_SCOPE=--ignore=tests/unit
 	@$(TIMED) "make test: pytest's serial pass, alone" $(SUBMAKE) test-py-serial
-	@$(TIMED) "make test: the editor end to end, alone" \
-		env KERNEL_LENS_E2E_NO_BUILD=1 $(SUBMAKE) test-e2e
+	@$(TIMED) "make test: the editor end to end, tests/unit beside it at idle priority" \
+		env KERNEL_LENS_E2E_NO_BUILD=1 $(SUBMAKE) -j2 --keep-going --output-sync=target \
+		test-py-unit-idle test-e2e
 
 # The inner loop (README): lint, types, the unit tests not marked slow, the TypeScript checks.
 check: lint typecheck test-unit test-ts
@@ -91,8 +93,14 @@ test-py: test-py-parallel
 	@$(SUBMAKE) test-py-serial
 
 test-py-parallel: setup-py
-	$(TIMED) "pytest -m 'not serial'" \
-		$(PYTEST) -n $(PYTEST_WORKERS) --dist loadfile -m "not serial" --durations=20
+	$(TIMED) "pytest -m 'not serial' $(PYTEST_SCOPE)" \
+		$(PYTEST) -n $(PYTEST_WORKERS) --dist loadfile -m "not serial" --durations=20 $(PYTEST_SCOPE)
+
+# `make test`'s tests/unit (not serial): beside the editor tests, on the CPU they leave idle
+# (SCHED_IDLE: the editor's processes always come first). No unit test bounds its wall time.
+test-py-unit-idle: setup-py
+	$(TIMED) "pytest tests/unit -m 'not serial' (idle priority)" \
+		chrt --idle 0 $(PYTEST) -n 2 -m "not serial" --durations=5 tests/unit
 
 test-py-serial: setup-py
 	$(TIMED) "pytest -m serial" $(PYTEST) -m serial --durations=5

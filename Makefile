@@ -98,9 +98,10 @@ test-py-parallel: setup-py
 
 # `make test`'s tests/unit (not serial): beside the editor tests, on the CPU they leave idle
 # (SCHED_IDLE: the editor's processes always come first). No unit test bounds its wall time.
+IDLE := $(if $(shell command -v chrt),chrt --idle 0,nice -n 19)
 test-py-unit-idle: setup-py
 	$(TIMED) "pytest tests/unit -m 'not serial' (idle priority)" \
-		chrt --idle 0 $(PYTEST) -n 2 -m "not serial" --durations=5 tests/unit
+		$(IDLE) $(PYTEST) -n 2 -m "not serial" --durations=5 tests/unit
 
 test-py-serial: setup-py
 	$(TIMED) "pytest -m serial" $(PYTEST) -m serial --durations=5

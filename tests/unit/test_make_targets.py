@@ -49,6 +49,10 @@ def test_make_test_runs_every_suite() -> None:
     commands = _dry_run("test")
     for part in ("setup-py", "test-py-parallel", "test-checks", "test-py-serial", "test-e2e"):
         assert part in commands, part
+    # tests/unit leaves the parallel pass only to run beside the editor tests
+    assert "PYTEST_SCOPE=--ignore=tests/unit" in commands and "test-py-unit-idle" in commands
+    unit = _dry_run("test-py-unit-idle")
+    assert re.search(r"pytest .*-m \"not serial\".* tests/unit", unit), unit
     checks = _dry_run("test-checks")
     for part in ("lint", "typecheck", "test-ts", "vsix"):
         assert part in checks, part

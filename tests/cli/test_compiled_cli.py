@@ -94,3 +94,45 @@ def test_generated_code_with_inputs_captured_from_the_script(tmp_path: Path) -> 
         lines = CAPTURED.splitlines()
         line = next(i for i, x in enumerate(lines, 1) if fused_line in x)
         assert any(line in k["lines"] for k in c["kernels"]), c["kernels"]
+
+
+def test_a_second_compile_generates_afresh_and_reuses_the_kernel_builds(tmp_path: Path) -> None:
+    """The graph caches are off (an edit that moves the lines moves the kernels' lines: the
+    code is generated afresh), the kernels' builds are not: the second compile loads the C++
+    kernel the first one built, and no compile leaves a temporary cache folder behind."""
+    cache = tmp_path / "inductor"
+    src = tmp_path / "model.py"
+    body = (
+        "import torch\n\n\n"
+        "def gelu_scale(x):\n"
+        "    y = torch.nn.functional.gelu(x)\n"
+        "    return y * 3.0 + 1.0\n\n\n"
+        "if __name__ == '__main__':\n"
+        "    gelu_scale(torch.randn(4096))\n"
+    )
+
+    def compiled() -> dict[str, Any]:
+        code, out, err = run_cli(
+            "profile", f"{src}::gelu_scale", "--stages", "compiled", "--json",
+            "--budget-ms", "50", "--no-history", "--trace-dir", str(tmp_path / "traces"),
+            env={"TORCHINDUCTOR_CACHE_DIR": str(cache)}, timeout=600,
+        )  # fmt: skip
+        assert code == 0, err
+        return out["compiled"]  # type: ignore[no-any-return]
+
+    def builds() -> set[str]:
+        return {str(p.relative_to(cache)) for p in cache.rglob("*.so")}
+
+    def fused_lines(c: dict[str, Any]) -> list[list[int]]:
+        return [k["lines"] for k in c["kernels"] if k["kind"] != "extern"]
+
+    src.write_text(body)
+    first = compiled()
+    built = builds()
+    assert fused_lines(first) == [[5, 6]], first["kernels"]
+    assert built, "the first compile built its kernel into TORCHINDUCTOR_CACHE_DIR"
+    src.write_text("# two lines\n# above\n" + body)
+    second = compiled()
+    assert fused_lines(second) == [[7, 8]], second["kernels"]
+    assert builds() == built, "the second compile built its kernel again"
+    assert not [p.name for p in cache.iterdir() if p.name.startswith("tmp")]

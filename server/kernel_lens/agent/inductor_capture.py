@@ -40,6 +40,7 @@ __all__ = [
     "add_compile_report",
     "capture_compiled",
     "line_keys",
+    "no_autograd_cache",
     "placed_graphs",
 ]
 
@@ -218,7 +219,7 @@ def _watch_compiles(capture: CompileCapture) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _no_autograd_cache() -> Iterator[None]:
+def no_autograd_cache() -> Iterator[None]:
     """AOTAutograd's cache off (it stores compiled graphs too, with their old stack traces)."""
     try:
         import torch._functorch.config as functorch_config
@@ -363,7 +364,7 @@ def _installed(capture: CompileCapture) -> Iterator[CompileCapture]:
                     "fx_graph_remote_cache": False,
                 }
             ),
-            _no_autograd_cache(),
+            no_autograd_cache(),
             _watch_compiles(capture),
         ):
             yield capture

@@ -38,14 +38,29 @@ _KERNEL_CALL = re.compile(r"^\s*(?P<name>(?:triton|cpp)_\w+)(?:\.run)?\(")
 
 @contextlib.contextmanager
 def _fresh_compile() -> Iterator[None]:
-    """Compile afresh (a cache hit skips the code generation that names each kernel's nodes)
-    and keep each Triton kernel's compiled artifacts (PTX…) on its launcher."""
+    """Generate the code afresh and keep each Triton kernel's compiled artifacts (PTX…) on its
+    launcher.
+
+    The caches whose hit skips the code generation that names each kernel's nodes are off:
+    Inductor's FX graph cache and AOTAutograd's (the capture turns them off too, where its
+    torch has the hooks). The kernels' binaries (a C++ kernel's shared object, a Triton
+    kernel's cubin) stay cached: keyed by their source, a hit gives what a build would, without
+    its seconds. Inductor's ``force_disable_caches`` turned those off as well, and left a
+    temporary folder behind per compile.
+    """
     try:
         import torch._inductor.config as inductor_config
     except ImportError:
         yield
         return
-    with inductor_config.patch({"force_disable_caches": True, "triton.store_cubin": True}):
+    from kernel_lens.agent.inductor_capture import no_autograd_cache
+
+    known = inductor_config.get_config_copy()
+    switches = {"triton.store_cubin": True, "fx_graph_cache": False, "fx_graph_remote_cache": False}
+    with (
+        inductor_config.patch({k: v for k, v in switches.items() if k in known}),
+        no_autograd_cache(),
+    ):
         yield
 
 
@@ -316,7 +331,6 @@ def _compile_capturing(
                 _fresh_compile(),
                 _capture_loaded_modules(loaded),
             ):
-                warnings.filterwarnings("ignore", message=".*force disabled by.*")
                 _, codes = run_and_get_code(compiled_fn, *target.args, **target.kwargs)
             graphs = {k: v for k, v in cap.graphs.items() if k not in before}
     except Exception as exc:
@@ -369,8 +383,8 @@ def _time_eager_and_compiled(
     eager_timing = time_function(target.call, device=device, config=timing_config)
 
     # Time a compile with the default configuration: the capture above ran with provenance
-    # tracking, cubins kept and caches off, which must not be what the numbers measure (on an
-    # H200 it made the fused square 0.35 ms instead of do_bench's 0.19 ms).
+    # tracking, cubins kept and the graph caches off, which must not be what the numbers
+    # measure (on an H200 it made the fused square 0.35 ms instead of do_bench's 0.19 ms).
     torch._dynamo.reset()
     timed_fn = torch.compile(target.fn)
 

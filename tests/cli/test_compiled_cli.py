@@ -1,5 +1,7 @@
 """``--stages compiled`` on CPU: inductor's C++ captured, kernels mapped to the user's lines."""
 
+import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -97,42 +99,55 @@ def test_generated_code_with_inputs_captured_from_the_script(tmp_path: Path) -> 
 
 
 def test_a_second_compile_generates_afresh_and_reuses_the_kernel_builds(tmp_path: Path) -> None:
-    """The graph caches are off (an edit that moves the lines moves the kernels' lines: the
-    code is generated afresh), the kernels' builds are not: the second compile loads the C++
-    kernel the first one built, and no compile leaves a temporary cache folder behind."""
-    cache = tmp_path / "inductor"
+    """The graph caches are off (an edit that moves the lines moves the kernel's lines: the code
+    is generated afresh), the kernels' builds are not: the second compile loads the shared
+    object the first one built (or found), and no compile leaves a temporary folder behind."""
+    from torch._inductor.runtime.cache_dir_utils import cache_dir
+
+    started = time.time()
     src = tmp_path / "model.py"
     body = (
         "import torch\n\n\n"
-        "def gelu_scale(x):\n"
-        "    y = torch.nn.functional.gelu(x)\n"
-        "    return y * 3.0 + 1.0\n\n\n"
+        "def square_twice(x):\n"
+        "    return torch.square(torch.square(x))\n\n\n"
         "if __name__ == '__main__':\n"
-        "    gelu_scale(torch.randn(4096))\n"
+        "    square_twice(torch.randn(1000, 1000))\n"
     )
 
     def compiled() -> dict[str, Any]:
         code, out, err = run_cli(
-            "profile", f"{src}::gelu_scale", "--stages", "compiled", "--json",
+            "profile", f"{src}::square_twice", "--stages", "compiled", "--json",
             "--budget-ms", "50", "--no-history", "--trace-dir", str(tmp_path / "traces"),
-            env={"TORCHINDUCTOR_CACHE_DIR": str(cache)}, timeout=600,
+            timeout=600,
         )  # fmt: skip
         assert code == 0, err
         return out["compiled"]  # type: ignore[no-any-return]
 
-    def builds() -> set[str]:
-        return {str(p.relative_to(cache)) for p in cache.rglob("*.so")}
+    def built(c: dict[str, Any]) -> Path:
+        """The shared object built from the generated module's C++ kernel (its source, then
+        Inductor's Python bindings)."""
+        code = Path(c["code_path"]).read_text()
+        source = re.search(r"cpp_pybinding\(\[[^\]]*\], r'''(.*?)'''", code, re.S)
+        assert source, code
+        found = [
+            p.with_suffix(".so")
+            for p in Path(cache_dir()).glob("*/*.main.cpp")
+            if p.read_text().strip().startswith(source.group(1).strip())
+        ]
+        assert len(found) == 1 and found[0].exists(), found
+        return found[0]
 
     def fused_lines(c: dict[str, Any]) -> list[list[int]]:
         return [k["lines"] for k in c["kernels"] if k["kind"] != "extern"]
 
     src.write_text(body)
     first = compiled()
-    built = builds()
-    assert fused_lines(first) == [[5, 6]], first["kernels"]
-    assert built, "the first compile built its kernel into TORCHINDUCTOR_CACHE_DIR"
+    assert fused_lines(first) == [[5]], first["kernels"]
+    so = built(first)
+    stamp = so.stat().st_mtime_ns
     src.write_text("# two lines\n# above\n" + body)
     second = compiled()
-    assert fused_lines(second) == [[7, 8]], second["kernels"]
-    assert builds() == built, "the second compile built its kernel again"
-    assert not [p.name for p in cache.iterdir() if p.name.startswith("tmp")]
+    assert fused_lines(second) == [[7]], second["kernels"]
+    assert built(second) == so and so.stat().st_mtime_ns == stamp, "built again"
+    left = [p for p in Path(cache_dir()).glob("tmp*") if p.stat().st_mtime >= started]
+    assert not left, left

@@ -91,7 +91,7 @@ def test_a_rank_that_hangs_in_a_collective_is_named_with_its_line(tmp_path) -> N
     )
     code, out, err = run_cli(
         "profile", f"{hang}::step", "--nproc-per-node", "2", "--reps", "3", "--runs", "2",
-        "--no-history", "--json", "--timeout", "90",
+        "--no-history", "--json", "--timeout", "45",
         env={"KERNEL_LENS_CACHE": str(tmp_path)}, timeout=200,
     )  # fmt: skip
     assert code == 1, (out, err)

@@ -56,3 +56,20 @@ def test_make_test_runs_every_suite() -> None:
     checks = _dry_run("test-checks")
     for part in ("lint", "typecheck", "test-ts", "vsix"):
         assert part in checks, part
+
+
+@pytest.mark.slow  # collects the whole suite (~15 s)
+def test_the_serial_pass_names_every_module_with_a_serial_test() -> None:
+    """The serial pass collects only the modules that say ``mark.serial``: a test marked serial
+    any other way would be run by no pass at all."""
+    import sys
+
+    named = set(re.search(r"-m serial --durations=\d+(.*)", _dry_run("test-py-serial"))[1].split())
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--collect-only",
+         "-m", "serial", "tests"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    marked = {line.split("::")[0] for line in out.stdout.splitlines() if "::" in line}
+    assert marked, out.stdout[-2000:] + out.stderr[-2000:]
+    assert marked <= named, marked - named

@@ -40,7 +40,7 @@ __all__ = [
     "add_compile_report",
     "capture_compiled",
     "line_keys",
-    "no_autograd_cache",
+    "no_graph_caches",
     "placed_graphs",
 ]
 
@@ -219,7 +219,27 @@ def _watch_compiles(capture: CompileCapture) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def no_autograd_cache() -> Iterator[None]:
+def no_graph_caches() -> Iterator[None]:
+    """Inductor's FX graph cache and AOTAutograd's off: a cached graph keeps the stack traces of
+    the source it was compiled from (after an edit that moves lines, an import added above the
+    model, the same graph hits the cache with the old line numbers), and a hit skips the code
+    generation that names each kernel's nodes. The kernels' builds (a C++ kernel's shared
+    object, a Triton kernel's cubin), keyed by their source, stay cached."""
+    try:
+        import torch._inductor.config as inductor_config
+    except ImportError:
+        yield
+        return
+    switches = {"fx_graph_cache": False, "fx_graph_remote_cache": False}
+    with (
+        inductor_config.patch({k: v for k, v in switches.items() if hasattr(inductor_config, k)}),
+        _no_autograd_cache(),
+    ):
+        yield
+
+
+@contextlib.contextmanager
+def _no_autograd_cache() -> Iterator[None]:
     """AOTAutograd's cache off (it stores compiled graphs too, with their old stack traces)."""
     try:
         import torch._functorch.config as functorch_config
@@ -354,17 +374,9 @@ def _installed(capture: CompileCapture) -> Iterator[CompileCapture]:
     try:
         with (
             inductor_config.patch(
-                {
-                    "trace.provenance_tracking_level": 1,
-                    "cpp.enable_kernel_profile": True,
-                    # A cached graph keeps the stack traces of the source it was compiled from:
-                    # after an edit that moves lines (an import added above the model) the
-                    # same graph hits the cache with the old line numbers. Compile afresh.
-                    "fx_graph_cache": False,
-                    "fx_graph_remote_cache": False,
-                }
+                {"trace.provenance_tracking_level": 1, "cpp.enable_kernel_profile": True}
             ),
-            no_autograd_cache(),
+            no_graph_caches(),
             _watch_compiles(capture),
         ):
             yield capture

@@ -38,29 +38,19 @@ _KERNEL_CALL = re.compile(r"^\s*(?P<name>(?:triton|cpp)_\w+)(?:\.run)?\(")
 
 @contextlib.contextmanager
 def _fresh_compile() -> Iterator[None]:
-    """Generate the code afresh and keep each Triton kernel's compiled artifacts (PTX…) on its
-    launcher.
-
-    The caches whose hit skips the code generation that names each kernel's nodes are off:
-    Inductor's FX graph cache and AOTAutograd's (the capture turns them off too, where its
-    torch has the hooks). The kernels' binaries (a C++ kernel's shared object, a Triton
-    kernel's cubin) stay cached: keyed by their source, a hit gives what a build would, without
-    its seconds. Inductor's ``force_disable_caches`` turned those off as well, and left a
-    temporary folder behind per compile.
-    """
+    """Generate the code afresh (the graph caches off, as the capture has them where its torch
+    has the hooks: :func:`~kernel_lens.agent.inductor_capture.no_graph_caches`; the kernels'
+    builds reused) and keep each Triton kernel's compiled artifacts (PTX…) on its launcher.
+    Inductor's ``force_disable_caches`` rebuilt every kernel and left a temporary folder behind
+    per compile."""
     try:
         import torch._inductor.config as inductor_config
     except ImportError:
         yield
         return
-    from kernel_lens.agent.inductor_capture import no_autograd_cache
+    from kernel_lens.agent.inductor_capture import no_graph_caches
 
-    known = inductor_config.get_config_copy()
-    switches = {"triton.store_cubin": True, "fx_graph_cache": False, "fx_graph_remote_cache": False}
-    with (
-        inductor_config.patch({k: v for k, v in switches.items() if k in known}),
-        no_autograd_cache(),
-    ):
+    with inductor_config.patch({"triton.store_cubin": True}), no_graph_caches():
         yield
 
 

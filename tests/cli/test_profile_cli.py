@@ -57,7 +57,9 @@ def test_a_stable_function_stops_timing_once_converged_well_before_the_budget(
     assert code == 0, (out, err)
     timing = out["timing"]
     policy = timing["policy"]
-    assert policy["stopped"].startswith("converged (CI ±"), policy
+    assert policy["stopped"].startswith("converged (CI ±"), (
+        policy["stopped"], policy["ci_pct"], timing["reps"], sum(timing["samples_ms"]),
+    )  # fmt: skip
     assert policy["ci_pct"] <= 1.0 and policy["reps"] == timing["reps"] >= 20
     assert sum(timing["samples_ms"]) < budget_ms / 4, (timing["reps"], policy)
     assert "median converged (95% CI ±" in policy["text"]

@@ -105,9 +105,14 @@ def test_noisy_function_stops_at_its_budget(monkeypatch: pytest.MonkeyPatch) -> 
     assert sum(result.samples_ms) < 100 + 3 * 4  # the budget, plus at most the last call
     assert spent_ms < 1000  # far from the 4 s cap
     assert result.spread_pct > 0
-    # Planned once from the warm-up's estimate (6 calls, 7.8125 ms: 1.30 ms a call → 76 within
-    # 100 ms), not doubled.
-    assert (result.warmup_calls, result.reps) == (6, 76)
+    # Warm-up: 6 calls (7.8125 ms); then repetitions until their measured time passes 100 ms
+    # (the cycle goes on from its third value), not doubled.
+    cycle = [0.48828125, 2.9296875, 0.48828125, 0.48828125]
+    reps, total = 0, 0.0
+    while total <= 100:
+        total += cycle[(6 + reps) % 4]
+        reps += 1
+    assert (result.warmup_calls, result.reps) == (6, reps) == (6, 92)
 
 
 class _VirtualTime:

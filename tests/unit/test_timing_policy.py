@@ -214,13 +214,40 @@ def _time_cpu(
 MS = 2.0**-10  # 0.9765625 ms, in seconds: exact in binary
 
 
-def test_cpu_loop_plans_from_the_warm_up_estimate(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cpu_loop_runs_until_the_budgets_measured_time(monkeypatch: pytest.MonkeyPatch) -> None:
     result, clock = _time_cpu(monkeypatch, lambda i: 2 * MS, warmup_ms=5, budget_ms=60)
-    # Warm-up: 2 calls (3.9 ms) < 5 ms, a third one; then 60 / 1.953125 = 30 repetitions.
+    # Warm-up: 2 calls (3.9 ms) < 5 ms, a third one; then repetitions until the measured time
+    # is past 60 ms: 31 × 1.953125 = 60.5 ms.
     assert result.warmup_calls == 3
-    assert result.reps == 30 and clock.calls == 33
+    assert result.reps == 31 and clock.calls == 34
     assert result.median_ms == 2 * MS * 1e3
     assert (result.method, result.device, result.l2_flushed) == ("perf-counter", "cpu", False)
+
+
+def test_cold_warm_up_calls_do_not_cut_a_fast_function_short(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two cold warm-up calls of 62.5 ms make a ~1 ms function look 62.5 ms a call: a count
+    planned from that (500 / 62.5 → the 10 minimum) stopped it after 10 ms of a 500 ms budget
+    and said ``budget`` (the flaky stable-function CLI test, on a slow machine)."""
+
+    def cold(i: int) -> float:
+        return 64 * MS if i < 2 else MS
+
+    result, _ = _time_cpu(monkeypatch, cold, warmup_ms=5, budget_ms=500)
+    assert result.warmup_calls == 2
+    assert result.reps == int(500 / (MS * 1e3)) + 1 == 513
+    assert result.stopped == "budget"
+    # With the stopping rule on: samples whose median is known only after ~40 repetitions
+    # (1.5% wide while the interval spans all three values) converge; they are not cut at 10.
+    cycle = [1.0, 1.0, 1.015625, 1.015625, 1.015625, 1.03125, 1.03125]
+
+    def settling(i: int) -> float:
+        return 64 * MS if i < 2 else cycle[(i - 2) % 7] * MS
+
+    result, _ = _time_cpu(monkeypatch, settling, warmup_ms=5, budget_ms=500, target_ci_pct=1.0)
+    assert result.stopped == "converged (CI ±0.0%)", (result.reps, result.stopped)
+    assert 20 <= result.reps < 60  # the old count stopped at 10, "budget"
 
 
 def test_cpu_budget_ends_the_loop_once_min_reps_are_in(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -499,13 +526,14 @@ def test_busy_is_a_quarter_of_the_cores_and_half_a_core_at_least() -> None:
 
 def test_cpu_loop_on_a_clock_that_does_not_start_at_zero(monkeypatch: pytest.MonkeyPatch) -> None:
     # perf_counter's origin is arbitrary: only differences count. 3 calls of 2U ms reach a
-    # warm-up set just above 2 calls' time; a budget of exactly 30 estimates plans 30.
+    # warm-up set just above 2 calls' time; a budget of exactly 30 calls' time is spent, not
+    # passed, by 30 (an origin near 1024 s would round a sum of differences off): the 31st ends it.
     clock = FakeClock(lambda i: 2 * MS)
     clock.now = 1024.0
     monkeypatch.setattr(timing, "time", types.SimpleNamespace(perf_counter=clock.perf_counter))
     config = TimingConfig(warmup_ms=4 * U * 1.0005, budget_ms=30 * 2 * U, target_ci_pct=0.0)
     result = time_function(clock.fn, device="cpu", config=config)
-    assert (result.warmup_calls, result.reps) == (3, 30)
+    assert (result.warmup_calls, result.reps) == (3, 31)
 
 
 def test_equal_gaps_split_at_the_first() -> None:

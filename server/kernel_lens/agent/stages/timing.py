@@ -421,7 +421,11 @@ def _time_cpu(
             break
     estimate = (time.perf_counter() - start) * 1e3 / warm
     samples: list[float] = []
-    target = _plan_reps(config, estimate)
+    # A fixed count is exact; an adaptive one runs until the budget's measured time is spent
+    # (or the rule stops it): a count planned from the warm-up, whose first calls are cold and
+    # few, would stop a fast function far short of its budget and call that the budget.
+    target = config.reps if config.reps > 0 else config.max_reps
+    mark(f"timing: warmed up ({warm} calls, {estimate:.3g} ms each)")
     usage = _Usage()
     began = time.perf_counter()
     converging = _converging(config)

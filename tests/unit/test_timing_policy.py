@@ -155,6 +155,30 @@ def test_repetitions_are_not_doubled_on_noise(monkeypatch: pytest.MonkeyPatch) -
     assert any(w.startswith("noisy: the interquartile range is") for w in result.warnings)
 
 
+def test_a_slow_estimate_batch_does_not_cut_a_converging_kernel_short(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The estimate batch's 5 calls take 8 ms (clocks still rising), the kernel then ~1 ms,
+    with a median known only after ~80 repetitions: planned once, 500 / 8 = 62 repetitions
+    stopped it saying ``budget`` after 66 ms of its 500; planned again from each batch's cost,
+    it converges."""
+    cycle = [1.0] * 4 + [1.0625] * 3 + [1.125] * 4  # 5.9% wide until the interval fits the middle
+
+    def cost(i: int) -> float:
+        return 8.0 if i < 6 else cycle[(i - 6) % 11]
+
+    result, fake = _time_cuda(monkeypatch, cost, flush_ms=0.0, target_ci_pct=1.0)
+    assert result.stopped == "converged (CI ±0.0%)", (result.reps, result.stopped)
+    assert 62 < result.reps < 120
+    # Batches of 20, 10, 15, 22, 33 (half again as many as so far): one synchronisation each.
+    assert fake.log.count("sync") == 3 + [20, 30, 45, 67, 100].index(result.reps) + 1
+    # The flush counts in a repetition's cost: 2 ms flushes, 1 ms calls, a 300 ms budget ends
+    # near 100 repetitions, not at the 300 the calls alone would allow.
+    result, _ = _time_cuda(monkeypatch, lambda i: 1.0, flush_ms=2.0, budget_ms=300,
+                           target_ci_pct=1.0, min_time_ms=1e9)  # fmt: skip
+    assert result.stopped == "budget" and 95 <= result.reps <= 110, result.reps
+
+
 def test_the_hard_cap_limits_a_long_budget(monkeypatch: pytest.MonkeyPatch) -> None:
     # 10 ms calls, a 10 s budget: 1000 planned, the 4 s cap allows 400.
     result, _ = _time_cuda(monkeypatch, lambda i: 10.0, flush_ms=0.0, budget_ms=10_000)

@@ -349,20 +349,23 @@ def _converging(config: TimingConfig) -> bool:
     return config.reps <= 0 and config.target_ci_pct > 0
 
 
-def _batches(config: TimingConfig, target: int, estimate_ms: float) -> list[int]:
-    """Sizes of the CUDA batches up to ``target`` repetitions: the first holds what the
+def _next_batch(config: TimingConfig, done: int, target: int, estimate_ms: float) -> int:
+    """The size of the next CUDA batch towards ``target`` repetitions: the first holds what the
     stopping rule needs to speak (its minimum count and time), each next one half again as many
     as so far; one batch when the rule is off (fixed reps, or no target interval)."""
     if not _converging(config):
-        return [target]
-    first = max(20, math.ceil(config.min_time_ms / max(estimate_ms, 1e-6)))
-    sizes: list[int] = []
-    done = 0
-    while done < target:
-        size = min(first if not sizes else max(done // 2, 10), target - done)
-        sizes.append(size)
-        done += size
-    return sizes
+        return target - done
+    if done == 0:
+        return min(target, max(20, math.ceil(config.min_time_ms / max(estimate_ms, 1e-6))))
+    return min(max(done // 2, 10), target - done)
+
+
+def _cuda_target(config: TimingConfig, estimate_ms: float) -> int:
+    """The repetitions the budget (and the hard cap) allow at ``estimate_ms`` a call."""
+    n = _plan_reps(config, estimate_ms)
+    if config.reps == 0:
+        n = min(n, max(config.min_reps, int(config.max_total_ms / estimate_ms)))
+    return n
 
 
 def partial_timing(samples_ms: Sequence[float], decision: Decision, method: str) -> dict[str, Any]:
@@ -502,15 +505,18 @@ def _time_cuda(
 
     # Batches of event pairs sized to the budget, each read after one synchronisation; the
     # stopping rule between batches (the budget counts the planned cost of each repetition).
-    n = _plan_reps(config, estimate)
-    if config.reps == 0:
-        n = min(n, max(config.min_reps, int(config.max_total_ms / estimate)))
+    # While the rule runs, the count is planned again from the batches' measured cost: the
+    # estimate batch's 5 calls can be slow (clocks still rising) and would stop a converging
+    # kernel short of its budget, saying "budget".
+    n = _cuda_target(config, estimate)
+    first_estimate, batch_ms = estimate, 0.0
     usage = _Usage()
     before = read_gpu()
     mark("timing: clocks read")
     samples: list[float] = []
     decision = Decision(False, "continue", None)
-    for size in _batches(config, n, estimate):
+    while len(samples) < n:
+        size = _next_batch(config, len(samples), n, first_estimate)
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(size)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(size)]
         for i in range(size):
@@ -522,7 +528,13 @@ def _time_cuda(
         torch.cuda.synchronize()
         samples.extend(s.elapsed_time(e) for s, e in zip(starts, ends, strict=True))
         mark(f"timing: batch of {size} done")
-        if len(samples) >= n or not _converging(config):
+        if not _converging(config):
+            break
+        # A repetition's cost, flush included: the batch's first start to its last end.
+        batch_ms += starts[0].elapsed_time(ends[-1])
+        estimate = max(batch_ms / len(samples), 1e-4)
+        n = _cuda_target(config, estimate)
+        if len(samples) >= n:
             break
         decision = config.decide(samples, len(samples) * estimate)
         if decision.stop and decision.reason != "budget":

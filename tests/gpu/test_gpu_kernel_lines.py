@@ -83,4 +83,15 @@ def test_a_load_inline_kernel_lands_on_the_python_files_lines() -> None:
     assert set(kernel["files"].values()) == {"load_inline"}
     # the loads and the sum waiting on them (lines 17-19) hold most samples
     assert share(kernel, range(17, 20)) >= 70
-    assert kernel["lines"][0]["stall"] in ("long_scoreboard", "lg_throttle")
+    by = {r["line"]: r for r in kernel["lines"]}
+    sum_line = by[19]
+    memory = sum_line["stalls"].get("long_scoreboard", 0) + sum_line["stalls"].get("lg_throttle", 0)
+    assert memory >= 0.5 * sum_line["samples"], sum_line  # the sum waits on the loads
+    if kernel["blamed"]:
+        # issue 43: the strided load (line 18) leads, said as uncoalesced: its own few samples
+        # wait on something else (the H200 gave "wait" on 2026-12-06), the sum's wait is its
+        top = kernel["lines"][0]
+        assert top["line"] == 18 and top["blamed_pct"] >= 50, top
+        assert "uncoalesced" in top["text"], top["text"]
+    else:
+        assert kernel["lines"][0]["stall"] in ("long_scoreboard", "lg_throttle")

@@ -6,6 +6,7 @@ import atexit
 import contextlib
 import json
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -85,9 +86,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # system, of the test's process and of every process it started and waited for: a language
 # server, an agent, a compiler), setup and teardown included. Wall times (``--durations``) on a
 # shared 2-core machine mostly measure the load; CPU seconds say what a test costs. Works under
-# pytest-xdist (the workers send it with each report).
+# pytest-xdist (the workers send it with each report). The agents and language servers forked
+# from the worker's warm templates (below) are not the test's children: each template logs
+# each one's CPU seconds with the test it ran for, and that is added to the test; the templates
+# themselves, reaped in the last test's teardown, are taken out of that test and said apart.
 _CPU_TOP = int(os.environ.get("KERNEL_LENS_TEST_CPU") or 0)
-_CPU_START = pytest.StashKey[float]()
+_CPU_START = pytest.StashKey[tuple[float, float]]()
+#: The templates' logs (``… 1.15 CPU s, exit -9, tests/x.py::test_y (call)``), read as they grow.
+_FORK_LOGS: dict[Path, int] = {}
+_FORKED_CPU: dict[str, float] = {}
+#: CPU seconds of the templates reaped so far (their own and their forked children's), and of
+#: their forked children charged to this worker's tests.
+_TEMPLATES_REAPED = [0.0]
+_CHARGED = [0.0]
+_FORKED_LINE = re.compile(
+    r": (?:agent|server) \d+: ([0-9.]+) CPU s, (?:exit [^,]*, )?"
+    r"(.*?)(?: \((?:setup|call|teardown)\))?$"
+)
 
 
 def _cpu_seconds() -> float:
@@ -96,35 +111,89 @@ def _cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
+def _children_cpu() -> float:
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return children.ru_utime + children.ru_stime
+
+
+def _read_fork_logs() -> None:
+    """Adds the templates' newly logged forked processes to :data:`_FORKED_CPU` by test."""
+    for path, pos in list(_FORK_LOGS.items()):
+        try:
+            with open(path, "rb") as f:
+                f.seek(pos)
+                data = f.read()
+        except OSError:
+            continue
+        end = data.rfind(b"\n") + 1  # whole lines only
+        _FORK_LOGS[path] = pos + end
+        for line in data[:end].decode(errors="replace").splitlines():
+            found = _FORKED_LINE.search(line)
+            if found:
+                test = found.group(2) or ""
+                _FORKED_CPU[test] = _FORKED_CPU.get(test, 0.0) + float(found.group(1))
+
+
+def _reap_template(proc: subprocess.Popen[bytes], *, kill: bool) -> None:
+    """Waits for a template (killed first if ``kill``), its CPU kept apart from the test's."""
+    before = _children_cpu()
+    if kill:
+        proc.kill()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    _TEMPLATES_REAPED[0] += _children_cpu() - before
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if _CPU_TOP:
-        item.stash[_CPU_START] = _cpu_seconds()
+        item.stash[_CPU_START] = (_cpu_seconds(), _TEMPLATES_REAPED[0])
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     outcome = yield
     if _CPU_TOP and call.when == "teardown" and _CPU_START in item.stash:
-        spent = _cpu_seconds() - item.stash[_CPU_START]
-        outcome.get_result().user_properties.append(("cpu_s", round(spent, 2)))
+        start, reaped = item.stash[_CPU_START]
+        templates = _TEMPLATES_REAPED[0] - reaped
+        _read_fork_logs()
+        forked = _FORKED_CPU.pop(item.nodeid, 0.0)
+        _CHARGED[0] += forked
+        spent = _cpu_seconds() - start - templates + forked
+        report = outcome.get_result()
+        report.user_properties.append(("cpu_s", round(spent, 2)))
+        if templates:
+            # the templates' own start and what they forked for no test (module-scoped
+            # servers), less what the tests of this worker were charged of it
+            report.user_properties.append(("templates_cpu_s", round(templates - _CHARGED[0], 2)))
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     if not _CPU_TOP:
         return
-    spent = [
-        (value, report.nodeid)
-        for reports in terminalreporter.stats.values()
-        for report in reports
-        if getattr(report, "when", None) == "teardown"
-        for name, value in getattr(report, "user_properties", [])
-        if name == "cpu_s"
-    ]
+    spent: list[tuple[float, str]] = []
+    templates = 0.0
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            if getattr(report, "when", None) != "teardown":
+                continue
+            for name, value in getattr(report, "user_properties", []):
+                if name == "cpu_s":
+                    spent.append((value, report.nodeid))
+                elif name == "templates_cpu_s":
+                    templates += value
     terminalreporter.write_sep("=", f"most CPU seconds (top {_CPU_TOP} of {len(spent)})")
     for value, nodeid in sorted(spent, reverse=True)[:_CPU_TOP]:
         terminalreporter.write_line(f"{value:8.2f}s cpu  {nodeid}")
     terminalreporter.write_line(f"{sum(v for v, _ in spent):8.1f}s cpu  in all")
+    if templates:
+        terminalreporter.write_line(
+            f"{templates:8.1f}s cpu  the warm templates (their start, and what they forked"
+            " for no test: module-scoped servers), less what the tests were charged"
+        )
 
 
 def run_cli(
@@ -254,6 +323,7 @@ def _agent_fork_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
     os.environ[_FORK_SERVER_ENV] = path
     env = {**agent_env(dict(os.environ)), "KERNEL_LENS_AGENT_FORK_SERVER_LISTEN": path}
     log = tmp_path_factory.getbasetemp() / "fork-server.log"
+    _FORK_LOGS.setdefault(log, log.stat().st_size if log.exists() else 0)
     with open(log, "ab") as err:
         proc = subprocess.Popen(
             agent_argv([sys.executable]), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -266,11 +336,7 @@ def _agent_fork_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
     os.environ.pop(_FORK_SERVER_ENV, None)
     assert proc.stdin is not None
     proc.stdin.close()  # it ends when its input closes; its agents when theirs do
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+    _reap_template(proc, kill=False)
     if proc.stdout is not None:
         proc.stdout.close()
     with contextlib.suppress(OSError):
@@ -287,6 +353,7 @@ def _lsp_fork_server(_agent_fork_server: Any, tmp_path_factory: pytest.TempPathF
         yield None
         return
     log = tmp_path_factory.getbasetemp() / "lsp-fork-server.log"
+    _FORK_LOGS.setdefault(log, log.stat().st_size if log.exists() else 0)
     with open(log, "ab") as err:
         proc = subprocess.Popen(
             [sys.executable, str(ROOT / "tests" / "lsp" / "fork_server.py"), path],
@@ -296,8 +363,7 @@ def _lsp_fork_server(_agent_fork_server: Any, tmp_path_factory: pytest.TempPathF
     while not os.path.exists(path) and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     yield path
-    proc.kill()
-    proc.wait()
+    _reap_template(proc, kill=True)
 
 
 @pytest.fixture(autouse=True)

@@ -66,9 +66,16 @@ def huge_exception(x):
     raise ValueError("x" * (70 << 20))
 
 
+_printed = []
+
+
 # kernel-lens: inputs = (torch.ones(8),)
 def huge_print(x):
-    print(list(range(10**7)))
+    # one 89 MB line, once a process: every call printing it (the first call, the profiled
+    # calls, the timed repetitions) cost ~18 CPU s a run for the same line
+    if not _printed:
+        _printed.append(True)
+        print(list(range(10**7)))
     return torch.relu(x)
 
 

@@ -166,9 +166,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report = outcome.get_result()
         report.user_properties.append(("cpu_s", round(spent, 2)))
         if templates:
-            # the templates' own start and what they forked for no test (module-scoped
-            # servers), less what the tests of this worker were charged of it
-            report.user_properties.append(("templates_cpu_s", round(templates - _CHARGED[0], 2)))
+            # what the templates forked under a name that is no test's (a module's server,
+            # tests/lsp/client.py), each on a line of its own; the rest is the templates' own
+            # start and what they forked for no test, less what this worker's tests were charged
+            named = {k: v for k, v in _FORKED_CPU.items() if k}
+            report.user_properties.append(("named_cpu_s", sorted(named.items())))
+            rest = templates - _CHARGED[0] - sum(named.values())
+            report.user_properties.append(("templates_cpu_s", round(rest, 2)))
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
@@ -183,6 +187,8 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
             for name, value in getattr(report, "user_properties", []):
                 if name == "cpu_s":
                     spent.append((value, report.nodeid))
+                elif name == "named_cpu_s":
+                    spent.extend((round(cpu, 2), label) for label, cpu in value)
                 elif name == "templates_cpu_s":
                     templates += value
     terminalreporter.write_sep("=", f"most CPU seconds (top {_CPU_TOP} of {len(spent)})")
@@ -192,7 +198,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     if templates:
         terminalreporter.write_line(
             f"{templates:8.1f}s cpu  the warm templates (their start, and what they forked"
-            " for no test: module-scoped servers), less what the tests were charged"
+            " for no test), less what the tests were charged"
         )
 
 

@@ -54,10 +54,16 @@ def module_server_config() -> ClientServerConfig:
     folder and a run-choices file of its own: it starts before any test's fixtures, so the
     per-test ones of tests/conftest.py (``_own_history``) cannot reach it."""
     own = Path(tempfile.mkdtemp(prefix="kernel-lens-module-server-"))
+    # The warm templates log each forked server's and agent's CPU seconds under this name
+    # (``KERNEL_LENS_TEST_CPU`` lists it): built at the module's import, the environment has
+    # no test of its own.
+    caller = Path(sys._getframe(1).f_globals.get("__file__", "tests/unknown.py")).resolve()
+    module = caller.relative_to(ROOT) if caller.is_relative_to(ROOT) else caller
     env = {
         **os.environ,
         "KERNEL_LENS_HISTORY": str(own / "history"),
         "KERNEL_LENS_RUN_CHOICES": str(own / "run-choices.json"),
+        "PYTEST_CURRENT_TEST": f"{module}::(its module's server) (setup)",
     }
     return ClientServerConfig(server_command=lsp_command(), server_env=env)
 

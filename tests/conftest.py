@@ -105,15 +105,14 @@ _FORKED_LINE = re.compile(
 )
 
 
-def _cpu_seconds() -> float:
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-
-
 def _children_cpu() -> float:
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return children.ru_utime + children.ru_stime
+
+
+def _cpu_seconds() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    return own.ru_utime + own.ru_stime + _children_cpu()
 
 
 def _read_fork_logs() -> None:

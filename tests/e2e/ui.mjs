@@ -466,7 +466,8 @@ export class Run {
       `a lens matching ${pattern} above "${lineText}"`,
       async () => {
         const row = await this.lensesAbove(lineText, scope);
-        return row !== null && (pattern.test(row.text) || pattern.test(row.hover)) ? row : null;
+        if (row !== null && (pattern.test(row.text) || pattern.test(row.hover))) return row;
+        throw new Error(`the row above shows: ${row === null ? "no lens" : row.text}`);
       },
       timeoutMs,
     );
@@ -490,11 +491,15 @@ export class Run {
           flags: pattern.flags,
           value: mark,
         });
-        if (!found?.links.some((l) => pattern.test(l.text))) return null;
+        if (!found?.links.some((l) => pattern.test(l.text))) {
+          // What the row showed instead, for the message if it never matches.
+          throw new Error(`the row above shows: ${found === null ? "no lens" : found.text}`);
+        }
         try {
           await scope.locator(`[data-kl-click="${mark}"]`).click({ timeout: 2_000 });
         } catch {
-          return null; // re-rendered between the look-up and the click: look it up again
+          // re-rendered between the look-up and the click: look it up again
+          throw new Error(`the link was re-rendered before the click: ${found.text}`);
         }
         return true;
       },

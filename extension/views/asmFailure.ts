@@ -6,7 +6,8 @@
  * The messages are the agent's own (`stages/triton_ir.py`): a failed compile says
  * `Triton could not compile KERNEL for sm_90 with x_ptr: *fp32, n: i32, BLOCK=64: …`; a refused
  * guess says `KERNEL: no launch could run here (…), and the text does not say A, B (computed at
- * run time)`. No vscode here (unit-tested).
+ * run time)`; a kernel no text launches says `… to start from: x_ptr: *fp32, BLOCK=64`. No
+ * vscode here (unit-tested).
  */
 
 /** The types a failed compile tried, for the picker. */
@@ -19,30 +20,17 @@ export interface FailedTypes {
 }
 
 const COMPILE = /could not compile (\w+) for sm_\d+ with (.*?): (?:\w*Error|\w*Exception)\b/s;
+/** A kernel whose file has no launch of it: the guess from its signature, to start from. */
+const NO_LAUNCH =
+  /(\w+): no launch could run here, and the text has no launch of it.*?; to start from: ([^\n]*)/s;
 const REFUSED =
   /(\w+): no launch could run here .*the text does not say ([\w, ]+?) \(computed at run time\)/s;
 
 /** The kernel and the types a failed Show Assembly tried; undefined for any other failure. */
 export function failedTypes(message: string): FailedTypes | undefined {
-  const compiled = COMPILE.exec(message);
+  const compiled = COMPILE.exec(message) ?? NO_LAUNCH.exec(message);
   if (compiled !== null) {
-    const signature: Record<string, string> = {};
-    const constexprs: Record<string, string | undefined> = {};
-    for (const part of splitTop(compiled[2] ?? "")) {
-      const typed = /^(\w+): (\S+)$/.exec(part);
-      const valued = /^(\w+)=(.+)$/.exec(part);
-      if (typed !== null) {
-        signature[typed[1] ?? ""] = typed[2] ?? "";
-      } else if (valued !== null) {
-        signature[valued[1] ?? ""] = "constexpr";
-        constexprs[valued[1] ?? ""] = valued[2];
-      } else {
-        return undefined;
-      }
-    }
-    return Object.keys(signature).length > 0
-      ? { kernel: compiled[1] ?? "", signature, constexprs }
-      : undefined;
+    return typesListed(compiled[1] ?? "", compiled[2] ?? "");
   }
   const refused = REFUSED.exec(message);
   if (refused !== null) {
@@ -56,6 +44,25 @@ export function failedTypes(message: string): FailedTypes | undefined {
     return { kernel: refused[1] ?? "", signature, constexprs };
   }
   return undefined;
+}
+
+/** `x_ptr: *fp32, n: i32, BLOCK=64` (the agent's `_signature_text`) as the picker's types. */
+function typesListed(kernel: string, listed: string): FailedTypes | undefined {
+  const signature: Record<string, string> = {};
+  const constexprs: Record<string, string | undefined> = {};
+  for (const part of splitTop(listed)) {
+    const typed = /^(\w+): (\S+)$/.exec(part);
+    const valued = /^(\w+)=(.+)$/.exec(part);
+    if (typed !== null) {
+      signature[typed[1] ?? ""] = typed[2] ?? "";
+    } else if (valued !== null) {
+      signature[valued[1] ?? ""] = "constexpr";
+      constexprs[valued[1] ?? ""] = valued[2];
+    } else {
+      return undefined;
+    }
+  }
+  return Object.keys(signature).length > 0 ? { kernel, signature, constexprs } : undefined;
 }
 
 /** `a: *fp32, B=(1, 2), c='x, y'` split at the commas outside brackets and quotes. */

@@ -176,3 +176,46 @@ def test_an_autotuned_gpu_only_matmul_compiles_from_its_first_config() -> None:
     }
     assert out["options"] == {"num_warps": 4, "num_stages": 3}
     assert "wgmma" in out["asm"] or "mma" in out["asm"]
+
+
+@pytest.mark.skipif(HAS_CUDA, reason="the launch runs on a GPU machine: its types are exact there")
+def test_a_kernel_compiled_by_warmup_takes_that_calls_types_and_options() -> None:
+    """Triton's fused-softmax tutorial compiles with ``kernel.warmup(…, grid=(1,))`` and then
+    launches the compiled kernel: the warmup call is the launch the text gives, its keywords
+    Triton's compile options too, the launcher's ``num_warps = 8`` read and its
+    ``num_stages = 4 if … else 2`` taken as 4 and said."""
+    path = GPU_ONLY / "softmax_warmup_cuda.py"
+    code, out, err = run_cli("asm", f"{path}::row_softmax", "--arch", "90", "--json")
+    assert code == 0, err
+    assert out["types_from"] == "text"
+    assert out["launcher"] == f"line {_lineno(path, 'row_softmax.warmup(')}"
+    assert [k for k, v in out["signature"].items() if v.startswith("*")] == ["out_ptr", "in_ptr"]
+    assert out["constexprs"] == {"BLOCK": 64, "num_stages": 4}
+    assert out["options"] == {"num_warps": 8, "num_stages": 4}
+    assert "num_stages=4 (or 2: chosen at run time; the first taken)" in out["types_note"]
+    assert "BLOCK=64 (computed at run time)" in out["types_note"]
+    assert ".reqntid 256" in out["asm"]  # 8 warps
+
+
+def test_a_kernel_no_text_launches_compiles_from_the_types_given(tmp_path: Path) -> None:
+    """No launch anywhere: refused, with the signature's guess to start from (the editor's
+    Argument Types… reads it), then compiled once the user gives the types."""
+    src = tmp_path / "lonely.py"
+    src.write_text(
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def k(x_ptr, n, scale, BLOCK: tl.constexpr):\n"
+        "    offs = tl.arange(0, BLOCK)\n"
+        "    tl.store(x_ptr + offs, scale, mask=offs < n)\n"
+    )
+    code, out, _ = run_cli("asm", f"{src}::k", "--json")
+    assert code == 1 and out["error"]["kind"] == "not-found"
+    assert out["error"]["message"].endswith(
+        "to start from: x_ptr: *fp32, n: i32, scale: fp32, BLOCK=64"
+    ), out["error"]["message"]
+    code, out, err = run_cli("asm", f"{src}::k", "--types", "x_ptr=*fp16,BLOCK=128", "--json")
+    assert code == 0, err
+    assert out["types_from"] == "user" and out["launcher"] is None
+    assert out["constexprs"] == {"BLOCK": 128}
+    assert "picked x_ptr=*fp16, BLOCK=128" in out["types_note"]
+    assert "i32 for n" in out["types_note"] and "fp32 for scale" in out["types_note"]
+    assert re.search(r"st\.global(\.v\d)?\.b16", out["asm"]), "fp16 stores"

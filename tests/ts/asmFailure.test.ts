@@ -44,6 +44,28 @@ describe("failedTypes", () => {
     assert.deepEqual(found?.constexprs, { casting_mode: undefined, elementwise_affine: undefined });
   });
 
+  it("reads the signature's guess for a kernel that no text launches", () => {
+    // As the agent says it (stages/triton_ir.py::_text_spec) under the launcher's failure.
+    const message =
+      "not-found: nothing in kern.py or its package launches scale_kernel; Kernel Lens " +
+      "compiles a kernel for the argument types of a launch: give a driver script\n" +
+      "scale_kernel: no launch could run here, and the text has no launch of it to read its " +
+      "types from: give them with Argument Types… (kernel-lens asm --types NAME=TYPE,…), or " +
+      "the launch's inputs (--from DRIVER); to start from: x_ptr: *fp32, out_ptr: *fp32, " +
+      "n: i32, scale: fp32, BLOCK=64";
+    assert.deepEqual(failedTypes(message), {
+      kernel: "scale_kernel",
+      signature: {
+        x_ptr: "*fp32",
+        out_ptr: "*fp32",
+        n: "i32",
+        scale: "fp32",
+        BLOCK: "constexpr",
+      },
+      constexprs: { BLOCK: "64" },
+    });
+  });
+
   it("is undefined for any other failure", () => {
     assert.equal(failedTypes("import: ModuleNotFoundError: No module named 'liger'"), undefined);
     assert.equal(failedTypes("Triton could not compile k for sm_90 with nonsense here"), undefined);

@@ -58,6 +58,28 @@ def run_tuned(a, b, n):
 @triton.jit
 def never_launched(p_ptr, scale, n, BLOCK_M: tl.constexpr, K: tl.constexpr):
     tl.store(p_ptr, scale)
+
+
+@triton.jit
+def softmax_like(out_ptr, in_ptr, stride, n_cols, BLOCK_SIZE: tl.constexpr,
+                 num_stages: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK_SIZE)
+    x = tl.load(in_ptr + row * stride + offs, mask=offs < n_cols)
+    tl.store(out_ptr + row * stride + offs, x, mask=offs < n_cols)
+
+
+def softmax(x, big_smem):
+    # As Triton's fused-softmax tutorial: compiled by warmup(), then the compiled kernel runs.
+    n_rows, n_cols = x.shape
+    BLOCK_SIZE = triton.next_power_of_2(n_cols)
+    num_warps = 8
+    num_stages = 4 if big_smem else 2
+    y = torch.empty_like(x)
+    kernel = softmax_like.warmup(y, x, x.stride(0), n_cols, BLOCK_SIZE=BLOCK_SIZE,
+                                 num_stages=num_stages, num_warps=num_warps, grid=(1,))
+    kernel[(n_rows, 1, 1)](y, x, x.stride(0), n_cols, BLOCK_SIZE, num_stages)
+    return y
 """
 
 
@@ -140,6 +162,28 @@ def test_a_kernel_never_launched_is_all_guesses(module: ModuleType) -> None:
         "p_ptr": "*fp32",
         "scale": "fp32",
         "n": "i32",
-        "BLOCK_M": "BLOCK_M=64 (computed at run time)",
-        "K": "K=1 (computed at run time)",
+        "BLOCK_M": "BLOCK_M=64 (not given)",
+        "K": "K=1 (not given)",
     }
+
+
+def test_a_warmup_call_is_the_launch_and_the_launchers_locals_are_read(module: ModuleType) -> None:
+    got = _read(module, "softmax_like")
+    assert got["line"] == 63
+    assert got["call"].startswith("softmax_like.warmup(y, x, x.stride(0), n_cols")
+    assert got["signature"] == {
+        "out_ptr": "*fp32",
+        "in_ptr": "*fp32",
+        "stride": "i32",
+        "n_cols": "i32",
+        "BLOCK_SIZE": "constexpr",
+        "num_stages": "constexpr",
+    }
+    # `num_warps = 8` read; `num_stages = 4 if big_smem else 2`: the first, said; a keyword
+    # that is also the kernel's parameter is still Triton's compile option.
+    assert got["constexprs"] == {"BLOCK_SIZE": 64, "num_stages": 4}
+    assert got["options"] == {"num_warps": 8, "num_stages": 4}
+    assert got["assumed"]["num_stages"] == (
+        "num_stages=4 (or 2: chosen at run time; the first taken)"
+    )
+    assert got["assumed"]["BLOCK_SIZE"] == "BLOCK_SIZE=64 (computed at run time)"

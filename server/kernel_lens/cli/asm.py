@@ -60,7 +60,9 @@ def run(args: argparse.Namespace) -> int:
     for j in rows:
         say(
             f"// {j['kernel']} · {args.stage.upper()} · {j['arch']} · {_registers(j)} · "
-            f"{j['spills']} bytes spilled · launched by {j['launcher']} with {j['constexprs']}"
+            f"{j['spills']} bytes spilled · "
+            + (f"launched by {j['launcher']} with " if j.get("launcher") else "constexprs ")
+            + f"{j['constexprs']}"
         )
         say(f"// {asm_origin(j)}")
         if j.get("types_note"):

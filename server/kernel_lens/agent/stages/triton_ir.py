@@ -830,7 +830,7 @@ def _compile_one(
         )
         if err.kind == "syntax" or missing or name not in names_in_text or driver:
             raise
-        spec, kernels = _text_spec(path, text, def_name, err)
+        spec, kernels = _text_spec(path, text, def_name, err, typed=bool(overrides))
     jit = spec.kernel if spec.kernel is not None else kernels.get(def_name)
     if jit is None:
         raise ProfileError("not-found", f"{name} is not a kernel of {os.path.basename(path)}")
@@ -963,9 +963,12 @@ def _signature_text(spec: LaunchSpec) -> str:
 
 
 def _text_spec(
-    path: str, text: str, name: str, why: ProfileError
+    path: str, text: str, name: str, why: ProfileError, *, typed: bool = False
 ) -> tuple[LaunchSpec, dict[str, Any]]:
-    """The launch's types read from the text, the kernels from the file's definitions only."""
+    """The launch's types read from the text, the kernels from the file's definitions only.
+    With no launch in the text, the kernel's own signature guessed: compiled only when the user
+    gives types (``typed``: Argument Types…, ``--types``), else refused with the guess to start
+    from."""
     from kernel_lens.agent.stages.triton_static import (
         definitions_module,
         static_launch,
@@ -978,19 +981,30 @@ def _text_spec(
     if name not in kernels:
         raise why
     read = static_launch(text, name, getattr(module, name), module)
-    if read.call is None:  # no launch in the text at all: nothing says what it is called with
-        raise why
     reason = why.message.split("\n", 1)[0]
     if reason.startswith(NEEDS_GPU_MESSAGE):  # "needs a GPU (the script raised …)": the cause
         reason = reason[len(NEEDS_GPU_MESSAGE) :].strip(" ()") or "it needs a GPU"
     reason = reason.removeprefix("the script raised ")
     if len(reason) > 120:
         reason = reason[:119] + "…"
+    if read.call is None and not typed:
+        # No launch in the text: nothing says what it is called with. The failure offers
+        # Argument Types… with the signature's guess (extension/views/asmFailure.ts reads it).
+        guess = LaunchSpec(signature=read.signature, constexprs=read.constexprs)
+        raise ProfileError(
+            why.kind,
+            f"{why.message}\n{name}: no launch could run here, and the text has no launch of "
+            f"it to read its types from: give them with Argument Types… (kernel-lens asm --types "
+            f"NAME=TYPE,…), or the launch's inputs (--from DRIVER); to start from: "
+            f"{_signature_text(guess)}",
+            why.line,
+            why.traceback,
+        )
     spec = LaunchSpec(
         signature=read.signature,
         constexprs=read.constexprs,
         options=read.options,
-        launcher=f"line {read.line}",
+        launcher=f"line {read.line}" if read.line else None,
         types_from="text",
         types_note=types_note(read.line, reason, read.assumed, []),
         assumed=read.assumed,

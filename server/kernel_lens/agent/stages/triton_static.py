@@ -257,15 +257,32 @@ def missing_global_note(text: str, name: str, module: types.ModuleType | None) -
     return ""
 
 
+#: A kernel's methods that take its launch's arguments (``softmax_kernel.warmup(y, x, …,
+#: BLOCK_SIZE=…, num_warps=8, grid=(1,))``: Triton's fused-softmax tutorial compiles that way,
+#: then launches the compiled kernel it returns).
+_LAUNCH_METHODS = ("warmup", "run")
+
+
 def _launch_calls(tree: ast.AST, kernel: str) -> list[ast.Call]:
-    return [
+    """The text's launches of ``kernel``: its ``kernel[grid](…)`` calls (outermost first),
+    then its ``kernel.warmup(…)`` / ``kernel.run(…)`` calls in the file's order."""
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    by_grid = [
         n
-        for n in ast.walk(tree)
-        if isinstance(n, ast.Call)
-        and isinstance(n.func, ast.Subscript)
+        for n in calls
+        if isinstance(n.func, ast.Subscript)
         and isinstance(n.func.value, ast.Name)
         and n.func.value.id == kernel
     ]
+    by_method = [
+        n
+        for n in calls
+        if isinstance(n.func, ast.Attribute)
+        and n.func.attr in _LAUNCH_METHODS
+        and isinstance(n.func.value, ast.Name)
+        and n.func.value.id == kernel
+    ]
+    return by_grid + sorted(by_method, key=lambda n: (n.lineno, n.col_offset))
 
 
 def _enclosing_def(tree: ast.AST, node: ast.AST) -> ast.FunctionDef | None:
@@ -356,6 +373,18 @@ def _literal(expr: ast.expr | None, constants: dict[str, Any]) -> tuple[bool, An
     return False, None
 
 
+def _scope_of(tree: ast.AST, call: ast.Call, name: str) -> ast.AST:
+    """Where to look for ``name``'s tensor: the launcher when it assigns ``name`` itself (its
+    ``y = torch.empty_like(x)``, not another function's ``y``), else the whole file."""
+    launcher = _enclosing_def(tree, call)
+    if launcher is not None and any(
+        isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store)
+        for node in ast.walk(launcher)
+    ):
+        return launcher
+    return tree
+
+
 def _dtype_of_tensor(tree: ast.AST, name: str) -> str | None:
     """The dtype named where ``name`` is assigned (``dtype=torch.float16``, ``.half()``)."""
     for node in ast.walk(tree):
@@ -424,7 +453,11 @@ def static_launch(
             constexprs[name], guess = _constexpr_value(name, expr, constants, tuned, default)
             signature[name] = "constexpr"
         elif name in pointers:
-            dtype = _dtype_of_tensor(tree, expr.id) if isinstance(expr, ast.Name) else None
+            dtype = (
+                _dtype_of_tensor(_scope_of(tree, call, expr.id), expr.id)
+                if isinstance(expr, ast.Name) and call is not None
+                else None
+            )
             guess = "*fp32" if dtype is None else None
             signature[name] = dtype or "*fp32"
         else:
@@ -480,7 +513,54 @@ def _read_launcher(tree: ast.AST, call: ast.Call, constants: dict[str, Any]) -> 
             constants[param.arg] = ast.literal_eval(default)
         except (ValueError, SyntaxError, TypeError):
             pass
+    constants.update(_launcher_locals(launcher))
     return hinted
+
+
+class _Choice:
+    """A launcher's local set to one of two literals by a condition the text cannot decide
+    (``num_stages = 4 if SIZE_SMEM > 200000 else 2``): the first is taken, and said."""
+
+    def __init__(self, first: Any, other: Any) -> None:
+        self.first, self.other = first, other
+
+
+def _launcher_locals(launcher: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Any]:
+    """The launcher's locals assigned once, to a literal (``num_warps = 8``) or to one of two
+    literals (:class:`_Choice`); a parameter or a name assigned twice is left out."""
+    params = {a.arg for a in launcher.args.posonlyargs + launcher.args.args}
+    params |= {a.arg for a in launcher.args.kwonlyargs}
+    seen: dict[str, int] = {}
+    values: dict[str, Any] = {}
+    for node in ast.walk(launcher):
+        target: ast.expr | None = None
+        value: ast.expr | None = None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign):
+            target, value = node.target, node.value
+        elif isinstance(node, ast.AugAssign | ast.For | ast.With | ast.NamedExpr):
+            for sub in ast.walk(node):  # any other binding makes the name's value unknown
+                if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                    seen[sub.id] = seen.get(sub.id, 0) + 2
+            continue
+        else:
+            if isinstance(node, ast.Assign):  # a, b = …, or a = b = …
+                for sub in ast.walk(node):
+                    if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                        seen[sub.id] = seen.get(sub.id, 0) + 2
+            continue
+        if not isinstance(target, ast.Name) or value is None:
+            continue
+        seen[target.id] = seen.get(target.id, 0) + 1
+        ok, literal = _literal(value, {})
+        if ok:
+            values[target.id] = literal
+        elif isinstance(value, ast.IfExp):
+            first, other = _literal(value.body, {}), _literal(value.orelse, {})
+            if first[0] and other[0]:
+                values[target.id] = _Choice(first[1], other[1])
+    return {k: v for k, v in values.items() if seen.get(k) == 1 and k not in params}
 
 
 def _bind_call(
@@ -495,8 +575,13 @@ def _bind_call(
     for kw in call.keywords:
         if kw.arg in params:
             bound[kw.arg] = kw.value
-        elif kw.arg in ("num_warps", "num_stages"):
+        # (also when the kernel has a parameter of that name: Triton's run() reads the
+        # compile options from all of a launch's keywords)
+        if kw.arg in ("num_warps", "num_stages"):
             ok, value = _literal(kw.value, constants)
+            choice = constants.get(kw.value.id) if isinstance(kw.value, ast.Name) else None
+            if not ok and isinstance(choice, _Choice):
+                ok, value = True, choice.first
             if ok and isinstance(value, int):
                 options[kw.arg] = value
     return bound, options
@@ -510,6 +595,11 @@ def _constexpr_value(
     import inspect
 
     ok, value = _literal(expr, constants)
+    choice = constants.get(expr.id) if isinstance(expr, ast.Name) else None
+    if not ok and isinstance(choice, _Choice):
+        return choice.first, (
+            f"{name}={choice.first!r} (or {choice.other!r}: chosen at run time; the first taken)"
+        )
     if not ok and name in tuned:
         ok, value = True, tuned[name]
     if not ok and default is not inspect.Parameter.empty:
@@ -519,7 +609,7 @@ def _constexpr_value(
     # A block size computed at run time (``triton.next_power_of_2(N)``): a usual tile; anything
     # else (a flag, a count): 1. Either is said, and can be picked.
     value = 64 if any(w in name.upper() for w in ("BLOCK", "TILE")) else 1
-    return value, f"{name}={value} (computed at run time)"
+    return value, f"{name}={value} ({'computed at run time' if expr is not None else 'not given'})"
 
 
 def _scalar_type(

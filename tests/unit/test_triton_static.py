@@ -80,6 +80,22 @@ def softmax(x, big_smem):
                                  num_stages=num_stages, num_warps=num_warps, grid=(1,))
     kernel[(n_rows, 1, 1)](y, x, x.stride(0), n_cols, BLOCK_SIZE, num_stages)
     return y
+
+
+@triton.jit
+def grouped(lock_ptr, n, GROUP_SIZE_M: tl.constexpr, BLOCK: tl.constexpr):
+    tl.atomic_xchg(lock_ptr + tl.program_id(0) % GROUP_SIZE_M, n)
+
+
+def backward(w, n):
+    # As the layer-norm tutorial's backward: a size set by a ladder of ifs.
+    GROUP_SIZE_M = 64
+    if n <= 8192: GROUP_SIZE_M = 96
+    if n <= 1024: GROUP_SIZE_M = 256
+    BLOCK = 128
+    BLOCK += 0  # bound another way: not a literal any more
+    locks = torch.zeros(2 * GROUP_SIZE_M, dtype=torch.int32)
+    grouped[(n,)](locks, n, GROUP_SIZE_M=GROUP_SIZE_M, BLOCK=BLOCK)
 """
 
 
@@ -187,3 +203,21 @@ def test_a_warmup_call_is_the_launch_and_the_launchers_locals_are_read(module: M
         "num_stages=4 (or 2: chosen at run time; the first taken)"
     )
     assert got["assumed"]["BLOCK_SIZE"] == "BLOCK_SIZE=64 (computed at run time)"
+
+
+def test_a_size_set_by_a_ladder_of_ifs_takes_its_first_value_and_says_the_others(
+    module: ModuleType,
+) -> None:
+    got = _read(module, "grouped")
+    assert got["signature"] == {
+        "lock_ptr": "*i32",  # torch.zeros(..., dtype=torch.int32) in the launcher
+        "n": "i32",
+        "GROUP_SIZE_M": "constexpr",
+        "BLOCK": "constexpr",
+    }
+    assert got["constexprs"] == {"GROUP_SIZE_M": 64, "BLOCK": 64}
+    assert got["assumed"] == {
+        "n": "i32",
+        "GROUP_SIZE_M": "GROUP_SIZE_M=64 (or 96, 256: chosen at run time; the first taken)",
+        "BLOCK": "BLOCK=64 (computed at run time)",
+    }

@@ -185,10 +185,12 @@ def find_kernels(module: types.ModuleType) -> dict[str, Any]:
 
 
 def _launches(node: ast.AST, kernel: str) -> bool:
-    """Whether ``node`` holds a launch ``kernel[grid](…)``."""
+    """Whether ``node`` holds a launch ``kernel[grid](…)`` (or compiles one for its launch:
+    ``kernel.warmup(…)``, as Triton's fused-softmax tutorial does)."""
     return any(
         isinstance(sub, ast.Call)
-        and isinstance(sub.func, ast.Subscript)
+        and isinstance(sub.func, ast.Subscript | ast.Attribute)
+        and (isinstance(sub.func, ast.Subscript) or sub.func.attr in ("warmup", "run"))
         and isinstance(sub.func.value, ast.Name)
         and sub.func.value.id == kernel
         for sub in ast.walk(node)

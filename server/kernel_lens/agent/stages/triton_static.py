@@ -518,20 +518,26 @@ def _read_launcher(tree: ast.AST, call: ast.Call, constants: dict[str, Any]) -> 
 
 
 class _Choice:
-    """A launcher's local set to one of two literals by a condition the text cannot decide
-    (``num_stages = 4 if SIZE_SMEM > 200000 else 2``): the first is taken, and said."""
+    """A launcher's local set to one of several literals by conditions the text cannot decide
+    (``num_stages = 4 if SIZE_SMEM > 200000 else 2``; ``GROUP_SIZE_M = 64`` then
+    ``if N <= 8192: GROUP_SIZE_M = 96``…): the first is taken, and said."""
 
-    def __init__(self, first: Any, other: Any) -> None:
-        self.first, self.other = first, other
+    def __init__(self, values: list[Any]) -> None:
+        self.first, self.others = values[0], values[1:]
+
+    def said(self, name: str) -> str:
+        others = ", ".join(repr(v) for v in self.others)
+        return f"{name}={self.first!r} (or {others}: chosen at run time; the first taken)"
 
 
 def _launcher_locals(launcher: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Any]:
-    """The launcher's locals assigned once, to a literal (``num_warps = 8``) or to one of two
-    literals (:class:`_Choice`); a parameter or a name assigned twice is left out."""
+    """The launcher's locals whose every assignment is a literal (``num_warps = 8``) or a choice
+    between literals (:class:`_Choice`); a parameter, or a name bound any other way, is left
+    out."""
     params = {a.arg for a in launcher.args.posonlyargs + launcher.args.args}
     params |= {a.arg for a in launcher.args.kwonlyargs}
-    seen: dict[str, int] = {}
-    values: dict[str, Any] = {}
+    unknown: set[str] = set(params)
+    found: dict[str, list[Any]] = {}
     for node in ast.walk(launcher):
         target: ast.expr | None = None
         value: ast.expr | None = None
@@ -539,28 +545,36 @@ def _launcher_locals(launcher: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[s
             target, value = node.targets[0], node.value
         elif isinstance(node, ast.AnnAssign):
             target, value = node.target, node.value
-        elif isinstance(node, ast.AugAssign | ast.For | ast.With | ast.NamedExpr):
+        if isinstance(target, ast.Name) and value is not None:
+            options = _literal_options(value)
+            if options is None:
+                unknown.add(target.id)
+            else:
+                found.setdefault(target.id, []).extend(options)
+            continue
+        if isinstance(node, ast.Assign | ast.AugAssign | ast.For | ast.With | ast.NamedExpr):
             for sub in ast.walk(node):  # any other binding makes the name's value unknown
                 if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
-                    seen[sub.id] = seen.get(sub.id, 0) + 2
+                    unknown.add(sub.id)
+    out: dict[str, Any] = {}
+    for name, values in found.items():
+        if name in unknown:
             continue
-        else:
-            if isinstance(node, ast.Assign):  # a, b = …, or a = b = …
-                for sub in ast.walk(node):
-                    if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
-                        seen[sub.id] = seen.get(sub.id, 0) + 2
-            continue
-        if not isinstance(target, ast.Name) or value is None:
-            continue
-        seen[target.id] = seen.get(target.id, 0) + 1
-        ok, literal = _literal(value, {})
-        if ok:
-            values[target.id] = literal
-        elif isinstance(value, ast.IfExp):
-            first, other = _literal(value.body, {}), _literal(value.orelse, {})
-            if first[0] and other[0]:
-                values[target.id] = _Choice(first[1], other[1])
-    return {k: v for k, v in values.items() if seen.get(k) == 1 and k not in params}
+        distinct = list(dict.fromkeys(values))
+        out[name] = distinct[0] if len(distinct) == 1 else _Choice(distinct)
+    return out
+
+
+def _literal_options(value: ast.expr) -> list[Any] | None:
+    """The values a literal (one) or a conditional between literals (each branch) can be."""
+    ok, literal = _literal(value, {})
+    if ok:
+        return [literal]
+    if isinstance(value, ast.IfExp):
+        body, orelse = _literal_options(value.body), _literal_options(value.orelse)
+        if body is not None and orelse is not None:
+            return body + orelse
+    return None
 
 
 def _bind_call(
@@ -597,9 +611,7 @@ def _constexpr_value(
     ok, value = _literal(expr, constants)
     choice = constants.get(expr.id) if isinstance(expr, ast.Name) else None
     if not ok and isinstance(choice, _Choice):
-        return choice.first, (
-            f"{name}={choice.first!r} (or {choice.other!r}: chosen at run time; the first taken)"
-        )
+        return choice.first, choice.said(name)
     if not ok and name in tuned:
         ok, value = True, tuned[name]
     if not ok and default is not inspect.Parameter.empty:

@@ -219,3 +219,18 @@ def test_a_kernel_no_text_launches_compiles_from_the_types_given(tmp_path: Path)
     assert "picked x_ptr=*fp16, BLOCK=128" in out["types_note"]
     assert "i32 for n" in out["types_note"] and "fp32 for scale" in out["types_note"]
     assert re.search(r"st\.global(\.v\d)?\.b16", out["asm"]), "fp16 stores"
+
+
+@pytest.mark.skipif(HAS_CUDA, reason="the launch runs on a GPU machine: its types are exact there")
+def test_autotune_configs_picked_by_asking_the_driver_are_the_targets() -> None:
+    """The matmul tutorial's ``configs=get_autotune_config()`` asks Triton's driver for the
+    backend as the decorator runs; with no GPU driver here, the driver says the target being
+    compiled for (CUDA), so the kernel is defined with its CUDA configs."""
+    path = GPU_ONLY / "autotune_by_driver_cuda.py"
+    code, out, err = run_cli("asm", f"{path}::scale_kernel", "--arch", "90", "--json")
+    assert code == 0, err
+    assert out["types_from"] == "text"
+    assert out["constexprs"] == {"BLOCK": 512}
+    assert out["options"] == {"num_warps": 8, "num_stages": 3}
+    assert out["signature"]["x_ptr"] == "*fp16"
+    assert ".reqntid 256" in out["asm"]  # 8 warps

@@ -221,3 +221,29 @@ def test_a_size_set_by_a_ladder_of_ifs_takes_its_first_value_and_says_the_others
         "GROUP_SIZE_M": "GROUP_SIZE_M=64 (or 96, 256: chosen at run time; the first taken)",
         "BLOCK": "BLOCK=64 (computed at run time)",
     }
+
+
+def test_the_target_driver_answers_only_while_the_definitions_run(tmp_path: Any) -> None:
+    from triton.runtime import driver
+
+    try:
+        driver.active  # noqa: B018
+    except RuntimeError:
+        pass
+    else:
+        pytest.skip("a GPU driver is active here: no stand-in is needed")
+    from kernel_lens.agent.stages.triton_static import definitions_module
+
+    path = tmp_path / "asks.py"
+    path.write_text(
+        "import triton\n\n\ndef backend():\n"
+        "    return triton.runtime.driver.active.get_current_target()\n\n\n"
+        "class Seen:\n    target = backend()\n"
+    )
+    module, skipped = definitions_module(str(path), path.read_text(), arch=100)
+    assert skipped == []
+    assert (module.Seen.target.backend, module.Seen.target.arch) == ("cuda", 100)
+    with pytest.raises(RuntimeError, match="0 active drivers"):
+        driver.active  # noqa: B018
+    _, skipped = definitions_module(str(path), path.read_text())  # no arch: no stand-in
+    assert skipped == [8]

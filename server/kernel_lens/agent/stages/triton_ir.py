@@ -832,7 +832,7 @@ def _compile_one(
         )
         if err.kind == "syntax" or missing or name not in names_in_text or driver:
             raise
-        spec, kernels = _text_spec(path, text, def_name, err, typed=bool(overrides))
+        spec, kernels = _text_spec(path, text, def_name, err, typed=bool(overrides), arch=arch)
     jit = spec.kernel if spec.kernel is not None else kernels.get(def_name)
     if jit is None:
         raise ProfileError("not-found", f"{name} is not a kernel of {os.path.basename(path)}")
@@ -965,7 +965,7 @@ def _signature_text(spec: LaunchSpec) -> str:
 
 
 def _text_spec(
-    path: str, text: str, name: str, why: ProfileError, *, typed: bool = False
+    path: str, text: str, name: str, why: ProfileError, *, typed: bool = False, arch: int = 90
 ) -> tuple[LaunchSpec, dict[str, Any]]:
     """The launch's types read from the text, the kernels from the file's definitions only.
     With no launch in the text, the kernel's own signature guessed: compiled only when the user
@@ -978,7 +978,7 @@ def _text_spec(
     )
     from kernel_lens.agent.usercode import NEEDS_GPU_MESSAGE
 
-    module, _skipped = definitions_module(path, text)
+    module, _skipped = definitions_module(path, text, arch=arch)
     kernels = find_kernels(module)
     if name not in kernels:
         raise why

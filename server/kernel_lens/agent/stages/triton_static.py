@@ -185,20 +185,21 @@ class _TargetDriver:
 @contextlib.contextmanager
 def _target_driver(arch: int | None) -> Iterator[None]:
     """:class:`_TargetDriver` as Triton's active driver, when Triton has none here (no GPU)."""
-    config = None
+    config: Any = None
     if arch is not None:
         try:
-            from triton.runtime import driver as config
+            from triton.runtime import driver
 
-            config.active  # noqa: B018 (creates the real one, or raises: none here)
+            config = driver
+            driver.active  # noqa: B018 (creates the real one, or raises: none here)
             config = None
         except Exception:
             pass
-    if config is None or not hasattr(config, "_active"):
+    if config is None or arch is None or not hasattr(config, "_active"):
         yield
         return
     before = config._active
-    config.set_active(_TargetDriver(arch))  # type: ignore[arg-type]
+    config.set_active(_TargetDriver(arch))
     try:
         yield
     finally:

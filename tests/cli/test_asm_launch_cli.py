@@ -164,7 +164,7 @@ def test_a_gpu_only_launcher_in_a_package_compiles_from_the_text_and_says_so() -
     out = _asm("normlib/ops/gpu_only.py::gate_norm_kernel")
     assert out["types_from"] == "text"
     assert out["signature"]["eps"] == "fp32" and out["signature"]["gate"] == "fp32"
-    assert "0 active drivers" in out["types_note"]
+    assert "Torch not compiled with CUDA enabled" in out["types_note"]
     assert any("not the launch's" in w for w in out["warnings"])
 
 
@@ -172,7 +172,7 @@ def test_no_degenerate_compile_from_a_guess_of_one(tmp_path: Path) -> None:
     src = tmp_path / "flagged.py"
     src.write_text(
         "import torch\nimport triton\nimport triton.language as tl\n\n"
-        "DEVICE = triton.runtime.driver.active.get_active_torch_device()\n\n\n"
+        'DEVICE = torch.device("cuda", torch.cuda.current_device())\n\n\n'
         "@triton.jit\n"
         "def k(x_ptr, n, BLOCK: tl.constexpr, HAS_TAIL: tl.constexpr):\n"
         "    offs = tl.arange(0, BLOCK)\n"
@@ -256,7 +256,7 @@ def test_the_text_never_types_a_float_as_an_integer_silently(tmp_path: Path) -> 
     src = tmp_path / "scalars.py"
     src.write_text(
         "import torch\nimport triton\nimport triton.language as tl\n\n"
-        "DEVICE = triton.runtime.driver.active.get_active_torch_device()\n\n\n"
+        'DEVICE = torch.device("cuda", torch.cuda.current_device())\n\n\n'
         "@triton.jit\n"
         "def k(x_ptr, n, eps, gate, steps, BLOCK: tl.constexpr):\n"
         "    offs = tl.arange(0, BLOCK)\n"
@@ -309,4 +309,5 @@ def test_a_global_whose_definition_failed_here_is_named_with_its_line(tmp_path: 
     assert code == 1
     message = out["error"]["message"]
     assert "rsqrt is not defined" in message
-    assert "rsqrt is defined at line 5" in message and "0 active drivers" in message
+    assert "rsqrt is defined at line 5" in message
+    assert "Torch not compiled with CUDA enabled" in message

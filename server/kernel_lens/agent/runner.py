@@ -114,6 +114,11 @@ def use_triton_interpreter() -> bool:
     if not torch.cuda.is_available():
         os.environ.setdefault("TRITON_INTERPRET", "1")
     on = os.environ.get("TRITON_INTERPRET", "0").lower() in ("1", "true", "on", "yes")
+    # Triton's public tutorials ask its driver for their device at module level: with no GPU
+    # driver here, the driver says the interpreter's device, the CPU (agent/triton_driver.py).
+    from kernel_lens.agent.triton_driver import hold_interpreter_device
+
+    hold_interpreter_device(on)
     if on:
         # @triton.autotune benchmarks through the GPU driver: under the interpreter its first
         # config runs instead (said on the result). One job per agent: it stays for the job.

@@ -622,11 +622,14 @@ class ValueRecorder:
 def _interpreter_on() -> Iterator[None]:
     """``TRITON_INTERPRET=1`` while the block runs (read when ``@triton.jit`` decorates), with
     triton.language's own ``@jit`` helpers interpreted too (:func:`_interpreted_language`)."""
+    from kernel_lens.agent.triton_driver import interpreter_device
+
     previous = os.environ.get("TRITON_INTERPRET")
     os.environ["TRITON_INTERPRET"] = "1"
     swapped = _interpreted_language()
     try:
-        yield
+        with interpreter_device():  # the tutorials' DEVICE from Triton's driver: the CPU
+            yield
     finally:
         for module, name, original in swapped:
             setattr(module, name, original)

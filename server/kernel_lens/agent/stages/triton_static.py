@@ -25,11 +25,9 @@ replaced by the user (``overrides``).
 from __future__ import annotations
 
 import ast
-import contextlib
 import os
 import sys
 import types
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -159,53 +157,6 @@ def _calls_only_constants(value: ast.expr) -> bool:
     return True
 
 
-class _TargetDriver:
-    """Triton's active driver while a file's definitions run for an ahead-of-time compile on a
-    machine with no GPU driver: it says the target being compiled for, and nothing else. The
-    matmul tutorial picks its ``@triton.autotune`` configs by asking the driver
-    (``is_cuda()`` → ``driver.active.get_current_target().backend``) as the decorator runs."""
-
-    def __init__(self, arch: int) -> None:
-        from triton.backends.compiler import GPUTarget
-
-        self.target = GPUTarget("cuda", arch, 32)
-
-    def is_active(self) -> bool:
-        return True
-
-    def get_current_target(self) -> Any:
-        return self.target
-
-    def get_active_torch_device(self) -> Any:
-        import torch
-
-        return torch.device("cuda", 0)
-
-
-@contextlib.contextmanager
-def _target_driver(arch: int | None) -> Iterator[None]:
-    """:class:`_TargetDriver` as Triton's active driver, when Triton has none here (no GPU)."""
-    config: Any = None
-    if arch is not None:
-        try:
-            from triton.runtime import driver
-
-            config = driver
-            driver.active  # noqa: B018 (creates the real one, or raises: none here)
-            config = None
-        except Exception:
-            pass
-    if config is None or arch is None or not hasattr(config, "_active"):
-        yield
-        return
-    before = config._active
-    config.set_active(_TargetDriver(arch))
-    try:
-        yield
-    finally:
-        config._active = before
-
-
 def definitions_module(
     path: str, text: str, *, arch: int | None = None
 ) -> tuple[types.ModuleType, list[int]]:
@@ -213,8 +164,12 @@ def definitions_module(
     statement on its own: imports, ``def``/``class`` (with their decorators) and constant
     assignments; a statement that fails is skipped. Returns the module and the skipped lines.
     ``arch``: the ``sm_<arch>`` being compiled for, which Triton's driver says while they run
-    when there is no GPU driver here (:class:`_TargetDriver`)."""
-    with _target_driver(arch):
+    when there is no GPU driver here (:func:`triton_driver.compile_target`)."""
+    if arch is None:
+        return _definitions_module(path, text)
+    from kernel_lens.agent.triton_driver import compile_target
+
+    with compile_target(arch):
         return _definitions_module(path, text)
 
 

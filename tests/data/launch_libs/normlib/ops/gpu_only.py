@@ -7,7 +7,8 @@ import triton.language as tl
 
 from normlib.ops.utils import rsqrt, scale
 
-DEVICE = triton.runtime.driver.active.get_active_torch_device()
+# torch.cuda, not Triton's driver: under the interpreter the driver says the CPU.
+DEVICE = torch.device("cuda", torch.cuda.current_device())
 
 
 @triton.jit

@@ -3,9 +3,11 @@
 
 import operator
 
+import torch
 import triton
 
-_DEVICE = triton.runtime.driver.active.get_active_torch_device()
+# torch.cuda, not Triton's driver: under the interpreter the driver says the CPU.
+_DEVICE = torch.device("cuda", torch.cuda.current_device())
 
 
 def compare_version(package, op=operator.ge, version="3.0.0"):

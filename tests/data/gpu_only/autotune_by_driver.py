@@ -1,6 +1,7 @@
 """Shaped like Triton's matmul tutorial: the ``@triton.autotune`` configs are picked by asking
 Triton's driver which backend is active (``is_cuda()``) as the decorator runs, and the module
-asks the driver for its device: nothing here runs on a machine without a GPU."""
+asks the driver for its device. On a machine without a GPU, Triton has no driver: Kernel Lens
+stands in for it (the interpreter's CPU, CUDA's configs), so the script runs to its launch."""
 
 import torch
 import triton

@@ -116,9 +116,11 @@ def use_triton_interpreter() -> bool:
     on = os.environ.get("TRITON_INTERPRET", "0").lower() in ("1", "true", "on", "yes")
     # Triton's public tutorials ask its driver for their device at module level: with no GPU
     # driver here, the driver says the interpreter's device, the CPU (agent/triton_driver.py).
-    from kernel_lens.agent.triton_driver import hold_interpreter_device
+    # And triton.language's own @jit helpers (tl.zeros) interpreted: an agent forked from the
+    # warm template imported them compiled.
+    from kernel_lens.agent.triton_driver import hold_interpreter
 
-    hold_interpreter_device(on)
+    hold_interpreter(on)
     if on:
         # @triton.autotune benchmarks through the GPU driver: under the interpreter its first
         # config runs instead (said on the result). One job per agent: it stays for the job.

@@ -17,15 +17,31 @@ looked at. Two stand-ins, each installed only for the work it serves and removed
 
 Anything else asked of them (device properties, a benchmarker) raises an error that says the
 file asked the GPU for it and that there is none here.
+
+And triton.language's own ``@jit`` helpers (``tl.zeros``, ``tl.sum``…): where triton was imported
+before the interpreter was on (the language server's warm template imports it, so every agent
+forked from it has it), they are compiled ``JITFunction``s, which an interpreted kernel cannot
+call. :func:`interpreted_language` swaps in interpreted copies; :func:`hold_interpreter` keeps
+both for a job whose kernels run under the interpreter, and :func:`compiled_language` puts the
+compiled helpers back while Show Assembly compiles ahead of time.
 """
 
 from __future__ import annotations
 
 import contextlib
+import sys
+import types
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["compile_target", "hold_interpreter_device", "interpreter_device"]
+__all__ = [
+    "compile_target",
+    "compiled_language",
+    "hold_interpreter",
+    "interpreted_language",
+    "interpreter_device",
+    "scoped_device_calls",
+]
 
 
 class _StandIn:
@@ -98,22 +114,110 @@ def interpreter_device() -> contextlib.AbstractContextManager[bool]:
     return _stand_in(lambda: _StandIn(90, "cpu", "the kernels run under Triton's interpreter"))
 
 
+def interpreted_language() -> list[tuple[types.ModuleType, str, Any]]:
+    """Interpreted copies of triton.language's own ``@jit`` helpers (``tl.zeros``, ``tl.cdiv``,
+    ``tl.sum``…) where triton was imported before the interpreter was on: they were made then as
+    compiled ``JITFunction``s, which an interpreted kernel cannot call ("Cannot call
+    @triton.jit'd outside of the scope of a kernel"; an agent forked from a process that had
+    imported triton met it). Returns ``(module, name, original)`` for each swap, to undo."""
+    modules = [
+        module
+        for name, module in list(sys.modules.items())
+        if module is not None and (name == "triton.language" or name.startswith("triton.language."))
+    ]
+    if not modules:
+        return []
+    try:
+        from triton.runtime.interpreter import InterpretedFunction
+        from triton.runtime.jit import JITFunction
+    except ImportError:
+        return []
+    copies: dict[int, Any] = {}
+    swapped: list[tuple[types.ModuleType, str, Any]] = []
+    for module in modules:
+        for name, value in list(vars(module).items()):
+            if not isinstance(value, JITFunction):
+                continue
+            copy = copies.get(id(value))
+            if copy is None:
+                copy = copies[id(value)] = InterpretedFunction(value.fn)
+            setattr(module, name, copy)
+            swapped.append((module, name, value))
+    return swapped
+
+
+#: What :func:`hold_interpreter` holds: the driver stand-in's exit, and the language swaps.
 _HELD: list[contextlib.ExitStack] = []
+_SWAPPED: list[tuple[types.ModuleType, str, Any]] = []
 
 
-def hold_interpreter_device(on: bool) -> bool:
-    """:func:`interpreter_device` from now on while ``on`` (a job whose kernels run under the
-    interpreter: it stays for the job, as the interpreter does), released when not; whether it
-    stands in."""
+def _undo(swapped: list[tuple[types.ModuleType, str, Any]]) -> None:
+    for module, name, original in swapped:
+        setattr(module, name, original)
+
+
+@contextlib.contextmanager
+def scoped_device_calls() -> Iterator[None]:
+    """An interpreted ``@jit`` function called from a kernel (a device function: a user's
+    helper, ``tl.zeros``) patches triton.language for the interpreter and never puts it back
+    (Triton 3.7's ``InterpretedFunction.__call__``), so that nothing compiles in that process
+    afterwards (``'ir.value' object has no attribute 'dtype'``): Show Assembly compiles after
+    its launchers ran. While the block runs, each such call undoes its own patches when it
+    returns (the kernel's own, under them, stay until the kernel ends)."""
+    try:
+        from triton.runtime import interpreter as interp
+
+        patch = interp._patch_lang
+        cls = interp.InterpretedFunction
+        error = interp.InterpreterError
+    except (ImportError, AttributeError):
+        yield
+        return
+    original = cls.__call__
+
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        scope = patch(self.fn)
+        fn = self.rewrite()
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:
+            raise error(repr(e)) from e
+        finally:
+            scope.restore()
+
+    cls.__call__ = call
+    try:
+        yield
+    finally:
+        cls.__call__ = original
+
+
+def hold_interpreter(on: bool) -> None:
+    """For a job whose kernels run under the interpreter (``on``; it stays for the job, as the
+    interpreter does): :func:`interpreter_device`, :func:`scoped_device_calls` and
+    :func:`interpreted_language` from now on; undone when not ``on``."""
     if not on:
         while _HELD:
             _HELD.pop().close()
-        return False
-    if _HELD:
-        return True
-    stack = contextlib.ExitStack()
-    if stack.enter_context(interpreter_device()):
+        _undo(_SWAPPED)
+        _SWAPPED.clear()
+        return
+    if not _HELD:
+        stack = contextlib.ExitStack()
+        stack.enter_context(interpreter_device())
+        stack.enter_context(scoped_device_calls())
         _HELD.append(stack)
-        return True
-    stack.close()
-    return False
+    _SWAPPED.extend(interpreted_language())
+
+
+@contextlib.contextmanager
+def compiled_language() -> Iterator[None]:
+    """triton.language's compiled helpers back while the block compiles ahead of time (the
+    compiler needs ``JITFunction``s), the held interpreted copies after."""
+    held = list(_SWAPPED)
+    copies = [(module, name, getattr(module, name)) for module, name, _ in held]
+    _undo(held)
+    try:
+        yield
+    finally:
+        _undo(copies)

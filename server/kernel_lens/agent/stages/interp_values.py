@@ -621,12 +621,13 @@ class ValueRecorder:
 @contextmanager
 def _interpreter_on() -> Iterator[None]:
     """``TRITON_INTERPRET=1`` while the block runs (read when ``@triton.jit`` decorates), with
-    triton.language's own ``@jit`` helpers interpreted too (:func:`_interpreted_language`)."""
-    from kernel_lens.agent.triton_driver import interpreter_device
+    triton.language's own ``@jit`` helpers interpreted too
+    (:func:`triton_driver.interpreted_language`)."""
+    from kernel_lens.agent.triton_driver import interpreted_language, interpreter_device
 
     previous = os.environ.get("TRITON_INTERPRET")
     os.environ["TRITON_INTERPRET"] = "1"
-    swapped = _interpreted_language()
+    swapped = interpreted_language()
     try:
         with interpreter_device():  # the tutorials' DEVICE from Triton's driver: the CPU
             yield
@@ -637,38 +638,6 @@ def _interpreter_on() -> Iterator[None]:
             os.environ.pop("TRITON_INTERPRET", None)
         else:
             os.environ["TRITON_INTERPRET"] = previous
-
-
-def _interpreted_language() -> list[tuple[types.ModuleType, str, Any]]:
-    """Interpreted copies of triton.language's own ``@jit`` helpers (``tl.zeros``, ``tl.cdiv``,
-    ``tl.sum``…) where triton was imported before the interpreter was on: they were made then as
-    compiled ``JITFunction``s, which an interpreted kernel cannot call ("Cannot call
-    @triton.jit'd outside of the scope of a kernel"; an agent forked from a process that had
-    imported triton met it). Returns ``(module, name, original)`` for each swap, to undo."""
-    modules = [
-        module
-        for name, module in list(sys.modules.items())
-        if module is not None and (name == "triton.language" or name.startswith("triton.language."))
-    ]
-    if not modules:
-        return []
-    try:
-        from triton.runtime.interpreter import InterpretedFunction
-        from triton.runtime.jit import JITFunction
-    except ImportError:
-        return []
-    copies: dict[int, Any] = {}
-    swapped: list[tuple[types.ModuleType, str, Any]] = []
-    for module in modules:
-        for name, value in list(vars(module).items()):
-            if not isinstance(value, JITFunction):
-                continue
-            copy = copies.get(id(value))
-            if copy is None:
-                copy = copies[id(value)] = InterpretedFunction(value.fn)
-            setattr(module, name, copy)
-            swapped.append((module, name, value))
-    return swapped
 
 
 @dataclass

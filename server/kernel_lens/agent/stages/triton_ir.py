@@ -625,10 +625,13 @@ def compile_kernel(kernel: Any, spec: LaunchSpec, *, arch: int, path: str) -> As
 def _not_interpreting() -> Iterator[None]:
     """``TRITON_INTERPRET`` off while compiling ahead of time (the launchers ran under the
     interpreter; Triton's compiler reads the setting while it generates code)."""
+    from kernel_lens.agent.triton_driver import compiled_language
+
     before = os.environ.get("TRITON_INTERPRET")
     os.environ["TRITON_INTERPRET"] = "0"
     try:
-        yield
+        with compiled_language():  # tl.zeros & co. compiled again, if the job interpreted them
+            yield
     finally:
         if before is None:
             os.environ.pop("TRITON_INTERPRET", None)

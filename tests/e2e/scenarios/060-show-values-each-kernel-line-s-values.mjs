@@ -1,4 +1,5 @@
 /** Scenario 60 of the editor end-to-end run (tests/e2e/scenarios/index.mjs). */
+import { PROFILE_MS } from "../common.mjs";
 import { INSIDE, VALUES_MS, assert, waitAfter } from "../interp.mjs";
 
 /** @type {import('../ui.mjs').Scenario} */
@@ -98,5 +99,37 @@ export default {
       r.log(`    last program: ${offs} | ${mask}`);
       await r.shot("values-last-program");
     });
+    await r.step(
+      "Profile above matmul: its kernel (tl.zeros) runs under the interpreter in a forked agent",
+      PROFILE_MS,
+      async () => {
+        // The warm template the agents fork from imported triton before the interpreter was
+        // on: triton.language's own @jit helpers (tl.zeros) must still run interpreted.
+        await r.gotoLine(await r.lineIn(INSIDE, "def matmul(a, b):"));
+        // A lens row that scrolled into view right after the file's lenses were refreshed (by
+        // Show Values) can still carry the commands VS Code has disposed ("Actual command not
+        // found"): clicked again once the row has been drawn anew.
+        await r.until(
+          "Profile above matmul clicked, and the profile started",
+          async () => {
+            await r.clickLensAbove("def matmul(a, b):", /^Profile$/, 30_000);
+            return r
+              .waitLensAbove("def matmul(a, b):", /profiling|ms|failed|Re-profile/i, 5_000)
+              .catch(() => null);
+          },
+          60_000,
+          0,
+        );
+        const row = await r.waitLensAbove(
+          "matmul_kernel[grid](",
+          /matmul_kernel|interpreted/,
+          PROFILE_MS - 30_000,
+        );
+        r.log(`    launch line: ${row.text}`);
+        const head = await r.lensesAbove("def matmul(a, b):");
+        assert(!/failed/i.test(head?.text ?? ""), `the profile failed: ${head?.text}`);
+        await r.shot("values-matmul-profiled");
+      },
+    );
   },
 };

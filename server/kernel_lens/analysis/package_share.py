@@ -64,27 +64,7 @@ def package_shares(events: Iterable[Mapping[str, Any]]) -> dict[int, list[dict[s
     Args:
         events: the trace's ``traceEvents`` (the tracer's ranges as ``user_annotation``).
     """
-    by_thread: dict[tuple[Any, Any], list[tuple[float, float, int | None, str | None]]]
-    by_thread = defaultdict(list)
-    for ev in events:
-        if ev.get("cat") != "user_annotation" or ev.get("ph") != "X":
-            continue
-        name = str(ev.get("name", ""))
-        try:
-            ts, dur = float(ev["ts"]), float(ev["dur"])
-        except (KeyError, TypeError, ValueError):
-            continue
-        if name.startswith(PACKAGE_RANGE_PREFIX):
-            package = name[len(PACKAGE_RANGE_PREFIX) :]
-            if package:
-                by_thread[(ev.get("pid"), ev.get("tid"))].append((ts, dur, None, package))
-            continue
-        match = LINE_RANGE_RE.match(name)
-        if match is None:
-            continue
-        index = match.group("file")
-        key = int(match.group("line")) + (int(index) * FILE_STRIDE if index else 0)
-        by_thread[(ev.get("pid"), ev.get("tid"))].append((ts, dur, key, None))
+    by_thread = _ranges_by_thread(events)
     runs: dict[int, list[_Execution]] = defaultdict(list)
     for items in by_thread.values():
         # Outer before inner at one start: the longer first; a line before a package range.
@@ -106,22 +86,9 @@ def package_shares(events: Iterable[Mapping[str, Any]]) -> dict[int, list[dict[s
                 stack[-1][2].add(pkg, ts, dur)
     out: dict[int, list[dict[str, Any]]] = {}
     for key, executions in runs.items():
-        inside: dict[str, float] = defaultdict(float)
-        for run in executions:
-            for name, us in run.inside.items():
-                inside[name] += us
-        if not inside:
-            continue
-        covered = sum(run.dur - run.outside() for run in executions)
-        total = covered + statistics.median(run.outside() for run in executions) * len(executions)
-        if total <= 0:
-            continue
-        ordered = sorted(inside.items(), key=lambda item: -item[1])
-        rows: list[dict[str, Any]] = [
-            {"package": name, "cpu_us": round(us, 3), "share": round(min(1.0, us / total), 4)}
-            for name, us in ordered
-        ]
-        out[key] = rows
+        rows = _shares(executions)
+        if rows:
+            out[key] = rows
     return out
 
 
@@ -144,3 +111,52 @@ def suggestion(inside: object, named: Iterable[str] = ()) -> dict[str, Any] | No
         ):
             return row
     return None
+
+
+_Range = tuple[float, float, int | None, str | None]
+"""(start, duration, line key or None, package or None) of one of the tracer's ranges."""
+
+
+def _ranges_by_thread(events: Iterable[Mapping[str, Any]]) -> dict[tuple[Any, Any], list[_Range]]:
+    """The tracer's line (``src:…``) and package (``pkg:…``) ranges, by (pid, tid)."""
+    by_thread: dict[tuple[Any, Any], list[_Range]] = defaultdict(list)
+    for ev in events:
+        if ev.get("cat") != "user_annotation" or ev.get("ph") != "X":
+            continue
+        name = str(ev.get("name", ""))
+        try:
+            ts, dur = float(ev["ts"]), float(ev["dur"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        if name.startswith(PACKAGE_RANGE_PREFIX):
+            package = name[len(PACKAGE_RANGE_PREFIX) :]
+            if package:
+                by_thread[(ev.get("pid"), ev.get("tid"))].append((ts, dur, None, package))
+            continue
+        match = LINE_RANGE_RE.match(name)
+        if match is None:
+            continue
+        index = match.group("file")
+        key = int(match.group("line")) + (int(index) * FILE_STRIDE if index else 0)
+        by_thread[(ev.get("pid"), ev.get("tid"))].append((ts, dur, key, None))
+    return by_thread
+
+
+def _shares(executions: list[_Execution]) -> list[dict[str, Any]]:
+    """A line's packages, most first, each with its time and its share of the line's time
+    (the part outside every package: the median execution's, times the executions)."""
+    inside: dict[str, float] = defaultdict(float)
+    for run in executions:
+        for name, us in run.inside.items():
+            inside[name] += us
+    if not inside:
+        return []
+    covered = sum(run.dur - run.outside() for run in executions)
+    total = covered + statistics.median(run.outside() for run in executions) * len(executions)
+    if total <= 0:
+        return []
+    ordered = sorted(inside.items(), key=lambda item: -item[1])
+    return [
+        {"package": name, "cpu_us": round(us, 3), "share": round(min(1.0, us / total), 4)}
+        for name, us in ordered
+    ]

@@ -247,3 +247,13 @@ def test_the_target_driver_answers_only_while_the_definitions_run(tmp_path: Any)
         driver.active  # noqa: B018
     _, skipped = definitions_module(str(path), path.read_text())  # no arch: no stand-in
     assert skipped == [8]
+    # Inside an interpreted job (the interpreter's stand-in says sm_90), the compile's target
+    # still says the arch asked for.
+    from kernel_lens.agent.triton_driver import interpreter_device
+
+    with interpreter_device():
+        module, _ = definitions_module(str(path), path.read_text(), arch=100)
+        assert module.Seen.target.arch == 100
+        assert driver.active.get_active_torch_device().type == "cpu"
+    with pytest.raises(RuntimeError, match="0 active drivers"):
+        driver.active  # noqa: B018

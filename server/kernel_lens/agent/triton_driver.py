@@ -75,18 +75,19 @@ class _StandIn:
 
 @contextlib.contextmanager
 def _stand_in(make: Any) -> Iterator[bool]:
-    """``make()`` as Triton's active driver while the block runs, when Triton has none here;
-    yields whether it stood in."""
+    """``make()`` as Triton's active driver while the block runs, when Triton has none here
+    (or only another stand-in: the compile target inside an interpreted job); yields whether it
+    stood in."""
     try:
         from triton.runtime import driver
     except Exception:
         yield False
         return
     try:
-        driver.active  # noqa: B018 (creates the real driver, or raises: none here)
+        real = not isinstance(driver.active, _StandIn)  # creates the real one, or raises
     except Exception:
-        pass
-    else:
+        real = False
+    if real:
         yield False  # a real GPU driver: it answers
         return
     if not hasattr(driver, "_active"):

@@ -128,3 +128,20 @@ def test_show_assembly_compiles_after_a_kernel_with_device_functions_ran(
     assert out["types_from"] == "launch" and out["launcher"] == "step"
     assert out["signature"]["factor"] == "fp32" and out["constexprs"] == {"BLOCK": 128}
     assert not any("could not run" in w for w in out["warnings"]), out["warnings"]
+
+
+def test_debug_kernels_session_program_runs_the_tutorials_launch() -> None:
+    """What the Debug Kernel session runs under debugpy (here without a debugger attached: the
+    stop is a no-op), on the tutorial as written."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "kernel_lens.agent.stages.interp_debug", str(TUTORIAL)]
+        + ["add_kernel", "--pid", "2"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "3 programs of grid 3 × 1 × 1; stopped for program (2, 0, 0)" in proc.stdout

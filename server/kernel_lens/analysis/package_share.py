@@ -151,8 +151,9 @@ def _shares(executions: list[_Execution]) -> list[dict[str, Any]]:
             inside[name] += us
     if not inside:
         return []
-    covered = sum(run.dur - run.outside() for run in executions)
-    total = covered + statistics.median(run.outside() for run in executions) * len(executions)
+    outside = [run.outside() for run in executions]
+    covered = sum(run.dur for run in executions) - sum(outside)
+    total = covered + statistics.median(outside) * len(executions)
     if total <= 0:
         return []
     ordered = sorted(inside.items(), key=lambda item: -item[1])

@@ -187,14 +187,9 @@ def find_kernels(module: types.ModuleType) -> dict[str, Any]:
 def _launches(node: ast.AST, kernel: str) -> bool:
     """Whether ``node`` holds a launch ``kernel[grid](…)`` (or compiles one for its launch:
     ``kernel.warmup(…)``, as Triton's fused-softmax tutorial does)."""
-    return any(
-        isinstance(sub, ast.Call)
-        and isinstance(sub.func, ast.Subscript | ast.Attribute)
-        and (isinstance(sub.func, ast.Subscript) or sub.func.attr in ("warmup", "run"))
-        and isinstance(sub.func.value, ast.Name)
-        and sub.func.value.id == kernel
-        for sub in ast.walk(node)
-    )
+    from kernel_lens.agent.stages.triton_static import is_launch
+
+    return any(is_launch(sub, kernel) for sub in ast.walk(node))
 
 
 def launchers_in_text(text: str, kernel: str) -> list[str]:

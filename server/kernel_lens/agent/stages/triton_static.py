@@ -39,6 +39,7 @@ __all__ = [
     "StaticLaunch",
     "apply_overrides",
     "definitions_module",
+    "is_launch",
     "missing_global_note",
     "static_launch",
     "types_note",
@@ -276,25 +277,27 @@ def missing_global_note(text: str, name: str, module: types.ModuleType | None) -
 _LAUNCH_METHODS = ("warmup", "run")
 
 
+def is_launch(node: ast.AST, kernel: str) -> bool:
+    """Whether ``node`` launches ``kernel``: ``kernel[grid](…)``, or ``kernel.warmup(…)`` /
+    ``kernel.run(…)`` (:data:`_LAUNCH_METHODS`)."""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    if isinstance(func, ast.Attribute) and func.attr not in _LAUNCH_METHODS:
+        return False
+    return (
+        isinstance(func, ast.Subscript | ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and func.value.id == kernel
+    )
+
+
 def _launch_calls(tree: ast.AST, kernel: str) -> list[ast.Call]:
     """The text's launches of ``kernel``: its ``kernel[grid](…)`` calls (outermost first),
     then its ``kernel.warmup(…)`` / ``kernel.run(…)`` calls in the file's order."""
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
-    by_grid = [
-        n
-        for n in calls
-        if isinstance(n.func, ast.Subscript)
-        and isinstance(n.func.value, ast.Name)
-        and n.func.value.id == kernel
-    ]
-    by_method = [
-        n
-        for n in calls
-        if isinstance(n.func, ast.Attribute)
-        and n.func.attr in _LAUNCH_METHODS
-        and isinstance(n.func.value, ast.Name)
-        and n.func.value.id == kernel
-    ]
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and is_launch(n, kernel)]
+    by_grid = [n for n in calls if isinstance(n.func, ast.Subscript)]
+    by_method = [n for n in calls if isinstance(n.func, ast.Attribute)]
     return by_grid + sorted(by_method, key=lambda n: (n.lineno, n.col_offset))
 
 
@@ -543,6 +546,12 @@ class _Choice:
         return f"{name}={self.first!r} (or {others}: chosen at run time; the first taken)"
 
 
+def _choice_of(expr: ast.expr | None, constants: dict[str, Any]) -> _Choice | None:
+    """The :class:`_Choice` a launcher's local ``expr`` names, if it is one."""
+    choice = constants.get(expr.id) if isinstance(expr, ast.Name) else None
+    return choice if isinstance(choice, _Choice) else None
+
+
 def _launcher_locals(launcher: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Any]:
     """The launcher's locals whose every assignment is a literal (``num_warps = 8``) or a choice
     between literals (:class:`_Choice`); a parameter, or a name bound any other way, is left
@@ -606,8 +615,8 @@ def _bind_call(
         # compile options from all of a launch's keywords)
         if kw.arg in ("num_warps", "num_stages"):
             ok, value = _literal(kw.value, constants)
-            choice = constants.get(kw.value.id) if isinstance(kw.value, ast.Name) else None
-            if not ok and isinstance(choice, _Choice):
+            choice = _choice_of(kw.value, constants)
+            if not ok and choice is not None:
                 ok, value = True, choice.first
             if ok and isinstance(value, int):
                 options[kw.arg] = value
@@ -622,8 +631,8 @@ def _constexpr_value(
     import inspect
 
     ok, value = _literal(expr, constants)
-    choice = constants.get(expr.id) if isinstance(expr, ast.Name) else None
-    if not ok and isinstance(choice, _Choice):
+    choice = _choice_of(expr, constants)
+    if not ok and choice is not None:
         return choice.first, choice.said(name)
     if not ok and name in tuned:
         ok, value = True, tuned[name]
